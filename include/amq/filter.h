@@ -1,0 +1,181 @@
+/*
+ * amq/filter.h — one dynamic interface over every membership structure.
+ *
+ * A filter is created from a spec string, NAME[:key=value,...], e.g.
+ *   "bloom"  "bloom:k=5"  "blocked"  "sbbf"  "bloom:m=8000000,k=6"
+ * together with a target (capacity n, false-positive rate eps), or from
+ * explicit parameters in the spec (then capacity/eps may be 0).
+ * amq_filter_type_count()/amq_filter_type_at() list the types and their
+ * parameters.
+ *
+ * Guarantees shared by every type:
+ *   - no false negatives: a key added (and not removed) is always reported;
+ *   - amq_filter_fpr_bound() is an upper bound on the false-positive
+ *     probability for a key never added, at the current load, computed from
+ *     the structure's parameters and item count (see docs/structures.md);
+ *   - a failing call returns a status and leaves the filter unchanged;
+ *   - operations a type does not support return AMQ_ERR_UNSUPPORTED.
+ *
+ * Ownership: amq_filter_new/load/view return a filter the caller releases
+ * with amq_filter_free (NULL is accepted). A view borrows the caller's buffer,
+ * which must stay valid and unmodified until the view is freed.
+ *
+ * Thread-safety: concurrent queries are safe while nobody modifies the filter.
+ * Concurrent add() is safe only for filters created with AMQ_OPT_CONCURRENT
+ * on a type whose info lists AMQ_CAP_CONCURRENT.
+ */
+#ifndef AMQ_FILTER_H
+#define AMQ_FILTER_H
+
+#include "amq/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct amq_filter amq_filter;
+
+/* Where a parser stopped and why (optional out-parameter). */
+typedef struct amq_diag {
+    size_t offset;    /* byte offset in the input                           */
+    char message[160];
+} amq_diag;
+
+/* Capability bits in amq_type_info.caps. */
+#define AMQ_CAP_REMOVE 0x01u     /* amq_filter_remove                        */
+#define AMQ_CAP_COUNT 0x02u      /* amq_filter_count                         */
+#define AMQ_CAP_UNION 0x04u      /* amq_filter_union                         */
+#define AMQ_CAP_INTERSECT 0x08u  /* amq_filter_intersect                     */
+#define AMQ_CAP_CONCURRENT 0x10u /* concurrent add with AMQ_OPT_CONCURRENT   */
+#define AMQ_CAP_ESTIMATE 0x20u   /* amq_filter_estimate_items                */
+#define AMQ_CAP_STATIC 0x40u     /* built once from all keys                 */
+
+typedef struct amq_type_info {
+    const char *name;    /* canonical spec name, e.g. "sbbf"                 */
+    uint16_t type_id;    /* id in the serialization frame (docs/format.md)   */
+    uint32_t caps;       /* AMQ_CAP_*                                        */
+    const char *summary; /* one line                                          */
+    const char *params;  /* "key=meaning, ..." accepted in the spec           */
+} amq_type_info;
+
+AMQ_API size_t amq_filter_type_count(void);
+/* NULL when i >= amq_filter_type_count(). */
+AMQ_API const amq_type_info *amq_filter_type_at(size_t i);
+/* Info for the type a spec names (parameters are not checked); NULL if the
+ * name is unknown. */
+AMQ_API const amq_type_info *amq_filter_type_find(const char *spec);
+
+/* ---- construction ------------------------------------------------------ */
+
+/* Create an empty filter sized for `capacity` keys at false-positive rate
+ * `fpr` (0 < fpr < 1), or from explicit spec parameters.
+ * Errors: AMQ_ERR_SPEC (unknown name, bad key or value; diag says where),
+ * AMQ_ERR_INVALID (capacity/fpr out of range), AMQ_ERR_OVERFLOW (too large),
+ * AMQ_ERR_NOMEM, AMQ_ERR_HASH (bad hash options). */
+AMQ_API amq_status amq_filter_new(const char *spec, uint64_t capacity,
+                                  double fpr, const amq_options *opt,
+                                  amq_filter **out, amq_diag *diag);
+
+AMQ_API void amq_filter_free(amq_filter *f);
+
+/* ---- updates and queries ----------------------------------------------- */
+
+/* Hash a byte key with this filter's hasher (what add/contains do). */
+AMQ_API uint64_t amq_filter_hash(const amq_filter *f, const void *key,
+                                 size_t len);
+
+/* Errors: AMQ_ERR_READONLY (a view), AMQ_ERR_FULL (a type that can fill
+ * up; the filter is unchanged), AMQ_ERR_UNSUPPORTED (static types). */
+AMQ_API amq_status amq_filter_add(amq_filter *f, const void *key, size_t len);
+AMQ_API amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash);
+
+AMQ_API bool amq_filter_contains(const amq_filter *f, const void *key,
+                                 size_t len);
+AMQ_API bool amq_filter_contains_hash(const amq_filter *f, uint64_t hash);
+
+/* out[i] = 1 if hashes[i] may be a member, else 0. Overlaps memory latency
+ * (prefetch / SIMD); gives exactly the answers of contains_hash. */
+AMQ_API void amq_filter_contains_batch(const amq_filter *f,
+                                       const uint64_t *hashes, size_t n,
+                                       uint8_t *out);
+
+/* Errors: AMQ_ERR_UNSUPPORTED, AMQ_ERR_READONLY, AMQ_ERR_NOT_FOUND. */
+AMQ_API amq_status amq_filter_remove(amq_filter *f, const void *key,
+                                     size_t len);
+AMQ_API amq_status amq_filter_remove_hash(amq_filter *f, uint64_t hash);
+
+/* Multiplicity estimate (never an undercount). AMQ_ERR_UNSUPPORTED if the
+ * type does not count. */
+AMQ_API amq_status amq_filter_count_hash(const amq_filter *f, uint64_t hash,
+                                         uint64_t *out);
+
+/* dst |= src / dst &= src for filters of the same type, shape and hasher.
+ * Errors: AMQ_ERR_UNSUPPORTED, AMQ_ERR_INCOMPATIBLE, AMQ_ERR_READONLY. */
+AMQ_API amq_status amq_filter_union(amq_filter *dst, const amq_filter *src);
+AMQ_API amq_status amq_filter_intersect(amq_filter *dst, const amq_filter *src);
+
+/* Estimate of the number of distinct keys from the structure's contents
+ * (e.g. Bloom fill ratio). AMQ_ERR_UNSUPPORTED where not available. */
+AMQ_API amq_status amq_filter_estimate_items(const amq_filter *f, double *out);
+
+/* ---- properties -------------------------------------------------------- */
+
+AMQ_API const amq_type_info *amq_filter_info(const amq_filter *f);
+/* Number of add() calls that succeeded minus removes. */
+AMQ_API uint64_t amq_filter_items(const amq_filter *f);
+/* Capacity the filter was sized for (0 if built from explicit parameters). */
+AMQ_API uint64_t amq_filter_capacity(const amq_filter *f);
+/* Bytes of the structure's table(s): what bits/key is computed from. */
+AMQ_API size_t amq_filter_size_bytes(const amq_filter *f);
+/* 8 * size_bytes / max(items, 1). */
+AMQ_API double amq_filter_bits_per_key(const amq_filter *f);
+/* Certified upper bound on the false-positive probability right now. */
+AMQ_API double amq_filter_fpr_bound(const amq_filter *f);
+/* The fpr the filter was built for (0 if explicit parameters). */
+AMQ_API double amq_filter_target_fpr(const amq_filter *f);
+AMQ_API const amq_hasher *amq_filter_hasher(const amq_filter *f);
+AMQ_API bool amq_filter_is_view(const amq_filter *f);
+/* Canonical spec with the filter's resolved parameters, e.g.
+ * "bloom:m=9585059,k=7". Returns the length it needs (like snprintf). */
+AMQ_API size_t amq_filter_describe(const amq_filter *f, char *buf, size_t cap);
+
+/* ---- the type's false-positive curve (for the allocation engine) ------- */
+
+/* Expected false-positive rate at `bits_per_key` bits per key for the type
+ * (and fixed parameters) a spec names; and the inverse. Errors: AMQ_ERR_SPEC,
+ * AMQ_ERR_INVALID (bits <= 0, fpr outside (0,1)). */
+AMQ_API amq_status amq_curve_fpr(const char *spec, double bits_per_key,
+                                 double *fpr);
+AMQ_API amq_status amq_curve_bits(const char *spec, double fpr,
+                                  double *bits_per_key);
+
+/* ---- serialization (docs/format.md) ------------------------------------ */
+
+/* Exact number of bytes amq_filter_save will write. */
+AMQ_API size_t amq_filter_serialized_size(const amq_filter *f);
+
+/* Write the frame into buf. AMQ_ERR_BUFFER if cap is too small (nothing
+ * written past cap). */
+AMQ_API amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
+                                   size_t *written);
+
+/* Parse and validate a frame (every field, and the checksum, before any
+ * allocation) and copy it into a new filter. opt supplies the allocator and
+ * flags; the hasher comes from the frame.
+ * Errors: AMQ_ERR_CORRUPT, AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION (unknown major
+ * version, incompatible feature or type id), AMQ_ERR_NOMEM. */
+AMQ_API amq_status amq_filter_load(const void *buf, size_t len,
+                                   const amq_options *opt, amq_filter **out,
+                                   amq_diag *diag);
+
+/* Like load, but the filter reads its table in place from buf (zero copy):
+ * buf must be 8-byte aligned (AMQ_ERR_ALIGN), outlive the view and stay
+ * unmodified. The view answers queries; updates return AMQ_ERR_READONLY. */
+AMQ_API amq_status amq_filter_view(const void *buf, size_t len,
+                                   const amq_options *opt, amq_filter **out,
+                                   amq_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian 12 packages amq needs to build, test and benchmark.
+# Idempotent: does nothing when everything is present. Run as root (or via sudo).
+set -eu
+PKGS="build-essential cmake pkg-config libxxhash-dev libsodium-dev libbloom-dev clang"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "amq: installing missing packages:$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

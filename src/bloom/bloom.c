@@ -1,0 +1,425 @@
+/*
+ * bloom.c — the classic Bloom filter (Bloom 1970) with Kirsch–Mitzenmacher
+ * double hashing (2006): one 64-bit key hash h gives h1 = h and an odd
+ * h2 = mix(h) | 1, and probe i reads bit reduce(h1 + i*h2, m).
+ *
+ *   words[0]            words[1]                   words[m/64 - 1]
+ *   +------------------+------------------+ ... +------------------+
+ *   |0 1 0 0 1 ... 0 1 |1 0 0 0 0 ... 1 0 |     |0 0 1 0 1 ... 0 0 |
+ *   +------------------+------------------+ ... +------------------+
+ *      ^ g_0(x)            ^ g_3(x)                  ^ g_1(x)
+ *
+ * Invariants: m is a positive multiple of 64; 1 <= k <= 64; `ones` equals
+ * the number of set bits (kept exact on insert, recomputed after merge and
+ * load), which makes the certified bound exact for this very filter:
+ * a key never inserted is reported with probability (ones/m)^k when its k
+ * probes are uniform (the ideal-hash model; docs/structures.md).
+ *
+ * Sizing: m/n is the smallest bits-per-key at which the best *integer* k
+ * meets the target, so the filter meets ε at capacity (the textbook
+ * 1.44·log2(1/ε) assumes a real k and undershoots by < 0.1%).
+ *
+ * Failure modes: none after construction; adds cannot fail, and a view
+ * refuses updates in the generic layer. Construction fails cleanly on bad
+ * arguments, overflow or allocation failure.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/bloom.h"
+#include "core/bits.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define BLOOM_MAX_K 64
+#define BLOOM_BATCH 16
+
+struct amq_bloom {
+    amq__mem mem;
+    amq__block table; /* raw == NULL for a view */
+    uint64_t *words;
+    uint64_t m;       /* bits, multiple of 64 */
+    unsigned k;
+    bool concurrent;
+    uint64_t items;
+    uint64_t ones;    /* set bits */
+};
+
+/* ---- the mathematics ---------------------------------------------------- */
+
+double amq_bloom_fpr(double m_bits, double n, unsigned k) {
+    if (m_bits <= 0.0 || k == 0)
+        return 1.0;
+    return pow(-expm1(-(double)k * n / m_bits), (double)k);
+}
+
+/* FPR at b bits per key with k hashes. */
+static double fpr_at(double b, unsigned k) { return amq_bloom_fpr(b, 1.0, k); }
+
+unsigned amq_bloom_optimal_k(double bits_per_key) {
+    double real = bits_per_key * M_LN2;
+    unsigned lo = real < 1.0 ? 1u : (unsigned)real;
+    if (lo >= BLOOM_MAX_K)
+        return BLOOM_MAX_K;
+    return fpr_at(bits_per_key, lo + 1) < fpr_at(bits_per_key, lo) ? lo + 1
+                                                                   : lo;
+}
+
+double amq_bloom_bits_for_fpr(double fpr) {
+    return -log2(fpr) / M_LN2;
+}
+
+/* Smallest bits per key at which k hashes (k = 0: the best integer k) give
+ * at most fpr. Closed form for fixed k; bisection on the monotone envelope
+ * otherwise. */
+static double bits_for(double fpr, unsigned k) {
+    if (k != 0)
+        return -(double)k / log1p(-pow(fpr, 1.0 / (double)k));
+    double lo = 0.5 * amq_bloom_bits_for_fpr(fpr), hi = 2.0 * lo + 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (fpr_at(mid, amq_bloom_optimal_k(mid)) <= fpr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+static amq_status alloc_bloom(uint64_t m_bits, unsigned k,
+                              const amq_options *opt, const uint64_t *borrow,
+                              amq_bloom **out) {
+    amq__mem mem;
+    amq_bloom *b;
+    size_t bytes;
+    if (m_bits == 0 || k == 0 || k > BLOOM_MAX_K)
+        return AMQ_ERR_INVALID;
+    if (m_bits > UINT64_MAX - 63 || (m_bits + 63) / 64 > SIZE_MAX / 8)
+        return AMQ_ERR_OVERFLOW;
+    m_bits = (m_bits + 63) / 64 * 64;
+    bytes = (size_t)(m_bits / 8);
+    amq__mem_init(&mem, opt);
+    b = amq__zalloc(&mem, sizeof *b);
+    if (b == NULL)
+        return AMQ_ERR_NOMEM;
+    b->mem = mem;
+    b->m = m_bits;
+    b->k = k;
+    b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    if (borrow != NULL) {
+        b->words = (uint64_t *)borrow;
+    } else {
+        amq_status st = amq__block_alloc(&mem, bytes, 64, &b->table);
+        if (st != AMQ_OK) {
+            amq__free(&mem, b, sizeof *b);
+            return st;
+        }
+        b->words = b->table.ptr;
+    }
+    *out = b;
+    return AMQ_OK;
+}
+
+amq_status amq_bloom_new_explicit(uint64_t m_bits, unsigned k,
+                                  const amq_options *opt, amq_bloom **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    return alloc_bloom(m_bits, k, opt, NULL, out);
+}
+
+/* m for capacity keys at fpr with k hashes (0: best integer k). */
+static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
+                           uint64_t *m) {
+    double bpk, mbits;
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    bpk = bits_for(fpr, *k);
+    mbits = ceil(bpk * (double)capacity);
+    if (!(mbits < 0x1p62))
+        return AMQ_ERR_OVERFLOW;
+    *m = (uint64_t)mbits;
+    if (*k == 0)
+        *k = amq_bloom_optimal_k(bpk);
+    return AMQ_OK;
+}
+
+amq_status amq_bloom_new(uint64_t capacity, double fpr, const amq_options *opt,
+                         amq_bloom **out) {
+    unsigned k = 0;
+    uint64_t m;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &m));
+    return alloc_bloom(m, k, opt, NULL, out);
+}
+
+void amq_bloom_free(amq_bloom *b) {
+    if (b == NULL)
+        return;
+    amq__mem mem = b->mem;
+    if (b->table.raw != NULL)
+        amq__block_free(&mem, &b->table);
+    amq__free(&mem, b, sizeof *b);
+}
+
+/* ---- updates and queries ------------------------------------------------ */
+
+static inline uint64_t probe_step(uint64_t h) { return amq__mix64(h) | 1u; }
+
+void amq_bloom_add_hash(amq_bloom *b, uint64_t h) {
+    uint64_t step = probe_step(h), g = h, fresh = 0;
+    for (unsigned i = 0; i < b->k; i++, g += step) {
+        uint64_t bit = amq__reduce64(g, b->m);
+        uint64_t mask = 1ULL << (bit & 63), old;
+        if (b->concurrent) {
+            old = __atomic_fetch_or(&b->words[bit >> 6], mask,
+                                    __ATOMIC_RELAXED);
+        } else {
+            old = b->words[bit >> 6];
+            b->words[bit >> 6] = old | mask;
+        }
+        fresh += (old & mask) == 0;
+    }
+    if (b->concurrent) {
+        __atomic_fetch_add(&b->ones, fresh, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&b->items, 1, __ATOMIC_RELAXED);
+    } else {
+        b->ones += fresh;
+        b->items++;
+    }
+}
+
+bool amq_bloom_contains_hash(const amq_bloom *b, uint64_t h) {
+    uint64_t step = probe_step(h), g = h;
+    for (unsigned i = 0; i < b->k; i++, g += step) {
+        uint64_t bit = amq__reduce64(g, b->m);
+        if ((b->words[bit >> 6] & (1ULL << (bit & 63))) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Batch: prefetch the first two probes of a group of keys before testing
+ * any of them, so their cache misses overlap; a negative key usually stops
+ * at the first or second probe. */
+void amq_bloom_contains_batch(const amq_bloom *b, const uint64_t *h, size_t n,
+                              uint8_t *out) {
+    size_t i = 0;
+    for (; i + BLOOM_BATCH <= n; i += BLOOM_BATCH) {
+        for (size_t j = 0; j < BLOOM_BATCH; j++) {
+            uint64_t g = h[i + j];
+            amq__prefetch(&b->words[amq__reduce64(g, b->m) >> 6]);
+            g += probe_step(g);
+            amq__prefetch(&b->words[amq__reduce64(g, b->m) >> 6]);
+        }
+        for (size_t j = 0; j < BLOOM_BATCH; j++)
+            out[i + j] = amq_bloom_contains_hash(b, h[i + j]);
+    }
+    for (; i < n; i++)
+        out[i] = amq_bloom_contains_hash(b, h[i]);
+}
+
+static uint64_t count_ones(const amq_bloom *b) {
+    uint64_t ones = 0;
+    for (uint64_t i = 0; i < b->m / 64; i++)
+        ones += amq__popcount64(b->words[i]);
+    return ones;
+}
+
+static amq_status merge_words(amq_bloom *dst, const amq_bloom *src,
+                              amq__merge_op op) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    if (dst->m != src->m || dst->k != src->k)
+        return AMQ_ERR_INCOMPATIBLE;
+    for (uint64_t i = 0; i < dst->m / 64; i++)
+        dst->words[i] = op == AMQ__UNION ? dst->words[i] | src->words[i]
+                                         : dst->words[i] & src->words[i];
+    dst->ones = count_ones(dst);
+    /* Items after a union: at most the sum (duplicates counted twice); after
+     * an intersection: at most the smaller side. Both keep the bound safe. */
+    if (op == AMQ__UNION)
+        dst->items = dst->items > UINT64_MAX - src->items
+                         ? UINT64_MAX
+                         : dst->items + src->items;
+    else if (src->items < dst->items)
+        dst->items = src->items;
+    return AMQ_OK;
+}
+
+amq_status amq_bloom_union(amq_bloom *dst, const amq_bloom *src) {
+    return merge_words(dst, src, AMQ__UNION);
+}
+
+amq_status amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src) {
+    return merge_words(dst, src, AMQ__INTERSECT);
+}
+
+double amq_bloom_estimate_items(const amq_bloom *b) {
+    double m = (double)b->m, x = (double)b->ones;
+    if (b->ones >= b->m)
+        return INFINITY;
+    return -(m / (double)b->k) * log1p(-x / m);
+}
+
+uint64_t amq_bloom_bits(const amq_bloom *b) { return b->m; }
+unsigned amq_bloom_k(const amq_bloom *b) { return b->k; }
+uint64_t amq_bloom_items(const amq_bloom *b) { return b->items; }
+
+double amq_bloom_fpr_bound(const amq_bloom *b) {
+    return pow((double)b->ones / (double)b->m, (double)b->k);
+}
+
+/* ---- the generic interface --------------------------------------------- */
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    uint64_t k = 0, m = 0;
+    bool has_m;
+    unsigned kk;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, BLOOM_MAX_K, &k, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "m", 64, UINT64_C(1) << 60, &m, &has_m, diag));
+    kk = (unsigned)k;
+    if (!has_m) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "bloom needs a capacity and fpr, or m=BITS");
+        AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &kk, &m));
+    } else if (kk == 0) {
+        kk = capacity ? amq_bloom_optimal_k((double)m / (double)capacity) : 7;
+    }
+    return alloc_bloom(m, kk, opt, NULL, (amq_bloom **)impl);
+}
+
+static void t_destroy(void *impl) { amq_bloom_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_bloom_add_hash(impl, h);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_bloom_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_bloom_contains_batch(impl, h, n, out);
+}
+static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+    return merge_words(dst, src, op);
+}
+static amq_status t_estimate(const void *impl, double *out) {
+    *out = amq_bloom_estimate_items(impl);
+    return AMQ_OK;
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_bloom *)impl)->items;
+}
+static size_t t_size(const void *impl) {
+    return (size_t)(((const amq_bloom *)impl)->m / 8);
+}
+static double t_bound(const void *impl) { return amq_bloom_fpr_bound(impl); }
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_bloom *b = impl;
+    int n = snprintf(buf, cap, "m=%llu,k=%u", (unsigned long long)b->m, b->k);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    uint64_t k = 0;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, BLOOM_MAX_K, &k, NULL, diag));
+    *out = fpr_at(bpk, k ? (unsigned)k : amq_bloom_optimal_k(bpk));
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    uint64_t k = 0;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, BLOOM_MAX_K, &k, NULL, diag));
+    *out = bits_for(fpr, (unsigned)k);
+    return AMQ_OK;
+}
+
+/* params: m u64 | k u32 | reserved u32 (0) | items u64 */
+#define PARAMS_LEN 24
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_bloom *b = impl;
+    amq__put_u64(p, b->m);
+    amq__put_u32(p + 8, b->k);
+    amq__put_u32(p + 12, 0);
+    amq__put_u64(p + 16, b->items);
+}
+static size_t t_payload_size(const void *impl) { return t_size(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_bloom *b = impl;
+    memcpy(dst, b->words, (size_t)(b->m / 8));
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    uint64_t m, items;
+    uint32_t k;
+    amq_bloom *b;
+    if (plen != PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "bloom parameters: %zu "
+                         "bytes, expected %d", plen, PARAMS_LEN);
+    m = amq__get_u64(p);
+    k = amq__get_u32(p + 8);
+    items = amq__get_u64(p + 16);
+    if (m == 0 || m % 64 != 0 || m / 8 != len)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "bloom size %llu bits does not match a %zu-byte "
+                         "payload", (unsigned long long)m, len);
+    if (k == 0 || k > BLOOM_MAX_K || amq__get_u32(p + 12) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
+                         "bloom hash count %u out of range", k);
+    AMQ_RETURN_IF_ERR(
+        alloc_bloom(m, k, opt, view ? (const uint64_t *)payload : NULL, &b));
+    if (!view)
+        memcpy(b->words, payload, len);
+    b->concurrent = false;
+    b->items = items;
+    b->ones = count_ones(b);
+    *impl = b;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_bloom = {
+    .info = {.name = "bloom",
+             .type_id = 1,
+             .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT |
+                     AMQ_CAP_ESTIMATE,
+             .summary = "classic Bloom filter, k probes by double hashing",
+             .params = "k=HASHES (1-64, default optimal), m=BITS (explicit "
+                       "size instead of capacity/fpr)"},
+    .default_hash = AMQ_HASH_XXH3,
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .merge = t_merge,
+    .estimate = t_estimate,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

@@ -1,0 +1,77 @@
+/*
+ * bits.h — word-level helpers shared by every structure: range reduction,
+ * little-endian field access, prefetch, popcount, mixing.
+ */
+#ifndef AMQ_SRC_CORE_BITS_H
+#define AMQ_SRC_CORE_BITS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "amq currently requires a little-endian target (see docs/format.md)"
+#endif
+
+/* Lemire's multiply-shift reduction of a 32-bit value into [0, n). */
+static inline uint32_t amq__reduce32(uint32_t x, uint32_t n) {
+    return (uint32_t)(((uint64_t)x * n) >> 32);
+}
+/* 64-bit version into [0, n). */
+static inline uint64_t amq__reduce64(uint64_t x, uint64_t n) {
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+static inline uint64_t amq__rotl64(uint64_t x, unsigned r) {
+    return (x << (r & 63)) | (x >> ((64 - r) & 63));
+}
+
+/* Murmur3's 64-bit finaliser: a bijective mixer used to derive a second,
+ * independent-looking hash from the first. */
+static inline uint64_t amq__mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline unsigned amq__popcount64(uint64_t x) {
+    return (unsigned)__builtin_popcountll(x);
+}
+
+#define amq__prefetch(p) __builtin_prefetch((p), 0, 3)
+#define amq__prefetch_w(p) __builtin_prefetch((p), 1, 3)
+
+/* Little-endian stores and loads (the target is little-endian, see above;
+ * memcpy keeps them alignment-safe). */
+static inline void amq__put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void amq__put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void amq__put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void amq__put_f64(uint8_t *p, double v) { memcpy(p, &v, 8); }
+static inline uint16_t amq__get_u16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static inline uint32_t amq__get_u32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t amq__get_u64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static inline double amq__get_f64(const uint8_t *p) {
+    double v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Run-time CPU feature checks (cached). */
+int amq__cpu_has_avx2(void);
+int amq__cpu_has_avx512(void);
+
+#endif

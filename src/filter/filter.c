@@ -1,0 +1,343 @@
+/*
+ * filter.c — amq_filter, the one dynamic interface over every structure.
+ *
+ *   amq_filter ──► type (amq__type: table of callbacks, registry.c)
+ *        │
+ *        ├──► impl   the structure's own object (bloom, sbbf, ...)
+ *        └──► hasher keys → 64-bit hashes, once, here
+ *
+ * This layer owns what is common to all types: hashing byte keys, refusing
+ * updates on read-only views, argument checks, capabilities, and the
+ * serialization frame. The frame's parameter block starts with two generic
+ * fields (capacity u64, target fpr f64) followed by the type's own block.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/bits.h"
+#include "core/frame.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define GENERIC_PARAMS 16
+
+struct amq_filter {
+    const amq__type *type;
+    void *impl;
+    amq__mem mem;
+    amq_hasher hasher;
+    uint64_t capacity;
+    double target_fpr;
+    bool view;
+};
+
+static amq_status check_target(uint64_t capacity, double fpr, amq_diag *diag) {
+    if (capacity == 0 && fpr == 0.0)
+        return AMQ_OK; /* explicit parameters expected in the spec */
+    if (capacity == 0)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "capacity must be at least 1");
+    if (!(fpr > 0.0 && fpr < 1.0))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "false-positive rate must be in (0, 1), got %g", fpr);
+    return AMQ_OK;
+}
+
+static amq_status wrap(const amq__type *t, const amq_options *opt,
+                       amq_filter **out) {
+    amq__mem mem;
+    amq__mem_init(&mem, opt);
+    amq_filter *f = amq__zalloc(&mem, sizeof *f);
+    if (f == NULL)
+        return AMQ_ERR_NOMEM;
+    f->type = t;
+    f->mem = mem;
+    *out = f;
+    return AMQ_OK;
+}
+
+amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
+                          const amq_options *opt, amq_filter **out,
+                          amq_diag *diag) {
+    static const amq_options defaults;
+    amq__spec s;
+    amq_filter *f = NULL;
+    amq_status st;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (opt == NULL)
+        opt = &defaults;
+    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &s, diag));
+    const amq__type *t = amq__type_by_name(s.name);
+    if (t == NULL)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "unknown structure '%s' (see amq help types)",
+                         s.name);
+    AMQ_RETURN_IF_ERR(check_target(capacity, fpr, diag));
+    AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
+    st = amq__hasher_from_options(opt, t->default_hash, &f->hasher);
+    if (st == AMQ_OK)
+        st = t->create(&s, capacity, fpr, opt, &f->impl, diag);
+    if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
+        t->destroy(f->impl);
+    if (st != AMQ_OK) {
+        amq__free(&f->mem, f, sizeof *f);
+        return st;
+    }
+    f->capacity = capacity;
+    f->target_fpr = fpr;
+    *out = f;
+    return AMQ_OK;
+}
+
+void amq_filter_free(amq_filter *f) {
+    if (f == NULL)
+        return;
+    f->type->destroy(f->impl);
+    amq__mem mem = f->mem;
+    memset(f, 0, sizeof *f);
+    amq__free(&mem, f, sizeof *f);
+}
+
+/* ---- updates and queries ----------------------------------------------- */
+
+uint64_t amq_filter_hash(const amq_filter *f, const void *key, size_t len) {
+    return amq_hash64(&f->hasher, key, len);
+}
+
+amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash) {
+    if (f->view)
+        return AMQ_ERR_READONLY;
+    return f->type->add(f->impl, hash);
+}
+
+amq_status amq_filter_add(amq_filter *f, const void *key, size_t len) {
+    if (key == NULL && len != 0)
+        return AMQ_ERR_INVALID;
+    return amq_filter_add_hash(f, amq_hash64(&f->hasher, key, len));
+}
+
+bool amq_filter_contains_hash(const amq_filter *f, uint64_t hash) {
+    return f->type->contains(f->impl, hash);
+}
+
+bool amq_filter_contains(const amq_filter *f, const void *key, size_t len) {
+    if (key == NULL && len != 0)
+        return false;
+    return f->type->contains(f->impl, amq_hash64(&f->hasher, key, len));
+}
+
+void amq_filter_contains_batch(const amq_filter *f, const uint64_t *hashes,
+                               size_t n, uint8_t *out) {
+    if (n != 0)
+        f->type->contains_batch(f->impl, hashes, n, out);
+}
+
+amq_status amq_filter_remove_hash(amq_filter *f, uint64_t hash) {
+    if (f->type->remove == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    if (f->view)
+        return AMQ_ERR_READONLY;
+    return f->type->remove(f->impl, hash);
+}
+
+amq_status amq_filter_remove(amq_filter *f, const void *key, size_t len) {
+    if (key == NULL && len != 0)
+        return AMQ_ERR_INVALID;
+    return amq_filter_remove_hash(f, amq_hash64(&f->hasher, key, len));
+}
+
+amq_status amq_filter_count_hash(const amq_filter *f, uint64_t hash,
+                                 uint64_t *out) {
+    if (f->type->count == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    return f->type->count(f->impl, hash, out);
+}
+
+static bool same_hasher(const amq_hasher *a, const amq_hasher *b) {
+    return a->kind == b->kind && a->seed == b->seed &&
+           memcmp(a->key, b->key, sizeof a->key) == 0;
+}
+
+static amq_status merge(amq_filter *dst, const amq_filter *src,
+                        amq__merge_op op, uint32_t cap) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    if (dst->type->merge == NULL || (dst->type->info.caps & cap) == 0)
+        return AMQ_ERR_UNSUPPORTED;
+    if (dst->view)
+        return AMQ_ERR_READONLY;
+    if (dst->type != src->type || !same_hasher(&dst->hasher, &src->hasher))
+        return AMQ_ERR_INCOMPATIBLE;
+    return dst->type->merge(dst->impl, src->impl, op);
+}
+
+amq_status amq_filter_union(amq_filter *dst, const amq_filter *src) {
+    return merge(dst, src, AMQ__UNION, AMQ_CAP_UNION);
+}
+
+amq_status amq_filter_intersect(amq_filter *dst, const amq_filter *src) {
+    return merge(dst, src, AMQ__INTERSECT, AMQ_CAP_INTERSECT);
+}
+
+amq_status amq_filter_estimate_items(const amq_filter *f, double *out) {
+    if (f->type->estimate == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    return f->type->estimate(f->impl, out);
+}
+
+/* ---- properties -------------------------------------------------------- */
+
+const amq_type_info *amq_filter_info(const amq_filter *f) {
+    return &f->type->info;
+}
+uint64_t amq_filter_items(const amq_filter *f) {
+    return f->type->items(f->impl);
+}
+uint64_t amq_filter_capacity(const amq_filter *f) { return f->capacity; }
+size_t amq_filter_size_bytes(const amq_filter *f) {
+    return f->type->size_bytes(f->impl);
+}
+double amq_filter_bits_per_key(const amq_filter *f) {
+    uint64_t n = amq_filter_items(f);
+    return 8.0 * (double)amq_filter_size_bytes(f) / (double)(n ? n : 1);
+}
+double amq_filter_fpr_bound(const amq_filter *f) {
+    return f->type->fpr_bound(f->impl);
+}
+double amq_filter_target_fpr(const amq_filter *f) { return f->target_fpr; }
+const amq_hasher *amq_filter_hasher(const amq_filter *f) { return &f->hasher; }
+bool amq_filter_is_view(const amq_filter *f) { return f->view; }
+
+size_t amq_filter_describe(const amq_filter *f, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "%s:", f->type->info.name);
+    size_t used = n > 0 ? (size_t)n : 0;
+    size_t rest = used < cap ? cap - used : 0;
+    return used + f->type->describe(f->impl, rest ? buf + used : NULL, rest);
+}
+
+/* ---- curves ------------------------------------------------------------ */
+
+typedef amq_status (*curve_fn)(amq__spec *, double, double *, amq_diag *);
+
+static amq_status curve(const char *spec, double x, double *out, bool inverse) {
+    amq__spec s;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &s, NULL));
+    const amq__type *t = amq__type_by_name(s.name);
+    if (t == NULL)
+        return AMQ_ERR_SPEC;
+    if (inverse ? !(x > 0.0 && x < 1.0) : !(x > 0.0 && isfinite(x)))
+        return AMQ_ERR_INVALID;
+    curve_fn fn = inverse ? t->curve_bits : t->curve_fpr;
+    AMQ_RETURN_IF_ERR(fn(&s, x, out, NULL));
+    return amq__spec_finish(&s, NULL);
+}
+
+amq_status amq_curve_fpr(const char *spec, double bits_per_key, double *fpr) {
+    return curve(spec, bits_per_key, fpr, false);
+}
+
+amq_status amq_curve_bits(const char *spec, double fpr, double *bits_per_key) {
+    return curve(spec, fpr, bits_per_key, true);
+}
+
+/* ---- serialization ----------------------------------------------------- */
+
+static size_t params_len(const amq_filter *f) {
+    return GENERIC_PARAMS + f->type->params_size(f->impl);
+}
+
+size_t amq_filter_serialized_size(const amq_filter *f) {
+    return amq__frame_size(params_len(f), f->type->payload_size(f->impl),
+                           NULL);
+}
+
+amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
+                           size_t *written) {
+    size_t plen = params_len(f), llen = f->type->payload_size(f->impl);
+    size_t total = amq__frame_size(plen, llen, NULL);
+    uint8_t *params, *payload;
+    if (written != NULL)
+        *written = 0;
+    if (total == 0 || plen > AMQ__FRAME_PARAMS_MAX)
+        return AMQ_ERR_OVERFLOW;
+    if (buf == NULL || cap < total)
+        return AMQ_ERR_BUFFER;
+    amq__frame_begin(buf, total, f->type->info.type_id, &f->hasher, plen, llen,
+                     &params, &payload);
+    amq__put_u64(params, f->capacity);
+    amq__put_f64(params + 8, f->target_fpr);
+    f->type->params_write(f->impl, params + GENERIC_PARAMS);
+    f->type->payload_write(f->impl, payload);
+    amq__frame_seal(buf, total);
+    if (written != NULL)
+        *written = total;
+    return AMQ_OK;
+}
+
+static amq_status check_generic(const amq__frame *fr, amq_diag *diag) {
+    double fpr;
+    if (fr->params_len < GENERIC_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_HEADER,
+                         "parameter block too short");
+    fpr = amq__get_f64(fr->params + 8);
+    if (!(fpr >= 0.0 && fpr < 1.0))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_HEADER + 8,
+                         "target false-positive rate out of range");
+    return AMQ_OK;
+}
+
+static amq_status open_frame(const void *buf, size_t len,
+                             const amq_options *opt, bool view,
+                             amq_filter **out, amq_diag *diag) {
+    static const amq_options defaults;
+    amq__frame fr;
+    amq_filter *f = NULL;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (opt == NULL)
+        opt = &defaults;
+    if (view && ((uintptr_t)buf & 7u) != 0)
+        return amq__diag(diag, AMQ_ERR_ALIGN, 0,
+                         "a view needs an 8-byte aligned buffer");
+    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &fr, diag));
+    const amq__type *t = amq__type_by_id(fr.type_id);
+    if (t == NULL)
+        return amq__diag(diag, AMQ_ERR_VERSION, 12,
+                         "unknown structure type id %u (newer amq?)",
+                         fr.type_id);
+    AMQ_RETURN_IF_ERR(check_generic(&fr, diag));
+    AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
+    amq_status st = t->load(fr.params + GENERIC_PARAMS,
+                            fr.params_len - GENERIC_PARAMS, fr.payload,
+                            fr.payload_len, view, opt, &f->impl, diag);
+    if (st != AMQ_OK) {
+        amq__free(&f->mem, f, sizeof *f);
+        return st;
+    }
+    f->hasher = fr.hasher;
+    f->capacity = amq__get_u64(fr.params);
+    f->target_fpr = amq__get_f64(fr.params + 8);
+    f->view = view;
+    *out = f;
+    return AMQ_OK;
+}
+
+amq_status amq_filter_load(const void *buf, size_t len, const amq_options *opt,
+                           amq_filter **out, amq_diag *diag) {
+    return open_frame(buf, len, opt, false, out, diag);
+}
+
+amq_status amq_filter_view(const void *buf, size_t len, const amq_options *opt,
+                           amq_filter **out, amq_diag *diag) {
+    return open_frame(buf, len, opt, true, out, diag);
+}

@@ -1,0 +1,63 @@
+/*
+ * check.h — tiny test harness. CHECK* always evaluate their argument (never
+ * assert(): it vanishes under NDEBUG). A failure prints file:line, the
+ * expression and the current seed, records the failure and continues; the
+ * test's main returns check_report() which prints "N passed, N failed".
+ *
+ * AMQ_TEST_QUICK=1 in the environment asks for smaller sizes (sanitizer CI);
+ * tests read it through check_quick().
+ */
+#ifndef AMQ_TESTS_CHECK_H
+#define AMQ_TESTS_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "amq/amq.h"
+
+extern uint64_t check_seed; /* set by tests; printed on failure */
+
+void check_fail(const char *file, int line, const char *expr,
+                const char *detail);
+void check_pass(void);
+int check_report(const char *suite);
+bool check_quick(void);
+
+/* splitmix64: deterministic key streams from a seed. */
+static inline uint64_t check_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (cond)                                                              \
+            check_pass();                                                      \
+        else                                                                   \
+            check_fail(__FILE__, __LINE__, #cond, NULL);                       \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                   \
+    do {                                                                       \
+        if (cond) {                                                            \
+            check_pass();                                                      \
+        } else {                                                               \
+            char check_buf_[256];                                              \
+            snprintf(check_buf_, sizeof check_buf_, __VA_ARGS__);             \
+            check_fail(__FILE__, __LINE__, #cond, check_buf_);                 \
+        }                                                                      \
+    } while (0)
+
+/* Evaluate a status-returning call once and compare with the expected one. */
+#define CHECK_STATUS(expr, expected)                                           \
+    do {                                                                       \
+        amq_status check_st_ = (expr);                                         \
+        CHECK_MSG(check_st_ == (expected), "got %s, expected %s",              \
+                  amq_status_name(check_st_), amq_status_name(expected));      \
+    } while (0)
+
+#define CHECK_OK(expr) CHECK_STATUS(expr, AMQ_OK)
+
+#endif
