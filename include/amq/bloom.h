@@ -5,7 +5,7 @@
  * with amq_hash64 and the hasher of your choice). Every type is also reachable
  * through amq/filter.h as "bloom", "blocked" and "sbbf".
  *
- *   classic   m bits, k positions g_i = h1 + i*h2 (Kirsch–Mitzenmacher),
+ *   classic   m bits, k positions reduce(h * A[i], m) from one hash,
  *             FPR (1 - e^{-kn/m})^k, optimal k = (m/n) ln 2.
  *   blocked   512-bit (cache-line) blocks; the key picks one block and sets k
  *             bits inside it (Putze, Sanders, Singler 2007). One cache miss.

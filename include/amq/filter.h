@@ -56,6 +56,7 @@ typedef struct amq_type_info {
     uint32_t caps;       /* AMQ_CAP_*                                        */
     const char *summary; /* one line                                          */
     const char *params;  /* "key=meaning, ..." accepted in the spec           */
+    amq_hash_kind default_hash; /* used when options leave hash at DEFAULT */
 } amq_type_info;
 
 AMQ_API size_t amq_filter_type_count(void);
@@ -77,6 +78,15 @@ AMQ_API amq_status amq_filter_new(const char *spec, uint64_t capacity,
                                   amq_filter **out, amq_diag *diag);
 
 AMQ_API void amq_filter_free(amq_filter *f);
+
+/* The hasher amq_filter_new(spec, ..., opt) would give the filter: the
+ * type's default kind unless opt chooses one, and for SipHash without a key
+ * a freshly drawn random key. Pass the result back through opt (hash,
+ * hash_seed, hash_key) to hash keys before the filter exists, e.g. to count
+ * them first. Errors: AMQ_ERR_SPEC, AMQ_ERR_HASH. */
+AMQ_API amq_status amq_filter_resolve_hasher(const char *spec,
+                                             const amq_options *opt,
+                                             amq_hasher *out);
 
 /* ---- updates and queries ----------------------------------------------- */
 

@@ -77,7 +77,7 @@ amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
                          s.name);
     AMQ_RETURN_IF_ERR(check_target(capacity, fpr, diag));
     AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
-    st = amq__hasher_from_options(opt, t->default_hash, &f->hasher);
+    st = amq__hasher_from_options(opt, t->info.default_hash, &f->hasher);
     if (st == AMQ_OK)
         st = t->create(&s, capacity, fpr, opt, &f->impl, diag);
     if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
@@ -90,6 +90,18 @@ amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
     f->target_fpr = fpr;
     *out = f;
     return AMQ_OK;
+}
+
+amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
+                                     amq_hasher *out) {
+    amq__spec s;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &s, NULL));
+    const amq__type *t = amq__type_by_name(s.name);
+    if (t == NULL)
+        return AMQ_ERR_SPEC;
+    return amq__hasher_from_options(opt, t->info.default_hash, out);
 }
 
 void amq_filter_free(amq_filter *f) {

@@ -25,8 +25,7 @@
 typedef enum amq__merge_op { AMQ__UNION, AMQ__INTERSECT } amq__merge_op;
 
 typedef struct amq__type {
-    amq_type_info info;
-    amq_hash_kind default_hash;
+    amq_type_info info; /* info.default_hash: hash kind for DEFAULT */
 
     /* Construct from a parsed spec and a target; capacity == 0 and fpr == 0
      * when the spec must carry explicit parameters. Consumes spec keys; the

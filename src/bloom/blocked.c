@@ -1,0 +1,734 @@
+/*
+ * blocked.c — the cache-line blocked Bloom filter (Putze, Sanders and
+ * Singler, "Cache-, hash- and space-efficient Bloom filters", WEA 2007).
+ *
+ * A classic Bloom filter touches k random cache lines per key. Here the key
+ * first picks one 64-byte block and then sets k bits inside it, so every add
+ * and every query costs one cache miss. The price is a higher FPR at equal
+ * memory: blocks receive a Poisson number of keys, and the crowded ones
+ * answer "yes" too often.
+ *
+ *   64-bit hash h
+ *   ├── high 32 bits ─► block = reduce(h >> 32, B)       (reduce64(h, B) when
+ *   │                                                     B >= 2^32)
+ *   └── bit positions, 9 bits each (0..511 inside the block):
+ *         p0..p2   from the low 32 bits of h
+ *         p3..p9   from g  = mix64(h)
+ *         p10..p15 from g2 = mix64(g)
+ *
+ *   block b: 8 little-endian uint64 words, 512 bits, one cache line
+ *   +--------+--------+--------+--------+--------+--------+--------+--------+
+ *   | w0     | w1     | w2     | w3     | w4     | w5     | w6     | w7     |
+ *   +--------+--------+--------+--------+--------+--------+--------+--------+
+ *     bit p lives in word p >> 6 at position p & 63.
+ *
+ * Invariants: B >= 1, 1 <= k <= 16, the owned table is 64-byte aligned (one
+ * block per line); `items` counts adds.
+ *
+ * FPR. Positions are drawn with replacement, so a key may set fewer than k
+ * distinct bits, and a stranger may need fewer than k. Textbook formulas
+ * ignore this; at k = 8 in 512 bits two positions coincide 5% of the time,
+ * which would make a certified bound 5% optimistic. We model it exactly (in
+ * the ideal-hash model): a stranger's k draws hit d distinct cells with
+ * probability P_k(d), and d given cells are all set after t = k*i uniform
+ * draws by i keys with probability sum_j (-1)^j C(d,j) (1 - j/m)^t
+ * (inclusion–exclusion). Folding the two sums gives, per block load i,
+ *
+ *     fpr_block(i) = sum_{j=0..k} c_j r_j^i,   r_j = (1 - j/m)^k,
+ *     c_j = (-1)^j sum_{d>=j} P_k(d) C(d,j),
+ *
+ * averaged over the Poisson load (poisson.h). The alternating sum loses
+ * about 1e-12 in absolute terms (|c_j| < 2^14), so the curve is accurate
+ * for rates well above that, which covers any sensible blocked filter.
+ *
+ * SIMD: the AVX2 query holds the block in two registers, computes four
+ * positions per vector with variable shifts, picks each position's word
+ * with a cross-lane permute (no gathers) and tests all k bits without a
+ * branch. Adds stay scalar: they are not where the time goes.
+ *
+ * Failure modes: construction fails cleanly (bad arguments, overflow,
+ * allocation); adds cannot fail; views are read-only (generic layer).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define BLOCKED_X86 1
+#endif
+
+#include "amq/bloom.h"
+#include "bloom/poisson.h"
+#include "core/bits.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define BLOCK_BITS 512
+#define BLOCK_WORDS 8
+#define BLOCK_BYTES 64
+#define MAX_K 16
+#define DEFAULT_K 8 /* explicit blocks= with neither k nor a target */
+#define MAX_BLOCKS (UINT64_C(1) << 52)
+#define AHEAD 24 /* keys prefetched ahead in a batch (see sbbf.c) */
+
+struct amq_blocked {
+    amq__mem mem;
+    amq__block table;      /* owned storage; raw == NULL for a view      */
+    const uint64_t *words; /* what queries read                          */
+    uint64_t *mut;         /* the same table when writable; NULL if view */
+    uint64_t nblocks;
+    uint64_t items;
+    unsigned k;
+    bool concurrent;
+    bool avx2;
+    /* AVX2: lane j of vector v is live when 4v + j < k. */
+    uint64_t lane_live[MAX_K];
+};
+
+/* ---- the mathematics ---------------------------------------------------- */
+
+/* The per-block false-positive polynomial for k positions in m bits. */
+typedef struct blk_model {
+    unsigned k;
+    double c[MAX_K + 1];
+    double r[MAX_K + 1];
+} blk_model;
+
+static double choose(unsigned n, unsigned j) {
+    double v = 1.0;
+    for (unsigned t = 1; t <= j; t++)
+        v = v * (double)(n - j + t) / (double)t;
+    return v;
+}
+
+static void model_init(blk_model *mo, unsigned k, double m) {
+    double pd[MAX_K + 1] = {1.0}; /* distinct cells after 0 draws: none */
+    for (unsigned t = 1; t <= k; t++) {
+        for (unsigned d = t; d >= 1; d--)
+            pd[d] = pd[d] * (double)d / m + pd[d - 1] * (m - (d - 1)) / m;
+        pd[0] = 0.0;
+    }
+    mo->k = k;
+    for (unsigned j = 0; j <= k; j++) {
+        double s = 0.0;
+        for (unsigned d = j; d <= k; d++)
+            s += pd[d] * choose(d, j);
+        mo->c[j] = (j & 1) ? -s : s;
+        mo->r[j] = (double)j < m ? pow(1.0 - (double)j / m, (double)k) : 0.0;
+    }
+}
+
+static double clamp01(double x) { return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
+
+/* fpr_block at a (possibly fractional) load. */
+static double model_at(const blk_model *mo, double load) {
+    double f = 0.0;
+    for (unsigned j = 0; j <= mo->k; j++)
+        f += mo->c[j] * pow(mo->r[j], load);
+    return clamp01(f);
+}
+
+/* Poisson-averaged FPR at lambda keys per block; r_j^i is carried along the
+ * window by one multiply per step. */
+static double model_mix(const blk_model *mo, double lambda) {
+    double pw[MAX_K + 1], sum = 0.0;
+    amq__pois w;
+    if (!(lambda > 0.0))
+        return 0.0;
+    if (lambda > AMQ__POIS_MAX_LAMBDA)
+        return model_at(mo, lambda);
+    amq__pois_begin(&w, lambda);
+    for (unsigned j = 0; j <= mo->k; j++)
+        pw[j] = pow(mo->r[j], w.i);
+    for (; amq__pois_more(&w); amq__pois_next(&w)) {
+        double f = 0.0;
+        for (unsigned j = 0; j <= mo->k; j++) {
+            f += mo->c[j] * pw[j];
+            pw[j] *= mo->r[j];
+        }
+        sum += w.p * clamp01(f);
+    }
+    return clamp01(sum);
+}
+
+/* Above 16 positions the alternating sum cancels badly; fall back to the
+ * textbook per-block rate (1 - (1 - 1/m)^{ki})^k under the same mixture. */
+static double textbook_mix(double lambda, unsigned k, double m) {
+    amq__pois w;
+    double sum = 0.0, per_key = (double)k * log1p(-1.0 / m);
+    if (!(lambda > 0.0))
+        return 0.0;
+    if (lambda > AMQ__POIS_MAX_LAMBDA)
+        return pow(-expm1(lambda * per_key), (double)k);
+    for (amq__pois_begin(&w, lambda); amq__pois_more(&w); amq__pois_next(&w))
+        sum += w.p * pow(-expm1(w.i * per_key), (double)k);
+    return clamp01(sum);
+}
+
+double amq_blocked_fpr(double bits_per_key, unsigned k, unsigned block_bits) {
+    blk_model mo;
+    if (!(bits_per_key > 0.0) || k == 0 || block_bits == 0)
+        return 1.0;
+    double lambda = (double)block_bits / bits_per_key;
+    if (k > MAX_K)
+        return textbook_mix(lambda, k, (double)block_bits);
+    model_init(&mo, k, (double)block_bits);
+    return model_mix(&mo, lambda);
+}
+
+/* The best k (1..16) at b bits/key, and its rate. */
+static unsigned best_k(double bits_per_key, double *fpr) {
+    unsigned best = 1;
+    double lowest = 2.0;
+    for (unsigned k = 1; k <= MAX_K; k++) {
+        double f = amq_blocked_fpr(bits_per_key, k, BLOCK_BITS);
+        if (f < lowest) {
+            lowest = f;
+            best = k;
+        }
+    }
+    if (fpr != NULL)
+        *fpr = lowest;
+    return best;
+}
+
+/* Fewest blocks meeting fpr at capacity keys with model mo (bisection on
+ * the monotone curve); 0 if even MAX_BLOCKS falls short. */
+static uint64_t blocks_needed(const blk_model *mo, double n, double fpr) {
+    uint64_t lo = 1, hi = MAX_BLOCKS;
+    if (model_mix(mo, n / (double)hi) > fpr)
+        return 0;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (model_mix(mo, n / (double)mid) <= fpr)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The smallest filter meeting (capacity, fpr): every k in 1..16 (or just
+ * fixed_k) is tried, ties going to the smaller k (fewer bits to test). */
+static amq_status shape_for(uint64_t capacity, double fpr, unsigned fixed_k,
+                            uint64_t *blocks, unsigned *k) {
+    uint64_t best = 0;
+    unsigned first = fixed_k ? fixed_k : 1, last = fixed_k ? fixed_k : MAX_K;
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    for (unsigned kk = first; kk <= last; kk++) {
+        blk_model mo;
+        model_init(&mo, kk, BLOCK_BITS);
+        uint64_t nb = blocks_needed(&mo, (double)capacity, fpr);
+        if (nb != 0 && (best == 0 || nb < best)) {
+            best = nb;
+            *k = kk;
+        }
+    }
+    if (best == 0)
+        return AMQ_ERR_OVERFLOW;
+    *blocks = best;
+    return AMQ_OK;
+}
+
+/* The curve at b bits/key for k positions (0: the best k at that size). */
+static double curve_at(double bits_per_key, unsigned k) {
+    double f;
+    if (k != 0)
+        return amq_blocked_fpr(bits_per_key, k, BLOCK_BITS);
+    best_k(bits_per_key, &f);
+    return f;
+}
+
+/* Smallest bits/key meeting fpr with k (0: the best k at each size). */
+static double bits_for(double fpr, unsigned k) {
+    double lo = 1e-3, hi = 16.0;
+    while (curve_at(hi, k) > fpr && hi < 1e6)
+        hi *= 2.0;
+    for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (curve_at(mid, k) <= fpr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* ---- positions, the portable reference ---------------------------------- */
+
+static inline uint64_t block_of(uint64_t h, uint64_t nblocks) {
+    if (nblocks <= UINT32_MAX)
+        return amq__reduce32((uint32_t)(h >> 32), (uint32_t)nblocks);
+    return amq__reduce64(h, nblocks);
+}
+
+/* The three words the positions are cut from (see the picture above);
+ * the third costs a second mix and only k > 10 needs it. */
+static inline void sources(uint64_t h, unsigned k, uint64_t src[3]) {
+    src[0] = h & 0xffffffffu;
+    src[1] = amq__mix64(h);
+    src[2] = k > 10 ? amq__mix64(src[1]) : 0;
+}
+
+static inline unsigned position(const uint64_t src[3], unsigned j) {
+    if (j < 3)
+        return (unsigned)(src[0] >> (9 * j)) & 511u;
+    if (j < 10)
+        return (unsigned)(src[1] >> (9 * (j - 3))) & 511u;
+    return (unsigned)(src[2] >> (9 * (j - 10))) & 511u;
+}
+
+static inline bool block_test(const uint64_t *blk, uint64_t h, unsigned k) {
+    uint64_t src[3];
+    sources(h, k, src);
+    for (unsigned j = 0; j < k; j++) {
+        unsigned p = position(src, j);
+        if (((blk[p >> 6] >> (p & 63)) & 1u) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Set the key's bits in blk (which may be a scratch mask). */
+static inline void block_set(uint64_t *blk, uint64_t h, unsigned k) {
+    uint64_t src[3];
+    sources(h, k, src);
+    for (unsigned j = 0; j < k; j++) {
+        unsigned p = position(src, j);
+        blk[p >> 6] |= UINT64_C(1) << (p & 63);
+    }
+}
+
+/* Concurrent add: gather the key's bits into a mask first, then at most
+ * eight atomic ORs, skipping words that already hold their bits (no write,
+ * so no cache-line ping-pong on a well-filled block). */
+static void block_set_atomic(uint64_t *blk, uint64_t h, unsigned k) {
+    uint64_t m[BLOCK_WORDS] = {0};
+    block_set(m, h, k);
+    for (unsigned w = 0; w < BLOCK_WORDS; w++)
+        if (m[w] != 0 &&
+            (__atomic_load_n(&blk[w], __ATOMIC_RELAXED) & m[w]) != m[w])
+            __atomic_fetch_or(&blk[w], m[w], __ATOMIC_RELAXED);
+}
+
+static const uint64_t *block_ptr(const amq_blocked *b, uint64_t h) {
+    return b->words + BLOCK_WORDS * block_of(h, b->nblocks);
+}
+
+static void batch_scalar(const amq_blocked *b, const uint64_t *h, size_t n,
+                         uint8_t *out) {
+    size_t ahead = n < AHEAD ? n : AHEAD, i = 0;
+    for (size_t j = 0; j < ahead; j++)
+        amq__prefetch(block_ptr(b, h[j]));
+    for (; i + AHEAD < n; i++) {
+        amq__prefetch(block_ptr(b, h[i + AHEAD]));
+        out[i] = block_test(block_ptr(b, h[i]), h[i], b->k);
+    }
+    for (; i < n; i++)
+        out[i] = block_test(block_ptr(b, h[i]), h[i], b->k);
+}
+
+/* ---- AVX2 ---------------------------------------------------------------- */
+
+#ifdef BLOCKED_X86
+#define AVX2_FN __attribute__((target("avx2"), always_inline)) static inline
+
+static const uint64_t LANE_SHIFT[MAX_K] = {0,  9,  18, 0,  9,  18, 27, 36,
+                                           45, 54, 0,  9,  18, 27, 36, 45};
+
+/* The block word each lane's position lives in: permute inside both
+ * halves of the block (words 0-3 and 4-7), then keep the right half. */
+AVX2_FN __m256i pick_words(__m256i lo, __m256i hi, __m256i word) {
+    const __m256i three = _mm256_set1_epi64x(3);
+    /* 32-bit lane pair (2w, 2w+1) holds 64-bit word w of a half. */
+    __m256i two_w = _mm256_slli_epi64(_mm256_and_si256(word, three), 1);
+    __m256i idx = _mm256_add_epi64(
+        _mm256_or_si256(two_w, _mm256_slli_epi64(two_w, 32)),
+        _mm256_set1_epi64x(INT64_C(1) << 32));
+    __m256i from_lo = _mm256_permutevar8x32_epi32(lo, idx);
+    __m256i from_hi = _mm256_permutevar8x32_epi32(hi, idx);
+    __m256i upper = _mm256_cmpgt_epi64(word, three);
+    return _mm256_blendv_epi8(from_lo, from_hi, upper);
+}
+
+/* Bits of positions 4v..4v+3 the block lacks (lanes past k count as
+ * present). src holds, lane by lane, the word each position is cut from. */
+AVX2_FN __m256i missing4(__m256i lo, __m256i hi, __m256i src, unsigned v,
+                         const uint64_t *live) {
+    const __m256i shift =
+        _mm256_loadu_si256((const __m256i *)(LANE_SHIFT + 4 * v));
+    __m256i p = _mm256_and_si256(_mm256_srlv_epi64(src, shift),
+                                 _mm256_set1_epi64x(511));
+    __m256i bit = _mm256_sllv_epi64(
+        _mm256_set1_epi64x(1), _mm256_and_si256(p, _mm256_set1_epi64x(63)));
+    bit = _mm256_and_si256(
+        bit, _mm256_loadu_si256((const __m256i *)(live + 4 * v)));
+    __m256i word = pick_words(lo, hi, _mm256_srli_epi64(p, 6));
+    return _mm256_andnot_si256(word, bit);
+}
+
+/* nvec = ceil(k / 4) is a constant at every call site below, so the
+ * compiler unrolls this and drops the vectors a small k does not need. */
+AVX2_FN bool test_nvec(const uint64_t *blk, uint64_t h, const uint64_t *live,
+                       unsigned nvec) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)blk);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(blk + 4));
+    uint64_t g = amq__mix64(h);
+    __m256i vh = _mm256_set1_epi64x((long long)h);
+    __m256i vg = _mm256_set1_epi64x((long long)g);
+    /* lanes: [h h h g] [g g g g] [g g g2 g2] [g2 g2 g2 g2] */
+    __m256i miss = missing4(lo, hi, _mm256_blend_epi32(vh, vg, 0xc0), 0, live);
+    if (nvec > 1)
+        miss = _mm256_or_si256(miss, missing4(lo, hi, vg, 1, live));
+    if (nvec > 2) {
+        __m256i vg2 = _mm256_set1_epi64x((long long)amq__mix64(g));
+        miss = _mm256_or_si256(
+            miss, missing4(lo, hi, _mm256_blend_epi32(vg, vg2, 0xf0), 2, live));
+        if (nvec > 3)
+            miss = _mm256_or_si256(miss, missing4(lo, hi, vg2, 3, live));
+    }
+    return _mm256_testz_si256(miss, miss) != 0;
+}
+
+AVX2_FN bool block_test_avx2(const uint64_t *blk, uint64_t h, unsigned k,
+                             const uint64_t *live) {
+    switch ((k + 3) / 4) {
+    case 1: return test_nvec(blk, h, live, 1);
+    case 2: return test_nvec(blk, h, live, 2);
+    case 3: return test_nvec(blk, h, live, 3);
+    default: return test_nvec(blk, h, live, 4);
+    }
+}
+
+__attribute__((target("avx2"))) static bool contains_avx2(const amq_blocked *b,
+                                                          uint64_t h) {
+    return block_test_avx2(block_ptr(b, h), h, b->k, b->lane_live);
+}
+
+__attribute__((target("avx2"))) static void
+batch_avx2(const amq_blocked *b, const uint64_t *h, size_t n, uint8_t *out) {
+    size_t ahead = n < AHEAD ? n : AHEAD, i = 0;
+    for (size_t j = 0; j < ahead; j++)
+        amq__prefetch(block_ptr(b, h[j]));
+    for (; i + AHEAD < n; i++) {
+        amq__prefetch(block_ptr(b, h[i + AHEAD]));
+        out[i] = block_test_avx2(block_ptr(b, h[i]), h[i], b->k, b->lane_live);
+    }
+    for (; i < n; i++)
+        out[i] = block_test_avx2(block_ptr(b, h[i]), h[i], b->k, b->lane_live);
+}
+#endif
+
+/* ---- construction ------------------------------------------------------- */
+
+static bool want_avx2(const amq_options *opt) {
+#ifdef BLOCKED_X86
+    if (opt != NULL && (opt->flags & AMQ_OPT_SCALAR))
+        return false;
+    return amq__cpu_has_avx2() != 0;
+#else
+    (void)opt;
+    return false;
+#endif
+}
+
+/* A blocked filter of nblocks blocks and k positions: zeroed and owned, or
+ * borrowing `view`. */
+static amq_status blocked_alloc(uint64_t nblocks, unsigned k,
+                                const amq_options *opt, const uint8_t *view,
+                                amq_blocked **out) {
+    amq__mem mem;
+    amq_blocked *b;
+    size_t bytes;
+    if (nblocks == 0 || k == 0 || k > MAX_K)
+        return AMQ_ERR_INVALID;
+    if (nblocks > MAX_BLOCKS ||
+        !amq__mul((size_t)nblocks, BLOCK_BYTES, &bytes))
+        return AMQ_ERR_OVERFLOW;
+    amq__mem_init(&mem, opt);
+    b = amq__zalloc(&mem, sizeof *b);
+    if (b == NULL)
+        return AMQ_ERR_NOMEM;
+    b->mem = mem;
+    b->nblocks = nblocks;
+    b->k = k;
+    b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    b->avx2 = want_avx2(opt);
+    for (unsigned j = 0; j < MAX_K; j++)
+        b->lane_live[j] = j < k ? UINT64_MAX : 0;
+    if (view != NULL) {
+        b->words = (const uint64_t *)(const void *)view;
+    } else {
+        amq_status st = amq__block_alloc(&mem, bytes, 64, &b->table);
+        if (st != AMQ_OK) {
+            amq__free(&mem, b, sizeof *b);
+            return st;
+        }
+        b->mut = b->table.ptr;
+        b->words = b->mut;
+    }
+    *out = b;
+    return AMQ_OK;
+}
+
+static size_t table_bytes(const amq_blocked *b) {
+    return (size_t)b->nblocks * BLOCK_BYTES;
+}
+
+amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
+                                    const amq_options *opt,
+                                    amq_blocked **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    return blocked_alloc(blocks, k, opt, NULL, out);
+}
+
+amq_status amq_blocked_new(uint64_t capacity, double fpr,
+                           const amq_options *opt, amq_blocked **out) {
+    uint64_t blocks;
+    unsigned k;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(shape_for(capacity, fpr, 0, &blocks, &k));
+    return blocked_alloc(blocks, k, opt, NULL, out);
+}
+
+void amq_blocked_free(amq_blocked *b) {
+    if (b == NULL)
+        return;
+    amq__mem mem = b->mem;
+    if (b->table.raw != NULL)
+        amq__block_free(&mem, &b->table);
+    amq__free(&mem, b, sizeof *b);
+}
+
+/* ---- updates and queries ------------------------------------------------ */
+
+void amq_blocked_add_hash(amq_blocked *b, uint64_t h) {
+    uint64_t *blk = b->mut + BLOCK_WORDS * block_of(h, b->nblocks);
+    if (b->concurrent) {
+        block_set_atomic(blk, h, b->k);
+        __atomic_fetch_add(&b->items, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    block_set(blk, h, b->k);
+    b->items++;
+}
+
+bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t h) {
+#ifdef BLOCKED_X86
+    if (b->avx2)
+        return contains_avx2(b, h);
+#endif
+    return block_test(block_ptr(b, h), h, b->k);
+}
+
+void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,
+                                size_t n, uint8_t *out) {
+#ifdef BLOCKED_X86
+    if (b->avx2) {
+        batch_avx2(b, h, n, out);
+        return;
+    }
+#endif
+    batch_scalar(b, h, n, out);
+}
+
+static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
+                              amq__merge_op op) {
+    size_t nw;
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    if (dst->nblocks != src->nblocks || dst->k != src->k)
+        return AMQ_ERR_INCOMPATIBLE;
+    nw = (size_t)dst->nblocks * BLOCK_WORDS;
+    for (size_t i = 0; i < nw; i++)
+        dst->mut[i] = op == AMQ__UNION ? dst->mut[i] | src->words[i]
+                                       : dst->mut[i] & src->words[i];
+    /* Union: at most both sides' keys; intersection: a subset of either
+     * side's bits. Both item counts keep the bound safe. */
+    if (op == AMQ__UNION)
+        dst->items = dst->items > UINT64_MAX - src->items
+                         ? UINT64_MAX
+                         : dst->items + src->items;
+    else if (src->items < dst->items)
+        dst->items = src->items;
+    return AMQ_OK;
+}
+
+amq_status amq_blocked_union(amq_blocked *dst, const amq_blocked *src) {
+    return merge_words(dst, src, AMQ__UNION);
+}
+
+amq_status amq_blocked_intersect(amq_blocked *dst, const amq_blocked *src) {
+    return merge_words(dst, src, AMQ__INTERSECT);
+}
+
+uint64_t amq_blocked_blocks(const amq_blocked *b) { return b->nblocks; }
+unsigned amq_blocked_k(const amq_blocked *b) { return b->k; }
+uint64_t amq_blocked_items(const amq_blocked *b) { return b->items; }
+
+double amq_blocked_fpr_bound(const amq_blocked *b) {
+    blk_model mo;
+    if (b->items == 0)
+        return 0.0;
+    model_init(&mo, b->k, BLOCK_BITS);
+    return model_mix(&mo, (double)b->items / (double)b->nblocks);
+}
+
+/* ---- the generic interface --------------------------------------------- */
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    uint64_t k = 0, blocks = 0;
+    bool has_k, has_blocks;
+    unsigned kk;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, &has_k, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks,
+                                    &has_blocks, diag));
+    kk = (unsigned)k;
+    if (!has_blocks) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "blocked needs a capacity and fpr, or blocks=N");
+        amq_status st = shape_for(capacity, fpr, kk, &blocks, &kk);
+        if (st != AMQ_OK)
+            return amq__diag(diag, st, 0,
+                             "blocked cannot meet fpr %g for %llu keys", fpr,
+                             (unsigned long long)capacity);
+    } else if (!has_k) {
+        kk = capacity ? best_k(512.0 * (double)blocks / (double)capacity, NULL)
+                      : DEFAULT_K;
+    }
+    return blocked_alloc(blocks, kk, opt, NULL, (amq_blocked **)impl);
+}
+
+static void t_destroy(void *impl) { amq_blocked_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_blocked_add_hash(impl, h);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_blocked_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_blocked_contains_batch(impl, h, n, out);
+}
+static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+    return merge_words(dst, src, op);
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_blocked *)impl)->items;
+}
+static size_t t_size(const void *impl) { return table_bytes(impl); }
+static double t_bound(const void *impl) {
+    return amq_blocked_fpr_bound(impl);
+}
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_blocked *b = impl;
+    int n = snprintf(buf, cap, "blocks=%llu,k=%u",
+                     (unsigned long long)b->nblocks, b->k);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    uint64_t k = 0;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, NULL, diag));
+    *out = curve_at(bpk, (unsigned)k);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    uint64_t k = 0;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, NULL, diag));
+    *out = bits_for(fpr, (unsigned)k);
+    return AMQ_OK;
+}
+
+/* params: blocks u64 | k u32 | reserved u32 (0) | items u64 */
+#define PARAMS_LEN 24
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_blocked *b = impl;
+    amq__put_u64(p, b->nblocks);
+    amq__put_u32(p + 8, b->k);
+    amq__put_u32(p + 12, 0);
+    amq__put_u64(p + 16, b->items);
+}
+static size_t t_payload_size(const void *impl) { return table_bytes(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_blocked *b = impl;
+    memcpy(dst, b->words, table_bytes(b));
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    uint64_t blocks;
+    uint32_t k;
+    amq_blocked *b;
+    if (plen != PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "blocked parameters: %zu bytes, expected %d", plen,
+                         PARAMS_LEN);
+    blocks = amq__get_u64(p);
+    k = amq__get_u32(p + 8);
+    if (blocks == 0 || blocks > MAX_BLOCKS || len % BLOCK_BYTES != 0 ||
+        len / BLOCK_BYTES != blocks)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "blocked block count %llu does not match a %zu-byte "
+                         "payload",
+                         (unsigned long long)blocks, len);
+    if (k == 0 || k > MAX_K)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
+                         "blocked bit count k=%u outside 1..%d", k, MAX_K);
+    if (amq__get_u32(p + 12) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 76,
+                         "blocked reserved parameter field is not zero");
+    AMQ_RETURN_IF_ERR(blocked_alloc(blocks, k, opt, view ? payload : NULL, &b));
+    if (!view)
+        memcpy(b->mut, payload, len);
+    b->items = amq__get_u64(p + 16);
+    *impl = b;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_blocked = {
+    .info = {.name = "blocked",
+             .type_id = 2,
+             .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT,
+             .summary = "cache-line blocked Bloom filter, k bits in one "
+                        "512-bit block",
+             .params = "k=BITS per key (1-16, default best for the target; "
+                       "8 with blocks= and no target), blocks=N (64-byte "
+                       "blocks, explicit size instead of capacity/fpr)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .merge = t_merge,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

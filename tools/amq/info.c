@@ -1,0 +1,242 @@
+/*
+ * info.c — `amq info [--json] FILE`: what a filter file holds and how close
+ * it is to the space lower bound.
+ *
+ * Any structure answering with false-positive rate eps needs at least
+ * log2(1/eps) bits per key (Carter et al. 1978); the ratio of the filter's
+ * bits per key to that bound is its space overhead. eps is the certified
+ * bound at the current load, or the target rate while the filter is empty.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct info_facts {
+    const char *file;
+    const amq_type_info *type;
+    char *params;
+    const amq_hasher *hasher;
+    uint64_t items, capacity;
+    size_t bytes, file_bytes;
+    double bits_per_key, bound, target;
+    double eps;         /* what the lower bound is computed for; 0: none   */
+    const char *eps_from;
+    double lower, ratio; /* NAN when undefined                             */
+    bool view;
+} info_facts;
+
+enum { OPT_JSON = 1 };
+
+static const cli_opt info_options[] = {
+    {"json", 'j', false, OPT_JSON},
+    {NULL, 0, false, 0},
+};
+
+static void derive_bounds(info_facts *x)
+{
+    x->eps = 0.0;
+    x->eps_from = "none";
+    if (x->items > 0 && x->bound > 0.0 && x->bound < 1.0) {
+        x->eps = x->bound;
+        x->eps_from = "certified bound";
+    } else if (x->target > 0.0 && x->target < 1.0) {
+        x->eps = x->target;
+        x->eps_from = "target fpr";
+    }
+    x->lower = x->eps > 0.0 ? log2(1.0 / x->eps) : NAN;
+    x->ratio = x->lower > 0.0 ? x->bits_per_key / x->lower : NAN;
+}
+
+static void gather(info_facts *x, const char *file, const cli_filter_file *ff)
+{
+    const amq_filter *f = ff->filter;
+    memset(x, 0, sizeof *x);
+    x->file = file;
+    x->type = amq_filter_info(f);
+    x->params = cli_describe(f);
+    x->hasher = amq_filter_hasher(f);
+    x->items = amq_filter_items(f);
+    x->capacity = amq_filter_capacity(f);
+    x->bytes = amq_filter_size_bytes(f);
+    x->file_bytes = ff->file_len;
+    x->bits_per_key = amq_filter_bits_per_key(f);
+    x->bound = amq_filter_fpr_bound(f);
+    x->target = amq_filter_target_fpr(f);
+    x->view = ff->is_view;
+    derive_bounds(x);
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+static void print_hash_text(const amq_hasher *h)
+{
+    printf("%-12s %s", "hash:", amq_hash_kind_name(h->kind));
+    if (h->kind == AMQ_HASH_SIPHASH)
+        printf(" (keyed; the secret key is stored in the file)\n");
+    else
+        printf(" (seed %llu)\n", (unsigned long long)h->seed);
+}
+
+static void print_number_or_na(const char *label, double v, const char *fmt)
+{
+    printf("%-12s ", label);
+    if (isfinite(v))
+        printf(fmt, v);
+    else
+        fputs("n/a", stdout);
+}
+
+static void print_text(const info_facts *x)
+{
+    printf("%-12s %s\n", "file:", x->file);
+    printf("%-12s %s\n", "type:", x->type ? x->type->name : "?");
+    printf("%-12s %s\n", "params:", x->params ? x->params : "?");
+    print_hash_text(x->hasher);
+    printf("%-12s %llu\n", "items:", (unsigned long long)x->items);
+    printf("%-12s %llu%s\n", "capacity:", (unsigned long long)x->capacity,
+           x->capacity ? "" : " (explicit parameters)");
+    printf("%-12s %zu (file %zu)\n", "bytes:", x->bytes, x->file_bytes);
+    printf("%-12s %.4f%s\n", "bits/key:", x->bits_per_key,
+           x->items ? "" : " (empty: per one key)");
+    printf("%-12s %.6g (certified, at the current load)\n", "fpr bound:",
+           x->bound);
+    print_number_or_na("target fpr:", x->target > 0 ? x->target : NAN, "%g");
+    fputc('\n', stdout);
+    print_number_or_na("lower bound:", x->lower, "%.4f bits/key");
+    if (x->eps > 0.0)
+        printf(" (log2(1/eps), eps = %s %.6g)", x->eps_from, x->eps);
+    fputc('\n', stdout);
+    print_number_or_na("ratio:", x->ratio, "%.4f");
+    fputs(" (bits/key / lower bound)\n", stdout);
+    printf("%-12s %s\n", "loaded:", x->view ? "view (mapped, zero copy)"
+                                            : "copy");
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; s != NULL && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void json_number(double v)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    else
+        fputs("null", stdout);
+}
+
+/* Each field after the first is preceded by a comma. */
+static void json_key(const char *name, bool first)
+{
+    printf("%s\n  \"%s\": ", first ? "" : ",", name);
+}
+
+static void json_str_field(const char *name, const char *v, bool first)
+{
+    json_key(name, first);
+    json_string(v);
+}
+
+static void json_num_field(const char *name, double v)
+{
+    json_key(name, false);
+    json_number(v);
+}
+
+static void json_u64_field(const char *name, uint64_t v)
+{
+    json_key(name, false);
+    printf("%llu", (unsigned long long)v);
+}
+
+static void json_bool_field(const char *name, bool v)
+{
+    json_key(name, false);
+    fputs(v ? "true" : "false", stdout);
+}
+
+static void print_json(const info_facts *x)
+{
+    putchar('{');
+    json_str_field("file", x->file, true);
+    json_str_field("type", x->type ? x->type->name : "", false);
+    json_str_field("params", x->params, false);
+    json_str_field("hash", amq_hash_kind_name(x->hasher->kind), false);
+    json_bool_field("keyed", x->hasher->kind == AMQ_HASH_SIPHASH);
+    json_u64_field("items", x->items);
+    json_u64_field("capacity", x->capacity);
+    json_u64_field("bytes", x->bytes);
+    json_u64_field("file_bytes", x->file_bytes);
+    json_num_field("bits_per_key", x->bits_per_key);
+    json_num_field("fpr_bound", x->bound);
+    json_num_field("target_fpr", x->target);
+    json_num_field("lower_bound_bits_per_key", x->lower);
+    json_num_field("lower_bound_eps", x->eps > 0 ? x->eps : NAN);
+    json_num_field("ratio", x->ratio);
+    json_bool_field("view", x->view);
+    fputs("\n}\n", stdout);
+}
+
+/* ---- command ------------------------------------------------------------------ */
+
+/* -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, const char **file, bool *json)
+{
+    cli_args a;
+    int id;
+    cli_args_init(&a, "info", argc, argv);
+    while ((id = cli_next(&a, info_options)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "info") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (id == OPT_JSON)
+            *json = true;
+        else if (*file != NULL)
+            return cli_usage_error("info", "too many arguments");
+        else
+            *file = a.value;
+    }
+    if (*file == NULL)
+        return cli_usage_error("info", "missing FILE");
+    return -1;
+}
+
+int cli_cmd_info(int argc, char **argv)
+{
+    const char *file = NULL;
+    bool json = false;
+    int rc = parse_args(argc, argv, &file, &json);
+    if (rc >= 0)
+        return rc;
+    cli_filter_file ff;
+    if (!cli_filter_open(&ff, file))
+        return CLI_EXIT_ERR;
+    info_facts x;
+    gather(&x, file, &ff);
+    if (json)
+        print_json(&x);
+    else
+        print_text(&x);
+    free(x.params);
+    cli_filter_close(&ff);
+    if (fflush(stdout) != 0) {
+        cli_error("<stdout>: write error");
+        return CLI_EXIT_ERR;
+    }
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,44 @@
+/*
+ * main.c — entry point of the amq tool: dispatches `amq COMMAND ...` to the
+ * subcommand's file and handles the global --help / --version.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} cli_command;
+
+static const cli_command commands[] = {
+    {"build", cli_cmd_build}, {"query", cli_cmd_query},
+    {"info", cli_cmd_info},   {"help", cli_cmd_help},
+    {"demo", cli_cmd_demo},   {NULL, NULL},
+};
+
+static int print_version(void)
+{
+    printf("amq %d.%d.%d (library %s)\n", AMQ_VERSION_MAJOR,
+           AMQ_VERSION_MINOR, AMQ_VERSION_PATCH, amq_version());
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_help_print(stderr, NULL);
+        return CLI_EXIT_ERR;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        return cli_help_print(stdout, NULL) ? CLI_EXIT_OK : CLI_EXIT_ERR;
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 ||
+        strcmp(name, "version") == 0)
+        return print_version();
+    for (const cli_command *c = commands; c->name != NULL; c++)
+        if (strcmp(c->name, name) == 0)
+            return c->run(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (try 'amq help')", name);
+    return CLI_EXIT_ERR;
+}

@@ -1,0 +1,203 @@
+/*
+ * query.c — `amq query FILE [KEYFILE]`: print the keys that may be members.
+ *
+ * The filter file is mapped and viewed in place (zero copy). Keys are read
+ * in chunks of CHUNK: each chunk's key bytes are kept in an arena so they
+ * can be printed, their hashes go to amq_filter_contains_batch (which
+ * overlaps the memory latency of the lookups), and the answers are printed
+ * in input order before the next chunk is read.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define CHUNK 4096
+
+typedef struct query_opts {
+    const char *file, *input;
+    bool binary, skip_empty, count_only, invert, quiet;
+} query_opts;
+
+typedef struct query_chunk {
+    uint64_t hashes[CHUNK];
+    uint8_t hit[CHUNK];
+    size_t off[CHUNK + 1]; /* key i is bytes[off[i] .. off[i+1])           */
+    size_t n;
+    uint8_t *bytes;
+    size_t cap;
+} query_chunk;
+
+enum { OPT_BINARY = 1, OPT_SKIP_EMPTY, OPT_COUNT, OPT_INVERT, OPT_QUIET };
+
+static const cli_opt query_options[] = {
+    {"binary", 'b', false, OPT_BINARY},
+    {"skip-empty", 0, false, OPT_SKIP_EMPTY},
+    {"count", 'c', false, OPT_COUNT},
+    {"invert", 'v', false, OPT_INVERT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {NULL, 0, false, 0},
+};
+
+static void take_flag(query_opts *o, int id)
+{
+    switch (id) {
+    case OPT_BINARY: o->binary = true; break;
+    case OPT_SKIP_EMPTY: o->skip_empty = true; break;
+    case OPT_COUNT: o->count_only = true; break;
+    case OPT_INVERT: o->invert = true; break;
+    case OPT_QUIET: o->quiet = true; break;
+    default: break;
+    }
+}
+
+static int take_positional(query_opts *o, const char *v)
+{
+    if (o->file == NULL)
+        o->file = v;
+    else if (o->input == NULL)
+        o->input = v;
+    else
+        return cli_usage_error("query", "too many arguments");
+    return -1;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, query_opts *o)
+{
+    cli_args a;
+    int id, rc;
+    cli_args_init(&a, "query", argc, argv);
+    while ((id = cli_next(&a, query_options)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "query") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (id != CLI_NEXT_POS)
+            take_flag(o, id);
+        else if ((rc = take_positional(o, a.value)) >= 0)
+            return rc;
+    }
+    if (o->file == NULL)
+        return cli_usage_error("query", "missing FILE");
+    if (o->input == NULL && strcmp(o->file, "-") == 0)
+        return cli_usage_error("query", "FILE and keys cannot both be stdin");
+    return -1;
+}
+
+static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
+                       size_t len)
+{
+    size_t used = q->off[q->n];
+    if (len > q->cap - used) {
+        size_t ncap = q->cap;
+        while (len > ncap - used && ncap <= SIZE_MAX / 2)
+            ncap *= 2;
+        uint8_t *nb = len > ncap - used ? NULL : realloc(q->bytes, ncap);
+        if (nb == NULL) {
+            cli_error("out of memory for a key of %zu bytes", len);
+            return false;
+        }
+        q->bytes = nb;
+        q->cap = ncap;
+    }
+    if (len > 0)
+        memcpy(q->bytes + used, key, len);
+    q->hashes[q->n] = amq_filter_hash(f, key, len);
+    q->off[++q->n] = used + len;
+    return true;
+}
+
+static void print_key(const query_opts *o, const query_chunk *q, size_t i)
+{
+    const uint8_t *key = q->bytes + q->off[i];
+    size_t len = q->off[i + 1] - q->off[i];
+    if (o->binary && len == 8)
+        printf("%llu\n", (unsigned long long)cli_load_le64(key));
+    else {
+        if (len > 0)
+            fwrite(key, 1, len, stdout);
+        putchar('\n');
+    }
+}
+
+/* Query the chunk, print its selected keys, and empty it. */
+static uint64_t chunk_flush(const query_opts *o, query_chunk *q,
+                            const amq_filter *f)
+{
+    uint64_t selected = 0;
+    amq_filter_contains_batch(f, q->hashes, q->n, q->hit);
+    for (size_t i = 0; i < q->n; i++) {
+        if ((q->hit[i] != 0) == o->invert)
+            continue;
+        selected++;
+        if (!o->quiet && !o->count_only)
+            print_key(o, q, i);
+    }
+    q->n = 0;
+    return selected;
+}
+
+/* Selected keys, or -1 after an error. */
+static int64_t run_queries(const query_opts *o, const amq_filter *f,
+                           cli_keys *k, query_chunk *q)
+{
+    const uint8_t *key;
+    size_t len;
+    int r;
+    uint64_t selected = 0;
+    while ((r = cli_keys_next(k, &key, &len)) == 1) {
+        if (!chunk_push(q, f, key, len))
+            return -1;
+        if (q->n == CHUNK)
+            selected += chunk_flush(o, q, f);
+    }
+    if (q->n > 0)
+        selected += chunk_flush(o, q, f);
+    return r == 0 ? (int64_t)selected : -1;
+}
+
+static int query_file(const query_opts *o, const amq_filter *f)
+{
+    cli_keys k;
+    if (!cli_keys_open(&k, o->input, o->binary, o->skip_empty))
+        return CLI_EXIT_ERR;
+    query_chunk *q = calloc(1, sizeof *q);
+    int64_t selected = -1;
+    if (q != NULL) {
+        q->cap = 1 << 16;
+        q->bytes = malloc(q->cap);
+    }
+    if (q == NULL || q->bytes == NULL)
+        cli_error("out of memory");
+    else
+        selected = run_queries(o, f, &k, q);
+    cli_keys_close(&k);
+    if (q != NULL)
+        free(q->bytes);
+    free(q);
+    if (selected >= 0 && o->count_only && !o->quiet)
+        printf("%lld\n", (long long)selected);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("<stdout>: write error");
+        return CLI_EXIT_ERR;
+    }
+    if (selected < 0)
+        return CLI_EXIT_ERR;
+    return selected > 0 ? CLI_EXIT_OK : CLI_EXIT_NONE;
+}
+
+int cli_cmd_query(int argc, char **argv)
+{
+    query_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    cli_filter_file ff;
+    if (!cli_filter_open(&ff, o.file))
+        return CLI_EXIT_ERR;
+    rc = query_file(&o, ff.filter);
+    cli_filter_close(&ff);
+    return rc;
+}

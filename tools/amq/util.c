@@ -1,0 +1,247 @@
+/*
+ * util.c — small helpers for the amq tool: the option parser every
+ * subcommand uses, number parsing, error messages, a monotonic clock and
+ * the progress bar drawn on stderr during long builds.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- option parsing --------------------------------------------------------- */
+
+void cli_args_init(cli_args *a, const char *command, int argc, char **argv)
+{
+    a->command = command;
+    a->argc = argc;
+    a->argv = argv;
+    a->index = 1;
+    a->only_pos = false;
+    a->value = NULL;
+}
+
+static const cli_opt *find_long(const cli_opt *opts, const char *name,
+                                size_t len)
+{
+    for (; opts->name != NULL; opts++)
+        if (strlen(opts->name) == len && memcmp(opts->name, name, len) == 0)
+            return opts;
+    return NULL;
+}
+
+static const cli_opt *find_short(const cli_opt *opts, char c)
+{
+    for (; opts->name != NULL; opts++)
+        if (opts->short_name != 0 && opts->short_name == c)
+            return opts;
+    return NULL;
+}
+
+/* Attach the option's argument: inline (--x=v, -xv) or the next argv. */
+static int take_value(cli_args *a, const cli_opt *o, const char *inline_val,
+                      const char *shown)
+{
+    a->value = NULL;
+    if (!o->has_arg && inline_val != NULL) {
+        cli_usage_error(a->command, "option %s takes no value", shown);
+        return CLI_NEXT_ERR;
+    }
+    if (!o->has_arg)
+        return o->id;
+    if (inline_val == NULL && a->index >= a->argc) {
+        cli_usage_error(a->command, "option %s needs a value", shown);
+        return CLI_NEXT_ERR;
+    }
+    a->value = inline_val != NULL ? inline_val : a->argv[a->index++];
+    return o->id;
+}
+
+static int next_long(cli_args *a, const cli_opt *opts, const char *arg)
+{
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const cli_opt *o = find_long(opts, name, len);
+    if (o == NULL && len == 4 && memcmp(name, "help", 4) == 0 && !eq)
+        return CLI_OPT_HELP;
+    if (o == NULL) {
+        cli_usage_error(a->command, "unknown option '%.*s'", (int)len + 2,
+                        arg);
+        return CLI_NEXT_ERR;
+    }
+    return take_value(a, o, eq ? eq + 1 : NULL, arg);
+}
+
+static int next_short(cli_args *a, const cli_opt *opts, const char *arg)
+{
+    const cli_opt *o = find_short(opts, arg[1]);
+    char shown[3] = {'-', arg[1], 0};
+    if (o == NULL && arg[1] == 'h' && arg[2] == 0)
+        return CLI_OPT_HELP;
+    if (o == NULL) {
+        cli_usage_error(a->command, "unknown option '%s'", shown);
+        return CLI_NEXT_ERR;
+    }
+    return take_value(a, o, arg[2] != 0 ? arg + 2 : NULL, shown);
+}
+
+int cli_next(cli_args *a, const cli_opt *opts)
+{
+    if (a->index >= a->argc)
+        return CLI_NEXT_END;
+    const char *arg = a->argv[a->index++];
+    if (a->only_pos || arg[0] != '-' || arg[1] == 0) {
+        a->value = arg;
+        return CLI_NEXT_POS;
+    }
+    if (arg[1] == '-' && arg[2] == 0) {
+        a->only_pos = true;
+        return cli_next(a, opts);
+    }
+    if (arg[1] == '-')
+        return next_long(a, opts, arg);
+    return next_short(a, opts, arg);
+}
+
+/* ---- numbers -------------------------------------------------------------------- */
+
+static uint64_t suffix_multiplier(char c)
+{
+    switch (c) {
+    case 'k': case 'K': return 1000;
+    case 'M': return 1000000;
+    case 'G': return 1000000000;
+    default: return 1;
+    }
+}
+
+bool cli_parse_u64(const char *command, const char *opt, const char *s,
+                   uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (s[0] < '0' || s[0] > '9')
+        goto bad;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mul = suffix_multiplier(*end);
+    if (mul != 1)
+        end++;
+    if (errno != 0 || *end != 0 || (uint64_t)v > UINT64_MAX / mul)
+        goto bad;
+    *out = (uint64_t)v * mul;
+    return true;
+bad:
+    cli_usage_error(command, "%s: '%s' is not a non-negative integer", opt, s);
+    return false;
+}
+
+bool cli_parse_fpr(const char *command, const char *opt, const char *s,
+                   double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v <= 0.0 ||
+        v >= 1.0) {
+        cli_usage_error(command, "%s: '%s' is not a rate in (0, 1)", opt, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ---- errors -------------------------------------------------------------------- */
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fputs("amq: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_status_error(const char *what, amq_status st, const amq_diag *diag)
+{
+    if (diag != NULL && diag->message[0] != 0)
+        cli_error("%s: %s (at byte %zu: %.*s)", what, amq_strerror(st),
+                  diag->offset, (int)sizeof diag->message, diag->message);
+    else
+        cli_error("%s: %s", what, amq_strerror(st));
+    return CLI_EXIT_ERR;
+}
+
+char *cli_describe(const amq_filter *f)
+{
+    size_t need = amq_filter_describe(f, NULL, 0) + 1;
+    char *s = malloc(need);
+    if (s != NULL)
+        amq_filter_describe(f, s, need);
+    return s;
+}
+
+/* ---- time and progress ------------------------------------------------------ */
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_init(cli_progress *p, const char *label, uint64_t total)
+{
+    p->enabled = isatty(STDERR_FILENO) == 1;
+    p->shown = false;
+    p->label = label;
+    p->total = total;
+    p->start = p->enabled ? cli_now() : 0.0;
+    p->last = p->start;
+}
+
+static void progress_draw(cli_progress *p, uint64_t done)
+{
+    enum { WIDTH = 30 };
+    if (p->total == 0) {
+        fprintf(stderr, "\r%s: %llu keys", p->label, (unsigned long long)done);
+    } else {
+        double frac = (double)done / (double)p->total;
+        if (frac > 1.0)
+            frac = 1.0;
+        int fill = (int)(frac * WIDTH);
+        char bar[WIDTH + 1];
+        memset(bar, '#', (size_t)fill);
+        memset(bar + fill, '.', (size_t)(WIDTH - fill));
+        bar[WIDTH] = 0;
+        fprintf(stderr, "\r%s [%s] %5.1f%% %llu/%llu", p->label, bar,
+                100.0 * frac, (unsigned long long)done,
+                (unsigned long long)p->total);
+    }
+    fflush(stderr);
+    p->shown = true;
+}
+
+void cli_progress_tick(cli_progress *p, uint64_t done)
+{
+    if (!p->enabled || (done & 0xFFFFu) != 0)
+        return;
+    double t = cli_now();
+    if (t - p->start < 0.5 || t - p->last < 0.1)
+        return;
+    p->last = t;
+    progress_draw(p, done);
+}
+
+void cli_progress_done(cli_progress *p)
+{
+    if (p->shown)
+        fputs("\r\033[K", stderr);
+    p->shown = false;
+}
