@@ -328,14 +328,17 @@ static amq_status open_frame(const void *buf, size_t len,
                          "unknown structure type id %u (newer amq?)",
                          fr.type_id);
     AMQ_RETURN_IF_ERR(check_generic(&fr, diag));
-    AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
-    amq_status st = t->load(fr.params + GENERIC_PARAMS,
-                            fr.params_len - GENERIC_PARAMS, fr.payload,
-                            fr.payload_len, view, opt, &f->impl, diag);
+    /* The type validates its parameters before it allocates anything. */
+    void *impl = NULL;
+    AMQ_RETURN_IF_ERR(t->load(fr.params + GENERIC_PARAMS,
+                              fr.params_len - GENERIC_PARAMS, fr.payload,
+                              fr.payload_len, view, opt, &impl, diag));
+    amq_status st = wrap(t, opt, &f);
     if (st != AMQ_OK) {
-        amq__free(&f->mem, f, sizeof *f);
+        t->destroy(impl);
         return st;
     }
+    f->impl = impl;
     f->hasher = fr.hasher;
     f->capacity = amq__get_u64(fr.params);
     f->target_fpr = amq__get_f64(fr.params + 8);

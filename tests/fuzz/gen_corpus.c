@@ -1,0 +1,241 @@
+/*
+ * gen_corpus.c — writes the seed corpus for fuzz_frame and the golden frames.
+ *
+ *   gen_corpus CORPUS_DIR [GOLDEN_DIR]
+ *
+ * CORPUS_DIR (tests/fuzz/corpus/frame) receives, for every dynamic type,
+ * small valid frames (a few sizes and hashers) and, from one small frame,
+ * invalid ones: truncated, bad magic, bad version, bad checksum, unknown
+ * type, incompatible flag, reserved bits, wrong lengths — most of them with a
+ * recomputed checksum so the fuzzer starts behind the checksum test.
+ * GOLDEN_DIR (tests/golden) receives the frames described in golden.h.
+ * Not run in CI; rerun by hand when a type is added, and commit the output.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/amq.h"
+#include "golden/golden.h"
+
+#define MAX_FILE 8192 /* keep corpus files small */
+
+static int failures;
+
+static void write_file(const char *dir, const char *name, const uint8_t *buf,
+                       size_t len) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (len > MAX_FILE) {
+        fprintf(stderr, "gen_corpus: %s is %zu bytes, skipped\n", path, len);
+        return;
+    }
+    FILE *fp = fopen(path, "wb");
+    if (fp == NULL || fwrite(buf, 1, len, fp) != len) {
+        fprintf(stderr, "gen_corpus: cannot write %s\n", path);
+        failures++;
+    }
+    if (fp != NULL && fclose(fp) != 0)
+        failures++;
+}
+
+static uint8_t *frame_of(const amq_filter *f, size_t *len) {
+    size_t need = amq_filter_serialized_size(f);
+    uint8_t *buf = malloc(need + 16);
+    *len = 0;
+    if (buf == NULL || amq_filter_save(f, buf, need, len) != AMQ_OK) {
+        fprintf(stderr, "gen_corpus: save failed\n");
+        failures++;
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void reseal(uint8_t *buf, size_t len) {
+    amq_hasher h;
+    if (len < 8 || amq_hasher_init(&h, AMQ_HASH_XXH64, 0, NULL) != AMQ_OK)
+        return;
+    uint64_t sum = amq_hash64(&h, buf, len - 8);
+    for (int i = 0; i < 8; i++)
+        buf[len - 8 + (size_t)i] = (uint8_t)(sum >> (8 * i));
+}
+
+static amq_filter *build(const char *type, uint64_t cap, double eps,
+                         uint64_t keys, const amq_options *opt) {
+    amq_filter *f = NULL;
+    if (amq_filter_new(type, cap, eps, opt, &f, NULL) != AMQ_OK) {
+        fprintf(stderr, "gen_corpus: cannot create %s\n", type);
+        failures++;
+        return NULL;
+    }
+    for (uint64_t i = 0; i < keys; i++) {
+        uint64_t k = i * 0x9e3779b97f4a7c15ULL;
+        if (amq_filter_add(f, &k, sizeof k) != AMQ_OK)
+            break;
+    }
+    return f;
+}
+
+static void emit(const char *dir, const char *name, amq_filter *f) {
+    size_t len;
+    uint8_t *buf = f ? frame_of(f, &len) : NULL;
+    if (buf != NULL)
+        write_file(dir, name, buf, len);
+    free(buf);
+    amq_filter_free(f);
+}
+
+static void valid_frames(const char *dir, const amq_type_info *ti) {
+    static const uint8_t key[16] = {9, 8, 7, 6, 5, 4, 3, 2,
+                                    1, 0, 1, 2, 3, 4, 5, 6};
+    char name[128];
+    static const uint64_t sizes[] = {0, 1, 10, 100};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "valid-%s-n%llu", ti->name,
+                 (unsigned long long)sizes[i]);
+        emit(dir, name, build(ti->name, sizes[i] ? sizes[i] : 1, 0.01,
+                              sizes[i], NULL));
+    }
+    amq_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.hash = AMQ_HASH_SIPHASH;
+    opt.hash_key = key;
+    snprintf(name, sizeof name, "valid-%s-siphash", ti->name);
+    emit(dir, name, build(ti->name, 50, 0.05, 50, &opt));
+    opt.hash = AMQ_HASH_XXH64;
+    opt.hash_key = NULL;
+    opt.hash_seed = 77;
+    snprintf(name, sizeof name, "valid-%s-xxh64", ti->name);
+    emit(dir, name, build(ti->name, 50, 0.001, 50, &opt));
+    opt.hash = AMQ_HASH_XXH3;
+    snprintf(name, sizeof name, "valid-%s-xxh3-seeded", ti->name);
+    emit(dir, name, build(ti->name, 20, 0.2, 20, &opt));
+}
+
+typedef struct edit {
+    const char *name;
+    size_t off;
+    uint8_t bytes[8];
+    size_t n;
+    int reseal;
+} edit;
+
+static void invalid_frames(const char *dir, const char *type) {
+    amq_filter *f = build(type, 10, 0.01, 10, NULL);
+    size_t len;
+    uint8_t *frame = f ? frame_of(f, &len) : NULL;
+    amq_filter_free(f);
+    if (frame == NULL)
+        return;
+    uint8_t *buf = malloc(len + 64);
+    if (buf == NULL) {
+        free(frame);
+        return;
+    }
+    char name[128];
+    /* Truncations: empty, inside the header, at its end, inside the
+     * payload, missing checksum bytes. */
+    const size_t cuts[] = {0, 1, 8, 63, 64, 65, len / 2, len - 8, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        snprintf(name, sizeof name, "bad-truncated-%zu", cuts[i]);
+        write_file(dir, name, frame, cuts[i]);
+    }
+    /* Trailing bytes. */
+    memcpy(buf, frame, len);
+    memset(buf + len, 0, 8);
+    write_file(dir, "bad-trailing-8", buf, len + 8);
+
+    static const edit edits[] = {
+        {"bad-magic", 0, {0x88}, 1, 1},
+        {"bad-magic-ascii", 0, {'A'}, 1, 1},
+        {"bad-magic-unsealed", 3, {'X'}, 1, 0},
+        {"bad-version-major2", 8, {2, 0}, 2, 1},
+        {"bad-version-major0", 8, {0, 0}, 2, 1},
+        {"bad-version-unsealed", 8, {9, 0}, 2, 0},
+        {"minor-1", 10, {1, 0}, 2, 1},
+        {"bad-type-unknown", 12, {0xff, 0xff}, 2, 1},
+        {"bad-type-zero", 12, {0, 0}, 2, 1},
+        {"bad-hash-kind-0", 14, {0}, 1, 1},
+        {"bad-hash-kind-9", 14, {9}, 1, 1},
+        {"bad-reserved-15", 15, {1}, 1, 1},
+        {"bad-incompat", 16, {1, 0, 0, 0}, 4, 1},
+        {"compat-unknown", 20, {0, 0, 0, 0x80}, 4, 1},
+        {"compat-secret", 20, {1, 0, 0, 0}, 4, 1},
+        {"bad-params-len-huge", 48, {0xff, 0xff, 0xff, 0xff}, 4, 1},
+        {"bad-params-len-zero", 48, {0, 0, 0, 0}, 4, 1},
+        {"bad-reserved-52", 52, {0, 0, 0, 1}, 4, 1},
+        {"bad-payload-len-huge", 56, {0xff, 0xff, 0xff, 0xff,
+                                      0xff, 0xff, 0xff, 0x7f}, 8, 1},
+        {"bad-params-pad", 127, {1}, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        const edit *e = &edits[i];
+        memcpy(buf, frame, len);
+        if (e->off + e->n > len)
+            continue;
+        memcpy(buf + e->off, e->bytes, e->n);
+        if (e->reseal)
+            reseal(buf, len);
+        write_file(dir, e->name, buf, len);
+    }
+    /* Payload length off by a word either way (resealed), checksum and
+     * payload bit flips (not resealed). */
+    uint64_t plen;
+    memcpy(&plen, frame + 56, 8);
+    for (int d = -1; d <= 1; d += 2) {
+        uint64_t p = plen + (uint64_t)(int64_t)(8 * d);
+        memcpy(buf, frame, len);
+        memcpy(buf + 56, &p, 8);
+        reseal(buf, len);
+        snprintf(name, sizeof name, "bad-payload-len%+d", 8 * d);
+        write_file(dir, name, buf, len);
+    }
+    memcpy(buf, frame, len);
+    buf[len - 1] ^= 0x01;
+    write_file(dir, "bad-checksum", buf, len);
+    memcpy(buf, frame, len);
+    buf[len - 9] ^= 0x80;
+    write_file(dir, "bad-payload-bitflip", buf, len);
+    memcpy(buf, frame, len);
+    buf[len - 9] ^= 0x80;
+    reseal(buf, len);
+    write_file(dir, "payload-bitflip-resealed", buf, len);
+    free(buf);
+    free(frame);
+}
+
+static void golden_frames(const char *dir, const amq_type_info *ti) {
+    for (int v = GOLDEN_DEFAULT; v <= GOLDEN_SIPHASH; v++) {
+        amq_filter *f = NULL;
+        char name[96];
+        golden_file_name(ti->name, (golden_variant)v, name, sizeof name);
+        if (golden_build(ti->name, (golden_variant)v, &f) != AMQ_OK) {
+            fprintf(stderr, "gen_corpus: cannot build golden %s\n", name);
+            failures++;
+            continue;
+        }
+        emit(dir, name, f);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: gen_corpus CORPUS_DIR [GOLDEN_DIR]\n");
+        return 2;
+    }
+    const char *first_type = NULL;
+    for (size_t i = 0; i < amq_filter_type_count(); i++) {
+        const amq_type_info *ti = amq_filter_type_at(i);
+        if (ti->caps & AMQ_CAP_STATIC)
+            continue;
+        if (first_type == NULL)
+            first_type = ti->name;
+        valid_frames(argv[1], ti);
+        if (argc == 3)
+            golden_frames(argv[2], ti);
+    }
+    if (first_type != NULL)
+        invalid_frames(argv[1], first_type);
+    return failures ? 1 : 0;
+}

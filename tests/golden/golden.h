@@ -1,0 +1,64 @@
+/*
+ * golden.h — how the golden frames in tests/golden/ are made.
+ *
+ * For every dynamic type T in the registry there are two files:
+ *   T.amq          amq_filter_new(T, 100, 0.01) with the default hasher,
+ *   T-siphash.amq  the same with SipHash-2-4 keyed 00 01 .. 0f,
+ * each holding the keys "amq-golden-000" .. "amq-golden-099".
+ * tests/fuzz/gen_corpus writes them; tests/unit/test_golden.c checks that
+ * the current code loads them and rebuilds them byte for byte. A change to
+ * any of these bytes is a change of the serialization format (docs/format.md):
+ * bump the format version instead of regenerating.
+ */
+#ifndef AMQ_TESTS_GOLDEN_H
+#define AMQ_TESTS_GOLDEN_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/amq.h"
+
+#define GOLDEN_KEYS 100
+#define GOLDEN_CAPACITY 100
+#define GOLDEN_FPR 0.01
+
+typedef enum golden_variant { GOLDEN_DEFAULT, GOLDEN_SIPHASH } golden_variant;
+
+static inline size_t golden_key(size_t i, char buf[32]) {
+    int n = snprintf(buf, 32, "amq-golden-%03u", (unsigned)i);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* File name of a type's golden frame (without directory). */
+static inline void golden_file_name(const char *type, golden_variant v,
+                                    char *buf, size_t cap) {
+    snprintf(buf, cap, "%s%s.amq", type, v == GOLDEN_SIPHASH ? "-siphash" : "");
+}
+
+static inline amq_status golden_build(const char *type, golden_variant v,
+                                      amq_filter **out) {
+    static const uint8_t key[AMQ_HASH_KEY_BYTES] = {
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    amq_options opt;
+    memset(&opt, 0, sizeof opt);
+    if (v == GOLDEN_SIPHASH) {
+        opt.hash = AMQ_HASH_SIPHASH;
+        opt.hash_key = key;
+    }
+    amq_filter *f = NULL;
+    amq_status st =
+        amq_filter_new(type, GOLDEN_CAPACITY, GOLDEN_FPR, &opt, &f, NULL);
+    for (size_t i = 0; st == AMQ_OK && i < GOLDEN_KEYS; i++) {
+        char k[32];
+        size_t len = golden_key(i, k);
+        st = amq_filter_add(f, k, len);
+    }
+    if (st != AMQ_OK) {
+        amq_filter_free(f);
+        f = NULL;
+    }
+    *out = f;
+    return st;
+}
+
+#endif
