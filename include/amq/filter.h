@@ -77,6 +77,21 @@ AMQ_API amq_status amq_filter_new(const char *spec, uint64_t capacity,
                                   double fpr, const amq_options *opt,
                                   amq_filter **out, amq_diag *diag);
 
+/* Build a filter from all of its keys at once: the only way to create a
+ * static type (AMQ_CAP_STATIC: xor, fuse, ribbon, ...), and for dynamic
+ * types the same as amq_filter_new(spec, n, fpr) followed by add_hash of each
+ * hash. hashes must come from the hasher the filter will use: call
+ * amq_filter_resolve_hasher(spec, opt, &h) first and pass the same opt
+ * (with hash, hash_seed and hash_key set from h). Duplicate hashes are
+ * tolerated; n == 0 builds an empty filter where the type allows it.
+ * fpr may be 0 when the spec fixes the parameters.
+ * Errors: as amq_filter_new, plus AMQ_ERR_FULL when a dynamic type fills
+ * up, and the static type's construction failures (documented per type). */
+AMQ_API amq_status amq_filter_build(const char *spec, const uint64_t *hashes,
+                                    size_t n, double fpr,
+                                    const amq_options *opt, amq_filter **out,
+                                    amq_diag *diag);
+
 AMQ_API void amq_filter_free(amq_filter *f);
 
 /* The hasher amq_filter_new(spec, ..., opt) would give the filter: the

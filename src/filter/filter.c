@@ -57,50 +57,111 @@ static amq_status wrap(const amq__type *t, const amq_options *opt,
     return AMQ_OK;
 }
 
-amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
-                          const amq_options *opt, amq_filter **out,
-                          amq_diag *diag) {
-    static const amq_options defaults;
-    amq__spec s;
-    amq_filter *f = NULL;
-    amq_status st;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (opt == NULL)
-        opt = &defaults;
-    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &s, diag));
-    const amq__type *t = amq__type_by_name(s.name);
-    if (t == NULL)
+/* Parse a spec and find its type. */
+static amq_status lookup(const char *spec, amq__spec *s, const amq__type **t,
+                         amq_diag *diag) {
+    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, s, diag));
+    *t = amq__type_by_name(s->name);
+    if (*t == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "unknown structure '%s' (see amq help types)",
-                         s.name);
-    AMQ_RETURN_IF_ERR(check_target(capacity, fpr, diag));
+                         s->name);
+    return AMQ_OK;
+}
+
+/* What to construct: an empty filter for a target, or a static one from
+ * every key's hash. */
+typedef struct make_args {
+    uint64_t capacity;
+    double fpr;
+    const uint64_t *hashes; /* build only */
+    size_t n;
+    bool build;
+} make_args;
+
+static amq_status construct(const amq__type *t, amq__spec *s,
+                            const make_args *a, const amq_options *opt,
+                            amq_filter **out, amq_diag *diag) {
+    amq_filter *f = NULL;
     AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
-    st = amq__hasher_from_options(opt, t->info.default_hash, &f->hasher);
+    amq_status st =
+        amq__hasher_from_options(opt, t->info.default_hash, &f->hasher);
     if (st == AMQ_OK)
-        st = t->create(&s, capacity, fpr, opt, &f->impl, diag);
-    if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
+        st = a->build ? t->build(s, a->hashes, a->n, a->fpr, opt, &f->impl,
+                                 diag)
+                      : t->create(s, a->capacity, a->fpr, opt, &f->impl,
+                                  diag);
+    if (st == AMQ_OK && (st = amq__spec_finish(s, diag)) != AMQ_OK)
         t->destroy(f->impl);
     if (st != AMQ_OK) {
         amq__free(&f->mem, f, sizeof *f);
         return st;
     }
-    f->capacity = capacity;
-    f->target_fpr = fpr;
+    f->capacity = a->build ? a->n : a->capacity;
+    f->target_fpr = a->fpr;
     *out = f;
     return AMQ_OK;
+}
+
+amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
+                          const amq_options *opt, amq_filter **out,
+                          amq_diag *diag) {
+    static const amq_options defaults;
+    amq__spec s;
+    const amq__type *t;
+    make_args a = {.capacity = capacity, .fpr = fpr};
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
+    AMQ_RETURN_IF_ERR(check_target(capacity, fpr, diag));
+    return construct(t, &s, &a, opt ? opt : &defaults, out, diag);
+}
+
+static amq_status build_dynamic(const char *spec, const uint64_t *hashes,
+                                size_t n, double fpr, const amq_options *opt,
+                                amq_filter **out, amq_diag *diag) {
+    amq_filter *f = NULL;
+    AMQ_RETURN_IF_ERR(amq_filter_new(spec, fpr == 0.0 ? 0 : (n ? n : 1), fpr,
+                                     opt, &f, diag));
+    for (size_t i = 0; i < n; i++) {
+        amq_status st = amq_filter_add_hash(f, hashes[i]);
+        if (st != AMQ_OK) {
+            amq_filter_free(f);
+            return amq__diag(diag, st, i, "adding hash %zu of %zu: %s", i, n,
+                             amq_strerror(st));
+        }
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+amq_status amq_filter_build(const char *spec, const uint64_t *hashes,
+                            size_t n, double fpr, const amq_options *opt,
+                            amq_filter **out, amq_diag *diag) {
+    static const amq_options defaults;
+    amq__spec s;
+    const amq__type *t;
+    make_args a = {.fpr = fpr, .hashes = hashes, .n = n, .build = true};
+    if (out == NULL || (hashes == NULL && n != 0))
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
+    if (t->build == NULL)
+        return build_dynamic(spec, hashes, n, fpr, opt, out, diag);
+    if (fpr != 0.0 && !(fpr > 0.0 && fpr < 1.0))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "false-positive rate must be in (0, 1), got %g", fpr);
+    return construct(t, &s, &a, opt ? opt : &defaults, out, diag);
 }
 
 amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
                                      amq_hasher *out) {
     amq__spec s;
+    const amq__type *t;
     if (out == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &s, NULL));
-    const amq__type *t = amq__type_by_name(s.name);
-    if (t == NULL)
-        return AMQ_ERR_SPEC;
+    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, NULL));
     return amq__hasher_from_options(opt, t->info.default_hash, out);
 }
 
@@ -240,12 +301,10 @@ typedef amq_status (*curve_fn)(amq__spec *, double, double *, amq_diag *);
 
 static amq_status curve(const char *spec, double x, double *out, bool inverse) {
     amq__spec s;
+    const amq__type *t;
     if (out == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &s, NULL));
-    const amq__type *t = amq__type_by_name(s.name);
-    if (t == NULL)
-        return AMQ_ERR_SPEC;
+    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, NULL));
     if (inverse ? !(x > 0.0 && x < 1.0) : !(x > 0.0 && isfinite(x)))
         return AMQ_ERR_INVALID;
     curve_fn fn = inverse ? t->curve_bits : t->curve_fpr;

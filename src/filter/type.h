@@ -32,6 +32,12 @@ typedef struct amq__type {
      * caller checks for leftovers. opt is never NULL. */
     amq_status (*create)(amq__spec *spec, uint64_t capacity, double fpr,
                          const amq_options *opt, void **impl, amq_diag *diag);
+    /* Static types: construct from every key's hash at once (duplicates
+     * tolerated). NULL for dynamic types (the generic layer creates with
+     * capacity n and adds). create may then return AMQ_ERR_UNSUPPORTED. */
+    amq_status (*build)(amq__spec *spec, const uint64_t *hashes, size_t n,
+                        double fpr, const amq_options *opt, void **impl,
+                        amq_diag *diag);
     void (*destroy)(void *impl);
 
     amq_status (*add)(void *impl, uint64_t h);
