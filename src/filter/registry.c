@@ -8,9 +8,16 @@
 #include "filter/type.h"
 
 static const amq__type *const types[] = {
+    /* Bloom core (bloom.h) */
     &amq__type_bloom,
     &amq__type_blocked,
     &amq__type_sbbf,
+    /* counting family (counting.h): counting, dleft, spectral */
+    /* Bloom variants (bloom.h): scalable, stable, partitioned, compressed */
+    /* sketches (sketch.h): cms, topk */
+    /* cuckoo family (cuckoo.h): cuckoo, vacuum */
+    /* quotient family (quotient.h): qf, cqf */
+    /* static fingerprint filters (static.h): xor*, fuse*, ribbon */
 };
 
 #define NTYPES (sizeof types / sizeof types[0])

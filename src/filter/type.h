@@ -72,6 +72,12 @@ typedef struct amq__type {
 extern const amq__type amq__type_bloom;
 extern const amq__type amq__type_blocked;
 extern const amq__type amq__type_sbbf;
+/* counting family */
+/* Bloom variants */
+/* sketches */
+/* cuckoo family */
+/* quotient family */
+/* static fingerprint filters */
 
 /* Registry lookups (registry.c). */
 const amq__type *amq__type_by_name(const char *name);
