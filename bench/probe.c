@@ -1,0 +1,137 @@
+/*
+ * probe.c — the memory probe: what random cache-line reads cost by
+ * themselves in an array as large as the filter under test.
+ *
+ *   array   bytes rounded up to whole 64-byte lines, filled with random
+ *           words (which also faults every page in before timing); from
+ *           4 MB up it is 2 MB-aligned and advised MADV_HUGEPAGE, the
+ *           treatment amq gives its own tables (--probe-pages base: not),
+ *           so the probe sees the same TLB behaviour as the filter;
+ *   stream  the same negative-key stream the queries use; read i touches
+ *           line reduce(stream[i], lines) (multiply-shift), one uint64.
+ *
+ * Three access patterns, each timed over the same q reads:
+ *
+ *   batch   per group of --probe-group values (16): compute every
+ *           address and prefetch it, then read and accumulate — the shape
+ *           of amq's batch queries, so "batch query ns / batch probe ns"
+ *           says how many cache misses' worth of time a query costs.
+ *           (Prefetching a whole 4096-key chunk before reading is slower
+ *           far beyond cache: the prefetches outrun the miss buffers.)
+ *   indep   a plain loop of independent reads: the out-of-order core
+ *           overlaps as many misses as it can track;
+ *   dep     the next address mixes in the word just read, so the reads
+ *           form a chain and each pays the full latency: the floor for a
+ *           scalar query that the CPU cannot overlap with the next one.
+ *
+ * A filter query also computes positions and tests bits; the probe does
+ * only the reads, so a ratio near 1 means the query is memory-bound.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "bench.h"
+
+#define LINE_BYTES 64u
+#define LINE_WORDS (LINE_BYTES / sizeof(uint64_t))
+
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_MIN ((size_t)4 << 20)
+
+static uint64_t *probe_array(size_t bytes, bool huge, size_t *lines) {
+    size_t nl = (bytes + LINE_BYTES - 1) / LINE_BYTES;
+    nl = nl ? nl : 1;
+    size_t size = nl * LINE_BYTES;
+    size_t align = huge && size >= HUGE_MIN ? HUGE_PAGE : LINE_BYTES;
+    size = (size + align - 1) / align * align; /* C11 aligned_alloc rule */
+    uint64_t *a = aligned_alloc(align, size);
+    if (a == NULL)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == HUGE_PAGE)
+        (void)madvise(a, size, MADV_HUGEPAGE); /* a hint only */
+#endif
+    uint64_t st = 0x5eedu;
+    for (size_t i = 0; i < nl * LINE_WORDS; i++)
+        a[i] = bench_splitmix64(&st);
+    *lines = nl;
+    return a;
+}
+
+/* Per group of `group` values: compute each address and prefetch it, then
+ * read them all. The library's batch paths do the same (bloom.c prefetches
+ * groups of 16 keys, blocked.c and sbbf.c keep 16 keys in flight). */
+static uint64_t read_batched(const uint64_t *a, size_t lines,
+                             const uint64_t *s, size_t q, size_t group,
+                             size_t *idx) {
+    uint64_t acc = 0;
+    for (size_t i = 0; i < q; i += group) {
+        size_t len = q - i < group ? q - i : group;
+        for (size_t j = 0; j < len; j++) {
+            idx[j] = (size_t)bench_reduce(s[i + j], lines) * LINE_WORDS;
+            __builtin_prefetch(&a[idx[j]]);
+        }
+        for (size_t j = 0; j < len; j++)
+            acc += a[idx[j]];
+    }
+    return acc;
+}
+
+static uint64_t read_independent(const uint64_t *a, size_t lines,
+                                 const uint64_t *s, size_t q) {
+    uint64_t acc = 0;
+    for (size_t i = 0; i < q; i++)
+        acc += a[bench_reduce(s[i], lines) * LINE_WORDS];
+    return acc;
+}
+
+static uint64_t read_dependent(const uint64_t *a, size_t lines,
+                               const uint64_t *s, size_t q) {
+    uint64_t acc = 0, v = 0;
+    for (size_t i = 0; i < q; i++) {
+        v = a[bench_reduce(s[i] ^ v, lines) * LINE_WORDS];
+        acc += v;
+    }
+    return acc;
+}
+
+typedef enum { PROBE_BATCH, PROBE_INDEP, PROBE_DEP } probe_mode;
+
+static double time_mode(probe_mode m, const uint64_t *a, size_t lines,
+                        const uint64_t *s, size_t q, size_t group,
+                        size_t *idx, int reps) {
+    double t[64];
+    reps = reps > 64 ? 64 : reps;
+    for (int r = 0; r < reps; r++) {
+        uint64_t t0 = bench_now_ns(), acc;
+        if (m == PROBE_BATCH)
+            acc = read_batched(a, lines, s, q, group, idx);
+        else if (m == PROBE_INDEP)
+            acc = read_independent(a, lines, s, q);
+        else
+            acc = read_dependent(a, lines, s, q);
+        t[r] = (double)(bench_now_ns() - t0) / (double)q;
+        bench_consume(acc);
+    }
+    return bench_summary(t, (size_t)reps);
+}
+
+void bench_probe_run(size_t bytes, const uint64_t *stream, size_t q,
+                     const bench_probe_cfg *pc, bench_probe *out) {
+    size_t lines = 0, group = pc->group;
+    int reps = pc->reps;
+    uint64_t *a = probe_array(bytes, pc->huge, &lines);
+    size_t *idx = malloc((group ? group : 1) * sizeof *idx);
+    out->batch_ns = out->indep_ns = out->dep_ns = NAN;
+    if (a != NULL && idx != NULL && q > 0 && group > 0) {
+        out->batch_ns =
+            time_mode(PROBE_BATCH, a, lines, stream, q, group, idx, reps);
+        out->indep_ns =
+            time_mode(PROBE_INDEP, a, lines, stream, q, group, idx, reps);
+        out->dep_ns =
+            time_mode(PROBE_DEP, a, lines, stream, q, group, idx, reps);
+    }
+    free(idx);
+    free(a);
+}

@@ -1,0 +1,294 @@
+/*
+ * report.c — the markdown report and the CSV file.
+ *
+ * Markdown: a header with the run's conditions (date, command, machine),
+ * then per n a speed table, a space/accuracy table, the memory probe, the
+ * comparison with libbloom and the typed-vs-generic comparison; then the
+ * hash cost and notes. The CSV has one line per (n, subject) with every
+ * measured number, for plotting elsewhere. docs/bench.md explains columns.
+ */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amq/amq.h"
+#include "bench.h"
+
+/* ---- small formatting helpers ------------------------------------------ */
+
+/* Formats into one of a few rotating static buffers (one printf line). */
+static const char *fmt(const char *f, double v) {
+    static char bufs[16][32];
+    static unsigned next;
+    char *b = bufs[next++ % 16];
+    if (isnan(v) || isinf(v))
+        snprintf(b, 32, "—");
+    else
+        snprintf(b, 32, f, v);
+    return b;
+}
+
+static double ratio(double a, double b) {
+    return b > 0 && !isnan(a) && !isnan(b) ? a / b : NAN;
+}
+
+static const bench_row *find_row(const bench_results *r, uint64_t n,
+                                 const char *label) {
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].n == n && strcmp(r->rows[i].label, label) == 0)
+            return r->rows[i].ok ? &r->rows[i] : NULL;
+    return NULL;
+}
+
+static void read_line(const char *path, const char *prefix, char *out,
+                      size_t cap) {
+    char line[256];
+    FILE *f = fopen(path, "r");
+    snprintf(out, cap, "unknown");
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, prefix, strlen(prefix)) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        v = v ? v + 2 : line;
+        snprintf(out, cap, "%.*s", (int)strcspn(v, "\n"), v);
+        break;
+    }
+    fclose(f);
+}
+
+/* ---- header ------------------------------------------------------------ */
+
+static void md_header(FILE *f, const bench_cfg *cfg, const bench_results *r) {
+    char date[64], cpu[160], thp[160];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    read_line("/proc/cpuinfo", "model name", cpu, sizeof cpu);
+    read_line("/sys/kernel/mm/transparent_hugepage/enabled", "", thp,
+              sizeof thp);
+    fprintf(f, "# amq benchmark\n\n");
+    fprintf(f, "- date: %s; command: `%s`\n", date, cfg->command);
+    fprintf(f, "- machine: %s, %ld online CPUs; transparent huge pages: %s\n",
+            cpu, sysconf(_SC_NPROCESSORS_ONLN), thp);
+    fprintf(f, "- amq %s; Debian libbloom %s\n", amq_version(),
+            bench_libbloom_version());
+    fprintf(f, "- target ε = %g; lower bound log2(1/ε) = %.2f bits/key\n",
+            cfg->fpr, log2(1.0 / cfg->fpr));
+    fprintf(f, "- keys: pre-hashed splitmix64 uint64 (hash cost excluded; "
+               "see *Hash cost*); queries per kind: min(n, %zu); batch: %zu "
+               "hashes per call\n", cfg->queries, cfg->batch);
+    fprintf(f, "- memory probe: groups of %zu prefetched reads; %s\n",
+            cfg->probe_group,
+            cfg->probe_huge ? "arrays of 4 MB and more advised "
+                              "MADV_HUGEPAGE, as amq advises its tables "
+                              "(libbloom's table gets no such advice)"
+                            : "base pages only (--probe-pages base)");
+    fprintf(f, "- timings: %s over repetitions (queries and probe: %s; "
+               "builds: %s); whole run %.0f s\n\n",
+            bench_summary_is_min() ? "minimum" : "median",
+            cfg->reps > 0 ? "--reps" : "5, or 3 at n >= 1e7",
+            cfg->insert_reps > 0 ? "--insert-reps"
+                                 : "as queries, but 1 at n >= 1e7",
+            r->seconds);
+}
+
+/* ---- per-n tables ------------------------------------------------------ */
+
+static void md_speed(FILE *f, const bench_results *r, uint64_t n) {
+    fprintf(f, "### Speed (ns per key; build in ms)\n\n"
+               "| structure | path | build ms | insert | pos scalar | "
+               "pos batch | neg scalar | neg batch | neg batch ÷ batched "
+               "probe | neg scalar ÷ indep probe | neg scalar ÷ dep probe |\n"
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *w = &r->rows[i];
+        if (w->n != n || !w->ok)
+            continue;
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | "
+                   "%s |\n",
+                w->label, w->path, fmt("%.1f", w->build_ms),
+                fmt("%.2f", w->insert_ns), fmt("%.2f", w->pos_scalar_ns),
+                fmt("%.2f", w->pos_batch_ns), fmt("%.2f", w->neg_scalar_ns),
+                fmt("%.2f", w->neg_batch_ns),
+                fmt("%.2f", ratio(w->neg_batch_ns, w->probe.batch_ns)),
+                fmt("%.2f", ratio(w->neg_scalar_ns, w->probe.indep_ns)),
+                fmt("%.2f", ratio(w->neg_scalar_ns, w->probe.dep_ns)));
+    }
+    fputc('\n', f);
+}
+
+static void md_space(FILE *f, const bench_results *r, uint64_t n) {
+    fprintf(f, "### Space and accuracy\n\n"
+               "| structure | parameters | bytes | bits/key | "
+               "÷ log2(1/ε) | FPR measured | FPR bound | "
+               "log2(1/FPR measured) | false neg |\n"
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *w = &r->rows[i];
+        if (w->n != n || !w->ok)
+            continue;
+        double lb = log2(1.0 / w->fpr_target);
+        fprintf(f, "| %s | `%s` | %zu | %s | %s | %s | %s | %s | %llu |\n",
+                w->label, w->spec, w->bytes, fmt("%.2f", w->bits_per_key),
+                fmt("%.2f", w->bits_per_key / lb), fmt("%.5f", w->fpr_meas),
+                fmt("%.5f", w->fpr_bound),
+                fmt("%.2f", w->fpr_meas > 0 ? log2(1 / w->fpr_meas) : NAN),
+                (unsigned long long)w->false_neg);
+    }
+    fputc('\n', f);
+}
+
+static void md_probe(FILE *f, const bench_results *r, uint64_t n) {
+    fprintf(f, "### Memory probe (random 64-byte reads in an array of the "
+               "filter's size; ns per read)\n\n"
+               "| structure | array bytes | batched (prefetch) | "
+               "independent | dependent |\n|---|--:|--:|--:|--:|\n");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *w = &r->rows[i];
+        if (w->n != n || !w->ok)
+            continue;
+        fprintf(f, "| %s | %zu | %s | %s | %s |\n", w->label, w->bytes,
+                fmt("%.2f", w->probe.batch_ns), fmt("%.2f", w->probe.indep_ns),
+                fmt("%.2f", w->probe.dep_ns));
+    }
+    fputc('\n', f);
+}
+
+static void md_peer_line(FILE *f, const char *what, double lb, double gen,
+                         double typ) {
+    fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", what, fmt("%.2f", lb),
+            fmt("%.2f", gen), fmt("%.2f", typ), fmt("%.2f", ratio(lb, gen)),
+            fmt("%.2f", ratio(lb, typ)));
+}
+
+static void md_peer(FILE *f, const bench_results *r, uint64_t n) {
+    const bench_row *lb = find_row(r, n, "libbloom");
+    const bench_row *g = find_row(r, n, "bloom");
+    const bench_row *t = find_row(r, n, "bloom [typed]");
+    if (lb == NULL || g == NULL)
+        return;
+    double tv[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
+    if (t != NULL) {
+        double v[6] = {t->insert_ns,   t->pos_scalar_ns, t->neg_scalar_ns,
+                       t->pos_batch_ns, t->neg_batch_ns, t->bits_per_key};
+        memcpy(tv, v, sizeof tv);
+    }
+    fprintf(f, "### amq classic Bloom vs Debian libbloom (ns per key; "
+               "speedup = libbloom ÷ amq; libbloom has no batch call, so "
+               "its scalar time is the batch baseline)\n\n"
+               "| metric | libbloom | amq bloom | amq bloom [typed] | "
+               "speedup | speedup typed |\n|---|--:|--:|--:|--:|--:|\n");
+    md_peer_line(f, "insert", lb->insert_ns, g->insert_ns, tv[0]);
+    md_peer_line(f, "positive query, scalar", lb->pos_scalar_ns,
+                 g->pos_scalar_ns, tv[1]);
+    md_peer_line(f, "negative query, scalar", lb->neg_scalar_ns,
+                 g->neg_scalar_ns, tv[2]);
+    md_peer_line(f, "positive query, batch", lb->pos_scalar_ns,
+                 g->pos_batch_ns, tv[3]);
+    md_peer_line(f, "negative query, batch", lb->neg_scalar_ns,
+                 g->neg_batch_ns, tv[4]);
+    fprintf(f, "| bits/key | %s | %s | %s | | |\n",
+            fmt("%.3f", lb->bits_per_key), fmt("%.3f", g->bits_per_key),
+            fmt("%.3f", tv[5]));
+    fprintf(f, "| FPR measured | %s | %s | | | |\n\n",
+            fmt("%.5f", lb->fpr_meas), fmt("%.5f", g->fpr_meas));
+}
+
+static void md_typed(FILE *f, const bench_results *r, uint64_t n) {
+    bool any = false;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *t = &r->rows[i];
+        if (t->n != n || !t->ok || strcmp(t->path, "typed") != 0)
+            continue;
+        const bench_row *g = find_row(r, n, t->name);
+        if (g == NULL)
+            continue;
+        if (!any)
+            fprintf(f, "### Typed fast path vs generic interface "
+                       "(speedup = generic ns ÷ typed ns)\n\n"
+                       "| type | insert | pos scalar | neg scalar | "
+                       "pos batch | neg batch |\n|---|--:|--:|--:|--:|--:|\n");
+        any = true;
+        fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", t->name,
+                fmt("%.2f", ratio(g->insert_ns, t->insert_ns)),
+                fmt("%.2f", ratio(g->pos_scalar_ns, t->pos_scalar_ns)),
+                fmt("%.2f", ratio(g->neg_scalar_ns, t->neg_scalar_ns)),
+                fmt("%.2f", ratio(g->pos_batch_ns, t->pos_batch_ns)),
+                fmt("%.2f", ratio(g->neg_batch_ns, t->neg_batch_ns)));
+    }
+    if (any)
+        fputc('\n', f);
+}
+
+static void md_notes(FILE *f, const bench_results *r) {
+    fprintf(f, "## Hash cost (amq_hash64 on 16-byte keys, in cache)\n\n"
+               "| hash | ns/key |\n|---|--:|\n");
+    for (size_t i = 0; i < r->nhash; i++)
+        fprintf(f, "| %s | %s |\n", r->hash[i].kind,
+                fmt("%.2f", r->hash[i].ns_per_key));
+    fprintf(f, "\n## Notes\n\n");
+    if (r->skipped[0])
+        fprintf(f, "- static types not benchmarked yet: %s\n", r->skipped);
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *w = &r->rows[i];
+        char nb[32];
+        bench_fmt_n(w->n, nb, sizeof nb);
+        if (w->note[0])
+            fprintf(f, "- n = %s, %s: %s\n", nb, w->label, w->note);
+    }
+    fprintf(f, "- query checksum (keeps the work alive): %llu\n",
+            (unsigned long long)bench_sink_value());
+}
+
+void bench_write_markdown(FILE *f, const bench_cfg *cfg,
+                          const bench_results *r) {
+    md_header(f, cfg, r);
+    for (size_t s = 0; s < cfg->nsizes; s++) {
+        char nb[32];
+        bench_fmt_n(cfg->sizes[s], nb, sizeof nb);
+        fprintf(f, "## n = %s\n\n", nb);
+        md_speed(f, r, cfg->sizes[s]);
+        md_space(f, r, cfg->sizes[s]);
+        md_probe(f, r, cfg->sizes[s]);
+        md_peer(f, r, cfg->sizes[s]);
+        md_typed(f, r, cfg->sizes[s]);
+    }
+    md_notes(f, r);
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+static void csv_num(FILE *f, double v) {
+    if (isnan(v) || isinf(v))
+        fputs(",", f);
+    else
+        fprintf(f, ",%.6g", v);
+}
+
+void bench_write_csv(FILE *f, const bench_results *r) {
+    fputs("n,structure,path,ok,spec,bytes,bits_per_key,lower_bound_bits,"
+          "target_fpr,fpr_measured,fpr_bound,false_negatives,build_ms,"
+          "insert_ns,pos_scalar_ns,pos_batch_ns,neg_scalar_ns,neg_batch_ns,"
+          "probe_batch_ns,probe_indep_ns,probe_dep_ns,reps,insert_reps,"
+          "queries,note\n",
+          f);
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *w = &r->rows[i];
+        fprintf(f, "%llu,%s,%s,%d,\"%s\",%zu", (unsigned long long)w->n,
+                w->label, w->path, w->ok, w->spec, w->bytes);
+        double v[] = {w->bits_per_key,  log2(1 / w->fpr_target),
+                      w->fpr_target,    w->fpr_meas,
+                      w->fpr_bound,     (double)w->false_neg,
+                      w->build_ms,      w->insert_ns,
+                      w->pos_scalar_ns, w->pos_batch_ns,
+                      w->neg_scalar_ns, w->neg_batch_ns,
+                      w->probe.batch_ns, w->probe.indep_ns,
+                      w->probe.dep_ns};
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
+            csv_num(f, w->ok || j < 3 ? v[j] : NAN);
+        fprintf(f, ",%d,%d,%zu,\"%s\"\n", w->reps, w->insert_reps, w->queries,
+                w->note);
+    }
+}
