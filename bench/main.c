@@ -217,8 +217,12 @@ static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
         if (cfg->typed && typed != NULL)
             add_subject(s, &n, label, info->name, typed);
     }
-    if (cfg->peer && wanted(cfg, "libbloom"))
+    if (cfg->peer && wanted(cfg, "libbloom")) {
         add_subject(s, &n, "libbloom", "libbloom", &bench_libbloom_ops);
+        /* at the split-block filter's bits/key: the equal-space bar */
+        add_subject(s, &n, "libbloom@sbbf", "libbloom@sbbf",
+                    &bench_libbloom_ops);
+    }
     return n;
 }
 
