@@ -6,4 +6,10 @@
 #include "amq/core.h"
 #include "amq/filter.h"
 #include "amq/bloom.h"
+#include "amq/counting.h"
+#include "amq/sketch.h"
+#include "amq/cuckoo.h"
+#include "amq/quotient.h"
+#include "amq/static.h"
+#include "amq/clock.h"
 #endif

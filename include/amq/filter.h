@@ -49,6 +49,10 @@ typedef struct amq_diag {
 #define AMQ_CAP_CONCURRENT 0x10u /* concurrent add with AMQ_OPT_CONCURRENT   */
 #define AMQ_CAP_ESTIMATE 0x20u   /* amq_filter_estimate_items                */
 #define AMQ_CAP_STATIC 0x40u     /* built once from all keys                 */
+/* A frequency sketch, not a membership filter (topk): contains() answers
+ * "is it a heavy hitter now" and may miss added keys; count() may undercount;
+ * there is no FPR curve (amq_curve_* give AMQ_ERR_UNSUPPORTED). */
+#define AMQ_CAP_SKETCH 0x80u
 
 typedef struct amq_type_info {
     const char *name;    /* canonical spec name, e.g. "sbbf"                 */

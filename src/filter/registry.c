@@ -13,11 +13,31 @@ static const amq__type *const types[] = {
     &amq__type_blocked,
     &amq__type_sbbf,
     /* counting family (counting.h): counting, dleft, spectral */
+    &amq__type_counting,
+    &amq__type_dleft,
+    &amq__type_spectral,
     /* Bloom variants (bloom.h): scalable, stable, partitioned, compressed */
+    &amq__type_scalable,
+    &amq__type_stable,
+    &amq__type_partitioned,
+    &amq__type_compressed,
     /* sketches (sketch.h): cms, topk */
+    &amq__type_cms,
+    &amq__type_topk,
     /* cuckoo family (cuckoo.h): cuckoo, vacuum */
+    &amq__type_cuckoo,
+    &amq__type_vacuum,
     /* quotient family (quotient.h): qf, cqf */
+    &amq__type_qf,
+    &amq__type_cqf,
     /* static fingerprint filters (static.h): xor*, fuse*, ribbon */
+    &amq__type_xor8,
+    &amq__type_xor16,
+    &amq__type_xor32,
+    &amq__type_fuse8,
+    &amq__type_fuse16,
+    &amq__type_fuse32,
+    &amq__type_ribbon,
 };
 
 #define NTYPES (sizeof types / sizeof types[0])

@@ -73,11 +73,31 @@ extern const amq__type amq__type_bloom;
 extern const amq__type amq__type_blocked;
 extern const amq__type amq__type_sbbf;
 /* counting family */
+extern const amq__type amq__type_counting;
+extern const amq__type amq__type_dleft;
+extern const amq__type amq__type_spectral;
 /* Bloom variants */
+extern const amq__type amq__type_scalable;
+extern const amq__type amq__type_stable;
+extern const amq__type amq__type_partitioned;
+extern const amq__type amq__type_compressed;
 /* sketches */
+extern const amq__type amq__type_cms;
+extern const amq__type amq__type_topk;
 /* cuckoo family */
+extern const amq__type amq__type_cuckoo;
+extern const amq__type amq__type_vacuum;
 /* quotient family */
+extern const amq__type amq__type_qf;
+extern const amq__type amq__type_cqf;
 /* static fingerprint filters */
+extern const amq__type amq__type_xor8;
+extern const amq__type amq__type_xor16;
+extern const amq__type amq__type_xor32;
+extern const amq__type amq__type_fuse8;
+extern const amq__type amq__type_fuse16;
+extern const amq__type amq__type_fuse32;
+extern const amq__type amq__type_ribbon;
 
 /* Registry lookups (registry.c). */
 const amq__type *amq__type_by_name(const char *name);

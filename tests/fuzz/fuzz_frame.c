@@ -125,7 +125,8 @@ static void check_frame(const uint8_t *data, size_t size) {
         fuzz_require(amq_filter_add_hash(v, 1) == AMQ_ERR_READONLY,
                      "view accepted an add");
         /* The copy is a working filter. */
-        if (amq_filter_add_hash(f, 12345) == AMQ_OK)
+        if (amq_filter_add_hash(f, 12345) == AMQ_OK &&
+            !(amq_filter_info(f)->caps & AMQ_CAP_SKETCH))
             fuzz_require(amq_filter_contains_hash(f, 12345),
                          "false negative after add");
     }

@@ -10,6 +10,10 @@
  * amq_filter_resolve_hasher gives the type's default hash and, for keyed
  * hashing, a random key; the filter is then created with exactly that
  * hasher in its options.
+ *
+ * Static types (xor, fuse, ribbon: AMQ_CAP_STATIC) cannot take keys one at
+ * a time: they are always built from the whole array of hashes with
+ * amq_filter_build (duplicates are fine), so --capacity does not apply.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +108,12 @@ static bool take_option(build_opts *o, int id, const char *v)
     }
 }
 
+static bool spec_is_static(const char *spec)
+{
+    const amq_type_info *t = amq_filter_type_find(spec);
+    return t != NULL && (t->caps & AMQ_CAP_STATIC) != 0;
+}
+
 static bool check_args(const build_opts *o)
 {
     if (o->spec == NULL)
@@ -112,6 +122,9 @@ static bool check_args(const build_opts *o)
         cli_usage_error("build", "missing -o FILE");
     else if (o->capacity != 0 && o->fpr == 0.0)
         cli_usage_error("build", "--capacity needs --fpr");
+    else if (o->capacity != 0 && spec_is_static(o->spec))
+        cli_usage_error("build", "'%s' is static: it is built from all keys "
+                        "at once, so --capacity does not apply", o->spec);
     else
         return true;
     return false;
@@ -272,7 +285,26 @@ static int add_hashes(build_ctx *c)
     return CLI_EXIT_OK;
 }
 
-/* No --capacity: hash every key first, then size for their count. */
+/* A static type: one amq_filter_build over every hash. */
+static int build_static(build_ctx *c)
+{
+    amq_diag diag;
+    memset(&diag, 0, sizeof diag);
+    amq_status st = amq_filter_build(c->o.spec, c->hashes, c->n, c->o.fpr,
+                                     &c->opt, &c->filter, &diag);
+    if (st == AMQ_OK)
+        return CLI_EXIT_OK;
+    size_t len = strlen("building ''") + strlen(c->o.spec) + 1;
+    char *what = malloc(len);
+    if (what != NULL)
+        snprintf(what, len, "building '%s'", c->o.spec);
+    cli_status_error(what ? what : "build", st, &diag);
+    free(what);
+    return CLI_EXIT_ERR;
+}
+
+/* No --capacity: hash every key first, then size for their count (or, for
+ * a static type, build from them). */
 static int build_sized(build_ctx *c, cli_keys *k)
 {
     amq_hasher hasher;
@@ -288,7 +320,10 @@ static int build_sized(build_ctx *c, cli_keys *k)
     c->opt.hash = hasher.kind;
     c->opt.hash_seed = hasher.seed;
     c->opt.hash_key = hasher.kind == AMQ_HASH_SIPHASH ? hasher.key : NULL;
-    rc = new_filter(c, c->n > 0 ? (uint64_t)c->n : 1, &c->filter);
+    if (spec_is_static(c->o.spec))
+        rc = build_static(c);
+    else
+        rc = new_filter(c, c->n > 0 ? (uint64_t)c->n : 1, &c->filter);
     bool same = rc == CLI_EXIT_OK &&
                 same_hasher(amq_filter_hasher(c->filter), &hasher);
     memset(&hasher, 0, sizeof hasher);
@@ -298,7 +333,7 @@ static int build_sized(build_ctx *c, cli_keys *k)
         cli_error("internal error: the filter did not take the given hasher");
         return CLI_EXIT_ERR;
     }
-    return add_hashes(c);
+    return spec_is_static(c->o.spec) ? CLI_EXIT_OK : add_hashes(c);
 }
 
 /* ---- output -------------------------------------------------------------- */

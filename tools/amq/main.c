@@ -14,7 +14,8 @@ typedef struct cli_command {
 static const cli_command commands[] = {
     {"build", cli_cmd_build}, {"query", cli_cmd_query},
     {"info", cli_cmd_info},   {"help", cli_cmd_help},
-    {"demo", cli_cmd_demo},   {NULL, NULL},
+    {"demo", cli_cmd_demo},   {"clock", cli_cmd_clock},
+    {NULL, NULL},
 };
 
 static int print_version(void)

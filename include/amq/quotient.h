@@ -1,0 +1,150 @@
+/*
+ * amq/quotient.h — the quotient filter family: qf and cqf.
+ *
+ *   qf   rank-and-select quotient filter (Bender et al. 2012, with the
+ *        metadata of Pandey et al. 2017): every key is a fingerprint
+ *        f = floor(h * N * 2^r / 2^64) split into a quotient f >> r (its home
+ *        slot among N) and an r-bit remainder stored in the slot; a key
+ *        inserted c times occupies c slots. Supports remove, count, hash-order
+ *        enumeration, linear-time merge and resize without the keys.
+ *   cqf  counting quotient filter (Pandey et al. 2017): same table, but
+ *        repeated remainders are run-length encoded with a variable-length
+ *        counter kept in remainder slots, so a key inserted c times takes
+ *        O(log c / r) slots. insert/remove take a count.
+ *
+ * Both are reachable through amq/filter.h as "qf" and "cqf" with parameters
+ *   q=LOG2_SLOTS   or   slots=N (a multiple of 64)   and   r=REMAINDER_BITS;
+ * from a target (capacity n, fpr eps): r = ceil(log2(1/eps)) and N = n / 0.95
+ * rounded up to a multiple of 64 (at most 95% load at capacity).
+ *
+ * Space: N + E slots (E = min(N, 128) overflow slots past the last home slot)
+ * of r bits each, plus 2.125 bits of metadata per slot (one occupied bit, one
+ * run-end bit, and an 8-bit offset per block of 64 slots).
+ *
+ * False positives: a key never inserted is reported iff its fingerprint equals
+ * a stored one. With D distinct stored fingerprints its probability is at most
+ * D * (1/(N 2^r) + 2^-64) (amq_qf_fpr_bound()), which is < 0.95 * 2^-r up to
+ * capacity (docs/structures.md, "Quotient filters").
+ *
+ * Errors: AMQ_ERR_FULL when an insert finds no free slot before the end of
+ * the table (the filter is unchanged); AMQ_ERR_NOT_FOUND when a remove asks
+ * for more copies than are held (unchanged); AMQ_ERR_INCOMPATIBLE for merges
+ * of different shapes or modes; AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW,
+ * AMQ_ERR_NOMEM (unchanged) elsewhere.
+ *
+ * Ownership: _new/_merge return objects released with amq_qf_free (NULL
+ * accepted). Thread-safety: queries are safe from any number of threads while
+ * nobody modifies; updates need external locking (no concurrent mode yet).
+ * Complexity: insert, remove, contains and count cost O(1) expected at
+ * bounded load plus the length of the cluster they shift (O(1/(1-load)^2)
+ * expected); merge and resize are linear in the table size.
+ */
+#ifndef AMQ_QUOTIENT_H
+#define AMQ_QUOTIENT_H
+
+#include "amq/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct amq_qf amq_qf;
+/* The counting filter is the same object in counting mode. */
+typedef struct amq_qf amq_cqf;
+
+#define AMQ_QF_MAX_LOAD 0.95
+#define AMQ_QF_MAX_RBITS 58 /* 64-bit hash = log2(N >= 64) + r bits */
+
+/* ---- construction ---------------------------------------------------- */
+
+/* Sized for capacity keys at fpr (see above). */
+AMQ_API amq_status amq_qf_new(uint64_t capacity, double fpr,
+                              const amq_options *opt, amq_qf **out);
+AMQ_API amq_status amq_cqf_new(uint64_t capacity, double fpr,
+                               const amq_options *opt, amq_cqf **out);
+/* slots: N home slots, a positive multiple of 64; rbits: 1..58 for qf,
+ * 2..58 for cqf; ceil(log2 N) + rbits <= 64 (the fingerprint is cut from
+ * one 64-bit hash), else AMQ_ERR_OVERFLOW. */
+AMQ_API amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
+                                       const amq_options *opt, amq_qf **out);
+AMQ_API amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
+                                        const amq_options *opt,
+                                        amq_cqf **out);
+AMQ_API void amq_qf_free(amq_qf *f);
+
+/* ---- updates and queries (both modes) --------------------------------- */
+
+/* One more copy of hash. AMQ_ERR_FULL (unchanged). */
+AMQ_API amq_status amq_qf_insert(amq_qf *f, uint64_t hash);
+/* One copy fewer. AMQ_ERR_NOT_FOUND if none is held (unchanged). */
+AMQ_API amq_status amq_qf_remove(amq_qf *f, uint64_t hash);
+AMQ_API bool amq_qf_contains(const amq_qf *f, uint64_t hash);
+/* Copies held of hash's fingerprint (0 if absent; >= the true count). */
+AMQ_API uint64_t amq_qf_count(const amq_qf *f, uint64_t hash);
+/* out[i] = amq_qf_contains(f, h[i]); block metadata prefetched per group. */
+AMQ_API void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h,
+                                   size_t n, uint8_t *out);
+
+/* ---- counting (cqf; on a qf they fall back to count single inserts) ---- */
+
+/* count more copies (count >= 1). AMQ_ERR_FULL / AMQ_ERR_OVERFLOW
+ * (the count would pass 2^64 - 1) leave the filter unchanged. */
+AMQ_API amq_status amq_cqf_insert(amq_cqf *f, uint64_t hash, uint64_t count);
+/* count fewer copies; AMQ_ERR_NOT_FOUND if fewer are held (unchanged). */
+AMQ_API amq_status amq_cqf_remove(amq_cqf *f, uint64_t hash, uint64_t count);
+
+/* ---- fingerprints and enumeration ------------------------------------- */
+
+/* hash's fingerprint in [0, N * 2^r): quotient << r | remainder. Equal
+ * fingerprints are indistinguishable to the filter. */
+AMQ_API uint64_t amq_qf_fingerprint(const amq_qf *f, uint64_t hash);
+
+/* Iterates the distinct fingerprints in increasing order (= hash order),
+ * each with its count. The filter must not change during the iteration. */
+typedef struct amq_qf_iter {
+    const amq_qf *f;
+    uint64_t quotient; /* current run's quotient */
+    uint64_t pos;      /* next slot to decode */
+    uint64_t runend;   /* end of the current run */
+    bool in_run;
+} amq_qf_iter;
+
+AMQ_API void amq_qf_iter_init(const amq_qf *f, amq_qf_iter *it);
+/* false when done; else the next fingerprint and its count. */
+AMQ_API bool amq_qf_iter_next(amq_qf_iter *it, uint64_t *fingerprint,
+                              uint64_t *count);
+
+/* ---- whole-filter operations -------------------------------------------- */
+
+/* A new filter holding the multiset union of a and b (counts add), built by
+ * one linear pass in fingerprint order. Same mode, N and r required
+ * (AMQ_ERR_INCOMPATIBLE). AMQ_ERR_FULL if the union does not fit. The
+ * result uses opt's allocator and a's hasher is the caller's business. */
+AMQ_API amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
+                                const amq_options *opt, amq_qf **out);
+/* dst += src in place (built aside, then swapped: dst unchanged on error). */
+AMQ_API amq_status amq_qf_merge_into(amq_qf *dst, const amq_qf *src);
+/* Double N and move one bit from the remainder to the quotient (r >= 2):
+ * fingerprints are unchanged, so no key is lost and the false-positive
+ * rate of the stored set is unchanged, but the filter now fills toward
+ * 0.95 * 2^-(r-1): twice the rate it was sized for (docs). */
+AMQ_API amq_status amq_qf_resize(amq_qf *f);
+
+/* ---- properties --------------------------------------------------------- */
+
+AMQ_API uint64_t amq_qf_slots(const amq_qf *f);        /* N (home slots)   */
+AMQ_API uint64_t amq_qf_table_slots(const amq_qf *f);  /* N + E            */
+AMQ_API unsigned amq_qf_rbits(const amq_qf *f);
+AMQ_API bool amq_qf_is_counting(const amq_qf *f);
+AMQ_API uint64_t amq_qf_items(const amq_qf *f);        /* copies held      */
+AMQ_API uint64_t amq_qf_distinct(const amq_qf *f);     /* D                */
+AMQ_API uint64_t amq_qf_used_slots(const amq_qf *f);
+AMQ_API size_t amq_qf_size_bytes(const amq_qf *f);
+/* Metadata bits per slot: 2.125. */
+AMQ_API double amq_qf_metadata_bits_per_slot(void);
+AMQ_API double amq_qf_fpr_bound(const amq_qf *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

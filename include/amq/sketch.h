@@ -1,0 +1,178 @@
+/*
+ * amq/sketch.h — frequency sketches: Count-Min (with conservative update)
+ * and Top-K by HeavyKeeper, the pair RedisBloom exposes as CMS.* and TOPK.*.
+ *
+ *   cms    d rows of w counters (8, 16 or 32 bits). A key adds to one
+ *          counter per row; its estimate is the smallest of its d counters
+ *          (Cormode & Muthukrishnan 2005). Conservative update (Estan &
+ *          Varghese 2002, on by default) raises only the counters that must
+ *          rise. Guarantee, for a key x with true count f(x), N the total of
+ *          all increments, MAX the counter maximum:
+ *              est(x) >= min(f(x), MAX)                 always;
+ *              est(x) <= f(x) + (e/w) N    with probability >= 1 - e^{-d}
+ *          (the probability is over the hash function, for each key).
+ *          Through amq/filter.h ("cms") it is also a membership filter:
+ *          contains = estimate > 0, no false negatives.
+ *
+ *   topk   HeavyKeeper (Gong et al., USENIX ATC 2018): d arrays of w buckets
+ *          holding (fingerprint, count); a colliding item decays a bucket's
+ *          count by one with probability decay^-count and takes the bucket
+ *          when the count reaches zero; a min-heap keeps the k items with
+ *          the largest estimates, with (a prefix of) their key bytes.
+ *          Guarantee: no overestimation unless two items share a bucket and
+ *          a 32-bit fingerprint — est(x) <= f(x); the heap's counts too.
+ *          Underestimates are the price of decay; the paper bounds them in
+ *          probability (docs/structures.md). Not a membership filter.
+ *
+ * These typed APIs take 64-bit hashes (amq_hash64 with the hasher of your
+ * choice); amq_topk_add_key also takes the key bytes so TOPK.LIST can name
+ * items, and hashes them with the hasher chosen by the constructor's options.
+ *
+ * Ownership: _new returns an object released with _free (NULL accepted).
+ * Item views returned by amq_topk_list / add point into the object and stay
+ * valid until the next update or free.
+ * Thread-safety: queries are safe from any number of threads while nobody
+ * modifies; updates need external locking.
+ * Complexity: cms incr/query O(d); topk add O(d) plus O(k) when the item's
+ * estimate reaches the heap's minimum, O(log k) heap update; list O(k log k).
+ */
+#ifndef AMQ_SKETCH_H
+#define AMQ_SKETCH_H
+
+#include "amq/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Count-Min sketch ---------------------------------------------------- */
+
+typedef struct amq_cms amq_cms;
+
+#define AMQ_CMS_MAX_DEPTH 64
+
+/* width >= 1, 1 <= depth <= 64, counter_bits 8, 16 or 32.
+ * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM, AMQ_ERR_HASH. */
+AMQ_API amq_status amq_cms_new(uint64_t width, unsigned depth,
+                               unsigned counter_bits, bool conservative,
+                               const amq_options *opt, amq_cms **out);
+/* From the error target: width = ceil(e / eps), depth = ceil(ln(1/delta)),
+ * so est(x) <= f(x) + eps N with probability >= 1 - delta.
+ * 0 < eps < 1, 0 < delta < 1. */
+AMQ_API amq_status amq_cms_new_error(double eps, double delta,
+                                     unsigned counter_bits, bool conservative,
+                                     const amq_options *opt, amq_cms **out);
+AMQ_API void amq_cms_free(amq_cms *c);
+
+/* Add `by` to the key's count and return its new estimate. A counter never
+ * wraps: it stops at amq_cms_counter_max(), and an estimate equal to that
+ * maximum means "at least this much" (amq_cms_saturated counts such
+ * counters). by == 0 only queries. */
+AMQ_API uint64_t amq_cms_incr(amq_cms *c, uint64_t hash, uint64_t by);
+/* The estimate: the minimum of the key's d counters. */
+AMQ_API uint64_t amq_cms_query(const amq_cms *c, uint64_t hash);
+/* out[i] = amq_cms_query(c, hashes[i]), with prefetching. */
+AMQ_API void amq_cms_query_batch(const amq_cms *c, const uint64_t *hashes,
+                                 size_t n, uint64_t *out);
+/* dst += src counter by counter (saturating), for sketches of equal width,
+ * depth and counter width (either update rule). Both guarantees hold for
+ * the union of the two streams. AMQ_ERR_INCOMPATIBLE otherwise (dst
+ * unchanged). */
+AMQ_API amq_status amq_cms_merge(amq_cms *dst, const amq_cms *src);
+
+AMQ_API uint64_t amq_cms_width(const amq_cms *c);
+AMQ_API unsigned amq_cms_depth(const amq_cms *c);
+AMQ_API unsigned amq_cms_counter_bits(const amq_cms *c);
+AMQ_API uint64_t amq_cms_counter_max(const amq_cms *c);
+AMQ_API bool amq_cms_conservative(const amq_cms *c);
+/* N: the sum of every increment (saturating at UINT64_MAX). */
+AMQ_API uint64_t amq_cms_total(const amq_cms *c);
+/* Counters that reached the maximum (0: every estimate is exact-bounded). */
+AMQ_API uint64_t amq_cms_saturated(const amq_cms *c);
+/* The (eps, delta) of the guarantee: e / width and e^{-depth}. */
+AMQ_API double amq_cms_epsilon(const amq_cms *c);
+AMQ_API double amq_cms_delta(const amq_cms *c);
+/* Probability that a key never added has a nonzero estimate: the product
+ * over rows of (nonzero counters / width). Exact for this sketch under
+ * independent uniform row hashes. */
+AMQ_API double amq_cms_fpr_bound(const amq_cms *c);
+
+/* ---- Top-K (HeavyKeeper) ------------------------------------------------- */
+
+typedef struct amq_topk amq_topk;
+
+#define AMQ_TOPK_MAX_K 65536u
+#define AMQ_TOPK_MAX_DEPTH 16u
+#define AMQ_TOPK_MAX_KEYLEN 1024u
+/* key_len of an item added by hash only (no key bytes known). */
+#define AMQ_TOPK_NO_KEY 0xffffffffu
+
+/* One entry of the top-k list. key points to the first key_stored bytes of
+ * the item's key (key_stored = min(key_len, the sketch's keylen)); key_len
+ * is the original length, or AMQ_TOPK_NO_KEY for items added by hash. */
+typedef struct amq_topk_item {
+    uint64_t hash;
+    uint64_t count;
+    const uint8_t *key;
+    uint32_t key_len;
+    uint32_t key_stored;
+} amq_topk_item;
+
+/* An expelled item: a copy, so it outlives the next update. */
+typedef struct amq_topk_expelled {
+    uint64_t hash;
+    uint64_t count;
+    uint32_t key_len;
+    uint32_t key_stored;
+    uint8_t key[AMQ_TOPK_MAX_KEYLEN];
+} amq_topk_expelled;
+
+/* k items (1 <= k <= 65536); width buckets per row and depth rows (0: the
+ * defaults, width = max(64, 8k), depth = 4 (tests/unit/test_topk.c measures
+ * them)); decay in (1, 100] (the paper's b; 1.08 is its choice); keylen: key
+ * bytes kept per heap entry (<= 1024, rounded up to a multiple of 8).
+ * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM, AMQ_ERR_HASH. */
+AMQ_API amq_status amq_topk_new(unsigned k, uint64_t width, unsigned depth,
+                                double decay, unsigned keylen,
+                                const amq_options *opt, amq_topk **out);
+AMQ_API void amq_topk_free(amq_topk *t);
+
+/* Count one arrival of the item (by its hash). Returns true and fills *out
+ * (if not NULL) when the item entered the top-k list and pushed another
+ * out — RedisBloom's TOPK.ADD reply. Never fails, never allocates. */
+AMQ_API bool amq_topk_add_hash(amq_topk *t, uint64_t hash,
+                               amq_topk_expelled *out);
+/* The same by `by` arrivals at once (TOPK.INCRBY); by == 0 does nothing. */
+AMQ_API bool amq_topk_incr_hash(amq_topk *t, uint64_t hash, uint64_t by,
+                                amq_topk_expelled *out);
+/* Hash the key with the sketch's hasher, count it, and remember (up to
+ * keylen bytes of) the key while the item is in the list.
+ * Errors: AMQ_ERR_INVALID (key NULL with len > 0; len >= 2^32 - 1). */
+AMQ_API amq_status amq_topk_add_key(amq_topk *t, const void *key, size_t len,
+                                    amq_topk_expelled *out, bool *expelled);
+AMQ_API uint64_t amq_topk_hash(const amq_topk *t, const void *key, size_t len);
+
+/* Is the item in the top-k list right now (TOPK.QUERY)? */
+AMQ_API bool amq_topk_query(const amq_topk *t, uint64_t hash);
+/* Estimated count (TOPK.COUNT): the larger of the bucket estimate and the
+ * list's count; never above the true count (see the guarantee above). */
+AMQ_API uint64_t amq_topk_count(const amq_topk *t, uint64_t hash);
+/* Fill items[0..n) with the list sorted by count, largest first (ties by
+ * hash); returns n = min(cap, list size). items may be NULL when cap = 0. */
+AMQ_API size_t amq_topk_list(const amq_topk *t, amq_topk_item *items,
+                             size_t cap);
+
+AMQ_API unsigned amq_topk_k(const amq_topk *t);
+AMQ_API uint64_t amq_topk_width(const amq_topk *t);
+AMQ_API unsigned amq_topk_depth(const amq_topk *t);
+AMQ_API double amq_topk_decay(const amq_topk *t);
+AMQ_API unsigned amq_topk_keylen(const amq_topk *t);
+/* Number of arrivals counted (sum of increments, saturating). */
+AMQ_API uint64_t amq_topk_total(const amq_topk *t);
+/* Items in the list now (<= k). */
+AMQ_API size_t amq_topk_size(const amq_topk *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,619 @@
+/*
+ * compressed.c — the compressed Bloom filter (Mitzenmacher, "Compressed
+ * Bloom Filters", IEEE/ACM ToN 10(5), 2002).
+ *
+ * A Bloom filter sent over a network costs what its bit array compresses
+ * to, not its size in memory. A filter with fewer hashes and a larger,
+ * sparser array has a lower entropy per key, so for the same number of
+ * transmitted bits it reaches a lower false-positive rate (or, for the same
+ * rate, sends fewer bits) than the standard filter, whose optimally tuned
+ * array (half ones) does not compress at all. The price is working memory.
+ *
+ * Here the working array is a partitioned filter (partitioned.c) with k
+ * (default 2) slices; the frame's payload is the array coded as
+ *
+ *   mode 0  raw                    the words, m/8 bytes
+ *   mode 1  gaps between ones      Golomb-Rice, parameter r
+ *   mode 2  gaps between zeros     Golomb-Rice, parameter r
+ *
+ * whichever is shortest (ties to the lower mode). A gap g (clear bits
+ * between two coded positions) is written LSB-first as g >> r one-bits, a
+ * zero, then the low r bits of g. The encoder tries the r of the rule of
+ * thumb (2^r ~ 0.69 x the mean gap) and its neighbours and keeps the
+ * shortest: a Rice code with the best r is within a few per cent of the
+ * entropy of geometric gaps, dense or sparse.
+ *
+ *   array   0 0 0 1 0 0 0 0 0 1 1 0 ...        (r = 1)
+ *   gaps    3, 5, 0            codes  1 0 1 | 1 1 0 1 | 0 0
+ *
+ * Canonical form: load decodes, then recomputes the encoder's choice and
+ * refuses anything else (another mode, another r, nonzero padding, a
+ * payload of another length), so save -> load -> save gives the same bytes.
+ * Decompression bombs: a gap mode is admissible only while the array is at
+ * most 4096 times the payload (plus 64 bytes) — sparser arrays are sent
+ * raw — so a frame never makes us allocate more than 4096 times its
+ * length.
+ *
+ * The bound and curve are the working filter's: prod_i ones_i / s, and
+ * (1 - e^{-k/b})^k at b bits per key in memory. The transmitted size per
+ * key is what the compressed design optimises; amq_compressed_entropy_bits
+ * gives its ideal b H(1 - e^{-k/b}) and amq_compressed_encoded_bytes the
+ * real one.
+ *
+ * Views: a view cannot read a coded array in place, so amq_filter_view
+ * decodes into owned memory (the result is read-only like every view).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bloom/partitioned.h"
+#include "core/bits.h"
+#include "filter/type.h"
+
+#define DEFAULT_K 2
+#define MAX_EXPANSION 4096
+#define FOR_SIZE_MAX_K 16
+
+enum { MODE_RAW = 0, MODE_ONES = 1, MODE_ZEROS = 2, MODE_COUNT = 3 };
+
+struct amq_compressed {
+    amq__mem mem;
+    amq_partitioned *p;
+};
+
+/* ---- the mathematics ---------------------------------------------------- */
+
+static double entropy2(double q) {
+    if (q <= 0.0 || q >= 1.0)
+        return 0.0;
+    return -q * log2(q) - (1.0 - q) * log2(1.0 - q);
+}
+
+double amq_compressed_entropy_bits(double b, unsigned k) {
+    if (!(b > 0.0) || k == 0)
+        return 0.0;
+    return b * entropy2(-expm1(-(double)k / b));
+}
+
+/* b with entropy per key z at k hashes, on the sparse side (fill <= 1/2)
+ * where b H(fill) increases with b; 0 if z is out of reach. */
+static double bits_for_entropy(double z, unsigned k) {
+    double lo = (double)k / M_LN2, hi = lo;
+    if (amq_compressed_entropy_bits(lo, k) > z)
+        return 0.0;
+    while (amq_compressed_entropy_bits(hi, k) < z && hi < 1e12)
+        hi *= 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (amq_compressed_entropy_bits(mid, k) <= z)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- the code ----------------------------------------------------------- */
+
+/* Largest r with 2^r c <= 0.69 (m - c), the Rice rule of thumb for
+ * geometric gaps of mean (m - c)/c; the products stay below 2^71. The
+ * encoder tries it and its neighbours (the rule is off by one when the
+ * array is dense). */
+static unsigned rice_guess(uint64_t c, uint64_t m) {
+    unsigned r = 0;
+    if (c == 0)
+        return 0;
+    while (r < 62 && ((unsigned __int128)c * 100u << (r + 1)) <=
+                         (unsigned __int128)(m - c) * 69u)
+        r++;
+    return r;
+}
+
+#define RICE_TRIES 4
+
+/* Coded positions: ones (mode 1) or zeros (mode 2). */
+static uint64_t coded_word(const uint64_t *w, size_t i, int mode) {
+    return mode == MODE_ONES ? w[i] : ~w[i];
+}
+
+static uint64_t ones_of(const amq_partitioned *p) {
+    const uint64_t *w = amq__partitioned_cwords(p);
+    size_t n = amq__partitioned_bytes(p) / 8;
+    uint64_t ones = 0;
+    for (size_t i = 0; i < n; i++)
+        ones += amq__popcount64(w[i]);
+    return ones;
+}
+
+/* Total length in bits of the codes of every coded position, for Rice
+ * parameters lo .. lo + RICE_TRIES - 1, in one pass. */
+static void gap_bits(const amq_partitioned *p, int mode, unsigned lo,
+                     uint64_t bits[RICE_TRIES]) {
+    const uint64_t *w = amq__partitioned_cwords(p);
+    size_t n = amq__partitioned_bytes(p) / 8;
+    uint64_t prev = UINT64_MAX; /* -1 */
+    memset(bits, 0, RICE_TRIES * sizeof bits[0]);
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t x = coded_word(w, i, mode); x != 0; x &= x - 1) {
+            uint64_t pos = (uint64_t)i * 64 + (unsigned)__builtin_ctzll(x);
+            uint64_t g = pos - prev - 1;
+            for (unsigned t = 0; t < RICE_TRIES; t++)
+                bits[t] += (g >> (lo + t)) + 1 + lo + t;
+            prev = pos;
+        }
+    }
+}
+
+typedef struct coding {
+    int mode;
+    unsigned r;
+    uint64_t ones;
+    size_t bytes;
+} coding;
+
+static bool admissible(uint64_t m, size_t bytes) {
+    return m / 8 <= (uint64_t)MAX_EXPANSION * ((uint64_t)bytes + 64);
+}
+
+/* The encoder's (canonical) choice for the current array: the shortest
+ * of raw and the two gap codes with their best tried r (ties: lower mode,
+ * then lower r). */
+static coding choose(const amq_partitioned *p) {
+    uint64_t m = amq_partitioned_bits(p), bits[RICE_TRIES];
+    coding best = {MODE_RAW, 0, ones_of(p), amq__partitioned_bytes(p)};
+    for (int mode = MODE_ONES; mode < MODE_COUNT; mode++) {
+        uint64_t c = mode == MODE_ONES ? best.ones : m - best.ones;
+        unsigned g = rice_guess(c, m), lo = g == 0 ? 0 : g > 60 ? 59 : g - 1;
+        gap_bits(p, mode, lo, bits);
+        for (unsigned t = 0; t < RICE_TRIES; t++) {
+            size_t bytes = (size_t)((bits[t] + 7) / 8);
+            if (bytes < best.bytes && admissible(m, bytes)) {
+                best.mode = mode;
+                best.r = lo + t;
+                best.bytes = bytes;
+            }
+        }
+    }
+    return best;
+}
+
+typedef struct bitw {
+    uint8_t *dst;
+    uint64_t pos; /* bits written */
+} bitw;
+
+static void put_bits(bitw *w, uint64_t v, unsigned n) {
+    for (unsigned i = 0; i < n; i++, w->pos++)
+        if ((v >> i) & 1)
+            w->dst[w->pos >> 3] |= (uint8_t)(1u << (w->pos & 7));
+}
+
+static void put_ones(bitw *w, uint64_t q) {
+    for (; q > 0 && (w->pos & 7) != 0; q--, w->pos++)
+        w->dst[w->pos >> 3] |= (uint8_t)(1u << (w->pos & 7));
+    for (; q >= 8; q -= 8, w->pos += 8)
+        w->dst[w->pos >> 3] = 0xff;
+    put_bits(w, (1ULL << q) - 1, (unsigned)q);
+}
+
+static void encode(const amq_partitioned *p, const coding *c, uint8_t *dst) {
+    const uint64_t *words = amq__partitioned_cwords(p);
+    size_t n = amq__partitioned_bytes(p) / 8;
+    if (c->mode == MODE_RAW) {
+        memcpy(dst, words, amq__partitioned_bytes(p));
+        return;
+    }
+    bitw w = {dst, 0};
+    uint64_t prev = UINT64_MAX;
+    memset(dst, 0, c->bytes);
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t x = coded_word(words, i, c->mode); x != 0; x &= x - 1) {
+            uint64_t pos = (uint64_t)i * 64 + (unsigned)__builtin_ctzll(x);
+            uint64_t g = pos - prev - 1;
+            put_ones(&w, g >> c->r);
+            w.pos++; /* the terminating zero */
+            put_bits(&w, g, c->r);
+            prev = pos;
+        }
+    }
+}
+
+typedef struct bitr {
+    const uint8_t *src;
+    uint64_t pos, end; /* in bits */
+} bitr;
+
+static int get_bit(bitr *r) {
+    int b = (r->src[r->pos >> 3] >> (r->pos & 7)) & 1;
+    r->pos++;
+    return b;
+}
+
+/* Decode c gaps into words (zeroed for mode 1, all ones for mode 2) by
+ * flipping each coded position. AMQ_ERR_CORRUPT on any inconsistency. */
+static amq_status decode(const uint8_t *src, size_t len, uint64_t m,
+                         uint64_t c, unsigned rp, uint64_t *words) {
+    bitr rd = {src, 0, (uint64_t)len * 8};
+    uint64_t prev = UINT64_MAX;
+    for (uint64_t j = 0; j < c; j++) {
+        uint64_t q = 0, low = 0;
+        bool ended = false;
+        while (rd.pos < rd.end && q <= (m >> rp) && !ended) {
+            if (get_bit(&rd))
+                q++;
+            else
+                ended = true;
+        }
+        if (!ended || rd.end - rd.pos < rp)
+            return AMQ_ERR_CORRUPT;
+        for (unsigned i = 0; i < rp; i++)
+            low |= (uint64_t)get_bit(&rd) << i;
+        uint64_t g = (q << rp) | low, pos = prev + 1 + g;
+        if (g >= m || pos >= m)
+            return AMQ_ERR_CORRUPT;
+        words[pos >> 6] ^= 1ULL << (pos & 63);
+        prev = pos;
+    }
+    if ((rd.pos + 7) / 8 != len)
+        return AMQ_ERR_CORRUPT;
+    while (rd.pos < rd.end)
+        if (get_bit(&rd))
+            return AMQ_ERR_CORRUPT;
+    return AMQ_OK;
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+static amq_status wrap(const amq__mem *mem, uint64_t slice, unsigned k,
+                       amq_compressed **out) {
+    amq_compressed *c = amq__zalloc(mem, sizeof *c);
+    if (c == NULL)
+        return AMQ_ERR_NOMEM;
+    c->mem = *mem;
+    amq_status st = amq__partitioned_make(mem, slice, k, NULL, &c->p);
+    if (st != AMQ_OK) {
+        amq__free(mem, c, sizeof *c);
+        return st;
+    }
+    *out = c;
+    return AMQ_OK;
+}
+
+amq_status amq_compressed_new(uint64_t capacity, double fpr, unsigned k,
+                              const amq_options *opt, amq_compressed **out) {
+    uint64_t slice;
+    amq__mem mem;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (k == 0)
+        k = DEFAULT_K;
+    AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &k, &slice));
+    amq__mem_init(&mem, opt);
+    return wrap(&mem, slice, k, out);
+}
+
+amq_status amq_compressed_new_explicit(uint64_t m_bits, unsigned k,
+                                       const amq_options *opt,
+                                       amq_compressed **out) {
+    amq__mem mem;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (k == 0 || k > AMQ__PART_MAX_K || m_bits == 0 ||
+        m_bits > (UINT64_C(1) << 62))
+        return AMQ_ERR_INVALID;
+    uint64_t s = ((m_bits + k - 1) / k + 63) / 64 * 64;
+    amq__mem_init(&mem, opt);
+    return wrap(&mem, s, k, out);
+}
+
+/* Mitzenmacher's design: for each k, the array whose entropy per key is
+ * z_bits, capped at 16 z bits per key of working memory; keep the k with
+ * the lowest FPR. */
+static amq_status design_for_size(double z, unsigned *k, double *bpk) {
+    double best = 2.0;
+    if (!(z >= 1.0 && z <= 1e6))
+        return AMQ_ERR_INVALID;
+    for (unsigned kk = 1; kk <= FOR_SIZE_MAX_K; kk++) {
+        double b = bits_for_entropy(z, kk);
+        if (b <= 0.0)
+            continue;
+        if (b > 16.0 * z)
+            b = 16.0 * z;
+        double f = amq__partitioned_curve(b, kk);
+        if (f < best) {
+            best = f;
+            *k = kk;
+            *bpk = b;
+        }
+    }
+    return best < 2.0 ? AMQ_OK : AMQ_ERR_INVALID;
+}
+
+amq_status amq_compressed_new_for_size(uint64_t capacity, double z_bits,
+                                       const amq_options *opt,
+                                       amq_compressed **out) {
+    unsigned k = 0;
+    double b = 0.0;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (capacity == 0)
+        return AMQ_ERR_INVALID;
+    AMQ_RETURN_IF_ERR(design_for_size(z_bits, &k, &b));
+    double m = ceil(b * (double)capacity);
+    if (!(m < 0x1p62))
+        return AMQ_ERR_OVERFLOW;
+    return amq_compressed_new_explicit((uint64_t)m, k, opt, out);
+}
+
+void amq_compressed_free(amq_compressed *c) {
+    if (c == NULL)
+        return;
+    amq_partitioned_free(c->p);
+    amq__mem mem = c->mem;
+    amq__free(&mem, c, sizeof *c);
+}
+
+/* ---- the working filter ------------------------------------------------- */
+
+void amq_compressed_add_hash(amq_compressed *c, uint64_t h) {
+    amq_partitioned_add_hash(c->p, h);
+}
+bool amq_compressed_contains_hash(const amq_compressed *c, uint64_t h) {
+    return amq_partitioned_contains_hash(c->p, h);
+}
+void amq_compressed_contains_batch(const amq_compressed *c, const uint64_t *h,
+                                   size_t n, uint8_t *out) {
+    amq_partitioned_contains_batch(c->p, h, n, out);
+}
+amq_status amq_compressed_union(amq_compressed *dst,
+                                const amq_compressed *src) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    return amq_partitioned_union(dst->p, src->p);
+}
+amq_status amq_compressed_intersect(amq_compressed *dst,
+                                    const amq_compressed *src) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    return amq_partitioned_intersect(dst->p, src->p);
+}
+size_t amq_compressed_encoded_bytes(const amq_compressed *c) {
+    return choose(c->p).bytes;
+}
+double amq_compressed_fpr_bound(const amq_compressed *c) {
+    return amq_partitioned_fpr_bound(c->p);
+}
+uint64_t amq_compressed_bits(const amq_compressed *c) {
+    return amq_partitioned_bits(c->p);
+}
+unsigned amq_compressed_k(const amq_compressed *c) {
+    return amq_partitioned_k(c->p);
+}
+uint64_t amq_compressed_items(const amq_compressed *c) {
+    return amq_partitioned_items(c->p);
+}
+
+/* ---- the generic interface --------------------------------------------- */
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    uint64_t k = 0, m = 0;
+    double z = 0.0;
+    bool has_m, has_z;
+    amq_compressed **out = (amq_compressed **)impl;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "m", 64, UINT64_C(1) << 60, &m, &has_m, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "z", 1.0, 1e6, &z, &has_z, diag));
+    if (has_m && has_z)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "compressed: give one of m= "
+                         "and z=");
+    if (has_m)
+        return amq_compressed_new_explicit(m, k ? (unsigned)k : DEFAULT_K,
+                                           opt, out);
+    if (capacity == 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "compressed needs a capacity "
+                         "and fpr, or m=BITS");
+    if (has_z) {
+        if (k != 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "compressed: z= chooses "
+                             "k itself; give one of k= and z=");
+        return amq_compressed_new_for_size(capacity, z, opt, out);
+    }
+    return amq_compressed_new(capacity, fpr, (unsigned)k, opt, out);
+}
+
+static void t_destroy(void *impl) { amq_compressed_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_compressed_add_hash(impl, h);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_compressed_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_compressed_contains_batch(impl, h, n, out);
+}
+static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+    return op == AMQ__UNION ? amq_compressed_union(dst, src)
+                            : amq_compressed_intersect(dst, src);
+}
+static amq_status t_estimate(const void *impl, double *out) {
+    *out = amq_partitioned_estimate_items(((const amq_compressed *)impl)->p);
+    return AMQ_OK;
+}
+static uint64_t t_items(const void *impl) {
+    return amq_compressed_items(impl);
+}
+static size_t t_size(const void *impl) {
+    return amq__partitioned_bytes(((const amq_compressed *)impl)->p);
+}
+static double t_bound(const void *impl) {
+    return amq_compressed_fpr_bound(impl);
+}
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_compressed *c = impl;
+    int n = snprintf(buf, cap, "m=%llu,k=%u",
+                     (unsigned long long)amq_compressed_bits(c),
+                     amq_compressed_k(c));
+    return n > 0 ? (size_t)n : 0;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    uint64_t k = DEFAULT_K;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
+    *out = amq__partitioned_curve(bpk, (unsigned)k);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    uint64_t k = DEFAULT_K;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
+    *out = amq__partitioned_bits_for(fpr, (unsigned)k);
+    return AMQ_OK;
+}
+
+/* params: the partitioned block (24) | mode u32 | rice u32 | ones u64 |
+ * reserved u64 (0) */
+#define PARAMS_LEN (AMQ__PART_PARAMS + 24)
+
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_compressed *c = impl;
+    coding cd = choose(c->p);
+    amq__partitioned_params_write(c->p, p);
+    amq__put_u32(p + 24, (uint32_t)cd.mode);
+    amq__put_u32(p + 28, cd.r);
+    amq__put_u64(p + 32, cd.ones);
+    amq__put_u64(p + 40, 0);
+}
+static size_t t_payload_size(const void *impl) {
+    return amq_compressed_encoded_bytes(impl);
+}
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_compressed *c = impl;
+    coding cd = choose(c->p);
+    encode(c->p, &cd, dst);
+}
+
+static amq_status corrupt(amq_diag *diag, size_t off, const char *what) {
+    return amq__diag(diag, AMQ_ERR_CORRUPT, off, "compressed: %s", what);
+}
+
+/* Everything that can be checked before allocating. */
+static amq_status check_params(const uint8_t *p, size_t plen, size_t len,
+                               uint64_t *slice, unsigned *k, coding *cd,
+                               amq_diag *diag) {
+    uint64_t items = 0, m;
+    if (plen != PARAMS_LEN)
+        return corrupt(diag, 64, "parameter block of the wrong length");
+    *slice = amq__get_u64(p);
+    *k = amq__get_u32(p + 8);
+    if (*k == 0 || *k > AMQ__PART_MAX_K || *slice == 0 || *slice % 64 != 0 ||
+        *slice > (UINT64_C(1) << 62) / *k)
+        return corrupt(diag, 80, "array shape out of range");
+    m = *slice * *k;
+    if (m / 8 > SIZE_MAX)
+        return corrupt(diag, 80, "array too large");
+    AMQ_RETURN_IF_ERR(amq__partitioned_params_parse(
+        p, (size_t)(m / 8), 80, slice, k, &items, diag));
+    cd->mode = (int)amq__get_u32(p + 24);
+    cd->r = amq__get_u32(p + 28);
+    cd->ones = amq__get_u64(p + 32);
+    cd->bytes = len;
+    if (amq__get_u32(p + 24) >= MODE_COUNT || cd->ones > m ||
+        amq__get_u64(p + 40) != 0)
+        return corrupt(diag, 104, "coding parameters out of range");
+    if (cd->mode == MODE_RAW ? len != m / 8 : !admissible(m, len))
+        return corrupt(diag, 56, "payload length does not fit the array");
+    if (cd->mode == MODE_RAW ? cd->r != 0 : cd->r > 62)
+        return corrupt(diag, 108, "Rice parameter out of range");
+    return AMQ_OK;
+}
+
+static amq_status fill_words(amq_partitioned *p, const coding *cd,
+                             const uint8_t *payload, size_t len,
+                             amq_diag *diag) {
+    uint64_t *w = amq__partitioned_words(p), m = amq_partitioned_bits(p);
+    size_t bytes = amq__partitioned_bytes(p);
+    if (cd->mode == MODE_RAW) {
+        memcpy(w, payload, len);
+    } else {
+        memset(w, cd->mode == MODE_ONES ? 0x00 : 0xff, bytes);
+        uint64_t c = cd->mode == MODE_ONES ? cd->ones : m - cd->ones;
+        if (decode(payload, len, m, c, cd->r, w) != AMQ_OK)
+            return corrupt(diag, 0, "malformed Golomb-Rice stream");
+    }
+    coding again = choose(p);
+    if (again.ones != cd->ones || again.mode != cd->mode ||
+        again.r != cd->r || again.bytes != len)
+        return corrupt(diag, 0, "coding is not the canonical one");
+    amq__partitioned_recount(p);
+    return AMQ_OK;
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    uint64_t slice = 0;
+    unsigned k = 0;
+    coding cd = {0, 0, 0, 0};
+    amq__mem mem;
+    amq_compressed *c;
+    (void)view; /* a view decodes into owned memory too */
+    AMQ_RETURN_IF_ERR(check_params(p, plen, len, &slice, &k, &cd, diag));
+    amq__mem_init(&mem, opt);
+    AMQ_RETURN_IF_ERR(wrap(&mem, slice, k, &c));
+    amq_status st = fill_words(c->p, &cd, payload, len, diag);
+    if (st != AMQ_OK) {
+        amq_compressed_free(c);
+        return st;
+    }
+    amq__partitioned_set_items(c->p, amq__get_u64(p + 16));
+    *impl = c;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_compressed = {
+    .info = {.name = "compressed",
+             .type_id = 10,
+             .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_ESTIMATE,
+             .summary = "compressed Bloom filter: sparse array, Golomb-Rice "
+                        "coded when saved",
+             .params = "k=HASHES (1-64, default 2), m=BITS (explicit array "
+                       "size), z=BITS (target transmitted bits per key: "
+                       "choose k and m for the lowest FPR)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .merge = t_merge,
+    .estimate = t_estimate,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

@@ -1,0 +1,294 @@
+/*
+ * counters.c — the counter array behind counting.c and spectral.c (layout,
+ * invariants and saturation rule in counters.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amq/bloom.h"
+#include "bloom/counters.h"
+
+#define CTR_BATCH 16
+/* Fixed seed of the probe multipliers ("counting" in ASCII). Part of the
+ * file format: never edit. */
+#define CTR_MUL_SEED 0x636f756e74696e67ULL
+#define CTR_MAX_M (UINT64_C(1) << 58)
+/* Offset of the type's own parameters in a frame (header + generic block),
+ * for diagnostics. */
+#define CTR_PARAMS_OFF 80
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static unsigned log2_width(unsigned width) {
+    switch (width) {
+    case 4: return 2;
+    case 8: return 3;
+    case 16: return 4;
+    case 32: return 5;
+    default: return 0;
+    }
+}
+
+amq_status amq__ctr_init(amq__ctr *c, uint64_t m, unsigned width, unsigned k,
+                         const amq_options *opt, const uint64_t *borrow) {
+    unsigned lw = log2_width(width);
+    uint64_t per, state = CTR_MUL_SEED;
+    memset(c, 0, sizeof *c);
+    if (m == 0 || lw == 0 || k == 0 || k > AMQ__CTR_MAX_K)
+        return AMQ_ERR_INVALID;
+    if (m > CTR_MAX_M)
+        return AMQ_ERR_OVERFLOW;
+    per = 64u / width;
+    m = (m + per - 1) / per * per;
+    if (m / per > SIZE_MAX / 8)
+        return AMQ_ERR_OVERFLOW;
+    amq__mem_init(&c->mem, opt);
+    c->m = m;
+    c->width = width;
+    c->lw = lw;
+    c->k = k;
+    c->max = (UINT64_C(1) << width) - 1;
+    for (unsigned j = 0; j < k; j++)
+        c->mul[j] = splitmix64(&state) | 1u;
+    if (borrow != NULL) {
+        c->words = (uint64_t *)borrow;
+        return AMQ_OK;
+    }
+    AMQ_RETURN_IF_ERR(
+        amq__block_alloc(&c->mem, (size_t)(m / per) * 8, 64, &c->table));
+    c->words = c->table.ptr;
+    return AMQ_OK;
+}
+
+void amq__ctr_release(amq__ctr *c) {
+    if (c->table.raw != NULL)
+        amq__block_free(&c->mem, &c->table);
+    c->words = NULL;
+}
+
+size_t amq__ctr_bytes(const amq__ctr *c) {
+    return (size_t)(c->m >> (6 - c->lw)) * 8;
+}
+
+/* ---- updates and queries ------------------------------------------------ */
+
+void amq__ctr_add_all(amq__ctr *c, uint64_t h) {
+    for (unsigned j = 0; j < c->k; j++)
+        amq__ctr_inc(c, amq__ctr_probe(c, h, j));
+    c->items++;
+}
+
+/* Decrement every probe; at the first zero, put back what was taken (probes
+ * may repeat, so the check must happen while decrementing). Saturated
+ * counters are left alone both ways. */
+amq_status amq__ctr_remove_all(amq__ctr *c, uint64_t h) {
+    uint32_t taken = 0;
+    for (unsigned j = 0; j < c->k; j++) {
+        uint64_t i = amq__ctr_probe(c, h, j), v = amq__ctr_get(c, i);
+        if (v == 0) {
+            for (unsigned t = 0; t < j; t++)
+                if (taken & (UINT32_C(1) << t))
+                    amq__ctr_inc(c, amq__ctr_probe(c, h, t));
+            return AMQ_ERR_NOT_FOUND;
+        }
+        if (v == c->max)
+            continue;
+        amq__ctr_set(c, i, v - 1);
+        c->nonzero -= v == 1;
+        taken |= UINT32_C(1) << j;
+    }
+    c->items--;
+    return AMQ_OK;
+}
+
+uint64_t amq__ctr_min(const amq__ctr *c, uint64_t h) {
+    uint64_t lo = c->max;
+    for (unsigned j = 0; j < c->k && lo != 0; j++) {
+        uint64_t v = amq__ctr_get(c, amq__ctr_probe(c, h, j));
+        lo = v < lo ? v : lo;
+    }
+    return lo;
+}
+
+uint64_t amq__ctr_count(const amq__ctr *c, uint64_t h) {
+    uint64_t lo = amq__ctr_min(c, h);
+    return lo == c->max ? UINT64_MAX : lo;
+}
+
+bool amq__ctr_contains(const amq__ctr *c, uint64_t h) {
+    for (unsigned j = 0; j < c->k; j++)
+        if (amq__ctr_get(c, amq__ctr_probe(c, h, j)) == 0)
+            return false;
+    return true;
+}
+
+/* Prefetch the words of the first two probes of a group of keys before
+ * testing any of them, so their misses overlap. */
+void amq__ctr_contains_batch(const amq__ctr *c, const uint64_t *h, size_t n,
+                             uint8_t *out) {
+    size_t i = 0;
+    for (; i + CTR_BATCH <= n; i += CTR_BATCH) {
+        for (size_t j = 0; j < CTR_BATCH; j++) {
+            amq__prefetch(amq__ctr_word(c, amq__ctr_probe(c, h[i + j], 0)));
+            if (c->k > 1)
+                amq__prefetch(
+                    amq__ctr_word(c, amq__ctr_probe(c, h[i + j], 1)));
+        }
+        for (size_t j = 0; j < CTR_BATCH; j++)
+            out[i + j] = amq__ctr_contains(c, h[i + j]);
+    }
+    for (; i < n; i++)
+        out[i] = amq__ctr_contains(c, h[i]);
+}
+
+void amq__ctr_recount(amq__ctr *c) {
+    c->nonzero = 0;
+    c->saturated = 0;
+    for (uint64_t i = 0; i < c->m; i++) {
+        uint64_t v = amq__ctr_get(c, i);
+        c->nonzero += v != 0;
+        c->saturated += v == c->max;
+    }
+}
+
+amq_status amq__ctr_merge_add(amq__ctr *dst, const amq__ctr *src) {
+    if (dst->m != src->m || dst->k != src->k || dst->width != src->width)
+        return AMQ_ERR_INCOMPATIBLE;
+    for (uint64_t i = 0; i < dst->m; i++) {
+        uint64_t s = amq__ctr_get(dst, i) + amq__ctr_get(src, i);
+        amq__ctr_set(dst, i, s < dst->max ? s : dst->max);
+    }
+    amq__ctr_recount(dst);
+    /* Adds minus removes of both sides: the union's multiset size. */
+    dst->items = dst->items > UINT64_MAX - src->items ? UINT64_MAX
+                                                      : dst->items + src->items;
+    return AMQ_OK;
+}
+
+double amq__ctr_fpr_bound(const amq__ctr *c) {
+    return pow((double)c->nonzero / (double)c->m, (double)c->k);
+}
+
+double amq__ctr_estimate(const amq__ctr *c) {
+    double m = (double)c->m, x = (double)c->nonzero;
+    if (c->nonzero >= c->m)
+        return INFINITY;
+    return -(m / (double)c->k) * log1p(-x / m);
+}
+
+/* ---- sizing and curve --------------------------------------------------- */
+
+static unsigned best_k(double cells) {
+    unsigned k = amq_bloom_optimal_k(cells);
+    return k > AMQ__CTR_MAX_K ? AMQ__CTR_MAX_K : k;
+}
+
+double amq__ctr_curve_fpr(double cells, unsigned k) {
+    return amq_bloom_fpr(cells, 1.0, k ? k : best_k(cells));
+}
+
+/* Fixed k: solve (1 - e^{-k/c})^k = fpr for c. Best k: the envelope is
+ * monotone in c, so bisect it. */
+double amq__ctr_curve_cells(double fpr, unsigned k) {
+    if (k != 0)
+        return -(double)k / log1p(-pow(fpr, 1.0 / (double)k));
+    double lo = 0.25 * amq_bloom_bits_for_fpr(fpr), hi = 4.0 * lo + 4.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (amq__ctr_curve_fpr(mid, 0) <= fpr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+amq_status amq__ctr_size_for(uint64_t capacity, double fpr, unsigned width,
+                             unsigned *k, uint64_t *m) {
+    double cells, mm;
+    (void)width;
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    cells = amq__ctr_curve_cells(fpr, *k);
+    mm = ceil(cells * (double)capacity);
+    if (!(mm <= (double)CTR_MAX_M))
+        return AMQ_ERR_OVERFLOW;
+    *m = (uint64_t)mm;
+    if (*k == 0)
+        *k = best_k(cells);
+    return AMQ_OK;
+}
+
+amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
+                               unsigned width, unsigned *k, uint64_t *m,
+                               const char *name, amq_diag *diag) {
+    uint64_t kk = 0, mm = 0;
+    bool has_m;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &kk, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "m", 1, CTR_MAX_M, &mm, &has_m, diag));
+    *k = (unsigned)kk;
+    if (!has_m) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "%s needs a capacity and fpr, or m=COUNTERS",
+                             name);
+        return amq__ctr_size_for(capacity, fpr, width, k, m);
+    }
+    if (*k == 0)
+        *k = capacity ? best_k((double)mm / (double)capacity) : 7;
+    *m = mm;
+    return AMQ_OK;
+}
+
+/* ---- serialisation ------------------------------------------------------ */
+
+void amq__ctr_params_write(const amq__ctr *c, uint8_t *p) {
+    amq__put_u64(p, c->m);
+    amq__put_u32(p + 8, c->k);
+    amq__put_u32(p + 12, c->width);
+    amq__put_u64(p + 16, c->items);
+}
+
+amq_status amq__ctr_params_read(const uint8_t *p, size_t payload_len,
+                                uint64_t width_ok, uint64_t *m, unsigned *k,
+                                unsigned *width, uint64_t *items,
+                                const char *name, amq_diag *diag) {
+    uint64_t mm = amq__get_u64(p);
+    uint32_t kk = amq__get_u32(p + 8), w = amq__get_u32(p + 12);
+    if (w >= 64 || log2_width(w) == 0 || !(width_ok & (UINT64_C(1) << w)))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, CTR_PARAMS_OFF + 12,
+                         "%s counter width %u not allowed", name, w);
+    if (kk == 0 || kk > AMQ__CTR_MAX_K)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, CTR_PARAMS_OFF + 8,
+                         "%s probe count %u out of range", name, kk);
+    if (mm == 0 || mm > CTR_MAX_M || mm % (64u / w) != 0 ||
+        mm / (64u / w) != payload_len / 8 || payload_len % 8 != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, CTR_PARAMS_OFF,
+                         "%s: %llu counters of %u bits do not match a "
+                         "%zu-byte payload",
+                         name, (unsigned long long)mm, w, payload_len);
+    *m = mm;
+    *k = kk;
+    *width = w;
+    *items = amq__get_u64(p + 16);
+    return AMQ_OK;
+}
+
+amq_status amq__ctr_from_payload(amq__ctr *c, uint64_t m, unsigned width,
+                                 unsigned k, uint64_t items,
+                                 const uint8_t *payload, size_t len, bool view,
+                                 const amq_options *opt) {
+    AMQ_RETURN_IF_ERR(amq__ctr_init(
+        c, m, width, k, opt, view ? (const uint64_t *)payload : NULL));
+    if (!view)
+        memcpy(c->words, payload, len);
+    c->items = items;
+    amq__ctr_recount(c);
+    return AMQ_OK;
+}

@@ -1,0 +1,156 @@
+/*
+ * counters.h — the counter array shared by the counting Bloom filter
+ * (counting.c) and the spectral Bloom filter (spectral.c).
+ *
+ * Both structures are m small counters addressed by k probes of one 64-bit
+ * key hash; they differ only in how an insert changes the counters and what
+ * a query reads from them. What they share lives here: the packed array, the
+ * probes, sticky saturation, the bookkeeping behind the certified bound, the
+ * sizing and FPR curve, and the serialised parameter block.
+ *
+ *   words[0] (width 4: sixteen counters per 64-bit word)    words[1]
+ *   +----+----+----+----+-- ... --+----+   +----+----+-- ... --+----+
+ *   | c0 | c1 | c2 | c3 |         |c15 |   |c16 |c17 |         |c31 |
+ *   +----+----+----+----+-- ... --+----+   +----+----+-- ... --+----+
+ *   bit 0 ...                     bit 63
+ *
+ * Counter i sits at bits [(i mod per)·w, +w) of word ⌊i/per⌋, per = 64/w,
+ * w in {4, 8, 16, 32}: one implementation for every width, no counter ever
+ * straddles two words.
+ *
+ * Probes: probe j of hash h is counter reduce((h · A_j) mod 2^64, m), A_j odd
+ * multipliers drawn from splitmix64 at a fixed seed when the array is made
+ * (amq__ctr_muls; they are part of the file format). Independent
+ * multiply-shift probes, not double hashing, for the reason bloom.c gives.
+ *
+ * Saturation (how the literature since Fan et al. 2000 treats the rare
+ * overflow): a counter that reaches max = 2^w − 1 is never incremented or
+ * decremented again. It stays nonzero forever, so a
+ * saturated counter can never cause a false negative; it can only keep a
+ * false positive alive after every key on it is removed.
+ *
+ * Invariants: m > 0 and a multiple of per; 1 <= k <= AMQ__CTR_MAX_K;
+ * `nonzero` and `saturated` equal the numbers of nonzero and of saturated
+ * counters (kept exact on every update, recomputed after merge and load).
+ */
+#ifndef AMQ_SRC_BLOOM_COUNTERS_H
+#define AMQ_SRC_BLOOM_COUNTERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/bits.h"
+#include "core/mem.h"
+#include "core/spec.h"
+
+#define AMQ__CTR_MAX_K 32
+#define AMQ__CTR_PARAMS 24 /* m u64 | k u32 | width u32 | items u64 */
+
+typedef struct amq__ctr {
+    amq__mem mem;
+    amq__block table; /* raw == NULL for a view */
+    uint64_t *words;
+    uint64_t m;        /* counters */
+    unsigned width;    /* bits per counter: 4, 8, 16 or 32 */
+    unsigned lw;       /* log2(width) */
+    unsigned k;
+    uint64_t max;      /* 2^width - 1: the sticky value */
+    uint64_t items;
+    uint64_t nonzero;
+    uint64_t saturated;
+    uint64_t mul[AMQ__CTR_MAX_K];
+} amq__ctr;
+
+static inline uint64_t amq__ctr_probe(const amq__ctr *c, uint64_t h,
+                                      unsigned j) {
+    return amq__reduce64(h * c->mul[j], c->m);
+}
+
+static inline const uint64_t *amq__ctr_word(const amq__ctr *c, uint64_t i) {
+    return &c->words[i >> (6 - c->lw)];
+}
+
+static inline uint64_t amq__ctr_get(const amq__ctr *c, uint64_t i) {
+    unsigned sh = (unsigned)(i & ((64u >> c->lw) - 1)) << c->lw;
+    return (*amq__ctr_word(c, i) >> sh) & c->max;
+}
+
+static inline void amq__ctr_set(amq__ctr *c, uint64_t i, uint64_t v) {
+    unsigned sh = (unsigned)(i & ((64u >> c->lw) - 1)) << c->lw;
+    uint64_t *w = &c->words[i >> (6 - c->lw)];
+    *w = (*w & ~(c->max << sh)) | (v << sh);
+}
+
+/* Sticky increment of counter i, keeping nonzero/saturated exact. Returns
+ * whether the counter changed. */
+static inline bool amq__ctr_inc(amq__ctr *c, uint64_t i) {
+    uint64_t v = amq__ctr_get(c, i);
+    if (v == c->max)
+        return false;
+    amq__ctr_set(c, i, v + 1);
+    c->nonzero += v == 0;
+    c->saturated += v + 1 == c->max;
+    return true;
+}
+
+/* Allocate (or borrow, for a view) the table of m counters of `width` bits
+ * with k probes into a caller-owned amq__ctr. m is rounded up to whole
+ * words. On failure nothing is left allocated. */
+amq_status amq__ctr_init(amq__ctr *c, uint64_t m, unsigned width, unsigned k,
+                         const amq_options *opt, const uint64_t *borrow);
+void amq__ctr_release(amq__ctr *c);
+size_t amq__ctr_bytes(const amq__ctr *c);
+
+/* Increment all k counters (Fan et al.; spectral minimum selection). */
+void amq__ctr_add_all(amq__ctr *c, uint64_t h);
+/* Undo add_all: AMQ_ERR_NOT_FOUND (and no change) if a probe reads 0. */
+amq_status amq__ctr_remove_all(amq__ctr *c, uint64_t h);
+/* Smallest of the key's k counters (0 at the first zero). */
+uint64_t amq__ctr_min(const amq__ctr *c, uint64_t h);
+bool amq__ctr_contains(const amq__ctr *c, uint64_t h);
+void amq__ctr_contains_batch(const amq__ctr *c, const uint64_t *h, size_t n,
+                             uint8_t *out);
+/* min as a multiplicity: UINT64_MAX when it is saturated (then the true
+ * count is at least max and unknown). */
+uint64_t amq__ctr_count(const amq__ctr *c, uint64_t h);
+/* dst += src counter-wise, saturating; AMQ_ERR_INCOMPATIBLE unless m, k and
+ * width agree. */
+amq_status amq__ctr_merge_add(amq__ctr *dst, const amq__ctr *src);
+void amq__ctr_recount(amq__ctr *c);
+/* (nonzero / m)^k. */
+double amq__ctr_fpr_bound(const amq__ctr *c);
+/* -(m/k) ln(1 - nonzero/m). */
+double amq__ctr_estimate(const amq__ctr *c);
+
+/* ---- sizing and curve (cells = counters per key) ---------------------- */
+
+/* FPR of a counter array at `cells` counters per key with k probes
+ * (0: best integer k for cells). */
+double amq__ctr_curve_fpr(double cells, unsigned k);
+/* Smallest cells per key meeting fpr (k = 0: best integer k). */
+double amq__ctr_curve_cells(double fpr, unsigned k);
+/* m and k (k = 0 on entry: chosen) for capacity keys at fpr. */
+amq_status amq__ctr_size_for(uint64_t capacity, double fpr, unsigned width,
+                             unsigned *k, uint64_t *m);
+/* Read k= and m= from a spec and resolve the shape (capacity/fpr or m). */
+amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
+                               unsigned width, unsigned *k, uint64_t *m,
+                               const char *name, amq_diag *diag);
+
+/* ---- serialisation ------------------------------------------------------ */
+
+void amq__ctr_params_write(const amq__ctr *c, uint8_t *p);
+/* Validate the common parameter block (first AMQ__CTR_PARAMS bytes of p)
+ * against the payload length and the widths `width_ok` allows (bit w set
+ * for width w); fills m, k, width, items. */
+amq_status amq__ctr_params_read(const uint8_t *p, size_t payload_len,
+                                uint64_t width_ok, uint64_t *m, unsigned *k,
+                                unsigned *width, uint64_t *items,
+                                const char *name, amq_diag *diag);
+/* Table set up from a validated payload (copied, or borrowed for a view). */
+amq_status amq__ctr_from_payload(amq__ctr *c, uint64_t m, unsigned width,
+                                 unsigned k, uint64_t items,
+                                 const uint8_t *payload, size_t len, bool view,
+                                 const amq_options *opt);
+
+#endif

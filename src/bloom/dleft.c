@@ -1,0 +1,661 @@
+/*
+ * dleft.c — the d-left counting Bloom filter (Bonomi, Mitzenmacher,
+ * Panigrahy, Singh & Varghese 2006, "An improved construction for counting
+ * Bloom filters", ESA). A deletable filter built from d-left hashing instead
+ * of counters: it stores short fingerprints in a balanced hash table and
+ * needs about half the space of a counting Bloom filter for the same rate.
+ *
+ *   subtable 0              subtable 1                subtable d-1
+ *   +------+------+-- ---+  +------+------+-- ---+     +------+-- ---+
+ *   |bucket|bucket|  ... |  |bucket|bucket|  ... | ... |bucket|  ... |
+ *   +--+---+------+-- ---+  +------+--+---+-- ---+     +------+-- ---+
+ *      |                              |
+ *      v  c cells of (r + cb) bits, packed in one bit array:
+ *   +-----------+-----------+-----------+-----------+
+ *   | rem | cnt | rem | cnt |  0  |  0  |  0  |  0  |   empty cell: all zero
+ *   +-----------+-----------+-----------+-----------+
+ *
+ * Hashing, the paper's trick. The key's 64-bit hash gives a true fingerprint
+ * f = (q, s), q = reduce(h, B) in [B], s = h mod 2^r. Subtable i sees f
+ * through a permutation P_i of [B] x [2^r], P_i(f) = (bucket b_i, remainder
+ * r_i), built from three rounds that are each invertible given the other
+ * half:
+ *     s1 = s  ^ (mix(q  ^ T_i) mod 2^r)
+ *     b  = (q + reduce(mix(s1 ^ U_i), B)) mod B
+ *     r  = s1 ^ (mix(b  ^ V_i) mod 2^r)
+ * (mix: the MurmurHash3 finaliser; T_i, U_i, V_i fixed salts, part of the
+ * format). Because P_i is a bijection, a cell holding remainder r in bucket
+ * b of subtable i can only have come from the one fingerprint f with
+ * P_i(f) = (b, r). Hence:
+ *   - insert: if any of the d candidate cells already holds f, its counter
+ *     goes up; otherwise f takes an empty cell in the least loaded of its d
+ *     buckets (leftmost on ties). Each f is stored at most once;
+ *   - remove: the one cell holding f is decremented (emptied at zero), so a
+ *     delete never touches another fingerprint — unlike the naive scheme with
+ *     d independent hashes, where x could erase y's copy of a shared
+ *     remainder;
+ *   - false positives: a key y is reported iff f_y equals a stored
+ *     fingerprint; with F stored fingerprints, P(false positive) =
+ *     F / (B 2^r) (about d * load * 2^-r with load = F / (d B) per bucket).
+ *
+ * Counters: cb bits per cell (2 in the paper) count keys sharing one
+ * fingerprint (duplicates, or fingerprint collisions). A counter at
+ * 2^cb - 1 is sticky, as in the counting filter: the fingerprint then stays
+ * forever (no false negative, a lasting false positive).
+ *
+ * Invariants: an empty cell is all zero bits; an occupied cell has a nonzero
+ * counter; no bucket holds a remainder twice; `occupied` is the number of
+ * occupied cells; bits past the last cell are zero.
+ *
+ * Failure modes: add returns AMQ_ERR_FULL, changing nothing, when f is new
+ * and all d buckets are full (at the default 3/4 load d-left hashing makes
+ * that rare; bucket overflow is the paper's "overflow" event). Removing a
+ * never-inserted key that is a false positive decrements a stranger's
+ * fingerprint — the counting filter's hazard, at this structure's lower rate.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/counting.h"
+#include "core/bits.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define DL_MAX_D 8
+#define DL_MAX_CELLS 32
+#define DL_MAX_RBITS 32
+#define DL_MAX_CBITS 8
+#define DL_MAX_BUCKETS (UINT64_C(1) << 32)
+#define DL_DEFAULT_D 4
+#define DL_DEFAULT_CELLS 8
+#define DL_DEFAULT_CBITS 2
+#define DL_LOAD 0.75 /* design fill of a bucket at capacity */
+#define DL_BATCH 8
+#define DL_PARAMS 40
+#define DL_PARAMS_OFF 80 /* frame header + generic parameters */
+/* Round salts (part of the format): odd constants times (i + 1). */
+#define DL_SALT_T 0x9e3779b97f4a7c15ULL
+#define DL_SALT_U 0xd1b54a32d192ed03ULL
+#define DL_SALT_V 0x8cb92ba72f3d8dd7ULL
+
+struct amq_dleft {
+    amq__mem mem;
+    amq__block table; /* raw == NULL for a view */
+    uint64_t *words;
+    size_t nwords;
+    uint64_t buckets; /* B, per subtable */
+    unsigned d, cells, rbits, cbits, cw; /* cw = rbits + cbits */
+    uint64_t rmask, cmax;
+    uint64_t items, occupied;
+};
+
+/* Where a key may live: global bucket index and remainder per subtable. */
+typedef struct dl_loc {
+    uint64_t bucket[DL_MAX_D];
+    uint64_t rem[DL_MAX_D];
+} dl_loc;
+
+/* ---- bit-packed cells --------------------------------------------------- */
+
+static uint64_t get_bits(const uint64_t *w, uint64_t off, unsigned n) {
+    uint64_t i = off >> 6, v;
+    unsigned sh = (unsigned)(off & 63);
+    v = w[i] >> sh;
+    if (sh + n > 64)
+        v |= w[i + 1] << (64 - sh);
+    return v & ((UINT64_C(1) << n) - 1);
+}
+
+static void set_bits(uint64_t *w, uint64_t off, unsigned n, uint64_t v) {
+    uint64_t i = off >> 6, mask = (UINT64_C(1) << n) - 1;
+    unsigned sh = (unsigned)(off & 63);
+    w[i] = (w[i] & ~(mask << sh)) | (v << sh);
+    if (sh + n > 64) {
+        unsigned done = 64 - sh;
+        w[i + 1] = (w[i + 1] & ~(mask >> done)) | (v >> done);
+    }
+}
+
+static uint64_t cell_off(const amq_dleft *f, uint64_t bucket, unsigned j) {
+    return (bucket * f->cells + j) * f->cw;
+}
+/* A cell plus its bit offset within a byte spans at most 40 + 7 bits, so one
+ * unaligned little-endian 8-byte load holds it, except within 8 bytes of the
+ * table's end (the word-wise path then). */
+static uint64_t cell_get(const amq_dleft *f, uint64_t bucket, unsigned j) {
+    uint64_t off = cell_off(f, bucket, j), v;
+    size_t byte = (size_t)(off >> 3);
+    if (byte + 8 <= f->nwords * 8) {
+        memcpy(&v, (const uint8_t *)f->words + byte, 8);
+        return (v >> (off & 7)) & ((UINT64_C(1) << f->cw) - 1);
+    }
+    return get_bits(f->words, off, f->cw);
+}
+static void cell_set(amq_dleft *f, uint64_t bucket, unsigned j, uint64_t v) {
+    set_bits(f->words, cell_off(f, bucket, j), f->cw, v);
+}
+
+/* ---- hashing: fingerprint and the d permutations ------------------------ */
+
+static void locate(const amq_dleft *f, uint64_t h, dl_loc *loc) {
+    uint64_t q = amq__reduce64(h, f->buckets), s = h & f->rmask;
+    for (unsigned i = 0; i < f->d; i++) {
+        uint64_t salt = (uint64_t)(i + 1);
+        uint64_t s1 = s ^ (amq__mix64(q ^ (DL_SALT_T * salt)) & f->rmask);
+        uint64_t b = q + amq__reduce64(amq__mix64(s1 ^ (DL_SALT_U * salt)),
+                                       f->buckets);
+        if (b >= f->buckets)
+            b -= f->buckets;
+        loc->rem[i] = s1 ^ (amq__mix64(b ^ (DL_SALT_V * salt)) & f->rmask);
+        loc->bucket[i] = (uint64_t)i * f->buckets + b;
+    }
+}
+
+/* Scan one bucket for remainder rem: the cell index if present, else -1;
+ * *load gets the occupied cells and *empty the first empty cell. */
+static int scan(const amq_dleft *f, uint64_t bucket, uint64_t rem,
+                unsigned *load, int *empty) {
+    *load = 0;
+    *empty = -1;
+    for (unsigned j = 0; j < f->cells; j++) {
+        uint64_t c = cell_get(f, bucket, j);
+        if ((c & f->cmax) == 0) {
+            if (*empty < 0)
+                *empty = (int)j;
+            continue;
+        }
+        if ((c >> f->cbits) == rem)
+            return (int)j;
+        (*load)++;
+    }
+    return -1;
+}
+
+/* Whether a bucket holds remainder rem: no early exit and no data-dependent
+ * branch, since a lookup's cells are random (a miss checks every cell). */
+static bool bucket_has(const amq_dleft *f, uint64_t bucket, uint64_t rem) {
+    unsigned hit = 0;
+    for (unsigned j = 0; j < f->cells; j++) {
+        uint64_t c = cell_get(f, bucket, j);
+        hit |= ((c >> f->cbits) == rem) & ((c & f->cmax) != 0);
+    }
+    return hit != 0;
+}
+
+static bool lookup(const amq_dleft *f, const dl_loc *loc) {
+    unsigned hit = 0;
+    for (unsigned i = 0; i < f->d; i++)
+        hit |= bucket_has(f, loc->bucket[i], loc->rem[i]);
+    return hit != 0;
+}
+
+/* The cell holding the key's fingerprint, if any. */
+static bool find(const amq_dleft *f, const dl_loc *loc, uint64_t *bucket,
+                 unsigned *cell) {
+    for (unsigned i = 0; i < f->d; i++) {
+        unsigned load;
+        int empty, j = scan(f, loc->bucket[i], loc->rem[i], &load, &empty);
+        if (j >= 0) {
+            *bucket = loc->bucket[i];
+            *cell = (unsigned)j;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+static amq_status check_shape(unsigned d, unsigned cells, uint64_t buckets,
+                              unsigned rbits, unsigned cbits) {
+    if (d < 2 || d > DL_MAX_D || cells == 0 || cells > DL_MAX_CELLS ||
+        buckets == 0 || buckets > DL_MAX_BUCKETS || rbits == 0 ||
+        rbits > DL_MAX_RBITS || cbits == 0 || cbits > DL_MAX_CBITS)
+        return AMQ_ERR_INVALID;
+    return AMQ_OK;
+}
+
+/* 64-bit words for the shape (overflow-checked; bounds keep it < 2^50). */
+static amq_status words_for(unsigned d, unsigned cells, uint64_t buckets,
+                            unsigned cw, size_t *nwords) {
+    size_t bits;
+    if (!amq__mul((size_t)d * cells, (size_t)buckets, &bits) ||
+        !amq__mul(bits, cw, &bits) || !amq__add(bits, 63, &bits))
+        return AMQ_ERR_OVERFLOW;
+    *nwords = bits / 64;
+    if (*nwords > SIZE_MAX / 8)
+        return AMQ_ERR_OVERFLOW;
+    return AMQ_OK;
+}
+
+static amq_status alloc_dleft(unsigned d, unsigned cells, uint64_t buckets,
+                              unsigned rbits, unsigned cbits,
+                              const amq_options *opt, const uint64_t *borrow,
+                              amq_dleft **out) {
+    amq__mem mem;
+    amq_dleft *f;
+    size_t nwords;
+    AMQ_RETURN_IF_ERR(check_shape(d, cells, buckets, rbits, cbits));
+    AMQ_RETURN_IF_ERR(words_for(d, cells, buckets, rbits + cbits, &nwords));
+    amq__mem_init(&mem, opt);
+    f = amq__zalloc(&mem, sizeof *f);
+    if (f == NULL)
+        return AMQ_ERR_NOMEM;
+    *f = (amq_dleft){.mem = mem, .nwords = nwords, .buckets = buckets,
+                     .d = d, .cells = cells, .rbits = rbits, .cbits = cbits,
+                     .cw = rbits + cbits,
+                     .rmask = (UINT64_C(1) << rbits) - 1,
+                     .cmax = (UINT64_C(1) << cbits) - 1};
+    if (borrow != NULL) {
+        f->words = (uint64_t *)borrow;
+    } else {
+        amq_status st = amq__block_alloc(&mem, nwords * 8, 64, &f->table);
+        if (st != AMQ_OK) {
+            amq__free(&mem, f, sizeof *f);
+            return st;
+        }
+        f->words = f->table.ptr;
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+/* Buckets per subtable so capacity keys fill DL_LOAD of the cells. */
+static uint64_t buckets_for(uint64_t capacity, unsigned d, unsigned cells) {
+    double b = ceil((double)capacity / ((double)d * DL_LOAD * cells));
+    return b < 1.0 ? 1 : b > (double)DL_MAX_BUCKETS ? DL_MAX_BUCKETS + 1
+                                                    : (uint64_t)b;
+}
+
+/* Smallest r with capacity / (B 2^r) <= fpr. */
+static amq_status rbits_for(uint64_t capacity, double fpr, uint64_t buckets,
+                            unsigned *rbits) {
+    unsigned r = 1;
+    while (r <= DL_MAX_RBITS &&
+           (double)capacity > fpr * (double)buckets * ldexp(1.0, (int)r))
+        r++;
+    if (r > DL_MAX_RBITS)
+        return AMQ_ERR_INVALID;
+    *rbits = r;
+    return AMQ_OK;
+}
+
+amq_status amq_dleft_new(uint64_t capacity, double fpr,
+                         const amq_options *opt, amq_dleft **out) {
+    uint64_t b;
+    unsigned r;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    b = buckets_for(capacity, DL_DEFAULT_D, DL_DEFAULT_CELLS);
+    if (b > DL_MAX_BUCKETS)
+        return AMQ_ERR_OVERFLOW;
+    AMQ_RETURN_IF_ERR(rbits_for(capacity, fpr, b, &r));
+    return alloc_dleft(DL_DEFAULT_D, DL_DEFAULT_CELLS, b, r, DL_DEFAULT_CBITS,
+                       opt, NULL, out);
+}
+
+amq_status amq_dleft_new_explicit(unsigned d, unsigned cells,
+                                  uint64_t buckets, unsigned rbits,
+                                  unsigned cbits, const amq_options *opt,
+                                  amq_dleft **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    return alloc_dleft(d, cells, buckets, rbits, cbits, opt, NULL, out);
+}
+
+void amq_dleft_free(amq_dleft *f) {
+    if (f == NULL)
+        return;
+    amq__mem mem = f->mem;
+    if (f->table.raw != NULL)
+        amq__block_free(&mem, &f->table);
+    amq__free(&mem, f, sizeof *f);
+}
+
+/* ---- updates and queries ------------------------------------------------ */
+
+amq_status amq_dleft_add_hash(amq_dleft *f, uint64_t h) {
+    dl_loc loc;
+    unsigned best = 0, best_load = f->cells;
+    int slot = -1;
+    locate(f, h, &loc);
+    for (unsigned i = 0; i < f->d; i++) {
+        unsigned load;
+        int empty, j = scan(f, loc.bucket[i], loc.rem[i], &load, &empty);
+        if (j >= 0) { /* f is stored already: count it */
+            uint64_t c = cell_get(f, loc.bucket[i], (unsigned)j);
+            if ((c & f->cmax) != f->cmax)
+                cell_set(f, loc.bucket[i], (unsigned)j, c + 1);
+            f->items++;
+            return AMQ_OK;
+        }
+        if (load < best_load) { /* strict: the leftmost wins ties */
+            best_load = load;
+            best = i;
+            slot = empty;
+        }
+    }
+    if (slot < 0)
+        return AMQ_ERR_FULL;
+    cell_set(f, loc.bucket[best], (unsigned)slot,
+             (loc.rem[best] << f->cbits) | 1u);
+    f->occupied++;
+    f->items++;
+    return AMQ_OK;
+}
+
+amq_status amq_dleft_remove_hash(amq_dleft *f, uint64_t h) {
+    dl_loc loc;
+    uint64_t bucket;
+    unsigned j;
+    locate(f, h, &loc);
+    if (!find(f, &loc, &bucket, &j))
+        return AMQ_ERR_NOT_FOUND;
+    uint64_t c = cell_get(f, bucket, j), cnt = c & f->cmax;
+    if (cnt != f->cmax) {
+        cell_set(f, bucket, j, cnt == 1 ? 0 : c - 1);
+        f->occupied -= cnt == 1;
+    }
+    f->items--;
+    return AMQ_OK;
+}
+
+bool amq_dleft_contains_hash(const amq_dleft *f, uint64_t h) {
+    dl_loc loc;
+    locate(f, h, &loc);
+    return lookup(f, &loc);
+}
+
+uint64_t amq_dleft_count_hash(const amq_dleft *f, uint64_t h) {
+    dl_loc loc;
+    uint64_t bucket;
+    unsigned j;
+    locate(f, h, &loc);
+    if (!find(f, &loc, &bucket, &j))
+        return 0;
+    uint64_t cnt = cell_get(f, bucket, j) & f->cmax;
+    return cnt == f->cmax ? UINT64_MAX : cnt;
+}
+
+/* Batch: locate a group of keys and prefetch the first word of each of
+ * their d buckets, then scan; the d misses of every key overlap. */
+void amq_dleft_contains_batch(const amq_dleft *f, const uint64_t *h, size_t n,
+                              uint8_t *out) {
+    dl_loc loc[DL_BATCH];
+    for (size_t i = 0; i < n; i += DL_BATCH) {
+        size_t g = n - i < DL_BATCH ? n - i : DL_BATCH;
+        for (size_t j = 0; j < g; j++) {
+            locate(f, h[i + j], &loc[j]);
+            for (unsigned t = 0; t < f->d; t++)
+                amq__prefetch(&f->words[cell_off(f, loc[j].bucket[t], 0) >> 6]);
+        }
+        for (size_t j = 0; j < g; j++)
+            out[i + j] = lookup(f, &loc[j]);
+    }
+}
+
+uint64_t amq_dleft_fingerprints(const amq_dleft *f) { return f->occupied; }
+uint64_t amq_dleft_items(const amq_dleft *f) { return f->items; }
+size_t amq_dleft_size_bytes(const amq_dleft *f) { return f->nwords * 8; }
+
+/* F / (B 2^r), plus 2^-63 per fingerprint for the non-uniformity of
+ * q = reduce(h, B) (an interval of at most ceil(2^64 / B) hashes per
+ * bucket, at most ceil(that / 2^r) per residue of s). */
+double amq_dleft_fpr_bound(const amq_dleft *f) {
+    double per = 1.0 / ((double)f->buckets * ldexp(1.0, (int)f->rbits));
+    double p = (double)f->occupied * (per + 0x1p-63);
+    return p < 1.0 ? p : 1.0;
+}
+
+/* ---- the generic interface --------------------------------------------- */
+
+typedef struct dl_shape {
+    uint64_t d, cells, buckets, rbits, cbits;
+    bool has_buckets, has_rbits;
+} dl_shape;
+
+static amq_status spec_shape(amq__spec *spec, dl_shape *s, amq_diag *diag) {
+    s->d = DL_DEFAULT_D;
+    s->cells = DL_DEFAULT_CELLS;
+    s->cbits = DL_DEFAULT_CBITS;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "d", 2, DL_MAX_D, &s->d, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "cells", 1, DL_MAX_CELLS, &s->cells,
+                                    NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "cbits", 1, DL_MAX_CBITS, &s->cbits,
+                                    NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "rbits", 1, DL_MAX_RBITS, &s->rbits,
+                                    &s->has_rbits, diag));
+    return amq__spec_u64(spec, "buckets", 1, DL_MAX_BUCKETS, &s->buckets,
+                         &s->has_buckets, diag);
+}
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    dl_shape s = {0};
+    AMQ_RETURN_IF_ERR(spec_shape(spec, &s, diag));
+    if (capacity == 0 && !(s.has_buckets && s.has_rbits))
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "dleft needs a capacity and fpr, or buckets= and "
+                         "rbits=");
+    if (!s.has_buckets) {
+        s.buckets = buckets_for(capacity, (unsigned)s.d, (unsigned)s.cells);
+        if (s.buckets > DL_MAX_BUCKETS)
+            return amq__diag(diag, AMQ_ERR_OVERFLOW, 0,
+                             "dleft: %llu keys need too many buckets",
+                             (unsigned long long)capacity);
+    }
+    if (!s.has_rbits) {
+        unsigned r;
+        if (rbits_for(capacity, fpr, s.buckets, &r) != AMQ_OK)
+            return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                             "dleft: fpr %g needs more than %d remainder "
+                             "bits", fpr, DL_MAX_RBITS);
+        s.rbits = r;
+    }
+    return alloc_dleft((unsigned)s.d, (unsigned)s.cells, s.buckets,
+                       (unsigned)s.rbits, (unsigned)s.cbits, opt, NULL,
+                       (amq_dleft **)impl);
+}
+
+static void t_destroy(void *impl) { amq_dleft_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    return amq_dleft_add_hash(impl, h);
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_dleft_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_dleft_contains_batch(impl, h, n, out);
+}
+static amq_status t_remove(void *impl, uint64_t h) {
+    return amq_dleft_remove_hash(impl, h);
+}
+static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
+    *out = amq_dleft_count_hash(impl, h);
+    return AMQ_OK;
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_dleft *)impl)->items;
+}
+static size_t t_size(const void *impl) { return amq_dleft_size_bytes(impl); }
+static double t_bound(const void *impl) { return amq_dleft_fpr_bound(impl); }
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_dleft *f = impl;
+    int n = snprintf(buf, cap, "d=%u,cells=%u,buckets=%llu,rbits=%u,cbits=%u",
+                     f->d, f->cells, (unsigned long long)f->buckets, f->rbits,
+                     f->cbits);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* The curve at the design load L = 3/4 c: b bits per key buy
+ * r = b L / c - cb remainder bits, and the rate is d L 2^-r (capped at 1). */
+static amq_status curve_shape(amq__spec *spec, double *dl, double *per_bit,
+                              double *cb, amq_diag *diag) {
+    dl_shape s = {0};
+    AMQ_RETURN_IF_ERR(spec_shape(spec, &s, diag));
+    if (s.has_buckets || s.has_rbits)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "dleft curve: buckets/rbits follow from bits per "
+                         "key");
+    *dl = (double)s.d * DL_LOAD * (double)s.cells;
+    *per_bit = DL_LOAD;
+    *cb = (double)s.cbits;
+    return AMQ_OK;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    double dl = 0, per_bit = 1, cb = 0;
+    AMQ_RETURN_IF_ERR(curve_shape(spec, &dl, &per_bit, &cb, diag));
+    double p = dl * exp2(-(bpk * per_bit - cb));
+    *out = p < 1.0 ? p : 1.0;
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    double dl = 0, per_bit = 1, cb = 0;
+    AMQ_RETURN_IF_ERR(curve_shape(spec, &dl, &per_bit, &cb, diag));
+    *out = (log2(dl / fpr) + cb) / per_bit;
+    return AMQ_OK;
+}
+
+/* params: d u32 | cells u32 | rbits u32 | cbits u32 | buckets u64 |
+ *         items u64 | reserved u64 (0) */
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return DL_PARAMS;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_dleft *f = impl;
+    amq__put_u32(p, f->d);
+    amq__put_u32(p + 4, f->cells);
+    amq__put_u32(p + 8, f->rbits);
+    amq__put_u32(p + 12, f->cbits);
+    amq__put_u64(p + 16, f->buckets);
+    amq__put_u64(p + 24, f->items);
+    amq__put_u64(p + 32, 0);
+}
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_dleft *f = impl;
+    memcpy(dst, f->words, f->nwords * 8);
+}
+
+/* The payload's cells obey the invariants (empty cells all zero, no
+ * remainder twice in a bucket, zero tail); counts the occupied cells. */
+static amq_status check_cells(const amq_dleft *f, uint64_t *occupied,
+                              amq_diag *diag) {
+    uint64_t nb = (uint64_t)f->d * f->buckets, used = 0;
+    for (uint64_t b = 0; b < nb; b++) {
+        for (unsigned j = 0; j < f->cells; j++) {
+            uint64_t c = cell_get(f, b, j);
+            bool bad = (c & f->cmax) == 0 && c != 0;
+            for (unsigned t = 0; t < j && !bad && c != 0; t++) {
+                uint64_t o = cell_get(f, b, t);
+                bad = (o & f->cmax) != 0 && (o >> f->cbits) == (c >> f->cbits);
+            }
+            if (bad)
+                return amq__diag(diag, AMQ_ERR_CORRUPT, 0,
+                                 "dleft: bucket %llu cell %u is malformed",
+                                 (unsigned long long)b, j);
+            used += c != 0;
+        }
+    }
+    uint64_t end = nb * f->cells * f->cw;
+    if (end % 64 != 0 && (f->words[f->nwords - 1] >> (end % 64)) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 0,
+                         "dleft: nonzero bits after the last cell");
+    *occupied = used;
+    return AMQ_OK;
+}
+
+static amq_status read_params(const uint8_t *p, size_t plen, size_t len,
+                              dl_shape *s, uint64_t *items, amq_diag *diag) {
+    size_t nwords;
+    if (plen != DL_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "dleft parameters: %zu bytes, expected %d", plen,
+                         DL_PARAMS);
+    s->d = amq__get_u32(p);
+    s->cells = amq__get_u32(p + 4);
+    s->rbits = amq__get_u32(p + 8);
+    s->cbits = amq__get_u32(p + 12);
+    s->buckets = amq__get_u64(p + 16);
+    *items = amq__get_u64(p + 24);
+    if (check_shape((unsigned)s->d, (unsigned)s->cells, s->buckets,
+                    (unsigned)s->rbits, (unsigned)s->cbits) != AMQ_OK ||
+        amq__get_u64(p + 32) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, DL_PARAMS_OFF,
+                         "dleft shape out of range or reserved bits set");
+    if (words_for((unsigned)s->d, (unsigned)s->cells, s->buckets,
+                  (unsigned)(s->rbits + s->cbits), &nwords) != AMQ_OK ||
+        len % 8 != 0 || nwords != len / 8)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, DL_PARAMS_OFF,
+                         "dleft shape does not match a %zu-byte payload",
+                         len);
+    return AMQ_OK;
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    dl_shape s = {0};
+    uint64_t items = 0, occupied = 0;
+    amq_dleft *f;
+    AMQ_RETURN_IF_ERR(read_params(p, plen, len, &s, &items, diag));
+    /* The parameters fix the table to exactly len bytes: allocate, then
+     * check the cells on the (aligned) copy or the borrowed payload. */
+    AMQ_RETURN_IF_ERR(alloc_dleft((unsigned)s.d, (unsigned)s.cells, s.buckets,
+                                  (unsigned)s.rbits, (unsigned)s.cbits, opt,
+                                  view ? (const uint64_t *)payload : NULL,
+                                  &f));
+    if (!view)
+        memcpy(f->words, payload, len);
+    amq_status st = check_cells(f, &occupied, diag);
+    if (st != AMQ_OK) {
+        amq_dleft_free(f);
+        return st;
+    }
+    f->items = items;
+    f->occupied = occupied;
+    *impl = f;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_dleft = {
+    .info = {.name = "dleft",
+             .type_id = 5,
+             .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
+             .summary = "d-left counting Bloom filter: fingerprints in a "
+                        "d-left table, deletes in about half the space",
+             .params = "d=SUBTABLES (2-8, default 4), cells=PER_BUCKET "
+                       "(1-32, default 8), cbits=COUNTER_BITS (1-8, default "
+                       "2), rbits=REMAINDER_BITS (1-32, default from fpr), "
+                       "buckets=PER_SUBTABLE (explicit size)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .remove = t_remove,
+    .count = t_count,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

@@ -1,0 +1,494 @@
+/*
+ * partitioned.c — the partitioned Bloom filter: the m-bit array is cut into
+ * k disjoint slices of m/k bits, and probe i of a key lands in slice i
+ * (Mullin 1983 in the database literature; Almeida et al. 2007 use it for
+ * the stages of the scalable filter; Kirsch & Mitzenmacher 2006 analyse it).
+ * All k probes come from the key's one 64-bit hash h by multiply-shift with
+ * k fixed odd multipliers, as in bloom.c but with this file's own table.
+ *
+ *   slice 0 (s bits)     slice 1 (s bits)          slice k-1 (s bits)
+ *   +----------------+ +----------------+ ...  +----------------+
+ *   |0 1 0 0 1 ... 0 | |1 0 0 0 1 ... 0 |      |0 0 1 0 ... 1 0 |
+ *   +----------------+ +----------------+      +----------------+
+ *        ^ reduce(h*M0, s)    ^ reduce(h*M1, s)       ^ reduce(h*M_{k-1}, s)
+ *
+ * Why slices: no two probes of one key can collide, every slice fills at
+ * the same rate, and the false-positive probability of a key never
+ * inserted is exactly prod_i (ones_i / s) when its k probes are independent
+ * and uniform — one factor per slice, from the slice's own fill. The
+ * expected rate at n keys is (1 - (1 - 1/s)^n)^k ~ (1 - e^{-kn/m})^k, a
+ * hair above the classic filter's (Kirsch & Mitzenmacher), and the same
+ * curve for sizing.
+ *
+ * Invariants: s = slice bits is a positive multiple of 64 (slices start on
+ * word boundaries); 1 <= k <= 64; ones[i] equals the number of set bits of
+ * slice i (kept exact on insert, recomputed after merge and load).
+ *
+ * Failure modes: none after construction (adds cannot fail); views refuse
+ * updates in the generic layer; merges of different shapes are refused
+ * (AMQ_ERR_INCOMPATIBLE) before anything changes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bloom/partitioned.h"
+#include "core/bits.h"
+#include "filter/type.h"
+
+#define PART_BATCH 16
+
+/* splitmix64 from the seed "PARTITND", odd, 24-40 bits set. */
+const uint64_t amq__part_mul[AMQ__PART_MAX_K] = {
+    0x3439f3deb2163e5fULL, 0xa522a1a84fbc2213ULL, 0x5d0707d3e32934c3ULL,
+    0x8f2989a6847087afULL, 0x658d6343deae8fabULL, 0x6e7b3c83b61b5cb3ULL,
+    0x990bee1e335ee38bULL, 0x3a5dcb93c57a009bULL, 0xeb982678972ac167ULL,
+    0x92d5790e53a4690dULL, 0x4030d209962697c3ULL, 0x69336d04f25a8bd1ULL,
+    0x2b92d0de03579e99ULL, 0xe19ec46256fc4071ULL, 0x17c26819e28b59adULL,
+    0x1fba0077e0442ea3ULL, 0xe16503613e7ca01bULL, 0x6971d5249ed15e31ULL,
+    0xe810ef470b1b0045ULL, 0xc021e4bc772ee085ULL, 0xb85bc974b4d975ffULL,
+    0x1ec6a3c9a859ee8dULL, 0x060f8b6235d965afULL, 0xf8fa9d52465e91e9ULL,
+    0x0cf26542b5bf89b3ULL, 0x0c1a164851b1633dULL, 0x920c52c0bbc95d7dULL,
+    0x26b8fdc84d1d59a5ULL, 0x64a62eaad2a534bfULL, 0x2edaffe2417c69d5ULL,
+    0xa9f37b82f0a6c327ULL, 0xdcf0391e3b89f3d9ULL, 0xdbe266e2cb852429ULL,
+    0x5dd67145d459808dULL, 0xe3a849c69cbba151ULL, 0x5caad1f353d93a75ULL,
+    0xb96781ed3abb8629ULL, 0xb84d89407b36ffc1ULL, 0x443029ca9a6ac5abULL,
+    0x1d0c64cdf2e963e7ULL, 0xdd7ac36da2068445ULL, 0x4948f50e8c2cd439ULL,
+    0x760d92a7f3394553ULL, 0xcfbbd18df2e9891bULL, 0xf089b6397a3878fdULL,
+    0xd6c4949d55070045ULL, 0x9623cd2701cb492fULL, 0xb4d9146015adcf85ULL,
+    0x58c01553b2ce12f5ULL, 0x1b9e9b6e60a1fd5fULL, 0x8dfd25aa94da08c7ULL,
+    0x6a15a42b3d0d3fa5ULL, 0x8b636aa6c54366efULL, 0x5bf631b02a8db88fULL,
+    0x4444797eb2e25911ULL, 0x7b74e9775d356079ULL, 0x08d0ce7d522b2e7bULL,
+    0x4a712b2887f25dabULL, 0xddb548b233b02e33ULL, 0x156e88526e6df7a3ULL,
+    0x4acc13db1bd97b63ULL, 0x980bd246e848ebbdULL, 0x7c3c7afb9b8baad9ULL,
+    0xf709372f88d35857ULL};
+
+struct amq_partitioned {
+    amq__mem mem;
+    amq__block table; /* raw == NULL when borrowing */
+    uint64_t *words;
+    uint64_t slice;   /* bits per slice, multiple of 64 */
+    uint64_t slice_words;
+    unsigned k;
+    uint64_t items;
+    uint64_t ones[AMQ__PART_MAX_K];
+};
+
+/* ---- the mathematics ---------------------------------------------------- */
+
+double amq__partitioned_curve(double b, unsigned k) {
+    return amq_bloom_fpr(b, 1.0, k ? k : amq_bloom_optimal_k(b));
+}
+
+double amq__partitioned_bits_for(double fpr, unsigned k) {
+    if (k != 0)
+        return -(double)k / log1p(-pow(fpr, 1.0 / (double)k));
+    /* The envelope over integer k is monotone in b: bisect it. */
+    double lo = 0.5 * amq_bloom_bits_for_fpr(fpr), hi = 2.0 * lo + 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (amq__partitioned_curve(mid, 0) <= fpr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+double amq_partitioned_fpr(double m_bits, double n, unsigned k) {
+    double s = m_bits / (double)k;
+    if (k == 0 || !(s >= 1.0))
+        return 1.0;
+    return pow(-expm1(n * log1p(-1.0 / s)), (double)k);
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+amq_status amq__partitioned_make(const amq__mem *mem, uint64_t slice_bits,
+                                 unsigned k, const uint64_t *borrow,
+                                 amq_partitioned **out) {
+    size_t words, bytes;
+    if (slice_bits == 0 || slice_bits % 64 != 0 || k == 0 ||
+        k > AMQ__PART_MAX_K)
+        return AMQ_ERR_INVALID;
+    if (slice_bits / 64 > SIZE_MAX ||
+        !amq__mul((size_t)(slice_bits / 64), k, &words) ||
+        !amq__mul(words, 8, &bytes))
+        return AMQ_ERR_OVERFLOW;
+    amq_partitioned *p = amq__zalloc(mem, sizeof *p);
+    if (p == NULL)
+        return AMQ_ERR_NOMEM;
+    p->mem = *mem;
+    p->slice = slice_bits;
+    p->slice_words = slice_bits / 64;
+    p->k = k;
+    if (borrow != NULL) {
+        p->words = (uint64_t *)borrow;
+    } else {
+        amq_status st = amq__block_alloc(mem, bytes, 64, &p->table);
+        if (st != AMQ_OK) {
+            amq__free(mem, p, sizeof *p);
+            return st;
+        }
+        p->words = p->table.ptr;
+    }
+    *out = p;
+    return AMQ_OK;
+}
+
+amq_status amq__partitioned_size_for(uint64_t capacity, double fpr,
+                                     unsigned *k, uint64_t *slice_bits) {
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    double bpk = amq__partitioned_bits_for(fpr, *k);
+    if (*k == 0)
+        *k = amq_bloom_optimal_k(bpk);
+    if (*k > AMQ__PART_MAX_K)
+        return AMQ_ERR_INVALID;
+    double s = ceil(bpk * (double)capacity / (double)*k / 64.0) * 64.0;
+    if (!(s * (double)*k < 0x1p62))
+        return AMQ_ERR_OVERFLOW;
+    *slice_bits = (uint64_t)s;
+    return AMQ_OK;
+}
+
+amq_status amq_partitioned_new(uint64_t capacity, double fpr,
+                               const amq_options *opt,
+                               amq_partitioned **out) {
+    unsigned k = 0;
+    uint64_t s;
+    amq__mem mem;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &k, &s));
+    amq__mem_init(&mem, opt);
+    return amq__partitioned_make(&mem, s, k, NULL, out);
+}
+
+amq_status amq_partitioned_new_explicit(uint64_t m_bits, unsigned k,
+                                        const amq_options *opt,
+                                        amq_partitioned **out) {
+    amq__mem mem;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (k == 0 || k > AMQ__PART_MAX_K || m_bits == 0 ||
+        m_bits > (UINT64_C(1) << 62))
+        return AMQ_ERR_INVALID;
+    uint64_t s = (m_bits + k - 1) / k;
+    s = (s + 63) / 64 * 64;
+    amq__mem_init(&mem, opt);
+    return amq__partitioned_make(&mem, s, k, NULL, out);
+}
+
+void amq_partitioned_free(amq_partitioned *p) {
+    if (p == NULL)
+        return;
+    amq__mem mem = p->mem;
+    if (p->table.raw != NULL)
+        amq__block_free(&mem, &p->table);
+    amq__free(&mem, p, sizeof *p);
+}
+
+/* ---- updates and queries ------------------------------------------------ */
+
+/* Bit index of probe i, relative to the start of the array. */
+static inline uint64_t probe(const amq_partitioned *p, uint64_t h,
+                             unsigned i) {
+    return (uint64_t)i * p->slice +
+           amq__reduce64(h * amq__part_mul[i], p->slice);
+}
+
+void amq_partitioned_add_hash(amq_partitioned *p, uint64_t h) {
+    for (unsigned i = 0; i < p->k; i++) {
+        uint64_t bit = probe(p, h, i);
+        uint64_t mask = 1ULL << (bit & 63), old = p->words[bit >> 6];
+        p->words[bit >> 6] = old | mask;
+        p->ones[i] += (old & mask) == 0;
+    }
+    p->items++;
+}
+
+bool amq_partitioned_contains_hash(const amq_partitioned *p, uint64_t h) {
+    for (unsigned i = 0; i < p->k; i++) {
+        uint64_t bit = probe(p, h, i);
+        if ((p->words[bit >> 6] & (1ULL << (bit & 63))) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Prefetch the first two probes of a group before testing any key of it:
+ * most absent keys stop at one of them. */
+void amq_partitioned_contains_batch(const amq_partitioned *p,
+                                    const uint64_t *h, size_t n,
+                                    uint8_t *out) {
+    size_t i = 0;
+    for (; i + PART_BATCH <= n; i += PART_BATCH) {
+        for (size_t j = 0; j < PART_BATCH; j++) {
+            amq__prefetch(&p->words[probe(p, h[i + j], 0) >> 6]);
+            if (p->k > 1)
+                amq__prefetch(&p->words[probe(p, h[i + j], 1) >> 6]);
+        }
+        for (size_t j = 0; j < PART_BATCH; j++)
+            out[i + j] = amq_partitioned_contains_hash(p, h[i + j]);
+    }
+    for (; i < n; i++)
+        out[i] = amq_partitioned_contains_hash(p, h[i]);
+}
+
+void amq__partitioned_recount(amq_partitioned *p) {
+    for (unsigned i = 0; i < p->k; i++) {
+        const uint64_t *w = p->words + (size_t)i * p->slice_words;
+        uint64_t ones = 0;
+        for (uint64_t j = 0; j < p->slice_words; j++)
+            ones += amq__popcount64(w[j]);
+        p->ones[i] = ones;
+    }
+}
+
+static amq_status merge_words(amq_partitioned *dst,
+                              const amq_partitioned *src, amq__merge_op op) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    if (dst->slice != src->slice || dst->k != src->k)
+        return AMQ_ERR_INCOMPATIBLE;
+    size_t words = (size_t)dst->slice_words * dst->k;
+    for (size_t i = 0; i < words; i++)
+        dst->words[i] = op == AMQ__UNION ? dst->words[i] | src->words[i]
+                                         : dst->words[i] & src->words[i];
+    amq__partitioned_recount(dst);
+    /* Union: at most the sum of items; intersection: at most the smaller.
+     * Either keeps items an upper bound on the distinct keys held. */
+    if (op == AMQ__UNION)
+        dst->items = dst->items > UINT64_MAX - src->items
+                         ? UINT64_MAX
+                         : dst->items + src->items;
+    else if (src->items < dst->items)
+        dst->items = src->items;
+    return AMQ_OK;
+}
+
+amq_status amq_partitioned_union(amq_partitioned *dst,
+                                 const amq_partitioned *src) {
+    return merge_words(dst, src, AMQ__UNION);
+}
+
+amq_status amq_partitioned_intersect(amq_partitioned *dst,
+                                     const amq_partitioned *src) {
+    return merge_words(dst, src, AMQ__INTERSECT);
+}
+
+/* Each slice is a one-hash Bloom filter of s bits holding every key:
+ * n_i = -s ln(1 - ones_i/s); the slices' mean is the estimate. */
+double amq_partitioned_estimate_items(const amq_partitioned *p) {
+    double s = (double)p->slice, sum = 0.0;
+    for (unsigned i = 0; i < p->k; i++) {
+        if (p->ones[i] >= p->slice)
+            return INFINITY;
+        sum += -s * log1p(-(double)p->ones[i] / s);
+    }
+    return sum / (double)p->k;
+}
+
+double amq_partitioned_fpr_bound(const amq_partitioned *p) {
+    double prod = 1.0, s = (double)p->slice;
+    for (unsigned i = 0; i < p->k; i++)
+        prod *= (double)p->ones[i] / s;
+    return prod;
+}
+
+uint64_t amq_partitioned_bits(const amq_partitioned *p) {
+    return p->slice * p->k;
+}
+unsigned amq_partitioned_k(const amq_partitioned *p) { return p->k; }
+uint64_t amq_partitioned_items(const amq_partitioned *p) { return p->items; }
+
+/* ---- internal access ---------------------------------------------------- */
+
+uint64_t *amq__partitioned_words(amq_partitioned *p) { return p->words; }
+const uint64_t *amq__partitioned_cwords(const amq_partitioned *p) {
+    return p->words;
+}
+size_t amq__partitioned_bytes(const amq_partitioned *p) {
+    return (size_t)p->slice_words * p->k * 8;
+}
+uint64_t amq__partitioned_slice_bits(const amq_partitioned *p) {
+    return p->slice;
+}
+void amq__partitioned_set_items(amq_partitioned *p, uint64_t items) {
+    p->items = items;
+}
+
+void amq__partitioned_params_write(const amq_partitioned *p, uint8_t *dst) {
+    amq__put_u64(dst, p->slice);
+    amq__put_u32(dst + 8, p->k);
+    amq__put_u32(dst + 12, 0);
+    amq__put_u64(dst + 16, p->items);
+}
+
+amq_status amq__partitioned_params_parse(const uint8_t *src, size_t bytes,
+                                         size_t offset, uint64_t *slice_bits,
+                                         unsigned *k, uint64_t *items,
+                                         amq_diag *diag) {
+    uint64_t s = amq__get_u64(src);
+    uint32_t kk = amq__get_u32(src + 8);
+    if (kk == 0 || kk > AMQ__PART_MAX_K || amq__get_u32(src + 12) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, offset + 8,
+                         "partitioned hash count %u out of range", kk);
+    if (s == 0 || s % 64 != 0 || s / 8 > bytes / kk ||
+        s / 8 * kk != bytes)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, offset,
+                         "partitioned slices of %llu bits do not fill %zu "
+                         "bytes", (unsigned long long)s, bytes);
+    *slice_bits = s;
+    *k = kk;
+    *items = amq__get_u64(src + 16);
+    return AMQ_OK;
+}
+
+/* ---- the generic interface --------------------------------------------- */
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    uint64_t k = 0, m = 0;
+    bool has_m;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "m", 64, UINT64_C(1) << 60, &m, &has_m, diag));
+    if (!has_m) {
+        unsigned kk = (unsigned)k;
+        uint64_t s;
+        amq__mem mem;
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "partitioned needs a "
+                             "capacity and fpr, or m=BITS");
+        AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &kk, &s));
+        amq__mem_init(&mem, opt);
+        return amq__partitioned_make(&mem, s, kk, NULL,
+                                     (amq_partitioned **)impl);
+    }
+    if (k == 0)
+        k = capacity ? amq_bloom_optimal_k((double)m / (double)capacity) : 7;
+    return amq_partitioned_new_explicit(m, (unsigned)k, opt,
+                                        (amq_partitioned **)impl);
+}
+
+static void t_destroy(void *impl) { amq_partitioned_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_partitioned_add_hash(impl, h);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_partitioned_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_partitioned_contains_batch(impl, h, n, out);
+}
+static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+    return merge_words(dst, src, op);
+}
+static amq_status t_estimate(const void *impl, double *out) {
+    *out = amq_partitioned_estimate_items(impl);
+    return AMQ_OK;
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_partitioned *)impl)->items;
+}
+static size_t t_size(const void *impl) { return amq__partitioned_bytes(impl); }
+static double t_bound(const void *impl) {
+    return amq_partitioned_fpr_bound(impl);
+}
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_partitioned *p = impl;
+    int n = snprintf(buf, cap, "m=%llu,k=%u",
+                     (unsigned long long)(p->slice * p->k), p->k);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    uint64_t k = 0;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
+    *out = amq__partitioned_curve(bpk, (unsigned)k);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    uint64_t k = 0;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
+    *out = amq__partitioned_bits_for(fpr, (unsigned)k);
+    return AMQ_OK;
+}
+
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return AMQ__PART_PARAMS;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    amq__partitioned_params_write(impl, p);
+}
+static size_t t_payload_size(const void *impl) { return t_size(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_partitioned *p = impl;
+    memcpy(dst, p->words, amq__partitioned_bytes(p));
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    uint64_t s = 0, items = 0;
+    unsigned k = 0;
+    amq_partitioned *f;
+    amq__mem mem;
+    if (plen != AMQ__PART_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "partitioned parameters: "
+                         "%zu bytes, expected %d", plen, AMQ__PART_PARAMS);
+    AMQ_RETURN_IF_ERR(
+        amq__partitioned_params_parse(p, len, 80, &s, &k, &items, diag));
+    amq__mem_init(&mem, opt);
+    AMQ_RETURN_IF_ERR(amq__partitioned_make(
+        &mem, s, k, view ? (const uint64_t *)payload : NULL, &f));
+    if (!view)
+        memcpy(f->words, payload, len);
+    f->items = items;
+    amq__partitioned_recount(f);
+    *impl = f;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_partitioned = {
+    .info = {.name = "partitioned",
+             .type_id = 9,
+             .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_ESTIMATE,
+             .summary = "partitioned Bloom filter: k disjoint slices, one "
+                        "probe per slice",
+             .params = "k=HASHES (slices, 1-64, default optimal), m=BITS "
+                       "(explicit total size instead of capacity/fpr)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .merge = t_merge,
+    .estimate = t_estimate,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

@@ -1,0 +1,57 @@
+/*
+ * partitioned.h — internal access to the partitioned Bloom filter for the
+ * variants built on it: the scalable filter (one partitioned filter per
+ * stage) and the compressed filter (its working bit array). Also the probe
+ * multipliers the stable filter shares.
+ */
+#ifndef AMQ_SRC_BLOOM_PARTITIONED_H
+#define AMQ_SRC_BLOOM_PARTITIONED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "amq/bloom.h"
+#include "core/mem.h"
+#include "core/spec.h"
+
+#define AMQ__PART_MAX_K 64
+
+/* Odd 64-bit multipliers: probe i of hash h is the high part of h * mul[i]
+ * (multiply-shift). Part of the file formats of partitioned, scalable,
+ * stable and compressed filters: never edit. */
+extern const uint64_t amq__part_mul[AMQ__PART_MAX_K];
+
+/* A partitioned filter of k slices of slice_bits (a positive multiple of 64)
+ * each, from mem; with borrow != NULL it reads (k * slice_bits / 64 words)
+ * in place and owns no table. Returns AMQ_ERR_INVALID, OVERFLOW or NOMEM. */
+amq_status amq__partitioned_make(const amq__mem *mem, uint64_t slice_bits,
+                                 unsigned k, const uint64_t *borrow,
+                                 amq_partitioned **out);
+/* k and slice bits for capacity keys at fpr; *k == 0 on entry asks for
+ * the best integer k, otherwise it is kept. */
+amq_status amq__partitioned_size_for(uint64_t capacity, double fpr,
+                                     unsigned *k, uint64_t *slice_bits);
+/* Bits per key at which k hashes (0: best integer k) reach fpr, on the
+ * curve (1 - e^{-k/b})^k; the inverse of amq__partitioned_curve. */
+double amq__partitioned_bits_for(double fpr, unsigned k);
+double amq__partitioned_curve(double bits_per_key, unsigned k);
+
+uint64_t *amq__partitioned_words(amq_partitioned *p);
+const uint64_t *amq__partitioned_cwords(const amq_partitioned *p);
+size_t amq__partitioned_bytes(const amq_partitioned *p);
+uint64_t amq__partitioned_slice_bits(const amq_partitioned *p);
+/* After the words were written directly: recount the set bits. */
+void amq__partitioned_recount(amq_partitioned *p);
+void amq__partitioned_set_items(amq_partitioned *p, uint64_t items);
+
+/* The 24-byte parameter block: slice_bits u64 | k u32 | rsv u32 (0) |
+ * items u64. parse validates it against `bytes` of table (AMQ_ERR_CORRUPT
+ * with a diagnostic at `offset`). */
+#define AMQ__PART_PARAMS 24
+void amq__partitioned_params_write(const amq_partitioned *p, uint8_t *dst);
+amq_status amq__partitioned_params_parse(const uint8_t *src, size_t bytes,
+                                         size_t offset, uint64_t *slice_bits,
+                                         unsigned *k, uint64_t *items,
+                                         amq_diag *diag);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * spectral.c — the spectral Bloom filter (Cohen & Matias 2003, "Spectral
+ * Bloom filters", SIGMOD): a counting Bloom filter read as a multiplicity
+ * sketch. The estimate of x's multiplicity f_x is the smallest of its k
+ * counters, m_x = min_j C[g_j(x)].
+ *
+ *   C: m counters of w bits (4, 8, 16 or 32), k probes per key
+ *   +---+---+---+---+---+---+---+---+---+---+ ... +---+
+ *   | 0 | 3 | 0 | 5 | 3 | 0 | 1 | 0 | 3 | 0 |     | 2 |
+ *   +---+---+---+---+---+---+---+---+---+---+ ... +---+
+ *         ^ g_0(x)    ^ g_1(x)        ^ g_2(x)      m_x = min(3, 3, 3) = 3
+ *
+ * Two insert rules from the paper:
+ *   minimum selection (MS)  C[g_j(x)] += 1 for every j. Counters are sums of
+ *                           the multiplicities of the keys on them, so each
+ *                           is >= f_x and a delete is the exact inverse.
+ *   minimal increase (MI)   raise only the counters equal to m_x, by one.
+ *                           Every counter of x stays >= f_x (the ones above
+ *                           the minimum already exceed f_x), so estimates
+ *                           never undercount, and a counter shared with a
+ *                           heavier key is not inflated: the paper reports
+ *                           far smaller errors than MS.
+ *
+ * Why MI cannot delete: its counters are no longer sums. If x and y share a
+ * counter, y's insert may have skipped it (it was above y's minimum), so the
+ * counter carries less than f_x + f_y; decrementing it for a removal of y
+ * can take it below f_x — an undercount, and at zero a false negative. So
+ * remove returns AMQ_ERR_UNSUPPORTED in MI mode (the paper discusses the
+ * same problem and proposes recurring minimum instead). Union by counter-wise
+ * sum is sound for both rules: each counter of x is >= x's multiplicity on
+ * each side.
+ *
+ * The counter array, probes, saturation (sticky at 2^w - 1; an estimate read
+ * from a saturated counter is UINT64_MAX, "at least 2^w - 1") and the
+ * certified bound are shared with the counting filter (counters.h). After
+ * any insert every probe of x is >= 1 under both rules, so contains (all k
+ * counters nonzero, i.e. m_x > 0) has the counting filter's false-positive
+ * rate, (X/m)^k with X nonzero counters.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/counting.h"
+#include "bloom/counters.h"
+#include "filter/type.h"
+
+#define SPECTRAL_WIDTHS                                                        \
+    ((UINT64_C(1) << 4) | (UINT64_C(1) << 8) | (UINT64_C(1) << 16) |           \
+     (UINT64_C(1) << 32))
+#define SPECTRAL_DEFAULT_WIDTH 8
+#define SPECTRAL_PARAMS (AMQ__CTR_PARAMS + 8) /* + mode u32 | reserved u32 */
+
+struct amq_spectral {
+    amq__ctr c;
+    amq_spectral_mode mode;
+};
+
+static bool valid_width(unsigned w) {
+    return w < 64 && (SPECTRAL_WIDTHS & (UINT64_C(1) << w)) != 0;
+}
+
+static amq_status alloc_spectral(uint64_t m, unsigned k, unsigned width,
+                                 amq_spectral_mode mode,
+                                 const amq_options *opt, amq_spectral **out) {
+    amq__mem mem;
+    amq_spectral *s;
+    if (!valid_width(width) || (mode != AMQ_SPECTRAL_MI &&
+                                mode != AMQ_SPECTRAL_MS))
+        return AMQ_ERR_INVALID;
+    amq__mem_init(&mem, opt);
+    s = amq__zalloc(&mem, sizeof *s);
+    if (s == NULL)
+        return AMQ_ERR_NOMEM;
+    amq_status st = amq__ctr_init(&s->c, m, width, k, opt, NULL);
+    if (st != AMQ_OK) {
+        amq__free(&mem, s, sizeof *s);
+        return st;
+    }
+    s->mode = mode;
+    *out = s;
+    return AMQ_OK;
+}
+
+amq_status amq_spectral_new(uint64_t capacity, double fpr,
+                            amq_spectral_mode mode, unsigned width,
+                            const amq_options *opt, amq_spectral **out) {
+    unsigned k = 0;
+    uint64_t m = 0;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(amq__ctr_size_for(capacity, fpr, width, &k, &m));
+    return alloc_spectral(m, k, width, mode, opt, out);
+}
+
+amq_status amq_spectral_new_explicit(uint64_t m, unsigned k, unsigned width,
+                                     amq_spectral_mode mode,
+                                     const amq_options *opt,
+                                     amq_spectral **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    return alloc_spectral(m, k, width, mode, opt, out);
+}
+
+void amq_spectral_free(amq_spectral *s) {
+    if (s == NULL)
+        return;
+    amq__mem mem = s->c.mem;
+    amq__ctr_release(&s->c);
+    amq__free(&mem, s, sizeof *s);
+}
+
+/* Minimal increase: raise the counters that hold the minimum. Re-reading
+ * each counter makes a probe that repeats count once. */
+static void add_minimal_increase(amq__ctr *c, uint64_t h) {
+    uint64_t lo = amq__ctr_min(c, h);
+    for (unsigned j = 0; j < c->k && lo != c->max; j++) {
+        uint64_t i = amq__ctr_probe(c, h, j);
+        if (amq__ctr_get(c, i) == lo)
+            amq__ctr_inc(c, i);
+    }
+    c->items++;
+}
+
+void amq_spectral_add_hash(amq_spectral *s, uint64_t h) {
+    if (s->mode == AMQ_SPECTRAL_MI)
+        add_minimal_increase(&s->c, h);
+    else
+        amq__ctr_add_all(&s->c, h);
+}
+
+amq_status amq_spectral_remove_hash(amq_spectral *s, uint64_t h) {
+    if (s->mode != AMQ_SPECTRAL_MS)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq__ctr_remove_all(&s->c, h);
+}
+
+uint64_t amq_spectral_count_hash(const amq_spectral *s, uint64_t h) {
+    return amq__ctr_count(&s->c, h);
+}
+bool amq_spectral_contains_hash(const amq_spectral *s, uint64_t h) {
+    return amq__ctr_contains(&s->c, h);
+}
+void amq_spectral_contains_batch(const amq_spectral *s, const uint64_t *h,
+                                 size_t n, uint8_t *out) {
+    amq__ctr_contains_batch(&s->c, h, n, out);
+}
+amq_status amq_spectral_union(amq_spectral *dst, const amq_spectral *src) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    if (dst->mode != src->mode)
+        return AMQ_ERR_INCOMPATIBLE;
+    return amq__ctr_merge_add(&dst->c, &src->c);
+}
+amq_spectral_mode amq_spectral_get_mode(const amq_spectral *s) {
+    return s->mode;
+}
+uint64_t amq_spectral_saturated(const amq_spectral *s) {
+    return s->c.saturated;
+}
+uint64_t amq_spectral_items(const amq_spectral *s) { return s->c.items; }
+double amq_spectral_fpr_bound(const amq_spectral *s) {
+    return amq__ctr_fpr_bound(&s->c);
+}
+
+/* ---- the generic interface --------------------------------------------- */
+
+/* mode=mi|ms (no numeric getter fits, so read the parsed pair directly). */
+static amq_status spec_mode(amq__spec *spec, amq_spectral_mode *mode,
+                            amq_diag *diag) {
+    *mode = AMQ_SPECTRAL_MI;
+    for (size_t i = 0; i < spec->nkv; i++) {
+        amq__spec_kv *kv = &spec->kv[i];
+        if (strcmp(kv->key, "mode") != 0)
+            continue;
+        kv->used = true;
+        if (strcmp(kv->val, "mi") == 0)
+            *mode = AMQ_SPECTRAL_MI;
+        else if (strcmp(kv->val, "ms") == 0)
+            *mode = AMQ_SPECTRAL_MS;
+        else
+            return amq__diag(diag, AMQ_ERR_SPEC, kv->offset,
+                             "'mode' must be mi or ms, got '%s'", kv->val);
+    }
+    return AMQ_OK;
+}
+
+static amq_status spec_width(amq__spec *spec, unsigned *width,
+                             amq_diag *diag) {
+    uint64_t w = SPECTRAL_DEFAULT_WIDTH;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "width", 4, 32, &w, NULL, diag));
+    if (!valid_width((unsigned)w))
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "spectral: width must be 4, 8, 16 or 32, got %llu",
+                         (unsigned long long)w);
+    *width = (unsigned)w;
+    return AMQ_OK;
+}
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    amq_spectral_mode mode;
+    unsigned width = 0, k = 0;
+    uint64_t m = 0;
+    AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag));
+    AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
+    AMQ_RETURN_IF_ERR(amq__ctr_spec_shape(spec, capacity, fpr, width, &k, &m,
+                                          "spectral", diag));
+    return alloc_spectral(m, k, width, mode, opt, (amq_spectral **)impl);
+}
+
+static void t_destroy(void *impl) { amq_spectral_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_spectral_add_hash(impl, h);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_spectral_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_spectral_contains_batch(impl, h, n, out);
+}
+static amq_status t_remove(void *impl, uint64_t h) {
+    return amq_spectral_remove_hash(impl, h);
+}
+static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
+    *out = amq_spectral_count_hash(impl, h);
+    return AMQ_OK;
+}
+static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+    if (op != AMQ__UNION)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq_spectral_union(dst, src);
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_spectral *)impl)->c.items;
+}
+static size_t t_size(const void *impl) {
+    return amq__ctr_bytes(&((const amq_spectral *)impl)->c);
+}
+static double t_bound(const void *impl) {
+    return amq_spectral_fpr_bound(impl);
+}
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_spectral *s = impl;
+    int n = snprintf(buf, cap, "m=%llu,k=%u,width=%u,mode=%s",
+                     (unsigned long long)s->c.m, s->c.k, s->c.width,
+                     s->mode == AMQ_SPECTRAL_MS ? "ms" : "mi");
+    return n > 0 ? (size_t)n : 0;
+}
+
+static amq_status curve_args(amq__spec *spec, unsigned *width, unsigned *k,
+                             amq_diag *diag) {
+    amq_spectral_mode mode;
+    uint64_t kk = 0;
+    AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag)); /* no effect on FPR */
+    AMQ_RETURN_IF_ERR(spec_width(spec, width, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &kk, NULL, diag));
+    *k = (unsigned)kk;
+    return AMQ_OK;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    unsigned width = 0, k = 0;
+    AMQ_RETURN_IF_ERR(curve_args(spec, &width, &k, diag));
+    *out = amq__ctr_curve_fpr(bpk / width, k);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    unsigned width = 0, k = 0;
+    AMQ_RETURN_IF_ERR(curve_args(spec, &width, &k, diag));
+    *out = width * amq__ctr_curve_cells(fpr, k);
+    return AMQ_OK;
+}
+
+/* params: m u64 | k u32 | width u32 | items u64 | mode u32 | reserved u32 */
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return SPECTRAL_PARAMS;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_spectral *s = impl;
+    amq__ctr_params_write(&s->c, p);
+    amq__put_u32(p + AMQ__CTR_PARAMS, (uint32_t)s->mode);
+    amq__put_u32(p + AMQ__CTR_PARAMS + 4, 0);
+}
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq__ctr *c = &((const amq_spectral *)impl)->c;
+    memcpy(dst, c->words, amq__ctr_bytes(c));
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    uint64_t m = 0, items = 0;
+    unsigned k = 0, width = 0;
+    uint32_t mode;
+    amq__mem mem;
+    amq_spectral *s;
+    if (plen != SPECTRAL_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "spectral parameters: %zu bytes, expected %d", plen,
+                         SPECTRAL_PARAMS);
+    AMQ_RETURN_IF_ERR(amq__ctr_params_read(p, len, SPECTRAL_WIDTHS, &m, &k,
+                                           &width, &items, "spectral", diag));
+    mode = amq__get_u32(p + AMQ__CTR_PARAMS);
+    if (mode > AMQ_SPECTRAL_MS || amq__get_u32(p + AMQ__CTR_PARAMS + 4) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 80 + AMQ__CTR_PARAMS,
+                         "spectral mode %u unknown or reserved bits set",
+                         mode);
+    amq__mem_init(&mem, opt);
+    s = amq__zalloc(&mem, sizeof *s);
+    if (s == NULL)
+        return AMQ_ERR_NOMEM;
+    amq_status st = amq__ctr_from_payload(&s->c, m, width, k, items, payload,
+                                          len, view, opt);
+    if (st != AMQ_OK) {
+        amq__free(&mem, s, sizeof *s);
+        return st;
+    }
+    s->mode = (amq_spectral_mode)mode;
+    *impl = s;
+    return AMQ_OK;
+}
+
+/* caps are per type: COUNT and UNION hold in both modes; REMOVE only in MS
+ * mode, so it is not advertised (the default is MI), yet a filter built
+ * with mode=ms accepts amq_filter_remove. */
+const amq__type amq__type_spectral = {
+    .info = {.name = "spectral",
+             .type_id = 6,
+             .caps = AMQ_CAP_COUNT | AMQ_CAP_UNION,
+             .summary = "spectral Bloom filter: multiplicity estimates "
+                        "(minimal increase or minimum selection)",
+             .params = "mode=mi|ms (minimal increase, default; minimum "
+                       "selection allows remove), width=BITS (4, 8, 16, 32; "
+                       "default 8), k=HASHES (1-32, default optimal), "
+                       "m=COUNTERS (explicit size)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .remove = t_remove,
+    .count = t_count,
+    .merge = t_merge,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

@@ -1,0 +1,578 @@
+/*
+ * stable.c — the stable Bloom filter (Deng & Rafiei, "Approximately
+ * Detecting Duplicates for Streaming Data using Stable Bloom Filters",
+ * SIGMOD 2006): a filter for an endless stream in fixed memory, which
+ * forgets old keys so that its false-positive rate settles at a constant
+ * instead of climbing to 1.
+ *
+ * m cells of w bits (w = 1, 2, 4 or 8: the least width holding Max). An
+ * add first decrements P cells (saturating at 0), then sets the key's k
+ * cells to Max; a query reports a key when all its k cells are nonzero.
+ * The P cells are consecutive from a pseudo-random start, an option the
+ * paper allows: every cell is still decremented with probability P/m per
+ * add, which is all the analysis uses, and a run is a few word operations
+ * (SWAR: one saturating decrement of every w-bit lane of a word).
+ *
+ *   words   [ c0 c1 c2 ... c7 ][ c8 ... c15 ] ...   (w = 8 shown)
+ *   add x:  decrement cells start .. start+P-1 (wrapping), then
+ *           cells reduce(h * M_i, m), i < k  := Max
+ *
+ * Stable point (the paper's Theorem 1, re-derived in docs/structures.md):
+ * per add a cell is set with probability k/m and otherwise decremented with
+ * probability P/m, so looking back from "now" it is zero iff Max
+ * decrements came before the last set:
+ *
+ *   z = (A / (1 + A))^Max,  A = P (1/k - 1/m),  stable FPR = (1 - z)^k.
+ *
+ * Sizing for (capacity n, fpr eps) — the generic contract: cells and k as
+ * the Bloom filter for (n, eps), Max = 255, and P the largest number such
+ * that a cell receives Max decrements within 2n adds with probability
+ * <= 1e-12 (Poisson tail). A key is then kept for at least 2n later adds
+ * (except with probability < k 1e-12), and at capacity the filter is
+ * exactly a Bloom filter; it forgets after that and its FPR settles at
+ * amq_stable_fpr() — for eps = 1% that is about 0.5: a filter that must
+ * hold n keys without loss cannot also be a tight stable filter in the
+ * same memory (docs/structures.md). "stable=RATE" sizes P from a target
+ * stable FPR instead (the paper's design), and then old keys go sooner.
+ *
+ * Invariants: m is a positive multiple of 64; 1 <= k <= 64; 1 <= Max <= 255
+ * and every cell holds 0..Max; P <= m; `nonzero` counts nonzero cells, so
+ * the certified bound (nonzero/m)^k is exact for a key never added.
+ *
+ * Failure modes: false negatives for keys added long ago, by design (the
+ * last key added is always reported). Adds cannot fail otherwise; views
+ * refuse updates. No union or intersection: cells carry ages, and neither
+ * max nor min of two ages means anything for the stream.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bloom/partitioned.h"
+#include "core/bits.h"
+#include "filter/type.h"
+
+#define STABLE_MAX 255u
+#define DEFAULT_MAX 255u
+#define TAIL 1e-12
+#define HORIZON 2.0
+#define STABLE_BATCH 16
+
+struct amq_stable {
+    amq__mem mem;
+    amq__block table; /* raw == NULL for a view */
+    uint64_t *words;
+    uint64_t m;       /* cells, multiple of 64 */
+    unsigned w;       /* bits per cell */
+    unsigned k, max;
+    uint64_t p;
+    uint64_t items;
+    uint64_t nonzero;
+};
+
+/* ---- the mathematics ---------------------------------------------------- */
+
+double amq_stable_zero_fraction(double m, unsigned k, unsigned max, double p) {
+    double a = p * (1.0 / (double)k - 1.0 / m);
+    if (k == 0 || !(a > 0.0))
+        return 0.0;
+    return pow(a / (1.0 + a), (double)max);
+}
+
+double amq_stable_fpr(double m, unsigned k, unsigned max, double p) {
+    return pow(1.0 - amq_stable_zero_fraction(m, k, max, p), (double)k);
+}
+
+double amq_stable_p_for(double m, unsigned k, unsigned max, double fpr) {
+    if (k == 0 || max == 0 || !(fpr > 0.0 && fpr < 1.0) ||
+        !(m > (double)k))
+        return 0.0;
+    double z = -expm1(log(fpr) / (double)k); /* 1 - fpr^{1/k} */
+    double r = pow(z, 1.0 / (double)max);
+    return r / (1.0 - r) / (1.0 / (double)k - 1.0 / m);
+}
+
+/* P(Poisson(lambda) >= t), summed from t up (the terms fall for i > lambda,
+ * which holds for the lambdas searched below). */
+static double pois_tail(double lambda, unsigned t) {
+    double log_fact = 0.0, sum = 0.0; /* ln t!, without lgamma's global */
+    for (unsigned i = 2; i <= t; i++)
+        log_fact += log((double)i);
+    double term = exp(-lambda + t * log(lambda) - log_fact);
+    for (unsigned i = t; term > 1e-300 && i < t + 10000; i++) {
+        sum += term;
+        term *= lambda / (double)(i + 1);
+    }
+    return sum;
+}
+
+/* Largest mean number of decrements that reaches max with probability at
+ * most TAIL. */
+static double safe_lambda(unsigned max) {
+    double lo = 0.0, hi = (double)max;
+    for (int i = 0; i < 100; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid > 0.0 && pois_tail(mid, max) <= TAIL)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static unsigned width_for(unsigned max) {
+    return max <= 1 ? 1 : max <= 3 ? 2 : max <= 15 ? 4 : 8;
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+static amq_status alloc_stable(const amq__mem *mem, uint64_t m, unsigned k,
+                               unsigned max, uint64_t p,
+                               const uint64_t *borrow, amq_stable **out) {
+    if (m == 0 || m % 64 != 0 || k == 0 || k > AMQ__PART_MAX_K || max == 0 ||
+        max > STABLE_MAX || p > m)
+        return AMQ_ERR_INVALID;
+    unsigned w = width_for(max);
+    if (m / 8 > SIZE_MAX / w)
+        return AMQ_ERR_OVERFLOW;
+    amq_stable *s = amq__zalloc(mem, sizeof *s);
+    if (s == NULL)
+        return AMQ_ERR_NOMEM;
+    *s = (amq_stable){.mem = *mem, .m = m, .w = w, .k = k, .max = max, .p = p};
+    if (borrow != NULL) {
+        s->words = (uint64_t *)borrow;
+    } else {
+        amq_status st =
+            amq__block_alloc(mem, (size_t)(m / 8) * w, 64, &s->table);
+        if (st != AMQ_OK) {
+            amq__free(mem, s, sizeof *s);
+            return st;
+        }
+        s->words = s->table.ptr;
+    }
+    *out = s;
+    return AMQ_OK;
+}
+
+static uint64_t round_cells(uint64_t m) { return (m + 63) / 64 * 64; }
+
+/* P for capacity keys in m cells: at most TAIL chance that a cell reaches
+ * max decrements within HORIZON * capacity adds; at least 1. */
+static uint64_t recency_p(uint64_t m, unsigned max, uint64_t capacity) {
+    double p = floor(safe_lambda(max) * (double)m /
+                     (HORIZON * (double)capacity));
+    return p < 1.0 ? 1 : p > (double)m ? m : (uint64_t)p;
+}
+
+/* Cells and k as the Bloom filter for (capacity, fpr). */
+static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
+                           uint64_t *m) {
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    double bpk = amq__partitioned_bits_for(fpr, *k);
+    double cells = ceil(bpk * (double)capacity);
+    if (!(cells < 0x1p58))
+        return AMQ_ERR_OVERFLOW;
+    if (*k == 0)
+        *k = amq_bloom_optimal_k(bpk);
+    *m = round_cells((uint64_t)cells);
+    return AMQ_OK;
+}
+
+amq_status amq_stable_new(uint64_t capacity, double fpr,
+                          const amq_options *opt, amq_stable **out) {
+    unsigned k = 0;
+    uint64_t m;
+    amq__mem mem;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &m));
+    amq__mem_init(&mem, opt);
+    return alloc_stable(&mem, m, k, DEFAULT_MAX,
+                        recency_p(m, DEFAULT_MAX, capacity), NULL, out);
+}
+
+amq_status amq_stable_new_explicit(uint64_t m_cells, unsigned k, unsigned max,
+                                   uint64_t p, const amq_options *opt,
+                                   amq_stable **out) {
+    amq__mem mem;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (m_cells == 0 || m_cells > (UINT64_C(1) << 58))
+        return AMQ_ERR_INVALID;
+    amq__mem_init(&mem, opt);
+    return alloc_stable(&mem, round_cells(m_cells), k, max, p, NULL, out);
+}
+
+void amq_stable_free(amq_stable *s) {
+    if (s == NULL)
+        return;
+    amq__mem mem = s->mem;
+    if (s->table.raw != NULL)
+        amq__block_free(&mem, &s->table);
+    amq__free(&mem, s, sizeof *s);
+}
+
+/* ---- cells -------------------------------------------------------------- */
+
+/* The least significant bit of every w-bit lane. */
+static uint64_t lane_lsb(unsigned w) {
+    return w == 1 ? ~0ULL : w == 2 ? 0x5555555555555555ULL
+                          : w == 4 ? 0x1111111111111111ULL
+                                   : 0x0101010101010101ULL;
+}
+
+/* Per lane: its lsb position set iff any bit of the lane is set. */
+static uint64_t fold(uint64_t x, unsigned w) {
+    for (unsigned sh = 1; sh < w; sh <<= 1)
+        x |= x >> sh;
+    return x & lane_lsb(w);
+}
+
+static uint64_t cell_mask(const amq_stable *s) {
+    return (1ULL << s->w) - 1;
+}
+
+static unsigned cell_get(const amq_stable *s, uint64_t i) {
+    uint64_t bit = i * s->w;
+    return (unsigned)((s->words[bit >> 6] >> (bit & 63)) & cell_mask(s));
+}
+
+/* Lanes [lo, hi] of a word, as a mask of their lsb positions. */
+static uint64_t lanes(const amq_stable *s, unsigned lo, unsigned hi) {
+    unsigned from = lo * s->w, to = (hi + 1) * s->w;
+    uint64_t upto = to >= 64 ? ~0ULL : (1ULL << to) - 1;
+    return lane_lsb(s->w) & upto & ~((1ULL << from) - 1);
+}
+
+/* Saturating decrement of the lanes of word *x whose lsb is in `mask`;
+ * returns how many of them reached zero. One implementation for every
+ * width: callers pass w as a constant so the folds unroll. */
+static inline unsigned dec_word(uint64_t *x, uint64_t mask, unsigned w) {
+    uint64_t v = *x, nz = fold(v, w) & mask;
+    uint64_t above_one = fold(v & ~lane_lsb(w), w);
+    *x = v - nz;
+    return amq__popcount64(nz & ~above_one);
+}
+
+/* Whole words [from, to): the hot loop of an add. */
+static inline uint64_t dec_words(uint64_t *words, uint64_t from, uint64_t to,
+                                 unsigned w) {
+    uint64_t zeroed = 0, all = lane_lsb(w);
+    for (uint64_t i = from; i < to; i++)
+        zeroed += dec_word(&words[i], all, w);
+    return zeroed;
+}
+
+static uint64_t dec_words_w(uint64_t *words, uint64_t from, uint64_t to,
+                            unsigned w) {
+    switch (w) {
+    case 1:
+        return dec_words(words, from, to, 1);
+    case 2:
+        return dec_words(words, from, to, 2);
+    case 4:
+        return dec_words(words, from, to, 4);
+    default:
+        return dec_words(words, from, to, 8);
+    }
+}
+
+/* Saturating decrement of cells [a, a + len), a + len <= m: a partial
+ * word at each end, whole words between. */
+static void decrement_run(amq_stable *s, uint64_t a, uint64_t len) {
+    unsigned per = 64 / s->w;
+    uint64_t last = a + len - 1, wa = a / per, wl = last / per;
+    unsigned lo = (unsigned)(a % per), hi = (unsigned)(last % per);
+    if (wa == wl) {
+        s->nonzero -= dec_word(&s->words[wa], lanes(s, lo, hi), s->w);
+        return;
+    }
+    s->nonzero -= dec_word(&s->words[wa], lanes(s, lo, per - 1), s->w);
+    s->nonzero -= dec_words_w(s->words, wa + 1, wl, s->w);
+    s->nonzero -= dec_word(&s->words[wl], lanes(s, 0, hi), s->w);
+}
+
+/* The run's start: a pseudo-random function of the key and the add count,
+ * so equal streams give equal filters (and frames). */
+static uint64_t run_start(const amq_stable *s, uint64_t h) {
+    return amq__reduce64(
+        amq__mix64(h ^ (s->items * 0x9e3779b97f4a7c15ULL + 0x5354424cULL)),
+        s->m);
+}
+
+static inline uint64_t probe(const amq_stable *s, uint64_t h, unsigned i) {
+    return amq__reduce64(h * amq__part_mul[i], s->m);
+}
+
+void amq_stable_add_hash(amq_stable *s, uint64_t h) {
+    if (s->p > 0) {
+        uint64_t a = run_start(s, h), first = s->m - a;
+        if (s->p <= first) {
+            decrement_run(s, a, s->p);
+        } else {
+            decrement_run(s, a, first);
+            decrement_run(s, 0, s->p - first);
+        }
+    }
+    uint64_t full = (uint64_t)s->max;
+    for (unsigned i = 0; i < s->k; i++) {
+        uint64_t c = probe(s, h, i), bit = c * s->w;
+        uint64_t *word = &s->words[bit >> 6];
+        unsigned sh = (unsigned)(bit & 63);
+        s->nonzero += ((*word >> sh) & cell_mask(s)) == 0;
+        *word = (*word & ~(cell_mask(s) << sh)) | (full << sh);
+    }
+    s->items++;
+}
+
+bool amq_stable_contains_hash(const amq_stable *s, uint64_t h) {
+    for (unsigned i = 0; i < s->k; i++)
+        if (cell_get(s, probe(s, h, i)) == 0)
+            return false;
+    return true;
+}
+
+void amq_stable_contains_batch(const amq_stable *s, const uint64_t *h,
+                               size_t n, uint8_t *out) {
+    size_t i = 0;
+    for (; i + STABLE_BATCH <= n; i += STABLE_BATCH) {
+        for (size_t j = 0; j < STABLE_BATCH; j++)
+            amq__prefetch(&s->words[(probe(s, h[i + j], 0) * s->w) >> 6]);
+        for (size_t j = 0; j < STABLE_BATCH; j++)
+            out[i + j] = amq_stable_contains_hash(s, h[i + j]);
+    }
+    for (; i < n; i++)
+        out[i] = amq_stable_contains_hash(s, h[i]);
+}
+
+/* Recount nonzero cells; false if a cell holds more than max. */
+static bool recount(amq_stable *s) {
+    uint64_t nz = 0;
+    for (uint64_t i = 0; i < s->m; i++) {
+        unsigned v = cell_get(s, i);
+        if (v > s->max)
+            return false;
+        nz += v != 0;
+    }
+    s->nonzero = nz;
+    return true;
+}
+
+double amq_stable_fpr_bound(const amq_stable *s) {
+    return pow((double)s->nonzero / (double)s->m, (double)s->k);
+}
+
+uint64_t amq_stable_cells(const amq_stable *s) { return s->m; }
+unsigned amq_stable_k(const amq_stable *s) { return s->k; }
+unsigned amq_stable_max(const amq_stable *s) { return s->max; }
+uint64_t amq_stable_p(const amq_stable *s) { return s->p; }
+uint64_t amq_stable_items(const amq_stable *s) { return s->items; }
+
+/* ---- the generic interface --------------------------------------------- */
+
+typedef struct stable_spec {
+    uint64_t m, k, max, p;
+    double target;
+    bool has_m, has_p, has_target;
+} stable_spec;
+
+static amq_status read_spec(amq__spec *spec, stable_spec *v, amq_diag *diag) {
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &v->k, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "m", 64, UINT64_C(1) << 58, &v->m,
+                                    &v->has_m, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "p", 0, UINT64_C(1) << 58, &v->p,
+                                    &v->has_p, diag));
+    return amq__spec_f64(spec, "stable", 1e-12, 0.999999, &v->target,
+                         &v->has_target, diag);
+}
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    stable_spec v = {.max = DEFAULT_MAX};
+    unsigned k;
+    amq__mem mem;
+    AMQ_RETURN_IF_ERR(read_spec(spec, &v, diag));
+    k = (unsigned)v.k;
+    if (!v.has_m) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable needs a capacity "
+                             "and fpr, or m=CELLS with p= or stable=");
+        AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &v.m));
+    } else {
+        v.m = round_cells(v.m);
+        if (k == 0)
+            k = capacity ? amq_bloom_optimal_k((double)v.m / (double)capacity)
+                         : 7;
+    }
+    if (v.has_p + v.has_target > 1)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: give p= or stable=, "
+                         "not both");
+    if (v.has_target) {
+        double p = round(amq_stable_p_for((double)v.m, k, (unsigned)v.max,
+                                          v.target));
+        v.p = p < 1.0 ? 1 : p > (double)v.m ? v.m : (uint64_t)p;
+    } else if (!v.has_p) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: m= without a "
+                             "capacity needs p= or stable=");
+        v.p = recency_p(v.m, (unsigned)v.max, capacity);
+    }
+    if (v.p > v.m)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: p=%llu exceeds the "
+                         "%llu cells", (unsigned long long)v.p,
+                         (unsigned long long)v.m);
+    amq__mem_init(&mem, opt);
+    return alloc_stable(&mem, v.m, k, (unsigned)v.max, v.p, NULL,
+                        (amq_stable **)impl);
+}
+
+static void t_destroy(void *impl) { amq_stable_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_stable_add_hash(impl, h);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_stable_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_stable_contains_batch(impl, h, n, out);
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_stable *)impl)->items;
+}
+static size_t t_size(const void *impl) {
+    const amq_stable *s = impl;
+    return (size_t)(s->m / 8) * s->w;
+}
+static double t_bound(const void *impl) { return amq_stable_fpr_bound(impl); }
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_stable *s = impl;
+    int n = snprintf(buf, cap, "m=%llu,k=%u,max=%u,p=%llu",
+                     (unsigned long long)s->m, s->k, s->max,
+                     (unsigned long long)s->p);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* The curve at capacity, where the filter is a Bloom filter over cells of
+ * w bits: the Bloom curve at b / w cells per key. */
+static amq_status curve_width(amq__spec *spec, unsigned *w, unsigned *k,
+                              amq_diag *diag) {
+    uint64_t max = DEFAULT_MAX, kk = 0;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "max", 1, STABLE_MAX, &max, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &kk, NULL, diag));
+    *w = width_for((unsigned)max);
+    *k = (unsigned)kk;
+    return AMQ_OK;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    unsigned w, k;
+    AMQ_RETURN_IF_ERR(curve_width(spec, &w, &k, diag));
+    *out = amq__partitioned_curve(bpk / (double)w, k);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    unsigned w, k;
+    AMQ_RETURN_IF_ERR(curve_width(spec, &w, &k, diag));
+    *out = (double)w * amq__partitioned_bits_for(fpr, k);
+    return AMQ_OK;
+}
+
+/* params: m u64 | k u32 | max u32 | p u64 | items u64 */
+#define PARAMS_LEN 32
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_stable *s = impl;
+    amq__put_u64(p, s->m);
+    amq__put_u32(p + 8, s->k);
+    amq__put_u32(p + 12, s->max);
+    amq__put_u64(p + 16, s->p);
+    amq__put_u64(p + 24, s->items);
+}
+static size_t t_payload_size(const void *impl) { return t_size(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    memcpy(dst, ((const amq_stable *)impl)->words, t_size(impl));
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    uint64_t m, sp;
+    uint32_t k, max;
+    amq_stable *s;
+    amq__mem mem;
+    if (plen != PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "stable parameters: %zu "
+                         "bytes, expected %d", plen, PARAMS_LEN);
+    m = amq__get_u64(p);
+    k = amq__get_u32(p + 8);
+    max = amq__get_u32(p + 12);
+    sp = amq__get_u64(p + 16);
+    if (k == 0 || k > AMQ__PART_MAX_K || max == 0 || max > STABLE_MAX)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 88, "stable k=%u or max=%u "
+                         "out of range", k, max);
+    if (m == 0 || m % 64 != 0 || m / 8 > len / width_for(max) ||
+        m / 8 * width_for(max) != len || sp > m)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 80, "stable: %llu cells do "
+                         "not match a %zu-byte payload",
+                         (unsigned long long)m, len);
+    amq__mem_init(&mem, opt);
+    AMQ_RETURN_IF_ERR(alloc_stable(&mem, m, k, max, sp,
+                                   view ? (const uint64_t *)payload : NULL,
+                                   &s));
+    if (!view)
+        memcpy(s->words, payload, len);
+    s->items = amq__get_u64(p + 24);
+    if (!recount(s)) {
+        amq_stable_free(s);
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 0, "stable: a cell exceeds "
+                         "max=%u", max);
+    }
+    *impl = s;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_stable = {
+    .info = {.name = "stable",
+             .type_id = 8,
+             .caps = 0,
+             .summary = "stable Bloom filter: fixed memory for endless "
+                        "streams, forgets old keys (false negatives by "
+                        "design for old keys)",
+             .params = "m=CELLS, k=HASHES (1-64), max=CELL_MAX (1-255, "
+                       "default 255), p=DECREMENTS per add, stable=RATE "
+                       "(choose p for this stable FPR)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

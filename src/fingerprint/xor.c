@@ -1,0 +1,800 @@
+/*
+ * xor.c — xor filters (Graf & Lemire, "Xor Filters: Faster and Smaller Than
+ * Bloom and Cuckoo Filters", JEA 2020) and binary fuse filters (Graf &
+ * Lemire, "Binary Fuse Filters: Fast and Smaller Than Xor Filters", JEA
+ * 2022), one implementation: a xor filter is the one-segment case of the
+ * segmented layout, and both are built by the same hypergraph peeling.
+ *
+ * Layout: `slots` w-bit fingerprints in segments of L slots. A key's 64-bit
+ * hash h is mixed with the build's seed, x = mix64(h + seed); x picks a
+ * start segment s < S and one slot in each of segments s, s+1, .., s+ways-1:
+ *
+ *   segment:  0        1        2        3        4    ...   S+ways-2
+ *           +--------+--------+--------+--------+--------+ +--------+
+ *   fuse    |        |   p0   |  p1    |   p2   |        | |        |
+ *           +--------+--------+--------+--------+--------+ +--------+
+ *                     ^ s = 1           (ways = 3: three consecutive
+ *                                        segments; S start segments)
+ *   xor     |   p0   |   p1   |   p2   |   S = 1, L = (1.23 n + 32) / 3
+ *
+ * Query: fp(x) == T[p0] ^ T[p1] ^ ... ^ T[p_{ways-1}], where fp(x) is w bits
+ * of x taken independently of the bits that choose the slots.
+ *
+ * Build (peeling): every slot keeps the number of keys hitting it and the
+ * xor of their mixed hashes. A slot hit by exactly one key names that key;
+ * remove the key from its other slots (which may expose new such slots) and
+ * push (key, slot) on a stack. If every key is removed, assign in reverse
+ * stack order: T[slot] = fp(key) ^ (the key's other slots), which later
+ * assignments never touch again. Peeling fails when a 2-core remains:
+ * rare at these sizes (Molloy 2005; Walzer's fuse analysis), certain for a
+ * duplicated key (two equal edges), so the first failure removes duplicates
+ * by sorting a copy of the hashes and every failure moves to the next seed
+ * of a fixed sequence (builds are deterministic); for small n, where the
+ * failure rate is not negligible, every 8th failure also grows the table by
+ * ~1/8. After AMQ_STATIC_MAX_ATTEMPTS failures: AMQ_ERR_FULL.
+ *
+ * Invariants: ways in {3, 4}; width in {8, 16, 32}; slots = (S + ways - 1)
+ * L (xor: S = 1); items <= slots; items == 0 iff slots == 0 (an empty
+ * filter has no table and answers false, which a zero table would not: it
+ * would accept every key whose fingerprint is 0).
+ *
+ * Failure modes: only at build (NOMEM, OVERFLOW past 2^32 slots, FULL as
+ * above); load refuses parameters that do not match the payload length.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/static.h"
+#include "core/bits.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define XF_BATCH 16
+#define XF_MAX_L (1u << 18)
+#define XF_GROW_EVERY 8
+
+/* Multipliers deriving each way's slot offset and the fingerprint from the
+ * mixed hash (odd, from splitmix64). Part of the file format: never edit. */
+static const uint64_t way_mul[4] = {
+    0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL,
+    0xd6e8feb86659fd93ULL};
+#define FP_MUL 0xa0761d6478bd642fULL
+
+typedef enum xf_family { XF_XOR, XF_FUSE } xf_family;
+
+typedef struct xf_shape {
+    uint32_t ways, width;
+    uint32_t seg_len, seg_count; /* both 0 for an empty filter */
+} xf_shape;
+
+struct amq_xor {
+    amq__mem mem;
+    amq__block table; /* raw == NULL for a view or an empty filter */
+    const uint8_t *fp;
+    xf_shape s;
+    xf_family fam;
+    size_t slots;
+    uint64_t seed, items;
+};
+
+/* ---- hashing a key to its slots and fingerprint ------------------------- */
+
+static inline uint64_t xf_mix(uint64_t h, uint64_t seed) {
+    return amq__mix64(h + seed);
+}
+
+static inline uint32_t xf_fingerprint(uint64_t x, unsigned width) {
+    return (uint32_t)((x * FP_MUL) >> (64 - width));
+}
+
+static inline void xf_slots(const xf_shape *s, uint64_t x, uint32_t p[4]) {
+    uint64_t start = amq__reduce64(x, s->seg_count);
+    for (unsigned i = 0; i < s->ways; i++)
+        p[i] = (uint32_t)((start + i) * s->seg_len +
+                          amq__reduce64(x * way_mul[i], s->seg_len));
+}
+
+/* One implementation for every width: the width is a run-time parameter
+ * that the callers below pass as a constant, so each gets specialised. */
+static inline uint32_t xf_get(const uint8_t *t, unsigned width, size_t i) {
+    switch (width) {
+    case 8: return t[i];
+    case 16: return amq__get_u16(t + 2 * i);
+    default: return amq__get_u32(t + 4 * i);
+    }
+}
+
+static inline void xf_put(uint8_t *t, unsigned width, size_t i, uint32_t v) {
+    switch (width) {
+    case 8: t[i] = (uint8_t)v; break;
+    case 16: amq__put_u16(t + 2 * i, (uint16_t)v); break;
+    default: amq__put_u32(t + 4 * i, v); break;
+    }
+}
+
+static inline bool xf_check(const amq_xor *f, uint64_t h, unsigned width) {
+    uint32_t p[4];
+    uint64_t x = xf_mix(h, f->seed);
+    xf_slots(&f->s, x, p);
+    uint32_t v = xf_fingerprint(x, width);
+    for (unsigned i = 0; i < f->s.ways; i++)
+        v ^= xf_get(f->fp, width, p[i]);
+    return v == 0;
+}
+
+bool amq_xor_contains_hash(const amq_xor *f, uint64_t h) {
+    if (f->slots == 0)
+        return false;
+    switch (f->s.width) {
+    case 8: return xf_check(f, h, 8);
+    case 16: return xf_check(f, h, 16);
+    default: return xf_check(f, h, 32);
+    }
+}
+
+/* Batch: compute and prefetch every slot of a group of keys, then read
+ * them; the group's 48-64 cache misses overlap. */
+static inline void xf_batch_w(const amq_xor *f, const uint64_t *h, size_t n,
+                              uint8_t *out, unsigned width) {
+    size_t bytes = width / 8;
+    for (size_t i = 0; i < n; i += XF_BATCH) {
+        size_t m = n - i < XF_BATCH ? n - i : XF_BATCH;
+        uint64_t x[XF_BATCH];
+        uint32_t p[XF_BATCH][4];
+        for (size_t j = 0; j < m; j++) {
+            x[j] = xf_mix(h[i + j], f->seed);
+            xf_slots(&f->s, x[j], p[j]);
+            for (unsigned k = 0; k < f->s.ways; k++)
+                amq__prefetch(f->fp + (size_t)p[j][k] * bytes);
+        }
+        for (size_t j = 0; j < m; j++) {
+            uint32_t v = xf_fingerprint(x[j], width);
+            for (unsigned k = 0; k < f->s.ways; k++)
+                v ^= xf_get(f->fp, width, p[j][k]);
+            out[i + j] = v == 0;
+        }
+    }
+}
+
+void amq_xor_contains_batch(const amq_xor *f, const uint64_t *h, size_t n,
+                            uint8_t *out) {
+    if (f->slots == 0) {
+        memset(out, 0, n);
+        return;
+    }
+    switch (f->s.width) {
+    case 8: xf_batch_w(f, h, n, out, 8); break;
+    case 16: xf_batch_w(f, h, n, out, 16); break;
+    default: xf_batch_w(f, h, n, out, 32); break;
+    }
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+/* Slots per key the layout aims for, and its asymptotic value (the FPR
+ * curve's constant). Fuse constants: Graf & Lemire 2022, sec. 4. */
+static double xf_factor(xf_family fam, unsigned ways, double n) {
+    if (fam == XF_XOR)
+        return 1.23;
+    if (n < 2)
+        n = 2;
+    if (ways == 3)
+        return fmax(1.125, 0.875 + 0.25 * log(1e6) / log(n));
+    return fmax(1.075, 0.77 + 0.305 * log(6e5) / log(n));
+}
+
+static double xf_asymptotic(xf_family fam, unsigned ways) {
+    return fam == XF_XOR ? 1.23 : ways == 3 ? 1.125 : 1.075;
+}
+
+static uint32_t xf_seg_len(unsigned ways, double n) {
+    double e = ways == 3 ? log(n) / log(3.33) + 2.25
+                         : log(n) / log(2.91) - 0.5;
+    if (n < 2 || e < 0)
+        e = 0;
+    if (e > 18)
+        e = 18;
+    return 1u << (unsigned)floor(e);
+}
+
+static amq_status xf_shape_for(xf_family fam, unsigned ways, unsigned width,
+                               size_t n, xf_shape *s) {
+    s->ways = ways;
+    s->width = width;
+    s->seg_len = s->seg_count = 0;
+    if (n == 0)
+        return AMQ_OK;
+    double dn = (double)n, want = dn * xf_factor(fam, ways, dn);
+    if (fam == XF_XOR) {
+        want += 32;
+        s->seg_count = 1;
+        if (want / 3 > 4e9)
+            return AMQ_ERR_OVERFLOW;
+        s->seg_len = (uint32_t)ceil(want / 3);
+        return AMQ_OK;
+    }
+    s->seg_len = xf_seg_len(ways, dn);
+    double segs = ceil(want / s->seg_len) - (ways - 1);
+    if (segs < 1)
+        segs = 1;
+    if ((segs + ways) * s->seg_len > 4e9)
+        return AMQ_ERR_OVERFLOW;
+    s->seg_count = (uint32_t)segs;
+    return AMQ_OK;
+}
+
+static size_t xf_slot_count(const xf_shape *s) {
+    return (size_t)(s->seg_count + s->ways - 1) * s->seg_len *
+           (s->seg_count != 0);
+}
+
+/* A larger table for the next attempts (small n fails more often). */
+static void xf_grow(xf_shape *s) {
+    if (s->seg_count == 1)
+        s->seg_len += s->seg_len / 8 + 1; /* xor, or a one-segment fuse */
+    else
+        s->seg_count += s->seg_count / 8 + 1;
+}
+
+/* Seed of attempt i: a fixed sequence, so builds are deterministic. */
+static uint64_t xf_seed(unsigned attempt) {
+    return amq__mix64(0x5851f42d4c957f2dULL + attempt * 0x9e3779b97f4a7c15ULL);
+}
+
+/* ---- peeling (shared by xor and fuse) ------------------------------------ */
+
+typedef struct xf_slot {
+    uint64_t x;     /* xor of the mixed hashes of the keys hitting it */
+    uint32_t count; /* number of keys hitting it                       */
+    uint32_t pad;
+} xf_slot;
+
+typedef struct xf_work {
+    xf_slot *slot;   /* [slots]                       */
+    uint32_t *queue; /* [slots] slots with count 1    */
+    uint64_t *key;   /* [n] peeled keys, in order     */
+    uint32_t *at;    /* [n] the slot each was peeled at */
+    size_t slots, n;
+} xf_work;
+
+static void xf_work_free(const amq__mem *m, xf_work *w) {
+    amq__free(m, w->slot, w->slots * sizeof *w->slot);
+    amq__free(m, w->queue, w->slots * sizeof *w->queue);
+    amq__free(m, w->key, w->n * sizeof *w->key);
+    amq__free(m, w->at, w->n * sizeof *w->at);
+    memset(w, 0, sizeof *w);
+}
+
+static amq_status xf_work_alloc(const amq__mem *m, size_t slots, size_t n,
+                                xf_work *w) {
+    size_t a, b, c, d;
+    memset(w, 0, sizeof *w);
+    if (!amq__mul(slots, sizeof *w->slot, &a) ||
+        !amq__mul(slots, sizeof *w->queue, &b) ||
+        !amq__mul(n, sizeof *w->key, &c) || !amq__mul(n, sizeof *w->at, &d))
+        return AMQ_ERR_OVERFLOW;
+    w->slots = slots;
+    w->n = n;
+    w->slot = amq__alloc(m, a);
+    w->queue = w->slot ? amq__alloc(m, b) : NULL;
+    w->key = w->queue ? amq__alloc(m, c) : NULL;
+    w->at = w->key ? amq__alloc(m, d) : NULL;
+    if (w->at == NULL) {
+        xf_work_free(m, w);
+        return AMQ_ERR_NOMEM;
+    }
+    return AMQ_OK;
+}
+
+/* The mixed hashes of a fuse build, grouped by their top XF_SORT_BITS bits
+ * (a counting sort into w->key). The start segment reduce(x, S) is monotone
+ * in x, so consecutive keys then touch neighbouring segments and the
+ * counting pass below stays in cache: this is where a fuse build gains on
+ * a xor build, whose three slots per key are spread over the whole table. */
+#define XF_SORT_BITS 10
+static void xf_group(uint64_t seed, const uint64_t *h, size_t n, xf_work *w) {
+    size_t start[(1u << XF_SORT_BITS) + 1];
+    memset(start, 0, sizeof start);
+    for (size_t i = 0; i < n; i++)
+        start[(xf_mix(h[i], seed) >> (64 - XF_SORT_BITS)) + 1]++;
+    for (size_t b = 1; b <= (1u << XF_SORT_BITS); b++)
+        start[b] += start[b - 1];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = xf_mix(h[i], seed);
+        w->key[start[x >> (64 - XF_SORT_BITS)]++] = x;
+    }
+}
+
+/* Peel the hypergraph of `n` keys; true if every key was peeled. */
+static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
+                    size_t n, xf_work *w, size_t slots) {
+    uint32_t p[4];
+    size_t qn = 0, done = 0;
+    bool grouped = s->seg_count > 1;
+    memset(w->slot, 0, slots * sizeof *w->slot);
+    if (grouped)
+        xf_group(seed, h, n, w);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = grouped ? w->key[i] : xf_mix(h[i], seed);
+        xf_slots(s, x, p);
+        for (unsigned k = 0; k < s->ways; k++) {
+            w->slot[p[k]].x ^= x;
+            w->slot[p[k]].count++;
+        }
+    }
+    for (size_t i = 0; i < slots; i++)
+        if (w->slot[i].count == 1)
+            w->queue[qn++] = (uint32_t)i;
+    while (qn > 0) {
+        uint32_t q = w->queue[--qn];
+        if (w->slot[q].count != 1)
+            continue;
+        uint64_t x = w->slot[q].x;
+        w->key[done] = x;
+        w->at[done++] = q;
+        xf_slots(s, x, p);
+        for (unsigned k = 0; k < s->ways; k++) {
+            xf_slot *e = &w->slot[p[k]];
+            e->x ^= x;
+            if (--e->count == 1)
+                w->queue[qn++] = p[k];
+        }
+    }
+    return done == n;
+}
+
+/* Fingerprints in reverse peeling order. */
+static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
+                      uint8_t *t) {
+    uint32_t p[4];
+    for (size_t i = n; i-- > 0;) {
+        uint64_t x = w->key[i];
+        uint32_t v = xf_fingerprint(x, s->width);
+        xf_slots(s, x, p);
+        for (unsigned k = 0; k < s->ways; k++)
+            if (p[k] != w->at[i])
+                v ^= xf_get(t, s->width, p[k]);
+        xf_put(t, s->width, w->at[i], v);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A sorted copy of h without duplicates (its length in *n). */
+static amq_status xf_dedupe(const amq__mem *m, const uint64_t *h, size_t *n,
+                            uint64_t **out, size_t *cap) {
+    size_t bytes;
+    if (!amq__mul(*n, sizeof *h, &bytes))
+        return AMQ_ERR_OVERFLOW;
+    uint64_t *c = amq__alloc(m, bytes);
+    if (c == NULL)
+        return AMQ_ERR_NOMEM;
+    memcpy(c, h, bytes);
+    qsort(c, *n, sizeof *c, cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (k == 0 || c[i] != c[k - 1])
+            c[k++] = c[i];
+    *cap = *n;
+    *n = k;
+    *out = c;
+    return AMQ_OK;
+}
+
+/* ---- construction -------------------------------------------------------- */
+
+static amq_status xf_alloc(const xf_shape *s, const amq_options *opt,
+                           const uint8_t *borrow, amq_xor **out) {
+    amq__mem mem;
+    size_t slots = xf_slot_count(s), bytes;
+    if (!amq__mul(slots, s->width / 8, &bytes))
+        return AMQ_ERR_OVERFLOW;
+    amq__mem_init(&mem, opt);
+    amq_xor *f = amq__zalloc(&mem, sizeof *f);
+    if (f == NULL)
+        return AMQ_ERR_NOMEM;
+    f->mem = mem;
+    f->s = *s;
+    f->slots = slots;
+    if (borrow != NULL || slots == 0) {
+        f->fp = borrow;
+    } else {
+        amq_status st = amq__block_alloc(&mem, bytes, 64, &f->table);
+        if (st != AMQ_OK) {
+            amq__free(&mem, f, sizeof *f);
+            return st;
+        }
+        f->fp = f->table.ptr;
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+void amq_xor_free(amq_xor *f) {
+    if (f == NULL)
+        return;
+    amq__mem mem = f->mem;
+    if (f->table.raw != NULL)
+        amq__block_free(&mem, &f->table);
+    amq__free(&mem, f, sizeof *f);
+}
+
+/* Try seeds until the keys peel; the shape may grow for small n. */
+static amq_status xf_attempts(const amq__mem *m, xf_shape *s,
+                              const uint64_t *h, size_t n, uint64_t *seed,
+                              uint64_t *items, xf_work *w) {
+    uint64_t *dedup = NULL;
+    size_t dcap = 0;
+    amq_status st = AMQ_OK;
+    bool ok = false;
+    for (unsigned a = 0; a < AMQ_STATIC_MAX_ATTEMPTS && st == AMQ_OK; a++) {
+        size_t slots = xf_slot_count(s);
+        if (slots > w->slots || w->slot == NULL) {
+            xf_work_free(m, w);
+            st = xf_work_alloc(m, slots, n, w);
+            if (st != AMQ_OK)
+                break;
+        }
+        *seed = xf_seed(a);
+        if ((ok = xf_peel(s, *seed, dedup ? dedup : h, n, w, slots)))
+            break;
+        if (a == 0)
+            st = xf_dedupe(m, h, &n, &dedup, &dcap);
+        else if (a % XF_GROW_EVERY == 0)
+            xf_grow(s);
+    }
+    amq__free(m, dedup, dcap * sizeof *dedup);
+    *items = n;
+    if (st == AMQ_OK && !ok)
+        st = AMQ_ERR_FULL;
+    return st;
+}
+
+static amq_status xf_build(const uint64_t *h, size_t n, xf_family fam,
+                           unsigned width, unsigned ways,
+                           const amq_options *opt, amq_xor **out) {
+    xf_shape s;
+    xf_work w;
+    amq__mem mem;
+    uint64_t seed = 0, items = 0;
+    if (out == NULL || (h == NULL && n != 0) ||
+        (width != 8 && width != 16 && width != 32) ||
+        (ways != 3 && ways != 4))
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(xf_shape_for(fam, ways, width, n, &s));
+    amq__mem_init(&mem, opt);
+    memset(&w, 0, sizeof w);
+    amq_status st = AMQ_OK;
+    if (n != 0)
+        st = xf_attempts(&mem, &s, h, n, &seed, &items, &w);
+    if (st == AMQ_OK)
+        st = xf_alloc(&s, opt, NULL, out);
+    if (st == AMQ_OK && n != 0)
+        xf_assign(&s, &w, (size_t)items, (*out)->table.ptr);
+    if (st == AMQ_OK) {
+        (*out)->fam = fam;
+        (*out)->seed = seed;
+        (*out)->items = items;
+    }
+    xf_work_free(&mem, &w);
+    return st;
+}
+
+amq_status amq_xor_build(const uint64_t *hashes, size_t n, unsigned width,
+                         const amq_options *opt, amq_xor **out) {
+    return xf_build(hashes, n, XF_XOR, width, 3, opt, out);
+}
+
+amq_status amq_fuse_build(const uint64_t *hashes, size_t n, unsigned width,
+                          unsigned ways, const amq_options *opt,
+                          amq_xor **out) {
+    return xf_build(hashes, n, XF_FUSE, width, ways, opt, out);
+}
+
+size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
+    xf_shape s;
+    size_t slots, a, b;
+    (void)width;
+    if (xf_shape_for(ways ? XF_FUSE : XF_XOR, ways ? ways : 3, 8, n, &s) !=
+        AMQ_OK)
+        return 0;
+    slots = xf_slot_count(&s);
+    if (!amq__mul(slots, sizeof(xf_slot) + sizeof(uint32_t), &a) ||
+        !amq__mul(n, sizeof(uint64_t) + sizeof(uint32_t), &b) ||
+        !amq__add(a, b, &a))
+        return 0;
+    return a;
+}
+
+uint64_t amq_xor_items(const amq_xor *f) { return f->items; }
+size_t amq_xor_size_bytes(const amq_xor *f) {
+    return f->slots * (f->s.width / 8);
+}
+unsigned amq_xor_width(const amq_xor *f) { return f->s.width; }
+unsigned amq_xor_ways(const amq_xor *f) { return f->s.ways; }
+double amq_xor_fpr_bound(const amq_xor *f) {
+    return f->items == 0 ? 0.0 : ldexp(1.0, -(int)f->s.width);
+}
+
+/* ---- the generic interface ----------------------------------------------- */
+
+/* The six spec names share this code; each descriptor differs only in its
+ * family and width. */
+typedef struct xf_kind {
+    const char *name;
+    xf_family fam;
+    unsigned width;
+} xf_kind;
+
+static const xf_kind kinds[] = {
+    {"xor8", XF_XOR, 8},   {"xor16", XF_XOR, 16},   {"xor32", XF_XOR, 32},
+    {"fuse8", XF_FUSE, 8}, {"fuse16", XF_FUSE, 16}, {"fuse32", XF_FUSE, 32},
+};
+
+static const xf_kind *kind_of(const char *name) {
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+/* Parse ways= (fuse: 3 or 4; xor: only 3, which describe() writes). */
+static amq_status spec_ways(amq__spec *spec, const xf_kind *k, unsigned *ways,
+                            amq_diag *diag) {
+    uint64_t w = 3;
+    bool found;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "ways", 3, 4, &w, &found, diag));
+    if (k->fam == XF_XOR && w != 3)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "%s is 3-wise; use fuse%u:ways=4", k->name, k->width);
+    *ways = (unsigned)w;
+    return AMQ_OK;
+}
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    (void)capacity, (void)fpr, (void)opt, (void)impl;
+    return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
+                     "%s is static: build it from all keys with "
+                     "amq_filter_build",
+                     spec->name);
+}
+
+static amq_status t_build(amq__spec *spec, const uint64_t *h, size_t n,
+                          double fpr, const amq_options *opt, void **impl,
+                          amq_diag *diag) {
+    const xf_kind *k = kind_of(spec->name);
+    unsigned ways = 3;
+    if (k == NULL)
+        return AMQ_ERR_SPEC;
+    AMQ_RETURN_IF_ERR(spec_ways(spec, k, &ways, diag));
+    if (fpr != 0.0 && fpr < ldexp(1.0, -(int)k->width))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "%s gives a false-positive rate of 2^-%u = %g; "
+                         "%g needs wider fingerprints",
+                         k->name, k->width, ldexp(1.0, -(int)k->width), fpr);
+    amq_status st = xf_build(h, n, k->fam, k->width, ways, opt,
+                             (amq_xor **)impl);
+    if (st == AMQ_ERR_FULL)
+        return amq__diag(diag, st, 0, "%s: %zu keys did not peel in %d "
+                         "attempts", k->name, n, AMQ_STATIC_MAX_ATTEMPTS);
+    return st;
+}
+
+static void t_destroy(void *impl) { amq_xor_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    (void)impl, (void)h;
+    return AMQ_ERR_UNSUPPORTED;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_xor_contains_hash(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_xor_contains_batch(impl, h, n, out);
+}
+static uint64_t t_items(const void *impl) { return amq_xor_items(impl); }
+static size_t t_size(const void *impl) { return amq_xor_size_bytes(impl); }
+static double t_bound(const void *impl) { return amq_xor_fpr_bound(impl); }
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "ways=%u", amq_xor_ways(impl));
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* The family's curve: w-bit fingerprints at c slots per key give 2^-w at
+ * c w bits per key, c the asymptotic slot factor (xor 1.23, fuse 1.125 or
+ * 1.075). A fixed-width filter sits on it at its own bits per key once n
+ * is large; small n pays more bits for the same 2^-w. */
+static amq_status curve_factor(amq__spec *spec, double *c, amq_diag *diag) {
+    const xf_kind *k = kind_of(spec->name);
+    unsigned ways = 3;
+    if (k == NULL)
+        return AMQ_ERR_SPEC;
+    AMQ_RETURN_IF_ERR(spec_ways(spec, k, &ways, diag));
+    *c = xf_asymptotic(k->fam, ways);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    double c;
+    AMQ_RETURN_IF_ERR(curve_factor(spec, &c, diag));
+    *out = exp2(-bpk / c);
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    double c;
+    AMQ_RETURN_IF_ERR(curve_factor(spec, &c, diag));
+    *out = -c * log2(fpr);
+    return AMQ_OK;
+}
+
+/* params: seed u64 | items u64 | seg_len u32 | seg_count u32 | ways u32 |
+ * width u32 | family u32 (0 xor, 1 fuse) | reserved u32 (0). The family
+ * tells a one-segment fuse filter from a xor filter of the same shape. */
+#define PARAMS_LEN 40
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_xor *f = impl;
+    amq__put_u64(p, f->seed);
+    amq__put_u64(p + 8, f->items);
+    amq__put_u32(p + 16, f->s.seg_len);
+    amq__put_u32(p + 20, f->s.seg_count);
+    amq__put_u32(p + 24, f->s.ways);
+    amq__put_u32(p + 28, f->s.width);
+    amq__put_u32(p + 32, f->fam == XF_XOR ? 0 : 1);
+    amq__put_u32(p + 36, 0);
+}
+static size_t t_payload_size(const void *impl) { return t_size(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_xor *f = impl;
+    if (f->slots != 0)
+        memcpy(dst, f->fp, amq_xor_size_bytes(f));
+}
+
+static amq_status check_shape(const xf_kind *k, const xf_shape *s,
+                              uint64_t items, size_t len, amq_diag *diag) {
+    bool empty = s->seg_len == 0 && s->seg_count == 0;
+    if (s->width != k->width || s->ways < 3 || s->ways > 4 ||
+        (k->fam == XF_XOR && s->ways != 3))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 24,
+                         "%s: width %u, ways %u", k->name, s->width, s->ways);
+    if (k->fam == XF_XOR && !empty && s->seg_count != 1)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 20,
+                         "xor filter with %u segments", s->seg_count);
+    if (empty != (items == 0) || (!empty && (s->seg_len == 0 ||
+                                             s->seg_count == 0)))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 8,
+                         "%s: %llu keys in %u x %u slots", k->name,
+                         (unsigned long long)items, s->seg_count, s->seg_len);
+    uint64_t slots = ((uint64_t)s->seg_count + s->ways - 1) * s->seg_len;
+    if (empty)
+        slots = 0;
+    if (slots > UINT32_MAX || items > slots ||
+        slots * (s->width / 8) != (uint64_t)len)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 16,
+                         "%s: %llu slots, %llu keys, %zu payload bytes",
+                         k->name, (unsigned long long)slots,
+                         (unsigned long long)items, len);
+    return AMQ_OK;
+}
+
+static amq_status xf_load(const xf_kind *k, const uint8_t *p, size_t plen,
+                          const uint8_t *payload, size_t len, bool view,
+                          const amq_options *opt, void **impl,
+                          amq_diag *diag) {
+    xf_shape s;
+    amq_xor *f;
+    if (plen != PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s parameters: %zu "
+                         "bytes, expected %d", k->name, plen, PARAMS_LEN);
+    uint64_t seed = amq__get_u64(p), items = amq__get_u64(p + 8);
+    s.seg_len = amq__get_u32(p + 16);
+    s.seg_count = amq__get_u32(p + 20);
+    s.ways = amq__get_u32(p + 24);
+    s.width = amq__get_u32(p + 28);
+    if (amq__get_u32(p + 32) != (k->fam == XF_XOR ? 0u : 1u) ||
+        amq__get_u32(p + 36) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 32,
+                         "%s: family or reserved field does not match",
+                         k->name);
+    AMQ_RETURN_IF_ERR(check_shape(k, &s, items, len, diag));
+    AMQ_RETURN_IF_ERR(xf_alloc(&s, opt, view ? payload : NULL, &f));
+    if (!view && len != 0)
+        memcpy(f->table.ptr, payload, len);
+    f->seed = seed;
+    f->items = items;
+    f->fam = k->fam;
+    *impl = f;
+    return AMQ_OK;
+}
+
+/* One load per descriptor: the frame's type id decides the kind, and a
+ * frame relabelled to a sibling type is refused by check_shape. */
+static amq_status t_load_xor8(const uint8_t *p, size_t pl, const uint8_t *d,
+                              size_t l, bool v, const amq_options *o,
+                              void **i, amq_diag *g) {
+    return xf_load(&kinds[0], p, pl, d, l, v, o, i, g);
+}
+static amq_status t_load_xor16(const uint8_t *p, size_t pl, const uint8_t *d,
+                               size_t l, bool v, const amq_options *o,
+                               void **i, amq_diag *g) {
+    return xf_load(&kinds[1], p, pl, d, l, v, o, i, g);
+}
+static amq_status t_load_xor32(const uint8_t *p, size_t pl, const uint8_t *d,
+                               size_t l, bool v, const amq_options *o,
+                               void **i, amq_diag *g) {
+    return xf_load(&kinds[2], p, pl, d, l, v, o, i, g);
+}
+static amq_status t_load_fuse8(const uint8_t *p, size_t pl, const uint8_t *d,
+                               size_t l, bool v, const amq_options *o,
+                               void **i, amq_diag *g) {
+    return xf_load(&kinds[3], p, pl, d, l, v, o, i, g);
+}
+static amq_status t_load_fuse16(const uint8_t *p, size_t pl,
+                                const uint8_t *d, size_t l, bool v,
+                                const amq_options *o, void **i, amq_diag *g) {
+    return xf_load(&kinds[4], p, pl, d, l, v, o, i, g);
+}
+static amq_status t_load_fuse32(const uint8_t *p, size_t pl,
+                                const uint8_t *d, size_t l, bool v,
+                                const amq_options *o, void **i, amq_diag *g) {
+    return xf_load(&kinds[5], p, pl, d, l, v, o, i, g);
+}
+
+#define XOR_PARAMS "ways=3 (fixed; xor filters are 3-wise)"
+#define FUSE_PARAMS "ways=3 or 4 (segments per key, default 3)"
+
+/* Everything but name, id, summary, params and load is shared. */
+#define XF_COMMON                                                              \
+    .create = t_create, .build = t_build, .destroy = t_destroy,                \
+    .add = t_add, .contains = t_contains, .contains_batch = t_batch,           \
+    .items = t_items, .size_bytes = t_size, .fpr_bound = t_bound,              \
+    .describe = t_describe, .curve_fpr = t_curve_fpr,                          \
+    .curve_bits = t_curve_bits, .params_size = t_params_size,                  \
+    .params_write = t_params_write, .payload_size = t_payload_size,            \
+    .payload_write = t_payload_write
+
+#define XF_INFO(nm, id, sum, prm)                                              \
+    {.name = nm, .type_id = id, .caps = AMQ_CAP_STATIC, .summary = sum,        \
+     .params = prm, .default_hash = AMQ_HASH_XXH3}
+
+const amq__type amq__type_xor8 = {
+    .info = XF_INFO("xor8", 104, "xor filter, 8-bit fingerprints (static)",
+                    XOR_PARAMS),
+    XF_COMMON, .load = t_load_xor8};
+const amq__type amq__type_xor16 = {
+    .info = XF_INFO("xor16", 105, "xor filter, 16-bit fingerprints (static)",
+                    XOR_PARAMS),
+    XF_COMMON, .load = t_load_xor16};
+const amq__type amq__type_xor32 = {
+    .info = XF_INFO("xor32", 106, "xor filter, 32-bit fingerprints (static)",
+                    XOR_PARAMS),
+    XF_COMMON, .load = t_load_xor32};
+const amq__type amq__type_fuse8 = {
+    .info = XF_INFO("fuse8", 107,
+                    "binary fuse filter, 8-bit fingerprints (static)",
+                    FUSE_PARAMS),
+    XF_COMMON, .load = t_load_fuse8};
+const amq__type amq__type_fuse16 = {
+    .info = XF_INFO("fuse16", 108,
+                    "binary fuse filter, 16-bit fingerprints (static)",
+                    FUSE_PARAMS),
+    XF_COMMON, .load = t_load_fuse16};
+const amq__type amq__type_fuse32 = {
+    .info = XF_INFO("fuse32", 109,
+                    "binary fuse filter, 32-bit fingerprints (static)",
+                    FUSE_PARAMS),
+    XF_COMMON, .load = t_load_fuse32};

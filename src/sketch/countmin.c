@@ -1,0 +1,638 @@
+/*
+ * countmin.c — the Count-Min sketch (Cormode & Muthukrishnan, "An improved
+ * data stream summary: the count-min sketch and its applications", J.
+ * Algorithms 2005) with conservative update (Estan & Varghese, "New
+ * directions in traffic measurement and accounting", SIGCOMM 2002).
+ *
+ * d rows of w counters, each 8, 16 or 32 bits (one implementation; the width
+ * only changes how a cell is read and written). Row r sends key hash h to
+ * column reduce(mix64(h + (r+1)·φ), w), φ the 64-bit golden ratio, so one
+ * 64-bit hash yields d independent-looking columns.
+ *
+ *            col:  0    1    2    3    4   ...  w-1
+ *   row 0        | 0 | 3 | 0 | 1 | 7 | ... | 0 |      estimate(x) =
+ *   row 1        | 2 | 0 | 0 | 9 | 0 | ... | 1 |        min over rows of
+ *   ...                   ^x         ^x                 C[r][col_r(x)]
+ *   row d-1      | 0 | 0 | 4 | 0 | 0 | ... | 3 |
+ *
+ * Update rules (incr x by c, m = current estimate of x):
+ *   standard      C[r][col_r(x)] += c for every row;
+ *   conservative  C[r][col_r(x)] = max(C[r][col_r(x)], m + c): only the
+ *                 counters that must grow do, never beyond the new estimate.
+ * Invariant (both rules, and merges by counter-wise sums): every counter is
+ * at least the true count of every key mapped to it, capped at MAX, so
+ * est(x) >= min(f(x), MAX). Conservative counters are never above the
+ * standard ones, so the standard bound est(x) <= f(x) + (e/w)·N with
+ * probability >= 1 - e^{-d} (Markov per row, independent rows) holds too.
+ * Counters saturate at MAX instead of wrapping; `saturated` counts them.
+ *
+ * As a membership filter (amq/filter.h "cms"): contains = estimate > 0.
+ * Which counters are nonzero does not depend on the update rule (a zero
+ * counter of x always becomes nonzero, a nonzero one stays so), so the
+ * sketch is exactly a partitioned Bloom filter with d parts of w cells: a
+ * key never added is reported with probability prod_r (nonzero_r / w).
+ * `nonzero[r]` is kept exact on every update and recomputed after merge and
+ * load, so fpr_bound() is that product for this very sketch.
+ *
+ * Sizing from (capacity n, fpr) — the generic interface — is Bloom sizing
+ * in cells: the fewest cells per key c at which the best integer depth d
+ * gives (1 - e^{-d/c})^d <= fpr, w = ceil(c·n/d). The frequency guarantee
+ * then follows with eps = e/w and delta = e^{-d}; at n keys each added once,
+ * e/w·N = e·d/c ≈ 1.9 counts with probability >= 1 - fpr^1.44.
+ *
+ * Failure modes: none after construction (updates neither allocate nor
+ * fail; saturation is reported, not refused). Construction and load fail
+ * cleanly on bad arguments, overflow, allocation failure or corrupt input.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/bloom.h"
+#include "amq/sketch.h"
+#include "core/bits.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define CMS_BATCH 8
+#define CMS_PREFETCH_ROWS 4
+#define CMS_GOLDEN 0x9e3779b97f4a7c15ULL
+
+struct amq_cms {
+    amq__mem mem;
+    amq__block table; /* raw == NULL for a view */
+    uint8_t *cells;   /* depth rows of width cells of cbits bits, LE */
+    uint64_t width;
+    unsigned depth;
+    unsigned cbits;
+    bool conservative;
+    uint64_t max;       /* 2^cbits - 1 */
+    uint64_t total;     /* N, saturating */
+    uint64_t saturated; /* cells equal to max */
+    uint64_t nonzero[AMQ_CMS_MAX_DEPTH];
+};
+
+/* ---- cells ---------------------------------------------------------------- */
+
+static inline uint64_t cell_get(const amq_cms *c, size_t i) {
+    switch (c->cbits) {
+    case 8:
+        return c->cells[i];
+    case 16:
+        return amq__get_u16(c->cells + 2 * i);
+    default:
+        return amq__get_u32(c->cells + 4 * i);
+    }
+}
+
+static inline void cell_put(amq_cms *c, size_t i, uint64_t v) {
+    switch (c->cbits) {
+    case 8:
+        c->cells[i] = (uint8_t)v;
+        break;
+    case 16:
+        amq__put_u16(c->cells + 2 * i, (uint16_t)v);
+        break;
+    default:
+        amq__put_u32(c->cells + 4 * i, (uint32_t)v);
+        break;
+    }
+}
+
+static inline const uint8_t *cell_addr(const amq_cms *c, size_t i) {
+    return c->cells + i * (c->cbits / 8);
+}
+
+/* Index of key h's cell in row r (row-major). */
+static inline size_t cell_of(const amq_cms *c, uint64_t h, unsigned r) {
+    uint64_t x = amq__mix64(h + (uint64_t)(r + 1) * CMS_GOLDEN);
+    return (size_t)((uint64_t)r * c->width + amq__reduce64(x, c->width));
+}
+
+/* min(a + b, max) for a <= max, without overflow. */
+static inline uint64_t sat_add(uint64_t a, uint64_t b, uint64_t max) {
+    return b > max - a ? max : a + b;
+}
+
+static size_t cell_count(const amq_cms *c) {
+    return (size_t)(c->width * c->depth);
+}
+
+static size_t table_bytes(const amq_cms *c) {
+    return cell_count(c) * (c->cbits / 8);
+}
+
+/* Recount nonzero cells per row and saturated cells (after merge, load). */
+static void recount(amq_cms *c) {
+    c->saturated = 0;
+    for (unsigned r = 0; r < c->depth; r++) {
+        uint64_t nz = 0;
+        for (uint64_t j = 0; j < c->width; j++) {
+            uint64_t v = cell_get(c, (size_t)(r * c->width + j));
+            nz += v != 0;
+            c->saturated += v == c->max;
+        }
+        c->nonzero[r] = nz;
+    }
+}
+
+/* ---- construction --------------------------------------------------------- */
+
+static bool valid_bits(uint64_t b) { return b == 8 || b == 16 || b == 32; }
+
+/* Bytes of a width x depth table of cbits cells; false on overflow. */
+static bool shape_bytes(uint64_t width, unsigned depth, unsigned cbits,
+                        size_t *bytes) {
+    size_t cells;
+    if (width > SIZE_MAX)
+        return false;
+    return amq__mul((size_t)width, depth, &cells) &&
+           amq__mul(cells, cbits / 8, bytes);
+}
+
+static amq_status alloc_cms(uint64_t width, unsigned depth, unsigned cbits,
+                            bool conservative, const amq_options *opt,
+                            const uint8_t *borrow, amq_cms **out) {
+    amq__mem mem;
+    amq_cms *c;
+    size_t bytes;
+    if (width == 0 || depth == 0 || depth > AMQ_CMS_MAX_DEPTH ||
+        !valid_bits(cbits))
+        return AMQ_ERR_INVALID;
+    if (!shape_bytes(width, depth, cbits, &bytes) || bytes > (SIZE_MAX >> 2))
+        return AMQ_ERR_OVERFLOW;
+    amq__mem_init(&mem, opt);
+    c = amq__zalloc(&mem, sizeof *c);
+    if (c == NULL)
+        return AMQ_ERR_NOMEM;
+    c->mem = mem;
+    c->width = width;
+    c->depth = depth;
+    c->cbits = cbits;
+    c->conservative = conservative;
+    c->max = cbits == 32 ? UINT32_MAX : (UINT64_C(1) << cbits) - 1;
+    if (borrow != NULL) {
+        c->cells = (uint8_t *)borrow;
+    } else {
+        amq_status st = amq__block_alloc(&mem, bytes, 64, &c->table);
+        if (st != AMQ_OK) {
+            amq__free(&mem, c, sizeof *c);
+            return st;
+        }
+        c->cells = c->table.ptr;
+    }
+    *out = c;
+    return AMQ_OK;
+}
+
+amq_status amq_cms_new(uint64_t width, unsigned depth, unsigned counter_bits,
+                       bool conservative, const amq_options *opt,
+                       amq_cms **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    amq_hasher h;
+    AMQ_RETURN_IF_ERR(amq__hasher_from_options(opt, AMQ_HASH_XXH3, &h));
+    return alloc_cms(width, depth, counter_bits, conservative, opt, NULL, out);
+}
+
+/* width = ceil(e/eps), depth = ceil(ln(1/delta)). */
+static amq_status shape_for_error(double eps, double delta, uint64_t *width,
+                                  unsigned *depth) {
+    if (!(eps > 0.0 && eps < 1.0) || !(delta > 0.0 && delta < 1.0))
+        return AMQ_ERR_INVALID;
+    double w = ceil(M_E / eps), d = ceil(-log(delta));
+    if (!(w < 0x1p60))
+        return AMQ_ERR_OVERFLOW;
+    if (d > AMQ_CMS_MAX_DEPTH)
+        return AMQ_ERR_INVALID;
+    *width = (uint64_t)w;
+    *depth = d < 1.0 ? 1u : (unsigned)d;
+    return AMQ_OK;
+}
+
+amq_status amq_cms_new_error(double eps, double delta, unsigned counter_bits,
+                             bool conservative, const amq_options *opt,
+                             amq_cms **out) {
+    uint64_t w;
+    unsigned d;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    AMQ_RETURN_IF_ERR(shape_for_error(eps, delta, &w, &d));
+    return amq_cms_new(w, d, counter_bits, conservative, opt, out);
+}
+
+void amq_cms_free(amq_cms *c) {
+    if (c == NULL)
+        return;
+    amq__mem mem = c->mem;
+    if (c->table.raw != NULL)
+        amq__block_free(&mem, &c->table);
+    amq__free(&mem, c, sizeof *c);
+}
+
+/* ---- updates and queries -------------------------------------------------- */
+
+uint64_t amq_cms_query(const amq_cms *c, uint64_t h) {
+    uint64_t m = UINT64_MAX;
+    for (unsigned r = 0; r < c->depth; r++) {
+        uint64_t v = cell_get(c, cell_of(c, h, r));
+        if (v < m)
+            m = v;
+    }
+    return m;
+}
+
+static void set_cell(amq_cms *c, size_t i, unsigned r, uint64_t old,
+                     uint64_t v) {
+    if (v == old)
+        return;
+    c->nonzero[r] += old == 0;
+    c->saturated += v == c->max;
+    cell_put(c, i, v);
+}
+
+uint64_t amq_cms_incr(amq_cms *c, uint64_t h, uint64_t by) {
+    size_t idx[AMQ_CMS_MAX_DEPTH];
+    uint64_t val[AMQ_CMS_MAX_DEPTH], m = UINT64_MAX;
+    for (unsigned r = 0; r < c->depth; r++) {
+        idx[r] = cell_of(c, h, r);
+        val[r] = cell_get(c, idx[r]);
+        if (val[r] < m)
+            m = val[r];
+    }
+    if (by == 0)
+        return m;
+    uint64_t target = sat_add(m, by, c->max);
+    for (unsigned r = 0; r < c->depth; r++) {
+        uint64_t v = c->conservative ? (val[r] > target ? val[r] : target)
+                                     : sat_add(val[r], by, c->max);
+        set_cell(c, idx[r], r, val[r], v);
+    }
+    c->total = sat_add(c->total, by, UINT64_MAX);
+    return target;
+}
+
+void amq_cms_query_batch(const amq_cms *c, const uint64_t *h, size_t n,
+                         uint64_t *out) {
+    unsigned pre = c->depth < CMS_PREFETCH_ROWS ? c->depth : CMS_PREFETCH_ROWS;
+    size_t i = 0;
+    for (; i + CMS_BATCH <= n; i += CMS_BATCH) {
+        for (size_t j = 0; j < CMS_BATCH; j++)
+            for (unsigned r = 0; r < pre; r++)
+                amq__prefetch(cell_addr(c, cell_of(c, h[i + j], r)));
+        for (size_t j = 0; j < CMS_BATCH; j++)
+            out[i + j] = amq_cms_query(c, h[i + j]);
+    }
+    for (; i < n; i++)
+        out[i] = amq_cms_query(c, h[i]);
+}
+
+static bool contains(const amq_cms *c, uint64_t h) {
+    for (unsigned r = 0; r < c->depth; r++)
+        if (cell_get(c, cell_of(c, h, r)) == 0)
+            return false;
+    return true;
+}
+
+static void contains_batch(const amq_cms *c, const uint64_t *h, size_t n,
+                           uint8_t *out) {
+    size_t i = 0;
+    for (; i + CMS_BATCH <= n; i += CMS_BATCH) {
+        for (size_t j = 0; j < CMS_BATCH; j++) {
+            amq__prefetch(cell_addr(c, cell_of(c, h[i + j], 0)));
+            if (c->depth > 1)
+                amq__prefetch(cell_addr(c, cell_of(c, h[i + j], 1)));
+        }
+        for (size_t j = 0; j < CMS_BATCH; j++)
+            out[i + j] = contains(c, h[i + j]);
+    }
+    for (; i < n; i++)
+        out[i] = contains(c, h[i]);
+}
+
+amq_status amq_cms_merge(amq_cms *dst, const amq_cms *src) {
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    if (dst->width != src->width || dst->depth != src->depth ||
+        dst->cbits != src->cbits)
+        return AMQ_ERR_INCOMPATIBLE;
+    size_t n = cell_count(dst);
+    for (size_t i = 0; i < n; i++)
+        cell_put(dst, i, sat_add(cell_get(dst, i), cell_get(src, i), dst->max));
+    dst->total = sat_add(dst->total, src->total, UINT64_MAX);
+    recount(dst);
+    return AMQ_OK;
+}
+
+uint64_t amq_cms_width(const amq_cms *c) { return c->width; }
+unsigned amq_cms_depth(const amq_cms *c) { return c->depth; }
+unsigned amq_cms_counter_bits(const amq_cms *c) { return c->cbits; }
+uint64_t amq_cms_counter_max(const amq_cms *c) { return c->max; }
+bool amq_cms_conservative(const amq_cms *c) { return c->conservative; }
+uint64_t amq_cms_total(const amq_cms *c) { return c->total; }
+uint64_t amq_cms_saturated(const amq_cms *c) { return c->saturated; }
+double amq_cms_epsilon(const amq_cms *c) { return M_E / (double)c->width; }
+double amq_cms_delta(const amq_cms *c) { return exp(-(double)c->depth); }
+
+double amq_cms_fpr_bound(const amq_cms *c) {
+    double p = 1.0;
+    for (unsigned r = 0; r < c->depth; r++)
+        p *= (double)c->nonzero[r] / (double)c->width;
+    return p;
+}
+
+/* ---- the membership curve ------------------------------------------------- */
+
+/* FPR at `cells` cells per key with depth d: a partitioned Bloom filter. */
+static double fpr_cells(double cells, unsigned d) {
+    return amq_bloom_fpr(cells, 1.0, d);
+}
+
+static unsigned best_depth(double cells) {
+    return amq_bloom_optimal_k(cells); /* <= 64 = AMQ_CMS_MAX_DEPTH */
+}
+
+/* Fewest cells per key reaching fpr with depth d (0: the best depth):
+ * closed form for a fixed depth, bisection on the monotone envelope. */
+static double cells_for(double fpr, unsigned d) {
+    if (d != 0)
+        return -(double)d / log1p(-pow(fpr, 1.0 / (double)d));
+    double lo = 0.5 * amq_bloom_bits_for_fpr(fpr), hi = 2.0 * lo + 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (fpr_cells(mid, best_depth(mid)) <= fpr)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+static amq_status size_for(uint64_t capacity, double fpr, uint64_t *width,
+                           unsigned *depth) {
+    double c = cells_for(fpr, 0);
+    unsigned d = best_depth(c);
+    double w = ceil(c * (double)capacity / (double)d);
+    if (!(w < 0x1p56))
+        return AMQ_ERR_OVERFLOW;
+    *width = w < 1.0 ? 1 : (uint64_t)w;
+    *depth = d;
+    return AMQ_OK;
+}
+
+/* ---- the generic interface ------------------------------------------------ */
+
+typedef struct cms_spec {
+    uint64_t width, depth, cbits, conservative;
+    double eps, delta;
+    bool has_width, has_depth, has_eps, has_delta;
+} cms_spec;
+
+static amq_status read_spec(amq__spec *s, cms_spec *p, amq_diag *diag) {
+    p->cbits = 32;
+    p->conservative = 1;
+    p->delta = 0.01;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "width", 1, UINT64_C(1) << 56,
+                                    &p->width, &p->has_width, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "depth", 1, AMQ_CMS_MAX_DEPTH,
+                                    &p->depth, &p->has_depth, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_f64(s, "eps", 1e-15, 0.999, &p->eps,
+                                    &p->has_eps, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_f64(s, "delta", 1e-27, 0.999, &p->delta,
+                                    &p->has_delta, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "counter", 8, 32, &p->cbits, NULL,
+                                    diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "conservative", 0, 1,
+                                    &p->conservative, NULL, diag));
+    if (!valid_bits(p->cbits))
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "cms counter width must be 8, 16 or 32 bits");
+    return AMQ_OK;
+}
+
+/* Width and depth from whichever of the three ways the spec chose. */
+static amq_status resolve_shape(const cms_spec *p, uint64_t capacity,
+                                double fpr, uint64_t *w, unsigned *d,
+                                amq_diag *diag) {
+    bool dims = p->has_width || p->has_depth, err = p->has_eps || p->has_delta;
+    if (dims && err)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cms takes width= and depth=, "
+                         "or eps= (and delta=), not both");
+    if (dims) {
+        if (!(p->has_width && p->has_depth))
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "cms needs both width= and depth=");
+        *w = p->width;
+        *d = (unsigned)p->depth;
+        return AMQ_OK;
+    }
+    if (err) {
+        if (!p->has_eps)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "cms: delta= needs eps=");
+        amq_status st = shape_for_error(p->eps, p->delta, w, d);
+        if (st != AMQ_OK)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "cms: eps=%g, delta=%g give no usable shape",
+                             p->eps, p->delta);
+        return AMQ_OK;
+    }
+    if (capacity == 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cms needs a capacity and "
+                         "fpr, or width= and depth=, or eps=[,delta=]");
+    return size_for(capacity, fpr, w, d);
+}
+
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    cms_spec p;
+    uint64_t w = 0;
+    unsigned d = 0;
+    memset(&p, 0, sizeof p);
+    AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
+    AMQ_RETURN_IF_ERR(resolve_shape(&p, capacity, fpr, &w, &d, diag));
+    return alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0, opt, NULL,
+                     (amq_cms **)impl);
+}
+
+static void t_destroy(void *impl) { amq_cms_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_cms_incr(impl, h, 1);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return contains(impl, h);
+}
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    contains_batch(impl, h, n, out);
+}
+static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
+    *out = amq_cms_query(impl, h);
+    return AMQ_OK;
+}
+static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+    if (op != AMQ__UNION)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq_cms_merge(dst, src);
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_cms *)impl)->total;
+}
+static size_t t_size(const void *impl) { return table_bytes(impl); }
+static double t_bound(const void *impl) { return amq_cms_fpr_bound(impl); }
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_cms *c = impl;
+    int n = snprintf(buf, cap, "width=%llu,depth=%u,counter=%u,conservative=%u",
+                     (unsigned long long)c->width, c->depth, c->cbits,
+                     c->conservative ? 1u : 0u);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* The curve reads counter= and a fixed depth (depth=, or delta=); the keys
+ * that only size a sketch are accepted and do not change it. */
+static amq_status curve_spec(amq__spec *spec, unsigned *cbits, unsigned *d,
+                             amq_diag *diag) {
+    cms_spec p;
+    memset(&p, 0, sizeof p);
+    AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
+    *cbits = (unsigned)p.cbits;
+    *d = p.has_depth ? (unsigned)p.depth : 0;
+    if (!p.has_depth && p.has_delta)
+        *d = (unsigned)fmax(1.0, ceil(-log(p.delta)));
+    return AMQ_OK;
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    unsigned cbits, d;
+    AMQ_RETURN_IF_ERR(curve_spec(spec, &cbits, &d, diag));
+    double cells = bpk / cbits;
+    *out = fpr_cells(cells, d ? d : best_depth(cells));
+    return AMQ_OK;
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    unsigned cbits, d;
+    AMQ_RETURN_IF_ERR(curve_spec(spec, &cbits, &d, diag));
+    *out = cells_for(fpr, d) * cbits;
+    return AMQ_OK;
+}
+
+/* params: width u64 | depth u32 | counter bits u32 | flags u32 (bit 0:
+ * conservative) | reserved u32 (0) | total u64 */
+#define PARAMS_LEN 32
+#define FLAG_CONSERVATIVE 0x1u
+
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_cms *c = impl;
+    amq__put_u64(p, c->width);
+    amq__put_u32(p + 8, c->depth);
+    amq__put_u32(p + 12, c->cbits);
+    amq__put_u32(p + 16, c->conservative ? FLAG_CONSERVATIVE : 0);
+    amq__put_u32(p + 20, 0);
+    amq__put_u64(p + 24, c->total);
+}
+static size_t t_payload_size(const void *impl) { return table_bytes(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    const amq_cms *c = impl;
+    memcpy(dst, c->cells, table_bytes(c));
+}
+
+static amq_status check_params(const uint8_t *p, size_t plen, size_t len,
+                               amq_diag *diag) {
+    uint64_t w = amq__get_u64(p);
+    uint32_t d = amq__get_u32(p + 8), bits = amq__get_u32(p + 12);
+    size_t bytes;
+    if (plen != PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "cms parameters: %zu "
+                         "bytes, expected %d", plen, PARAMS_LEN);
+    if (d == 0 || d > AMQ_CMS_MAX_DEPTH || !valid_bits(bits))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
+                         "cms depth %u or counter width %u out of range", d,
+                         bits);
+    if ((amq__get_u32(p + 16) & ~FLAG_CONSERVATIVE) != 0 ||
+        amq__get_u32(p + 20) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 80,
+                         "cms unknown flags or nonzero reserved field");
+    if (w == 0 || !shape_bytes(w, d, bits, &bytes) || bytes != len)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "cms %llu x %u cells of %u bits do not match a "
+                         "%zu-byte payload", (unsigned long long)w, d, bits,
+                         len);
+    return AMQ_OK;
+}
+
+/* No counter can exceed N, the sum of every increment. */
+static bool counters_within(const amq_cms *c) {
+    size_t n = cell_count(c);
+    for (size_t i = 0; i < n; i++)
+        if (cell_get(c, i) > c->total)
+            return false;
+    return true;
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    amq_cms *c;
+    if (plen < PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "cms parameters: %zu "
+                         "bytes, expected %d", plen, PARAMS_LEN);
+    AMQ_RETURN_IF_ERR(check_params(p, plen, len, diag));
+    AMQ_RETURN_IF_ERR(alloc_cms(amq__get_u64(p), amq__get_u32(p + 8),
+                                amq__get_u32(p + 12),
+                                amq__get_u32(p + 16) & FLAG_CONSERVATIVE, opt,
+                                view ? payload : NULL, &c));
+    if (!view)
+        memcpy(c->cells, payload, len);
+    c->total = amq__get_u64(p + 24);
+    if (!counters_within(c)) {
+        amq_cms_free(c);
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 24,
+                         "cms counter above the total count");
+    }
+    recount(c);
+    *impl = c;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_cms = {
+    .info = {.name = "cms",
+             .type_id = 11,
+             .caps = AMQ_CAP_COUNT | AMQ_CAP_UNION,
+             .summary = "Count-Min sketch (conservative update); contains = "
+                        "estimate > 0",
+             .params = "width=COUNTERS per row and depth=ROWS (1-64), or "
+                       "eps=ERROR (width e/eps) and delta=PROB (depth "
+                       "ln 1/delta, default 0.01); counter=BITS (8, 16, 32; "
+                       "default 32), conservative=0|1 (default 1); without "
+                       "them: sized so an absent key reads nonzero with "
+                       "probability fpr at capacity",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .count = t_count,
+    .merge = t_merge,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

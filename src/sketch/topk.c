@@ -1,0 +1,747 @@
+/*
+ * topk.c — Top-K by HeavyKeeper (Gong, Yang, Zhang, Li, Uhlig, Chen, Uhlig,
+ * Li: "HeavyKeeper: An Accurate Algorithm for Finding Top-k Elephant
+ * Flows", USENIX ATC 2018), the algorithm behind RedisBloom's TOPK.
+ *
+ * d arrays of w buckets, each a 32-bit fingerprint and a 32-bit count, plus
+ * a min-heap of the k items with the largest estimates:
+ *
+ *   row 0    | fp,c | fp,c | fp,c | ... |        heap (k slots, min at 0)
+ *   row 1    | fp,c | fp,c | fp,c | ... |        +------+------+----
+ *   ...                                          | hash | count| key_len,
+ *   row d-1  | fp,c | fp,c | fp,c | ... |        |      |      | key[keylen]
+ *
+ * One arrival of item x (fingerprint F = high 32 bits of its hash) in row r,
+ * bucket B = reduce(mix64(h + (r+1)·φ), w):
+ *   B.c == 0        take the bucket: B = (F, 1);
+ *   B.fp == F       B.c += 1;
+ *   otherwise       with probability decay^-B.c, B.c -= 1, and if that
+ *                   empties it, x takes it: B = (F, 1).
+ * The estimate of x is the largest count among its buckets holding F. After
+ * the update, x enters the heap (or raises its heap count) when its estimate
+ * beats the heap's minimum; the item it pushes out is reported, like
+ * TOPK.ADD. `by` arrivals at once draw the number of failed decay trials
+ * from the geometric distribution instead of looping per arrival.
+ *
+ * Randomness: a splitmix64 state kept in the sketch and saved in the frame,
+ * so the same operations give the same bytes (golden files, save/load/save),
+ * and a loaded sketch continues exactly where the saved one stopped.
+ *
+ * Invariants: a bucket with count 0 has fingerprint 0; no count exceeds the
+ * total number of arrivals; heap entries have distinct hashes, counts >= 1,
+ * parent count <= child count; key bytes past key_stored and unused slots
+ * are zero. load checks all of these.
+ *
+ * Guarantee (the paper's Theorem 1 in our words): a bucket holding F only
+ * grows when an item with fingerprint F arrives, and starts at 1 when
+ * taken, so unless another item shares x's bucket and fingerprint
+ * (probability about (distinct items)/(w·2^32) per row), est(x) <= f(x);
+ * heap counts are estimates taken earlier, so they do not exceed f(x)
+ * either. The error is one-sided: decay makes estimates fall short, and the
+ * paper bounds that shortfall only in probability.
+ *
+ * Failure modes: none after construction; add never allocates or fails
+ * (counts saturate at 2^32 - 1). Not a membership filter: contains ("in the
+ * top-k list") misses most inserted keys by design.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/sketch.h"
+#include "core/bits.h"
+#include "core/mem.h"
+#include "filter/type.h"
+
+#define TOPK_GOLDEN 0x9e3779b97f4a7c15ULL
+#define TOPK_RNG_SEED 0x6a09e667f3bcc909ULL
+#define BUCKET_BYTES 8
+#define SLOT_HEAD 24 /* hash u64 | count u64 | key_len u32 | stored u32 */
+#define DEFAULT_K 10
+#define DEFAULT_DEPTH 4
+#define DEFAULT_DECAY 1.08
+#define DEFAULT_KEYLEN 64
+#define COUNT_MAX UINT32_MAX
+#define DECAY_TABLE 256
+
+struct amq_topk {
+    amq__mem mem;
+    amq__block table; /* buckets then heap slots; raw == NULL for a view */
+    uint8_t *buckets;
+    uint8_t *heap;
+    uint64_t width;
+    unsigned depth, k, keylen;
+    size_t slot; /* SLOT_HEAD + keylen */
+    double decay, ln_decay;
+    double decay_pow[DECAY_TABLE]; /* decay^-c for c < DECAY_TABLE */
+    uint32_t size;
+    uint64_t total;
+    uint64_t rng;
+    amq_hasher hasher;
+};
+
+/* ---- buckets ------------------------------------------------------------ */
+
+static inline uint32_t fp_of(uint64_t h) { return (uint32_t)(h >> 32); }
+
+static inline uint8_t *bucket(const amq_topk *t, uint64_t h, unsigned r) {
+    uint64_t x = amq__mix64(h + (uint64_t)(r + 1) * TOPK_GOLDEN);
+    uint64_t i = (uint64_t)r * t->width + amq__reduce64(x, t->width);
+    return t->buckets + i * BUCKET_BYTES;
+}
+
+static inline uint32_t b_fp(const uint8_t *b) { return amq__get_u32(b); }
+static inline uint32_t b_count(const uint8_t *b) { return amq__get_u32(b + 4); }
+static inline void b_set(uint8_t *b, uint32_t fp, uint32_t c) {
+    amq__put_u32(b, fp);
+    amq__put_u32(b + 4, c);
+}
+
+static size_t bucket_bytes(const amq_topk *t) {
+    return (size_t)(t->width * t->depth) * BUCKET_BYTES;
+}
+
+/* ---- heap slots ----------------------------------------------------------- */
+
+static inline uint8_t *slot(const amq_topk *t, size_t i) {
+    return t->heap + i * t->slot;
+}
+static inline uint64_t s_hash(const uint8_t *s) { return amq__get_u64(s); }
+static inline uint64_t s_count(const uint8_t *s) { return amq__get_u64(s + 8); }
+static inline uint32_t s_len(const uint8_t *s) { return amq__get_u32(s + 16); }
+static inline uint32_t s_stored(const uint8_t *s) {
+    return amq__get_u32(s + 20);
+}
+
+static uint32_t stored_len(const amq_topk *t, uint32_t key_len) {
+    if (key_len == AMQ_TOPK_NO_KEY)
+        return 0;
+    return key_len < t->keylen ? key_len : t->keylen;
+}
+
+/* Write a whole slot: zero key bytes past what is stored. */
+static void slot_fill(const amq_topk *t, uint8_t *s, uint64_t h, uint64_t c,
+                      const uint8_t *key, uint32_t key_len) {
+    uint32_t st = key != NULL ? stored_len(t, key_len) : 0;
+    memset(s, 0, t->slot);
+    amq__put_u64(s, h);
+    amq__put_u64(s + 8, c);
+    amq__put_u32(s + 16, key != NULL ? key_len : AMQ_TOPK_NO_KEY);
+    amq__put_u32(s + 20, st);
+    if (st != 0)
+        memcpy(s + SLOT_HEAD, key, st);
+}
+
+static void slot_swap(const amq_topk *t, size_t i, size_t j) {
+    uint8_t tmp[SLOT_HEAD + AMQ_TOPK_MAX_KEYLEN];
+    memcpy(tmp, slot(t, i), t->slot);
+    memcpy(slot(t, i), slot(t, j), t->slot);
+    memcpy(slot(t, j), tmp, t->slot);
+}
+
+static void sift_up(amq_topk *t, size_t i) {
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (s_count(slot(t, p)) <= s_count(slot(t, i)))
+            break;
+        slot_swap(t, i, p);
+        i = p;
+    }
+}
+
+static void sift_down(amq_topk *t, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < t->size && s_count(slot(t, l)) < s_count(slot(t, m)))
+            m = l;
+        if (l + 1 < t->size && s_count(slot(t, l + 1)) < s_count(slot(t, m)))
+            m = l + 1;
+        if (m == i)
+            return;
+        slot_swap(t, i, m);
+        i = m;
+    }
+}
+
+static long heap_find(const amq_topk *t, uint64_t h) {
+    for (uint32_t i = 0; i < t->size; i++)
+        if (s_hash(slot(t, i)) == h)
+            return (long)i;
+    return -1;
+}
+
+/* ---- construction --------------------------------------------------------- */
+
+static amq_status check_shape(unsigned k, uint64_t width, unsigned depth,
+                              double decay, unsigned keylen) {
+    if (k == 0 || k > AMQ_TOPK_MAX_K || width == 0 || depth == 0 ||
+        depth > AMQ_TOPK_MAX_DEPTH || keylen > AMQ_TOPK_MAX_KEYLEN ||
+        !(decay > 1.0 && decay <= 100.0))
+        return AMQ_ERR_INVALID;
+    return AMQ_OK;
+}
+
+/* Payload bytes: buckets then k slots; false on overflow. */
+static bool payload_bytes(unsigned k, uint64_t width, unsigned depth,
+                          unsigned keylen, size_t *out) {
+    size_t cells, b, h;
+    if (width > SIZE_MAX)
+        return false;
+    return amq__mul((size_t)width, depth, &cells) &&
+           amq__mul(cells, BUCKET_BYTES, &b) &&
+           amq__mul(k, SLOT_HEAD + (size_t)keylen, &h) && amq__add(b, h, out);
+}
+
+static unsigned round_keylen(unsigned keylen) { return (keylen + 7u) & ~7u; }
+
+static void default_shape(unsigned k, uint64_t *width, unsigned *depth) {
+    if (*width == 0)
+        *width = 8u * (uint64_t)k < 64 ? 64 : 8u * (uint64_t)k;
+    if (*depth == 0)
+        *depth = DEFAULT_DEPTH;
+}
+
+static amq_status alloc_topk(unsigned k, uint64_t width, unsigned depth,
+                             double decay, unsigned keylen,
+                             const amq_options *opt, const uint8_t *borrow,
+                             amq_topk **out) {
+    amq__mem mem;
+    amq_topk *t;
+    size_t bytes;
+    AMQ_RETURN_IF_ERR(check_shape(k, width, depth, decay, keylen));
+    keylen = round_keylen(keylen);
+    if (!payload_bytes(k, width, depth, keylen, &bytes) ||
+        bytes > (SIZE_MAX >> 2))
+        return AMQ_ERR_OVERFLOW;
+    amq__mem_init(&mem, opt);
+    t = amq__zalloc(&mem, sizeof *t);
+    if (t == NULL)
+        return AMQ_ERR_NOMEM;
+    t->mem = mem;
+    t->k = k;
+    t->width = width;
+    t->depth = depth;
+    t->decay = decay;
+    t->ln_decay = log(decay);
+    for (unsigned c = 0; c < DECAY_TABLE; c++)
+        t->decay_pow[c] = exp(-(double)c * t->ln_decay);
+    t->keylen = keylen;
+    t->slot = SLOT_HEAD + keylen;
+    t->rng = TOPK_RNG_SEED;
+    amq_status st = amq__hasher_from_options(opt, AMQ_HASH_XXH3, &t->hasher);
+    if (st == AMQ_OK && borrow == NULL)
+        st = amq__block_alloc(&mem, bytes, 64, &t->table);
+    if (st != AMQ_OK) {
+        amq__free(&mem, t, sizeof *t);
+        return st;
+    }
+    t->buckets = borrow != NULL ? (uint8_t *)borrow : t->table.ptr;
+    t->heap = t->buckets + bucket_bytes(t);
+    *out = t;
+    return AMQ_OK;
+}
+
+amq_status amq_topk_new(unsigned k, uint64_t width, unsigned depth,
+                        double decay, unsigned keylen, const amq_options *opt,
+                        amq_topk **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (k == 0 || k > AMQ_TOPK_MAX_K)
+        return AMQ_ERR_INVALID;
+    default_shape(k, &width, &depth);
+    return alloc_topk(k, width, depth, decay, keylen, opt, NULL, out);
+}
+
+void amq_topk_free(amq_topk *t) {
+    if (t == NULL)
+        return;
+    amq__mem mem = t->mem;
+    if (t->table.raw != NULL)
+        amq__block_free(&mem, &t->table);
+    amq__free(&mem, t, sizeof *t);
+}
+
+/* ---- the bucket update ---------------------------------------------------- */
+
+static double next_unit(amq_topk *t) {
+    uint64_t z = (t->rng += TOPK_GOLDEN);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)((z >> 11) + 1) * 0x1p-53; /* (0, 1] */
+}
+
+/* Arrivals up to and including the first successful decay of a count c
+ * (success probability decay^-c each), from the geometric distribution;
+ * anything above `left` means "no decay within left arrivals". */
+static double decay_trials(amq_topk *t, uint32_t c, uint64_t left) {
+    double p = c < DECAY_TABLE ? t->decay_pow[c] : exp(-(double)c * t->ln_decay);
+    double u = next_unit(t);
+    if (left == 1) /* the common case: one Bernoulli trial, no logarithms */
+        return u <= p ? 1.0 : 2.0;
+    if (!(p > 0.0))
+        return (double)left + 1.0;
+    if (p >= 1.0)
+        return 1.0;
+    return floor(log(u) / log1p(-p)) + 1.0;
+}
+
+/* `by` arrivals of fingerprint fp at bucket b; returns the bucket's count
+ * for fp afterwards (0 if fp does not hold it). */
+static uint32_t bucket_update(amq_topk *t, uint8_t *b, uint32_t fp,
+                              uint64_t by) {
+    uint32_t c = b_count(b);
+    uint32_t add = by > COUNT_MAX ? COUNT_MAX : (uint32_t)by;
+    if (c == 0 || b_fp(b) == fp) {
+        c = c > COUNT_MAX - add ? COUNT_MAX : c + add;
+        b_set(b, fp, c);
+        return c;
+    }
+    uint64_t left = by;
+    while (left > 0) {
+        double trials = decay_trials(t, c, left);
+        if (trials > (double)left)
+            break;
+        left -= (uint64_t)trials;
+        if (--c == 0) {
+            uint64_t take = left + 1;
+            b_set(b, fp, take > COUNT_MAX ? COUNT_MAX : (uint32_t)take);
+            return b_count(b);
+        }
+    }
+    amq__put_u32(b + 4, c);
+    return 0;
+}
+
+/* ---- the heap update ------------------------------------------------------ */
+
+static void expel_copy(const uint8_t *s, amq_topk_expelled *out) {
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof *out);
+    out->hash = s_hash(s);
+    out->count = s_count(s);
+    out->key_len = s_len(s);
+    out->key_stored = s_stored(s);
+    memcpy(out->key, s + SLOT_HEAD, out->key_stored);
+}
+
+static bool heap_offer(amq_topk *t, uint64_t h, uint64_t est,
+                       const uint8_t *key, uint32_t key_len,
+                       amq_topk_expelled *out) {
+    if (est == 0)
+        return false;
+    if (t->size == t->k && est < s_count(slot(t, 0)))
+        return false;
+    long i = heap_find(t, h);
+    if (i >= 0) {
+        uint8_t *s = slot(t, (size_t)i);
+        if (key != NULL && s_len(s) == AMQ_TOPK_NO_KEY)
+            slot_fill(t, s, h, s_count(s), key, key_len);
+        if (est > s_count(s)) {
+            amq__put_u64(s + 8, est);
+            sift_down(t, (size_t)i);
+        }
+        return false;
+    }
+    if (t->size < t->k) {
+        slot_fill(t, slot(t, t->size), h, est, key, key_len);
+        sift_up(t, t->size++);
+        return false;
+    }
+    if (est <= s_count(slot(t, 0)))
+        return false;
+    expel_copy(slot(t, 0), out);
+    slot_fill(t, slot(t, 0), h, est, key, key_len);
+    sift_down(t, 0);
+    return true;
+}
+
+static bool add_impl(amq_topk *t, uint64_t h, uint64_t by, const uint8_t *key,
+                     uint32_t key_len, amq_topk_expelled *out) {
+    uint32_t fp = fp_of(h), est = 0;
+    if (by == 0)
+        return false;
+    for (unsigned r = 0; r < t->depth; r++) {
+        uint32_t c = bucket_update(t, bucket(t, h, r), fp, by);
+        if (c > est)
+            est = c;
+    }
+    t->total = t->total > UINT64_MAX - by ? UINT64_MAX : t->total + by;
+    return heap_offer(t, h, est, key, key_len, out);
+}
+
+bool amq_topk_incr_hash(amq_topk *t, uint64_t h, uint64_t by,
+                        amq_topk_expelled *out) {
+    return add_impl(t, h, by, NULL, 0, out);
+}
+
+bool amq_topk_add_hash(amq_topk *t, uint64_t h, amq_topk_expelled *out) {
+    return add_impl(t, h, 1, NULL, 0, out);
+}
+
+uint64_t amq_topk_hash(const amq_topk *t, const void *key, size_t len) {
+    return amq_hash64(&t->hasher, key, len);
+}
+
+amq_status amq_topk_add_key(amq_topk *t, const void *key, size_t len,
+                            amq_topk_expelled *out, bool *expelled) {
+    if (t == NULL || (key == NULL && len != 0) || len >= AMQ_TOPK_NO_KEY)
+        return AMQ_ERR_INVALID;
+    static const uint8_t empty[1] = {0};
+    bool e = add_impl(t, amq_hash64(&t->hasher, key, len), 1,
+                      key != NULL ? key : empty, (uint32_t)len, out);
+    if (expelled != NULL)
+        *expelled = e;
+    return AMQ_OK;
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+bool amq_topk_query(const amq_topk *t, uint64_t h) {
+    return heap_find(t, h) >= 0;
+}
+
+uint64_t amq_topk_count(const amq_topk *t, uint64_t h) {
+    uint32_t fp = fp_of(h);
+    uint64_t est = 0;
+    for (unsigned r = 0; r < t->depth; r++) {
+        const uint8_t *b = bucket(t, h, r);
+        if (b_count(b) > est && b_fp(b) == fp)
+            est = b_count(b);
+    }
+    long i = heap_find(t, h);
+    if (i >= 0 && s_count(slot(t, (size_t)i)) > est)
+        est = s_count(slot(t, (size_t)i));
+    return est;
+}
+
+static int by_count_desc(const void *a, const void *b) {
+    const amq_topk_item *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static amq_topk_item item_at(const amq_topk *t, size_t i) {
+    const uint8_t *s = slot(t, i);
+    amq_topk_item it = {s_hash(s), s_count(s), s + SLOT_HEAD, s_len(s),
+                        s_stored(s)};
+    return it;
+}
+
+/* items[0..n) as a heap with the worst item (smallest count) at the root. */
+static void worst_down(amq_topk_item *a, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && by_count_desc(&a[l], &a[m]) > 0)
+            m = l;
+        if (l + 1 < n && by_count_desc(&a[l + 1], &a[m]) > 0)
+            m = l + 1;
+        if (m == i)
+            return;
+        amq_topk_item x = a[i];
+        a[i] = a[m];
+        a[m] = x;
+        i = m;
+    }
+}
+
+/* The best min(cap, size) entries, without allocating: a bounded heap of
+ * the best seen so far in the caller's array, then one sort. */
+size_t amq_topk_list(const amq_topk *t, amq_topk_item *items, size_t cap) {
+    size_t n = t->size, m = cap < n ? cap : n;
+    if (items == NULL || m == 0)
+        return 0;
+    for (size_t i = 0; i < m; i++)
+        items[i] = item_at(t, i);
+    for (size_t i = m; i-- > 0;)
+        worst_down(items, m, i);
+    for (size_t i = m; i < n; i++) {
+        amq_topk_item x = item_at(t, i);
+        if (by_count_desc(&x, &items[0]) < 0) {
+            items[0] = x;
+            worst_down(items, m, 0);
+        }
+    }
+    qsort(items, m, sizeof *items, by_count_desc);
+    return m;
+}
+
+uint64_t amq_topk_total(const amq_topk *t) { return t->total; }
+size_t amq_topk_size(const amq_topk *t) { return t->size; }
+unsigned amq_topk_k(const amq_topk *t) { return t->k; }
+uint64_t amq_topk_width(const amq_topk *t) { return t->width; }
+unsigned amq_topk_depth(const amq_topk *t) { return t->depth; }
+double amq_topk_decay(const amq_topk *t) { return t->decay; }
+unsigned amq_topk_keylen(const amq_topk *t) { return t->keylen; }
+
+/* ---- the generic interface ------------------------------------------------ */
+
+typedef struct topk_spec {
+    uint64_t k, width, depth, keylen;
+    double decay;
+    bool has_k;
+} topk_spec;
+
+static amq_status read_spec(amq__spec *s, topk_spec *p, amq_diag *diag) {
+    p->k = DEFAULT_K;
+    p->keylen = DEFAULT_KEYLEN;
+    p->decay = DEFAULT_DECAY;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(s, "k", 1, AMQ_TOPK_MAX_K, &p->k, &p->has_k, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "width", 1, UINT64_C(1) << 40,
+                                    &p->width, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "depth", 1, AMQ_TOPK_MAX_DEPTH,
+                                    &p->depth, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(s, "decay", 1.0, 100.0, &p->decay, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "keylen", 0, AMQ_TOPK_MAX_KEYLEN,
+                                    &p->keylen, NULL, diag));
+    if (!(p->decay > 1.0))
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "topk decay must be above 1 (the paper's b)");
+    return AMQ_OK;
+}
+
+/* capacity and fpr do not size a top-k sketch (it is not a membership
+ * filter); without them the spec must at least say k=. */
+static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
+                           const amq_options *opt, void **impl,
+                           amq_diag *diag) {
+    topk_spec p;
+    (void)fpr;
+    memset(&p, 0, sizeof p);
+    AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
+    if (capacity == 0 && !p.has_k)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "topk needs k= (the number of top items)");
+    unsigned depth = (unsigned)p.depth;
+    default_shape((unsigned)p.k, &p.width, &depth);
+    return alloc_topk((unsigned)p.k, p.width, depth, p.decay,
+                      (unsigned)p.keylen, opt, NULL, (amq_topk **)impl);
+}
+
+static void t_destroy(void *impl) { amq_topk_free(impl); }
+static amq_status t_add(void *impl, uint64_t h) {
+    amq_topk_add_hash(impl, h, NULL);
+    return AMQ_OK;
+}
+static bool t_contains(const void *impl, uint64_t h) {
+    return amq_topk_query(impl, h);
+}
+/* A lookup reads only the heap (k slots, usually cached): no prefetch. */
+static void t_batch(const void *impl, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    for (size_t i = 0; i < n; i++)
+        out[i] = amq_topk_query(impl, h[i]);
+}
+static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
+    *out = amq_topk_count(impl, h);
+    return AMQ_OK;
+}
+static uint64_t t_items(const void *impl) {
+    return ((const amq_topk *)impl)->total;
+}
+static size_t t_size(const void *impl) {
+    const amq_topk *t = impl;
+    return bucket_bytes(t) + (size_t)t->k * t->slot;
+}
+/* A key never added is "in the top-k" only if its 64-bit hash equals one of
+ * the listed hashes. */
+static double t_bound(const void *impl) {
+    return ldexp((double)((const amq_topk *)impl)->size, -64);
+}
+static size_t t_describe(const void *impl, char *buf, size_t cap) {
+    const amq_topk *t = impl;
+    int n = snprintf(buf, cap, "k=%u,width=%llu,depth=%u,decay=%.17g,keylen=%u",
+                     t->k, (unsigned long long)t->width, t->depth, t->decay,
+                     t->keylen);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Top-k has no false-positive curve: the allocation engine cannot size it. */
+static amq_status t_curve(amq__spec *spec, double x, double *out,
+                          amq_diag *diag) {
+    (void)spec;
+    (void)x;
+    (void)out;
+    return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
+                     "topk is not a membership filter: no FPR curve");
+}
+
+/* params: k u32 | depth u32 | width u64 | decay f64 | keylen u32 |
+ * size u32 | total u64 | rng u64 */
+#define PARAMS_LEN 48
+
+static size_t t_params_size(const void *impl) {
+    (void)impl;
+    return PARAMS_LEN;
+}
+static void t_params_write(const void *impl, uint8_t *p) {
+    const amq_topk *t = impl;
+    amq__put_u32(p, t->k);
+    amq__put_u32(p + 4, t->depth);
+    amq__put_u64(p + 8, t->width);
+    amq__put_f64(p + 16, t->decay);
+    amq__put_u32(p + 24, t->keylen);
+    amq__put_u32(p + 28, t->size);
+    amq__put_u64(p + 32, t->total);
+    amq__put_u64(p + 40, t->rng);
+}
+static size_t t_payload_size(const void *impl) { return t_size(impl); }
+static void t_payload_write(const void *impl, uint8_t *dst) {
+    memcpy(dst, ((const amq_topk *)impl)->buckets, t_size(impl));
+}
+
+static amq_status check_params(const uint8_t *p, size_t len, amq_diag *diag) {
+    uint32_t k = amq__get_u32(p), depth = amq__get_u32(p + 4);
+    uint32_t keylen = amq__get_u32(p + 24), size = amq__get_u32(p + 28);
+    uint64_t width = amq__get_u64(p + 8);
+    size_t bytes;
+    if (check_shape(k, width, depth, amq__get_f64(p + 16), keylen) !=
+            AMQ_OK ||
+        keylen % 8 != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "topk shape out of range (k %u, depth %u, keylen %u)",
+                         k, depth, keylen);
+    if (size > k)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 28,
+                         "topk list of %u items exceeds k = %u", size, k);
+    if (!payload_bytes(k, width, depth, keylen, &bytes) || bytes != len)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "topk shape does not match a %zu-byte payload", len);
+    return AMQ_OK;
+}
+
+static bool zero_bytes(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return false;
+    return true;
+}
+
+/* Every bucket: empty ones carry no fingerprint; no count above the total. */
+static bool buckets_valid(const amq_topk *t) {
+    size_t n = (size_t)(t->width * t->depth);
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *b = t->buckets + i * BUCKET_BYTES;
+        if ((b_count(b) == 0 && b_fp(b) != 0) || b_count(b) > t->total)
+            return false;
+    }
+    return true;
+}
+
+static bool slot_valid(const amq_topk *t, size_t i) {
+    const uint8_t *s = slot(t, i);
+    uint64_t c = s_count(s);
+    uint32_t st = s_stored(s);
+    if (c == 0 || c > t->total || st != stored_len(t, s_len(s)))
+        return false;
+    if (!zero_bytes(s + SLOT_HEAD + st, t->keylen - st))
+        return false;
+    return i == 0 || s_count(slot(t, (i - 1) / 2)) <= c;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Listed hashes are distinct (sorted copy; bounded by the payload). */
+static amq_status hashes_distinct(const amq_topk *t, bool *ok) {
+    *ok = true;
+    if (t->size < 2)
+        return AMQ_OK;
+    uint64_t *h = amq__alloc(&t->mem, (size_t)t->size * sizeof *h);
+    if (h == NULL)
+        return AMQ_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->size; i++)
+        h[i] = s_hash(slot(t, i));
+    qsort(h, t->size, sizeof *h, cmp_u64);
+    for (uint32_t i = 1; i < t->size; i++)
+        *ok = *ok && h[i] != h[i - 1];
+    amq__free(&t->mem, h, (size_t)t->size * sizeof *h);
+    return AMQ_OK;
+}
+
+static amq_status check_contents(const amq_topk *t, amq_diag *diag) {
+    if (!buckets_valid(t))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "topk bucket inconsistent with the total count");
+    for (size_t i = 0; i < t->k; i++) {
+        bool ok = i < t->size ? slot_valid(t, i)
+                              : zero_bytes(slot(t, i), t->slot);
+        if (!ok)
+            return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                             "topk list entry %zu is inconsistent", i);
+    }
+    bool distinct;
+    AMQ_RETURN_IF_ERR(hashes_distinct(t, &distinct));
+    if (!distinct)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
+                         "topk list holds an item twice");
+    return AMQ_OK;
+}
+
+static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
+                         size_t len, bool view, const amq_options *opt,
+                         void **impl, amq_diag *diag) {
+    amq_topk *t;
+    if (plen != PARAMS_LEN)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "topk parameters: %zu "
+                         "bytes, expected %d", plen, PARAMS_LEN);
+    AMQ_RETURN_IF_ERR(check_params(p, len, diag));
+    AMQ_RETURN_IF_ERR(alloc_topk(amq__get_u32(p), amq__get_u64(p + 8),
+                                 amq__get_u32(p + 4), amq__get_f64(p + 16),
+                                 amq__get_u32(p + 24), opt,
+                                 view ? payload : NULL, &t));
+    if (!view)
+        memcpy(t->buckets, payload, len);
+    t->size = amq__get_u32(p + 28);
+    t->total = amq__get_u64(p + 32);
+    t->rng = amq__get_u64(p + 40);
+    amq_status st = check_contents(t, diag);
+    if (st != AMQ_OK) {
+        amq_topk_free(t);
+        return st;
+    }
+    *impl = t;
+    return AMQ_OK;
+}
+
+/* AMQ_CAP_SKETCH tells the generic layer's users (contract suite, demo)
+ * that contains() is "in the top-k list", not set membership. */
+#define TOPK_CAPS (AMQ_CAP_COUNT | AMQ_CAP_SKETCH)
+
+const amq__type amq__type_topk = {
+    .info = {.name = "topk",
+             .type_id = 12,
+             .caps = TOPK_CAPS,
+             .summary = "Top-K heavy hitters (HeavyKeeper); contains = in "
+                        "the top-k list, not a membership filter",
+             .params = "k=ITEMS (1-65536, default 10), width=BUCKETS per row "
+                       "(default max(64, 8k)), depth=ROWS (1-16, default 4), "
+                       "decay=BASE (> 1, default 1.08), keylen=BYTES of key "
+                       "kept per item (0-1024, default 64)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .count = t_count,
+    .items = t_items,
+    .size_bytes = t_size,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve_fpr = t_curve,
+    .curve_bits = t_curve,
+    .params_size = t_params_size,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .load = t_load,
+};

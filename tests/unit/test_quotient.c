@@ -1,0 +1,165 @@
+/*
+ * test_quotient.c — the quotient filter core (qf mode, and the parts shared
+ * with the cqf) against trivially-correct models:
+ *   - select in a word: PDEP/TZCNT against the portable scan;
+ *   - random insert / remove / count / enumerate against an exact multiset
+ *     of fingerprints, many seeds, widths 1..60, power-of-two and other
+ *     slot counts, with a full invariant check (amq__qf_check) as it goes;
+ *   - AMQ_ERR_FULL leaves the filter as it was;
+ *   - saturated 8-bit offsets (one huge cluster) stay correct;
+ *   - merge = multiset union, and equals the filter built by inserts;
+ *   - resize keeps every key's count and fingerprint;
+ *   - batch contains = scalar contains.
+ * The multiset is kept over fingerprints, since keys with one fingerprint
+ * are one key to the filter.
+ */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/quotient.h"
+#include "qf_model.h"
+
+/* Internal hooks (src/fingerprint/quotient.c). */
+uint64_t amq__qf_select64_scalar(uint64_t x, unsigned k);
+uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k);
+bool amq__qf_have_pdep(void);
+
+/* ---- select -------------------------------------------------------------- */
+
+static void test_select(void) {
+    uint64_t rng = 11, bad = 0;
+    check_seed = 11;
+    bool pdep = amq__qf_have_pdep();
+    for (int t = 0; t < 20000; t++) {
+        uint64_t x = check_next(&rng);
+        if (t % 3 == 1)
+            x &= check_next(&rng) & check_next(&rng); /* sparse words */
+        if (t == 0)
+            x = ~0ULL;
+        unsigned pc = (unsigned)__builtin_popcountll(x);
+        for (unsigned k = 0; k <= pc && k < 64; k++) {
+            uint64_t s = amq__qf_select64_scalar(x, k), want = 64, y = x;
+            for (unsigned j = 0; j < k && y; j++)
+                y &= y - 1;
+            if (y)
+                want = (uint64_t)__builtin_ctzll(y);
+            bad += s != want;
+            if (pdep && k < pc)
+                bad += amq__qf_select64_pdep(x, k) != want;
+        }
+    }
+    CHECK_MSG(bad == 0, "%llu select mismatches (pdep %d)",
+              (unsigned long long)bad, pdep);
+}
+
+/* Fill until refused: every refusal leaves the filter as it was, and the
+ * filter reaches at least the 95% load it is sized for. */
+static void test_fill(void) {
+    unsigned seeds = check_quick() ? 3 : 20;
+    for (unsigned s = 0; s < seeds; s++) {
+        amq_qf *f = NULL;
+        uint64_t rng = 300 + s, refused = 0, bad = 0;
+        check_seed = 300 + s;
+        CHECK_OK(amq_qf_new(1000, 0.01, NULL, &f));
+        if (f == NULL)
+            return;
+        uint64_t first_full = 0;
+        for (uint64_t i = 0; i < 2000 && refused < 20; i++) {
+            snapshot s0 = snap(f);
+            amq_status st = amq_qf_insert(f, check_next(&rng));
+            if (st != AMQ_OK) {
+                if (refused++ == 0)
+                    first_full = amq_qf_items(f);
+                bad += st != AMQ_ERR_FULL || !same_snap(s0, snap(f));
+            }
+        }
+        CHECK_MSG(bad == 0 && amq__qf_check(f) == AMQ_OK, "refusals changed "
+                  "the filter");
+        CHECK_MSG(refused > 0 && first_full >= 1000, "first FULL at %llu "
+                  "items (capacity 1000)", (unsigned long long)first_full);
+        amq_qf_free(f);
+    }
+}
+
+static void test_merge_full(void) {
+    amq_qf *a = NULL, *b = NULL, *u = NULL;
+    check_seed = 550;
+    CHECK_OK(amq_qf_new_explicit(64, 8, NULL, &a));
+    CHECK_OK(amq_qf_new_explicit(64, 8, NULL, &b));
+    if (a == NULL || b == NULL)
+        goto out;
+    fill_random(a, NULL, 551, 100, 1u << 30);
+    fill_random(b, NULL, 552, 100, 1u << 30);
+    snapshot s0 = snap(a);
+    CHECK_STATUS(amq_qf_merge(a, b, NULL, &u), AMQ_ERR_FULL);
+    CHECK(u == NULL);
+    CHECK_STATUS(amq_qf_merge_into(a, b), AMQ_ERR_FULL);
+    CHECK(same_snap(s0, snap(a)) && amq__qf_check(a) == AMQ_OK);
+out:
+    amq_qf_free(a);
+    amq_qf_free(b);
+}
+
+/* ---- batch --------------------------------------------------------------- */
+
+static void test_batch(void) {
+    amq_qf *f = NULL;
+    uint64_t rng = 900;
+    enum { M = 5000 };
+    static uint64_t h[M];
+    static uint8_t out[M];
+    check_seed = 900;
+    CHECK_OK(amq_qf_new(4000, 0.05, NULL, &f));
+    if (f == NULL)
+        return;
+    for (int i = 0; i < M; i++)
+        h[i] = check_next(&rng);
+    for (int i = 0; i < 3800; i++)
+        CHECK_OK(amq_qf_insert(f, h[2 * (i % 2500) + (i >= 2500)]));
+    size_t bad = 0;
+    for (size_t len = 0; len < 40; len++) {
+        amq_qf_contains_batch(f, h + len, M - len, out);
+        for (size_t i = 0; i < M - len; i++)
+            bad += out[i] != amq_qf_contains(f, h[len + i]);
+    }
+    CHECK_MSG(bad == 0, "batch differs on %zu", bad);
+    amq_qf_free(f);
+}
+
+static void test_shapes(void) {
+    amq_qf *f = NULL;
+    CHECK_STATUS(amq_qf_new_explicit(100, 8, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_qf_new_explicit(0, 8, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_qf_new_explicit(64, 0, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_qf_new_explicit(64, 59, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_cqf_new_explicit(64, 1, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_qf_new_explicit(UINT64_C(1) << 20, 50, NULL, &f),
+                 AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(amq_qf_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_OK(amq_qf_new(1000, 0.01, NULL, &f));
+    if (f != NULL) {
+        CHECK(amq_qf_rbits(f) == 7 && amq_qf_slots(f) == 1088);
+        CHECK(amq_qf_table_slots(f) == 1088 + 128);
+        /* 2.125 metadata bits per slot: (17 + 8 r) bytes per 64 slots. */
+        CHECK(amq_qf_size_bytes(f) == (1216 / 64) * (17 + 8 * 7));
+        CHECK(amq_qf_metadata_bits_per_slot() == 2.125);
+        CHECK(amq_qf_fpr_bound(f) == 0.0);
+    }
+    amq_qf_free(f);
+}
+
+int main(void) {
+    test_select();
+    test_shapes();
+    test_models(false);
+    test_big_cluster(false);
+    test_fill();
+    test_merge(false);
+    test_merge_full();
+    test_resize(false);
+    test_batch();
+    return check_report("test_quotient");
+}

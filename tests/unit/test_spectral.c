@@ -1,0 +1,213 @@
+/*
+ * test_spectral.c — the spectral Bloom filter beyond the contract suite:
+ * estimates never undercount (both insert rules, many seeds, repeated
+ * probes), minimal increase is at least as accurate as minimum selection at
+ * every load (Cohen & Matias's claim), MI refuses deletes and MS deletes
+ * exactly, and union keeps estimates above the summed multiplicities.
+ * The error-vs-load table in docs/parts/counting.md is this test's output.
+ */
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/counting.h"
+
+enum { KEYS = 4000 };
+static uint64_t keys[KEYS];
+static uint32_t mult[KEYS];
+
+/* Zipf-like multiplicities: key i gets about 1 + 60 / (i + 1) copies,
+ * plus noise, so a few heavy keys share counters with many light ones. */
+static uint64_t make_stream(uint64_t seed, size_t n) {
+    uint64_t rng = seed, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = check_next(&rng);
+        mult[i] = 1 + (uint32_t)(60 / (i + 1)) + (uint32_t)(check_next(&rng) % 3);
+        total += mult[i];
+    }
+    return total;
+}
+
+typedef struct err_stats {
+    double mean_rel; /* mean (estimate - true) / true */
+    uint64_t under;  /* estimates below the true count: must stay 0 */
+} err_stats;
+
+static err_stats run(amq_spectral_mode mode, uint64_t m, unsigned k,
+                     size_t n, uint64_t seed) {
+    err_stats e = {0, 0};
+    amq_spectral *s = NULL;
+    CHECK_OK(amq_spectral_new_explicit(m, k, 16, mode, NULL, &s));
+    if (s == NULL)
+        return e;
+    make_stream(seed, n);
+    /* Interleave the copies so MI sees keys in mixed order. */
+    uint32_t left[KEYS];
+    memcpy(left, mult, n * sizeof *left);
+    uint64_t rng = seed ^ 0xabcdef, remaining = 0;
+    for (size_t i = 0; i < n; i++)
+        remaining += left[i];
+    while (remaining > 0) {
+        size_t i = (size_t)(check_next(&rng) % n);
+        if (left[i] == 0)
+            continue;
+        amq_spectral_add_hash(s, keys[i]);
+        left[i]--;
+        remaining--;
+    }
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = amq_spectral_count_hash(s, keys[i]);
+        e.under += c < mult[i];
+        sum += ((double)c - mult[i]) / mult[i];
+    }
+    e.mean_rel = sum / (double)n;
+    amq_spectral_free(s);
+    return e;
+}
+
+/* Never an undercount, and MI <= MS in mean relative error, at loads from
+ * light to heavy (keys per counter). */
+static void test_error_vs_load(void) {
+    static const double loads[] = {0.05, 0.1, 0.2, 0.4};
+    unsigned seeds = check_quick() ? 2 : 8;
+    const uint64_t m = 8192;
+    const unsigned k = 4;
+    printf("keys/counter  MI mean rel. overcount  MS mean rel. overcount\n");
+    for (size_t l = 0; l < sizeof loads / sizeof loads[0]; l++) {
+        size_t n = (size_t)(loads[l] * (double)m);
+        double mi = 0, ms = 0;
+        for (uint64_t s = 1; s <= seeds; s++) {
+            check_seed = 100 * l + s;
+            err_stats a = run(AMQ_SPECTRAL_MI, m, k, n, check_seed);
+            err_stats b = run(AMQ_SPECTRAL_MS, m, k, n, check_seed);
+            CHECK_MSG(a.under == 0 && b.under == 0,
+                      "load %g: %llu MI and %llu MS undercounts", loads[l],
+                      (unsigned long long)a.under,
+                      (unsigned long long)b.under);
+            mi += a.mean_rel / seeds;
+            ms += b.mean_rel / seeds;
+        }
+        printf("%12.2f  %22.4f  %22.4f\n", loads[l], mi, ms);
+        CHECK_MSG(mi <= ms, "load %g: MI error %g above MS %g", loads[l], mi,
+                  ms);
+        /* Light load: almost exact. */
+        if (loads[l] <= 0.05)
+            CHECK_MSG(mi < 0.01, "load %g: MI error %g", loads[l], mi);
+    }
+}
+
+/* Tiny tables where probes repeat: still never an undercount. */
+static void test_repeated_probes(void) {
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        check_seed = seed;
+        for (int mode = 0; mode < 2; mode++) {
+            err_stats e = run((amq_spectral_mode)mode, 32, 12, 40, seed);
+            CHECK_MSG(e.under == 0, "mode %d: %llu undercounts", mode,
+                      (unsigned long long)e.under);
+        }
+    }
+}
+
+static void test_remove(void) {
+    check_seed = 31;
+    amq_spectral *mi = NULL, *ms = NULL;
+    CHECK_OK(amq_spectral_new(1000, 0.01, AMQ_SPECTRAL_MI, 8, NULL, &mi));
+    CHECK_OK(amq_spectral_new(1000, 0.01, AMQ_SPECTRAL_MS, 8, NULL, &ms));
+    if (mi == NULL || ms == NULL)
+        goto out;
+    uint64_t rng = 31, x = check_next(&rng);
+    for (int i = 0; i < 500; i++) {
+        uint64_t y = check_next(&rng);
+        amq_spectral_add_hash(mi, y);
+        amq_spectral_add_hash(ms, y);
+    }
+    amq_spectral_add_hash(mi, x);
+    CHECK_STATUS(amq_spectral_remove_hash(mi, x), AMQ_ERR_UNSUPPORTED);
+    CHECK(amq_spectral_items(mi) == 501);
+    for (int i = 0; i < 5; i++)
+        amq_spectral_add_hash(ms, x);
+    CHECK(amq_spectral_count_hash(ms, x) >= 5);
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(amq_spectral_remove_hash(ms, x));
+    CHECK(amq_spectral_items(ms) == 500);
+    CHECK(amq_spectral_get_mode(ms) == AMQ_SPECTRAL_MS);
+    /* Through the generic interface: mode=ms removes, mode=mi refuses. */
+    amq_filter *f = NULL, *g = NULL;
+    CHECK_OK(amq_filter_new("spectral:mode=ms", 100, 0.01, NULL, &f, NULL));
+    CHECK_OK(amq_filter_new("spectral", 100, 0.01, NULL, &g, NULL));
+    if (f && g) {
+        CHECK_OK(amq_filter_add_hash(f, 7));
+        CHECK_OK(amq_filter_add_hash(g, 7));
+        CHECK_OK(amq_filter_remove_hash(f, 7));
+        CHECK_STATUS(amq_filter_remove_hash(f, 7), AMQ_ERR_NOT_FOUND);
+        CHECK_STATUS(amq_filter_remove_hash(g, 7), AMQ_ERR_UNSUPPORTED);
+        CHECK_STATUS(amq_filter_union(f, g), AMQ_ERR_INCOMPATIBLE);
+        char buf[96];
+        amq_filter_describe(f, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, ",width=8,mode=ms") != NULL, "%s", buf);
+    }
+    amq_filter_free(f);
+    amq_filter_free(g);
+    amq_diag d;
+    f = NULL;
+    CHECK_STATUS(amq_filter_new("spectral:mode=xx", 100, 0.01, NULL, &f, &d),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("spectral:width=12", 100, 0.01, NULL, &f, &d),
+                 AMQ_ERR_SPEC);
+out:
+    amq_spectral_free(mi);
+    amq_spectral_free(ms);
+}
+
+/* Union: estimates of the merged filter cover the summed counts. */
+static void test_union(void) {
+    for (int mode = 0; mode < 2; mode++) {
+        check_seed = 40 + mode;
+        amq_spectral *a = NULL, *b = NULL;
+        CHECK_OK(amq_spectral_new_explicit(4096, 4, 16,
+                                           (amq_spectral_mode)mode, NULL, &a));
+        CHECK_OK(amq_spectral_new_explicit(4096, 4, 16,
+                                           (amq_spectral_mode)mode, NULL, &b));
+        if (a && b) {
+            make_stream(40, 1000);
+            for (size_t i = 0; i < 1000; i++)
+                for (uint32_t c = 0; c < mult[i]; c++)
+                    amq_spectral_add_hash(c % 2 ? a : b, keys[i]);
+            CHECK_OK(amq_spectral_union(a, b));
+            uint64_t under = 0;
+            for (size_t i = 0; i < 1000; i++)
+                under += amq_spectral_count_hash(a, keys[i]) < mult[i];
+            CHECK(under == 0);
+        }
+        amq_spectral_free(a);
+        amq_spectral_free(b);
+    }
+}
+
+/* Narrow counters saturate: the estimate says so (UINT64_MAX). */
+static void test_saturation(void) {
+    check_seed = 50;
+    amq_spectral *s = NULL;
+    CHECK_OK(amq_spectral_new_explicit(256, 3, 4, AMQ_SPECTRAL_MI, NULL, &s));
+    if (s == NULL)
+        return;
+    for (int i = 0; i < 14; i++)
+        amq_spectral_add_hash(s, 99);
+    CHECK(amq_spectral_count_hash(s, 99) == 14);
+    amq_spectral_add_hash(s, 99);
+    CHECK(amq_spectral_count_hash(s, 99) == UINT64_MAX);
+    CHECK(amq_spectral_saturated(s) >= 1);
+    amq_spectral_free(s);
+}
+
+int main(void) {
+    test_error_vs_load();
+    test_repeated_probes();
+    test_remove();
+    test_union();
+    test_saturation();
+    return check_report("test_spectral");
+}

@@ -1,0 +1,191 @@
+/*
+ * test_vacuum.c — what the vacuum filter adds to the cuckoo table (the
+ * shared behaviour — walks, undo, duplicates, widths, the model test — is
+ * in test_cuckoo.c, which runs over both types):
+ *
+ *   - the shape: ranges are powers of two, non-increasing, dividing the
+ *     table; tables from a capacity are whole chunks and hold it;
+ *   - the point of it: at equal capacity and fpr a vacuum table needs at
+ *     most the bits per key of a cuckoo table, and on average over
+ *     capacities about a quarter fewer (printed and asserted);
+ *   - explicit shapes and their errors; describe() rebuilds the same table;
+ *   - measured FPR below the bound on a non-power-of-two table.
+ */
+#include "check.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "amq/cuckoo.h"
+
+static bool is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static void check_ranges(const amq_cuckoo *v) {
+    uint64_t r[4], m = amq_cuckoo_buckets(v);
+    amq_cuckoo_ranges(v, r);
+    for (int j = 0; j < 4; j++) {
+        CHECK_MSG(is_pow2(r[j]) && r[j] >= 2 && m % r[j] == 0 &&
+                      (j == 0 || r[j] <= r[j - 1]),
+                  "m=%llu range[%d]=%llu", (unsigned long long)m, j,
+                  (unsigned long long)r[j]);
+    }
+}
+
+/* Both filters sized for n keys at eps; fills them; returns their bits per
+ * key at capacity through out[0] (cuckoo) and out[1] (vacuum). */
+static void pair_case(uint64_t n, double eps, bool fill, double out[2]) {
+    amq_cuckoo *f[2] = {NULL, NULL};
+    CHECK_OK(amq_cuckoo_new(n, eps, NULL, &f[0]));
+    CHECK_OK(amq_vacuum_new(n, eps, NULL, &f[1]));
+    if (f[0] == NULL || f[1] == NULL)
+        goto out;
+    check_ranges(f[1]);
+    CHECK(amq_cuckoo_fp_bits(f[0]) == amq_cuckoo_fp_bits(f[1]));
+    for (int k = 0; k < 2; k++) {
+        uint64_t rng = n, fails = 0;
+        out[k] = 8.0 * (double)amq_cuckoo_size_bytes(f[k]) / (double)n;
+        if (!fill)
+            continue;
+        for (uint64_t i = 0; i < n; i++)
+            fails += amq_cuckoo_add_hash(f[k], check_next(&rng)) != AMQ_OK;
+        CHECK_MSG(fails == 0, "n=%llu: %llu adds failed below capacity",
+                  (unsigned long long)n, (unsigned long long)fails);
+        CHECK_MSG(amq_cuckoo_fpr_bound(f[k]) <= eps, "bound %g > %g",
+                  amq_cuckoo_fpr_bound(f[k]), eps);
+    }
+out:
+    amq_cuckoo_free(f[0]);
+    amq_cuckoo_free(f[1]);
+}
+
+static void test_gain(void) {
+    static const uint64_t filled[] = {1000, 100000, 300000, 1000000};
+    double bits[2] = {0, 0};
+    size_t nf = check_quick() ? 3 : 4;
+    check_seed = 1;
+    printf("capacity  cuckoo b/key  vacuum b/key  saving (eps 0.01)\n");
+    for (size_t i = 0; i < nf; i++) {
+        pair_case(filled[i], 0.01, true, bits);
+        printf("%8llu  %12.2f  %12.2f  %5.1f%%\n",
+               (unsigned long long)filled[i], bits[0], bits[1],
+               100.0 * (1.0 - bits[1] / bits[0]));
+        CHECK(bits[1] <= bits[0]);
+        if (filled[i] >= 300000)
+            CHECK_MSG(bits[1] <= 0.7 * bits[0], "n=%llu: vacuum %.2f vs "
+                      "cuckoo %.2f b/key", (unsigned long long)filled[i],
+                      bits[1], bits[0]);
+    }
+    /* Averaged over capacities spread log-uniformly in [1e4, 2e6]. */
+    unsigned samples = check_quick() ? 10 : 40;
+    double sum_c = 0, sum_v = 0, worst = 1.0;
+    uint64_t rng = 2;
+    for (unsigned i = 0; i < samples; i++) {
+        double u = (double)(check_next(&rng) >> 11) * 0x1p-53;
+        uint64_t n = (uint64_t)(1e4 * pow(200.0, u));
+        check_seed = n;
+        pair_case(n, 0.001, false, bits);
+        sum_c += bits[0];
+        sum_v += bits[1];
+        CHECK(bits[1] <= bits[0]);
+        if (bits[1] / bits[0] < worst)
+            worst = bits[1] / bits[0];
+    }
+    printf("mean over %u capacities in [1e4, 2e6] at eps 0.001: cuckoo %.2f, "
+           "vacuum %.2f b/key (%.1f%% less; best case %.1f%% less)\n",
+           samples, sum_c / samples, sum_v / samples,
+           100.0 * (1.0 - sum_v / sum_c), 100.0 * (1.0 - worst));
+    CHECK_MSG(sum_v <= 0.85 * sum_c, "mean saving only %.1f%%",
+              100.0 * (1.0 - sum_v / sum_c));
+}
+
+static void test_explicit(void) {
+    amq_cuckoo *v = NULL;
+    check_seed = 3;
+    /* 5 chunks of 16384 buckets, chosen or given. */
+    CHECK_OK(amq_vacuum_new_explicit(81920, 12, 0, 500, NULL, &v));
+    if (v != NULL) {
+        uint64_t r[4];
+        amq_cuckoo_ranges(v, r);
+        CHECK_MSG(r[0] == 16384 && r[1] == 4096 && r[2] == 1024 &&
+                      r[3] == 256,
+                  "ranges %llu %llu %llu %llu", (unsigned long long)r[0],
+                  (unsigned long long)r[1], (unsigned long long)r[2],
+                  (unsigned long long)r[3]);
+        check_ranges(v);
+        amq_cuckoo_free(v);
+    }
+    CHECK_OK(amq_vacuum_new_explicit(3 * 64, 8, 64, 10, NULL, &v));
+    if (v != NULL) {
+        check_ranges(v);
+        amq_cuckoo_free(v);
+    }
+    /* Tiny tables are single power-of-two chunks. */
+    CHECK_OK(amq_vacuum_new_explicit(4, 8, 0, 10, NULL, &v));
+    amq_cuckoo_free(v);
+    v = NULL;
+    CHECK_STATUS(amq_vacuum_new_explicit(100, 8, 0, 10, NULL, &v),
+                 AMQ_ERR_INVALID); /* one chunk, not a power of two */
+    CHECK_STATUS(amq_vacuum_new_explicit(81920, 8, 3, 10, NULL, &v),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_vacuum_new_explicit(81920, 8, 65536, 10, NULL, &v),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_vacuum_new_explicit(81920, 40, 8192, 10, NULL, &v),
+                 AMQ_ERR_INVALID);
+    CHECK(v == NULL);
+
+    /* Through specs: bad shapes are spec errors with a message; describe
+     * rebuilds the same table. */
+    static const char *const bad[] = {"vacuum:fp=8,buckets=81920,chunk=3000",
+                                      "vacuum:fp=8,buckets=1000",
+                                      "vacuum:fp=8,buckets=81920,chunk=65536"};
+    for (size_t i = 0; i < 3; i++) {
+        amq_filter *f = NULL;
+        amq_diag d;
+        memset(&d, 0, sizeof d);
+        CHECK_STATUS(amq_filter_new(bad[i], 0, 0.0, NULL, &f, &d),
+                     AMQ_ERR_SPEC);
+        CHECK(d.message[0] != '\0');
+    }
+    amq_filter *f = NULL, *g = NULL;
+    CHECK_OK(amq_filter_new("vacuum:chunk=4096", 500000, 0.01, NULL, &f, NULL));
+    if (f != NULL) {
+        char a[128], b[128];
+        amq_filter_describe(f, a, sizeof a);
+        CHECK_MSG(strstr(a, "chunk=4096") != NULL, "%s", a);
+        CHECK_OK(amq_filter_new(a, 0, 0.0, NULL, &g, NULL));
+        if (g != NULL) {
+            amq_filter_describe(g, b, sizeof b);
+            CHECK_MSG(strcmp(a, b) == 0, "%.100s vs %.100s", a, b);
+        }
+    }
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+/* A non-power-of-two table: measured FPR at 93% load against the bound. */
+static void test_fpr(void) {
+    amq_cuckoo *v = NULL;
+    check_seed = 4;
+    CHECK_OK(amq_vacuum_new_explicit(5 * 2048, 8, 2048, 500, NULL, &v));
+    if (v == NULL)
+        return;
+    uint64_t rng = 5, n = 5 * 2048 * 4 * 93 / 100;
+    for (uint64_t i = 0; i < n; i++)
+        CHECK_OK(amq_cuckoo_add_hash(v, check_next(&rng)));
+    uint64_t trials = check_quick() ? 200000 : 1000000, fp = 0;
+    for (uint64_t i = 0; i < trials; i++)
+        fp += amq_cuckoo_contains_hash(v, check_next(&rng));
+    double p = (double)fp / (double)trials, b = amq_cuckoo_fpr_bound(v);
+    double sd = sqrt(b * (1 - b) / (double)trials);
+    CHECK_MSG(p <= b + 4 * sd && p >= b - 4 * sd - 0.02 * b,
+              "measured %g, bound %g", p, b);
+    CHECK(fabs(b - amq_cuckoo_fpr(amq_cuckoo_load(v), 8)) <= 0.01 * b);
+    amq_cuckoo_free(v);
+}
+
+int main(void) {
+    test_gain();
+    test_explicit();
+    test_fpr();
+    return check_report("test_vacuum");
+}
