@@ -274,18 +274,11 @@ static amq_status merge_words(amq_bloom *dst, const amq_bloom *src,
         return AMQ_ERR_INVALID;
     if (dst->m != src->m || dst->k != src->k)
         return AMQ_ERR_INCOMPATIBLE;
-    for (uint64_t i = 0; i < dst->m / 64; i++)
-        dst->words[i] = op == AMQ__UNION ? dst->words[i] | src->words[i]
-                                         : dst->words[i] & src->words[i];
+    amq__bits_merge(dst->words, src->words, (size_t)(dst->m / 8),
+                    op == AMQ__INTERSECT);
     dst->ones = count_ones(dst);
-    /* Items after a union: at most the sum (duplicates counted twice); after
-     * an intersection: at most the smaller side. Both keep the bound safe. */
-    if (op == AMQ__UNION)
-        dst->items = dst->items > UINT64_MAX - src->items
-                         ? UINT64_MAX
-                         : dst->items + src->items;
-    else if (src->items < dst->items)
-        dst->items = src->items;
+    dst->items = amq__merged_items(dst->items, src->items,
+                                   op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 

@@ -165,8 +165,7 @@ amq_status amq__ctr_merge_add(amq__ctr *dst, const amq__ctr *src) {
     }
     amq__ctr_recount(dst);
     /* Adds minus removes of both sides: the union's multiset size. */
-    dst->items = dst->items > UINT64_MAX - src->items ? UINT64_MAX
-                                                      : dst->items + src->items;
+    dst->items = amq__sat_add64(dst->items, src->items);
     return AMQ_OK;
 }
 

@@ -255,18 +255,11 @@ static amq_status merge_words(amq_partitioned *dst,
     if (dst->slice != src->slice || dst->k != src->k)
         return AMQ_ERR_INCOMPATIBLE;
     size_t words = (size_t)dst->slice_words * dst->k;
-    for (size_t i = 0; i < words; i++)
-        dst->words[i] = op == AMQ__UNION ? dst->words[i] | src->words[i]
-                                         : dst->words[i] & src->words[i];
+    amq__bits_merge(dst->words, src->words, words * sizeof *dst->words,
+                    op == AMQ__INTERSECT);
     amq__partitioned_recount(dst);
-    /* Union: at most the sum of items; intersection: at most the smaller.
-     * Either keeps items an upper bound on the distinct keys held. */
-    if (op == AMQ__UNION)
-        dst->items = dst->items > UINT64_MAX - src->items
-                         ? UINT64_MAX
-                         : dst->items + src->items;
-    else if (src->items < dst->items)
-        dst->items = src->items;
+    dst->items = amq__merged_items(dst->items, src->items,
+                                   op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 

@@ -395,17 +395,10 @@ static amq_status merge_words(amq_sbbf *dst, const amq_sbbf *src,
     if (dst->nblocks != src->nblocks)
         return AMQ_ERR_INCOMPATIBLE;
     nw = (size_t)dst->nblocks * SBBF_WORDS;
-    for (size_t i = 0; i < nw; i++)
-        dst->mut[i] = op == AMQ__UNION ? dst->mut[i] | src->words[i]
-                                       : dst->mut[i] & src->words[i];
-    /* The union holds at most both sides' keys, the intersection's bits are
-     * a subset of either side's: both item counts keep the bound safe. */
-    if (op == AMQ__UNION)
-        dst->items = dst->items > UINT64_MAX - src->items
-                         ? UINT64_MAX
-                         : dst->items + src->items;
-    else if (src->items < dst->items)
-        dst->items = src->items;
+    amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
+                    op == AMQ__INTERSECT);
+    dst->items = amq__merged_items(dst->items, src->items,
+                                   op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 

@@ -251,8 +251,7 @@ amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
     }
     if (src->nstages > dst->nstages)
         dst->nstages = src->nstages;
-    dst->items = dst->items > UINT64_MAX - src->items ? UINT64_MAX
-                                                       : dst->items + src->items;
+    dst->items = amq__sat_add64(dst->items, src->items);
     return AMQ_OK;
 }
 

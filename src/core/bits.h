@@ -5,6 +5,8 @@
 #ifndef AMQ_SRC_CORE_BITS_H
 #define AMQ_SRC_CORE_BITS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,6 +70,38 @@ static inline double amq__get_f64(const uint8_t *p) {
     double v;
     memcpy(&v, p, 8);
     return v;
+}
+
+/* a + b saturating at UINT64_MAX (item counts after merges). */
+static inline uint64_t amq__sat_add64(uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* dst = dst | src (union) or dst & src (intersection) over `bytes` bytes,
+ * a multiple of 8: the merge of any bit-array filter of equal shape. Works
+ * on tables of 32- or 64-bit words alike (memcpy keeps it alias-safe; the
+ * compiler vectorises the loop). */
+static inline void amq__bits_merge(void *dst, const void *src, size_t bytes,
+                                   bool intersect) {
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, d + i, 8);
+        memcpy(&b, s + i, 8);
+        a = intersect ? a & b : a | b;
+        memcpy(d + i, &a, 8);
+    }
+}
+
+/* Item count after merging two filters: the union holds at most both
+ * sides' keys, the intersection at most the smaller side's. Either keeps
+ * the count an upper bound on the distinct keys held, so bounds stay safe. */
+static inline uint64_t amq__merged_items(uint64_t dst, uint64_t src,
+                                         bool intersect) {
+    if (intersect)
+        return src < dst ? src : dst;
+    return amq__sat_add64(dst, src);
 }
 
 /* Run-time CPU feature checks (cached). */
