@@ -67,6 +67,7 @@ typedef struct bench_subject {
 } bench_subject;
 
 extern const bench_ops bench_generic_ops;
+extern const bench_ops bench_static_ops;
 extern const bench_ops bench_libbloom_ops;
 /* The typed fast path for an amq type name, or NULL if it has none. */
 const bench_ops *bench_typed_ops(const char *name);

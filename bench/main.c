@@ -207,11 +207,13 @@ static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
         const amq_type_info *info = amq_filter_type_at(i);
         if (!wanted(cfg, info->name))
             continue;
-        if (info->caps & AMQ_CAP_STATIC) {
+        if (info->caps & AMQ_CAP_SKETCH) {
             note_skipped(r, info->name);
             continue;
         }
-        add_subject(s, &n, info->name, info->name, &bench_generic_ops);
+        add_subject(s, &n, info->name, info->name,
+                    (info->caps & AMQ_CAP_STATIC) ? &bench_static_ops
+                                                  : &bench_generic_ops);
         const bench_ops *typed = bench_typed_ops(info->name);
         snprintf(label, sizeof label, "%s [typed]", info->name);
         if (cfg->typed && typed != NULL)

@@ -230,7 +230,7 @@ static void md_notes(FILE *f, const bench_results *r) {
                 fmt("%.2f", r->hash[i].ns_per_key));
     fprintf(f, "\n## Notes\n\n");
     if (r->skipped[0])
-        fprintf(f, "- static types not benchmarked yet: %s\n", r->skipped);
+        fprintf(f, "- frequency sketches (not membership filters) not benchmarked here: %s\n", r->skipped);
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *w = &r->rows[i];
         char nb[32];
