@@ -1,3 +1,4 @@
+MAKEFLAGS += --no-print-directory
 # The README's two commands: `make demo` and `make test`. Both install any
 # missing Debian packages first (scripts/install-deps.sh), then build.
 BUILD ?= build
