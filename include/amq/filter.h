@@ -41,7 +41,9 @@ typedef struct amq_diag {
     char message[160];
 } amq_diag;
 
-/* Capability bits in amq_type_info.caps. */
+/* Capability bits in amq_type_info.caps (the type at its default
+ * parameters) and amq_filter_caps (one filter, whose parameters may add or
+ * drop some: spectral:mode=ms can remove). */
 #define AMQ_CAP_REMOVE 0x01u     /* amq_filter_remove                        */
 #define AMQ_CAP_COUNT 0x02u      /* amq_filter_count                         */
 #define AMQ_CAP_UNION 0x04u      /* amq_filter_union                         */
@@ -150,6 +152,9 @@ AMQ_API amq_status amq_filter_estimate_items(const amq_filter *f, double *out);
 /* ---- properties -------------------------------------------------------- */
 
 AMQ_API const amq_type_info *amq_filter_info(const amq_filter *f);
+/* AMQ_CAP_* of this filter: an operation outside them returns
+ * AMQ_ERR_UNSUPPORTED and leaves the filter as it was. */
+AMQ_API uint32_t amq_filter_caps(const amq_filter *f);
 /* Number of add() calls that succeeded minus removes. */
 AMQ_API uint64_t amq_filter_items(const amq_filter *f);
 /* Capacity the filter was sized for (0 if built from explicit parameters). */

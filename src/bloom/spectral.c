@@ -235,6 +235,11 @@ static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
         return AMQ_ERR_UNSUPPORTED;
     return amq_spectral_union(dst, src);
 }
+static uint32_t t_caps(const void *impl) {
+    const amq_spectral *s = impl;
+    return AMQ_CAP_COUNT | AMQ_CAP_UNION |
+           (s->mode == AMQ_SPECTRAL_MS ? AMQ_CAP_REMOVE : 0);
+}
 static uint64_t t_items(const void *impl) {
     return ((const amq_spectral *)impl)->c.items;
 }
@@ -330,9 +335,8 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
     return AMQ_OK;
 }
 
-/* caps are per type: COUNT and UNION hold in both modes; REMOVE only in MS
- * mode, so it is not advertised (the default is MI), yet a filter built
- * with mode=ms accepts amq_filter_remove. */
+/* The type's caps are the default (MI) mode's; a filter built with mode=ms
+ * also reports AMQ_CAP_REMOVE through amq_filter_caps. */
 const amq__type amq__type_spectral = {
     .info = {.name = "spectral",
              .type_id = 6,
@@ -352,6 +356,7 @@ const amq__type amq__type_spectral = {
     .remove = t_remove,
     .count = t_count,
     .merge = t_merge,
+    .caps = t_caps,
     .items = t_items,
     .size_bytes = t_size,
     .fpr_bound = t_bound,

@@ -240,7 +240,7 @@ static amq_status merge(amq_filter *dst, const amq_filter *src,
                         amq__merge_op op, uint32_t cap) {
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
-    if (dst->type->merge == NULL || (dst->type->info.caps & cap) == 0)
+    if (dst->type->merge == NULL || (amq_filter_caps(dst) & cap) == 0)
         return AMQ_ERR_UNSUPPORTED;
     if (dst->view)
         return AMQ_ERR_READONLY;
@@ -269,6 +269,9 @@ amq_status amq_filter_estimate_items(const amq_filter *f, double *out) {
 
 const amq_type_info *amq_filter_info(const amq_filter *f) {
     return &f->type->info;
+}
+uint32_t amq_filter_caps(const amq_filter *f) {
+    return f->type->caps != NULL ? f->type->caps(f->impl) : f->type->info.caps;
 }
 uint64_t amq_filter_items(const amq_filter *f) {
     return f->type->items(f->impl);

@@ -48,6 +48,9 @@ typedef struct amq__type {
     amq_status (*count)(const void *impl, uint64_t h, uint64_t *out); /* opt */
     amq_status (*merge)(void *dst, const void *src, amq__merge_op op); /* opt */
     amq_status (*estimate)(const void *impl, double *out);            /* opt */
+    /* This instance's AMQ_CAP_* when its parameters change them (e.g.
+     * spectral:mode=ms can remove); NULL means info.caps. */
+    uint32_t (*caps)(const void *impl);                               /* opt */
 
     uint64_t (*items)(const void *impl);
     size_t (*size_bytes)(const void *impl);

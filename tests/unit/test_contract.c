@@ -273,15 +273,22 @@ static uint64_t missing_if_member(const amq_filter *f, uint64_t seed,
 
 /* ---- properties and describe -------------------------------------------- */
 
+/* The canonical name of the type ti->name's spec selects (ti->name is a
+ * spec with parameters for the variants in main()). */
+static const char *canon(const amq_type_info *ti) {
+    const amq_type_info *found = amq_filter_type_find(ti->name);
+    return found != NULL ? found->name : "?";
+}
+
 static void test_properties(const amq_type_info *ti) {
     check_seed = 1;
     const amq_type_info *found = amq_filter_type_find(ti->name);
-    CHECK(found != NULL && strcmp(found->name, ti->name) == 0);
+    CHECK(found != NULL && found->type_id == ti->type_id);
     amq_filter *f = new_filter(ti->name, 1000, 0.01, NULL);
     if (f == NULL)
         return;
     const amq_type_info *fi = amq_filter_info(f);
-    CHECK(fi != NULL && strcmp(fi->name, ti->name) == 0 &&
+    CHECK(fi != NULL && strcmp(fi->name, canon(ti)) == 0 &&
           fi->type_id == ti->type_id);
     CHECK(amq_filter_items(f) == 0);
     CHECK(amq_filter_capacity(f) == 1000);
@@ -308,8 +315,8 @@ static void test_properties(const amq_type_info *ti) {
     CHECK(small[sizeof small - 1] == '\0');
     CHECK(amq_filter_describe(f, full, sizeof full) == need);
     CHECK(strlen(full) == need);
-    size_t nl = strlen(ti->name);
-    CHECK_MSG(strncmp(full, ti->name, nl) == 0 &&
+    size_t nl = strlen(canon(ti));
+    CHECK_MSG(strncmp(full, canon(ti), nl) == 0 &&
                   (full[nl] == '\0' || full[nl] == ':'),
               "describe: %s", full);
     amq_filter *g = NULL;
@@ -322,7 +329,7 @@ static void test_properties(const amq_type_info *ti) {
         CHECK_MSG(strcmp(full, again) == 0, "%.100s vs %.100s", full, again);
         CHECK(amq_filter_size_bytes(g) == amq_filter_size_bytes(f));
         CHECK_OK(add_range(g, 1, 0, 1000));
-        if (ti->caps & AMQ_CAP_UNION) {
+        if (amq_filter_caps(f) & AMQ_CAP_UNION) {
             /* Same shape. Multiset types (qf, cqf) add counts, so twice the
              * capacity may not fit: FULL is then the right answer, and it
              * must leave g as it was. */
@@ -553,12 +560,12 @@ static void check_view(const amq_type_info *ti, const amq_filter *f,
         make_key(seed, 0, TAG_PRESENT, k);
         st = amq_filter_remove(v, k, KEY_LEN);
         CHECK_MSG(st == AMQ_ERR_READONLY ||
-                      (!(ti->caps & AMQ_CAP_REMOVE) &&
+                      (!(amq_filter_caps(f) & AMQ_CAP_REMOVE) &&
                        st == AMQ_ERR_UNSUPPORTED),
                   "remove on view: %s", amq_status_name(st));
         st = amq_filter_union(v, f);
         CHECK_MSG(st == AMQ_ERR_READONLY ||
-                      (!(ti->caps & AMQ_CAP_UNION) &&
+                      (!(amq_filter_caps(f) & AMQ_CAP_UNION) &&
                        st == AMQ_ERR_UNSUPPORTED),
                   "union into view: %s", amq_status_name(st));
         CHECK(amq_filter_items(v) == n);
@@ -1002,15 +1009,20 @@ static void test_optional_ops(const amq_type_info *ti) {
     uint8_t k[KEY_LEN];
     uint64_t h = key_hash(f, seed, 0, TAG_PRESENT), cnt = 0;
     double est = 0;
+    /* This filter's caps: a spec's parameters may add some (mode=ms). */
+    uint32_t caps = amq_filter_caps(f);
+    CHECK_MSG((caps & (AMQ_CAP_STATIC | AMQ_CAP_SKETCH)) ==
+                  (ti->caps & (AMQ_CAP_STATIC | AMQ_CAP_SKETCH)),
+              "%s: caps %#x vs type caps %#x", ti->name, caps, ti->caps);
 
-    if (!(ti->caps & AMQ_CAP_REMOVE)) {
+    if (!(caps & AMQ_CAP_REMOVE)) {
         make_key(seed, 0, TAG_PRESENT, k);
         CHECK_STATUS(amq_filter_remove(f, k, KEY_LEN), AMQ_ERR_UNSUPPORTED);
         CHECK_STATUS(amq_filter_remove_hash(f, h), AMQ_ERR_UNSUPPORTED);
     }
-    if (!(ti->caps & AMQ_CAP_COUNT))
+    if (!(caps & AMQ_CAP_COUNT))
         CHECK_STATUS(amq_filter_count_hash(f, h, &cnt), AMQ_ERR_UNSUPPORTED);
-    if (!(ti->caps & AMQ_CAP_ESTIMATE))
+    if (!(caps & AMQ_CAP_ESTIMATE))
         CHECK_STATUS(amq_filter_estimate_items(f, &est), AMQ_ERR_UNSUPPORTED);
     size_t len2;
     uint8_t *after = save_frame(f, &len2);
@@ -1020,13 +1032,13 @@ static void test_optional_ops(const amq_type_info *ti) {
     free(before);
     free(after);
 
-    if (ti->caps & AMQ_CAP_ESTIMATE) {
+    if (caps & AMQ_CAP_ESTIMATE) {
         CHECK_OK(amq_filter_estimate_items(f, &est));
         CHECK_MSG(fabs(est - (double)n) <= 0.1 * (double)n,
                   "%s: estimate %g for %llu keys", ti->name, est,
                   (unsigned long long)n);
     }
-    if (ti->caps & AMQ_CAP_COUNT) {
+    if (caps & AMQ_CAP_COUNT) {
         for (int i = 0; i < 3; i++)
             CHECK_OK(amq_filter_add_hash(f, h));
         CHECK_OK(amq_filter_count_hash(f, h, &cnt));
@@ -1048,7 +1060,7 @@ static void test_optional_ops(const amq_type_info *ti) {
         }
         CHECK(zero == absent);
     }
-    if (ti->caps & AMQ_CAP_REMOVE) {
+    if (caps & AMQ_CAP_REMOVE) {
         uint64_t items = amq_filter_items(f);
         for (uint64_t i = 0; i < n / 2; i++) {
             make_key(seed, i, TAG_PRESENT, k);
@@ -1261,7 +1273,7 @@ static void test_model(const amq_type_info *ti, uint64_t seed) {
         return;
     memset(counts, 0, sizeof counts);
     uint64_t rng = seed, total = 0;
-    bool can_remove = (ti->caps & AMQ_CAP_REMOVE) != 0;
+    bool can_remove = (amq_filter_caps(f) & AMQ_CAP_REMOVE) != 0;
     unsigned ops = check_quick() ? 2000 : 8000;
     for (unsigned op = 1; op <= ops; op++) {
         uint64_t r = check_next(&rng);
@@ -1353,7 +1365,7 @@ static void test_static_properties(const amq_type_info *ti) {
     if (f == NULL)
         return;
     const amq_type_info *fi = amq_filter_info(f);
-    CHECK(fi != NULL && strcmp(fi->name, ti->name) == 0 &&
+    CHECK(fi != NULL && strcmp(fi->name, canon(ti)) == 0 &&
           fi->type_id == ti->type_id);
     CHECK(amq_filter_items(f) == 1000);
     CHECK(amq_filter_capacity(f) == 1000);
@@ -1395,8 +1407,8 @@ static void test_static_properties(const amq_type_info *ti) {
     CHECK(amq_filter_describe(f, small, sizeof small) == need);
     CHECK(small[sizeof small - 1] == '\0');
     CHECK(amq_filter_describe(f, full, sizeof full) == need);
-    size_t nl = strlen(ti->name);
-    CHECK_MSG(strncmp(full, ti->name, nl) == 0 &&
+    size_t nl = strlen(canon(ti));
+    CHECK_MSG(strncmp(full, canon(ti), nl) == 0 &&
                   (full[nl] == '\0' || full[nl] == ':'),
               "describe: %.100s", full);
     g = build_keys(full, amq_filter_target_fpr(f), NULL, 11, 0, 1000, 1);
@@ -1621,10 +1633,15 @@ static void test_registry(void) {
     }
 }
 
-int main(void) {
-    test_registry();
-    for (size_t i = 0; i < amq_filter_type_count(); i++) {
-        const amq_type_info *ti = amq_filter_type_at(i);
+/* Non-default shapes that change code paths, run through the same suite:
+ * the type's info with the spec in place of its name. */
+static const char *const variants[] = {
+    "fuse8:ways=4", "fuse16:ways=4", "ribbon:bits=6.5", "ribbon:w=128",
+    "spectral:mode=ms", "counting:width=8",
+};
+
+static void run_suite(const amq_type_info *ti) {
+    {
         bool stat = is_static(ti);
         printf("contract: %s%s\n", ti->name, stat ? " (static)" : "");
         fflush(stdout);
@@ -1658,6 +1675,21 @@ int main(void) {
         }
         if (!stat)
             test_full(ti);
+    }
+}
+
+int main(void) {
+    test_registry();
+    for (size_t i = 0; i < amq_filter_type_count(); i++)
+        run_suite(amq_filter_type_at(i));
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        const amq_type_info *base = amq_filter_type_find(variants[i]);
+        CHECK_MSG(base != NULL, "variant %s: unknown type", variants[i]);
+        if (base == NULL)
+            continue;
+        amq_type_info v = *base;
+        v.name = variants[i];
+        run_suite(&v);
     }
     return check_report("test_contract");
 }
