@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "amq/core.h"
+
 #define BENCH_MAX_SIZES 8
 #define BENCH_MAX_ROWS 128
 
@@ -62,7 +64,7 @@ typedef struct bench_ops {
 
 typedef struct bench_subject {
     char label[48];       /* row name, e.g. "sbbf [typed]"  */
-    char name[32];        /* amq type name or "libbloom"    */
+    char name[64];        /* amq spec or "libbloom"         */
     const bench_ops *ops;
 } bench_subject;
 
@@ -84,7 +86,7 @@ typedef struct bench_probe {
 typedef struct bench_row {
     uint64_t n;
     char label[48];
-    char name[32];
+    char name[64];
     const char *path;
     char spec[128];
     char note[160];
@@ -93,6 +95,9 @@ typedef struct bench_row {
     double bits_per_key;
     double fpr_target, fpr_meas, fpr_bound;
     double build_ms, insert_ns;
+    /* Bytes the last build held at its peak beyond the finished filter
+     * (amq objects only; SIZE_MAX when not measured). */
+    size_t build_extra;
     double pos_scalar_ns, pos_batch_ns, neg_scalar_ns, neg_batch_ns;
     bench_probe probe;       /* of an array of `bytes` bytes          */
     int reps, insert_reps;
@@ -163,6 +168,12 @@ uint64_t bench_reduce(uint64_t x, uint64_t range);
 /* "1e6" for powers of ten, else the decimal number. */
 void bench_fmt_n(uint64_t n, char *buf, size_t cap);
 /* Keep a value alive so the compiler cannot drop the work behind it. */
+/* Options whose allocator counts live and peak bytes (bench_mem_*). */
+const amq_options *bench_options(void);
+void bench_mem_mark(void);  /* peak := live                        */
+size_t bench_mem_live(void);
+size_t bench_mem_peak(void);
+
 void bench_consume(uint64_t v);
 uint64_t bench_sink_value(void);
 void bench_progress(const char *fmt, ...)

@@ -199,6 +199,47 @@ static void note_skipped(bench_results *r, const char *name) {
              len ? ", " : "", name);
 }
 
+/* A spec with parameters ("fuse8:ways=4") as one more row. */
+static void add_spec(bench_subject *s, size_t *n, const char *spec,
+                     bench_results *r) {
+    const amq_type_info *info = amq_filter_type_find(spec);
+    if (info == NULL || (info->caps & AMQ_CAP_SKETCH)) {
+        note_skipped(r, spec);
+        return;
+    }
+    add_subject(s, n, spec, spec,
+                (info->caps & AMQ_CAP_STATIC) ? &bench_static_ops
+                                              : &bench_generic_ops);
+}
+
+/* Non-default shapes measured by default: the 4-wise fuse filter, the wide
+ * ribbon band, and the cuckoo filter at the peer's 12-bit fingerprints. */
+static const char *const default_specs[] = {"fuse8:ways=4", "ribbon:w=128",
+                                            "cuckoo:fp=12"};
+
+/* Specs with parameters named in --only. In the comma list a token with
+ * '=' but no ':' continues the previous spec's parameters, so
+ * "sbbf,ribbon:bits=8,w=128" names sbbf and ribbon:bits=8,w=128. */
+static void add_only_specs(const bench_cfg *cfg, bench_subject *s, size_t *n,
+                           bench_results *r) {
+    char spec[64] = "";
+    const char *p = cfg->only;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        bool cont = memchr(p, '=', len) && !memchr(p, ':', len);
+        if (!cont && strchr(spec, ':') != NULL)
+            add_spec(s, n, spec, r);
+        if (!cont)
+            spec[0] = '\0';
+        size_t used = strlen(spec);
+        snprintf(spec + used, sizeof spec - used, "%s%.*s", cont ? "," : "",
+                 (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    if (strchr(spec, ':') != NULL)
+        add_spec(s, n, spec, r);
+}
+
 static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
                             bench_results *r) {
     size_t n = 0;
@@ -219,6 +260,12 @@ static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
         if (cfg->typed && typed != NULL)
             add_subject(s, &n, label, info->name, typed);
     }
+    if (cfg->only == NULL)
+        for (size_t i = 0; i < sizeof default_specs / sizeof *default_specs;
+             i++)
+            add_spec(s, &n, default_specs[i], r);
+    else
+        add_only_specs(cfg, s, &n, r);
     if (cfg->peer && wanted(cfg, "libbloom")) {
         add_subject(s, &n, "libbloom", "libbloom", &bench_libbloom_ops);
         /* at the split-block filter's bits/key: the equal-space bar */

@@ -140,6 +140,43 @@ static void md_space(FILE *f, const bench_results *r, uint64_t n) {
     fputc('\n', f);
 }
 
+/* Every query path against the memory probe, the batch path against the
+ * scalar one, space against the lower bound at the rate actually
+ * certified, and build memory beyond the filter: the ratios the issues
+ * set targets on, all from this run. */
+static void md_ratios(FILE *f, const bench_results *r, uint64_t n) {
+    const bench_row *base = find_row(r, n, "sbbf");
+    fprintf(f, "### Ratios (same run)\n\n"
+               "| structure | neg batch ÷ sbbf neg batch | neg scalar ÷ "
+               "neg batch | pos scalar ÷ pos batch | pos batch ÷ batched "
+               "probe | neg batch ÷ batched probe | pos scalar ÷ indep "
+               "probe | bits/key ÷ log2(1/bound) | build memory beyond "
+               "the filter (MB) |\n"
+               "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *w = &r->rows[i];
+        if (w->n != n || !w->ok)
+            continue;
+        double lb = w->fpr_bound > 0 && w->fpr_bound < 1
+                        ? log2(1.0 / w->fpr_bound)
+                        : NAN;
+        double extra = w->build_extra == SIZE_MAX
+                           ? NAN
+                           : (double)w->build_extra / 1e6;
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                w->label,
+                fmt("%.2f", base ? ratio(w->neg_batch_ns, base->neg_batch_ns)
+                                 : NAN),
+                fmt("%.2f", ratio(w->neg_scalar_ns, w->neg_batch_ns)),
+                fmt("%.2f", ratio(w->pos_scalar_ns, w->pos_batch_ns)),
+                fmt("%.2f", ratio(w->pos_batch_ns, w->probe.batch_ns)),
+                fmt("%.2f", ratio(w->neg_batch_ns, w->probe.batch_ns)),
+                fmt("%.2f", ratio(w->pos_scalar_ns, w->probe.indep_ns)),
+                fmt("%.3f", ratio(w->bits_per_key, lb)), fmt("%.1f", extra));
+    }
+    fputc('\n', f);
+}
+
 static void md_probe(FILE *f, const bench_results *r, uint64_t n) {
     fprintf(f, "### Memory probe (random 64-byte reads in an array of the "
                "filter's size; ns per read)\n\n"
@@ -251,6 +288,7 @@ void bench_write_markdown(FILE *f, const bench_cfg *cfg,
         fprintf(f, "## n = %s\n\n", nb);
         md_speed(f, r, cfg->sizes[s]);
         md_space(f, r, cfg->sizes[s]);
+        md_ratios(f, r, cfg->sizes[s]);
         md_probe(f, r, cfg->sizes[s]);
         md_peer(f, r, cfg->sizes[s]);
         md_typed(f, r, cfg->sizes[s]);
@@ -271,7 +309,8 @@ void bench_write_csv(FILE *f, const bench_results *r) {
     fputs("n,structure,path,ok,spec,bytes,bits_per_key,lower_bound_bits,"
           "target_fpr,fpr_measured,fpr_bound,false_negatives,build_ms,"
           "insert_ns,pos_scalar_ns,pos_batch_ns,neg_scalar_ns,neg_batch_ns,"
-          "probe_batch_ns,probe_indep_ns,probe_dep_ns,reps,insert_reps,"
+          "probe_batch_ns,probe_indep_ns,probe_dep_ns,build_extra_bytes,reps,"
+          "insert_reps,"
           "queries,note\n",
           f);
     for (size_t i = 0; i < r->nrows; i++) {
@@ -285,7 +324,9 @@ void bench_write_csv(FILE *f, const bench_results *r) {
                       w->pos_scalar_ns, w->pos_batch_ns,
                       w->neg_scalar_ns, w->neg_batch_ns,
                       w->probe.batch_ns, w->probe.indep_ns,
-                      w->probe.dep_ns};
+                      w->probe.dep_ns,
+                      w->build_extra == SIZE_MAX ? NAN
+                                                 : (double)w->build_extra};
         for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
             csv_num(f, w->ok || j < 3 ? v[j] : NAN);
         fprintf(f, ",%d,%d,%zu,\"%s\"\n", w->reps, w->insert_reps, w->queries,

@@ -28,7 +28,7 @@ static int gen_create(const char *name, uint64_t n, double fpr, void **obj,
     amq_filter *f = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = amq_filter_new(name, n, fpr, NULL, &f, &d);
+    amq_status st = amq_filter_new(name, n, fpr, bench_options(), &f, &d);
     if (st != AMQ_OK)
         return report_status("amq_filter_new", st, err, cap);
     *obj = f;
@@ -84,7 +84,7 @@ const bench_ops bench_generic_ops = {
  * records the request, insert builds from all n keys at once (so "insert
  * ns/key" is build time per key), and queries go through the generic path. */
 typedef struct static_obj {
-    char name[32];
+    char name[64];
     double fpr;
     amq_filter *f;
 } static_obj;
@@ -116,9 +116,11 @@ static int st_insert(void *obj, const uint64_t *k, size_t n) {
     s->f = NULL;
     /* A width whose rate cannot meet the target (xor16 at 1% meets it;
      * ribbon sizes itself) is built from the spec alone. */
-    if (amq_filter_build(s->name, k, n, s->fpr, NULL, &s->f, NULL) == AMQ_OK)
+    if (amq_filter_build(s->name, k, n, s->fpr, bench_options(), &s->f,
+                         NULL) == AMQ_OK)
         return 0;
-    return amq_filter_build(s->name, k, n, 0.0, NULL, &s->f, NULL) != AMQ_OK;
+    return amq_filter_build(s->name, k, n, 0.0, bench_options(), &s->f,
+                            NULL) != AMQ_OK;
 }
 
 static uint64_t st_query(void *obj, const uint64_t *k, size_t n) {
@@ -152,7 +154,7 @@ const bench_ops bench_static_ops = {
 static int bloom_create(const char *name, uint64_t n, double fpr, void **obj,
                         char *err, size_t cap) {
     (void)name;
-    amq_status st = amq_bloom_new(n, fpr, NULL, (amq_bloom **)obj);
+    amq_status st = amq_bloom_new(n, fpr, bench_options(), (amq_bloom **)obj);
     return st == AMQ_OK ? 0 : report_status("amq_bloom_new", st, err, cap);
 }
 
@@ -206,7 +208,7 @@ static const bench_ops bloom_ops = {
 static int blocked_create(const char *name, uint64_t n, double fpr,
                           void **obj, char *err, size_t cap) {
     (void)name;
-    amq_status st = amq_blocked_new(n, fpr, NULL, (amq_blocked **)obj);
+    amq_status st = amq_blocked_new(n, fpr, bench_options(), (amq_blocked **)obj);
     return st == AMQ_OK ? 0 : report_status("amq_blocked_new", st, err, cap);
 }
 
@@ -262,7 +264,7 @@ static const bench_ops blocked_ops = {
 static int sbbf_create(const char *name, uint64_t n, double fpr, void **obj,
                        char *err, size_t cap) {
     (void)name;
-    amq_status st = amq_sbbf_new(n, fpr, NULL, (amq_sbbf **)obj);
+    amq_status st = amq_sbbf_new(n, fpr, bench_options(), (amq_sbbf **)obj);
     return st == AMQ_OK ? 0 : report_status("amq_sbbf_new", st, err, cap);
 }
 
