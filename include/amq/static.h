@@ -11,31 +11,44 @@
  *             in each of the next `ways` (3 or 4) segments. Space ~1.125 w
  *             (3-wise) or ~1.075 w (4-wise) bits per key for large n, and
  *             the build is local in memory, so faster than xor's.
- *   ribbon    standard Ribbon, Dillinger & Walzer 2021: a banded linear
- *             system over GF(2) with 64- (or 128-) bit coefficient rows,
- *             ~1.11 (1.04) rows per key at 10^6 keys, solved by
- *             on-the-fly Gaussian elimination and back-substitution;
- *             fractional bits per key (e.g. 6.5) by giving some 64-row
- *             blocks one more solution column than the others.
+ *   ribbon    bumped Ribbon (BuRR; Dillinger, Hübschle-Schneider, Sanders
+ *             & Walzer, SEA 2022): banded linear systems over GF(2) with
+ *             64- (or 128-) bit coefficient rows in a few layers. Layer 0
+ *             has 3% (W = 128: 1%) fewer rows than keys; keys that do not
+ *             fit ("bumped", named by a 2-bit threshold per bucket of 128
+ *             or 256 rows) go to the next layer, and a small standard
+ *             layer ends the chain. At 10^6 keys and more, bits per key
+ *             are 0.2-0.4% above the solution bits per row, codes and
+ *             empty rows included. Fractional bits per key (e.g. 6.5) by
+ *             giving some 64-row blocks one more solution column. With
+ *             bump=0: standard Ribbon, one layer with ~11% (W = 64) or ~4%
+ *             (W = 128) more rows than keys at 10^6 keys.
  *
  * Guarantee: no false negatives for the keys given to the build; a key not
  * given is reported with probability exactly 2^-w for xor and fuse (the
- * bound amq_xor_fpr_bound returns), and with the block-weighted average of
- * 2^-r over the solution widths r for ribbon. Width w is 8, 16 or 32.
+ * bound amq_xor_fpr_bound returns), and for ribbon with exactly the rate
+ * amq_ribbon_fpr_bound returns: the average of 2^-r over the layer and
+ * block where an absent key's query ends (every query checks the r or
+ * r + 1 solution columns of exactly one layer). Width w is 8, 16 or 32.
  *
  * Builds: duplicates are tolerated (removed by sorting when the first
- * attempt fails); n == 0 gives an empty filter that answers false; a
- * failed attempt is retried with the next seed of a fixed sequence (so a
- * build is deterministic) and, for small n, a slightly larger table. After
+ * attempt fails; ribbon sorts every build and drops them up front);
+ * n == 0 gives an empty filter that answers false; a failed attempt
+ * (ribbon: of its small last layer) is retried with the next seed of a
+ * fixed sequence (so a build is deterministic) and, for small n, a
+ * slightly larger table. After
  * AMQ_STATIC_MAX_ATTEMPTS failures the build returns AMQ_ERR_FULL (never
  * observed; the bound exists so a build always ends).
  *
  * Ownership: _build returns an object released with _free (NULL accepted).
  * Thread-safety: queries are safe from any number of threads.
  * Complexity: build O(n) expected; contains O(1): 3-4 memory accesses (xor,
- * fuse) or two 64-bit words per solution column (ribbon).
+ * fuse) or, for ribbon, one 2-bit code and two (W = 128: three) 64-bit
+ * words per solution column, in one layer (a second layer for ~3% of
+ * queries).
  * Every type is also reachable through amq/filter.h: "xor8" "xor16"
- * "xor32" "fuse8" "fuse16" "fuse32" (":ways=4") and "ribbon" (":bits=R").
+ * "xor32" "fuse8" "fuse16" "fuse32" (":ways=4") and "ribbon" (":bits=R",
+ * ":w=128", ":bump=0").
  */
 #ifndef AMQ_STATIC_H
 #define AMQ_STATIC_H
@@ -81,29 +94,55 @@ AMQ_API double amq_xor_fpr_bound(const amq_xor *f);
  * for xor. 0 on overflow. */
 AMQ_API size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways);
 
-/* ---- standard ribbon ------------------------------------------------- */
+/* ---- ribbon ------------------------------------------------------------ */
 
 typedef struct amq_ribbon amq_ribbon;
 
-/* bits in [1, 32]: solution columns per row, fractional values allowed in
- * steps of 1/64 (rounded); fpr = mean over keys' blocks of 2^-r. band: the
- * coefficient width W, 64 or 128 (rows per key ~1.11 or ~1.04 at 10^6
- * keys; 128 queries a little slower). Errors as amq_xor_build. */
+/* Bumped Ribbon (BuRR) over hashes[0..n). bits in [1, 32]: solution
+ * columns per row, fractional values allowed in steps of 1/64 (rounded);
+ * fpr = the mean over absent keys' final blocks of 2^-r, at most
+ * 2^-floor(bits) (1 - frac(bits)/2). band: the coefficient width W, 64 or
+ * 128 (128: ~0.13% fewer bits per key; builds ~2x slower, queries a
+ * little slower). Bits per key, all layers and codes counted: bits x
+ * 1.0036 (W = 64) or x 1.0024 (W = 128) at 10^6-10^7 keys and bits = 8;
+ * a few hundred keys pay one band of rows (W + 64) more. Errors as
+ * amq_xor_build (AMQ_ERR_FULL only if the small last layer fails
+ * AMQ_STATIC_MAX_ATTEMPTS seeds: never observed). */
 AMQ_API amq_status amq_ribbon_build(const uint64_t *hashes, size_t n,
                                     double bits, unsigned band,
                                     const amq_options *opt, amq_ribbon **out);
+/* Standard Ribbon ("ribbon:bump=0"): one layer, ~1.11 (W = 64) or ~1.04
+ * (W = 128) rows per key at 10^6 keys, growing with log n. Arguments and
+ * errors as amq_ribbon_build. */
+AMQ_API amq_status amq_ribbon_build_standard(const uint64_t *hashes,
+                                             size_t n, double bits,
+                                             unsigned band,
+                                             const amq_options *opt,
+                                             amq_ribbon **out);
 AMQ_API void amq_ribbon_free(amq_ribbon *f);
 AMQ_API bool amq_ribbon_contains_hash(const amq_ribbon *f, uint64_t hash);
+/* out[i] = contains(hashes[i]); prefetches each key's code and solution
+ * words 16 keys before it reads them. */
 AMQ_API void amq_ribbon_contains_batch(const amq_ribbon *f, const uint64_t *h,
                                        size_t n, uint8_t *out);
+/* Distinct keys stored. */
 AMQ_API uint64_t amq_ribbon_items(const amq_ribbon *f);
+/* Bytes of all layers' solutions and codes. */
 AMQ_API size_t amq_ribbon_size_bytes(const amq_ribbon *f);
+/* The false-positive probability of a key not built, exactly (0 when
+ * empty). */
 AMQ_API double amq_ribbon_fpr_bound(const amq_ribbon *f);
 /* Solution columns per row the build used (e.g. 6.5). */
 AMQ_API double amq_ribbon_bits(const amq_ribbon *f);
 AMQ_API unsigned amq_ribbon_band(const amq_ribbon *f);
-/* Peak bytes a build of n keys allocates besides the filter (band state
- * and grouped keys; plus 8 n if duplicates force a sorted copy). */
+/* Layers (0 when empty; 1 for standard Ribbon and for fewer than ~1000
+ * keys). */
+AMQ_API unsigned amq_ribbon_layers(const amq_ribbon *f);
+/* true for bumped Ribbon, false for standard. */
+AMQ_API bool amq_ribbon_bumped(const amq_ribbon *f);
+/* Peak bytes a build of n keys allocates besides the filter: the sorted
+ * hashes (8 n), the band state (12 or 20 bytes per row) and a few sorting
+ * partitions (~20-30 n bytes in all). 0 on overflow or a bad band. */
 AMQ_API size_t amq_ribbon_build_memory(size_t n, unsigned band);
 
 #ifdef __cplusplus
