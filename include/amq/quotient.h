@@ -33,11 +33,37 @@
  * AMQ_ERR_NOMEM (unchanged) elsewhere.
  *
  * Ownership: _new/_merge return objects released with amq_qf_free (NULL
- * accepted). Thread-safety: queries are safe from any number of threads while
- * nobody modifies; updates need external locking (no concurrent mode yet).
+ * accepted).
+ *
+ * Thread-safety. By default queries are safe from any number of threads
+ * while nobody modifies, and updates need external locking. A filter
+ * created with AMQ_OPT_CONCURRENT in its options (through amq/filter.h:
+ * the same flag, or the spec parameter concurrent=1; the type lists
+ * AMQ_CAP_CONCURRENT) is in concurrent mode: the table is cut into regions
+ * of 4096 slots with one spin lock each, and
+ *   - amq_qf_insert/remove, amq_cqf_insert/remove, amq_qf_count/contains,
+ *     amq_qf_contains_batch and amq_qf_insert_batch (key by key) may be
+ *     called from any number of threads at once, in any mix; each call on
+ *     one key is atomic: the final state is the one of some sequential
+ *     order of those calls, so counts are exact and FULL / NOT_FOUND
+ *     answers are those of that order;
+ *   - each call on quotient Q locks Q's region and the next one (in
+ *     increasing order); if the slots it must shift or read reach past them
+ *     (a cluster longer than the window, or a saturated offset looking back
+ *     before it) it releases them before changing anything and retakes
+ *     every region lock in increasing order, so it never deadlocks;
+ *   - merge, merge_into, resize, iteration, serialization and free need the
+ *     filter quiet (no call in flight); the properties (items, distinct,
+ *     used slots, fpr bound) may be read at any time and are exact once
+ *     the calls are done.
+ * Concurrent mode costs one uncontended lock pair per call; the table and
+ * its frame are the same in both modes (the mode is not saved: a loaded
+ * filter takes it from the load options).
+ *
  * Complexity: insert, remove, contains and count cost O(1) expected at
  * bounded load plus the length of the cluster they shift (O(1/(1-load)^2)
- * expected); merge and resize are linear in the table size.
+ * expected, moved a 64-bit word at a time); merge and resize are linear in
+ * the table size.
  */
 #ifndef AMQ_QUOTIENT_H
 #define AMQ_QUOTIENT_H
@@ -64,7 +90,9 @@ AMQ_API amq_status amq_cqf_new(uint64_t capacity, double fpr,
                                const amq_options *opt, amq_cqf **out);
 /* slots: N home slots, a positive multiple of 64; rbits: 1..58 for qf,
  * 2..58 for cqf; ceil(log2 N) + rbits <= 64 (the fingerprint is cut from
- * one 64-bit hash), else AMQ_ERR_OVERFLOW. */
+ * one 64-bit hash), else AMQ_ERR_OVERFLOW. opt->flags: AMQ_OPT_CONCURRENT
+ * (concurrent mode, above), AMQ_OPT_SCALAR (portable select and
+ * slot-by-slot moves, the reference the fast paths are tested against). */
 AMQ_API amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
                                        const amq_options *opt, amq_qf **out);
 AMQ_API amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
@@ -76,12 +104,21 @@ AMQ_API void amq_qf_free(amq_qf *f);
 
 /* One more copy of hash. AMQ_ERR_FULL (unchanged). */
 AMQ_API amq_status amq_qf_insert(amq_qf *f, uint64_t hash);
+/* amq_qf_insert of h[0], h[1], ... in order, stopping at the first
+ * failure (its status is returned; the keys before it stay inserted, it
+ * and the rest are not); *done (may be NULL) = keys inserted. The same
+ * result as the loop, faster: each key's block is prefetched a few keys
+ * ahead so the cache misses of consecutive inserts overlap (a single
+ * insert waits for its own miss). AMQ_ERR_INVALID for NULL arguments. */
+AMQ_API amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h,
+                                       size_t n, size_t *done);
 /* One copy fewer. AMQ_ERR_NOT_FOUND if none is held (unchanged). */
 AMQ_API amq_status amq_qf_remove(amq_qf *f, uint64_t hash);
 AMQ_API bool amq_qf_contains(const amq_qf *f, uint64_t hash);
 /* Copies held of hash's fingerprint (0 if absent; >= the true count). */
 AMQ_API uint64_t amq_qf_count(const amq_qf *f, uint64_t hash);
-/* out[i] = amq_qf_contains(f, h[i]); block metadata prefetched per group. */
+/* out[i] = amq_qf_contains(f, h[i]); each key's block is prefetched 16
+ * keys ahead, so the cache misses overlap. */
 AMQ_API void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h,
                                    size_t n, uint8_t *out);
 
@@ -136,6 +173,7 @@ AMQ_API uint64_t amq_qf_slots(const amq_qf *f);        /* N (home slots)   */
 AMQ_API uint64_t amq_qf_table_slots(const amq_qf *f);  /* N + E            */
 AMQ_API unsigned amq_qf_rbits(const amq_qf *f);
 AMQ_API bool amq_qf_is_counting(const amq_qf *f);
+AMQ_API bool amq_qf_is_concurrent(const amq_qf *f);
 AMQ_API uint64_t amq_qf_items(const amq_qf *f);        /* copies held      */
 AMQ_API uint64_t amq_qf_distinct(const amq_qf *f);     /* D                */
 AMQ_API uint64_t amq_qf_used_slots(const amq_qf *f);

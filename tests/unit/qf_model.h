@@ -1,8 +1,12 @@
 /*
  * qf_model.h — the shared model tests of test_quotient.c (qf mode) and
  * test_cqf.c (counting mode): an exact multiset of fingerprints driven by
- * random operations, merge = union, resize keeps every key. Included by
- * exactly those two files.
+ * random operations, merge = union, resize keeps every key. Every random
+ * run drives two filters with the same operations: the one under test
+ * (fast or scalar paths, plain or concurrent mode, by seed) and a twin on
+ * the other paths; since the layout is a function of the stored multiset,
+ * their tables must stay byte-identical. Included by test_quotient.c,
+ * test_cqf.c and test_qf_threads.c.
  */
 #ifndef AMQ_TESTS_QF_MODEL_H
 #define AMQ_TESTS_QF_MODEL_H
@@ -14,8 +18,12 @@
 
 #include "amq/quotient.h"
 
-/* Internal hook (src/fingerprint/quotient.c): full invariant check. */
+/* Internal hooks (src/fingerprint/quotient.c): full invariant check, the
+ * raw table, and how often an operation of a concurrent filter had to take
+ * every region lock. */
 amq_status amq__qf_check(amq_qf *f);
+const uint8_t *amq__qf_table(const amq_qf *f, size_t *len);
+uint64_t amq__qf_widenings(const amq_qf *f);
 
 /* ---- a multiset of fingerprints: sorted array ---------------------------- */
 
@@ -101,20 +109,32 @@ static uint64_t hash_for(const amq_qf *f, uint64_t fp) {
 
 /* ---- random operations against the model --------------------------------- */
 
-static amq_status make(bool counting, uint64_t slots, unsigned r, bool scalar,
-                       amq_qf **out) {
+/* flags: AMQ_OPT_SCALAR, AMQ_OPT_CONCURRENT. */
+static amq_status make(bool counting, uint64_t slots, unsigned r,
+                       uint32_t flags, amq_qf **out) {
     amq_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.flags = scalar ? AMQ_OPT_SCALAR : 0;
+    opt.flags = flags;
     return counting ? amq_cqf_new_explicit(slots, r, &opt, out)
                     : amq_qf_new_explicit(slots, r, &opt, out);
 }
 
-/* Key universe: U hashes; a tenth of them share a quotient region so runs
- * and clusters get long. */
+/* The two tables hold the same bytes. */
+static bool same_table(const amq_qf *a, const amq_qf *b) {
+    size_t la, lb;
+    const uint8_t *ta = amq__qf_table(a, &la), *tb = amq__qf_table(b, &lb);
+    return la == lb && memcmp(ta, tb, la) == 0;
+}
+
+/* test_qf_threads.c takes the helpers above, not the suites below. */
+#ifndef QF_MODEL_NO_SUITES
+
+/* Key universe: U hashes; a tenth of them share the first 1/64 of the
+ * quotients so runs and clusters get long, and a tenth the last 1/64, so
+ * clusters run into the overflow slots at the end of the table. */
 static uint64_t key_of(uint64_t seed, uint64_t i) {
     uint64_t s = seed * 0x9e3779b97f4a7c15ULL + i, h = check_next(&s);
-    return i % 10 == 0 ? h >> 6 : h;
+    return i % 10 == 0 ? h >> 6 : i % 10 == 1 ? ~(h >> 6) : h;
 }
 
 typedef struct snapshot {
@@ -130,15 +150,35 @@ static bool same_snap(snapshot a, snapshot b) {
     return a.items == b.items && a.distinct == b.distinct && a.used == b.used;
 }
 
+/* The same update on the twin: same status, same bytes. */
+static uint64_t twin_insert(amq_qf *g, bool counting, uint64_t h, uint64_t c,
+                            amq_status want) {
+    amq_status st = counting ? amq_cqf_insert(g, h, c) : amq_qf_insert(g, h);
+    return st != want;
+}
+static uint64_t twin_remove(amq_qf *g, bool counting, uint64_t h, uint64_t k,
+                            amq_status want) {
+    amq_status st = counting ? amq_cqf_remove(g, h, k) : amq_qf_remove(g, h);
+    return st != want;
+}
+
+/* Seed bit 0: the filter under test takes the scalar paths (the twin the
+ * fast ones); bit 1: the filter under test is in concurrent mode. */
 static void run_model(bool counting, uint64_t slots, unsigned r,
                       uint64_t seed, unsigned ops, uint64_t universe) {
-    amq_qf *f = NULL;
+    amq_qf *f = NULL, *g = NULL;
     model m = {0};
     uint64_t rng = seed, fulls = 0, errs = 0;
+    uint32_t mode = ((seed & 1) ? AMQ_OPT_SCALAR : 0u) |
+                    ((seed & 2) ? AMQ_OPT_CONCURRENT : 0u);
     check_seed = seed;
-    CHECK_OK(make(counting, slots, r, seed & 1, &f));
-    if (f == NULL)
+    CHECK_OK(make(counting, slots, r, mode, &f));
+    CHECK_OK(make(counting, slots, r, (seed & 1) ? 0u : AMQ_OPT_SCALAR, &g));
+    if (f == NULL || g == NULL) {
+        amq_qf_free(f);
+        amq_qf_free(g);
         return;
+    }
     for (unsigned op = 1; op <= ops && errs == 0; op++) {
         uint64_t x = check_next(&rng);
         uint64_t h = key_of(seed, (x >> 16) % universe);
@@ -151,6 +191,7 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
             amq_status st = counting ? amq_cqf_remove(f, h, k)
                                      : amq_qf_remove(f, h);
             errs += st != AMQ_OK;
+            errs += twin_remove(g, counting, h, k, st);
             if (st == AMQ_OK)
                 model_sub(&m, fp, k);
         } else if (x % 16 == 6 && held == 0) {
@@ -161,6 +202,7 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
             snapshot s0 = snap(f);
             amq_status st = counting ? amq_cqf_insert(f, h, c)
                                      : amq_qf_insert(f, h);
+            errs += twin_insert(g, counting, h, c, st);
             if (st == AMQ_OK) {
                 model_add(&m, fp, c);
             } else {
@@ -168,6 +210,7 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
                 errs += st != AMQ_ERR_FULL || !same_snap(s0, snap(f));
             }
         }
+        errs += !same_table(f, g);
         if (op % 64 == 0 || op == ops) {
             errs += amq__qf_check(f) != AMQ_OK;
             errs += !same_as_model(f, &m);
@@ -175,12 +218,14 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
                 uint64_t hh = key_of(seed, i);
                 uint64_t want = model_count(&m, amq_qf_fingerprint(f, hh));
                 errs += amq_qf_count(f, hh) != want;
+                errs += amq_qf_count(g, hh) != want; /* the other paths */
                 errs += amq_qf_contains(f, hh) != (want > 0);
             }
         }
     }
-    CHECK_MSG(errs == 0, "%s slots=%llu r=%u: model disagrees (%llu fulls)",
-              counting ? "cqf" : "qf", (unsigned long long)slots, r,
+    CHECK_MSG(errs == 0, "%s slots=%llu r=%u mode=%u: model or twin "
+              "disagrees (%llu fulls)", counting ? "cqf" : "qf",
+              (unsigned long long)slots, r, (unsigned)mode,
               (unsigned long long)fulls);
     /* Drain: remove everything, the table ends empty and zeroed. */
     for (size_t i = m.n; i-- > 0;) {
@@ -204,13 +249,14 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
               (unsigned long long)amq_qf_used_slots(f));
     free(m.e);
     amq_qf_free(f);
+    amq_qf_free(g);
 }
 
 static void test_models(bool counting) {
     static const unsigned widths[] = {1, 2, 3, 5, 8, 13, 31, 47, 58};
     static const uint64_t slots[] = {64, 192, 1024};
-    unsigned seeds = check_quick() ? 2 : 4;
-    unsigned ops = check_quick() ? 1500 : 5000;
+    unsigned seeds = 4; /* the four modes: see run_model */
+    unsigned ops = check_quick() ? 1000 : 5000;
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
         if (counting && widths[w] < 2)
             continue;
@@ -228,6 +274,66 @@ static void test_models(bool counting) {
     }
 }
 
+/* ---- concurrent mode, one thread: the lock windows ------------------------ */
+
+/* A table of three lock regions (64 blocks each) in concurrent mode, and a
+ * plain twin. Half the keys have quotients in [4000, 4010), at the end of
+ * region 0: their cluster grows past slot 8192, the end of the two-region
+ * window of an operation homed in region 0, so inserts and removes there
+ * must retake every lock; blocks of region 1 get saturated offsets whose
+ * look-back leaves the window of operations homed in region 1; the
+ * cluster finally reaches the end of the table (FULL). The rest are
+ * spread. Same statuses and bytes as the twin, the model's multiset, and
+ * the fallback was taken. */
+static void test_windows(bool counting) {
+    const uint64_t slots = 8192;
+    const unsigned r = 10;
+    amq_qf *f = NULL, *g = NULL;
+    model m = {0};
+    uint64_t rng = 4242, errs = 0, fulls = 0;
+    unsigned ops = check_quick() ? 7000 : 12000;
+    check_seed = 4242;
+    CHECK_OK(make(counting, slots, r, AMQ_OPT_CONCURRENT, &f));
+    CHECK_OK(make(counting, slots, r, 0, &g));
+    if (f == NULL || g == NULL)
+        goto out;
+    for (unsigned op = 1; op <= ops && errs == 0; op++) {
+        uint64_t x = check_next(&rng), y = check_next(&rng);
+        uint64_t q = x % 2 ? 4000 + x / 2 % 10 : y % slots;
+        uint64_t fp = q << r | (y >> 40) % (1u << r), h = hash_for(f, fp);
+        uint64_t held = model_count(&m, fp), c = counting ? 1 + y % 3 : 1;
+        amq_status st;
+        if (x % 8 < 2 && held > 0) {
+            st = counting ? amq_cqf_remove(f, h, 1) : amq_qf_remove(f, h);
+            errs += st != AMQ_OK || twin_remove(g, counting, h, 1, st);
+            if (st == AMQ_OK)
+                model_sub(&m, fp, 1);
+        } else {
+            st = counting ? amq_cqf_insert(f, h, c) : amq_qf_insert(f, h);
+            errs += (st != AMQ_OK && st != AMQ_ERR_FULL) ||
+                    twin_insert(g, counting, h, c, st);
+            if (st == AMQ_OK)
+                model_add(&m, fp, c);
+            fulls += st == AMQ_ERR_FULL;
+        }
+        errs += !same_table(f, g);
+        if (op % 500 == 0)
+            errs += amq__qf_check(f) != AMQ_OK || !same_as_model(f, &m);
+    }
+    errs += amq__qf_check(f) != AMQ_OK || !same_as_model(f, &m);
+    CHECK_MSG(errs == 0, "%s windows: %llu errors", counting ? "cqf" : "qf",
+              (unsigned long long)errs);
+    CHECK_MSG(amq__qf_widenings(f) > 0 && fulls > 0,
+              "%s windows: %llu widenings, %llu fulls",
+              counting ? "cqf" : "qf",
+              (unsigned long long)amq__qf_widenings(f),
+              (unsigned long long)fulls);
+out:
+    free(m.e);
+    amq_qf_free(f);
+    amq_qf_free(g);
+}
+
 /* ---- FULL and saturated offsets ------------------------------------------ */
 
 /* One cluster across many blocks (every key's quotient in [0, 4)): block
@@ -237,7 +343,7 @@ static void test_big_cluster(bool counting) {
     model m = {0};
     uint64_t rng = 77, errs = 0;
     check_seed = 77;
-    CHECK_OK(make(counting, 1024, 20, false, &f));
+    CHECK_OK(make(counting, 1024, 20, 0, &f));
     if (f == NULL)
         return;
     uint64_t keys[1000];
@@ -271,6 +377,8 @@ static void fill_random(amq_qf *f, model *m, uint64_t seed, unsigned n,
     uint64_t rng = seed;
     for (unsigned i = 0; i < n; i++) {
         uint64_t h = key_of(seed % 3, check_next(&rng) % universe);
+        if (h > ~(UINT64_MAX >> 6))
+            h = ~h; /* merges are sized for the keys: none at the end */
         uint64_t c = amq_qf_is_counting(f) ? 1 + check_next(&rng) % 5 : 1;
         amq_status st = amq_qf_is_counting(f) ? amq_cqf_insert(f, h, c)
                                               : amq_qf_insert(f, h);
@@ -285,8 +393,8 @@ static void test_merge(bool counting) {
         model m = {0};
         check_seed = 500 + s;
         /* cqf groups of counts 1..5 take ~2.5 slots: room for the union */
-        CHECK_OK(make(counting, 4096, 9, false, &a));
-        CHECK_OK(make(counting, 4096, 9, false, &b));
+        CHECK_OK(make(counting, 4096, 9, 0, &a));
+        CHECK_OK(make(counting, 4096, 9, AMQ_OPT_CONCURRENT, &b));
         if (a == NULL || b == NULL)
             goto out;
         fill_random(a, &m, 500 + s, 800, 1500);
@@ -301,14 +409,14 @@ static void test_merge(bool counting) {
         CHECK_OK(amq_qf_merge_into(a, b));
         CHECK(same_as_model(a, &m) && amq__qf_check(a) == AMQ_OK);
         amq_qf *other = NULL;
-        CHECK_OK(make(counting, 8192, 9, false, &other));
+        CHECK_OK(make(counting, 8192, 9, 0, &other));
         if (other != NULL) {
             snapshot s0 = snap(a);
             CHECK_STATUS(amq_qf_merge_into(a, other), AMQ_ERR_INCOMPATIBLE);
             CHECK(same_snap(s0, snap(a)));
             amq_qf_free(other);
         }
-        CHECK_OK(make(!counting, 4096, 9, false, &other));
+        CHECK_OK(make(!counting, 4096, 9, 0, &other));
         if (other != NULL) {
             CHECK_STATUS(amq_qf_merge_into(a, other), AMQ_ERR_INCOMPATIBLE);
             amq_qf_free(other);
@@ -328,7 +436,9 @@ static void test_resize(bool counting) {
         enum { K = 900 };
         static uint64_t keys[K], counts[K];
         check_seed = 700 + s;
-        CHECK_OK(make(counting, counting ? 4096 : 1024, 12, false, &f));
+        /* odd seeds in concurrent mode: the lock array is resized too */
+        CHECK_OK(make(counting, counting ? 4096 : 1024, 12,
+                      (s & 1) ? AMQ_OPT_CONCURRENT : 0u, &f));
         if (f == NULL)
             return;
         for (int i = 0; i < K; i++)
@@ -357,10 +467,11 @@ static void test_resize(bool counting) {
         amq_qf_free(f);
     }
     amq_qf *g = NULL;
-    CHECK_OK(make(counting, 64, counting ? 2 : 1, false, &g));
+    CHECK_OK(make(counting, 64, counting ? 2 : 1, 0, &g));
     if (g != NULL)
         CHECK_STATUS(amq_qf_resize(g), AMQ_ERR_INVALID);
     amq_qf_free(g);
 }
 
+#endif /* QF_MODEL_NO_SUITES */
 #endif

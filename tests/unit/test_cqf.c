@@ -197,6 +197,7 @@ int main(void) {
     test_overflow();
     test_models(true);
     test_big_cluster(true);
+    test_windows(true);
     test_merge(true);
     test_resize(true);
     test_union_canonical("cqf:q=10,r=6");

@@ -9,7 +9,14 @@
  *   - saturated 8-bit offsets (one huge cluster) stay correct;
  *   - merge = multiset union, and equals the filter built by inserts;
  *   - resize keeps every key's count and fingerprint;
- *   - batch contains = scalar contains.
+ *   - batch contains = scalar contains; the batch insert = the loop of
+ *     inserts (same bytes, stops at the first FULL);
+ *   - concurrent mode from one thread, with clusters past the lock window
+ *     (qf_model.h: test_windows); the threads themselves are in
+ *     test_qf_threads.c.
+ * Every random run also drives a twin filter on the other code paths
+ * (fast word-level moves and block-local lookups vs the scalar reference)
+ * and requires byte-identical tables.
  * The multiset is kept over fingerprints, since keys with one fingerprint
  * are one key to the filter.
  */
@@ -128,6 +135,45 @@ static void test_batch(void) {
     amq_qf_free(f);
 }
 
+/* The batch insert is the loop of inserts: same bytes, and it stops at
+ * the first FULL with the keys before it inserted. */
+static void test_insert_batch(void) {
+    enum { M = 3000 };
+    static uint64_t h[M];
+    uint64_t rng = 910;
+    check_seed = 910;
+    for (int i = 0; i < M; i++)
+        h[i] = check_next(&rng);
+    for (int mode = 0; mode < 3; mode++) {
+        uint32_t flags = mode == 1 ? AMQ_OPT_SCALAR
+                                   : mode == 2 ? AMQ_OPT_CONCURRENT : 0u;
+        amq_qf *f = NULL, *g = NULL;
+        size_t done = 99, seq = 0;
+        CHECK_OK(make(mode == 2, 2048, 8, flags, &f));
+        CHECK_OK(make(mode == 2, 2048, 8, 0, &g));
+        if (f == NULL || g == NULL) {
+            amq_qf_free(f);
+            amq_qf_free(g);
+            return;
+        }
+        CHECK_OK(amq_qf_insert_batch(f, h, 0, &done));
+        CHECK(done == 0);
+        CHECK_STATUS(amq_qf_insert_batch(f, NULL, 1, &done), AMQ_ERR_INVALID);
+        CHECK_STATUS(amq_qf_insert_batch(NULL, h, 1, NULL), AMQ_ERR_INVALID);
+        CHECK_OK(amq_qf_insert_batch(f, h, 1000, NULL));
+        CHECK_STATUS(amq_qf_insert_batch(f, h + 1000, M - 1000, &done),
+                     AMQ_ERR_FULL);
+        while (seq < M && amq_qf_insert(g, h[seq]) == AMQ_OK)
+            seq++;
+        CHECK_MSG(done + 1000 == seq && amq_qf_items(f) == seq,
+                  "batch stopped after %zu, the loop after %zu", done + 1000,
+                  seq);
+        CHECK(same_table(f, g) && amq__qf_check(f) == AMQ_OK);
+        amq_qf_free(f);
+        amq_qf_free(g);
+    }
+}
+
 static void test_shapes(void) {
     amq_qf *f = NULL;
     CHECK_STATUS(amq_qf_new_explicit(100, 8, NULL, &f), AMQ_ERR_INVALID);
@@ -156,10 +202,12 @@ int main(void) {
     test_shapes();
     test_models(false);
     test_big_cluster(false);
+    test_windows(false);
     test_fill();
     test_merge(false);
     test_merge_full();
     test_resize(false);
     test_batch();
+    test_insert_batch();
     return check_report("test_quotient");
 }
