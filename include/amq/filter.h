@@ -119,6 +119,13 @@ AMQ_API uint64_t amq_filter_hash(const amq_filter *f, const void *key,
  * up; the filter is unchanged), AMQ_ERR_UNSUPPORTED (static types). */
 AMQ_API amq_status amq_filter_add(amq_filter *f, const void *key, size_t len);
 AMQ_API amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash);
+/* add_hash of hashes[0], hashes[1], ... in order, stopping at the first
+ * failure, whose status is returned: the keys before it are in, it and the
+ * rest are not. *done (may be NULL) = keys added. The same result as the
+ * loop; types that can overlap consecutive inserts' memory misses (qf, cqf)
+ * do so. */
+AMQ_API amq_status amq_filter_add_batch(amq_filter *f, const uint64_t *hashes,
+                                        size_t n, size_t *done);
 
 AMQ_API bool amq_filter_contains(const amq_filter *f, const void *key,
                                  size_t len);

@@ -124,13 +124,12 @@ static amq_status build_dynamic(const char *spec, const uint64_t *hashes,
     amq_filter *f = NULL;
     AMQ_RETURN_IF_ERR(amq_filter_new(spec, fpr == 0.0 ? 0 : (n ? n : 1), fpr,
                                      opt, &f, diag));
-    for (size_t i = 0; i < n; i++) {
-        amq_status st = amq_filter_add_hash(f, hashes[i]);
-        if (st != AMQ_OK) {
-            amq_filter_free(f);
-            return amq__diag(diag, st, i, "adding hash %zu of %zu: %s", i, n,
-                             amq_strerror(st));
-        }
+    size_t done = 0;
+    amq_status st = amq_filter_add_batch(f, hashes, n, &done);
+    if (st != AMQ_OK) {
+        amq_filter_free(f);
+        return amq__diag(diag, st, done, "adding hash %zu of %zu: %s", done,
+                         n, amq_strerror(st));
     }
     *out = f;
     return AMQ_OK;
@@ -184,6 +183,24 @@ amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash) {
     if (f->view)
         return AMQ_ERR_READONLY;
     return f->type->add(f->impl, hash);
+}
+
+amq_status amq_filter_add_batch(amq_filter *f, const uint64_t *hashes,
+                                size_t n, size_t *done) {
+    size_t i = 0;
+    amq_status st = AMQ_OK;
+    if (f == NULL || (hashes == NULL && n != 0))
+        st = AMQ_ERR_INVALID;
+    else if (f->view)
+        st = AMQ_ERR_READONLY;
+    else if (f->type->add_batch != NULL)
+        st = f->type->add_batch(f->impl, hashes, n, &i);
+    else
+        for (; i < n && (st = f->type->add(f->impl, hashes[i])) == AMQ_OK; i++)
+            ;
+    if (done != NULL)
+        *done = i;
+    return st;
 }
 
 amq_status amq_filter_add(amq_filter *f, const void *key, size_t len) {

@@ -41,6 +41,11 @@ typedef struct amq__type {
     void (*destroy)(void *impl);
 
     amq_status (*add)(void *impl, uint64_t h);
+    /* add of h[0..n) in order, stopping at the first failure (returned);
+     * *done = keys added. Same result as the loop, faster (the quotient
+     * filter overlaps consecutive inserts' misses). NULL: the loop. */
+    amq_status (*add_batch)(void *impl, const uint64_t *h, size_t n,
+                            size_t *done);                            /* opt */
     bool (*contains)(const void *impl, uint64_t h);
     void (*contains_batch)(const void *impl, const uint64_t *h, size_t n,
                            uint8_t *out);

@@ -1886,6 +1886,10 @@ static amq_status t_create_cqf(amq__spec *spec, uint64_t capacity, double fpr,
 
 static void t_destroy(void *impl) { amq_qf_free(impl); }
 static amq_status t_add(void *impl, uint64_t h) { return insert(impl, h, 1); }
+static amq_status t_add_batch(void *impl, const uint64_t *h, size_t n,
+                              size_t *done) {
+    return amq_qf_insert_batch(impl, h, n, done);
+}
 static bool t_contains(const void *impl, uint64_t h) {
     return amq_qf_contains(impl, h);
 }
@@ -2038,6 +2042,7 @@ const amq__type amq__type_qf = {
     .create = t_create_qf,
     .destroy = t_destroy,
     .add = t_add,
+    .add_batch = t_add_batch,
     .contains = t_contains,
     .contains_batch = t_batch,
     .remove = t_remove,
@@ -2067,6 +2072,7 @@ const amq__type amq__type_cqf = {
     .create = t_create_cqf,
     .destroy = t_destroy,
     .add = t_add,
+    .add_batch = t_add_batch,
     .contains = t_contains,
     .contains_batch = t_batch,
     .remove = t_remove,

@@ -868,6 +868,29 @@ static void test_batch(const amq_type_info *ti) {
     }
     CHECK_MSG(bad == 0 && over == 0, "%s: short batches: %zu wrong, %zu "
               "bytes written past n", ti->name, bad, over);
+
+    /* Batch insert = the loop, byte for byte, up to and including a
+     * refusal (a small filter driven past capacity). */
+    if (!is_static(ti)) {
+        amq_filter *x = new_filter(ti->name, 200, 0.01, NULL);
+        amq_filter *y = new_filter(ti->name, 200, 0.01, NULL);
+        if (x != NULL && y != NULL) {
+            for (size_t i = 0; i < 4000; i++)
+                h[i] = key_hash(x, seed + 1, i, TAG_PRESENT);
+            size_t loop = 0, done = 99;
+            amq_status sl = AMQ_OK;
+            while (loop < 4000 &&
+                   (sl = amq_filter_add_hash(x, h[loop])) == AMQ_OK)
+                loop++;
+            amq_status sb = amq_filter_add_batch(y, h, 4000, &done);
+            CHECK_MSG(sl == sb && done == loop && same_frame(x, y),
+                      "%s: add_batch %s after %zu, loop %s after %zu",
+                      ti->name, amq_status_name(sb), done,
+                      amq_status_name(sl), loop);
+        }
+        amq_filter_free(x);
+        amq_filter_free(y);
+    }
 out:
     free(h);
     free(a);
