@@ -1914,25 +1914,32 @@ static uint64_t t_items(const void *impl) {
 }
 static size_t t_size(const void *impl) { return amq_qf_size_bytes(impl); }
 static double t_bound(const void *impl) { return amq_qf_fpr_bound(impl); }
+/* The shape only: concurrent mode is how this process uses the table (a
+ * loaded frame gets it from the load options), not part of the frame. */
 static size_t t_describe(const void *impl, char *buf, size_t cap) {
     const amq_qf *f = impl;
-    const char *conc = f->concurrent ? ",concurrent=1" : "";
     int n;
     if ((f->nslots & (f->nslots - 1)) == 0)
-        n = snprintf(buf, cap, "q=%u,r=%u%s", ceil_log2(f->nslots), f->rbits,
-                     conc);
+        n = snprintf(buf, cap, "q=%u,r=%u", ceil_log2(f->nslots), f->rbits);
     else
-        n = snprintf(buf, cap, "slots=%llu,r=%u%s",
-                     (unsigned long long)f->nslots, f->rbits, conc);
+        n = snprintf(buf, cap, "slots=%llu,r=%u",
+                     (unsigned long long)f->nslots, f->rbits);
     return n > 0 ? (size_t)n : 0;
+}
+
+/* The curve does not depend on concurrent=; accept it so any valid spec
+ * has a curve. */
+static amq_status curve_spec(amq__spec *spec, amq_diag *diag) {
+    uint64_t conc;
+    bool has;
+    return amq__spec_u64(spec, "concurrent", 0, 1, &conc, &has, diag);
 }
 
 /* The family's curve: a filter at its maximum load a = 0.95 spends
  * (r + 2.125) / a bits per key and has fpr a * 2^-r; r taken as real. */
 static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
                               amq_diag *diag) {
-    (void)spec;
-    (void)diag;
+    AMQ_RETURN_IF_ERR(curve_spec(spec, diag));
     if (!(bpk > 0.0) || isinf(bpk))
         return AMQ_ERR_INVALID;
     double r = AMQ_QF_MAX_LOAD * bpk - amq_qf_metadata_bits_per_slot();
@@ -1943,8 +1950,7 @@ static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
 
 static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
                                amq_diag *diag) {
-    (void)spec;
-    (void)diag;
+    AMQ_RETURN_IF_ERR(curve_spec(spec, diag));
     if (!(fpr > 0.0 && fpr < 1.0))
         return AMQ_ERR_INVALID;
     double r = log2(AMQ_QF_MAX_LOAD / fpr);

@@ -344,7 +344,8 @@ static void test_generic(void) {
     if (f != NULL) {
         char buf[128];
         amq_filter_describe(f, buf, sizeof buf);
-        CHECK_MSG(strcmp(buf, "qf:q=12,r=8,concurrent=1") == 0, "%s", buf);
+        /* describe gives the shape; concurrency is a run-time mode */
+        CHECK_MSG(strcmp(buf, "qf:q=12,r=8") == 0, "%s", buf);
         CHECK_OK(amq_filter_add_hash(f, 12345));
         CHECK(amq_filter_contains_hash(f, 12345));
     }
