@@ -1,50 +1,70 @@
 /*
  * amq/cuckoo.h — cuckoo and vacuum filters: fingerprints in a table of
  * buckets of four slots, two candidate buckets per key, deletions and
- * duplicate counting.
+ * duplicate counting, and optional growth by chaining tables.
  *
  * These typed APIs take 64-bit hashes (hash byte keys with amq_hash64). Both
  * structures are also reachable through amq/filter.h as "cuckoo" and
- * "vacuum".
+ * "vacuum" (spec key grow=1 for growth).
  *
  *   cuckoo   Fan, Andersen, Kaminsky, Mitzenmacher, "Cuckoo filter:
- *            practically better than Bloom" (CoNEXT 2014). A power-of-two
- *            table of buckets of 4 slots; a key stores an f-bit fingerprint
- *            (4 <= f <= 32) in bucket i1 or i2 = i1 xor delta(fingerprint)
- *            (partial-key cuckoo hashing), evicting residents along a
- *            random walk of at most max_kicks steps when both are full.
+ *            practically better than Bloom" (CoNEXT 2014). A table of any
+ *            even number m of buckets of 4 slots; a key stores an f-bit
+ *            fingerprint (4 <= f <= 32) in bucket i1 or its alternate i2
+ *            (partial-key cuckoo hashing: i2 from i1 and the fingerprint
+ *            only), evicting residents along a random walk of at most
+ *            max_kicks steps when both are full. Power-of-two tables use
+ *            i2 = i1 xor delta(fp); other even sizes i1 + i2 = H(fp) mod m
+ *            with H odd, so a table sized from a capacity is only as large
+ *            as that capacity needs (about f / 0.95 bits per key).
  *   vacuum   Wang, Zhou, Shi, Qian, "Vacuum filters: more space-efficient
  *            and faster replacement for Bloom and cuckoo filters" (PVLDB 13,
  *            2019). The same table, but delta stays inside an aligned chunk
  *            of L buckets (four alternate ranges L0 >= L1 >= L2 >= L3 chosen
- *            by a balls-into-bins bound), so the table needs only be a
- *            multiple of L0, not a power of two: the same keys at the same
- *            fingerprint width in up to ~2x less memory.
+ *            by a balls-into-bins bound), so both buckets of a key are
+ *            close together; the table is a multiple of L0 (a table of one
+ *            chunk is a power of two).
  *
  * A vacuum filter is a cuckoo filter with alternate ranges: both use the
  * amq_cuckoo handle and every amq_cuckoo_* function below.
  *
- * Guarantees. No false negatives for every key added and not removed. A key
- * never added is reported with probability at most
+ * Guarantees. No false negatives for every key added and not removed
+ * (but see "Failure modes" for removals). A key never added is reported with
+ * probability at most
  *     1 - (1 - q * p2)^items,  q = ceil(2^32 / (2^f - 1)) / 2^32,
  *                              p2 = 2 * ceil(2^32 / m) / 2^32
- * (about 8 * load / 2^f; m buckets): amq_cuckoo_fpr_bound, derived in
+ * (about 8 * load / 2^f; m buckets), and for a chain of tables
+ * 1 - prod_i (1 - bound_i): amq_cuckoo_fpr_bound, derived in
  * docs/structures.md. Sized from (capacity, fpr), f = ceil(log2(8 / fpr))
  * and the table holds capacity keys below the load where inserts start to
  * fail.
  *
- * Failure modes. An add can fail with AMQ_ERR_FULL (table too full, or the
- * same key added more than 8 times); the filter is then exactly as before
- * (the eviction walk is undone) and every key added before is still found.
- * Removing a key that was never added may remove another key's fingerprint
- * (a false-positive delete) and so create a false negative: remove only
- * keys you added.
+ * Growth (amq_cuckoo_set_growth, or grow=1 in a spec): when the newest
+ * table refuses a key, a table with twice the buckets and one more
+ * fingerprint bit (up to 32) is appended and takes it. Queries ask every
+ * table, count sums them, remove takes a copy from the newest table that
+ * holds the key's fingerprint in its buckets. Each table's bound halves at
+ * equal load, so the compound bound stays below about twice the first
+ * table's: build with fpr / 2 to keep it below fpr (the spec does).
+ *
+ * Failure modes. An add can fail with AMQ_ERR_FULL (table too full and no
+ * growth or the growth caps reached, or the same key added more than 8
+ * times into one table) or AMQ_ERR_NOMEM (a new table could not be
+ * allocated); the filter is then exactly as before (the eviction walk is
+ * undone) and every key added before is still found. Removing a key that
+ * was never added may remove another key's fingerprint (a false-positive
+ * delete) and so create a false negative: remove only keys you added. In a
+ * chain, removing a held key takes the copy in the newest table whose
+ * buckets hold its fingerprint; with probability at most the newer tables'
+ * bounds that copy is another key's, which may then be lost (the same
+ * effect as a false-positive delete).
  *
  * Ownership: _new returns an object released with amq_cuckoo_free (NULL
  * accepted). Thread-safety: queries are safe from any number of threads
  * while nobody modifies; updates need external locking.
- * Complexity: contains reads two buckets (two cache lines at most); add is
- * O(1) expected, O(max_kicks) worst case; remove and count read two buckets.
+ * Complexity: contains reads two buckets per table (two cache lines at
+ * most); add is O(1) expected, O(max_kicks) worst case (plus allocating a
+ * table when growing); remove and count read two buckets per table.
  */
 #ifndef AMQ_CUCKOO_H
 #define AMQ_CUCKOO_H
@@ -61,6 +81,7 @@ extern "C" {
 #define AMQ_CUCKOO_MAX_BUCKETS (UINT64_C(1) << 31)
 #define AMQ_CUCKOO_MAX_KICKS 100000
 #define AMQ_CUCKOO_DEFAULT_KICKS 500
+#define AMQ_CUCKOO_MAX_LINKS 32     /* tables in a growing filter           */
 
 typedef struct amq_cuckoo amq_cuckoo;
 
@@ -75,28 +96,31 @@ AMQ_API double amq_cuckoo_fpr(double load, unsigned fp_bits);
 
 /* ---- construction ------------------------------------------------------- */
 
-/* Cuckoo filter for capacity keys at fpr: f from fpr, the smallest
- * power-of-two table that holds capacity keys at a safe load.
- * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM, AMQ_ERR_HASH. */
+/* Cuckoo filter for capacity keys at fpr: f from fpr, the smallest even
+ * table that holds capacity keys at a safe load (design load 0.95 plus a
+ * margin for small tables; the first failure comes at 0.96-0.975). No
+ * growth (see amq_cuckoo_set_growth).
+ * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_cuckoo_new(uint64_t capacity, double fpr,
                                   const amq_options *opt, amq_cuckoo **out);
-/* buckets a power of two in [2, AMQ_CUCKOO_MAX_BUCKETS], 4 <= fp_bits <= 32,
- * max_kicks <= AMQ_CUCKOO_MAX_KICKS. */
+/* buckets even in [2, AMQ_CUCKOO_MAX_BUCKETS] (a power of two selects the
+ * xor form, any other even size the sum form), 4 <= fp_bits <= 32,
+ * max_kicks <= AMQ_CUCKOO_MAX_KICKS; AMQ_ERR_INVALID otherwise. */
 AMQ_API amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
                                            unsigned max_kicks,
                                            const amq_options *opt,
                                            amq_cuckoo **out);
 
 /* Vacuum filter for capacity keys at fpr: the minimum table rounded up to
- * whole chunks (8192-65536 buckets) instead of a power of two; e.g. 10^6
- * keys at fpr 0.01 take 11.1 bits/key against 21.0 for amq_cuckoo_new.
- * Small capacities (one chunk) get the cuckoo table. */
+ * whole chunks (4096-65536 buckets); e.g. 10^6 keys at fpr 0.01 take 10.8
+ * bits/key (amq_cuckoo_new: 10.5; a power-of-two cuckoo table: 21.0).
+ * Small capacities (one chunk) get a power-of-two table. */
 AMQ_API amq_status amq_vacuum_new(uint64_t capacity, double fpr,
                                   const amq_options *opt, amq_cuckoo **out);
-/* buckets in [2, AMQ_CUCKOO_MAX_BUCKETS]; chunk a power of two >= 8 dividing
+/* buckets in [2, AMQ_CUCKOO_MAX_BUCKETS]; chunk a power of two >= 2 dividing
  * buckets, or 0 to choose it (then buckets must be a multiple of the chosen
- * range; AMQ_ERR_INVALID otherwise). The three smaller ranges follow from
- * buckets and chunk. */
+ * range, or be a power of two; AMQ_ERR_INVALID otherwise). The three
+ * smaller ranges follow from buckets and chunk. */
 AMQ_API amq_status amq_vacuum_new_explicit(uint64_t buckets, unsigned fp_bits,
                                            uint64_t chunk, unsigned max_kicks,
                                            const amq_options *opt,
@@ -104,29 +128,50 @@ AMQ_API amq_status amq_vacuum_new_explicit(uint64_t buckets, unsigned fp_bits,
 
 AMQ_API void amq_cuckoo_free(amq_cuckoo *c);
 
+/* Growth by chaining: max_links in [1, AMQ_CUCKOO_MAX_LINKS] tables at
+ * most (1 turns growth off), max_bytes a cap on the tables' total bytes
+ * (0 = none). May be called at any time; AMQ_ERR_INVALID (nothing changes)
+ * if the filter already has more tables or bytes than the caps allow, or
+ * max_bytes != 0 with max_links == 1. An add past the caps fails with
+ * AMQ_ERR_FULL, the filter unchanged. */
+AMQ_API amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
+                                         uint64_t max_bytes);
+
 /* ---- updates and queries ------------------------------------------------ */
 
-/* AMQ_ERR_FULL: no room after max_kicks evictions; the filter is unchanged. */
+/* AMQ_ERR_FULL: no room after max_kicks evictions (and no growth, or past
+ * its caps); AMQ_ERR_NOMEM: a new table could not be allocated. The filter
+ * is unchanged on every error. */
 AMQ_API amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t hash);
 AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t hash);
 /* out[i] = contains(h[i]); prefetches both buckets of a group first. */
 AMQ_API void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,
                                        size_t n, uint8_t *out);
-/* Removes one copy. AMQ_ERR_NOT_FOUND if no slot of the key's two buckets
- * holds its fingerprint (then nothing changes). */
+/* Removes one copy, from the newest table holding the key's fingerprint in
+ * its buckets. AMQ_ERR_NOT_FOUND if no table does (then nothing changes). */
 AMQ_API amq_status amq_cuckoo_remove_hash(amq_cuckoo *c, uint64_t hash);
-/* Copies of the key's fingerprint in its two buckets (0..8): never below the
- * number of times the key was added and not removed. */
+/* Copies of the key's fingerprint in its two buckets of every table (0..8
+ * per table): never below the number of times the key was added and not
+ * removed. */
 AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, uint64_t hash);
 
 /* ---- properties --------------------------------------------------------- */
 
+/* Slots in use over every table. */
 AMQ_API uint64_t amq_cuckoo_items(const amq_cuckoo *c);
+/* Buckets, fingerprint bits and ranges of the first table. */
 AMQ_API uint64_t amq_cuckoo_buckets(const amq_cuckoo *c);
 AMQ_API unsigned amq_cuckoo_fp_bits(const amq_cuckoo *c);
 /* The four alternate ranges (all equal to buckets for a cuckoo filter). */
 AMQ_API void amq_cuckoo_ranges(const amq_cuckoo *c, uint64_t ranges[4]);
-/* items / (4 * buckets). */
+/* Tables in the chain (1 for a filter that never grew), and table i's
+ * shape and slots in use (any pointer may be NULL); AMQ_ERR_INVALID if
+ * i >= amq_cuckoo_links(c). */
+AMQ_API unsigned amq_cuckoo_links(const amq_cuckoo *c);
+AMQ_API amq_status amq_cuckoo_link_info(const amq_cuckoo *c, unsigned i,
+                                        uint64_t *buckets, unsigned *fp_bits,
+                                        uint64_t *items);
+/* items / (4 * buckets of every table). */
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *c);
 AMQ_API size_t amq_cuckoo_size_bytes(const amq_cuckoo *c);
 AMQ_API double amq_cuckoo_fpr_bound(const amq_cuckoo *c);

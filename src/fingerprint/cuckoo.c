@@ -1,13 +1,17 @@
 /*
  * cuckoo.c — the cuckoo filter (Fan, Andersen, Kaminsky, Mitzenmacher,
- * CoNEXT 2014) and the bucket table it shares with the vacuum filter
- * (vacuum.c, which only picks other table sizes and alternate ranges).
+ * CoNEXT 2014), the bucket table it shares with the vacuum filter (vacuum.c,
+ * which only picks other table sizes and alternate ranges), and the chain
+ * of tables a growing filter keeps.
  *
  * A key's 64-bit hash h gives an f-bit fingerprint and two buckets:
  *
  *   h:  [ high 32 bits ──► i1 = reduce(h >> 32, m) ][ low 32 ──► fp ]
  *       fp = 1 + reduce(h mod 2^32, 2^f - 1)        (0 marks an empty slot)
- *       i2 = alt(i1, fp) = i1 xor (1 + reduce(mix(fp) >> 32, L - 1))
+ *       i2 = alt(i1, fp):
+ *         xor form  i1 xor (1 + reduce(mix(fp) >> 32, L - 1))   m = 2^k
+ *         sum form  (H - i1) mod m,                            m even
+ *                   H = 2 reduce(mix(fp) >> 32, m / 2) + 1
  *
  *   words (64-bit, little-endian), f = 12: bucket b = slots 4b .. 4b+3
  *   +------------+------------+------------+------------+------------+--
@@ -17,34 +21,69 @@
  *
  * Because i2 depends on i1 and the fingerprint only (partial-key cuckoo
  * hashing), a resident fingerprint can be moved to its other bucket without
- * knowing its key. alt is an involution and never fixes a bucket, so every
- * key has two distinct buckets; L is the table size for a cuckoo filter and
- * a smaller chunk for a vacuum filter (cuckoo_table.h).
+ * knowing its key. Both forms of alt are involutions without a fixed point,
+ * so every key has two distinct buckets. The xor form needs a power-of-two
+ * range (the whole table for a cuckoo filter, a chunk for a vacuum filter);
+ * the sum form (i1 + i2 ≡ H mod m) works for any even m, which is what
+ * lets a cuckoo table be sized to its capacity instead of to the next power
+ * of two. H is odd and m even, so i1 and i2 have opposite parities and
+ * never coincide (an odd m cannot have a fixed-point-free involution at
+ * all, hence even tables). The reduction is a multiply-shift and the mod a
+ * conditional add: no division on any path. Power-of-two tables keep the
+ * xor form, so frames written before the sum form existed keep their
+ * meaning.
  *
- * Insert: an empty slot in i1, else in i2, else a random walk: evict a
- * slot's fingerprint from the current bucket, carry it to its alternate
- * bucket, repeat up to max_kicks times. The walk is a deterministic function
- * of (h, step, bucket), and every step is a swap whose inverse is known
- * (the previous bucket is alt(current bucket, carried fingerprint)), so a
- * walk that fails is undone step by step without recording it: AMQ_ERR_FULL
- * leaves the table bit-for-bit as it was and no victim is ever lost.
+ * Insert: an empty slot in i1, else in i2, else a random walk: at each
+ * full bucket first look one move ahead (does a resident's own alternate
+ * bucket have an empty slot? then move it there and take its slot — the
+ * four alternates are prefetched together, so this costs about one miss
+ * and finishes a walk at high load about three times sooner than the plain
+ * walk), else evict a slot's fingerprint, carry it to its alternate bucket
+ * and repeat, up to max_kicks times. The walk is a deterministic function
+ * of (h, step, bucket), every step is a swap whose inverse is known (the
+ * previous bucket is alt(current bucket, carried fingerprint)), and a
+ * lookahead that fails changes nothing, so a walk that fails is undone
+ * step by step without recording it: AMQ_ERR_FULL leaves the table
+ * bit-for-bit as it was and no victim is ever lost.
  * Duplicates are stored as copies, so a key can be held at most 8 times
- * (two buckets of four); the ninth add fails with AMQ_ERR_FULL.
+ * (two buckets of four) per table; the ninth add fails with AMQ_ERR_FULL.
  *
- * Invariants: m in [2, 2^31]; 4 <= f <= 32; every range is a power of two
- * >= 2 dividing m; `items` equals the number of non-zero slots (checked on
- * load); the bits after the last slot are zero.
+ * Growth (optional, max_links > 1): the chain
+ *
+ *   table 0: m0 buckets, f bits       (full)
+ *   table 1: 2 m0 buckets, f + 1 bits (full)
+ *   table 2: 4 m0 buckets, f + 2 bits <- adds go here
+ *
+ * An add goes to the newest table; when that table refuses it (and not
+ * because the key already holds all 8 slots of its buckets there), a table
+ * of twice the buckets (the type's shape for that size) and one more
+ * fingerprint bit (at most 32) is appended and takes the key. A query asks
+ * every table; count sums them; remove takes a copy from the newest table
+ * whose buckets hold the fingerprint. The cap (max_links tables, max_bytes
+ * of tables) makes the add fail with AMQ_ERR_FULL, the filter unchanged.
+ *
+ * Invariants: per table m in [2, 2^31]; 4 <= f <= 32; ranges as in
+ * cuckoo_table.h; `items` equals the number of non-zero slots (checked on
+ * load); the bits after the last slot are zero. Table i + 1 is exactly the
+ * type's shape for twice table i's buckets, at min(f_i + 1, 32) bits.
  *
  * False positives. An absent key x with fingerprint φ and buckets {a, a'}
- * is reported iff some stored key y has fp(y) = φ and i1(y) ∈ {a, a'}:
- * equal fingerprints give equal deltas, so then y's own pair is {a, a'} and
- * y sits in one of them — wherever the walks moved it. Under a uniform hash
- * fp and i1 are independent, P(fp(y) = φ) <= q = ceil(2^32/(2^f-1))/2^32
- * and P(i1(y) ∈ {a, a'}) <= p2 = 2 ceil(2^32/m)/2^32, independently for each
- * distinct key, so
- *     P(fp) <= 1 - (1 - q p2)^distinct <= 1 - (1 - q p2)^items,
- * which is the certified bound (exact for distinct keys in the hash model;
- * ~ 8 α 2^-f at load α). It does not depend on where keys were placed.
+ * is reported by a table iff some stored key y has fp(y) = φ and
+ * i1(y) ∈ {a, a'}: equal fingerprints give equal deltas (xor) or equal H
+ * (sum), so then y's own pair is {a, a'} and y sits in one of them —
+ * wherever the walks moved it. Under a uniform hash fp and i1 are
+ * independent, P(fp(y) = φ) <= q = ceil(2^32/(2^f-1))/2^32 and
+ * P(i1(y) ∈ {a, a'}) <= p2 = 2 ceil(2^32/m)/2^32 for every x, independently
+ * for each distinct key, so a table holding n_i slots reports x with
+ *     P_i <= b_i = 1 - (1 - q_i p2_i)^(n_i)
+ * (exact for distinct keys in the hash model; ~ 8 α 2^-f at load α). It
+ * does not depend on where keys were placed, nor on the form of alt. The
+ * tables hold disjoint keys, so given x their reports are independent and
+ * each is below its b_i whatever x is: the chain reports x with probability
+ * at most 1 - Π (1 - b_i), the certified bound (below the union bound
+ * Σ b_i by second-order terms). With one more bit per table, b_i halves
+ * from table to table at equal load, so the compound bound stays below
+ * 2 b_0-ish however far the chain grows (docs/drafts/cuckoo.md).
  *
  * Bucket compare: a bucket is 4f <= 128 bits; f <= 16 reads it as one
  * 64-bit word, f > 16 as two, and tests all lanes for the fingerprint with
@@ -53,8 +92,10 @@
  * get their own instance of the same inline code with f a constant.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
- * allocation); add returns AMQ_ERR_FULL with the table unchanged; removing
- * a key that was never added may remove another key's copy (see header).
+ * allocation); add returns AMQ_ERR_FULL (or AMQ_ERR_NOMEM when a new table
+ * cannot be allocated) with the filter unchanged; removing a key that was
+ * never added may remove another key's copy, and in a chain so may, rarely,
+ * removing a held key (see the header).
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,7 +106,8 @@
 
 #define SLOTS AMQ_CUCKOO_SLOTS
 #define BATCH 16
-#define PARAMS_LEN 40
+#define LINK_LEN 40  /* one table's parameters                          */
+#define CHAIN_LEN 16 /* nlinks u32 | max_links u32 | max_bytes u64       */
 
 /* ---- the mathematics ---------------------------------------------------- */
 
@@ -149,10 +191,17 @@ INLINE uint32_t bucket1(const amq__ctab *t, uint64_t h) {
     return amq__reduce32((uint32_t)(h >> 32), t->buckets);
 }
 
+/* The two forms of cuckoo_table.h. In the sum form H is odd and below m,
+ * b below m: H - b lies in (-m, m) and one conditional add brings it back
+ * (the branch is on data, compilers emit a select). */
 INLINE uint32_t alt_bucket(const amq__ctab *t, uint32_t b, uint32_t fp) {
-    uint64_t m = amq__mix64(fp);
-    uint32_t range = t->range[m & 3];
-    return b ^ (1 + amq__reduce32((uint32_t)(m >> 32), range - 1));
+    uint64_t x = amq__mix64(fp);
+    if (t->half != 0) {
+        uint32_t H = 2 * amq__reduce32((uint32_t)(x >> 32), t->half) + 1;
+        return H >= b ? H - b : H - b + t->buckets;
+    }
+    uint32_t range = t->range[x & 3];
+    return b ^ (1 + amq__reduce32((uint32_t)(x >> 32), range - 1));
 }
 
 typedef struct key_loc {
@@ -236,7 +285,7 @@ static uint32_t swap_slot(amq__ctab *t, uint32_t b, unsigned s, uint32_t fp) {
     return old;
 }
 
-/* ---- insertion ------------------------------------------------------------ */
+/* ---- one table: insert, query, remove -------------------------------------- */
 
 /* The slot a walk evicts at `step` in bucket b: a pure function, so the
  * walk can be replayed backwards. */
@@ -244,11 +293,36 @@ static unsigned kick_slot(uint64_t h, unsigned step, uint32_t b) {
     return (unsigned)(amq__mix64(h ^ (((uint64_t)step << 32) | b)) >> 62);
 }
 
-/* Random walk from bucket b carrying fp; on failure undo every swap. */
-static amq_status kick(amq__ctab *t, uint64_t h, uint32_t b, uint32_t fp) {
+/* One move of lookahead: if a resident of the full bucket b has an empty
+ * slot in its own alternate bucket, move it there and put fp in its
+ * place. The four alternates are prefetched first so their misses
+ * overlap. Changes nothing when it fails. */
+static bool relocate_one(amq__ctab *t, uint32_t b, uint32_t fp) {
+    uint32_t v[SLOTS], a[SLOTS];
+    for (unsigned s = 0; s < SLOTS; s++) {
+        v[s] = get_slot(t, b, s);
+        a[s] = alt_bucket(t, b, v[s]);
+        amq__prefetch(&t->rd[slot_pos(a[s], 0, t->fbits) >> 6]);
+    }
+    for (unsigned s = 0; s < SLOTS; s++) {
+        if (place(t, a[s], v[s])) {
+            put_slot(t, b, s, fp);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Random walk from bucket b carrying fp, with one move of lookahead at
+ * every bucket; on failure undo every swap (a lookahead that fails
+ * changes nothing, so the walk's swaps are all there is to undo). */
+static amq_status kick(amq__ctab *t, unsigned max_kicks, uint64_t h,
+                       uint32_t b, uint32_t fp) {
     uint32_t cur = fp;
     unsigned step;
-    for (step = 0; step < t->max_kicks; step++) {
+    for (step = 0; step < max_kicks; step++) {
+        if (relocate_one(t, b, cur))
+            return AMQ_OK;
         cur = swap_slot(t, b, kick_slot(h, step, b), cur);
         b = alt_bucket(t, b, cur);
         if (place(t, b, cur))
@@ -261,17 +335,22 @@ static amq_status kick(amq__ctab *t, uint64_t h, uint32_t b, uint32_t fp) {
     return AMQ_ERR_FULL;
 }
 
-amq_status amq_cuckoo_add_hash(amq_cuckoo *t, uint64_t h) {
+static void prefetch_bucket(const amq__ctab *t, uint32_t b) {
+    uint64_t pos = slot_pos(b, 0, t->fbits);
+    amq__prefetch(&t->rd[pos >> 6]);
+    amq__prefetch(&t->rd[(pos + SLOTS * t->fbits - 1) >> 6]);
+}
+
+static amq_status table_add(amq__ctab *t, unsigned max_kicks, uint64_t h) {
     key_loc k = locate(t, h, t->fbits);
     amq_status st = AMQ_OK;
+    prefetch_bucket(t, k.b2); /* its miss overlaps b1's */
     if (!place(t, k.b1, k.fp) && !place(t, k.b2, k.fp))
-        st = kick(t, h, (amq__mix64(~h) & 1) ? k.b2 : k.b1, k.fp);
+        st = kick(t, max_kicks, h, (amq__mix64(~h) & 1) ? k.b2 : k.b1, k.fp);
     if (st == AMQ_OK)
         t->items++;
     return st;
 }
-
-/* ---- queries ---------------------------------------------------------------- */
 
 INLINE bool lookup(const amq__ctab *t, uint64_t h, unsigned f) {
     key_loc k = locate(t, h, f);
@@ -283,8 +362,8 @@ static bool lookup_scalar(const amq__ctab *t, uint64_t h) {
     return bucket_has_scalar(t, k.b1, k.fp) || bucket_has_scalar(t, k.b2, k.fp);
 }
 
-bool amq_cuckoo_contains_hash(const amq_cuckoo *t, uint64_t h) {
-    if (t->scalar)
+INLINE bool table_contains(const amq__ctab *t, bool scalar, uint64_t h) {
+    if (scalar)
         return lookup_scalar(t, h);
     switch (t->fbits) {
     case 8: return lookup(t, h, 8);
@@ -293,16 +372,24 @@ bool amq_cuckoo_contains_hash(const amq_cuckoo *t, uint64_t h) {
     }
 }
 
-static void prefetch_bucket(const amq__ctab *t, uint32_t b) {
-    uint64_t pos = slot_pos(b, 0, t->fbits);
-    amq__prefetch(&t->rd[pos >> 6]);
-    amq__prefetch(&t->rd[(pos + SLOTS * t->fbits - 1) >> 6]);
+static unsigned table_count(const amq__ctab *t, uint64_t h) {
+    key_loc k = locate(t, h, t->fbits);
+    return bucket_count(t, k.b1, k.fp) + bucket_count(t, k.b2, k.fp);
+}
+
+static bool table_remove(amq__ctab *t, uint64_t h) {
+    key_loc k = locate(t, h, t->fbits);
+    if (!take(t, k.b1, k.fp) && !take(t, k.b2, k.fp))
+        return false;
+    t->items--;
+    return true;
 }
 
 /* Locate a group of keys and prefetch both buckets of each before testing
- * any, so the group's cache misses overlap. */
-static void batch_group(const amq__ctab *t, const uint64_t *h, size_t n,
-                        uint8_t *out) {
+ * any, so the group's cache misses overlap. `accumulate` ORs into earlier
+ * answers (the chain's later tables). */
+static void batch_group(const amq__ctab *t, bool scalar, const uint64_t *h,
+                        size_t n, uint8_t *out, bool accumulate) {
     key_loc k[BATCH];
     unsigned f = t->fbits;
     for (size_t j = 0; j < n; j++) {
@@ -311,58 +398,194 @@ static void batch_group(const amq__ctab *t, const uint64_t *h, size_t n,
         prefetch_bucket(t, k[j].b2);
     }
     for (size_t j = 0; j < n; j++) {
-        if (t->scalar)
-            out[j] = bucket_has_scalar(t, k[j].b1, k[j].fp) ||
-                     bucket_has_scalar(t, k[j].b2, k[j].fp);
+        bool hit;
+        if (scalar)
+            hit = bucket_has_scalar(t, k[j].b1, k[j].fp) ||
+                  bucket_has_scalar(t, k[j].b2, k[j].fp);
         else
-            out[j] = bucket_has(t->rd, k[j].b1, k[j].fp, f) ||
-                     bucket_has(t->rd, k[j].b2, k[j].fp, f);
+            hit = bucket_has(t->rd, k[j].b1, k[j].fp, f) ||
+                  bucket_has(t->rd, k[j].b2, k[j].fp, f);
+        out[j] = (uint8_t)((accumulate && out[j]) || hit);
     }
 }
 
-void amq_cuckoo_contains_batch(const amq_cuckoo *t, const uint64_t *h,
-                               size_t n, uint8_t *out) {
-    for (size_t i = 0; i < n; i += BATCH)
-        batch_group(t, h + i, n - i < BATCH ? n - i : BATCH, out + i);
+/* ---- the chain -------------------------------------------------------------- */
+
+INLINE const amq__ctab *link_at(const amq_cuckoo *c, unsigned i) {
+    return i == 0 ? &c->base : &c->more[i - 1];
 }
 
-amq_status amq_cuckoo_remove_hash(amq_cuckoo *t, uint64_t h) {
-    key_loc k = locate(t, h, t->fbits);
-    if (!take(t, k.b1, k.fp) && !take(t, k.b2, k.fp))
-        return AMQ_ERR_NOT_FOUND;
-    t->items--;
+INLINE amq__ctab *link_mut(amq_cuckoo *c, unsigned i) {
+    return i == 0 ? &c->base : &c->more[i - 1];
+}
+
+static amq__ctab *newest(amq_cuckoo *c) { return link_mut(c, c->nlinks - 1); }
+
+static size_t table_bytes(const amq__ctab *t) { return (size_t)(t->nwords * 8); }
+
+static uint64_t chain_bytes(const amq_cuckoo *c) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        sum += table_bytes(link_at(c, i));
+    return sum;
+}
+
+/* The key's fingerprint fills both its buckets: the duplicate limit, which
+ * a new table must not paper over (8 more copies per table, forever). */
+static bool holds_all_slots(const amq__ctab *t, uint64_t h) {
+    return table_count(t, h) == 2 * SLOTS;
+}
+
+static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
+                             unsigned fbits, const uint32_t range[4],
+                             const uint64_t *borrow);
+static void table_release(amq_cuckoo *c, amq__ctab *t);
+
+/* The next table's shape: the kind's table for twice the buckets, one
+ * more fingerprint bit (at most 32). */
+static amq_status next_shape(const amq_cuckoo *c, const amq__ctab *last,
+                             uint64_t *buckets, unsigned *fbits,
+                             uint32_t range[4]) {
+    AMQ_RETURN_IF_ERR(c->kind->shape(2 * (uint64_t)last->buckets, buckets,
+                                     range));
+    *fbits = last->fbits < AMQ_CUCKOO_MAX_FP ? last->fbits + 1
+                                              : AMQ_CUCKOO_MAX_FP;
     return AMQ_OK;
 }
 
-uint64_t amq_cuckoo_count_hash(const amq_cuckoo *t, uint64_t h) {
-    key_loc k = locate(t, h, t->fbits);
-    return bucket_count(t, k.b1, k.fp) + bucket_count(t, k.b2, k.fp);
+/* Appends a table and puts h there; AMQ_ERR_FULL past the caps, the
+ * filter unchanged on every failure. */
+static amq_status grow_and_add(amq_cuckoo *c, uint64_t h) {
+    uint64_t m;
+    unsigned f;
+    uint32_t range[4];
+    if (c->nlinks >= c->max_links ||
+        next_shape(c, newest(c), &m, &f, range) != AMQ_OK)
+        return AMQ_ERR_FULL;
+    if (c->max_bytes != 0 &&
+        chain_bytes(c) + amq__ctab_words(m, f) * 8 > c->max_bytes)
+        return AMQ_ERR_FULL;
+    size_t old = (size_t)(c->nlinks - 1) * sizeof *c->more;
+    amq__ctab *more = amq__alloc(&c->mem, old + sizeof *more);
+    if (more == NULL)
+        return AMQ_ERR_NOMEM;
+    amq__ctab *t = &more[c->nlinks - 1];
+    amq_status st = table_init(c, t, m, f, range, NULL);
+    if (st != AMQ_OK) {
+        amq__free(&c->mem, more, old + sizeof *more);
+        return st;
+    }
+    if (old != 0)
+        memcpy(more, c->more, old);
+    st = table_add(t, c->max_kicks, h); /* an empty table takes any key */
+    if (st != AMQ_OK) {
+        table_release(c, t);
+        amq__free(&c->mem, more, old + sizeof *more);
+        return st;
+    }
+    if (c->more != NULL)
+        amq__free(&c->mem, c->more, old);
+    c->more = more;
+    c->nlinks++;
+    c->items++;
+    return AMQ_OK;
+}
+
+amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t h) {
+    amq__ctab *t = newest(c);
+    amq_status st = table_add(t, c->max_kicks, h);
+    if (st == AMQ_OK) {
+        c->items++;
+        return AMQ_OK;
+    }
+    if (c->max_links > 1 && !holds_all_slots(t, h))
+        st = grow_and_add(c, h);
+    return st;
+}
+
+bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
+    if (table_contains(&c->base, c->scalar, h))
+        return true;
+    for (unsigned i = 1; i < c->nlinks; i++)
+        if (table_contains(&c->more[i - 1], c->scalar, h))
+            return true;
+    return false;
+}
+
+void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,
+                               size_t n, uint8_t *out) {
+    for (size_t i = 0; i < n; i += BATCH) {
+        size_t g = n - i < BATCH ? n - i : BATCH;
+        for (unsigned l = 0; l < c->nlinks; l++)
+            batch_group(link_at(c, l), c->scalar, h + i, g, out + i, l > 0);
+    }
+}
+
+amq_status amq_cuckoo_remove_hash(amq_cuckoo *c, uint64_t h) {
+    for (unsigned i = c->nlinks; i-- > 0;) {
+        if (table_remove(link_mut(c, i), h)) {
+            c->items--;
+            return AMQ_OK;
+        }
+    }
+    return AMQ_ERR_NOT_FOUND;
+}
+
+uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, uint64_t h) {
+    uint64_t n = 0;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        n += table_count(link_at(c, i), h);
+    return n;
 }
 
 /* ---- properties -------------------------------------------------------------- */
 
-uint64_t amq_cuckoo_items(const amq_cuckoo *t) { return t->items; }
-uint64_t amq_cuckoo_buckets(const amq_cuckoo *t) { return t->buckets; }
-unsigned amq_cuckoo_fp_bits(const amq_cuckoo *t) { return t->fbits; }
+uint64_t amq_cuckoo_items(const amq_cuckoo *c) { return c->items; }
+uint64_t amq_cuckoo_buckets(const amq_cuckoo *c) { return c->base.buckets; }
+unsigned amq_cuckoo_fp_bits(const amq_cuckoo *c) { return c->base.fbits; }
+unsigned amq_cuckoo_links(const amq_cuckoo *c) { return c->nlinks; }
 
-void amq_cuckoo_ranges(const amq_cuckoo *t, uint64_t ranges[4]) {
+amq_status amq_cuckoo_link_info(const amq_cuckoo *c, unsigned i,
+                                uint64_t *buckets, unsigned *fp_bits,
+                                uint64_t *items) {
+    if (c == NULL || i >= c->nlinks)
+        return AMQ_ERR_INVALID;
+    const amq__ctab *t = link_at(c, i);
+    if (buckets != NULL)
+        *buckets = t->buckets;
+    if (fp_bits != NULL)
+        *fp_bits = t->fbits;
+    if (items != NULL)
+        *items = t->items;
+    return AMQ_OK;
+}
+
+void amq_cuckoo_ranges(const amq_cuckoo *c, uint64_t ranges[4]) {
     for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
-        ranges[i] = t->range[i];
+        ranges[i] = c->base.range[i];
 }
 
-double amq_cuckoo_load(const amq_cuckoo *t) {
-    return (double)t->items / ((double)t->buckets * SLOTS);
+double amq_cuckoo_load(const amq_cuckoo *c) {
+    double slots = 0;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        slots += (double)link_at(c, i)->buckets * SLOTS;
+    return (double)c->items / slots;
 }
 
-size_t amq_cuckoo_size_bytes(const amq_cuckoo *t) {
-    return (size_t)(t->nwords * 8);
+size_t amq_cuckoo_size_bytes(const amq_cuckoo *c) {
+    return (size_t)chain_bytes(c);
 }
 
-double amq_cuckoo_fpr_bound(const amq_cuckoo *t) {
-    double p = fp_match_prob(t->fbits) * pair_prob(t->buckets);
-    if (t->items == 0)
-        return 0.0;
-    return -expm1((double)t->items * log1p(-p));
+/* 1 - Π (1 - b_i) with 1 - b_i = (1 - q_i p2_i)^(n_i): one expm1 of a sum
+ * of logs, accurate at tiny rates. */
+double amq_cuckoo_fpr_bound(const amq_cuckoo *c) {
+    double log_none = 0.0;
+    for (unsigned i = 0; i < c->nlinks; i++) {
+        const amq__ctab *t = link_at(c, i);
+        double p = fp_match_prob(t->fbits) * pair_prob(t->buckets);
+        log_none += (double)t->items * log1p(-p);
+    }
+    return -expm1(log_none);
 }
 
 /* ---- construction ------------------------------------------------------------ */
@@ -375,12 +598,22 @@ uint64_t amq__ctab_words(uint64_t buckets, unsigned fbits) {
 
 static bool is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
+/* Every range the whole of an even table that is not a power of two. */
+static bool sum_form(uint64_t buckets, const uint32_t range[AMQ__CT_RANGES]) {
+    for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
+        if (range[i] != buckets)
+            return false;
+    return buckets % 2 == 0 && !is_pow2(buckets);
+}
+
 static bool shape_ok(uint64_t buckets, unsigned fbits,
                      const uint32_t range[AMQ__CT_RANGES], unsigned kicks) {
     if (buckets < 2 || buckets > AMQ_CUCKOO_MAX_BUCKETS ||
         fbits < AMQ_CUCKOO_MIN_FP || fbits > AMQ_CUCKOO_MAX_FP ||
         kicks > AMQ_CUCKOO_MAX_KICKS)
         return false;
+    if (sum_form(buckets, range))
+        return true;
     for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
         if (!is_pow2(range[i]) || range[i] < 2 || range[i] > range[0] ||
             buckets % range[i] != 0)
@@ -388,62 +621,107 @@ static bool shape_ok(uint64_t buckets, unsigned fbits,
     return true;
 }
 
-amq_status amq__ctab_new(uint64_t buckets, unsigned fbits,
-                         const uint32_t range[AMQ__CT_RANGES],
-                         unsigned max_kicks, const amq_options *opt,
-                         const uint64_t *borrow, amq__ctab **out) {
-    amq__mem mem;
-    amq__ctab *t;
+/* A zeroed table, or one reading `borrow` (a view). The shape is checked
+ * by the caller. */
+static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
+                             unsigned fbits, const uint32_t range[4],
+                             const uint64_t *borrow) {
     size_t bytes;
-    if (!shape_ok(buckets, fbits, range, max_kicks))
-        return AMQ_ERR_INVALID;
     uint64_t nwords = amq__ctab_words(buckets, fbits);
     if (nwords == 0 || !amq__mul((size_t)nwords, 8, &bytes))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    t = amq__zalloc(&mem, sizeof *t);
-    if (t == NULL)
-        return AMQ_ERR_NOMEM;
-    t->mem = mem;
+    memset(t, 0, sizeof *t);
     t->nwords = nwords;
     t->buckets = (uint32_t)buckets;
     memcpy(t->range, range, sizeof t->range);
+    t->half = sum_form(buckets, range) ? (uint32_t)(buckets / 2) : 0;
     t->fbits = fbits;
-    t->max_kicks = max_kicks;
-    t->scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
     if (borrow != NULL) {
         t->rd = borrow;
-    } else {
-        amq_status st = amq__block_alloc(&mem, bytes, 64, &t->table);
-        if (st != AMQ_OK) {
-            amq__free(&mem, t, sizeof *t);
-            return st;
-        }
-        t->wr = t->table.ptr;
-        t->rd = t->wr;
+        return AMQ_OK;
     }
-    *out = t;
+    AMQ_RETURN_IF_ERR(amq__block_alloc(&c->mem, bytes, 64, &t->table));
+    t->wr = t->table.ptr;
+    t->rd = t->wr;
     return AMQ_OK;
 }
 
-void amq_cuckoo_free(amq_cuckoo *t) {
-    if (t == NULL)
-        return;
-    amq__mem mem = t->mem;
+static void table_release(amq_cuckoo *c, amq__ctab *t) {
     if (t->table.raw != NULL)
-        amq__block_free(&mem, &t->table);
-    amq__free(&mem, t, sizeof *t);
+        amq__block_free(&c->mem, &t->table);
 }
 
-/* The first failure of a random-walk table of m buckets comes at a load
- * that is ~0.955-0.97 for large m and spreads lower for small m (measured,
- * docs/parts/cuckoo.md): keep capacity below the design load, with extra
- * room for small tables (the 3.5/sqrt(slots) term). */
-amq_status amq__ctab_slots_for(uint64_t capacity, uint64_t *buckets) {
+/* The handle without any table (nlinks = 0 until the first is set). */
+static amq_cuckoo *handle_new(const amq__ctab_kind *kind, unsigned max_kicks,
+                              const amq_options *opt) {
+    amq__mem mem;
+    amq__mem_init(&mem, opt);
+    amq_cuckoo *c = amq__zalloc(&mem, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->mem = mem;
+    c->kind = kind;
+    c->max_links = 1;
+    c->max_kicks = max_kicks;
+    c->scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
+    return c;
+}
+
+amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
+                         unsigned fbits, const uint32_t range[AMQ__CT_RANGES],
+                         unsigned max_kicks, const amq_options *opt,
+                         amq_cuckoo **out) {
+    if (!shape_ok(buckets, fbits, range, max_kicks) ||
+        !kind->ranges_ok(buckets, range))
+        return AMQ_ERR_INVALID;
+    amq_cuckoo *c = handle_new(kind, max_kicks, opt);
+    if (c == NULL)
+        return AMQ_ERR_NOMEM;
+    amq_status st = table_init(c, &c->base, buckets, fbits, range, NULL);
+    if (st != AMQ_OK) {
+        amq__free(&c->mem, c, sizeof *c);
+        return st;
+    }
+    c->nlinks = 1;
+    *out = c;
+    return AMQ_OK;
+}
+
+void amq_cuckoo_free(amq_cuckoo *c) {
+    if (c == NULL)
+        return;
+    amq__mem mem = c->mem;
+    for (unsigned i = c->nlinks; i-- > 0;)
+        table_release(c, link_mut(c, i));
+    if (c->more != NULL)
+        amq__free(&mem, c->more, (size_t)(c->nlinks - 1) * sizeof *c->more);
+    amq__free(&mem, c, sizeof *c);
+}
+
+amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
+                                 uint64_t max_bytes) {
+    if (c == NULL || max_links < 1 || max_links > AMQ_CUCKOO_MAX_LINKS ||
+        max_links < c->nlinks || (max_links == 1 && max_bytes != 0) ||
+        (max_bytes != 0 && max_bytes < chain_bytes(c)))
+        return AMQ_ERR_INVALID;
+    c->max_links = max_links;
+    c->max_bytes = max_bytes;
+    return AMQ_OK;
+}
+
+/* With the lookahead walk and 500 kicks, the first failure of a table
+ * comes at a load of 0.962-0.973 for large m (every width, up to 2^22
+ * buckets; 0.967 and up for f >= 6) and spreads lower for small m, with a
+ * standard deviation of about 0.2 / sqrt(slots) (measured,
+ * docs/drafts/cuckoo.md): keep capacity below the design load, with room
+ * for small tables (1.5 sqrt(n) + 8 slots keep capacity more than five
+ * deviations below the mean first failure at every size). */
+amq_status amq__ctab_slots_for(uint64_t capacity, double load,
+                               uint64_t *buckets) {
     if (capacity == 0)
         return AMQ_ERR_INVALID;
     double n = (double)capacity;
-    double slots = n / AMQ__CT_DESIGN_LOAD + 3.5 * sqrt(n) + 8.0;
+    double slots = n / load + 1.5 * sqrt(n) + 8.0;
     double m = ceil(slots / SLOTS);
     if (!(m <= (double)AMQ_CUCKOO_MAX_BUCKETS))
         return AMQ_ERR_OVERFLOW;
@@ -451,17 +729,31 @@ amq_status amq__ctab_slots_for(uint64_t capacity, uint64_t *buckets) {
     return AMQ_OK;
 }
 
-static uint64_t next_pow2(uint64_t x) {
-    uint64_t p = 1;
-    while (p < x)
-        p <<= 1;
-    return p;
-}
-
 static void single_range(uint64_t buckets, uint32_t range[AMQ__CT_RANGES]) {
     for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
         range[i] = (uint32_t)buckets;
 }
+
+/* The cuckoo kind: one range, the whole table, of any even size. */
+static bool cuckoo_ranges_ok(uint64_t buckets, const uint32_t range[4]) {
+    for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
+        if (range[i] != buckets)
+            return false;
+    return buckets % 2 == 0;
+}
+
+static amq_status cuckoo_shape(uint64_t m0, uint64_t *buckets,
+                               uint32_t range[4]) {
+    uint64_t m = m0 < 2 ? 2 : m0 + (m0 & 1);
+    if (m > AMQ_CUCKOO_MAX_BUCKETS)
+        return AMQ_ERR_OVERFLOW;
+    *buckets = m;
+    single_range(m, range);
+    return AMQ_OK;
+}
+
+const amq__ctab_kind amq__ctab_cuckoo_kind = {"cuckoo", cuckoo_ranges_ok,
+                                              cuckoo_shape};
 
 amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
                                    unsigned max_kicks, const amq_options *opt,
@@ -470,20 +762,18 @@ amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
-    if (!is_pow2(buckets) || buckets > AMQ_CUCKOO_MAX_BUCKETS)
+    if (buckets % 2 != 0 || buckets > AMQ_CUCKOO_MAX_BUCKETS)
         return AMQ_ERR_INVALID;
     single_range(buckets, range);
-    return amq__ctab_new(buckets, fp_bits, range, max_kicks, opt, NULL, out);
+    return amq__ctab_new(&amq__ctab_cuckoo_kind, buckets, fp_bits, range,
+                         max_kicks, opt, out);
 }
 
-static amq_status cuckoo_shape(uint64_t capacity, uint64_t *buckets) {
-    uint64_t m;
-    AMQ_RETURN_IF_ERR(amq__ctab_slots_for(capacity, &m));
-    m = next_pow2(m);
-    if (m > AMQ_CUCKOO_MAX_BUCKETS)
-        return AMQ_ERR_OVERFLOW;
-    *buckets = m;
-    return AMQ_OK;
+static amq_status cuckoo_size(uint64_t capacity, uint64_t *buckets) {
+    uint64_t m0;
+    uint32_t range[AMQ__CT_RANGES];
+    AMQ_RETURN_IF_ERR(amq__ctab_slots_for(capacity, AMQ__CT_CUCKOO_LOAD, &m0));
+    return cuckoo_shape(m0, buckets, range);
 }
 
 amq_status amq_cuckoo_new(uint64_t capacity, double fpr, const amq_options *opt,
@@ -495,14 +785,14 @@ amq_status amq_cuckoo_new(uint64_t capacity, double fpr, const amq_options *opt,
     *out = NULL;
     if (f == 0)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(cuckoo_shape(capacity, &m));
+    AMQ_RETURN_IF_ERR(cuckoo_size(capacity, &m));
     return amq_cuckoo_new_explicit(m, f, AMQ_CUCKOO_DEFAULT_KICKS, opt, out);
 }
 
 /* ---- spec helpers (shared with vacuum.c) ------------------------------------ */
 
-amq_status amq__ctab_spec_fp(amq__spec *spec, double fpr, unsigned *fbits,
-                             amq_diag *diag) {
+amq_status amq__ctab_spec_fp(amq__spec *spec, double fpr, bool grow,
+                             unsigned *fbits, amq_diag *diag) {
     uint64_t f = 0;
     bool has;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "fp", AMQ_CUCKOO_MIN_FP,
@@ -514,7 +804,7 @@ amq_status amq__ctab_spec_fp(amq__spec *spec, double fpr, unsigned *fbits,
     if (fpr == 0.0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "%s needs fp=BITS or a target fpr", spec->name);
-    *fbits = amq_cuckoo_fp_bits_for(fpr);
+    *fbits = amq_cuckoo_fp_bits_for(grow ? fpr / 2 : fpr);
     if (*fbits == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
                          "fpr %g is outside (0, 1) or below what 32-bit "
@@ -529,6 +819,33 @@ amq_status amq__ctab_spec_kicks(amq__spec *spec, unsigned *kicks,
                                     &k, NULL, diag));
     *kicks = (unsigned)k;
     return AMQ_OK;
+}
+
+amq_status amq__ctab_spec_growth(amq__spec *spec, unsigned *max_links,
+                                 uint64_t *max_bytes, amq_diag *diag) {
+    uint64_t grow = 0, links = AMQ_CUCKOO_MAX_LINKS;
+    bool has_links, has_bytes;
+    *max_bytes = 0;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "grow", 0, 1, &grow, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_links", 2, AMQ_CUCKOO_MAX_LINKS,
+                                    &links, &has_links, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_bytes", 0, UINT64_C(1) << 60,
+                                    max_bytes, &has_bytes, diag));
+    if (!grow && (has_links || has_bytes))
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "%s: max_links and max_bytes "
+                         "need grow=1", spec->name);
+    *max_links = grow ? (unsigned)links : 1;
+    return AMQ_OK;
+}
+
+size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap) {
+    int n = 0;
+    if (c->max_links > 1)
+        n = snprintf(buf, cap, ",grow=1,max_links=%u,max_bytes=%llu",
+                     c->max_links, (unsigned long long)c->max_bytes);
+    else if (cap > 0)
+        buf[0] = '\0';
+    return n > 0 ? (size_t)n : 0;
 }
 
 /* ---- the generic interface (shared callbacks) ------------------------------- */
@@ -552,7 +869,7 @@ amq_status amq__ctab_t_count(const void *impl, uint64_t h, uint64_t *out) {
     return AMQ_OK;
 }
 uint64_t amq__ctab_t_items(const void *impl) {
-    return ((const amq__ctab *)impl)->items;
+    return ((const amq_cuckoo *)impl)->items;
 }
 size_t amq__ctab_t_size(const void *impl) { return amq_cuckoo_size_bytes(impl); }
 double amq__ctab_t_bound(const void *impl) { return amq_cuckoo_fpr_bound(impl); }
@@ -561,21 +878,22 @@ double amq__ctab_t_bound(const void *impl) { return amq_cuckoo_fpr_bound(impl); 
  * key and rate 1 - exp(-8 α q_f). With fp= fixed, α = f / b; without it the
  * ideal real-valued f = α b at the design load (q = 1 / (2^f - 1)). */
 static amq_status curve_spec(amq__spec *spec, uint64_t *f, amq_diag *diag) {
+    static const char *const ignored_keys[] = {"buckets", "max_kicks", "chunk",
+                                               "grow", "max_links",
+                                               "max_bytes"};
     uint64_t ignored;
     *f = 0;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "fp", AMQ_CUCKOO_MIN_FP,
                                     AMQ_CUCKOO_MAX_FP, f, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 0, UINT64_MAX, &ignored,
-                                    NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_kicks", 0, UINT64_MAX,
-                                    &ignored, NULL, diag));
-    return amq__spec_u64(spec, "chunk", 0, UINT64_MAX, &ignored, NULL, diag);
+    for (size_t i = 0; i < sizeof ignored_keys / sizeof *ignored_keys; i++)
+        AMQ_RETURN_IF_ERR(amq__spec_u64(spec, ignored_keys[i], 0, UINT64_MAX,
+                                        &ignored, NULL, diag));
+    return AMQ_OK;
 }
 
-amq_status amq__ctab_curve_fpr(amq__spec *spec, double bpk, double *out,
-                               amq_diag *diag) {
+amq_status amq__ctab_curve_fpr(amq__spec *spec, double bpk, double a,
+                               double *out, amq_diag *diag) {
     uint64_t f;
-    const double a = AMQ__CT_DESIGN_LOAD;
     AMQ_RETURN_IF_ERR(curve_spec(spec, &f, diag));
     if (f != 0)
         *out = -expm1(-2.0 * SLOTS * (double)f * fp_match_prob((unsigned)f) /
@@ -585,10 +903,9 @@ amq_status amq__ctab_curve_fpr(amq__spec *spec, double bpk, double *out,
     return AMQ_OK;
 }
 
-amq_status amq__ctab_curve_bits(amq__spec *spec, double fpr, double *out,
-                                amq_diag *diag) {
+amq_status amq__ctab_curve_bits(amq__spec *spec, double fpr, double a,
+                                double *out, amq_diag *diag) {
     uint64_t f;
-    const double a = AMQ__CT_DESIGN_LOAD;
     AMQ_RETURN_IF_ERR(curve_spec(spec, &f, diag));
     double y = -log1p(-fpr); /* = 8 α q */
     if (f != 0)
@@ -598,21 +915,40 @@ amq_status amq__ctab_curve_bits(amq__spec *spec, double fpr, double *out,
     return AMQ_OK;
 }
 
-/* params: buckets u64 | fp bits u32 | max_kicks u32 | range[4] u32 |
- *         items u64 */
+/* params, one table:   buckets u64 | fp bits u32 | max_kicks u32 |
+ *                      range[4] u32 | items u64                   (40 bytes)
+ * a growing filter:    table 0 as above | nlinks u32 | max_links u32 |
+ *                      max_bytes u64 | tables 1 .. nlinks-1 as above
+ * A filter without growth writes exactly the one-table layout, so frames
+ * of earlier versions and of non-growing filters are the same bytes. */
 size_t amq__ctab_t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
+    const amq_cuckoo *c = impl;
+    if (c->max_links == 1)
+        return LINK_LEN;
+    return LINK_LEN + CHAIN_LEN + (size_t)(c->nlinks - 1) * LINK_LEN;
 }
 
-void amq__ctab_t_params_write(const void *impl, uint8_t *p) {
-    const amq__ctab *t = impl;
+static void link_write(const amq_cuckoo *c, const amq__ctab *t, uint8_t *p) {
     amq__put_u64(p, t->buckets);
     amq__put_u32(p + 8, t->fbits);
-    amq__put_u32(p + 12, t->max_kicks);
+    amq__put_u32(p + 12, c->max_kicks);
     for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
         amq__put_u32(p + 16 + 4 * i, t->range[i]);
     amq__put_u64(p + 32, t->items);
+}
+
+void amq__ctab_t_params_write(const void *impl, uint8_t *p) {
+    const amq_cuckoo *c = impl;
+    link_write(c, &c->base, p);
+    if (c->max_links == 1)
+        return;
+    p += LINK_LEN;
+    amq__put_u32(p, c->nlinks);
+    amq__put_u32(p + 4, c->max_links);
+    amq__put_u64(p + 8, c->max_bytes);
+    p += CHAIN_LEN;
+    for (unsigned i = 1; i < c->nlinks; i++, p += LINK_LEN)
+        link_write(c, &c->more[i - 1], p);
 }
 
 size_t amq__ctab_t_payload_size(const void *impl) {
@@ -620,9 +956,15 @@ size_t amq__ctab_t_payload_size(const void *impl) {
 }
 
 void amq__ctab_t_payload_write(const void *impl, uint8_t *dst) {
-    const amq__ctab *t = impl;
-    memcpy(dst, t->rd, (size_t)(t->nwords * 8));
+    const amq_cuckoo *c = impl;
+    for (unsigned i = 0; i < c->nlinks; i++) {
+        const amq__ctab *t = link_at(c, i);
+        memcpy(dst, t->rd, table_bytes(t));
+        dst += table_bytes(t);
+    }
 }
+
+/* ---- load ---------------------------------------------------------------------- */
 
 /* Occupied slots of a payload, or UINT64_MAX if bits past the last slot
  * are set. Reads the caller's buffer before anything is allocated. */
@@ -637,24 +979,153 @@ static uint64_t payload_items(const uint8_t *words, uint64_t nwords,
     return n;
 }
 
-static amq_status load_shape(const uint8_t *p, const amq__ctab_kind *kind,
-                             uint64_t *buckets, unsigned *f, unsigned *kicks,
-                             uint32_t range[AMQ__CT_RANGES], amq_diag *diag) {
-    *buckets = amq__get_u64(p);
-    *f = amq__get_u32(p + 8);
-    *kicks = amq__get_u32(p + 12);
-    for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
-        range[i] = amq__get_u32(p + 16 + 4 * i);
-    if (!shape_ok(*buckets, *f, range, *kicks))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s shape out of range: "
-                         "%llu buckets, %u-bit fingerprints, ranges %u/%u/"
-                         "%u/%u", kind->name, (unsigned long long)*buckets,
-                         *f, range[0], range[1], range[2], range[3]);
-    if (!kind->ranges_ok(*buckets, range))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 80, "ranges %u/%u/%u/%u are "
-                         "not those of a %s table of %llu buckets", range[0],
-                         range[1], range[2], range[3], kind->name,
-                         (unsigned long long)*buckets);
+/* One table's record, decoded and checked on its own. */
+typedef struct link_rec {
+    uint64_t buckets, items, nwords;
+    unsigned f, kicks;
+    uint32_t range[AMQ__CT_RANGES];
+} link_rec;
+
+static amq_status link_read(const uint8_t *p, const char *name, unsigned i,
+                            link_rec *r, amq_diag *diag) {
+    r->buckets = amq__get_u64(p);
+    r->f = amq__get_u32(p + 8);
+    r->kicks = amq__get_u32(p + 12);
+    for (unsigned j = 0; j < AMQ__CT_RANGES; j++)
+        r->range[j] = amq__get_u32(p + 16 + 4 * j);
+    r->items = amq__get_u64(p + 32);
+    if (!shape_ok(r->buckets, r->f, r->range, r->kicks))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s table %u shape out "
+                         "of range: %llu buckets, %u-bit fingerprints, ranges "
+                         "%u/%u/%u/%u", name, i,
+                         (unsigned long long)r->buckets, r->f, r->range[0],
+                         r->range[1], r->range[2], r->range[3]);
+    r->nwords = amq__ctab_words(r->buckets, r->f);
+    return AMQ_OK;
+}
+
+/* Table i (> 0) must be exactly what growth appends after `prev`. */
+static bool link_follows(const amq__ctab_kind *kind, const link_rec *prev,
+                         const link_rec *r) {
+    uint64_t m;
+    uint32_t range[AMQ__CT_RANGES];
+    unsigned f = prev->f < AMQ_CUCKOO_MAX_FP ? prev->f + 1 : AMQ_CUCKOO_MAX_FP;
+    if (kind->shape(2 * prev->buckets, &m, range) != AMQ_OK)
+        return false;
+    return r->buckets == m && r->f == f && r->kicks == prev->kicks &&
+           memcmp(r->range, range, sizeof range) == 0;
+}
+
+/* The chain part of the parameters: counts, caps, every table's record
+ * and its payload, all against the input before anything is allocated. */
+typedef struct chain_rec {
+    unsigned nlinks, max_links;
+    uint64_t max_bytes;
+    link_rec link[AMQ_CUCKOO_MAX_LINKS];
+} chain_rec;
+
+static amq_status chain_read(const uint8_t *p, size_t plen,
+                             const amq__ctab_kind *kind, chain_rec *ch,
+                             amq_diag *diag) {
+    ch->nlinks = 1;
+    ch->max_links = 1;
+    ch->max_bytes = 0;
+    if (plen != LINK_LEN) {
+        if (plen < LINK_LEN + CHAIN_LEN ||
+            (plen - LINK_LEN - CHAIN_LEN) % LINK_LEN != 0)
+            return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s parameters: %zu "
+                             "bytes, expected %d or %d + %d per extra table",
+                             kind->name, plen, LINK_LEN, LINK_LEN + CHAIN_LEN,
+                             LINK_LEN);
+        ch->nlinks = amq__get_u32(p + LINK_LEN);
+        ch->max_links = amq__get_u32(p + LINK_LEN + 4);
+        ch->max_bytes = amq__get_u64(p + LINK_LEN + 8);
+        if (ch->max_links < 2 || ch->max_links > AMQ_CUCKOO_MAX_LINKS ||
+            ch->nlinks < 1 || ch->nlinks > ch->max_links ||
+            ch->nlinks != 1 + (plen - LINK_LEN - CHAIN_LEN) / LINK_LEN)
+            return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + LINK_LEN, "%s chain "
+                             "of %u tables (cap %u) does not fit %zu bytes of "
+                             "parameters", kind->name, ch->nlinks,
+                             ch->max_links, plen);
+    }
+    for (unsigned i = 0; i < ch->nlinks; i++) {
+        size_t off = i == 0 ? 0 : LINK_LEN + CHAIN_LEN + (i - 1) * LINK_LEN;
+        link_rec *r = &ch->link[i];
+        AMQ_RETURN_IF_ERR(link_read(p + off, kind->name, i, r, diag));
+        if (i == 0 && !kind->ranges_ok(r->buckets, r->range))
+            return amq__diag(diag, AMQ_ERR_CORRUPT, 80, "ranges %u/%u/%u/%u "
+                             "are not those of a %s table of %llu buckets",
+                             r->range[0], r->range[1], r->range[2],
+                             r->range[3], kind->name,
+                             (unsigned long long)r->buckets);
+        if (i > 0 && !link_follows(kind, &ch->link[i - 1], r))
+            return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + off, "%s table %u is "
+                             "not what growth appends after table %u",
+                             kind->name, i, i - 1);
+    }
+    return AMQ_OK;
+}
+
+static amq_status chain_check_payload(const chain_rec *ch,
+                                      const uint8_t *payload, size_t len,
+                                      const char *name, amq_diag *diag) {
+    uint64_t total = 0;
+    for (unsigned i = 0; i < ch->nlinks; i++)
+        total += ch->link[i].nwords * 8; /* <= 32 tables of < 2^40 bytes */
+    if (total != len)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s tables take %llu "
+                         "bytes, the payload has %zu", name,
+                         (unsigned long long)total, len);
+    if (ch->max_bytes != 0 && total > ch->max_bytes)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + LINK_LEN, "%s tables "
+                         "take %llu bytes, over the cap of %llu", name,
+                         (unsigned long long)total,
+                         (unsigned long long)ch->max_bytes);
+    for (unsigned i = 0; i < ch->nlinks; i++) {
+        const link_rec *r = &ch->link[i];
+        if (payload_items(payload, r->nwords, r->buckets, r->f) != r->items)
+            return amq__diag(diag, AMQ_ERR_CORRUPT, 96, "%s table %u: item "
+                             "count %llu does not match its occupied slots",
+                             name, i, (unsigned long long)r->items);
+        payload += r->nwords * 8;
+    }
+    return AMQ_OK;
+}
+
+/* Builds the handle from checked records (copying or borrowing). */
+static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
+                              bool view, const amq_options *opt,
+                              const amq__ctab_kind *kind, amq_cuckoo **out) {
+    amq_cuckoo *c = handle_new(kind, ch->link[0].kicks, opt);
+    if (c == NULL)
+        return AMQ_ERR_NOMEM;
+    c->max_links = ch->max_links;
+    c->max_bytes = ch->max_bytes;
+    if (ch->nlinks > 1) {
+        c->more = amq__zalloc(&c->mem, (ch->nlinks - 1) * sizeof *c->more);
+        if (c->more == NULL) {
+            amq__free(&c->mem, c, sizeof *c);
+            return AMQ_ERR_NOMEM;
+        }
+    }
+    c->nlinks = ch->nlinks; /* free() releases tables not yet allocated:
+                               their blocks are zero */
+    for (unsigned i = 0; i < ch->nlinks; i++) {
+        const link_rec *r = &ch->link[i];
+        amq__ctab *t = link_mut(c, i);
+        amq_status st = table_init(c, t, r->buckets, r->f, r->range,
+                                   view ? (const uint64_t *)payload : NULL);
+        if (st != AMQ_OK) {
+            amq_cuckoo_free(c);
+            return st;
+        }
+        if (!view)
+            memcpy(t->wr, payload, table_bytes(t));
+        t->items = r->items;
+        c->items += r->items;
+        payload += table_bytes(t);
+    }
+    *out = c;
     return AMQ_OK;
 }
 
@@ -662,84 +1133,81 @@ amq_status amq__ctab_load(const uint8_t *p, size_t plen,
                           const uint8_t *payload, size_t len, bool view,
                           const amq_options *opt, const amq__ctab_kind *kind,
                           void **impl, amq_diag *diag) {
-    uint64_t buckets, items;
-    unsigned f, kicks;
-    uint32_t range[AMQ__CT_RANGES];
-    amq__ctab *t;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s parameters: %zu bytes,"
-                         " expected %d", kind->name, plen, PARAMS_LEN);
-    AMQ_RETURN_IF_ERR(load_shape(p, kind, &buckets, &f, &kicks, range, diag));
-    items = amq__get_u64(p + 32);
-    uint64_t nwords = amq__ctab_words(buckets, f);
-    if (nwords == 0 || nwords > SIZE_MAX / 8 || nwords * 8 != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "table of %llu buckets "
-                         "does not match a %zu-byte payload",
-                         (unsigned long long)buckets, len);
-    if (payload_items(payload, nwords, buckets, f) != items)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 96, "item count %llu does "
-                         "not match the table's occupied slots",
-                         (unsigned long long)items);
-    AMQ_RETURN_IF_ERR(amq__ctab_new(buckets, f, range, kicks, opt,
-                                    view ? (const uint64_t *)payload : NULL,
-                                    &t));
-    if (!view)
-        memcpy(t->wr, payload, len);
-    t->items = items;
-    *impl = t;
-    return AMQ_OK;
+    chain_rec ch;
+    AMQ_RETURN_IF_ERR(chain_read(p, plen, kind, &ch, diag));
+    AMQ_RETURN_IF_ERR(chain_check_payload(&ch, payload, len, kind->name, diag));
+    return chain_build(&ch, payload, view, opt, kind, (amq_cuckoo **)impl);
 }
 
 /* ---- the cuckoo type --------------------------------------------------------- */
 
+static amq_status spec_buckets(amq__spec *spec, uint64_t capacity,
+                               uint64_t *m, amq_diag *diag) {
+    bool has_m;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2,
+                                    AMQ_CUCKOO_MAX_BUCKETS, m, &has_m, diag));
+    if (has_m && *m % 2 != 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cuckoo buckets=%llu is odd "
+                         "(two distinct buckets per key need an even table)",
+                         (unsigned long long)*m);
+    if (has_m)
+        return AMQ_OK;
+    if (capacity == 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "cuckoo needs a capacity, or buckets=N");
+    amq_status st = cuckoo_size(capacity, m);
+    if (st != AMQ_OK)
+        return amq__diag(diag, st, 0, "capacity %llu: %s",
+                         (unsigned long long)capacity, amq_strerror(st));
+    return AMQ_OK;
+}
+
 static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                            const amq_options *opt, void **impl,
                            amq_diag *diag) {
-    uint64_t m = 0;
-    bool has_m;
-    unsigned f, kicks;
-    AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, &f, diag));
+    uint64_t m = 0, max_bytes;
+    unsigned f, kicks, links = 1;
+    AMQ_RETURN_IF_ERR(amq__ctab_spec_growth(spec, &links, &max_bytes, diag));
+    AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, links > 1, &f, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_kicks(spec, &kicks, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2,
-                                    AMQ_CUCKOO_MAX_BUCKETS, &m, &has_m, diag));
-    if (has_m && !is_pow2(m))
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cuckoo buckets=%llu is not "
-                         "a power of two (vacuum takes any multiple of its "
-                         "chunk)", (unsigned long long)m);
-    if (!has_m) {
-        if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                             "cuckoo needs a capacity, or buckets=N");
-        amq_status st = cuckoo_shape(capacity, &m);
-        if (st != AMQ_OK)
-            return amq__diag(diag, st, 0, "capacity %llu: %s",
-                             (unsigned long long)capacity, amq_strerror(st));
+    AMQ_RETURN_IF_ERR(spec_buckets(spec, capacity, &m, diag));
+    amq_cuckoo *c = NULL;
+    AMQ_RETURN_IF_ERR(amq_cuckoo_new_explicit(m, f, kicks, opt, &c));
+    if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
+        amq_cuckoo_free(c);
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
+                         "than the first table", (unsigned long long)max_bytes);
     }
-    return amq_cuckoo_new_explicit(m, f, kicks, opt, (amq_cuckoo **)impl);
+    *impl = c;
+    return AMQ_OK;
 }
 
 static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq__ctab *t = impl;
-    int n = snprintf(buf, cap, "fp=%u,buckets=%u,max_kicks=%u", t->fbits,
-                     t->buckets, t->max_kicks);
-    return n > 0 ? (size_t)n : 0;
+    const amq_cuckoo *c = impl;
+    int n = snprintf(buf, cap, "fp=%u,buckets=%u,max_kicks=%u", c->base.fbits,
+                     c->base.buckets, c->max_kicks);
+    if (n < 0)
+        return 0;
+    size_t used = (size_t)n;
+    return used + amq__ctab_describe_growth(c, used < cap ? buf + used : NULL,
+                                            used < cap ? cap - used : 0);
 }
-
-/* A cuckoo table is one power-of-two chunk. */
-static bool cuckoo_ranges_ok(uint64_t buckets, const uint32_t range[4]) {
-    for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
-        if (range[i] != buckets)
-            return false;
-    return is_pow2(buckets);
-}
-
-static const amq__ctab_kind cuckoo_kind = {"cuckoo", cuckoo_ranges_ok};
 
 static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
                          size_t len, bool view, const amq_options *opt,
                          void **impl, amq_diag *diag) {
-    return amq__ctab_load(p, plen, payload, len, view, opt, &cuckoo_kind, impl,
-                          diag);
+    return amq__ctab_load(p, plen, payload, len, view, opt,
+                          &amq__ctab_cuckoo_kind, impl, diag);
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    return amq__ctab_curve_fpr(spec, bpk, AMQ__CT_CUCKOO_LOAD, out, diag);
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    return amq__ctab_curve_bits(spec, fpr, AMQ__CT_CUCKOO_LOAD, out, diag);
 }
 
 const amq__type amq__type_cuckoo = {
@@ -747,10 +1215,14 @@ const amq__type amq__type_cuckoo = {
              .type_id = 100,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "cuckoo filter, buckets of 4, partial-key cuckoo "
-                        "hashing (Fan et al. 2014)",
+                        "hashing (Fan et al. 2014), any even table size, "
+                        "optional growth by chaining",
              .params = "fp=BITS (4-32, default ceil(log2(8/fpr))), "
-                       "buckets=N (power of two, instead of capacity), "
-                       "max_kicks=N (evictions per insert, default 500)",
+                       "buckets=N (even, instead of capacity), "
+                       "max_kicks=N (evictions per insert, default 500), "
+                       "grow=1 (append tables of 2x buckets and +1 bit when "
+                       "full; fp from fpr/2), max_links=N (2-32, default "
+                       "32), max_bytes=B (cap on all tables, 0 = none)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
     .destroy = amq__ctab_t_destroy,
@@ -763,8 +1235,8 @@ const amq__type amq__type_cuckoo = {
     .size_bytes = amq__ctab_t_size,
     .fpr_bound = amq__ctab_t_bound,
     .describe = t_describe,
-    .curve_fpr = amq__ctab_curve_fpr,
-    .curve_bits = amq__ctab_curve_bits,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
     .params_size = amq__ctab_t_params_size,
     .params_write = amq__ctab_t_params_write,
     .payload_size = amq__ctab_t_payload_size,

@@ -3,12 +3,13 @@
  * more space-efficient and faster replacement for Bloom and cuckoo
  * filters", PVLDB 13(2), 2019).
  *
- * A cuckoo filter's alternate bucket i xor delta(fp) needs delta to range
- * over the whole table, so the table must be a power of two and a filter
- * sized for n keys is up to twice as large as n / (4 · 0.95) buckets. The
- * vacuum filter keeps delta below a chunk size L (a power of two): both
- * buckets of a key lie in the same aligned chunk of L buckets, and the
- * table only needs to be a multiple of L.
+ * A cuckoo filter whose alternate bucket is i xor delta(fp) needs delta to
+ * range over the whole table, so the table must be a power of two and a
+ * filter sized for n keys is up to twice as large as n / (4 · 0.95)
+ * buckets (the paper's comparison; our cuckoo filter now avoids this with
+ * the sum form, cuckoo.c). The vacuum filter keeps delta below a chunk
+ * size L (a power of two): both buckets of a key lie in the same aligned
+ * chunk of L buckets, and the table only needs to be a multiple of L.
  *
  *   m = 5 · L0 buckets (not a power of two)
  *   +-----------+-----------+-----------+-----------+-----------+
@@ -26,16 +27,32 @@
  * buckets receives on average μ = 4 L α (4 - j)/4 of them, binomially, so
  * the fullest of c = m / L chunks is about μ + sqrt(μ) sqrt(2 ln c). We take
  * L_j as the smallest power of two (at least 8) with
- *     μ + sqrt(μ) (sqrt(2 ln c) + 1) <= 0.97 · 4 L,
- * using the design load α = 0.94. This follows the paper's recipe (a
- * balls-into-bins bound on the fullest chunk, and load (1 - j/4) for range
- * j); the exact tail bound and the 0.97 are ours — the paper does not pin
- * them down — and docs/parts/cuckoo.md checks the result by measuring the
- * load at the first failed insert.
+ *     μ + sqrt(μ) (sqrt(2 ln c) + 1) <= 0.955 · 4 L,
+ * using the design load α = AMQ__CT_VACUUM_LOAD (0.94). This follows the
+ * paper's recipe (a balls-into-bins bound on the fullest chunk, and load
+ * (1 - j/4) for range j); the exact tail bound and the 0.955 are ours —
+ * the paper does not pin them down — and docs/drafts/cuckoo.md checks the
+ * result by measuring the load at the first failed insert.
  *
  * Everything else — fingerprints, buckets, the eviction walk with undo, the
- * certified bound (which depends only on m and f) — is the table in
- * cuckoo.c; a tiny table (L0 >= m) is a cuckoo filter with a power-of-two m.
+ * certified bound (which depends only on m and f), growth by chaining — is
+ * the table in cuckoo.c. A table of one chunk (L0 = m) is a power of two,
+ * as in the paper; the vacuum filter always uses the xor form, so its
+ * frames never look like a cuckoo filter's (whose ranges are the whole
+ * table). A growing vacuum filter appends the table this file builds for
+ * twice the newest's buckets.
+ *
+ * Table size. Rounding up to whole chunks lowers the load, so a chunk
+ * smaller than the one selected at the design load may fit at the rounded
+ * table's load and waste less; we try every chunk size and keep the
+ * smallest table (the paper rounds with the selected chunk only).
+ *
+ * Now that a cuckoo table can have any even size, the vacuum filter no
+ * longer saves space over the default cuckoo filter (it rounds up to whole
+ * chunks, 1-2% at 10^6 keys; the paper compared against power-of-two
+ * tables). What it keeps is locality: every key's two buckets lie in one
+ * chunk, three quarters of them within L1 = L0 / 4 (docs/drafts/cuckoo.md
+ * measures both).
  *
  * Failure modes: as cuckoo.c (AMQ_ERR_FULL leaves the table unchanged).
  */
@@ -46,26 +63,25 @@
 #include "fingerprint/cuckoo_table.h"
 
 #define MIN_RANGE 8
+#define MIN_CHUNK 4096 /* smallest chunk a table from a capacity gets */
 #define CHUNK_FILL 0.955
 
 static bool is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-static uint64_t next_pow2(uint64_t x) {
-    uint64_t p = 1;
-    while (p < x)
-        p <<= 1;
-    return p;
+/* Whether chunks of L buckets in a table of m hold keys at `load`: the
+ * fullest of the m / L chunks stays below CHUNK_FILL (the bound above). */
+static bool chunk_fits(uint64_t m, uint64_t L, double load) {
+    double c = (double)m / (double)L, mu = 4.0 * (double)L * load;
+    double z = sqrt(2.0 * log(c)) + 1.0;
+    return mu + z * sqrt(mu) <= CHUNK_FILL * 4.0 * (double)L;
 }
 
 /* Smallest chunk for keys at `load` in m buckets; >= m means "one chunk". */
 static uint64_t select_range(uint64_t m, double load) {
     uint64_t L = MIN_RANGE;
-    for (; L < m; L <<= 1) {
-        double c = (double)m / (double)L, mu = 4.0 * (double)L * load;
-        double z = sqrt(2.0 * log(c)) + 1.0;
-        if (mu + z * sqrt(mu) <= CHUNK_FILL * 4.0 * (double)L)
+    for (; L < m; L <<= 1)
+        if (chunk_fits(m, L, load))
             break;
-    }
     return L;
 }
 
@@ -81,74 +97,132 @@ static void ranges_for(uint64_t L0, uint32_t range[4]) {
     }
 }
 
-/* Table of at least m0 buckets made of whole chunks (chunk: 0 = choose). */
-static amq_status vacuum_shape(uint64_t m0, uint64_t chunk, uint64_t *m,
-                               uint64_t *L0) {
-    uint64_t L = chunk ? chunk : select_range(m0, AMQ__CT_DESIGN_LOAD);
-    if (L >= m0 && chunk == 0)
-        L = next_pow2(m0);
+static uint64_t next_pow2(uint64_t x) {
+    uint64_t p = 2;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+/* Table of at least m0 buckets made of whole chunks of L buckets. */
+static amq_status chunked(uint64_t m0, uint64_t L, uint64_t *m,
+                          uint32_t range[4]) {
     if (L > AMQ_CUCKOO_MAX_BUCKETS)
         return AMQ_ERR_OVERFLOW;
     uint64_t chunks = (m0 + L - 1) / L;
     if (chunks > AMQ_CUCKOO_MAX_BUCKETS / L)
         return AMQ_ERR_OVERFLOW;
     *m = chunks * L;
-    *L0 = L;
+    ranges_for(L, range);
     return AMQ_OK;
 }
 
-static amq_status make(uint64_t m, uint64_t L0, unsigned f, unsigned kicks,
-                       const amq_options *opt, amq_cuckoo **out) {
-    uint32_t range[4];
-    ranges_for(L0, range);
-    return amq__ctab_new(m, f, range, kicks, opt, NULL, out);
+/* The smallest table of at least m0 buckets made of chunks that hold the
+ * keys at the rounded table's load: every power of two from MIN_CHUNK up
+ * is tried (ties go to the larger chunk), and one power-of-two chunk,
+ * which always holds them, is the fallback. MIN_CHUNK keeps the smallest
+ * range (L0 / 64) at 64 buckets or more: the criterion above speaks of L0
+ * only, and a chunk of 8 buckets holding half of the keys (L0 = 128) was
+ * seen to close up — 32 keys whose both buckets lie in it — at load 0.65,
+ * a tail the Gaussian approximation misses at such small means. */
+static amq_status vacuum_auto(uint64_t m0, uint64_t *m, uint32_t range[4]) {
+    uint64_t best = 0, bestL = 0, L;
+    for (L = MIN_CHUNK; L < m0 && L <= AMQ_CUCKOO_MAX_BUCKETS; L <<= 1) {
+        uint64_t mL = (m0 + L - 1) / L * L;
+        double load = AMQ__CT_VACUUM_LOAD * (double)m0 / (double)mL;
+        if (mL <= AMQ_CUCKOO_MAX_BUCKETS && chunk_fits(mL, L, load) &&
+            (best == 0 || mL <= best)) {
+            best = mL;
+            bestL = L;
+        }
+    }
+    uint64_t whole = next_pow2(m0);
+    if (best == 0 || whole <= best)
+        return chunked(m0, whole, m, range);
+    return chunked(m0, bestL, m, range);
 }
 
-/* The chunk an explicit table of m buckets gets: the given one (a power of
- * two >= 2 dividing m), or the selected one, which must divide m. */
-static amq_status explicit_chunk(uint64_t m, uint64_t chunk, uint64_t *L0) {
+/* Table of at least m0 buckets made of whole chunks (chunk: 0 = choose). */
+static amq_status vacuum_shape(uint64_t m0, uint64_t chunk, uint64_t *m,
+                               uint32_t range[4]) {
+    if (chunk == 0)
+        return vacuum_auto(m0, m, range);
+    return chunked(m0, chunk, m, range);
+}
+
+/* The ranges must be those ranges_for derives from the largest (the
+ * common check has made range[0] a power of two dividing buckets, unless
+ * all four are the whole table, which is a cuckoo table's shape). */
+static bool vacuum_ranges_ok(uint64_t buckets, const uint32_t range[4]) {
+    uint32_t want[4];
+    if (!is_pow2(range[0]) || buckets % range[0] != 0)
+        return false;
+    ranges_for(range[0], want);
+    return memcmp(want, range, sizeof want) == 0;
+}
+
+static amq_status kind_shape(uint64_t m0, uint64_t *buckets,
+                             uint32_t range[4]) {
+    return vacuum_shape(m0, 0, buckets, range);
+}
+
+const amq__ctab_kind amq__ctab_vacuum_kind = {"vacuum", vacuum_ranges_ok,
+                                              kind_shape};
+
+static amq_status make(uint64_t m, const uint32_t range[4], unsigned f,
+                       unsigned kicks, const amq_options *opt,
+                       amq_cuckoo **out) {
+    return amq__ctab_new(&amq__ctab_vacuum_kind, m, f, range, kicks, opt, out);
+}
+
+/* The ranges of an explicit table of m buckets: from the given chunk (a
+ * power of two >= 2 dividing m), or the selected one, which must divide m
+ * (a table of one chunk must be a power of two). */
+static amq_status explicit_ranges(uint64_t m, uint64_t chunk,
+                                  uint32_t range[4]) {
     if (m < 2 || m > AMQ_CUCKOO_MAX_BUCKETS)
         return AMQ_ERR_INVALID;
     if (chunk == 0) {
-        chunk = select_range(m, AMQ__CT_DESIGN_LOAD);
+        chunk = select_range(m, AMQ__CT_VACUUM_LOAD);
         if (chunk >= m)
-            chunk = m; /* one chunk: m must then be a power of two */
+            chunk = m;
     }
     if (!is_pow2(chunk) || chunk < 2 || m % chunk != 0)
         return AMQ_ERR_INVALID;
-    *L0 = chunk;
+    ranges_for(chunk, range);
     return AMQ_OK;
 }
 
 amq_status amq_vacuum_new_explicit(uint64_t buckets, unsigned fp_bits,
                                    uint64_t chunk, unsigned max_kicks,
                                    const amq_options *opt, amq_cuckoo **out) {
-    uint64_t L0;
+    uint32_t range[4];
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(explicit_chunk(buckets, chunk, &L0));
-    return make(buckets, L0, fp_bits, max_kicks, opt, out);
+    AMQ_RETURN_IF_ERR(explicit_ranges(buckets, chunk, range));
+    return make(buckets, range, fp_bits, max_kicks, opt, out);
 }
 
 amq_status amq_vacuum_new(uint64_t capacity, double fpr, const amq_options *opt,
                           amq_cuckoo **out) {
-    uint64_t m0, m, L0;
+    uint64_t m0, m;
+    uint32_t range[4];
     unsigned f = amq_cuckoo_fp_bits_for(fpr);
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
     if (f == 0)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(amq__ctab_slots_for(capacity, &m0));
-    AMQ_RETURN_IF_ERR(vacuum_shape(m0, 0, &m, &L0));
-    return make(m, L0, f, AMQ_CUCKOO_DEFAULT_KICKS, opt, out);
+    AMQ_RETURN_IF_ERR(amq__ctab_slots_for(capacity, AMQ__CT_VACUUM_LOAD, &m0));
+    AMQ_RETURN_IF_ERR(vacuum_shape(m0, 0, &m, range));
+    return make(m, range, f, AMQ_CUCKOO_DEFAULT_KICKS, opt, out);
 }
 
 /* ---- the generic interface ------------------------------------------------ */
 
 static amq_status spec_shape(amq__spec *spec, uint64_t capacity, uint64_t *m,
-                             uint64_t *L0, amq_diag *diag) {
+                             uint32_t range[4], amq_diag *diag) {
     uint64_t chunk = 0, m0;
     bool has_m;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "chunk", 2, AMQ_CUCKOO_MAX_BUCKETS,
@@ -159,20 +233,21 @@ static amq_status spec_shape(amq__spec *spec, uint64_t capacity, uint64_t *m,
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2,
                                     AMQ_CUCKOO_MAX_BUCKETS, m, &has_m, diag));
     if (has_m) {
-        if (explicit_chunk(*m, chunk, L0) != AMQ_OK)
+        if (explicit_ranges(*m, chunk, range) != AMQ_OK)
             return amq__diag(diag, AMQ_ERR_SPEC, 0, "vacuum buckets=%llu is "
                              "not a multiple of chunk %llu",
-                             (unsigned long long)*m, (unsigned long long)(
+                             (unsigned long long)*m,
+                             (unsigned long long)(
                                  chunk ? chunk
-                                       : select_range(*m, AMQ__CT_DESIGN_LOAD)));
+                                       : select_range(*m, AMQ__CT_VACUUM_LOAD)));
         return AMQ_OK;
     }
     if (capacity == 0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "vacuum needs a capacity, or buckets=N");
-    amq_status st = amq__ctab_slots_for(capacity, &m0);
+    amq_status st = amq__ctab_slots_for(capacity, AMQ__CT_VACUUM_LOAD, &m0);
     if (st == AMQ_OK)
-        st = vacuum_shape(m0, chunk, m, L0);
+        st = vacuum_shape(m0, chunk, m, range);
     if (st != AMQ_OK)
         return amq__diag(diag, st, 0, "capacity %llu: %s",
                          (unsigned long long)capacity, amq_strerror(st));
@@ -182,36 +257,51 @@ static amq_status spec_shape(amq__spec *spec, uint64_t capacity, uint64_t *m,
 static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                            const amq_options *opt, void **impl,
                            amq_diag *diag) {
-    uint64_t m = 0, L0 = 0;
-    unsigned f, kicks;
-    AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, &f, diag));
+    uint64_t m = 0, max_bytes;
+    uint32_t range[4];
+    unsigned f, kicks, links = 1;
+    AMQ_RETURN_IF_ERR(amq__ctab_spec_growth(spec, &links, &max_bytes, diag));
+    AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, links > 1, &f, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_kicks(spec, &kicks, diag));
-    AMQ_RETURN_IF_ERR(spec_shape(spec, capacity, &m, &L0, diag));
-    return make(m, L0, f, kicks, opt, (amq_cuckoo **)impl);
+    AMQ_RETURN_IF_ERR(spec_shape(spec, capacity, &m, range, diag));
+    amq_cuckoo *c = NULL;
+    AMQ_RETURN_IF_ERR(make(m, range, f, kicks, opt, &c));
+    if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
+        amq_cuckoo_free(c);
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
+                         "than the first table", (unsigned long long)max_bytes);
+    }
+    *impl = c;
+    return AMQ_OK;
 }
 
 static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq__ctab *t = impl;
+    const amq_cuckoo *c = impl;
     int n = snprintf(buf, cap, "fp=%u,buckets=%u,chunk=%u,max_kicks=%u",
-                     t->fbits, t->buckets, t->range[0], t->max_kicks);
-    return n > 0 ? (size_t)n : 0;
+                     c->base.fbits, c->base.buckets, c->base.range[0],
+                     c->max_kicks);
+    if (n < 0)
+        return 0;
+    size_t used = (size_t)n;
+    return used + amq__ctab_describe_growth(c, used < cap ? buf + used : NULL,
+                                            used < cap ? cap - used : 0);
 }
-
-/* The ranges must be those ranges_for derives from the largest. */
-static bool vacuum_ranges_ok(uint64_t buckets, const uint32_t range[4]) {
-    uint32_t want[4];
-    (void)buckets; /* the common check has tied range[0] to buckets */
-    ranges_for(range[0], want);
-    return memcmp(want, range, sizeof want) == 0;
-}
-
-static const amq__ctab_kind vacuum_kind = {"vacuum", vacuum_ranges_ok};
 
 static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
                          size_t len, bool view, const amq_options *opt,
                          void **impl, amq_diag *diag) {
-    return amq__ctab_load(p, plen, payload, len, view, opt, &vacuum_kind, impl,
-                          diag);
+    return amq__ctab_load(p, plen, payload, len, view, opt,
+                          &amq__ctab_vacuum_kind, impl, diag);
+}
+
+static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
+                              amq_diag *diag) {
+    return amq__ctab_curve_fpr(spec, bpk, AMQ__CT_VACUUM_LOAD, out, diag);
+}
+
+static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
+                               amq_diag *diag) {
+    return amq__ctab_curve_bits(spec, fpr, AMQ__CT_VACUUM_LOAD, out, diag);
 }
 
 const amq__type amq__type_vacuum = {
@@ -219,11 +309,13 @@ const amq__type amq__type_vacuum = {
              .type_id = 101,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "vacuum filter, cuckoo filter with chunked alternate "
-                        "ranges, any table size (Wang et al. 2019)",
+                        "ranges (Wang et al. 2019), optional growth",
              .params = "fp=BITS (4-32, default ceil(log2(8/fpr))), "
                        "buckets=N (multiple of the chunk, instead of "
-                       "capacity), chunk=L (largest alternate range, a power "
-                       "of two), max_kicks=N (default 500)",
+                       "capacity), chunk=L (largest "
+                       "alternate range, a power of two), max_kicks=N "
+                       "(default 500), grow=1 (as cuckoo), max_links=N, "
+                       "max_bytes=B",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
     .destroy = amq__ctab_t_destroy,
@@ -236,8 +328,8 @@ const amq__type amq__type_vacuum = {
     .size_bytes = amq__ctab_t_size,
     .fpr_bound = amq__ctab_t_bound,
     .describe = t_describe,
-    .curve_fpr = amq__ctab_curve_fpr,
-    .curve_bits = amq__ctab_curve_bits,
+    .curve_fpr = t_curve_fpr,
+    .curve_bits = t_curve_bits,
     .params_size = amq__ctab_t_params_size,
     .params_write = amq__ctab_t_params_write,
     .payload_size = amq__ctab_t_payload_size,

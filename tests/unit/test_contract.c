@@ -1661,6 +1661,7 @@ static void test_registry(void) {
 static const char *const variants[] = {
     "fuse8:ways=4", "fuse16:ways=4", "ribbon:bits=6.5", "ribbon:w=128",
     "ribbon:bump=0", "qf:concurrent=1", "cqf:concurrent=1",
+    "cuckoo:grow=1", "vacuum:grow=1",
     "spectral:mode=ms", "counting:width=8",
 };
 
