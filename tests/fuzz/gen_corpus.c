@@ -258,6 +258,28 @@ static void golden_frames(const char *dir, const amq_type_info *ti) {
     }
 }
 
+/* Shapes the per-type defaults never reach at these sizes: multi-layer
+ * bumped Ribbon, standard Ribbon, grown cuckoo/vacuum chains, and a cuckoo
+ * table whose size is not a power of two (sum-form alternate bucket).
+ * cap 0 means the spec is explicit. */
+static void shape_frames(const char *dir) {
+    static const struct {
+        const char *name, *spec;
+        uint64_t cap, keys;
+    } shapes[] = {
+        {"shape-ribbon-layers", "ribbon", 2000, 2000},
+        {"shape-ribbon-w128-layers", "ribbon:w=128", 3000, 3000},
+        {"shape-ribbon-standard", "ribbon:bump=0", 500, 500},
+        {"shape-cuckoo-chain", "cuckoo:fp=8,buckets=6,grow=1", 0, 300},
+        {"shape-vacuum-chain", "vacuum:fp=8,buckets=16,grow=1", 0, 500},
+        {"shape-cuckoo-sum-form", "cuckoo:fp=13,buckets=30", 0, 100},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        emit(dir, shapes[i].name,
+             build(shapes[i].spec, shapes[i].cap,
+                   shapes[i].cap ? 0.01 : 0.0, shapes[i].keys, NULL));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: gen_corpus CORPUS_DIR [GOLDEN_DIR]\n");
@@ -274,5 +296,6 @@ int main(int argc, char **argv) {
     }
     if (first_type != NULL)
         invalid_frames(argv[1], first_type);
+    shape_frames(argv[1]);
     return failures ? 1 : 0;
 }
