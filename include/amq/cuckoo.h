@@ -143,6 +143,13 @@ AMQ_API amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
  * its caps); AMQ_ERR_NOMEM: a new table could not be allocated. The filter
  * is unchanged on every error. */
 AMQ_API amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t hash);
+/* amq_cuckoo_add_hash of h[0], h[1], ... in order, stopping at the first
+ * failure (returned; the keys before it stay, it and the rest are not
+ * added); *done (may be NULL) = keys added. The same result as the loop,
+ * faster: each key's buckets are prefetched a few keys ahead, so the misses
+ * of consecutive inserts overlap. AMQ_ERR_INVALID for NULL arguments. */
+AMQ_API amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h,
+                                        size_t n, size_t *done);
 AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t hash);
 /* out[i] = contains(h[i]); prefetches both buckets of a group first. */
 AMQ_API void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,

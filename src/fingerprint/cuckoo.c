@@ -512,6 +512,39 @@ bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
     return false;
 }
 
+/* How many keys ahead the batch insert prefetches: enough misses in flight
+ * to overlap, few enough that the lines are still cached when used. */
+#define ADD_AHEAD 8
+
+amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h, size_t n,
+                                size_t *done) {
+    size_t i = 0;
+    amq_status st = AMQ_OK;
+    if (c == NULL || (h == NULL && n != 0)) {
+        st = AMQ_ERR_INVALID;
+    } else {
+        for (size_t j = 0; j < n && j < ADD_AHEAD; j++) {
+            const amq__ctab *t = newest(c);
+            key_loc k = locate(t, h[j], t->fbits);
+            prefetch_bucket(t, k.b1);
+            prefetch_bucket(t, k.b2);
+        }
+        for (; i < n; i++) {
+            if (i + ADD_AHEAD < n) {
+                const amq__ctab *t = newest(c);
+                key_loc k = locate(t, h[i + ADD_AHEAD], t->fbits);
+                prefetch_bucket(t, k.b1);
+                prefetch_bucket(t, k.b2);
+            }
+            if ((st = amq_cuckoo_add_hash(c, h[i])) != AMQ_OK)
+                break;
+        }
+    }
+    if (done != NULL)
+        *done = i;
+    return st;
+}
+
 void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,
                                size_t n, uint8_t *out) {
     for (size_t i = 0; i < n; i += BATCH) {
@@ -853,6 +886,10 @@ size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap) {
 void amq__ctab_t_destroy(void *impl) { amq_cuckoo_free(impl); }
 amq_status amq__ctab_t_add(void *impl, uint64_t h) {
     return amq_cuckoo_add_hash(impl, h);
+}
+amq_status amq__ctab_t_add_batch(void *impl, const uint64_t *h, size_t n,
+                                 size_t *done) {
+    return amq_cuckoo_add_batch(impl, h, n, done);
 }
 bool amq__ctab_t_contains(const void *impl, uint64_t h) {
     return amq_cuckoo_contains_hash(impl, h);
@@ -1227,6 +1264,7 @@ const amq__type amq__type_cuckoo = {
     .create = t_create,
     .destroy = amq__ctab_t_destroy,
     .add = amq__ctab_t_add,
+    .add_batch = amq__ctab_t_add_batch,
     .contains = amq__ctab_t_contains,
     .contains_batch = amq__ctab_t_batch,
     .remove = amq__ctab_t_remove,

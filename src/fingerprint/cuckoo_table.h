@@ -110,6 +110,8 @@ size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap);
 /* The generic-interface callbacks both types share (impl is amq_cuckoo). */
 void amq__ctab_t_destroy(void *impl);
 amq_status amq__ctab_t_add(void *impl, uint64_t h);
+amq_status amq__ctab_t_add_batch(void *impl, const uint64_t *h, size_t n,
+                                 size_t *done);
 bool amq__ctab_t_contains(const void *impl, uint64_t h);
 void amq__ctab_t_batch(const void *impl, const uint64_t *h, size_t n,
                        uint8_t *out);

@@ -320,6 +320,7 @@ const amq__type amq__type_vacuum = {
     .create = t_create,
     .destroy = amq__ctab_t_destroy,
     .add = amq__ctab_t_add,
+    .add_batch = amq__ctab_t_add_batch,
     .contains = amq__ctab_t_contains,
     .contains_batch = amq__ctab_t_batch,
     .remove = amq__ctab_t_remove,
