@@ -22,9 +22,9 @@
  *
  * Build (peeling): every slot keeps the number of keys hitting it and the
  * xor of their mixed hashes. A slot hit by exactly one key names that key;
- * remove the key from its other slots (which may expose new such slots) and
- * push (key, slot) on a stack. If every key is removed, assign in reverse
- * stack order: T[slot] = fp(key) ^ (the key's other slots), which later
+ * remove the key from its other slots (which may expose new such slots)
+ * and record (key, slot). If every key is removed, assign in reverse
+ * order: T[slot] = fp(key) ^ (the key's other slots), which later
  * assignments never touch again. Peeling fails when a 2-core remains:
  * rare at these sizes (Molloy 2005; Walzer's fuse analysis), certain for a
  * duplicated key (two equal edges), so the first failure removes duplicates
@@ -32,6 +32,18 @@
  * of a fixed sequence (builds are deterministic); for small n, where the
  * failure rate is not negligible, every 8th failure also grows the table by
  * ~1/8. After AMQ_STATIC_MAX_ATTEMPTS failures: AMQ_ERR_FULL.
+ *
+ * Speed: past the caches a build is bound by memory, not arithmetic (a xor
+ * key's slots are anywhere in ~20 bytes of peeling state per key), so each
+ * pass knows its accesses XF_AHEAD steps early and prefetches them: the
+ * counting pass key by key; the peeling by taking the count-1 slots first
+ * in, first out (the textbook stack shows its next entry only once the
+ * current removal is done, so every removal waits for memory; a queue
+ * shows the next XF_AHEAD); the assignment in reverse peeling order. A
+ * fuse build first groups the keys by start segment, so that counting
+ * works in a window of a few segments. The peeling order decides which of
+ * the valid tables a build produces: changing it changes the bytes built
+ * from the same keys (old frames still load; tests/golden/legacy/).
  *
  * Invariants: ways in {3, 4}; width in {8, 16, 32}; slots = (S + ways - 1)
  * L (xor: S = 1); items <= slots; items == 0 iff slots == 0 (an empty
@@ -52,7 +64,6 @@
 #include "filter/type.h"
 
 #define XF_BATCH 16
-#define XF_MAX_L (1u << 18)
 #define XF_GROW_EVERY 8
 
 /* Multipliers deriving each way's slot offset and the fingerprint from the
@@ -67,7 +78,10 @@ typedef enum xf_family { XF_XOR, XF_FUSE } xf_family;
 typedef struct xf_shape {
     uint32_t ways, width;
     uint32_t seg_len, seg_count; /* both 0 for an empty filter */
+    uint32_t lg; /* log2(seg_len) if a power of two, else XF_ANY_LEN */
 } xf_shape;
+
+#define XF_ANY_LEN 255u
 
 struct amq_xor {
     amq__mem mem;
@@ -89,11 +103,45 @@ static inline uint32_t xf_fingerprint(uint64_t x, unsigned width) {
     return (uint32_t)((x * FP_MUL) >> (64 - width));
 }
 
+#define XF_INLINE static inline __attribute__((always_inline))
+
+/* The slot mapping as the hot loops use it: copied out of the shape, so
+ * that stores into tables cannot alias it, with `ways` and `pow2` (seg_len
+ * is 2^lg) passed as constants by dispatchers, so each loop is compiled
+ * once per combination. reduce(y, L) = floor(y L / 2^64) is a shift when
+ * L = 2^lg (always so for fuse, except a grown one-segment table); the two
+ * shifts keep each count below 64 for lg = 0. */
+typedef struct xf_map {
+    uint64_t seg_count, seg_len;
+    unsigned lg;
+} xf_map;
+
+static inline xf_map xf_map_of(const xf_shape *s) {
+    xf_map m = {s->seg_count, s->seg_len, s->lg};
+    return m;
+}
+
+XF_INLINE void xf_map_slots(xf_map m, unsigned ways, bool pow2, uint64_t x,
+                            uint32_t p[4]) {
+    uint64_t start = amq__reduce64(x, m.seg_count);
+    for (unsigned i = 0; i < ways; i++) {
+        uint64_t y = x * way_mul[i];
+        uint64_t off = pow2 ? (y >> 32) >> (32 - m.lg)
+                            : amq__reduce64(y, m.seg_len);
+        p[i] = (uint32_t)((start + i) * m.seg_len + off);
+    }
+}
+
 static inline void xf_slots(const xf_shape *s, uint64_t x, uint32_t p[4]) {
-    uint64_t start = amq__reduce64(x, s->seg_count);
-    for (unsigned i = 0; i < s->ways; i++)
-        p[i] = (uint32_t)((start + i) * s->seg_len +
-                          amq__reduce64(x * way_mul[i], s->seg_len));
+    xf_map_slots(xf_map_of(s), s->ways, s->lg != XF_ANY_LEN, x, p);
+}
+
+/* Fills s->lg from s->seg_len; call after every change of seg_len. */
+static void xf_set_lg(xf_shape *s) {
+    s->lg = XF_ANY_LEN;
+    for (uint32_t k = 0; k < 32; k++)
+        if (s->seg_len == 1u << k)
+            s->lg = k;
 }
 
 /* One implementation for every width: the width is a run-time parameter
@@ -114,48 +162,75 @@ static inline void xf_put(uint8_t *t, unsigned width, size_t i, uint32_t v) {
     }
 }
 
-static inline bool xf_check(const amq_xor *f, uint64_t h, unsigned width) {
+XF_INLINE bool xf_check_k(const amq_xor *f, uint64_t h, unsigned width,
+                          unsigned ways, bool pow2) {
     uint32_t p[4];
     uint64_t x = xf_mix(h, f->seed);
-    xf_slots(&f->s, x, p);
+    xf_map_slots(xf_map_of(&f->s), ways, pow2, x, p);
     uint32_t v = xf_fingerprint(x, width);
-    for (unsigned i = 0; i < f->s.ways; i++)
+    for (unsigned i = 0; i < ways; i++)
         v ^= xf_get(f->fp, width, p[i]);
     return v == 0;
+}
+
+XF_INLINE bool xf_check_w(const amq_xor *f, uint64_t h, unsigned width) {
+    bool pow2 = f->s.lg != XF_ANY_LEN;
+    if (f->s.ways == 3)
+        return pow2 ? xf_check_k(f, h, width, 3, true)
+                    : xf_check_k(f, h, width, 3, false);
+    return pow2 ? xf_check_k(f, h, width, 4, true)
+                : xf_check_k(f, h, width, 4, false);
 }
 
 bool amq_xor_contains_hash(const amq_xor *f, uint64_t h) {
     if (f->slots == 0)
         return false;
     switch (f->s.width) {
-    case 8: return xf_check(f, h, 8);
-    case 16: return xf_check(f, h, 16);
-    default: return xf_check(f, h, 32);
+    case 8: return xf_check_w(f, h, 8);
+    case 16: return xf_check_w(f, h, 16);
+    default: return xf_check_w(f, h, 32);
     }
 }
 
 /* Batch: compute and prefetch every slot of a group of keys, then read
  * them; the group's 48-64 cache misses overlap. */
-static inline void xf_batch_w(const amq_xor *f, const uint64_t *h, size_t n,
-                              uint8_t *out, unsigned width) {
+XF_INLINE void xf_batch_k(const amq_xor *f, const uint64_t *h, size_t n,
+                          uint8_t *out, unsigned width, unsigned ways,
+                          bool pow2) {
+    const xf_map m = xf_map_of(&f->s);
+    const uint8_t *t = f->fp;
+    const uint64_t seed = f->seed;
     size_t bytes = width / 8;
     for (size_t i = 0; i < n; i += XF_BATCH) {
-        size_t m = n - i < XF_BATCH ? n - i : XF_BATCH;
+        size_t len = n - i < XF_BATCH ? n - i : XF_BATCH;
         uint64_t x[XF_BATCH];
         uint32_t p[XF_BATCH][4];
-        for (size_t j = 0; j < m; j++) {
-            x[j] = xf_mix(h[i + j], f->seed);
-            xf_slots(&f->s, x[j], p[j]);
-            for (unsigned k = 0; k < f->s.ways; k++)
-                amq__prefetch(f->fp + (size_t)p[j][k] * bytes);
+        for (size_t j = 0; j < len; j++) {
+            x[j] = xf_mix(h[i + j], seed);
+            xf_map_slots(m, ways, pow2, x[j], p[j]);
+            for (unsigned k = 0; k < ways; k++)
+                amq__prefetch(t + (size_t)p[j][k] * bytes);
         }
-        for (size_t j = 0; j < m; j++) {
+        for (size_t j = 0; j < len; j++) {
             uint32_t v = xf_fingerprint(x[j], width);
-            for (unsigned k = 0; k < f->s.ways; k++)
-                v ^= xf_get(f->fp, width, p[j][k]);
+            for (unsigned k = 0; k < ways; k++)
+                v ^= xf_get(t, width, p[j][k]);
             out[i + j] = v == 0;
         }
     }
+}
+
+XF_INLINE void xf_batch_w(const amq_xor *f, const uint64_t *h, size_t n,
+                          uint8_t *out, unsigned width) {
+    bool pow2 = f->s.lg != XF_ANY_LEN;
+    if (f->s.ways == 3 && pow2)
+        xf_batch_k(f, h, n, out, width, 3, true);
+    else if (f->s.ways == 3)
+        xf_batch_k(f, h, n, out, width, 3, false);
+    else if (pow2)
+        xf_batch_k(f, h, n, out, width, 4, true);
+    else
+        xf_batch_k(f, h, n, out, width, 4, false);
 }
 
 void amq_xor_contains_batch(const amq_xor *f, const uint64_t *h, size_t n,
@@ -204,6 +279,7 @@ static amq_status xf_shape_for(xf_family fam, unsigned ways, unsigned width,
     s->ways = ways;
     s->width = width;
     s->seg_len = s->seg_count = 0;
+    s->lg = XF_ANY_LEN;
     if (n == 0)
         return AMQ_OK;
     double dn = (double)n, want = dn * xf_factor(fam, ways, dn);
@@ -213,6 +289,7 @@ static amq_status xf_shape_for(xf_family fam, unsigned ways, unsigned width,
         if (want / 3 > 4e9)
             return AMQ_ERR_OVERFLOW;
         s->seg_len = (uint32_t)ceil(want / 3);
+        xf_set_lg(s);
         return AMQ_OK;
     }
     s->seg_len = xf_seg_len(ways, dn);
@@ -222,6 +299,7 @@ static amq_status xf_shape_for(xf_family fam, unsigned ways, unsigned width,
     if ((segs + ways) * s->seg_len > 4e9)
         return AMQ_ERR_OVERFLOW;
     s->seg_count = (uint32_t)segs;
+    xf_set_lg(s);
     return AMQ_OK;
 }
 
@@ -236,6 +314,7 @@ static void xf_grow(xf_shape *s) {
         s->seg_len += s->seg_len / 8 + 1; /* xor, or a one-segment fuse */
     else
         s->seg_count += s->seg_count / 8 + 1;
+    xf_set_lg(s);
 }
 
 /* Seed of attempt i: a fixed sequence, so builds are deterministic. */
@@ -245,6 +324,10 @@ static uint64_t xf_seed(unsigned attempt) {
 
 /* ---- peeling (shared by xor and fuse) ------------------------------------ */
 
+/* A slot's peeling state: count and xor in one 16-byte record, so that a
+ * slot costs one cache miss, not two (the build is bound by misses: a xor
+ * key's three slots are anywhere in the table, and a fuse key's span a
+ * window of segments larger than the caches once n is large). */
 typedef struct xf_slot {
     uint64_t x;     /* xor of the mixed hashes of the keys hitting it */
     uint32_t count; /* number of keys hitting it                       */
@@ -252,111 +335,225 @@ typedef struct xf_slot {
 } xf_slot;
 
 typedef struct xf_work {
-    xf_slot *slot;   /* [slots]                       */
-    uint32_t *queue; /* [slots] slots with count 1    */
-    uint64_t *key;   /* [n] peeled keys, in order     */
-    uint32_t *at;    /* [n] the slot each was peeled at */
+    amq__block table; /* xf_slot[slots], zeroed; huge pages when large */
+    xf_slot *slot;
+    uint32_t *queue;  /* [slots + 1], see xf_peel_queue                */
+    uint64_t *key;    /* [n]: fuse: the grouped keys; then the peeled  */
     size_t slots, n;
+    bool dirty;       /* slot[] holds an earlier attempt's counts      */
 } xf_work;
 
 static void xf_work_free(const amq__mem *m, xf_work *w) {
-    amq__free(m, w->slot, w->slots * sizeof *w->slot);
-    amq__free(m, w->queue, w->slots * sizeof *w->queue);
+    if (w->table.raw != NULL)
+        amq__block_free(m, &w->table);
+    amq__free(m, w->queue, (w->slots + 1) * sizeof *w->queue);
     amq__free(m, w->key, w->n * sizeof *w->key);
-    amq__free(m, w->at, w->n * sizeof *w->at);
     memset(w, 0, sizeof *w);
 }
 
 static amq_status xf_work_alloc(const amq__mem *m, size_t slots, size_t n,
                                 xf_work *w) {
-    size_t a, b, c, d;
+    size_t a, b, c;
     memset(w, 0, sizeof *w);
     if (!amq__mul(slots, sizeof *w->slot, &a) ||
-        !amq__mul(slots, sizeof *w->queue, &b) ||
-        !amq__mul(n, sizeof *w->key, &c) || !amq__mul(n, sizeof *w->at, &d))
+        !amq__mul(slots + 1, sizeof *w->queue, &b) ||
+        !amq__mul(n, sizeof *w->key, &c))
         return AMQ_ERR_OVERFLOW;
+    amq_status st = amq__block_alloc(m, a, 64, &w->table);
+    if (st != AMQ_OK)
+        return st;
+    w->slot = w->table.ptr;
     w->slots = slots;
     w->n = n;
-    w->slot = amq__alloc(m, a);
-    w->queue = w->slot ? amq__alloc(m, b) : NULL;
+    w->queue = amq__alloc(m, b);
     w->key = w->queue ? amq__alloc(m, c) : NULL;
-    w->at = w->key ? amq__alloc(m, d) : NULL;
-    if (w->at == NULL) {
+    if (w->key == NULL) {
         xf_work_free(m, w);
         return AMQ_ERR_NOMEM;
     }
     return AMQ_OK;
 }
 
-/* The mixed hashes of a fuse build, grouped by their top XF_SORT_BITS bits
- * (a counting sort into w->key). The start segment reduce(x, S) is monotone
- * in x, so consecutive keys then touch neighbouring segments and the
- * counting pass below stays in cache: this is where a fuse build gains on
- * a xor build, whose three slots per key are spread over the whole table. */
-#define XF_SORT_BITS 10
-static void xf_group(uint64_t seed, const uint64_t *h, size_t n, xf_work *w) {
-    size_t start[(1u << XF_SORT_BITS) + 1];
+/* The mixed hashes of a fuse build, grouped by their top XF_GROUP_BITS
+ * bits (a counting sort into out). The start segment reduce(x, S) is
+ * monotone in x, so consecutive keys then update neighbouring segments:
+ * the counting pass touches a window of a few segments, not the table. */
+#define XF_GROUP_BITS 10
+static void xf_group(uint64_t seed, const uint64_t *h, size_t n,
+                     uint64_t *out) {
+    size_t start[(1u << XF_GROUP_BITS) + 1];
     memset(start, 0, sizeof start);
     for (size_t i = 0; i < n; i++)
-        start[(xf_mix(h[i], seed) >> (64 - XF_SORT_BITS)) + 1]++;
-    for (size_t b = 1; b <= (1u << XF_SORT_BITS); b++)
+        start[(xf_mix(h[i], seed) >> (64 - XF_GROUP_BITS)) + 1]++;
+    for (size_t b = 1; b <= (1u << XF_GROUP_BITS); b++)
         start[b] += start[b - 1];
     for (size_t i = 0; i < n; i++) {
         uint64_t x = xf_mix(h[i], seed);
-        w->key[start[x >> (64 - XF_SORT_BITS)]++] = x;
+        out[start[x >> (64 - XF_GROUP_BITS)]++] = x;
     }
 }
 
-/* Peel the hypergraph of `n` keys; true if every key was peeled. */
-static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
-                    size_t n, xf_work *w, size_t slots) {
-    uint32_t p[4];
-    size_t qn = 0, done = 0;
-    bool grouped = s->seg_count > 1;
-    memset(w->slot, 0, slots * sizeof *w->slot);
-    if (grouped)
-        xf_group(seed, h, n, w);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = grouped ? w->key[i] : xf_mix(h[i], seed);
-        xf_slots(s, x, p);
-        for (unsigned k = 0; k < s->ways; k++) {
-            w->slot[p[k]].x ^= x;
-            w->slot[p[k]].count++;
+/* How far ahead the loops below work: enough entries to cover a memory
+ * access with the work of those in between. A power of two. */
+#define XF_AHEAD 16
+
+/* Count the keys hitting each slot and xor their mixed hashes (the order
+ * does not change the result). v holds mixed hashes if `mixed`, else the
+ * caller's hashes. Each key's slots are computed and prefetched XF_AHEAD
+ * keys before they are updated. */
+XF_INLINE void xf_count(const xf_shape *s, unsigned ways, bool pow2,
+                        uint64_t seed, const uint64_t *v, bool mixed,
+                        size_t n, xf_slot *t) {
+    const xf_map m = xf_map_of(s);
+    uint32_t p[XF_AHEAD][4];
+    uint64_t x[XF_AHEAD];
+    for (size_t i = 0; i < n + XF_AHEAD; i++) {
+        size_t r = i % XF_AHEAD;
+        if (i >= XF_AHEAD) {
+            for (unsigned k = 0; k < ways; k++) {
+                t[p[r][k]].x ^= x[r];
+                t[p[r][k]].count++;
+            }
+        }
+        if (i < n) {
+            x[r] = mixed ? v[i] : xf_mix(v[i], seed);
+            xf_map_slots(m, ways, pow2, x[r], p[r]);
+            for (unsigned k = 0; k < ways; k++)
+                amq__prefetch_w(&t[p[r][k]]);
         }
     }
-    for (size_t i = 0; i < slots; i++)
-        if (w->slot[i].count == 1)
-            w->queue[qn++] = (uint32_t)i;
-    while (qn > 0) {
-        uint32_t q = w->queue[--qn];
-        if (w->slot[q].count != 1)
+}
+
+/* Peel in first-in first-out order: the queue starts with the slots of
+ * count 1 in table order and grows at the tail as removals expose more
+ * (a slot enters when its count becomes 1, so at most once: slots + 1
+ * entries suffice, the + 1 for the branch-free append). Unlike a stack, a
+ * queue shows what comes next: the record of the slot 2 XF_AHEAD entries
+ * ahead is prefetched, and when an entry comes within XF_AHEAD of the
+ * head its record has arrived: its key's slots are computed, kept in a
+ * ring for when the entry is peeled, and prefetched. (An entry's count is
+ * 1 when it enters and can only drop to 0, its key having left through
+ * another slot; so if it is still 1 at the head, the slots computed
+ * earlier are its key's.) A peeled slot is written back over the queue's
+ * consumed front: queue[0..done) ends as the slot each key was peeled at,
+ * key[0..done) as the key. Returns done. */
+XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, bool pow2,
+                               xf_work *w) {
+    const xf_map m = xf_map_of(s);
+    xf_slot *t = w->slot;
+    uint32_t *q = w->queue, ring[XF_AHEAD][4];
+    uint64_t *key = w->key;
+    size_t tail = 0, done = 0, seen = 0;
+    for (size_t i = 0; i < w->slots; i++) {
+        q[tail] = (uint32_t)i;
+        tail += t[i].count == 1;
+    }
+    for (size_t head = 0; head < tail; head++) {
+        if (head + 2 * XF_AHEAD < tail)
+            amq__prefetch_w(&t[q[head + 2 * XF_AHEAD]]);
+        for (; seen < tail && seen < head + XF_AHEAD; seen++) {
+            uint32_t *p = ring[seen % XF_AHEAD];
+            xf_map_slots(m, ways, pow2, t[q[seen]].x, p);
+            for (unsigned k = 0; k < ways; k++)
+                amq__prefetch_w(&t[p[k]]);
+        }
+        uint32_t r = q[head];
+        if (t[r].count != 1)
             continue;
-        uint64_t x = w->slot[q].x;
-        w->key[done] = x;
-        w->at[done++] = q;
-        xf_slots(s, x, p);
-        for (unsigned k = 0; k < s->ways; k++) {
-            xf_slot *e = &w->slot[p[k]];
+        const uint32_t *p = ring[head % XF_AHEAD];
+        uint64_t x = t[r].x;
+        key[done] = x;
+        q[done++] = r;
+        for (unsigned k = 0; k < ways; k++) {
+            xf_slot *e = &t[p[k]];
             e->x ^= x;
-            if (--e->count == 1)
-                w->queue[qn++] = p[k];
+            e->count--;
+            q[tail] = p[k];
+            tail += e->count == 1;
         }
     }
-    return done == n;
+    return done;
 }
 
-/* Fingerprints in reverse peeling order. */
+/* Peel the hypergraph of `n` keys; true if every key was peeled. A fuse
+ * build first groups the keys (the counting pass then stays in a window
+ * of segments); a xor build has no window to gain. */
+XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, bool pow2,
+                         uint64_t seed, const uint64_t *h, size_t n,
+                         xf_work *w) {
+    if (w->dirty)
+        memset(w->slot, 0, w->slots * sizeof *w->slot);
+    w->dirty = true;
+    if (s->seg_count > 1) {
+        xf_group(seed, h, n, w->key);
+        xf_count(s, ways, pow2, seed, w->key, true, n, w->slot);
+    } else {
+        xf_count(s, ways, pow2, seed, h, false, n, w->slot);
+    }
+    return xf_peel_queue(s, ways, pow2, w) == n;
+}
+
+static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
+                    size_t n, xf_work *w) {
+    bool pow2 = s->lg != XF_ANY_LEN;
+    if (s->ways == 3 && pow2)
+        return xf_peel_k(s, 3, true, seed, h, n, w);
+    if (s->ways == 3)
+        return xf_peel_k(s, 3, false, seed, h, n, w);
+    if (pow2)
+        return xf_peel_k(s, 4, true, seed, h, n, w);
+    return xf_peel_k(s, 4, false, seed, h, n, w);
+}
+
+/* Fingerprints in reverse peeling order: a key's slot is assigned after
+ * every key peeled later, none of which use it, so the xor with its other
+ * slots is final. Each key's slots are computed XF_AHEAD keys early, kept
+ * in a ring and prefetched. */
+XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
+                           bool pow2, const xf_work *w, size_t n,
+                           uint8_t *tab) {
+    const xf_map m = xf_map_of(s);
+    const uint32_t *q = w->queue;
+    const uint64_t *key = w->key;
+    uint32_t ring[XF_AHEAD][4];
+    size_t bytes = width / 8;
+    for (size_t i = n + XF_AHEAD; i-- > 0;) {
+        if (i < n) {
+            const uint32_t *p = ring[i % XF_AHEAD];
+            uint32_t at = q[i], v = xf_fingerprint(key[i], width);
+            for (unsigned k = 0; k < ways; k++)
+                if (p[k] != at)
+                    v ^= xf_get(tab, width, p[k]);
+            xf_put(tab, width, at, v);
+        }
+        if (i >= XF_AHEAD && i - XF_AHEAD < n) {
+            uint32_t *p = ring[i % XF_AHEAD]; /* i's entry is consumed */
+            xf_map_slots(m, ways, pow2, key[i - XF_AHEAD], p);
+            for (unsigned k = 0; k < ways; k++)
+                amq__prefetch_w(tab + (size_t)p[k] * bytes);
+        }
+    }
+}
+
+XF_INLINE void xf_assign_w(const xf_shape *s, unsigned width,
+                           const xf_work *w, size_t n, uint8_t *tab) {
+    bool pow2 = s->lg != XF_ANY_LEN;
+    if (s->ways == 3 && pow2)
+        xf_assign_k(s, width, 3, true, w, n, tab);
+    else if (s->ways == 3)
+        xf_assign_k(s, width, 3, false, w, n, tab);
+    else if (pow2)
+        xf_assign_k(s, width, 4, true, w, n, tab);
+    else
+        xf_assign_k(s, width, 4, false, w, n, tab);
+}
+
 static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
-                      uint8_t *t) {
-    uint32_t p[4];
-    for (size_t i = n; i-- > 0;) {
-        uint64_t x = w->key[i];
-        uint32_t v = xf_fingerprint(x, s->width);
-        xf_slots(s, x, p);
-        for (unsigned k = 0; k < s->ways; k++)
-            if (p[k] != w->at[i])
-                v ^= xf_get(t, s->width, p[k]);
-        xf_put(t, s->width, w->at[i], v);
+                      uint8_t *tab) {
+    switch (s->width) {
+    case 8: xf_assign_w(s, 8, w, n, tab); break;
+    case 16: xf_assign_w(s, 16, w, n, tab); break;
+    default: xf_assign_w(s, 32, w, n, tab); break;
     }
 }
 
@@ -434,14 +631,14 @@ static amq_status xf_attempts(const amq__mem *m, xf_shape *s,
     bool ok = false;
     for (unsigned a = 0; a < AMQ_STATIC_MAX_ATTEMPTS && st == AMQ_OK; a++) {
         size_t slots = xf_slot_count(s);
-        if (slots > w->slots || w->slot == NULL) {
+        if (slots != w->slots || w->slot == NULL) {
             xf_work_free(m, w);
             st = xf_work_alloc(m, slots, n, w);
             if (st != AMQ_OK)
                 break;
         }
         *seed = xf_seed(a);
-        if ((ok = xf_peel(s, *seed, dedup ? dedup : h, n, w, slots)))
+        if ((ok = xf_peel(s, *seed, dedup ? dedup : h, n, w)))
             break;
         if (a == 0)
             st = xf_dedupe(m, h, &n, &dedup, &dcap);
@@ -497,17 +694,21 @@ amq_status amq_fuse_build(const uint64_t *hashes, size_t n, unsigned width,
     return xf_build(hashes, n, XF_FUSE, width, ways, opt, out);
 }
 
+/* What xf_work_alloc takes for the first attempt's shape: the records
+ * (plus the block's alignment slack), the queue and the key array. */
 size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
     xf_shape s;
-    size_t slots, a, b;
-    (void)width;
-    if (xf_shape_for(ways ? XF_FUSE : XF_XOR, ways ? ways : 3, 8, n, &s) !=
-        AMQ_OK)
+    size_t slots, a, b, c;
+    (void)width; /* the peeling state does not depend on it */
+    if (n == 0 || (ways != 0 && ways != 3 && ways != 4) ||
+        xf_shape_for(ways ? XF_FUSE : XF_XOR, ways ? ways : 3, 8, n, &s) !=
+            AMQ_OK)
         return 0;
     slots = xf_slot_count(&s);
-    if (!amq__mul(slots, sizeof(xf_slot) + sizeof(uint32_t), &a) ||
-        !amq__mul(n, sizeof(uint64_t) + sizeof(uint32_t), &b) ||
-        !amq__add(a, b, &a))
+    if (!amq__mul(slots, sizeof(xf_slot), &a) || !amq__add(a, 63, &a) ||
+        !amq__mul(slots + 1, sizeof(uint32_t), &b) ||
+        !amq__mul(n, sizeof(uint64_t), &c) || !amq__add(a, b, &a) ||
+        !amq__add(a, c, &a))
         return 0;
     return a;
 }
@@ -705,6 +906,7 @@ static amq_status xf_load(const xf_kind *k, const uint8_t *p, size_t plen,
     s.seg_count = amq__get_u32(p + 20);
     s.ways = amq__get_u32(p + 24);
     s.width = amq__get_u32(p + 28);
+    xf_set_lg(&s);
     if (amq__get_u32(p + 32) != (k->fam == XF_XOR ? 0u : 1u) ||
         amq__get_u32(p + 36) != 0)
         return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 32,

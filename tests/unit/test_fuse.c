@@ -4,7 +4,8 @@
  * n = 10^6 (9.05 and 8.65 bits per key at w = 8), the 2^-w rate, batch ==
  * scalar, small n with duplicates, and the frame of a 4-wise filter
  * (round trip, view, a 3-wise relabel refused). The contract suite covers
- * fuse8/16/32 with the default ways=3.
+ * fuse8/16/32 with the default ways=3; test_xor.c checks both families'
+ * construction memory and queries against the documented mapping.
  */
 #include "check.h"
 
@@ -157,7 +158,7 @@ static void test_generic_ways4(void) {
 
 int main(void) {
     /* The targets are for n >= 10^6; below that the fuse layout needs
-     * relatively more slots (docs/parts/static.md has the table). */
+     * relatively more slots (docs/structures.md, "space at small n"). */
     size_t big = check_quick() ? 0 : 1000000;
     if (big) {
         test_space(3, big, 9.05);
