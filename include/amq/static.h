@@ -91,7 +91,9 @@ AMQ_API unsigned amq_xor_ways(const amq_xor *f);
 AMQ_API double amq_xor_fpr_bound(const amq_xor *f);
 /* Peak bytes a build of n keys allocates besides the filter itself
  * (peeling state; plus 8 n if duplicates force a sorted copy). ways = 0
- * for xor. 0 on overflow. */
+ * for xor, 3 or 4 for fuse. Returns 0 for n = 0, for any other ways, and
+ * on overflow. Assumes the shape of the first attempt: for a tiny n a
+ * retry may grow the table, and then the build uses a little more. */
 AMQ_API size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways);
 
 /* ---- ribbon ------------------------------------------------------------ */
