@@ -516,6 +516,14 @@ bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
  * to overlap, few enough that the lines are still cached when used. */
 #define ADD_AHEAD 8
 
+/* Both buckets of h in the table an add would try first. */
+static void prefetch_add(amq_cuckoo *c, uint64_t h) {
+    const amq__ctab *t = newest(c);
+    key_loc k = locate(t, h, t->fbits);
+    prefetch_bucket(t, k.b1);
+    prefetch_bucket(t, k.b2);
+}
+
 amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h, size_t n,
                                 size_t *done) {
     size_t i = 0;
@@ -523,19 +531,11 @@ amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h, size_t n,
     if (c == NULL || (h == NULL && n != 0)) {
         st = AMQ_ERR_INVALID;
     } else {
-        for (size_t j = 0; j < n && j < ADD_AHEAD; j++) {
-            const amq__ctab *t = newest(c);
-            key_loc k = locate(t, h[j], t->fbits);
-            prefetch_bucket(t, k.b1);
-            prefetch_bucket(t, k.b2);
-        }
+        for (size_t j = 0; j < n && j < ADD_AHEAD; j++)
+            prefetch_add(c, h[j]);
         for (; i < n; i++) {
-            if (i + ADD_AHEAD < n) {
-                const amq__ctab *t = newest(c);
-                key_loc k = locate(t, h[i + ADD_AHEAD], t->fbits);
-                prefetch_bucket(t, k.b1);
-                prefetch_bucket(t, k.b2);
-            }
+            if (i + ADD_AHEAD < n)
+                prefetch_add(c, h[i + ADD_AHEAD]);
             if ((st = amq_cuckoo_add_hash(c, h[i])) != AMQ_OK)
                 break;
         }
