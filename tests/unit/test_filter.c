@@ -97,7 +97,47 @@ static void test_resolve_hasher(void) {
     CHECK(memcmp(h.key, h2.key, 16) != 0);
 }
 
+/* amq_filter_add_batch refuses bad arguments, static types and views,
+ * and leaves the filter as it was. */
+static void test_add_batch_bad_args(void) {
+    uint64_t h[3] = {1, 2, 3};
+    size_t done = 99;
+    amq_filter *f = NULL;
+    CHECK_STATUS(amq_filter_add_batch(NULL, h, 3, &done), AMQ_ERR_INVALID);
+    CHECK(done == 0);
+    CHECK_OK(amq_filter_new("cuckoo", 100, 0.01, NULL, &f, NULL));
+    if (f == NULL)
+        return;
+    CHECK_STATUS(amq_filter_add_batch(f, NULL, 3, &done), AMQ_ERR_INVALID);
+    CHECK(done == 0 && amq_filter_items(f) == 0);
+    CHECK_OK(amq_filter_add_batch(f, NULL, 0, &done));
+    CHECK_OK(amq_filter_add_batch(f, h, 3, NULL));
+    CHECK(amq_filter_items(f) == 3);
+    size_t need = amq_filter_serialized_size(f), len = 0;
+    uint64_t *buf = malloc(need + 8);
+    amq_filter *v = NULL;
+    if (buf != NULL && amq_filter_save(f, buf, need, &len) == AMQ_OK &&
+        amq_filter_view(buf, len, NULL, &v, NULL) == AMQ_OK) {
+        CHECK_STATUS(amq_filter_add_batch(v, h, 3, &done), AMQ_ERR_READONLY);
+        CHECK(done == 0 && amq_filter_items(v) == 3);
+    } else {
+        CHECK_MSG(false, "save/view of a cuckoo filter failed");
+    }
+    amq_filter_free(v);
+    free(buf);
+    amq_filter_free(f);
+    f = NULL;
+    CHECK_OK(amq_filter_build("xor8", h, 3, 0.0, NULL, &f, NULL));
+    if (f != NULL) {
+        CHECK_STATUS(amq_filter_add_batch(f, h, 3, &done),
+                     AMQ_ERR_UNSUPPORTED);
+        CHECK(done == 0);
+    }
+    amq_filter_free(f);
+}
+
 int main(void) {
+    test_add_batch_bad_args();
     test_build_equals_new_plus_add();
     test_build_bad_args();
     test_resolve_hasher();
