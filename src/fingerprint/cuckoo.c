@@ -372,6 +372,62 @@ INLINE bool table_contains(const amq__ctab *t, bool scalar, uint64_t h) {
     }
 }
 
+/* ---- the one-table query kernels ------------------------------------------ */
+
+/* Bucket b's 4f bits (f <= 16) in the low bits of one unaligned 64-bit
+ * load from the byte holding its first bit, or, for the last few buckets,
+ * from the table's last 8 bytes (with a larger shift), so a read never
+ * leaves the table: a clamp instead of the branch on straddling a word
+ * that get_bits takes. Bits above the bucket are a neighbour's; the
+ * zero-lane test never looks at them (a borrow only travels upwards). */
+INLINE uint64_t bucket_word(const amq__ctab *t, uint32_t b) {
+    uint64_t pos = slot_pos(b, 0, t->fbits), byte = pos >> 3;
+    byte = byte < t->last8 ? byte : t->last8;
+    return amq__get_u64((const uint8_t *)t->rd + byte) >> (pos - 8 * byte);
+}
+
+/* A one-table filter with f <= 16, without the switches and the chain
+ * loop: the two buckets' loads depend only on h, and the answer is one
+ * branch-free test of both. `sum`: the sum form of alt (a constant). */
+INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum) {
+    const amq__ctab *t = &((const amq_cuckoo *)o)->base;
+    unsigned f = t->fbits;
+    uint32_t fp = amq__reduce32((uint32_t)h, t->fp_values) + 1;
+    uint32_t b1 = bucket1(t, h), b2;
+    uint64_t x = amq__mix64(fp);
+    if (sum) {
+        uint32_t H = 2 * amq__reduce32((uint32_t)(x >> 32), t->half) + 1;
+        b2 = H >= b1 ? H - b1 : H - b1 + t->buckets;
+    } else {
+        uint32_t range = t->range[x & 3];
+        b2 = b1 ^ (1 + amq__reduce32((uint32_t)(x >> 32), range - 1));
+    }
+    uint64_t lo = t->lanes, pat = fp * lo;
+    uint64_t z = zero_lanes(bucket_word(t, b1) ^ pat, lo, f) |
+                 zero_lanes(bucket_word(t, b2) ^ pat, lo, f);
+    return z != 0;
+}
+
+static bool probe_sum(const amq__obj *o, uint64_t h) {
+    return table_probe(o, h, true);
+}
+static bool probe_xor(const amq__obj *o, uint64_t h) {
+    return table_probe(o, h, false);
+}
+
+static bool contains_chain(const amq__obj *o, uint64_t h);
+
+/* The query for c's current shape: a kernel for one table of f <= 16,
+ * else the chain loop (which under AMQ_OPT_SCALAR is the slot-by-slot
+ * reference). Called whenever the chain changes. */
+static void choose_kernel(amq_cuckoo *c) {
+    const amq__ctab *t = &c->base;
+    if (c->nlinks == 1 && !c->scalar && t->fbits <= 16)
+        c->o.contains = t->half != 0 ? probe_sum : probe_xor;
+    else
+        c->o.contains = contains_chain;
+}
+
 static unsigned table_count(const amq__ctab *t, uint64_t h) {
     key_loc k = locate(t, h, t->fbits);
     return bucket_count(t, k.b1, k.fp) + bucket_count(t, k.b2, k.fp);
@@ -489,6 +545,7 @@ static amq_status grow_and_add(amq_cuckoo *c, uint64_t h) {
     c->nlinks++;
     c->o.items++;
     c->o.table_bytes = (size_t)chain_bytes(c);
+    choose_kernel(c);
     return AMQ_OK;
 }
 
@@ -504,13 +561,18 @@ amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t h) {
     return st;
 }
 
-bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
+static bool contains_chain(const amq__obj *o, uint64_t h) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
     if (table_contains(&c->base, c->scalar, h))
         return true;
     for (unsigned i = 1; i < c->nlinks; i++)
         if (table_contains(&c->more[i - 1], c->scalar, h))
             return true;
     return false;
+}
+
+bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
+    return c->o.contains(&c->o, h);
 }
 
 /* How many keys ahead the batch insert prefetches: enough misses in flight
@@ -670,6 +732,9 @@ static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
     memcpy(t->range, range, sizeof t->range);
     t->half = sum_form(buckets, range) ? (uint32_t)(buckets / 2) : 0;
     t->fbits = fbits;
+    t->fp_values = (uint32_t)((UINT64_C(1) << fbits) - 1);
+    t->lanes = fbits <= 16 ? lane_ones(fbits, 4) : 0;
+    t->last8 = nwords * 8 - 8;
     if (borrow != NULL) {
         t->rd = borrow;
         return AMQ_OK;
@@ -716,6 +781,7 @@ amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
     }
     c->nlinks = 1;
     c->o.table_bytes = (size_t)chain_bytes(c);
+    choose_kernel(c);
     *out = c;
     return AMQ_OK;
 }
@@ -1183,6 +1249,7 @@ static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
         payload += table_bytes(t);
     }
     c->o.table_bytes = (size_t)chain_bytes(c);
+    choose_kernel(c);
     *out = c;
     return AMQ_OK;
 }
