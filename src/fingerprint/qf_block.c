@@ -10,27 +10,12 @@
  * version and pick one with a conditional move, paying for both. */
 __attribute__((noinline)) uint64_t amq__qf_select64_scalar(uint64_t x,
                                                            unsigned k) {
-    unsigned base = 0;
-    for (; base < 64; base += 8) {
-        unsigned c = amq__popcount64((x >> base) & 0xff);
-        if (k < c)
-            break;
-        k -= c;
-    }
-    if (base >= 64)
-        return 64;
-    uint64_t b = (x >> base) & 0xff;
-    for (unsigned i = 0; i < k; i++)
-        b &= b - 1;
-    return base + (uint64_t)__builtin_ctzll(b);
+    return amq__select64(x, k);
 }
 
 #if defined(__x86_64__)
-__attribute__((target("bmi,bmi2"))) uint64_t
-amq__qf_select64_pdep(uint64_t x, unsigned k) {
-    if (k >= 64)
-        return 64;
-    return _tzcnt_u64(_pdep_u64(1ULL << k, x));
+uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k) {
+    return amq__select64_pdep(x, k);
 }
 bool amq__qf_have_pdep(void) {
     __builtin_cpu_init();
@@ -38,7 +23,7 @@ bool amq__qf_have_pdep(void) {
 }
 #else
 uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k) {
-    return amq__qf_select64_scalar(x, k);
+    return amq__select64(x, k);
 }
 bool amq__qf_have_pdep(void) { return false; }
 #endif

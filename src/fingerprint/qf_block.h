@@ -35,9 +35,14 @@ static inline uint64_t popcnt(const amq_qf *f, uint64_t x) {
     return f->use_pdep ? popcnt_hw(x) : amq__popcount64(x);
 }
 
+/* PDEP select is inline in the copy compiled for BMI2 (a call from the
+ * portable copy, which use_pdep keeps from taking that branch). */
 static inline uint64_t select64(const amq_qf *f, uint64_t x, unsigned k) {
-    return f->use_pdep ? amq__qf_select64_pdep(x, k)
-                       : amq__qf_select64_scalar(x, k);
+#if defined(AMQ__HAVE_PDEP)
+    if (f->use_pdep)
+        return amq__select64_pdep(x, k);
+#endif
+    return amq__qf_select64_scalar(x, k);
 }
 
 /* ---- block fields and slots ---------------------------------------------- */

@@ -186,6 +186,8 @@ unsigned amq__qf_ceil_log2(uint64_t n);
 /* qf_ops.c: k more / fewer copies of hash h (k >= 1). */
 amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k);
 amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k);
+/* qf_ops.c: f->o.contains for f's modes (set once they are). */
+void amq__qf_choose_kernel(amq_qf *f);
 
 /* qf_frame.c: every invariant of a table (counters recomputed); r gives
  * the diagnostic (NULL: status only). */
