@@ -1,0 +1,305 @@
+/*
+ * typed.c — the typed fast paths of the fingerprint filters as bench
+ * subjects: cuckoo and vacuum (amq_cuckoo_*), qf and cqf (amq_qf_*), xor
+ * and binary fuse (amq_xor_*), Ribbon (amq_ribbon_*), and the fast dynamic
+ * filters vqf, prefix and morton. Each is sized from the same (n, ε) as
+ * its generic row, so the two rows differ only in the call path.
+ *
+ * Dynamic types insert one key at a time here (a loop of *_add_hash):
+ * their insert column is the single-insert figure, beside the generic
+ * row's batch insert (amq_filter_add_batch). Static types build in
+ * "insert", as their generic rows do.
+ *
+ * A row name may carry parameters the typed API can express:
+ * cuckoo:fp=F, fuse8:ways=4, ribbon:bump=0, ribbon:w=128.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/amq.h"
+#include "bench.h"
+
+static int fail(const char *what, amq_status st, char *err, size_t cap) {
+    snprintf(err, cap, "%s: %s", what, amq_strerror(st));
+    return -1;
+}
+
+/* The value of "key=" in a spec's parameters, or dflt. */
+static unsigned spec_param(const char *spec, const char *key, unsigned dflt) {
+    const char *p = strchr(spec, ':');
+    size_t len = strlen(key);
+    while (p != NULL) {
+        p++;
+        if (strncmp(p, key, len) == 0 && p[len] == '=')
+            return (unsigned)strtoul(p + len + 1, NULL, 10);
+        p = strchr(p, ',');
+    }
+    return dflt;
+}
+
+/* ---- cuckoo and vacuum ----------------------------------------------------- */
+
+static int ck_create(const char *name, uint64_t n, double fpr, void **obj,
+                     char *err, size_t cap) {
+    amq_cuckoo *c = NULL;
+    bool vacuum = strncmp(name, "vacuum", 6) == 0;
+    amq_status st = vacuum ? amq_vacuum_new(n, fpr, bench_options(), &c)
+                           : amq_cuckoo_new(n, fpr, bench_options(), &c);
+    if (st != AMQ_OK)
+        return fail("amq_cuckoo_new", st, err, cap);
+    unsigned fp = spec_param(name, "fp", 0);
+    if (!vacuum && fp != 0 && fp != amq_cuckoo_fp_bits(c)) {
+        /* the same table (its size follows from n) at fp bits */
+        uint64_t buckets = amq_cuckoo_buckets(c);
+        amq_cuckoo_free(c);
+        c = NULL;
+        st = amq_cuckoo_new_explicit(buckets, fp, AMQ_CUCKOO_DEFAULT_KICKS,
+                                     bench_options(), &c);
+        if (st != AMQ_OK)
+            return fail("amq_cuckoo_new_explicit", st, err, cap);
+    }
+    *obj = c;
+    return 0;
+}
+
+static void ck_destroy(void *obj) { amq_cuckoo_free(obj); }
+
+static int ck_insert(void *obj, const uint64_t *k, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (amq_cuckoo_add_hash(obj, k[i]) != AMQ_OK)
+            return 1;
+    return 0;
+}
+
+static uint64_t ck_query(void *obj, const uint64_t *k, size_t n) {
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_cuckoo_contains_hash(obj, k[i]);
+    return hits;
+}
+
+static void ck_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    amq_cuckoo_contains_batch(obj, k, n, out);
+}
+
+static size_t ck_size(void *obj) { return amq_cuckoo_size_bytes(obj); }
+
+static double ck_bound(void *obj, uint64_t n) {
+    (void)n;
+    return amq_cuckoo_fpr_bound(obj);
+}
+
+static void ck_describe(void *obj, char *buf, size_t cap) {
+    snprintf(buf, cap, "buckets=%llu,fp=%u",
+             (unsigned long long)amq_cuckoo_buckets(obj),
+             amq_cuckoo_fp_bits(obj));
+}
+
+static const bench_ops cuckoo_ops = {
+    .path = "typed",
+    .create = ck_create,
+    .destroy = ck_destroy,
+    .insert = ck_insert,
+    .query_scalar = ck_query,
+    .query_batch = ck_batch,
+    .size_bytes = ck_size,
+    .fpr_bound = ck_bound,
+    .describe = ck_describe,
+};
+
+/* ---- quotient filters ---------------------------------------------------- */
+
+static int qf_create(const char *name, uint64_t n, double fpr, void **obj,
+                     char *err, size_t cap) {
+    amq_qf *f = NULL;
+    amq_status st = strncmp(name, "cqf", 3) == 0
+                        ? amq_cqf_new(n, fpr, bench_options(), &f)
+                        : amq_qf_new(n, fpr, bench_options(), &f);
+    if (st != AMQ_OK)
+        return fail("amq_qf_new", st, err, cap);
+    *obj = f;
+    return 0;
+}
+
+static void qf_destroy(void *obj) { amq_qf_free(obj); }
+
+static int qf_insert(void *obj, const uint64_t *k, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (amq_qf_insert(obj, k[i]) != AMQ_OK)
+            return 1;
+    return 0;
+}
+
+static uint64_t qf_query(void *obj, const uint64_t *k, size_t n) {
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_qf_contains(obj, k[i]);
+    return hits;
+}
+
+static void qf_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    amq_qf_contains_batch(obj, k, n, out);
+}
+
+static size_t qf_size(void *obj) { return amq_qf_size_bytes(obj); }
+
+static double qf_bound(void *obj, uint64_t n) {
+    (void)n;
+    return amq_qf_fpr_bound(obj);
+}
+
+static void qf_describe(void *obj, char *buf, size_t cap) {
+    snprintf(buf, cap, "slots=%llu,r=%u",
+             (unsigned long long)amq_qf_slots(obj), amq_qf_rbits(obj));
+}
+
+static const bench_ops qf_ops = {
+    .path = "typed",
+    .create = qf_create,
+    .destroy = qf_destroy,
+    .insert = qf_insert,
+    .query_scalar = qf_query,
+    .query_batch = qf_batch,
+    .size_bytes = qf_size,
+    .fpr_bound = qf_bound,
+    .describe = qf_describe,
+};
+
+/* ---- static filters: the build is the insert ------------------------------ */
+
+typedef struct st_typed {
+    char name[64];
+    double fpr;
+    amq_xor *x;    /* xor and fuse */
+    amq_ribbon *r; /* ribbon       */
+} st_typed;
+
+static int stt_create(const char *name, uint64_t n, double fpr, void **obj,
+                      char *err, size_t cap) {
+    (void)n;
+    st_typed *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(err, cap, "out of memory");
+        return -1;
+    }
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->fpr = fpr;
+    *obj = s;
+    return 0;
+}
+
+static void stt_release(st_typed *s) {
+    amq_xor_free(s->x);
+    amq_ribbon_free(s->r);
+    s->x = NULL;
+    s->r = NULL;
+}
+
+static void stt_destroy(void *obj) {
+    if (obj != NULL)
+        stt_release(obj);
+    free(obj);
+}
+
+/* xorW, fuseW[:ways=K], ribbon[:bump=0][,w=128]: the generic build's
+ * shape (ribbon's solution bits from amq_ribbon_bits_for, as the generic
+ * build takes them). */
+static int stt_insert(void *obj, const uint64_t *k, size_t n) {
+    st_typed *s = obj;
+    unsigned width = 0;
+    stt_release(s);
+    if (strncmp(s->name, "ribbon", 6) == 0) {
+        double bits = amq_ribbon_bits_for(s->fpr);
+        unsigned band = spec_param(s->name, "w", 64);
+        if (spec_param(s->name, "bump", 1) == 0)
+            return amq_ribbon_build_standard(k, n, bits, band,
+                                             bench_options(), &s->r) != AMQ_OK;
+        return amq_ribbon_build(k, n, bits, band, bench_options(), &s->r) !=
+               AMQ_OK;
+    }
+    if (sscanf(s->name, "xor%u", &width) == 1)
+        return amq_xor_build(k, n, width, bench_options(), &s->x) != AMQ_OK;
+    if (sscanf(s->name, "fuse%u", &width) == 1)
+        return amq_fuse_build(k, n, width, spec_param(s->name, "ways", 3),
+                              bench_options(), &s->x) != AMQ_OK;
+    return 1;
+}
+
+static uint64_t stt_query(void *obj, const uint64_t *k, size_t n) {
+    const st_typed *s = obj;
+    uint64_t hits = 0;
+    if (s->x != NULL)
+        for (size_t i = 0; i < n; i++)
+            hits += amq_xor_contains_hash(s->x, k[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            hits += amq_ribbon_contains_hash(s->r, k[i]);
+    return hits;
+}
+
+static void stt_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    const st_typed *s = obj;
+    if (s->x != NULL)
+        amq_xor_contains_batch(s->x, k, n, out);
+    else
+        amq_ribbon_contains_batch(s->r, k, n, out);
+}
+
+static size_t stt_size(void *obj) {
+    const st_typed *s = obj;
+    return s->x != NULL ? amq_xor_size_bytes(s->x)
+                        : amq_ribbon_size_bytes(s->r);
+}
+
+static double stt_bound(void *obj, uint64_t n) {
+    const st_typed *s = obj;
+    (void)n;
+    return s->x != NULL ? amq_xor_fpr_bound(s->x)
+                        : amq_ribbon_fpr_bound(s->r);
+}
+
+static void stt_describe(void *obj, char *buf, size_t cap) {
+    const st_typed *s = obj;
+    if (s->x != NULL)
+        snprintf(buf, cap, "width=%u,ways=%u", amq_xor_width(s->x),
+                 amq_xor_ways(s->x));
+    else
+        snprintf(buf, cap, "bits=%.4g,w=%u,layers=%u",
+                 amq_ribbon_bits(s->r), amq_ribbon_band(s->r),
+                 amq_ribbon_layers(s->r));
+}
+
+static const bench_ops static_typed_ops = {
+    .path = "typed",
+    .create = stt_create,
+    .destroy = stt_destroy,
+    .insert = stt_insert,
+    .query_scalar = stt_query,
+    .query_batch = stt_batch,
+    .size_bytes = stt_size,
+    .fpr_bound = stt_bound,
+    .describe = stt_describe,
+};
+
+/* ---- lookup -------------------------------------------------------------- */
+
+static bool named(const char *spec, const char *base) {
+    size_t len = strlen(base);
+    return strncmp(spec, base, len) == 0 &&
+           (spec[len] == '\0' || spec[len] == ':');
+}
+
+const bench_ops *bench_typed_fp_ops(const char *spec) {
+    static const char *const statics[] = {"xor8",   "xor16",  "xor32",
+                                          "fuse8",  "fuse16", "fuse32",
+                                          "ribbon"};
+    if (named(spec, "cuckoo") || named(spec, "vacuum"))
+        return &cuckoo_ops;
+    if (named(spec, "qf") || named(spec, "cqf"))
+        return &qf_ops;
+    for (size_t i = 0; i < sizeof statics / sizeof *statics; i++)
+        if (named(spec, statics[i]))
+            return &static_typed_ops;
+    return NULL;
+}
