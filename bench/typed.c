@@ -2,8 +2,9 @@
  * typed.c — the typed fast paths of the fingerprint filters as bench
  * subjects: cuckoo and vacuum (amq_cuckoo_*), qf and cqf (amq_qf_*), xor
  * and binary fuse (amq_xor_*), Ribbon (amq_ribbon_*), and the fast dynamic
- * filters vqf, prefix and morton. Each is sized from the same (n, ε) as
- * its generic row, so the two rows differ only in the call path.
+ * filters vqf, prefix and morton (amq_vqf_*, amq_prefix_*, amq_morton_*).
+ * Each is sized from the same (n, ε) as its generic row, so the two rows
+ * differ only in the call path.
  *
  * Dynamic types insert one key at a time here (a loop of *_add_hash):
  * their insert column is the single-insert figure, beside the generic
@@ -166,6 +167,167 @@ static const bench_ops qf_ops = {
     .describe = qf_describe,
 };
 
+/* ---- the fast dynamic filters (amq/dynamic.h) ------------------------------ */
+
+/* One table of adapters for vqf, prefix and morton: their typed APIs have
+ * the same shape. */
+typedef struct dyn_api {
+    const char *name;
+    amq_status (*create)(uint64_t n, double fpr, const amq_options *opt,
+                         void **out);
+    void (*destroy)(void *f);
+    amq_status (*add)(void *f, uint64_t h);
+    bool (*contains)(const void *f, uint64_t h);
+    void (*batch)(const void *f, const uint64_t *h, size_t n, uint8_t *out);
+    size_t (*size)(const void *f);
+    double (*bound)(const void *f);
+} dyn_api;
+
+static amq_status vqf_new(uint64_t n, double fpr, const amq_options *o,
+                          void **out) {
+    return amq_vqf_new(n, fpr, o, (amq_vqf **)out);
+}
+static void vqf_free(void *f) { amq_vqf_free(f); }
+static amq_status vqf_add(void *f, uint64_t h) {
+    return amq_vqf_add_hash(f, h);
+}
+static bool vqf_has(const void *f, uint64_t h) {
+    return amq_vqf_contains_hash(f, h);
+}
+static void vqf_batch(const void *f, const uint64_t *h, size_t n,
+                      uint8_t *out) {
+    amq_vqf_contains_batch(f, h, n, out);
+}
+static size_t vqf_size(const void *f) { return amq_vqf_size_bytes(f); }
+static double vqf_bound(const void *f) { return amq_vqf_fpr_bound(f); }
+
+static amq_status pf_new(uint64_t n, double fpr, const amq_options *o,
+                         void **out) {
+    return amq_prefix_new(n, fpr, o, (amq_prefix **)out);
+}
+static void pf_free(void *f) { amq_prefix_free(f); }
+static amq_status pf_add(void *f, uint64_t h) {
+    return amq_prefix_add_hash(f, h);
+}
+static bool pf_has(const void *f, uint64_t h) {
+    return amq_prefix_contains_hash(f, h);
+}
+static void pf_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_prefix_contains_batch(f, h, n, out);
+}
+static size_t pf_size(const void *f) { return amq_prefix_size_bytes(f); }
+static double pf_bound(const void *f) { return amq_prefix_fpr_bound(f); }
+
+static amq_status mf_new(uint64_t n, double fpr, const amq_options *o,
+                         void **out) {
+    return amq_morton_new(n, fpr, o, (amq_morton **)out);
+}
+static void mf_free(void *f) { amq_morton_free(f); }
+static amq_status mf_add(void *f, uint64_t h) {
+    return amq_morton_add_hash(f, h);
+}
+static bool mf_has(const void *f, uint64_t h) {
+    return amq_morton_contains_hash(f, h);
+}
+static void mf_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_morton_contains_batch(f, h, n, out);
+}
+static size_t mf_size(const void *f) { return amq_morton_size_bytes(f); }
+static double mf_bound(const void *f) { return amq_morton_fpr_bound(f); }
+
+static const dyn_api dyn_apis[] = {
+    {"vqf", vqf_new, vqf_free, vqf_add, vqf_has, vqf_batch, vqf_size,
+     vqf_bound},
+    {"prefix", pf_new, pf_free, pf_add, pf_has, pf_batch, pf_size, pf_bound},
+    {"morton", mf_new, mf_free, mf_add, mf_has, mf_batch, mf_size, mf_bound},
+};
+
+typedef struct dyn_obj {
+    const dyn_api *api;
+    void *f;
+} dyn_obj;
+
+static int dyn_create(const char *name, uint64_t n, double fpr, void **obj,
+                      char *err, size_t cap) {
+    const dyn_api *api = NULL;
+    for (size_t i = 0; i < sizeof dyn_apis / sizeof *dyn_apis; i++)
+        if (strcmp(name, dyn_apis[i].name) == 0)
+            api = &dyn_apis[i];
+    dyn_obj *d = calloc(1, sizeof *d);
+    if (api == NULL || d == NULL) {
+        free(d);
+        snprintf(err, cap, "%s: no typed API", name);
+        return -1;
+    }
+    amq_status st = api->create(n, fpr, bench_options(), &d->f);
+    if (st != AMQ_OK) {
+        free(d);
+        return fail(name, st, err, cap);
+    }
+    d->api = api;
+    *obj = d;
+    return 0;
+}
+
+static void dyn_destroy(void *obj) {
+    dyn_obj *d = obj;
+    if (d != NULL)
+        d->api->destroy(d->f);
+    free(d);
+}
+
+static int dyn_insert(void *obj, const uint64_t *k, size_t n) {
+    dyn_obj *d = obj;
+    for (size_t i = 0; i < n; i++)
+        if (d->api->add(d->f, k[i]) != AMQ_OK)
+            return 1;
+    return 0;
+}
+
+static uint64_t dyn_query(void *obj, const uint64_t *k, size_t n) {
+    const dyn_obj *d = obj;
+    bool (*has)(const void *, uint64_t) = d->api->contains;
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += has(d->f, k[i]);
+    return hits;
+}
+
+static void dyn_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    const dyn_obj *d = obj;
+    d->api->batch(d->f, k, n, out);
+}
+
+static size_t dyn_size(void *obj) {
+    const dyn_obj *d = obj;
+    return d->api->size(d->f);
+}
+
+static double dyn_bound(void *obj, uint64_t n) {
+    const dyn_obj *d = obj;
+    (void)n;
+    return d->api->bound(d->f);
+}
+
+static void dyn_describe(void *obj, char *buf, size_t cap) {
+    const dyn_obj *d = obj;
+    snprintf(buf, cap, "%s (typed)", d->api->name);
+}
+
+static const bench_ops dynamic_ops = {
+    .path = "typed",
+    .create = dyn_create,
+    .destroy = dyn_destroy,
+    .insert = dyn_insert,
+    .query_scalar = dyn_query,
+    .query_batch = dyn_batch,
+    .size_bytes = dyn_size,
+    .fpr_bound = dyn_bound,
+    .describe = dyn_describe,
+};
+
 /* ---- static filters: the build is the insert ------------------------------ */
 
 typedef struct st_typed {
@@ -298,6 +460,9 @@ const bench_ops *bench_typed_fp_ops(const char *spec) {
         return &cuckoo_ops;
     if (named(spec, "qf") || named(spec, "cqf"))
         return &qf_ops;
+    if (strcmp(spec, "vqf") == 0 || strcmp(spec, "prefix") == 0 ||
+        strcmp(spec, "morton") == 0)
+        return &dynamic_ops;
     for (size_t i = 0; i < sizeof statics / sizeof *statics; i++)
         if (named(spec, statics[i]))
             return &static_typed_ops;
