@@ -6,7 +6,7 @@ SAN_BUILD ?= build-san
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-san bench fuzz clean install
+.PHONY: all deps build demo test test-san bench bench-redis redis fuzz clean install
 
 all: build
 
@@ -30,6 +30,17 @@ test-san: deps
 
 bench: build
 	@$(BUILD)/bench/amq_bench $(BENCH_ARGS)
+
+# The Redis module alone: $(BUILD)/modules/redis/amq-redis.so
+redis: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target amq_redis
+	@echo "$(BUILD)/modules/redis/amq-redis.so"
+
+# Module throughput vs SET/GET and bits/item; updates docs/redis.md.
+bench-redis: redis
+	@/usr/bin/python3 bench/redis/bench_redis.py \
+	    --module $(BUILD)/modules/redis/amq-redis.so --write docs/redis.md
 
 install: build
 	@cmake --install $(BUILD)

@@ -244,7 +244,8 @@ int amq_reserve(host *h) {
         rv_free(v);
         return reply_status_diag(h, st, &diag);
     }
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     replicate_reserve(h, &r, &hs);
     h->ops->notify(h, "amq.reserve", 1);
     r_ok(h);
@@ -292,7 +293,8 @@ int amq_build(host *h) {
         rv_free(v);
         return reply_status_diag(h, st, &diag);
     }
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     wrote(h, "amq.build");
     r_ok(h);
     return 0;
@@ -431,7 +433,8 @@ int amq_merge(host *h) {
             return r_status(h, "merge", st);
         }
     }
-    h->ops->store(h, 1, acc);
+    if (!store_or_reply(h, acc))
+        return 0;
     wrote(h, "amq.merge");
     r_ok(h);
     return 0;
@@ -480,7 +483,8 @@ int amq_load(host *h) {
         rv_free(v);
         return reply_status_diag(h, st, &diag);
     }
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     wrote(h, "amq.load");
     r_ok(h);
     return 0;

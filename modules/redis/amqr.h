@@ -164,8 +164,9 @@ typedef struct host_ops {
     /* The value at argv[argi] if it is of family fam; write = the command
      * may modify it (replication, notifications follow from the caller). */
     int (*lookup)(host *h, int argi, int fam, rval **out);
-    /* Put v at argv[argi] (replacing any value there; ownership moves). */
-    void (*store)(host *h, int argi, rval *v);
+    /* Put v at argv[argi], replacing any value there. Ownership moves
+     * either way: false means v was freed and nothing changed. */
+    bool (*store)(host *h, int argi, rval *v);
     void (*remove)(host *h, int argi);
     void (*r_int)(host *h, long long x);
     void (*r_err)(host *h, const char *msg);
@@ -196,6 +197,8 @@ static inline int r_err(host *h, const char *msg) {
     return 0;
 }
 int r_wrongtype(host *h);
+/* store, replying an error when it fails; false then. */
+bool store_or_reply(host *h, rval *v);
 int r_arity(host *h);
 /* An amq status as an error reply ("ERR <message>"). */
 int r_status(host *h, const char *what, amq_status st);

@@ -251,7 +251,8 @@ static rval *open_or_create(host *h, const create_args *a, bool *created) {
     v = create(h, a->eps, (uint64_t)a->cap, (uint32_t)a->expansion,
                a->nonscaling);
     if (v != NULL) {
-        h->ops->store(h, 1, v);
+        if (!store_or_reply(h, v))
+            return 0;
         *created = true;
     }
     return v;
@@ -361,7 +362,8 @@ int bf_reserve(host *h) {
     v = create(h, a.eps, (uint64_t)a.cap, (uint32_t)a.expansion, a.nonscaling);
     if (v == NULL)
         return 0;
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "bf.reserve", 1);
     r_ok(h);

@@ -259,7 +259,8 @@ static rval *open_or_create(host *h, uint64_t cap, bool nocreate,
     }
     v = create(h, cap, 2, 20, 1);
     if (v != NULL) {
-        h->ops->store(h, 1, v);
+        if (!store_or_reply(h, v))
+            return 0;
         *created = true;
         replicate_reserve(h, &v->u.cf);
     }
@@ -307,7 +308,8 @@ int cf_reserve(host *h) {
     v = create(h, (uint64_t)cap, (unsigned)b, (unsigned)m, (unsigned)e);
     if (v == NULL)
         return 0;
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     wrote(h, "cf.reserve");
     r_ok(h);
     return 0;

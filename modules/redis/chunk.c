@@ -104,7 +104,8 @@ static int first_piece(host *h, int fam, const rarg *d, const char *event) {
         p->have = d->n;
         v->load = p;
     }
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     accepted(h, event);
     return 0;
 }
@@ -134,7 +135,8 @@ static int next_piece(host *h, int fam, size_t off, const rarg *d,
         snprintf(msg, sizeof msg, "ERR invalid chunk: %s", err);
         return r_err(h, msg);
     }
-    h->ops->store(h, 1, done);
+    if (!store_or_reply(h, done))
+        return 0;
     accepted(h, event);
     return 0;
 }

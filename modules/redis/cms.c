@@ -106,7 +106,8 @@ static int init(host *h, uint64_t w, unsigned d) {
         rv_free(v);
         return r_status(h, "CMS", st);
     }
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "cms.init", 1);
     r_ok(h);

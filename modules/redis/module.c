@@ -75,11 +75,13 @@ static int h_lookup(host *h, int argi, int fam, rval **out) {
     return KEY_OK;
 }
 
-static void h_store(host *h, int argi, rval *v) {
+static bool h_store(host *h, int argi, rval *v) {
     RedisModuleKey *k = key_at((rhost *)h, argi);
-    if (k == NULL || RedisModule_ModuleTypeSetValue(k, g_types[v->fam], v) !=
+    if (k != NULL && RedisModule_ModuleTypeSetValue(k, g_types[v->fam], v) ==
                          REDISMODULE_OK)
-        rv_free(v);
+        return true;
+    rv_free(v);
+    return false;
 }
 
 static void h_remove(host *h, int argi) {

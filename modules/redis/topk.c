@@ -135,7 +135,8 @@ int topk_reserve(host *h) {
         rv_free(v);
         return r_status(h, "TopK", st);
     }
-    h->ops->store(h, 1, v);
+    if (!store_or_reply(h, v))
+        return 0;
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "topk.reserve", 1);
     r_ok(h);

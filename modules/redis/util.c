@@ -60,6 +60,13 @@ int r_wrongtype(host *h) {
                     "kind of value");
 }
 
+bool store_or_reply(host *h, rval *v) {
+    if (h->ops->store(h, 1, v))
+        return true;
+    r_err(h, "ERR could not store the value at this key");
+    return false;
+}
+
 int r_arity(host *h) {
     return r_err(h, "ERR wrong number of arguments for this command");
 }
