@@ -24,21 +24,28 @@
 
 #include "amq/sketch.h"
 #include "core/bits.h"
+#include "core/cursor.h"
 #include "core/frame.h"
 #include "filter/type.h"
 
-#define GENERIC_PARAMS 16
-
-static size_t frame_len(const amq__type *t, const void *impl) {
-    return amq__frame_size(GENERIC_PARAMS + t->params_size(impl),
-                           t->payload_size(impl), NULL);
+static size_t params_len(const amq__type *t, const amq__obj *o) {
+    amq__wr w = {NULL, 0};
+    t->params_write(o, &w);
+    return AMQ__FRAME_GENERIC_PARAMS + w.pos;
 }
 
-static amq_status save(const amq__type *t, const void *impl,
+static size_t payload_len(const amq__type *t, const amq__obj *o) {
+    return t->payload_size != NULL ? t->payload_size(o) : o->table_bytes;
+}
+
+static size_t frame_len(const amq__type *t, const amq__obj *o) {
+    return amq__frame_size(params_len(t, o), payload_len(t, o), NULL);
+}
+
+static amq_status save(const amq__type *t, const amq__obj *o,
                        const amq_hasher *h, void *buf, size_t cap,
                        size_t *written) {
-    size_t plen = GENERIC_PARAMS + t->params_size(impl);
-    size_t llen = t->payload_size(impl);
+    size_t plen = params_len(t, o), llen = payload_len(t, o);
     size_t total = amq__frame_size(plen, llen, NULL);
     uint8_t *params, *payload;
     if (written != NULL)
@@ -53,8 +60,12 @@ static amq_status save(const amq__type *t, const void *impl,
                      &payload);
     amq__put_u64(params, 0);
     amq__put_f64(params + 8, 0.0);
-    t->params_write(impl, params + GENERIC_PARAMS);
-    t->payload_write(impl, payload);
+    amq__wr w = {params + AMQ__FRAME_GENERIC_PARAMS, 0};
+    t->params_write(o, &w);
+    if (t->payload_write != NULL)
+        t->payload_write(o, payload);
+    else if (o->table_bytes != 0)
+        memcpy(payload, o->table, o->table_bytes);
     amq__frame_seal(buf, total);
     if (written != NULL)
         *written = total;
@@ -64,22 +75,23 @@ static amq_status save(const amq__type *t, const void *impl,
 /* Parse the frame, require type t, and let the type load it with the
  * caller's allocator and the frame's hasher. */
 static amq_status load(const amq__type *t, const void *buf, size_t len,
-                       const amq_options *opt, void **impl,
+                       const amq_options *opt, amq__obj **out,
                        amq_hasher *hasher, amq_diag *diag) {
     amq__frame fr;
+    amq__rd rd;
     amq_options o;
-    if (impl == NULL)
+    if (out == NULL)
         return AMQ_ERR_INVALID;
-    *impl = NULL;
+    *out = NULL;
     if (buf == NULL)
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &fr, diag));
     if (fr.type_id != t->info.type_id)
-        return amq__diag(diag, AMQ_ERR_INCOMPATIBLE, 12,
+        return amq__diag(diag, AMQ_ERR_INCOMPATIBLE, AMQ__FRAME_OFF_TYPE,
                          "frame holds type id %u, not %s", fr.type_id,
                          t->info.name);
-    if (fr.params_len < GENERIC_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_HEADER,
+    if (fr.params_len < AMQ__FRAME_GENERIC_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS_LEN,
                          "parameter block too short");
     memset(&o, 0, sizeof o);
     if (opt != NULL)
@@ -87,32 +99,39 @@ static amq_status load(const amq__type *t, const void *buf, size_t len,
     o.hash = fr.hasher.kind;
     o.hash_seed = fr.hasher.seed;
     o.hash_key = fr.hasher.key;
-    AMQ_RETURN_IF_ERR(t->load(fr.params + GENERIC_PARAMS,
-                              fr.params_len - GENERIC_PARAMS, fr.payload,
-                              fr.payload_len, false, &o, impl, diag));
+    amq__rd_init(&rd, fr.params + AMQ__FRAME_GENERIC_PARAMS,
+                 fr.params_len - AMQ__FRAME_GENERIC_PARAMS,
+                 AMQ__FRAME_OFF_TYPE_PARAMS, t->info.name, diag);
+    rd.payload_at = (size_t)(fr.payload - (const uint8_t *)buf);
+    AMQ_RETURN_IF_ERR(
+        t->load(t, &rd, fr.payload, fr.payload_len, false, &o, out));
     if (hasher != NULL)
         *hasher = fr.hasher;
     return AMQ_OK;
 }
 
+/* Every typed structure starts with its amq__obj header. */
+static const amq__obj *obj(const void *p) { return p; }
+
 size_t amq_cms_serialized_size(const amq_cms *c) {
-    return frame_len(&amq__type_cms, c);
+    return frame_len(&amq__type_cms, obj(c));
 }
 
 amq_status amq_cms_save(const amq_cms *c, const amq_hasher *hasher, void *buf,
                         size_t cap, size_t *written) {
     if (c == NULL)
         return AMQ_ERR_INVALID;
-    return save(&amq__type_cms, c, hasher, buf, cap, written);
+    return save(&amq__type_cms, obj(c), hasher, buf, cap, written);
 }
 
 amq_status amq_cms_load(const void *buf, size_t len, const amq_options *opt,
                         amq_cms **out, amq_hasher *hasher, amq_diag *diag) {
-    return load(&amq__type_cms, buf, len, opt, (void **)out, hasher, diag);
+    return load(&amq__type_cms, buf, len, opt, (amq__obj **)out, hasher,
+                diag);
 }
 
 size_t amq_topk_serialized_size(const amq_topk *t) {
-    return frame_len(&amq__type_topk, t);
+    return frame_len(&amq__type_topk, obj(t));
 }
 
 amq_status amq_topk_save(const amq_topk *t, void *buf, size_t cap,
@@ -121,10 +140,10 @@ amq_status amq_topk_save(const amq_topk *t, void *buf, size_t cap,
     if (t == NULL)
         return AMQ_ERR_INVALID;
     amq_topk_hasher(t, &h);
-    return save(&amq__type_topk, t, &h, buf, cap, written);
+    return save(&amq__type_topk, obj(t), &h, buf, cap, written);
 }
 
 amq_status amq_topk_load(const void *buf, size_t len, const amq_options *opt,
                          amq_topk **out, amq_diag *diag) {
-    return load(&amq__type_topk, buf, len, opt, (void **)out, NULL, diag);
+    return load(&amq__type_topk, buf, len, opt, (amq__obj **)out, NULL, diag);
 }
