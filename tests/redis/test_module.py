@@ -354,6 +354,28 @@ def test_corrupt_rdb(c, srv):
     c.ok(r.exists("victim-bad") == 0, "no corrupt key created")
 
 
+def test_big_chunks(c, r):
+    """A value above 16 MiB moves in several chunks; a load in progress
+    survives DEBUG RELOAD; pieces out of order are refused."""
+    r.execute_command("BF.RESERVE", "big", 0.01, 14000000, "NONSCALING")
+    r.bf().madd("big", *items("g", 1000))
+    chunks = scandump(r, "BF.SCANDUMP", "big")
+    c.ok(len(chunks) == 2 and all(len(d) <= 16 << 20 for _, d in chunks),
+         f"{len(chunks)} chunks of at most 16 MiB")
+    (i1, d1), (i2, d2) = chunks
+    c.ok(r.execute_command("BF.LOADCHUNK", "big2", i1, d1), "first chunk")
+    c.raises(lambda: r.execute_command("BF.EXISTS", "big2", "g-1"),
+             "being loaded", "queries wait for the last chunk")
+    c.raises(lambda: r.execute_command("BF.LOADCHUNK", "big2", i2 + 1, d2),
+             "out of order", "misplaced chunk")
+    r.execute_command("DEBUG", "RELOAD")
+    c.ok(r.execute_command("BF.LOADCHUNK", "big2", i2, d2), "last chunk")
+    c.ok(r.execute_command("DEBUG", "DIGEST-VALUE", "big2") ==
+         r.execute_command("DEBUG", "DIGEST-VALUE", "big"),
+         "chunked copy equals the original")
+    r.delete("big", "big2")
+
+
 # ---- persistence ------------------------------------------------------------
 
 
@@ -486,6 +508,7 @@ def main(args, c, servers):
     test_amq(c, r, args.amq, tmp)
     test_bad_input(c, r)
     test_corrupt_rdb(c, srv)
+    test_big_chunks(c, r)
     r.flushall()
     test_persistence(c, srv)
     test_notifications(c, srv.client)
