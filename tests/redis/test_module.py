@@ -144,6 +144,16 @@ def test_cf(c, r):
     c.raises(lambda: cf.add("fixed", "more-and-more-" + "x" * 10) or
              [cf.add("fixed", k) for k in items("f", 500)],
              "Filter is full", "CF.ADD on a full filter")
+    # a link holds its capacity at the load its kick budget reaches
+    for cap, iters in ((100, 20), (1000, 20), (50000, 20), (20000, 5),
+                       (20000, 100)):
+        key = f"cap:{cap}:{iters}"
+        cf.create(key, cap, max_iterations=iters)
+        ks = items(key, cap)
+        for i in range(0, cap, 1000):
+            cf.insert(key, ks[i:i + 1000])
+        c.ok(cf.info(key).filterNum == 1,
+             f"CF capacity {cap} at MAXITERATIONS {iters} fits one link")
     for it, data in scandump(r, "CF.SCANDUMP", "small"):
         cf.loadchunk("small2", it, data)
     c.ok(all(cf.exists("small2", k) for k in keys), "CF LOADCHUNK copy")
