@@ -39,20 +39,45 @@ def rps(port, n, clients, pipeline, *cmd, tests=None):
     return {r[0]: float(r[1]) for r in rows[1:]}
 
 
-def throughput(port, n, r):
+def server_cpu(r):
+    i = r.info("cpu")
+    return i["used_cpu_user"] + i["used_cpu_sys"]
+
+
+def timed(r, port, n, clients, pipeline, *cmd, tests=None):
+    """(requests/s, server CPU µs per request) of one redis-benchmark run."""
+    c0 = server_cpu(r)
+    res = rps(port, n, clients, pipeline, *cmd, tests=tests)
+    return list(res.values())[0], (server_cpu(r) - c0) * 1e6 / n
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def throughput(port, n, r, rounds):
+    """Each cell: `rounds` alternating runs of SET, GET, BF.ADD and
+    BF.EXISTS; the median rate and server CPU per request of each (the
+    machine is shared: alternating keeps a burst of outside load from
+    landing on one side only, and CPU per request is what outside load
+    disturbs least)."""
     r.execute_command("BF.RESERVE", "bench", 0.01, 2000000)
+    cmds = {"SET": dict(tests="set"), "GET": dict(tests="get"),
+            "ADD": dict(cmd=("BF.ADD", "bench", "__rand_int__")),
+            "EXISTS": dict(cmd=("BF.EXISTS", "bench", "__rand_int__"))}
     table = []
     for clients in (1, 50):
         for pipeline in (1, 16):
             m = n * (4 if pipeline > 1 else 1)
-            base = rps(port, m, clients, pipeline, tests="set,get")
-            add = rps(port, m, clients, pipeline, "BF.ADD", "bench",
-                      "__rand_int__")
-            ex = rps(port, m, clients, pipeline, "BF.EXISTS", "bench",
-                     "__rand_int__")
-            s, g = base["SET"], base["GET"]
-            a, e = list(add.values())[0], list(ex.values())[0]
-            table.append((clients, pipeline, s, a, a / s, g, e, e / g))
+            runs = {k: [] for k in cmds}
+            for _ in range(rounds):
+                for k, how in cmds.items():
+                    runs[k].append(timed(r, port, m, clients, pipeline,
+                                         *how.get("cmd", ()),
+                                         tests=how.get("tests")))
+            med = {k: (median([x[0] for x in v]), median([x[1] for x in v]))
+                   for k, v in runs.items()}
+            table.append((clients, pipeline, med))
     return table
 
 
@@ -120,16 +145,22 @@ def memory(r, n, eps):
     return rows
 
 
-def markdown(tp, mem, n_tp, n_mem, machine):
+def markdown(tp, mem, n_tp, n_mem, rounds, machine):
     out = [f"Measured on {machine}; `make bench-redis` "
-           f"(throughput: {n_tp} requests per cell, x4 when pipelined; "
-           f"memory: {n_mem} items).", ""]
+           f"(throughput: {n_tp} requests per run, x4 when pipelined, "
+           f"median of {rounds} alternating runs; memory: {n_mem} items, FPR over "
+           f"10^5 items never added).", ""]
     out += ["| clients | pipeline | SET/s | BF.ADD/s | BF.ADD ÷ SET | GET/s "
-            "| BF.EXISTS/s | BF.EXISTS ÷ GET |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for c, p, s, a, ra, g, e, re_ in tp:
-        out.append(f"| {c} | {p} | {s:,.0f} | {a:,.0f} | **{ra:.2f}** | "
-                   f"{g:,.0f} | {e:,.0f} | **{re_:.2f}** |")
+            "| BF.EXISTS/s | BF.EXISTS ÷ GET | server CPU µs/op: SET, "
+            "BF.ADD, GET, BF.EXISTS | CPU ratio SET/BF.ADD, GET/BF.EXISTS |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for c, p, m in tp:
+        (s, cs), (g, cg) = m["SET"], m["GET"]
+        (a, ca), (e, ce) = m["ADD"], m["EXISTS"]
+        out.append(f"| {c} | {p} | {s:,.0f} | {a:,.0f} | **{a / s:.2f}** | "
+                   f"{g:,.0f} | {e:,.0f} | **{e / g:.2f}** | "
+                   f"{cs:.2f}, {ca:.2f}, {cg:.2f}, {ce:.2f} | "
+                   f"{cs / ca:.2f}, {cg / ce:.2f} |")
     out += ["", "| structure | ε | bits/item (MEMORY USAGE) | measured FPR |",
             "|---|---:|---:|---:|"]
     for label, eps, bits, f in mem:
@@ -140,14 +171,15 @@ def markdown(tp, mem, n_tp, n_mem, machine):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", required=True)
-    ap.add_argument("--requests", type=int, default=200000)
-    ap.add_argument("--items", type=int, default=1000000)
+    ap.add_argument("--requests", type=int, default=100000)
+    ap.add_argument("--items", type=int, default=200000)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--write", help="replace the table block in this file")
     a = ap.parse_args()
     srv = Server(a.module)
     try:
         r = srv.client
-        tp = throughput(srv.port, a.requests, r)
+        tp = throughput(srv.port, a.requests, r, a.rounds)
         r.flushall()
         mem = memory(r, a.items, 0.01) + memory(r, a.items, 0.001)
     finally:
@@ -159,7 +191,7 @@ def main():
             cpu = m.group(1).strip() if m else cpu
     except OSError:
         pass
-    text = markdown(tp, mem, a.requests, a.items,
+    text = markdown(tp, mem, a.requests, a.items, a.rounds,
                     f"{cpu}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
     print(text)
     if a.write:
