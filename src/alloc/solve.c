@@ -51,6 +51,7 @@ typedef struct prob {
     amq_alloc_pick *pk; /* working b (bits_per_key) and f (fpr) per group */
     bool has_model, has_hull;
     size_t fixed[FIXED_MAX], nfixed;
+    double hint; /* u of the last relaxation (NaN: none): a warm start */
 } prob;
 
 static gkind kind_of(const amq_alloc_group *g) {
@@ -157,6 +158,7 @@ static amq_status validate(const amq_alloc_group *g, size_t n,
     P->g = g;
     P->n = n;
     P->pk = (amq_alloc_pick *)pk;
+    P->hint = NAN;
     return AMQ_OK;
 }
 
@@ -254,16 +256,26 @@ static bool enough(const prob *P, double u, bool by_cost, double target) {
     return by_cost ? c <= target : m >= target;
 }
 
-/* Widen downwards from hi until lo is enough, then halve the bracket down
+/* Bracket the multiplier: from the last relaxation's u when there is one
+ * (the chord search re-solves nearly the same problem many times), else
+ * from the top; widen until lo is enough and hi is not, then halve down
  * to neighbouring doubles. false: even the lowest u is not enough. */
 static bool bisect(const prob *P, bool by_cost, double target, bracket *br) {
-    double hi = u_top(P) + 1.0, lo = hi - 1.0, step = 1.0;
-    while (!enough(P, lo, by_cost, target)) {
+    double top = u_top(P) + 1.0, lo = top - 1.0, hi = top;
+    if (isfinite(P->hint) && P->hint < top) {
+        lo = P->hint - 1e-3;
+        hi = fmin(P->hint + 1e-3, top);
+    }
+    for (double step = hi - lo; hi < top && enough(P, hi, by_cost, target);
+         step *= 2) {
+        lo = hi;
+        hi = fmin(top, hi + step);
+    }
+    for (double step = hi - lo; !enough(P, lo, by_cost, target); step *= 2) {
         if (!isfinite(step) || step > 1e300)
             return false;
         hi = lo;
         lo -= step;
-        step *= 2;
     }
     for (int it = 0; it < 4096; it++) {
         double mid = lo + (hi - lo) / 2;
@@ -325,7 +337,7 @@ typedef struct relaxed {
 
 /* min_cost relaxation (lambda = 0 when the budget does not bind:
  * everything at its maximum). */
-static void relax_cost(const prob *P, double M, relaxed *r) {
+static void relax_cost(prob *P, double M, relaxed *r) {
     bracket br;
     double lam = -1, m, cst;
     if (!P->has_model) { /* does the budget exceed what the curves take? */
@@ -351,9 +363,10 @@ static void relax_cost(const prob *P, double M, relaxed *r) {
     }
     totals(P, G_SKIP, &r->mem, &r->cost);
     r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
+    P->hint = u;
 }
 
-static void relax_memory(const prob *P, double E, relaxed *r) {
+static void relax_memory(prob *P, double E, relaxed *r) {
     bracket br = {0, 0};
     double lam = -1, cst;
     bisect(P, true, E, &br); /* feasibility checked by the caller */
@@ -368,6 +381,7 @@ static void relax_memory(const prob *P, double E, relaxed *r) {
     }
     totals(P, G_SKIP, &r->mem, &r->cost);
     r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
+    P->hint = u;
 }
 
 /* Lowest cost the curves reach (every hull group at its last vertex, model
@@ -408,14 +422,36 @@ static bool rate_reachable(const prob *P, double E, double *none) {
  * chord (at most ~64, then the neighbours of the best), re-solve the rest,
  * keep the best total. At most FIXED_MAX groups; the rest is greedy. */
 
-static size_t chord_group(const prob *P) {
+/* A chord whose realisable rate at the relaxed bits is within a hair of
+ * the chord itself (Bloom's k -> k+1 hand-overs, under 1% apart) is taken
+ * as it is when what it can lose, p (f - hull) priced in the objective's
+ * unit, is below 1e-6 of the objective: no search could gain more. */
+#define NEGLIGIBLE 1e-6
+
+static bool negligible(const prob *P, size_t i, const relaxed *r,
+                       bool by_cost) {
+    const amq_alloc_group *g = &P->g[i];
+    amq_alloc_pick q;
+    double b = P->pk[i].bits_per_key;
+    amq_alloc_curve_at(g->curve, b, &q);
+    if (q.bits_per_key < b) /* not realisable at b: a real step */
+        return false;
+    double loss = g->weight * (q.fpr - amq__alloc_hull_value(g->curve, b));
+    if (by_cost)
+        return r->lambda > 0 && loss / r->lambda <= NEGLIGIBLE * r->mem;
+    return loss <= NEGLIGIBLE * r->cost;
+}
+
+/* The first unfixed hull group inside a chord that is worth a search. */
+static size_t chord_group(const prob *P, const relaxed *r, bool by_cost) {
     for (size_t i = 0; i < P->n; i++) {
         bool in;
         if (kindp(P, i) != G_HULL)
             continue;
         const amq_alloc_curve *c = P->g[i].curve;
         size_t t = seg_of(c, P->pk[i].bits_per_key, &in);
-        if (in && !amq__alloc_seg_continuous(c, t))
+        if (in && !amq__alloc_seg_continuous(c, t) &&
+            !negligible(P, i, r, by_cost))
             return i;
     }
     return P->n;
@@ -446,6 +482,17 @@ static double held_at(prob *P, size_t i, const amq_alloc_pick *q,
     return out;
 }
 
+static double golden_eval(prob *P, size_t i, double b, double target,
+                          bool by_cost, relaxed *r, amq_alloc_pick *best,
+                          double *vbest) {
+    amq_alloc_pick q;
+    amq_alloc_curve_at(P->g[i].curve, b, &q);
+    double v = held_at(P, i, &q, target, by_cost, r);
+    if (v < *vbest)
+        *vbest = v, *best = q;
+    return v;
+}
+
 /* Between the best sample's neighbours the family's curve is realisable
  * everywhere (same configuration, continuous family): golden-section
  * search there on the true curve. */
@@ -457,21 +504,19 @@ static void refine(prob *P, size_t i, size_t j, double target, bool by_cost,
         return;
     const double phi = 0.6180339887498949;
     double a = c->s[j - 1].b, d = c->s[j + 1].b;
-    for (int it = 0; it < 32; it++) {
-        double x1 = d - phi * (d - a), x2 = a + phi * (d - a), v1, v2;
-        amq_alloc_pick q1, q2;
-        amq_alloc_curve_at(c, x1, &q1);
-        amq_alloc_curve_at(c, x2, &q2);
-        v1 = held_at(P, i, &q1, target, by_cost, r);
-        v2 = held_at(P, i, &q2, target, by_cost, r);
-        if (v1 < *vbest)
-            *vbest = v1, *best = q1;
-        if (v2 < *vbest)
-            *vbest = v2, *best = q2;
-        if (v1 <= v2)
-            d = x2;
-        else
-            a = x1;
+    double x1 = d - phi * (d - a), x2 = a + phi * (d - a);
+    double v1 = golden_eval(P, i, x1, target, by_cost, r, best, vbest);
+    double v2 = golden_eval(P, i, x2, target, by_cost, r, best, vbest);
+    for (int it = 0; it < 24; it++) {
+        if (v1 <= v2) { /* the minimum is in [a, x2] */
+            d = x2, x2 = x1, v2 = v1;
+            x1 = d - phi * (d - a);
+            v1 = golden_eval(P, i, x1, target, by_cost, r, best, vbest);
+        } else {
+            a = x1, x1 = x2, v1 = v2;
+            x2 = a + phi * (d - a);
+            v2 = golden_eval(P, i, x2, target, by_cost, r, best, vbest);
+        }
     }
 }
 
@@ -512,7 +557,8 @@ static void settle_chord(prob *P, size_t i, double target, bool by_cost,
 static void settle_chords(prob *P, double target, bool by_cost,
                           relaxed *r) {
     size_t i;
-    while (P->nfixed < FIXED_MAX && (i = chord_group(P)) < P->n) {
+    while (P->nfixed < FIXED_MAX &&
+           (i = chord_group(P, r, by_cost)) < P->n) {
         size_t before = P->nfixed;
         settle_chord(P, i, target, by_cost, r);
         if (P->nfixed == before)
@@ -555,16 +601,19 @@ static double kkt(const prob *P, double lam, double slack_rel) {
 /* A group on a chord takes, among the chord's two ends and the best
  * realisable choice at its relaxed bits, the one with the lowest
  * Lagrangian value p f + lambda n b (the chord's ends tie: the tie goes to
- * the end that keeps the constraint, the lower for min_cost). Elsewhere the
- * relaxed point is realisable as it is: a vertex, or a continuous stretch
- * at the family's own rate. Returns true if the group moved. */
-static bool realise(const amq_alloc_group *g, amq_alloc_pick *p, double lam,
-                    bool down) {
+ * the end that keeps the constraint, the lower for min_cost). Elsewhere,
+ * and on a negligible chord, the relaxed point is realisable as it is: a
+ * vertex, or a continuous stretch at the family's own rate. Returns true
+ * if the group moved. */
+static bool realise(const prob *P, size_t i, const relaxed *r, bool down) {
+    const amq_alloc_group *g = &P->g[i];
     const amq_alloc_curve *c = g->curve;
-    double b = p->bits_per_key;
+    amq_alloc_pick *p = &P->pk[i];
+    double b = p->bits_per_key, lam = r->lambda;
     bool in;
     size_t t = seg_of(c, b, &in);
-    if (!in || amq__alloc_seg_continuous(c, t)) {
+    if (!in || amq__alloc_seg_continuous(c, t) ||
+        negligible(P, i, r, !down)) {
         amq_alloc_curve_at(c, b, p);
         return false;
     }
@@ -575,7 +624,8 @@ static bool realise(const amq_alloc_group *g, amq_alloc_pick *p, double lam,
     size_t best = 0;
     double lbest = INFINITY;
     for (size_t k = 0; k < 3; k++) {
-        double l = g->weight * cand[k].fpr + lam * g->keys * cand[k].bits_per_key;
+        double l =
+            g->weight * cand[k].fpr + lam * g->keys * cand[k].bits_per_key;
         if (l < lbest * (1 - 1e-12))
             best = k, lbest = l;
     }
@@ -583,11 +633,11 @@ static bool realise(const amq_alloc_group *g, amq_alloc_pick *p, double lam,
     return true;
 }
 
-static size_t realise_all(const prob *P, double lam, bool down) {
+static size_t realise_all(const prob *P, const relaxed *r, bool down) {
     size_t moved = 0;
     for (size_t i = 0; i < P->n; i++)
         if (kindp(P, i) == G_HULL)
-            moved += realise(&P->g[i], &P->pk[i], lam, down);
+            moved += realise(P, i, r, down);
     return moved;
 }
 
@@ -703,7 +753,7 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
                                               : 0.0);
     relaxed last = r;
     settle_chords(&P, M, false, &last);
-    size_t moved = P.nfixed + realise_all(&P, last.lambda, true);
+    size_t moved = P.nfixed + realise_all(&P, &last, true);
     P.nfixed = 0;
     double mem, cost;
     totals(&P, G_SKIP, &mem, &cost);
@@ -772,7 +822,7 @@ amq_status amq_alloc_min_memory(const amq_alloc_group *groups, size_t count,
     relaxed last = r;
     if (r.lambda > 0)
         settle_chords(&P, E, true, &last);
-    size_t moved = P.nfixed + realise_all(&P, last.lambda, false);
+    size_t moved = P.nfixed + realise_all(&P, &last, false);
     P.nfixed = 0;
     enforce(&P, E);
     double mem, cost;
