@@ -4,7 +4,11 @@ every slot range), each acknowledged by WAIT 1 on the owning primary; one
 primary is killed (SIGKILL by PID); once its replica is promoted, every
 acknowledged item is still answered present.
 
-Run: test_cluster.py --module build/modules/redis/amq-redis.so
+Also a logical filter sharded over the three primaries by `amq shard plan`
+(slot ranges from CLUSTER SLOTS, one false-positive budget) survives the
+same failover.
+
+Run: test_cluster.py --module build/modules/redis/amq-redis.so --amq build/amq
 """
 import signal
 import subprocess
@@ -87,6 +91,44 @@ def write_all(rc, c):
     return acked
 
 
+def sharded_filter(rc, amq, c):
+    """One logical filter over the three primaries (amq shard plan with the
+    cluster's slot ranges): each shard lands on its range's primary, items
+    are routed by `amq shard route`; returns (kind, key, items) triples."""
+    keys = [f"k{i}" for i in range(50)]
+    out = subprocess.run([amq, "shard", "slot", *keys], check=True,
+                         capture_output=True, text=True).stdout.split()
+    c.ok([int(x) for x in out[1::2]] ==
+         [rc.keyslot(k) for k in keys], "amq shard slot = CLUSTER KEYSLOT")
+    ranges = sorted((lo, hi) for lo, hi, *_ in
+                    rc.execute_command("CLUSTER SLOTS",
+                                       target_nodes=RedisCluster.RANDOM))
+    spec = ",".join(f"{lo}-{hi}" for lo, hi in ranges)
+    plan = subprocess.run(
+        [amq, "shard", "plan", "--type", "bloom", "--fpr", "0.01",
+         "--keys", "200,200,200", "--queries", "70,20,10", "--name", "users",
+         "--slots", spec, "--commands"],
+        check=True, capture_output=True, text=True).stdout.splitlines()
+    shard_keys = []
+    for line, (lo, hi) in zip(plan, ranges):
+        words = line.split()
+        rc.execute_command(*words)
+        shard_keys.append(words[1])
+        c.ok(lo <= rc.keyslot(words[1]) <= hi, f"{words[1]} in {lo}-{hi}")
+    items = [f"user:{i}" for i in range(300)]
+    route = subprocess.run([amq, "shard", "route", "--shards", "3"],
+                           input="\n".join(items) + "\n", check=True,
+                           capture_output=True, text=True).stdout.split()
+    groups = {}
+    for it, s in zip(items, route):
+        groups.setdefault(shard_keys[int(s)], []).append(it)
+    for key, its in groups.items():
+        rc.execute_command("AMQ.MADD", key, *its)
+        rc.get_redis_connection(rc.get_node_from_key(key)).execute_command(
+            "WAIT", 1, 5000)
+    return [(2, key, its) for key, its in groups.items()]
+
+
 def present(rc, kind, key, its):
     if kind == 0:
         return all(rc.bf().mexists(key, *its))
@@ -100,6 +142,8 @@ def main(args, c, servers):
     nodes = start_cluster(args.module, servers)
     rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
     acked = write_all(rc, c)
+    if args.amq:
+        acked += sharded_filter(rc, args.amq, c)
     # kill the primary that owns the first key
     victim_node = rc.get_node_from_key(acked[0][1])
     victim = next(s for s in nodes if s.port == victim_node.port)
