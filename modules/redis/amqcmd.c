@@ -27,50 +27,21 @@
 #define AMQ_DEFAULT_ERROR 0.01
 #define AMQ_MAX_CAPACITY (1ull << 40)
 
-static void p_write(const rval *v, uint8_t *p) {
-    (void)v;
-    (void)p;
-}
-static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
-    (void)v;
-    (void)p;
-    (void)err;
-    (void)cap;
-    return true;
-}
-static unsigned n_frames(const rval *v) {
-    (void)v;
-    return 1;
-}
-static size_t f_size(const rval *v, unsigned i) {
+static const amq_filter *filter_at(const rval *v, unsigned i) {
     (void)i;
-    return amq_filter_serialized_size(v->u.amq.f);
-}
-static amq_status f_save(const rval *v, unsigned i, uint8_t *b, size_t cap) {
-    (void)i;
-    return amq_filter_save(v->u.amq.f, b, cap, NULL);
+    return v->u.amq.f;
 }
 static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
                    size_t len, char *err, size_t cap) {
-    amq_diag diag;
-    amq_options o = rv_options(v);
     (void)i;
-    if (nf != 1) {
-        snprintf(err, cap, "an AMQ value holds exactly one frame");
-        return false;
-    }
-    amq_status st = amq_filter_load(b, len, &o, &v->u.amq.f, &diag);
-    if (st != AMQ_OK) {
-        snprintf(err, cap, "frame refused: %s (%s)", amq_strerror(st),
-                 diag.message);
-        return false;
-    }
-    return true;
+    return rv_one_frame(nf, "AMQ", err, cap) &&
+           rv_load_filter(v, b, len, &v->u.amq.f, err, cap);
 }
 static void destroy(rval *v) { amq_filter_free(v->u.amq.f); }
 
-const fam_ops amq_ops = {"amq", "amq-filtr", "AMQ.LOADCHUNK", 0, p_write,
-                         p_read, n_frames, f_size, f_save, f_load, destroy};
+const fam_ops amq_ops = {"amq", "amq-filtr", "AMQ.LOADCHUNK", 0,
+                         NULL,  NULL,        NULL,            filter_at,
+                         NULL,  NULL,        f_load,          destroy};
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -86,20 +57,11 @@ static bool spec_arg(host *h, const rarg *a, char *buf, size_t cap) {
 }
 
 static int read_key(host *h, rval **v) {
-    int st = h->ops->lookup(h, 1, FAM_AMQ, v);
-    if (st == KEY_WRONGTYPE)
-        return r_wrongtype(h), -1;
-    if (st == KEY_OK && (*v)->load != NULL)
-        return r_err(h, "ERR the key is being loaded by LOADCHUNK"), -1;
-    return st;
+    return key_open(h, 1, FAM_AMQ, v, "ERR");
 }
 
 static rval *need(host *h) {
-    rval *v;
-    int st = read_key(h, &v);
-    if (st == KEY_EMPTY)
-        r_err(h, "ERR not found");
-    return st == KEY_OK ? v : NULL;
+    return key_need(h, 1, FAM_AMQ, "ERR", "ERR not found");
 }
 
 static int reply_status_diag(host *h, amq_status st, const amq_diag *d) {
@@ -327,24 +289,12 @@ static int add(host *h, bool single) {
 int amq_add(host *h) { return add(h, true); }
 int amq_madd(host *h) { return add(h, false); }
 
-static int exists(host *h, bool single) {
-    rval *v;
-    if (single ? h->argc != 3 : h->argc < 3)
-        return r_arity(h);
-    int st = read_key(h, &v);
-    if (st < 0)
-        return 0;
-    if (!single)
-        h->ops->r_arr(h, h->argc - 2);
-    for (int i = 2; i < h->argc; i++)
-        h->ops->r_int(h, st == KEY_OK && amq_filter_contains(v->u.amq.f,
-                                                             h->argv[i].p,
-                                                             h->argv[i].n));
-    return 0;
+static bool has(const rval *v, const rarg *item) {
+    return amq_filter_contains(v->u.amq.f, item->p, item->n);
 }
 
-int amq_exists(host *h) { return exists(h, true); }
-int amq_mexists(host *h) { return exists(h, false); }
+int amq_exists(host *h) { return reply_exists(h, FAM_AMQ, true, has); }
+int amq_mexists(host *h) { return reply_exists(h, FAM_AMQ, false, has); }
 
 int amq_del(host *h) {
     rval *v;
@@ -449,14 +399,13 @@ int amq_dump(host *h) {
         return r_wrongtype(h);
     if (st == KEY_EMPTY)
         return r_err(h, "ERR not found");
-    const fam_ops *ops = fam_get(v->fam);
-    if (v->load != NULL || ops->nframes(v) != 1)
+    if (v->load != NULL || rv_nframes(v) != 1)
         return r_err(h, "ERR the value is not one frame (use SCANDUMP)");
-    size_t n = ops->frame_size(v, 0);
+    size_t n = rv_frame_size(v, 0);
     uint8_t *buf = rv_sys_alloc(n);
     if (buf == NULL)
         return r_err(h, "ERR out of memory");
-    if (ops->frame_save(v, 0, buf, n) != AMQ_OK)
+    if (rv_frame_save(v, 0, buf, n) != AMQ_OK)
         r_err(h, "ERR could not serialize the value");
     else
         h->ops->r_str(h, (const char *)buf, n);

@@ -117,16 +117,21 @@ amq_options rv_options(rval *v);
 /* Bytes the value holds: the object, its structures, a pending buffer. */
 size_t rv_memory(const rval *v);
 
-/* The per-family half of the blob codec and lifecycle (dictType-style). */
+/* The per-family half of the blob codec and lifecycle (dictType-style).
+ * Optional members may be NULL. */
 typedef struct fam_ops {
     const char *name;   /* "bf", "cf", "cms", "topk", "amq"            */
     const char *rtype;  /* Redis type name, 9 characters                */
     const char *loadchunk; /* command the AOF rewrite emits             */
     size_t params_len;
+    /* The fixed-size parameter block (NULL when params_len is 0); read
+     * validates and stores it, false with err filled. */
     void (*params_write)(const rval *v, uint8_t *p);
-    /* Validate and store the parameters; false with err filled. */
     bool (*params_read)(rval *v, const uint8_t *p, char *err, size_t cap);
-    unsigned (*nframes)(const rval *v);
+    unsigned (*nframes)(const rval *v); /* opt: one frame */
+    /* Frame i is this amq_filter's frame (BF, CF, AMQ), or ... */
+    const amq_filter *(*filter_at)(const rval *v, unsigned i);
+    /* ... is written by these (CMS, TOPK). */
     size_t (*frame_size)(const rval *v, unsigned i);
     amq_status (*frame_save)(const rval *v, unsigned i, uint8_t *buf,
                              size_t cap);
@@ -138,6 +143,19 @@ typedef struct fam_ops {
 
 extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops;
 const fam_ops *fam_get(int fam); /* NULL if fam is not a family */
+
+/* A value's frames, whichever way its family writes them. */
+unsigned rv_nframes(const rval *v);
+size_t rv_frame_size(const rval *v, unsigned i);
+amq_status rv_frame_save(const rval *v, unsigned i, uint8_t *buf, size_t cap);
+
+/* Shared by the families' frame_load: false with err filled. */
+bool rv_frame_refused(char *err, size_t cap, amq_status st,
+                      const amq_diag *diag);
+bool rv_one_frame(unsigned nframes, const char *fam, char *err, size_t cap);
+/* amq_filter_load with the value's allocator. */
+bool rv_load_filter(rval *v, const uint8_t *buf, size_t len,
+                    amq_filter **out, char *err, size_t cap);
 
 /* Blob: encode into a buffer from rv_sys_alloc (caller frees with
  * rv_sys_free). A pending value encodes its received prefix. */
@@ -199,6 +217,22 @@ static inline int r_err(host *h, const char *msg) {
 int r_wrongtype(host *h);
 /* store, replying an error when it fails; false then. */
 bool store_or_reply(host *h, rval *v);
+/* The value of family fam at argv[argi]: KEY_OK (*v set) or KEY_EMPTY
+ * (*v NULL); -1 after replying WRONGTYPE, or "<prefix> the key is being
+ * loaded by LOADCHUNK" for a value still arriving. */
+int key_open(host *h, int argi, int fam, rval **v, const char *prefix);
+/* key_open that also refuses a missing key (replying `missing`): the
+ * value, or NULL after a reply. */
+rval *key_need(host *h, int argi, int fam, const char *prefix,
+               const char *missing);
+/* EXISTS key item (single) or MEXISTS key item...: test(v, item) per item,
+ * 0 for every item of a missing key. */
+int reply_exists(host *h, int fam, bool single,
+                 bool (*test)(const rval *v, const rarg *item));
+/* n "name: integer" pairs as a map, or with only >= 0 that one value in
+ * an array of one; the value at null_at (-1: none) is a null. */
+void reply_fields(host *h, const char *const *names, const long long *vals,
+                  int n, int only, int null_at);
 int r_arity(host *h);
 /* An amq status as an error reply ("ERR <message>"). */
 int r_status(host *h, const char *what, amq_status st);

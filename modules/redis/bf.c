@@ -91,34 +91,24 @@ static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
     return true;
 }
 
-static unsigned n_frames(const rval *v) {
-    (void)v;
-    return 1;
-}
-static size_t f_size(const rval *v, unsigned i) {
+static const amq_filter *filter_at(const rval *v, unsigned i) {
     (void)i;
-    return amq_filter_serialized_size(v->u.bf.f);
-}
-static amq_status f_save(const rval *v, unsigned i, uint8_t *b, size_t cap) {
-    (void)i;
-    return amq_filter_save(v->u.bf.f, b, cap, NULL);
+    return v->u.bf.f;
 }
 
-/* Load a frame of the expected type whose resolved parameters are exactly
- * `want` (so the blob's header and its frame cannot disagree). */
-static bool load_checked(rval *v, const uint8_t *b, size_t len,
-                         const char *want, amq_filter **out, char *err,
-                         size_t cap) {
-    amq_diag diag;
-    amq_options o = rv_options(v);
-    char got[256];
-    amq_status st = amq_filter_load(b, len, &o, out, &diag);
-    if (st != AMQ_OK) {
-        snprintf(err, cap, "frame refused: %s (%s)", amq_strerror(st),
-                 diag.message);
+/* The frame, whose resolved parameters must be exactly the key's (so the
+ * blob's header and its frame cannot disagree). */
+static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
+                   size_t len, char *err, size_t cap) {
+    char want[220], got[256];
+    (void)i;
+    if (!rv_one_frame(nf, "BF", err, cap) ||
+        !rv_load_filter(v, b, len, &v->u.bf.f, err, cap))
         return false;
-    }
-    amq_filter_describe(*out, got, sizeof got);
+    memcpy(want, "scalable:", 9);
+    spec_of(want + 9, sizeof want - 9, v->u.bf.eps, v->u.bf.capacity,
+            v->u.bf.expansion, v->u.bf.nonscaling);
+    amq_filter_describe(v->u.bf.f, got, sizeof got);
     if (strcmp(got, want) != 0) {
         snprintf(err, cap, "frame %s does not match its key's parameters",
                  got);
@@ -127,24 +117,11 @@ static bool load_checked(rval *v, const uint8_t *b, size_t len,
     return true;
 }
 
-static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
-                   size_t len, char *err, size_t cap) {
-    char want[220];
-    (void)i;
-    if (nf != 1) {
-        snprintf(err, cap, "a BF value holds exactly one frame");
-        return false;
-    }
-    memcpy(want, "scalable:", 9);
-    spec_of(want + 9, sizeof want - 9, v->u.bf.eps, v->u.bf.capacity,
-            v->u.bf.expansion, v->u.bf.nonscaling);
-    return load_checked(v, b, len, want, &v->u.bf.f, err, cap);
-}
-
 static void destroy(rval *v) { amq_filter_free(v->u.bf.f); }
 
-const fam_ops bf_ops = {"bf", "amq-bloom", "BF.LOADCHUNK", 24, p_write,
-                        p_read, n_frames, f_size, f_save, f_load, destroy};
+const fam_ops bf_ops = {"bf",    "amq-bloom", "BF.LOADCHUNK", 24,
+                        p_write, p_read,     NULL,           filter_at,
+                        NULL,    NULL,       f_load,         destroy};
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -231,19 +208,10 @@ typedef struct create_args {
 /* Find the key or create it; replies and returns NULL on failure. */
 static rval *open_or_create(host *h, const create_args *a, bool *created) {
     rval *v;
-    int st = h->ops->lookup(h, 1, FAM_BF, &v);
+    int st = key_open(h, 1, FAM_BF, &v, "ERR");
     *created = false;
-    if (st == KEY_WRONGTYPE) {
-        r_wrongtype(h);
-        return NULL;
-    }
-    if (st == KEY_OK) {
-        if (v->load != NULL) {
-            r_err(h, "ERR the key is being loaded by LOADCHUNK");
-            return NULL;
-        }
-        return v;
-    }
+    if (st != KEY_EMPTY)
+        return v; /* NULL after an error reply */
     if (a->nocreate) {
         r_err(h, "ERR not found");
         return NULL;
@@ -423,41 +391,18 @@ int bf_insert(host *h) {
     return add_items(h, &a, i + 1, false);
 }
 
-/* Look up a BF key for reading; replies for errors, *v NULL if missing. */
+/* Look up a BF key for reading; false after an error reply, *v NULL if
+ * the key is missing. */
 static bool read_key(host *h, rval **v) {
-    int st = h->ops->lookup(h, 1, FAM_BF, v);
-    if (st == KEY_WRONGTYPE) {
-        r_wrongtype(h);
-        return false;
-    }
-    if (st == KEY_EMPTY) {
-        *v = NULL;
-        return true;
-    }
-    if ((*v)->load != NULL) {
-        r_err(h, "ERR the key is being loaded by LOADCHUNK");
-        return false;
-    }
-    return true;
+    return key_open(h, 1, FAM_BF, v, "ERR") >= 0;
 }
 
-static int exists(host *h, bool single) {
-    rval *v;
-    if (single ? h->argc != 3 : h->argc < 3)
-        return r_arity(h);
-    if (!read_key(h, &v))
-        return 0;
-    if (!single)
-        h->ops->r_arr(h, h->argc - 2);
-    for (int i = 2; i < h->argc; i++)
-        h->ops->r_int(h, v != NULL && amq_filter_contains(v->u.bf.f,
-                                                          h->argv[i].p,
-                                                          h->argv[i].n));
-    return 0;
+static bool has(const rval *v, const rarg *item) {
+    return amq_filter_contains(v->u.bf.f, item->p, item->n);
 }
 
-int bf_exists(host *h) { return exists(h, true); }
-int bf_mexists(host *h) { return exists(h, false); }
+int bf_exists(host *h) { return reply_exists(h, FAM_BF, true, has); }
+int bf_mexists(host *h) { return reply_exists(h, FAM_BF, false, has); }
 
 int bf_card(host *h) {
     rval *v;
@@ -470,7 +415,7 @@ int bf_card(host *h) {
 }
 
 int bf_info(host *h) {
-    static const char *names[] = {"Capacity", "Size", "Number of filters",
+    static const char *const names[] = {"Capacity", "Size", "Number of filters",
                                   "Number of items inserted",
                                   "Expansion rate"};
     static const char *words[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
@@ -495,19 +440,6 @@ int bf_info(host *h) {
     unsigned s = stages(b, &cap);
     long long val[5] = {(long long)cap, (long long)rv_memory(v), s,
                         (long long)amq_filter_items(b->f), b->expansion};
-    if (only >= 0)
-        h->ops->r_arr(h, 1);
-    else
-        h->ops->r_map(h, 5);
-    for (int i = 0; i < 5; i++) {
-        if (only >= 0 && i != only)
-            continue;
-        if (only < 0)
-            h->ops->r_simple(h, names[i]);
-        if (i == 4 && b->nonscaling)
-            h->ops->r_null(h);
-        else
-            h->ops->r_int(h, val[i]);
-    }
+    reply_fields(h, names, val, 5, only, b->nonscaling ? 4 : -1);
     return 0;
 }

@@ -136,18 +136,13 @@ static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
 }
 
 static unsigned n_frames(const rval *v) { return v->u.cf.nlinks; }
-static size_t f_size(const rval *v, unsigned i) {
-    return amq_filter_serialized_size(v->u.cf.link[i]);
-}
-static amq_status f_save(const rval *v, unsigned i, uint8_t *b, size_t cap) {
-    return amq_filter_save(v->u.cf.link[i], b, cap, NULL);
+static const amq_filter *filter_at(const rval *v, unsigned i) {
+    return v->u.cf.link[i];
 }
 
 static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
                    size_t len, char *err, size_t cap) {
     cf_part *c = &v->u.cf;
-    amq_diag diag;
-    amq_options o = rv_options(v);
     char d[128];
     unsigned f = 0, kicks = 0;
     unsigned long long buckets = 0;
@@ -155,12 +150,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
         snprintf(err, cap, "a CF value holds 1 to %d frames", CF_MAX_LINKS);
         return false;
     }
-    amq_status st = amq_filter_load(b, len, &o, &c->link[i], &diag);
-    if (st != AMQ_OK) {
-        snprintf(err, cap, "frame refused: %s (%s)", amq_strerror(st),
-                 diag.message);
+    if (!rv_load_filter(v, b, len, &c->link[i], err, cap))
         return false;
-    }
     c->nlinks = i + 1;
     amq_filter_describe(c->link[i], d, sizeof d);
     if (sscanf(d, "cuckoo:fp=%u,buckets=%llu,max_kicks=%u", &f, &buckets,
@@ -182,8 +173,9 @@ static void destroy(rval *v) {
         amq_filter_free(v->u.cf.link[i]);
 }
 
-const fam_ops cf_ops = {"cf", "amq-cuckf", "CF.LOADCHUNK", 32, p_write,
-                        p_read, n_frames, f_size, f_save, f_load, destroy};
+const fam_ops cf_ops = {"cf",    "amq-cuckf", "CF.LOADCHUNK", 32,
+                        p_write, p_read,     n_frames,       filter_at,
+                        NULL,    NULL,       f_load,         destroy};
 
 /* ---- operations on the chain ----------------------------------------------------- */
 
@@ -253,18 +245,7 @@ static rval *create(host *h, uint64_t cap, unsigned b, unsigned m,
 
 /* Look up for reading: false after an error reply; *v NULL if missing. */
 static bool read_key(host *h, rval **v) {
-    int st = h->ops->lookup(h, 1, FAM_CF, v);
-    if (st == KEY_WRONGTYPE) {
-        r_wrongtype(h);
-        return false;
-    }
-    if (st == KEY_EMPTY)
-        *v = NULL;
-    else if ((*v)->load != NULL) {
-        r_err(h, "ERR the key is being loaded by LOADCHUNK");
-        return false;
-    }
-    return true;
+    return key_open(h, 1, FAM_CF, v, "ERR") >= 0;
 }
 
 static void replicate_reserve(host *h, const cf_part *c) {
@@ -417,22 +398,12 @@ static int insert_many(host *h, bool nx) {
 int cf_insert(host *h) { return insert_many(h, false); }
 int cf_insertnx(host *h) { return insert_many(h, true); }
 
-static int exists(host *h, bool single) {
-    rval *v;
-    if (single ? h->argc != 3 : h->argc < 3)
-        return r_arity(h);
-    if (!read_key(h, &v))
-        return 0;
-    if (!single)
-        h->ops->r_arr(h, h->argc - 2);
-    for (int i = 2; i < h->argc; i++)
-        h->ops->r_int(h, v != NULL &&
-                             present(&v->u.cf, hash_of(&v->u.cf, &h->argv[i])));
-    return 0;
+static bool has(const rval *v, const rarg *item) {
+    return present(&v->u.cf, hash_of(&v->u.cf, item));
 }
 
-int cf_exists(host *h) { return exists(h, true); }
-int cf_mexists(host *h) { return exists(h, false); }
+int cf_exists(host *h) { return reply_exists(h, FAM_CF, true, has); }
+int cf_mexists(host *h) { return reply_exists(h, FAM_CF, false, has); }
 
 int cf_del(host *h) {
     rval *v;
@@ -473,7 +444,7 @@ int cf_count(host *h) {
 }
 
 int cf_info(host *h) {
-    static const char *names[] = {
+    static const char *const names[] = {
         "Size", "Number of buckets", "Number of filters",
         "Number of items inserted", "Number of items deleted", "Bucket size",
         "Expansion rate", "Max iterations"};
@@ -497,10 +468,6 @@ int cf_info(host *h) {
     long long val[8] = {(long long)rv_memory(v), (long long)buckets,
                         c->nlinks, (long long)items, (long long)c->deleted,
                         c->bucket_size, c->expansion, c->max_iter};
-    h->ops->r_map(h, 8);
-    for (int i = 0; i < 8; i++) {
-        h->ops->r_simple(h, names[i]);
-        h->ops->r_int(h, val[i]);
-    }
+    reply_fields(h, names, val, 8, -1, -1);
     return 0;
 }

@@ -22,21 +22,6 @@
 
 #define CMS_MAX_CELLS (1ull << 34)
 
-static void p_write(const rval *v, uint8_t *p) {
-    (void)v;
-    (void)p;
-}
-static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
-    (void)v;
-    (void)p;
-    (void)err;
-    (void)cap;
-    return true;
-}
-static unsigned n_frames(const rval *v) {
-    (void)v;
-    return 1;
-}
 static size_t f_size(const rval *v, unsigned i) {
     (void)i;
     return amq_cms_serialized_size(v->u.cms.c);
@@ -50,42 +35,23 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
     amq_diag diag;
     amq_options o = rv_options(v);
     (void)i;
-    if (nf != 1) {
-        snprintf(err, cap, "a CMS value holds exactly one frame");
+    if (!rv_one_frame(nf, "CMS", err, cap))
         return false;
-    }
+    memset(&diag, 0, sizeof diag);
     amq_status st = amq_cms_load(b, len, &o, &v->u.cms.c, &v->u.cms.h, &diag);
-    if (st != AMQ_OK) {
-        snprintf(err, cap, "frame refused: %s (%s)", amq_strerror(st),
-                 diag.message);
-        return false;
-    }
-    return true;
+    return st == AMQ_OK || rv_frame_refused(err, cap, st, &diag);
 }
 static void destroy(rval *v) { amq_cms_free(v->u.cms.c); }
 
-const fam_ops cms_ops = {"cms", "amq-cmsk_", "AMQ.LOADCHUNK", 0, p_write,
-                         p_read, n_frames, f_size, f_save, f_load, destroy};
+const fam_ops cms_ops = {"cms",  "amq-cmsk_", "AMQ.LOADCHUNK", 0,
+                         NULL,   NULL,        NULL,            NULL,
+                         f_size, f_save,      f_load,          destroy};
 
 /* ---- keys --------------------------------------------------------------------- */
 
 /* The CMS at argv[argi]; NULL after an error reply. */
 static rval *need(host *h, int argi) {
-    rval *v;
-    int st = h->ops->lookup(h, argi, FAM_CMS, &v);
-    if (st == KEY_WRONGTYPE) {
-        r_wrongtype(h);
-        return NULL;
-    }
-    if (st == KEY_EMPTY) {
-        r_err(h, "CMS: key does not exist");
-        return NULL;
-    }
-    if (v->load != NULL) {
-        r_err(h, "CMS: the key is being loaded by LOADCHUNK");
-        return NULL;
-    }
-    return v;
+    return key_need(h, argi, FAM_CMS, "CMS:", "CMS: key does not exist");
 }
 
 static int init(host *h, uint64_t w, unsigned d) {

@@ -42,10 +42,6 @@ static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
     v->u.topk.decay = d;
     return true;
 }
-static unsigned n_frames(const rval *v) {
-    (void)v;
-    return 1;
-}
 static size_t f_size(const rval *v, unsigned i) {
     (void)i;
     return amq_topk_serialized_size(v->u.topk.t);
@@ -59,16 +55,12 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
     amq_diag diag;
     amq_options o = rv_options(v);
     (void)i;
-    if (nf != 1) {
-        snprintf(err, cap, "a TOPK value holds exactly one frame");
+    if (!rv_one_frame(nf, "TOPK", err, cap))
         return false;
-    }
+    memset(&diag, 0, sizeof diag);
     amq_status st = amq_topk_load(b, len, &o, &v->u.topk.t, &diag);
-    if (st != AMQ_OK) {
-        snprintf(err, cap, "frame refused: %s (%s)", amq_strerror(st),
-                 diag.message);
-        return false;
-    }
+    if (st != AMQ_OK)
+        return rv_frame_refused(err, cap, st, &diag);
     if (amq_topk_decay(v->u.topk.t) != base_of(v->u.topk.decay)) {
         snprintf(err, cap, "TOPK frame decay does not match its key");
         return false;
@@ -77,25 +69,12 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 }
 static void destroy(rval *v) { amq_topk_free(v->u.topk.t); }
 
-const fam_ops topk_ops = {"topk", "amq-topkh", "AMQ.LOADCHUNK", 8, p_write,
-                          p_read, n_frames, f_size, f_save, f_load, destroy};
+const fam_ops topk_ops = {"topk",  "amq-topkh", "AMQ.LOADCHUNK", 8,
+                          p_write, p_read,      NULL,            NULL,
+                          f_size,  f_save,      f_load,          destroy};
 
 static rval *need(host *h) {
-    rval *v;
-    int st = h->ops->lookup(h, 1, FAM_TOPK, &v);
-    if (st == KEY_WRONGTYPE) {
-        r_wrongtype(h);
-        return NULL;
-    }
-    if (st == KEY_EMPTY) {
-        r_err(h, "TopK: key does not exist");
-        return NULL;
-    }
-    if (v->load != NULL) {
-        r_err(h, "TopK: the key is being loaded by LOADCHUNK");
-        return NULL;
-    }
-    return v;
+    return key_need(h, 1, FAM_TOPK, "TopK:", "TopK: key does not exist");
 }
 
 int topk_reserve(host *h) {

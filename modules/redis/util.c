@@ -67,6 +67,60 @@ bool store_or_reply(host *h, rval *v) {
     return false;
 }
 
+int key_open(host *h, int argi, int fam, rval **v, const char *prefix) {
+    char msg[96];
+    int st = h->ops->lookup(h, argi, fam, v);
+    if (st == KEY_WRONGTYPE)
+        return r_wrongtype(h), -1;
+    if (st == KEY_OK && (*v)->load != NULL) {
+        snprintf(msg, sizeof msg, "%s the key is being loaded by LOADCHUNK",
+                 prefix);
+        return r_err(h, msg), -1;
+    }
+    return st;
+}
+
+rval *key_need(host *h, int argi, int fam, const char *prefix,
+               const char *missing) {
+    rval *v;
+    int st = key_open(h, argi, fam, &v, prefix);
+    if (st == KEY_EMPTY)
+        r_err(h, missing);
+    return st == KEY_OK ? v : NULL;
+}
+
+int reply_exists(host *h, int fam, bool single,
+                 bool (*test)(const rval *v, const rarg *item)) {
+    rval *v;
+    if (single ? h->argc != 3 : h->argc < 3)
+        return r_arity(h);
+    if (key_open(h, 1, fam, &v, "ERR") < 0)
+        return 0;
+    if (!single)
+        h->ops->r_arr(h, h->argc - 2);
+    for (int i = 2; i < h->argc; i++)
+        h->ops->r_int(h, v != NULL && test(v, &h->argv[i]));
+    return 0;
+}
+
+void reply_fields(host *h, const char *const *names, const long long *vals,
+                  int n, int only, int null_at) {
+    if (only >= 0)
+        h->ops->r_arr(h, 1);
+    else
+        h->ops->r_map(h, n);
+    for (int i = 0; i < n; i++) {
+        if (only >= 0 && i != only)
+            continue;
+        if (only < 0)
+            h->ops->r_simple(h, names[i]);
+        if (i == null_at)
+            h->ops->r_null(h);
+        else
+            h->ops->r_int(h, vals[i]);
+    }
+}
+
 int r_arity(host *h) {
     return r_err(h, "ERR wrong number of arguments for this command");
 }

@@ -132,6 +132,51 @@ const fam_ops *fam_get(int fam) {
     }
 }
 
+/* ---- frames -------------------------------------------------------------------- */
+
+unsigned rv_nframes(const rval *v) {
+    const fam_ops *ops = fam_get(v->fam);
+    return ops->nframes != NULL ? ops->nframes(v) : 1;
+}
+
+size_t rv_frame_size(const rval *v, unsigned i) {
+    const fam_ops *ops = fam_get(v->fam);
+    return ops->filter_at != NULL
+               ? amq_filter_serialized_size(ops->filter_at(v, i))
+               : ops->frame_size(v, i);
+}
+
+amq_status rv_frame_save(const rval *v, unsigned i, uint8_t *buf,
+                         size_t cap) {
+    const fam_ops *ops = fam_get(v->fam);
+    return ops->filter_at != NULL
+               ? amq_filter_save(ops->filter_at(v, i), buf, cap, NULL)
+               : ops->frame_save(v, i, buf, cap);
+}
+
+bool rv_frame_refused(char *err, size_t cap, amq_status st,
+                      const amq_diag *diag) {
+    snprintf(err, cap, "frame refused: %s (%s)", amq_strerror(st),
+             diag->message);
+    return false;
+}
+
+bool rv_one_frame(unsigned nframes, const char *fam, char *err, size_t cap) {
+    if (nframes == 1)
+        return true;
+    snprintf(err, cap, "a %s value holds exactly one frame", fam);
+    return false;
+}
+
+bool rv_load_filter(rval *v, const uint8_t *buf, size_t len,
+                    amq_filter **out, char *err, size_t cap) {
+    amq_diag diag;
+    amq_options o = rv_options(v);
+    memset(&diag, 0, sizeof diag);
+    amq_status st = amq_filter_load(buf, len, &o, out, &diag);
+    return st == AMQ_OK || rv_frame_refused(err, cap, st, &diag);
+}
+
 /* ---- little-endian fields ---------------------------------------------------- */
 
 static void put32(uint8_t *p, uint32_t x) {
@@ -193,20 +238,21 @@ bool rv_encode(const rval *v, uint8_t **out, size_t *len) {
     const fam_ops *ops = fam_get(v->fam);
     if (v->load != NULL)
         return encode_pending(v, out, len);
-    unsigned nf = ops->nframes(v);
+    unsigned nf = rv_nframes(v);
     size_t total = BLOB_HEAD + ops->params_len + 8;
     for (unsigned i = 0; i < nf; i++)
-        total += 8 + ops->frame_size(v, i);
+        total += 8 + rv_frame_size(v, i);
     uint8_t *b = rv_sys_alloc(total);
     if (b == NULL)
         return false;
     head_write(b, v->fam, 0, total, ops->params_len, nf);
-    ops->params_write(v, b + BLOB_HEAD);
+    if (ops->params_write != NULL)
+        ops->params_write(v, b + BLOB_HEAD);
     size_t off = BLOB_HEAD + ops->params_len;
     for (unsigned i = 0; i < nf; i++) {
-        size_t fl = ops->frame_size(v, i);
+        size_t fl = rv_frame_size(v, i);
         put64(b + off, fl);
-        if (ops->frame_save(v, i, b + off + 8, fl) != AMQ_OK) {
+        if (rv_frame_save(v, i, b + off + 8, fl) != AMQ_OK) {
             rv_sys_free(b);
             return false;
         }
@@ -278,7 +324,7 @@ static bool decode_frames(const uint8_t *b, size_t len, const fam_ops *ops,
     size_t off = BLOB_HEAD + ops->params_len, end = len - 8;
     if (nf > BLOB_MAX_FRAMES)
         return fail(err, cap, "too many frames in amq value");
-    if (!ops->params_read(v, b + BLOB_HEAD, err, cap))
+    if (ops->params_read != NULL && !ops->params_read(v, b + BLOB_HEAD, err, cap))
         return false;
     for (unsigned i = 0; i < nf; i++) {
         if (end - off < 8)
