@@ -121,11 +121,15 @@ static void h_notify(host *h, const char *event, int argi) {
                                     ((rhost *)h)->argv[argi]);
 }
 
-/* Refuse what would pass maxmemory, half the machine's memory, or 16 TiB. */
+/* Refuse what would pass maxmemory, half the machine's memory, or 16 TiB.
+ * Below 1 MiB the server's own deny-oom check (before the command runs) is
+ * enough, and the INFO section is not worth building. */
 static bool h_budget(host *h, double bytes) {
     int err = 0;
     if (bytes > (double)(1ull << 44))
         return false;
+    if (bytes < (double)(1u << 20))
+        return true;
     RedisModuleServerInfoData *inf = RedisModule_GetServerInfo(CTX(h), "memory");
     if (inf == NULL)
         return true;
