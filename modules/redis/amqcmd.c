@@ -325,18 +325,39 @@ int amq_card(host *h) {
     return 0;
 }
 
+/* The filter's AMQ_CAP_* bits as words, e.g. "remove count union". */
+static void caps_words(uint32_t caps, char *buf, size_t cap) {
+    static const struct {
+        uint32_t bit;
+        const char *word;
+    } names[] = {{AMQ_CAP_REMOVE, "remove"},     {AMQ_CAP_COUNT, "count"},
+                 {AMQ_CAP_UNION, "union"},       {AMQ_CAP_INTERSECT, "intersect"},
+                 {AMQ_CAP_CONCURRENT, "concurrent"},
+                 {AMQ_CAP_ESTIMATE, "estimate"}, {AMQ_CAP_STATIC, "static"},
+                 {AMQ_CAP_SKETCH, "sketch"},     {AMQ_CAP_FORGETS, "forgets"}};
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((caps & names[i].bit) && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? " " : "",
+                                  names[i].word);
+}
+
 int amq_info(host *h) {
     rval *v;
-    char d[512];
+    char d[512], caps[160];
     if (h->argc != 2)
         return r_arity(h);
     if ((v = need(h)) == NULL)
         return 0;
     const amq_filter *f = v->u.amq.f;
     amq_filter_describe(f, d, sizeof d);
-    h->ops->r_map(h, 9);
+    caps_words(amq_filter_caps(f), caps, sizeof caps);
+    h->ops->r_map(h, 10);
     h->ops->r_simple(h, "Spec");
     h->ops->r_str(h, d, strlen(d));
+    h->ops->r_simple(h, "Capabilities");
+    h->ops->r_str(h, caps, strlen(caps));
     h->ops->r_simple(h, "Items");
     h->ops->r_int(h, (long long)amq_filter_items(f));
     h->ops->r_simple(h, "Capacity");
