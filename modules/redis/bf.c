@@ -184,11 +184,31 @@ static void replicate_reserve(host *h, const bf_part *b) {
     h->ops->replicate(h, "BF.RESERVE", a, n);
 }
 
+/* Bytes of stage s (capacity n0·g^s at eps·2^-(s+1)). */
+static double stage_bytes(const bf_part *b, unsigned s) {
+    return first_stage_bytes(b->eps * pow(0.5, s),
+                             (uint64_t)fmin(1e18, (double)b->capacity *
+                                                      pow(b->expansion, s)));
+}
+
+/* Will the next add open a stage the memory limit does not allow? */
+static bool growth_refused(host *h, const bf_part *b) {
+    uint64_t cap;
+    unsigned s = stages(b, &cap);
+    return !b->nonscaling && amq_filter_items(b->f) >= cap &&
+           !h->ops->budget(h, stage_bytes(b, s));
+}
+
 /* Add one item: 1 new, 0 present, -1 error (message in *err). */
-static int add_one(bf_part *b, const rarg *item, const char **err) {
+static int add_one(host *h, bf_part *b, const rarg *item, const char **err) {
     uint64_t x = amq_filter_hash(b->f, item->p, item->n);
     if (amq_filter_contains_hash(b->f, x))
         return 0;
+    if (growth_refused(h, b)) {
+        *err = "ERR the filter's next stage is larger than the memory limit "
+               "allows";
+        return -1;
+    }
     amq_status st = amq_filter_add_hash(b->f, x);
     if (st == AMQ_OK)
         return 1;
@@ -239,7 +259,7 @@ static int add_items(host *h, const create_args *a, int from, bool single) {
         h->ops->r_arr(h, h->argc - from);
     for (int i = from; i < h->argc; i++) {
         const char *err = NULL;
-        int r = add_one(&v->u.bf, &h->argv[i], &err);
+        int r = add_one(h, &v->u.bf, &h->argv[i], &err);
         if (r < 0)
             h->ops->r_err(h, err);
         else

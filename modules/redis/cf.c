@@ -349,7 +349,9 @@ static int add1(host *h, bool nx) {
     if (r > 0 || created)
         wrote(h, nx ? "cf.addnx" : "cf.add");
     if (r < 0)
-        return r_err(h, nomem ? "ERR out of memory" : "ERR Filter is full");
+        return r_err(h, nomem ? "ERR out of memory, or a new link would pass "
+                                "the memory limit"
+                              : "ERR Filter is full");
     h->ops->r_int(h, 1);
     return 0;
 }

@@ -317,7 +317,29 @@ def test_bad_input(c, r):
                 ["AMQ.RESERVE", "huge", "qf", "CAPACITY", 1 << 38]):
         c.raises(lambda: r.execute_command(*cmd), "memory", f"{cmd[0]} huge")
     c.ok(r.exists("huge") == 0, "nothing created")
+    # a scalable filter's next stage is checked before it is allocated
     r.config_set("maxmemory", 0)
+    r.execute_command("BF.RESERVE", "stages", 0.01, 50000, "EXPANSION", 16)
+    ks = items("s", 60000)
+    for i in range(0, 45000, 5000):
+        r.bf().madd("stages", *ks[i:i + 5000])
+    n = r.bf().info("stages").insertedNum
+    for k in ks[45000:]:  # fill the first stage exactly
+        if n == 50000:
+            break
+        n += r.bf().add("stages", k)
+    before = r.bf().info("stages")
+    used = r.info("memory")["used_memory"]
+    r.config_set("maxmemory", used + (1 << 20))
+    res = r.bf().madd("stages", *items("more", 50))
+    c.ok(any(isinstance(x, redis.ResponseError) and "memory limit" in str(x)
+             for x in res), f"stage growth refused: {res[:3]}")
+    c.ok(r.bf().info("stages").filterNum == before.filterNum,
+         "no stage opened past the limit")
+    r.config_set("maxmemory", 0)
+    c.ok(r.bf().madd("stages", *items("more", 50)).count(1) > 0 and
+         r.bf().info("stages").filterNum == before.filterNum + 1,
+         "the stage opens once memory allows")
     # garbage and out-of-order chunks leave the key as it was
     r.bf().madd("keep", "a", "b")
     dig = r.execute_command("DEBUG", "DIGEST-VALUE", "keep")
