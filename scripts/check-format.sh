@@ -11,7 +11,7 @@ command -v clang-format >/dev/null 2>&1 || {
 fix=0
 [ "${1:-}" = "--fix" ] && fix=1
 bad=0
-for f in $(git ls-files '*.c' '*.h' '*.cc' '*.h.in'); do
+for f in $(git ls-files '*.c' '*.h' '*.cc'); do
     if [ "$fix" -eq 1 ]; then
         clang-format -i "$f"
     elif ! clang-format "$f" | cmp -s - "$f"; then
