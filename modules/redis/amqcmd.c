@@ -39,9 +39,9 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 }
 static void destroy(rval *v) { amq_filter_free(v->u.amq.f); }
 
-const fam_ops amq_ops = {"amq", "amq-filtr", "AMQ.LOADCHUNK", 0,
-                         NULL,  NULL,        NULL,            filter_at,
-                         NULL,  NULL,        f_load,          destroy};
+const fam_ops amq_ops = {"amq",  "amq-filtr", "AMQ.LOADCHUNK", 0,    NULL,
+                         NULL,   NULL,        filter_at,       NULL, NULL,
+                         f_load, destroy};
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -152,12 +152,12 @@ static void replicate_reserve(host *h, const reserve_args *r,
     snprintf(seed, sizeof seed, "%lld", (long long)hs->seed);
     for (int i = 0; i < AMQ_HASH_KEY_BYTES; i++)
         snprintf(key + 2 * i, 3, "%02x", hs->key[i]);
-    rarg a[12] = {h->argv[1],         h->argv[2],
-                  {"CAPACITY", 8},    {cap, strlen(cap)},
-                  {"ERROR", 5},       {eps, strlen(eps)},
-                  {"HASH", 4},        {kinds[hs->kind], strlen(kinds[hs->kind])},
-                  {"SEED", 4},        {seed, strlen(seed)},
-                  {"HASHKEY", 7},     {key, strlen(key)}};
+    rarg a[12] = {h->argv[1],      h->argv[2],
+                  {"CAPACITY", 8}, {cap, strlen(cap)},
+                  {"ERROR", 5},    {eps, strlen(eps)},
+                  {"HASH", 4},     {kinds[hs->kind], strlen(kinds[hs->kind])},
+                  {"SEED", 4},     {seed, strlen(seed)},
+                  {"HASHKEY", 7},  {key, strlen(key)}};
     h->ops->replicate(h, "AMQ.RESERVE", a,
                       hs->kind == AMQ_HASH_SIPHASH ? 12 : 10);
 }
@@ -200,8 +200,7 @@ int amq_reserve(host *h) {
     o.hash = hs.kind;
     o.hash_seed = hs.seed;
     o.hash_key = hs.key;
-    st = amq_filter_new(r.spec, (uint64_t)r.cap, r.eps, &o, &v->u.amq.f,
-                        &diag);
+    st = amq_filter_new(r.spec, (uint64_t)r.cap, r.eps, &o, &v->u.amq.f, &diag);
     if (st != AMQ_OK) {
         rv_free(v);
         return reply_status_diag(h, st, &diag);
@@ -272,8 +271,7 @@ static int add(host *h, bool single) {
     if (!single)
         h->ops->r_arr(h, h->argc - 2);
     for (int i = 2; i < h->argc; i++) {
-        amq_status st =
-            amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
+        amq_status st = amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
         if (st == AMQ_OK) {
             h->ops->r_int(h, 1);
             changed++;
@@ -330,11 +328,12 @@ static void caps_words(uint32_t caps, char *buf, size_t cap) {
     static const struct {
         uint32_t bit;
         const char *word;
-    } names[] = {{AMQ_CAP_REMOVE, "remove"},     {AMQ_CAP_COUNT, "count"},
-                 {AMQ_CAP_UNION, "union"},       {AMQ_CAP_INTERSECT, "intersect"},
-                 {AMQ_CAP_CONCURRENT, "concurrent"},
-                 {AMQ_CAP_ESTIMATE, "estimate"}, {AMQ_CAP_STATIC, "static"},
-                 {AMQ_CAP_SKETCH, "sketch"},     {AMQ_CAP_FORGETS, "forgets"}};
+    } names[] = {
+        {AMQ_CAP_REMOVE, "remove"},         {AMQ_CAP_COUNT, "count"},
+        {AMQ_CAP_UNION, "union"},           {AMQ_CAP_INTERSECT, "intersect"},
+        {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
+        {AMQ_CAP_STATIC, "static"},         {AMQ_CAP_SKETCH, "sketch"},
+        {AMQ_CAP_FORGETS, "forgets"}};
     size_t n = 0;
     buf[0] = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -447,8 +446,8 @@ int amq_load(host *h) {
     if (v == NULL)
         return r_err(h, "ERR out of memory");
     amq_options o = rv_options(v);
-    amq_status st = amq_filter_load(h->argv[2].p, h->argv[2].n, &o,
-                                    &v->u.amq.f, &diag);
+    amq_status st =
+        amq_filter_load(h->argv[2].p, h->argv[2].n, &o, &v->u.amq.f, &diag);
     if (st != AMQ_OK) {
         rv_free(v);
         return reply_status_diag(h, st, &diag);

@@ -120,8 +120,8 @@ size_t rv_memory(const rval *v);
 /* The per-family half of the blob codec and lifecycle (dictType-style).
  * Optional members may be NULL. */
 typedef struct fam_ops {
-    const char *name;   /* "bf", "cf", "cms", "topk", "amq"            */
-    const char *rtype;  /* Redis type name, 9 characters                */
+    const char *name;      /* "bf", "cf", "cms", "topk", "amq"            */
+    const char *rtype;     /* Redis type name, 9 characters                */
     const char *loadchunk; /* command the AOF rewrite emits             */
     size_t params_len;
     /* The fixed-size parameter block (NULL when params_len is 0); read
@@ -154,8 +154,8 @@ bool rv_frame_refused(char *err, size_t cap, amq_status st,
                       const amq_diag *diag);
 bool rv_one_frame(unsigned nframes, const char *fam, char *err, size_t cap);
 /* amq_filter_load with the value's allocator. */
-bool rv_load_filter(rval *v, const uint8_t *buf, size_t len,
-                    amq_filter **out, char *err, size_t cap);
+bool rv_load_filter(rval *v, const uint8_t *buf, size_t len, amq_filter **out,
+                    char *err, size_t cap);
 
 /* Blob: encode into a buffer from rv_sys_alloc (caller frees with
  * rv_sys_free). A pending value encodes its received prefix. */

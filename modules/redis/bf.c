@@ -27,8 +27,8 @@
 
 /* ---- family operations ------------------------------------------------------ */
 
-static void spec_of(char *buf, size_t cap, double eps, uint64_t n,
-                    uint32_t g, bool nonscaling) {
+static void spec_of(char *buf, size_t cap, double eps, uint64_t n, uint32_t g,
+                    bool nonscaling) {
     snprintf(buf, cap,
              "n0=%llu,eps=%.17g,growth=%u,ratio=0.5,max_stages=%u,max_bytes=0",
              (unsigned long long)n, eps, g, nonscaling ? 1u : BF_MAX_STAGES);
@@ -110,8 +110,7 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
             v->u.bf.expansion, v->u.bf.nonscaling);
     amq_filter_describe(v->u.bf.f, got, sizeof got);
     if (strcmp(got, want) != 0) {
-        snprintf(err, cap, "frame %s does not match its key's parameters",
-                 got);
+        snprintf(err, cap, "frame %s does not match its key's parameters", got);
         return false;
     }
     return true;
@@ -120,8 +119,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 static void destroy(rval *v) { amq_filter_free(v->u.bf.f); }
 
 const fam_ops bf_ops = {"bf",    "amq-bloom", "BF.LOADCHUNK", 24,
-                        p_write, p_read,     NULL,           filter_at,
-                        NULL,    NULL,       f_load,         destroy};
+                        p_write, p_read,      NULL,           filter_at,
+                        NULL,    NULL,        f_load,         destroy};
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -186,9 +185,9 @@ static void replicate_reserve(host *h, const bf_part *b) {
 
 /* Bytes of stage s (capacity n0·g^s at eps·2^-(s+1)). */
 static double stage_bytes(const bf_part *b, unsigned s) {
-    return first_stage_bytes(b->eps * pow(0.5, s),
-                             (uint64_t)fmin(1e18, (double)b->capacity *
-                                                      pow(b->expansion, s)));
+    return first_stage_bytes(
+        b->eps * pow(0.5, s),
+        (uint64_t)fmin(1e18, (double)b->capacity * pow(b->expansion, s)));
 }
 
 /* Will the next add open a stage the memory limit does not allow? */
@@ -436,8 +435,8 @@ int bf_card(host *h) {
 
 int bf_info(host *h) {
     static const char *const names[] = {"Capacity", "Size", "Number of filters",
-                                  "Number of items inserted",
-                                  "Expansion rate"};
+                                        "Number of items inserted",
+                                        "Expansion rate"};
     static const char *words[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
                                   "EXPANSION"};
     rval *v;

@@ -58,8 +58,8 @@ static uint64_t link_capacity(const cf_part *c, unsigned i) {
  * from 200 kicks on. */
 static double design_load(unsigned kicks) {
     static const double k[] = {1, 2, 5, 10, 20, 50, 100, 200};
-    static const double load[] = {0.34, 0.55, 0.70, 0.80, 0.87,
-                                  0.92, 0.94, 0.95};
+    static const double load[] = {0.34, 0.55, 0.70, 0.80,
+                                  0.87, 0.92, 0.94, 0.95};
     if (kicks >= 200)
         return 0.95;
     for (int i = 0; i < 7; i++)
@@ -95,8 +95,8 @@ static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
     }
     snprintf(spec, sizeof spec, "cuckoo:fp=%u,buckets=%llu,max_kicks=%u", f,
              (unsigned long long)link_buckets(c, n), c->max_iter);
-    amq_status st = amq_filter_new(spec, n, ldexp(8.0, -(int)f), &o,
-                                   &c->link[i], &diag);
+    amq_status st =
+        amq_filter_new(spec, n, ldexp(8.0, -(int)f), &o, &c->link[i], &diag);
     if (st != AMQ_OK) {
         snprintf(err, cap, "%s", diag.message);
         return false;
@@ -161,8 +161,10 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
         (i > 0 && amq_filter_hash(c->link[i], "", 0) !=
                       amq_filter_hash(c->link[0], "", 0)) ||
         amq_filter_capacity(c->link[i]) != link_capacity(c, i)) {
-        snprintf(err, cap, "frame %u (%s) does not match its key's "
-                 "parameters", i, d);
+        snprintf(err, cap,
+                 "frame %u (%s) does not match its key's "
+                 "parameters",
+                 i, d);
         return false;
     }
     return true;
@@ -174,8 +176,8 @@ static void destroy(rval *v) {
 }
 
 const fam_ops cf_ops = {"cf",    "amq-cuckf", "CF.LOADCHUNK", 32,
-                        p_write, p_read,     n_frames,       filter_at,
-                        NULL,    NULL,       f_load,         destroy};
+                        p_write, p_read,      n_frames,       filter_at,
+                        NULL,    NULL,        f_load,         destroy};
 
 /* ---- operations on the chain ----------------------------------------------------- */
 
@@ -217,8 +219,7 @@ static uint64_t hash_of(const cf_part *c, const rarg *a) {
 
 /* ---- key access ---------------------------------------------------------------- */
 
-static rval *create(host *h, uint64_t cap, unsigned b, unsigned m,
-                    unsigned e) {
+static rval *create(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e) {
     char err[160], msg[200];
     rval *v = rv_new(FAM_CF);
     if (v == NULL) {
@@ -254,9 +255,9 @@ static void replicate_reserve(host *h, const cf_part *c) {
     snprintf(b, sizeof b, "%u", c->bucket_size);
     snprintf(m, sizeof m, "%u", c->max_iter);
     snprintf(e, sizeof e, "%u", c->expansion);
-    rarg a[8] = {h->argv[1],         {n, strlen(n)}, {"BUCKETSIZE", 10},
-                 {b, strlen(b)},     {"MAXITERATIONS", 13},
-                 {m, strlen(m)},     {"EXPANSION", 9}, {e, strlen(e)}};
+    rarg a[8] = {h->argv[1],       {n, strlen(n)},        {"BUCKETSIZE", 10},
+                 {b, strlen(b)},   {"MAXITERATIONS", 13}, {m, strlen(m)},
+                 {"EXPANSION", 9}, {e, strlen(e)}};
     h->ops->replicate(h, "CF.RESERVE", a, 8);
 }
 
@@ -438,18 +439,21 @@ int cf_count(host *h) {
         return 0;
     for (unsigned i = 0; v != NULL && i < v->u.cf.nlinks; i++)
         if (amq_filter_count_hash(v->u.cf.link[i],
-                                  hash_of(&v->u.cf, &h->argv[2]),
-                                  &n) == AMQ_OK)
+                                  hash_of(&v->u.cf, &h->argv[2]), &n) == AMQ_OK)
             sum += n;
     h->ops->r_int(h, (long long)sum);
     return 0;
 }
 
 int cf_info(host *h) {
-    static const char *const names[] = {
-        "Size", "Number of buckets", "Number of filters",
-        "Number of items inserted", "Number of items deleted", "Bucket size",
-        "Expansion rate", "Max iterations"};
+    static const char *const names[] = {"Size",
+                                        "Number of buckets",
+                                        "Number of filters",
+                                        "Number of items inserted",
+                                        "Number of items deleted",
+                                        "Bucket size",
+                                        "Expansion rate",
+                                        "Max iterations"};
     rval *v;
     char d[128];
     unsigned long long buckets = 0;
@@ -467,9 +471,14 @@ int cf_info(host *h) {
     amq_filter_describe(c->link[0], d, sizeof d);
     if (sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) != 2)
         buckets = 0;
-    long long val[8] = {(long long)rv_memory(v), (long long)buckets,
-                        c->nlinks, (long long)items, (long long)c->deleted,
-                        c->bucket_size, c->expansion, c->max_iter};
+    long long val[8] = {(long long)rv_memory(v),
+                        (long long)buckets,
+                        c->nlinks,
+                        (long long)items,
+                        (long long)c->deleted,
+                        c->bucket_size,
+                        c->expansion,
+                        c->max_iter};
     reply_fields(h, names, val, 8, -1, -1);
     return 0;
 }

@@ -43,9 +43,9 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 }
 static void destroy(rval *v) { amq_cms_free(v->u.cms.c); }
 
-const fam_ops cms_ops = {"cms",  "amq-cmsk_", "AMQ.LOADCHUNK", 0,
-                         NULL,   NULL,        NULL,            NULL,
-                         f_size, f_save,      f_load,          destroy};
+const fam_ops cms_ops = {
+    "cms", "amq-cmsk_", "AMQ.LOADCHUNK", 0,      NULL,   NULL,
+    NULL,  NULL,        f_size,          f_save, f_load, destroy};
 
 /* ---- keys --------------------------------------------------------------------- */
 
@@ -84,7 +84,8 @@ int cms_initbydim(host *h) {
     long long w, d;
     if (h->argc != 4)
         return r_arity(h);
-    if (!arg_ll(&h->argv[2], &w) || w < 1 || (unsigned long long)w > CMS_MAX_CELLS)
+    if (!arg_ll(&h->argv[2], &w) || w < 1 ||
+        (unsigned long long)w > CMS_MAX_CELLS)
         return r_err(h, "CMS: invalid width");
     if (!arg_ll(&h->argv[3], &d) || d < 1 || d > AMQ_CMS_MAX_DEPTH)
         return r_err(h, "CMS: invalid depth");
@@ -121,8 +122,7 @@ int cms_incrby(host *h) {
     for (int i = 2; i < h->argc; i += 2) {
         arg_ll(&h->argv[i + 1], &by);
         uint64_t x = amq_hash64(&v->u.cms.h, h->argv[i].p, h->argv[i].n);
-        h->ops->r_int(h, (long long)amq_cms_incr(v->u.cms.c, x,
-                                                 (uint64_t)by));
+        h->ops->r_int(h, (long long)amq_cms_incr(v->u.cms.c, x, (uint64_t)by));
     }
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "cms.incrby", 1);

@@ -77,8 +77,8 @@ static int h_lookup(host *h, int argi, int fam, rval **out) {
 
 static bool h_store(host *h, int argi, rval *v) {
     RedisModuleKey *k = key_at((rhost *)h, argi);
-    if (k != NULL && RedisModule_ModuleTypeSetValue(k, g_types[v->fam], v) ==
-                         REDISMODULE_OK)
+    if (k != NULL &&
+        RedisModule_ModuleTypeSetValue(k, g_types[v->fam], v) == REDISMODULE_OK)
         return true;
     rv_free(v);
     return false;
@@ -91,8 +91,12 @@ static void h_remove(host *h, int argi) {
 }
 
 #define CTX(h) (((rhost *)(h))->ctx)
-static void h_int(host *h, long long x) { RedisModule_ReplyWithLongLong(CTX(h), x); }
-static void h_err(host *h, const char *m) { RedisModule_ReplyWithError(CTX(h), m); }
+static void h_int(host *h, long long x) {
+    RedisModule_ReplyWithLongLong(CTX(h), x);
+}
+static void h_err(host *h, const char *m) {
+    RedisModule_ReplyWithError(CTX(h), m);
+}
 static void h_simple(host *h, const char *m) {
     RedisModule_ReplyWithSimpleString(CTX(h), m);
 }
@@ -102,7 +106,9 @@ static void h_null(host *h) { RedisModule_ReplyWithNull(CTX(h)); }
 static void h_str(host *h, const char *s, size_t n) {
     RedisModule_ReplyWithStringBuffer(CTX(h), s, n);
 }
-static void h_double(host *h, double x) { RedisModule_ReplyWithDouble(CTX(h), x); }
+static void h_double(host *h, double x) {
+    RedisModule_ReplyWithDouble(CTX(h), x);
+}
 static void h_verbatim(host *h) { RedisModule_ReplicateVerbatim(CTX(h)); }
 
 static void h_replicate(host *h, const char *cmd, const rarg *a, int n) {
@@ -130,11 +136,14 @@ static bool h_budget(host *h, double bytes) {
         return false;
     if (bytes < (double)(1u << 20))
         return true;
-    RedisModuleServerInfoData *inf = RedisModule_GetServerInfo(CTX(h), "memory");
+    RedisModuleServerInfoData *inf =
+        RedisModule_GetServerInfo(CTX(h), "memory");
     if (inf == NULL)
         return true;
-    double max = (double)RedisModule_ServerInfoGetFieldUnsigned(inf, "maxmemory", &err);
-    double used = (double)RedisModule_ServerInfoGetFieldUnsigned(inf, "used_memory", &err);
+    double max =
+        (double)RedisModule_ServerInfoGetFieldUnsigned(inf, "maxmemory", &err);
+    double used = (double)RedisModule_ServerInfoGetFieldUnsigned(
+        inf, "used_memory", &err);
     double sys = (double)RedisModule_ServerInfoGetFieldUnsigned(
         inf, "total_system_memory", &err);
     RedisModule_FreeServerInfo(CTX(h), inf);
@@ -143,10 +152,10 @@ static bool h_budget(host *h, double bytes) {
     return !(sys > 0 && bytes > sys / 2);
 }
 
-static const host_ops redis_host = {
-    h_lookup, h_store, h_remove, h_int,      h_err,       h_simple,
-    h_arr,    h_map,   h_null,   h_str,      h_double,    h_verbatim,
-    h_replicate, h_notify, h_budget};
+static const host_ops redis_host = {h_lookup,    h_store,  h_remove, h_int,
+                                    h_err,       h_simple, h_arr,    h_map,
+                                    h_null,      h_str,    h_double, h_verbatim,
+                                    h_replicate, h_notify, h_budget};
 
 /* ---- command dispatch ---------------------------------------------------------- */
 
@@ -193,6 +202,7 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
 
 /* One C entry point per table row (the server passes no user data):
  * cmd_B_D runs row 8·B + D. */
+/* clang-format off */
 #define TRAMPOLINE(b, d)                                                       \
     static int cmd_##b##_##d(RedisModuleCtx *c, RedisModuleString **v,         \
                              int n) {                                          \
@@ -204,9 +214,10 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
 T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
 #define E8(b)                                                                  \
     cmd_##b##_0, cmd_##b##_1, cmd_##b##_2, cmd_##b##_3, cmd_##b##_4,           \
-        cmd_##b##_5, cmd_##b##_6, cmd_##b##_7
+    cmd_##b##_5, cmd_##b##_6, cmd_##b##_7
 static const RedisModuleCmdFunc trampolines[] = {
     E8(0), E8(1), E8(2), E8(3), E8(4), E8(5), E8(6), E8(7)};
+/* clang-format on */
 
 /* ---- data type callbacks -------------------------------------------------------- */
 
@@ -215,7 +226,8 @@ static void *load_as(RedisModuleIO *io, int encver, int fam) {
     rval *v = NULL;
     char err[200];
     if (encver != ENCVER) {
-        RedisModule_LogIOError(io, "warning", "amq: unknown encoding %d", encver);
+        RedisModule_LogIOError(io, "warning", "amq: unknown encoding %d",
+                               encver);
         return NULL;
     }
     char *buf = RedisModule_LoadStringBuffer(io, &len);
@@ -234,18 +246,29 @@ static void *load_as(RedisModuleIO *io, int encver, int fam) {
     return v;
 }
 
-static void *load_bf(RedisModuleIO *io, int e) { return load_as(io, e, FAM_BF); }
-static void *load_cf(RedisModuleIO *io, int e) { return load_as(io, e, FAM_CF); }
-static void *load_cms(RedisModuleIO *io, int e) { return load_as(io, e, FAM_CMS); }
-static void *load_topk(RedisModuleIO *io, int e) { return load_as(io, e, FAM_TOPK); }
-static void *load_amq(RedisModuleIO *io, int e) { return load_as(io, e, FAM_AMQ); }
+static void *load_bf(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_BF);
+}
+static void *load_cf(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_CF);
+}
+static void *load_cms(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_CMS);
+}
+static void *load_topk(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_TOPK);
+}
+static void *load_amq(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_AMQ);
+}
 
 static void save(RedisModuleIO *io, void *value) {
     uint8_t *b;
     size_t n;
     if (!rv_encode(value, &b, &n)) {
         /* out of memory: an empty string, which a load refuses */
-        RedisModule_LogIOError(io, "warning", "amq: could not serialize a value");
+        RedisModule_LogIOError(io, "warning",
+                               "amq: could not serialize a value");
         RedisModule_SaveStringBuffer(io, "", 0);
         return;
     }
@@ -305,8 +328,8 @@ static int create_types(RedisModuleCtx *ctx) {
         tm.digest = digest;
         tm.free = free_value;
         tm.copy = copy;
-        g_types[f] = RedisModule_CreateDataType(ctx, fam_get(f)->rtype, ENCVER,
-                                                &tm);
+        g_types[f] =
+            RedisModule_CreateDataType(ctx, fam_get(f)->rtype, ENCVER, &tm);
         if (g_types[f] == NULL)
             return REDISMODULE_ERR;
     }
@@ -329,8 +352,8 @@ static int create_commands(RedisModuleCtx *ctx) {
     return REDISMODULE_OK;
 }
 
-__attribute__((visibility("default"))) int
-RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+__attribute__((visibility("default"))) int RedisModule_OnLoad(
+    RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                        int argc) {

@@ -48,17 +48,11 @@ typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 /* Keyspace notification classes */
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2)
 
-/* ReplyWithArray / ReplyWithMap with the length given later */
-#define REDISMODULE_POSTPONED_LEN -1L
-
 /* SetModuleOptions: rdb_load sees short reads as IsIOError, not a panic */
 #define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
 
-/* GetContextFlags */
-#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
-
-typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx,
-                                  RedisModuleString **argv, int argc);
+typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                  int argc);
 
 typedef struct RedisModuleTypeMethods {
     uint64_t version;
@@ -98,8 +92,8 @@ typedef struct RedisModuleTypeMethods {
       (RedisModuleCtx *, const char *, int, RedisModuleTypeMethods *))         \
     X(int, RedisModule_IsKeysPositionRequest, (RedisModuleCtx *))              \
     X(void, RedisModule_KeyAtPos, (RedisModuleCtx *, int))                     \
-    X(int, RedisModule_GetContextFlags, (RedisModuleCtx *))                    \
-    X(void *, RedisModule_OpenKey, (RedisModuleCtx *, RedisModuleString *, int)) \
+    X(void *, RedisModule_OpenKey,                                             \
+      (RedisModuleCtx *, RedisModuleString *, int))                            \
     X(void, RedisModule_CloseKey, (RedisModuleKey *))                          \
     X(int, RedisModule_KeyType, (RedisModuleKey *))                            \
     X(int, RedisModule_DeleteKey, (RedisModuleKey *))                          \
@@ -107,23 +101,19 @@ typedef struct RedisModuleTypeMethods {
       (RedisModuleKey *, RedisModuleType *, void *))                           \
     X(RedisModuleType *, RedisModule_ModuleTypeGetType, (RedisModuleKey *))    \
     X(void *, RedisModule_ModuleTypeGetValue, (RedisModuleKey *))              \
-    X(int, RedisModule_WrongArity, (RedisModuleCtx *))                         \
     X(int, RedisModule_ReplyWithLongLong, (RedisModuleCtx *, long long))       \
     X(int, RedisModule_ReplyWithError, (RedisModuleCtx *, const char *))       \
-    X(int, RedisModule_ReplyWithSimpleString, (RedisModuleCtx *, const char *)) \
+    X(int, RedisModule_ReplyWithSimpleString,                                  \
+      (RedisModuleCtx *, const char *))                                        \
     X(int, RedisModule_ReplyWithArray, (RedisModuleCtx *, long))               \
     X(int, RedisModule_ReplyWithMap, (RedisModuleCtx *, long))                 \
-    X(void, RedisModule_ReplySetArrayLength, (RedisModuleCtx *, long))         \
     X(int, RedisModule_ReplyWithNull, (RedisModuleCtx *))                      \
     X(int, RedisModule_ReplyWithStringBuffer,                                  \
       (RedisModuleCtx *, const char *, size_t))                                \
     X(int, RedisModule_ReplyWithDouble, (RedisModuleCtx *, double))            \
     X(const char *, RedisModule_StringPtrLen,                                  \
       (const RedisModuleString *, size_t *))                                   \
-    X(int, RedisModule_StringToLongLong,                                       \
-      (const RedisModuleString *, long long *))                                \
-    X(int, RedisModule_StringToDouble, (const RedisModuleString *, double *))  \
-    X(RedisModuleString *, RedisModule_CreateString,                          \
+    X(RedisModuleString *, RedisModule_CreateString,                           \
       (RedisModuleCtx *, const char *, size_t))                                \
     X(void, RedisModule_FreeString, (RedisModuleCtx *, RedisModuleString *))   \
     X(int, RedisModule_ReplicateVerbatim, (RedisModuleCtx *))                  \
@@ -134,18 +124,16 @@ typedef struct RedisModuleTypeMethods {
     X(void *, RedisModule_Alloc, (size_t))                                     \
     X(void *, RedisModule_Realloc, (void *, size_t))                           \
     X(void, RedisModule_Free, (void *))                                        \
-    X(size_t, RedisModule_MallocSize, (void *))                                \
     X(void, RedisModule_SaveStringBuffer,                                      \
       (RedisModuleIO *, const char *, size_t))                                 \
     X(char *, RedisModule_LoadStringBuffer, (RedisModuleIO *, size_t *))       \
-    X(void, RedisModule_SaveUnsigned, (RedisModuleIO *, uint64_t))             \
-    X(uint64_t, RedisModule_LoadUnsigned, (RedisModuleIO *))                   \
     X(int, RedisModule_IsIOError, (RedisModuleIO *))                           \
-    X(void, RedisModule_EmitAOF, (RedisModuleIO *, const char *, const char *, \
-                                  ...))                                        \
+    X(void, RedisModule_EmitAOF,                                               \
+      (RedisModuleIO *, const char *, const char *, ...))                      \
     X(void, RedisModule_LogIOError,                                            \
       (RedisModuleIO *, const char *, const char *, ...))                      \
-    X(void, RedisModule_Log, (RedisModuleCtx *, const char *, const char *, ...)) \
+    X(void, RedisModule_Log,                                                   \
+      (RedisModuleCtx *, const char *, const char *, ...))                     \
     X(void, RedisModule_DigestAddStringBuffer,                                 \
       (RedisModuleDigest *, const char *, size_t))                             \
     X(void, RedisModule_DigestEndSequence, (RedisModuleDigest *))              \

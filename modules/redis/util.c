@@ -158,9 +158,10 @@ bool cfg_parse(const rarg *argv, int argc, char *err, size_t cap) {
                  n >= 1 && n <= CF_MAX_LINKS)
             c.cf_max_links = (unsigned)n;
         else {
-            snprintf(err, cap, "bad module argument %d (ERROR_RATE (0,1), "
-                     "INITIAL_SIZE >= 1, CF_MAX_EXPANSIONS 1..%d)", i + 1,
-                     CF_MAX_LINKS);
+            snprintf(err, cap,
+                     "bad module argument %d (ERROR_RATE (0,1), "
+                     "INITIAL_SIZE >= 1, CF_MAX_EXPANSIONS 1..%d)",
+                     i + 1, CF_MAX_LINKS);
             return false;
         }
     }

@@ -117,18 +117,12 @@ size_t rv_memory(const rval *v) {
 
 const fam_ops *fam_get(int fam) {
     switch (fam) {
-    case FAM_BF:
-        return &bf_ops;
-    case FAM_CF:
-        return &cf_ops;
-    case FAM_CMS:
-        return &cms_ops;
-    case FAM_TOPK:
-        return &topk_ops;
-    case FAM_AMQ:
-        return &amq_ops;
-    default:
-        return NULL;
+    case FAM_BF: return &bf_ops;
+    case FAM_CF: return &cf_ops;
+    case FAM_CMS: return &cms_ops;
+    case FAM_TOPK: return &topk_ops;
+    case FAM_AMQ: return &amq_ops;
+    default: return NULL;
     }
 }
 
@@ -146,8 +140,7 @@ size_t rv_frame_size(const rval *v, unsigned i) {
                : ops->frame_size(v, i);
 }
 
-amq_status rv_frame_save(const rval *v, unsigned i, uint8_t *buf,
-                         size_t cap) {
+amq_status rv_frame_save(const rval *v, unsigned i, uint8_t *buf, size_t cap) {
     const fam_ops *ops = fam_get(v->fam);
     return ops->filter_at != NULL
                ? amq_filter_save(ops->filter_at(v, i), buf, cap, NULL)
@@ -168,8 +161,8 @@ bool rv_one_frame(unsigned nframes, const char *fam, char *err, size_t cap) {
     return false;
 }
 
-bool rv_load_filter(rval *v, const uint8_t *buf, size_t len,
-                    amq_filter **out, char *err, size_t cap) {
+bool rv_load_filter(rval *v, const uint8_t *buf, size_t len, amq_filter **out,
+                    char *err, size_t cap) {
     amq_diag diag;
     amq_options o = rv_options(v);
     memset(&diag, 0, sizeof diag);
@@ -271,8 +264,8 @@ static bool fail(char *err, size_t cap, const char *msg) {
     return false;
 }
 
-bool blob_peek(const uint8_t *b, size_t len, int *fam, size_t *total,
-               char *err, size_t cap) {
+bool blob_peek(const uint8_t *b, size_t len, int *fam, size_t *total, char *err,
+               size_t cap) {
     if (len < BLOB_HEAD || memcmp(b, blob_magic, 4) != 0)
         return fail(err, cap, "not an amq value (bad magic or too short)");
     if (b[4] != BLOB_VERSION || b[5] != 0)
@@ -324,7 +317,8 @@ static bool decode_frames(const uint8_t *b, size_t len, const fam_ops *ops,
     size_t off = BLOB_HEAD + ops->params_len, end = len - 8;
     if (nf > BLOB_MAX_FRAMES)
         return fail(err, cap, "too many frames in amq value");
-    if (ops->params_read != NULL && !ops->params_read(v, b + BLOB_HEAD, err, cap))
+    if (ops->params_read != NULL &&
+        !ops->params_read(v, b + BLOB_HEAD, err, cap))
         return false;
     for (unsigned i = 0; i < nf; i++) {
         if (end - off < 8)

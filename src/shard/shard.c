@@ -65,8 +65,8 @@ amq_status amq_shard_tag(uint16_t lo, uint16_t hi, char *buf, size_t cap) {
      * candidates (CRC16 mod 2^14 of distinct strings spreads evenly). */
     for (uint64_t i = 0;; i++) {
         int n = snprintf(t, sizeof t, "%llu", (unsigned long long)i);
-        uint16_t s = (uint16_t)(crc16((const uint8_t *)t, (size_t)n) %
-                                AMQ_SHARD_SLOTS);
+        uint16_t s =
+            (uint16_t)(crc16((const uint8_t *)t, (size_t)n) % AMQ_SHARD_SLOTS);
         if (s >= lo && s <= hi) {
             if ((size_t)n >= cap)
                 return AMQ_ERR_BUFFER;
@@ -102,8 +102,8 @@ static amq_status uniform_bits(const amq_alloc_curve *c, size_t shards,
 }
 
 static amq_status solve(const amq_alloc_curve *c, size_t shards,
-                        const double *keys, const double *queries,
-                        double qsum, double eps, amq_alloc_pick *picks,
+                        const double *keys, const double *queries, double qsum,
+                        double eps, amq_alloc_pick *picks,
                         amq_shard_plan_summary *summary) {
     amq_alloc_summary sum;
     amq_alloc_group *g = calloc(shards, sizeof *g);
@@ -138,9 +138,9 @@ amq_status amq_shard_plan(const char *spec, size_t shards, const double *keys,
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(amq_alloc_curve_spec(spec, opt, &c, diag));
     amq_alloc_pick *tmp = calloc(shards, sizeof *tmp);
-    amq_status st = tmp == NULL ? AMQ_ERR_NOMEM
-                                : solve(c, shards, keys, queries, qsum, eps,
-                                        tmp, summary);
+    amq_status st =
+        tmp == NULL ? AMQ_ERR_NOMEM
+                    : solve(c, shards, keys, queries, qsum, eps, tmp, summary);
     if (st == AMQ_OK)
         memcpy(picks, tmp, shards * sizeof *tmp);
     free(tmp);

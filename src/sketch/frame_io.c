@@ -126,8 +126,7 @@ amq_status amq_cms_save(const amq_cms *c, const amq_hasher *hasher, void *buf,
 
 amq_status amq_cms_load(const void *buf, size_t len, const amq_options *opt,
                         amq_cms **out, amq_hasher *hasher, amq_diag *diag) {
-    return load(&amq__type_cms, buf, len, opt, (amq__obj **)out, hasher,
-                diag);
+    return load(&amq__type_cms, buf, len, opt, (amq__obj **)out, hasher, diag);
 }
 
 size_t amq_topk_serialized_size(const amq_topk *t) {

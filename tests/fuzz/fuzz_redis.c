@@ -44,7 +44,7 @@ static void require(int ok, const char *what) {
 typedef struct slot {
     char name[64];
     size_t n;
-    rval *v;    /* NULL with plain = a string key */
+    rval *v; /* NULL with plain = a string key */
     bool plain;
     bool used;
 } slot;
@@ -165,7 +165,8 @@ static void f_double(host *h, double x) {
 }
 static void f_verbatim(host *h) { (void)h; }
 static void f_replicate(host *h, const char *cmd, const rarg *a, int n) {
-    require(cmd_find(cmd, strlen(cmd)) != NULL, "replicates an unknown command");
+    require(cmd_find(cmd, strlen(cmd)) != NULL,
+            "replicates an unknown command");
     require(n >= 1 && a[0].n == h->argv[1].n &&
                 memcmp(a[0].p, h->argv[1].p, a[0].n) == 0,
             "replicated command names another key");
@@ -178,9 +179,9 @@ static bool f_budget(host *h, double bytes) {
     return bytes >= 0 && bytes <= BUDGET;
 }
 
-static const host_ops fuzz_host = {f_lookup, f_store, f_remove, f_int,
-                                   f_err,    f_simple, f_arr,  f_map,
-                                   f_null,   f_str,   f_double, f_verbatim,
+static const host_ops fuzz_host = {f_lookup,    f_store,  f_remove, f_int,
+                                   f_err,       f_simple, f_arr,    f_map,
+                                   f_null,      f_str,    f_double, f_verbatim,
                                    f_replicate, f_notify, f_budget};
 
 /* encode -> decode -> encode gives the same bytes; so does the copy. */

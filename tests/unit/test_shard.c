@@ -20,7 +20,7 @@ static uint16_t slot(const char *k) { return amq_shard_slot(k, strlen(k)); }
 static void test_slot(void) {
     /* XMODEM check value 0x31C3 of "123456789" */
     CHECK(slot("123456789") == (0x31C3 % 16384));
-    CHECK(slot("foo") == 12182);          /* Redis docs: CLUSTER KEYSLOT */
+    CHECK(slot("foo") == 12182); /* Redis docs: CLUSTER KEYSLOT */
     CHECK(slot("somekey") == 11058);
     CHECK(slot("{user1000}.following") == slot("{user1000}.followers"));
     CHECK(slot("{user1000}.following") == slot("user1000"));
@@ -46,13 +46,13 @@ static void test_route_and_tags(void) {
         CHECK_MSG(count[s] > 9500 && count[s] < 10500, "shard %d: %zu", s,
                   count[s]);
     CHECK(amq_shard_of("x", 1, 0) == 0);
-    uint16_t ranges[][2] = {{0, 5460}, {5461, 10922}, {10923, 16383},
-                            {100, 100}, {16383, 16383}};
+    uint16_t ranges[][2] = {
+        {0, 5460}, {5461, 10922}, {10923, 16383}, {100, 100}, {16383, 16383}};
     for (size_t r = 0; r < 5; r++) {
         CHECK_OK(amq_shard_tag(ranges[r][0], ranges[r][1], tag, sizeof tag));
         uint16_t s = slot(tag);
-        CHECK_MSG(s >= ranges[r][0] && s <= ranges[r][1], "tag %s slot %u",
-                  tag, s);
+        CHECK_MSG(s >= ranges[r][0] && s <= ranges[r][1], "tag %s slot %u", tag,
+                  s);
     }
     CHECK_STATUS(amq_shard_tag(5, 4, tag, sizeof tag), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_shard_tag(0, 16384, tag, sizeof tag), AMQ_ERR_INVALID);
@@ -77,16 +77,16 @@ static void test_plan_shape(void) {
               "skewed plan %.0f vs uniform %.0f", sum.memory_bits,
               sum.uniform_bits);
     CHECK(p[0].fpr < p[3].fpr); /* the busiest shard gets the tightest */
-    CHECK_OK(amq_shard_plan("cuckoo", 4, keys, skew, 0.001, NULL, p, &sum,
-                            NULL));
+    CHECK_OK(
+        amq_shard_plan("cuckoo", 4, keys, skew, 0.001, NULL, p, &sum, NULL));
     CHECK(sum.fpr <= 0.001 + 1e-12);
     CHECK(strncmp(p[0].spec, "cuckoo", 6) == 0);
     /* refusals leave picks untouched */
     double neg[4] = {1, -1, 1, 1};
     memset(p, 0x5a, sizeof p);
-    CHECK_STATUS(amq_shard_plan("bloom", 4, keys, neg, 0.01, NULL, p, NULL,
-                                NULL),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_shard_plan("bloom", 4, keys, neg, 0.01, NULL, p, NULL, NULL),
+        AMQ_ERR_INVALID);
     CHECK(((unsigned char *)p)[0] == 0x5a);
     CHECK_STATUS(amq_shard_plan("bloom", 0, keys, q, 0.01, NULL, p, NULL, NULL),
                  AMQ_ERR_INVALID);

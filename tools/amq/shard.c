@@ -28,23 +28,26 @@ enum {
 };
 
 static const cli_opt plan_options[] = {
-    {"type", 't', true, OPT_TYPE},       {"fpr", 'e', true, OPT_FPR},
-    {"keys", 'n', true, OPT_KEYS},       {"queries", 'q', true, OPT_QUERIES},
-    {"name", 0, true, OPT_NAME},         {"slots", 0, true, OPT_SLOTS},
-    {"commands", 'c', false, OPT_COMMANDS}, {NULL, 0, false, 0},
+    {"type", 't', true, OPT_TYPE},
+    {"fpr", 'e', true, OPT_FPR},
+    {"keys", 'n', true, OPT_KEYS},
+    {"queries", 'q', true, OPT_QUERIES},
+    {"name", 0, true, OPT_NAME},
+    {"slots", 0, true, OPT_SLOTS},
+    {"commands", 'c', false, OPT_COMMANDS},
+    {NULL, 0, false, 0},
 };
 
 /* A comma-separated list of non-negative numbers (k/M/G suffixes). */
-static int parse_list(const char *opt, const char *s, double *out)
-{
+static int parse_list(const char *opt, const char *s, double *out) {
     int n = 0;
     char buf[64];
     while (*s != 0) {
         size_t len = strcspn(s, ",");
         uint64_t v;
         if (n == SHARD_MAX || len == 0 || len >= sizeof buf) {
-            cli_usage_error("shard", "%s: expected N1,N2,... (at most %d)",
-                            opt, SHARD_MAX);
+            cli_usage_error("shard", "%s: expected N1,N2,... (at most %d)", opt,
+                            SHARD_MAX);
             return -1;
         }
         memcpy(buf, s, len);
@@ -58,8 +61,7 @@ static int parse_list(const char *opt, const char *s, double *out)
 }
 
 /* --slots LO-HI,LO-HI,...: one range per shard. */
-static int parse_slots(const char *s, uint16_t lo[], uint16_t hi[])
-{
+static int parse_slots(const char *s, uint16_t lo[], uint16_t hi[]) {
     int n = 0;
     while (*s != 0) {
         unsigned a, b;
@@ -67,7 +69,7 @@ static int parse_slots(const char *s, uint16_t lo[], uint16_t hi[])
         if (n == SHARD_MAX || sscanf(s, "%u-%u%n", &a, &b, &used) != 2 ||
             a > b || b >= AMQ_SHARD_SLOTS) {
             cli_usage_error("shard", "--slots: expected LO-HI,... with "
-                            "0 <= LO <= HI < 16384");
+                                     "0 <= LO <= HI < 16384");
             return -1;
         }
         lo[n] = (uint16_t)a;
@@ -90,8 +92,7 @@ typedef struct plan_args {
     bool commands;
 } plan_args;
 
-static bool read_plan_args(plan_args *p, int argc, char **argv)
-{
+static bool read_plan_args(plan_args *p, int argc, char **argv) {
     cli_args a;
     int id;
     cli_args_init(&a, "shard", argc, argv);
@@ -109,15 +110,15 @@ static bool read_plan_args(plan_args *p, int argc, char **argv)
             p->name = a.value;
         else if (id == OPT_COMMANDS)
             p->commands = true;
-        else if (id == OPT_FPR && !cli_parse_fpr("shard", "--fpr", a.value,
-                                                  &p->eps))
+        else if (id == OPT_FPR &&
+                 !cli_parse_fpr("shard", "--fpr", a.value, &p->eps))
             return false;
         else if (id == OPT_KEYS &&
                  (p->nkeys = parse_list("--keys", a.value, p->keys)) < 0)
             return false;
         else if (id == OPT_QUERIES &&
-                 (p->nqueries = parse_list("--queries", a.value,
-                                           p->queries)) < 0)
+                 (p->nqueries = parse_list("--queries", a.value, p->queries)) <
+                     0)
             return false;
         else if (id == OPT_SLOTS &&
                  (p->nslots = parse_slots(a.value, p->lo, p->hi)) < 0)
@@ -127,45 +128,46 @@ static bool read_plan_args(plan_args *p, int argc, char **argv)
     }
     if (p->type == NULL || p->eps == 0 || p->nkeys == 0)
         return cli_usage_error("shard", "plan needs --type, --fpr and "
-                               "--keys"), false;
+                                        "--keys"),
+               false;
     if ((p->nqueries != 0 && p->nqueries != p->nkeys) ||
         (p->nslots != 0 && p->nslots != p->nkeys))
         return cli_usage_error("shard", "--keys, --queries and --slots "
-                               "name the same number of shards"), false;
+                                        "name the same number of shards"),
+               false;
     return true;
 }
 
 /* Shard s's hash tag: in its --slots range, or in the s-th of S equal
  * ranges of the slot space. */
-static bool shard_tag(const plan_args *p, int s, char *tag, size_t cap)
-{
-    uint16_t lo = p->nslots ? p->lo[s]
-                            : (uint16_t)((uint32_t)s * AMQ_SHARD_SLOTS /
-                                         (uint32_t)p->nkeys);
+static bool shard_tag(const plan_args *p, int s, char *tag, size_t cap) {
+    uint16_t lo =
+        p->nslots
+            ? p->lo[s]
+            : (uint16_t)((uint32_t)s * AMQ_SHARD_SLOTS / (uint32_t)p->nkeys);
     uint16_t hi = p->nslots ? p->hi[s]
                             : (uint16_t)((uint32_t)(s + 1) * AMQ_SHARD_SLOTS /
-                                             (uint32_t)p->nkeys - 1);
+                                             (uint32_t)p->nkeys -
+                                         1);
     return amq_shard_tag(lo, hi, tag, cap) == AMQ_OK;
 }
 
 static void print_plan(const plan_args *p, const amq_alloc_pick *pick,
-                       const amq_shard_plan_summary *sum)
-{
+                       const amq_shard_plan_summary *sum) {
     char tag[24];
     double qsum = 0;
     for (int s = 0; s < p->nkeys; s++)
         qsum += p->nqueries ? p->queries[s] : 1;
     if (!p->commands)
-        printf("%-5s %-24s %12s %8s %-20s %10s %9s\n", "shard", "key",
-               "items", "share", "spec", "fpr", "bits/key");
+        printf("%-5s %-24s %12s %8s %-20s %10s %9s\n", "shard", "key", "items",
+               "share", "spec", "fpr", "bits/key");
     for (int s = 0; s < p->nkeys; s++) {
         if (!shard_tag(p, s, tag, sizeof tag))
             tag[0] = 0;
         double share = (p->nqueries ? p->queries[s] : 1) / qsum;
         if (p->commands && pick[s].spec[0] != 0)
-            printf("AMQ.RESERVE %s{%s} %s CAPACITY %.0f ERROR %.6g\n",
-                   p->name, tag, pick[s].spec, fmax(1, p->keys[s]),
-                   pick[s].fpr);
+            printf("AMQ.RESERVE %s{%s} %s CAPACITY %.0f ERROR %.6g\n", p->name,
+                   tag, pick[s].spec, fmax(1, p->keys[s]), pick[s].fpr);
         else if (!p->commands) {
             char key[64];
             snprintf(key, sizeof key, "%s{%s}", p->name, tag);
@@ -185,8 +187,7 @@ static void print_plan(const plan_args *p, const amq_alloc_pick *pick,
                    : 0.0);
 }
 
-static int cmd_plan(int argc, char **argv)
-{
+static int cmd_plan(int argc, char **argv) {
     static plan_args p;
     amq_alloc_pick *pick;
     amq_shard_plan_summary sum;
@@ -199,8 +200,8 @@ static int cmd_plan(int argc, char **argv)
     if (pick == NULL)
         return cli_status_error("shard plan", AMQ_ERR_NOMEM, NULL);
     amq_status st = amq_shard_plan(p.type, (size_t)p.nkeys, p.keys,
-                                   p.nqueries ? p.queries : p.keys, p.eps,
-                                   NULL, pick, &sum, &diag);
+                                   p.nqueries ? p.queries : p.keys, p.eps, NULL,
+                                   pick, &sum, &diag);
     if (st == AMQ_OK && p.nqueries == 0) /* equal shares when unmeasured */
         st = amq_shard_plan(p.type, (size_t)p.nkeys, p.keys,
                             (const double[SHARD_MAX]){0}, p.eps, NULL, pick,
@@ -214,8 +215,7 @@ static int cmd_plan(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-static int cmd_slot(int argc, char **argv)
-{
+static int cmd_slot(int argc, char **argv) {
     if (argc < 2)
         return cli_usage_error("shard", "slot needs at least one key");
     for (int i = 1; i < argc; i++)
@@ -228,8 +228,7 @@ static const cli_opt route_options[] = {
     {NULL, 0, false, 0},
 };
 
-static int cmd_route(int argc, char **argv)
-{
+static int cmd_route(int argc, char **argv) {
     cli_args a;
     cli_keys k;
     uint64_t shards = 0;
@@ -258,8 +257,7 @@ static int cmd_route(int argc, char **argv)
     return r < 0 ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 
-int cli_cmd_shard(int argc, char **argv)
-{
+int cli_cmd_shard(int argc, char **argv) {
     if (argc < 2)
         return cli_usage_error("shard", "expected plan, slot or route");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
