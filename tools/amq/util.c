@@ -187,6 +187,66 @@ char *cli_describe(const amq_filter *f)
     return s;
 }
 
+char *cli_types_with(uint32_t caps, uint32_t without)
+{
+    size_t cap = 256, len = 0;
+    char *s = malloc(cap);
+    if (s == NULL)
+        return NULL;
+    s[0] = 0;
+    for (size_t i = 0; i < amq_filter_type_count(); i++) {
+        const amq_type_info *t = amq_filter_type_at(i);
+        if (t == NULL || (t->caps & caps) != caps || (t->caps & without) != 0)
+            continue;
+        size_t need = len + strlen(t->name) + 3;
+        if (need > cap) {
+            char *ns = realloc(s, need * 2);
+            if (ns == NULL) {
+                free(s);
+                return NULL;
+            }
+            s = ns;
+            cap = need * 2;
+        }
+        len += (size_t)sprintf(s + len, "%s%s", len ? ", " : "", t->name);
+    }
+    return s;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+void cli_json_number(FILE *out, double v)
+{
+    char buf[32];
+    if (!isfinite(v)) {
+        fputs("null", out);
+        return;
+    }
+    /* %.17g always round-trips; the first shorter precision that reads
+     * back as the same double is the shortest representation. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, out);
+}
+
+void cli_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s != NULL && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
 /* ---- time and progress ------------------------------------------------------ */
 
 double cli_now(void)
@@ -196,9 +256,18 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int progress_mode = CLI_PROGRESS_AUTO;
+
+void cli_progress_set_mode(int mode)
+{
+    progress_mode = mode;
+}
+
 void cli_progress_init(cli_progress *p, const char *label, uint64_t total)
 {
-    p->enabled = isatty(STDERR_FILENO) == 1;
+    p->enabled = progress_mode == CLI_PROGRESS_ON ||
+                 (progress_mode == CLI_PROGRESS_AUTO &&
+                  isatty(STDERR_FILENO) == 1);
     p->shown = false;
     p->label = label;
     p->total = total;
