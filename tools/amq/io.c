@@ -175,8 +175,8 @@ void cli_store_le64(uint8_t *p, uint64_t v)
 int cli_file_error(const char *path, amq_status st, const amq_diag *diag)
 {
     if (st == AMQ_ERR_IO && diag != NULL && diag->message[0] != 0) {
-        cli_error("%s: %.*s", path, (int)sizeof diag->message,
-                  diag->message);
+        /* The library's message names the path already. */
+        cli_error("%.*s", (int)sizeof diag->message, diag->message);
         return CLI_EXIT_ERR;
     }
     return cli_status_error(path, st, diag);

@@ -1,0 +1,254 @@
+/*
+ * update.c — `amq add` and `amq remove`: change an existing filter file.
+ *
+ * The file is loaded as a modifiable copy, every key is applied in input
+ * order, and only when all of them succeeded is the new frame written —
+ * with amq_filter_save_file, so FILE is replaced by rename and a crash or
+ * an error at any point leaves the old file as it was. A key that fails
+ * (the filter is full, a key to remove is not there) stops the run and
+ * nothing is written; the message names the key, its line and why.
+ *
+ * Static types (xor, fuse, ribbon) are built once from all their keys and
+ * cannot change; the command refuses them and says how to rebuild. Types
+ * without deletion refuse `remove` and name the types that have it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef enum update_op { OP_ADD, OP_REMOVE } update_op;
+
+typedef struct update_opts {
+    update_op op;
+    const char *command, *file, *input, *output;
+    cli_key_list keys;
+    bool binary, skip_empty, quiet, missing_ok;
+} update_opts;
+
+typedef struct update_result {
+    uint64_t applied, missing;
+} update_result;
+
+enum {
+    OPT_BINARY = 1, OPT_SKIP_EMPTY, OPT_KEY, OPT_OUTPUT, OPT_QUIET,
+    OPT_PROGRESS, OPT_MISSING_OK
+};
+
+static const cli_opt update_options[] = {
+    {"binary", 'b', false, OPT_BINARY},
+    {"skip-empty", 0, false, OPT_SKIP_EMPTY},
+    {"key", 0, true, OPT_KEY},
+    {"output", 'o', true, OPT_OUTPUT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"progress", 0, false, OPT_PROGRESS},
+    {"missing-ok", 0, false, OPT_MISSING_OK},
+    {NULL, 0, false, 0},
+};
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static bool take_option(update_opts *o, int id, const char *v)
+{
+    switch (id) {
+    case OPT_BINARY: o->binary = true; return true;
+    case OPT_SKIP_EMPTY: o->skip_empty = true; return true;
+    case OPT_KEY: return cli_key_list_push(&o->keys, v);
+    case OPT_OUTPUT: o->output = v; return true;
+    case OPT_QUIET:
+        o->quiet = true;
+        cli_progress_set_mode(CLI_PROGRESS_OFF);
+        return true;
+    case OPT_PROGRESS: cli_progress_set_mode(CLI_PROGRESS_ON); return true;
+    case OPT_MISSING_OK:
+        if (o->op == OP_REMOVE) {
+            o->missing_ok = true;
+            return true;
+        }
+        cli_usage_error(o->command, "unknown option '--missing-ok'");
+        return false;
+    default: return false;
+    }
+}
+
+static int check_args(const update_opts *o)
+{
+    if (o->file == NULL)
+        return cli_usage_error(o->command, "missing FILE");
+    if (o->keys.n > 0 && o->input != NULL)
+        return cli_usage_error(o->command, "give keys with --key or in "
+                               "KEYFILE, not both");
+    if (o->keys.n == 0 && o->input == NULL && strcmp(o->file, "-") == 0)
+        return cli_usage_error(o->command, "FILE and keys cannot both be "
+                               "stdin");
+    if (o->output == NULL && strcmp(o->file, "-") == 0)
+        return cli_usage_error(o->command, "FILE '-' needs -o OUT");
+    return -1;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, update_opts *o)
+{
+    cli_args a;
+    int id;
+    cli_args_init(&a, o->command, argc, argv);
+    while ((id = cli_next(&a, update_options)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, o->command) ? CLI_EXIT_OK
+                                                      : CLI_EXIT_ERR;
+        if (id != CLI_NEXT_POS) {
+            if (!take_option(o, id, a.value))
+                return CLI_EXIT_ERR;
+        } else if (o->file == NULL) {
+            o->file = a.value;
+        } else if (o->input == NULL) {
+            o->input = a.value;
+        } else {
+            return cli_usage_error(o->command, "too many arguments");
+        }
+    }
+    return check_args(o);
+}
+
+/* ---- applying keys ---------------------------------------------------------- */
+
+/* Refuse a filter the operation cannot change, saying what would work. */
+static bool check_filter(const update_opts *o, const amq_filter *f)
+{
+    uint32_t caps = amq_filter_caps(f);
+    const char *name = amq_filter_info(f)->name;
+    if (caps & AMQ_CAP_STATIC) {
+        cli_error("%s: '%s' is static: it is built once from all its keys "
+                  "and cannot %s keys; rebuild it with 'amq build --type %s' "
+                  "from the complete key set",
+                  o->file, name, o->op == OP_ADD ? "take more" : "drop",
+                  name);
+        return false;
+    }
+    if (o->op == OP_REMOVE && (caps & AMQ_CAP_REMOVE) == 0) {
+        char *types = cli_types_with(AMQ_CAP_REMOVE, 0);
+        cli_error("%s: '%s' cannot remove keys (types that can: %s; also "
+                  "spectral:mode=ms)",
+                  o->file, name, types ? types : "?");
+        free(types);
+        return false;
+    }
+    return true;
+}
+
+static void explain_full(const amq_filter *f, const uint8_t *key, size_t len)
+{
+    uint64_t copies = 0;
+    if ((amq_filter_caps(f) & AMQ_CAP_COUNT) &&
+        amq_filter_count_hash(f, amq_filter_hash(f, key, len), &copies) ==
+            AMQ_OK &&
+        copies > 0)
+        cli_error("hint: this key is already in the filter %llu times; a "
+                  "fingerprint filter holds only a few copies of one key",
+                  (unsigned long long)copies);
+}
+
+static int key_failed(const update_opts *o, const cli_keys *k,
+                      const amq_filter *f, amq_status st)
+{
+    char where[512];
+    cli_keys_where(k, where, sizeof where);
+    if (st == AMQ_ERR_NOT_FOUND)
+        cli_error("%s: not in %s (nothing written; --missing-ok skips such "
+                  "keys)", where, o->file);
+    else
+        cli_error("%s: %s with %llu keys in it; %s unchanged", where,
+                  amq_strerror(st), (unsigned long long)amq_filter_items(f),
+                  o->output ? o->output : o->file);
+    return CLI_EXIT_ERR;
+}
+
+static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
+                      update_result *r)
+{
+    cli_progress p;
+    const uint8_t *key;
+    size_t len;
+    int rc;
+    cli_progress_init(&p, o->op == OP_ADD ? "adding" : "removing", 0);
+    while ((rc = cli_keys_next(k, &key, &len)) == 1) {
+        amq_status st = o->op == OP_ADD ? amq_filter_add(f, key, len)
+                                        : amq_filter_remove(f, key, len);
+        if (st == AMQ_ERR_NOT_FOUND && o->missing_ok) {
+            r->missing++;
+            continue;
+        }
+        if (st != AMQ_OK) {
+            cli_progress_done(&p);
+            rc = key_failed(o, k, f, st);
+            if (st == AMQ_ERR_FULL)
+                explain_full(f, key, len);
+            return rc;
+        }
+        r->applied++;
+        cli_progress_tick(&p, k->count);
+    }
+    cli_progress_done(&p);
+    return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
+}
+
+static void print_summary(const update_opts *o, const amq_filter *f,
+                          const update_result *r)
+{
+    const char *out = o->output ? o->output : o->file;
+    fprintf(stderr, "amq: %s %llu keys %s %s: %llu items, %.2f bits/key, "
+            "fpr bound %.3g\n",
+            o->op == OP_ADD ? "added" : "removed",
+            (unsigned long long)r->applied, o->op == OP_ADD ? "to" : "from",
+            strcmp(out, "-") == 0 ? "<stdout>" : out,
+            (unsigned long long)amq_filter_items(f),
+            amq_filter_bits_per_key(f), amq_filter_fpr_bound(f));
+    if (r->missing > 0)
+        fprintf(stderr, "amq: %llu keys were not in the filter (skipped)\n",
+                (unsigned long long)r->missing);
+}
+
+static int update(int argc, char **argv, update_op op, const char *command)
+{
+    update_opts o;
+    memset(&o, 0, sizeof o);
+    o.op = op;
+    o.command = command;
+    amq_filter *f = NULL;
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0)
+        rc = cli_filter_load(o.file, &f) && check_filter(&o, f)
+                 ? -1
+                 : CLI_EXIT_ERR;
+    cli_keys k;
+    if (rc < 0 && o.keys.n > 0)
+        cli_keys_open_list(&k, o.keys.keys, o.keys.n);
+    else if (rc < 0 && !cli_keys_open(&k, o.input, o.binary, o.skip_empty))
+        rc = CLI_EXIT_ERR;
+    if (rc < 0) {
+        update_result r = {0, 0};
+        rc = apply_keys(&o, f, &k, &r);
+        cli_keys_close(&k);
+        if (rc == CLI_EXIT_OK)
+            rc = cli_filter_save(f, o.output ? o.output : o.file)
+                     ? CLI_EXIT_OK
+                     : CLI_EXIT_ERR;
+        if (rc == CLI_EXIT_OK && !o.quiet)
+            print_summary(&o, f, &r);
+    }
+    amq_filter_free(f);
+    cli_key_list_free(&o.keys);
+    return rc;
+}
+
+int cli_cmd_add(int argc, char **argv)
+{
+    return update(argc, argv, OP_ADD, "add");
+}
+
+int cli_cmd_remove(int argc, char **argv)
+{
+    return update(argc, argv, OP_REMOVE, "remove");
+}
