@@ -40,12 +40,6 @@ extern "C" {
 
 typedef struct amq_filter amq_filter;
 
-/* Where a parser stopped and why (optional out-parameter). */
-typedef struct amq_diag {
-    size_t offset;    /* byte offset in the input                           */
-    char message[160];
-} amq_diag;
-
 /* Capability bits in amq_type_info.caps (the type at its default
  * parameters) and amq_filter_caps (one filter, whose parameters may add or
  * drop some: spectral:mode=ms can remove). */

@@ -699,7 +699,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_blocked = {
     .info = {.name = "blocked",
-             .type_id = 2,
+             .type_id = AMQ__ID_blocked,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT,
              .summary = "cache-line blocked Bloom filter, k bits in one "
                         "512-bit block",

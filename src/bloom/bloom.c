@@ -426,7 +426,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_bloom = {
     .info = {.name = "bloom",
-             .type_id = 1,
+             .type_id = AMQ__ID_bloom,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT |
                      AMQ_CAP_ESTIMATE,
              .summary = "classic Bloom filter, k multiply-shift probes of one hash",

@@ -590,7 +590,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_compressed = {
     .info = {.name = "compressed",
-             .type_id = 10,
+             .type_id = AMQ__ID_compressed,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_ESTIMATE,
              .summary = "compressed Bloom filter: sparse array, Golomb-Rice "
                         "coded when saved",

@@ -258,7 +258,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_counting = {
     .info = {.name = "counting",
-             .type_id = 4,
+             .type_id = AMQ__ID_counting,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_UNION |
                      AMQ_CAP_ESTIMATE,
              .summary = "counting Bloom filter: 4- or 8-bit sticky counters, "

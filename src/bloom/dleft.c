@@ -631,7 +631,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_dleft = {
     .info = {.name = "dleft",
-             .type_id = 5,
+             .type_id = AMQ__ID_dleft,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "d-left counting Bloom filter: fingerprints in a "
                         "d-left table, deletes in about half the space",

@@ -459,7 +459,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_partitioned = {
     .info = {.name = "partitioned",
-             .type_id = 9,
+             .type_id = AMQ__ID_partitioned,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_ESTIMATE,
              .summary = "partitioned Bloom filter: k disjoint slices, one "
                         "probe per slice",

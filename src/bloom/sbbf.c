@@ -563,7 +563,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_sbbf = {
     .info = {.name = "sbbf",
-             .type_id = 3,
+             .type_id = AMQ__ID_sbbf,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT,
              .summary = "split-block Bloom filter, Apache Parquet layout",
              .params = "blocks=N (32-byte blocks, explicit size instead of "

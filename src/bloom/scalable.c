@@ -507,7 +507,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_scalable = {
     .info = {.name = "scalable",
-             .type_id = 7,
+             .type_id = AMQ__ID_scalable,
              .caps = AMQ_CAP_UNION,
              .summary = "scalable Bloom filter: growing stages of partitioned "
                         "filters at geometrically tighter rates",

@@ -339,7 +339,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
  * also reports AMQ_CAP_REMOVE through amq_filter_caps. */
 const amq__type amq__type_spectral = {
     .info = {.name = "spectral",
-             .type_id = 6,
+             .type_id = AMQ__ID_spectral,
              .caps = AMQ_CAP_COUNT | AMQ_CAP_UNION,
              .summary = "spectral Bloom filter: multiplicity estimates "
                         "(minimal increase or minimum selection)",

@@ -550,7 +550,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_stable = {
     .info = {.name = "stable",
-             .type_id = 8,
+             .type_id = AMQ__ID_stable,
              .caps = 0,
              .summary = "stable Bloom filter: fixed memory for endless "
                         "streams, forgets old keys (false negatives by "

@@ -21,6 +21,7 @@
 
 #include "amq/filter.h"
 #include "core/spec.h"
+#include "filter/ids.h"
 
 typedef enum amq__merge_op { AMQ__UNION, AMQ__INTERSECT } amq__merge_op;
 
@@ -77,35 +78,12 @@ typedef struct amq__type {
                        const amq_options *opt, void **impl, amq_diag *diag);
 } amq__type;
 
-extern const amq__type amq__type_bloom;
-extern const amq__type amq__type_blocked;
-extern const amq__type amq__type_sbbf;
-/* counting family */
-extern const amq__type amq__type_counting;
-extern const amq__type amq__type_dleft;
-extern const amq__type amq__type_spectral;
-/* Bloom variants */
-extern const amq__type amq__type_scalable;
-extern const amq__type amq__type_stable;
-extern const amq__type amq__type_partitioned;
-extern const amq__type amq__type_compressed;
-/* sketches */
-extern const amq__type amq__type_cms;
-extern const amq__type amq__type_topk;
-/* cuckoo family */
-extern const amq__type amq__type_cuckoo;
-extern const amq__type amq__type_vacuum;
-/* quotient family */
-extern const amq__type amq__type_qf;
-extern const amq__type amq__type_cqf;
-/* static fingerprint filters */
-extern const amq__type amq__type_xor8;
-extern const amq__type amq__type_xor16;
-extern const amq__type amq__type_xor32;
-extern const amq__type amq__type_fuse8;
-extern const amq__type amq__type_fuse16;
-extern const amq__type amq__type_fuse32;
-extern const amq__type amq__type_ribbon;
+/* const amq__type amq__type_NAME for every line of types.def. */
+#define AMQ__TYPE(id, name) extern const amq__type amq__type_##name;
+#define AMQ__FRAME_ONLY(id, name)
+#include "filter/types.def"
+#undef AMQ__TYPE
+#undef AMQ__FRAME_ONLY
 
 /* Registry lookups (registry.c). */
 const amq__type *amq__type_by_name(const char *name);

@@ -1249,7 +1249,7 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
 
 const amq__type amq__type_cuckoo = {
     .info = {.name = "cuckoo",
-             .type_id = 100,
+             .type_id = AMQ__ID_cuckoo,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "cuckoo filter, buckets of 4, partial-key cuckoo "
                         "hashing (Fan et al. 2014), any even table size, "

@@ -2039,7 +2039,7 @@ static amq_status t_load_cqf(const uint8_t *p, size_t plen,
 
 const amq__type amq__type_qf = {
     .info = {.name = "qf",
-             .type_id = 102,
+             .type_id = AMQ__ID_qf,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_UNION |
                      AMQ_CAP_CONCURRENT,
              .summary = "rank-and-select quotient filter (copies per key)",
@@ -2069,7 +2069,7 @@ const amq__type amq__type_qf = {
 
 const amq__type amq__type_cqf = {
     .info = {.name = "cqf",
-             .type_id = 103,
+             .type_id = AMQ__ID_cqf,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_UNION |
                      AMQ_CAP_CONCURRENT,
              .summary = "counting quotient filter (variable-length counters)",

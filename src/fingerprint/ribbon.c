@@ -1623,7 +1623,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_ribbon = {
     .info = {.name = "ribbon",
-             .type_id = 110,
+             .type_id = AMQ__ID_ribbon,
              .caps = AMQ_CAP_STATIC,
              .summary = "bumped Ribbon filter (BuRR), within ~0.5% of "
                         "r + phi bits per key, fractional bits (static)",

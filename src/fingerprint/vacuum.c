@@ -306,7 +306,7 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
 
 const amq__type amq__type_vacuum = {
     .info = {.name = "vacuum",
-             .type_id = 101,
+             .type_id = AMQ__ID_vacuum,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "vacuum filter, cuckoo filter with chunked alternate "
                         "ranges (Wang et al. 2019), optional growth",

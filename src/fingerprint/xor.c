@@ -974,29 +974,29 @@ static amq_status t_load_fuse32(const uint8_t *p, size_t pl,
      .params = prm, .default_hash = AMQ_HASH_XXH3}
 
 const amq__type amq__type_xor8 = {
-    .info = XF_INFO("xor8", 104, "xor filter, 8-bit fingerprints (static)",
+    .info = XF_INFO("xor8", AMQ__ID_xor8, "xor filter, 8-bit fingerprints (static)",
                     XOR_PARAMS),
     XF_COMMON, .load = t_load_xor8};
 const amq__type amq__type_xor16 = {
-    .info = XF_INFO("xor16", 105, "xor filter, 16-bit fingerprints (static)",
+    .info = XF_INFO("xor16", AMQ__ID_xor16, "xor filter, 16-bit fingerprints (static)",
                     XOR_PARAMS),
     XF_COMMON, .load = t_load_xor16};
 const amq__type amq__type_xor32 = {
-    .info = XF_INFO("xor32", 106, "xor filter, 32-bit fingerprints (static)",
+    .info = XF_INFO("xor32", AMQ__ID_xor32, "xor filter, 32-bit fingerprints (static)",
                     XOR_PARAMS),
     XF_COMMON, .load = t_load_xor32};
 const amq__type amq__type_fuse8 = {
-    .info = XF_INFO("fuse8", 107,
+    .info = XF_INFO("fuse8", AMQ__ID_fuse8,
                     "binary fuse filter, 8-bit fingerprints (static)",
                     FUSE_PARAMS),
     XF_COMMON, .load = t_load_fuse8};
 const amq__type amq__type_fuse16 = {
-    .info = XF_INFO("fuse16", 108,
+    .info = XF_INFO("fuse16", AMQ__ID_fuse16,
                     "binary fuse filter, 16-bit fingerprints (static)",
                     FUSE_PARAMS),
     XF_COMMON, .load = t_load_fuse16};
 const amq__type amq__type_fuse32 = {
-    .info = XF_INFO("fuse32", 109,
+    .info = XF_INFO("fuse32", AMQ__ID_fuse32,
                     "binary fuse filter, 32-bit fingerprints (static)",
                     FUSE_PARAMS),
     XF_COMMON, .load = t_load_fuse32};

@@ -606,7 +606,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_cms = {
     .info = {.name = "cms",
-             .type_id = 11,
+             .type_id = AMQ__ID_cms,
              .caps = AMQ_CAP_COUNT | AMQ_CAP_UNION,
              .summary = "Count-Min sketch (conservative update); contains = "
                         "estimate > 0",

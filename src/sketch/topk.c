@@ -718,7 +718,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_topk = {
     .info = {.name = "topk",
-             .type_id = 12,
+             .type_id = AMQ__ID_topk,
              .caps = TOPK_CAPS,
              .summary = "Top-K heavy hitters (HeavyKeeper); contains = in "
                         "the top-k list, not a membership filter",
