@@ -49,7 +49,7 @@
 
 #include "amq/filter.h"
 #include "core/mem.h"
-#include "core/spec.h"
+#include "core/diag.h"
 
 /* ---- saving -------------------------------------------------------------- */
 
