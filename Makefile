@@ -5,8 +5,10 @@ BUILD ?= build
 SAN_BUILD ?= build-san
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+# Where `make install` puts bin/, lib/, include/, share/ (DESTDIR stages).
+PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test test-san bench fuzz clean install
+.PHONY: all deps build demo test test-san bench fuzz clean install uninstall
 
 all: build
 
@@ -32,7 +34,11 @@ bench: build
 	@$(BUILD)/bench/amq_bench $(BENCH_ARGS)
 
 install: build
-	@cmake --install $(BUILD)
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# Removes what the last install from $(BUILD) installed (its manifest).
+uninstall:
+	@cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P cmake/uninstall.cmake
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)
