@@ -376,6 +376,14 @@ class Filter:
         """add_many, under the name Python sets and rbloom use."""
         self.add_many(keys)
 
+    def hashes(self, keys):
+        """The 64-bit hashes this filter derives everything from, one per
+        key (its hasher: XXH3 by default, SipHash when keyed)."""
+        out = []
+        for chunk in _chunks(keys):
+            out.extend(_hash_chunk(self._hasher(), chunk))
+        return out
+
     def contains_many(self, keys):
         """[key in self for key in keys], computed in C."""
         out = []

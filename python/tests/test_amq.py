@@ -62,6 +62,15 @@ class TestMembership(unittest.TestCase):
         self.assertEqual(got[:3], [True, True, True])
         self.assertEqual(got, [k in f for k in mixed])
 
+    def test_hashes(self):
+        f = amq.Filter("blocked", 100, 0.01)
+        g = amq.Filter("blocked", 100, 0.01, keyed=True)
+        ks = [b"a", "b", b""]
+        self.assertEqual(f.hashes(ks), amq.Filter("bloom", 9, 0.1).hashes(ks))
+        self.assertNotEqual(f.hashes(ks), g.hashes(ks))
+        self.assertEqual(len(set(f.hashes(ks))), 3)
+        self.assertTrue(all(0 <= h < 1 << 64 for h in g.hashes(ks)))
+
     def test_static_build(self):
         present = keys(b"s", 3000) + keys(b"s", 10)  # duplicates are fine
         for spec in STATIC:
