@@ -34,6 +34,7 @@ typedef struct amq__rd {
     size_t len;       /* bytes in the block                                */
     size_t pos;       /* next byte to read                                 */
     size_t base;      /* absolute offset of p[0] in the frame              */
+    size_t payload_at; /* frame offset of the payload the block describes  */
     const char *what; /* the structure's name, prefixed to messages        */
     amq_diag *diag;
     bool short_read;
@@ -46,6 +47,7 @@ static inline void amq__rd_init(amq__rd *r, const uint8_t *p, size_t len,
     r->len = len;
     r->pos = 0;
     r->base = base;
+    r->payload_at = 0;
     r->what = what;
     r->diag = diag;
     r->short_read = false;

@@ -2,6 +2,8 @@
  * registry.c — the list of structure types amq_filter can create, in the
  * order of types.def (where a new type is added).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "filter/type.h"
@@ -42,4 +44,12 @@ const amq_type_info *amq_filter_type_find(const char *spec) {
         return NULL;
     const amq__type *t = amq__type_by_name(s.name);
     return t != NULL ? &t->info : NULL;
+}
+
+size_t amq__describe(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    return n > 0 ? (size_t)n : 0;
 }

@@ -124,10 +124,9 @@
 #define QF_COLD __attribute__((noinline, cold))
 
 struct amq_qf {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view */
+    amq__obj o;       /* o.items: copies held; o.table_bytes: nblocks * bsize
+                         (the owned block has 16 bytes of padding more) */
     uint8_t *data;
-    size_t data_len;  /* nblocks * bsize */
     uint64_t nslots;  /* N: home slots (quotients) */
     uint64_t tslots;  /* T = N + E */
     uint64_t nblocks; /* T / 64 */
@@ -144,7 +143,6 @@ struct amq_qf {
     uint8_t *locks;   /* concurrent mode: one spin lock per region */
     uint64_t nregions;
     uint64_t widenings; /* operations that took every lock (tests) */
-    uint64_t items;    /* copies held */
     uint64_t distinct; /* D: distinct fingerprints */
     uint64_t used;     /* slots in use */
 };
@@ -261,7 +259,7 @@ static inline size_t slot_at(const amq_qf *f, uint64_t i, unsigned *sh) {
  * last bytes of a borrowed (unpadded) table, take the byte path. */
 static uint64_t slot_get_slow(const amq_qf *f, size_t at, unsigned sh) {
     unsigned __int128 acc = 0;
-    if (at + 16 <= f->data_len) {
+    if (at + 16 <= f->o.table_bytes) {
         memcpy(&acc, f->data + at, 16);
         return (uint64_t)(acc >> sh) & f->wmask;
     }
@@ -274,7 +272,7 @@ static uint64_t slot_get_slow(const amq_qf *f, size_t at, unsigned sh) {
 static inline uint64_t slot_get(const amq_qf *f, uint64_t i) {
     unsigned sh;
     size_t at = slot_at(f, i, &sh);
-    if (at + 8 <= f->data_len && sh + f->width <= 64)
+    if (at + 8 <= f->o.table_bytes && sh + f->width <= 64)
         return (amq__get_u64(f->data + at) >> sh) & f->wmask;
     return slot_get_slow(f, at, sh);
 }
@@ -282,7 +280,7 @@ static inline uint64_t slot_get(const amq_qf *f, uint64_t i) {
 static void slot_set(amq_qf *f, uint64_t i, uint64_t v) {
     unsigned sh;
     size_t at = slot_at(f, i, &sh);
-    if (at + 8 <= f->data_len && sh + f->width <= 64) {
+    if (at + 8 <= f->o.table_bytes && sh + f->width <= 64) {
         uint64_t m = f->wmask << sh, x = amq__get_u64(f->data + at);
         amq__put_u64(f->data + at, (x & ~m) | ((v << sh) & m));
         return;
@@ -956,17 +954,17 @@ static inline void ctr_add(const amq_qf *f, uint64_t *c, uint64_t v) {
 
 /* k more items, or AMQ_ERR_OVERFLOW past 2^64 - 1 (nothing counted). */
 static amq_status items_reserve(amq_qf *f, uint64_t k) {
-    uint64_t old = ctr_get(&f->items);
+    uint64_t old = ctr_get(&f->o.items);
     if (!f->concurrent) {
         if (old > UINT64_MAX - k)
             return AMQ_ERR_OVERFLOW;
-        f->items = old + k;
+        f->o.items = old + k;
         return AMQ_OK;
     }
     do {
         if (old > UINT64_MAX - k)
             return AMQ_ERR_OVERFLOW;
-    } while (!__atomic_compare_exchange_n(&f->items, &old, old + k, true,
+    } while (!__atomic_compare_exchange_n(&f->o.items, &old, old + k, true,
                                           __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));
     return AMQ_OK;
@@ -1081,7 +1079,7 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
     if (!locate(f, q, r, w, &s))
         return need_more(w);
     if (__builtin_add_overflow(s.g.count, k, &newc) ||
-        ctr_get(&f->items) > UINT64_MAX - k)
+        ctr_get(&f->o.items) > UINT64_MAX - k)
         return AMQ_ERR_OVERFLOW;
     if (!f->counting && newc > f->tslots)
         return AMQ_ERR_FULL;
@@ -1156,7 +1154,7 @@ static amq_status remove_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
             s_end = stretch_end(f, p, w); /* only shrinks: in the window */
         close_slot(f, q, p, s_end, &s, w);
     }
-    ctr_add(f, &f->items, 0 - k);
+    ctr_add(f, &f->o.items, 0 - k);
     ctr_add(f, &f->distinct, 0 - (uint64_t)(newc == 0));
     ctr_add(f, &f->used, 0 - cut);
     return AMQ_OK;
@@ -1424,18 +1422,14 @@ static amq_status table_bytes(uint64_t n, unsigned w, size_t *out) {
 static amq_status alloc_qf(uint64_t n, unsigned r, bool counting,
                            const amq_options *opt, const uint8_t *borrow,
                            amq_qf **out) {
-    amq__mem mem;
     amq_qf *f;
     size_t bytes, padded;
+    void *wr;
     AMQ_RETURN_IF_ERR(check_shape(n, r, counting));
     AMQ_RETURN_IF_ERR(table_bytes(n, r, &bytes));
     if (!amq__add(bytes, 16, &padded))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    f = amq__zalloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
-    f->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
     f->nslots = n;
     f->tslots = n + extra_slots(n);
     f->nblocks = f->tslots / 64;
@@ -1449,28 +1443,24 @@ static amq_status alloc_qf(uint64_t n, unsigned r, bool counting,
      * AMQ_OPT_SCALAR, which keeps the reference paths. */
     f->fast_blocks = !f->scalar && f->width <= 56 ? f->nblocks - 1 : 0;
     f->bsize = QF_HDR + 8 * (size_t)f->width;
-    f->data_len = bytes;
     f->counting = counting;
     f->use_pdep = !f->scalar && amq__qf_have_pdep();
     f->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
     f->nregions = (f->nblocks + QF_REGION_BLOCKS - 1) / QF_REGION_BLOCKS;
     if (f->concurrent) {
-        f->locks = amq__zalloc(&mem, (size_t)f->nregions);
+        f->locks = amq__zalloc(&f->o.mem, (size_t)f->nregions);
         if (f->locks == NULL) {
-            amq__free(&mem, f, sizeof *f);
+            amq__obj_free(&f->o);
             return AMQ_ERR_NOMEM;
         }
     }
-    if (borrow != NULL) {
-        f->data = (uint8_t *)borrow;
-    } else {
-        amq_status st = amq__block_alloc(&mem, padded, 64, &f->table);
-        if (st != AMQ_OK) {
-            amq_qf_free(f);
-            return st;
-        }
-        f->data = f->table.ptr;
+    amq_status st = amq__obj_table(&f->o, borrow ? bytes : padded, borrow, &wr);
+    if (st != AMQ_OK) {
+        amq_qf_free(f);
+        return st;
     }
+    f->o.table_bytes = bytes;
+    f->data = borrow != NULL ? (uint8_t *)borrow : wr;
     *out = f;
     return AMQ_OK;
 }
@@ -1528,12 +1518,9 @@ amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
 void amq_qf_free(amq_qf *f) {
     if (f == NULL)
         return;
-    amq__mem mem = f->mem;
-    if (f->table.raw != NULL)
-        amq__block_free(&mem, &f->table);
     if (f->locks != NULL)
-        amq__free(&mem, f->locks, (size_t)f->nregions);
-    amq__free(&mem, f, sizeof *f);
+        amq__free(&f->o.mem, f->locks, (size_t)f->nregions);
+    amq__obj_free(&f->o);
 }
 
 /* ---- building in fingerprint order (merge, resize) ----------------------- */
@@ -1564,7 +1551,7 @@ static amq_status build_append(builder *b, uint64_t fp, uint64_t c) {
         return AMQ_ERR_FULL;
     write_group(f, b->pos, x, c);
     b->pos += len;
-    f->items += c;
+    f->o.items += c;
     f->distinct++;
     f->used += len;
     return AMQ_OK;
@@ -1598,7 +1585,7 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
     *out = NULL;
     if (!same_shape(a, b))
         return AMQ_ERR_INCOMPATIBLE;
-    if (a->items > UINT64_MAX - b->items)
+    if (a->o.items > UINT64_MAX - b->o.items)
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(alloc_qf(a->nslots, a->rbits, a->counting, opt, NULL,
                                &bld.f));
@@ -1634,22 +1621,22 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
 /* Options that give a new filter f's allocator and modes. */
 static void opts_like(const amq_qf *f, amq_options *opt) {
     memset(opt, 0, sizeof *opt);
-    opt->allocator = &f->mem.a;
+    opt->allocator = &f->o.mem.a;
     opt->flags = (f->scalar ? AMQ_OPT_SCALAR : 0u) |
                  (f->concurrent ? AMQ_OPT_CONCURRENT : 0u);
 }
 
 /* Move g's table, locks and counters into f and free what f had. */
 static void adopt(amq_qf *f, amq_qf *g) {
-    amq__block old = f->table;
-    amq__mem mem = f->mem;
+    amq__block old = f->o.block;
     if (f->locks != NULL)
-        amq__free(&mem, f->locks, (size_t)f->nregions);
+        amq__free(&f->o.mem, f->locks, (size_t)f->nregions);
     f->locks = g->locks;
     f->nregions = g->nregions;
-    f->table = g->table;
+    f->o.block = g->o.block;
+    f->o.table = g->o.table;
+    f->o.table_bytes = g->o.table_bytes;
     f->data = g->data;
-    f->data_len = g->data_len;
     f->nslots = g->nslots;
     f->tslots = g->tslots;
     f->nblocks = g->nblocks;
@@ -1659,12 +1646,12 @@ static void adopt(amq_qf *f, amq_qf *g) {
     f->rmask = g->rmask;
     f->wmask = g->wmask;
     f->fast_blocks = g->fast_blocks;
-    f->items = g->items;
+    f->o.items = g->o.items;
     f->distinct = g->distinct;
     f->used = g->used;
     if (old.raw != NULL)
-        amq__block_free(&mem, &old);
-    amq__free(&g->mem, g, sizeof *g);
+        amq__block_free(&f->o.mem, &old);
+    amq__free(&g->o.mem, g, g->o.self_bytes); /* its table is f's now */
 }
 
 amq_status amq_qf_merge_into(amq_qf *dst, const amq_qf *src) {
@@ -1713,11 +1700,11 @@ uint64_t amq_qf_slots(const amq_qf *f) { return f->nslots; }
 uint64_t amq_qf_table_slots(const amq_qf *f) { return f->tslots; }
 unsigned amq_qf_rbits(const amq_qf *f) { return f->rbits; }
 bool amq_qf_is_counting(const amq_qf *f) { return f->counting; }
-uint64_t amq_qf_items(const amq_qf *f) { return ctr_get(&f->items); }
+uint64_t amq_qf_items(const amq_qf *f) { return ctr_get(&f->o.items); }
 uint64_t amq_qf_distinct(const amq_qf *f) { return ctr_get(&f->distinct); }
 uint64_t amq_qf_used_slots(const amq_qf *f) { return ctr_get(&f->used); }
 bool amq_qf_is_concurrent(const amq_qf *f) { return f->concurrent; }
-size_t amq_qf_size_bytes(const amq_qf *f) { return f->data_len; }
+size_t amq_qf_size_bytes(const amq_qf *f) { return f->o.table_bytes; }
 double amq_qf_metadata_bits_per_slot(void) { return 2.0 + 8.0 / 64.0; }
 
 /* A stranger's fingerprint is floor(h N 2^r / 2^64) for a uniform h: each of
@@ -1731,32 +1718,37 @@ double amq_qf_fpr_bound(const amq_qf *f) {
 
 /* ---- validation of loaded tables ----------------------------------------- */
 
-static amq_status corrupt(amq_diag *diag, const char *what, uint64_t at) {
-    return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "quotient filter: %s at %llu",
-                     what, (unsigned long long)at);
+/* AMQ_ERR_CORRUPT about slot `at`, located at its block in the frame's
+ * payload (r may be NULL: a live filter's self-check). */
+static amq_status corrupt(const amq_qf *f, const amq__rd *r, const char *what,
+                          uint64_t at) {
+    if (r == NULL)
+        return AMQ_ERR_CORRUPT;
+    return amq__rd_bad(r, r->payload_at + (size_t)(at / 64) * f->bsize,
+                       "%s at slot %llu", what, (unsigned long long)at);
 }
 
 /* Every group of run [rs, re) decodes, is canonical and increases. */
 static amq_status check_run(amq_qf *f, uint64_t rs, uint64_t re,
-                            amq_diag *diag) {
+                            const amq__rd *r) {
     uint64_t pos = rs, prev = 0, tmp[QF_MAX_GROUP];
     bool first = true;
     while (pos < re) {
         group g;
         if (!decode(f, pos, re, &g))
-            return corrupt(diag, "undecodable counter", pos);
+            return corrupt(f, r, "undecodable counter", pos);
         if (!first && g.x <= prev)
-            return corrupt(diag, "remainders out of order", pos);
+            return corrupt(f, r, "remainders out of order", pos);
         if (f->counting) {
             unsigned n = encode(f, g.x, g.count, tmp);
             if (n != g.len)
-                return corrupt(diag, "non-canonical counter", pos);
+                return corrupt(f, r, "non-canonical counter", pos);
             for (unsigned i = 0; i < n; i++)
                 if (slot_get(f, pos + i) != tmp[i])
-                    return corrupt(diag, "non-canonical counter", pos);
+                    return corrupt(f, r, "non-canonical counter", pos);
         }
-        if (__builtin_add_overflow(f->items, g.count, &f->items))
-            return corrupt(diag, "count overflow", pos);
+        if (__builtin_add_overflow(f->o.items, g.count, &f->o.items))
+            return corrupt(f, r, "count overflow", pos);
         f->distinct++;
         f->used += g.len;
         prev = g.x;
@@ -1767,42 +1759,42 @@ static amq_status check_run(amq_qf *f, uint64_t rs, uint64_t re,
 }
 
 static amq_status check_free(const amq_qf *f, uint64_t from, uint64_t to,
-                             amq_diag *diag) {
+                             const amq__rd *r) {
     for (uint64_t i = from; i < to; i++)
         if (slot_get(f, i) != 0)
-            return corrupt(diag, "non-zero free slot", i);
+            return corrupt(f, r, "non-zero free slot", i);
     return AMQ_OK;
 }
 
-static amq_status validate(amq_qf *f, amq_diag *diag) {
+static amq_status validate(amq_qf *f, const amq__rd *r) {
     uint64_t runs = 0, ends = 0, prev = 0, t = 0;
     for (uint64_t b = 0; b < f->nblocks; b++) {
         uint64_t occ = occ_word(f, b);
         if (b * 64 >= f->nslots && occ != 0)
-            return corrupt(diag, "occupied bit past the home slots", b * 64);
+            return corrupt(f, r, "occupied bit past the home slots", b * 64);
         runs += amq__popcount64(occ);
         ends += amq__popcount64(rend_word(f, b));
     }
     if (runs != ends)
-        return corrupt(diag, "run ends do not match occupied bits", 0);
-    f->items = f->distinct = f->used = 0;
+        return corrupt(f, r, "run ends do not match occupied bits", 0);
+    f->o.items = f->distinct = f->used = 0;
     for (uint64_t q = next_occupied(f, 0, f->nslots); q < f->nslots;
          q = next_occupied(f, q + 1, f->nslots)) {
         uint64_t rs = q > prev ? q : prev;
         uint64_t re = select_rend(f, rs, 1, f->nblocks);
         if (re >= f->tslots)
-            return corrupt(diag, "run without an end", rs);
-        AMQ_RETURN_IF_ERR(check_free(f, prev, rs, diag));
-        AMQ_RETURN_IF_ERR(check_run(f, rs, re + 1, diag));
+            return corrupt(f, r, "run without an end", rs);
+        AMQ_RETURN_IF_ERR(check_free(f, prev, rs, r));
+        AMQ_RETURN_IF_ERR(check_run(f, rs, re + 1, r));
         prev = re + 1;
     }
-    AMQ_RETURN_IF_ERR(check_free(f, prev, f->tslots, diag));
+    AMQ_RETURN_IF_ERR(check_free(f, prev, f->tslots, r));
     if (off_get(f, 0) != 0)
-        return corrupt(diag, "bad offset", 0);
+        return corrupt(f, r, "bad offset", 0);
     for (uint64_t k = 1; k < f->nblocks; k++) {
         t = next_off(f, k - 1, t, f->nblocks);
         if (t == QF_NOWHERE || off_get(f, k) != (t < QF_OFF_SAT ? t : QF_OFF_SAT))
-            return corrupt(diag, "bad offset", k * 64);
+            return corrupt(f, r, "bad offset", k * 64);
     }
     return AMQ_OK;
 }
@@ -1810,12 +1802,12 @@ static amq_status validate(amq_qf *f, amq_diag *diag) {
 /* For tests: full invariant check of a live filter (counters included). */
 amq_status amq__qf_check(amq_qf *f);
 amq_status amq__qf_check(amq_qf *f) {
-    uint64_t items = f->items, distinct = f->distinct, used = f->used;
+    uint64_t items = f->o.items, distinct = f->distinct, used = f->used;
     amq_status st = validate(f, NULL);
-    if (st == AMQ_OK && (f->items != items || f->distinct != distinct ||
+    if (st == AMQ_OK && (f->o.items != items || f->distinct != distinct ||
                          f->used != used))
         st = AMQ_ERR_CORRUPT;
-    f->items = items;
+    f->o.items = items;
     f->distinct = distinct;
     f->used = used;
     return st;
@@ -1823,212 +1815,200 @@ amq_status amq__qf_check(amq_qf *f) {
 
 /* ---- the generic interface ----------------------------------------------- */
 
-static amq_status t_create_mode(amq__spec *spec, uint64_t capacity, double fpr,
-                                const amq_options *opt, void **impl,
-                                amq_diag *diag, bool counting) {
-    uint64_t q = 0, slots = 0, r = 0, n = 0, conc = 0;
+/* The variant: qf and cqf differ only in the counting mode. */
+typedef struct qf_mode {
+    const char *name;
+    bool counting;
+    unsigned rmin;
+} qf_mode;
+
+static const qf_mode mode_qf = {"qf", false, 1};
+static const qf_mode mode_cqf = {"cqf", true, QF_MIN_RBITS_CQF};
+
+typedef struct qf_spec {
+    uint64_t q, slots, r, conc;
     bool has_q, has_slots, has_r, has_conc;
-    amq_options o2 = *opt;
-    unsigned rr = 0;
-    unsigned rmin = counting ? QF_MIN_RBITS_CQF : 1u;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &q, &has_q, diag));
+} qf_spec;
+
+static amq_status read_spec(amq__spec *spec, const qf_mode *m, qf_spec *p,
+                            amq_diag *diag) {
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &p->q, &p->has_q, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
-                                    &slots, &has_slots, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "r", rmin, AMQ_QF_MAX_RBITS, &r, &has_r, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "concurrent", 0, 1, &conc, &has_conc, diag));
-    if (conc)
-        o2.flags |= AMQ_OPT_CONCURRENT;
-    if (has_q && has_slots)
+                                    &p->slots, &p->has_slots, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS,
+                                    &p->r, &p->has_r, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &p->conc,
+                                    &p->has_conc, diag));
+    if (p->has_q && p->has_slots)
         return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
-    if (has_slots && slots % 64 != 0)
+    if (p->has_slots && p->slots % 64 != 0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "slots=%llu is not a multiple of 64",
-                         (unsigned long long)slots);
-    if ((!has_q && !has_slots) || !has_r) {
+                         (unsigned long long)p->slots);
+    return AMQ_OK;
+}
+
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
+                           amq_diag *diag) {
+    const qf_mode *m = self->variant;
+    qf_spec p = {0};
+    uint64_t n = 0;
+    unsigned rr = 0;
+    amq_options o2 = *opt;
+    amq_qf *f;
+    AMQ_RETURN_IF_ERR(read_spec(spec, m, &p, diag));
+    if (p.conc)
+        o2.flags |= AMQ_OPT_CONCURRENT;
+    if ((!p.has_q && !p.has_slots) || !p.has_r) {
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "%s needs a capacity and fpr, or q= (or slots=) "
-                             "and r=", counting ? "cqf" : "qf");
+                             "and r=", m->name);
         amq_status st = size_for(capacity, fpr, &n, &rr);
         if (st != AMQ_OK)
             return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
                              (unsigned long long)capacity, fpr);
     }
-    if (has_q)
-        n = UINT64_C(1) << q;
-    else if (has_slots)
-        n = slots;
-    if (has_r)
-        rr = (unsigned)r;
-    else if (rr < rmin)
-        rr = rmin;
-    amq_status st = alloc_qf(n, rr, counting, &o2, NULL, (amq_qf **)impl);
+    if (p.has_q)
+        n = UINT64_C(1) << p.q;
+    else if (p.has_slots)
+        n = p.slots;
+    if (p.has_r)
+        rr = (unsigned)p.r;
+    else if (rr < m->rmin)
+        rr = m->rmin;
+    amq_status st = alloc_qf(n, rr, m->counting, &o2, NULL, &f);
     if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
         return amq__diag(diag, st, 0, "%llu slots of %u bits: %s",
                          (unsigned long long)n, rr,
                          st == AMQ_ERR_OVERFLOW ? "too large"
                                                 : "invalid shape");
-    return st;
-}
-
-static amq_status t_create_qf(amq__spec *spec, uint64_t capacity, double fpr,
-                              const amq_options *opt, void **impl,
-                              amq_diag *diag) {
-    return t_create_mode(spec, capacity, fpr, opt, impl, diag, false);
-}
-static amq_status t_create_cqf(amq__spec *spec, uint64_t capacity, double fpr,
-                               const amq_options *opt, void **impl,
-                               amq_diag *diag) {
-    return t_create_mode(spec, capacity, fpr, opt, impl, diag, true);
-}
-
-static void t_destroy(void *impl) { amq_qf_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) { return insert(impl, h, 1); }
-static amq_status t_add_batch(void *impl, const uint64_t *h, size_t n,
-                              size_t *done) {
-    return amq_qf_insert_batch(impl, h, n, done);
-}
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_qf_contains(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_qf_contains_batch(impl, h, n, out);
-}
-static amq_status t_remove(void *impl, uint64_t h) {
-    return remove_k(impl, h, 1);
-}
-static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_qf_count(impl, h);
+    AMQ_RETURN_IF_ERR(st);
+    *out = &f->o;
     return AMQ_OK;
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+
+static void t_destroy(amq__obj *o) { amq_qf_free((amq_qf *)o); }
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    return insert((amq_qf *)o, h, 1);
+}
+static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                              size_t *done) {
+    return amq_qf_insert_batch((amq_qf *)o, h, n, done);
+}
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_qf_contains((const amq_qf *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_qf_contains_batch((const amq_qf *)o, h, n, out);
+}
+static amq_status t_remove(amq__obj *o, uint64_t h) {
+    return remove_k((amq_qf *)o, h, 1);
+}
+static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq_qf_count((const amq_qf *)o, h);
+    return AMQ_OK;
+}
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
     if (op != AMQ__UNION)
         return AMQ_ERR_UNSUPPORTED;
-    return amq_qf_merge_into(dst, src);
+    return amq_qf_merge_into((amq_qf *)dst, (const amq_qf *)src);
 }
-static uint64_t t_items(const void *impl) {
-    return amq_qf_items(impl);
+static double t_bound(const amq__obj *o) {
+    return amq_qf_fpr_bound((const amq_qf *)o);
 }
-static size_t t_size(const void *impl) { return amq_qf_size_bytes(impl); }
-static double t_bound(const void *impl) { return amq_qf_fpr_bound(impl); }
 /* The shape only: concurrent mode is how this process uses the table (a
  * loaded frame gets it from the load options), not part of the frame. */
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_qf *f = impl;
-    int n;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_qf *f = (const amq_qf *)o;
     if ((f->nslots & (f->nslots - 1)) == 0)
-        n = snprintf(buf, cap, "q=%u,r=%u", ceil_log2(f->nslots), f->rbits);
-    else
-        n = snprintf(buf, cap, "slots=%llu,r=%u",
-                     (unsigned long long)f->nslots, f->rbits);
-    return n > 0 ? (size_t)n : 0;
-}
-
-/* The curve does not depend on concurrent=; accept it so any valid spec
- * has a curve. */
-static amq_status curve_spec(amq__spec *spec, amq_diag *diag) {
-    uint64_t conc;
-    bool has;
-    return amq__spec_u64(spec, "concurrent", 0, 1, &conc, &has, diag);
+        return amq__describe(buf, cap, "q=%u,r=%u", ceil_log2(f->nslots),
+                             f->rbits);
+    return amq__describe(buf, cap, "slots=%llu,r=%u",
+                         (unsigned long long)f->nslots, f->rbits);
 }
 
 /* The family's curve: a filter at its maximum load a = 0.95 spends
- * (r + 2.125) / a bits per key and has fpr a * 2^-r; r taken as real. */
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(curve_spec(spec, diag));
-    if (!(bpk > 0.0) || isinf(bpk))
-        return AMQ_ERR_INVALID;
-    double r = AMQ_QF_MAX_LOAD * bpk - amq_qf_metadata_bits_per_slot();
-    double p = AMQ_QF_MAX_LOAD * exp2(-r);
-    *out = p < 1.0 ? p : 1.0;
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(curve_spec(spec, diag));
-    if (!(fpr > 0.0 && fpr < 1.0))
-        return AMQ_ERR_INVALID;
-    double r = log2(AMQ_QF_MAX_LOAD / fpr);
-    *out = (r + amq_qf_metadata_bits_per_slot()) / AMQ_QF_MAX_LOAD;
+ * (r + 2.125) / a bits per key and has fpr a * 2^-r; r taken as real.
+ * concurrent= does not change it and is accepted, so any valid spec has a
+ * curve. */
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    uint64_t conc;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL,
+                                    diag));
+    double meta = amq_qf_metadata_bits_per_slot();
+    if (inverse) {
+        double r = log2(AMQ_QF_MAX_LOAD / x);
+        *out = (r + meta) / AMQ_QF_MAX_LOAD;
+    } else {
+        double p = AMQ_QF_MAX_LOAD * exp2(-(AMQ_QF_MAX_LOAD * x - meta));
+        *out = p < 1.0 ? p : 1.0;
+    }
     return AMQ_OK;
 }
 
 /* params: N u64 | r u8 | width u8 | mode u8 (1 = counting) | reserved u8 |
  * reserved u32 | items u64 */
 #define PARAMS_LEN 24
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_qf *f = impl;
-    memset(p, 0, PARAMS_LEN);
-    amq__put_u64(p, f->nslots);
-    p[8] = (uint8_t)f->rbits;
-    p[9] = (uint8_t)f->width;
-    p[10] = f->counting ? 1 : 0;
-    amq__put_u64(p + 16, f->items);
-}
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_qf *f = impl;
-    memcpy(dst, f->data, f->data_len);
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_qf *f = (const amq_qf *)o;
+    amq__wr_u64(w, f->nslots);
+    amq__wr_u32(w, (uint32_t)f->rbits | (uint32_t)f->width << 8 |
+                       (f->counting ? 1u : 0u) << 16);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, o->items);
 }
 
-static amq_status t_load_mode(const uint8_t *p, size_t plen,
-                              const uint8_t *payload, size_t len, bool view,
-                              const amq_options *opt, void **impl,
-                              amq_diag *diag, bool counting) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    const qf_mode *m = self->variant;
     uint64_t n, items;
+    uint32_t shape;
     size_t bytes;
     amq_qf *f;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "quotient filter "
-                         "parameters: %zu bytes, expected %d", plen,
-                         PARAMS_LEN);
-    n = amq__get_u64(p);
-    items = amq__get_u64(p + 16);
-    if (p[9] != p[8] || p[10] != (counting ? 1 : 0) || p[11] != 0 ||
-        amq__get_u32(p + 12) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
-                         "quotient filter: bad mode or reserved field");
-    if (check_shape(n, p[8], counting) != AMQ_OK ||
-        table_bytes(n, p[8], &bytes) != AMQ_OK || bytes != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "quotient filter: %llu slots of %u bits do not match "
-                         "a %zu-byte payload", (unsigned long long)n, p[8],
-                         len);
-    AMQ_RETURN_IF_ERR(alloc_qf(n, p[8], counting, opt, view ? payload : NULL,
-                               &f));
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    size_t at_n = amq__rd_u64(r, &n);
+    size_t at_shape = amq__rd_u32(r, &shape);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    amq__rd_u64(r, &items);
+    unsigned rbits = shape & 0xff, width = (shape >> 8) & 0xff;
+    unsigned mode = (shape >> 16) & 0xff;
+    if (width != rbits)
+        return amq__rd_bad(r, at_shape + 1, "slot width %u with %u-bit "
+                           "remainders", width, rbits);
+    if (mode != (m->counting ? 1u : 0u))
+        return amq__rd_bad(r, at_shape + 2, "mode %u is not %s's", mode,
+                           m->name);
+    if ((shape >> 24) != 0)
+        return amq__rd_bad(r, at_shape + 3, "reserved field is not zero");
+    if (check_shape(n, rbits, m->counting) != AMQ_OK)
+        return amq__rd_bad(r, at_shape, "%u-bit remainders with %llu slots",
+                           rbits, (unsigned long long)n);
+    if (table_bytes(n, rbits, &bytes) != AMQ_OK || bytes != len)
+        return amq__rd_bad(r, at_n, "%llu slots of %u bits do not match a "
+                           "%zu-byte payload", (unsigned long long)n, rbits,
+                           len);
+    AMQ_RETURN_IF_ERR(alloc_qf(n, rbits, m->counting, opt,
+                               view ? payload : NULL, &f));
     if (!view)
         memcpy(f->data, payload, len);
-    amq_status st = validate(f, diag);
-    if (st == AMQ_OK && f->items != items)
-        st = corrupt(diag, "item count does not match the table", items);
+    amq_status st = validate(f, r);
+    if (st == AMQ_OK && f->o.items != items)
+        st = amq__rd_bad(r, r->payload_at, "item count %llu does not match "
+                         "the table", (unsigned long long)items);
     if (st != AMQ_OK) {
         amq_qf_free(f);
         return st;
     }
-    *impl = f;
+    *out = &f->o;
     return AMQ_OK;
-}
-
-static amq_status t_load_qf(const uint8_t *p, size_t plen,
-                            const uint8_t *payload, size_t len, bool view,
-                            const amq_options *opt, void **impl,
-                            amq_diag *diag) {
-    return t_load_mode(p, plen, payload, len, view, opt, impl, diag, false);
-}
-static amq_status t_load_cqf(const uint8_t *p, size_t plen,
-                             const uint8_t *payload, size_t len, bool view,
-                             const amq_options *opt, void **impl,
-                             amq_diag *diag) {
-    return t_load_mode(p, plen, payload, len, view, opt, impl, diag, true);
 }
 
 #define QF_PARAMS                                                              \
@@ -2036,6 +2016,13 @@ static amq_status t_load_cqf(const uint8_t *p, size_t plen,
     "r=REMAINDER_BITS (default ceil(log2(1/fpr))), "                          \
     "concurrent=1 (per-region locks: add, remove and queries from many "     \
     "threads; as AMQ_OPT_CONCURRENT)"
+
+#define QF_CALLBACKS                                                           \
+    .create = t_create, .load = t_load, .destroy = t_destroy, .add = t_add,   \
+    .add_batch = t_add_batch, .contains = t_contains,                         \
+    .contains_batch = t_batch, .remove = t_remove, .count = t_count,          \
+    .merge = t_merge, .fpr_bound = t_bound, .describe = t_describe,           \
+    .curve = t_curve, .params_write = t_params_write
 
 const amq__type amq__type_qf = {
     .info = {.name = "qf",
@@ -2045,27 +2032,8 @@ const amq__type amq__type_qf = {
              .summary = "rank-and-select quotient filter (copies per key)",
              .params = QF_PARAMS,
              .default_hash = AMQ_HASH_XXH3},
-    .create = t_create_qf,
-    .destroy = t_destroy,
-    .add = t_add,
-    .add_batch = t_add_batch,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .count = t_count,
-    .merge = t_merge,
-    .items = t_items,
-    .size_bytes = t_size,
-    .fpr_bound = t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
-    .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load_qf,
-};
+    .variant = &mode_qf,
+    QF_CALLBACKS};
 
 const amq__type amq__type_cqf = {
     .info = {.name = "cqf",
@@ -2075,27 +2043,8 @@ const amq__type amq__type_cqf = {
              .summary = "counting quotient filter (variable-length counters)",
              .params = QF_PARAMS,
              .default_hash = AMQ_HASH_XXH3},
-    .create = t_create_cqf,
-    .destroy = t_destroy,
-    .add = t_add,
-    .add_batch = t_add_batch,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .count = t_count,
-    .merge = t_merge,
-    .items = t_items,
-    .size_bytes = t_size,
-    .fpr_bound = t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
-    .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load_cqf,
-};
+    .variant = &mode_cqf,
+    QF_CALLBACKS};
 
 /* For tests: operations that fell back to every region lock. */
 uint64_t amq__qf_widenings(const amq_qf *f);
@@ -2106,6 +2055,6 @@ uint64_t amq__qf_widenings(const amq_qf *f) {
 /* For tests: the raw table (the frame's payload). */
 const uint8_t *amq__qf_table(const amq_qf *f, size_t *len);
 const uint8_t *amq__qf_table(const amq_qf *f, size_t *len) {
-    *len = f->data_len;
+    *len = f->o.table_bytes;
     return f->data;
 }

@@ -112,6 +112,7 @@
 #include "amq/static.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "core/frame.h"
 #include "filter/type.h"
 
 #define RB_MAX_LAYERS 8
@@ -179,10 +180,9 @@ typedef struct rb_layer {
 } rb_layer;
 
 struct amq_ribbon {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view or an empty filter */
+    amq__obj o; /* o.items: keys; o.table: every layer's solution and codes
+                   (none for an empty filter) */
     rb_layer layer[RB_MAX_LAYERS];
-    uint64_t items;
     double fpr;
     uint32_t layers;
     uint32_t r;           /* columns in lower blocks                   */
@@ -1069,15 +1069,13 @@ static void rb_point(amq_ribbon *f, const uint64_t *t) {
  * geometry; no table). */
 static amq_status rb_new(const amq_ribbon *hdr, const amq_options *opt,
                          amq_ribbon **out) {
-    amq__mem mem;
-    amq__mem_init(&mem, opt);
-    amq_ribbon *f = amq__alloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
+    amq_ribbon *f;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
+    amq__obj o = f->o;
     *f = *hdr;
-    f->mem = mem;
+    o.items = hdr->o.items;
+    f->o = o;
     f->fast = !(opt != NULL && (opt->flags & AMQ_OPT_SCALAR)) && rb_cpu_fast();
-    memset(&f->table, 0, sizeof f->table);
     *out = f;
     return AMQ_OK;
 }
@@ -1085,25 +1083,16 @@ static amq_status rb_new(const amq_ribbon *hdr, const amq_options *opt,
 /* Give f its table: borrowed (a view) or allocated (zeroed). */
 static amq_status rb_attach(amq_ribbon *f, size_t words,
                             const uint64_t *borrow) {
-    if (borrow != NULL || words == 0) {
-        rb_point(f, borrow);
-        return AMQ_OK;
-    }
+    void *wr = NULL;
     if (words > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(amq__block_alloc(&f->mem, words * 8, 64, &f->table));
-    rb_point(f, f->table.ptr);
+    if (borrow != NULL || words != 0)
+        AMQ_RETURN_IF_ERR(amq__obj_table(&f->o, words * 8, borrow, &wr));
+    rb_point(f, borrow != NULL ? borrow : wr);
     return AMQ_OK;
 }
 
-void amq_ribbon_free(amq_ribbon *f) {
-    if (f == NULL)
-        return;
-    amq__mem mem = f->mem;
-    if (f->table.raw != NULL)
-        amq__block_free(&mem, &f->table);
-    amq__free(&mem, f, sizeof *f);
-}
+void amq_ribbon_free(amq_ribbon *f) { amq__obj_free(f ? &f->o : NULL); }
 
 /* After banding: U per layer, the table, the solutions and the codes. */
 static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
@@ -1180,7 +1169,7 @@ static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
     if (st == AMQ_OK) {
         hdr.layer[0].seed = rb_seed(0, 0);
         st = rb_sort(&mem, h, n, hdr.layer[0].seed, true, w.keys, &distinct);
-        hdr.items = distinct;
+        hdr.o.items = distinct;
     }
     if (st == AMQ_OK)
         st = rb_band_layers(&mem, &hdr, &w, distinct);
@@ -1228,7 +1217,7 @@ size_t amq_ribbon_build_memory(size_t n, unsigned band) {
     return amq__add(a, c, &a) ? a : 0;
 }
 
-uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->items; }
+uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->o.items; }
 size_t amq_ribbon_size_bytes(const amq_ribbon *f) {
     size_t words = 0;
     for (uint32_t i = 0; i < f->layers; i++)
@@ -1322,79 +1311,54 @@ static amq_status spec_bits(amq__spec *spec, double fpr, uint32_t *bits64,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
-                           amq_diag *diag) {
-    (void)spec, (void)capacity, (void)fpr, (void)opt, (void)impl;
-    return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
-                     "ribbon is static: build it from all keys with "
-                     "amq_filter_build");
-}
-
-static amq_status t_build(amq__spec *spec, const uint64_t *h, size_t n,
-                          double fpr, const amq_options *opt, void **impl,
+static amq_status t_build(const amq__type *self, amq__spec *spec,
+                          const uint64_t *h, size_t n, double fpr,
+                          const amq_options *opt, amq__obj **out,
                           amq_diag *diag) {
     uint32_t bits64 = 0;
     unsigned band = 64;
     bool bump = true;
+    amq_ribbon *f;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_bits(spec, fpr, &bits64, diag));
     AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
-    amq_status st =
-        rb_build(h, n, bits64, band, bump, opt, (amq_ribbon **)impl);
+    amq_status st = rb_build(h, n, bits64, band, bump, opt, &f);
     if (st == AMQ_ERR_FULL)
         return amq__diag(diag, st, 0, "ribbon: %zu keys did not band in %d "
                          "attempts", n, AMQ_STATIC_MAX_ATTEMPTS);
-    return st;
+    AMQ_RETURN_IF_ERR(st);
+    *out = &f->o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_ribbon_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    (void)impl, (void)h;
-    return AMQ_ERR_UNSUPPORTED;
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_ribbon_contains_hash((const amq_ribbon *)o, h);
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_ribbon_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_ribbon_contains_batch(impl, h, n, out);
+    amq_ribbon_contains_batch((const amq_ribbon *)o, h, n, out);
 }
-static uint64_t t_items(const void *impl) { return amq_ribbon_items(impl); }
-static size_t t_size(const void *impl) { return amq_ribbon_size_bytes(impl); }
-static double t_bound(const void *impl) { return amq_ribbon_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_ribbon *f = impl;
-    int n = snprintf(buf, cap, "bits=%.17g,w=%u%s", amq_ribbon_bits(f),
-                     f->band, f->bump ? "" : ",bump=0");
-    return n > 0 ? (size_t)n : 0;
+static double t_bound(const amq__obj *o) {
+    return amq_ribbon_fpr_bound((const amq_ribbon *)o);
+}
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
+    return amq__describe(buf, cap, "bits=%.17g,w=%u%s", amq_ribbon_bits(f),
+                         f->band, f->bump ? "" : ",bump=0");
 }
 
-static amq_status curve_shape(amq__spec *spec, double *rho, double *mu,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     unsigned band = 64;
     bool bump = true;
-    double bits = 0;
+    double bits = 0, rho, mu;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
     /* bits= names a point of the curve, not its shape: accepted, unused. */
     AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, NULL,
                                     diag));
-    rb_curve_shape(band, bump, rho, mu);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    double rho, mu;
-    AMQ_RETURN_IF_ERR(curve_shape(spec, &rho, &mu, diag));
-    *out = rb_mixed_fpr((bpk - mu) / rho);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    double rho, mu;
-    AMQ_RETURN_IF_ERR(curve_shape(spec, &rho, &mu, diag));
-    *out = rb_bits_for(fpr) * rho + mu;
+    rb_curve_shape(band, bump, &rho, &mu);
+    *out = inverse ? rb_bits_for(x) * rho + mu : rb_mixed_fpr((x - mu) / rho);
     return AMQ_OK;
 }
 
@@ -1416,48 +1380,34 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
 #define V2_HEAD 48
 #define V2_LAYER 24
 
-static size_t t_params_size(const void *impl) {
-    const amq_ribbon *f = impl;
-    return f->legacy ? V1_LEN : V2_HEAD + V2_LAYER * (size_t)f->layers;
-}
-
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_ribbon *f = impl;
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
     if (f->legacy) {
-        amq__put_u64(p, f->layer[0].seed);
-        amq__put_u64(p + 8, f->items);
-        amq__put_u64(p + 16, f->layer[0].blocks);
-        amq__put_u32(p + 24, f->r);
-        amq__put_u32(p + 28, f->layer[0].upper);
-        amq__put_u32(p + 32, f->bits64);
-        amq__put_u32(p + 36, f->band);
+        amq__wr_u64(w, f->layer[0].seed);
+        amq__wr_u64(w, o->items);
+        amq__wr_u64(w, f->layer[0].blocks);
+        amq__wr_u32(w, f->r);
+        amq__wr_u32(w, f->layer[0].upper);
+        amq__wr_u32(w, f->bits64);
+        amq__wr_u32(w, f->band);
         return;
     }
-    amq__put_u32(p, RB_VERSION);
-    amq__put_u32(p + 4, f->band);
-    amq__put_u32(p + 8, f->bits64);
-    amq__put_u32(p + 12, f->r);
-    amq__put_u64(p + 16, f->items);
-    amq__put_u32(p + 24, f->layers);
-    amq__put_u32(p + 28, f->bump ? 1 : 0);
-    amq__put_u32(p + 32, f->thr[3]);
-    amq__put_u16(p + 36, (uint16_t)f->thr[1]);
-    amq__put_u16(p + 38, (uint16_t)f->thr[2]);
-    amq__put_u64(p + 40, 0);
+    amq__wr_u32(w, RB_VERSION);
+    amq__wr_u32(w, f->band);
+    amq__wr_u32(w, f->bits64);
+    amq__wr_u32(w, f->r);
+    amq__wr_u64(w, o->items);
+    amq__wr_u32(w, f->layers);
+    amq__wr_u32(w, f->bump ? 1 : 0);
+    amq__wr_u32(w, f->thr[3]);
+    amq__wr_u32(w, f->thr[1] | f->thr[2] << 16);
+    amq__wr_u64(w, 0);
     for (uint32_t i = 0; i < f->layers; i++) {
-        uint8_t *q = p + V2_HEAD + V2_LAYER * i;
-        amq__put_u64(q, f->layer[i].seed);
-        amq__put_u64(q + 8, f->layer[i].blocks);
-        amq__put_u32(q + 16, f->layer[i].upper);
-        amq__put_u32(q + 20, 0);
+        amq__wr_u64(w, f->layer[i].seed);
+        amq__wr_u64(w, f->layer[i].blocks);
+        amq__wr_u32(w, f->layer[i].upper);
+        amq__wr_u32(w, 0);
     }
-}
-
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_ribbon *f = impl;
-    if (f->layers != 0)
-        memcpy(dst, f->layer[0].sol, amq_ribbon_size_bytes(f));
 }
 
 /* The fewest upper blocks giving at least a share frac of the starts
@@ -1470,30 +1420,37 @@ static uint32_t rb_v1_upper(uint64_t blocks, unsigned band, double frac) {
     return (uint32_t)(u > (double)blocks ? (double)blocks : u);
 }
 
-static amq_status v1_parse(const uint8_t *p, size_t len, amq_ribbon *f,
-                           amq_diag *diag) {
-    uint64_t seed = amq__get_u64(p), items = amq__get_u64(p + 8);
-    uint64_t blocks = amq__get_u64(p + 16);
-    uint32_t r = amq__get_u32(p + 24), upper = amq__get_u32(p + 28);
-    uint32_t bits64 = amq__get_u32(p + 32), band = amq__get_u32(p + 36);
-    if (r < 1 || r > 32 || bits64 / 64 != r || bits64 > 32 * 64 ||
-        (band != 64 && band != 128))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 24,
-                         "ribbon: %u columns, bits %u/64, band %u", r,
-                         bits64, band);
-    if ((blocks == 0) != (items == 0) || blocks > len / 8 ||
-        (blocks != 0 && blocks < rb_min_blocks(band)) ||
-        items > blocks * 64 ||
-        upper != rb_v1_upper(blocks, band, (bits64 % 64) / 64.0) ||
-        (upper != 0 && r == 32) ||
-        blocks * r + upper != (uint64_t)len / 8 || len % 8 != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 16,
-                         "ribbon: %llu blocks, %llu keys, %zu payload bytes",
-                         (unsigned long long)blocks,
-                         (unsigned long long)items, len);
+static amq_status v1_parse(amq__rd *r, size_t len, amq_ribbon *f) {
+    uint64_t seed, items, blocks;
+    uint32_t cols, upper, bits64, band;
+    amq__rd_u64(r, &seed);
+    size_t at_items = amq__rd_u64(r, &items);
+    size_t at_blocks = amq__rd_u64(r, &blocks);
+    size_t at_cols = amq__rd_u32(r, &cols);
+    size_t at_upper = amq__rd_u32(r, &upper);
+    size_t at_bits = amq__rd_u32(r, &bits64);
+    size_t at_band = amq__rd_u32(r, &band);
+    if (band != 64 && band != 128)
+        return amq__rd_bad(r, at_band, "band %u", band);
+    if (bits64 / 64 < 1 || bits64 > 32 * 64)
+        return amq__rd_bad(r, at_bits, "bits %u/64", bits64);
+    if (cols != bits64 / 64)
+        return amq__rd_bad(r, at_cols, "%u columns at %u/64 bits", cols,
+                           bits64);
+    if ((blocks == 0) != (items == 0) || items > blocks * 64)
+        return amq__rd_bad(r, at_items, "%llu keys in %llu blocks",
+                           (unsigned long long)items,
+                           (unsigned long long)blocks);
+    if (blocks > len / 8 || (blocks != 0 && blocks < rb_min_blocks(band)) ||
+        blocks * cols + upper != (uint64_t)len / 8 || len % 8 != 0)
+        return amq__rd_bad(r, at_blocks, "%llu blocks do not match %zu "
+                           "payload bytes", (unsigned long long)blocks, len);
+    if (upper != rb_v1_upper(blocks, band, (bits64 % 64) / 64.0) ||
+        (upper != 0 && cols == 32))
+        return amq__rd_bad(r, at_upper, "%u upper blocks", upper);
     rb_header(f, bits64, band, false);
     f->legacy = true;
-    f->items = items;
+    f->o.items = items;
     f->layers = blocks != 0;
     f->layer[0].seed = seed;
     f->layer[0].upper = upper;
@@ -1502,31 +1459,43 @@ static amq_status v1_parse(const uint8_t *p, size_t len, amq_ribbon *f,
     return AMQ_OK;
 }
 
-static amq_status v2_bad(amq_diag *diag, size_t at, const char *what) {
-    return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + at, "ribbon: %s",
-                     what);
-}
-
-/* The header fields (first 48 bytes) of a version-2 frame. */
-static amq_status v2_head(const uint8_t *p, size_t plen, amq_ribbon *f,
-                          amq_diag *diag) {
-    uint32_t band = amq__get_u32(p + 4), bits64 = amq__get_u32(p + 8);
-    uint32_t r = amq__get_u32(p + 12), layers = amq__get_u32(p + 24);
-    uint32_t flags = amq__get_u32(p + 28), bucket = amq__get_u32(p + 32);
-    uint32_t t1 = amq__get_u16(p + 36), t2 = amq__get_u16(p + 38);
-    if (amq__get_u32(p) != RB_VERSION || amq__get_u64(p + 40) != 0)
-        return v2_bad(diag, 0, "unknown parameter version");
-    if ((band != 64 && band != 128) || bits64 < 64 || bits64 > 32 * 64 ||
-        r != bits64 / 64)
-        return v2_bad(diag, 4, "band, bits or columns out of range");
-    if (layers > RB_MAX_LAYERS || plen != V2_HEAD + V2_LAYER * layers)
-        return v2_bad(diag, 24, "layer count");
-    if (flags > 1 ||
-        (flags == 0 && (layers > 1 || bucket != 0 || t1 != 0 || t2 != 0)) ||
-        (flags == 1 && (bucket < 64 || bucket > RB_MAX_BUCKET ||
-                        (bucket & (bucket - 1)) != 0 || t1 > t2 ||
-                        t2 > bucket)))
-        return v2_bad(diag, 28, "flags, bucket or thresholds");
+/* The header fields (first 48 bytes) of a version-2 frame; *at_items:
+ * where the key count sits. */
+static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
+    uint32_t version, band, bits64, cols, layers, flags, bucket, thr;
+    uint64_t items;
+    size_t at_version = amq__rd_u32(r, &version);
+    size_t at_band = amq__rd_u32(r, &band);
+    size_t at_bits = amq__rd_u32(r, &bits64);
+    size_t at_cols = amq__rd_u32(r, &cols);
+    *at_items = amq__rd_u64(r, &items);
+    size_t at_layers = amq__rd_u32(r, &layers);
+    size_t at_flags = amq__rd_u32(r, &flags);
+    size_t at_bucket = amq__rd_u32(r, &bucket);
+    size_t at_thr = amq__rd_u32(r, &thr);
+    AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
+    uint32_t t1 = thr & 0xffff, t2 = thr >> 16;
+    if (version != RB_VERSION)
+        return amq__rd_bad(r, at_version, "unknown parameter version %u",
+                           version);
+    if (band != 64 && band != 128)
+        return amq__rd_bad(r, at_band, "band %u", band);
+    if (bits64 < 64 || bits64 > 32 * 64)
+        return amq__rd_bad(r, at_bits, "bits %u/64", bits64);
+    if (cols != bits64 / 64)
+        return amq__rd_bad(r, at_cols, "%u columns at %u/64 bits", cols,
+                           bits64);
+    if (layers > RB_MAX_LAYERS || r->len != V2_HEAD + V2_LAYER * layers)
+        return amq__rd_bad(r, at_layers, "layer count %u", layers);
+    if (flags > 1 || (flags == 0 && layers > 1))
+        return amq__rd_bad(r, at_flags, "flags %u with %u layers", flags,
+                           layers);
+    if (flags == 0 ? bucket != 0
+                   : (bucket < 64 || bucket > RB_MAX_BUCKET ||
+                      (bucket & (bucket - 1)) != 0))
+        return amq__rd_bad(r, at_bucket, "bucket of %u rows", bucket);
+    if (flags == 0 ? thr != 0 : (t1 > t2 || t2 > bucket))
+        return amq__rd_bad(r, at_thr, "thresholds %u, %u", t1, t2);
     rb_header(f, bits64, band, flags == 1);
     if (flags == 1) {
         f->bucket_log2 = rb_log2_floor(bucket);
@@ -1534,32 +1503,37 @@ static amq_status v2_head(const uint8_t *p, size_t plen, amq_ribbon *f,
         f->thr[2] = t2;
         f->thr[3] = bucket;
     }
-    f->items = amq__get_u64(p + 16);
+    f->o.items = items;
     f->layers = layers;
     return AMQ_OK;
 }
 
-static amq_status v2_parse(const uint8_t *p, size_t plen, size_t len,
-                           amq_ribbon *f, amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(v2_head(p, plen, f, diag));
+static amq_status v2_parse(amq__rd *r, size_t len, amq_ribbon *f) {
+    size_t at_items;
+    AMQ_RETURN_IF_ERR(v2_head(r, f, &at_items));
     uint64_t rows = 0;
     for (uint32_t i = 0; i < f->layers; i++) {
-        const uint8_t *q = p + V2_HEAD + V2_LAYER * i;
         rb_layer *l = &f->layer[i];
-        uint64_t blocks = amq__get_u64(q + 8);
-        l->seed = amq__get_u64(q);
-        l->upper = amq__get_u32(q + 16);
+        uint64_t blocks;
+        amq__rd_u64(r, &l->seed);
+        size_t at_blocks = amq__rd_u64(r, &blocks);
+        size_t at_upper = amq__rd_u32(r, &l->upper);
+        AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
         l->coded = i + 1 < f->layers;
         if (blocks < rb_min_blocks(f->band) || blocks > len / 8 ||
-            blocks > RB_MAX_BLOCKS ||
-            l->upper > blocks || (l->upper != 0 && f->r == 32) ||
-            amq__get_u32(q + 20) != 0)
-            return v2_bad(diag, V2_HEAD + V2_LAYER * i, "layer geometry");
+            blocks > RB_MAX_BLOCKS)
+            return amq__rd_bad(r, at_blocks, "layer %u of %llu blocks", i,
+                               (unsigned long long)blocks);
+        if (l->upper > blocks || (l->upper != 0 && f->r == 32))
+            return amq__rd_bad(r, at_upper, "layer %u: %u upper blocks", i,
+                               l->upper);
         rb_set_blocks(l, blocks, f->band);
         rows += blocks * 64;
     }
-    if ((f->items == 0) != (f->layers == 0) || f->items > rows)
-        return v2_bad(diag, 16, "key count");
+    if ((f->o.items == 0) != (f->layers == 0) || f->o.items > rows)
+        return amq__rd_bad(r, at_items, "%llu keys in %llu rows",
+                           (unsigned long long)f->o.items,
+                           (unsigned long long)rows);
     return AMQ_OK;
 }
 
@@ -1584,28 +1558,28 @@ static bool rb_meta_clean(const amq_ribbon *f, const uint64_t *payload) {
     return true;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
     amq_ribbon hdr;
     size_t words;
+    (void)self;
     memset(&hdr, 0, sizeof hdr);
-    if (plen == V1_LEN)
-        AMQ_RETURN_IF_ERR(v1_parse(p, len, &hdr, diag));
-    else if (plen >= V2_HEAD)
-        AMQ_RETURN_IF_ERR(v2_parse(p, plen, len, &hdr, diag));
+    if (r->len == V1_LEN)
+        AMQ_RETURN_IF_ERR(v1_parse(r, len, &hdr));
+    else if (r->len >= V2_HEAD)
+        AMQ_RETURN_IF_ERR(v2_parse(r, len, &hdr));
     else
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "ribbon parameters: %zu "
-                         "bytes", plen);
+        return amq__rd_bad(r, r->base, "parameter block of %zu bytes",
+                           r->len);
     if (!rb_layout(&hdr, &words) || len % 8 != 0 || words != len / 8)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16,
-                         "ribbon: the layers need other than %zu payload "
-                         "bytes", len);
+        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN, "the layers need "
+                           "other than %zu payload bytes", len);
     /* Codes are read in place (the payload is 8-byte aligned). */
     rb_point(&hdr, (const uint64_t *)payload);
     if (words != 0 && !rb_meta_clean(&hdr, (const uint64_t *)payload))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16,
-                         "ribbon: bits set past the last bucket");
+        return amq__rd_bad(r, r->payload_at, "bits set past the last "
+                           "bucket");
     amq_ribbon *f;
     AMQ_RETURN_IF_ERR(rb_new(&hdr, opt, &f));
     amq_status st =
@@ -1615,9 +1589,9 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
         return st;
     }
     if (!view && len != 0)
-        memcpy(f->table.ptr, payload, len);
+        memcpy(f->o.block.ptr, payload, len);
     f->fpr = rb_rate(f);
-    *impl = f;
+    *out = &f->o;
     return AMQ_OK;
 }
 
@@ -1632,21 +1606,12 @@ const amq__type amq__type_ribbon = {
                        "(band width), bump=1 (BuRR, default) or 0 "
                        "(standard Ribbon)",
              .default_hash = AMQ_HASH_XXH3},
-    .create = t_create,
     .build = t_build,
-    .destroy = t_destroy,
-    .add = t_add,
+    .load = t_load,
     .contains = t_contains,
     .contains_batch = t_batch,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };
