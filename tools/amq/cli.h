@@ -191,6 +191,35 @@ typedef struct cli_key_list {
 bool cli_key_list_push(cli_key_list *l, const char *key);
 void cli_key_list_free(cli_key_list *l);
 
+/* What the commands that read a filter FILE and keys share (query, add,
+ * remove, count): `FILE [KEYFILE | --key K...]`, --binary, --skip-empty.
+ * Put CLI_KEY_SOURCE_OPTIONS in the command's option table and offer every
+ * option and positional to cli_key_source_take first. */
+#define CLI_OPT_KEY 1001
+#define CLI_OPT_BINARY 1002
+#define CLI_OPT_SKIP_EMPTY 1003
+#define CLI_KEY_SOURCE_OPTIONS                                                 \
+    {"key", 0, true, CLI_OPT_KEY}, {"binary", 'b', false, CLI_OPT_BINARY},     \
+        {"skip-empty", 0, false, CLI_OPT_SKIP_EMPTY}
+
+typedef struct cli_key_source {
+    const char *command;
+    const char *file;  /* the filter file (first positional)             */
+    const char *input; /* KEYFILE, or NULL: stdin unless --key           */
+    cli_key_list keys; /* --key K, in order                              */
+    bool binary, skip_empty;
+} cli_key_source;
+
+/* 1 if id (an option, or CLI_NEXT_POS) was the source's and is taken, 0 if
+ * not, -1 after a usage error. */
+int cli_key_source_take(cli_key_source *s, int id, const char *value);
+/* After the last argument: -1 if consistent, else CLI_EXIT_ERR after a
+ * usage error (no FILE, --key with KEYFILE, FILE and keys both stdin). */
+int cli_key_source_check(const cli_key_source *s);
+/* Open the keys; false after printing an error. */
+bool cli_key_source_open(const cli_key_source *s, cli_keys *k);
+void cli_key_source_free(cli_key_source *s);
+
 /* u64 from 8 little-endian bytes, and back. */
 uint64_t cli_load_le64(const uint8_t *p);
 void cli_store_le64(uint8_t *p, uint64_t v);

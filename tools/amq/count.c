@@ -21,10 +21,9 @@
 #include "cli.h"
 
 typedef struct count_opts {
-    const char *file, *input;
-    cli_key_list keys;
+    cli_key_source src;
     uint64_t top;
-    bool binary, skip_empty, has_top;
+    bool has_top;
 } count_opts;
 
 /* One distinct key for --top: its bytes live in the arena. */
@@ -40,36 +39,21 @@ typedef struct count_set {
     size_t used, arena_cap;
 } count_set;
 
-enum { OPT_BINARY = 1, OPT_SKIP_EMPTY, OPT_KEY, OPT_TOP };
+enum { OPT_TOP = 1 };
 
 static const cli_opt count_options[] = {
-    {"binary", 'b', false, OPT_BINARY},
-    {"skip-empty", 0, false, OPT_SKIP_EMPTY},
-    {"key", 0, true, OPT_KEY},
+    CLI_KEY_SOURCE_OPTIONS,
     {"top", 't', true, OPT_TOP},
     {NULL, 0, false, 0},
 };
 
 /* ---- arguments ------------------------------------------------------------- */
 
-static bool take_option(count_opts *o, int id, const char *v)
-{
-    switch (id) {
-    case OPT_BINARY: o->binary = true; return true;
-    case OPT_SKIP_EMPTY: o->skip_empty = true; return true;
-    case OPT_KEY: return cli_key_list_push(&o->keys, v);
-    case OPT_TOP:
-        o->has_top = true;
-        return cli_parse_u64("count", "--top", v, &o->top);
-    default: return false;
-    }
-}
-
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, count_opts *o)
 {
     cli_args a;
-    int id;
+    int id, r;
     cli_args_init(&a, "count", argc, argv);
     while ((id = cli_next(&a, count_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
@@ -77,25 +61,15 @@ static int parse_args(int argc, char **argv, count_opts *o)
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, "count") ? CLI_EXIT_OK
                                                    : CLI_EXIT_ERR;
-        if (id != CLI_NEXT_POS) {
-            if (!take_option(o, id, a.value))
+        if ((r = cli_key_source_take(&o->src, id, a.value)) < 0)
+            return CLI_EXIT_ERR;
+        if (r == 0) { /* --top */
+            o->has_top = true;
+            if (!cli_parse_u64("count", "--top", a.value, &o->top))
                 return CLI_EXIT_ERR;
-        } else if (o->file == NULL) {
-            o->file = a.value;
-        } else if (o->input == NULL) {
-            o->input = a.value;
-        } else {
-            return cli_usage_error("count", "too many arguments");
         }
     }
-    if (o->file == NULL)
-        return cli_usage_error("count", "missing FILE");
-    if (o->keys.n > 0 && o->input != NULL)
-        return cli_usage_error("count", "give keys with --key or in KEYFILE, "
-                               "not both");
-    if (o->keys.n == 0 && o->input == NULL && strcmp(o->file, "-") == 0)
-        return cli_usage_error("count", "FILE and keys cannot both be stdin");
-    return -1;
+    return cli_key_source_check(&o->src);
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -104,7 +78,7 @@ static void print_count(const count_opts *o, uint64_t count,
                         const uint8_t *key, size_t len)
 {
     printf("%llu\t", (unsigned long long)count);
-    if (o->binary && o->keys.n == 0 && len == 8)
+    if (o->src.binary && o->src.keys.n == 0 && len == 8)
         printf("%llu", (unsigned long long)cli_load_le64(key));
     else if (len > 0)
         fwrite(key, 1, len, stdout);
@@ -237,11 +211,7 @@ static bool check_filter(const char *file, const amq_filter *f)
 static int count_file(const count_opts *o, const amq_filter *f)
 {
     cli_keys k;
-    if (!check_filter(o->file, f))
-        return CLI_EXIT_ERR;
-    if (o->keys.n > 0)
-        cli_keys_open_list(&k, o->keys.keys, o->keys.n);
-    else if (!cli_keys_open(&k, o->input, o->binary, o->skip_empty))
+    if (!check_filter(o->src.file, f) || !cli_key_source_open(&o->src, &k))
         return CLI_EXIT_ERR;
     int rc = o->has_top ? count_top(o, f, &k) : count_each(o, f, &k);
     cli_keys_close(&k);
@@ -256,14 +226,15 @@ int cli_cmd_count(int argc, char **argv)
 {
     count_opts o;
     memset(&o, 0, sizeof o);
+    o.src.command = "count";
     cli_filter_file ff;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0)
-        rc = cli_filter_open(&ff, o.file) ? -1 : CLI_EXIT_ERR;
+        rc = cli_filter_open(&ff, o.src.file) ? -1 : CLI_EXIT_ERR;
     if (rc < 0) {
         rc = count_file(&o, ff.filter);
         cli_filter_close(&ff);
     }
-    cli_key_list_free(&o.keys);
+    cli_key_source_free(&o.src);
     return rc;
 }

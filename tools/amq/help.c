@@ -12,6 +12,17 @@
 
 typedef cli_help_topic help_topic;
 
+/* The options and exit status `add` and `remove` share. */
+#define UPDATE_OPTIONS                                                         \
+    "  -b, --binary         keys are little-endian u64s, 8 bytes each\n"       \
+    "      --skip-empty     ignore empty lines\n"                              \
+    "  -o, --output OUT     write the result to OUT instead of FILE\n"         \
+    "      --progress       draw progress on stderr even when not a "          \
+    "terminal\n"                                                               \
+    "  -q, --quiet          no summary and no progress on stderr\n"            \
+    "\n"                                                                       \
+    "Exit status: 0, or 2 on an error (FILE unchanged)."
+
 static const help_topic topics[] = {
     {"build",
      "amq build --type SPEC --fpr E [--capacity N] [--keyed-hash] -o FILE "
@@ -69,13 +80,7 @@ static const help_topic topics[] = {
      "(xor, fuse, ribbon) are refused: rebuild them from all keys.\n"
      "\n"
      "      --key K          add K (repeatable) instead of reading keys\n"
-     "  -b, --binary         keys are little-endian u64s, 8 bytes each\n"
-     "      --skip-empty     ignore empty lines\n"
-     "  -o, --output OUT     write the result to OUT instead of FILE\n"
-     "      --progress       draw progress on stderr even when not a terminal\n"
-     "  -q, --quiet          no summary and no progress on stderr\n"
-     "\n"
-     "Exit status: 0, or 2 on an error (FILE unchanged)."},
+     UPDATE_OPTIONS},
     {"remove", "amq remove FILE [KEYFILE | --key K...] [-o OUT]",
      "Remove keys from a filter file whose type deletes (counting, dleft,\n"
      "cuckoo, vacuum, qf, cqf, spectral:mode=ms). Atomic like 'amq add'.\n"
@@ -86,13 +91,7 @@ static const help_topic topics[] = {
      "\n"
      "      --key K          remove K (repeatable) instead of reading keys\n"
      "      --missing-ok     skip keys that are not in the filter\n"
-     "  -b, --binary         keys are little-endian u64s, 8 bytes each\n"
-     "      --skip-empty     ignore empty lines\n"
-     "  -o, --output OUT     write the result to OUT instead of FILE\n"
-     "      --progress       draw progress on stderr even when not a terminal\n"
-     "  -q, --quiet          no summary and no progress on stderr\n"
-     "\n"
-     "Exit status: 0, or 2 on an error (FILE unchanged)."},
+     UPDATE_OPTIONS},
     {"merge", "amq merge [--intersect] -o OUT FILE FILE...",
      "Union (or intersection) of filters built alike: same type, same\n"
      "parameters (amq info's params) and same hash, seed and key. The\n"

@@ -129,6 +129,52 @@ void cli_key_list_free(cli_key_list *l)
     memset(l, 0, sizeof *l);
 }
 
+int cli_key_source_take(cli_key_source *s, int id, const char *value)
+{
+    switch (id) {
+    case CLI_OPT_KEY: return cli_key_list_push(&s->keys, value) ? 1 : -1;
+    case CLI_OPT_BINARY: s->binary = true; return 1;
+    case CLI_OPT_SKIP_EMPTY: s->skip_empty = true; return 1;
+    case CLI_NEXT_POS:
+        if (s->file == NULL)
+            s->file = value;
+        else if (s->input == NULL)
+            s->input = value;
+        else {
+            cli_usage_error(s->command, "too many arguments");
+            return -1;
+        }
+        return 1;
+    default: return 0;
+    }
+}
+
+int cli_key_source_check(const cli_key_source *s)
+{
+    if (s->file == NULL)
+        return cli_usage_error(s->command, "missing FILE");
+    if (s->keys.n > 0 && s->input != NULL)
+        return cli_usage_error(s->command, "give keys with --key or in "
+                               "KEYFILE, not both");
+    if (s->keys.n == 0 && s->input == NULL && strcmp(s->file, "-") == 0)
+        return cli_usage_error(s->command, "FILE and keys cannot both be "
+                               "stdin");
+    return -1;
+}
+
+bool cli_key_source_open(const cli_key_source *s, cli_keys *k)
+{
+    if (s->keys.n == 0)
+        return cli_keys_open(k, s->input, s->binary, s->skip_empty);
+    cli_keys_open_list(k, s->keys.keys, s->keys.n);
+    return true;
+}
+
+void cli_key_source_free(cli_key_source *s)
+{
+    cli_key_list_free(&s->keys);
+}
+
 int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len)
 {
     if (k->list != NULL) {

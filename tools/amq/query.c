@@ -16,9 +16,8 @@
 #define CHUNK 4096
 
 typedef struct query_opts {
-    const char *file, *input;
-    cli_key_list keys; /* --key K, in order                              */
-    bool binary, skip_empty, count_only, invert, quiet, mark;
+    cli_key_source src; /* FILE, KEYFILE or --key, --binary, --skip-empty */
+    bool count_only, invert, quiet, mark;
 } query_opts;
 
 typedef struct query_chunk {
@@ -30,18 +29,13 @@ typedef struct query_chunk {
     size_t cap;
 } query_chunk;
 
-enum {
-    OPT_BINARY = 1, OPT_SKIP_EMPTY, OPT_COUNT, OPT_INVERT, OPT_QUIET, OPT_KEY,
-    OPT_MARK
-};
+enum { OPT_COUNT = 1, OPT_INVERT, OPT_QUIET, OPT_MARK };
 
 static const cli_opt query_options[] = {
-    {"binary", 'b', false, OPT_BINARY},
-    {"skip-empty", 0, false, OPT_SKIP_EMPTY},
+    CLI_KEY_SOURCE_OPTIONS,
     {"count", 'c', false, OPT_COUNT},
     {"invert", 'v', false, OPT_INVERT},
     {"quiet", 'q', false, OPT_QUIET},
-    {"key", 0, true, OPT_KEY},
     {"mark", 'm', false, OPT_MARK},
     {NULL, 0, false, 0},
 };
@@ -49,8 +43,6 @@ static const cli_opt query_options[] = {
 static void take_flag(query_opts *o, int id)
 {
     switch (id) {
-    case OPT_BINARY: o->binary = true; break;
-    case OPT_SKIP_EMPTY: o->skip_empty = true; break;
     case OPT_COUNT: o->count_only = true; break;
     case OPT_INVERT: o->invert = true; break;
     case OPT_QUIET: o->quiet = true; break;
@@ -59,47 +51,26 @@ static void take_flag(query_opts *o, int id)
     }
 }
 
-static int take_positional(query_opts *o, const char *v)
-{
-    if (o->file == NULL)
-        o->file = v;
-    else if (o->input == NULL)
-        o->input = v;
-    else
-        return cli_usage_error("query", "too many arguments");
-    return -1;
-}
-
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, query_opts *o)
 {
     cli_args a;
-    int id, rc;
+    int id, r;
     cli_args_init(&a, "query", argc, argv);
     while ((id = cli_next(&a, query_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, "query") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-        if (id == OPT_KEY) {
-            if (!cli_key_list_push(&o->keys, a.value))
-                return CLI_EXIT_ERR;
-        } else if (id != CLI_NEXT_POS)
+        if ((r = cli_key_source_take(&o->src, id, a.value)) < 0)
+            return CLI_EXIT_ERR;
+        if (r == 0)
             take_flag(o, id);
-        else if ((rc = take_positional(o, a.value)) >= 0)
-            return rc;
     }
-    if (o->file == NULL)
-        return cli_usage_error("query", "missing FILE");
-    if (o->keys.n > 0 && o->input != NULL)
-        return cli_usage_error("query", "give keys with --key or in KEYFILE, "
-                               "not both");
     if (o->mark && (o->count_only || o->invert))
         return cli_usage_error("query", "--mark prints every key: it does "
                                "not combine with --count or --invert");
-    if (o->keys.n == 0 && o->input == NULL && strcmp(o->file, "-") == 0)
-        return cli_usage_error("query", "FILE and keys cannot both be stdin");
-    return -1;
+    return cli_key_source_check(&o->src);
 }
 
 static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
@@ -131,7 +102,7 @@ static void print_key(const query_opts *o, const query_chunk *q, size_t i)
     size_t len = q->off[i + 1] - q->off[i];
     if (o->mark)
         fputs(q->hit[i] ? "1\t" : "0\t", stdout);
-    if (o->binary && o->keys.n == 0 && len == 8)
+    if (o->src.binary && o->src.keys.n == 0 && len == 8)
         printf("%llu\n", (unsigned long long)cli_load_le64(key));
     else {
         if (len > 0)
@@ -178,9 +149,7 @@ static int64_t run_queries(const query_opts *o, const amq_filter *f,
 static int query_file(const query_opts *o, const amq_filter *f)
 {
     cli_keys k;
-    if (o->keys.n > 0)
-        cli_keys_open_list(&k, o->keys.keys, o->keys.n);
-    else if (!cli_keys_open(&k, o->input, o->binary, o->skip_empty))
+    if (!cli_key_source_open(&o->src, &k))
         return CLI_EXIT_ERR;
     query_chunk *q = calloc(1, sizeof *q);
     int64_t selected = -1;
@@ -211,14 +180,15 @@ int cli_cmd_query(int argc, char **argv)
 {
     query_opts o;
     memset(&o, 0, sizeof o);
+    o.src.command = "query";
     int rc = parse_args(argc, argv, &o);
     cli_filter_file ff;
     if (rc < 0)
-        rc = cli_filter_open(&ff, o.file) ? -1 : CLI_EXIT_ERR;
+        rc = cli_filter_open(&ff, o.src.file) ? -1 : CLI_EXIT_ERR;
     if (rc < 0) {
         rc = query_file(&o, ff.filter);
         cli_filter_close(&ff);
     }
-    cli_key_list_free(&o.keys);
+    cli_key_source_free(&o.src);
     return rc;
 }

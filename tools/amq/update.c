@@ -21,24 +21,19 @@ typedef enum update_op { OP_ADD, OP_REMOVE } update_op;
 
 typedef struct update_opts {
     update_op op;
-    const char *command, *file, *input, *output;
-    cli_key_list keys;
-    bool binary, skip_empty, quiet, missing_ok;
+    const char *command, *file, *output; /* file: src.file              */
+    cli_key_source src;
+    bool quiet, missing_ok;
 } update_opts;
 
 typedef struct update_result {
     uint64_t applied, missing;
 } update_result;
 
-enum {
-    OPT_BINARY = 1, OPT_SKIP_EMPTY, OPT_KEY, OPT_OUTPUT, OPT_QUIET,
-    OPT_PROGRESS, OPT_MISSING_OK
-};
+enum { OPT_OUTPUT = 1, OPT_QUIET, OPT_PROGRESS, OPT_MISSING_OK };
 
 static const cli_opt update_options[] = {
-    {"binary", 'b', false, OPT_BINARY},
-    {"skip-empty", 0, false, OPT_SKIP_EMPTY},
-    {"key", 0, true, OPT_KEY},
+    CLI_KEY_SOURCE_OPTIONS,
     {"output", 'o', true, OPT_OUTPUT},
     {"quiet", 'q', false, OPT_QUIET},
     {"progress", 0, false, OPT_PROGRESS},
@@ -51,9 +46,6 @@ static const cli_opt update_options[] = {
 static bool take_option(update_opts *o, int id, const char *v)
 {
     switch (id) {
-    case OPT_BINARY: o->binary = true; return true;
-    case OPT_SKIP_EMPTY: o->skip_empty = true; return true;
-    case OPT_KEY: return cli_key_list_push(&o->keys, v);
     case OPT_OUTPUT: o->output = v; return true;
     case OPT_QUIET:
         o->quiet = true;
@@ -71,26 +63,20 @@ static bool take_option(update_opts *o, int id, const char *v)
     }
 }
 
-static int check_args(const update_opts *o)
+static int check_args(update_opts *o)
 {
-    if (o->file == NULL)
-        return cli_usage_error(o->command, "missing FILE");
-    if (o->keys.n > 0 && o->input != NULL)
-        return cli_usage_error(o->command, "give keys with --key or in "
-                               "KEYFILE, not both");
-    if (o->keys.n == 0 && o->input == NULL && strcmp(o->file, "-") == 0)
-        return cli_usage_error(o->command, "FILE and keys cannot both be "
-                               "stdin");
-    if (o->output == NULL && strcmp(o->file, "-") == 0)
+    int rc = cli_key_source_check(&o->src);
+    o->file = o->src.file;
+    if (rc < 0 && o->output == NULL && strcmp(o->file, "-") == 0)
         return cli_usage_error(o->command, "FILE '-' needs -o OUT");
-    return -1;
+    return rc;
 }
 
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, update_opts *o)
 {
     cli_args a;
-    int id;
+    int id, r;
     cli_args_init(&a, o->command, argc, argv);
     while ((id = cli_next(&a, update_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
@@ -98,16 +84,9 @@ static int parse_args(int argc, char **argv, update_opts *o)
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, o->command) ? CLI_EXIT_OK
                                                       : CLI_EXIT_ERR;
-        if (id != CLI_NEXT_POS) {
-            if (!take_option(o, id, a.value))
-                return CLI_EXIT_ERR;
-        } else if (o->file == NULL) {
-            o->file = a.value;
-        } else if (o->input == NULL) {
-            o->input = a.value;
-        } else {
-            return cli_usage_error(o->command, "too many arguments");
-        }
+        if ((r = cli_key_source_take(&o->src, id, a.value)) < 0 ||
+            (r == 0 && !take_option(o, id, a.value)))
+            return CLI_EXIT_ERR;
     }
     return check_args(o);
 }
@@ -215,7 +194,7 @@ static int update(int argc, char **argv, update_op op, const char *command)
     update_opts o;
     memset(&o, 0, sizeof o);
     o.op = op;
-    o.command = command;
+    o.command = o.src.command = command;
     amq_filter *f = NULL;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0)
@@ -223,9 +202,7 @@ static int update(int argc, char **argv, update_op op, const char *command)
                  ? -1
                  : CLI_EXIT_ERR;
     cli_keys k;
-    if (rc < 0 && o.keys.n > 0)
-        cli_keys_open_list(&k, o.keys.keys, o.keys.n);
-    else if (rc < 0 && !cli_keys_open(&k, o.input, o.binary, o.skip_empty))
+    if (rc < 0 && !cli_key_source_open(&o.src, &k))
         rc = CLI_EXIT_ERR;
     if (rc < 0) {
         update_result r = {0, 0};
@@ -239,7 +216,7 @@ static int update(int argc, char **argv, update_op op, const char *command)
             print_summary(&o, f, &r);
     }
     amq_filter_free(f);
-    cli_key_list_free(&o.keys);
+    cli_key_source_free(&o.src);
     return rc;
 }
 
