@@ -54,6 +54,12 @@ typedef struct amq_filter amq_filter;
  * "is it a heavy hitter now" and may miss added keys; count() may undercount;
  * there is no FPR curve (amq_curve_* give AMQ_ERR_UNSUPPORTED). */
 #define AMQ_CAP_SKETCH 0x80u
+/* A filter for an endless stream that forgets old keys by design (stable):
+ * only the most recently added key is promised to be reported; older ones
+ * fade after about `capacity` later adds (docs/structures.md has the
+ * retention curve). fpr_bound() still bounds the rate for keys never
+ * added, and the rate settles at the target instead of climbing to 1. */
+#define AMQ_CAP_FORGETS 0x100u
 
 typedef struct amq_type_info {
     const char *name;    /* canonical spec name, e.g. "sbbf"                 */

@@ -53,9 +53,9 @@
 #include "filter/type.h"
 
 #define STABLE_MAX 255u
-#define DEFAULT_MAX 255u
+#define DEFAULT_MAX 3u    /* the paper's design: 2-bit cells */
+#define HOLD_MAX 255u     /* horizon=H: 8-bit cells */
 #define TAIL 1e-12
-#define HORIZON 2.0
 #define STABLE_BATCH 16
 
 struct amq_stable {
@@ -153,11 +153,18 @@ static amq_status alloc_stable(const amq__mem *mem, uint64_t m, unsigned k,
 
 static uint64_t round_cells(uint64_t m) { return (m + 63) / 64 * 64; }
 
-/* P for capacity keys in m cells: at most TAIL chance that a cell reaches
- * max decrements within HORIZON * capacity adds; at least 1. */
-static uint64_t recency_p(uint64_t m, unsigned max, uint64_t capacity) {
-    double p = floor(safe_lambda(max) * (double)m /
-                     (HORIZON * (double)capacity));
+/* P for m cells such that a cell reaches max decrements within `adds`
+ * adds with probability at most TAIL; at least 1. */
+static uint64_t recency_p(uint64_t m, unsigned max, double adds) {
+    double p = floor(safe_lambda(max) * (double)m / adds);
+    return p < 1.0 ? 1 : p > (double)m ? m : (uint64_t)p;
+}
+
+/* The fewest decrements per add whose stable FPR is at most `rate` (the
+ * real solution rounded up: more decrements, fewer nonzero cells), within
+ * 1..m. */
+static uint64_t stable_p(uint64_t m, unsigned k, unsigned max, double rate) {
+    double p = ceil(amq_stable_p_for((double)m, k, max, rate));
     return p < 1.0 ? 1 : p > (double)m ? m : (uint64_t)p;
 }
 
@@ -187,7 +194,7 @@ amq_status amq_stable_new(uint64_t capacity, double fpr,
     AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &m));
     amq__mem_init(&mem, opt);
     return alloc_stable(&mem, m, k, DEFAULT_MAX,
-                        recency_p(m, DEFAULT_MAX, capacity), NULL, out);
+                        stable_p(m, k, DEFAULT_MAX, fpr), NULL, out);
 }
 
 amq_status amq_stable_new_explicit(uint64_t m_cells, unsigned k, unsigned max,
@@ -365,8 +372,8 @@ uint64_t amq_stable_items(const amq_stable *s) { return s->o.items; }
 
 typedef struct stable_spec {
     uint64_t m, k, max, p;
-    double target;
-    bool has_m, has_p, has_target;
+    double target, horizon;
+    bool has_m, has_max, has_p, has_target, has_horizon;
 } stable_spec;
 
 static amq_status read_spec(amq__spec *spec, stable_spec *v, amq_diag *diag) {
@@ -374,12 +381,42 @@ static amq_status read_spec(amq__spec *spec, stable_spec *v, amq_diag *diag) {
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &v->k, NULL, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "m", 64, UINT64_C(1) << 58, &v->m,
                                     &v->has_m, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max,
+                                    &v->has_max, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "p", 0, UINT64_C(1) << 58, &v->p,
                                     &v->has_p, diag));
-    return amq__spec_f64(spec, "stable", 1e-12, 0.999999, &v->target,
-                         &v->has_target, diag);
+    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "horizon", 0.01, 1e6, &v->horizon,
+                                    &v->has_horizon, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "stable", 1e-12, 0.999999,
+                                    &v->target, &v->has_target, diag));
+    if (v->has_p + v->has_target + v->has_horizon > 1)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: give one of p=, "
+                         "stable= and horizon=");
+    if (!v->has_max)
+        v->max = v->has_horizon ? HOLD_MAX : DEFAULT_MAX;
+    return AMQ_OK;
+}
+
+/* Decrements per add: given, from a stable rate (stable=, else the target
+ * fpr: the paper's design), or from a horizon in multiples of capacity. */
+static amq_status resolve_p(stable_spec *v, unsigned k, uint64_t capacity,
+                            double fpr, amq_diag *diag) {
+    unsigned max = (unsigned)v->max;
+    if (v->has_target) {
+        v->p = stable_p(v->m, k, max, v->target);
+    } else if (v->has_horizon || !v->has_p) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: m= without a "
+                             "capacity needs p= or stable=");
+        v->p = v->has_horizon
+                   ? recency_p(v->m, max, v->horizon * (double)capacity)
+                   : stable_p(v->m, k, max, fpr);
+    }
+    if (v->p > v->m)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: p=%llu exceeds the "
+                         "%llu cells", (unsigned long long)v->p,
+                         (unsigned long long)v->m);
+    return AMQ_OK;
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
@@ -387,7 +424,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            const amq_options *opt, amq__obj **impl,
                            amq_diag *diag) {
     (void)self;
-    stable_spec v = {.max = DEFAULT_MAX};
+    stable_spec v = {0};
     unsigned k;
     amq__mem mem;
     AMQ_RETURN_IF_ERR(read_spec(spec, &v, diag));
@@ -403,23 +440,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
             k = capacity ? amq_bloom_optimal_k((double)v.m / (double)capacity)
                          : 7;
     }
-    if (v.has_p + v.has_target > 1)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: give p= or stable=, "
-                         "not both");
-    if (v.has_target) {
-        double p = round(amq_stable_p_for((double)v.m, k, (unsigned)v.max,
-                                          v.target));
-        v.p = p < 1.0 ? 1 : p > (double)v.m ? v.m : (uint64_t)p;
-    } else if (!v.has_p) {
-        if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: m= without a "
-                             "capacity needs p= or stable=");
-        v.p = recency_p(v.m, (unsigned)v.max, capacity);
-    }
-    if (v.p > v.m)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: p=%llu exceeds the "
-                         "%llu cells", (unsigned long long)v.p,
-                         (unsigned long long)v.m);
+    AMQ_RETURN_IF_ERR(resolve_p(&v, k, capacity, fpr, diag));
     amq__mem_init(&mem, opt);
     amq_stable *s;
     AMQ_RETURN_IF_ERR(
@@ -449,19 +470,19 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
                          (unsigned long long)s->p);
 }
 
-/* The curve at capacity, where the filter is a Bloom filter over cells of
- * w bits: the Bloom curve at b / w cells per key. */
+/* The curve at capacity: cells and k as a Bloom filter's over cells of
+ * w bits, so the Bloom curve at b / w cells per key (the paper's design
+ * settles there: its p is chosen for a stable rate equal to the target).
+ * Keys that fix one filter (m, p, stable, horizon) are accepted and do
+ * not move the curve; max= chooses w. */
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
-    uint64_t max = DEFAULT_MAX, k = 0;
+    stable_spec v = {0};
     (void)self;
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "max", 1, STABLE_MAX, &max, NULL, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
-    double w = (double)width_for((unsigned)max);
-    *out = inverse ? w * amq__partitioned_bits_for(x, (unsigned)k)
-                   : amq__partitioned_curve(x / w, (unsigned)k);
+    AMQ_RETURN_IF_ERR(read_spec(spec, &v, diag));
+    double w = (double)width_for((unsigned)v.max);
+    *out = inverse ? w * amq__partitioned_bits_for(x, (unsigned)v.k)
+                   : amq__partitioned_curve(x / w, (unsigned)v.k);
     return AMQ_OK;
 }
 
@@ -518,13 +539,15 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 const amq__type amq__type_stable = {
     .info = {.name = "stable",
              .type_id = AMQ__ID_stable,
-             .caps = 0,
+             .caps = AMQ_CAP_FORGETS,
              .summary = "stable Bloom filter: fixed memory for endless "
                         "streams, forgets old keys (false negatives by "
                         "design for old keys)",
              .params = "m=CELLS, k=HASHES (1-64), max=CELL_MAX (1-255, "
-                       "default 255), p=DECREMENTS per add, stable=RATE "
-                       "(choose p for this stable FPR)",
+                       "default 3), p=DECREMENTS per add, stable=RATE "
+                       "(p for this stable FPR; default: the target fpr), "
+                       "horizon=H (p such that no key is forgotten within "
+                       "H x capacity adds; max 255 by default)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
     .load = t_load,

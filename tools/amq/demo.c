@@ -46,6 +46,8 @@ typedef struct demo_data {
 typedef struct demo_row {
     double bits_per_key, measured, bound;
     double hash_ns, insert_ns, query_ns, batch_ns;
+    bool forgets;     /* AMQ_CAP_FORGETS: only the newest key is promised */
+    size_t forgotten; /* present keys no longer reported (forgets only)   */
 } demo_row;
 
 enum { OPT_N = 1, OPT_FPR, OPT_SEED, OPT_TYPE };
@@ -195,7 +197,9 @@ static void query_batch(const amq_filter *f, demo_data *d, uint8_t *out,
         *ns = ns_per(cli_now() - t, 2 * d->n);
 }
 
-/* Zero false negatives, batch == scalar, and the measured rate. */
+/* Zero false negatives (for a forgetting type: the newest key is there,
+ * and the forgotten ones are counted), batch == scalar, and the measured
+ * rate. */
 static bool check_answers(const char *name, const demo_data *d, demo_row *r)
 {
     size_t fn = 0, fp = 0, differ = 0;
@@ -207,6 +211,10 @@ static bool check_answers(const char *name, const demo_data *d, demo_row *r)
             fp += d->scalar[i] != 0;
     }
     r->measured = (double)fp / (double)d->n;
+    if (r->forgets) {
+        r->forgotten = fn;
+        fn = d->scalar[d->n - 1] == 0;
+    }
     if (fn != 0)
         cli_error("demo: %s: %zu FALSE NEGATIVES among %zu present keys", name,
                   fn, d->n);
@@ -385,6 +393,15 @@ static bool has_cap(const char *spec, uint32_t cap)
     return t != NULL && (t->caps & cap) != 0;
 }
 
+/* A forgetting type's note: how much of the stream it still holds. */
+static void print_forgetting(const char *name, const demo_row *r, size_t n)
+{
+    printf("|   (%s forgets old keys by design: %zu of the %zu keys "
+           "(%.1f%%) are still reported after the stream) |\n",
+           name, n - r->forgotten, n,
+           100.0 * (double)(n - r->forgotten) / (double)n);
+}
+
 /* One spec: a table row; false on failure. */
 static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
 {
@@ -396,10 +413,13 @@ static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
                spec);
         return true;
     }
+    r.forgets = has_cap(spec, AMQ_CAP_FORGETS);
     bool ok = has_cap(spec, AMQ_CAP_STATIC) ? run_static(spec, o, d, &r)
                               : run_type(spec, o, d, &r);
     if (ok)
         print_row(spec, &r, log2(1.0 / o->fpr));
+    if (ok && r.forgets)
+        print_forgetting(spec, &r, d->n);
     return ok;
 }
 
