@@ -33,7 +33,7 @@ from ._native import lib, Diag, Hasher, Options
 
 __all__ = ["Filter", "Error", "types", "version", "curve_bits", "curve_fpr",
            "CAP_REMOVE", "CAP_COUNT", "CAP_UNION", "CAP_INTERSECT",
-           "CAP_STATIC", "CAP_SKETCH"]
+           "CAP_STATIC", "CAP_SKETCH", "CAP_FORGETS"]
 
 CAP_REMOVE = 0x01
 CAP_COUNT = 0x02
@@ -43,6 +43,7 @@ CAP_CONCURRENT = 0x10
 CAP_ESTIMATE = 0x20
 CAP_STATIC = 0x40
 CAP_SKETCH = 0x80
+CAP_FORGETS = 0x100
 
 HASH_SIPHASH = 3
 CHUNK = 1 << 16

@@ -202,7 +202,7 @@ static const char *unfit(const rec_opts *o, const amq_type_info *t)
 {
     if (t->caps & AMQ_CAP_SKETCH)
         return "a frequency sketch, not a membership filter";
-    if (strcmp(t->name, "stable") == 0)
+    if (t->caps & AMQ_CAP_FORGETS)
         return "forgets old keys (false negatives by design)";
     if (o->deletes && !(t->caps & AMQ_CAP_REMOVE))
         return "cannot remove keys";
