@@ -345,6 +345,10 @@ run 0 "recommend --deletes" "$AMQ" recommend -n 1M --fpr 0.01 --deletes
 check "--deletes excludes bloom" grep -q "bloom .*cannot remove" out
 rec=$(sed -n 's/^recommended: \([a-z0-9]*\).*/\1/p' out)
 check "--deletes recommends a type that removes" sh -c "grep -A2 '^  $rec ' types.txt | grep -q remove"
+run 0 "recommend -q" "$AMQ" recommend -q -n 1M --fpr 0.01 --deletes
+check "recommend -q prints the recommended name only" test "$(cat out)" = "$rec"
+run 0 "recommend -q --static" "$AMQ" recommend -q -n 1M --fpr 0.01 --static
+check "recommend -q --static: ribbon" test "$(cat out)" = ribbon
 run 2 "recommend without -n" "$AMQ" recommend --fpr 0.01
 
 # ---- man page and completion ----------------------------------------------------------------------

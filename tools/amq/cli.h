@@ -41,6 +41,19 @@ int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_count(int argc, char **argv);
 int cli_cmd_recommend(int argc, char **argv);
 
+/* recommend.c: what a filter must do, and the type `amq recommend` picks
+ * for it (the smallest that meets fpr; the hook behind `--type auto`). */
+typedef struct cli_need {
+    uint64_t n;        /* keys                                            */
+    double fpr;        /* target rate, 0 < fpr < 1                        */
+    bool deletes;      /* AMQ_CAP_REMOVE needed                           */
+    bool counts;       /* AMQ_CAP_COUNT needed                            */
+    bool allow_static; /* every key is known before the build             */
+} cli_need;
+/* The type's canonical name (static storage), or NULL when no type meets
+ * the need. When why is not NULL, one line saying why is written there. */
+const char *cli_recommend_type(const cli_need *need, FILE *why);
+
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */
 bool cli_help_print(FILE *out, const char *command);

@@ -147,6 +147,7 @@ static const help_topic topics[] = {
      "  -c, --count          multiplicities are needed: types that count\n"
      "  -s, --static         every key is known before the build: static\n"
      "                       types (xor, fuse, ribbon) may be chosen\n"
+     "  -q, --quiet          print only the recommended type's name\n"
      "\n"
      "Exit status: 0, or 2 on bad usage or when no type meets the need."},
     {"demo", "amq demo [--n N] [--fpr E] [--seed S] [--type SPEC]...",

@@ -35,11 +35,7 @@
 
 #define PROBE_KEYS 2048
 
-typedef struct rec_opts {
-    uint64_t n;
-    double fpr;
-    bool deletes, counts, allow_static;
-} rec_opts;
+typedef cli_need rec_opts;
 
 typedef struct rec_row {
     const amq_type_info *type;
@@ -73,7 +69,10 @@ static const rec_access access_table[] = {
     {"cms", 0, NULL, "depth"},
 };
 
-enum { OPT_N = 1, OPT_FPR, OPT_DELETES, OPT_COUNTS, OPT_STATIC };
+enum { OPT_N = 1, OPT_FPR, OPT_DELETES, OPT_COUNTS, OPT_STATIC, OPT_QUIET };
+
+/* -q: only the name (for `amq build --type "$(amq recommend -q ...)"`). */
+static bool name_only;
 
 static const cli_opt rec_options[] = {
     {"capacity", 'n', true, OPT_N},
@@ -81,6 +80,7 @@ static const cli_opt rec_options[] = {
     {"deletes", 'd', false, OPT_DELETES},
     {"count", 'c', false, OPT_COUNTS},
     {"static", 's', false, OPT_STATIC},
+    {"quiet", 'q', false, OPT_QUIET},
     {NULL, 0, false, 0},
 };
 
@@ -107,6 +107,7 @@ static int parse_args(int argc, char **argv, rec_opts *o)
         case OPT_DELETES: o->deletes = true; break;
         case OPT_COUNTS: o->counts = true; break;
         case OPT_STATIC: o->allow_static = true; break;
+        case OPT_QUIET: name_only = true; break;
         default: break;
         }
     }
@@ -213,8 +214,10 @@ static const char *unfit(const rec_opts *o, const amq_type_info *t)
     return NULL;
 }
 
-/* Fill r for type t; false (with the reason printed) if it cannot meet E. */
-static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r)
+/* Fill r for type t; false (with the reason written to log, if not NULL)
+ * if it cannot meet E. */
+static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r,
+                     FILE *log)
 {
     char why[160] = "";
     memset(r, 0, sizeof *r);
@@ -224,7 +227,9 @@ static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r)
         return false;
     if (t->caps & AMQ_CAP_STATIC) {
         if (!probe_static(t->name, o->fpr, &r->eps, why, sizeof why)) {
-            printf("  %-12s cannot reach %g: %s\n", t->name, o->fpr, why);
+            if (log != NULL)
+                fprintf(log, "  %-12s cannot reach %g: %s\n", t->name,
+                        o->fpr, why);
             return false;
         }
         /* Well below E: the width, not E, sets its size. */
@@ -311,6 +316,43 @@ static void print_verdict(const rec_opts *o, const rec_row *rows, size_t n)
            small->type->name, o->fpr);
 }
 
+/* Every type fit for the need, smallest first (*n of them; NULL with *n
+ * = 0 when out of memory). The others go to log with the reason. */
+static rec_row *rank(const rec_opts *o, FILE *log, size_t *n)
+{
+    size_t nt = amq_filter_type_count();
+    rec_row *rows = calloc(nt ? nt : 1, sizeof *rows);
+    *n = 0;
+    if (rows == NULL)
+        return NULL;
+    for (size_t i = 0; i < nt; i++) {
+        const amq_type_info *t = amq_filter_type_at(i);
+        const char *why = t ? unfit(o, t) : "?";
+        if (why != NULL && log != NULL)
+            fprintf(log, "  %-12s %s\n", t ? t->name : "?", why);
+        else if (why == NULL && evaluate(o, t, &rows[*n], log))
+            (*n)++;
+    }
+    qsort(rows, *n, sizeof *rows, by_bits);
+    return rows;
+}
+
+const char *cli_recommend_type(const cli_need *need, FILE *why)
+{
+    size_t n;
+    rec_row *rows = rank(need, NULL, &n);
+    const char *name = n > 0 ? rows[0].type->name : NULL;
+    if (name != NULL && why != NULL)
+        fprintf(why, "amq: --type auto: %s, the smallest for %llu keys at "
+                "%g%s: %.2f bits/key, %s memory reads per query (amq "
+                "recommend shows the others)\n",
+                name, (unsigned long long)need->n, need->fpr,
+                need->deletes ? " with deletes" : "", rows[0].bits,
+                rows[0].reads_text);
+    free(rows);
+    return name;
+}
+
 int cli_cmd_recommend(int argc, char **argv)
 {
     rec_opts o;
@@ -318,30 +360,25 @@ int cli_cmd_recommend(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    size_t nt = amq_filter_type_count(), n = 0;
-    rec_row *rows = calloc(nt ? nt : 1, sizeof *rows);
-    if (rows == NULL) {
-        cli_error("out of memory");
-        return CLI_EXIT_ERR;
+    if (name_only) {
+        const char *name = cli_recommend_type(&o, NULL);
+        if (name == NULL)
+            cli_error("no type meets this need");
+        else
+            printf("%s\n", name);
+        return name ? CLI_EXIT_OK : CLI_EXIT_ERR;
     }
     printf("need: %llu keys, fpr %g%s%s%s\n\nnot considered:\n",
            (unsigned long long)o.n, o.fpr, o.deletes ? ", deletes" : "",
            o.counts ? ", counts" : "",
            o.allow_static ? ", all keys known up front" : "");
-    for (size_t i = 0; i < nt; i++) {
-        const amq_type_info *t = amq_filter_type_at(i);
-        const char *why = t ? unfit(&o, t) : "?";
-        if (why != NULL)
-            printf("  %-12s %s\n", t ? t->name : "?", why);
-        else if (evaluate(&o, t, &rows[n]))
-            n++;
-    }
+    size_t n;
+    rec_row *rows = rank(&o, stdout, &n);
     if (n == 0) {
         free(rows);
-        cli_error("no type meets this need");
+        cli_error(rows == NULL ? "out of memory" : "no type meets this need");
         return CLI_EXIT_ERR;
     }
-    qsort(rows, n, sizeof *rows, by_bits);
     print_table(&o, rows, n);
     print_verdict(&o, rows, n);
     free(rows);
