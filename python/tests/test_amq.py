@@ -87,6 +87,16 @@ class TestMembership(unittest.TestCase):
         with self.assertRaises(amq.InvalidError):
             amq.Filter.build("xor8", present, 0.001)  # 8 bits cannot
 
+    def test_build_keyed(self):
+        ks = keys(b"k", 3000)
+        for spec in ("fuse8", "bloom"):
+            f = amq.Filter.build(spec, ks, 0.01, keyed=True)
+            self.assertTrue(f.keyed)
+            self.assertTrue(all(f.contains_many(ks)), spec)
+            self.assertEqual(f.info()["hash"],
+                             amq.Filter("bloom", 1, 0.5, keyed=True)
+                             .info()["hash"])
+
     def test_build_dynamic_equals_adds(self):
         ks = keys(b"d", 1000)
         a = amq.Filter.build("bloom", ks, 0.01)
