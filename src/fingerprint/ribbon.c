@@ -113,6 +113,7 @@
 #include "core/bits.h"
 #include "core/mem.h"
 #include "core/frame.h"
+#include "core/sort.h"
 #include "filter/type.h"
 
 #define RB_MAX_LAYERS 8
@@ -136,9 +137,6 @@
 #define RB_CURVE_RHO64 1.0017
 #define RB_CURVE_RHO128 1.0014
 /* Sorting: partitions of ~2^11 keys, at most 2^12 of them. */
-#define RB_PART_LOG 11
-#define RB_PART_MAX_BITS 12
-#define RB_CELL_MAX_BITS 16
 #define RB_MAX_BUCKET 1024
 /* Largest bucket the build uses (the stack of one bucket's rows). */
 #define RB_BUILD_BUCKET 256
@@ -512,139 +510,6 @@ static uint64_t rb_seed(uint32_t layer, unsigned attempt) {
 
 /* ---- construction: sorting the mixed hashes ----------------------------- */
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static unsigned rb_log2_floor(size_t n) {
-    unsigned lg = 0;
-    while (lg < 63 && (n >> (lg + 1)) != 0)
-        lg++;
-    return lg;
-}
-
-typedef struct rb_sorter {
-    size_t *part;      /* [parts + 1] partition ends            */
-    uint32_t *cell;    /* [2^cell_bits + 1] counts in a partition */
-    uint64_t *tmp;     /* [tmp_cap] one partition, sorted        */
-    size_t parts, tmp_cap;
-    unsigned part_bits, cell_bits;
-} rb_sorter;
-
-static void rb_sorter_free(const amq__mem *m, rb_sorter *so) {
-    amq__free(m, so->part, (so->parts + 1) * sizeof *so->part);
-    amq__free(m, so->cell,
-              (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
-    amq__free(m, so->tmp, so->tmp_cap * sizeof *so->tmp);
-    memset(so, 0, sizeof *so);
-}
-
-/* Partitions of ~2^RB_PART_LOG keys; a partition up to 4x its expected
- * size is sorted in tmp, a larger one (only for adversarial hashes) by
- * qsort in place. */
-static amq_status rb_sorter_alloc(const amq__mem *m, size_t n,
-                                  rb_sorter *so) {
-    unsigned lg = rb_log2_floor(n ? n : 1);
-    memset(so, 0, sizeof *so);
-    so->part_bits = lg > RB_PART_LOG ? lg - RB_PART_LOG : 0;
-    if (so->part_bits > RB_PART_MAX_BITS)
-        so->part_bits = RB_PART_MAX_BITS;
-    so->parts = (size_t)1 << so->part_bits;
-    so->tmp_cap = 4 * (n >> so->part_bits) + 64;
-    so->cell_bits = rb_log2_floor(so->tmp_cap) + 2;
-    if (so->cell_bits > RB_CELL_MAX_BITS)
-        so->cell_bits = RB_CELL_MAX_BITS;
-    so->part = amq__alloc(m, (so->parts + 1) * sizeof *so->part);
-    so->cell = amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) *
-                                 sizeof *so->cell);
-    so->tmp = amq__alloc(m, so->tmp_cap * sizeof *so->tmp);
-    if (so->part == NULL || so->cell == NULL || so->tmp == NULL) {
-        rb_sorter_free(m, so);
-        return AMQ_ERR_NOMEM;
-    }
-    return AMQ_OK;
-}
-
-static inline size_t rb_part_of(uint64_t x, unsigned bits) {
-    return bits ? (size_t)(x >> (64 - bits)) : 0;
-}
-
-/* Sort one partition's len keys into so->tmp: counting sort on the bits
- * below the partition bits (cells of ~1/4 key), then insertion sort for
- * keys that share a cell. false if the insertion sort runs long (many
- * equal cells: adversarial hashes); the caller then uses qsort. */
-static bool rb_cell_sort(rb_sorter *so, const uint64_t *k, size_t len) {
-    unsigned q = rb_log2_floor(len) + 2;
-    q = q > so->cell_bits ? so->cell_bits : q;
-    size_t cells = (size_t)1 << q;
-    uint32_t *cnt = so->cell;
-    memset(cnt, 0, (cells + 1) * sizeof *cnt);
-    for (size_t i = 0; i < len; i++)
-        cnt[((k[i] << so->part_bits) >> (64 - q)) + 1]++;
-    for (size_t c = 1; c <= cells; c++)
-        cnt[c] += cnt[c - 1];
-    for (size_t i = 0; i < len; i++)
-        so->tmp[cnt[(k[i] << so->part_bits) >> (64 - q)]++] = k[i];
-    size_t moves = 0, budget = 8 * len + 64;
-    for (size_t i = 1; i < len; i++) {
-        uint64_t v = so->tmp[i];
-        size_t j = i;
-        for (; j > 0 && so->tmp[j - 1] > v; j--)
-            so->tmp[j] = so->tmp[j - 1];
-        so->tmp[j] = v;
-        if ((moves += i - j) > budget)
-            return false;
-    }
-    return true;
-}
-
-/* Sort partition dst[a, e) and append it at dst[w..] (w <= a), dropping
- * repeats if asked; returns the new w. */
-static size_t rb_sort_part(rb_sorter *so, uint64_t *dst, size_t a, size_t e,
-                           size_t w, bool dedupe) {
-    size_t len = e - a;
-    const uint64_t *v = so->tmp;
-    if (len == 0)
-        return w;
-    if (len > so->tmp_cap || !rb_cell_sort(so, dst + a, len)) {
-        qsort(dst + a, len, sizeof *dst, cmp_u64);
-        v = dst + a;
-    }
-    for (size_t i = 0; i < len; i++)
-        if (!dedupe || w == 0 || dst[w - 1] != v[i])
-            dst[w++] = v[i];
-    return w;
-}
-
-/* dst[0..*out_n) = the values mix(src[i] + seed), ascending, without
- * repeats if dedupe. src and dst must not overlap. Starts are monotone in
- * the mixed hash, so this is start order in every layer size. */
-static amq_status rb_sort(const amq__mem *m, const uint64_t *src, size_t n,
-                          uint64_t seed, bool dedupe, uint64_t *dst,
-                          size_t *out_n) {
-    rb_sorter so;
-    AMQ_RETURN_IF_ERR(rb_sorter_alloc(m, n, &so));
-    memset(so.part, 0, (so.parts + 1) * sizeof *so.part);
-    for (size_t i = 0; i < n; i++)
-        so.part[rb_part_of(rb_mix(src[i], seed), so.part_bits) + 1]++;
-    for (size_t p = 1; p <= so.parts; p++)
-        so.part[p] += so.part[p - 1];
-    /* Scatter: part[p] moves from partition p's start to its end. */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = rb_mix(src[i], seed);
-        dst[so.part[rb_part_of(x, so.part_bits)]++] = x;
-    }
-    size_t w = 0, a = 0;
-    for (size_t p = 0; p < so.parts; p++) {
-        w = rb_sort_part(&so, dst, a, so.part[p], w, dedupe);
-        a = so.part[p];
-    }
-    rb_sorter_free(m, &so);
-    *out_n = w;
-    return AMQ_OK;
-}
-
 /* ---- construction: banding ---------------------------------------------- */
 
 typedef struct rb_band {
@@ -1016,7 +881,7 @@ static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f,
         coded = rb_next_coded(f, i + 1, nb, n);
         if (coded) {
             size_t got;
-            AMQ_RETURN_IF_ERR(rb_sort(m, k, nb, seed, false, k + nb, &got));
+            AMQ_RETURN_IF_ERR(amq__sort_keys(m, k, nb, true, seed, false, k + nb, &got));
             k += nb;
         } else {
             for (size_t j = 0; j < nb; j++)
@@ -1137,7 +1002,7 @@ static void rb_header(amq_ribbon *f, uint32_t bits64, unsigned band,
     f->band = band;
     f->bump = bump;
     if (bump) {
-        f->bucket_log2 = rb_log2_floor(b->size);
+        f->bucket_log2 = amq__log2_floor(b->size);
         f->thr[1] = b->t1;
         f->thr[2] = b->t2;
         f->thr[3] = b->size;
@@ -1168,7 +1033,8 @@ static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
     size_t distinct = 0;
     if (st == AMQ_OK) {
         hdr.layer[0].seed = rb_seed(0, 0);
-        st = rb_sort(&mem, h, n, hdr.layer[0].seed, true, w.keys, &distinct);
+        st = amq__sort_keys(&mem, h, n, true, hdr.layer[0].seed, true, w.keys,
+                           &distinct);
         hdr.o.items = distinct;
     }
     if (st == AMQ_OK)
@@ -1498,7 +1364,7 @@ static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
         return amq__rd_bad(r, at_thr, "thresholds %u, %u", t1, t2);
     rb_header(f, bits64, band, flags == 1);
     if (flags == 1) {
-        f->bucket_log2 = rb_log2_floor(bucket);
+        f->bucket_log2 = amq__log2_floor(bucket);
         f->thr[1] = t1;
         f->thr[2] = t2;
         f->thr[3] = bucket;

@@ -61,6 +61,7 @@
 #include "amq/static.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "core/sort.h"
 #include "filter/type.h"
 
 #define XF_BATCH 16
@@ -557,26 +558,21 @@ static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
     }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* A sorted copy of h without duplicates (its length in *n). */
 static amq_status xf_dedupe(const amq__mem *m, const uint64_t *h, size_t *n,
                             uint64_t **out, size_t *cap) {
     size_t bytes;
     if (!amq__mul(*n, sizeof *h, &bytes))
         return AMQ_ERR_OVERFLOW;
-    uint64_t *c = amq__alloc(m, bytes);
+    uint64_t *c = amq__alloc(m, bytes); /* n >= 1 here */
     if (c == NULL)
         return AMQ_ERR_NOMEM;
-    memcpy(c, h, bytes);
-    qsort(c, *n, sizeof *c, cmp_u64);
     size_t k = 0;
-    for (size_t i = 0; i < *n; i++)
-        if (k == 0 || c[i] != c[k - 1])
-            c[k++] = c[i];
+    amq_status st = amq__sort_keys(m, h, *n, false, 0, true, c, &k);
+    if (st != AMQ_OK) {
+        amq__free(m, c, bytes);
+        return st;
+    }
     *cap = *n;
     *n = k;
     *out = c;
