@@ -18,7 +18,7 @@
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "filter/make.h"
 
 
 struct amq_filter {
@@ -63,9 +63,8 @@ static amq_status wrap(const amq__type *t, const amq_options *opt,
     return AMQ_OK;
 }
 
-/* Parse a spec and find its type. */
-static amq_status lookup(const char *spec, amq__spec *s, const amq__type **t,
-                         amq_diag *diag) {
+amq_status amq__filter_lookup(const char *spec, amq__spec *s,
+                              const amq__type **t, amq_diag *diag) {
     AMQ_RETURN_IF_ERR(amq__spec_parse(spec, s, diag));
     *t = amq__type_by_name(s->name);
     if (*t == NULL)
@@ -75,36 +74,70 @@ static amq_status lookup(const char *spec, amq__spec *s, const amq__type **t,
     return AMQ_OK;
 }
 
-/* What to construct: an empty filter for a target, or a static one from
- * every key's hash. */
-typedef struct make_args {
-    uint64_t capacity;
-    double fpr;
-    const uint64_t *hashes; /* build only */
-    size_t n;
-    bool build;
-} make_args;
+/* The structure behind a new filter: created empty for a target, or (a
+ * static type) built from every key's hash. The spec is a copy: its keys
+ * are marked as the type reads them. */
+static amq_status make_impl(amq_filter *f, amq__spec s,
+                            const amq__make *a, const amq_options *opt,
+                            amq_diag *diag) {
+    const amq__type *t = f->type;
+    amq_status st =
+        t->build != NULL
+            ? t->build(t, &s, a->hashes, a->n, a->fpr, opt, &f->impl, diag)
+            : t->create(t, &s, a->capacity, a->fpr, opt, &f->impl, diag);
+    if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
+        destroy(t, f->impl);
+    return st;
+}
 
-static amq_status construct(const amq__type *t, amq__spec *s,
-                            const make_args *a, const amq_options *opt,
+static amq_status check_make(const amq__type *t, const amq__make *a,
+                             amq_diag *diag) {
+    if (t->build == NULL && a->hashes == NULL)
+        return check_target(a->capacity, a->fpr, diag);
+    if (a->fpr != 0.0 && !(a->fpr > 0.0 && a->fpr < 1.0))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "false-positive rate must be in (0, 1), got %g",
+                         a->fpr);
+    return AMQ_OK;
+}
+
+/* A dynamic type given keys: sized for them, then filled in order. */
+static amq_status fill(amq_filter *f, const amq__make *a, amq_diag *diag) {
+    size_t done = 0;
+    amq_status st = amq_filter_add_batch(f, a->hashes, a->n, &done);
+    if (st != AMQ_OK)
+        return amq__diag(diag, st, done, "adding key %zu of %zu: %s", done + 1,
+                         a->n, amq_strerror(st));
+    return AMQ_OK;
+}
+
+amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
+                            const amq__make *args, const amq_options *opt,
                             amq_filter **out, amq_diag *diag) {
+    static const amq_options defaults;
+    amq__make a = *args;
     amq_filter *f = NULL;
+    if (opt == NULL)
+        opt = &defaults;
+    if (t->build == NULL && a.hashes != NULL) /* sized for the keys */
+        a.capacity = a.fpr == 0.0 ? 0 : (a.n ? a.n : 1);
+    AMQ_RETURN_IF_ERR(check_make(t, &a, diag));
     AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
     amq_status st =
         amq__hasher_from_options(opt, t->info.default_hash, &f->hasher);
     if (st == AMQ_OK)
-        st = a->build ? t->build(t, s, a->hashes, a->n, a->fpr, opt,
-                                 &f->impl, diag)
-                      : t->create(t, s, a->capacity, a->fpr, opt, &f->impl,
-                                  diag);
-    if (st == AMQ_OK && (st = amq__spec_finish(s, diag)) != AMQ_OK)
-        destroy(t, f->impl);
+        st = make_impl(f, *s, &a, opt, diag);
     if (st != AMQ_OK) {
         amq__free(&f->mem, f, sizeof *f);
         return st;
     }
-    f->capacity = a->build ? a->n : a->capacity;
-    f->target_fpr = a->fpr;
+    f->capacity = t->build != NULL ? a.n : a.capacity;
+    f->target_fpr = a.fpr;
+    if (t->build == NULL && a.hashes != NULL &&
+        (st = fill(f, &a, diag)) != AMQ_OK) {
+        amq_filter_free(f);
+        return st;
+    }
     *out = f;
     return AMQ_OK;
 }
@@ -112,57 +145,33 @@ static amq_status construct(const amq__type *t, amq__spec *s,
 amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
                           const amq_options *opt, amq_filter **out,
                           amq_diag *diag) {
-    static const amq_options defaults;
     amq__spec s;
     const amq__type *t;
-    make_args a = {.capacity = capacity, .fpr = fpr};
+    amq__make a = {.capacity = capacity, .fpr = fpr};
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, diag));
     if (t->create == NULL)
         return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
                          "%s is static: build it from all keys with "
                          "amq_filter_build",
                          t->info.name);
-    AMQ_RETURN_IF_ERR(check_target(capacity, fpr, diag));
-    return construct(t, &s, &a, opt ? opt : &defaults, out, diag);
-}
-
-static amq_status build_dynamic(const char *spec, const uint64_t *hashes,
-                                size_t n, double fpr, const amq_options *opt,
-                                amq_filter **out, amq_diag *diag) {
-    amq_filter *f = NULL;
-    AMQ_RETURN_IF_ERR(amq_filter_new(spec, fpr == 0.0 ? 0 : (n ? n : 1), fpr,
-                                     opt, &f, diag));
-    size_t done = 0;
-    amq_status st = amq_filter_add_batch(f, hashes, n, &done);
-    if (st != AMQ_OK) {
-        amq_filter_free(f);
-        return amq__diag(diag, st, done, "adding hash %zu of %zu: %s", done,
-                         n, amq_strerror(st));
-    }
-    *out = f;
-    return AMQ_OK;
+    return amq__filter_make(t, &s, &a, opt, out, diag);
 }
 
 amq_status amq_filter_build(const char *spec, const uint64_t *hashes,
                             size_t n, double fpr, const amq_options *opt,
                             amq_filter **out, amq_diag *diag) {
-    static const amq_options defaults;
+    static const uint64_t none[1];
     amq__spec s;
     const amq__type *t;
-    make_args a = {.fpr = fpr, .hashes = hashes, .n = n, .build = true};
+    amq__make a = {.fpr = fpr, .hashes = hashes ? hashes : none, .n = n};
     if (out == NULL || (hashes == NULL && n != 0))
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
-    if (t->build == NULL)
-        return build_dynamic(spec, hashes, n, fpr, opt, out, diag);
-    if (fpr != 0.0 && !(fpr > 0.0 && fpr < 1.0))
-        return amq__diag(diag, AMQ_ERR_INVALID, 0,
-                         "false-positive rate must be in (0, 1), got %g", fpr);
-    return construct(t, &s, &a, opt ? opt : &defaults, out, diag);
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, diag));
+    return amq__filter_make(t, &s, &a, opt, out, diag);
 }
 
 amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
@@ -171,7 +180,7 @@ amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
     const amq__type *t;
     if (out == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, NULL));
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, NULL));
     return amq__hasher_from_options(opt, t->info.default_hash, out);
 }
 
@@ -340,7 +349,7 @@ static amq_status curve(const char *spec, double x, double *out, bool inverse) {
     const amq__type *t;
     if (out == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, NULL));
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, NULL));
     if (inverse ? !(x > 0.0 && x < 1.0) : !(x > 0.0 && isfinite(x)))
         return AMQ_ERR_INVALID;
     if (t->curve == NULL)

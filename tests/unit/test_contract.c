@@ -194,53 +194,32 @@ static amq_filter *clone_filter(const amq_filter *f) {
     return g;
 }
 
-/* The hasher a static build of `spec` will use, resolved up front (the
- * keys must be hashed before the filter exists); o receives it. */
-static bool resolve(const char *spec, const amq_options *opt,
-                    amq_hasher *h, amq_options *o) {
-    if (opt != NULL)
-        *o = *opt;
-    else
-        memset(o, 0, sizeof *o);
-    amq_status st = amq_filter_resolve_hasher(spec, o, h);
-    CHECK_MSG(st == AMQ_OK, "resolve_hasher(%.100s): %s", spec,
-              amq_status_name(st));
-    o->hash = h->kind;
-    o->hash_seed = h->seed;
-    o->hash_key = h->kind == AMQ_HASH_SIPHASH ? h->key : NULL;
-    return st == AMQ_OK;
-}
-
-/* amq_filter_build over keys [from, to) of stream seed, each listed `dup`
+/* A builder's filter over keys [from, to) of stream seed, each taken `dup`
  * times. A type whose fixed width cannot meet eps refuses it
  * (AMQ_ERR_INVALID, test_static_fpr checks that the refusal is justified);
- * it is then built at its own rate. */
+ * it is then built at its own rate from the same builder. */
 static amq_filter *build_keys(const char *spec, double eps,
                               const amq_options *opt, uint64_t seed,
                               uint64_t from, uint64_t to, unsigned dup) {
-    amq_hasher h;
-    amq_options o;
+    amq_builder *b = NULL;
     amq_filter *f = NULL;
     amq_diag d;
-    size_t n = (size_t)(to - from) * dup;
-    uint64_t *hs = malloc(n ? n * sizeof *hs : 1);
-    if (hs == NULL || !resolve(spec, opt, &h, &o)) {
-        free(hs);
-        return NULL;
-    }
-    for (uint64_t i = from; i < to; i++) {
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_builder_new(spec, opt, &b, &d);
+    for (uint64_t i = from; st == AMQ_OK && i < to; i++) {
         uint8_t k[KEY_LEN];
         make_key(seed, i, TAG_PRESENT, k);
-        for (unsigned r = 0; r < dup; r++)
-            hs[(size_t)(i - from) * dup + r] = amq_hash64(&h, k, KEY_LEN);
+        for (unsigned r = 0; st == AMQ_OK && r < dup; r++)
+            st = amq_builder_add(b, k, KEY_LEN);
     }
-    memset(&d, 0, sizeof d);
-    amq_status st = amq_filter_build(spec, hs, n, eps, &o, &f, &d);
+    if (st == AMQ_OK)
+        st = amq_builder_finish(b, eps, &f, &d);
     if (st == AMQ_ERR_INVALID && eps != 0.0)
-        st = amq_filter_build(spec, hs, n, 0.0, &o, &f, &d);
-    CHECK_MSG(st == AMQ_OK, "build(%.60s, %zu keys, %g): %s %.100s", spec, n,
-              eps, amq_status_name(st), d.message);
-    free(hs);
+        st = amq_builder_finish(b, 0.0, &f, &d);
+    CHECK_MSG(st == AMQ_OK, "build(%.60s, %llu keys x %u, %g): %s %.100s",
+              spec, (unsigned long long)(to - from), dup, eps,
+              amq_status_name(st), d.message);
+    amq_builder_free(b);
     return st == AMQ_OK ? f : NULL;
 }
 
@@ -1595,8 +1574,9 @@ static void test_static_bad_specs(const amq_type_info *ti) {
     amq_filter_free(f);
 }
 
-/* The reference model of a static type: a set given as a multiset (every
- * key 1-3 times, shuffled); the filter holds exactly the distinct keys. */
+/* The reference model of a static type: a set given to amq_filter_build
+ * as a multiset (every key 1-3 times, shuffled); the filter holds exactly
+ * the distinct keys. */
 static void test_static_model(const amq_type_info *ti, uint64_t seed) {
     enum { U = 3000 };
     static uint64_t hs[3 * U];
@@ -1604,8 +1584,10 @@ static void test_static_model(const amq_type_info *ti, uint64_t seed) {
     check_seed = seed;
     amq_hasher h;
     amq_options o;
-    if (!resolve(ti->name, NULL, &h, &o))
-        return;
+    memset(&o, 0, sizeof o);
+    CHECK_OK(amq_filter_resolve_hasher(ti->name, NULL, &h));
+    o.hash = h.kind;
+    o.hash_seed = h.seed;
     uint64_t rng = seed, distinct = 0;
     size_t n = 0;
     memset(held, 0, sizeof held);

@@ -320,30 +320,27 @@ static bool run_type(const char *spec, const demo_opts *o, demo_data *d,
     return ok;
 }
 
-/* A static type: hash with the resolved hasher, then one build. */
+/* A static type: a builder hashes the keys (with the hasher the filter
+ * will have), then builds once. */
 static bool build_static(const char *spec, const demo_opts *o, demo_data *d,
                          demo_row *r, amq_filter **f)
 {
     amq_diag diag;
-    amq_hasher h;
-    amq_options opt;
+    amq_builder *b = NULL;
     memset(&diag, 0, sizeof diag);
-    memset(&opt, 0, sizeof opt);
-    amq_status st = amq_filter_resolve_hasher(spec, NULL, &h);
+    amq_status st = amq_builder_new(spec, NULL, &b, &diag);
     if (st != AMQ_OK)
-        return report(spec, "resolve hasher", st, NULL);
-    opt.hash = h.kind;
-    opt.hash_seed = h.seed;
-    opt.hash_key = h.kind == AMQ_HASH_SIPHASH ? h.key : NULL;
+        return report(spec, "builder", st, &diag);
     double t = cli_now();
     for (size_t i = 0; i < 2 * d->n; i++)
-        d->hashes[i] = amq_hash64(&h, d->keys + 8 * i, 8);
+        d->hashes[i] = amq_builder_hash(b, d->keys + 8 * i, 8);
     r->hash_ns = ns_per(cli_now() - t, 2 * d->n);
+    st = amq_builder_add_hashes(b, d->hashes, d->n);
     t = cli_now();
-    st = amq_filter_build(spec, d->hashes, d->n, o->fpr, &opt, f, &diag);
-    if (st == AMQ_ERR_INVALID)
-        st = amq_filter_build(spec, d->hashes, d->n, 0.0, &opt, f, &diag);
+    if (st == AMQ_OK)
+        st = amq_builder_finish(b, o->fpr, f, &diag);
     r->insert_ns = ns_per(cli_now() - t, d->n);
+    amq_builder_free(b);
     return st == AMQ_OK || report(spec, "build", st, &diag);
 }
 
