@@ -351,6 +351,39 @@ run 0 "recommend -q --static" "$AMQ" recommend -q -n 1M --fpr 0.01 --static
 check "recommend -q --static: ribbon" test "$(cat out)" = ribbon
 run 2 "recommend without -n" "$AMQ" recommend --fpr 0.01
 
+# ---- build: repeated keys, --unique, --type auto, fixed widths, progress ---------------------------
+run 2 "cuckoo from one key 20 times (stdin)" sh -c '"$1" build --type cuckoo --fpr 0.01 -o rep.amq <dups' sh "$AMQ"
+check "stdin: says the input repeats a key" has "repeats a key" err
+check "stdin: offers --unique" has "--unique" err
+check "stdin: nothing written" test ! -e rep.amq
+run 2 "cuckoo from one key 20 times (file)" "$AMQ" build --type cuckoo --fpr 0.01 -o rep.amq dups
+check "file: names the key and its count" has "key 9 ('dup') is the same key added 9 times" err
+run 0 "--unique from a file" "$AMQ" build -u --type cuckoo --fpr 0.01 -o rep.amq dups
+run 0 "info of the --unique build" "$AMQ" info --json rep.amq
+check "--unique: one item" has '"items": 1,' out
+run 0 "--unique with --capacity" sh -c '"$1" build -q -u --type cuckoo --fpr 0.01 -n 100 -o rep2.amq <dups' sh "$AMQ"
+run 0 "info of the streaming --unique build" "$AMQ" info --json rep2.amq
+check "--unique --capacity: one item" has '"items": 1,' out
+cat keys keys >keys2
+run 0 "bloom of the distinct keys" "$AMQ" build -q --type bloom --fpr 0.01 -o bloom0.amq keys
+run 0 "bloom --unique sizes for distinct keys" "$AMQ" build -q -u --type bloom --fpr 0.01 -o u.amq keys2
+check "--unique build equals the build of distinct keys" cmp -s u.amq bloom0.amq
+run 0 "--type auto" "$AMQ" build --type auto --fpr 0.01 -o auto.amq keys
+check "auto says which type and why" has "type auto: ribbon" err
+run 0 "auto filter has every key" "$AMQ" query -c auto.amq keys
+check "auto: 2000 keys" test "$(cat out)" = 2000
+run 0 "--type auto:dynamic,deletes" "$AMQ" build -q --type auto:dynamic,deletes --fpr 0.01 -o autod.amq keys
+run 0 "remove from the auto:deletes filter" "$AMQ" remove -q autod.amq --key key-1
+run 2 "--type auto without --fpr" "$AMQ" build --type auto -o x.amq keys
+run 2 "--type auto:frob" "$AMQ" build --type auto:frob --fpr 0.01 -o x.amq keys
+run 0 "fuse16 at 1%" "$AMQ" build --type fuse16 --fpr 0.01 -o f16.amq keys
+check "fixed width noted, ribbon named" sh -c 'grep -q "fixed-width" err && grep -q "ribbon meets 0.01" err'
+run 0 "-q --progress prints nothing" "$AMQ" build -q --progress --type bloom --fpr 0.01 -o p.amq keys
+check "quiet wins over --progress" test ! -s err
+run 2 "demo --type xor8 at 0.001 is refused like build" "$AMQ" demo -n 500 --fpr 0.001 --type xor8
+run 0 "demo of every type at 0.001" "$AMQ" demo -n 500 --fpr 0.001
+check "demo skips xor8 at 0.001 with the reason" has "xor8 | skipped, as amq build refuses it" out
+
 # ---- man page and completion ----------------------------------------------------------------------
 run 0 "help --man" "$AMQ" help --man
 check "man page has a NAME section" grep -q "^\.SH NAME" out

@@ -139,6 +139,11 @@ void cli_json_number(FILE *out, double v);
 /* A JSON string with '"', '\\' and control characters escaped. */
 void cli_json_string(FILE *out, const char *s);
 
+/* After AMQ_ERR_FULL on adding key (the filter unchanged): a hint line
+ * when the key is already in it several times (a cuckoo table holds at
+ * most 8 copies of one key). True if the hint was printed. */
+bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len);
+
 /* ---- time and progress (util.c) ----------------------------------------- */
 
 /* CLOCK_MONOTONIC in seconds. */
@@ -149,7 +154,10 @@ typedef struct cli_progress {
     bool shown;    /* something was drawn and must be cleared           */
     const char *label;
     uint64_t total; /* 0: unknown                                         */
+    bool bytes;     /* done and total count input bytes (keys beside)   */
+    uint64_t keys;
     double start, last;
+    struct cli_ticker *ticker; /* redraws a phase that cannot tick      */
 } cli_progress;
 
 /* Whether progress is drawn: CLI_PROGRESS_AUTO when stderr is a terminal
@@ -163,6 +171,18 @@ void cli_progress_init(cli_progress *p, const char *label, uint64_t total);
 /* Cheap to call for every item: redraws at most ten times a second and only
  * once the task has run for half a second. */
 void cli_progress_tick(cli_progress *p, uint64_t done);
+/* Progress through an input of `size` bytes (cli_keys_size; 0: unknown,
+ * then keys are counted): each tick reads how far the keys have come. */
+void cli_progress_init_bytes(cli_progress *p, const char *label,
+                             uint64_t size);
+struct cli_keys;
+void cli_progress_tick_keys(cli_progress *p, const struct cli_keys *k);
+/* The next phase of the same task (say reading, constructing, writing):
+ * the label and total change and the clock runs on. A phase with total 0
+ * is one long call that cannot tick (amq_builder_finish, a save): a
+ * helper thread redraws it with the seconds elapsed until the next phase
+ * or cli_progress_done, so a long construction is visibly alive. */
+void cli_progress_phase(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_done(cli_progress *p);
 
 /* ---- key input (io.c) ----------------------------------------------------- */
@@ -193,6 +213,10 @@ void cli_keys_close(cli_keys *k);
 /* Keys from the command line: list[0..n) (not copied; argv outlives it).
  * --binary does not apply to them: they are byte strings. */
 void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n);
+/* The input's size in bytes when it is a regular file (else 0), and how
+ * far reading has come (for progress in percent). */
+uint64_t cli_keys_size(const cli_keys *k);
+uint64_t cli_keys_offset(const cli_keys *k);
 /* "<name>: key N (line L)" for messages about the last key returned. */
 void cli_keys_where(const cli_keys *k, char *buf, size_t cap);
 

@@ -95,6 +95,21 @@ void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n)
     k->list_n = n;
 }
 
+uint64_t cli_keys_size(const cli_keys *k)
+{
+    struct stat sb;
+    if (k->fp == NULL || fstat(fileno(k->fp), &sb) != 0 ||
+        !S_ISREG(sb.st_mode) || sb.st_size < 0)
+        return 0;
+    return (uint64_t)sb.st_size;
+}
+
+uint64_t cli_keys_offset(const cli_keys *k)
+{
+    off_t off = k->fp != NULL ? ftello(k->fp) : -1;
+    return off < 0 ? 0 : (uint64_t)off;
+}
+
 void cli_keys_where(const cli_keys *k, char *buf, size_t cap)
 {
     if (k->list != NULL)

@@ -343,11 +343,12 @@ const char *cli_recommend_type(const cli_need *need, FILE *why)
     rec_row *rows = rank(need, NULL, &n);
     const char *name = n > 0 ? rows[0].type->name : NULL;
     if (name != NULL && why != NULL)
-        fprintf(why, "amq: --type auto: %s, the smallest for %llu keys at "
-                "%g%s: %.2f bits/key, %s memory reads per query (amq "
-                "recommend shows the others)\n",
-                name, (unsigned long long)need->n, need->fpr,
-                need->deletes ? " with deletes" : "", rows[0].bits,
+        fprintf(why, "amq: --type auto: %s, the smallest type%s that "
+                "meets %g%s%s: %.2f bits/key, %s memory reads per query "
+                "(amq recommend shows the others)\n",
+                name, need->allow_static ? "" : " that takes keys one by one",
+                need->fpr, need->deletes ? " with deletes" : "",
+                need->counts ? " and counts" : "", rows[0].bits,
                 rows[0].reads_text);
     free(rows);
     return name;

@@ -117,18 +117,6 @@ static bool check_filter(const update_opts *o, const amq_filter *f)
     return true;
 }
 
-static void explain_full(const amq_filter *f, const uint8_t *key, size_t len)
-{
-    uint64_t copies = 0;
-    if ((amq_filter_caps(f) & AMQ_CAP_COUNT) &&
-        amq_filter_count_hash(f, amq_filter_hash(f, key, len), &copies) ==
-            AMQ_OK &&
-        copies > 0)
-        cli_error("hint: this key is already in the filter %llu times; a "
-                  "fingerprint filter holds only a few copies of one key",
-                  (unsigned long long)copies);
-}
-
 static int key_failed(const update_opts *o, const cli_keys *k,
                       const amq_filter *f, amq_status st)
 {
@@ -163,7 +151,7 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
             cli_progress_done(&p);
             rc = key_failed(o, k, f, st);
             if (st == AMQ_ERR_FULL)
-                explain_full(f, key, len);
+                cli_explain_full(f, key, len);
             return rc;
         }
         r->applied++;
