@@ -1,7 +1,8 @@
 /*
  * cli.h — what the amq command-line tool's files share: exit codes, the
  * subcommand entry points, a small option parser, error reporting, key
- * input, filter files, atomic output, a progress bar and a clock.
+ * input, filter files (opened in place, saved atomically), a progress
+ * line and a clock.
  *
  * The tool uses only the public headers (amq/amq.h). Exit codes are part of
  * its interface: 0 success (query: some key may be a member), 1 query found
@@ -283,11 +284,5 @@ bool cli_filter_save(const amq_filter *f, const char *path);
 /* "amq: PATH: ..." for a status from a file call: the system's reason for
  * AMQ_ERR_IO, else cli_status_error's form. Returns CLI_EXIT_ERR. */
 int cli_file_error(const char *path, amq_status st, const amq_diag *diag);
-
-/* Write len bytes to path atomically (path.tmp, fsync, rename), mode 0600
- * when secret, else 0644 (both less the umask). "-" writes stdout. Prints
- * an error and returns false on failure (and removes path.tmp). */
-bool cli_write_file(const char *path, const void *buf, size_t len,
-                    bool secret);
 
 #endif

@@ -3,11 +3,10 @@
  * little-endian u64s or from the command line; filter files opened,
  * loaded and saved through the library's file calls (amq_filter_open_file
  * maps and views in place; amq_filter_save_file writes a temporary file,
- * fsyncs and renames, so a reader never sees half a filter); and atomic
- * writes of other bytes (FILE.tmp, fsync, rename).
+ * fsyncs and renames, so a reader never sees half a filter), or a frame
+ * to stdout.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -288,6 +287,37 @@ bool cli_filter_load(const char *path, amq_filter **out)
     return st == AMQ_OK;
 }
 
+/* ---- standard output ---------------------------------------------------- */
+
+static bool write_all(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        len -= (size_t)w;
+    }
+    return true;
+}
+
+/* A frame to stdout ("-o -"): refused on a terminal. */
+static bool write_stdout(const void *buf, size_t len)
+{
+    if (isatty(STDOUT_FILENO)) {
+        cli_error("-: refusing to write a binary filter to a terminal");
+        return false;
+    }
+    fflush(stdout);
+    if (!write_all(STDOUT_FILENO, buf, len)) {
+        cli_error("<stdout>: write error: %s", strerror(errno));
+        return false;
+    }
+    return true;
+}
+
 bool cli_filter_save(const amq_filter *f, const char *path)
 {
     amq_diag diag;
@@ -309,75 +339,7 @@ bool cli_filter_save(const amq_filter *f, const char *path)
     if (!ok)
         cli_status_error("<stdout>", st, NULL);
     else
-        ok = cli_write_file("-", buf, written, false);
+        ok = write_stdout(buf, written);
     free(buf);
-    return ok;
-}
-
-/* ---- atomic output ------------------------------------------------------- */
-
-static bool write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        len -= (size_t)w;
-    }
-    return true;
-}
-
-static bool write_stdout(const void *buf, size_t len)
-{
-    if (isatty(STDOUT_FILENO)) {
-        cli_error("-: refusing to write a binary filter to a terminal");
-        return false;
-    }
-    fflush(stdout);
-    if (!write_all(STDOUT_FILENO, buf, len)) {
-        cli_error("<stdout>: write error: %s", strerror(errno));
-        return false;
-    }
-    return true;
-}
-
-static bool write_tmp(const char *tmp, const void *buf, size_t len,
-                      bool secret)
-{
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  secret ? 0600 : 0644);
-    if (fd < 0)
-        return false;
-    bool ok = (!secret || fchmod(fd, 0600) == 0) && write_all(fd, buf, len) &&
-              fsync(fd) == 0;
-    int saved = errno;
-    if (close(fd) != 0 && ok)
-        return false;
-    errno = saved;
-    return ok;
-}
-
-bool cli_write_file(const char *path, const void *buf, size_t len,
-                    bool secret)
-{
-    if (strcmp(path, "-") == 0)
-        return write_stdout(buf, len);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (tmp == NULL) {
-        cli_error("%s: out of memory", path);
-        return false;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    bool ok = write_tmp(tmp, buf, len, secret) && rename(tmp, path) == 0;
-    if (!ok) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
     return ok;
 }
