@@ -36,7 +36,7 @@ manifest="$BUILD/install_manifest.txt"
 P="$T/prefix"
 check "cmake --install --prefix" cmake --install "$BUILD" --prefix "$P"
 cp "$manifest" "$T/manifest.test"
-for f in bin/amq include/amq/amq.h include/amq/filter.h lib/libamq.so \
+for f in bin/amq include/amq/amq.h include/amq/filter.h include/amq/version.h lib/libamq.so \
     lib/libamq.a lib/pkgconfig/amq.pc lib/cmake/amq/amqConfig.cmake \
     lib/cmake/amq/amqConfigVersion.cmake share/man/man1/amq.1 \
     share/bash-completion/completions/amq; do
