@@ -9,6 +9,16 @@
 
 #include "fingerprint/qf_codec.h"
 
+/* The global fallback of concurrent mode: every region, in increasing
+ * order (counted). Out of line (it is rare) but in this file, so the
+ * operations still see everything it touches. */
+static QF_COLD void win_widen(const amq_qf *f, qwin *w) {
+    __atomic_fetch_add(&((amq_qf *)f)->widenings, 1, __ATOMIC_RELAXED);
+    win_leave(f, w);
+    w->widen = false;
+    win_lock(f, w, 0, f->nregions - 1);
+}
+
 /* ---- locating a remainder ------------------------------------------------ */
 
 typedef struct spot {
@@ -370,7 +380,7 @@ static QF_COLD amq_status update_wide(amq_qf *f, uint64_t q, uint64_t r,
                                       uint64_t k, bool add, qwin *w) {
     amq_status st = AMQ_ERR_CORRUPT;
     if (!whole(f, w)) {
-        amq__qf_win_widen(f, w);
+        win_widen(f, w);
         st = add ? insert_in(f, q, r, k, w) : remove_in(f, q, r, k, w);
     }
     return w->widen ? AMQ_ERR_CORRUPT : st; /* a whole valid table suffices */
@@ -404,7 +414,7 @@ static inline uint64_t lookup(const amq_qf *f, uint64_t h, bool prefetch) {
         prefetch_block(f, q);
     win_enter(f, q, &w);
     if (!count_in(f, q, r, &w, &c) && !whole(f, &w)) {
-        amq__qf_win_widen(f, &w);
+        win_widen(f, &w);
         if (!count_in(f, q, r, &w, &c))
             c = 0;
     }
@@ -547,13 +557,13 @@ amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
                        : insert_batch_any(f, h, n, done);
 }
 
-amq_status amq_cqf_insert(amq_cqf *f, uint64_t h, uint64_t count) {
+amq_status amq_cqf_insert(amq_qf *f, uint64_t h, uint64_t count) {
     if (f == NULL || count == 0)
         return AMQ_ERR_INVALID;
     return amq__qf_insert(f, h, count);
 }
 
-amq_status amq_cqf_remove(amq_cqf *f, uint64_t h, uint64_t count) {
+amq_status amq_cqf_remove(amq_qf *f, uint64_t h, uint64_t count) {
     if (f == NULL || count == 0)
         return AMQ_ERR_INVALID;
     return amq__qf_remove(f, h, count);
