@@ -69,6 +69,10 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define MF_X86 1
+/* Code that may use POPCNT/BMI2 (chosen at run time). */
+#define MF_BMI __attribute__((flatten, target("bmi,bmi2,popcnt,lzcnt")))
+#else
+#define MF_BMI
 #endif
 
 #include "amq/dynamic.h"
@@ -112,6 +116,7 @@ struct amq_morton {
     uint64_t ota_set;    /* OTA bits set (the bound's b2 share)          */
     const mf_shape *s;
     unsigned max_kicks;
+    bool bmi;            /* inserts compiled for POPCNT (not AMQ_OPT_SCALAR) */
     mf_undo *log;        /* the walk's undo log (2 max_kicks + 2), lazily */
 };
 
@@ -349,9 +354,11 @@ MF_KERNEL(k256_16, MF_AVX2, eq_avx2, 16)
 
 static void choose(amq_morton *f, bool scalar) {
     f->o.contains = contains_ref;
+    f->bmi = false;
 #ifdef MF_X86
     if (scalar)
         return;
+    f->bmi = amq__cpu_has_avx2() != 0;
     bool w8 = f->s->r == 8;
     if (amq__cpu_has_avx512())
         f->o.contains = w8 ? k512_8 : k512_16;
@@ -478,7 +485,8 @@ static void undo(mf_walk *w) {
     w->f->ota_set = w->ota_before;
 }
 
-static amq_status walk(amq_morton *f, uint64_t h, uint64_t b, uint32_t fp) {
+static __attribute__((noinline)) amq_status walk(amq_morton *f, uint64_t h,
+                                                 uint64_t b, uint32_t fp) {
     if (f->log == NULL) {
         f->log = amq__alloc(&f->o.mem,
                             (2 * (size_t)f->max_kicks + 2) * sizeof *f->log);
@@ -498,7 +506,9 @@ static amq_status walk(amq_morton *f, uint64_t h, uint64_t b, uint32_t fp) {
     return AMQ_ERR_FULL;
 }
 
-amq_status amq_morton_add_hash(amq_morton *f, uint64_t h) {
+/* The common case inline, compiled twice (portable, POPCNT): room in b1,
+ * else in b2; the walk out of line. */
+static inline amq_status add_in(amq_morton *f, uint64_t h) {
     const mf_shape *s = f->s;
     uint32_t fp = fp_of(s, h);
     uint64_t b1 = bucket1(f, h);
@@ -517,6 +527,15 @@ amq_status amq_morton_add_hash(amq_morton *f, uint64_t h) {
     if (st == AMQ_OK)
         f->o.items++;
     return st;
+}
+
+static amq_status add_any(amq_morton *f, uint64_t h) { return add_in(f, h); }
+MF_BMI static amq_status add_bmi(amq_morton *f, uint64_t h) {
+    return add_in(f, h);
+}
+
+amq_status amq_morton_add_hash(amq_morton *f, uint64_t h) {
+    return f->bmi ? add_bmi(f, h) : add_any(f, h);
 }
 
 /* Batch insert: b1's block prefetched for writing AHEAD keys early; the

@@ -113,7 +113,7 @@ AMQ__PK_INLINE void amq__pk_range128(amq__u128 md, unsigned q, bool bmi,
     unsigned c = amq__popcount64(l);
     unsigned end = amq__pk_sel128(l, h, c, q, bmi);
     unsigned prev = amq__pk_sel128(l, h, c, (q - 1) & 127, bmi);
-    prev = q != 0 ? prev : ~0u;
+    prev |= (unsigned)amq__pk_mask(q == 0); /* list 0: from slot 0 */
     *lo = prev + 1 - q;
     *hi = end - q;
 }

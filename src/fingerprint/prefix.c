@@ -66,6 +66,10 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define PF_X86 1
+/* Code that may use PDEP/TZCNT/LZCNT/POPCNT (chosen at run time). */
+#define PF_BMI __attribute__((flatten, target("bmi,bmi2,popcnt,lzcnt")))
+#else
+#define PF_BMI
 #endif
 
 #include "amq/dynamic.h"
@@ -107,6 +111,7 @@ struct amq_prefix {
     uint64_t above;      /* sum over overflowed bins of values above max  */
     uint64_t span;       /* Q 2^R                                         */
     const pf_shape *s;
+    bool bmi; /* inserts compiled for BMI2 (not AMQ_OPT_SCALAR) */
 };
 
 /* ---- a key's place ------------------------------------------------------ */
@@ -274,9 +279,11 @@ PF_KERNEL(k512_16, PF_AVX512, eq_avx512, 16)
 /* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
 static void choose(amq_prefix *f, bool scalar) {
     f->o.contains = contains_ref;
+    f->bmi = false;
 #ifdef PF_X86
     if (scalar)
         return;
+    f->bmi = amq__cpu_has_avx2() != 0;
     bool w8 = f->s->r == 8;
     if (amq__cpu_has_avx512() && !w8)
         f->o.contains = k512_16;
@@ -305,12 +312,13 @@ void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h,
 /* ---- inserts ------------------------------------------------------------ */
 
 /* fp into a bin with room, after the equal and smaller remainders of its
- * list (lists stay sorted). */
-static void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp) {
+ * list (lists stay sorted). bmi: see pocket.h. */
+static inline void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp,
+                           bool bmi) {
     unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1), lo, hi;
     uint64_t hdr = hdr_get(bin, s), pocket = hdr & pocket_mask(s);
-    unsigned fill = amq__pk_fill64(pocket, s->lists, false), w = s->r / 8;
-    amq__pk_range64(pocket, q, false, &lo, &hi);
+    unsigned fill = amq__pk_fill64(pocket, s->lists, bmi), w = s->r / 8;
+    amq__pk_range64(pocket, q, bmi, &lo, &hi);
     unsigned at = lo;
     while (at < hi && slot_get(bin, s, at) <= r)
         at++;
@@ -335,16 +343,16 @@ static void forward(amq_prefix *f, uint64_t b, uint32_t fp) {
     f->spare_items++;
 }
 
-amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t h) {
+static inline void add_in(amq_prefix *f, uint64_t h, bool bmi) {
     const pf_shape *s = f->s;
     uint64_t b = bin_of(f, h);
     uint32_t fp = fp_of(f, h);
     uint8_t *bin = f->wr + (size_t)b * s->bytes;
     uint64_t hdr = hdr_get(bin, s);
     f->o.items++;
-    if (amq__pk_fill64(hdr & pocket_mask(s), s->lists, false) < s->slots) {
-        bin_put(bin, s, fp);
-        return AMQ_OK;
+    if (amq__pk_fill64(hdr & pocket_mask(s), s->lists, bmi) < s->slots) {
+        bin_put(bin, s, fp, bmi);
+        return;
     }
     uint32_t max = bin_max(bin, hdr, s);
     if (overflowed(hdr, s))
@@ -353,12 +361,22 @@ amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t h) {
         forward(f, b, fp);
     } else {
         bin_drop_last(bin, s, max);
-        bin_put(bin, s, fp);
+        bin_put(bin, s, fp, bmi);
         forward(f, b, max);
         max = bin_max(bin, hdr_get(bin, s), s);
     }
     hdr_put(bin, s, hdr_get(bin, s) | (UINT64_C(1) << s->flag));
     f->above += values_above(f, max);
+}
+
+static void add_any(amq_prefix *f, uint64_t h) { add_in(f, h, false); }
+PF_BMI static void add_bmi(amq_prefix *f, uint64_t h) { add_in(f, h, true); }
+
+amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t h) {
+    if (f->bmi)
+        add_bmi(f, h);
+    else
+        add_any(f, h);
     return AMQ_OK;
 }
 

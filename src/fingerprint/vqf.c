@@ -70,6 +70,10 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define VQF_X86 1
+/* Code that may use PDEP/TZCNT/LZCNT/POPCNT (chosen at run time). */
+#define VQF_BMI __attribute__((flatten, target("bmi,bmi2,popcnt,lzcnt")))
+#else
+#define VQF_BMI
 #endif
 
 #include "amq/dynamic.h"
@@ -106,6 +110,7 @@ struct amq_vqf {
     uint64_t span;       /* Q 2^R: (q, r) values                         */
     const vqf_shape *s;
     unsigned shortcut;   /* fill below which b1 takes a key outright     */
+    bool bmi;            /* updates compiled for BMI2 (not AMQ_OPT_SCALAR) */
 };
 
 /* ---- a key's place ------------------------------------------------------ */
@@ -165,10 +170,15 @@ static inline void slot_put(uint8_t *blk, unsigned r, unsigned i,
         amq__put_u16(blk + 8 + 2 * i, (uint16_t)v);
 }
 
-/* bmi: compiled for BMI2/LZCNT (the kernels), see pocket.h. */
+/* bmi: compiled for BMI2/LZCNT (the kernels and the *_bmi copies of the
+ * updates), see pocket.h. */
+static inline unsigned fill_bmi(amq__u128 md, const vqf_shape *s, bool bmi) {
+    return s->r == 8 ? amq__pk_fill128(md, s->lists, bmi)
+                     : amq__pk_fill64((uint64_t)md, s->lists, bmi);
+}
+
 static inline unsigned fill_of(amq__u128 md, const vqf_shape *s) {
-    return s->r == 8 ? amq__pk_fill128(md, s->lists, false)
-                     : amq__pk_fill64((uint64_t)md, s->lists, false);
+    return fill_bmi(md, s, false);
 }
 
 static inline void list_range(amq__u128 md, const vqf_shape *s, unsigned q,
@@ -183,8 +193,8 @@ static inline const uint8_t *block_at(const amq_vqf *f, uint64_t b) {
     return f->rd + (size_t)b * LINE;
 }
 
-static unsigned block_fill(const amq_vqf *f, uint64_t b) {
-    return fill_of(md_get(block_at(f, b), f->s->r), f->s);
+static inline unsigned block_fill(const amq_vqf *f, uint64_t b, bool bmi) {
+    return fill_bmi(md_get(block_at(f, b), f->s->r), f->s, bmi);
 }
 
 /* The reference: the list's slots one by one. */
@@ -199,12 +209,12 @@ static bool block_has_ref(const amq_vqf *f, const uint8_t *blk, unsigned q,
 }
 
 /* r appended to list q of a block with room. */
-static void block_put(const vqf_shape *s, uint8_t *blk, unsigned q,
-                      unsigned r) {
+static inline void block_put(const vqf_shape *s, uint8_t *blk, unsigned q,
+                             unsigned r, bool bmi) {
     unsigned lo, hi, w = s->r, bytes = w / 8;
     amq__u128 md = md_get(blk, w);
-    unsigned fill = fill_of(md, s);
-    list_range(md, s, q, false, &lo, &hi);
+    unsigned fill = fill_bmi(md, s, bmi);
+    list_range(md, s, q, bmi, &lo, &hi);
     uint8_t *slots = blk + s->md;
     memmove(slots + (hi + 1) * bytes, slots + hi * bytes,
             (fill - hi) * bytes);
@@ -309,9 +319,11 @@ VQF_KERNEL(k256_16, VQF_AVX2, eq_avx2, 16)
 /* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
 static void choose(amq_vqf *f, bool scalar) {
     f->o.contains = contains_ref;
+    f->bmi = false;
 #ifdef VQF_X86
     if (scalar)
         return;
+    f->bmi = amq__cpu_has_avx2() != 0;
     bool w8 = f->s->r == 8;
     if (amq__cpu_has_avx512())
         f->o.contains = w8 ? k512_8 : k512_16;
@@ -347,20 +359,31 @@ void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *h, size_t n,
 
 /* ---- updates ------------------------------------------------------------ */
 
-amq_status amq_vqf_add_hash(amq_vqf *f, uint64_t h) {
+static inline amq_status add_in(amq_vqf *f, uint64_t h, bool bmi) {
     vqf_key k = key_of(f, h);
     uint64_t b = k.b1;
-    unsigned f1 = block_fill(f, k.b1);
+    unsigned f1 = block_fill(f, k.b1, bmi);
     if (f1 >= f->shortcut) {
-        unsigned f2 = block_fill(f, k.b2);
+        unsigned f2 = block_fill(f, k.b2, bmi);
         if (f2 < f1)
             b = k.b2;
         if ((f2 < f1 ? f2 : f1) >= f->s->slots)
             return AMQ_ERR_FULL;
     }
-    block_put(f->s, f->wr + (size_t)b * LINE, k.q, k.r);
+    block_put(f->s, f->wr + (size_t)b * LINE, k.q, k.r, bmi);
     f->o.items++;
     return AMQ_OK;
+}
+
+static amq_status add_any(amq_vqf *f, uint64_t h) {
+    return add_in(f, h, false);
+}
+VQF_BMI static amq_status add_bmi(amq_vqf *f, uint64_t h) {
+    return add_in(f, h, true);
+}
+
+amq_status amq_vqf_add_hash(amq_vqf *f, uint64_t h) {
+    return f->bmi ? add_bmi(f, h) : add_any(f, h);
 }
 
 /* Batch insert: both blocks of key i + AHEAD prefetched for writing. Same
