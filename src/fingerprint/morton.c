@@ -49,9 +49,11 @@
  * False positives: as for the cuckoo filter, a stored y is found by an
  * absent x only if fp(y) = fp(x) and y's bucket is b1(x) or b2(x), so
  *     fpr <= 1 - (1 - 2^-R p2)^items,  p2 = 2 ceil(2^32 / M) / 2^32,
- * ~ 2 (S / BK) load 2^-R; the OTA makes the measured rate lower (b2 is
- * read for a fraction of the keys): fpr_bound() weighs b2's share by the
- * OTA bits actually set.
+ * ~ 2 (S / BK) load 2^-R. The OTA makes the measured rate lower (b2 is
+ * read for a fraction of the keys), but not by the share of its bits set:
+ * x's bit is set more often when a twin y (same fingerprint and b1)
+ * moved to b2 — exactly the y x then finds. Weighting b2 by that share
+ * undercut the measured rate by 4 sigma; the bound keeps both buckets.
  *
  * Invariants (load checks them): counters sum to at most S per block,
  * slots past the sum are 0, the blocks' sums add up to items.
@@ -596,30 +598,24 @@ static double top_prob(uint64_t n) {
     return ldexp((double)most, -32);
 }
 
-/* b1's share and, weighted by the OTA bits set, b2's. */
-static double bound_for(const mf_shape *s, uint64_t blocks, double items,
-                        double ota_share) {
-    double p = top_prob(blocks * s->buckets) * ldexp(1.0, -(int)s->r);
-    if (items <= 0)
-        return 0.0;
-    double one = -expm1(items * log1p(-p));
-    return fmin(1.0, one * (1.0 + ota_share));
+static double bound_for(const mf_shape *s, uint64_t blocks, double items) {
+    double p = 2.0 * top_prob(blocks * s->buckets) * ldexp(1.0, -(int)s->r);
+    return items <= 0 ? 0.0 : -expm1(items * log1p(-p));
 }
 
 /* Blocks for capacity keys at the design load (with the cuckoo filter's
- * margin for small tables), and for fpr with every OTA bit set. */
+ * margin for small tables), and for the bound to meet fpr. */
 static uint64_t blocks_for(const mf_shape *s, uint64_t capacity, double fpr) {
     double n = (double)capacity;
     double slots = n / AMQ_MORTON_LOAD + 1.5 * sqrt(n) + 8.0;
     double want = ceil(slots / s->slots);
-    double p = ldexp(1.0, -(int)s->r) / s->buckets;
-    double by_rate = ceil(n * p / -log1p(-fpr / 2.0));
+    double p = 2.0 * ldexp(1.0, -(int)s->r) / s->buckets;
+    double by_rate = ceil(n * p / -log1p(-fpr));
     double b = fmax(1.0, fmax(want, by_rate));
     if (b * s->buckets > (double)MAX_BUCKETS)
         return 0;
     uint64_t nb = (uint64_t)b;
-    while ((nb + 1) * s->buckets <= MAX_BUCKETS &&
-           bound_for(s, nb, n, 1.0) > fpr)
+    while ((nb + 1) * s->buckets <= MAX_BUCKETS && bound_for(s, nb, n) > fpr)
         nb++;
     return nb;
 }
@@ -709,8 +705,7 @@ double amq_morton_ota_share(const amq_morton *f) {
     return (double)f->ota_set / ((double)f->nblocks * f->s->ota_bits);
 }
 double amq_morton_fpr_bound(const amq_morton *f) {
-    return bound_for(f->s, f->nblocks, (double)f->o.items,
-                     amq_morton_ota_share(f));
+    return bound_for(f->s, f->nblocks, (double)f->o.items);
 }
 
 /* ---- the generic interface ---------------------------------------------- */
