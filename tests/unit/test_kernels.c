@@ -32,6 +32,8 @@ static const char *const shapes[] = {
     "cuckoo:fp=7,buckets=1026",               "cuckoo:fp=12",
     "cuckoo:fp=13,buckets=4096",              "cuckoo:fp=16",
     "cuckoo:fp=20",      "vacuum:fp=9",       "cuckoo:grow=1",
+    /* tables 64 times their fingerprint count: the alternate-table kernels */
+    "cuckoo:fp=4,buckets=4096",               "cuckoo:fp=5,buckets=6000",
     "blocked:blocks=97,k=3",                  "blocked:blocks=97,k=12",
     "vqf:r=16",          "prefix:r=16",       "morton:fp=16",
     "qf:concurrent=1",
