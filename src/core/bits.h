@@ -91,15 +91,27 @@ static inline uint64_t amq__select64(uint64_t x, unsigned k) {
 }
 
 #if defined(__x86_64__)
+#include <immintrin.h>
 #define AMQ__HAVE_PDEP 1
-/* The same with PDEP and TZCNT: for code compiled for BMI2 (callers with
- * target("bmi,bmi2") inline it; it is chosen at run time, see cpu.c). */
+/* The same with PDEP and TZCNT, and the BMI/LZCNT pieces the pocket
+ * structures use: functions compiled for those instructions, which a
+ * caller compiled for them (a kernel chosen at run time, see cpu.c)
+ * inlines, and any other caller may call on a CPU that has them. */
 __attribute__((target("bmi,bmi2"))) static inline uint64_t
 amq__select64_pdep(uint64_t x, unsigned k) {
     if (k >= 64)
         return 64;
-    return (uint64_t)__builtin_ia32_tzcnt_u64(
-        __builtin_ia32_pdep_di(UINT64_C(1) << k, x));
+    return _tzcnt_u64(_pdep_u64(UINT64_C(1) << k, x));
+}
+/* k < 64 (no check: no branch). */
+__attribute__((target("bmi,bmi2"))) static inline uint64_t
+amq__select64_pdep_lt64(uint64_t x, unsigned k) {
+    return _tzcnt_u64(_pdep_u64(UINT64_C(1) << (k & 63), x));
+}
+/* Leading zeros, 64 for 0. */
+__attribute__((target("lzcnt"))) static inline uint64_t
+amq__lzcnt64(uint64_t x) {
+    return _lzcnt_u64(x);
 }
 #endif
 

@@ -341,7 +341,7 @@ static MF_INL bool in_bucket(const uint8_t *p, const mf_shape *s, unsigned i,
         const uint8_t *p = block_at(f, b1 / s->buckets);                       \
         unsigned i1 = (unsigned)(b1 % s->buckets);                             \
         bool hit = in_bucket(p, s, i1, EQ(p, W, fp));                          \
-        if (hit | !ota_get(p, s, ota_index(s, i1, fp)))                        \
+        if ((unsigned)hit | (unsigned)!ota_get(p, s, ota_index(s, i1, fp)))    \
             return hit;                                                        \
         uint64_t b2 = alt_bucket(f, b1, fp);                                   \
         const uint8_t *q = block_at(f, b2 / s->buckets);                       \

@@ -39,8 +39,7 @@ typedef unsigned __int128 amq__u128;
 AMQ__PK_INLINE unsigned amq__pk_sel64(uint64_t x, unsigned k, bool bmi) {
 #if defined(AMQ__HAVE_PDEP)
     if (bmi)
-        return (unsigned)__builtin_ia32_tzcnt_u64(
-            __builtin_ia32_pdep_di(UINT64_C(1) << (k & 63), x));
+        return (unsigned)amq__select64_pdep_lt64(x, k);
 #endif
     (void)bmi;
     return (unsigned)amq__select64(x, k);
@@ -50,7 +49,7 @@ AMQ__PK_INLINE unsigned amq__pk_sel64(uint64_t x, unsigned k, bool bmi) {
 AMQ__PK_INLINE unsigned amq__pk_hibit(uint64_t x, bool bmi) {
 #if defined(AMQ__HAVE_PDEP)
     if (bmi)
-        return 63u - (unsigned)__builtin_ia32_lzcnt_u64(x);
+        return 63u - (unsigned)amq__lzcnt64(x);
 #endif
     (void)bmi;
     return x ? 63u - (unsigned)__builtin_clzll(x) : ~0u;

@@ -211,7 +211,7 @@ static bool spare_has(const amq_prefix *f, uint64_t bin, uint32_t fp) {
  * branch on it would be mispredicted; the route itself is rare). */
 static inline bool routed(const uint8_t *bin, uint64_t hdr,
                           const pf_shape *s, uint32_t fp) {
-    return overflowed(hdr, s) & (fp > bin_max(bin, hdr, s));
+    return (unsigned)overflowed(hdr, s) & (unsigned)(fp > bin_max(bin, hdr, s));
 }
 
 static bool contains_ref(const amq__obj *o, uint64_t h) {
@@ -313,8 +313,8 @@ void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h,
 
 /* fp into a bin with room, after the equal and smaller remainders of its
  * list (lists stay sorted). bmi: see pocket.h. */
-static inline void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp,
-                           bool bmi) {
+AMQ__PK_INLINE void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp,
+                            bool bmi) {
     unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1), lo, hi;
     uint64_t hdr = hdr_get(bin, s), pocket = hdr & pocket_mask(s);
     unsigned fill = amq__pk_fill64(pocket, s->lists, bmi), w = s->r / 8;
@@ -343,7 +343,7 @@ static void forward(amq_prefix *f, uint64_t b, uint32_t fp) {
     f->spare_items++;
 }
 
-static inline void add_in(amq_prefix *f, uint64_t h, bool bmi) {
+AMQ__PK_INLINE void add_in(amq_prefix *f, uint64_t h, bool bmi) {
     const pf_shape *s = f->s;
     uint64_t b = bin_of(f, h);
     uint32_t fp = fp_of(f, h);

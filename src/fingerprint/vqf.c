@@ -172,7 +172,7 @@ static inline void slot_put(uint8_t *blk, unsigned r, unsigned i,
 
 /* bmi: compiled for BMI2/LZCNT (the kernels and the *_bmi copies of the
  * updates), see pocket.h. */
-static inline unsigned fill_bmi(amq__u128 md, const vqf_shape *s, bool bmi) {
+AMQ__PK_INLINE unsigned fill_bmi(amq__u128 md, const vqf_shape *s, bool bmi) {
     return s->r == 8 ? amq__pk_fill128(md, s->lists, bmi)
                      : amq__pk_fill64((uint64_t)md, s->lists, bmi);
 }
@@ -181,8 +181,8 @@ static inline unsigned fill_of(amq__u128 md, const vqf_shape *s) {
     return fill_bmi(md, s, false);
 }
 
-static inline void list_range(amq__u128 md, const vqf_shape *s, unsigned q,
-                              bool bmi, unsigned *lo, unsigned *hi) {
+AMQ__PK_INLINE void list_range(amq__u128 md, const vqf_shape *s, unsigned q,
+                               bool bmi, unsigned *lo, unsigned *hi) {
     if (s->r == 8)
         amq__pk_range128(md, q, bmi, lo, hi);
     else
@@ -193,7 +193,7 @@ static inline const uint8_t *block_at(const amq_vqf *f, uint64_t b) {
     return f->rd + (size_t)b * LINE;
 }
 
-static inline unsigned block_fill(const amq_vqf *f, uint64_t b, bool bmi) {
+AMQ__PK_INLINE unsigned block_fill(const amq_vqf *f, uint64_t b, bool bmi) {
     return fill_bmi(md_get(block_at(f, b), f->s->r), f->s, bmi);
 }
 
@@ -209,8 +209,8 @@ static bool block_has_ref(const amq_vqf *f, const uint8_t *blk, unsigned q,
 }
 
 /* r appended to list q of a block with room. */
-static inline void block_put(const vqf_shape *s, uint8_t *blk, unsigned q,
-                             unsigned r, bool bmi) {
+AMQ__PK_INLINE void block_put(const vqf_shape *s, uint8_t *blk, unsigned q,
+                              unsigned r, bool bmi) {
     unsigned lo, hi, w = s->r, bytes = w / 8;
     amq__u128 md = md_get(blk, w);
     unsigned fill = fill_bmi(md, s, bmi);
@@ -264,11 +264,11 @@ static bool contains_ref(const amq__obj *o, uint64_t h) {
 
 /* Matches in list q of a block, given the slots equal to r as bits
  * (slot i at bit i): the two selects give the list's slot range. */
-static VQF_INL bool in_list(const uint8_t *blk, const vqf_shape *s,
-                            unsigned q, uint64_t eq) {
+static VQF_INL uint64_t in_list(const uint8_t *blk, const vqf_shape *s,
+                                unsigned q, uint64_t eq) {
     unsigned lo, hi;
     list_range(md_get(blk, s->r), s, q, true, &lo, &hi);
-    return (eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo))) != 0;
+    return eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo));
 }
 
 /* Slots equal to r, one bit each. */
@@ -306,8 +306,9 @@ VQF_AVX2 static VQF_INL uint64_t eq_avx2(const uint8_t *blk, unsigned w,
         vqf_key k = key_at(f, h, W);                                           \
         const uint8_t *x = block_at(f, k.b1), *y = block_at(f, k.b2);          \
         const vqf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                      \
-        return in_list(x, s, k.q, EQ(x, W, k.r)) |                             \
-               in_list(y, s, k.q, EQ(y, W, k.r));                              \
+        /* both lists, no branch between them: | on the masks */            \
+        return (in_list(x, s, k.q, EQ(x, W, k.r)) |                            \
+                in_list(y, s, k.q, EQ(y, W, k.r))) != 0;                       \
     }
 
 VQF_KERNEL(k512_8, VQF_AVX512, eq_avx512, 8)
@@ -359,7 +360,7 @@ void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *h, size_t n,
 
 /* ---- updates ------------------------------------------------------------ */
 
-static inline amq_status add_in(amq_vqf *f, uint64_t h, bool bmi) {
+AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, bool bmi) {
     vqf_key k = key_of(f, h);
     uint64_t b = k.b1;
     unsigned f1 = block_fill(f, k.b1, bmi);
