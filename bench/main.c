@@ -9,9 +9,10 @@
  *             [--seed S] [--out bench-out]
  *
  * For each n, every registered amq type (generic interface; static types
- * are skipped for now), its typed fast path where there is one, and
+ * built from all the keys), its typed fast path where there is one, and
  * Debian's libbloom are built from the same n pre-hashed keys and queried
- * with the same positives and negatives (see measure.c). Results go to
+ * with the same positives and negatives, and the generic rows also with
+ * 16-byte keys (see measure.c). Results go to
  * stdout (markdown) and to DIR/results.md, results.csv and results.svg;
  * progress goes to stderr. docs/bench.md explains every column.
  */

@@ -39,141 +39,14 @@ static unsigned spec_param(const char *spec, const char *key, unsigned dflt) {
     return dflt;
 }
 
-/* ---- cuckoo and vacuum ----------------------------------------------------- */
+/* ---- dynamic types: one table of adapters ------------------------------- */
 
-static int ck_create(const char *name, uint64_t n, double fpr, void **obj,
-                     char *err, size_t cap) {
-    amq_cuckoo *c = NULL;
-    bool vacuum = strncmp(name, "vacuum", 6) == 0;
-    amq_status st = vacuum ? amq_vacuum_new(n, fpr, bench_options(), &c)
-                           : amq_cuckoo_new(n, fpr, bench_options(), &c);
-    if (st != AMQ_OK)
-        return fail("amq_cuckoo_new", st, err, cap);
-    unsigned fp = spec_param(name, "fp", 0);
-    if (!vacuum && fp != 0 && fp != amq_cuckoo_fp_bits(c)) {
-        /* the same table (its size follows from n) at fp bits */
-        uint64_t buckets = amq_cuckoo_buckets(c);
-        amq_cuckoo_free(c);
-        c = NULL;
-        st = amq_cuckoo_new_explicit(buckets, fp, AMQ_CUCKOO_DEFAULT_KICKS,
-                                     bench_options(), &c);
-        if (st != AMQ_OK)
-            return fail("amq_cuckoo_new_explicit", st, err, cap);
-    }
-    *obj = c;
-    return 0;
-}
-
-static void ck_destroy(void *obj) { amq_cuckoo_free(obj); }
-
-static int ck_insert(void *obj, const uint64_t *k, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (amq_cuckoo_add_hash(obj, k[i]) != AMQ_OK)
-            return 1;
-    return 0;
-}
-
-static uint64_t ck_query(void *obj, const uint64_t *k, size_t n) {
-    uint64_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        hits += amq_cuckoo_contains_hash(obj, k[i]);
-    return hits;
-}
-
-static void ck_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
-    amq_cuckoo_contains_batch(obj, k, n, out);
-}
-
-static size_t ck_size(void *obj) { return amq_cuckoo_size_bytes(obj); }
-
-static double ck_bound(void *obj, uint64_t n) {
-    (void)n;
-    return amq_cuckoo_fpr_bound(obj);
-}
-
-static void ck_describe(void *obj, char *buf, size_t cap) {
-    snprintf(buf, cap, "buckets=%llu,fp=%u",
-             (unsigned long long)amq_cuckoo_buckets(obj),
-             amq_cuckoo_fp_bits(obj));
-}
-
-static const bench_ops cuckoo_ops = {
-    .path = "typed",
-    .create = ck_create,
-    .destroy = ck_destroy,
-    .insert = ck_insert,
-    .query_scalar = ck_query,
-    .query_batch = ck_batch,
-    .size_bytes = ck_size,
-    .fpr_bound = ck_bound,
-    .describe = ck_describe,
-};
-
-/* ---- quotient filters ---------------------------------------------------- */
-
-static int qf_create(const char *name, uint64_t n, double fpr, void **obj,
-                     char *err, size_t cap) {
-    amq_qf *f = NULL;
-    amq_status st = strncmp(name, "cqf", 3) == 0
-                        ? amq_cqf_new(n, fpr, bench_options(), &f)
-                        : amq_qf_new(n, fpr, bench_options(), &f);
-    if (st != AMQ_OK)
-        return fail("amq_qf_new", st, err, cap);
-    *obj = f;
-    return 0;
-}
-
-static void qf_destroy(void *obj) { amq_qf_free(obj); }
-
-static int qf_insert(void *obj, const uint64_t *k, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (amq_qf_insert(obj, k[i]) != AMQ_OK)
-            return 1;
-    return 0;
-}
-
-static uint64_t qf_query(void *obj, const uint64_t *k, size_t n) {
-    uint64_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        hits += amq_qf_contains(obj, k[i]);
-    return hits;
-}
-
-static void qf_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
-    amq_qf_contains_batch(obj, k, n, out);
-}
-
-static size_t qf_size(void *obj) { return amq_qf_size_bytes(obj); }
-
-static double qf_bound(void *obj, uint64_t n) {
-    (void)n;
-    return amq_qf_fpr_bound(obj);
-}
-
-static void qf_describe(void *obj, char *buf, size_t cap) {
-    snprintf(buf, cap, "slots=%llu,r=%u",
-             (unsigned long long)amq_qf_slots(obj), amq_qf_rbits(obj));
-}
-
-static const bench_ops qf_ops = {
-    .path = "typed",
-    .create = qf_create,
-    .destroy = qf_destroy,
-    .insert = qf_insert,
-    .query_scalar = qf_query,
-    .query_batch = qf_batch,
-    .size_bytes = qf_size,
-    .fpr_bound = qf_bound,
-    .describe = qf_describe,
-};
-
-/* ---- the fast dynamic filters (amq/dynamic.h) ------------------------------ */
-
-/* One table of adapters for vqf, prefix and morton: their typed APIs have
- * the same shape. */
+/* The typed APIs of the dynamic fingerprint filters have one shape; each
+ * family is a row of adapters. A loop calls its family's function through
+ * a pointer fetched before the loop: the same call a program makes. */
 typedef struct dyn_api {
-    const char *name;
-    amq_status (*create)(uint64_t n, double fpr, const amq_options *opt,
+    const char *name; /* the spec name, or a prefix of it */
+    amq_status (*create)(const char *spec, uint64_t n, double fpr,
                          void **out);
     void (*destroy)(void *f);
     amq_status (*add)(void *f, uint64_t h);
@@ -183,9 +56,58 @@ typedef struct dyn_api {
     double (*bound)(const void *f);
 } dyn_api;
 
-static amq_status vqf_new(uint64_t n, double fpr, const amq_options *o,
+/* cuckoo[:fp=F] (the table its capacity gives, at F bits), vacuum */
+static amq_status ck_new(const char *spec, uint64_t n, double fpr,
+                         void **out) {
+    amq_cuckoo *c = NULL;
+    bool vacuum = strncmp(spec, "vacuum", 6) == 0;
+    amq_status st = vacuum ? amq_vacuum_new(n, fpr, bench_options(), &c)
+                           : amq_cuckoo_new(n, fpr, bench_options(), &c);
+    unsigned fp = spec_param(spec, "fp", 0);
+    if (st == AMQ_OK && !vacuum && fp != 0 && fp != amq_cuckoo_fp_bits(c)) {
+        uint64_t buckets = amq_cuckoo_buckets(c);
+        amq_cuckoo_free(c);
+        c = NULL;
+        st = amq_cuckoo_new_explicit(buckets, fp, AMQ_CUCKOO_DEFAULT_KICKS,
+                                     bench_options(), &c);
+    }
+    *out = c;
+    return st;
+}
+static void ck_free(void *f) { amq_cuckoo_free(f); }
+static amq_status ck_add(void *f, uint64_t h) {
+    return amq_cuckoo_add_hash(f, h);
+}
+static bool ck_has(const void *f, uint64_t h) {
+    return amq_cuckoo_contains_hash(f, h);
+}
+static void ck_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_cuckoo_contains_batch(f, h, n, out);
+}
+static size_t ck_size(const void *f) { return amq_cuckoo_size_bytes(f); }
+static double ck_bound(const void *f) { return amq_cuckoo_fpr_bound(f); }
+
+static amq_status qf_new(const char *spec, uint64_t n, double fpr,
+                         void **out) {
+    return strncmp(spec, "cqf", 3) == 0
+               ? amq_cqf_new(n, fpr, bench_options(), (amq_qf **)out)
+               : amq_qf_new(n, fpr, bench_options(), (amq_qf **)out);
+}
+static void qf_free(void *f) { amq_qf_free(f); }
+static amq_status qf_add(void *f, uint64_t h) { return amq_qf_insert(f, h); }
+static bool qf_has(const void *f, uint64_t h) { return amq_qf_contains(f, h); }
+static void qf_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_qf_contains_batch(f, h, n, out);
+}
+static size_t qf_size(const void *f) { return amq_qf_size_bytes(f); }
+static double qf_bound(const void *f) { return amq_qf_fpr_bound(f); }
+
+static amq_status vqf_new(const char *spec, uint64_t n, double fpr,
                           void **out) {
-    return amq_vqf_new(n, fpr, o, (amq_vqf **)out);
+    (void)spec;
+    return amq_vqf_new(n, fpr, bench_options(), (amq_vqf **)out);
 }
 static void vqf_free(void *f) { amq_vqf_free(f); }
 static amq_status vqf_add(void *f, uint64_t h) {
@@ -201,9 +123,10 @@ static void vqf_batch(const void *f, const uint64_t *h, size_t n,
 static size_t vqf_size(const void *f) { return amq_vqf_size_bytes(f); }
 static double vqf_bound(const void *f) { return amq_vqf_fpr_bound(f); }
 
-static amq_status pf_new(uint64_t n, double fpr, const amq_options *o,
+static amq_status pf_new(const char *spec, uint64_t n, double fpr,
                          void **out) {
-    return amq_prefix_new(n, fpr, o, (amq_prefix **)out);
+    (void)spec;
+    return amq_prefix_new(n, fpr, bench_options(), (amq_prefix **)out);
 }
 static void pf_free(void *f) { amq_prefix_free(f); }
 static amq_status pf_add(void *f, uint64_t h) {
@@ -219,9 +142,10 @@ static void pf_batch(const void *f, const uint64_t *h, size_t n,
 static size_t pf_size(const void *f) { return amq_prefix_size_bytes(f); }
 static double pf_bound(const void *f) { return amq_prefix_fpr_bound(f); }
 
-static amq_status mf_new(uint64_t n, double fpr, const amq_options *o,
+static amq_status mf_new(const char *spec, uint64_t n, double fpr,
                          void **out) {
-    return amq_morton_new(n, fpr, o, (amq_morton **)out);
+    (void)spec;
+    return amq_morton_new(n, fpr, bench_options(), (amq_morton **)out);
 }
 static void mf_free(void *f) { amq_morton_free(f); }
 static amq_status mf_add(void *f, uint64_t h) {
@@ -238,35 +162,51 @@ static size_t mf_size(const void *f) { return amq_morton_size_bytes(f); }
 static double mf_bound(const void *f) { return amq_morton_fpr_bound(f); }
 
 static const dyn_api dyn_apis[] = {
+    {"cuckoo", ck_new, ck_free, ck_add, ck_has, ck_batch, ck_size, ck_bound},
+    {"vacuum", ck_new, ck_free, ck_add, ck_has, ck_batch, ck_size, ck_bound},
+    {"qf", qf_new, qf_free, qf_add, qf_has, qf_batch, qf_size, qf_bound},
+    {"cqf", qf_new, qf_free, qf_add, qf_has, qf_batch, qf_size, qf_bound},
     {"vqf", vqf_new, vqf_free, vqf_add, vqf_has, vqf_batch, vqf_size,
      vqf_bound},
     {"prefix", pf_new, pf_free, pf_add, pf_has, pf_batch, pf_size, pf_bound},
     {"morton", mf_new, mf_free, mf_add, mf_has, mf_batch, mf_size, mf_bound},
 };
 
+static bool named(const char *spec, const char *base) {
+    size_t len = strlen(base);
+    return strncmp(spec, base, len) == 0 &&
+           (spec[len] == '\0' || spec[len] == ':');
+}
+
+static const dyn_api *dyn_find(const char *spec) {
+    for (size_t i = 0; i < sizeof dyn_apis / sizeof *dyn_apis; i++)
+        if (named(spec, dyn_apis[i].name))
+            return &dyn_apis[i];
+    return NULL;
+}
+
 typedef struct dyn_obj {
     const dyn_api *api;
+    char spec[64];
     void *f;
 } dyn_obj;
 
 static int dyn_create(const char *name, uint64_t n, double fpr, void **obj,
                       char *err, size_t cap) {
-    const dyn_api *api = NULL;
-    for (size_t i = 0; i < sizeof dyn_apis / sizeof *dyn_apis; i++)
-        if (strcmp(name, dyn_apis[i].name) == 0)
-            api = &dyn_apis[i];
+    const dyn_api *api = dyn_find(name);
     dyn_obj *d = calloc(1, sizeof *d);
     if (api == NULL || d == NULL) {
         free(d);
         snprintf(err, cap, "%s: no typed API", name);
         return -1;
     }
-    amq_status st = api->create(n, fpr, bench_options(), &d->f);
+    amq_status st = api->create(name, n, fpr, &d->f);
     if (st != AMQ_OK) {
         free(d);
         return fail(name, st, err, cap);
     }
     d->api = api;
+    snprintf(d->spec, sizeof d->spec, "%s", name);
     *obj = d;
     return 0;
 }
@@ -280,8 +220,9 @@ static void dyn_destroy(void *obj) {
 
 static int dyn_insert(void *obj, const uint64_t *k, size_t n) {
     dyn_obj *d = obj;
+    amq_status (*add)(void *, uint64_t) = d->api->add;
     for (size_t i = 0; i < n; i++)
-        if (d->api->add(d->f, k[i]) != AMQ_OK)
+        if (add(d->f, k[i]) != AMQ_OK)
             return 1;
     return 0;
 }
@@ -313,7 +254,7 @@ static double dyn_bound(void *obj, uint64_t n) {
 
 static void dyn_describe(void *obj, char *buf, size_t cap) {
     const dyn_obj *d = obj;
-    snprintf(buf, cap, "%s (typed)", d->api->name);
+    snprintf(buf, cap, "%s (typed)", d->spec);
 }
 
 static const bench_ops dynamic_ops = {
@@ -446,22 +387,11 @@ static const bench_ops static_typed_ops = {
 
 /* ---- lookup -------------------------------------------------------------- */
 
-static bool named(const char *spec, const char *base) {
-    size_t len = strlen(base);
-    return strncmp(spec, base, len) == 0 &&
-           (spec[len] == '\0' || spec[len] == ':');
-}
-
 const bench_ops *bench_typed_fp_ops(const char *spec) {
     static const char *const statics[] = {"xor8",   "xor16",  "xor32",
                                           "fuse8",  "fuse16", "fuse32",
                                           "ribbon"};
-    if (named(spec, "cuckoo") || named(spec, "vacuum"))
-        return &cuckoo_ops;
-    if (named(spec, "qf") || named(spec, "cqf"))
-        return &qf_ops;
-    if (strcmp(spec, "vqf") == 0 || strcmp(spec, "prefix") == 0 ||
-        strcmp(spec, "morton") == 0)
+    if (dyn_find(spec) != NULL)
         return &dynamic_ops;
     for (size_t i = 0; i < sizeof statics / sizeof *statics; i++)
         if (named(spec, statics[i]))

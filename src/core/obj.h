@@ -76,4 +76,11 @@ amq_status amq__obj_table_from(amq__obj *o, const void *payload, size_t len,
 /* Release the owned table (if any) and the object. NULL is accepted. */
 void amq__obj_free(amq__obj *o);
 
+/* The widest query kernel the CPU runs (cpu.c, under its test ceiling):
+ * avx512, else avx2, else portable; portable under AMQ_OPT_SCALAR
+ * (`scalar`). A NULL kernel is skipped. */
+amq__contains_fn amq__obj_pick(bool scalar, amq__contains_fn portable,
+                               amq__contains_fn avx2,
+                               amq__contains_fn avx512);
+
 #endif

@@ -78,8 +78,11 @@
 #endif
 
 #include "amq/dynamic.h"
+#include "core/fpr.h"
 #include "core/mem.h"
 #include "filter/type.h"
+#include "fingerprint/lines.h"
+#include "fingerprint/pocket.h"
 
 #define LINE 64
 #define AHEAD 16
@@ -236,12 +239,11 @@ static void count_add(uint8_t *p, const mf_shape *s, unsigned i, int d) {
 static void slot_insert(uint8_t *p, const mf_shape *s, unsigned i,
                         uint32_t fp) {
     uint64_t lo, hi;
-    unsigned start, count, w = s->r / 8, fill = block_fill(p, s);
+    unsigned start, count, w = s->r / 8;
     fca_get(p, s, &lo, &hi);
     bucket_span(lo, hi, i, &start, &count);
-    unsigned at = start + count;
-    memmove(p + (at + 1) * w, p + at * w, (fill - at) * w);
-    slot_put(p, s, at, fp);
+    /* the block has room: its last slot is empty and may be dropped */
+    amq__pk_open_slot(p, LINE, (start + count) * w, s->slots * w, w, fp);
     count_add(p, s, i, +1);
 }
 
@@ -293,32 +295,6 @@ static bool contains_ref(const amq__obj *o, uint64_t h) {
     __attribute__((flatten,                                                    \
                    target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,lzcnt")))
 
-/* Slots equal to fp, one bit each. */
-MF_AVX512 static MF_INL uint64_t eq_avx512(const uint8_t *p, unsigned w,
-                                           uint32_t fp) {
-    __m512i line = _mm512_loadu_si512((const void *)p);
-    if (w == 8)
-        return _mm512_cmpeq_epi8_mask(line, _mm512_set1_epi8((char)fp));
-    return _mm512_cmpeq_epi16_mask(line, _mm512_set1_epi16((short)fp));
-}
-
-MF_AVX2 static MF_INL uint64_t eq_avx2(const uint8_t *p, unsigned w,
-                                       uint32_t fp) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)p);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
-    if (w == 8) {
-        __m256i v = _mm256_set1_epi8((char)fp);
-        uint64_t x = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, v));
-        uint64_t y = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, v));
-        return x | y << 32;
-    }
-    __m256i v = _mm256_set1_epi16((short)fp);
-    __m256i q = _mm256_packs_epi16(_mm256_cmpeq_epi16(a, v),
-                                   _mm256_cmpeq_epi16(b, v));
-    q = _mm256_permute4x64_epi64(q, 0xd8);
-    return (uint32_t)_mm256_movemask_epi8(q);
-}
-
 /* Matches of fp in bucket i, given the block's equal slots. */
 static MF_INL bool in_bucket(const uint8_t *p, const mf_shape *s, unsigned i,
                              uint64_t eq) {
@@ -348,26 +324,22 @@ static MF_INL bool in_bucket(const uint8_t *p, const mf_shape *s, unsigned i,
         return in_bucket(q, s, (unsigned)(b2 % s->buckets), EQ(q, W, fp));    \
     }
 
-MF_KERNEL(k512_8, MF_AVX512, eq_avx512, 8)
-MF_KERNEL(k512_16, MF_AVX512, eq_avx512, 16)
-MF_KERNEL(k256_8, MF_AVX2, eq_avx2, 8)
-MF_KERNEL(k256_16, MF_AVX2, eq_avx2, 16)
+MF_KERNEL(k512_8, MF_AVX512, amq__line_eq512, 8)
+MF_KERNEL(k512_16, MF_AVX512, amq__line_eq512, 16)
+MF_KERNEL(k256_8, MF_AVX2, amq__line_eq256, 8)
+MF_KERNEL(k256_16, MF_AVX2, amq__line_eq256, 16)
 #endif
 
 static void choose(amq_morton *f, bool scalar) {
+    bool w8 = f->s->r == 8;
+#ifdef MF_X86
+    f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
+                                  w8 ? k512_8 : k512_16);
+    f->bmi = !scalar && amq__cpu_has_avx2();
+#else
+    (void)w8;
     f->o.contains = contains_ref;
     f->bmi = false;
-#ifdef MF_X86
-    if (scalar)
-        return;
-    f->bmi = amq__cpu_has_avx2() != 0;
-    bool w8 = f->s->r == 8;
-    if (amq__cpu_has_avx512())
-        f->o.contains = w8 ? k512_8 : k512_16;
-    else if (amq__cpu_has_avx2())
-        f->o.contains = w8 ? k256_8 : k256_16;
-#else
-    (void)scalar;
 #endif
 }
 
@@ -593,13 +565,9 @@ amq_status amq_morton_remove_hash(amq_morton *f, uint64_t h) {
 
 /* ---- the mathematics ---------------------------------------------------- */
 
-static double top_prob(uint64_t n) {
-    uint64_t most = ((UINT64_C(1) << 32) + n - 1) / n;
-    return ldexp((double)most, -32);
-}
-
 static double bound_for(const mf_shape *s, uint64_t blocks, double items) {
-    double p = 2.0 * top_prob(blocks * s->buckets) * ldexp(1.0, -(int)s->r);
+    double p = 2.0 * amq__mulshift_top(blocks * s->buckets) *
+               ldexp(1.0, -(int)s->r);
     return items <= 0 ? 0.0 : -expm1(items * log1p(-p));
 }
 

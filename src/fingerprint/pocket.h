@@ -126,6 +126,43 @@ AMQ__PK_INLINE unsigned amq__pk_fill128(amq__u128 md, unsigned nlists,
     return top + 1 - nlists;
 }
 
+/* ---- slots in a line ------------------------------------------------------ */
+
+/* Bytes [lo, hi) of the 8-byte word starting at byte b, as a mask. */
+AMQ__PK_INLINE uint64_t amq__pk_bytes(unsigned b, unsigned lo, unsigned hi) {
+    unsigned from = lo > b ? lo - b : 0, to = hi > b ? hi - b : 0;
+    from = from < 8 ? from : 8;
+    to = to < 8 ? to : 8;
+    uint64_t below_to = to == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * to)) - 1;
+    uint64_t below_from = from == 8 ? ~UINT64_C(0)
+                                    : (UINT64_C(1) << (8 * from)) - 1;
+    return below_to & ~below_from;
+}
+
+/* Open a w-byte slot (w = 1 or 2) at byte `at` of the n-byte line p
+ * (n a multiple of 8) and write v there: bytes [at, end - w) move up by
+ * w, the w bytes at end - w (an empty slot) are dropped, bytes outside
+ * [at, end) stay. Word by word from the top, each word built from itself
+ * and the one below by masks: a fixed amount of work and no branch on
+ * where the slot opens (a memmove's size tests would be, on the line the
+ * insert has just missed on). */
+AMQ__PK_INLINE void amq__pk_open_slot(uint8_t *p, unsigned n, unsigned at,
+                                      unsigned end, unsigned w, unsigned v) {
+    unsigned sh = 8 * w;
+    for (unsigned b = n - 8;; b -= 8) {
+        uint64_t old = amq__get_u64(p + b);
+        uint64_t below = b ? amq__get_u64(p + b - 8) : 0;
+        uint64_t moved = (old << sh) | (below >> (64 - sh));
+        uint64_t m = amq__pk_bytes(b, at + w, end);
+        amq__put_u64(p + b, (old & ~m) | (moved & m));
+        if (b == 0)
+            break;
+    }
+    p[at] = (uint8_t)v;
+    if (w == 2)
+        p[at + 1] = (uint8_t)(v >> 8);
+}
+
 AMQ__PK_INLINE amq__u128 amq__pk_ins128(amq__u128 md, unsigned pos) {
     amq__u128 low = ((amq__u128)1 << pos) - 1;
     return (md & low) | ((md & ~low) << 1);

@@ -75,8 +75,10 @@
 #include "amq/dynamic.h"
 #include "bloom/poisson.h"
 #include "bloom/sbbf_core.h"
+#include "core/fpr.h"
 #include "core/mem.h"
 #include "filter/type.h"
+#include "fingerprint/lines.h"
 #include "fingerprint/pocket.h"
 
 #define MAX_BINS UINT64_C(0xffffffff)
@@ -232,28 +234,18 @@ static bool contains_ref(const amq__obj *o, uint64_t h) {
     __attribute__((flatten,                                                  \
                    target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,lzcnt")))
 
-/* Slots equal to r, one bit each (slot i at bit i). */
+/* Slots equal to r, one bit each (slot i at bit i): the bin's lanes
+ * (lines.h) past the header (7 bytes, or 4 16-bit lanes). */
 PF_AVX2 static PF_INL uint64_t eq_avx2(const uint8_t *bin, unsigned w,
                                        unsigned r) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)bin);
-    if (w == 8)
-        return (uint32_t)_mm256_movemask_epi8(
-                   _mm256_cmpeq_epi8(a, _mm256_set1_epi8((char)r))) >> 7;
-    __m256i b = _mm256_loadu_si256((const __m256i *)(bin + 32));
-    __m256i v = _mm256_set1_epi16((short)r);
-    __m256i p = _mm256_packs_epi16(_mm256_cmpeq_epi16(a, v),
-                                   _mm256_cmpeq_epi16(b, v));
-    p = _mm256_permute4x64_epi64(p, 0xd8);
-    return (uint32_t)_mm256_movemask_epi8(p) >> 4;
+    return w == 8 ? amq__half_eq256(bin, r) >> 7
+                  : amq__line_eq256(bin, 16, r) >> 4;
 }
 
 PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
                                            unsigned r) {
-    if (w == 8)
-        return eq_avx2(bin, w, r);
-    __m512i line = _mm512_loadu_si512((const void *)bin);
-    return (uint64_t)_mm512_cmpeq_epi16_mask(
-               line, _mm512_set1_epi16((short)r)) >> 4;
+    return w == 8 ? amq__half_eq256(bin, r) >> 7
+                  : amq__line_eq512(bin, 16, r) >> 4;
 }
 
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
@@ -278,19 +270,16 @@ PF_KERNEL(k512_16, PF_AVX512, eq_avx512, 16)
 
 /* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
 static void choose(amq_prefix *f, bool scalar) {
+    bool w8 = f->s->r == 8;
+#ifdef PF_X86
+    /* a 32-byte bin is one AVX2 compare: no AVX-512 kernel for it */
+    f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
+                                  w8 ? NULL : k512_16);
+    f->bmi = !scalar && amq__cpu_has_avx2();
+#else
+    (void)w8;
     f->o.contains = contains_ref;
     f->bmi = false;
-#ifdef PF_X86
-    if (scalar)
-        return;
-    f->bmi = amq__cpu_has_avx2() != 0;
-    bool w8 = f->s->r == 8;
-    if (amq__cpu_has_avx512() && !w8)
-        f->o.contains = k512_16;
-    else if (amq__cpu_has_avx2())
-        f->o.contains = w8 ? k256_8 : k256_16;
-#else
-    (void)scalar;
 #endif
 }
 
@@ -317,14 +306,14 @@ AMQ__PK_INLINE void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp,
                             bool bmi) {
     unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1), lo, hi;
     uint64_t hdr = hdr_get(bin, s), pocket = hdr & pocket_mask(s);
-    unsigned fill = amq__pk_fill64(pocket, s->lists, bmi), w = s->r / 8;
+    unsigned w = s->r / 8;
     amq__pk_range64(pocket, q, bmi, &lo, &hi);
     unsigned at = lo;
     while (at < hi && slot_get(bin, s, at) <= r)
         at++;
-    uint8_t *slots = bin + s->hdr;
-    memmove(slots + (at + 1) * w, slots + at * w, (fill - at) * w);
-    slot_put(bin, s, at, r);
+    /* the bin has room: its last slot is empty and may be dropped */
+    amq__pk_open_slot(bin, s->bytes, s->hdr + at * w, s->hdr + s->slots * w,
+                      w, r);
     pocket = amq__pk_ins64(pocket, at + q);
     hdr_put(bin, s, pocket | (hdr & ~pocket_mask(s)));
 }
@@ -398,14 +387,9 @@ amq_status amq_prefix_add_batch(amq_prefix *f, const uint64_t *h, size_t n,
 
 /* ---- the mathematics ---------------------------------------------------- */
 
-/* Largest probability of one of n values under multiply-shift of 32 bits. */
-static double top_prob(uint64_t n) {
-    uint64_t most = ((UINT64_C(1) << 32) + n - 1) / n;
-    return ldexp((double)most, -32);
-}
-
 static double pair_prob(const pf_shape *s, uint64_t bins) {
-    return top_prob(bins) * top_prob((uint64_t)s->lists << s->r);
+    return amq__mulshift_top(bins) *
+           amq__mulshift_top((uint64_t)s->lists << s->r);
 }
 
 static double bins_bound(const pf_shape *s, uint64_t bins, double items) {
@@ -450,7 +434,7 @@ static amq_status spare_for(const pf_shape *s, uint64_t bins, double n,
 static amq_status size_for(const pf_shape *s, uint64_t capacity, double fpr,
                            pf_size *z) {
     double n = (double)capacity;
-    double pf = top_prob((uint64_t)s->lists << s->r);
+    double pf = amq__mulshift_top((uint64_t)s->lists << s->r);
     double want = ceil(n / s->slots);
     double keep = (1.0 - SPARE_SHARE) * fpr;
     double by_rate = ceil(n * pf / -log1p(-keep));

@@ -494,11 +494,15 @@ static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
 /* The query kernel of a filter nobody updates concurrently: a quotient
  * nobody holds is answered from its occupieds word, most others from the
  * block-local path (locate_block), the rest by the general lookup. No
- * window, no locks, no counter decoding on the common path. */
+ * window, no locks, no counter decoding on the common path. (The general
+ * lookup below re-reads the block: the prefetch is not repeated.) */
 static inline bool has(const amq_qf *f, uint64_t h) {
     uint64_t q, r;
     spot s;
     split(f, h, &q, &r);
+    /* a block is 17 + 8w bytes: its second line, where the run's slots
+     * usually are, asked for now rather than after the header is read */
+    prefetch_block(f, q);
     if (!occ_get(f, q))
         return false;
     if ((q >> 6) < f->fast_blocks && locate_block(f, q, r, &s))

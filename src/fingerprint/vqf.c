@@ -77,8 +77,10 @@
 #endif
 
 #include "amq/dynamic.h"
+#include "core/fpr.h"
 #include "core/mem.h"
 #include "filter/type.h"
+#include "fingerprint/lines.h"
 #include "fingerprint/pocket.h"
 
 #define LINE 64
@@ -213,12 +215,9 @@ AMQ__PK_INLINE void block_put(const vqf_shape *s, uint8_t *blk, unsigned q,
                               unsigned r, bool bmi) {
     unsigned lo, hi, w = s->r, bytes = w / 8;
     amq__u128 md = md_get(blk, w);
-    unsigned fill = fill_bmi(md, s, bmi);
     list_range(md, s, q, bmi, &lo, &hi);
-    uint8_t *slots = blk + s->md;
-    memmove(slots + (hi + 1) * bytes, slots + hi * bytes,
-            (fill - hi) * bytes);
-    slot_put(blk, w, hi, r);
+    /* the block has room, so its last slot is empty and may be dropped */
+    amq__pk_open_slot(blk, LINE, s->md + hi * bytes, LINE, bytes, r);
     md = w == 8 ? amq__pk_ins128(md, hi + q)
                 : amq__pk_ins64((uint64_t)md, hi + q);
     md_put(blk, w, md);
@@ -271,67 +270,41 @@ static VQF_INL uint64_t in_list(const uint8_t *blk, const vqf_shape *s,
     return eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo));
 }
 
-/* Slots equal to r, one bit each. */
-VQF_AVX512 static VQF_INL uint64_t eq_avx512(const uint8_t *blk, unsigned w,
-                                             unsigned r) {
-    __m512i line = _mm512_loadu_si512((const void *)blk);
-    if (w == 8)
-        return _mm512_cmpeq_epi8_mask(line, _mm512_set1_epi8((char)r)) >> 16;
-    return (uint64_t)_mm512_cmpeq_epi16_mask(
-               line, _mm512_set1_epi16((short)r)) >> 4;
-}
-
-VQF_AVX2 static VQF_INL uint64_t eq_avx2(const uint8_t *blk, unsigned w,
-                                         unsigned r) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)blk);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(blk + 32));
-    if (w == 8) {
-        __m256i v = _mm256_set1_epi8((char)r);
-        uint64_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, v));
-        uint64_t hi = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, v));
-        return (lo >> 16) | (hi << 16);
-    }
-    __m256i v = _mm256_set1_epi16((short)r);
-    /* 16-bit lanes to bytes, in order: pack, then undo the pack's
-     * per-128-bit-lane interleave */
-    __m256i p = _mm256_packs_epi16(_mm256_cmpeq_epi16(a, v),
-                                   _mm256_cmpeq_epi16(b, v));
-    p = _mm256_permute4x64_epi64(p, 0xd8);
-    return (uint64_t)(uint32_t)_mm256_movemask_epi8(p) >> 4;
-}
-
-#define VQF_KERNEL(NAME, ATTR, EQ, W)                                          \
+/* One kernel per (instruction set, width): the line's lanes equal to r
+ * (lines.h) shifted past the pocket (16 bytes or 4 lanes), both lists
+ * tested without a branch between them. */
+#define VQF_KERNEL(NAME, ATTR, LINE_EQ, W)                                     \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
         const amq_vqf *f = (const amq_vqf *)o;                                \
         vqf_key k = key_at(f, h, W);                                           \
         const uint8_t *x = block_at(f, k.b1), *y = block_at(f, k.b2);          \
         const vqf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                      \
-        /* both lists, no branch between them: | on the masks */            \
-        return (in_list(x, s, k.q, EQ(x, W, k.r)) |                            \
-                in_list(y, s, k.q, EQ(y, W, k.r))) != 0;                       \
+        unsigned skip = W == 8 ? 16 : 4;                                       \
+        uint64_t a = in_list(x, s, k.q, LINE_EQ(x, W, k.r) >> skip);           \
+        /* one block after the other: interleaved, the two blocks' pockets  \
+         * need more registers than there are (spills, a realigned frame);   \
+         * the core overlaps the two lines' misses either way */             \
+        __asm__ volatile("" : "+r"(a));                                        \
+        return (a | in_list(y, s, k.q, LINE_EQ(y, W, k.r) >> skip)) != 0;      \
     }
 
-VQF_KERNEL(k512_8, VQF_AVX512, eq_avx512, 8)
-VQF_KERNEL(k512_16, VQF_AVX512, eq_avx512, 16)
-VQF_KERNEL(k256_8, VQF_AVX2, eq_avx2, 8)
-VQF_KERNEL(k256_16, VQF_AVX2, eq_avx2, 16)
+VQF_KERNEL(k512_8, VQF_AVX512, amq__line_eq512, 8)
+VQF_KERNEL(k512_16, VQF_AVX512, amq__line_eq512, 16)
+VQF_KERNEL(k256_8, VQF_AVX2, amq__line_eq256, 8)
+VQF_KERNEL(k256_16, VQF_AVX2, amq__line_eq256, 16)
 #endif
 
 /* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
 static void choose(amq_vqf *f, bool scalar) {
+    bool w8 = f->s->r == 8;
+#ifdef VQF_X86
+    f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
+                                  w8 ? k512_8 : k512_16);
+    f->bmi = !scalar && amq__cpu_has_avx2();
+#else
+    (void)w8;
     f->o.contains = contains_ref;
     f->bmi = false;
-#ifdef VQF_X86
-    if (scalar)
-        return;
-    f->bmi = amq__cpu_has_avx2() != 0;
-    bool w8 = f->s->r == 8;
-    if (amq__cpu_has_avx512())
-        f->o.contains = w8 ? k512_8 : k512_16;
-    else if (amq__cpu_has_avx2())
-        f->o.contains = w8 ? k256_8 : k256_16;
-#else
-    (void)scalar;
 #endif
 }
 
@@ -422,15 +395,9 @@ amq_status amq_vqf_remove_hash(amq_vqf *f, uint64_t h) {
 
 /* ---- the mathematics ---------------------------------------------------- */
 
-/* Largest probability of one of n values under multiply-shift of 32 bits. */
-static double top_prob(uint64_t n) {
-    uint64_t most = ((UINT64_C(1) << 32) + n - 1) / n;
-    return ldexp((double)most, -32);
-}
-
 static double bound_for(const vqf_shape *s, uint64_t blocks, double items) {
-    double p = 2.0 * top_prob(blocks) *
-               top_prob((uint64_t)s->lists << s->r);
+    double p = 2.0 * amq__mulshift_top(blocks) *
+               amq__mulshift_top((uint64_t)s->lists << s->r);
     if (items <= 0 || p <= 0)
         return 0.0;
     return -expm1(items * log1p(-p));
