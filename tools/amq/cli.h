@@ -35,6 +35,7 @@ int cli_cmd_info(int argc, char **argv);
 int cli_cmd_help(int argc, char **argv);
 int cli_cmd_demo(int argc, char **argv);
 int cli_cmd_clock(int argc, char **argv);
+int cli_cmd_lsm(int argc, char **argv);
 
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */
@@ -155,6 +156,10 @@ typedef struct cli_filter_file {
  * false on error. */
 bool cli_filter_open(cli_filter_file *ff, const char *path);
 void cli_filter_close(cli_filter_file *ff);
+
+/* Read a whole file (path NULL or "-": stdin) into a malloc'ed buffer the
+ * caller frees. Prints "amq: PATH: ..." and returns false on error. */
+bool cli_read_file(const char *path, uint8_t **out, size_t *len);
 
 /* Write len bytes to path atomically (path.tmp, fsync, rename), mode 0600
  * when secret, else 0644 (both less the umask). "-" writes stdout. Prints

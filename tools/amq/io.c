@@ -247,6 +247,20 @@ bool cli_filter_open(cli_filter_file *ff, const char *path)
     return ok;
 }
 
+bool cli_read_file(const char *path, uint8_t **out, size_t *len)
+{
+    bool is_stdin = path == NULL || strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_error("%s: cannot open: %s", name, strerror(errno));
+        return false;
+    }
+    bool ok = read_all(fd, name, out, len);
+    close(fd);
+    return ok;
+}
+
 void cli_filter_close(cli_filter_file *ff)
 {
     amq_filter_free(ff->filter);

@@ -15,7 +15,7 @@ static const cli_command commands[] = {
     {"build", cli_cmd_build}, {"query", cli_cmd_query},
     {"info", cli_cmd_info},   {"help", cli_cmd_help},
     {"demo", cli_cmd_demo},   {"clock", cli_cmd_clock},
-    {NULL, NULL},
+    {"lsm", cli_cmd_lsm},     {NULL, NULL},
 };
 
 static int print_version(void)
