@@ -13,4 +13,5 @@
 #include "amq/static.h"
 #include "amq/clock.h"
 #include "amq/alloc.h"
+#include "amq/lsm.h"
 #endif
