@@ -195,6 +195,10 @@ typedef struct amq_lsm_frontier {
     double rstar;        /* median of the runs' sqrt(2 G)                 */
     double quad_k;       /* V = quad_k (r / rstar)^2 over r <= rstar      */
     double quad_r2;
+    double small_k;      /* median of V G / r^2 over r <= 0.35 rstar: the
+                            k of V = k r^2 / G at small drift (1/6 for
+                            linear drift, 1/4 for a random walk); NaN if
+                            no run is that small                         */
     double r_coarse;     /* largest r with V <= 0.1 (0 if none)           */
     double r_fallback;   /* smallest r with V >= 1 (NaN if none)          */
 } amq_lsm_frontier;

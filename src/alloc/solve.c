@@ -335,6 +335,25 @@ typedef struct relaxed {
     double mem, cost;
 } relaxed;
 
+/* After the hull groups are placed: the model groups' closed form for
+ * what the others leave of the target (memory, or rate with by_cost),
+ * then the totals and the multiplier (a hull group's slope when one
+ * stopped part-way and there is no model group to set it). */
+static void close_relaxation(prob *P, double u, double target, bool by_cost,
+                             double lam, relaxed *r) {
+    if (P->has_model) {
+        double am, ac, mm, mc;
+        totals(P, G_SKIP, &am, &ac);
+        totals(P, G_MODEL, &mm, &mc);
+        double others = by_cost ? ac - mc : am - mm;
+        u = model_solve(P, u, target - others, by_cost);
+        model_apply(P, u);
+    }
+    totals(P, G_SKIP, &r->mem, &r->cost);
+    r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
+    P->hint = u;
+}
+
 /* min_cost relaxation (lambda = 0 when the budget does not bind:
  * everything at its maximum). */
 static void relax_cost(prob *P, double M, relaxed *r) {
@@ -354,16 +373,7 @@ static void relax_cost(prob *P, double M, relaxed *r) {
     }
     respond_all(P, br.hi, &m, NULL);
     hull_fill(P, br.lo, M - m, true, &lam);
-    double u = br.hi;
-    if (P->has_model) {
-        double hm, hc;
-        totals(P, G_HULL, &hm, &hc);
-        u = model_solve(P, br.hi, M - hm, false);
-        model_apply(P, u);
-    }
-    totals(P, G_SKIP, &r->mem, &r->cost);
-    r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
-    P->hint = u;
+    close_relaxation(P, br.hi, M, false, lam, r);
 }
 
 static void relax_memory(prob *P, double E, relaxed *r) {
@@ -372,16 +382,7 @@ static void relax_memory(prob *P, double E, relaxed *r) {
     bisect(P, true, E, &br); /* feasibility checked by the caller */
     respond_all(P, br.lo, NULL, &cst);
     hull_fill(P, br.hi, E - cst, false, &lam);
-    double u = br.lo;
-    if (P->has_model) {
-        double hm, hc;
-        totals(P, G_HULL, &hm, &hc);
-        u = model_solve(P, br.lo, E - hc, true);
-        model_apply(P, u);
-    }
-    totals(P, G_SKIP, &r->mem, &r->cost);
-    r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
-    P->hint = u;
+    close_relaxation(P, br.lo, E, true, lam, r);
 }
 
 /* Lowest cost the curves reach (every hull group at its last vertex, model
@@ -761,11 +762,8 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
         greedy(&P, FIX_MEMORY, mem - M);
     totals(&P, G_SKIP, &mem, &cost);
     double left = greedy(&P, SPEND_MEMORY, M - mem);
-    if (P.has_model && left > 0) {
-        double hm, hc;
-        totals(&P, G_HULL, &hm, &hc);
-        model_apply(&P, model_solve(&P, log(r.lambda), M - hm, false));
-    }
+    if (P.has_model && left > 0)
+        close_relaxation(&P, log(last.lambda), M, false, -1, &last);
     render_models(&P);
     if (sum != NULL) {
         totals(&P, G_SKIP, &sum->memory_bits, &sum->cost);
@@ -831,11 +829,8 @@ amq_status amq_alloc_min_memory(const amq_alloc_group *groups, size_t count,
         greedy(&P, FIX_RATE, cost - E);
     totals(&P, G_SKIP, &mem, &cost);
     double left = greedy(&P, SPEND_RATE, E - cost);
-    if (P.has_model && left > 0 && r.lambda > 0) {
-        double hm, hc;
-        totals(&P, G_HULL, &hm, &hc);
-        model_apply(&P, model_solve(&P, log(r.lambda), E - hc, true));
-    }
+    if (P.has_model && left > 0 && last.lambda > 0)
+        close_relaxation(&P, log(last.lambda), E, true, -1, &last);
     render_models(&P);
     if (sum != NULL) {
         totals(&P, G_SKIP, &sum->memory_bits, &sum->cost);

@@ -195,8 +195,8 @@ static int cmp_double(const void *a, const void *b) {
 
 amq_status amq_lsm_frontier_fit(const amq_lsm_drift *runs, size_t n,
                                 amq_lsm_frontier *out) {
-    double rs[256], x[256], y[256];
-    size_t m = 0;
+    double rs[256], x[256], y[256], ks[256];
+    size_t m = 0, nk = 0;
     if (runs == NULL || out == NULL || n == 0 || n > 256)
         return AMQ_ERR_INVALID;
     for (size_t i = 0; i < n; i++)
@@ -209,6 +209,8 @@ amq_status amq_lsm_frontier_fit(const amq_lsm_drift *runs, size_t n,
         const amq_lsm_drift *d = &runs[i];
         if (d->r <= f.rstar && f.rstar > 0)
             x[m] = (d->r / f.rstar) * (d->r / f.rstar), y[m++] = d->V;
+        if (d->r > 0 && d->r <= 0.35 * f.rstar)
+            ks[nk++] = d->V * d->G / (d->r * d->r);
         if (d->V <= 0.1 && d->r > f.r_coarse)
             f.r_coarse = d->r;
         if (d->V >= 1 && !(d->r >= f.r_fallback))
@@ -219,6 +221,9 @@ amq_status amq_lsm_frontier_fit(const amq_lsm_drift *runs, size_t n,
         amq_lsm_fit_line(x, y, NULL, m, true, &q);
     f.quad_k = q.slope;
     f.quad_r2 = q.r2;
+    qsort(ks, nk, sizeof *ks, cmp_double);
+    f.small_k = nk == 0 ? NAN : nk % 2 ? ks[nk / 2]
+                                       : (ks[nk / 2 - 1] + ks[nk / 2]) / 2;
     *out = f;
     return AMQ_OK;
 }

@@ -7,33 +7,8 @@
 # any failure.
 #
 # usage: tests/cli/test_lsm.sh path/to/amq [TMPDIR]
-set -u
+. "$(dirname "$0")/harness.sh" "$@"
 
-AMQ=${1:?usage: test_lsm.sh path/to/amq [tmpdir]}
-case $AMQ in
-/*) ;;
-*) AMQ="$(pwd)/$AMQ" ;;
-esac
-T=${2:-${TMPDIR:-/tmp}/amq-test-lsm.$$}
-rm -rf "$T" && mkdir -p "$T" || exit 2
-cd "$T" || exit 2
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-    if [ -s err ]; then sed 's/^/  stderr| /' err | head -5 >&2; fi
-}
-# run RC DESC CMD...: stdout to ./out, stderr to ./err, expect exit RC.
-run() {
-    want=$1 desc=$2
-    shift 2
-    "$@" >out 2>err
-    rc=$?
-    if [ "$rc" -eq "$want" ]; then pass; else fail "$desc: exit $rc, want $want"; fi
-}
 has() { if grep -q -- "$1" "$2"; then pass; else fail "$3: '$1' not in $2"; fi; }
 empty() { if [ -s "$1" ]; then fail "$2: $1 not empty"; else pass; fi; }
 
@@ -111,5 +86,5 @@ run 2 "bad sigmas" "$AMQ" lsm simulate --law frontier --sigmas 1,2
 run 2 "weights count" "$AMQ" lsm simulate --law h0 --weights 1,2,3
 run 2 "unknown type" "$AMQ" lsm simulate --law curves --types bloom,nosuch
 
-echo "test_lsm: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+cd / && rm -rf "$T"
+finish test_lsm

@@ -58,6 +58,20 @@ static void random_groups(amq_alloc_group *g, size_t n, uint64_t *s,
     }
 }
 
+static double sum_keys(const amq_alloc_group *g, size_t n) {
+    double k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += g[i].keys;
+    return k;
+}
+
+static double sum_weights(const amq_alloc_group *g, size_t n) {
+    double w = 0;
+    for (size_t i = 0; i < n; i++)
+        w += g[i].weight;
+    return w;
+}
+
 static double cost_of(const amq_alloc_group *g, const amq_alloc_pick *p,
                       size_t n) {
     double c = 0;
@@ -99,10 +113,7 @@ static void test_model_min_cost(void) {
         amq_alloc_summary sum;
         size_t n = 1 + check_next(&s) % 40;
         random_groups(g, n, &s, m);
-        double keys = 0;
-        for (size_t i = 0; i < n; i++)
-            keys += g[i].keys;
-        double M = keys * 16 * urand(&s);
+        double M = sum_keys(g, n) * 16 * urand(&s);
         CHECK_OK(amq_alloc_min_cost(g, n, M, p, &sum));
         CHECK_MSG(sum.kkt_residual <= 1e-9, "trial %d: kkt %g", trial,
                   sum.kkt_residual);
@@ -128,9 +139,7 @@ static void test_model_min_memory(void) {
         amq_alloc_summary sum;
         size_t n = 1 + check_next(&s) % 40;
         random_groups(g, n, &s, m);
-        double total = 0;
-        for (size_t i = 0; i < n; i++)
-            total += g[i].weight;
+        double total = sum_weights(g, n);
         double p0 = total * 0.1 * urand(&s);
         double eps = p0 + total * pow(10, -6 * urand(&s));
         CHECK_OK(amq_alloc_min_memory(g, n, p0, eps, p, &sum));
@@ -159,10 +168,7 @@ static void test_duality(void) {
             amq_alloc_pick p[12];
             amq_alloc_summary a, b;
             random_groups(g, 12, &s, c);
-            double keys = 0;
-            for (size_t i = 0; i < 12; i++)
-                keys += g[i].keys;
-            double M = keys * (2 + 12 * urand(&s));
+            double M = sum_keys(g, 12) * (2 + 12 * urand(&s));
             CHECK_OK(amq_alloc_min_cost(g, 12, M, p, &a));
             CHECK_OK(amq_alloc_min_memory(g, 12, 0, a.relaxed_cost, p, &b));
             /* the relaxations are each other's optimum */
@@ -290,9 +296,8 @@ static void test_monotone(void) {
         amq_alloc_pick p[8];
         amq_alloc_summary sum;
         random_groups(g, 8, &s, c);
-        double keys = 0, prev = INFINITY, prev_relaxed = INFINITY;
-        for (size_t i = 0; i < 8; i++)
-            keys += g[i].keys;
+        double keys = sum_keys(g, 8), prev = INFINITY;
+        double prev_relaxed = INFINITY;
         for (double bpk = 0; bpk <= 40; bpk += 0.5) {
             CHECK_OK(amq_alloc_min_cost(g, 8, bpk * keys, p, &sum));
             CHECK_MSG(sum.relaxed_cost <= prev_relaxed * (1 + 1e-12),
@@ -303,9 +308,7 @@ static void test_monotone(void) {
             prev = sum.cost;
             prev_relaxed = sum.relaxed_cost;
         }
-        double total = 0, prev_mem = 0;
-        for (size_t i = 0; i < 8; i++)
-            total += g[i].weight;
+        double total = sum_weights(g, 8), prev_mem = 0;
         for (double e = 0.9; e > 1e-7; e /= 3) {
             CHECK_OK(amq_alloc_min_memory(g, 8, 0, e * total, p, &sum));
             CHECK(sum.relaxed_memory >= prev_mem * (1 - 1e-12));
@@ -665,6 +668,49 @@ static void test_discrete_custom(void) {
     amq_alloc_curve_free(c);
 }
 
+/* Model and step curves in one problem: the chord search holds fuse
+ * groups while the model groups re-solve around them; the budget and the
+ * rate must hold, and the model groups share one marginal gain. */
+static void test_mixed(void) {
+    amq_alloc_curve *m = model(C_BLOOM), *f = spec_curve("fuse"),
+                    *b = spec_curve("sbbf");
+    uint64_t s = check_seed = 25;
+    for (int trial = 0; trial < 20; trial++) {
+        amq_alloc_group g[9];
+        amq_alloc_pick p[9];
+        amq_alloc_summary sum;
+        random_groups(g, 9, &s, m);
+        for (int i = 3; i < 6; i++)
+            g[i].curve = f;
+        for (int i = 6; i < 9; i++)
+            g[i].curve = b;
+        double w = sum_weights(g, 9);
+        double M = sum_keys(g, 9) * (4 + 16 * urand(&s));
+        CHECK_OK(amq_alloc_min_cost(g, 9, M, p, &sum));
+        CHECK_MSG(memory_of(g, p, 9) <= M * (1 + 1e-9), "trial %d: %g > %g",
+                  trial, memory_of(g, p, 9), M);
+        CHECK(sum.relaxed_cost <= sum.cost * (1 + 1e-4));
+        double gain[3];
+        for (int i = 0; i < 3; i++)
+            gain[i] = p[i].bits_per_key > 0
+                          ? g[i].weight * C_BLOOM * p[i].fpr / g[i].keys
+                          : NAN;
+        for (int i = 1; i < 3; i++)
+            if (!isnan(gain[0]) && !isnan(gain[i]))
+                CHECK_MSG(fabs(gain[i] / gain[0] - 1) < 1e-9,
+                          "trial %d: model gains %g %g", trial, gain[0],
+                          gain[i]);
+        double eps = w * pow(10, -1 - 3 * urand(&s));
+        CHECK_OK(amq_alloc_min_memory(g, 9, 0, eps, p, &sum));
+        CHECK_MSG(cost_of(g, p, 9) <= eps * (1 + 1e-9), "trial %d: %g > %g",
+                  trial, cost_of(g, p, 9), eps);
+        CHECK(sum.memory_bits >= sum.relaxed_memory * (1 - 1e-4));
+    }
+    amq_alloc_curve_free(m);
+    amq_alloc_curve_free(f);
+    amq_alloc_curve_free(b);
+}
+
 /* ---- allocation failure ------------------------------------------------------------ */
 
 typedef struct failing {
@@ -737,6 +783,7 @@ int main(void) {
     test_cascade();
     test_shards();
     test_discrete_custom();
+    test_mixed();
     test_oom();
     return check_report("test_alloc");
 }

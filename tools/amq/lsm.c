@@ -61,6 +61,15 @@ bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,
     return true;
 }
 
+/* "amq: --OPT VALUE: <status> (at byte N: <diag>)"; CLI_EXIT_ERR. */
+static int option_error(const char *opt, const char *value, amq_status st,
+                        const amq_diag *d)
+{
+    char what[160];
+    snprintf(what, sizeof what, "--%s %.100s", opt, value);
+    return cli_status_error(what, st, d);
+}
+
 amq_alloc_curve *lsm_curve(const char *spec, double c)
 {
     amq_alloc_curve *curve = NULL;
@@ -71,9 +80,7 @@ amq_alloc_curve *lsm_curve(const char *spec, double c)
     else
         st = amq_alloc_curve_spec(spec, NULL, &curve, &d);
     if (st != AMQ_OK) {
-        char what[160];
-        snprintf(what, sizeof what, "--curve %.100s", spec);
-        cli_status_error(what, st, &d);
+        option_error("curve", spec, st, &d);
         return NULL;
     }
     return curve;
@@ -89,9 +96,7 @@ bool lsm_tree(unsigned levels, double ratio, double keys,
     }
     amq_status st = amq_lsm_workload(workload, runs, levels, &d);
     if (st != AMQ_OK) {
-        char what[160];
-        snprintf(what, sizeof what, "--workload %.100s", workload);
-        cli_status_error(what, st, &d);
+        option_error("workload", workload, st, &d);
         return false;
     }
     return true;

@@ -322,14 +322,17 @@ static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve)
         printf("{\"law\":\"loglaw\",\"slope\":%.17g,\"slope_closed_form\":"
                "%.17g,\"r2\":%.17g,\"runs_with_bits\":%zu}\n",
                fit.slope, closed, fit.r2, fit.n);
-    else
+    else {
+        char cf[32];
+        snprintf(cf, sizeof cf, isnan(closed) ? "- (model only)"
+                                              : "%.4f (1/c)", closed);
         printf("Log-law on curve %s: %zu equal runs, Dirichlet(%g), %g "
                "bits/key\n\n| | closed form | paper's repository | amq |\n"
-               "|---|---:|---:|---:|\n| slope of b* on ln w | %.4f "
-               "(1/c) | 2.0814 | %.4f |\n| R^2 | 1 | 1.000 | %.6f |\n"
+               "|---|---:|---:|---:|\n| slope of b* on ln w | %s | 2.0814 | "
+               "%.4f |\n| R^2 | 1 | 1.000 | %.6f |\n"
                "| runs with bits | | | %zu of %zu |\n",
-               o->curve, n, o->alpha, bpk, closed, fit.slope, fit.r2, fit.n,
-               n);
+               o->curve, n, o->alpha, bpk, cf, fit.slope, fit.r2, fit.n, n);
+    }
     if (o->svg) {
         plot p;
         double fx[2] = {INFINITY, -INFINITY}, fy[2];
@@ -464,10 +467,11 @@ static void frontier_print(const sim_opts *o, const amq_lsm_drift *d,
 {
     if (o->json) {
         printf("{\"law\":\"frontier\",\"rstar\":%.17g,\"quad_k\":%.17g,"
-               "\"quad_r2\":%.17g,\"coarse_over_rstar\":%.17g,"
-               "\"fallback_over_rstar\":%.17g,\"points\":[",
-               f->rstar, f->quad_k, f->quad_r2, f->r_coarse / f->rstar,
-               f->r_fallback / f->rstar);
+               "\"quad_r2\":%.17g,\"small_k\":%.17g,"
+               "\"coarse_over_rstar\":%.17g,\"fallback_over_rstar\":%.17g,"
+               "\"points\":[",
+               f->rstar, f->quad_k, f->quad_r2, f->small_k,
+               f->r_coarse / f->rstar, f->r_fallback / f->rstar);
         for (size_t i = 0; i < n; i++)
             printf("%s{\"sigma\":%.17g,\"r\":%.17g,\"V\":%.17g,\"G\":%.17g}",
                    i ? "," : "", d[i].sigma, d[i].r, d[i].V, d[i].G);
@@ -488,13 +492,15 @@ static void frontier_print(const sim_opts *o, const amq_lsm_drift *d,
                d[i].G);
     printf("\n| | closed form | paper's repository | amq |\n"
            "|---|---:|---:|---:|\n| r* = sqrt(2G), median | | 1.267 | %.4f |\n"
-           "| k in V = k (r/r*)^2, r <= r* | 1/3 (linear), 1/2 (walk) | "
-           "0.437 | %.4f (R^2 %.3f) |\n"
+           "| k in V = k (r/r*)^2, fit over r <= r* | 1/3 (linear), 1/2 "
+           "(walk) | 0.437 | %.4f (R^2 %.3f) |\n"
+           "| k in V = k r^2/G, median over r <= 0.35 r* | 1/6 (linear), "
+           "1/4 (walk) | | %.4f |\n"
            "| largest r with V <= 0.1, in r* | 0.55 (k=1/3), 0.45 (k=1/2) | "
            "0.34 | %.3f |\n| smallest r with V >= 1, in r* | 1.73, 1.41 | "
            "4.2 | %.3f |\n",
-           f->rstar, f->quad_k, f->quad_r2, f->r_coarse / f->rstar,
-           f->r_fallback / f->rstar);
+           f->rstar, f->quad_k, f->quad_r2, f->small_k,
+           f->r_coarse / f->rstar, f->r_fallback / f->rstar);
 }
 
 static void frontier_plot(const sim_opts *o, const amq_lsm_drift *d,
@@ -678,13 +684,24 @@ static void curves_print(const sim_opts *o, const type_curve *t, size_t n)
            "curve | log-law slope (R^2) | robustness slope |\n"
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
            o->build, o->range[0], o->range[1], o->range[2], o->queries, o->c);
-    for (size_t i = 0; i < n; i++)
-        printf("| %s | %.4f | %.4f | %.3g | %.4g | %.4g | %.4g | %.1f%% | "
-               "%.3f (%.3f) | %.3f |\n",
-               t[i].spec, -t[i].fit.slope, t[i].fit.r2, t[i].sat16,
-               t[i].uniform, t[i].monkey_real, t[i].monkey_model,
-               100 * (1 - t[i].monkey_real / t[i].monkey_model),
-               t[i].loglaw_slope, t[i].loglaw_r2, t[i].robust_slope);
+    for (size_t i = 0; i < n; i++) {
+        char sat[32], law[48];
+        /* a step curve builds one filter for many b: no point at 16, and
+         * a handful of widths is no line for the log-law */
+        snprintf(sat, sizeof sat, isnan(t[i].sat16) ? "-" : "%.3g",
+                 t[i].sat16);
+        if (isnan(t[i].loglaw_slope))
+            snprintf(law, sizeof law, "- (step curve)");
+        else
+            snprintf(law, sizeof law, "%.3f (%.3f)", t[i].loglaw_slope,
+                     t[i].loglaw_r2);
+        printf("| %s | %.4f | %.4f | %s | %.4g | %.4g | %.4g | %.1f%% | %s | "
+               "%.3f |\n",
+               t[i].spec, -t[i].fit.slope, t[i].fit.r2, sat, t[i].uniform,
+               t[i].monkey_real, t[i].monkey_model,
+               100 * (1 - t[i].monkey_real / t[i].monkey_model), law,
+               t[i].robust_slope);
+    }
 }
 
 static void curves_plot(const sim_opts *o, const type_curve *t, size_t n)
