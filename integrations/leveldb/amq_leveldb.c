@@ -38,6 +38,7 @@ struct amq_leveldb_policy {
     _Atomic uint64_t filters, keys, filter_bytes, payload_bytes;
     _Atomic uint64_t probes, positives, corrupt;
     _Atomic uint64_t bound_bits; /* a double's bits: sum of bounds */
+    atomic_bool track_bounds;
 };
 
 /* ---- building ----------------------------------------------------------- */
@@ -101,7 +102,8 @@ static int query_aligned(amq_leveldb_policy *p, const void *frame,
     if (amq_filter_view(frame, len, &p->opt, &f, NULL) != AMQ_OK)
         return -1;
     bool yes = amq_filter_contains(f, key, klen);
-    add_bound(p, amq_filter_fpr_bound(f));
+    if (atomic_load_explicit(&p->track_bounds, memory_order_relaxed))
+        add_bound(p, amq_filter_fpr_bound(f));
     amq_filter_free(f);
     return yes;
 }
@@ -227,6 +229,10 @@ void amq_leveldb_policy_reset_stats(amq_leveldb_policy *p) {
     atomic_store(&p->positives, 0);
     atomic_store(&p->corrupt, 0);
     atomic_store(&p->bound_bits, 0);
+}
+
+void amq_leveldb_policy_track_bounds(amq_leveldb_policy *p, bool on) {
+    atomic_store(&p->track_bounds, on);
 }
 
 void amq_leveldb_policy_free(amq_leveldb_policy *p) {

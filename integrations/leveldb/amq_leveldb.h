@@ -54,7 +54,8 @@ typedef struct amq_leveldb_stats {
     uint64_t probes;         /* key_may_match calls                        */
     uint64_t positives;      /* answered "may match"                       */
     uint64_t corrupt;        /* frames that failed to load (answered yes)  */
-    double bound_sum;        /* sum of the probed filters' certified bounds */
+    double bound_sum;        /* sum of the probed filters' certified bounds,
+                                while tracking is on (see below)           */
 } amq_leveldb_stats;
 
 /* A policy for spec (a structure spec the allocation engine knows: sbbf,
@@ -82,6 +83,11 @@ double amq_leveldb_policy_fpr(const amq_leveldb_policy *p);
 void amq_leveldb_policy_stats(const amq_leveldb_policy *p,
                               amq_leveldb_stats *out);
 void amq_leveldb_policy_reset_stats(amq_leveldb_policy *p);
+
+/* Sum each probed filter's certified bound into bound_sum (off by
+ * default: for Bloom-like types the bound is a Poisson average that costs
+ * more than the probe). */
+void amq_leveldb_policy_track_bounds(amq_leveldb_policy *p, bool on);
 
 /* Destroys the LevelDB object and the policy; NULL is accepted. */
 void amq_leveldb_policy_free(amq_leveldb_policy *p);

@@ -168,8 +168,20 @@ int ldb_remove_dir(const char *dir) {
 
 /* ---- databases ----------------------------------------------------------- */
 
-void ldb_key(uint64_t i, char *buf) {
-    snprintf(buf, 24, "k%015llu", (unsigned long long)(i % 1000000000000000ULL));
+static uint64_t mix(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void ldb_key(const ldb_setup *s, uint64_t j, char *buf) {
+    uint64_t x = j;
+    if (s->random_keys)
+        snprintf(buf, 24, "%016llx", (unsigned long long)mix(&x));
+    else
+        snprintf(buf, 24, "k%015llu",
+                 (unsigned long long)(j % 1000000000000000ULL));
 }
 
 int ldb_temp_dir(char *buf, size_t cap, const char *tag) {
@@ -195,13 +207,6 @@ static leveldb_t *open_db(const ldb_setup *s, bool create) {
     return db;
 }
 
-static uint64_t mix(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 int ldb_fill(const ldb_setup *s, uint64_t seed) {
     leveldb_t *db = open_db(s, true);
     uint64_t *order = malloc(s->keys * sizeof *order);
@@ -216,7 +221,7 @@ int ldb_fill(const ldb_setup *s, uint64_t seed) {
     }
     for (uint64_t i = 0; rc == 0 && i < s->keys; i++) {
         char *err = NULL;
-        ldb_key(2 * order[i], key);
+        ldb_key(s, 2 * order[i], key);
         for (size_t b = 0; b < s->value_len; b++)
             val[b] = (char)('a' + (mix(&seed) % 26));
         leveldb_put(db, wo, key, 16, val, s->value_len, &err);
@@ -256,7 +261,7 @@ int ldb_lookup(const ldb_setup *s, bool present, uint64_t n, bool verify,
     for (uint64_t i = 0; i < n; i++) {
         size_t vlen = 0;
         char *err = NULL;
-        ldb_key(2 * (i % s->keys) + !present, key);
+        ldb_key(s, 2 * (i % s->keys) + !present, key);
         char *v = leveldb_get(db, ro, key, 16, &vlen, &err);
         out->found += v != NULL;
         out->errors += err != NULL;

@@ -23,13 +23,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A database in `dir`: keys "k" + 15 digits of 2 i (i < keys), values of
- * value_len bytes, tables of block_size-byte blocks, no compression. */
+/* A database in `dir`: key number 2 i (i < keys) for the keys written,
+ * 2 i + 1 for absent ones; values of value_len bytes, tables of
+ * block_size-byte blocks, no compression. */
 typedef struct ldb_setup {
     const char *dir;
     leveldb_filterpolicy_t *policy; /* NULL: no filter */
     uint64_t keys;
     size_t value_len, block_size;
+    bool random_keys; /* key number j as 16 hex digits of a 64-bit mix of
+                         j, instead of "k" and 15 decimal digits of j    */
 } ldb_setup;
 
 /* Write the keys in a shuffled order (seeded), compact everything, close.
@@ -49,8 +52,8 @@ typedef struct ldb_result {
 int ldb_lookup(const ldb_setup *s, bool present, uint64_t n, bool verify,
                ldb_result *out);
 
-/* The key of number i (16 bytes, NUL-terminated in buf[24]). */
-void ldb_key(uint64_t i, char *buf);
+/* The key of number j (16 bytes, NUL-terminated in buf[24]). */
+void ldb_key(const ldb_setup *s, uint64_t j, char *buf);
 
 /* Flip every data byte of every table file (*.ldb, *.sst) in dir. Returns
  * the number of tables changed, or -1 with a message on stderr. Tables

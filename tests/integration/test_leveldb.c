@@ -103,6 +103,7 @@ static void test_types(void) {
         if (r.amq == NULL)
             continue;
         r.s.policy = amq_leveldb_policy_get(r.amq);
+        amq_leveldb_policy_track_bounds(r.amq, true);
         run_one(&r);
         amq_leveldb_policy_free(r.amq);
     }
