@@ -20,8 +20,9 @@
  *
  * Curves. A curve is created once and shared by any number of groups:
  *   - the model e^(-c b) (c = (ln 2)^2 for an ideal Bloom filter): solved
- *     in closed form (water-filling, b_i = max(0, ln(c p_i / (lambda n_i)) / c),
- *     lambda exact for the final active set);
+ *     in closed form (water-filling,
+ *     b_i = max(0, ln(c p_i / (lambda n_i)) / c), lambda exact for the
+ *     final active set);
  *   - a structure type's real curve from a spec, through amq_curve_fpr /
  *     amq_curve_bits: what the engine may choose is the type's knob (Bloom
  *     hash count k, Ribbon solution bits in steps of 1/64, the fingerprint
@@ -38,9 +39,12 @@
  * fuse8 and fuse16, a caller's discrete points), is searched: held at each
  * realisable point of the chord in turn (and, where the family's curve is
  * continuous there, between them) while the rest is re-solved, the best
- * total kept. Finally a greedy pass spends what rounding freed, or covers
- * what it overdrew, by marginal gain per bit. The summary reports the
- * relaxed optimum and what the realised choice costs.
+ * total kept (up to 16 such groups; a chord whose possible gain is below
+ * 1e-6 of the objective, like most of Bloom's k -> k+1 hand-overs, is
+ * taken as the curve there). Finally a greedy pass spends what rounding
+ * freed, or covers what it overdrew, by marginal gain per bit. The summary
+ * reports the relaxed optimum and what the realised choice costs.
+ *
  * Accuracy. Model curves: exact to rounding (KKT residuals ~1e-15).
  * Sampled curves: the hull problem is solved exactly; the hull is sampled
  * every 1/64 bit per key (the caller chooses the step of its own curves),
@@ -150,7 +154,7 @@ AMQ_API amq_status amq_alloc_curve_custom(const amq_alloc_custom *custom,
 
 AMQ_API void amq_alloc_curve_free(amq_alloc_curve *curve);
 
-/* ---- solving -------------------------------------------------------------- */
+/* ---- solving ------------------------------------------------------------- */
 
 typedef struct amq_alloc_group {
     double keys;                  /* n_i >= 0                              */
@@ -212,7 +216,7 @@ AMQ_API amq_status amq_alloc_uniform(const amq_alloc_group *groups,
                                      amq_alloc_pick *picks,
                                      amq_alloc_summary *summary);
 
-/* ---- one curve ------------------------------------------------------------ */
+/* ---- one curve ----------------------------------------------------------- */
 
 /* The best realisable choice with at most bits_per_key bits per key (the
  * curve itself, not its hull): pick->bits_per_key <= bits_per_key. Errors:

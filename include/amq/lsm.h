@@ -43,7 +43,7 @@ typedef struct amq_lsm_run {
     double lookups; /* >= 0, any scale                                  */
 } amq_lsm_run;
 
-/* ---- describing a tree ---------------------------------------------------- */
+/* ---- describing a tree --------------------------------------------------- */
 
 /* Parse CSV text of rows "name,keys,lookups" (fields trimmed; an optional
  * header row "name,keys,lookups"; blank lines and lines starting with '#'
@@ -72,7 +72,7 @@ AMQ_API amq_status amq_lsm_levels(unsigned levels, double ratio, double keys,
 AMQ_API amq_status amq_lsm_workload(const char *spec, amq_lsm_run *runs,
                                     size_t count, amq_diag *diag);
 
-/* ---- planning --------------------------------------------------------------- */
+/* ---- planning ------------------------------------------------------------ */
 
 typedef struct amq_lsm_totals {
     double bits_per_key;  /* the budget: memory_bits / sum keys          */
@@ -94,7 +94,7 @@ AMQ_API amq_status amq_lsm_plan(const amq_lsm_run *runs, size_t count,
                                 amq_alloc_pick *uniform,
                                 amq_lsm_totals *totals);
 
-/* ---- fitting ----------------------------------------------------------------- */
+/* ---- fitting ------------------------------------------------------------- */
 
 typedef struct amq_lsm_fit {
     double slope, intercept, r2;
@@ -109,7 +109,7 @@ AMQ_API amq_status amq_lsm_fit_line(const double *x, const double *y,
                                     const double *weights, size_t n,
                                     bool through_origin, amq_lsm_fit *fit);
 
-/* ---- the laws ------------------------------------------------------------------- */
+/* ---- the laws ------------------------------------------------------------ */
 
 /* Log-law: `runs` runs of equal size, hotness drawn from Dirichlet(alpha),
  * `bits_per_key` on average; the optimal bits regressed on ln w over the
@@ -127,7 +127,8 @@ typedef struct amq_lsm_robust_cfg {
     double bits_per_key; /* 10                                            */
     double skew;         /* Zipf exponent of the true hotness (0.9)       */
     size_t draws;        /* misestimates drawn (600)                      */
-    double scale_lo, scale_hi; /* log-error sd ~ U(lo, hi) per draw (0.02, 0.25) */
+    double scale_lo, scale_hi; /* log-error sd ~ U(lo, hi) per draw
+                                  (0.02, 0.25)                     */
     uint64_t seed;
 } amq_lsm_robust_cfg;
 

@@ -83,7 +83,7 @@ static char *create_filter(void *state, const char *const *keys,
     return out;
 }
 
-/* ---- querying --------------------------------------------------------------- */
+/* ---- querying ------------------------------------------------------------ */
 
 static void add_bound(amq_leveldb_policy *p, double b) {
     uint64_t old = atomic_load(&p->bound_bits), next;
@@ -133,7 +133,7 @@ static uint8_t key_may_match(void *state, const char *key, size_t klen,
     return r != 0;
 }
 
-/* ---- the policy object --------------------------------------------------------- */
+/* ---- the policy object --------------------------------------------------- */
 
 static const char *policy_name(void *state) {
     return ((amq_leveldb_policy *)state)->name;

@@ -69,9 +69,11 @@ static int spoil_file(const char *path) {
     uint8_t foot[FOOTER];
     int rc = -1;
     if (f == NULL || fseek(f, 0, SEEK_END) || (size = ftell(f)) < FOOTER ||
-        fseek(f, size - FOOTER, SEEK_SET) || fread(foot, 1, FOOTER, f) != FOOTER)
+        fseek(f, size - FOOTER, SEEK_SET) ||
+        fread(foot, 1, FOOTER, f) != FOOTER)
         goto out;
-    uint64_t magic = (uint64_t)le32(foot + 40) | (uint64_t)le32(foot + 44) << 32;
+    uint64_t magic =
+        (uint64_t)le32(foot + 40) | (uint64_t)le32(foot + 44) << 32;
     const uint8_t *p = foot, *end = foot + 40;
     uint64_t moff, msize, ioff, isize, data_end;
     if (magic != MAGIC || varint(&p, end, &moff) || varint(&p, end, &msize) ||

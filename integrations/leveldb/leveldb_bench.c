@@ -182,8 +182,9 @@ int main(int argc, char **argv) {
     append(&out, &len, &cap,
            "%.0f keys of 16 bytes (%s), values of 100 bytes, written "
            "shuffled, compacted; %.0f absent-key gets (%s); %g bits/key "
-           "asked of every filter.\n\n| data block | filter | built as | filter bits/key on "
-           "disk | FPR measured | amq certified bound | absent get ns |\n"
+           "asked of every filter.\n\n| data block | filter | built as | "
+           "filter bits/key on disk | FPR measured | amq certified bound | "
+           "absent get ns |\n"
            "|---:|---|---|---:|---:|---:|---:|\n",
            o.keys,
            o.random_keys ? "16 hex digits of a 64-bit mix of even numbers"
@@ -193,20 +194,25 @@ int main(int argc, char **argv) {
                          : "the odd numbers between them",
            o.bits);
     snprintf(list, sizeof list, "%s", o.block_sizes);
-    for (char *b = strtok_r(list, ",", &save); b; b = strtok_r(NULL, ",", &save)) {
+    for (char *b = strtok_r(list, ",", &save); b;
+         b = strtok_r(NULL, ",", &save)) {
         char types[256], *s2 = NULL;
         long long base = 0;
         snprintf(types, sizeof types, "%s", o.types);
-        for (char *t = strtok_r(types, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
+        for (char *t = strtok_r(types, ",", &s2); t;
+             t = strtok_r(NULL, ",", &s2)) {
             row r;
             if (measure(&o, (size_t)atol(b), t, &r) != 0)
                 return 1;
             if (strcmp(t, "none") == 0) /* --types starts with it */
                 base = r.bytes;
             double bpk = 8.0 * (double)(r.bytes - base) / o.keys;
+            char bound[32] = "-";
+            if (!isnan(r.bound))
+                snprintf(bound, sizeof bound, "%.5f", r.bound);
             append(&out, &len, &cap,
-                   "| %zu | %s | %s | %.2f | %.5f | %.5f | %.0f |\n", r.block,
-                   r.filter, r.pick, bpk, r.fpr, r.bound, r.ns);
+                   "| %zu | %s | %s | %.2f | %.5f | %s | %.0f |\n", r.block,
+                   r.filter, r.pick, bpk, r.fpr, bound, r.ns);
             fprintf(stderr, "%zu %s done\n", r.block, r.filter);
         }
     }

@@ -22,11 +22,12 @@
 // each level, data-block reads per lookup, lookups per second.
 //
 // usage: amq-rocksdb-bench [--keys N] [--bits B] [--lookups L]
-//          [--absent F] [--zipf S] [--curve C] [--ribbon] [--dir D]
-//          [--doc FILE]
+//          [--absent F] [--zipf S] [--curve C] [--ribbon] [--level-base MB]
+//          [--dir D] [--doc FILE] [--section NAME]
 // A benchmark, not a test: the default (2e7 keys) loads ~2.3 GB three
 // times; run it on an otherwise idle machine. --doc writes the table into
-// FILE between "<!-- BEGIN rocksdb-bench -->" and "<!-- END ... -->".
+// FILE between "<!-- BEGIN rocksdb-bench -->" and "<!-- END ... -->"
+// (--section names another pair of markers).
 #include <rocksdb/db.h>
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
@@ -61,8 +62,10 @@ struct Opts {
   double zipf = 1.0;
   std::string curve = "blocked";
   bool ribbon = false;
+  double level_base_mb = 8;  // max_bytes_for_level_base
   std::string dir = "/tmp";
   std::string doc;
+  std::string section = "rocksdb-bench";
 };
 
 uint64_t Mix(uint64_t* s) {
@@ -115,14 +118,16 @@ std::vector<uint64_t> Workload(const Opts& o, const std::vector<uint64_t>& order
   return ids;
 }
 
-rocksdb::Options DbOptions(std::shared_ptr<const rocksdb::FilterPolicy> fp) {
+rocksdb::Options DbOptions(const Opts& opts,
+                           std::shared_ptr<const rocksdb::FilterPolicy> fp) {
   rocksdb::Options o;
   o.create_if_missing = true;
   o.compression = rocksdb::kNoCompression;
   o.write_buffer_size = 16 << 20;
   o.max_write_buffer_number = 3;
   o.target_file_size_base = 16 << 20;
-  o.max_bytes_for_level_base = 8 << 20;
+  o.max_bytes_for_level_base =
+      static_cast<uint64_t>(opts.level_base_mb * 1048576);
   o.max_bytes_for_level_multiplier = 10;
   o.level_compaction_dynamic_level_bytes = true;
   o.max_background_jobs = 2;
@@ -184,7 +189,7 @@ void Shape(rocksdb::DB* db, Result* r) {
 bool Load(const Opts& o, const std::string& dir, const std::vector<uint64_t>& order,
           std::shared_ptr<const rocksdb::FilterPolicy> fp, Result* r) {
   rocksdb::DB* db = nullptr;
-  rocksdb::Status st = rocksdb::DB::Open(DbOptions(fp), dir, &db);
+  rocksdb::Status st = rocksdb::DB::Open(DbOptions(o, fp), dir, &db);
   if (!st.ok()) {
     std::fprintf(stderr, "open %s: %s\n", dir.c_str(), st.ToString().c_str());
     return false;
@@ -211,9 +216,9 @@ bool Load(const Opts& o, const std::string& dir, const std::vector<uint64_t>& or
   return true;
 }
 
-bool Run(const std::string& dir, const std::vector<uint64_t>& ids,
+bool Run(const Opts& o, const std::string& dir, const std::vector<uint64_t>& ids,
          std::shared_ptr<const rocksdb::FilterPolicy> fp, Result* r) {
-  rocksdb::Options opt = DbOptions(fp);
+  rocksdb::Options opt = DbOptions(o, fp);
   rocksdb::DB* db = nullptr;
   if (!rocksdb::DB::Open(opt, dir, &db).ok()) return false;
   std::string v;
@@ -283,10 +288,12 @@ std::string Table(const Opts& o, const std::vector<Result>& rs) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "%" PRIu64 " keys (16-byte keys, 100-byte values, shuffled), "
-                "leveled, T = 10; %" PRIu64 " lookups, %.0f%% absent, present "
+                "leveled, T = 10, level sizes from the bottom up with a base "
+                "level of at least %g MiB; %" PRIu64 " lookups, %.0f%% absent, present "
                 "keys Zipf(%.2f) over recency; %g bits/key on average; planner "
                 "curve %s; %s filters.\n\n",
-                o.keys, o.lookups, 100 * o.absent, o.zipf, o.bits, o.curve.c_str(),
+                o.keys, o.level_base_mb, o.lookups, 100 * o.absent, o.zipf, o.bits,
+                o.curve.c_str(),
                 o.ribbon ? "RocksDB Ribbon" : "RocksDB Bloom");
   t << line;
   t << "| policy | bits/key per level (L0, ...) | filter MiB | filter bits/key | "
@@ -312,7 +319,10 @@ std::string Table(const Opts& o, const std::vector<Result>& rs) {
                   r.lookups / r.seconds);
     t << line;
   }
-  t << "\nFalse-positive rate per level (false positives / negative probes):\n\n"
+  t << "\nFalse-positive rate per level: false positives / negative probes "
+       "(the probes; the level's keys). A level's files cover only part of the "
+       "key space when compaction has moved the rest down, so the probes per "
+       "level differ between the databases.\n\n"
        "| policy |";
   std::vector<int> levels = LevelsOf(rs.front());
   for (int l : levels) t << " L" << l << " |";
@@ -328,7 +338,8 @@ std::string Table(const Opts& o, const std::vector<Result>& rs) {
         fp = static_cast<double>(it->second.positive - it->second.true_positive);
         neg = static_cast<double>(it->second.useful) + fp;
       }
-      std::snprintf(line, sizeof line, " %.4f (%.0f keys) |", neg > 0 ? fp / neg : 0.0,
+      std::snprintf(line, sizeof line, " %.4f of %.0f (%.0f keys) |",
+                    neg > 0 ? fp / neg : 0.0, neg,
                     it != r.levels.end() ? it->second.keys : 0.0);
       t << line;
     }
@@ -337,10 +348,11 @@ std::string Table(const Opts& o, const std::vector<Result>& rs) {
   std::snprintf(line, sizeof line,
                 "\nLoad times: %.0f s, %.0f s, %.0f s. Command: `amq-rocksdb-bench "
                 "--keys %" PRIu64 " --bits %g --lookups %" PRIu64 " --absent %g "
-                "--zipf %g --curve %s%s`\n",
+                "--zipf %g --curve %s --level-base %g%s`\n",
                 rs[0].load_seconds, rs.size() > 1 ? rs[1].load_seconds : 0.0,
                 rs.size() > 2 ? rs[2].load_seconds : 0.0, o.keys, o.bits, o.lookups,
-                o.absent, o.zipf, o.curve.c_str(), o.ribbon ? " --ribbon" : "");
+                o.absent, o.zipf, o.curve.c_str(), o.level_base_mb,
+                o.ribbon ? " --ribbon" : "");
   t << line;
   return t.str();
 }
@@ -362,12 +374,14 @@ bool Parse(int argc, char** argv, Opts* o) {
     else if (a == "--zipf") o->zipf = std::strtod(v.c_str(), &end);
     else if (a == "--curve") o->curve = v;
     else if (a == "--dir") o->dir = v;
+    else if (a == "--level-base") o->level_base_mb = std::strtod(v.c_str(), &end);
     else if (a == "--doc") o->doc = v;
+    else if (a == "--section") o->section = v;
     else return false;
     if (end != nullptr && *end != '\0') return false;
   }
   return o->keys >= 1000 && o->bits > 0 && o->lookups >= 1000 && o->absent >= 0 &&
-         o->absent <= 1 && o->zipf >= 0;
+         o->absent <= 1 && o->zipf >= 0 && o->level_base_mb > 0;
 }
 
 }  // namespace
@@ -377,7 +391,8 @@ int main(int argc, char** argv) {
   if (!Parse(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: amq-rocksdb-bench [--keys N] [--bits B] [--lookups L] "
-                 "[--absent F] [--zipf S] [--curve C] [--ribbon] [--dir D] [--doc FILE]\n");
+                 "[--absent F] [--zipf S] [--curve C] [--ribbon] [--level-base MB] "
+                 "[--dir D] [--doc FILE] [--section NAME]\n");
     return 2;
   }
   auto kind = o.ribbon ? amq_rocksdb::FilterKind::kRibbon : amq_rocksdb::FilterKind::kBloom;
@@ -395,14 +410,15 @@ int main(int argc, char** argv) {
     }
     auto fp = std::make_shared<amq_rocksdb::LevelFilterPolicy>(rs[k].bits, kind);
     std::fprintf(stderr, "%s: loading into %s\n", rs[k].name.c_str(), dir.c_str());
-    bool ok = Load(o, dir, order, fp, &rs[k]) && Run(dir, ids, fp, &rs[k]);
+    bool ok = Load(o, dir, order, fp, &rs[k]) && Run(o, dir, ids, fp, &rs[k]);
     rocksdb::DestroyDB(dir, rocksdb::Options());
     rmdir(dir.c_str());
     if (!ok) return 1;
   }
   std::string table = Table(o, rs);
   std::fputs(table.c_str(), stdout);
-  if (!o.doc.empty() && doc_section_replace(o.doc.c_str(), "rocksdb-bench", table.c_str()) != 0)
+  if (!o.doc.empty() &&
+      doc_section_replace(o.doc.c_str(), o.section.c_str(), table.c_str()) != 0)
     return 1;
   return 0;
 }

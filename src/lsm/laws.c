@@ -31,7 +31,7 @@
 #include "lsm/rng.h"
 #include "lsm/work.h"
 
-/* ---- scratch and shared helpers (work.h) ------------------------------------ */
+/* ---- scratch and shared helpers (work.h) --------------------------------- */
 
 amq_status amq__lsm_work_new(amq__lsm_work *w, const amq_options *opt,
                              size_t n, size_t nd) {
@@ -90,7 +90,7 @@ double amq__lsm_variance(const double *x, size_t n, double *mean) {
     return v / (double)n;
 }
 
-/* ---- log-law ------------------------------------------------------------------ */
+/* ---- log-law ------------------------------------------------------------- */
 
 amq_status amq_lsm_loglaw(size_t runs, double alpha, double bits_per_key,
                           uint64_t seed, const amq_alloc_curve *curve,
@@ -125,11 +125,11 @@ amq_status amq_lsm_loglaw(size_t runs, double alpha, double bits_per_key,
     return st;
 }
 
-/* ---- robustness --------------------------------------------------------------- */
+/* ---- robustness ---------------------------------------------------------- */
 
 /* The relative excess of allocating from wt e^delta, paid under wt. */
-static amq_status excess_of(amq__lsm_work *w, size_t n, double keys, const double *wt,
-                            const double *delta, double *hat,
+static amq_status excess_of(amq__lsm_work *w, size_t n, double keys,
+                            const double *wt, const double *delta, double *hat,
                             const amq_alloc_curve *curve, double budget,
                             double c_opt, double *out) {
     for (size_t i = 0; i < n; i++)
@@ -148,7 +148,8 @@ static bool robust_cfg_ok(const amq_lsm_robust_cfg *c) {
 }
 
 /* Common-factor errors against differential ones of the same size. */
-static amq_status common_vs_differential(amq__lsm_work *w, const amq_lsm_robust_cfg *c,
+static amq_status common_vs_differential(amq__lsm_work *w,
+                                         const amq_lsm_robust_cfg *c,
                                          lsm_rng *rng, const double *wt,
                                          const amq_alloc_curve *curve,
                                          double budget, double c_opt,
@@ -253,7 +254,7 @@ amq_status amq_lsm_robustness(const amq_lsm_robust_cfg *cfg,
     return st;
 }
 
-/* ---- measuring a real filter ----------------------------------------------------- */
+/* ---- measuring a real filter --------------------------------------------- */
 
 #define MEASURE_BATCH 4096
 

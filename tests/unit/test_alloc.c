@@ -285,7 +285,7 @@ static void test_brute_discrete(void) {
     }
 }
 
-/* ---- monotonicity ---------------------------------------------------------- */
+/* ---- monotonicity -------------------------------------------------------- */
 
 static void test_monotone(void) {
     const char *specs[] = {"model", "bloom", "ribbon", "fuse", "cuckoo"};
@@ -319,7 +319,7 @@ static void test_monotone(void) {
     }
 }
 
-/* ---- degenerate inputs ------------------------------------------------------ */
+/* ---- degenerate inputs --------------------------------------------------- */
 
 static void test_degenerate(void) {
     amq_alloc_curve *m = model(C_BLOOM), *b = spec_curve("bloom");
@@ -422,7 +422,7 @@ static void test_spec_errors(void) {
     CHECK_STATUS(amq_alloc_curve_spec(NULL, NULL, &c, NULL), AMQ_ERR_INVALID);
 }
 
-/* ---- the curves themselves ---------------------------------------------------- */
+/* ---- the curves themselves ----------------------------------------------- */
 
 static void check_hull(const amq_alloc_curve *c, const char *what) {
     double b0, f0, b1, f1, b2, f2;
@@ -488,7 +488,7 @@ static void test_curves(void) {
     amq_alloc_curve_free(c);
 }
 
-/* ---- picks build what they promise -------------------------------------------- */
+/* ---- picks build what they promise --------------------------------------- */
 
 static void test_picks_build(void) {
     const char *specs[] = {"bloom", "blocked", "sbbf", "ribbon", "fuse",
@@ -538,7 +538,7 @@ static void test_picks_build(void) {
     free(h);
 }
 
-/* ---- the cascade and the shards -------------------------------------------------- */
+/* ---- the cascade and the shards ------------------------------------------ */
 
 /* Eq. 6-7 of the cascade paper: at the optimum every interval with bits
  * has p_l c e^(-c m_l / n_l) / n_l = lambda, and the bound is met with
@@ -713,7 +713,7 @@ static void test_mixed(void) {
     amq_alloc_curve_free(b);
 }
 
-/* ---- allocation failure ------------------------------------------------------------ */
+/* ---- allocation failure -------------------------------------------------- */
 
 typedef struct failing {
     unsigned long calls, fail_at, live;

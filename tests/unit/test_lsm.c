@@ -29,7 +29,7 @@ static amq_alloc_curve *model(void) {
     return m;
 }
 
-/* ---- CSV ------------------------------------------------------------------ */
+/* ---- CSV ----------------------------------------------------------------- */
 
 static void test_csv_good(void) {
     const char *text = "# a tree\n"
@@ -104,7 +104,7 @@ static void test_csv_bad(void) {
                  AMQ_ERR_INVALID);
 }
 
-/* ---- trees and workloads ------------------------------------------------------- */
+/* ---- trees and workloads ------------------------------------------------- */
 
 static void test_tree(void) {
     amq_lsm_run r[5];
@@ -140,7 +140,7 @@ static void test_tree(void) {
     }
 }
 
-/* ---- Monkey on H0 --------------------------------------------------------------- */
+/* ---- Monkey on H0 -------------------------------------------------------- */
 
 static void test_h0(void) {
     amq_lsm_run r[5];
@@ -179,7 +179,7 @@ static void test_h0(void) {
     amq_alloc_curve_free(m);
 }
 
-/* ---- fitting ---------------------------------------------------------------------- */
+/* ---- fitting ------------------------------------------------------------- */
 
 static void test_fit(void) {
     double x[5] = {1, 2, 3, 4, 5}, y[5], w[5] = {1, 2, 3, 4, 5};
@@ -202,7 +202,7 @@ static void test_fit(void) {
                  AMQ_ERR_INVALID);
 }
 
-/* ---- the laws ------------------------------------------------------------------------ */
+/* ---- the laws ------------------------------------------------------------ */
 
 static void test_loglaw(void) {
     amq_alloc_curve *m = model();

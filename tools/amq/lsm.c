@@ -117,7 +117,7 @@ void lsm_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/* ---- plan ------------------------------------------------------------------- */
+/* ---- plan ---------------------------------------------------------------- */
 
 enum {
     O_CSV = 1, O_LEVELS, O_RATIO, O_KEYS, O_BPK, O_WORKLOAD, O_CURVE, O_C,
@@ -161,7 +161,9 @@ static int plan_option(int id, const char *v, plan_opts *o)
         o->generated = true;
         ok = lsm_parse_double("keys", v, 1, 1e18, &o->keys);
         break;
-    case O_BPK: ok = lsm_parse_double("bits-per-key", v, 0, 1e6, &o->bpk); break;
+    case O_BPK:
+        ok = lsm_parse_double("bits-per-key", v, 0, 1e6, &o->bpk);
+        break;
     case O_WORKLOAD: o->generated = true; o->workload = v; break;
     case O_CURVE: o->curve = v; break;
     case O_C: ok = lsm_parse_double("c", v, 1e-6, 100, &o->c); break;

@@ -84,7 +84,8 @@ typedef struct num_opt {
     size_t offset;
 } num_opt;
 
-#define NUM(id, name, lo, hi, field) {id, name, lo, hi, offsetof(sim_opts, field)}
+#define NUM(id, name, lo, hi, field)                                           \
+    {id, name, lo, hi, offsetof(sim_opts, field)}
 static const num_opt numbers[] = {
     NUM(O_C, "c", 1e-6, 100, c),
     NUM(O_SEED, "seed", 0, 9007199254740992.0, seed),
@@ -298,7 +299,7 @@ static int law_h0(const sim_opts *o, const amq_alloc_curve *curve)
     return CLI_EXIT_OK;
 }
 
-/* ---- log-law --------------------------------------------------------------- */
+/* ---- log-law ------------------------------------------------------------- */
 
 static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve)
 {
@@ -355,7 +356,7 @@ static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve)
     return CLI_EXIT_OK;
 }
 
-/* ---- robustness ------------------------------------------------------------- */
+/* ---- robustness ---------------------------------------------------------- */
 
 typedef struct robust_run {
     amq_lsm_robust r;
@@ -460,7 +461,7 @@ static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve)
     return rc;
 }
 
-/* ---- frontier ------------------------------------------------------------------ */
+/* ---- frontier ------------------------------------------------------------ */
 
 static void frontier_print(const sim_opts *o, const amq_lsm_drift *d,
                            size_t n, const amq_lsm_frontier *f)
@@ -559,7 +560,7 @@ static int law_frontier(const sim_opts *o, const amq_alloc_curve *curve)
     return CLI_EXIT_OK;
 }
 
-/* ---- curves: the real types --------------------------------------------------- */
+/* ---- curves: the real types ---------------------------------------------- */
 
 typedef struct type_curve {
     char spec[AMQ_ALLOC_SPEC_MAX];
@@ -747,7 +748,7 @@ static int law_curves(const sim_opts *o)
     return CLI_EXIT_OK;
 }
 
-/* ---- dispatch ------------------------------------------------------------------- */
+/* ---- dispatch ------------------------------------------------------------ */
 
 /* --quick: the same laws at sizes a test can afford. */
 static void quicken(sim_opts *o)
