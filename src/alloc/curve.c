@@ -144,7 +144,7 @@ const char *amq_alloc_curve_label(const amq_alloc_curve *c) {
     return c != NULL ? c->label : "";
 }
 
-/* ---- sample storage -------------------------------------------------------- */
+/* ---- sample storage ------------------------------------------------------ */
 
 /* Room for n samples plus the hull arrays (which never exceed n). */
 static amq_status samples_alloc(amq_alloc_curve *c, size_t n) {
@@ -213,7 +213,7 @@ static void finish(amq_alloc_curve *c, size_t n) {
     build_hull(c);
 }
 
-/* ---- rendering specs -------------------------------------------------------- */
+/* ---- rendering specs ----------------------------------------------------- */
 
 void amq__alloc_render(const amq_alloc_curve *c, double knob, double b,
                        char *buf, size_t cap) {
@@ -245,7 +245,7 @@ static amq_status render_plain(const amq_alloc_curve *c, char *buf,
     return n < 0 || (size_t)n >= cap ? AMQ_ERR_SPEC : AMQ_OK;
 }
 
-/* ---- structure types ----------------------------------------------------------- */
+/* ---- structure types ----------------------------------------------------- */
 
 typedef struct spec_ctx {
     amq_alloc_curve *c;
@@ -499,7 +499,7 @@ amq_status amq_alloc_curve_spec(const char *spec, const amq_options *opt,
     return AMQ_OK;
 }
 
-/* ---- a caller's curve -------------------------------------------------------- */
+/* ---- a caller's curve ---------------------------------------------------- */
 
 static amq_status custom_check(const amq_alloc_custom *u, double *max_bits,
                                double *step, size_t *n) {
@@ -579,7 +579,7 @@ amq_status amq_alloc_curve_custom(const amq_alloc_custom *u,
     return AMQ_OK;
 }
 
-/* ---- queries --------------------------------------------------------------------- */
+/* ---- queries ------------------------------------------------------------- */
 
 bool amq__alloc_seg_continuous(const amq_alloc_curve *c, size_t t) {
     uint32_t u = c->hull[t], v = c->hull[t + 1];

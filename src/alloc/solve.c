@@ -138,7 +138,7 @@ static double u_top(const prob *P) {
     return top;
 }
 
-/* ---- validation and the trivial cases ------------------------------------- */
+/* ---- validation and the trivial cases ------------------------------------ */
 
 static bool finite_nonneg(double v) { return v >= 0 && isfinite(v); }
 
@@ -167,7 +167,7 @@ static void summary_zero(amq_alloc_summary *s) {
         memset(s, 0, sizeof *s);
 }
 
-/* ---- hull positions ---------------------------------------------------------- */
+/* ---- hull positions ------------------------------------------------------ */
 
 /* Where b sits on a hull: vertex t, and inside segment t when b > vb(t). */
 static size_t seg_of(const amq_alloc_curve *c, double b, bool *inside) {
@@ -243,7 +243,7 @@ static void totals(const prob *P, gkind only, double *mem, double *cost) {
     *cost = cst;
 }
 
-/* ---- bisection ------------------------------------------------------------------ */
+/* ---- bisection ----------------------------------------------------------- */
 
 typedef struct bracket {
     double lo, hi; /* u values; lo buys more than hi */
@@ -291,7 +291,7 @@ static bool bisect(const prob *P, bool by_cost, double target, bracket *br) {
     return true;
 }
 
-/* ---- the relaxed solution ------------------------------------------------------- */
+/* ---- the relaxed solution ------------------------------------------------ */
 
 /* Hull groups move from where they are toward their response at `to`,
  * spending `budget` (memory when moving up, cost when moving down);
@@ -413,7 +413,7 @@ static bool rate_reachable(const prob *P, double E, double *none) {
     return !(lowest > E || (P->has_model && lowest >= E));
 }
 
-/* ---- chords: where the hull is not the curve ----------------------------------- */
+/* ---- chords: where the hull is not the curve ----------------------------- */
 
 /* A group the relaxation leaves inside a chord mixes two configurations
  * (no filter and sbbf at 4.2 bits/key, fuse8 and fuse16); the best
@@ -567,7 +567,7 @@ static void settle_chords(prob *P, double target, bool by_cost,
     }
 }
 
-/* ---- KKT ----------------------------------------------------------------------------- */
+/* ---- KKT ----------------------------------------------------------------- */
 
 /* Relative violation of stationarity for one group at multiplier lam. */
 static double kkt_group(const amq_alloc_group *g, const amq_alloc_pick *p,
@@ -597,7 +597,7 @@ static double kkt(const prob *P, double lam, double slack_rel) {
     return worst;
 }
 
-/* ---- rounding to realisable points ----------------------------------------------- */
+/* ---- rounding to realisable points --------------------------------------- */
 
 /* A group on a chord takes, among the chord's two ends and the best
  * realisable choice at its relaxed bits, the one with the lowest
@@ -738,7 +738,7 @@ static void render_models(const prob *P) {
     }
 }
 
-/* ---- entry points ------------------------------------------------------------------- */
+/* ---- entry points -------------------------------------------------------- */
 
 amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
                               double M, amq_alloc_pick *picks,

@@ -186,7 +186,7 @@ amq_status amq_lsm_drift_run(const amq_lsm_drift_cfg *cfg, double sigma,
     return AMQ_OK;
 }
 
-/* ---- the frontier ---------------------------------------------------------------- */
+/* ---- the frontier -------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

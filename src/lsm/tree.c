@@ -155,7 +155,7 @@ amq_status amq_lsm_parse_csv(const char *text, size_t len, amq_lsm_run *runs,
     return runs == NULL || n > cap ? AMQ_ERR_BUFFER : AMQ_OK;
 }
 
-/* ---- generated trees ------------------------------------------------------ */
+/* ---- generated trees ----------------------------------------------------- */
 
 amq_status amq_lsm_levels(unsigned levels, double ratio, double keys,
                           amq_lsm_run *runs) {
@@ -232,7 +232,7 @@ amq_status amq_lsm_workload(const char *spec, amq_lsm_run *runs, size_t count,
     return AMQ_OK;
 }
 
-/* ---- Monkey ----------------------------------------------------------------- */
+/* ---- Monkey -------------------------------------------------------------- */
 
 /* Groups with weights normalised to sum 1. */
 static amq_status to_groups(const amq_lsm_run *runs, size_t count,
@@ -297,7 +297,7 @@ amq_status amq_lsm_plan(const amq_lsm_run *runs, size_t count,
     return st;
 }
 
-/* ---- least squares ------------------------------------------------------------ */
+/* ---- least squares ------------------------------------------------------- */
 
 amq_status amq_lsm_fit_line(const double *x, const double *y,
                             const double *weights, size_t n,
