@@ -12,4 +12,5 @@
 #include "amq/quotient.h"
 #include "amq/static.h"
 #include "amq/clock.h"
+#include "amq/cascade.h"
 #endif

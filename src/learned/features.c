@@ -1,0 +1,208 @@
+/*
+ * features.c — the feature map φ(k) of the learned cascade's scorer.
+ *
+ * Keys are byte strings (host names, words, "tenant/table/row" keys), so
+ * the features are the classic hashing trick over byte n-grams plus a few
+ * shape indicators (amq/cascade.h lists them). Every feature is an
+ * indicator: the linear model's score is a plain sum of ±weights, which
+ * makes the score exact with int8 weights and identical on every machine
+ * with float weights (one fixed summation order, no multiplies).
+ *
+ * The key is framed as  STX k[0] k[1] ... k[len-1] ETX  (0x02, 0x03), so
+ * n-grams touching an end mark prefixes and suffixes:
+ *
+ *     frame:   02 't' 'r' 'k' '.' 'i' 'o' 03
+ *     2-grams: [02 t] [t r] [r k] [k .] [. i] [i o] [o 03]
+ *
+ * Hashing. An n-gram at position i is the little-endian packing of its n
+ * bytes (at most 4, so 32 bits) with n in bits 32-39 and the feature kind
+ * in bits 40-47; shape features pack their value the same way. The 64-bit
+ * word x goes through mix(x) = ((x * M1) ^ ((x * M1) >> 28)) * M2 (M1 the
+ * golden-ratio constant, M2 splitmix64's second multiplier); the top
+ * dim_bits bits of the result are the index and the bit below them the
+ * sign. Tokens are hashed whole with XXH3-64 (seed = their kind) first.
+ * Integer arithmetic only: φ is portable and deterministic.
+ *
+ * Cost: about 4 (len + 2) + 13 features; each n-gram is two multiplies on a
+ * sliding 32-bit window, no per-gram memory traffic besides the output.
+ */
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "learned/learned.h"
+
+#define STX 0x02u
+#define ETX 0x03u
+#define M1 0x9E3779B97F4A7C15ULL
+#define M2 0xBF58476D1CE4E5B9ULL
+
+enum feature_kind {
+    KIND_NGRAM = 1,
+    KIND_LENGTH = 2,
+    KIND_DIGITS = 3,
+    KIND_LETTERS = 4,
+    KIND_OTHER = 5,
+    KIND_SEP = 6, /* + separator number 0..4: kinds 6..10 */
+    KIND_SEGMENTS = 11,
+    KIND_FIRST = 12,
+    KIND_FIRST2 = 13,
+    KIND_LAST = 14
+};
+
+static const char separators[5] = {'.', '/', ':', '-', '_'};
+
+amq_status amq__feature_config_resolve(const amq_feature_config *in,
+                                       amq_feature_config *out) {
+    amq_feature_config c = {0};
+    if (in != NULL)
+        c = *in;
+    if (c.dim_bits == 0)
+        c.dim_bits = 16;
+    if (c.ngram_max == 0)
+        c.ngram_max = 4;
+    if (c.dim_bits < AMQ_FEATURE_DIM_BITS_MIN ||
+        c.dim_bits > AMQ_FEATURE_DIM_BITS_MAX || c.ngram_max > 4)
+        return AMQ_ERR_INVALID;
+    *out = c;
+    return AMQ_OK;
+}
+
+size_t amq__features_max(const amq_feature_config *cfg) {
+    return (size_t)cfg->ngram_max * (AMQ_FEATURE_MAX_BYTES + 2) +
+           AMQ__FEAT_SHAPE;
+}
+
+size_t amq_features_max(const amq_feature_config *cfg) {
+    amq_feature_config c;
+    if (amq__feature_config_resolve(cfg, &c) != AMQ_OK)
+        return 0;
+    return amq__features_max(&c);
+}
+
+static inline uint64_t mix(uint64_t x) {
+    uint64_t h = x * M1;
+    h ^= h >> 28;
+    return h * M2;
+}
+
+/* Index in the top `bits` bits, sign from the bit below them. */
+static inline void put(uint64_t h, unsigned bits, uint32_t *idx, int8_t *sign) {
+    *idx = (uint32_t)(h >> (64 - bits));
+    *sign = (int8_t)(((h >> (63 - bits)) & 1) ? 1 : -1);
+}
+
+static inline uint64_t pack(uint64_t value, unsigned n, unsigned kind) {
+    return (value & 0xFFFFFFFFULL) | ((uint64_t)n << 32) |
+           ((uint64_t)kind << 40);
+}
+
+/* Byte j of the frame STX key ETX (zero past its end). */
+static inline uint32_t frame_byte(const uint8_t *key, size_t len, size_t j) {
+    if (j == 0)
+        return STX;
+    if (j - 1 < len)
+        return key[j - 1];
+    return j - 1 == len ? ETX : 0;
+}
+
+/* The n-grams of the framed key, n = 1..nmax, position by position. */
+static size_t ngrams(const uint8_t *key, size_t len, unsigned nmax,
+                     unsigned bits, uint32_t *idx, int8_t *sign) {
+    static const uint32_t mask[5] = {0, 0xFFu, 0xFFFFu, 0xFFFFFFu,
+                                     0xFFFFFFFFu};
+    size_t m = len + 2, out = 0;
+    uint32_t win = 0;
+    /* win holds frame bytes i .. i+3 (zero past the end), low byte first. */
+    for (size_t j = 0; j < 4; j++)
+        win |= frame_byte(key, len, j) << (8 * j);
+    for (size_t i = 0; i < m; i++) {
+        size_t left = m - i;
+        for (unsigned n = 1; n <= nmax && n <= left; n++, out++)
+            put(mix(pack(win & mask[n], n, KIND_NGRAM)), bits, &idx[out],
+                &sign[out]);
+        win = (win >> 8) | (frame_byte(key, len, i + 4) << 24);
+    }
+    return out;
+}
+
+static bool is_sep(uint8_t b) {
+    return memchr(separators, b, sizeof separators) != NULL;
+}
+
+/* Length, shares and separator counts. */
+static size_t shape(const uint8_t *key, size_t len, unsigned bits,
+                    uint32_t *idx, int8_t *sign) {
+    size_t digits = 0, letters = 0, seps[5] = {0}, nsep = 0, out = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t b = key[i];
+        if (b >= '0' && b <= '9')
+            digits++;
+        else if ((b | 0x20) >= 'a' && (b | 0x20) <= 'z')
+            letters++;
+        for (unsigned s = 0; s < 5; s++)
+            if (b == (uint8_t)separators[s])
+                seps[s]++, nsep++;
+    }
+    size_t d = len == 0 ? 1 : len;
+    uint64_t v[5] = {len < 63 ? len : 63, 8 * digits / d, 8 * letters / d,
+                     8 * (len - digits - letters) / d, 0};
+    for (unsigned k = 0; k < 4; k++, out++)
+        put(mix(pack(v[k], 0, KIND_LENGTH + k)), bits, &idx[out], &sign[out]);
+    for (unsigned s = 0; s < 5; s++, out++)
+        put(mix(pack(seps[s] < 15 ? seps[s] : 15, 0, KIND_SEP + s)), bits,
+            &idx[out], &sign[out]);
+    put(mix(pack(nsep + 1 < 31 ? nsep + 1 : 31, 0, KIND_SEGMENTS)), bits,
+        &idx[out], &sign[out]);
+    return out + 1;
+}
+
+static uint64_t token_hash(const uint8_t *p, size_t n, unsigned kind) {
+    return mix(pack(XXH3_64bits_withSeed(p, n, kind), 0, kind) ^
+               ((uint64_t)kind << 48));
+}
+
+/* First token, first two tokens, last token. */
+static size_t tokens(const uint8_t *key, size_t len, unsigned bits,
+                     uint32_t *idx, int8_t *sign) {
+    size_t first = len, second = len, last = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!is_sep(key[i]))
+            continue;
+        if (first == len)
+            first = i;
+        else if (second == len)
+            second = i;
+        last = i + 1;
+    }
+    put(token_hash(key, first, KIND_FIRST), bits, &idx[0], &sign[0]);
+    put(token_hash(key, second, KIND_FIRST2), bits, &idx[1], &sign[1]);
+    put(token_hash(key + last, len - last, KIND_LAST), bits, &idx[2],
+        &sign[2]);
+    return 3;
+}
+
+size_t amq__features(const amq_feature_config *cfg, const uint8_t *key,
+                     size_t len, uint32_t *idx, int8_t *sign) {
+    if (len > AMQ_FEATURE_MAX_BYTES)
+        len = AMQ_FEATURE_MAX_BYTES;
+    unsigned bits = cfg->dim_bits;
+    size_t n = ngrams(key, len, cfg->ngram_max, bits, idx, sign);
+    n += shape(key, len, bits, idx + n, sign + n);
+    n += tokens(key, len, bits, idx + n, sign + n);
+    return n;
+}
+
+amq_status amq_features(const amq_feature_config *cfg, const void *key,
+                        size_t len, uint32_t *idx, int8_t *sign, size_t cap,
+                        size_t *n) {
+    amq_feature_config c;
+    if ((key == NULL && len > 0) || idx == NULL || sign == NULL || n == NULL)
+        return AMQ_ERR_INVALID;
+    AMQ_RETURN_IF_ERR(amq__feature_config_resolve(cfg, &c));
+    if (cap < amq__features_max(&c))
+        return AMQ_ERR_INVALID;
+    *n = amq__features(&c, key, len, idx, sign);
+    return AMQ_OK;
+}
