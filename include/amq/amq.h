@@ -12,5 +12,6 @@
 #include "amq/quotient.h"
 #include "amq/static.h"
 #include "amq/clock.h"
+#include "amq/alloc.h"
 #include "amq/cascade.h"
 #endif
