@@ -407,8 +407,8 @@ amq_status amq__cascade_fill(amq_cascade *c, const amq__plan *plan,
     uint64_t *h = NULL;
     set_routes(c, plan);
     c->members = members->n;
-    if (c->cfg.max_stale == 0)
-        c->cfg.max_stale = members->n / 100 > 0 ? members->n / 100 : 1;
+    c->max_stale = c->cfg.max_stale ? c->cfg.max_stale
+                                    : (members->n / 100 ? members->n / 100 : 1);
     AMQ_RETURN_IF_ERR(group_hashes(c, members, member_scores, &h, start));
     amq_status st = build_regions(c, plan, h, start, diag);
     amq__free(&c->mem, h, (start[c->nregions] ? start[c->nregions] : 1) * 8);
@@ -417,6 +417,17 @@ amq_status amq__cascade_fill(amq_cascade *c, const amq__plan *plan,
     if (st == AMQ_OK)
         st = build_aux(c, diag);
     return st;
+}
+
+void amq__cascade_clear(amq_cascade *c) {
+    for (uint32_t r = 0; r < c->nregions; r++) {
+        amq_filter_free(c->regions[r].f);
+        c->regions[r].f = NULL;
+    }
+    amq_filter_free(c->front);
+    amq_filter_free(c->aux);
+    c->front = c->aux = NULL;
+    c->nregions = 0;
 }
 
 /* ---- updates -------------------------------------------------------------------------- */
@@ -445,7 +456,7 @@ static amq_status drop(amq_cascade *c, amq_filter *f, uint64_t h,
                        uint64_t *stale) {
     if (amq_filter_caps(f) & AMQ_CAP_REMOVE)
         return amq_filter_remove_hash(f, h);
-    if (stale_total(c) >= c->cfg.max_stale)
+    if (stale_total(c) >= c->max_stale)
         return AMQ_ERR_FULL;
     (*stale)++;
     return AMQ_OK;
@@ -462,7 +473,7 @@ static amq_status remove_built(amq_cascade *c, const void *key, size_t len,
     bool f_del = f != NULL && (amq_filter_caps(f) & AMQ_CAP_REMOVE);
     bool front_del = c->front && (amq_filter_caps(c->front) & AMQ_CAP_REMOVE);
     unsigned stale_needed = (f != NULL && !f_del) + (c->front && !front_del);
-    if (stale_total(c) + stale_needed > c->cfg.max_stale)
+    if (stale_total(c) + stale_needed > c->max_stale)
         return AMQ_ERR_FULL;
     if (front_del)
         AMQ_RETURN_IF_ERR(amq_filter_remove_hash(c->front, hf));

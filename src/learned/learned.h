@@ -200,6 +200,7 @@ struct amq_cascade {
     uint64_t certify_n, tune_n, members;
     uint64_t version;
     uint64_t added, removed, stale_other, tail_members;
+    uint64_t max_stale;       /* resolved cfg.max_stale                     */
     double build_seconds;
 };
 
@@ -226,6 +227,8 @@ amq_status amq__cascade_fill(amq_cascade *c, const amq__plan *plan,
 /* plan.c: choose the plan for c (edges and histograms set). */
 amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
                              amq_diag *diag);
+/* Drop every filter (a plan is realised again from scratch). */
+void amq__cascade_clear(amq_cascade *c);
 /* The total bytes of c (model, filters, tables). */
 size_t amq__cascade_bytes(const amq_cascade *c, size_t *model,
                           size_t *residual, size_t *front, size_t *aux,
