@@ -459,9 +459,11 @@ AMQ_API void amq_audit_get_report(const amq_audit *a, amq_audit_report *r,
  * cascade's memory-vs-ε curve (any order; the lower convex hull in
  * (ln ε, bits) is used). Choose eps_out[m] minimising Σ mem_m subject to
  * Σ w_m eps_m <= eps_global (the allocation engine). bits_out[m] (may be
- * NULL) = the interpolated memory. Errors: AMQ_ERR_INVALID (no points,
- * weights not positive, eps_global out of reach: below Σ w_m min eps_m),
- * AMQ_ERR_NOMEM. */
+ * NULL) = the interpolated memory. At most AMQ_SHARD_MAX shards.
+ * Errors: AMQ_ERR_INVALID (no points, a negative weight, more shards,
+ * eps_global out of reach: below Σ w_m min eps_m), AMQ_ERR_NOMEM. */
+#define AMQ_SHARD_MAX 256u
+
 typedef struct amq_shard_curve {
     double weight;         /* w_m >= 0                                      */
     const double *eps;     /* npoints values in (0, 1]                      */

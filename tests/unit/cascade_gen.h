@@ -50,9 +50,9 @@ static inline double gen_unit(uint64_t *s) {
 /* Membership of a key with stem a, tld t, number x: a fixed function. */
 static inline bool gen_is_member(unsigned a, unsigned t, uint64_t x,
                                  double noise) {
-    static const double stem_p[8] = {0.9, 0.8, 0.7, 0.3, 0.1, 0.05, 0.02, 0.01};
-    static const double tld_p[5] = {0.9, 0.6, 0.3, 0.1, 0.05};
-    double p = 0.5 * (stem_p[a] + tld_p[t]);
+    static const double stem_p[8] = {1.0, 1.0, 0.9, 0.3, 0.05, 0.02, 0.01, 0.01};
+    static const double tld_p[5] = {1.0, 0.9, 0.5, 0.05, 0.02};
+    double p = stem_p[a] * tld_p[t];
     p = (1 - noise) * p + noise * 0.5;
     uint64_t s = x * 0x9e3779b97f4a7c15ULL ^ (a * 131 + t);
     return gen_unit(&s) < p;

@@ -396,7 +396,88 @@ static void test_bad_input(void) {
     gen_free(&both);
 }
 
+/* Audit: same distribution -> no violation, FPR within its interval;
+ * another distribution -> drift detected. */
+static void test_audit(void) {
+    gen_keys m, n, fm, fresh, dm, drifted;
+    check_seed = 81;
+    gen_hosts(81, quick(2000), quick(16000), 0.2, &m, &n);
+    gen_hosts(82, 1, quick(20000), 0.2, &fm, &fresh);
+    /* drifted queries: keys shaped like members (not in m) */
+    gen_hosts(83, quick(20000), 1, 0.2, &drifted, &dm);
+    amq_cascade_config cfg = base_config();
+    amq_cascade *c = NULL;
+    CHECK_OK(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, NULL));
+    for (int which = 0; c != NULL && which < 2; which++) {
+        const gen_keys *q = which ? &drifted : &fresh;
+        amq_audit *a = NULL;
+        CHECK_OK(amq_audit_new(c, 0.5, 3, NULL, &a));
+        for (size_t i = 0; a != NULL && i < q->k.n; i++)
+            if (amq_audit_sample(a))
+                CHECK_OK(amq_audit_record(a, q->k.bytes + q->k.offsets[i],
+                                          q->k.offsets[i + 1] - q->k.offsets[i],
+                                          false));
+        for (size_t i = 0; a != NULL && i < m.k.n; i += 10)
+            CHECK_OK(amq_audit_record(a, m.k.bytes + m.k.offsets[i],
+                                      m.k.offsets[i + 1] - m.k.offsets[i], true));
+        amq_audit_report r;
+        amq_audit_level lv[AMQ_CASCADE_MAX_LEVELS + 1];
+        amq_audit_get_report(a, &r, lv, AMQ_CASCADE_MAX_LEVELS + 1);
+        CHECK(r.false_negatives == 0);
+        CHECK(r.sampled > q->k.n / 3 && r.sampled < q->k.n * 2 / 3 + m.k.n);
+        CHECK(r.fpr_lower <= r.fpr_hat && r.fpr_hat <= r.fpr_upper);
+        if (which == 0) {
+            CHECK_MSG(!r.violated, "violated without drift");
+            CHECK_MSG(r.drift_pvalue > 1e-4, "p %g", r.drift_pvalue);
+            CHECK(r.fpr_lower <= r.bound_build);
+        } else {
+            CHECK_MSG(r.drift_pvalue < 1e-6 && r.drift_psi > 0.1,
+                      "p %g psi %g", r.drift_pvalue, r.drift_psi);
+            CHECK(r.violated && r.unverified);
+        }
+        amq_audit_free(a);
+    }
+    amq_cascade_free(c);
+    gen_free(&m);
+    gen_free(&n);
+    gen_free(&fm);
+    gen_free(&fresh);
+    gen_free(&dm);
+    gen_free(&drifted);
+}
+
+/* Shards with Bloom-like curves bits = n c log(1/eps): the budget split
+ * meets Σ w eps <= eps_global, matches a grid search, and beats equal eps. */
+static void test_shards(void) {
+    enum { P = 40 };
+    double eps[2][P], bits[2][P];
+    const double n[2] = {1e6, 2e5}, w[2] = {0.3, 0.7}, cost[2] = {1.44, 3.0};
+    for (int m = 0; m < 2; m++)
+        for (int j = 0; j < P; j++) {
+            eps[m][j] = pow(10, -0.15 * j);
+            bits[m][j] = n[m] * cost[m] * log2(1 / eps[m][j]);
+        }
+    amq_shard_curve sc[2] = {{w[0], eps[0], bits[0], P}, {w[1], eps[1], bits[1], P}};
+    double out[2], mem[2], g = 1e-3;
+    CHECK_OK(amq_shard_budgets(sc, 2, g, out, mem));
+    CHECK(w[0] * out[0] + w[1] * out[1] <= g * (1 + 1e-9));
+    double best = INFINITY;
+    for (double e0 = 1e-6; e0 < 1.0; e0 *= 1.01) {
+        double e1 = (g - w[0] * e0) / w[1];
+        if (e1 <= 1e-6 || e1 > 1)
+            continue;
+        best = fmin(best, n[0] * cost[0] * log2(1 / e0) + n[1] * cost[1] * log2(1 / e1));
+    }
+    double total = mem[0] + mem[1];
+    double equal = n[0] * cost[0] * log2(1 / g) + n[1] * cost[1] * log2(1 / g);
+    CHECK_MSG(total <= best * 1.01 && total < equal, "%g vs grid %g, equal %g",
+              total, best, equal);
+    CHECK_STATUS(amq_shard_budgets(sc, 2, 1e-9, out, mem), AMQ_ERR_INVALID);
+}
+
 int main(void) {
+    test_audit();
+    test_shards();
     test_model();
     test_methods();
     test_reject_tail();
