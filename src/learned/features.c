@@ -17,10 +17,9 @@
  * Hashing. An n-gram at position i is the little-endian packing of its n
  * bytes (at most 4, so 32 bits) with n in bits 32-39 and the feature kind
  * in bits 40-47; shape features pack their value the same way. The 64-bit
- * word x goes through mix(x) = ((x * M1) ^ ((x * M1) >> 28)) * M2 (M1 the
- * golden-ratio constant, M2 splitmix64's second multiplier); the top
- * dim_bits bits of the result are the index and the bit below them the
- * sign. Tokens are hashed whole with XXH3-64 (seed = their kind) first.
+ * word x is multiplied by M1 = 0x9E3779B97F4A7C15 (the golden-ratio
+ * constant) modulo 2^64; the top dim_bits bits of the product are the
+ * index and the bit below them the sign. Tokens are hashed whole with XXH3-64 (seed = their kind) first.
  * Integer arithmetic only: φ is portable and deterministic.
  *
  * Cost: about 4 (len + 2) + 13 features; each n-gram is two multiplies on a
@@ -36,7 +35,6 @@
 #define STX 0x02u
 #define ETX 0x03u
 #define M1 0x9E3779B97F4A7C15ULL
-#define M2 0xBF58476D1CE4E5B9ULL
 
 enum feature_kind {
     KIND_NGRAM = 1,
@@ -51,7 +49,21 @@ enum feature_kind {
     KIND_LAST = 14
 };
 
-static const char separators[5] = {'.', '/', ':', '-', '_'};
+/* The separators, in feature order: . / : - _ */
+
+/* Byte classes: 0 other, 1 digit, 2 ASCII letter, 3 + i separator i. */
+enum { CLS_OTHER = 0, CLS_DIGIT = 1, CLS_LETTER = 2, CLS_SEP = 3 };
+/* '.' 46 -> 3, '/' 47 -> 4, ':' 58 -> 5, '-' 45 -> 6, '_' 95 -> 7 */
+static const uint8_t byte_class[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5, 0, 0, 0, 0, 0,
+    0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 7,
+    0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
 
 amq_status amq__feature_config_resolve(const amq_feature_config *in,
                                        amq_feature_config *out) {
@@ -81,11 +93,10 @@ size_t amq_features_max(const amq_feature_config *cfg) {
     return amq__features_max(&c);
 }
 
-static inline uint64_t mix(uint64_t x) {
-    uint64_t h = x * M1;
-    h ^= h >> 28;
-    return h * M2;
-}
+/* Multiplicative hashing: the top bits of x * M1 depend on every bit of
+ * x, which is all the hashing trick needs (the index and sign come from
+ * the top bits). One multiply per feature. */
+static inline uint64_t mix(uint64_t x) { return x * M1; }
 
 /* Index in the top `bits` bits, sign from the bit below them. */
 static inline void put(uint64_t h, unsigned bits, uint32_t *idx, int8_t *sign) {
@@ -119,31 +130,39 @@ static size_t ngrams(const uint8_t *key, size_t len, unsigned nmax,
         win |= frame_byte(key, len, j) << (8 * j);
     for (size_t i = 0; i < m; i++) {
         size_t left = m - i;
-        for (unsigned n = 1; n <= nmax && n <= left; n++, out++)
-            put(mix(pack(win & mask[n], n, KIND_NGRAM)), bits, &idx[out],
-                &sign[out]);
-        win = (win >> 8) | (frame_byte(key, len, i + 4) << 24);
+        if (left >= 4 && nmax == 4) { /* the common case, unrolled */
+            put(mix(pack(win & 0xFFu, 1, KIND_NGRAM)), bits, &idx[out], &sign[out]);
+            put(mix(pack(win & 0xFFFFu, 2, KIND_NGRAM)), bits, &idx[out + 1], &sign[out + 1]);
+            put(mix(pack(win & 0xFFFFFFu, 3, KIND_NGRAM)), bits, &idx[out + 2], &sign[out + 2]);
+            put(mix(pack(win, 4, KIND_NGRAM)), bits, &idx[out + 3], &sign[out + 3]);
+            out += 4;
+        } else {
+            for (unsigned n = 1; n <= nmax && n <= left; n++, out++)
+                put(mix(pack(win & mask[n], n, KIND_NGRAM)), bits, &idx[out],
+                    &sign[out]);
+        }
+        uint32_t next = i + 4 <= len ? key[i + 3] : frame_byte(key, len, i + 4);
+        win = (win >> 8) | (next << 24);
     }
     return out;
 }
 
-static bool is_sep(uint8_t b) {
-    return memchr(separators, b, sizeof separators) != NULL;
-}
+static bool is_sep(uint8_t b) { return byte_class[b] >= CLS_SEP; }
 
 /* Length, shares and separator counts. */
 static size_t shape(const uint8_t *key, size_t len, unsigned bits,
                     uint32_t *idx, int8_t *sign) {
     size_t digits = 0, letters = 0, seps[5] = {0}, nsep = 0, out = 0;
+    /* counters in registers: a table of counts in memory stalls on
+     * store-to-load forwarding when one class repeats */
     for (size_t i = 0; i < len; i++) {
-        uint8_t b = key[i];
-        if (b >= '0' && b <= '9')
-            digits++;
-        else if ((b | 0x20) >= 'a' && (b | 0x20) <= 'z')
-            letters++;
-        for (unsigned s = 0; s < 5; s++)
-            if (b == (uint8_t)separators[s])
-                seps[s]++, nsep++;
+        unsigned c = byte_class[key[i]];
+        digits += c == CLS_DIGIT;
+        letters += c == CLS_LETTER;
+        if (c >= CLS_SEP) {
+            seps[c - CLS_SEP]++;
+            nsep++;
+        }
     }
     size_t d = len == 0 ? 1 : len;
     uint64_t v[5] = {len < 63 ? len : 63, 8 * digits / d, 8 * letters / d,

@@ -173,11 +173,21 @@ double amq_model_score(const amq_model *m, const void *key, size_t len) {
     return amq__model_dot(m, idx, sign, n);
 }
 
-/* Two keys in flight: the features of key i + 1 are hashed and their
- * weights prefetched while key i's weights are summed. Same sums as
- * amq_model_score (test_cascade_model compares them). */
+/* Tables up to this size stay in L2: prefetching only costs there. */
+#define PREFETCH_MIN_BYTES (256u << 10)
+
+/* Two keys in flight when the weights exceed L2: the features of key i + 1
+ * are hashed and their weights prefetched while key i's are summed. The
+ * same sums as amq_model_score (test_cascade compares them). */
 void amq_model_score_batch(const amq_model *m, const amq_keys *keys,
                            double *out) {
+    size_t table_bytes = m->q != NULL ? m->dim : (size_t)m->dim * sizeof(float);
+    if (table_bytes < PREFETCH_MIN_BYTES) {
+        for (size_t i = 0; i < keys->n; i++)
+            out[i] = amq_model_score(m, keys->bytes + keys->offsets[i],
+                                     (size_t)(keys->offsets[i + 1] - keys->offsets[i]));
+        return;
+    }
     uint32_t idx[2][FEAT_STACK];
     int8_t sign[2][FEAT_STACK];
     size_t cnt[2] = {0, 0};

@@ -180,20 +180,22 @@ static void size_plbf(const planner *p, const uint32_t *cuts, uint32_t k,
         hs[r] = g[r].weight;
     }
     cand->ok = false;
-    double lo = 1e-12, hi = 1e12;
+    /* fpr target: feasible for small s, the largest feasible s wins;
+     * memory target: feasible for large s, the smallest feasible wins. */
+    bool by_fpr = cfg->fpr > 0.0;
+    double lo = 1e-12, hi = 1e12, budget = cfg->bits_per_key * p->n;
     for (int it = 0; it < 200; it++) {
         double s = sqrt(lo * hi);
         double cost = plbf_cost(gs, hs, k, s, p0, f);
-        bool too_loose = cfg->fpr > 0.0
-                             ? cost > cfg->fpr
-                             : plbf_bits(p, keys, f, k) <
-                                   cfg->bits_per_key * p->n;
-        if (cfg->fpr > 0.0 ? too_loose : !too_loose)
-            hi = s;
-        else
+        bool feasible = by_fpr ? cost <= cfg->fpr
+                               : plbf_bits(p, keys, f, k) <= budget;
+        if (feasible == by_fpr)
             lo = s;
+        else
+            hi = s;
     }
-    double cost = plbf_cost(gs, hs, k, lo, p0, f);
+    double sbest = by_fpr ? lo : hi;
+    double cost = plbf_cost(gs, hs, k, sbest, p0, f);
     double bits = plbf_bits(p, keys, f, k);
     if ((cfg->fpr > 0.0 && cost > cfg->fpr * (1 + 1e-9)) || !isfinite(bits) ||
         (cfg->bits_per_key > 0.0 && bits > cfg->bits_per_key * p->n * 1.0001))

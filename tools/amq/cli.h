@@ -35,6 +35,7 @@ int cli_cmd_info(int argc, char **argv);
 int cli_cmd_help(int argc, char **argv);
 int cli_cmd_demo(int argc, char **argv);
 int cli_cmd_clock(int argc, char **argv);
+int cli_cmd_cascade(int argc, char **argv);
 
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */

@@ -15,6 +15,7 @@ static const cli_command commands[] = {
     {"build", cli_cmd_build}, {"query", cli_cmd_query},
     {"info", cli_cmd_info},   {"help", cli_cmd_help},
     {"demo", cli_cmd_demo},   {"clock", cli_cmd_clock},
+    {"cascade", cli_cmd_cascade},
     {NULL, NULL},
 };
 
