@@ -373,7 +373,10 @@ static amq_status search(planner *p, candidate *best, amq_diag *diag) {
     return AMQ_OK;
 }
 
-/* Re-solve the chosen cut's sizes with the certify split's limits. */
+/* Re-solve the chosen cut's sizes with the certify split's limits. If
+ * they leave no allocation (p_0's certified limit above the target), τ_0
+ * rises bin by bin — the top interval takes the bins I_0 gives up — until
+ * one exists. */
 static amq_status certify_sizes(const planner *p, candidate *best,
                                 amq_diag *diag) {
     const amq_cascade *c = p->c;
@@ -387,11 +390,16 @@ static amq_status certify_sizes(const planner *p, candidate *best,
     for (uint32_t b = 0; b < c->bins; b++)
         ct[b + 1] = ct[b] + c->cert[b];
     q.ct = ct;
-    candidate fin;
     amq_cascade tmp = *c;
     tmp.tune_n = c->certify_n; /* upper() reads the sample size from here */
     q.c = &tmp;
-    size_engine(&q, best->plan.cuts, best->plan.nregions, &fin);
+    candidate fin = {.ok = false};
+    uint32_t k = best->plan.nregions, cuts[AMQ_CASCADE_MAX_LEVELS + 1];
+    memcpy(cuts, best->plan.cuts, sizeof cuts);
+    for (uint32_t j = cuts[k]; j <= c->bins && !fin.ok; j++) {
+        cuts[k] = j;
+        size_engine(&q, cuts, k, &fin);
+    }
     amq__free(&c->mem, ct, (size_t)(c->bins + 1) * sizeof *ct);
     if (!fin.ok)
         return amq__diag(diag, AMQ_ERR_FULL, 0,
@@ -404,7 +412,7 @@ static amq_status certify_sizes(const planner *p, candidate *best,
 amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
                              amq_diag *diag) {
     planner p;
-    candidate best;
+    candidate best = {.ok = false};
     amq_status st = planner_init(&p, c);
     if (st == AMQ_OK)
         st = amq_alloc_curve_spec(c->residual_spec, NULL, &p.curve, diag);
