@@ -43,7 +43,7 @@
 #define MAX_METHODS 8
 
 typedef struct eval_opts {
-    const char *data, *out, *only;
+    const char *data, *out, *only, *dump;
     uint32_t dim_bits, resplits, kv_members;
     double coverage_fpr;
     bool quick;
@@ -462,7 +462,8 @@ static int eval_parse(int argc, char **argv, eval_opts *o) {
     static const cli_opt opts[] = {{"data", 'd', true, 1},   {"out", 'o', true, 2},
                                    {"only", 0, true, 3},     {"quick", 0, false, 4},
                                    {"resplits", 0, true, 5}, {"dim-bits", 0, true, 6},
-                                   {"kv-members", 0, true, 7}, {NULL, 0, false, 0}};
+                                   {"kv-members", 0, true, 7}, {"dump", 0, true, 8},
+                                   {NULL, 0, false, 0}};
     cli_args a;
     int id;
     uint64_t v;
@@ -476,6 +477,7 @@ static int eval_parse(int argc, char **argv, eval_opts *o) {
         if (id == 2) o->out = a.value;
         if (id == 3) o->only = a.value;
         if (id == 4) o->quick = true;
+        if (id == 8) o->dump = a.value;
         if (id >= 5 && id <= 7 && !cli_parse_u64("cascade", "option", a.value, &v))
             return CLI_EXIT_ERR;
         if (id == 5) o->resplits = (uint32_t)v;
@@ -493,7 +495,47 @@ static bool wanted(const eval_opts *o, const char *name) {
     return o->only == NULL || strstr(o->only, name) != NULL;
 }
 
+static bool dump_keys(const char *dir, const char *name, const char *part,
+                      const ckeys *k) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.%s.txt", dir, name, part);
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL)
+        return false;
+    for (size_t i = 0; i < k->k.n; i++) {
+        fwrite(k->k.bytes + k->k.offsets[i], 1,
+               (size_t)(k->k.offsets[i + 1] - k->k.offsets[i]), fp);
+        fputc('\n', fp);
+    }
+    return fclose(fp) == 0;
+}
+
+/* The model's training and test keys and its AUC, for the scikit-learn
+ * cross-check (bench/cascade/sklearn_auc.py). */
+static void dump_split(const dataset *d, const eval_opts *o) {
+    char path[1024];
+    mkdir(o->dump, 0755);
+    bool ok = dump_keys(o->dump, d->name, "train_m", &d->train_m) &&
+              dump_keys(o->dump, d->name, "train_n", &d->train_n) &&
+              dump_keys(o->dump, d->name, "test_m", &d->calib_m) &&
+              dump_keys(o->dump, d->name, "test_n", &d->test);
+    snprintf(path, sizeof path, "%s/%s.auc", o->dump, d->name);
+    FILE *fp = ok ? fopen(path, "w") : NULL;
+    if (fp == NULL) {
+        cli_error("eval: cannot write the split to %s", o->dump);
+        return;
+    }
+    fprintf(fp, "%.6f %u\n", d->auc, o->dim_bits);
+    fclose(fp);
+}
+
 static void eval_dataset(dataset *d, const eval_opts *o) {
+    if (o->dump != NULL) {
+        dump_split(d, o);
+        say("\n%s: model AUC %.4f (split written to %s)\n", d->name, d->auc,
+            o->dump);
+        return;
+    }
     say("\n## %s: %zu members, %zu non-members (%zu test), model AUC %.4f\n",
         d->name, d->members.k.n, d->nonmembers.k.n, d->test.k.n, d->auc);
     sweep(d, o);
