@@ -42,6 +42,9 @@
 #define LEVEL_GAIN 0.005
 #define FRONT_MAX_BITS 16.0
 #define FRONT_STEP 0.125
+/* PLBF's sizes go through the residual type's inverse curve many times per
+ * candidate: it is tabulated every 1/32 decade down to 1e-12. */
+#define PLBF_GRID (12 * 32 + 1)
 
 typedef struct planner {
     const amq_cascade *c;
@@ -51,6 +54,7 @@ typedef struct planner {
     uint32_t lo;              /* first bin after the reject tail            */
     double fixed_bits;        /* model, tables, insert buffer               */
     double n;                 /* members                                    */
+    double bits_at[PLBF_GRID];/* residual bits/key at rate 10^(-g / 32)     */
     amq__dp dp;
 } planner;
 
@@ -152,17 +156,36 @@ static double plbf_cost(const double *gs, const double *hs, uint32_t k,
     return cost;
 }
 
+/* Bits per key at rate f from the table (linear in log10 f; the finer
+ * grid point on the safe side at the ends). */
+static double bits_for(const planner *p, double f) {
+    double g = -32.0 * log10(fmax(f, 1e-12));
+    if (g <= 0.0)
+        return p->bits_at[0];
+    size_t i = (size_t)g;
+    if (i + 1 >= PLBF_GRID)
+        return p->bits_at[PLBF_GRID - 1];
+    double t = g - (double)i;
+    return p->bits_at[i] + t * (p->bits_at[i + 1] - p->bits_at[i]);
+}
+
 static double plbf_bits(const planner *p, const double *keys, const double *f,
                         uint32_t k) {
     double bits = 0.0;
-    for (uint32_t r = 0; r < k; r++) {
-        double b = 0.0;
-        if (f[r] < 1.0 && keys[r] > 0 &&
-            amq_curve_bits(p->c->residual_spec, fmax(f[r], 1e-12), &b) != AMQ_OK)
-            return INFINITY;
-        bits += keys[r] * b;
-    }
+    for (uint32_t r = 0; r < k; r++)
+        if (f[r] < 1.0 && keys[r] > 0)
+            bits += keys[r] * bits_for(p, f[r]);
     return bits + p->fixed_bits;
+}
+
+static amq_status tabulate(planner *p) {
+    for (size_t g = 0; g < PLBF_GRID; g++) {
+        double f = pow(10.0, -(double)g / 32.0), b = 0.0;
+        if (g > 0 && amq_curve_bits(p->c->residual_spec, f, &b) != AMQ_OK)
+            return AMQ_ERR_SPEC;
+        p->bits_at[g] = b;
+    }
+    return AMQ_OK;
 }
 
 /* Bisection on the scale s: to the target cost (fpr mode) or to the
@@ -184,7 +207,7 @@ static void size_plbf(const planner *p, const uint32_t *cuts, uint32_t k,
      * memory target: feasible for large s, the smallest feasible wins. */
     bool by_fpr = cfg->fpr > 0.0;
     double lo = 1e-12, hi = 1e12, budget = cfg->bits_per_key * p->n;
-    for (int it = 0; it < 200; it++) {
+    for (int it = 0; it < 100; it++) {
         double s = sqrt(lo * hi);
         double cost = plbf_cost(gs, hs, k, s, p0, f);
         bool feasible = by_fpr ? cost <= cfg->fpr
@@ -416,6 +439,8 @@ amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
     amq_status st = planner_init(&p, c);
     if (st == AMQ_OK)
         st = amq_alloc_curve_spec(c->residual_spec, NULL, &p.curve, diag);
+    if (st == AMQ_OK && c->cfg.method == AMQ_LEARNED_PLBF)
+        st = tabulate(&p);
     if (st == AMQ_OK)
         st = search(&p, &best, diag);
     if (st == AMQ_OK && !best.ok && c->cfg.fpr > 0.0)
