@@ -5,6 +5,7 @@
 #include "amq/status.h"
 #include "amq/core.h"
 #include "amq/filter.h"
+#include "amq/builder.h"
 #include "amq/bloom.h"
 #include "amq/counting.h"
 #include "amq/sketch.h"

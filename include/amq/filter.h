@@ -35,12 +35,6 @@ extern "C" {
 
 typedef struct amq_filter amq_filter;
 
-/* Where a parser stopped and why (optional out-parameter). */
-typedef struct amq_diag {
-    size_t offset;    /* byte offset in the input                           */
-    char message[160];
-} amq_diag;
-
 /* Capability bits in amq_type_info.caps (the type at its default
  * parameters) and amq_filter_caps (one filter, whose parameters may add or
  * drop some: spectral:mode=ms can remove). */
@@ -55,6 +49,12 @@ typedef struct amq_diag {
  * "is it a heavy hitter now" and may miss added keys; count() may undercount;
  * there is no FPR curve (amq_curve_* give AMQ_ERR_UNSUPPORTED). */
 #define AMQ_CAP_SKETCH 0x80u
+/* A filter for an endless stream that forgets old keys by design (stable):
+ * only the most recently added key is promised to be reported; older ones
+ * fade after about `capacity` later adds (docs/structures.md has the
+ * retention curve). fpr_bound() still bounds the rate for keys never
+ * added, and the rate settles at the target instead of climbing to 1. */
+#define AMQ_CAP_FORGETS 0x100u
 
 typedef struct amq_type_info {
     const char *name;    /* canonical spec name, e.g. "sbbf"                 */

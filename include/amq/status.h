@@ -8,6 +8,8 @@
 #ifndef AMQ_STATUS_H
 #define AMQ_STATUS_H
 
+#include <stddef.h>
+
 #include "amq/version.h"
 
 #ifdef __cplusplus
@@ -39,6 +41,16 @@ typedef enum amq_status {
     AMQ_STATUS_TABLE(AMQ__STATUS_ENUM)
 #undef AMQ__STATUS_ENUM
 } amq_status;
+
+/* Where a parser or constructor stopped and why: an optional out-parameter
+ * of the calls that document it. Written only when the call fails (then
+ * offset is the byte offset in the input the message is about, 0 when the
+ * failure is not about a position, and message is a NUL-terminated
+ * sentence); a successful call leaves it untouched. */
+typedef struct amq_diag {
+    size_t offset;
+    char message[160];
+} amq_diag;
 
 /* Human-readable message for a status ("unknown status" for values outside
  * the table). Never NULL; the string is static. */

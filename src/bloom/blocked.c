@@ -73,8 +73,7 @@
 #define AHEAD 24 /* keys prefetched ahead in a batch (see sbbf.c) */
 
 struct amq_blocked {
-    amq__mem mem;
-    amq__block table;      /* owned storage; raw == NULL for a view      */
+    amq__obj o;            /* o.items counts adds; o.table the blocks    */
     const uint64_t *words; /* what queries read                          */
     uint64_t *mut;         /* the same table when writable; NULL if view */
     uint64_t nblocks;
@@ -439,42 +438,30 @@ static bool want_avx2(const amq_options *opt) {
 static amq_status blocked_alloc(uint64_t nblocks, unsigned k,
                                 const amq_options *opt, const uint8_t *view,
                                 amq_blocked **out) {
-    amq__mem mem;
     amq_blocked *b;
     size_t bytes;
+    void *wr;
     if (nblocks == 0 || k == 0 || k > MAX_K)
         return AMQ_ERR_INVALID;
     if (nblocks > MAX_BLOCKS ||
         !amq__mul((size_t)nblocks, BLOCK_BYTES, &bytes))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    b = amq__zalloc(&mem, sizeof *b);
-    if (b == NULL)
-        return AMQ_ERR_NOMEM;
-    b->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
     b->nblocks = nblocks;
     b->k = k;
     b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
     b->avx2 = want_avx2(opt);
     for (unsigned j = 0; j < MAX_K; j++)
         b->lane_live[j] = j < k ? UINT64_MAX : 0;
-    if (view != NULL) {
-        b->words = (const uint64_t *)(const void *)view;
-    } else {
-        amq_status st = amq__block_alloc(&mem, bytes, 64, &b->table);
-        if (st != AMQ_OK) {
-            amq__free(&mem, b, sizeof *b);
-            return st;
-        }
-        b->mut = b->table.ptr;
-        b->words = b->mut;
+    amq_status st = amq__obj_table(&b->o, bytes, view, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&b->o);
+        return st;
     }
+    b->mut = wr;
+    b->words = b->o.table;
     *out = b;
     return AMQ_OK;
-}
-
-static size_t table_bytes(const amq_blocked *b) {
-    return (size_t)b->nblocks * BLOCK_BYTES;
 }
 
 amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
@@ -497,14 +484,7 @@ amq_status amq_blocked_new(uint64_t capacity, double fpr,
     return blocked_alloc(blocks, k, opt, NULL, out);
 }
 
-void amq_blocked_free(amq_blocked *b) {
-    if (b == NULL)
-        return;
-    amq__mem mem = b->mem;
-    if (b->table.raw != NULL)
-        amq__block_free(&mem, &b->table);
-    amq__free(&mem, b, sizeof *b);
-}
+void amq_blocked_free(amq_blocked *b) { amq__obj_free(b ? &b->o : NULL); }
 
 /* ---- updates and queries ------------------------------------------------ */
 
@@ -512,11 +492,11 @@ void amq_blocked_add_hash(amq_blocked *b, uint64_t h) {
     uint64_t *blk = b->mut + BLOCK_WORDS * block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, h, b->k);
-        __atomic_fetch_add(&b->items, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
         return;
     }
     block_set(blk, h, b->k);
-    b->items++;
+    b->o.items++;
 }
 
 bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t h) {
@@ -548,7 +528,7 @@ static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
     nw = (size_t)dst->nblocks * BLOCK_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
-    dst->items = amq__merged_items(dst->items, src->items,
+    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
                                    op == AMQ__INTERSECT);
     return AMQ_OK;
 }
@@ -563,24 +543,26 @@ amq_status amq_blocked_intersect(amq_blocked *dst, const amq_blocked *src) {
 
 uint64_t amq_blocked_blocks(const amq_blocked *b) { return b->nblocks; }
 unsigned amq_blocked_k(const amq_blocked *b) { return b->k; }
-uint64_t amq_blocked_items(const amq_blocked *b) { return b->items; }
+uint64_t amq_blocked_items(const amq_blocked *b) { return b->o.items; }
 
 double amq_blocked_fpr_bound(const amq_blocked *b) {
     blk_model mo;
-    if (b->items == 0)
+    if (b->o.items == 0)
         return 0.0;
     model_init(&mo, b->k, BLOCK_BITS);
-    return model_mix(&mo, (double)b->items / (double)b->nblocks);
+    return model_mix(&mo, (double)b->o.items / (double)b->nblocks);
 }
 
 /* ---- the generic interface --------------------------------------------- */
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t k = 0, blocks = 0;
     bool has_k, has_blocks;
     unsigned kk;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, &has_k, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks,
                                     &has_blocks, diag));
@@ -598,108 +580,83 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
         kk = capacity ? best_k(512.0 * (double)blocks / (double)capacity, NULL)
                       : DEFAULT_K;
     }
-    return blocked_alloc(blocks, kk, opt, NULL, (amq_blocked **)impl);
-}
-
-static void t_destroy(void *impl) { amq_blocked_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_blocked_add_hash(impl, h);
+    amq_blocked *b;
+    AMQ_RETURN_IF_ERR(blocked_alloc(blocks, kk, opt, NULL, &b));
+    *out = &b->o;
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_blocked_contains_hash(impl, h);
+
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_blocked_add_hash((amq_blocked *)o, h);
+    return AMQ_OK;
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_blocked_contains_hash((const amq_blocked *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_blocked_contains_batch(impl, h, n, out);
+    amq_blocked_contains_batch((const amq_blocked *)o, h, n, out);
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
-    return merge_words(dst, src, op);
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
+    return merge_words((amq_blocked *)dst, (const amq_blocked *)src, op);
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_blocked *)impl)->items;
+static double t_bound(const amq__obj *o) {
+    return amq_blocked_fpr_bound((const amq_blocked *)o);
 }
-static size_t t_size(const void *impl) { return table_bytes(impl); }
-static double t_bound(const void *impl) {
-    return amq_blocked_fpr_bound(impl);
-}
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_blocked *b = impl;
-    int n = snprintf(buf, cap, "blocks=%llu,k=%u",
-                     (unsigned long long)b->nblocks, b->k);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_blocked *b = (const amq_blocked *)o;
+    return amq__describe(buf, cap, "blocks=%llu,k=%u",
+                         (unsigned long long)b->nblocks, b->k);
 }
 
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     uint64_t k = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, NULL, diag));
-    *out = curve_at(bpk, (unsigned)k);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    uint64_t k = 0;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, NULL, diag));
-    *out = bits_for(fpr, (unsigned)k);
+    *out = inverse ? bits_for(x, (unsigned)k) : curve_at(x, (unsigned)k);
     return AMQ_OK;
 }
 
 /* params: blocks u64 | k u32 | reserved u32 (0) | items u64 */
-#define PARAMS_LEN 24
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_blocked *b = impl;
-    amq__put_u64(p, b->nblocks);
-    amq__put_u32(p + 8, b->k);
-    amq__put_u32(p + 12, 0);
-    amq__put_u64(p + 16, b->items);
-}
-static size_t t_payload_size(const void *impl) { return table_bytes(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_blocked *b = impl;
-    memcpy(dst, b->words, table_bytes(b));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_blocked *b = (const amq_blocked *)o;
+    amq__wr_u64(w, b->nblocks);
+    amq__wr_u32(w, b->k);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, o->items);
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    uint64_t blocks;
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    uint64_t blocks, items;
     uint32_t k;
     amq_blocked *b;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "blocked parameters: %zu bytes, expected %d", plen,
-                         PARAMS_LEN);
-    blocks = amq__get_u64(p);
-    k = amq__get_u32(p + 8);
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, 24));
+    size_t at_blocks = amq__rd_u64(r, &blocks);
+    size_t at_k = amq__rd_u32(r, &k);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    amq__rd_u64(r, &items);
     if (blocks == 0 || blocks > MAX_BLOCKS || len % BLOCK_BYTES != 0 ||
         len / BLOCK_BYTES != blocks)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "blocked block count %llu does not match a %zu-byte "
-                         "payload",
-                         (unsigned long long)blocks, len);
+        return amq__rd_bad(r, at_blocks, "block count %llu does not match a "
+                           "%zu-byte payload", (unsigned long long)blocks, len);
     if (k == 0 || k > MAX_K)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
-                         "blocked bit count k=%u outside 1..%d", k, MAX_K);
-    if (amq__get_u32(p + 12) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 76,
-                         "blocked reserved parameter field is not zero");
+        return amq__rd_bad(r, at_k, "bit count k=%u outside 1..%d", k, MAX_K);
     AMQ_RETURN_IF_ERR(blocked_alloc(blocks, k, opt, view ? payload : NULL, &b));
     if (!view)
         memcpy(b->mut, payload, len);
-    b->items = amq__get_u64(p + 16);
-    *impl = b;
+    b->o.items = items;
+    *out = &b->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_blocked = {
     .info = {.name = "blocked",
-             .type_id = 2,
+             .type_id = AMQ__ID_blocked,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT,
              .summary = "cache-line blocked Bloom filter, k bits in one "
                         "512-bit block",
@@ -708,20 +665,13 @@ const amq__type amq__type_blocked = {
                        "blocks, explicit size instead of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
     .merge = t_merge,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -39,6 +39,7 @@
 
 #include "amq/bloom.h"
 #include "core/bits.h"
+#include "core/fpr.h"
 #include "core/mem.h"
 #include "filter/type.h"
 
@@ -73,13 +74,11 @@ static const uint64_t probe_mul[BLOOM_MAX_K] = {
 };
 
 struct amq_bloom {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view */
-    uint64_t *words;
+    amq__obj o;       /* o.items counts adds; o.table is the bit array */
+    uint64_t *words;  /* the table (written only when owned)             */
     uint64_t m;       /* bits, multiple of 64 */
     unsigned k;
     bool concurrent;
-    uint64_t items;
     uint64_t ones;    /* set bits */
 };
 
@@ -92,15 +91,10 @@ double amq_bloom_fpr(double m_bits, double n, unsigned k) {
 }
 
 /* FPR at b bits per key with k hashes. */
-static double fpr_at(double b, unsigned k) { return amq_bloom_fpr(b, 1.0, k); }
+static double fpr_at(double b, unsigned k) { return amq__fpr_probes(b, k); }
 
 unsigned amq_bloom_optimal_k(double bits_per_key) {
-    double real = bits_per_key * M_LN2;
-    unsigned lo = real < 1.0 ? 1u : (unsigned)real;
-    if (lo >= BLOOM_MAX_K)
-        return BLOOM_MAX_K;
-    return fpr_at(bits_per_key, lo + 1) < fpr_at(bits_per_key, lo) ? lo + 1
-                                                                   : lo;
+    return amq__best_probes(bits_per_key, BLOOM_MAX_K);
 }
 
 double amq_bloom_bits_for_fpr(double fpr) {
@@ -108,20 +102,9 @@ double amq_bloom_bits_for_fpr(double fpr) {
 }
 
 /* Smallest bits per key at which k hashes (k = 0: the best integer k) give
- * at most fpr. Closed form for fixed k; bisection on the monotone envelope
- * otherwise. */
+ * at most fpr. */
 static double bits_for(double fpr, unsigned k) {
-    if (k != 0)
-        return -(double)k / log1p(-pow(fpr, 1.0 / (double)k));
-    double lo = 0.5 * amq_bloom_bits_for_fpr(fpr), hi = 2.0 * lo + 2.0;
-    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (fpr_at(mid, amq_bloom_optimal_k(mid)) <= fpr)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return hi;
+    return amq__cells_for(fpr, k, BLOOM_MAX_K);
 }
 
 /* ---- construction ------------------------------------------------------- */
@@ -129,33 +112,23 @@ static double bits_for(double fpr, unsigned k) {
 static amq_status alloc_bloom(uint64_t m_bits, unsigned k,
                               const amq_options *opt, const uint64_t *borrow,
                               amq_bloom **out) {
-    amq__mem mem;
     amq_bloom *b;
-    size_t bytes;
+    void *wr;
     if (m_bits == 0 || k == 0 || k > BLOOM_MAX_K)
         return AMQ_ERR_INVALID;
     if (m_bits > UINT64_MAX - 63 || (m_bits + 63) / 64 > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
     m_bits = (m_bits + 63) / 64 * 64;
-    bytes = (size_t)(m_bits / 8);
-    amq__mem_init(&mem, opt);
-    b = amq__zalloc(&mem, sizeof *b);
-    if (b == NULL)
-        return AMQ_ERR_NOMEM;
-    b->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
     b->m = m_bits;
     b->k = k;
     b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
-    if (borrow != NULL) {
-        b->words = (uint64_t *)borrow;
-    } else {
-        amq_status st = amq__block_alloc(&mem, bytes, 64, &b->table);
-        if (st != AMQ_OK) {
-            amq__free(&mem, b, sizeof *b);
-            return st;
-        }
-        b->words = b->table.ptr;
+    amq_status st = amq__obj_table(&b->o, (size_t)(m_bits / 8), borrow, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&b->o);
+        return st;
     }
+    b->words = borrow != NULL ? (uint64_t *)borrow : wr;
     *out = b;
     return AMQ_OK;
 }
@@ -195,14 +168,7 @@ amq_status amq_bloom_new(uint64_t capacity, double fpr, const amq_options *opt,
     return alloc_bloom(m, k, opt, NULL, out);
 }
 
-void amq_bloom_free(amq_bloom *b) {
-    if (b == NULL)
-        return;
-    amq__mem mem = b->mem;
-    if (b->table.raw != NULL)
-        amq__block_free(&mem, &b->table);
-    amq__free(&mem, b, sizeof *b);
-}
+void amq_bloom_free(amq_bloom *b) { amq__obj_free(b ? &b->o : NULL); }
 
 /* ---- updates and queries ------------------------------------------------ */
 
@@ -226,10 +192,10 @@ void amq_bloom_add_hash(amq_bloom *b, uint64_t h) {
     }
     if (b->concurrent) {
         __atomic_fetch_add(&b->ones, fresh, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&b->items, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
     } else {
         b->ones += fresh;
-        b->items++;
+        b->o.items++;
     }
 }
 
@@ -277,7 +243,7 @@ static amq_status merge_words(amq_bloom *dst, const amq_bloom *src,
     amq__bits_merge(dst->words, src->words, (size_t)(dst->m / 8),
                     op == AMQ__INTERSECT);
     dst->ones = count_ones(dst);
-    dst->items = amq__merged_items(dst->items, src->items,
+    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
                                    op == AMQ__INTERSECT);
     return AMQ_OK;
 }
@@ -299,7 +265,7 @@ double amq_bloom_estimate_items(const amq_bloom *b) {
 
 uint64_t amq_bloom_bits(const amq_bloom *b) { return b->m; }
 unsigned amq_bloom_k(const amq_bloom *b) { return b->k; }
-uint64_t amq_bloom_items(const amq_bloom *b) { return b->items; }
+uint64_t amq_bloom_items(const amq_bloom *b) { return b->o.items; }
 
 double amq_bloom_fpr_bound(const amq_bloom *b) {
     return pow((double)b->ones / (double)b->m, (double)b->k);
@@ -307,12 +273,14 @@ double amq_bloom_fpr_bound(const amq_bloom *b) {
 
 /* ---- the generic interface --------------------------------------------- */
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t k = 0, m = 0;
     bool has_m;
     unsigned kk;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, BLOOM_MAX_K, &k, NULL, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "m", 64, UINT64_C(1) << 60, &m, &has_m, diag));
@@ -325,108 +293,89 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
     } else if (kk == 0) {
         kk = capacity ? amq_bloom_optimal_k((double)m / (double)capacity) : 7;
     }
-    return alloc_bloom(m, kk, opt, NULL, (amq_bloom **)impl);
-}
-
-static void t_destroy(void *impl) { amq_bloom_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_bloom_add_hash(impl, h);
+    amq_bloom *b;
+    AMQ_RETURN_IF_ERR(alloc_bloom(m, kk, opt, NULL, &b));
+    *out = &b->o;
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_bloom_contains_hash(impl, h);
+
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_bloom_add_hash((amq_bloom *)o, h);
+    return AMQ_OK;
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_bloom_contains_hash((const amq_bloom *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_bloom_contains_batch(impl, h, n, out);
+    amq_bloom_contains_batch((const amq_bloom *)o, h, n, out);
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
-    return merge_words(dst, src, op);
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
+    return merge_words((amq_bloom *)dst, (const amq_bloom *)src, op);
 }
-static amq_status t_estimate(const void *impl, double *out) {
-    *out = amq_bloom_estimate_items(impl);
+static amq_status t_estimate(const amq__obj *o, double *out) {
+    *out = amq_bloom_estimate_items((const amq_bloom *)o);
     return AMQ_OK;
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_bloom *)impl)->items;
+static double t_bound(const amq__obj *o) {
+    return amq_bloom_fpr_bound((const amq_bloom *)o);
 }
-static size_t t_size(const void *impl) {
-    return (size_t)(((const amq_bloom *)impl)->m / 8);
-}
-static double t_bound(const void *impl) { return amq_bloom_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_bloom *b = impl;
-    int n = snprintf(buf, cap, "m=%llu,k=%u", (unsigned long long)b->m, b->k);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_bloom *b = (const amq_bloom *)o;
+    return amq__describe(buf, cap, "m=%llu,k=%u", (unsigned long long)b->m,
+                         b->k);
 }
 
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     uint64_t k = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, BLOOM_MAX_K, &k, NULL, diag));
-    *out = fpr_at(bpk, k ? (unsigned)k : amq_bloom_optimal_k(bpk));
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    uint64_t k = 0;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, BLOOM_MAX_K, &k, NULL, diag));
-    *out = bits_for(fpr, (unsigned)k);
+    *out = inverse ? bits_for(x, (unsigned)k)
+                   : fpr_at(x, k ? (unsigned)k : amq_bloom_optimal_k(x));
     return AMQ_OK;
 }
 
 /* params: m u64 | k u32 | reserved u32 (0) | items u64 */
-#define PARAMS_LEN 24
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_bloom *b = impl;
-    amq__put_u64(p, b->m);
-    amq__put_u32(p + 8, b->k);
-    amq__put_u32(p + 12, 0);
-    amq__put_u64(p + 16, b->items);
-}
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_bloom *b = impl;
-    memcpy(dst, b->words, (size_t)(b->m / 8));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_bloom *b = (const amq_bloom *)o;
+    amq__wr_u64(w, b->m);
+    amq__wr_u32(w, b->k);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, o->items);
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
     uint64_t m, items;
     uint32_t k;
     amq_bloom *b;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "bloom parameters: %zu "
-                         "bytes, expected %d", plen, PARAMS_LEN);
-    m = amq__get_u64(p);
-    k = amq__get_u32(p + 8);
-    items = amq__get_u64(p + 16);
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, 24));
+    size_t at_m = amq__rd_u64(r, &m);
+    size_t at_k = amq__rd_u32(r, &k);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    amq__rd_u64(r, &items);
     if (m == 0 || m % 64 != 0 || m / 8 != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "bloom size %llu bits does not match a %zu-byte "
-                         "payload", (unsigned long long)m, len);
-    if (k == 0 || k > BLOOM_MAX_K || amq__get_u32(p + 12) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
-                         "bloom hash count %u out of range", k);
+        return amq__rd_bad(r, at_m, "size %llu bits does not match a %zu-byte "
+                           "payload", (unsigned long long)m, len);
+    if (k == 0 || k > BLOOM_MAX_K)
+        return amq__rd_bad(r, at_k, "hash count %u out of range", k);
     AMQ_RETURN_IF_ERR(
         alloc_bloom(m, k, opt, view ? (const uint64_t *)payload : NULL, &b));
     if (!view)
         memcpy(b->words, payload, len);
-    b->items = items;
+    b->o.items = items;
     b->ones = count_ones(b);
-    *impl = b;
+    *out = &b->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_bloom = {
     .info = {.name = "bloom",
-             .type_id = 1,
+             .type_id = AMQ__ID_bloom,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT |
                      AMQ_CAP_ESTIMATE,
              .summary = "classic Bloom filter, k multiply-shift probes of one hash",
@@ -434,21 +383,14 @@ const amq__type amq__type_bloom = {
                        "size instead of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
     .merge = t_merge,
     .estimate = t_estimate,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -49,6 +49,7 @@
 
 #include "bloom/partitioned.h"
 #include "core/bits.h"
+#include "core/frame.h"
 #include "filter/type.h"
 
 #define DEFAULT_K 2
@@ -57,10 +58,14 @@
 
 enum { MODE_RAW = 0, MODE_ONES = 1, MODE_ZEROS = 2, MODE_COUNT = 3 };
 
-struct amq_compressed {
-    amq__mem mem;
-    amq_partitioned *p;
-};
+/* A compressed filter is a partitioned filter in memory: the handle is
+ * the amq_partitioned itself, and only saving and loading differ. */
+static amq_partitioned *part(amq_compressed *c) {
+    return (amq_partitioned *)(void *)c;
+}
+static const amq_partitioned *cpart(const amq_compressed *c) {
+    return (const amq_partitioned *)(const void *)c;
+}
 
 /* ---- the mathematics ---------------------------------------------------- */
 
@@ -267,16 +272,9 @@ static amq_status decode(const uint8_t *src, size_t len, uint64_t m,
 
 static amq_status wrap(const amq__mem *mem, uint64_t slice, unsigned k,
                        amq_compressed **out) {
-    amq_compressed *c = amq__zalloc(mem, sizeof *c);
-    if (c == NULL)
-        return AMQ_ERR_NOMEM;
-    c->mem = *mem;
-    amq_status st = amq__partitioned_make(mem, slice, k, NULL, &c->p);
-    if (st != AMQ_OK) {
-        amq__free(mem, c, sizeof *c);
-        return st;
-    }
-    *out = c;
+    amq_partitioned *p;
+    AMQ_RETURN_IF_ERR(amq__partitioned_make(mem, slice, k, NULL, &p));
+    *out = (amq_compressed *)(void *)p;
     return AMQ_OK;
 }
 
@@ -350,62 +348,59 @@ amq_status amq_compressed_new_for_size(uint64_t capacity, double z_bits,
 }
 
 void amq_compressed_free(amq_compressed *c) {
-    if (c == NULL)
-        return;
-    amq_partitioned_free(c->p);
-    amq__mem mem = c->mem;
-    amq__free(&mem, c, sizeof *c);
+    amq_partitioned_free(part(c));
 }
 
 /* ---- the working filter ------------------------------------------------- */
 
 void amq_compressed_add_hash(amq_compressed *c, uint64_t h) {
-    amq_partitioned_add_hash(c->p, h);
+    amq_partitioned_add_hash(part(c), h);
 }
 bool amq_compressed_contains_hash(const amq_compressed *c, uint64_t h) {
-    return amq_partitioned_contains_hash(c->p, h);
+    return amq_partitioned_contains_hash(cpart(c), h);
 }
 void amq_compressed_contains_batch(const amq_compressed *c, const uint64_t *h,
                                    size_t n, uint8_t *out) {
-    amq_partitioned_contains_batch(c->p, h, n, out);
+    amq_partitioned_contains_batch(cpart(c), h, n, out);
 }
 amq_status amq_compressed_union(amq_compressed *dst,
                                 const amq_compressed *src) {
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
-    return amq_partitioned_union(dst->p, src->p);
+    return amq_partitioned_union(part(dst), cpart(src));
 }
 amq_status amq_compressed_intersect(amq_compressed *dst,
                                     const amq_compressed *src) {
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
-    return amq_partitioned_intersect(dst->p, src->p);
+    return amq_partitioned_intersect(part(dst), cpart(src));
 }
 size_t amq_compressed_encoded_bytes(const amq_compressed *c) {
-    return choose(c->p).bytes;
+    return choose(cpart(c)).bytes;
 }
 double amq_compressed_fpr_bound(const amq_compressed *c) {
-    return amq_partitioned_fpr_bound(c->p);
+    return amq_partitioned_fpr_bound(cpart(c));
 }
 uint64_t amq_compressed_bits(const amq_compressed *c) {
-    return amq_partitioned_bits(c->p);
+    return amq_partitioned_bits(cpart(c));
 }
 unsigned amq_compressed_k(const amq_compressed *c) {
-    return amq_partitioned_k(c->p);
+    return amq_partitioned_k(cpart(c));
 }
 uint64_t amq_compressed_items(const amq_compressed *c) {
-    return amq_partitioned_items(c->p);
+    return amq_partitioned_items(cpart(c));
 }
 
 /* ---- the generic interface --------------------------------------------- */
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
-                           amq_diag *diag) {
+/* The filter a spec asks for: an explicit size, a size target z, or the
+ * default design for (capacity, fpr). */
+static amq_status make(amq__spec *spec, uint64_t capacity, double fpr,
+                       const amq_options *opt, amq_compressed **out,
+                       amq_diag *diag) {
     uint64_t k = 0, m = 0;
     double z = 0.0;
     bool has_m, has_z;
-    amq_compressed **out = (amq_compressed **)impl;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
     AMQ_RETURN_IF_ERR(
@@ -429,58 +424,25 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
     return amq_compressed_new(capacity, fpr, (unsigned)k, opt, out);
 }
 
-static void t_destroy(void *impl) { amq_compressed_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_compressed_add_hash(impl, h);
-    return AMQ_OK;
-}
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_compressed_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_compressed_contains_batch(impl, h, n, out);
-}
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
-    return op == AMQ__UNION ? amq_compressed_union(dst, src)
-                            : amq_compressed_intersect(dst, src);
-}
-static amq_status t_estimate(const void *impl, double *out) {
-    *out = amq_partitioned_estimate_items(((const amq_compressed *)impl)->p);
-    return AMQ_OK;
-}
-static uint64_t t_items(const void *impl) {
-    return amq_compressed_items(impl);
-}
-static size_t t_size(const void *impl) {
-    return amq__partitioned_bytes(((const amq_compressed *)impl)->p);
-}
-static double t_bound(const void *impl) {
-    return amq_compressed_fpr_bound(impl);
-}
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_compressed *c = impl;
-    int n = snprintf(buf, cap, "m=%llu,k=%u",
-                     (unsigned long long)amq_compressed_bits(c),
-                     amq_compressed_k(c));
-    return n > 0 ? (size_t)n : 0;
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    uint64_t k = DEFAULT_K;
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
-    *out = amq__partitioned_curve(bpk, (unsigned)k);
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
+                           amq_diag *diag) {
+    amq_compressed *c;
+    (void)self;
+    AMQ_RETURN_IF_ERR(make(spec, capacity, fpr, opt, &c, diag));
+    *out = (amq__obj *)(void *)c; /* the partitioned filter's header */
     return AMQ_OK;
 }
 
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     uint64_t k = DEFAULT_K;
+    (void)self;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
-    *out = amq__partitioned_bits_for(fpr, (unsigned)k);
+    *out = inverse ? amq__partitioned_bits_for(x, (unsigned)k)
+                   : amq__partitioned_curve(x, (unsigned)k);
     return AMQ_OK;
 }
 
@@ -488,66 +450,60 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
  * reserved u64 (0) */
 #define PARAMS_LEN (AMQ__PART_PARAMS + 24)
 
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
+    coding cd = choose(p);
+    amq__partitioned_params_write(p, w);
+    amq__wr_u32(w, (uint32_t)cd.mode);
+    amq__wr_u32(w, cd.r);
+    amq__wr_u64(w, cd.ones);
+    amq__wr_u64(w, 0);
 }
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_compressed *c = impl;
-    coding cd = choose(c->p);
-    amq__partitioned_params_write(c->p, p);
-    amq__put_u32(p + 24, (uint32_t)cd.mode);
-    amq__put_u32(p + 28, cd.r);
-    amq__put_u64(p + 32, cd.ones);
-    amq__put_u64(p + 40, 0);
+static size_t t_payload_size(const amq__obj *o) {
+    return choose((const amq_partitioned *)o).bytes;
 }
-static size_t t_payload_size(const void *impl) {
-    return amq_compressed_encoded_bytes(impl);
-}
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_compressed *c = impl;
-    coding cd = choose(c->p);
-    encode(c->p, &cd, dst);
-}
-
-static amq_status corrupt(amq_diag *diag, size_t off, const char *what) {
-    return amq__diag(diag, AMQ_ERR_CORRUPT, off, "compressed: %s", what);
+static void t_payload_write(const amq__obj *o, uint8_t *dst) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
+    coding cd = choose(p);
+    encode(p, &cd, dst);
 }
 
 /* Everything that can be checked before allocating. */
-static amq_status check_params(const uint8_t *p, size_t plen, size_t len,
-                               uint64_t *slice, unsigned *k, coding *cd,
-                               amq_diag *diag) {
-    uint64_t items = 0, m;
-    if (plen != PARAMS_LEN)
-        return corrupt(diag, 64, "parameter block of the wrong length");
-    *slice = amq__get_u64(p);
-    *k = amq__get_u32(p + 8);
-    if (*k == 0 || *k > AMQ__PART_MAX_K || *slice == 0 || *slice % 64 != 0 ||
-        *slice > (UINT64_C(1) << 62) / *k)
-        return corrupt(diag, 80, "array shape out of range");
-    m = *slice * *k;
-    if (m / 8 > SIZE_MAX)
-        return corrupt(diag, 80, "array too large");
-    AMQ_RETURN_IF_ERR(amq__partitioned_params_parse(
-        p, (size_t)(m / 8), 80, slice, k, &items, diag));
-    cd->mode = (int)amq__get_u32(p + 24);
-    cd->r = amq__get_u32(p + 28);
-    cd->ones = amq__get_u64(p + 32);
-    cd->bytes = len;
-    if (amq__get_u32(p + 24) >= MODE_COUNT || cd->ones > m ||
-        amq__get_u64(p + 40) != 0)
-        return corrupt(diag, 104, "coding parameters out of range");
-    if (cd->mode == MODE_RAW ? len != m / 8 : !admissible(m, len))
-        return corrupt(diag, 56, "payload length does not fit the array");
-    if (cd->mode == MODE_RAW ? cd->r != 0 : cd->r > 62)
-        return corrupt(diag, 108, "Rice parameter out of range");
+static amq_status check_params(amq__rd *r, size_t len, uint64_t *slice,
+                               unsigned *k, uint64_t *items, coding *cd) {
+    uint64_t s, m, ones;
+    uint32_t kk, mode, rice;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    amq__rd shape = *r; /* the array's shape first: it sizes the check */
+    size_t at_s = amq__rd_u64(&shape, &s);
+    amq__rd_u32(&shape, &kk);
+    if (kk == 0 || kk > AMQ__PART_MAX_K || s == 0 || s % 64 != 0 ||
+        s > (UINT64_C(1) << 62) / kk || s * kk / 8 > SIZE_MAX)
+        return amq__rd_bad(r, at_s, "array shape out of range");
+    m = s * kk;
+    AMQ_RETURN_IF_ERR(
+        amq__partitioned_params_read(r, (size_t)(m / 8), slice, k, items));
+    size_t at_mode = amq__rd_u32(r, &mode);
+    size_t at_rice = amq__rd_u32(r, &rice);
+    size_t at_ones = amq__rd_u64(r, &ones);
+    AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
+    if (mode >= MODE_COUNT)
+        return amq__rd_bad(r, at_mode, "coding mode %u out of range", mode);
+    if (ones > m)
+        return amq__rd_bad(r, at_ones, "%llu ones in %llu bits",
+                           (unsigned long long)ones, (unsigned long long)m);
+    if (mode == MODE_RAW ? len != m / 8 : !admissible(m, len))
+        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN,
+                           "payload length does not fit the array");
+    if (mode == MODE_RAW ? rice != 0 : rice > 62)
+        return amq__rd_bad(r, at_rice, "Rice parameter out of range");
+    *cd = (coding){.mode = (int)mode, .r = rice, .ones = ones, .bytes = len};
     return AMQ_OK;
 }
 
 static amq_status fill_words(amq_partitioned *p, const coding *cd,
                              const uint8_t *payload, size_t len,
-                             amq_diag *diag) {
+                             const amq__rd *r) {
     uint64_t *w = amq__partitioned_words(p), m = amq_partitioned_bits(p);
     size_t bytes = amq__partitioned_bytes(p);
     if (cd->mode == MODE_RAW) {
@@ -556,41 +512,43 @@ static amq_status fill_words(amq_partitioned *p, const coding *cd,
         memset(w, cd->mode == MODE_ONES ? 0x00 : 0xff, bytes);
         uint64_t c = cd->mode == MODE_ONES ? cd->ones : m - cd->ones;
         if (decode(payload, len, m, c, cd->r, w) != AMQ_OK)
-            return corrupt(diag, 0, "malformed Golomb-Rice stream");
+            return amq__rd_bad(r, r->payload_at,
+                               "malformed Golomb-Rice stream");
     }
     coding again = choose(p);
     if (again.ones != cd->ones || again.mode != cd->mode ||
         again.r != cd->r || again.bytes != len)
-        return corrupt(diag, 0, "coding is not the canonical one");
+        return amq__rd_bad(r, r->payload_at,
+                           "coding is not the canonical one");
     amq__partitioned_recount(p);
     return AMQ_OK;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    uint64_t slice = 0;
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    uint64_t slice = 0, items = 0;
     unsigned k = 0;
     coding cd = {0, 0, 0, 0};
     amq__mem mem;
     amq_compressed *c;
-    (void)view; /* a view decodes into owned memory too */
-    AMQ_RETURN_IF_ERR(check_params(p, plen, len, &slice, &k, &cd, diag));
+    (void)self, (void)view; /* a view decodes into owned memory too */
+    AMQ_RETURN_IF_ERR(check_params(r, len, &slice, &k, &items, &cd));
     amq__mem_init(&mem, opt);
     AMQ_RETURN_IF_ERR(wrap(&mem, slice, k, &c));
-    amq_status st = fill_words(c->p, &cd, payload, len, diag);
+    amq_status st = fill_words(part(c), &cd, payload, len, r);
     if (st != AMQ_OK) {
         amq_compressed_free(c);
         return st;
     }
-    amq__partitioned_set_items(c->p, amq__get_u64(p + 16));
-    *impl = c;
+    amq__partitioned_set_items(part(c), items);
+    *out = (amq__obj *)(void *)c; /* the partitioned filter's header */
     return AMQ_OK;
 }
 
 const amq__type amq__type_compressed = {
     .info = {.name = "compressed",
-             .type_id = 10,
+             .type_id = AMQ__ID_compressed,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_ESTIMATE,
              .summary = "compressed Bloom filter: sparse array, Golomb-Rice "
                         "coded when saved",
@@ -599,21 +557,16 @@ const amq__type amq__type_compressed = {
                        "choose k and m for the lowest FPR)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .merge = t_merge,
-    .estimate = t_estimate,
-    .items = t_items,
-    .size_bytes = t_size,
-    .fpr_bound = t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .load = t_load,
+    .add = amq__partitioned_add,
+    .contains = amq__partitioned_contains,
+    .contains_batch = amq__partitioned_batch,
+    .merge = amq__partitioned_merge,
+    .estimate = amq__partitioned_estimate,
+    .fpr_bound = amq__partitioned_bound,
+    .describe = amq__partitioned_describe,
+    .curve = t_curve,
     .params_write = t_params_write,
     .payload_size = t_payload_size,
     .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -5,17 +5,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "amq/bloom.h"
 #include "bloom/counters.h"
+#include "core/fpr.h"
 
 #define CTR_BATCH 16
 /* Fixed seed of the probe multipliers ("counting" in ASCII). Part of the
  * file format: never edit. */
 #define CTR_MUL_SEED 0x636f756e74696e67ULL
 #define CTR_MAX_M (UINT64_C(1) << 58)
-/* Offset of the type's own parameters in a frame (header + generic block),
- * for diagnostics. */
-#define CTR_PARAMS_OFF 80
 
 static uint64_t splitmix64(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -34,11 +31,13 @@ static unsigned log2_width(unsigned width) {
     }
 }
 
-amq_status amq__ctr_init(amq__ctr *c, uint64_t m, unsigned width, unsigned k,
-                         const amq_options *opt, const uint64_t *borrow) {
+amq_status amq__ctr_new(size_t self_bytes, uint64_t m, unsigned width,
+                        unsigned k, const amq_options *opt,
+                        const uint64_t *borrow, amq__ctr **out) {
     unsigned lw = log2_width(width);
     uint64_t per, state = CTR_MUL_SEED;
-    memset(c, 0, sizeof *c);
+    amq__ctr *c;
+    void *wr;
     if (m == 0 || lw == 0 || k == 0 || k > AMQ__CTR_MAX_K)
         return AMQ_ERR_INVALID;
     if (m > CTR_MAX_M)
@@ -47,7 +46,7 @@ amq_status amq__ctr_init(amq__ctr *c, uint64_t m, unsigned width, unsigned k,
     m = (m + per - 1) / per * per;
     if (m / per > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&c->mem, opt);
+    AMQ_RETURN_IF_ERR(amq__obj_new(self_bytes, opt, (void **)&c));
     c->m = m;
     c->width = width;
     c->lw = lw;
@@ -55,20 +54,14 @@ amq_status amq__ctr_init(amq__ctr *c, uint64_t m, unsigned width, unsigned k,
     c->max = (UINT64_C(1) << width) - 1;
     for (unsigned j = 0; j < k; j++)
         c->mul[j] = splitmix64(&state) | 1u;
-    if (borrow != NULL) {
-        c->words = (uint64_t *)borrow;
-        return AMQ_OK;
+    amq_status st = amq__obj_table(&c->o, (size_t)(m / per) * 8, borrow, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&c->o);
+        return st;
     }
-    AMQ_RETURN_IF_ERR(
-        amq__block_alloc(&c->mem, (size_t)(m / per) * 8, 64, &c->table));
-    c->words = c->table.ptr;
+    c->words = borrow != NULL ? (uint64_t *)borrow : wr;
+    *out = c;
     return AMQ_OK;
-}
-
-void amq__ctr_release(amq__ctr *c) {
-    if (c->table.raw != NULL)
-        amq__block_free(&c->mem, &c->table);
-    c->words = NULL;
 }
 
 size_t amq__ctr_bytes(const amq__ctr *c) {
@@ -80,7 +73,7 @@ size_t amq__ctr_bytes(const amq__ctr *c) {
 void amq__ctr_add_all(amq__ctr *c, uint64_t h) {
     for (unsigned j = 0; j < c->k; j++)
         amq__ctr_inc(c, amq__ctr_probe(c, h, j));
-    c->items++;
+    c->o.items++;
 }
 
 /* Decrement every probe; at the first zero, put back what was taken (probes
@@ -102,7 +95,7 @@ amq_status amq__ctr_remove_all(amq__ctr *c, uint64_t h) {
         c->nonzero -= v == 1;
         taken |= UINT32_C(1) << j;
     }
-    c->items--;
+    c->o.items--;
     return AMQ_OK;
 }
 
@@ -165,7 +158,7 @@ amq_status amq__ctr_merge_add(amq__ctr *dst, const amq__ctr *src) {
     }
     amq__ctr_recount(dst);
     /* Adds minus removes of both sides: the union's multiset size. */
-    dst->items = amq__sat_add64(dst->items, src->items);
+    dst->o.items = amq__sat_add64(dst->o.items, src->o.items);
     return AMQ_OK;
 }
 
@@ -183,28 +176,15 @@ double amq__ctr_estimate(const amq__ctr *c) {
 /* ---- sizing and curve --------------------------------------------------- */
 
 static unsigned best_k(double cells) {
-    unsigned k = amq_bloom_optimal_k(cells);
-    return k > AMQ__CTR_MAX_K ? AMQ__CTR_MAX_K : k;
+    return amq__best_probes(cells, AMQ__CTR_MAX_K);
 }
 
 double amq__ctr_curve_fpr(double cells, unsigned k) {
-    return amq_bloom_fpr(cells, 1.0, k ? k : best_k(cells));
+    return amq__fpr_probes(cells, k ? k : best_k(cells));
 }
 
-/* Fixed k: solve (1 - e^{-k/c})^k = fpr for c. Best k: the envelope is
- * monotone in c, so bisect it. */
 double amq__ctr_curve_cells(double fpr, unsigned k) {
-    if (k != 0)
-        return -(double)k / log1p(-pow(fpr, 1.0 / (double)k));
-    double lo = 0.25 * amq_bloom_bits_for_fpr(fpr), hi = 4.0 * lo + 4.0;
-    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (amq__ctr_curve_fpr(mid, 0) <= fpr)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return hi;
+    return amq__cells_for(fpr, k, AMQ__CTR_MAX_K);
 }
 
 amq_status amq__ctr_size_for(uint64_t capacity, double fpr, unsigned width,
@@ -247,47 +227,77 @@ amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
 
 /* ---- serialisation ------------------------------------------------------ */
 
-void amq__ctr_params_write(const amq__ctr *c, uint8_t *p) {
-    amq__put_u64(p, c->m);
-    amq__put_u32(p + 8, c->k);
-    amq__put_u32(p + 12, c->width);
-    amq__put_u64(p + 16, c->items);
+void amq__ctr_params_write(const amq__ctr *c, amq__wr *w) {
+    amq__wr_u64(w, c->m);
+    amq__wr_u32(w, c->k);
+    amq__wr_u32(w, c->width);
+    amq__wr_u64(w, c->o.items);
 }
 
-amq_status amq__ctr_params_read(const uint8_t *p, size_t payload_len,
-                                uint64_t width_ok, uint64_t *m, unsigned *k,
-                                unsigned *width, uint64_t *items,
-                                const char *name, amq_diag *diag) {
-    uint64_t mm = amq__get_u64(p);
-    uint32_t kk = amq__get_u32(p + 8), w = amq__get_u32(p + 12);
+amq_status amq__ctr_params_read(amq__rd *r, size_t payload_len,
+                                uint64_t width_ok, amq__ctr_shape *s) {
+    uint64_t m;
+    uint32_t k, w;
+    size_t at_m = amq__rd_u64(r, &m);
+    size_t at_k = amq__rd_u32(r, &k);
+    size_t at_w = amq__rd_u32(r, &w);
+    amq__rd_u64(r, &s->items);
     if (w >= 64 || log2_width(w) == 0 || !(width_ok & (UINT64_C(1) << w)))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, CTR_PARAMS_OFF + 12,
-                         "%s counter width %u not allowed", name, w);
-    if (kk == 0 || kk > AMQ__CTR_MAX_K)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, CTR_PARAMS_OFF + 8,
-                         "%s probe count %u out of range", name, kk);
-    if (mm == 0 || mm > CTR_MAX_M || mm % (64u / w) != 0 ||
-        mm / (64u / w) != payload_len / 8 || payload_len % 8 != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, CTR_PARAMS_OFF,
-                         "%s: %llu counters of %u bits do not match a "
-                         "%zu-byte payload",
-                         name, (unsigned long long)mm, w, payload_len);
-    *m = mm;
-    *k = kk;
-    *width = w;
-    *items = amq__get_u64(p + 16);
+        return amq__rd_bad(r, at_w, "counter width %u not allowed", w);
+    if (k == 0 || k > AMQ__CTR_MAX_K)
+        return amq__rd_bad(r, at_k, "probe count %u out of range", k);
+    if (m == 0 || m > CTR_MAX_M || m % (64u / w) != 0 ||
+        m / (64u / w) != payload_len / 8 || payload_len % 8 != 0)
+        return amq__rd_bad(r, at_m, "%llu counters of %u bits do not match "
+                           "a %zu-byte payload", (unsigned long long)m, w,
+                           payload_len);
+    s->m = m;
+    s->k = k;
+    s->width = w;
     return AMQ_OK;
 }
 
-amq_status amq__ctr_from_payload(amq__ctr *c, uint64_t m, unsigned width,
-                                 unsigned k, uint64_t items,
-                                 const uint8_t *payload, size_t len, bool view,
-                                 const amq_options *opt) {
-    AMQ_RETURN_IF_ERR(amq__ctr_init(
-        c, m, width, k, opt, view ? (const uint64_t *)payload : NULL));
+amq_status amq__ctr_open(size_t self_bytes, const amq__ctr_shape *s,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__ctr **out) {
+    amq__ctr *c;
+    AMQ_RETURN_IF_ERR(amq__ctr_new(self_bytes, s->m, s->width, s->k, opt,
+                                   view ? (const uint64_t *)payload : NULL,
+                                   &c));
     if (!view)
         memcpy(c->words, payload, len);
-    c->items = items;
+    c->o.items = s->items;
     amq__ctr_recount(c);
+    *out = c;
     return AMQ_OK;
+}
+
+/* ---- generic-interface callbacks ------------------------------------------ */
+
+bool amq__ctr_t_contains(const amq__obj *o, uint64_t h) {
+    return amq__ctr_contains((const amq__ctr *)o, h);
+}
+void amq__ctr_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                      uint8_t *out) {
+    amq__ctr_contains_batch((const amq__ctr *)o, h, n, out);
+}
+amq_status amq__ctr_t_remove(amq__obj *o, uint64_t h) {
+    return amq__ctr_remove_all((amq__ctr *)o, h);
+}
+amq_status amq__ctr_t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq__ctr_count((const amq__ctr *)o, h);
+    return AMQ_OK;
+}
+amq_status amq__ctr_t_union(amq__obj *dst, const amq__obj *src,
+                            amq__merge_op op) {
+    if (op != AMQ__UNION)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq__ctr_merge_add((amq__ctr *)dst, (const amq__ctr *)src);
+}
+amq_status amq__ctr_t_estimate(const amq__obj *o, double *out) {
+    *out = amq__ctr_estimate((const amq__ctr *)o);
+    return AMQ_OK;
+}
+double amq__ctr_t_bound(const amq__obj *o) {
+    return amq__ctr_fpr_bound((const amq__ctr *)o);
 }

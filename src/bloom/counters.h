@@ -42,20 +42,18 @@
 #include "core/bits.h"
 #include "core/mem.h"
 #include "core/spec.h"
+#include "filter/type.h"
 
 #define AMQ__CTR_MAX_K 32
-#define AMQ__CTR_PARAMS 24 /* m u64 | k u32 | width u32 | items u64 */
 
 typedef struct amq__ctr {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view */
+    amq__obj o;        /* o.items counts adds minus removes; o.table */
     uint64_t *words;
     uint64_t m;        /* counters */
     unsigned width;    /* bits per counter: 4, 8, 16 or 32 */
     unsigned lw;       /* log2(width) */
     unsigned k;
     uint64_t max;      /* 2^width - 1: the sticky value */
-    uint64_t items;
     uint64_t nonzero;
     uint64_t saturated;
     uint64_t mul[AMQ__CTR_MAX_K];
@@ -93,12 +91,13 @@ static inline bool amq__ctr_inc(amq__ctr *c, uint64_t i) {
     return true;
 }
 
-/* Allocate (or borrow, for a view) the table of m counters of `width` bits
- * with k probes into a caller-owned amq__ctr. m is rounded up to whole
- * words. On failure nothing is left allocated. */
-amq_status amq__ctr_init(amq__ctr *c, uint64_t m, unsigned width, unsigned k,
-                         const amq_options *opt, const uint64_t *borrow);
-void amq__ctr_release(amq__ctr *c);
+/* A new object of self_bytes (>= sizeof(amq__ctr), the array first) with
+ * m counters of `width` bits (m rounded up to fill whole words) and k
+ * probes; the table is zeroed, or `borrow` read-only for a view.
+ * AMQ_ERR_INVALID / AMQ_ERR_OVERFLOW / AMQ_ERR_NOMEM. */
+amq_status amq__ctr_new(size_t self_bytes, uint64_t m, unsigned width,
+                        unsigned k, const amq_options *opt,
+                        const uint64_t *borrow, amq__ctr **out);
 size_t amq__ctr_bytes(const amq__ctr *c);
 
 /* Increment all k counters (Fan et al.; spectral minimum selection). */
@@ -139,18 +138,35 @@ amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
 
 /* ---- serialisation ------------------------------------------------------ */
 
-void amq__ctr_params_write(const amq__ctr *c, uint8_t *p);
-/* Validate the common parameter block (first AMQ__CTR_PARAMS bytes of p)
- * against the payload length and the widths `width_ok` allows (bit w set
- * for width w); fills m, k, width, items. */
-amq_status amq__ctr_params_read(const uint8_t *p, size_t payload_len,
-                                uint64_t width_ok, uint64_t *m, unsigned *k,
-                                unsigned *width, uint64_t *items,
-                                const char *name, amq_diag *diag);
-/* Table set up from a validated payload (copied, or borrowed for a view). */
-amq_status amq__ctr_from_payload(amq__ctr *c, uint64_t m, unsigned width,
-                                 unsigned k, uint64_t items,
-                                 const uint8_t *payload, size_t len, bool view,
-                                 const amq_options *opt);
+/* The common parameter block: m u64 (counters) | k u32 | width u32 |
+ * items u64. */
+#define AMQ__CTR_PARAMS 24
+typedef struct amq__ctr_shape {
+    uint64_t m, items;
+    unsigned k, width;
+} amq__ctr_shape;
+
+void amq__ctr_params_write(const amq__ctr *c, amq__wr *w);
+/* Read and validate the common block against a payload of payload_len
+ * bytes; width_ok has bit w set for each allowed width. */
+amq_status amq__ctr_params_read(amq__rd *r, size_t payload_len,
+                                uint64_t width_ok, amq__ctr_shape *s);
+/* The object of a validated shape with its table from the payload (copied,
+ * or borrowed for a view). */
+amq_status amq__ctr_open(size_t self_bytes, const amq__ctr_shape *s,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__ctr **out);
+
+/* Generic-interface callbacks shared by counting and spectral (the object
+ * starts with its amq__ctr). */
+bool amq__ctr_t_contains(const amq__obj *o, uint64_t h);
+void amq__ctr_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                      uint8_t *out);
+amq_status amq__ctr_t_remove(amq__obj *o, uint64_t h);
+amq_status amq__ctr_t_count(const amq__obj *o, uint64_t h, uint64_t *out);
+amq_status amq__ctr_t_union(amq__obj *dst, const amq__obj *src,
+                            amq__merge_op op);
+amq_status amq__ctr_t_estimate(const amq__obj *o, double *out);
+double amq__ctr_t_bound(const amq__obj *o);
 
 #endif

@@ -44,20 +44,12 @@ struct amq_counting {
 
 static amq_status alloc_counting(uint64_t m, unsigned k, unsigned width,
                                  const amq_options *opt, amq_counting **out) {
-    amq__mem mem;
-    amq_counting *f;
+    amq__ctr *c;
     if (width != 4 && width != 8)
         return AMQ_ERR_INVALID;
-    amq__mem_init(&mem, opt);
-    f = amq__zalloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
-    amq_status st = amq__ctr_init(&f->c, m, width, k, opt, NULL);
-    if (st != AMQ_OK) {
-        amq__free(&mem, f, sizeof *f);
-        return st;
-    }
-    *out = f;
+    AMQ_RETURN_IF_ERR(
+        amq__ctr_new(sizeof(amq_counting), m, width, k, opt, NULL, &c));
+    *out = (amq_counting *)(void *)c;
     return AMQ_OK;
 }
 
@@ -81,13 +73,7 @@ amq_status amq_counting_new_explicit(uint64_t m, unsigned k, unsigned width,
     return alloc_counting(m, k, width, opt, out);
 }
 
-void amq_counting_free(amq_counting *f) {
-    if (f == NULL)
-        return;
-    amq__mem mem = f->c.mem;
-    amq__ctr_release(&f->c);
-    amq__free(&mem, f, sizeof *f);
-}
+void amq_counting_free(amq_counting *f) { amq__obj_free(f ? &f->c.o : NULL); }
 
 void amq_counting_add_hash(amq_counting *f, uint64_t h) {
     amq__ctr_add_all(&f->c, h);
@@ -119,7 +105,7 @@ uint64_t amq_counting_saturated(const amq_counting *f) {
 uint64_t amq_counting_counters(const amq_counting *f) { return f->c.m; }
 unsigned amq_counting_k(const amq_counting *f) { return f->c.k; }
 unsigned amq_counting_width(const amq_counting *f) { return f->c.width; }
-uint64_t amq_counting_items(const amq_counting *f) { return f->c.items; }
+uint64_t amq_counting_items(const amq_counting *f) { return f->c.o.items; }
 double amq_counting_fpr_bound(const amq_counting *f) {
     return amq__ctr_fpr_bound(&f->c);
 }
@@ -138,127 +124,68 @@ static amq_status spec_width(amq__spec *spec, unsigned *width,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     unsigned width = 0, k = 0;
     uint64_t m = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
     AMQ_RETURN_IF_ERR(amq__ctr_spec_shape(spec, capacity, fpr, width, &k, &m,
                                           "counting", diag));
-    return alloc_counting(m, k, width, opt, (amq_counting **)impl);
+    amq_counting *f;
+    AMQ_RETURN_IF_ERR(alloc_counting(m, k, width, opt, &f));
+    *out = &f->c.o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_counting_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_counting_add_hash(impl, h);
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq__ctr_add_all((amq__ctr *)o, h);
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_counting_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_counting_contains_batch(impl, h, n, out);
-}
-static amq_status t_remove(void *impl, uint64_t h) {
-    return amq_counting_remove_hash(impl, h);
-}
-static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_counting_count_hash(impl, h);
-    return AMQ_OK;
-}
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
-    if (op != AMQ__UNION)
-        return AMQ_ERR_UNSUPPORTED;
-    return amq_counting_union(dst, src);
-}
-static amq_status t_estimate(const void *impl, double *out) {
-    *out = amq_counting_estimate_items(impl);
-    return AMQ_OK;
-}
-static uint64_t t_items(const void *impl) {
-    return ((const amq_counting *)impl)->c.items;
-}
-static size_t t_size(const void *impl) {
-    return amq__ctr_bytes(&((const amq_counting *)impl)->c);
-}
-static double t_bound(const void *impl) {
-    return amq_counting_fpr_bound(impl);
-}
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq__ctr *c = &((const amq_counting *)impl)->c;
-    int n = snprintf(buf, cap, "m=%llu,k=%u,width=%u",
-                     (unsigned long long)c->m, c->k, c->width);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq__ctr *c = (const amq__ctr *)o;
+    return amq__describe(buf, cap, "m=%llu,k=%u,width=%u",
+                         (unsigned long long)c->m, c->k, c->width);
 }
 
 /* FPR at b bits per key: a Bloom filter with b / width counters per key. */
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     unsigned width = 0;
     uint64_t k = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &k, NULL, diag));
-    *out = amq__ctr_curve_fpr(bpk / width, (unsigned)k);
+    *out = inverse ? width * amq__ctr_curve_cells(x, (unsigned)k)
+                   : amq__ctr_curve_fpr(x / width, (unsigned)k);
     return AMQ_OK;
 }
 
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    unsigned width = 0;
-    uint64_t k = 0;
-    AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &k, NULL, diag));
-    *out = width * amq__ctr_curve_cells(fpr, (unsigned)k);
-    return AMQ_OK;
+/* params: the counter block alone */
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    amq__ctr_params_write((const amq__ctr *)o, w);
 }
 
-/* params: m u64 (counters) | k u32 | width u32 (4 or 8) | items u64 */
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return AMQ__CTR_PARAMS;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    amq__ctr_params_write(&((const amq_counting *)impl)->c, p);
-}
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq__ctr *c = &((const amq_counting *)impl)->c;
-    memcpy(dst, c->words, amq__ctr_bytes(c));
-}
-
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    uint64_t m = 0, items = 0;
-    unsigned k = 0, width = 0;
-    amq__mem mem;
-    amq_counting *f;
-    if (plen != AMQ__CTR_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "counting parameters: %zu bytes, expected %d", plen,
-                         AMQ__CTR_PARAMS);
-    AMQ_RETURN_IF_ERR(amq__ctr_params_read(p, len, COUNTING_WIDTHS, &m, &k,
-                                           &width, &items, "counting", diag));
-    amq__mem_init(&mem, opt);
-    f = amq__zalloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
-    amq_status st = amq__ctr_from_payload(&f->c, m, width, k, items, payload,
-                                          len, view, opt);
-    if (st != AMQ_OK) {
-        amq__free(&mem, f, sizeof *f);
-        return st;
-    }
-    *impl = f;
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    amq__ctr_shape shape;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, AMQ__CTR_PARAMS));
+    AMQ_RETURN_IF_ERR(amq__ctr_params_read(r, len, COUNTING_WIDTHS, &shape));
+    amq__ctr *c;
+    AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_counting), &shape, payload,
+                                    len, view, opt, &c));
+    *out = &c->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_counting = {
     .info = {.name = "counting",
-             .type_id = 4,
+             .type_id = AMQ__ID_counting,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_UNION |
                      AMQ_CAP_ESTIMATE,
              .summary = "counting Bloom filter: 4- or 8-bit sticky counters, "
@@ -268,23 +195,16 @@ const amq__type amq__type_counting = {
                        "of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .count = t_count,
-    .merge = t_merge,
-    .estimate = t_estimate,
-    .items = t_items,
-    .size_bytes = t_size,
-    .fpr_bound = t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
-    .params_write = t_params_write,
-    .payload_size = t_size,
-    .payload_write = t_payload_write,
     .load = t_load,
+    .add = t_add,
+    .contains = amq__ctr_t_contains,
+    .contains_batch = amq__ctr_t_batch,
+    .remove = amq__ctr_t_remove,
+    .count = amq__ctr_t_count,
+    .merge = amq__ctr_t_union,
+    .estimate = amq__ctr_t_estimate,
+    .fpr_bound = amq__ctr_t_bound,
+    .describe = t_describe,
+    .curve = t_curve,
+    .params_write = t_params_write,
 };

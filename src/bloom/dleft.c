@@ -73,21 +73,19 @@
 #define DL_LOAD 0.75 /* design fill of a bucket at capacity */
 #define DL_BATCH 8
 #define DL_PARAMS 40
-#define DL_PARAMS_OFF 80 /* frame header + generic parameters */
 /* Round salts (part of the format): odd constants times (i + 1). */
 #define DL_SALT_T 0x9e3779b97f4a7c15ULL
 #define DL_SALT_U 0xd1b54a32d192ed03ULL
 #define DL_SALT_V 0x8cb92ba72f3d8dd7ULL
 
 struct amq_dleft {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view */
+    amq__obj o;       /* o.items counts adds minus removes; o.table */
     uint64_t *words;
     size_t nwords;
     uint64_t buckets; /* B, per subtable */
     unsigned d, cells, rbits, cbits, cw; /* cw = rbits + cbits */
     uint64_t rmask, cmax;
-    uint64_t items, occupied;
+    uint64_t occupied;
 };
 
 /* Where a key may live: global bucket index and remainder per subtable. */
@@ -233,30 +231,27 @@ static amq_status alloc_dleft(unsigned d, unsigned cells, uint64_t buckets,
                               unsigned rbits, unsigned cbits,
                               const amq_options *opt, const uint64_t *borrow,
                               amq_dleft **out) {
-    amq__mem mem;
     amq_dleft *f;
     size_t nwords;
+    void *wr;
     AMQ_RETURN_IF_ERR(check_shape(d, cells, buckets, rbits, cbits));
     AMQ_RETURN_IF_ERR(words_for(d, cells, buckets, rbits + cbits, &nwords));
-    amq__mem_init(&mem, opt);
-    f = amq__zalloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
-    *f = (amq_dleft){.mem = mem, .nwords = nwords, .buckets = buckets,
-                     .d = d, .cells = cells, .rbits = rbits, .cbits = cbits,
-                     .cw = rbits + cbits,
-                     .rmask = (UINT64_C(1) << rbits) - 1,
-                     .cmax = (UINT64_C(1) << cbits) - 1};
-    if (borrow != NULL) {
-        f->words = (uint64_t *)borrow;
-    } else {
-        amq_status st = amq__block_alloc(&mem, nwords * 8, 64, &f->table);
-        if (st != AMQ_OK) {
-            amq__free(&mem, f, sizeof *f);
-            return st;
-        }
-        f->words = f->table.ptr;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
+    f->nwords = nwords;
+    f->buckets = buckets;
+    f->d = d;
+    f->cells = cells;
+    f->rbits = rbits;
+    f->cbits = cbits;
+    f->cw = rbits + cbits;
+    f->rmask = (UINT64_C(1) << rbits) - 1;
+    f->cmax = (UINT64_C(1) << cbits) - 1;
+    amq_status st = amq__obj_table(&f->o, nwords * 8, borrow, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&f->o);
+        return st;
     }
+    f->words = borrow != NULL ? (uint64_t *)borrow : wr;
     *out = f;
     return AMQ_OK;
 }
@@ -308,14 +303,7 @@ amq_status amq_dleft_new_explicit(unsigned d, unsigned cells,
     return alloc_dleft(d, cells, buckets, rbits, cbits, opt, NULL, out);
 }
 
-void amq_dleft_free(amq_dleft *f) {
-    if (f == NULL)
-        return;
-    amq__mem mem = f->mem;
-    if (f->table.raw != NULL)
-        amq__block_free(&mem, &f->table);
-    amq__free(&mem, f, sizeof *f);
-}
+void amq_dleft_free(amq_dleft *f) { amq__obj_free(f ? &f->o : NULL); }
 
 /* ---- updates and queries ------------------------------------------------ */
 
@@ -331,7 +319,7 @@ amq_status amq_dleft_add_hash(amq_dleft *f, uint64_t h) {
             uint64_t c = cell_get(f, loc.bucket[i], (unsigned)j);
             if ((c & f->cmax) != f->cmax)
                 cell_set(f, loc.bucket[i], (unsigned)j, c + 1);
-            f->items++;
+            f->o.items++;
             return AMQ_OK;
         }
         if (load < best_load) { /* strict: the leftmost wins ties */
@@ -345,7 +333,7 @@ amq_status amq_dleft_add_hash(amq_dleft *f, uint64_t h) {
     cell_set(f, loc.bucket[best], (unsigned)slot,
              (loc.rem[best] << f->cbits) | 1u);
     f->occupied++;
-    f->items++;
+    f->o.items++;
     return AMQ_OK;
 }
 
@@ -361,7 +349,7 @@ amq_status amq_dleft_remove_hash(amq_dleft *f, uint64_t h) {
         cell_set(f, bucket, j, cnt == 1 ? 0 : c - 1);
         f->occupied -= cnt == 1;
     }
-    f->items--;
+    f->o.items--;
     return AMQ_OK;
 }
 
@@ -400,7 +388,7 @@ void amq_dleft_contains_batch(const amq_dleft *f, const uint64_t *h, size_t n,
 }
 
 uint64_t amq_dleft_fingerprints(const amq_dleft *f) { return f->occupied; }
-uint64_t amq_dleft_items(const amq_dleft *f) { return f->items; }
+uint64_t amq_dleft_items(const amq_dleft *f) { return f->o.items; }
 size_t amq_dleft_size_bytes(const amq_dleft *f) { return f->nwords * 8; }
 
 /* F / (B 2^r), plus 2^-63 per fingerprint for the non-uniformity of
@@ -434,10 +422,13 @@ static amq_status spec_shape(amq__spec *spec, dl_shape *s, amq_diag *diag) {
                          &s->has_buckets, diag);
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     dl_shape s = {0};
+    amq_dleft *f;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_shape(spec, &s, diag));
     if (capacity == 0 && !(s.has_buckets && s.has_rbits))
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
@@ -458,40 +449,38 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                              "bits", fpr, DL_MAX_RBITS);
         s.rbits = r;
     }
-    return alloc_dleft((unsigned)s.d, (unsigned)s.cells, s.buckets,
-                       (unsigned)s.rbits, (unsigned)s.cbits, opt, NULL,
-                       (amq_dleft **)impl);
-}
-
-static void t_destroy(void *impl) { amq_dleft_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    return amq_dleft_add_hash(impl, h);
-}
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_dleft_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_dleft_contains_batch(impl, h, n, out);
-}
-static amq_status t_remove(void *impl, uint64_t h) {
-    return amq_dleft_remove_hash(impl, h);
-}
-static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_dleft_count_hash(impl, h);
+    AMQ_RETURN_IF_ERR(alloc_dleft((unsigned)s.d, (unsigned)s.cells,
+                                  s.buckets, (unsigned)s.rbits,
+                                  (unsigned)s.cbits, opt, NULL, &f));
+    *out = &f->o;
     return AMQ_OK;
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_dleft *)impl)->items;
+
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    return amq_dleft_add_hash((amq_dleft *)o, h);
 }
-static size_t t_size(const void *impl) { return amq_dleft_size_bytes(impl); }
-static double t_bound(const void *impl) { return amq_dleft_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_dleft *f = impl;
-    int n = snprintf(buf, cap, "d=%u,cells=%u,buckets=%llu,rbits=%u,cbits=%u",
-                     f->d, f->cells, (unsigned long long)f->buckets, f->rbits,
-                     f->cbits);
-    return n > 0 ? (size_t)n : 0;
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_dleft_contains_hash((const amq_dleft *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_dleft_contains_batch((const amq_dleft *)o, h, n, out);
+}
+static amq_status t_remove(amq__obj *o, uint64_t h) {
+    return amq_dleft_remove_hash((amq_dleft *)o, h);
+}
+static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq_dleft_count_hash((const amq_dleft *)o, h);
+    return AMQ_OK;
+}
+static double t_bound(const amq__obj *o) {
+    return amq_dleft_fpr_bound((const amq_dleft *)o);
+}
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_dleft *f = (const amq_dleft *)o;
+    return amq__describe(buf, cap, "d=%u,cells=%u,buckets=%llu,rbits=%u,"
+                         "cbits=%u", f->d, f->cells,
+                         (unsigned long long)f->buckets, f->rbits, f->cbits);
 }
 
 /* The curve at the design load L = 3/4 c: b bits per key buy
@@ -510,48 +499,37 @@ static amq_status curve_shape(amq__spec *spec, double *dl, double *per_bit,
     return AMQ_OK;
 }
 
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     double dl = 0, per_bit = 1, cb = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(curve_shape(spec, &dl, &per_bit, &cb, diag));
-    double p = dl * exp2(-(bpk * per_bit - cb));
-    *out = p < 1.0 ? p : 1.0;
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    double dl = 0, per_bit = 1, cb = 0;
-    AMQ_RETURN_IF_ERR(curve_shape(spec, &dl, &per_bit, &cb, diag));
-    *out = (log2(dl / fpr) + cb) / per_bit;
+    if (inverse) {
+        *out = (log2(dl / x) + cb) / per_bit;
+    } else {
+        double p = dl * exp2(-(x * per_bit - cb));
+        *out = p < 1.0 ? p : 1.0;
+    }
     return AMQ_OK;
 }
 
 /* params: d u32 | cells u32 | rbits u32 | cbits u32 | buckets u64 |
  *         items u64 | reserved u64 (0) */
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return DL_PARAMS;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_dleft *f = impl;
-    amq__put_u32(p, f->d);
-    amq__put_u32(p + 4, f->cells);
-    amq__put_u32(p + 8, f->rbits);
-    amq__put_u32(p + 12, f->cbits);
-    amq__put_u64(p + 16, f->buckets);
-    amq__put_u64(p + 24, f->items);
-    amq__put_u64(p + 32, 0);
-}
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_dleft *f = impl;
-    memcpy(dst, f->words, f->nwords * 8);
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_dleft *f = (const amq_dleft *)o;
+    amq__wr_u32(w, f->d);
+    amq__wr_u32(w, f->cells);
+    amq__wr_u32(w, f->rbits);
+    amq__wr_u32(w, f->cbits);
+    amq__wr_u64(w, f->buckets);
+    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, 0);
 }
 
 /* The payload's cells obey the invariants (empty cells all zero, no
  * remainder twice in a bucket, zero tail); counts the occupied cells. */
 static amq_status check_cells(const amq_dleft *f, uint64_t *occupied,
-                              amq_diag *diag) {
+                              const amq__rd *r) {
     uint64_t nb = (uint64_t)f->d * f->buckets, used = 0;
     for (uint64_t b = 0; b < nb; b++) {
         for (unsigned j = 0; j < f->cells; j++) {
@@ -562,54 +540,65 @@ static amq_status check_cells(const amq_dleft *f, uint64_t *occupied,
                 bad = (o & f->cmax) != 0 && (o >> f->cbits) == (c >> f->cbits);
             }
             if (bad)
-                return amq__diag(diag, AMQ_ERR_CORRUPT, 0,
-                                 "dleft: bucket %llu cell %u is malformed",
-                                 (unsigned long long)b, j);
+                return amq__rd_bad(r, r->payload_at,
+                                   "bucket %llu cell %u is malformed",
+                                   (unsigned long long)b, j);
             used += c != 0;
         }
     }
     uint64_t end = nb * f->cells * f->cw;
     if (end % 64 != 0 && (f->words[f->nwords - 1] >> (end % 64)) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 0,
-                         "dleft: nonzero bits after the last cell");
+        return amq__rd_bad(r, r->payload_at,
+                           "nonzero bits after the last cell");
     *occupied = used;
     return AMQ_OK;
 }
 
-static amq_status read_params(const uint8_t *p, size_t plen, size_t len,
-                              dl_shape *s, uint64_t *items, amq_diag *diag) {
+/* Each field within its bounds, reported where it sits. */
+static amq_status read_params(amq__rd *r, size_t len, dl_shape *s,
+                              uint64_t *items) {
+    uint32_t d, cells, rbits, cbits;
     size_t nwords;
-    if (plen != DL_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "dleft parameters: %zu bytes, expected %d", plen,
-                         DL_PARAMS);
-    s->d = amq__get_u32(p);
-    s->cells = amq__get_u32(p + 4);
-    s->rbits = amq__get_u32(p + 8);
-    s->cbits = amq__get_u32(p + 12);
-    s->buckets = amq__get_u64(p + 16);
-    *items = amq__get_u64(p + 24);
-    if (check_shape((unsigned)s->d, (unsigned)s->cells, s->buckets,
-                    (unsigned)s->rbits, (unsigned)s->cbits) != AMQ_OK ||
-        amq__get_u64(p + 32) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, DL_PARAMS_OFF,
-                         "dleft shape out of range or reserved bits set");
-    if (words_for((unsigned)s->d, (unsigned)s->cells, s->buckets,
-                  (unsigned)(s->rbits + s->cbits), &nwords) != AMQ_OK ||
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, DL_PARAMS));
+    size_t at_d = amq__rd_u32(r, &d);
+    size_t at_cells = amq__rd_u32(r, &cells);
+    size_t at_rbits = amq__rd_u32(r, &rbits);
+    size_t at_cbits = amq__rd_u32(r, &cbits);
+    size_t at_buckets = amq__rd_u64(r, &s->buckets);
+    amq__rd_u64(r, items);
+    AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
+    if (d < 2 || d > DL_MAX_D)
+        return amq__rd_bad(r, at_d, "d=%u outside 2..%d", d, DL_MAX_D);
+    if (cells == 0 || cells > DL_MAX_CELLS)
+        return amq__rd_bad(r, at_cells, "cells=%u outside 1..%d", cells,
+                           DL_MAX_CELLS);
+    if (rbits == 0 || rbits > DL_MAX_RBITS)
+        return amq__rd_bad(r, at_rbits, "rbits=%u outside 1..%d", rbits,
+                           DL_MAX_RBITS);
+    if (cbits == 0 || cbits > DL_MAX_CBITS)
+        return amq__rd_bad(r, at_cbits, "cbits=%u outside 1..%d", cbits,
+                           DL_MAX_CBITS);
+    if (s->buckets == 0 || s->buckets > DL_MAX_BUCKETS ||
+        words_for(d, cells, s->buckets, rbits + cbits, &nwords) != AMQ_OK ||
         len % 8 != 0 || nwords != len / 8)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, DL_PARAMS_OFF,
-                         "dleft shape does not match a %zu-byte payload",
-                         len);
+        return amq__rd_bad(r, at_buckets, "%llu buckets do not match a "
+                           "%zu-byte payload",
+                           (unsigned long long)s->buckets, len);
+    s->d = d;
+    s->cells = cells;
+    s->rbits = rbits;
+    s->cbits = cbits;
     return AMQ_OK;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
     dl_shape s = {0};
     uint64_t items = 0, occupied = 0;
     amq_dleft *f;
-    AMQ_RETURN_IF_ERR(read_params(p, plen, len, &s, &items, diag));
+    (void)self;
+    AMQ_RETURN_IF_ERR(read_params(r, len, &s, &items));
     /* The parameters fix the table to exactly len bytes: allocate, then
      * check the cells on the (aligned) copy or the borrowed payload. */
     AMQ_RETURN_IF_ERR(alloc_dleft((unsigned)s.d, (unsigned)s.cells, s.buckets,
@@ -618,20 +607,20 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
                                   &f));
     if (!view)
         memcpy(f->words, payload, len);
-    amq_status st = check_cells(f, &occupied, diag);
+    amq_status st = check_cells(f, &occupied, r);
     if (st != AMQ_OK) {
         amq_dleft_free(f);
         return st;
     }
-    f->items = items;
+    f->o.items = items;
     f->occupied = occupied;
-    *impl = f;
+    *out = &f->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_dleft = {
     .info = {.name = "dleft",
-             .type_id = 5,
+             .type_id = AMQ__ID_dleft,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "d-left counting Bloom filter: fingerprints in a "
                         "d-left table, deletes in about half the space",
@@ -641,21 +630,14 @@ const amq__type amq__type_dleft = {
                        "buckets=PER_SUBTABLE (explicit size)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
     .remove = t_remove,
     .count = t_count,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

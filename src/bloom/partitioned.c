@@ -34,6 +34,7 @@
 
 #include "bloom/partitioned.h"
 #include "core/bits.h"
+#include "core/fpr.h"
 #include "filter/type.h"
 
 #define PART_BATCH 16
@@ -64,35 +65,22 @@ const uint64_t amq__part_mul[AMQ__PART_MAX_K] = {
     0xf709372f88d35857ULL};
 
 struct amq_partitioned {
-    amq__mem mem;
-    amq__block table; /* raw == NULL when borrowing */
+    amq__obj o;       /* o.items counts adds; o.table the k slices */
     uint64_t *words;
     uint64_t slice;   /* bits per slice, multiple of 64 */
     uint64_t slice_words;
     unsigned k;
-    uint64_t items;
     uint64_t ones[AMQ__PART_MAX_K];
 };
 
 /* ---- the mathematics ---------------------------------------------------- */
 
 double amq__partitioned_curve(double b, unsigned k) {
-    return amq_bloom_fpr(b, 1.0, k ? k : amq_bloom_optimal_k(b));
+    return amq__fpr_probes(b, k ? k : amq__best_probes(b, AMQ__PART_MAX_K));
 }
 
 double amq__partitioned_bits_for(double fpr, unsigned k) {
-    if (k != 0)
-        return -(double)k / log1p(-pow(fpr, 1.0 / (double)k));
-    /* The envelope over integer k is monotone in b: bisect it. */
-    double lo = 0.5 * amq_bloom_bits_for_fpr(fpr), hi = 2.0 * lo + 2.0;
-    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (amq__partitioned_curve(mid, 0) <= fpr)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return hi;
+    return amq__cells_for(fpr, k, AMQ__PART_MAX_K);
 }
 
 double amq_partitioned_fpr(double m_bits, double n, unsigned k) {
@@ -115,23 +103,18 @@ amq_status amq__partitioned_make(const amq__mem *mem, uint64_t slice_bits,
         !amq__mul((size_t)(slice_bits / 64), k, &words) ||
         !amq__mul(words, 8, &bytes))
         return AMQ_ERR_OVERFLOW;
-    amq_partitioned *p = amq__zalloc(mem, sizeof *p);
-    if (p == NULL)
-        return AMQ_ERR_NOMEM;
-    p->mem = *mem;
+    amq_partitioned *p;
+    void *wr;
+    AMQ_RETURN_IF_ERR(amq__obj_new_in(sizeof *p, mem, (void **)&p));
     p->slice = slice_bits;
     p->slice_words = slice_bits / 64;
     p->k = k;
-    if (borrow != NULL) {
-        p->words = (uint64_t *)borrow;
-    } else {
-        amq_status st = amq__block_alloc(mem, bytes, 64, &p->table);
-        if (st != AMQ_OK) {
-            amq__free(mem, p, sizeof *p);
-            return st;
-        }
-        p->words = p->table.ptr;
+    amq_status st = amq__obj_table(&p->o, bytes, borrow, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&p->o);
+        return st;
     }
+    p->words = borrow != NULL ? (uint64_t *)borrow : wr;
     *out = p;
     return AMQ_OK;
 }
@@ -183,12 +166,7 @@ amq_status amq_partitioned_new_explicit(uint64_t m_bits, unsigned k,
 }
 
 void amq_partitioned_free(amq_partitioned *p) {
-    if (p == NULL)
-        return;
-    amq__mem mem = p->mem;
-    if (p->table.raw != NULL)
-        amq__block_free(&mem, &p->table);
-    amq__free(&mem, p, sizeof *p);
+    amq__obj_free(p ? &p->o : NULL);
 }
 
 /* ---- updates and queries ------------------------------------------------ */
@@ -207,7 +185,7 @@ void amq_partitioned_add_hash(amq_partitioned *p, uint64_t h) {
         p->words[bit >> 6] = old | mask;
         p->ones[i] += (old & mask) == 0;
     }
-    p->items++;
+    p->o.items++;
 }
 
 bool amq_partitioned_contains_hash(const amq_partitioned *p, uint64_t h) {
@@ -258,7 +236,7 @@ static amq_status merge_words(amq_partitioned *dst,
     amq__bits_merge(dst->words, src->words, words * sizeof *dst->words,
                     op == AMQ__INTERSECT);
     amq__partitioned_recount(dst);
-    dst->items = amq__merged_items(dst->items, src->items,
+    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
                                    op == AMQ__INTERSECT);
     return AMQ_OK;
 }
@@ -296,7 +274,7 @@ uint64_t amq_partitioned_bits(const amq_partitioned *p) {
     return p->slice * p->k;
 }
 unsigned amq_partitioned_k(const amq_partitioned *p) { return p->k; }
-uint64_t amq_partitioned_items(const amq_partitioned *p) { return p->items; }
+uint64_t amq_partitioned_items(const amq_partitioned *p) { return p->o.items; }
 
 /* ---- internal access ---------------------------------------------------- */
 
@@ -311,43 +289,45 @@ uint64_t amq__partitioned_slice_bits(const amq_partitioned *p) {
     return p->slice;
 }
 void amq__partitioned_set_items(amq_partitioned *p, uint64_t items) {
-    p->items = items;
+    p->o.items = items;
 }
 
-void amq__partitioned_params_write(const amq_partitioned *p, uint8_t *dst) {
-    amq__put_u64(dst, p->slice);
-    amq__put_u32(dst + 8, p->k);
-    amq__put_u32(dst + 12, 0);
-    amq__put_u64(dst + 16, p->items);
+void amq__partitioned_params_write(const amq_partitioned *p, amq__wr *w) {
+    amq__wr_u64(w, p->slice);
+    amq__wr_u32(w, p->k);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, p->o.items);
 }
 
-amq_status amq__partitioned_params_parse(const uint8_t *src, size_t bytes,
-                                         size_t offset, uint64_t *slice_bits,
-                                         unsigned *k, uint64_t *items,
-                                         amq_diag *diag) {
-    uint64_t s = amq__get_u64(src);
-    uint32_t kk = amq__get_u32(src + 8);
-    if (kk == 0 || kk > AMQ__PART_MAX_K || amq__get_u32(src + 12) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, offset + 8,
-                         "partitioned hash count %u out of range", kk);
-    if (s == 0 || s % 64 != 0 || s / 8 > bytes / kk ||
-        s / 8 * kk != bytes)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, offset,
-                         "partitioned slices of %llu bits do not fill %zu "
-                         "bytes", (unsigned long long)s, bytes);
+amq_status amq__partitioned_params_read(amq__rd *r, size_t bytes,
+                                        uint64_t *slice_bits, unsigned *k,
+                                        uint64_t *items) {
+    uint64_t s;
+    uint32_t kk;
+    size_t at_s = amq__rd_u64(r, &s);
+    size_t at_k = amq__rd_u32(r, &kk);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    amq__rd_u64(r, items);
+    if (kk == 0 || kk > AMQ__PART_MAX_K)
+        return amq__rd_bad(r, at_k, "hash count %u out of range", kk);
+    if (s == 0 || s % 64 != 0 || s / 8 > bytes / kk || s / 8 * kk != bytes)
+        return amq__rd_bad(r, at_s, "slices of %llu bits do not fill %zu "
+                           "bytes", (unsigned long long)s, bytes);
     *slice_bits = s;
     *k = kk;
-    *items = amq__get_u64(src + 16);
     return AMQ_OK;
 }
 
 /* ---- the generic interface --------------------------------------------- */
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t k = 0, m = 0;
     bool has_m;
+    amq_partitioned *p;
+    (void)self;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
     AMQ_RETURN_IF_ERR(
@@ -361,105 +341,86 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                              "capacity and fpr, or m=BITS");
         AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &kk, &s));
         amq__mem_init(&mem, opt);
-        return amq__partitioned_make(&mem, s, kk, NULL,
-                                     (amq_partitioned **)impl);
+        AMQ_RETURN_IF_ERR(amq__partitioned_make(&mem, s, kk, NULL, &p));
+    } else {
+        if (k == 0)
+            k = capacity ? amq_bloom_optimal_k((double)m / (double)capacity)
+                         : 7;
+        AMQ_RETURN_IF_ERR(
+            amq_partitioned_new_explicit(m, (unsigned)k, opt, &p));
     }
-    if (k == 0)
-        k = capacity ? amq_bloom_optimal_k((double)m / (double)capacity) : 7;
-    return amq_partitioned_new_explicit(m, (unsigned)k, opt,
-                                        (amq_partitioned **)impl);
-}
-
-static void t_destroy(void *impl) { amq_partitioned_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_partitioned_add_hash(impl, h);
+    *out = &p->o;
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_partitioned_contains_hash(impl, h);
+
+amq_status amq__partitioned_add(amq__obj *o, uint64_t h) {
+    amq_partitioned_add_hash((amq_partitioned *)o, h);
+    return AMQ_OK;
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+bool amq__partitioned_contains(const amq__obj *o, uint64_t h) {
+    return amq_partitioned_contains_hash((const amq_partitioned *)o, h);
+}
+void amq__partitioned_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_partitioned_contains_batch(impl, h, n, out);
+    amq_partitioned_contains_batch((const amq_partitioned *)o, h, n, out);
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
-    return merge_words(dst, src, op);
+amq_status amq__partitioned_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
+    return merge_words((amq_partitioned *)dst, (const amq_partitioned *)src,
+                       op);
 }
-static amq_status t_estimate(const void *impl, double *out) {
-    *out = amq_partitioned_estimate_items(impl);
+amq_status amq__partitioned_estimate(const amq__obj *o, double *out) {
+    *out = amq_partitioned_estimate_items((const amq_partitioned *)o);
     return AMQ_OK;
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_partitioned *)impl)->items;
+double amq__partitioned_bound(const amq__obj *o) {
+    return amq_partitioned_fpr_bound((const amq_partitioned *)o);
 }
-static size_t t_size(const void *impl) { return amq__partitioned_bytes(impl); }
-static double t_bound(const void *impl) {
-    return amq_partitioned_fpr_bound(impl);
-}
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_partitioned *p = impl;
-    int n = snprintf(buf, cap, "m=%llu,k=%u",
-                     (unsigned long long)(p->slice * p->k), p->k);
-    return n > 0 ? (size_t)n : 0;
+size_t amq__partitioned_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
+    return amq__describe(buf, cap, "m=%llu,k=%u",
+                         (unsigned long long)(p->slice * p->k), p->k);
 }
 
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     uint64_t k = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
-    *out = amq__partitioned_curve(bpk, (unsigned)k);
+    *out = inverse ? amq__partitioned_bits_for(x, (unsigned)k)
+                   : amq__partitioned_curve(x, (unsigned)k);
     return AMQ_OK;
 }
 
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    uint64_t k = 0;
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
-    *out = amq__partitioned_bits_for(fpr, (unsigned)k);
-    return AMQ_OK;
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    amq__partitioned_params_write((const amq_partitioned *)o, w);
 }
 
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return AMQ__PART_PARAMS;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    amq__partitioned_params_write(impl, p);
-}
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_partitioned *p = impl;
-    memcpy(dst, p->words, amq__partitioned_bytes(p));
-}
-
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
     uint64_t s = 0, items = 0;
     unsigned k = 0;
     amq_partitioned *f;
     amq__mem mem;
-    if (plen != AMQ__PART_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "partitioned parameters: "
-                         "%zu bytes, expected %d", plen, AMQ__PART_PARAMS);
-    AMQ_RETURN_IF_ERR(
-        amq__partitioned_params_parse(p, len, 80, &s, &k, &items, diag));
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, AMQ__PART_PARAMS));
+    AMQ_RETURN_IF_ERR(amq__partitioned_params_read(r, len, &s, &k, &items));
     amq__mem_init(&mem, opt);
     AMQ_RETURN_IF_ERR(amq__partitioned_make(
         &mem, s, k, view ? (const uint64_t *)payload : NULL, &f));
     if (!view)
         memcpy(f->words, payload, len);
-    f->items = items;
+    f->o.items = items;
     amq__partitioned_recount(f);
-    *impl = f;
+    *out = &f->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_partitioned = {
     .info = {.name = "partitioned",
-             .type_id = 9,
+             .type_id = AMQ__ID_partitioned,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_ESTIMATE,
              .summary = "partitioned Bloom filter: k disjoint slices, one "
                         "probe per slice",
@@ -467,21 +428,14 @@ const amq__type amq__type_partitioned = {
                        "(explicit total size instead of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .merge = t_merge,
-    .estimate = t_estimate,
-    .items = t_items,
-    .size_bytes = t_size,
-    .fpr_bound = t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
-    .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
     .load = t_load,
+    .add = amq__partitioned_add,
+    .contains = amq__partitioned_contains,
+    .contains_batch = amq__partitioned_batch,
+    .merge = amq__partitioned_merge,
+    .estimate = amq__partitioned_estimate,
+    .fpr_bound = amq__partitioned_bound,
+    .describe = amq__partitioned_describe,
+    .curve = t_curve,
+    .params_write = t_params_write,
 };

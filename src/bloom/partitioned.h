@@ -11,8 +11,10 @@
 #include <stdint.h>
 
 #include "amq/bloom.h"
+#include "core/cursor.h"
 #include "core/mem.h"
 #include "core/spec.h"
+#include "filter/type.h"
 
 #define AMQ__PART_MAX_K 64
 
@@ -45,13 +47,24 @@ void amq__partitioned_recount(amq_partitioned *p);
 void amq__partitioned_set_items(amq_partitioned *p, uint64_t items);
 
 /* The 24-byte parameter block: slice_bits u64 | k u32 | rsv u32 (0) |
- * items u64. parse validates it against `bytes` of table (AMQ_ERR_CORRUPT
- * with a diagnostic at `offset`). */
+ * items u64. read validates it against `bytes` of table (AMQ_ERR_CORRUPT
+ * with a diagnostic at the offending field). */
 #define AMQ__PART_PARAMS 24
-void amq__partitioned_params_write(const amq_partitioned *p, uint8_t *dst);
-amq_status amq__partitioned_params_parse(const uint8_t *src, size_t bytes,
-                                         size_t offset, uint64_t *slice_bits,
-                                         unsigned *k, uint64_t *items,
-                                         amq_diag *diag);
+void amq__partitioned_params_write(const amq_partitioned *p, amq__wr *w);
+amq_status amq__partitioned_params_read(amq__rd *r, size_t bytes,
+                                        uint64_t *slice_bits, unsigned *k,
+                                        uint64_t *items);
+
+/* The generic-interface callbacks, shared with the compressed filter (an
+ * amq_partitioned in memory). */
+amq_status amq__partitioned_add(amq__obj *o, uint64_t h);
+bool amq__partitioned_contains(const amq__obj *o, uint64_t h);
+void amq__partitioned_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out);
+amq_status amq__partitioned_merge(amq__obj *dst, const amq__obj *src,
+                                  amq__merge_op op);
+amq_status amq__partitioned_estimate(const amq__obj *o, double *out);
+double amq__partitioned_bound(const amq__obj *o);
+size_t amq__partitioned_describe(const amq__obj *o, char *buf, size_t cap);
 
 #endif

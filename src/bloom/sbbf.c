@@ -63,12 +63,10 @@ static const uint32_t SALT[SBBF_WORDS] = {
     0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
 
 struct amq_sbbf {
-    amq__mem mem;
-    amq__block table;     /* owned storage; raw == NULL for a view      */
+    amq__obj o;           /* o.items counts adds; o.table the blocks    */
     const uint32_t *words; /* what queries read                         */
     uint32_t *mut;        /* the same table when writable; NULL if view */
     uint64_t nblocks;
-    uint64_t items;
     bool concurrent;
     bool avx2;
 };
@@ -248,40 +246,29 @@ static bool want_avx2(const amq_options *opt) {
 /* An sbbf of nblocks blocks: zeroed and owned, or borrowing `view`. */
 static amq_status sbbf_alloc(uint64_t nblocks, const amq_options *opt,
                              const uint8_t *view, amq_sbbf **out) {
-    amq__mem mem;
     amq_sbbf *b;
     size_t bytes;
+    void *wr;
     if (nblocks == 0)
         return AMQ_ERR_INVALID;
     if (nblocks > SBBF_MAX_BLOCKS ||
         !amq__mul((size_t)nblocks, AMQ_SBBF_BLOCK_BYTES, &bytes))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    b = amq__zalloc(&mem, sizeof *b);
-    if (b == NULL)
-        return AMQ_ERR_NOMEM;
-    b->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
     b->nblocks = nblocks;
     b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
     b->avx2 = want_avx2(opt);
-    if (view != NULL) {
-        b->words = (const uint32_t *)(const void *)view;
-    } else {
-        amq_status st = amq__block_alloc(&mem, bytes, 64, &b->table);
-        if (st != AMQ_OK) {
-            amq__free(&mem, b, sizeof *b);
-            return st;
-        }
-        b->mut = b->table.ptr;
-        b->words = b->mut;
+    amq_status st = amq__obj_table(&b->o, bytes, view, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&b->o);
+        return st;
     }
+    b->mut = wr;
+    b->words = b->o.table;
     *out = b;
     return AMQ_OK;
 }
 
-static size_t table_bytes(const amq_sbbf *b) {
-    return (size_t)b->nblocks * AMQ_SBBF_BLOCK_BYTES;
-}
 
 amq_status amq_sbbf_new_explicit(uint64_t blocks, const amq_options *opt,
                                  amq_sbbf **out) {
@@ -329,25 +316,18 @@ amq_status amq_sbbf_from_parquet(const void *bitset, size_t len,
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(sbbf_alloc(len / AMQ_SBBF_BLOCK_BYTES, opt, NULL, &b));
     memcpy(b->mut, bitset, len);
-    b->items = estimate_items(b);
+    b->o.items = estimate_items(b);
     *out = b;
     return AMQ_OK;
 }
 
 const uint8_t *amq_sbbf_parquet_bitset(const amq_sbbf *b, size_t *len) {
     if (len != NULL)
-        *len = table_bytes(b);
+        *len = b->o.table_bytes;
     return (const uint8_t *)b->words;
 }
 
-void amq_sbbf_free(amq_sbbf *b) {
-    if (b == NULL)
-        return;
-    amq__mem mem = b->mem;
-    if (b->table.raw != NULL)
-        amq__block_free(&mem, &b->table);
-    amq__free(&mem, b, sizeof *b);
-}
+void amq_sbbf_free(amq_sbbf *b) { amq__obj_free(b ? &b->o : NULL); }
 
 /* ---- updates and queries ------------------------------------------------ */
 
@@ -355,7 +335,7 @@ void amq_sbbf_add_hash(amq_sbbf *b, uint64_t h) {
     uint32_t *blk = b->mut + SBBF_WORDS * block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, (uint32_t)h);
-        __atomic_fetch_add(&b->items, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
         return;
     }
 #ifdef SBBF_X86
@@ -364,7 +344,7 @@ void amq_sbbf_add_hash(amq_sbbf *b, uint64_t h) {
     else
 #endif
         block_set(blk, (uint32_t)h);
-    b->items++;
+    b->o.items++;
 }
 
 bool amq_sbbf_contains_hash(const amq_sbbf *b, uint64_t h) {
@@ -397,7 +377,7 @@ static amq_status merge_words(amq_sbbf *dst, const amq_sbbf *src,
     nw = (size_t)dst->nblocks * SBBF_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
-    dst->items = amq__merged_items(dst->items, src->items,
+    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
                                    op == AMQ__INTERSECT);
     return AMQ_OK;
 }
@@ -424,16 +404,17 @@ amq_status amq_sbbf_fold(amq_sbbf *b) {
     /* The upper half stays allocated until the filter is freed; it is no
      * longer read, written or saved. */
     b->nblocks = half;
+    b->o.table_bytes = (size_t)half * AMQ_SBBF_BLOCK_BYTES;
     return AMQ_OK;
 }
 
 uint64_t amq_sbbf_blocks(const amq_sbbf *b) { return b->nblocks; }
-uint64_t amq_sbbf_items(const amq_sbbf *b) { return b->items; }
+uint64_t amq_sbbf_items(const amq_sbbf *b) { return b->o.items; }
 
 double amq_sbbf_fpr_bound(const amq_sbbf *b) {
-    if (b->items == 0)
+    if (b->o.items == 0)
         return 0.0;
-    return fpr_at_load((double)b->items / (double)b->nblocks);
+    return fpr_at_load((double)b->o.items / (double)b->nblocks);
 }
 
 /* ---- the generic interface --------------------------------------------- */
@@ -445,11 +426,13 @@ static uint64_t round_pow2(uint64_t x) {
     return p;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t blocks = 0, pow2 = 0;
     bool explicit_blocks;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, SBBF_MAX_BLOCKS,
                                     &blocks, &explicit_blocks, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "pow2", 0, 1, &pow2, NULL, diag));
@@ -471,99 +454,74 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                              "sbbf: a power-of-two block count would reach "
                              "2^32");
     }
-    return sbbf_alloc(blocks, opt, NULL, (amq_sbbf **)impl);
-}
-
-static void t_destroy(void *impl) { amq_sbbf_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_sbbf_add_hash(impl, h);
+    amq_sbbf *b;
+    AMQ_RETURN_IF_ERR(sbbf_alloc(blocks, opt, NULL, &b));
+    *out = &b->o;
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_sbbf_contains_hash(impl, h);
+
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_sbbf_add_hash((amq_sbbf *)o, h);
+    return AMQ_OK;
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_sbbf_contains_hash((const amq_sbbf *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_sbbf_contains_batch(impl, h, n, out);
+    amq_sbbf_contains_batch((const amq_sbbf *)o, h, n, out);
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
-    return merge_words(dst, src, op);
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
+    return merge_words((amq_sbbf *)dst, (const amq_sbbf *)src, op);
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_sbbf *)impl)->items;
+static double t_bound(const amq__obj *o) {
+    return amq_sbbf_fpr_bound((const amq_sbbf *)o);
 }
-static size_t t_size(const void *impl) { return table_bytes(impl); }
-static double t_bound(const void *impl) { return amq_sbbf_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_sbbf *b = impl;
-    int n = snprintf(buf, cap, "blocks=%llu", (unsigned long long)b->nblocks);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    return amq__describe(buf, cap, "blocks=%llu",
+                         (unsigned long long)((const amq_sbbf *)o)->nblocks);
 }
 
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    (void)spec;
-    (void)diag;
-    *out = amq_sbbf_fpr(bpk);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    (void)spec;
-    (void)diag;
-    *out = bits_for(fpr);
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    (void)self, (void)spec, (void)diag;
+    *out = inverse ? bits_for(x) : amq_sbbf_fpr(x);
     return AMQ_OK;
 }
 
 /* params: blocks u64 | items u64 | reserved u64 (0) */
-#define PARAMS_LEN 24
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_sbbf *b = impl;
-    amq__put_u64(p, b->nblocks);
-    amq__put_u64(p + 8, b->items);
-    amq__put_u64(p + 16, 0);
-}
-static size_t t_payload_size(const void *impl) { return table_bytes(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_sbbf *b = impl;
-    memcpy(dst, b->words, table_bytes(b));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    amq__wr_u64(w, ((const amq_sbbf *)o)->nblocks);
+    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, 0);
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    uint64_t blocks;
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    uint64_t blocks, items;
     amq_sbbf *b;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "sbbf parameters: %zu bytes, expected %d", plen,
-                         PARAMS_LEN);
-    blocks = amq__get_u64(p);
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, 24));
+    size_t at_blocks = amq__rd_u64(r, &blocks);
+    amq__rd_u64(r, &items);
+    AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
     if (blocks == 0 || blocks > SBBF_MAX_BLOCKS ||
         len % AMQ_SBBF_BLOCK_BYTES != 0 || len / AMQ_SBBF_BLOCK_BYTES != blocks)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "sbbf block count %llu does not match a %zu-byte "
-                         "payload",
-                         (unsigned long long)blocks, len);
-    if (amq__get_u64(p + 16) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 80,
-                         "sbbf reserved parameter field is not zero");
+        return amq__rd_bad(r, at_blocks, "block count %llu does not match a "
+                           "%zu-byte payload", (unsigned long long)blocks, len);
     AMQ_RETURN_IF_ERR(sbbf_alloc(blocks, opt, view ? payload : NULL, &b));
     if (!view)
         memcpy(b->mut, payload, len);
-    b->items = amq__get_u64(p + 8);
-    *impl = b;
+    b->o.items = items;
+    *out = &b->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_sbbf = {
     .info = {.name = "sbbf",
-             .type_id = 3,
+             .type_id = AMQ__ID_sbbf,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT,
              .summary = "split-block Bloom filter, Apache Parquet layout",
              .params = "blocks=N (32-byte blocks, explicit size instead of "
@@ -571,20 +529,13 @@ const amq__type amq__type_sbbf = {
                        "of two, as Parquet writers do)",
              .default_hash = AMQ_HASH_XXH64},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
     .merge = t_merge,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -42,16 +42,15 @@
 
 #include "bloom/partitioned.h"
 #include "core/bits.h"
+#include "core/frame.h"
 #include "filter/type.h"
 
 #define SC_BATCH 64
 
 struct amq_scalable {
-    amq__mem mem;
+    amq__obj o; /* o.items counts adds; o.table_bytes all stages' tables */
     amq_scalable_config cfg; /* resolved: no zero defaults left */
     unsigned nstages;
-    uint64_t items;
-    size_t bytes;
     amq_partitioned *stage[AMQ_SCALABLE_MAX_STAGES];
     uint64_t cap[AMQ_SCALABLE_MAX_STAGES]; /* n_i */
     double eps[AMQ_SCALABLE_MAX_STAGES];   /* eps_i */
@@ -114,27 +113,22 @@ static amq_status open_stage(amq_scalable *s) {
     if (slice / 8 > SIZE_MAX / k)
         return s->nstages == 0 ? AMQ_ERR_OVERFLOW : AMQ_ERR_FULL;
     bytes = (size_t)(slice / 8) * k;
-    if (!amq__add(s->bytes, bytes, &total) ||
+    if (!amq__add(s->o.table_bytes, bytes, &total) ||
         (s->cfg.max_bytes != 0 && total > s->cfg.max_bytes))
         return s->nstages == 0 ? AMQ_ERR_INVALID : AMQ_ERR_FULL;
-    AMQ_RETURN_IF_ERR(amq__partitioned_make(&s->mem, slice, k, NULL, &p));
+    AMQ_RETURN_IF_ERR(amq__partitioned_make(&s->o.mem, slice, k, NULL, &p));
     s->stage[s->nstages] = p;
     s->cap[s->nstages] = n;
     s->eps[s->nstages] = eps;
     s->nstages++;
-    s->bytes = total;
+    s->o.table_bytes = total;
     return AMQ_OK;
 }
 
 static amq_status alloc_scalable(const amq_scalable_config *cfg,
                                  const amq_options *opt, amq_scalable **out) {
-    amq__mem mem;
     amq_scalable *s;
-    amq__mem_init(&mem, opt);
-    s = amq__zalloc(&mem, sizeof *s);
-    if (s == NULL)
-        return AMQ_ERR_NOMEM;
-    s->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *s, opt, (void **)&s));
     s->cfg = *cfg;
     *out = s;
     return AMQ_OK;
@@ -163,8 +157,7 @@ void amq_scalable_free(amq_scalable *s) {
         return;
     for (unsigned i = 0; i < s->nstages; i++)
         amq_partitioned_free(s->stage[i]);
-    amq__mem mem = s->mem;
-    amq__free(&mem, s, sizeof *s);
+    amq__obj_free(&s->o);
 }
 
 /* ---- updates and queries ------------------------------------------------ */
@@ -176,7 +169,7 @@ amq_status amq_scalable_add_hash(amq_scalable *s, uint64_t h) {
         last++;
     }
     amq_partitioned_add_hash(s->stage[last], h);
-    s->items++;
+    s->o.items++;
     return AMQ_OK;
 }
 
@@ -213,7 +206,7 @@ static amq_status copy_stages(amq_scalable *dst, const amq_scalable *src,
     for (unsigned i = from; i < src->nstages; i++) {
         const amq_partitioned *p = src->stage[i];
         amq_status st = amq__partitioned_make(
-            &dst->mem, amq__partitioned_slice_bits(p), amq_partitioned_k(p),
+            &dst->o.mem, amq__partitioned_slice_bits(p), amq_partitioned_k(p),
             NULL, &copies[i]);
         if (st != AMQ_OK) {
             while (i-- > from)
@@ -247,11 +240,11 @@ amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
         dst->stage[i] = copies[i];
         dst->cap[i] = src->cap[i];
         dst->eps[i] = src->eps[i];
-        dst->bytes += amq__partitioned_bytes(copies[i]);
+        dst->o.table_bytes += amq__partitioned_bytes(copies[i]);
     }
     if (src->nstages > dst->nstages)
         dst->nstages = src->nstages;
-    dst->items = amq__sat_add64(dst->items, src->items);
+    dst->o.items = amq__sat_add64(dst->o.items, src->o.items);
     return AMQ_OK;
 }
 
@@ -270,14 +263,16 @@ double amq_scalable_target_sum(const amq_scalable *s) {
 }
 
 unsigned amq_scalable_stages(const amq_scalable *s) { return s->nstages; }
-uint64_t amq_scalable_items(const amq_scalable *s) { return s->items; }
-size_t amq_scalable_bytes(const amq_scalable *s) { return s->bytes; }
+uint64_t amq_scalable_items(const amq_scalable *s) { return s->o.items; }
+size_t amq_scalable_bytes(const amq_scalable *s) { return s->o.table_bytes; }
 
 /* ---- the generic interface --------------------------------------------- */
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **impl,
                            amq_diag *diag) {
+    (void)self;
     amq_scalable_config c = {.initial_capacity = capacity, .fpr = fpr};
     uint64_t growth = 2, stages = AMQ_SCALABLE_MAX_STAGES;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "n0", 1, UINT64_C(1) << 48,
@@ -298,63 +293,54 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                          "and fpr, or n0=KEYS,eps=RATE");
     c.growth = (unsigned)growth;
     c.max_stages = (unsigned)stages;
-    amq_status st = amq_scalable_new(&c, opt, (amq_scalable **)impl);
+    amq_scalable *s = NULL;
+    amq_status st = amq_scalable_new(&c, opt, &s);
     if (st == AMQ_ERR_INVALID && c.max_bytes != 0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
                          "than the first stage",
                          (unsigned long long)c.max_bytes);
+    if (st == AMQ_OK)
+        *impl = &s->o;
     return st;
 }
 
-static void t_destroy(void *impl) { amq_scalable_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    return amq_scalable_add_hash(impl, h);
+static void t_destroy(amq__obj *o) { amq_scalable_free((amq_scalable *)o); }
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    return amq_scalable_add_hash((amq_scalable *)o, h);
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_scalable_contains_hash(impl, h);
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_scalable_contains_hash((const amq_scalable *)o, h);
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_scalable_contains_batch(impl, h, n, out);
+    amq_scalable_contains_batch((const amq_scalable *)o, h, n, out);
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
     if (op != AMQ__UNION)
         return AMQ_ERR_UNSUPPORTED;
-    return amq_scalable_union(dst, src);
+    return amq_scalable_union((amq_scalable *)dst, (const amq_scalable *)src);
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_scalable *)impl)->items;
+static double t_bound(const amq__obj *o) {
+    return amq_scalable_fpr_bound((const amq_scalable *)o);
 }
-static size_t t_size(const void *impl) {
-    return ((const amq_scalable *)impl)->bytes;
-}
-static double t_bound(const void *impl) { return amq_scalable_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_scalable_config *c = &((const amq_scalable *)impl)->cfg;
-    int n = snprintf(buf, cap,
-                     "n0=%llu,eps=%.17g,growth=%u,ratio=%.17g,max_stages=%u,"
-                     "max_bytes=%llu",
-                     (unsigned long long)c->initial_capacity, c->fpr,
-                     c->growth, c->ratio, c->max_stages,
-                     (unsigned long long)c->max_bytes);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_scalable_config *c = &((const amq_scalable *)o)->cfg;
+    return amq__describe(buf, cap,
+                         "n0=%llu,eps=%.17g,growth=%u,ratio=%.17g,"
+                         "max_stages=%u,max_bytes=%llu",
+                         (unsigned long long)c->initial_capacity, c->fpr,
+                         c->growth, c->ratio, c->max_stages,
+                         (unsigned long long)c->max_bytes);
 }
 
 /* The curve is that of one stage: at capacity the filter is its first
  * stage (eps (1 - r) of the target). */
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    (void)spec;
-    (void)diag;
-    *out = amq__partitioned_curve(bpk, 0);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    (void)spec;
-    (void)diag;
-    *out = amq__partitioned_bits_for(fpr, 0);
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    (void)self, (void)spec, (void)diag;
+    *out = inverse ? amq__partitioned_bits_for(x, 0)
+                   : amq__partitioned_curve(x, 0);
     return AMQ_OK;
 }
 
@@ -364,32 +350,26 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
 #define HEAD_LEN 56
 #define STAGE_LEN (16 + AMQ__PART_PARAMS)
 
-static size_t t_params_size(const void *impl) {
-    return HEAD_LEN + STAGE_LEN * ((const amq_scalable *)impl)->nstages;
-}
-
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_scalable *s = impl;
-    amq__put_u64(p, s->cfg.initial_capacity);
-    amq__put_f64(p + 8, s->cfg.fpr);
-    amq__put_u32(p + 16, s->cfg.growth);
-    amq__put_u32(p + 20, s->cfg.max_stages);
-    amq__put_f64(p + 24, s->cfg.ratio);
-    amq__put_u64(p + 32, s->cfg.max_bytes);
-    amq__put_u32(p + 40, s->nstages);
-    amq__put_u32(p + 44, 0);
-    amq__put_u64(p + 48, s->items);
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_scalable *s = (const amq_scalable *)o;
+    amq__wr_u64(w, s->cfg.initial_capacity);
+    amq__wr_f64(w, s->cfg.fpr);
+    amq__wr_u32(w, s->cfg.growth);
+    amq__wr_u32(w, s->cfg.max_stages);
+    amq__wr_f64(w, s->cfg.ratio);
+    amq__wr_u64(w, s->cfg.max_bytes);
+    amq__wr_u32(w, s->nstages);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, o->items);
     for (unsigned i = 0; i < s->nstages; i++) {
-        uint8_t *q = p + HEAD_LEN + STAGE_LEN * i;
-        amq__put_u64(q, s->cap[i]);
-        amq__put_f64(q + 8, s->eps[i]);
-        amq__partitioned_params_write(s->stage[i], q + 16);
+        amq__wr_u64(w, s->cap[i]);
+        amq__wr_f64(w, s->eps[i]);
+        amq__partitioned_params_write(s->stage[i], w);
     }
 }
 
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_scalable *s = impl;
+static void t_payload_write(const amq__obj *o, uint8_t *dst) {
+    const amq_scalable *s = (const amq_scalable *)o;
     for (unsigned i = 0; i < s->nstages; i++) {
         size_t b = amq__partitioned_bytes(s->stage[i]);
         memcpy(dst, amq__partitioned_cwords(s->stage[i]), b);
@@ -397,117 +377,143 @@ static void t_payload_write(const void *impl, uint8_t *dst) {
     }
 }
 
-static amq_status corrupt(amq_diag *diag, size_t off, const char *what) {
-    return amq__diag(diag, AMQ_ERR_CORRUPT, off, "scalable: %s", what);
-}
+/* Where the header fields that later checks refer to sit. */
+typedef struct head_at {
+    size_t max_bytes, items;
+} head_at;
 
-/* The header block, validated into cfg and the stage count. */
-static amq_status parse_head(const uint8_t *p, size_t plen,
-                             amq_scalable_config *c, unsigned *stages,
-                             amq_diag *diag) {
-    if (plen < HEAD_LEN)
-        return corrupt(diag, 80, "parameter block too short");
-    c->initial_capacity = amq__get_u64(p);
-    c->fpr = amq__get_f64(p + 8);
-    c->growth = amq__get_u32(p + 16);
-    c->max_stages = amq__get_u32(p + 20);
-    c->ratio = amq__get_f64(p + 24);
-    c->max_bytes = amq__get_u64(p + 32);
-    *stages = amq__get_u32(p + 40);
-    if (c->initial_capacity == 0 || !(c->fpr > 0.0 && c->fpr < 1.0) ||
-        c->growth == 0 || c->growth > 16 ||
-        !(c->ratio > 0.0 && c->ratio < 1.0) || c->max_stages == 0 ||
-        c->max_stages > AMQ_SCALABLE_MAX_STAGES)
-        return corrupt(diag, 80, "configuration out of range");
-    if (*stages == 0 || *stages > c->max_stages || amq__get_u32(p + 44) != 0)
-        return corrupt(diag, 120, "stage count out of range");
-    if (plen != HEAD_LEN + (size_t)STAGE_LEN * *stages)
-        return corrupt(diag, 120, "parameter block does not match the "
-                       "stage count");
+/* The header block, validated into cfg, the stage count and the total
+ * item count. */
+static amq_status parse_head(amq__rd *r, amq_scalable_config *c,
+                             unsigned *stages, uint64_t *items, head_at *at) {
+    uint32_t growth, max_stages, n;
+    if (r->len < HEAD_LEN)
+        return amq__rd_bad(r, r->base, "parameter block too short");
+    size_t at_n0 = amq__rd_u64(r, &c->initial_capacity);
+    size_t at_fpr = amq__rd_f64(r, &c->fpr);
+    size_t at_growth = amq__rd_u32(r, &growth);
+    size_t at_max = amq__rd_u32(r, &max_stages);
+    size_t at_ratio = amq__rd_f64(r, &c->ratio);
+    at->max_bytes = amq__rd_u64(r, &c->max_bytes);
+    size_t at_n = amq__rd_u32(r, &n);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    at->items = amq__rd_u64(r, items);
+    c->growth = growth;
+    c->max_stages = max_stages;
+    if (c->initial_capacity == 0)
+        return amq__rd_bad(r, at_n0, "first stage of 0 keys");
+    if (!(c->fpr > 0.0 && c->fpr < 1.0))
+        return amq__rd_bad(r, at_fpr, "target rate out of range");
+    if (growth == 0 || growth > 16)
+        return amq__rd_bad(r, at_growth, "growth %u outside 1..16", growth);
+    if (max_stages == 0 || max_stages > AMQ_SCALABLE_MAX_STAGES)
+        return amq__rd_bad(r, at_max, "max_stages %u outside 1..%d",
+                           max_stages, AMQ_SCALABLE_MAX_STAGES);
+    if (!(c->ratio > 0.0 && c->ratio < 1.0))
+        return amq__rd_bad(r, at_ratio, "tightening ratio out of range");
+    if (n == 0 || n > max_stages ||
+        r->len != HEAD_LEN + (size_t)STAGE_LEN * n)
+        return amq__rd_bad(r, at_n, "stage count %u does not match the "
+                           "parameter block", n);
+    *stages = n;
     return AMQ_OK;
 }
+
+typedef struct stage_rec {
+    uint64_t cap, slice, items;
+    double eps;
+    unsigned k;
+    size_t bytes;
+} stage_rec;
 
 /* Stage i's shape, checked against what is left of the payload. */
-static amq_status parse_stage(const uint8_t *q, size_t left, size_t off,
-                              uint64_t *slice, unsigned *k, uint64_t *items,
-                              size_t *bytes, amq_diag *diag) {
-    uint64_t s = amq__get_u64(q + 16);
-    uint32_t kk = amq__get_u32(q + 24);
-    double eps = amq__get_f64(q + 8);
-    if (amq__get_u64(q) == 0 || !(eps > 0.0 && eps < 1.0))
-        return corrupt(diag, off, "stage target out of range");
+static amq_status parse_stage(amq__rd *r, size_t left, stage_rec *st) {
+    uint64_t s;
+    uint32_t kk;
+    size_t at_cap = amq__rd_u64(r, &st->cap);
+    size_t at_eps = amq__rd_f64(r, &st->eps);
+    amq__rd peek = *r;
+    size_t at_s = amq__rd_u64(&peek, &s);
+    amq__rd_u32(&peek, &kk);
+    if (st->cap == 0)
+        return amq__rd_bad(r, at_cap, "stage of 0 keys");
+    if (!(st->eps > 0.0 && st->eps < 1.0))
+        return amq__rd_bad(r, at_eps, "stage rate out of range");
     if (kk == 0 || kk > AMQ__PART_MAX_K || s == 0 || s % 64 != 0 ||
         s / 8 > left / kk)
-        return corrupt(diag, off + 16, "stage larger than the payload");
-    *bytes = (size_t)(s / 8) * kk;
-    return amq__partitioned_params_parse(q + 16, *bytes, off + 16, slice, k,
-                                         items, diag);
+        return amq__rd_bad(r, at_s, "stage larger than the payload");
+    st->bytes = (size_t)(s / 8) * kk;
+    return amq__partitioned_params_read(r, st->bytes, &st->slice, &st->k,
+                                        &st->items);
 }
 
-static amq_status check_stages(const uint8_t *p, const amq_scalable_config *c,
-                               unsigned stages, size_t len, amq_diag *diag) {
+/* Every stage's shape; they must fill the payload, respect max_bytes and
+ * add up to the total item count. */
+static amq_status parse_stages(amq__rd *r, const amq_scalable_config *c,
+                               unsigned stages, size_t len, uint64_t items,
+                               const head_at *at_head, stage_rec *rec) {
     size_t used = 0;
-    uint64_t items = 0, slice, it;
-    unsigned k;
+    uint64_t sum = 0;
     for (unsigned i = 0; i < stages; i++) {
-        size_t off = 80 + HEAD_LEN + (size_t)STAGE_LEN * i, b = 0;
-        AMQ_RETURN_IF_ERR(parse_stage(p + HEAD_LEN + STAGE_LEN * i,
-                                      len - used, off, &slice, &k, &it, &b,
-                                      diag));
-        used += b;
-        if (it > UINT64_MAX - items)
-            return corrupt(diag, off + 32, "item counts overflow");
-        items += it;
+        size_t at = amq__rd_at(r);
+        AMQ_RETURN_IF_ERR(parse_stage(r, len - used, &rec[i]));
+        used += rec[i].bytes;
+        if (rec[i].items > UINT64_MAX - sum)
+            return amq__rd_bad(r, at + 16 + 16, "item counts overflow");
+        sum += rec[i].items;
     }
     if (used != len)
-        return corrupt(diag, 56, "stages do not fill the payload");
+        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN,
+                           "stages do not fill the payload");
     if (c->max_bytes != 0 && used > c->max_bytes)
-        return corrupt(diag, 112, "stages exceed max_bytes");
-    if (items != amq__get_u64(p + 48))
-        return corrupt(diag, 128, "item count is not the stages' sum");
+        return amq__rd_bad(r, at_head->max_bytes, "stages exceed max_bytes");
+    if (sum != items)
+        return amq__rd_bad(r, at_head->items,
+                           "item count is not the stages' sum");
     return AMQ_OK;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
     amq_scalable_config c;
-    unsigned stages = 0, k;
+    unsigned stages = 0;
+    uint64_t items = 0;
+    head_at at = {0, 0};
+    stage_rec rec[AMQ_SCALABLE_MAX_STAGES];
     amq_scalable *s;
-    AMQ_RETURN_IF_ERR(parse_head(p, plen, &c, &stages, diag));
-    AMQ_RETURN_IF_ERR(check_stages(p, &c, stages, len, diag));
+    (void)self;
+    AMQ_RETURN_IF_ERR(parse_head(r, &c, &stages, &items, &at));
+    AMQ_RETURN_IF_ERR(parse_stages(r, &c, stages, len, items, &at, rec));
     AMQ_RETURN_IF_ERR(alloc_scalable(&c, opt, &s));
     for (unsigned i = 0; i < stages; i++) {
-        const uint8_t *q = p + HEAD_LEN + STAGE_LEN * i;
-        uint64_t slice = amq__get_u64(q + 16), items = amq__get_u64(q + 32);
+        const uint8_t *src = payload + s->o.table_bytes;
         amq_partitioned *st;
-        k = amq__get_u32(q + 24);
-        amq_status r = amq__partitioned_make(
-            &s->mem, slice, k,
-            view ? (const uint64_t *)(payload + s->bytes) : NULL, &st);
-        if (r != AMQ_OK) {
+        amq_status e = amq__partitioned_make(
+            &s->o.mem, rec[i].slice, rec[i].k,
+            view ? (const uint64_t *)(const void *)src : NULL, &st);
+        if (e != AMQ_OK) {
             amq_scalable_free(s);
-            return r;
+            return e;
         }
         if (!view)
-            memcpy(amq__partitioned_words(st), payload + s->bytes,
-                   amq__partitioned_bytes(st));
+            memcpy(amq__partitioned_words(st), src, rec[i].bytes);
         amq__partitioned_recount(st);
-        amq__partitioned_set_items(st, items);
+        amq__partitioned_set_items(st, rec[i].items);
         s->stage[i] = st;
-        s->cap[i] = amq__get_u64(q);
-        s->eps[i] = amq__get_f64(q + 8);
+        s->cap[i] = rec[i].cap;
+        s->eps[i] = rec[i].eps;
         s->nstages = i + 1;
-        s->bytes += amq__partitioned_bytes(st);
+        s->o.table_bytes += rec[i].bytes;
     }
-    s->items = amq__get_u64(p + 48);
-    *impl = s;
+    s->o.items = items;
+    *out = &s->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_scalable = {
     .info = {.name = "scalable",
-             .type_id = 7,
+             .type_id = AMQ__ID_scalable,
              .caps = AMQ_CAP_UNION,
              .summary = "scalable Bloom filter: growing stages of partitioned "
                         "filters at geometrically tighter rates",
@@ -518,20 +524,15 @@ const amq__type amq__type_scalable = {
                        "(cap on all tables, 0 = none)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
+    .load = t_load,
     .destroy = t_destroy,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
     .merge = t_merge,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
     .payload_write = t_payload_write,
-    .load = t_load,
 };

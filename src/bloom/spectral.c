@@ -62,22 +62,14 @@ static bool valid_width(unsigned w) {
 static amq_status alloc_spectral(uint64_t m, unsigned k, unsigned width,
                                  amq_spectral_mode mode,
                                  const amq_options *opt, amq_spectral **out) {
-    amq__mem mem;
-    amq_spectral *s;
+    amq__ctr *c;
     if (!valid_width(width) || (mode != AMQ_SPECTRAL_MI &&
                                 mode != AMQ_SPECTRAL_MS))
         return AMQ_ERR_INVALID;
-    amq__mem_init(&mem, opt);
-    s = amq__zalloc(&mem, sizeof *s);
-    if (s == NULL)
-        return AMQ_ERR_NOMEM;
-    amq_status st = amq__ctr_init(&s->c, m, width, k, opt, NULL);
-    if (st != AMQ_OK) {
-        amq__free(&mem, s, sizeof *s);
-        return st;
-    }
-    s->mode = mode;
-    *out = s;
+    AMQ_RETURN_IF_ERR(
+        amq__ctr_new(sizeof(amq_spectral), m, width, k, opt, NULL, &c));
+    *out = (amq_spectral *)(void *)c;
+    (*out)->mode = mode;
     return AMQ_OK;
 }
 
@@ -103,13 +95,7 @@ amq_status amq_spectral_new_explicit(uint64_t m, unsigned k, unsigned width,
     return alloc_spectral(m, k, width, mode, opt, out);
 }
 
-void amq_spectral_free(amq_spectral *s) {
-    if (s == NULL)
-        return;
-    amq__mem mem = s->c.mem;
-    amq__ctr_release(&s->c);
-    amq__free(&mem, s, sizeof *s);
-}
+void amq_spectral_free(amq_spectral *s) { amq__obj_free(s ? &s->c.o : NULL); }
 
 /* Minimal increase: raise the counters that hold the minimum. Re-reading
  * each counter makes a probe that repeats count once. */
@@ -120,7 +106,7 @@ static void add_minimal_increase(amq__ctr *c, uint64_t h) {
         if (amq__ctr_get(c, i) == lo)
             amq__ctr_inc(c, i);
     }
-    c->items++;
+    c->o.items++;
 }
 
 void amq_spectral_add_hash(amq_spectral *s, uint64_t h) {
@@ -159,7 +145,7 @@ amq_spectral_mode amq_spectral_get_mode(const amq_spectral *s) {
 uint64_t amq_spectral_saturated(const amq_spectral *s) {
     return s->c.saturated;
 }
-uint64_t amq_spectral_items(const amq_spectral *s) { return s->c.items; }
+uint64_t amq_spectral_items(const amq_spectral *s) { return s->c.o.items; }
 double amq_spectral_fpr_bound(const amq_spectral *s) {
     return amq__ctr_fpr_bound(&s->c);
 }
@@ -198,140 +184,88 @@ static amq_status spec_width(amq__spec *spec, unsigned *width,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     amq_spectral_mode mode;
     unsigned width = 0, k = 0;
     uint64_t m = 0;
+    amq_spectral *s;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag));
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
     AMQ_RETURN_IF_ERR(amq__ctr_spec_shape(spec, capacity, fpr, width, &k, &m,
                                           "spectral", diag));
-    return alloc_spectral(m, k, width, mode, opt, (amq_spectral **)impl);
+    AMQ_RETURN_IF_ERR(alloc_spectral(m, k, width, mode, opt, &s));
+    *out = &s->c.o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_spectral_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_spectral_add_hash(impl, h);
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_spectral_add_hash((amq_spectral *)o, h);
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_spectral_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_spectral_contains_batch(impl, h, n, out);
-}
-static amq_status t_remove(void *impl, uint64_t h) {
-    return amq_spectral_remove_hash(impl, h);
-}
-static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_spectral_count_hash(impl, h);
-    return AMQ_OK;
-}
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
     if (op != AMQ__UNION)
         return AMQ_ERR_UNSUPPORTED;
-    return amq_spectral_union(dst, src);
+    return amq_spectral_union((amq_spectral *)dst, (const amq_spectral *)src);
 }
-static uint32_t t_caps(const void *impl) {
-    const amq_spectral *s = impl;
+/* Minimum selection can remove; minimal increase cannot (the generic
+ * layer refuses what caps leave out). */
+static uint32_t t_caps(const amq__obj *o) {
+    const amq_spectral *s = (const amq_spectral *)o;
     return AMQ_CAP_COUNT | AMQ_CAP_UNION |
            (s->mode == AMQ_SPECTRAL_MS ? AMQ_CAP_REMOVE : 0);
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_spectral *)impl)->c.items;
-}
-static size_t t_size(const void *impl) {
-    return amq__ctr_bytes(&((const amq_spectral *)impl)->c);
-}
-static double t_bound(const void *impl) {
-    return amq_spectral_fpr_bound(impl);
-}
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_spectral *s = impl;
-    int n = snprintf(buf, cap, "m=%llu,k=%u,width=%u,mode=%s",
-                     (unsigned long long)s->c.m, s->c.k, s->c.width,
-                     s->mode == AMQ_SPECTRAL_MS ? "ms" : "mi");
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_spectral *s = (const amq_spectral *)o;
+    return amq__describe(buf, cap, "m=%llu,k=%u,width=%u,mode=%s",
+                         (unsigned long long)s->c.m, s->c.k, s->c.width,
+                         s->mode == AMQ_SPECTRAL_MS ? "ms" : "mi");
 }
 
-static amq_status curve_args(amq__spec *spec, unsigned *width, unsigned *k,
-                             amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     amq_spectral_mode mode;
-    uint64_t kk = 0;
+    unsigned width = 0;
+    uint64_t k = 0;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag)); /* no effect on FPR */
-    AMQ_RETURN_IF_ERR(spec_width(spec, width, diag));
+    AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
     AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &kk, NULL, diag));
-    *k = (unsigned)kk;
+        amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &k, NULL, diag));
+    *out = inverse ? width * amq__ctr_curve_cells(x, (unsigned)k)
+                   : amq__ctr_curve_fpr(x / width, (unsigned)k);
     return AMQ_OK;
 }
 
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    unsigned width = 0, k = 0;
-    AMQ_RETURN_IF_ERR(curve_args(spec, &width, &k, diag));
-    *out = amq__ctr_curve_fpr(bpk / width, k);
-    return AMQ_OK;
+/* params: the counter block | mode u32 | reserved u32 */
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_spectral *s = (const amq_spectral *)o;
+    amq__ctr_params_write(&s->c, w);
+    amq__wr_u32(w, (uint32_t)s->mode);
+    amq__wr_u32(w, 0);
 }
 
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    unsigned width = 0, k = 0;
-    AMQ_RETURN_IF_ERR(curve_args(spec, &width, &k, diag));
-    *out = width * amq__ctr_curve_cells(fpr, k);
-    return AMQ_OK;
-}
-
-/* params: m u64 | k u32 | width u32 | items u64 | mode u32 | reserved u32 */
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return SPECTRAL_PARAMS;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_spectral *s = impl;
-    amq__ctr_params_write(&s->c, p);
-    amq__put_u32(p + AMQ__CTR_PARAMS, (uint32_t)s->mode);
-    amq__put_u32(p + AMQ__CTR_PARAMS + 4, 0);
-}
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq__ctr *c = &((const amq_spectral *)impl)->c;
-    memcpy(dst, c->words, amq__ctr_bytes(c));
-}
-
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    uint64_t m = 0, items = 0;
-    unsigned k = 0, width = 0;
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    amq__ctr_shape shape;
     uint32_t mode;
-    amq__mem mem;
-    amq_spectral *s;
-    if (plen != SPECTRAL_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "spectral parameters: %zu bytes, expected %d", plen,
-                         SPECTRAL_PARAMS);
-    AMQ_RETURN_IF_ERR(amq__ctr_params_read(p, len, SPECTRAL_WIDTHS, &m, &k,
-                                           &width, &items, "spectral", diag));
-    mode = amq__get_u32(p + AMQ__CTR_PARAMS);
-    if (mode > AMQ_SPECTRAL_MS || amq__get_u32(p + AMQ__CTR_PARAMS + 4) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 80 + AMQ__CTR_PARAMS,
-                         "spectral mode %u unknown or reserved bits set",
-                         mode);
-    amq__mem_init(&mem, opt);
-    s = amq__zalloc(&mem, sizeof *s);
-    if (s == NULL)
-        return AMQ_ERR_NOMEM;
-    amq_status st = amq__ctr_from_payload(&s->c, m, width, k, items, payload,
-                                          len, view, opt);
-    if (st != AMQ_OK) {
-        amq__free(&mem, s, sizeof *s);
-        return st;
-    }
-    s->mode = (amq_spectral_mode)mode;
-    *impl = s;
+    amq__ctr *c;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, SPECTRAL_PARAMS));
+    AMQ_RETURN_IF_ERR(amq__ctr_params_read(r, len, SPECTRAL_WIDTHS, &shape));
+    size_t at_mode = amq__rd_u32(r, &mode);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    if (mode > AMQ_SPECTRAL_MS)
+        return amq__rd_bad(r, at_mode, "mode %u unknown", mode);
+    AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_spectral), &shape, payload,
+                                    len, view, opt, &c));
+    ((amq_spectral *)(void *)c)->mode = (amq_spectral_mode)mode;
+    *out = &c->o;
     return AMQ_OK;
 }
 
@@ -339,7 +273,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
  * also reports AMQ_CAP_REMOVE through amq_filter_caps. */
 const amq__type amq__type_spectral = {
     .info = {.name = "spectral",
-             .type_id = 6,
+             .type_id = AMQ__ID_spectral,
              .caps = AMQ_CAP_COUNT | AMQ_CAP_UNION,
              .summary = "spectral Bloom filter: multiplicity estimates "
                         "(minimal increase or minimum selection)",
@@ -349,23 +283,16 @@ const amq__type amq__type_spectral = {
                        "m=COUNTERS (explicit size)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .count = t_count,
+    .contains = amq__ctr_t_contains,
+    .contains_batch = amq__ctr_t_batch,
+    .remove = amq__ctr_t_remove,
+    .count = amq__ctr_t_count,
     .merge = t_merge,
     .caps = t_caps,
-    .items = t_items,
-    .size_bytes = t_size,
-    .fpr_bound = t_bound,
+    .fpr_bound = amq__ctr_t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

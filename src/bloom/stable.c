@@ -53,20 +53,18 @@
 #include "filter/type.h"
 
 #define STABLE_MAX 255u
-#define DEFAULT_MAX 255u
+#define DEFAULT_MAX 3u    /* the paper's design: 2-bit cells */
+#define HOLD_MAX 255u     /* horizon=H: 8-bit cells */
 #define TAIL 1e-12
-#define HORIZON 2.0
 #define STABLE_BATCH 16
 
 struct amq_stable {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view */
+    amq__obj o;       /* o.items counts adds; o.table the cells */
     uint64_t *words;
     uint64_t m;       /* cells, multiple of 64 */
     unsigned w;       /* bits per cell */
     unsigned k, max;
     uint64_t p;
-    uint64_t items;
     uint64_t nonzero;
 };
 
@@ -135,32 +133,38 @@ static amq_status alloc_stable(const amq__mem *mem, uint64_t m, unsigned k,
     unsigned w = width_for(max);
     if (m / 8 > SIZE_MAX / w)
         return AMQ_ERR_OVERFLOW;
-    amq_stable *s = amq__zalloc(mem, sizeof *s);
-    if (s == NULL)
-        return AMQ_ERR_NOMEM;
-    *s = (amq_stable){.mem = *mem, .m = m, .w = w, .k = k, .max = max, .p = p};
-    if (borrow != NULL) {
-        s->words = (uint64_t *)borrow;
-    } else {
-        amq_status st =
-            amq__block_alloc(mem, (size_t)(m / 8) * w, 64, &s->table);
-        if (st != AMQ_OK) {
-            amq__free(mem, s, sizeof *s);
-            return st;
-        }
-        s->words = s->table.ptr;
+    amq_stable *s;
+    void *wr;
+    AMQ_RETURN_IF_ERR(amq__obj_new_in(sizeof *s, mem, (void **)&s));
+    s->m = m;
+    s->w = w;
+    s->k = k;
+    s->max = max;
+    s->p = p;
+    amq_status st = amq__obj_table(&s->o, (size_t)(m / 8) * w, borrow, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&s->o);
+        return st;
     }
+    s->words = borrow != NULL ? (uint64_t *)borrow : wr;
     *out = s;
     return AMQ_OK;
 }
 
 static uint64_t round_cells(uint64_t m) { return (m + 63) / 64 * 64; }
 
-/* P for capacity keys in m cells: at most TAIL chance that a cell reaches
- * max decrements within HORIZON * capacity adds; at least 1. */
-static uint64_t recency_p(uint64_t m, unsigned max, uint64_t capacity) {
-    double p = floor(safe_lambda(max) * (double)m /
-                     (HORIZON * (double)capacity));
+/* P for m cells such that a cell reaches max decrements within `adds`
+ * adds with probability at most TAIL; at least 1. */
+static uint64_t recency_p(uint64_t m, unsigned max, double adds) {
+    double p = floor(safe_lambda(max) * (double)m / adds);
+    return p < 1.0 ? 1 : p > (double)m ? m : (uint64_t)p;
+}
+
+/* The fewest decrements per add whose stable FPR is at most `rate` (the
+ * real solution rounded up: more decrements, fewer nonzero cells), within
+ * 1..m. */
+static uint64_t stable_p(uint64_t m, unsigned k, unsigned max, double rate) {
+    double p = ceil(amq_stable_p_for((double)m, k, max, rate));
     return p < 1.0 ? 1 : p > (double)m ? m : (uint64_t)p;
 }
 
@@ -190,7 +194,7 @@ amq_status amq_stable_new(uint64_t capacity, double fpr,
     AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &m));
     amq__mem_init(&mem, opt);
     return alloc_stable(&mem, m, k, DEFAULT_MAX,
-                        recency_p(m, DEFAULT_MAX, capacity), NULL, out);
+                        stable_p(m, k, DEFAULT_MAX, fpr), NULL, out);
 }
 
 amq_status amq_stable_new_explicit(uint64_t m_cells, unsigned k, unsigned max,
@@ -206,14 +210,7 @@ amq_status amq_stable_new_explicit(uint64_t m_cells, unsigned k, unsigned max,
     return alloc_stable(&mem, round_cells(m_cells), k, max, p, NULL, out);
 }
 
-void amq_stable_free(amq_stable *s) {
-    if (s == NULL)
-        return;
-    amq__mem mem = s->mem;
-    if (s->table.raw != NULL)
-        amq__block_free(&mem, &s->table);
-    amq__free(&mem, s, sizeof *s);
-}
+void amq_stable_free(amq_stable *s) { amq__obj_free(s ? &s->o : NULL); }
 
 /* ---- cells -------------------------------------------------------------- */
 
@@ -299,7 +296,7 @@ static void decrement_run(amq_stable *s, uint64_t a, uint64_t len) {
  * so equal streams give equal filters (and frames). */
 static uint64_t run_start(const amq_stable *s, uint64_t h) {
     return amq__reduce64(
-        amq__mix64(h ^ (s->items * 0x9e3779b97f4a7c15ULL + 0x5354424cULL)),
+        amq__mix64(h ^ (s->o.items * 0x9e3779b97f4a7c15ULL + 0x5354424cULL)),
         s->m);
 }
 
@@ -325,7 +322,7 @@ void amq_stable_add_hash(amq_stable *s, uint64_t h) {
         s->nonzero += ((*word >> sh) & cell_mask(s)) == 0;
         *word = (*word & ~(cell_mask(s) << sh)) | (full << sh);
     }
-    s->items++;
+    s->o.items++;
 }
 
 bool amq_stable_contains_hash(const amq_stable *s, uint64_t h) {
@@ -369,14 +366,14 @@ uint64_t amq_stable_cells(const amq_stable *s) { return s->m; }
 unsigned amq_stable_k(const amq_stable *s) { return s->k; }
 unsigned amq_stable_max(const amq_stable *s) { return s->max; }
 uint64_t amq_stable_p(const amq_stable *s) { return s->p; }
-uint64_t amq_stable_items(const amq_stable *s) { return s->items; }
+uint64_t amq_stable_items(const amq_stable *s) { return s->o.items; }
 
 /* ---- the generic interface --------------------------------------------- */
 
 typedef struct stable_spec {
     uint64_t m, k, max, p;
-    double target;
-    bool has_m, has_p, has_target;
+    double target, horizon;
+    bool has_m, has_max, has_p, has_target, has_horizon;
 } stable_spec;
 
 static amq_status read_spec(amq__spec *spec, stable_spec *v, amq_diag *diag) {
@@ -384,18 +381,50 @@ static amq_status read_spec(amq__spec *spec, stable_spec *v, amq_diag *diag) {
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &v->k, NULL, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "m", 64, UINT64_C(1) << 58, &v->m,
                                     &v->has_m, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max,
+                                    &v->has_max, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "p", 0, UINT64_C(1) << 58, &v->p,
                                     &v->has_p, diag));
-    return amq__spec_f64(spec, "stable", 1e-12, 0.999999, &v->target,
-                         &v->has_target, diag);
+    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "horizon", 0.01, 1e6, &v->horizon,
+                                    &v->has_horizon, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "stable", 1e-12, 0.999999,
+                                    &v->target, &v->has_target, diag));
+    if (v->has_p + v->has_target + v->has_horizon > 1)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: give one of p=, "
+                         "stable= and horizon=");
+    if (!v->has_max)
+        v->max = v->has_horizon ? HOLD_MAX : DEFAULT_MAX;
+    return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+/* Decrements per add: given, from a stable rate (stable=, else the target
+ * fpr: the paper's design), or from a horizon in multiples of capacity. */
+static amq_status resolve_p(stable_spec *v, unsigned k, uint64_t capacity,
+                            double fpr, amq_diag *diag) {
+    unsigned max = (unsigned)v->max;
+    if (v->has_target) {
+        v->p = stable_p(v->m, k, max, v->target);
+    } else if (v->has_horizon || !v->has_p) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: m= without a "
+                             "capacity needs p= or stable=");
+        v->p = v->has_horizon
+                   ? recency_p(v->m, max, v->horizon * (double)capacity)
+                   : stable_p(v->m, k, max, fpr);
+    }
+    if (v->p > v->m)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: p=%llu exceeds the "
+                         "%llu cells", (unsigned long long)v->p,
+                         (unsigned long long)v->m);
+    return AMQ_OK;
+}
+
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **impl,
                            amq_diag *diag) {
-    stable_spec v = {.max = DEFAULT_MAX};
+    (void)self;
+    stable_spec v = {0};
     unsigned k;
     amq__mem mem;
     AMQ_RETURN_IF_ERR(read_spec(spec, &v, diag));
@@ -411,168 +440,122 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
             k = capacity ? amq_bloom_optimal_k((double)v.m / (double)capacity)
                          : 7;
     }
-    if (v.has_p + v.has_target > 1)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: give p= or stable=, "
-                         "not both");
-    if (v.has_target) {
-        double p = round(amq_stable_p_for((double)v.m, k, (unsigned)v.max,
-                                          v.target));
-        v.p = p < 1.0 ? 1 : p > (double)v.m ? v.m : (uint64_t)p;
-    } else if (!v.has_p) {
-        if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: m= without a "
-                             "capacity needs p= or stable=");
-        v.p = recency_p(v.m, (unsigned)v.max, capacity);
-    }
-    if (v.p > v.m)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: p=%llu exceeds the "
-                         "%llu cells", (unsigned long long)v.p,
-                         (unsigned long long)v.m);
+    AMQ_RETURN_IF_ERR(resolve_p(&v, k, capacity, fpr, diag));
     amq__mem_init(&mem, opt);
-    return alloc_stable(&mem, v.m, k, (unsigned)v.max, v.p, NULL,
-                        (amq_stable **)impl);
-}
-
-static void t_destroy(void *impl) { amq_stable_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_stable_add_hash(impl, h);
+    amq_stable *s;
+    AMQ_RETURN_IF_ERR(
+        alloc_stable(&mem, v.m, k, (unsigned)v.max, v.p, NULL, &s));
+    *impl = &s->o;
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_stable_contains_hash(impl, h);
+
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_stable_add_hash((amq_stable *)o, h);
+    return AMQ_OK;
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_stable_contains_hash((const amq_stable *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_stable_contains_batch(impl, h, n, out);
+    amq_stable_contains_batch((const amq_stable *)o, h, n, out);
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_stable *)impl)->items;
+static double t_bound(const amq__obj *o) {
+    return amq_stable_fpr_bound((const amq_stable *)o);
 }
-static size_t t_size(const void *impl) {
-    const amq_stable *s = impl;
-    return (size_t)(s->m / 8) * s->w;
-}
-static double t_bound(const void *impl) { return amq_stable_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_stable *s = impl;
-    int n = snprintf(buf, cap, "m=%llu,k=%u,max=%u,p=%llu",
-                     (unsigned long long)s->m, s->k, s->max,
-                     (unsigned long long)s->p);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_stable *s = (const amq_stable *)o;
+    return amq__describe(buf, cap, "m=%llu,k=%u,max=%u,p=%llu",
+                         (unsigned long long)s->m, s->k, s->max,
+                         (unsigned long long)s->p);
 }
 
-/* The curve at capacity, where the filter is a Bloom filter over cells of
- * w bits: the Bloom curve at b / w cells per key. */
-static amq_status curve_width(amq__spec *spec, unsigned *w, unsigned *k,
-                              amq_diag *diag) {
-    uint64_t max = DEFAULT_MAX, kk = 0;
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "max", 1, STABLE_MAX, &max, NULL, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &kk, NULL, diag));
-    *w = width_for((unsigned)max);
-    *k = (unsigned)kk;
-    return AMQ_OK;
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    unsigned w, k;
-    AMQ_RETURN_IF_ERR(curve_width(spec, &w, &k, diag));
-    *out = amq__partitioned_curve(bpk / (double)w, k);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    unsigned w, k;
-    AMQ_RETURN_IF_ERR(curve_width(spec, &w, &k, diag));
-    *out = (double)w * amq__partitioned_bits_for(fpr, k);
+/* The curve at capacity: cells and k as a Bloom filter's over cells of
+ * w bits, so the Bloom curve at b / w cells per key (the paper's design
+ * settles there: its p is chosen for a stable rate equal to the target).
+ * Keys that fix one filter (m, p, stable, horizon) are accepted and do
+ * not move the curve; max= chooses w. */
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    stable_spec v = {0};
+    (void)self;
+    AMQ_RETURN_IF_ERR(read_spec(spec, &v, diag));
+    double w = (double)width_for((unsigned)v.max);
+    *out = inverse ? w * amq__partitioned_bits_for(x, (unsigned)v.k)
+                   : amq__partitioned_curve(x / w, (unsigned)v.k);
     return AMQ_OK;
 }
 
 /* params: m u64 | k u32 | max u32 | p u64 | items u64 */
-#define PARAMS_LEN 32
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_stable *s = impl;
-    amq__put_u64(p, s->m);
-    amq__put_u32(p + 8, s->k);
-    amq__put_u32(p + 12, s->max);
-    amq__put_u64(p + 16, s->p);
-    amq__put_u64(p + 24, s->items);
-}
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    memcpy(dst, ((const amq_stable *)impl)->words, t_size(impl));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_stable *s = (const amq_stable *)o;
+    amq__wr_u64(w, s->m);
+    amq__wr_u32(w, s->k);
+    amq__wr_u32(w, s->max);
+    amq__wr_u64(w, s->p);
+    amq__wr_u64(w, o->items);
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    uint64_t m, sp;
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    uint64_t m, sp, items;
     uint32_t k, max;
     amq_stable *s;
     amq__mem mem;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "stable parameters: %zu "
-                         "bytes, expected %d", plen, PARAMS_LEN);
-    m = amq__get_u64(p);
-    k = amq__get_u32(p + 8);
-    max = amq__get_u32(p + 12);
-    sp = amq__get_u64(p + 16);
-    if (k == 0 || k > AMQ__PART_MAX_K || max == 0 || max > STABLE_MAX)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 88, "stable k=%u or max=%u "
-                         "out of range", k, max);
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, 32));
+    size_t at_m = amq__rd_u64(r, &m);
+    size_t at_k = amq__rd_u32(r, &k);
+    size_t at_max = amq__rd_u32(r, &max);
+    size_t at_p = amq__rd_u64(r, &sp);
+    amq__rd_u64(r, &items);
+    if (k == 0 || k > AMQ__PART_MAX_K)
+        return amq__rd_bad(r, at_k, "k=%u out of range", k);
+    if (max == 0 || max > STABLE_MAX)
+        return amq__rd_bad(r, at_max, "max=%u out of range", max);
     if (m == 0 || m % 64 != 0 || m / 8 > len / width_for(max) ||
-        m / 8 * width_for(max) != len || sp > m)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 80, "stable: %llu cells do "
-                         "not match a %zu-byte payload",
-                         (unsigned long long)m, len);
+        m / 8 * width_for(max) != len)
+        return amq__rd_bad(r, at_m, "%llu cells do not match a %zu-byte "
+                           "payload", (unsigned long long)m, len);
+    if (sp > m)
+        return amq__rd_bad(r, at_p, "p=%llu exceeds the %llu cells",
+                           (unsigned long long)sp, (unsigned long long)m);
     amq__mem_init(&mem, opt);
     AMQ_RETURN_IF_ERR(alloc_stable(&mem, m, k, max, sp,
                                    view ? (const uint64_t *)payload : NULL,
                                    &s));
     if (!view)
         memcpy(s->words, payload, len);
-    s->items = amq__get_u64(p + 24);
+    s->o.items = items;
     if (!recount(s)) {
         amq_stable_free(s);
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 0, "stable: a cell exceeds "
-                         "max=%u", max);
+        return amq__rd_bad(r, r->payload_at, "a cell exceeds max=%u", max);
     }
-    *impl = s;
+    *out = &s->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_stable = {
     .info = {.name = "stable",
-             .type_id = 8,
-             .caps = 0,
+             .type_id = AMQ__ID_stable,
+             .caps = AMQ_CAP_FORGETS,
              .summary = "stable Bloom filter: fixed memory for endless "
                         "streams, forgets old keys (false negatives by "
                         "design for old keys)",
              .params = "m=CELLS, k=HASHES (1-64), max=CELL_MAX (1-255, "
-                       "default 255), p=DECREMENTS per add, stable=RATE "
-                       "(choose p for this stable FPR)",
+                       "default 3), p=DECREMENTS per add, stable=RATE "
+                       "(p for this stable FPR; default: the target fpr), "
+                       "horizon=H (p such that no key is forgotten within "
+                       "H x capacity adds; max 255 by default)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

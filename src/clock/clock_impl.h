@@ -12,9 +12,10 @@
 
 #include "amq/clock.h"
 #include "core/mem.h"
+#include "filter/ids.h"
 
-#define AMQ__CLOCK_TYPE_BLOOM 300
-#define AMQ__CLOCK_TYPE_VECTOR 301
+#define AMQ__CLOCK_TYPE_BLOOM AMQ__ID_bloom_clock
+#define AMQ__CLOCK_TYPE_VECTOR AMQ__ID_vector_clock
 #define AMQ__CLOCK_PARAMS_LEN 16
 
 typedef unsigned __int128 amq__u128;

@@ -17,24 +17,10 @@
 
 #include "core/bits.h"
 #include "core/mem.h"
-#include "core/spec.h"
+#include "core/diag.h"
 
 static const uint8_t magic[8] = {0x89, 'A', 'M', 'Q', 0x0D, 0x0A, 0x1A, 0x0A};
 
-enum {
-    OFF_MAJOR = 8,
-    OFF_MINOR = 10,
-    OFF_TYPE = 12,
-    OFF_HASH_KIND = 14,
-    OFF_RSV1 = 15,
-    OFF_INCOMPAT = 16,
-    OFF_COMPAT = 20,
-    OFF_SEED = 24,
-    OFF_KEY = 32,
-    OFF_PARAMS_LEN = 48,
-    OFF_RSV2 = 52,
-    OFF_PAYLOAD_LEN = 56
-};
 
 static size_t round_up(size_t x, size_t a, bool *ok) {
     size_t r;
@@ -70,20 +56,20 @@ void amq__frame_begin(uint8_t *buf, size_t total, uint16_t type_id,
     (void)amq__frame_size(params_len, payload_len, &payload_off);
     memset(buf, 0, total);
     memcpy(buf, magic, sizeof magic);
-    amq__put_u16(buf + OFF_MAJOR, AMQ__FRAME_MAJOR);
-    amq__put_u16(buf + OFF_MINOR, AMQ__FRAME_MINOR);
-    amq__put_u16(buf + OFF_TYPE, type_id);
-    buf[OFF_HASH_KIND] = (uint8_t)hasher->kind;
-    amq__put_u32(buf + OFF_INCOMPAT, 0);
-    amq__put_u32(buf + OFF_COMPAT, hasher->kind == AMQ_HASH_SIPHASH
+    amq__put_u16(buf + AMQ__FRAME_OFF_MAJOR, AMQ__FRAME_MAJOR);
+    amq__put_u16(buf + AMQ__FRAME_OFF_MINOR, AMQ__FRAME_MINOR);
+    amq__put_u16(buf + AMQ__FRAME_OFF_TYPE, type_id);
+    buf[AMQ__FRAME_OFF_HASH_KIND] = (uint8_t)hasher->kind;
+    amq__put_u32(buf + AMQ__FRAME_OFF_INCOMPAT, 0);
+    amq__put_u32(buf + AMQ__FRAME_OFF_COMPAT, hasher->kind == AMQ_HASH_SIPHASH
                                        ? AMQ__FRAME_COMPAT_SECRET_KEY
                                        : 0);
-    amq__put_u64(buf + OFF_SEED, hasher->kind == AMQ_HASH_SIPHASH ? 0
+    amq__put_u64(buf + AMQ__FRAME_OFF_SEED, hasher->kind == AMQ_HASH_SIPHASH ? 0
                                                                   : hasher->seed);
     if (hasher->kind == AMQ_HASH_SIPHASH)
-        memcpy(buf + OFF_KEY, hasher->key, AMQ_HASH_KEY_BYTES);
-    amq__put_u32(buf + OFF_PARAMS_LEN, (uint32_t)params_len);
-    amq__put_u64(buf + OFF_PAYLOAD_LEN, (uint64_t)payload_len);
+        memcpy(buf + AMQ__FRAME_OFF_KEY, hasher->key, AMQ_HASH_KEY_BYTES);
+    amq__put_u32(buf + AMQ__FRAME_OFF_PARAMS_LEN, (uint32_t)params_len);
+    amq__put_u64(buf + AMQ__FRAME_OFF_PAYLOAD_LEN, (uint64_t)payload_len);
     *params = buf + AMQ__FRAME_HEADER;
     *payload = buf + payload_off;
 }
@@ -101,23 +87,23 @@ static bool all_zero(const uint8_t *p, size_t n) {
 
 static amq_status parse_hasher(const uint8_t *buf, uint32_t compat,
                                amq_hasher *h, amq_diag *diag) {
-    uint8_t kind = buf[OFF_HASH_KIND];
-    uint64_t seed = amq__get_u64(buf + OFF_SEED);
+    uint8_t kind = buf[AMQ__FRAME_OFF_HASH_KIND];
+    uint64_t seed = amq__get_u64(buf + AMQ__FRAME_OFF_SEED);
     bool keyed = kind == AMQ_HASH_SIPHASH;
     if (kind == AMQ_HASH_DEFAULT || kind >= AMQ_HASH_KIND_COUNT_)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_HASH_KIND,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_HASH_KIND,
                          "unknown hash kind %u", kind);
     if (keyed != ((compat & AMQ__FRAME_COMPAT_SECRET_KEY) != 0))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_COMPAT,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_COMPAT,
                          "secret-key flag disagrees with the hash kind");
     if (keyed && seed != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_SEED,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_SEED,
                          "keyed hash must have a zero seed field");
-    if (!keyed && !all_zero(buf + OFF_KEY, AMQ_HASH_KEY_BYTES))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_KEY,
+    if (!keyed && !all_zero(buf + AMQ__FRAME_OFF_KEY, AMQ_HASH_KEY_BYTES))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_KEY,
                          "hash key field must be zero for unkeyed hashes");
     return amq_hasher_init(h, (amq_hash_kind)kind, seed,
-                           keyed ? buf + OFF_KEY : NULL);
+                           keyed ? buf + AMQ__FRAME_OFF_KEY : NULL);
 }
 
 static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t *compat,
@@ -129,18 +115,18 @@ static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t *compat,
                          "%zu bytes is shorter than the smallest frame", len);
     if (memcmp(buf, magic, sizeof magic) != 0)
         return amq__diag(diag, AMQ_ERR_CORRUPT, 0, "not an amq frame (magic)");
-    major = amq__get_u16(buf + OFF_MAJOR);
+    major = amq__get_u16(buf + AMQ__FRAME_OFF_MAJOR);
     if (major != AMQ__FRAME_MAJOR)
-        return amq__diag(diag, AMQ_ERR_VERSION, OFF_MAJOR,
+        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_MAJOR,
                          "format major version %u (this library reads %u)",
                          major, AMQ__FRAME_MAJOR);
-    incompat = amq__get_u32(buf + OFF_INCOMPAT);
+    incompat = amq__get_u32(buf + AMQ__FRAME_OFF_INCOMPAT);
     if ((incompat & ~AMQ__FRAME_INCOMPAT_KNOWN) != 0)
-        return amq__diag(diag, AMQ_ERR_VERSION, OFF_INCOMPAT,
+        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_INCOMPAT,
                          "unknown incompatible feature flags 0x%x", incompat);
-    *compat = amq__get_u32(buf + OFF_COMPAT);
-    if (buf[OFF_RSV1] != 0 || amq__get_u32(buf + OFF_RSV2) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_RSV1,
+    *compat = amq__get_u32(buf + AMQ__FRAME_OFF_COMPAT);
+    if (buf[AMQ__FRAME_OFF_RSV1] != 0 || amq__get_u32(buf + AMQ__FRAME_OFF_RSV2) != 0)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_RSV1,
                          "reserved header field is not zero");
     return AMQ_OK;
 }
@@ -149,19 +135,19 @@ static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t *compat,
  * padding between the parts is zero. */
 static amq_status check_lengths(const uint8_t *buf, size_t len, amq__frame *f,
                                 amq_diag *diag) {
-    uint32_t plen = amq__get_u32(buf + OFF_PARAMS_LEN);
-    uint64_t llen = amq__get_u64(buf + OFF_PAYLOAD_LEN);
+    uint32_t plen = amq__get_u32(buf + AMQ__FRAME_OFF_PARAMS_LEN);
+    uint64_t llen = amq__get_u64(buf + AMQ__FRAME_OFF_PAYLOAD_LEN);
     size_t payload_off = 0, total, pad_end;
     if (plen > AMQ__FRAME_PARAMS_MAX)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_PARAMS_LEN,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS_LEN,
                          "parameter block of %u bytes is implausible", plen);
     if (llen > (uint64_t)len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_PAYLOAD_LEN,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PAYLOAD_LEN,
                          "payload length %llu exceeds the %zu bytes given",
                          (unsigned long long)llen, len);
     total = amq__frame_size(plen, (size_t)llen, &payload_off);
     if (total != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, OFF_PAYLOAD_LEN,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PAYLOAD_LEN,
                          "declared lengths give a %zu-byte frame, got %zu",
                          total, len);
     if (!all_zero(buf + AMQ__FRAME_HEADER + plen,
@@ -192,8 +178,8 @@ amq_status amq__frame_parse(const uint8_t *buf, size_t len, amq__frame *f,
                          "XXH64 checksum does not match the contents");
     /* Unknown compatible feature bits are ignorable by definition. */
     AMQ_RETURN_IF_ERR(parse_hasher(buf, compat, &f->hasher, diag));
-    f->type_id = amq__get_u16(buf + OFF_TYPE);
-    f->minor = amq__get_u16(buf + OFF_MINOR);
+    f->type_id = amq__get_u16(buf + AMQ__FRAME_OFF_TYPE);
+    f->minor = amq__get_u16(buf + AMQ__FRAME_OFF_MINOR);
     f->compat = compat;
     return AMQ_OK;
 }

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "amq/filter.h"
+#include "amq/core.h"
 
 #define AMQ__FRAME_MAJOR 1
 #define AMQ__FRAME_MINOR 0
@@ -32,6 +32,32 @@
 /* compat bit 0: the hash key is a secret (SipHash): treat the file as one. */
 #define AMQ__FRAME_COMPAT_SECRET_KEY 0x1u
 #define AMQ__FRAME_COMPAT_KNOWN 0x1u
+/* Byte offsets of the header fields (the picture above). */
+enum {
+    AMQ__FRAME_OFF_MAGIC = 0,
+    AMQ__FRAME_OFF_MAJOR = 8,
+    AMQ__FRAME_OFF_MINOR = 10,
+    AMQ__FRAME_OFF_TYPE = 12,
+    AMQ__FRAME_OFF_HASH_KIND = 14,
+    AMQ__FRAME_OFF_RSV1 = 15,
+    AMQ__FRAME_OFF_INCOMPAT = 16,
+    AMQ__FRAME_OFF_COMPAT = 20,
+    AMQ__FRAME_OFF_SEED = 24,
+    AMQ__FRAME_OFF_KEY = 32,
+    AMQ__FRAME_OFF_PARAMS_LEN = 48,
+    AMQ__FRAME_OFF_RSV2 = 52,
+    AMQ__FRAME_OFF_PAYLOAD_LEN = 56,
+    AMQ__FRAME_OFF_PARAMS = 64
+};
+/* A filter's parameter block opens with a generic part (capacity u64,
+ * target fpr f64) and goes on with the type's own fields, which therefore
+ * start at frame offset AMQ__FRAME_OFF_TYPE_PARAMS. */
+#define AMQ__FRAME_GENERIC_PARAMS 16
+#define AMQ__FRAME_OFF_CAPACITY AMQ__FRAME_OFF_PARAMS
+#define AMQ__FRAME_OFF_TARGET_FPR (AMQ__FRAME_OFF_PARAMS + 8)
+#define AMQ__FRAME_OFF_TYPE_PARAMS                                             \
+    (AMQ__FRAME_OFF_PARAMS + AMQ__FRAME_GENERIC_PARAMS)
+
 /* Bound on params: a type's parameters are a handful of numbers. */
 #define AMQ__FRAME_PARAMS_MAX 4096u
 

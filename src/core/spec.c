@@ -11,22 +11,9 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-amq_status amq__diag(amq_diag *diag, amq_status st, size_t offset,
-                     const char *fmt, ...) {
-    if (diag != NULL) {
-        va_list ap;
-        diag->offset = offset;
-        va_start(ap, fmt);
-        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 static bool ident_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';

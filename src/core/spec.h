@@ -12,7 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "amq/filter.h"
+#include "amq/core.h"
+#include "core/diag.h"
 
 #define AMQ__SPEC_MAX_KV 12
 #define AMQ__SPEC_NAME_MAX 32
@@ -45,10 +46,5 @@ amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
 
 /* AMQ_ERR_SPEC naming the first key no getter consumed. */
 amq_status amq__spec_finish(const amq__spec *s, amq_diag *diag);
-
-/* Fill diag (if not NULL) printf-style. Returns st for chaining. */
-amq_status amq__diag(amq_diag *diag, amq_status st, size_t offset,
-                     const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 #endif

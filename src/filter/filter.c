@@ -18,13 +18,12 @@
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "filter/make.h"
 
-#define GENERIC_PARAMS 16
 
 struct amq_filter {
     const amq__type *type;
-    void *impl;
+    amq__obj *impl;
     amq__mem mem;
     amq_hasher hasher;
     uint64_t capacity;
@@ -44,6 +43,13 @@ static amq_status check_target(uint64_t capacity, double fpr, amq_diag *diag) {
     return AMQ_OK;
 }
 
+static void destroy(const amq__type *t, amq__obj *o) {
+    if (t->destroy != NULL)
+        t->destroy(o);
+    else
+        amq__obj_free(o);
+}
+
 static amq_status wrap(const amq__type *t, const amq_options *opt,
                        amq_filter **out) {
     amq__mem mem;
@@ -57,9 +63,8 @@ static amq_status wrap(const amq__type *t, const amq_options *opt,
     return AMQ_OK;
 }
 
-/* Parse a spec and find its type. */
-static amq_status lookup(const char *spec, amq__spec *s, const amq__type **t,
-                         amq_diag *diag) {
+amq_status amq__filter_lookup(const char *spec, amq__spec *s,
+                              const amq__type **t, amq_diag *diag) {
     AMQ_RETURN_IF_ERR(amq__spec_parse(spec, s, diag));
     *t = amq__type_by_name(s->name);
     if (*t == NULL)
@@ -69,36 +74,70 @@ static amq_status lookup(const char *spec, amq__spec *s, const amq__type **t,
     return AMQ_OK;
 }
 
-/* What to construct: an empty filter for a target, or a static one from
- * every key's hash. */
-typedef struct make_args {
-    uint64_t capacity;
-    double fpr;
-    const uint64_t *hashes; /* build only */
-    size_t n;
-    bool build;
-} make_args;
+/* The structure behind a new filter: created empty for a target, or (a
+ * static type) built from every key's hash. The spec is a copy: its keys
+ * are marked as the type reads them. */
+static amq_status make_impl(amq_filter *f, amq__spec s,
+                            const amq__make *a, const amq_options *opt,
+                            amq_diag *diag) {
+    const amq__type *t = f->type;
+    amq_status st =
+        t->build != NULL
+            ? t->build(t, &s, a->hashes, a->n, a->fpr, opt, &f->impl, diag)
+            : t->create(t, &s, a->capacity, a->fpr, opt, &f->impl, diag);
+    if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
+        destroy(t, f->impl);
+    return st;
+}
 
-static amq_status construct(const amq__type *t, amq__spec *s,
-                            const make_args *a, const amq_options *opt,
+static amq_status check_make(const amq__type *t, const amq__make *a,
+                             amq_diag *diag) {
+    if (t->build == NULL && a->hashes == NULL)
+        return check_target(a->capacity, a->fpr, diag);
+    if (a->fpr != 0.0 && !(a->fpr > 0.0 && a->fpr < 1.0))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "false-positive rate must be in (0, 1), got %g",
+                         a->fpr);
+    return AMQ_OK;
+}
+
+/* A dynamic type given keys: sized for them, then filled in order. */
+static amq_status fill(amq_filter *f, const amq__make *a, amq_diag *diag) {
+    size_t done = 0;
+    amq_status st = amq_filter_add_batch(f, a->hashes, a->n, &done);
+    if (st != AMQ_OK)
+        return amq__diag(diag, st, done, "adding key %zu of %zu: %s", done + 1,
+                         a->n, amq_strerror(st));
+    return AMQ_OK;
+}
+
+amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
+                            const amq__make *args, const amq_options *opt,
                             amq_filter **out, amq_diag *diag) {
+    static const amq_options defaults;
+    amq__make a = *args;
     amq_filter *f = NULL;
+    if (opt == NULL)
+        opt = &defaults;
+    if (t->build == NULL && a.hashes != NULL) /* sized for the keys */
+        a.capacity = a.fpr == 0.0 ? 0 : (a.n ? a.n : 1);
+    AMQ_RETURN_IF_ERR(check_make(t, &a, diag));
     AMQ_RETURN_IF_ERR(wrap(t, opt, &f));
     amq_status st =
         amq__hasher_from_options(opt, t->info.default_hash, &f->hasher);
     if (st == AMQ_OK)
-        st = a->build ? t->build(s, a->hashes, a->n, a->fpr, opt, &f->impl,
-                                 diag)
-                      : t->create(s, a->capacity, a->fpr, opt, &f->impl,
-                                  diag);
-    if (st == AMQ_OK && (st = amq__spec_finish(s, diag)) != AMQ_OK)
-        t->destroy(f->impl);
+        st = make_impl(f, *s, &a, opt, diag);
     if (st != AMQ_OK) {
         amq__free(&f->mem, f, sizeof *f);
         return st;
     }
-    f->capacity = a->build ? a->n : a->capacity;
-    f->target_fpr = a->fpr;
+    f->capacity = t->build != NULL ? a.n : a.capacity;
+    f->target_fpr = a.fpr;
+    if (t->build == NULL && a.hashes != NULL &&
+        (st = fill(f, &a, diag)) != AMQ_OK) {
+        amq_filter_free(f);
+        return st;
+    }
     *out = f;
     return AMQ_OK;
 }
@@ -106,52 +145,33 @@ static amq_status construct(const amq__type *t, amq__spec *s,
 amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
                           const amq_options *opt, amq_filter **out,
                           amq_diag *diag) {
-    static const amq_options defaults;
     amq__spec s;
     const amq__type *t;
-    make_args a = {.capacity = capacity, .fpr = fpr};
+    amq__make a = {.capacity = capacity, .fpr = fpr};
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
-    AMQ_RETURN_IF_ERR(check_target(capacity, fpr, diag));
-    return construct(t, &s, &a, opt ? opt : &defaults, out, diag);
-}
-
-static amq_status build_dynamic(const char *spec, const uint64_t *hashes,
-                                size_t n, double fpr, const amq_options *opt,
-                                amq_filter **out, amq_diag *diag) {
-    amq_filter *f = NULL;
-    AMQ_RETURN_IF_ERR(amq_filter_new(spec, fpr == 0.0 ? 0 : (n ? n : 1), fpr,
-                                     opt, &f, diag));
-    size_t done = 0;
-    amq_status st = amq_filter_add_batch(f, hashes, n, &done);
-    if (st != AMQ_OK) {
-        amq_filter_free(f);
-        return amq__diag(diag, st, done, "adding hash %zu of %zu: %s", done,
-                         n, amq_strerror(st));
-    }
-    *out = f;
-    return AMQ_OK;
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, diag));
+    if (t->create == NULL)
+        return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
+                         "%s is static: build it from all keys with "
+                         "amq_filter_build",
+                         t->info.name);
+    return amq__filter_make(t, &s, &a, opt, out, diag);
 }
 
 amq_status amq_filter_build(const char *spec, const uint64_t *hashes,
                             size_t n, double fpr, const amq_options *opt,
                             amq_filter **out, amq_diag *diag) {
-    static const amq_options defaults;
+    static const uint64_t none[1];
     amq__spec s;
     const amq__type *t;
-    make_args a = {.fpr = fpr, .hashes = hashes, .n = n, .build = true};
+    amq__make a = {.fpr = fpr, .hashes = hashes ? hashes : none, .n = n};
     if (out == NULL || (hashes == NULL && n != 0))
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
-    if (t->build == NULL)
-        return build_dynamic(spec, hashes, n, fpr, opt, out, diag);
-    if (fpr != 0.0 && !(fpr > 0.0 && fpr < 1.0))
-        return amq__diag(diag, AMQ_ERR_INVALID, 0,
-                         "false-positive rate must be in (0, 1), got %g", fpr);
-    return construct(t, &s, &a, opt ? opt : &defaults, out, diag);
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, diag));
+    return amq__filter_make(t, &s, &a, opt, out, diag);
 }
 
 amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
@@ -160,14 +180,14 @@ amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
     const amq__type *t;
     if (out == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, NULL));
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, NULL));
     return amq__hasher_from_options(opt, t->info.default_hash, out);
 }
 
 void amq_filter_free(amq_filter *f) {
     if (f == NULL)
         return;
-    f->type->destroy(f->impl);
+    destroy(f->type, f->impl);
     amq__mem mem = f->mem;
     memset(f, 0, sizeof *f);
     amq__free(&mem, f, sizeof *f);
@@ -182,6 +202,8 @@ uint64_t amq_filter_hash(const amq_filter *f, const void *key, size_t len) {
 amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash) {
     if (f->view)
         return AMQ_ERR_READONLY;
+    if (f->type->add == NULL)
+        return AMQ_ERR_UNSUPPORTED;
     return f->type->add(f->impl, hash);
 }
 
@@ -193,6 +215,8 @@ amq_status amq_filter_add_batch(amq_filter *f, const uint64_t *hashes,
         st = AMQ_ERR_INVALID;
     else if (f->view)
         st = AMQ_ERR_READONLY;
+    else if (f->type->add == NULL)
+        st = AMQ_ERR_UNSUPPORTED;
     else if (f->type->add_batch != NULL)
         st = f->type->add_batch(f->impl, hashes, n, &i);
     else
@@ -221,12 +245,17 @@ bool amq_filter_contains(const amq_filter *f, const void *key, size_t len) {
 
 void amq_filter_contains_batch(const amq_filter *f, const uint64_t *hashes,
                                size_t n, uint8_t *out) {
-    if (n != 0)
-        f->type->contains_batch(f->impl, hashes, n, out);
+    if (f->type->contains_batch != NULL) {
+        if (n != 0)
+            f->type->contains_batch(f->impl, hashes, n, out);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = f->type->contains(f->impl, hashes[i]);
 }
 
 amq_status amq_filter_remove_hash(amq_filter *f, uint64_t hash) {
-    if (f->type->remove == NULL)
+    if (f->type->remove == NULL || !(amq_filter_caps(f) & AMQ_CAP_REMOVE))
         return AMQ_ERR_UNSUPPORTED;
     if (f->view)
         return AMQ_ERR_READONLY;
@@ -290,12 +319,10 @@ const amq_type_info *amq_filter_info(const amq_filter *f) {
 uint32_t amq_filter_caps(const amq_filter *f) {
     return f->type->caps != NULL ? f->type->caps(f->impl) : f->type->info.caps;
 }
-uint64_t amq_filter_items(const amq_filter *f) {
-    return f->type->items(f->impl);
-}
+uint64_t amq_filter_items(const amq_filter *f) { return f->impl->items; }
 uint64_t amq_filter_capacity(const amq_filter *f) { return f->capacity; }
 size_t amq_filter_size_bytes(const amq_filter *f) {
-    return f->type->size_bytes(f->impl);
+    return f->impl->table_bytes;
 }
 double amq_filter_bits_per_key(const amq_filter *f) {
     uint64_t n = amq_filter_items(f);
@@ -317,18 +344,17 @@ size_t amq_filter_describe(const amq_filter *f, char *buf, size_t cap) {
 
 /* ---- curves ------------------------------------------------------------ */
 
-typedef amq_status (*curve_fn)(amq__spec *, double, double *, amq_diag *);
-
 static amq_status curve(const char *spec, double x, double *out, bool inverse) {
     amq__spec s;
     const amq__type *t;
     if (out == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, NULL));
+    AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, NULL));
     if (inverse ? !(x > 0.0 && x < 1.0) : !(x > 0.0 && isfinite(x)))
         return AMQ_ERR_INVALID;
-    curve_fn fn = inverse ? t->curve_bits : t->curve_fpr;
-    AMQ_RETURN_IF_ERR(fn(&s, x, out, NULL));
+    if (t->curve == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    AMQ_RETURN_IF_ERR(t->curve(t, &s, x, inverse, out, NULL));
     return amq__spec_finish(&s, NULL);
 }
 
@@ -343,17 +369,30 @@ amq_status amq_curve_bits(const char *spec, double fpr, double *bits_per_key) {
 /* ---- serialization ----------------------------------------------------- */
 
 static size_t params_len(const amq_filter *f) {
-    return GENERIC_PARAMS + f->type->params_size(f->impl);
+    amq__wr w = {NULL, 0};
+    f->type->params_write(f->impl, &w);
+    return AMQ__FRAME_GENERIC_PARAMS + w.pos;
+}
+
+static size_t payload_len(const amq_filter *f) {
+    return f->type->payload_size != NULL ? f->type->payload_size(f->impl)
+                                         : f->impl->table_bytes;
+}
+
+static void payload_write(const amq_filter *f, uint8_t *dst) {
+    if (f->type->payload_write != NULL)
+        f->type->payload_write(f->impl, dst);
+    else if (f->impl->table_bytes != 0)
+        memcpy(dst, f->impl->table, f->impl->table_bytes);
 }
 
 size_t amq_filter_serialized_size(const amq_filter *f) {
-    return amq__frame_size(params_len(f), f->type->payload_size(f->impl),
-                           NULL);
+    return amq__frame_size(params_len(f), payload_len(f), NULL);
 }
 
 amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
                            size_t *written) {
-    size_t plen = params_len(f), llen = f->type->payload_size(f->impl);
+    size_t plen = params_len(f), llen = payload_len(f);
     size_t total = amq__frame_size(plen, llen, NULL);
     uint8_t *params, *payload;
     if (written != NULL)
@@ -366,8 +405,9 @@ amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
                      &params, &payload);
     amq__put_u64(params, f->capacity);
     amq__put_f64(params + 8, f->target_fpr);
-    f->type->params_write(f->impl, params + GENERIC_PARAMS);
-    f->type->payload_write(f->impl, payload);
+    amq__wr w = {params + AMQ__FRAME_GENERIC_PARAMS, 0};
+    f->type->params_write(f->impl, &w);
+    payload_write(f, payload);
     amq__frame_seal(buf, total);
     if (written != NULL)
         *written = total;
@@ -376,12 +416,12 @@ amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
 
 static amq_status check_generic(const amq__frame *fr, amq_diag *diag) {
     double fpr;
-    if (fr->params_len < GENERIC_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_HEADER,
+    if (fr->params_len < AMQ__FRAME_GENERIC_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS_LEN,
                          "parameter block too short");
     fpr = amq__get_f64(fr->params + 8);
     if (!(fpr >= 0.0 && fpr < 1.0))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_HEADER + 8,
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_TARGET_FPR,
                          "target false-positive rate out of range");
     return AMQ_OK;
 }
@@ -403,18 +443,22 @@ static amq_status open_frame(const void *buf, size_t len,
     AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &fr, diag));
     const amq__type *t = amq__type_by_id(fr.type_id);
     if (t == NULL)
-        return amq__diag(diag, AMQ_ERR_VERSION, 12,
+        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
                          "unknown structure type id %u (newer amq?)",
                          fr.type_id);
     AMQ_RETURN_IF_ERR(check_generic(&fr, diag));
     /* The type validates its parameters before it allocates anything. */
-    void *impl = NULL;
-    AMQ_RETURN_IF_ERR(t->load(fr.params + GENERIC_PARAMS,
-                              fr.params_len - GENERIC_PARAMS, fr.payload,
-                              fr.payload_len, view, opt, &impl, diag));
+    amq__obj *impl = NULL;
+    amq__rd rd;
+    amq__rd_init(&rd, fr.params + AMQ__FRAME_GENERIC_PARAMS,
+                 fr.params_len - AMQ__FRAME_GENERIC_PARAMS,
+                 AMQ__FRAME_OFF_TYPE_PARAMS, t->info.name, diag);
+    rd.payload_at = (size_t)(fr.payload - (const uint8_t *)buf);
+    AMQ_RETURN_IF_ERR(
+        t->load(t, &rd, fr.payload, fr.payload_len, view, opt, &impl));
     amq_status st = wrap(t, opt, &f);
     if (st != AMQ_OK) {
-        t->destroy(impl);
+        destroy(t, impl);
         return st;
     }
     f->impl = impl;

@@ -1,43 +1,19 @@
 /*
- * registry.c — the list of structure types amq_filter can create.
- * Later families append their amq__type here; ids are pinned in
- * docs/format.md and never reused.
+ * registry.c — the list of structure types amq_filter can create, in the
+ * order of types.def (where a new type is added).
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "filter/type.h"
 
 static const amq__type *const types[] = {
-    /* Bloom core (bloom.h) */
-    &amq__type_bloom,
-    &amq__type_blocked,
-    &amq__type_sbbf,
-    /* counting family (counting.h): counting, dleft, spectral */
-    &amq__type_counting,
-    &amq__type_dleft,
-    &amq__type_spectral,
-    /* Bloom variants (bloom.h): scalable, stable, partitioned, compressed */
-    &amq__type_scalable,
-    &amq__type_stable,
-    &amq__type_partitioned,
-    &amq__type_compressed,
-    /* sketches (sketch.h): cms, topk */
-    &amq__type_cms,
-    &amq__type_topk,
-    /* cuckoo family (cuckoo.h): cuckoo, vacuum */
-    &amq__type_cuckoo,
-    &amq__type_vacuum,
-    /* quotient family (quotient.h): qf, cqf */
-    &amq__type_qf,
-    &amq__type_cqf,
-    /* static fingerprint filters (static.h): xor*, fuse*, ribbon */
-    &amq__type_xor8,
-    &amq__type_xor16,
-    &amq__type_xor32,
-    &amq__type_fuse8,
-    &amq__type_fuse16,
-    &amq__type_fuse32,
-    &amq__type_ribbon,
+#define AMQ__TYPE(id, name) &amq__type_##name,
+#define AMQ__FRAME_ONLY(id, name)
+#include "filter/types.def"
+#undef AMQ__TYPE
+#undef AMQ__FRAME_ONLY
 };
 
 #define NTYPES (sizeof types / sizeof types[0])
@@ -68,4 +44,12 @@ const amq_type_info *amq_filter_type_find(const char *spec) {
         return NULL;
     const amq__type *t = amq__type_by_name(s.name);
     return t != NULL ? &t->info : NULL;
+}
+
+size_t amq__describe(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    return n > 0 ? (size_t)n : 0;
 }

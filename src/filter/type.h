@@ -1,114 +1,120 @@
 /*
  * type.h — the table of callbacks behind amq_filter (as Redis's dictType).
  *
- * Each structure file defines one `const amq__type amq__type_<name>` and the
- * registry (registry.c) lists them. Callbacks receive the structure's own
- * object (impl); the generic layer handles hashing, read-only views,
- * argument checks and the serialization frame. A NULL optional callback
- * means the operation is unsupported (AMQ_ERR_UNSUPPORTED).
+ * Each structure file defines `const amq__type amq__type_<name>` for every
+ * spec name it serves (types.def lists them; registry.c collects them). A
+ * structure object starts with the common header amq__obj (core/obj.h), so
+ * the generic layer reads items, table size and a single-table payload
+ * from there and frees any object; the callbacks below are only what is
+ * particular to a structure.
+ *
+ *   amq_filter ──► amq__type ──► callbacks(self or obj, ...)
+ *        │              └── variant: the type's own descriptor (width,
+ *        │                  family, counting mode), given to create/build/
+ *        │                  load/curve as self->variant and kept in
+ *        │                  obj->variant
+ *        └──► amq__obj * (the structure: amq_bloom, amq_xor, ...)
+ *
+ * Every callback marked "opt" may be NULL; the generic layer then does
+ * the obvious thing (named at the slot) or returns AMQ_ERR_UNSUPPORTED.
  *
  * Contract for every type:
  *   - add/contains work on 64-bit hashes; no false negatives;
  *   - contains_batch gives exactly contains's answers;
- *   - params_write/payload_write followed by load reproduces an object that
- *     writes identical bytes again;
- *   - load validates params and payload length before allocating, and with
- *     view = true borrows payload (8-byte aligned, read-only) instead of
- *     copying it.
+ *   - params_write + the payload, then load, give an object that writes
+ *     identical bytes again;
+ *   - load validates the parameters (through the cursor, which reports
+ *     the absolute frame offset of a bad field) and the payload length
+ *     before allocating, and with view = true borrows the payload (64-byte
+ *     aligned in a mapped frame, read-only) instead of copying it;
+ *   - a failing call leaves the object as it was.
  */
 #ifndef AMQ_SRC_FILTER_TYPE_H
 #define AMQ_SRC_FILTER_TYPE_H
 
 #include "amq/filter.h"
+#include "core/cursor.h"
+#include "core/obj.h"
 #include "core/spec.h"
+#include "filter/ids.h"
 
 typedef enum amq__merge_op { AMQ__UNION, AMQ__INTERSECT } amq__merge_op;
 
-typedef struct amq__type {
-    amq_type_info info; /* info.default_hash: hash kind for DEFAULT */
+typedef struct amq__type amq__type;
 
-    /* Construct from a parsed spec and a target; capacity == 0 and fpr == 0
-     * when the spec must carry explicit parameters. Consumes spec keys; the
-     * caller checks for leftovers. opt is never NULL. */
-    amq_status (*create)(amq__spec *spec, uint64_t capacity, double fpr,
-                         const amq_options *opt, void **impl, amq_diag *diag);
+struct amq__type {
+    amq_type_info info; /* info.default_hash: hash kind for DEFAULT */
+    const void *variant;
+
+    /* Construct from a parsed spec and a target; capacity == 0 and
+     * fpr == 0 when the spec must carry explicit parameters. Consumes spec
+     * keys; the caller checks for leftovers. opt is never NULL. NULL for
+     * static types. */
+    amq_status (*create)(const amq__type *self, amq__spec *spec,
+                         uint64_t capacity, double fpr,
+                         const amq_options *opt, amq__obj **out,
+                         amq_diag *diag);
     /* Static types: construct from every key's hash at once (duplicates
      * tolerated). NULL for dynamic types (the generic layer creates with
-     * capacity n and adds). create may then return AMQ_ERR_UNSUPPORTED. */
-    amq_status (*build)(amq__spec *spec, const uint64_t *hashes, size_t n,
-                        double fpr, const amq_options *opt, void **impl,
+     * capacity n and adds). */
+    amq_status (*build)(const amq__type *self, amq__spec *spec,
+                        const uint64_t *hashes, size_t n, double fpr,
+                        const amq_options *opt, amq__obj **out,
                         amq_diag *diag);
-    void (*destroy)(void *impl);
+    /* From a frame: params is the type's parameter block (diagnostics go
+     * through it), payload the frame's payload. */
+    amq_status (*load)(const amq__type *self, amq__rd *params,
+                       const uint8_t *payload, size_t len, bool view,
+                       const amq_options *opt, amq__obj **out);
+    void (*destroy)(amq__obj *o); /* opt: amq__obj_free */
 
-    amq_status (*add)(void *impl, uint64_t h);
+    amq_status (*add)(amq__obj *o, uint64_t h); /* opt: static */
     /* add of h[0..n) in order, stopping at the first failure (returned);
-     * *done = keys added. Same result as the loop, faster (the quotient
-     * filter overlaps consecutive inserts' misses). NULL: the loop. */
-    amq_status (*add_batch)(void *impl, const uint64_t *h, size_t n,
-                            size_t *done);                            /* opt */
-    bool (*contains)(const void *impl, uint64_t h);
-    void (*contains_batch)(const void *impl, const uint64_t *h, size_t n,
-                           uint8_t *out);
-    amq_status (*remove)(void *impl, uint64_t h);                    /* opt */
-    amq_status (*count)(const void *impl, uint64_t h, uint64_t *out); /* opt */
-    amq_status (*merge)(void *dst, const void *src, amq__merge_op op); /* opt */
-    amq_status (*estimate)(const void *impl, double *out);            /* opt */
+     * *done = keys added. Same result as the loop, faster. opt: the loop */
+    amq_status (*add_batch)(amq__obj *o, const uint64_t *h, size_t n,
+                            size_t *done);
+    bool (*contains)(const amq__obj *o, uint64_t h);
+    void (*contains_batch)(const amq__obj *o, const uint64_t *h, size_t n,
+                           uint8_t *out); /* opt: the loop */
+    amq_status (*remove)(amq__obj *o, uint64_t h);                    /* opt */
+    amq_status (*count)(const amq__obj *o, uint64_t h, uint64_t *out); /* opt */
+    amq_status (*merge)(amq__obj *dst, const amq__obj *src,
+                        amq__merge_op op);                            /* opt */
+    amq_status (*estimate)(const amq__obj *o, double *out);           /* opt */
     /* This instance's AMQ_CAP_* when its parameters change them (e.g.
-     * spectral:mode=ms can remove); NULL means info.caps. */
-    uint32_t (*caps)(const void *impl);                               /* opt */
+     * spectral:mode=ms can remove). opt: info.caps */
+    uint32_t (*caps)(const amq__obj *o);
 
-    uint64_t (*items)(const void *impl);
-    size_t (*size_bytes)(const void *impl);
-    double (*fpr_bound)(const void *impl);
+    double (*fpr_bound)(const amq__obj *o);
     /* Resolved parameters as "k=v,..." (no name); snprintf semantics. */
-    size_t (*describe)(const void *impl, char *buf, size_t cap);
+    size_t (*describe)(const amq__obj *o, char *buf, size_t cap);
+    /* The type's FPR curve: x bits per key -> fpr, or (inverse) x = fpr ->
+     * bits per key. x is checked by the caller. */
+    amq_status (*curve)(const amq__type *self, amq__spec *spec, double x,
+                        bool inverse, double *out, amq_diag *diag);
 
-    amq_status (*curve_fpr)(amq__spec *spec, double bits_per_key, double *out,
-                            amq_diag *diag);
-    amq_status (*curve_bits)(amq__spec *spec, double fpr, double *out,
-                             amq_diag *diag);
+    /* The parameter block after the generic part; its size is what it
+     * writes (amq__wr counts when given no buffer). */
+    void (*params_write)(const amq__obj *o, amq__wr *w);
+    size_t (*payload_size)(const amq__obj *o);        /* opt: table_bytes */
+    void (*payload_write)(const amq__obj *o, uint8_t *dst); /* opt: table */
+};
 
-    size_t (*params_size)(const void *impl);
-    void (*params_write)(const void *impl, uint8_t *dst);
-    size_t (*payload_size)(const void *impl);
-    void (*payload_write)(const void *impl, uint8_t *dst);
-    amq_status (*load)(const uint8_t *params, size_t params_len,
-                       const uint8_t *payload, size_t payload_len, bool view,
-                       const amq_options *opt, void **impl, amq_diag *diag);
-} amq__type;
-
-extern const amq__type amq__type_bloom;
-extern const amq__type amq__type_blocked;
-extern const amq__type amq__type_sbbf;
-/* counting family */
-extern const amq__type amq__type_counting;
-extern const amq__type amq__type_dleft;
-extern const amq__type amq__type_spectral;
-/* Bloom variants */
-extern const amq__type amq__type_scalable;
-extern const amq__type amq__type_stable;
-extern const amq__type amq__type_partitioned;
-extern const amq__type amq__type_compressed;
-/* sketches */
-extern const amq__type amq__type_cms;
-extern const amq__type amq__type_topk;
-/* cuckoo family */
-extern const amq__type amq__type_cuckoo;
-extern const amq__type amq__type_vacuum;
-/* quotient family */
-extern const amq__type amq__type_qf;
-extern const amq__type amq__type_cqf;
-/* static fingerprint filters */
-extern const amq__type amq__type_xor8;
-extern const amq__type amq__type_xor16;
-extern const amq__type amq__type_xor32;
-extern const amq__type amq__type_fuse8;
-extern const amq__type amq__type_fuse16;
-extern const amq__type amq__type_fuse32;
-extern const amq__type amq__type_ribbon;
+/* const amq__type amq__type_NAME for every line of types.def. */
+#define AMQ__TYPE(id, name) extern const amq__type amq__type_##name;
+#define AMQ__FRAME_ONLY(id, name)
+#include "filter/types.def"
+#undef AMQ__TYPE
+#undef AMQ__FRAME_ONLY
 
 /* Registry lookups (registry.c). */
 const amq__type *amq__type_by_name(const char *name);
 const amq__type *amq__type_by_id(uint16_t id);
+
+/* The pieces several types share. */
+
+/* snprintf's length as a size_t (0 on an encoding error). */
+size_t amq__describe(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

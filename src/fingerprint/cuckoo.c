@@ -466,13 +466,13 @@ static amq_status grow_and_add(amq_cuckoo *c, uint64_t h) {
         chain_bytes(c) + amq__ctab_words(m, f) * 8 > c->max_bytes)
         return AMQ_ERR_FULL;
     size_t old = (size_t)(c->nlinks - 1) * sizeof *c->more;
-    amq__ctab *more = amq__alloc(&c->mem, old + sizeof *more);
+    amq__ctab *more = amq__alloc(&c->o.mem, old + sizeof *more);
     if (more == NULL)
         return AMQ_ERR_NOMEM;
     amq__ctab *t = &more[c->nlinks - 1];
     amq_status st = table_init(c, t, m, f, range, NULL);
     if (st != AMQ_OK) {
-        amq__free(&c->mem, more, old + sizeof *more);
+        amq__free(&c->o.mem, more, old + sizeof *more);
         return st;
     }
     if (old != 0)
@@ -480,14 +480,15 @@ static amq_status grow_and_add(amq_cuckoo *c, uint64_t h) {
     st = table_add(t, c->max_kicks, h); /* an empty table takes any key */
     if (st != AMQ_OK) {
         table_release(c, t);
-        amq__free(&c->mem, more, old + sizeof *more);
+        amq__free(&c->o.mem, more, old + sizeof *more);
         return st;
     }
     if (c->more != NULL)
-        amq__free(&c->mem, c->more, old);
+        amq__free(&c->o.mem, c->more, old);
     c->more = more;
     c->nlinks++;
-    c->items++;
+    c->o.items++;
+    c->o.table_bytes = (size_t)chain_bytes(c);
     return AMQ_OK;
 }
 
@@ -495,7 +496,7 @@ amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t h) {
     amq__ctab *t = newest(c);
     amq_status st = table_add(t, c->max_kicks, h);
     if (st == AMQ_OK) {
-        c->items++;
+        c->o.items++;
         return AMQ_OK;
     }
     if (c->max_links > 1 && !holds_all_slots(t, h))
@@ -557,7 +558,7 @@ void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,
 amq_status amq_cuckoo_remove_hash(amq_cuckoo *c, uint64_t h) {
     for (unsigned i = c->nlinks; i-- > 0;) {
         if (table_remove(link_mut(c, i), h)) {
-            c->items--;
+            c->o.items--;
             return AMQ_OK;
         }
     }
@@ -573,7 +574,7 @@ uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, uint64_t h) {
 
 /* ---- properties -------------------------------------------------------------- */
 
-uint64_t amq_cuckoo_items(const amq_cuckoo *c) { return c->items; }
+uint64_t amq_cuckoo_items(const amq_cuckoo *c) { return c->o.items; }
 uint64_t amq_cuckoo_buckets(const amq_cuckoo *c) { return c->base.buckets; }
 unsigned amq_cuckoo_fp_bits(const amq_cuckoo *c) { return c->base.fbits; }
 unsigned amq_cuckoo_links(const amq_cuckoo *c) { return c->nlinks; }
@@ -602,7 +603,7 @@ double amq_cuckoo_load(const amq_cuckoo *c) {
     double slots = 0;
     for (unsigned i = 0; i < c->nlinks; i++)
         slots += (double)link_at(c, i)->buckets * SLOTS;
-    return (double)c->items / slots;
+    return (double)c->o.items / slots;
 }
 
 size_t amq_cuckoo_size_bytes(const amq_cuckoo *c) {
@@ -673,7 +674,7 @@ static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
         t->rd = borrow;
         return AMQ_OK;
     }
-    AMQ_RETURN_IF_ERR(amq__block_alloc(&c->mem, bytes, 64, &t->table));
+    AMQ_RETURN_IF_ERR(amq__block_alloc(&c->o.mem, bytes, 64, &t->table));
     t->wr = t->table.ptr;
     t->rd = t->wr;
     return AMQ_OK;
@@ -681,18 +682,16 @@ static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
 
 static void table_release(amq_cuckoo *c, amq__ctab *t) {
     if (t->table.raw != NULL)
-        amq__block_free(&c->mem, &t->table);
+        amq__block_free(&c->o.mem, &t->table);
 }
 
 /* The handle without any table (nlinks = 0 until the first is set). */
 static amq_cuckoo *handle_new(const amq__ctab_kind *kind, unsigned max_kicks,
                               const amq_options *opt) {
-    amq__mem mem;
-    amq__mem_init(&mem, opt);
-    amq_cuckoo *c = amq__zalloc(&mem, sizeof *c);
-    if (c == NULL)
+    amq_cuckoo *c;
+    if (amq__obj_new(sizeof *c, opt, (void **)&c) != AMQ_OK)
         return NULL;
-    c->mem = mem;
+    c->o.variant = kind;
     c->kind = kind;
     c->max_links = 1;
     c->max_kicks = max_kicks;
@@ -712,10 +711,11 @@ amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
         return AMQ_ERR_NOMEM;
     amq_status st = table_init(c, &c->base, buckets, fbits, range, NULL);
     if (st != AMQ_OK) {
-        amq__free(&c->mem, c, sizeof *c);
+        amq__obj_free(&c->o);
         return st;
     }
     c->nlinks = 1;
+    c->o.table_bytes = (size_t)chain_bytes(c);
     *out = c;
     return AMQ_OK;
 }
@@ -723,12 +723,12 @@ amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
 void amq_cuckoo_free(amq_cuckoo *c) {
     if (c == NULL)
         return;
-    amq__mem mem = c->mem;
     for (unsigned i = c->nlinks; i-- > 0;)
         table_release(c, link_mut(c, i));
     if (c->more != NULL)
-        amq__free(&mem, c->more, (size_t)(c->nlinks - 1) * sizeof *c->more);
-    amq__free(&mem, c, sizeof *c);
+        amq__free(&c->o.mem, c->more,
+                  (size_t)(c->nlinks - 1) * sizeof *c->more);
+    amq__obj_free(&c->o);
 }
 
 amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
@@ -785,8 +785,12 @@ static amq_status cuckoo_shape(uint64_t m0, uint64_t *buckets,
     return AMQ_OK;
 }
 
-const amq__ctab_kind amq__ctab_cuckoo_kind = {"cuckoo", cuckoo_ranges_ok,
-                                              cuckoo_shape};
+const amq__ctab_kind amq__ctab_cuckoo_kind = {
+    .name = "cuckoo",
+    .load = AMQ__CT_CUCKOO_LOAD,
+    .chunked = false,
+    .ranges_ok = cuckoo_ranges_ok,
+    .shape = cuckoo_shape};
 
 amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
                                    unsigned max_kicks, const amq_options *opt,
@@ -883,33 +887,54 @@ size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap) {
 
 /* ---- the generic interface (shared callbacks) ------------------------------- */
 
-void amq__ctab_t_destroy(void *impl) { amq_cuckoo_free(impl); }
-amq_status amq__ctab_t_add(void *impl, uint64_t h) {
-    return amq_cuckoo_add_hash(impl, h);
+void amq__ctab_t_destroy(amq__obj *o) { amq_cuckoo_free((amq_cuckoo *)o); }
+amq_status amq__ctab_t_add(amq__obj *o, uint64_t h) {
+    return amq_cuckoo_add_hash((amq_cuckoo *)o, h);
 }
-amq_status amq__ctab_t_add_batch(void *impl, const uint64_t *h, size_t n,
+amq_status amq__ctab_t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
                                  size_t *done) {
-    return amq_cuckoo_add_batch(impl, h, n, done);
+    return amq_cuckoo_add_batch((amq_cuckoo *)o, h, n, done);
 }
-bool amq__ctab_t_contains(const void *impl, uint64_t h) {
-    return amq_cuckoo_contains_hash(impl, h);
+bool amq__ctab_t_contains(const amq__obj *o, uint64_t h) {
+    return amq_cuckoo_contains_hash((const amq_cuckoo *)o, h);
 }
-void amq__ctab_t_batch(const void *impl, const uint64_t *h, size_t n,
+void amq__ctab_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                        uint8_t *out) {
-    amq_cuckoo_contains_batch(impl, h, n, out);
+    amq_cuckoo_contains_batch((const amq_cuckoo *)o, h, n, out);
 }
-amq_status amq__ctab_t_remove(void *impl, uint64_t h) {
-    return amq_cuckoo_remove_hash(impl, h);
+amq_status amq__ctab_t_remove(amq__obj *o, uint64_t h) {
+    return amq_cuckoo_remove_hash((amq_cuckoo *)o, h);
 }
-amq_status amq__ctab_t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_cuckoo_count_hash(impl, h);
+amq_status amq__ctab_t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq_cuckoo_count_hash((const amq_cuckoo *)o, h);
     return AMQ_OK;
 }
-uint64_t amq__ctab_t_items(const void *impl) {
-    return ((const amq_cuckoo *)impl)->items;
+double amq__ctab_t_bound(const amq__obj *o) {
+    return amq_cuckoo_fpr_bound((const amq_cuckoo *)o);
 }
-size_t amq__ctab_t_size(const void *impl) { return amq_cuckoo_size_bytes(impl); }
-double amq__ctab_t_bound(const void *impl) { return amq_cuckoo_fpr_bound(impl); }
+
+size_t amq__ctab_t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
+    size_t used =
+        c->kind->chunked
+            ? amq__describe(buf, cap, "fp=%u,buckets=%u,chunk=%u,max_kicks=%u",
+                            c->base.fbits, c->base.buckets, c->base.range[0],
+                            c->max_kicks)
+            : amq__describe(buf, cap, "fp=%u,buckets=%u,max_kicks=%u",
+                            c->base.fbits, c->base.buckets, c->max_kicks);
+    return used + amq__ctab_describe_growth(c, used < cap ? buf + used : NULL,
+                                            used < cap ? cap - used : 0);
+}
+
+amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
+                                  uint64_t max_bytes, amq_diag *diag) {
+    if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
+        amq_cuckoo_free(c);
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
+                         "than the first table", (unsigned long long)max_bytes);
+    }
+    return AMQ_OK;
+}
 
 /* Curve: a table at load α with f-bit fingerprints has b = f / α bits per
  * key and rate 1 - exp(-8 α q_f). With fp= fixed, α = f / b; without it the
@@ -928,27 +953,22 @@ static amq_status curve_spec(amq__spec *spec, uint64_t *f, amq_diag *diag) {
     return AMQ_OK;
 }
 
-amq_status amq__ctab_curve_fpr(amq__spec *spec, double bpk, double a,
-                               double *out, amq_diag *diag) {
+amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec,
+                             double x, bool inverse, double *out,
+                             amq_diag *diag) {
+    const amq__ctab_kind *kind = self->variant;
+    double a = kind->load;
     uint64_t f;
     AMQ_RETURN_IF_ERR(curve_spec(spec, &f, diag));
-    if (f != 0)
-        *out = -expm1(-2.0 * SLOTS * (double)f * fp_match_prob((unsigned)f) /
-                      bpk);
-    else
-        *out = -expm1(-2.0 * SLOTS * a / expm1(a * bpk * M_LN2));
-    return AMQ_OK;
-}
-
-amq_status amq__ctab_curve_bits(amq__spec *spec, double fpr, double a,
-                                double *out, amq_diag *diag) {
-    uint64_t f;
-    AMQ_RETURN_IF_ERR(curve_spec(spec, &f, diag));
-    double y = -log1p(-fpr); /* = 8 α q */
-    if (f != 0)
-        *out = 2.0 * SLOTS * (double)f * fp_match_prob((unsigned)f) / y;
-    else
-        *out = log2(1.0 + 2.0 * SLOTS * a / y) / a;
+    double q = f != 0 ? fp_match_prob((unsigned)f) : 0.0;
+    if (!inverse) {
+        *out = f != 0 ? -expm1(-2.0 * SLOTS * (double)f * q / x)
+                      : -expm1(-2.0 * SLOTS * a / expm1(a * x * M_LN2));
+        return AMQ_OK;
+    }
+    double y = -log1p(-x); /* = 8 α q */
+    *out = f != 0 ? 2.0 * SLOTS * (double)f * q / y
+                  : log2(1.0 + 2.0 * SLOTS * a / y) / a;
     return AMQ_OK;
 }
 
@@ -958,42 +978,29 @@ amq_status amq__ctab_curve_bits(amq__spec *spec, double fpr, double a,
  *                      max_bytes u64 | tables 1 .. nlinks-1 as above
  * A filter without growth writes exactly the one-table layout, so frames
  * of earlier versions and of non-growing filters are the same bytes. */
-size_t amq__ctab_t_params_size(const void *impl) {
-    const amq_cuckoo *c = impl;
-    if (c->max_links == 1)
-        return LINK_LEN;
-    return LINK_LEN + CHAIN_LEN + (size_t)(c->nlinks - 1) * LINK_LEN;
-}
-
-static void link_write(const amq_cuckoo *c, const amq__ctab *t, uint8_t *p) {
-    amq__put_u64(p, t->buckets);
-    amq__put_u32(p + 8, t->fbits);
-    amq__put_u32(p + 12, c->max_kicks);
+static void link_write(const amq_cuckoo *c, const amq__ctab *t, amq__wr *w) {
+    amq__wr_u64(w, t->buckets);
+    amq__wr_u32(w, t->fbits);
+    amq__wr_u32(w, c->max_kicks);
     for (unsigned i = 0; i < AMQ__CT_RANGES; i++)
-        amq__put_u32(p + 16 + 4 * i, t->range[i]);
-    amq__put_u64(p + 32, t->items);
+        amq__wr_u32(w, t->range[i]);
+    amq__wr_u64(w, t->items);
 }
 
-void amq__ctab_t_params_write(const void *impl, uint8_t *p) {
-    const amq_cuckoo *c = impl;
-    link_write(c, &c->base, p);
+void amq__ctab_t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
+    link_write(c, &c->base, w);
     if (c->max_links == 1)
         return;
-    p += LINK_LEN;
-    amq__put_u32(p, c->nlinks);
-    amq__put_u32(p + 4, c->max_links);
-    amq__put_u64(p + 8, c->max_bytes);
-    p += CHAIN_LEN;
-    for (unsigned i = 1; i < c->nlinks; i++, p += LINK_LEN)
-        link_write(c, &c->more[i - 1], p);
+    amq__wr_u32(w, c->nlinks);
+    amq__wr_u32(w, c->max_links);
+    amq__wr_u64(w, c->max_bytes);
+    for (unsigned i = 1; i < c->nlinks; i++)
+        link_write(c, &c->more[i - 1], w);
 }
 
-size_t amq__ctab_t_payload_size(const void *impl) {
-    return amq_cuckoo_size_bytes(impl);
-}
-
-void amq__ctab_t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_cuckoo *c = impl;
+void amq__ctab_t_payload_write(const amq__obj *o, uint8_t *dst) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
     for (unsigned i = 0; i < c->nlinks; i++) {
         const amq__ctab *t = link_at(c, i);
         memcpy(dst, t->rd, table_bytes(t));
@@ -1021,23 +1028,33 @@ typedef struct link_rec {
     uint64_t buckets, items, nwords;
     unsigned f, kicks;
     uint32_t range[AMQ__CT_RANGES];
+    size_t at, at_range, at_items; /* where the record sits in the frame */
 } link_rec;
 
-static amq_status link_read(const uint8_t *p, const char *name, unsigned i,
-                            link_rec *r, amq_diag *diag) {
-    r->buckets = amq__get_u64(p);
-    r->f = amq__get_u32(p + 8);
-    r->kicks = amq__get_u32(p + 12);
+static amq_status link_read(amq__rd *r, unsigned i, link_rec *l) {
+    uint32_t f, kicks;
+    l->at = amq__rd_u64(r, &l->buckets);
+    size_t at_f = amq__rd_u32(r, &f);
+    size_t at_kicks = amq__rd_u32(r, &kicks);
+    l->at_range = amq__rd_at(r);
     for (unsigned j = 0; j < AMQ__CT_RANGES; j++)
-        r->range[j] = amq__get_u32(p + 16 + 4 * j);
-    r->items = amq__get_u64(p + 32);
-    if (!shape_ok(r->buckets, r->f, r->range, r->kicks))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s table %u shape out "
-                         "of range: %llu buckets, %u-bit fingerprints, ranges "
-                         "%u/%u/%u/%u", name, i,
-                         (unsigned long long)r->buckets, r->f, r->range[0],
-                         r->range[1], r->range[2], r->range[3]);
-    r->nwords = amq__ctab_words(r->buckets, r->f);
+        amq__rd_u32(r, &l->range[j]);
+    l->at_items = amq__rd_u64(r, &l->items);
+    l->f = f;
+    l->kicks = kicks;
+    if (f < AMQ_CUCKOO_MIN_FP || f > AMQ_CUCKOO_MAX_FP)
+        return amq__rd_bad(r, at_f, "table %u: %u-bit fingerprints", i, f);
+    if (kicks > AMQ_CUCKOO_MAX_KICKS)
+        return amq__rd_bad(r, at_kicks, "table %u: max_kicks %u", i, kicks);
+    if (l->buckets < 2 || l->buckets > AMQ_CUCKOO_MAX_BUCKETS)
+        return amq__rd_bad(r, l->at, "table %u: %llu buckets", i,
+                           (unsigned long long)l->buckets);
+    if (!shape_ok(l->buckets, f, l->range, kicks))
+        return amq__rd_bad(r, l->at_range, "table %u: ranges %u/%u/%u/%u do "
+                           "not fit %llu buckets", i, l->range[0],
+                           l->range[1], l->range[2], l->range[3],
+                           (unsigned long long)l->buckets);
+    l->nwords = amq__ctab_words(l->buckets, f);
     return AMQ_OK;
 }
 
@@ -1058,73 +1075,76 @@ static bool link_follows(const amq__ctab_kind *kind, const link_rec *prev,
 typedef struct chain_rec {
     unsigned nlinks, max_links;
     uint64_t max_bytes;
+    size_t at_max_bytes;
     link_rec link[AMQ_CUCKOO_MAX_LINKS];
 } chain_rec;
 
-static amq_status chain_read(const uint8_t *p, size_t plen,
-                             const amq__ctab_kind *kind, chain_rec *ch,
-                             amq_diag *diag) {
+static amq_status chain_head(amq__rd *r, chain_rec *ch) {
+    uint32_t nlinks, max_links;
+    size_t extra = r->len - LINK_LEN - CHAIN_LEN;
+    size_t at_n = amq__rd_u32(r, &nlinks);
+    amq__rd_u32(r, &max_links);
+    ch->at_max_bytes = amq__rd_u64(r, &ch->max_bytes);
+    if (max_links < 2 || max_links > AMQ_CUCKOO_MAX_LINKS || nlinks < 1 ||
+        nlinks > max_links || nlinks != 1 + extra / LINK_LEN)
+        return amq__rd_bad(r, at_n, "chain of %u tables (cap %u) does not "
+                           "fit %zu bytes of parameters", nlinks, max_links,
+                           r->len);
+    ch->nlinks = nlinks;
+    ch->max_links = max_links;
+    return AMQ_OK;
+}
+
+static amq_status chain_read(amq__rd *r, const amq__ctab_kind *kind,
+                             chain_rec *ch) {
     ch->nlinks = 1;
     ch->max_links = 1;
     ch->max_bytes = 0;
-    if (plen != LINK_LEN) {
-        if (plen < LINK_LEN + CHAIN_LEN ||
-            (plen - LINK_LEN - CHAIN_LEN) % LINK_LEN != 0)
-            return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s parameters: %zu "
-                             "bytes, expected %d or %d + %d per extra table",
-                             kind->name, plen, LINK_LEN, LINK_LEN + CHAIN_LEN,
-                             LINK_LEN);
-        ch->nlinks = amq__get_u32(p + LINK_LEN);
-        ch->max_links = amq__get_u32(p + LINK_LEN + 4);
-        ch->max_bytes = amq__get_u64(p + LINK_LEN + 8);
-        if (ch->max_links < 2 || ch->max_links > AMQ_CUCKOO_MAX_LINKS ||
-            ch->nlinks < 1 || ch->nlinks > ch->max_links ||
-            ch->nlinks != 1 + (plen - LINK_LEN - CHAIN_LEN) / LINK_LEN)
-            return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + LINK_LEN, "%s chain "
-                             "of %u tables (cap %u) does not fit %zu bytes of "
-                             "parameters", kind->name, ch->nlinks,
-                             ch->max_links, plen);
-    }
+    ch->at_max_bytes = 0;
+    if (r->len != LINK_LEN &&
+        (r->len < LINK_LEN + CHAIN_LEN ||
+         (r->len - LINK_LEN - CHAIN_LEN) % LINK_LEN != 0))
+        return amq__rd_bad(r, r->base, "parameter block of %zu bytes, "
+                           "expected %d or %d + %d per extra table", r->len,
+                           LINK_LEN, LINK_LEN + CHAIN_LEN, LINK_LEN);
     for (unsigned i = 0; i < ch->nlinks; i++) {
-        size_t off = i == 0 ? 0 : LINK_LEN + CHAIN_LEN + (i - 1) * LINK_LEN;
-        link_rec *r = &ch->link[i];
-        AMQ_RETURN_IF_ERR(link_read(p + off, kind->name, i, r, diag));
-        if (i == 0 && !kind->ranges_ok(r->buckets, r->range))
-            return amq__diag(diag, AMQ_ERR_CORRUPT, 80, "ranges %u/%u/%u/%u "
-                             "are not those of a %s table of %llu buckets",
-                             r->range[0], r->range[1], r->range[2],
-                             r->range[3], kind->name,
-                             (unsigned long long)r->buckets);
-        if (i > 0 && !link_follows(kind, &ch->link[i - 1], r))
-            return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + off, "%s table %u is "
-                             "not what growth appends after table %u",
-                             kind->name, i, i - 1);
+        link_rec *l = &ch->link[i];
+        AMQ_RETURN_IF_ERR(link_read(r, i, l));
+        if (i == 0 && !kind->ranges_ok(l->buckets, l->range))
+            return amq__rd_bad(r, l->at_range, "ranges %u/%u/%u/%u are not "
+                               "those of a %s table of %llu buckets",
+                               l->range[0], l->range[1], l->range[2],
+                               l->range[3], kind->name,
+                               (unsigned long long)l->buckets);
+        if (i > 0 && !link_follows(kind, &ch->link[i - 1], l))
+            return amq__rd_bad(r, l->at, "table %u is not what growth "
+                               "appends after table %u", i, i - 1);
+        if (i == 0 && r->len != LINK_LEN)
+            AMQ_RETURN_IF_ERR(chain_head(r, ch));
     }
     return AMQ_OK;
 }
 
 static amq_status chain_check_payload(const chain_rec *ch,
                                       const uint8_t *payload, size_t len,
-                                      const char *name, amq_diag *diag) {
+                                      const amq__rd *r) {
     uint64_t total = 0;
     for (unsigned i = 0; i < ch->nlinks; i++)
         total += ch->link[i].nwords * 8; /* <= 32 tables of < 2^40 bytes */
     if (total != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s tables take %llu "
-                         "bytes, the payload has %zu", name,
-                         (unsigned long long)total, len);
+        return amq__rd_bad(r, ch->link[0].at, "tables take %llu bytes, the "
+                           "payload has %zu", (unsigned long long)total, len);
     if (ch->max_bytes != 0 && total > ch->max_bytes)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + LINK_LEN, "%s tables "
-                         "take %llu bytes, over the cap of %llu", name,
-                         (unsigned long long)total,
-                         (unsigned long long)ch->max_bytes);
+        return amq__rd_bad(r, ch->at_max_bytes, "tables take %llu bytes, "
+                           "over the cap of %llu", (unsigned long long)total,
+                           (unsigned long long)ch->max_bytes);
     for (unsigned i = 0; i < ch->nlinks; i++) {
-        const link_rec *r = &ch->link[i];
-        if (payload_items(payload, r->nwords, r->buckets, r->f) != r->items)
-            return amq__diag(diag, AMQ_ERR_CORRUPT, 96, "%s table %u: item "
-                             "count %llu does not match its occupied slots",
-                             name, i, (unsigned long long)r->items);
-        payload += r->nwords * 8;
+        const link_rec *l = &ch->link[i];
+        if (payload_items(payload, l->nwords, l->buckets, l->f) != l->items)
+            return amq__rd_bad(r, l->at_items, "table %u: item count %llu "
+                               "does not match its occupied slots", i,
+                               (unsigned long long)l->items);
+        payload += l->nwords * 8;
     }
     return AMQ_OK;
 }
@@ -1139,9 +1159,9 @@ static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
     c->max_links = ch->max_links;
     c->max_bytes = ch->max_bytes;
     if (ch->nlinks > 1) {
-        c->more = amq__zalloc(&c->mem, (ch->nlinks - 1) * sizeof *c->more);
+        c->more = amq__zalloc(&c->o.mem, (ch->nlinks - 1) * sizeof *c->more);
         if (c->more == NULL) {
-            amq__free(&c->mem, c, sizeof *c);
+            amq__obj_free(&c->o);
             return AMQ_ERR_NOMEM;
         }
     }
@@ -1159,21 +1179,25 @@ static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
         if (!view)
             memcpy(t->wr, payload, table_bytes(t));
         t->items = r->items;
-        c->items += r->items;
+        c->o.items += r->items;
         payload += table_bytes(t);
     }
+    c->o.table_bytes = (size_t)chain_bytes(c);
     *out = c;
     return AMQ_OK;
 }
 
-amq_status amq__ctab_load(const uint8_t *p, size_t plen,
-                          const uint8_t *payload, size_t len, bool view,
-                          const amq_options *opt, const amq__ctab_kind *kind,
-                          void **impl, amq_diag *diag) {
+amq_status amq__ctab_t_load(const amq__type *self, amq__rd *r,
+                            const uint8_t *payload, size_t len, bool view,
+                            const amq_options *opt, amq__obj **out) {
+    const amq__ctab_kind *kind = self->variant;
     chain_rec ch;
-    AMQ_RETURN_IF_ERR(chain_read(p, plen, kind, &ch, diag));
-    AMQ_RETURN_IF_ERR(chain_check_payload(&ch, payload, len, kind->name, diag));
-    return chain_build(&ch, payload, view, opt, kind, (amq_cuckoo **)impl);
+    amq_cuckoo *c;
+    AMQ_RETURN_IF_ERR(chain_read(r, kind, &ch));
+    AMQ_RETURN_IF_ERR(chain_check_payload(&ch, payload, len, r));
+    AMQ_RETURN_IF_ERR(chain_build(&ch, payload, view, opt, kind, &c));
+    *out = &c->o;
+    return AMQ_OK;
 }
 
 /* ---- the cuckoo type --------------------------------------------------------- */
@@ -1199,57 +1223,28 @@ static amq_status spec_buckets(amq__spec *spec, uint64_t capacity,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t m = 0, max_bytes;
     unsigned f, kicks, links = 1;
+    amq_cuckoo *c = NULL;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__ctab_spec_growth(spec, &links, &max_bytes, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, links > 1, &f, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_kicks(spec, &kicks, diag));
     AMQ_RETURN_IF_ERR(spec_buckets(spec, capacity, &m, diag));
-    amq_cuckoo *c = NULL;
     AMQ_RETURN_IF_ERR(amq_cuckoo_new_explicit(m, f, kicks, opt, &c));
-    if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
-        amq_cuckoo_free(c);
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
-                         "than the first table", (unsigned long long)max_bytes);
-    }
-    *impl = c;
+    AMQ_RETURN_IF_ERR(amq__ctab_apply_growth(c, links, max_bytes, diag));
+    *out = &c->o;
     return AMQ_OK;
 }
 
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_cuckoo *c = impl;
-    int n = snprintf(buf, cap, "fp=%u,buckets=%u,max_kicks=%u", c->base.fbits,
-                     c->base.buckets, c->max_kicks);
-    if (n < 0)
-        return 0;
-    size_t used = (size_t)n;
-    return used + amq__ctab_describe_growth(c, used < cap ? buf + used : NULL,
-                                            used < cap ? cap - used : 0);
-}
-
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    return amq__ctab_load(p, plen, payload, len, view, opt,
-                          &amq__ctab_cuckoo_kind, impl, diag);
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    return amq__ctab_curve_fpr(spec, bpk, AMQ__CT_CUCKOO_LOAD, out, diag);
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    return amq__ctab_curve_bits(spec, fpr, AMQ__CT_CUCKOO_LOAD, out, diag);
-}
-
 const amq__type amq__type_cuckoo = {
+    .variant = &amq__ctab_cuckoo_kind,
     .info = {.name = "cuckoo",
-             .type_id = 100,
+             .type_id = AMQ__ID_cuckoo,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "cuckoo filter, buckets of 4, partial-key cuckoo "
                         "hashing (Fan et al. 2014), any even table size, "
@@ -1262,6 +1257,7 @@ const amq__type amq__type_cuckoo = {
                        "32), max_bytes=B (cap on all tables, 0 = none)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
+    .load = amq__ctab_t_load,
     .destroy = amq__ctab_t_destroy,
     .add = amq__ctab_t_add,
     .add_batch = amq__ctab_t_add_batch,
@@ -1269,15 +1265,9 @@ const amq__type amq__type_cuckoo = {
     .contains_batch = amq__ctab_t_batch,
     .remove = amq__ctab_t_remove,
     .count = amq__ctab_t_count,
-    .items = amq__ctab_t_items,
-    .size_bytes = amq__ctab_t_size,
     .fpr_bound = amq__ctab_t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = amq__ctab_t_params_size,
+    .describe = amq__ctab_t_describe,
+    .curve = amq__ctab_t_curve,
     .params_write = amq__ctab_t_params_write,
-    .payload_size = amq__ctab_t_payload_size,
     .payload_write = amq__ctab_t_payload_write,
-    .load = t_load,
 };

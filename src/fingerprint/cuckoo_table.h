@@ -49,9 +49,11 @@ typedef struct amq__ctab {
     unsigned fbits;
 } amq__ctab;
 
-/* What a type contributes: the shapes it builds. */
+/* What a type contributes: the shapes it builds (the type's variant). */
 typedef struct amq__ctab_kind {
     const char *name;
+    double load; /* design load: capacity keys fill this share of slots */
+    bool chunked; /* describe() names the largest alternate range */
     /* Whether range[] is what this type builds for a table of `buckets`
      * (so a frame relabelled as the other type is refused). */
     bool (*ranges_ok)(uint64_t buckets, const uint32_t range[AMQ__CT_RANGES]);
@@ -67,11 +69,11 @@ extern const amq__ctab_kind amq__ctab_vacuum_kind;
 
 /* The typed handle: the chain. */
 struct amq_cuckoo {
-    amq__mem mem;
+    amq__obj o;             /* o.items: keys over every table (copies
+                               counted); o.table_bytes: every table */
     amq__ctab base;         /* table 0, the only one of a filter that never grew */
     amq__ctab *more;        /* tables 1 .. nlinks - 1 (NULL while nlinks == 1) */
     const amq__ctab_kind *kind;
-    uint64_t items;         /* over every table                              */
     uint64_t max_bytes;     /* cap on the tables' bytes; 0 = none            */
     unsigned nlinks;        /* 1 .. max_links                                */
     unsigned max_links;     /* 1 = no growth                                 */
@@ -107,35 +109,34 @@ amq_status amq__ctab_spec_growth(amq__spec *spec, unsigned *max_links,
 /* ",grow=1,max_links=N,max_bytes=B" for a growing filter, else "". */
 size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap);
 
-/* The generic-interface callbacks both types share (impl is amq_cuckoo). */
-void amq__ctab_t_destroy(void *impl);
-amq_status amq__ctab_t_add(void *impl, uint64_t h);
-amq_status amq__ctab_t_add_batch(void *impl, const uint64_t *h, size_t n,
+/* The generic-interface callbacks both types share (the object is an
+ * amq_cuckoo; load and curve read the kind from self->variant). */
+void amq__ctab_t_destroy(amq__obj *o);
+amq_status amq__ctab_t_add(amq__obj *o, uint64_t h);
+amq_status amq__ctab_t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
                                  size_t *done);
-bool amq__ctab_t_contains(const void *impl, uint64_t h);
-void amq__ctab_t_batch(const void *impl, const uint64_t *h, size_t n,
+bool amq__ctab_t_contains(const amq__obj *o, uint64_t h);
+void amq__ctab_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                        uint8_t *out);
-amq_status amq__ctab_t_remove(void *impl, uint64_t h);
-amq_status amq__ctab_t_count(const void *impl, uint64_t h, uint64_t *out);
-uint64_t amq__ctab_t_items(const void *impl);
-size_t amq__ctab_t_size(const void *impl);
-double amq__ctab_t_bound(const void *impl);
+amq_status amq__ctab_t_remove(amq__obj *o, uint64_t h);
+amq_status amq__ctab_t_count(const amq__obj *o, uint64_t h, uint64_t *out);
+double amq__ctab_t_bound(const amq__obj *o);
+size_t amq__ctab_t_describe(const amq__obj *o, char *buf, size_t cap);
 /* curve at b bits/key: fp= fixed (f / b load) or the ideal real-valued f
- * at the type's design load `load`; other keys of the type are consumed
- * and ignored so a describe() string is a valid curve spec. */
-amq_status amq__ctab_curve_fpr(amq__spec *spec, double bpk, double load,
-                               double *out, amq_diag *diag);
-amq_status amq__ctab_curve_bits(amq__spec *spec, double fpr, double load,
-                                double *out, amq_diag *diag);
-size_t amq__ctab_t_params_size(const void *impl);
-void amq__ctab_t_params_write(const void *impl, uint8_t *dst);
-size_t amq__ctab_t_payload_size(const void *impl);
-void amq__ctab_t_payload_write(const void *impl, uint8_t *dst);
-
-amq_status amq__ctab_load(const uint8_t *params, size_t plen,
-                          const uint8_t *payload, size_t len, bool view,
-                          const amq_options *opt, const amq__ctab_kind *kind,
-                          void **impl, amq_diag *diag);
+ * at the kind's design load; other keys of the type are consumed and
+ * ignored so a describe() string is a valid curve spec. */
+amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec,
+                             double x, bool inverse, double *out,
+                             amq_diag *diag);
+void amq__ctab_t_params_write(const amq__obj *o, amq__wr *w);
+void amq__ctab_t_payload_write(const amq__obj *o, uint8_t *dst);
+amq_status amq__ctab_t_load(const amq__type *self, amq__rd *r,
+                            const uint8_t *payload, size_t len, bool view,
+                            const amq_options *opt, amq__obj **out);
+/* Growth settings from a spec applied to a new filter (diag on failure,
+ * which frees it). */
+amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
+                                  uint64_t max_bytes, amq_diag *diag);
 
 /* Design loads: tables are sized so capacity keys fill at most this
  * fraction of the slots (before the small-table margin and rounding).

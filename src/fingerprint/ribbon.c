@@ -112,6 +112,8 @@
 #include "amq/static.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "core/frame.h"
+#include "core/sort.h"
 #include "filter/type.h"
 
 #define RB_MAX_LAYERS 8
@@ -135,9 +137,6 @@
 #define RB_CURVE_RHO64 1.0017
 #define RB_CURVE_RHO128 1.0014
 /* Sorting: partitions of ~2^11 keys, at most 2^12 of them. */
-#define RB_PART_LOG 11
-#define RB_PART_MAX_BITS 12
-#define RB_CELL_MAX_BITS 16
 #define RB_MAX_BUCKET 1024
 /* Largest bucket the build uses (the stack of one bucket's rows). */
 #define RB_BUILD_BUCKET 256
@@ -179,10 +178,9 @@ typedef struct rb_layer {
 } rb_layer;
 
 struct amq_ribbon {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view or an empty filter */
+    amq__obj o; /* o.items: keys; o.table: every layer's solution and codes
+                   (none for an empty filter) */
     rb_layer layer[RB_MAX_LAYERS];
-    uint64_t items;
     double fpr;
     uint32_t layers;
     uint32_t r;           /* columns in lower blocks                   */
@@ -511,139 +509,6 @@ static uint64_t rb_seed(uint32_t layer, unsigned attempt) {
 }
 
 /* ---- construction: sorting the mixed hashes ----------------------------- */
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static unsigned rb_log2_floor(size_t n) {
-    unsigned lg = 0;
-    while (lg < 63 && (n >> (lg + 1)) != 0)
-        lg++;
-    return lg;
-}
-
-typedef struct rb_sorter {
-    size_t *part;      /* [parts + 1] partition ends            */
-    uint32_t *cell;    /* [2^cell_bits + 1] counts in a partition */
-    uint64_t *tmp;     /* [tmp_cap] one partition, sorted        */
-    size_t parts, tmp_cap;
-    unsigned part_bits, cell_bits;
-} rb_sorter;
-
-static void rb_sorter_free(const amq__mem *m, rb_sorter *so) {
-    amq__free(m, so->part, (so->parts + 1) * sizeof *so->part);
-    amq__free(m, so->cell,
-              (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
-    amq__free(m, so->tmp, so->tmp_cap * sizeof *so->tmp);
-    memset(so, 0, sizeof *so);
-}
-
-/* Partitions of ~2^RB_PART_LOG keys; a partition up to 4x its expected
- * size is sorted in tmp, a larger one (only for adversarial hashes) by
- * qsort in place. */
-static amq_status rb_sorter_alloc(const amq__mem *m, size_t n,
-                                  rb_sorter *so) {
-    unsigned lg = rb_log2_floor(n ? n : 1);
-    memset(so, 0, sizeof *so);
-    so->part_bits = lg > RB_PART_LOG ? lg - RB_PART_LOG : 0;
-    if (so->part_bits > RB_PART_MAX_BITS)
-        so->part_bits = RB_PART_MAX_BITS;
-    so->parts = (size_t)1 << so->part_bits;
-    so->tmp_cap = 4 * (n >> so->part_bits) + 64;
-    so->cell_bits = rb_log2_floor(so->tmp_cap) + 2;
-    if (so->cell_bits > RB_CELL_MAX_BITS)
-        so->cell_bits = RB_CELL_MAX_BITS;
-    so->part = amq__alloc(m, (so->parts + 1) * sizeof *so->part);
-    so->cell = amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) *
-                                 sizeof *so->cell);
-    so->tmp = amq__alloc(m, so->tmp_cap * sizeof *so->tmp);
-    if (so->part == NULL || so->cell == NULL || so->tmp == NULL) {
-        rb_sorter_free(m, so);
-        return AMQ_ERR_NOMEM;
-    }
-    return AMQ_OK;
-}
-
-static inline size_t rb_part_of(uint64_t x, unsigned bits) {
-    return bits ? (size_t)(x >> (64 - bits)) : 0;
-}
-
-/* Sort one partition's len keys into so->tmp: counting sort on the bits
- * below the partition bits (cells of ~1/4 key), then insertion sort for
- * keys that share a cell. false if the insertion sort runs long (many
- * equal cells: adversarial hashes); the caller then uses qsort. */
-static bool rb_cell_sort(rb_sorter *so, const uint64_t *k, size_t len) {
-    unsigned q = rb_log2_floor(len) + 2;
-    q = q > so->cell_bits ? so->cell_bits : q;
-    size_t cells = (size_t)1 << q;
-    uint32_t *cnt = so->cell;
-    memset(cnt, 0, (cells + 1) * sizeof *cnt);
-    for (size_t i = 0; i < len; i++)
-        cnt[((k[i] << so->part_bits) >> (64 - q)) + 1]++;
-    for (size_t c = 1; c <= cells; c++)
-        cnt[c] += cnt[c - 1];
-    for (size_t i = 0; i < len; i++)
-        so->tmp[cnt[(k[i] << so->part_bits) >> (64 - q)]++] = k[i];
-    size_t moves = 0, budget = 8 * len + 64;
-    for (size_t i = 1; i < len; i++) {
-        uint64_t v = so->tmp[i];
-        size_t j = i;
-        for (; j > 0 && so->tmp[j - 1] > v; j--)
-            so->tmp[j] = so->tmp[j - 1];
-        so->tmp[j] = v;
-        if ((moves += i - j) > budget)
-            return false;
-    }
-    return true;
-}
-
-/* Sort partition dst[a, e) and append it at dst[w..] (w <= a), dropping
- * repeats if asked; returns the new w. */
-static size_t rb_sort_part(rb_sorter *so, uint64_t *dst, size_t a, size_t e,
-                           size_t w, bool dedupe) {
-    size_t len = e - a;
-    const uint64_t *v = so->tmp;
-    if (len == 0)
-        return w;
-    if (len > so->tmp_cap || !rb_cell_sort(so, dst + a, len)) {
-        qsort(dst + a, len, sizeof *dst, cmp_u64);
-        v = dst + a;
-    }
-    for (size_t i = 0; i < len; i++)
-        if (!dedupe || w == 0 || dst[w - 1] != v[i])
-            dst[w++] = v[i];
-    return w;
-}
-
-/* dst[0..*out_n) = the values mix(src[i] + seed), ascending, without
- * repeats if dedupe. src and dst must not overlap. Starts are monotone in
- * the mixed hash, so this is start order in every layer size. */
-static amq_status rb_sort(const amq__mem *m, const uint64_t *src, size_t n,
-                          uint64_t seed, bool dedupe, uint64_t *dst,
-                          size_t *out_n) {
-    rb_sorter so;
-    AMQ_RETURN_IF_ERR(rb_sorter_alloc(m, n, &so));
-    memset(so.part, 0, (so.parts + 1) * sizeof *so.part);
-    for (size_t i = 0; i < n; i++)
-        so.part[rb_part_of(rb_mix(src[i], seed), so.part_bits) + 1]++;
-    for (size_t p = 1; p <= so.parts; p++)
-        so.part[p] += so.part[p - 1];
-    /* Scatter: part[p] moves from partition p's start to its end. */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = rb_mix(src[i], seed);
-        dst[so.part[rb_part_of(x, so.part_bits)]++] = x;
-    }
-    size_t w = 0, a = 0;
-    for (size_t p = 0; p < so.parts; p++) {
-        w = rb_sort_part(&so, dst, a, so.part[p], w, dedupe);
-        a = so.part[p];
-    }
-    rb_sorter_free(m, &so);
-    *out_n = w;
-    return AMQ_OK;
-}
 
 /* ---- construction: banding ---------------------------------------------- */
 
@@ -1016,7 +881,7 @@ static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f,
         coded = rb_next_coded(f, i + 1, nb, n);
         if (coded) {
             size_t got;
-            AMQ_RETURN_IF_ERR(rb_sort(m, k, nb, seed, false, k + nb, &got));
+            AMQ_RETURN_IF_ERR(amq__sort_keys(m, k, nb, true, seed, false, k + nb, &got));
             k += nb;
         } else {
             for (size_t j = 0; j < nb; j++)
@@ -1069,15 +934,13 @@ static void rb_point(amq_ribbon *f, const uint64_t *t) {
  * geometry; no table). */
 static amq_status rb_new(const amq_ribbon *hdr, const amq_options *opt,
                          amq_ribbon **out) {
-    amq__mem mem;
-    amq__mem_init(&mem, opt);
-    amq_ribbon *f = amq__alloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
+    amq_ribbon *f;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
+    amq__obj o = f->o;
     *f = *hdr;
-    f->mem = mem;
+    o.items = hdr->o.items;
+    f->o = o;
     f->fast = !(opt != NULL && (opt->flags & AMQ_OPT_SCALAR)) && rb_cpu_fast();
-    memset(&f->table, 0, sizeof f->table);
     *out = f;
     return AMQ_OK;
 }
@@ -1085,25 +948,16 @@ static amq_status rb_new(const amq_ribbon *hdr, const amq_options *opt,
 /* Give f its table: borrowed (a view) or allocated (zeroed). */
 static amq_status rb_attach(amq_ribbon *f, size_t words,
                             const uint64_t *borrow) {
-    if (borrow != NULL || words == 0) {
-        rb_point(f, borrow);
-        return AMQ_OK;
-    }
+    void *wr = NULL;
     if (words > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(amq__block_alloc(&f->mem, words * 8, 64, &f->table));
-    rb_point(f, f->table.ptr);
+    if (borrow != NULL || words != 0)
+        AMQ_RETURN_IF_ERR(amq__obj_table(&f->o, words * 8, borrow, &wr));
+    rb_point(f, borrow != NULL ? borrow : wr);
     return AMQ_OK;
 }
 
-void amq_ribbon_free(amq_ribbon *f) {
-    if (f == NULL)
-        return;
-    amq__mem mem = f->mem;
-    if (f->table.raw != NULL)
-        amq__block_free(&mem, &f->table);
-    amq__free(&mem, f, sizeof *f);
-}
+void amq_ribbon_free(amq_ribbon *f) { amq__obj_free(f ? &f->o : NULL); }
 
 /* After banding: U per layer, the table, the solutions and the codes. */
 static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
@@ -1148,7 +1002,7 @@ static void rb_header(amq_ribbon *f, uint32_t bits64, unsigned band,
     f->band = band;
     f->bump = bump;
     if (bump) {
-        f->bucket_log2 = rb_log2_floor(b->size);
+        f->bucket_log2 = amq__log2_floor(b->size);
         f->thr[1] = b->t1;
         f->thr[2] = b->t2;
         f->thr[3] = b->size;
@@ -1179,8 +1033,9 @@ static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
     size_t distinct = 0;
     if (st == AMQ_OK) {
         hdr.layer[0].seed = rb_seed(0, 0);
-        st = rb_sort(&mem, h, n, hdr.layer[0].seed, true, w.keys, &distinct);
-        hdr.items = distinct;
+        st = amq__sort_keys(&mem, h, n, true, hdr.layer[0].seed, true, w.keys,
+                           &distinct);
+        hdr.o.items = distinct;
     }
     if (st == AMQ_OK)
         st = rb_band_layers(&mem, &hdr, &w, distinct);
@@ -1228,7 +1083,7 @@ size_t amq_ribbon_build_memory(size_t n, unsigned band) {
     return amq__add(a, c, &a) ? a : 0;
 }
 
-uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->items; }
+uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->o.items; }
 size_t amq_ribbon_size_bytes(const amq_ribbon *f) {
     size_t words = 0;
     for (uint32_t i = 0; i < f->layers; i++)
@@ -1322,79 +1177,54 @@ static amq_status spec_bits(amq__spec *spec, double fpr, uint32_t *bits64,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
-                           amq_diag *diag) {
-    (void)spec, (void)capacity, (void)fpr, (void)opt, (void)impl;
-    return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
-                     "ribbon is static: build it from all keys with "
-                     "amq_filter_build");
-}
-
-static amq_status t_build(amq__spec *spec, const uint64_t *h, size_t n,
-                          double fpr, const amq_options *opt, void **impl,
+static amq_status t_build(const amq__type *self, amq__spec *spec,
+                          const uint64_t *h, size_t n, double fpr,
+                          const amq_options *opt, amq__obj **out,
                           amq_diag *diag) {
     uint32_t bits64 = 0;
     unsigned band = 64;
     bool bump = true;
+    amq_ribbon *f;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_bits(spec, fpr, &bits64, diag));
     AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
-    amq_status st =
-        rb_build(h, n, bits64, band, bump, opt, (amq_ribbon **)impl);
+    amq_status st = rb_build(h, n, bits64, band, bump, opt, &f);
     if (st == AMQ_ERR_FULL)
         return amq__diag(diag, st, 0, "ribbon: %zu keys did not band in %d "
                          "attempts", n, AMQ_STATIC_MAX_ATTEMPTS);
-    return st;
+    AMQ_RETURN_IF_ERR(st);
+    *out = &f->o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_ribbon_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    (void)impl, (void)h;
-    return AMQ_ERR_UNSUPPORTED;
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_ribbon_contains_hash((const amq_ribbon *)o, h);
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_ribbon_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_ribbon_contains_batch(impl, h, n, out);
+    amq_ribbon_contains_batch((const amq_ribbon *)o, h, n, out);
 }
-static uint64_t t_items(const void *impl) { return amq_ribbon_items(impl); }
-static size_t t_size(const void *impl) { return amq_ribbon_size_bytes(impl); }
-static double t_bound(const void *impl) { return amq_ribbon_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_ribbon *f = impl;
-    int n = snprintf(buf, cap, "bits=%.17g,w=%u%s", amq_ribbon_bits(f),
-                     f->band, f->bump ? "" : ",bump=0");
-    return n > 0 ? (size_t)n : 0;
+static double t_bound(const amq__obj *o) {
+    return amq_ribbon_fpr_bound((const amq_ribbon *)o);
+}
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
+    return amq__describe(buf, cap, "bits=%.17g,w=%u%s", amq_ribbon_bits(f),
+                         f->band, f->bump ? "" : ",bump=0");
 }
 
-static amq_status curve_shape(amq__spec *spec, double *rho, double *mu,
-                              amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     unsigned band = 64;
     bool bump = true;
-    double bits = 0;
+    double bits = 0, rho, mu;
+    (void)self;
     AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
     /* bits= names a point of the curve, not its shape: accepted, unused. */
     AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, NULL,
                                     diag));
-    rb_curve_shape(band, bump, rho, mu);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    double rho, mu;
-    AMQ_RETURN_IF_ERR(curve_shape(spec, &rho, &mu, diag));
-    *out = rb_mixed_fpr((bpk - mu) / rho);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    double rho, mu;
-    AMQ_RETURN_IF_ERR(curve_shape(spec, &rho, &mu, diag));
-    *out = rb_bits_for(fpr) * rho + mu;
+    rb_curve_shape(band, bump, &rho, &mu);
+    *out = inverse ? rb_bits_for(x) * rho + mu : rb_mixed_fpr((x - mu) / rho);
     return AMQ_OK;
 }
 
@@ -1416,48 +1246,34 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
 #define V2_HEAD 48
 #define V2_LAYER 24
 
-static size_t t_params_size(const void *impl) {
-    const amq_ribbon *f = impl;
-    return f->legacy ? V1_LEN : V2_HEAD + V2_LAYER * (size_t)f->layers;
-}
-
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_ribbon *f = impl;
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
     if (f->legacy) {
-        amq__put_u64(p, f->layer[0].seed);
-        amq__put_u64(p + 8, f->items);
-        amq__put_u64(p + 16, f->layer[0].blocks);
-        amq__put_u32(p + 24, f->r);
-        amq__put_u32(p + 28, f->layer[0].upper);
-        amq__put_u32(p + 32, f->bits64);
-        amq__put_u32(p + 36, f->band);
+        amq__wr_u64(w, f->layer[0].seed);
+        amq__wr_u64(w, o->items);
+        amq__wr_u64(w, f->layer[0].blocks);
+        amq__wr_u32(w, f->r);
+        amq__wr_u32(w, f->layer[0].upper);
+        amq__wr_u32(w, f->bits64);
+        amq__wr_u32(w, f->band);
         return;
     }
-    amq__put_u32(p, RB_VERSION);
-    amq__put_u32(p + 4, f->band);
-    amq__put_u32(p + 8, f->bits64);
-    amq__put_u32(p + 12, f->r);
-    amq__put_u64(p + 16, f->items);
-    amq__put_u32(p + 24, f->layers);
-    amq__put_u32(p + 28, f->bump ? 1 : 0);
-    amq__put_u32(p + 32, f->thr[3]);
-    amq__put_u16(p + 36, (uint16_t)f->thr[1]);
-    amq__put_u16(p + 38, (uint16_t)f->thr[2]);
-    amq__put_u64(p + 40, 0);
+    amq__wr_u32(w, RB_VERSION);
+    amq__wr_u32(w, f->band);
+    amq__wr_u32(w, f->bits64);
+    amq__wr_u32(w, f->r);
+    amq__wr_u64(w, o->items);
+    amq__wr_u32(w, f->layers);
+    amq__wr_u32(w, f->bump ? 1 : 0);
+    amq__wr_u32(w, f->thr[3]);
+    amq__wr_u32(w, f->thr[1] | f->thr[2] << 16);
+    amq__wr_u64(w, 0);
     for (uint32_t i = 0; i < f->layers; i++) {
-        uint8_t *q = p + V2_HEAD + V2_LAYER * i;
-        amq__put_u64(q, f->layer[i].seed);
-        amq__put_u64(q + 8, f->layer[i].blocks);
-        amq__put_u32(q + 16, f->layer[i].upper);
-        amq__put_u32(q + 20, 0);
+        amq__wr_u64(w, f->layer[i].seed);
+        amq__wr_u64(w, f->layer[i].blocks);
+        amq__wr_u32(w, f->layer[i].upper);
+        amq__wr_u32(w, 0);
     }
-}
-
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_ribbon *f = impl;
-    if (f->layers != 0)
-        memcpy(dst, f->layer[0].sol, amq_ribbon_size_bytes(f));
 }
 
 /* The fewest upper blocks giving at least a share frac of the starts
@@ -1470,30 +1286,37 @@ static uint32_t rb_v1_upper(uint64_t blocks, unsigned band, double frac) {
     return (uint32_t)(u > (double)blocks ? (double)blocks : u);
 }
 
-static amq_status v1_parse(const uint8_t *p, size_t len, amq_ribbon *f,
-                           amq_diag *diag) {
-    uint64_t seed = amq__get_u64(p), items = amq__get_u64(p + 8);
-    uint64_t blocks = amq__get_u64(p + 16);
-    uint32_t r = amq__get_u32(p + 24), upper = amq__get_u32(p + 28);
-    uint32_t bits64 = amq__get_u32(p + 32), band = amq__get_u32(p + 36);
-    if (r < 1 || r > 32 || bits64 / 64 != r || bits64 > 32 * 64 ||
-        (band != 64 && band != 128))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 24,
-                         "ribbon: %u columns, bits %u/64, band %u", r,
-                         bits64, band);
-    if ((blocks == 0) != (items == 0) || blocks > len / 8 ||
-        (blocks != 0 && blocks < rb_min_blocks(band)) ||
-        items > blocks * 64 ||
-        upper != rb_v1_upper(blocks, band, (bits64 % 64) / 64.0) ||
-        (upper != 0 && r == 32) ||
-        blocks * r + upper != (uint64_t)len / 8 || len % 8 != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 16,
-                         "ribbon: %llu blocks, %llu keys, %zu payload bytes",
-                         (unsigned long long)blocks,
-                         (unsigned long long)items, len);
+static amq_status v1_parse(amq__rd *r, size_t len, amq_ribbon *f) {
+    uint64_t seed, items, blocks;
+    uint32_t cols, upper, bits64, band;
+    amq__rd_u64(r, &seed);
+    size_t at_items = amq__rd_u64(r, &items);
+    size_t at_blocks = amq__rd_u64(r, &blocks);
+    size_t at_cols = amq__rd_u32(r, &cols);
+    size_t at_upper = amq__rd_u32(r, &upper);
+    size_t at_bits = amq__rd_u32(r, &bits64);
+    size_t at_band = amq__rd_u32(r, &band);
+    if (band != 64 && band != 128)
+        return amq__rd_bad(r, at_band, "band %u", band);
+    if (bits64 / 64 < 1 || bits64 > 32 * 64)
+        return amq__rd_bad(r, at_bits, "bits %u/64", bits64);
+    if (cols != bits64 / 64)
+        return amq__rd_bad(r, at_cols, "%u columns at %u/64 bits", cols,
+                           bits64);
+    if ((blocks == 0) != (items == 0) || items > blocks * 64)
+        return amq__rd_bad(r, at_items, "%llu keys in %llu blocks",
+                           (unsigned long long)items,
+                           (unsigned long long)blocks);
+    if (blocks > len / 8 || (blocks != 0 && blocks < rb_min_blocks(band)) ||
+        blocks * cols + upper != (uint64_t)len / 8 || len % 8 != 0)
+        return amq__rd_bad(r, at_blocks, "%llu blocks do not match %zu "
+                           "payload bytes", (unsigned long long)blocks, len);
+    if (upper != rb_v1_upper(blocks, band, (bits64 % 64) / 64.0) ||
+        (upper != 0 && cols == 32))
+        return amq__rd_bad(r, at_upper, "%u upper blocks", upper);
     rb_header(f, bits64, band, false);
     f->legacy = true;
-    f->items = items;
+    f->o.items = items;
     f->layers = blocks != 0;
     f->layer[0].seed = seed;
     f->layer[0].upper = upper;
@@ -1502,64 +1325,81 @@ static amq_status v1_parse(const uint8_t *p, size_t len, amq_ribbon *f,
     return AMQ_OK;
 }
 
-static amq_status v2_bad(amq_diag *diag, size_t at, const char *what) {
-    return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + at, "ribbon: %s",
-                     what);
-}
-
-/* The header fields (first 48 bytes) of a version-2 frame. */
-static amq_status v2_head(const uint8_t *p, size_t plen, amq_ribbon *f,
-                          amq_diag *diag) {
-    uint32_t band = amq__get_u32(p + 4), bits64 = amq__get_u32(p + 8);
-    uint32_t r = amq__get_u32(p + 12), layers = amq__get_u32(p + 24);
-    uint32_t flags = amq__get_u32(p + 28), bucket = amq__get_u32(p + 32);
-    uint32_t t1 = amq__get_u16(p + 36), t2 = amq__get_u16(p + 38);
-    if (amq__get_u32(p) != RB_VERSION || amq__get_u64(p + 40) != 0)
-        return v2_bad(diag, 0, "unknown parameter version");
-    if ((band != 64 && band != 128) || bits64 < 64 || bits64 > 32 * 64 ||
-        r != bits64 / 64)
-        return v2_bad(diag, 4, "band, bits or columns out of range");
-    if (layers > RB_MAX_LAYERS || plen != V2_HEAD + V2_LAYER * layers)
-        return v2_bad(diag, 24, "layer count");
-    if (flags > 1 ||
-        (flags == 0 && (layers > 1 || bucket != 0 || t1 != 0 || t2 != 0)) ||
-        (flags == 1 && (bucket < 64 || bucket > RB_MAX_BUCKET ||
-                        (bucket & (bucket - 1)) != 0 || t1 > t2 ||
-                        t2 > bucket)))
-        return v2_bad(diag, 28, "flags, bucket or thresholds");
+/* The header fields (first 48 bytes) of a version-2 frame; *at_items:
+ * where the key count sits. */
+static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
+    uint32_t version, band, bits64, cols, layers, flags, bucket, thr;
+    uint64_t items;
+    size_t at_version = amq__rd_u32(r, &version);
+    size_t at_band = amq__rd_u32(r, &band);
+    size_t at_bits = amq__rd_u32(r, &bits64);
+    size_t at_cols = amq__rd_u32(r, &cols);
+    *at_items = amq__rd_u64(r, &items);
+    size_t at_layers = amq__rd_u32(r, &layers);
+    size_t at_flags = amq__rd_u32(r, &flags);
+    size_t at_bucket = amq__rd_u32(r, &bucket);
+    size_t at_thr = amq__rd_u32(r, &thr);
+    AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
+    uint32_t t1 = thr & 0xffff, t2 = thr >> 16;
+    if (version != RB_VERSION)
+        return amq__rd_bad(r, at_version, "unknown parameter version %u",
+                           version);
+    if (band != 64 && band != 128)
+        return amq__rd_bad(r, at_band, "band %u", band);
+    if (bits64 < 64 || bits64 > 32 * 64)
+        return amq__rd_bad(r, at_bits, "bits %u/64", bits64);
+    if (cols != bits64 / 64)
+        return amq__rd_bad(r, at_cols, "%u columns at %u/64 bits", cols,
+                           bits64);
+    if (layers > RB_MAX_LAYERS || r->len != V2_HEAD + V2_LAYER * layers)
+        return amq__rd_bad(r, at_layers, "layer count %u", layers);
+    if (flags > 1 || (flags == 0 && layers > 1))
+        return amq__rd_bad(r, at_flags, "flags %u with %u layers", flags,
+                           layers);
+    if (flags == 0 ? bucket != 0
+                   : (bucket < 64 || bucket > RB_MAX_BUCKET ||
+                      (bucket & (bucket - 1)) != 0))
+        return amq__rd_bad(r, at_bucket, "bucket of %u rows", bucket);
+    if (flags == 0 ? thr != 0 : (t1 > t2 || t2 > bucket))
+        return amq__rd_bad(r, at_thr, "thresholds %u, %u", t1, t2);
     rb_header(f, bits64, band, flags == 1);
     if (flags == 1) {
-        f->bucket_log2 = rb_log2_floor(bucket);
+        f->bucket_log2 = amq__log2_floor(bucket);
         f->thr[1] = t1;
         f->thr[2] = t2;
         f->thr[3] = bucket;
     }
-    f->items = amq__get_u64(p + 16);
+    f->o.items = items;
     f->layers = layers;
     return AMQ_OK;
 }
 
-static amq_status v2_parse(const uint8_t *p, size_t plen, size_t len,
-                           amq_ribbon *f, amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(v2_head(p, plen, f, diag));
+static amq_status v2_parse(amq__rd *r, size_t len, amq_ribbon *f) {
+    size_t at_items;
+    AMQ_RETURN_IF_ERR(v2_head(r, f, &at_items));
     uint64_t rows = 0;
     for (uint32_t i = 0; i < f->layers; i++) {
-        const uint8_t *q = p + V2_HEAD + V2_LAYER * i;
         rb_layer *l = &f->layer[i];
-        uint64_t blocks = amq__get_u64(q + 8);
-        l->seed = amq__get_u64(q);
-        l->upper = amq__get_u32(q + 16);
+        uint64_t blocks;
+        amq__rd_u64(r, &l->seed);
+        size_t at_blocks = amq__rd_u64(r, &blocks);
+        size_t at_upper = amq__rd_u32(r, &l->upper);
+        AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
         l->coded = i + 1 < f->layers;
         if (blocks < rb_min_blocks(f->band) || blocks > len / 8 ||
-            blocks > RB_MAX_BLOCKS ||
-            l->upper > blocks || (l->upper != 0 && f->r == 32) ||
-            amq__get_u32(q + 20) != 0)
-            return v2_bad(diag, V2_HEAD + V2_LAYER * i, "layer geometry");
+            blocks > RB_MAX_BLOCKS)
+            return amq__rd_bad(r, at_blocks, "layer %u of %llu blocks", i,
+                               (unsigned long long)blocks);
+        if (l->upper > blocks || (l->upper != 0 && f->r == 32))
+            return amq__rd_bad(r, at_upper, "layer %u: %u upper blocks", i,
+                               l->upper);
         rb_set_blocks(l, blocks, f->band);
         rows += blocks * 64;
     }
-    if ((f->items == 0) != (f->layers == 0) || f->items > rows)
-        return v2_bad(diag, 16, "key count");
+    if ((f->o.items == 0) != (f->layers == 0) || f->o.items > rows)
+        return amq__rd_bad(r, at_items, "%llu keys in %llu rows",
+                           (unsigned long long)f->o.items,
+                           (unsigned long long)rows);
     return AMQ_OK;
 }
 
@@ -1584,28 +1424,28 @@ static bool rb_meta_clean(const amq_ribbon *f, const uint64_t *payload) {
     return true;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
     amq_ribbon hdr;
     size_t words;
+    (void)self;
     memset(&hdr, 0, sizeof hdr);
-    if (plen == V1_LEN)
-        AMQ_RETURN_IF_ERR(v1_parse(p, len, &hdr, diag));
-    else if (plen >= V2_HEAD)
-        AMQ_RETURN_IF_ERR(v2_parse(p, plen, len, &hdr, diag));
+    if (r->len == V1_LEN)
+        AMQ_RETURN_IF_ERR(v1_parse(r, len, &hdr));
+    else if (r->len >= V2_HEAD)
+        AMQ_RETURN_IF_ERR(v2_parse(r, len, &hdr));
     else
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "ribbon parameters: %zu "
-                         "bytes", plen);
+        return amq__rd_bad(r, r->base, "parameter block of %zu bytes",
+                           r->len);
     if (!rb_layout(&hdr, &words) || len % 8 != 0 || words != len / 8)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16,
-                         "ribbon: the layers need other than %zu payload "
-                         "bytes", len);
+        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN, "the layers need "
+                           "other than %zu payload bytes", len);
     /* Codes are read in place (the payload is 8-byte aligned). */
     rb_point(&hdr, (const uint64_t *)payload);
     if (words != 0 && !rb_meta_clean(&hdr, (const uint64_t *)payload))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16,
-                         "ribbon: bits set past the last bucket");
+        return amq__rd_bad(r, r->payload_at, "bits set past the last "
+                           "bucket");
     amq_ribbon *f;
     AMQ_RETURN_IF_ERR(rb_new(&hdr, opt, &f));
     amq_status st =
@@ -1615,15 +1455,15 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
         return st;
     }
     if (!view && len != 0)
-        memcpy(f->table.ptr, payload, len);
+        memcpy(f->o.block.ptr, payload, len);
     f->fpr = rb_rate(f);
-    *impl = f;
+    *out = &f->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_ribbon = {
     .info = {.name = "ribbon",
-             .type_id = 110,
+             .type_id = AMQ__ID_ribbon,
              .caps = AMQ_CAP_STATIC,
              .summary = "bumped Ribbon filter (BuRR), within ~0.5% of "
                         "r + phi bits per key, fractional bits (static)",
@@ -1632,21 +1472,12 @@ const amq__type amq__type_ribbon = {
                        "(band width), bump=1 (BuRR, default) or 0 "
                        "(standard Ribbon)",
              .default_hash = AMQ_HASH_XXH3},
-    .create = t_create,
     .build = t_build,
-    .destroy = t_destroy,
-    .add = t_add,
+    .load = t_load,
     .contains = t_contains,
     .contains_batch = t_batch,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -166,8 +166,12 @@ static amq_status kind_shape(uint64_t m0, uint64_t *buckets,
     return vacuum_shape(m0, 0, buckets, range);
 }
 
-const amq__ctab_kind amq__ctab_vacuum_kind = {"vacuum", vacuum_ranges_ok,
-                                              kind_shape};
+const amq__ctab_kind amq__ctab_vacuum_kind = {
+    .name = "vacuum",
+    .load = AMQ__CT_VACUUM_LOAD,
+    .chunked = true,
+    .ranges_ok = vacuum_ranges_ok,
+    .shape = kind_shape};
 
 static amq_status make(uint64_t m, const uint32_t range[4], unsigned f,
                        unsigned kicks, const amq_options *opt,
@@ -254,59 +258,29 @@ static amq_status spec_shape(amq__spec *spec, uint64_t capacity, uint64_t *m,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t m = 0, max_bytes;
     uint32_t range[4];
     unsigned f, kicks, links = 1;
+    amq_cuckoo *c = NULL;
+    (void)self;
     AMQ_RETURN_IF_ERR(amq__ctab_spec_growth(spec, &links, &max_bytes, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, links > 1, &f, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_kicks(spec, &kicks, diag));
     AMQ_RETURN_IF_ERR(spec_shape(spec, capacity, &m, range, diag));
-    amq_cuckoo *c = NULL;
     AMQ_RETURN_IF_ERR(make(m, range, f, kicks, opt, &c));
-    if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
-        amq_cuckoo_free(c);
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
-                         "than the first table", (unsigned long long)max_bytes);
-    }
-    *impl = c;
+    AMQ_RETURN_IF_ERR(amq__ctab_apply_growth(c, links, max_bytes, diag));
+    *out = &c->o;
     return AMQ_OK;
 }
 
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_cuckoo *c = impl;
-    int n = snprintf(buf, cap, "fp=%u,buckets=%u,chunk=%u,max_kicks=%u",
-                     c->base.fbits, c->base.buckets, c->base.range[0],
-                     c->max_kicks);
-    if (n < 0)
-        return 0;
-    size_t used = (size_t)n;
-    return used + amq__ctab_describe_growth(c, used < cap ? buf + used : NULL,
-                                            used < cap ? cap - used : 0);
-}
-
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
-    return amq__ctab_load(p, plen, payload, len, view, opt,
-                          &amq__ctab_vacuum_kind, impl, diag);
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    return amq__ctab_curve_fpr(spec, bpk, AMQ__CT_VACUUM_LOAD, out, diag);
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    return amq__ctab_curve_bits(spec, fpr, AMQ__CT_VACUUM_LOAD, out, diag);
-}
-
 const amq__type amq__type_vacuum = {
+    .variant = &amq__ctab_vacuum_kind,
     .info = {.name = "vacuum",
-             .type_id = 101,
+             .type_id = AMQ__ID_vacuum,
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "vacuum filter, cuckoo filter with chunked alternate "
                         "ranges (Wang et al. 2019), optional growth",
@@ -318,6 +292,7 @@ const amq__type amq__type_vacuum = {
                        "max_bytes=B",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
+    .load = amq__ctab_t_load,
     .destroy = amq__ctab_t_destroy,
     .add = amq__ctab_t_add,
     .add_batch = amq__ctab_t_add_batch,
@@ -325,15 +300,9 @@ const amq__type amq__type_vacuum = {
     .contains_batch = amq__ctab_t_batch,
     .remove = amq__ctab_t_remove,
     .count = amq__ctab_t_count,
-    .items = amq__ctab_t_items,
-    .size_bytes = amq__ctab_t_size,
     .fpr_bound = amq__ctab_t_bound,
-    .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = amq__ctab_t_params_size,
+    .describe = amq__ctab_t_describe,
+    .curve = amq__ctab_t_curve,
     .params_write = amq__ctab_t_params_write,
-    .payload_size = amq__ctab_t_payload_size,
     .payload_write = amq__ctab_t_payload_write,
-    .load = t_load,
 };

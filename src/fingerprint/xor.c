@@ -61,6 +61,7 @@
 #include "amq/static.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "core/sort.h"
 #include "filter/type.h"
 
 #define XF_BATCH 16
@@ -84,13 +85,13 @@ typedef struct xf_shape {
 #define XF_ANY_LEN 255u
 
 struct amq_xor {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view or an empty filter */
+    amq__obj o;        /* o.items: distinct keys; o.table: the slots (none
+                          for an empty filter) */
     const uint8_t *fp;
     xf_shape s;
     xf_family fam;
     size_t slots;
-    uint64_t seed, items;
+    uint64_t seed;
 };
 
 /* ---- hashing a key to its slots and fingerprint ------------------------- */
@@ -557,26 +558,21 @@ static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
     }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* A sorted copy of h without duplicates (its length in *n). */
 static amq_status xf_dedupe(const amq__mem *m, const uint64_t *h, size_t *n,
                             uint64_t **out, size_t *cap) {
     size_t bytes;
     if (!amq__mul(*n, sizeof *h, &bytes))
         return AMQ_ERR_OVERFLOW;
-    uint64_t *c = amq__alloc(m, bytes);
+    uint64_t *c = amq__alloc(m, bytes); /* n >= 1 here */
     if (c == NULL)
         return AMQ_ERR_NOMEM;
-    memcpy(c, h, bytes);
-    qsort(c, *n, sizeof *c, cmp_u64);
     size_t k = 0;
-    for (size_t i = 0; i < *n; i++)
-        if (k == 0 || c[i] != c[k - 1])
-            c[k++] = c[i];
+    amq_status st = amq__sort_keys(m, h, *n, false, 0, true, c, &k);
+    if (st != AMQ_OK) {
+        amq__free(m, c, bytes);
+        return st;
+    }
     *cap = *n;
     *n = k;
     *out = c;
@@ -587,39 +583,27 @@ static amq_status xf_dedupe(const amq__mem *m, const uint64_t *h, size_t *n,
 
 static amq_status xf_alloc(const xf_shape *s, const amq_options *opt,
                            const uint8_t *borrow, amq_xor **out) {
-    amq__mem mem;
     size_t slots = xf_slot_count(s), bytes;
+    amq_xor *f;
+    void *wr = NULL;
     if (!amq__mul(slots, s->width / 8, &bytes))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    amq_xor *f = amq__zalloc(&mem, sizeof *f);
-    if (f == NULL)
-        return AMQ_ERR_NOMEM;
-    f->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
     f->s = *s;
     f->slots = slots;
-    if (borrow != NULL || slots == 0) {
-        f->fp = borrow;
-    } else {
-        amq_status st = amq__block_alloc(&mem, bytes, 64, &f->table);
+    if (slots != 0 || borrow != NULL) {
+        amq_status st = amq__obj_table(&f->o, bytes, borrow, &wr);
         if (st != AMQ_OK) {
-            amq__free(&mem, f, sizeof *f);
+            amq__obj_free(&f->o);
             return st;
         }
-        f->fp = f->table.ptr;
     }
+    f->fp = borrow != NULL ? borrow : wr;
     *out = f;
     return AMQ_OK;
 }
 
-void amq_xor_free(amq_xor *f) {
-    if (f == NULL)
-        return;
-    amq__mem mem = f->mem;
-    if (f->table.raw != NULL)
-        amq__block_free(&mem, &f->table);
-    amq__free(&mem, f, sizeof *f);
-}
+void amq_xor_free(amq_xor *f) { amq__obj_free(f ? &f->o : NULL); }
 
 /* Try seeds until the keys peel; the shape may grow for small n. */
 static amq_status xf_attempts(const amq__mem *m, xf_shape *s,
@@ -673,11 +657,11 @@ static amq_status xf_build(const uint64_t *h, size_t n, xf_family fam,
     if (st == AMQ_OK)
         st = xf_alloc(&s, opt, NULL, out);
     if (st == AMQ_OK && n != 0)
-        xf_assign(&s, &w, (size_t)items, (*out)->table.ptr);
+        xf_assign(&s, &w, (size_t)items, (*out)->o.block.ptr);
     if (st == AMQ_OK) {
         (*out)->fam = fam;
         (*out)->seed = seed;
-        (*out)->items = items;
+        (*out)->o.items = items;
     }
     xf_work_free(&mem, &w);
     return st;
@@ -713,37 +697,25 @@ size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
     return a;
 }
 
-uint64_t amq_xor_items(const amq_xor *f) { return f->items; }
+uint64_t amq_xor_items(const amq_xor *f) { return f->o.items; }
 size_t amq_xor_size_bytes(const amq_xor *f) {
     return f->slots * (f->s.width / 8);
 }
 unsigned amq_xor_width(const amq_xor *f) { return f->s.width; }
 unsigned amq_xor_ways(const amq_xor *f) { return f->s.ways; }
 double amq_xor_fpr_bound(const amq_xor *f) {
-    return f->items == 0 ? 0.0 : ldexp(1.0, -(int)f->s.width);
+    return f->o.items == 0 ? 0.0 : ldexp(1.0, -(int)f->s.width);
 }
 
 /* ---- the generic interface ----------------------------------------------- */
 
-/* The six spec names share this code; each descriptor differs only in its
+/* The six spec names share this code; each descriptor's variant is its
  * family and width. */
 typedef struct xf_kind {
     const char *name;
     xf_family fam;
     unsigned width;
 } xf_kind;
-
-static const xf_kind kinds[] = {
-    {"xor8", XF_XOR, 8},   {"xor16", XF_XOR, 16},   {"xor32", XF_XOR, 32},
-    {"fuse8", XF_FUSE, 8}, {"fuse16", XF_FUSE, 16}, {"fuse32", XF_FUSE, 32},
-};
-
-static const xf_kind *kind_of(const char *name) {
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(kinds[i].name, name) == 0)
-            return &kinds[i];
-    return NULL;
-}
 
 /* Parse ways= (fuse: 3 or 4; xor: only 3, which describe() writes). */
 static amq_status spec_ways(amq__spec *spec, const xf_kind *k, unsigned *ways,
@@ -758,84 +730,53 @@ static amq_status spec_ways(amq__spec *spec, const xf_kind *k, unsigned *ways,
     return AMQ_OK;
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
-                           amq_diag *diag) {
-    (void)capacity, (void)fpr, (void)opt, (void)impl;
-    return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
-                     "%s is static: build it from all keys with "
-                     "amq_filter_build",
-                     spec->name);
-}
-
-static amq_status t_build(amq__spec *spec, const uint64_t *h, size_t n,
-                          double fpr, const amq_options *opt, void **impl,
+static amq_status t_build(const amq__type *self, amq__spec *spec,
+                          const uint64_t *h, size_t n, double fpr,
+                          const amq_options *opt, amq__obj **out,
                           amq_diag *diag) {
-    const xf_kind *k = kind_of(spec->name);
+    const xf_kind *k = self->variant;
     unsigned ways = 3;
-    if (k == NULL)
-        return AMQ_ERR_SPEC;
+    amq_xor *f;
     AMQ_RETURN_IF_ERR(spec_ways(spec, k, &ways, diag));
     if (fpr != 0.0 && fpr < ldexp(1.0, -(int)k->width))
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
                          "%s gives a false-positive rate of 2^-%u = %g; "
                          "%g needs wider fingerprints",
                          k->name, k->width, ldexp(1.0, -(int)k->width), fpr);
-    amq_status st = xf_build(h, n, k->fam, k->width, ways, opt,
-                             (amq_xor **)impl);
+    amq_status st = xf_build(h, n, k->fam, k->width, ways, opt, &f);
     if (st == AMQ_ERR_FULL)
         return amq__diag(diag, st, 0, "%s: %zu keys did not peel in %d "
                          "attempts", k->name, n, AMQ_STATIC_MAX_ATTEMPTS);
-    return st;
+    AMQ_RETURN_IF_ERR(st);
+    *out = &f->o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_xor_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    (void)impl, (void)h;
-    return AMQ_ERR_UNSUPPORTED;
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_xor_contains_hash((const amq_xor *)o, h);
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_xor_contains_hash(impl, h);
-}
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    amq_xor_contains_batch(impl, h, n, out);
+    amq_xor_contains_batch((const amq_xor *)o, h, n, out);
 }
-static uint64_t t_items(const void *impl) { return amq_xor_items(impl); }
-static size_t t_size(const void *impl) { return amq_xor_size_bytes(impl); }
-static double t_bound(const void *impl) { return amq_xor_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    int n = snprintf(buf, cap, "ways=%u", amq_xor_ways(impl));
-    return n > 0 ? (size_t)n : 0;
+static double t_bound(const amq__obj *o) {
+    return amq_xor_fpr_bound((const amq_xor *)o);
+}
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    return amq__describe(buf, cap, "ways=%u", amq_xor_ways((const amq_xor *)o));
 }
 
 /* The family's curve: w-bit fingerprints at c slots per key give 2^-w at
  * c w bits per key, c the asymptotic slot factor (xor 1.23, fuse 1.125 or
  * 1.075). A fixed-width filter sits on it at its own bits per key once n
  * is large; small n pays more bits for the same 2^-w. */
-static amq_status curve_factor(amq__spec *spec, double *c, amq_diag *diag) {
-    const xf_kind *k = kind_of(spec->name);
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    const xf_kind *k = self->variant;
     unsigned ways = 3;
-    if (k == NULL)
-        return AMQ_ERR_SPEC;
     AMQ_RETURN_IF_ERR(spec_ways(spec, k, &ways, diag));
-    *c = xf_asymptotic(k->fam, ways);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    double c;
-    AMQ_RETURN_IF_ERR(curve_factor(spec, &c, diag));
-    *out = exp2(-bpk / c);
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    double c;
-    AMQ_RETURN_IF_ERR(curve_factor(spec, &c, diag));
-    *out = -c * log2(fpr);
+    double c = xf_asymptotic(k->fam, ways);
+    *out = inverse ? -c * log2(x) : exp2(-x / c);
     return AMQ_OK;
 }
 
@@ -843,160 +784,112 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
  * width u32 | family u32 (0 xor, 1 fuse) | reserved u32 (0). The family
  * tells a one-segment fuse filter from a xor filter of the same shape. */
 #define PARAMS_LEN 40
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_xor *f = impl;
-    amq__put_u64(p, f->seed);
-    amq__put_u64(p + 8, f->items);
-    amq__put_u32(p + 16, f->s.seg_len);
-    amq__put_u32(p + 20, f->s.seg_count);
-    amq__put_u32(p + 24, f->s.ways);
-    amq__put_u32(p + 28, f->s.width);
-    amq__put_u32(p + 32, f->fam == XF_XOR ? 0 : 1);
-    amq__put_u32(p + 36, 0);
-}
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_xor *f = impl;
-    if (f->slots != 0)
-        memcpy(dst, f->fp, amq_xor_size_bytes(f));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_xor *f = (const amq_xor *)o;
+    amq__wr_u64(w, f->seed);
+    amq__wr_u64(w, o->items);
+    amq__wr_u32(w, f->s.seg_len);
+    amq__wr_u32(w, f->s.seg_count);
+    amq__wr_u32(w, f->s.ways);
+    amq__wr_u32(w, f->s.width);
+    amq__wr_u32(w, f->fam == XF_XOR ? 0 : 1);
+    amq__wr_u32(w, 0);
 }
 
-static amq_status check_shape(const xf_kind *k, const xf_shape *s,
-                              uint64_t items, size_t len, amq_diag *diag) {
+/* Where each parameter of a frame sits. */
+typedef struct xf_at {
+    size_t items, seg_len, seg_count, ways, width, fam;
+} xf_at;
+
+static amq_status check_shape(const amq__rd *r, const xf_kind *k,
+                              const xf_shape *s, uint64_t items, size_t len,
+                              const xf_at *at) {
     bool empty = s->seg_len == 0 && s->seg_count == 0;
-    if (s->width != k->width || s->ways < 3 || s->ways > 4 ||
-        (k->fam == XF_XOR && s->ways != 3))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 24,
-                         "%s: width %u, ways %u", k->name, s->width, s->ways);
+    if (s->width != k->width)
+        return amq__rd_bad(r, at->width, "width %u", s->width);
+    if (s->ways < 3 || s->ways > 4 || (k->fam == XF_XOR && s->ways != 3))
+        return amq__rd_bad(r, at->ways, "%u-wise", s->ways);
     if (k->fam == XF_XOR && !empty && s->seg_count != 1)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 20,
-                         "xor filter with %u segments", s->seg_count);
-    if (empty != (items == 0) || (!empty && (s->seg_len == 0 ||
-                                             s->seg_count == 0)))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 8,
-                         "%s: %llu keys in %u x %u slots", k->name,
-                         (unsigned long long)items, s->seg_count, s->seg_len);
+        return amq__rd_bad(r, at->seg_count, "xor filter with %u segments",
+                           s->seg_count);
+    if (empty != (items == 0) ||
+        (!empty && (s->seg_len == 0 || s->seg_count == 0)))
+        return amq__rd_bad(r, at->items, "%llu keys in %u x %u slots",
+                           (unsigned long long)items, s->seg_count,
+                           s->seg_len);
     uint64_t slots = ((uint64_t)s->seg_count + s->ways - 1) * s->seg_len;
     if (empty)
         slots = 0;
     if (slots > UINT32_MAX || items > slots ||
         slots * (s->width / 8) != (uint64_t)len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 16,
-                         "%s: %llu slots, %llu keys, %zu payload bytes",
-                         k->name, (unsigned long long)slots,
-                         (unsigned long long)items, len);
+        return amq__rd_bad(r, at->seg_len, "%llu slots, %llu keys, %zu "
+                           "payload bytes", (unsigned long long)slots,
+                           (unsigned long long)items, len);
     return AMQ_OK;
 }
 
-static amq_status xf_load(const xf_kind *k, const uint8_t *p, size_t plen,
-                          const uint8_t *payload, size_t len, bool view,
-                          const amq_options *opt, void **impl,
-                          amq_diag *diag) {
+/* The frame's type id decides the kind; a frame relabelled to a sibling
+ * type is refused by check_shape. */
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    const xf_kind *k = self->variant;
+    uint64_t seed, items;
+    uint32_t fam;
     xf_shape s;
+    xf_at at;
     amq_xor *f;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "%s parameters: %zu "
-                         "bytes, expected %d", k->name, plen, PARAMS_LEN);
-    uint64_t seed = amq__get_u64(p), items = amq__get_u64(p + 8);
-    s.seg_len = amq__get_u32(p + 16);
-    s.seg_count = amq__get_u32(p + 20);
-    s.ways = amq__get_u32(p + 24);
-    s.width = amq__get_u32(p + 28);
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    amq__rd_u64(r, &seed);
+    at.items = amq__rd_u64(r, &items);
+    at.seg_len = amq__rd_u32(r, &s.seg_len);
+    at.seg_count = amq__rd_u32(r, &s.seg_count);
+    at.ways = amq__rd_u32(r, &s.ways);
+    at.width = amq__rd_u32(r, &s.width);
+    at.fam = amq__rd_u32(r, &fam);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
     xf_set_lg(&s);
-    if (amq__get_u32(p + 32) != (k->fam == XF_XOR ? 0u : 1u) ||
-        amq__get_u32(p + 36) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 16 + 32,
-                         "%s: family or reserved field does not match",
-                         k->name);
-    AMQ_RETURN_IF_ERR(check_shape(k, &s, items, len, diag));
+    if (fam != (k->fam == XF_XOR ? 0u : 1u))
+        return amq__rd_bad(r, at.fam, "family %u does not match", fam);
+    AMQ_RETURN_IF_ERR(check_shape(r, k, &s, items, len, &at));
     AMQ_RETURN_IF_ERR(xf_alloc(&s, opt, view ? payload : NULL, &f));
     if (!view && len != 0)
-        memcpy(f->table.ptr, payload, len);
+        memcpy(f->o.block.ptr, payload, len);
     f->seed = seed;
-    f->items = items;
+    f->o.items = items;
     f->fam = k->fam;
-    *impl = f;
+    *out = &f->o;
     return AMQ_OK;
-}
-
-/* One load per descriptor: the frame's type id decides the kind, and a
- * frame relabelled to a sibling type is refused by check_shape. */
-static amq_status t_load_xor8(const uint8_t *p, size_t pl, const uint8_t *d,
-                              size_t l, bool v, const amq_options *o,
-                              void **i, amq_diag *g) {
-    return xf_load(&kinds[0], p, pl, d, l, v, o, i, g);
-}
-static amq_status t_load_xor16(const uint8_t *p, size_t pl, const uint8_t *d,
-                               size_t l, bool v, const amq_options *o,
-                               void **i, amq_diag *g) {
-    return xf_load(&kinds[1], p, pl, d, l, v, o, i, g);
-}
-static amq_status t_load_xor32(const uint8_t *p, size_t pl, const uint8_t *d,
-                               size_t l, bool v, const amq_options *o,
-                               void **i, amq_diag *g) {
-    return xf_load(&kinds[2], p, pl, d, l, v, o, i, g);
-}
-static amq_status t_load_fuse8(const uint8_t *p, size_t pl, const uint8_t *d,
-                               size_t l, bool v, const amq_options *o,
-                               void **i, amq_diag *g) {
-    return xf_load(&kinds[3], p, pl, d, l, v, o, i, g);
-}
-static amq_status t_load_fuse16(const uint8_t *p, size_t pl,
-                                const uint8_t *d, size_t l, bool v,
-                                const amq_options *o, void **i, amq_diag *g) {
-    return xf_load(&kinds[4], p, pl, d, l, v, o, i, g);
-}
-static amq_status t_load_fuse32(const uint8_t *p, size_t pl,
-                                const uint8_t *d, size_t l, bool v,
-                                const amq_options *o, void **i, amq_diag *g) {
-    return xf_load(&kinds[5], p, pl, d, l, v, o, i, g);
 }
 
 #define XOR_PARAMS "ways=3 (fixed; xor filters are 3-wise)"
 #define FUSE_PARAMS "ways=3 or 4 (segments per key, default 3)"
 
-/* Everything but name, id, summary, params and load is shared. */
+/* Everything but the info and the variant is shared. */
 #define XF_COMMON                                                              \
-    .create = t_create, .build = t_build, .destroy = t_destroy,                \
-    .add = t_add, .contains = t_contains, .contains_batch = t_batch,           \
-    .items = t_items, .size_bytes = t_size, .fpr_bound = t_bound,              \
-    .describe = t_describe, .curve_fpr = t_curve_fpr,                          \
-    .curve_bits = t_curve_bits, .params_size = t_params_size,                  \
-    .params_write = t_params_write, .payload_size = t_payload_size,            \
-    .payload_write = t_payload_write
+    .build = t_build, .load = t_load, .contains = t_contains,                  \
+    .contains_batch = t_batch, .fpr_bound = t_bound, .describe = t_describe,   \
+    .curve = t_curve, .params_write = t_params_write
 
 #define XF_INFO(nm, id, sum, prm)                                              \
     {.name = nm, .type_id = id, .caps = AMQ_CAP_STATIC, .summary = sum,        \
      .params = prm, .default_hash = AMQ_HASH_XXH3}
 
-const amq__type amq__type_xor8 = {
-    .info = XF_INFO("xor8", 104, "xor filter, 8-bit fingerprints (static)",
-                    XOR_PARAMS),
-    XF_COMMON, .load = t_load_xor8};
-const amq__type amq__type_xor16 = {
-    .info = XF_INFO("xor16", 105, "xor filter, 16-bit fingerprints (static)",
-                    XOR_PARAMS),
-    XF_COMMON, .load = t_load_xor16};
-const amq__type amq__type_xor32 = {
-    .info = XF_INFO("xor32", 106, "xor filter, 32-bit fingerprints (static)",
-                    XOR_PARAMS),
-    XF_COMMON, .load = t_load_xor32};
-const amq__type amq__type_fuse8 = {
-    .info = XF_INFO("fuse8", 107,
-                    "binary fuse filter, 8-bit fingerprints (static)",
-                    FUSE_PARAMS),
-    XF_COMMON, .load = t_load_fuse8};
-const amq__type amq__type_fuse16 = {
-    .info = XF_INFO("fuse16", 108,
-                    "binary fuse filter, 16-bit fingerprints (static)",
-                    FUSE_PARAMS),
-    XF_COMMON, .load = t_load_fuse16};
-const amq__type amq__type_fuse32 = {
-    .info = XF_INFO("fuse32", 109,
-                    "binary fuse filter, 32-bit fingerprints (static)",
-                    FUSE_PARAMS),
-    XF_COMMON, .load = t_load_fuse32};
+#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS)                             \
+    static const xf_kind kind_##NAME = {#NAME, FAM, WIDTH};                    \
+    const amq__type amq__type_##NAME = {                                       \
+        .info = XF_INFO(#NAME, AMQ__ID_##NAME, SUMMARY, PARAMS),               \
+        .variant = &kind_##NAME, XF_COMMON}
+
+XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)",
+        XOR_PARAMS);
+XF_TYPE(xor16, XF_XOR, 16, "xor filter, 16-bit fingerprints (static)",
+        XOR_PARAMS);
+XF_TYPE(xor32, XF_XOR, 32, "xor filter, 32-bit fingerprints (static)",
+        XOR_PARAMS);
+XF_TYPE(fuse8, XF_FUSE, 8, "binary fuse filter, 8-bit fingerprints (static)",
+        FUSE_PARAMS);
+XF_TYPE(fuse16, XF_FUSE, 16,
+        "binary fuse filter, 16-bit fingerprints (static)", FUSE_PARAMS);
+XF_TYPE(fuse32, XF_FUSE, 32,
+        "binary fuse filter, 32-bit fingerprints (static)", FUSE_PARAMS);

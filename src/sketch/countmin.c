@@ -48,9 +48,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "amq/bloom.h"
 #include "amq/sketch.h"
 #include "core/bits.h"
+#include "core/fpr.h"
 #include "core/mem.h"
 #include "filter/type.h"
 
@@ -59,15 +59,13 @@
 #define CMS_GOLDEN 0x9e3779b97f4a7c15ULL
 
 struct amq_cms {
-    amq__mem mem;
-    amq__block table; /* raw == NULL for a view */
+    amq__obj o;       /* o.items: N, the increments (saturating); o.table */
     uint8_t *cells;   /* depth rows of width cells of cbits bits, LE */
     uint64_t width;
     unsigned depth;
     unsigned cbits;
     bool conservative;
     uint64_t max;       /* 2^cbits - 1 */
-    uint64_t total;     /* N, saturating */
     uint64_t saturated; /* cells equal to max */
     uint64_t nonzero[AMQ_CMS_MAX_DEPTH];
 };
@@ -118,10 +116,6 @@ static size_t cell_count(const amq_cms *c) {
     return (size_t)(c->width * c->depth);
 }
 
-static size_t table_bytes(const amq_cms *c) {
-    return cell_count(c) * (c->cbits / 8);
-}
-
 /* Recount nonzero cells per row and saturated cells (after merge, load). */
 static void recount(amq_cms *c) {
     c->saturated = 0;
@@ -153,34 +147,26 @@ static bool shape_bytes(uint64_t width, unsigned depth, unsigned cbits,
 static amq_status alloc_cms(uint64_t width, unsigned depth, unsigned cbits,
                             bool conservative, const amq_options *opt,
                             const uint8_t *borrow, amq_cms **out) {
-    amq__mem mem;
     amq_cms *c;
     size_t bytes;
+    void *wr;
     if (width == 0 || depth == 0 || depth > AMQ_CMS_MAX_DEPTH ||
         !valid_bits(cbits))
         return AMQ_ERR_INVALID;
     if (!shape_bytes(width, depth, cbits, &bytes) || bytes > (SIZE_MAX >> 2))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    c = amq__zalloc(&mem, sizeof *c);
-    if (c == NULL)
-        return AMQ_ERR_NOMEM;
-    c->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *c, opt, (void **)&c));
     c->width = width;
     c->depth = depth;
     c->cbits = cbits;
     c->conservative = conservative;
     c->max = cbits == 32 ? UINT32_MAX : (UINT64_C(1) << cbits) - 1;
-    if (borrow != NULL) {
-        c->cells = (uint8_t *)borrow;
-    } else {
-        amq_status st = amq__block_alloc(&mem, bytes, 64, &c->table);
-        if (st != AMQ_OK) {
-            amq__free(&mem, c, sizeof *c);
-            return st;
-        }
-        c->cells = c->table.ptr;
+    amq_status st = amq__obj_table(&c->o, bytes, borrow, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&c->o);
+        return st;
     }
+    c->cells = borrow != NULL ? (uint8_t *)borrow : wr;
     *out = c;
     return AMQ_OK;
 }
@@ -223,14 +209,7 @@ amq_status amq_cms_new_error(double eps, double delta, unsigned counter_bits,
     return amq_cms_new(w, d, counter_bits, conservative, opt, out);
 }
 
-void amq_cms_free(amq_cms *c) {
-    if (c == NULL)
-        return;
-    amq__mem mem = c->mem;
-    if (c->table.raw != NULL)
-        amq__block_free(&mem, &c->table);
-    amq__free(&mem, c, sizeof *c);
-}
+void amq_cms_free(amq_cms *c) { amq__obj_free(c ? &c->o : NULL); }
 
 /* ---- updates and queries -------------------------------------------------- */
 
@@ -270,7 +249,7 @@ uint64_t amq_cms_incr(amq_cms *c, uint64_t h, uint64_t by) {
                                      : sat_add(val[r], by, c->max);
         set_cell(c, idx[r], r, val[r], v);
     }
-    c->total = sat_add(c->total, by, UINT64_MAX);
+    c->o.items = sat_add(c->o.items, by, UINT64_MAX);
     return target;
 }
 
@@ -321,7 +300,7 @@ amq_status amq_cms_merge(amq_cms *dst, const amq_cms *src) {
     size_t n = cell_count(dst);
     for (size_t i = 0; i < n; i++)
         cell_put(dst, i, sat_add(cell_get(dst, i), cell_get(src, i), dst->max));
-    dst->total = sat_add(dst->total, src->total, UINT64_MAX);
+    dst->o.items = sat_add(dst->o.items, src->o.items, UINT64_MAX);
     recount(dst);
     return AMQ_OK;
 }
@@ -331,7 +310,7 @@ unsigned amq_cms_depth(const amq_cms *c) { return c->depth; }
 unsigned amq_cms_counter_bits(const amq_cms *c) { return c->cbits; }
 uint64_t amq_cms_counter_max(const amq_cms *c) { return c->max; }
 bool amq_cms_conservative(const amq_cms *c) { return c->conservative; }
-uint64_t amq_cms_total(const amq_cms *c) { return c->total; }
+uint64_t amq_cms_total(const amq_cms *c) { return c->o.items; }
 uint64_t amq_cms_saturated(const amq_cms *c) { return c->saturated; }
 double amq_cms_epsilon(const amq_cms *c) { return M_E / (double)c->width; }
 double amq_cms_delta(const amq_cms *c) { return exp(-(double)c->depth); }
@@ -345,29 +324,19 @@ double amq_cms_fpr_bound(const amq_cms *c) {
 
 /* ---- the membership curve ------------------------------------------------- */
 
-/* FPR at `cells` cells per key with depth d: a partitioned Bloom filter. */
+/* FPR at `cells` cells per key with depth d: every row is one probe's
+ * slice, as in a partitioned Bloom filter. */
 static double fpr_cells(double cells, unsigned d) {
-    return amq_bloom_fpr(cells, 1.0, d);
+    return amq__fpr_probes(cells, d);
 }
 
 static unsigned best_depth(double cells) {
-    return amq_bloom_optimal_k(cells); /* <= 64 = AMQ_CMS_MAX_DEPTH */
+    return amq__best_probes(cells, AMQ_CMS_MAX_DEPTH);
 }
 
-/* Fewest cells per key reaching fpr with depth d (0: the best depth):
- * closed form for a fixed depth, bisection on the monotone envelope. */
+/* Fewest cells per key reaching fpr with depth d (0: the best depth). */
 static double cells_for(double fpr, unsigned d) {
-    if (d != 0)
-        return -(double)d / log1p(-pow(fpr, 1.0 / (double)d));
-    double lo = 0.5 * amq_bloom_bits_for_fpr(fpr), hi = 2.0 * lo + 2.0;
-    for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (fpr_cells(mid, best_depth(mid)) <= fpr)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return hi;
+    return amq__cells_for(fpr, d, AMQ_CMS_MAX_DEPTH);
 }
 
 static amq_status size_for(uint64_t capacity, double fpr, uint64_t *width,
@@ -444,81 +413,74 @@ static amq_status resolve_shape(const cms_spec *p, uint64_t capacity,
     return size_for(capacity, fpr, w, d);
 }
 
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     cms_spec p;
     uint64_t w = 0;
     unsigned d = 0;
+    amq_cms *c;
+    (void)self;
     memset(&p, 0, sizeof p);
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
     AMQ_RETURN_IF_ERR(resolve_shape(&p, capacity, fpr, &w, &d, diag));
-    return alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0, opt, NULL,
-                     (amq_cms **)impl);
+    AMQ_RETURN_IF_ERR(alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0,
+                                opt, NULL, &c));
+    *out = &c->o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_cms_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_cms_incr(impl, h, 1);
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_cms_incr((amq_cms *)o, h, 1);
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return contains(impl, h);
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return contains((const amq_cms *)o, h);
 }
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
-    contains_batch(impl, h, n, out);
+    contains_batch((const amq_cms *)o, h, n, out);
 }
-static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_cms_query(impl, h);
+static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq_cms_query((const amq_cms *)o, h);
     return AMQ_OK;
 }
-static amq_status t_merge(void *dst, const void *src, amq__merge_op op) {
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
     if (op != AMQ__UNION)
         return AMQ_ERR_UNSUPPORTED;
-    return amq_cms_merge(dst, src);
+    return amq_cms_merge((amq_cms *)dst, (const amq_cms *)src);
 }
-static uint64_t t_items(const void *impl) {
-    return ((const amq_cms *)impl)->total;
+static double t_bound(const amq__obj *o) {
+    return amq_cms_fpr_bound((const amq_cms *)o);
 }
-static size_t t_size(const void *impl) { return table_bytes(impl); }
-static double t_bound(const void *impl) { return amq_cms_fpr_bound(impl); }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_cms *c = impl;
-    int n = snprintf(buf, cap, "width=%llu,depth=%u,counter=%u,conservative=%u",
-                     (unsigned long long)c->width, c->depth, c->cbits,
-                     c->conservative ? 1u : 0u);
-    return n > 0 ? (size_t)n : 0;
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_cms *c = (const amq_cms *)o;
+    return amq__describe(buf, cap,
+                         "width=%llu,depth=%u,counter=%u,conservative=%u",
+                         (unsigned long long)c->width, c->depth, c->cbits,
+                         c->conservative ? 1u : 0u);
 }
 
 /* The curve reads counter= and a fixed depth (depth=, or delta=); the keys
  * that only size a sketch are accepted and do not change it. */
-static amq_status curve_spec(amq__spec *spec, unsigned *cbits, unsigned *d,
-                             amq_diag *diag) {
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
     cms_spec p;
+    (void)self;
     memset(&p, 0, sizeof p);
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
-    *cbits = (unsigned)p.cbits;
-    *d = p.has_depth ? (unsigned)p.depth : 0;
+    unsigned cbits = (unsigned)p.cbits;
+    unsigned d = p.has_depth ? (unsigned)p.depth : 0;
     if (!p.has_depth && p.has_delta)
-        *d = (unsigned)fmax(1.0, ceil(-log(p.delta)));
-    return AMQ_OK;
-}
-
-static amq_status t_curve_fpr(amq__spec *spec, double bpk, double *out,
-                              amq_diag *diag) {
-    unsigned cbits, d;
-    AMQ_RETURN_IF_ERR(curve_spec(spec, &cbits, &d, diag));
-    double cells = bpk / cbits;
-    *out = fpr_cells(cells, d ? d : best_depth(cells));
-    return AMQ_OK;
-}
-
-static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
-                               amq_diag *diag) {
-    unsigned cbits, d;
-    AMQ_RETURN_IF_ERR(curve_spec(spec, &cbits, &d, diag));
-    *out = cells_for(fpr, d) * cbits;
+        d = (unsigned)fmax(1.0, ceil(-log(p.delta)));
+    if (inverse) {
+        *out = cells_for(x, d) * cbits;
+    } else {
+        double cells = x / cbits;
+        *out = fpr_cells(cells, d ? d : best_depth(cells));
+    }
     return AMQ_OK;
 }
 
@@ -527,46 +489,43 @@ static amq_status t_curve_bits(amq__spec *spec, double fpr, double *out,
 #define PARAMS_LEN 32
 #define FLAG_CONSERVATIVE 0x1u
 
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_cms *c = impl;
-    amq__put_u64(p, c->width);
-    amq__put_u32(p + 8, c->depth);
-    amq__put_u32(p + 12, c->cbits);
-    amq__put_u32(p + 16, c->conservative ? FLAG_CONSERVATIVE : 0);
-    amq__put_u32(p + 20, 0);
-    amq__put_u64(p + 24, c->total);
-}
-static size_t t_payload_size(const void *impl) { return table_bytes(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    const amq_cms *c = impl;
-    memcpy(dst, c->cells, table_bytes(c));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_cms *c = (const amq_cms *)o;
+    amq__wr_u64(w, c->width);
+    amq__wr_u32(w, c->depth);
+    amq__wr_u32(w, c->cbits);
+    amq__wr_u32(w, c->conservative ? FLAG_CONSERVATIVE : 0);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, o->items);
 }
 
-static amq_status check_params(const uint8_t *p, size_t plen, size_t len,
-                               amq_diag *diag) {
-    uint64_t w = amq__get_u64(p);
-    uint32_t d = amq__get_u32(p + 8), bits = amq__get_u32(p + 12);
+typedef struct cms_shape {
+    uint64_t width, total;
+    uint32_t depth, bits, flags;
+    size_t at_total;
+} cms_shape;
+
+static amq_status read_params(amq__rd *r, size_t len, cms_shape *s) {
     size_t bytes;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "cms parameters: %zu "
-                         "bytes, expected %d", plen, PARAMS_LEN);
-    if (d == 0 || d > AMQ_CMS_MAX_DEPTH || !valid_bits(bits))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 72,
-                         "cms depth %u or counter width %u out of range", d,
-                         bits);
-    if ((amq__get_u32(p + 16) & ~FLAG_CONSERVATIVE) != 0 ||
-        amq__get_u32(p + 20) != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 80,
-                         "cms unknown flags or nonzero reserved field");
-    if (w == 0 || !shape_bytes(w, d, bits, &bytes) || bytes != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "cms %llu x %u cells of %u bits do not match a "
-                         "%zu-byte payload", (unsigned long long)w, d, bits,
-                         len);
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    size_t at_w = amq__rd_u64(r, &s->width);
+    size_t at_d = amq__rd_u32(r, &s->depth);
+    size_t at_bits = amq__rd_u32(r, &s->bits);
+    size_t at_flags = amq__rd_u32(r, &s->flags);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    s->at_total = amq__rd_u64(r, &s->total);
+    if (s->depth == 0 || s->depth > AMQ_CMS_MAX_DEPTH)
+        return amq__rd_bad(r, at_d, "depth %u out of range", s->depth);
+    if (!valid_bits(s->bits))
+        return amq__rd_bad(r, at_bits, "counter width %u out of range",
+                           s->bits);
+    if ((s->flags & ~FLAG_CONSERVATIVE) != 0)
+        return amq__rd_bad(r, at_flags, "unknown flags %#x", s->flags);
+    if (s->width == 0 || !shape_bytes(s->width, s->depth, s->bits, &bytes) ||
+        bytes != len)
+        return amq__rd_bad(r, at_w, "%llu x %u cells of %u bits do not match "
+                           "a %zu-byte payload", (unsigned long long)s->width,
+                           s->depth, s->bits, len);
     return AMQ_OK;
 }
 
@@ -574,39 +533,37 @@ static amq_status check_params(const uint8_t *p, size_t plen, size_t len,
 static bool counters_within(const amq_cms *c) {
     size_t n = cell_count(c);
     for (size_t i = 0; i < n; i++)
-        if (cell_get(c, i) > c->total)
+        if (cell_get(c, i) > c->o.items)
             return false;
     return true;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    cms_shape sh;
     amq_cms *c;
-    if (plen < PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "cms parameters: %zu "
-                         "bytes, expected %d", plen, PARAMS_LEN);
-    AMQ_RETURN_IF_ERR(check_params(p, plen, len, diag));
-    AMQ_RETURN_IF_ERR(alloc_cms(amq__get_u64(p), amq__get_u32(p + 8),
-                                amq__get_u32(p + 12),
-                                amq__get_u32(p + 16) & FLAG_CONSERVATIVE, opt,
+    (void)self;
+    AMQ_RETURN_IF_ERR(read_params(r, len, &sh));
+    AMQ_RETURN_IF_ERR(alloc_cms(sh.width, sh.depth, sh.bits,
+                                sh.flags & FLAG_CONSERVATIVE, opt,
                                 view ? payload : NULL, &c));
     if (!view)
         memcpy(c->cells, payload, len);
-    c->total = amq__get_u64(p + 24);
+    c->o.items = sh.total;
     if (!counters_within(c)) {
         amq_cms_free(c);
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 24,
-                         "cms counter above the total count");
+        return amq__rd_bad(r, sh.at_total, "a counter is above the total "
+                           "count");
     }
     recount(c);
-    *impl = c;
+    *out = &c->o;
     return AMQ_OK;
 }
 
 const amq__type amq__type_cms = {
     .info = {.name = "cms",
-             .type_id = 11,
+             .type_id = AMQ__ID_cms,
              .caps = AMQ_CAP_COUNT | AMQ_CAP_UNION,
              .summary = "Count-Min sketch (conservative update); contains = "
                         "estimate > 0",
@@ -618,21 +575,14 @@ const amq__type amq__type_cms = {
                        "probability fpr at capacity",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
     .contains_batch = t_batch,
     .count = t_count,
     .merge = t_merge,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve_fpr,
-    .curve_bits = t_curve_bits,
-    .params_size = t_params_size,
+    .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -66,8 +66,7 @@
 #define DECAY_TABLE 256
 
 struct amq_topk {
-    amq__mem mem;
-    amq__block table; /* buckets then heap slots; raw == NULL for a view */
+    amq__obj o; /* o.items: N, the increments; o.table: buckets then heap */
     uint8_t *buckets;
     uint8_t *heap;
     uint64_t width;
@@ -76,7 +75,6 @@ struct amq_topk {
     double decay, ln_decay;
     double decay_pow[DECAY_TABLE]; /* decay^-c for c < DECAY_TABLE */
     uint32_t size;
-    uint64_t total;
     uint64_t rng;
     amq_hasher hasher;
 };
@@ -206,19 +204,15 @@ static amq_status alloc_topk(unsigned k, uint64_t width, unsigned depth,
                              double decay, unsigned keylen,
                              const amq_options *opt, const uint8_t *borrow,
                              amq_topk **out) {
-    amq__mem mem;
     amq_topk *t;
     size_t bytes;
+    void *wr = NULL;
     AMQ_RETURN_IF_ERR(check_shape(k, width, depth, decay, keylen));
     keylen = round_keylen(keylen);
     if (!payload_bytes(k, width, depth, keylen, &bytes) ||
         bytes > (SIZE_MAX >> 2))
         return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    t = amq__zalloc(&mem, sizeof *t);
-    if (t == NULL)
-        return AMQ_ERR_NOMEM;
-    t->mem = mem;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *t, opt, (void **)&t));
     t->k = k;
     t->width = width;
     t->depth = depth;
@@ -230,13 +224,13 @@ static amq_status alloc_topk(unsigned k, uint64_t width, unsigned depth,
     t->slot = SLOT_HEAD + keylen;
     t->rng = TOPK_RNG_SEED;
     amq_status st = amq__hasher_from_options(opt, AMQ_HASH_XXH3, &t->hasher);
-    if (st == AMQ_OK && borrow == NULL)
-        st = amq__block_alloc(&mem, bytes, 64, &t->table);
+    if (st == AMQ_OK)
+        st = amq__obj_table(&t->o, bytes, borrow, &wr);
     if (st != AMQ_OK) {
-        amq__free(&mem, t, sizeof *t);
+        amq__obj_free(&t->o);
         return st;
     }
-    t->buckets = borrow != NULL ? (uint8_t *)borrow : t->table.ptr;
+    t->buckets = borrow != NULL ? (uint8_t *)borrow : wr;
     t->heap = t->buckets + bucket_bytes(t);
     *out = t;
     return AMQ_OK;
@@ -254,14 +248,7 @@ amq_status amq_topk_new(unsigned k, uint64_t width, unsigned depth,
     return alloc_topk(k, width, depth, decay, keylen, opt, NULL, out);
 }
 
-void amq_topk_free(amq_topk *t) {
-    if (t == NULL)
-        return;
-    amq__mem mem = t->mem;
-    if (t->table.raw != NULL)
-        amq__block_free(&mem, &t->table);
-    amq__free(&mem, t, sizeof *t);
-}
+void amq_topk_free(amq_topk *t) { amq__obj_free(t ? &t->o : NULL); }
 
 /* ---- the bucket update ---------------------------------------------------- */
 
@@ -369,7 +356,7 @@ static bool add_impl(amq_topk *t, uint64_t h, uint64_t by, const uint8_t *key,
         if (c > est)
             est = c;
     }
-    t->total = t->total > UINT64_MAX - by ? UINT64_MAX : t->total + by;
+    t->o.items = t->o.items > UINT64_MAX - by ? UINT64_MAX : t->o.items + by;
     return heap_offer(t, h, est, key, key_len, out);
 }
 
@@ -470,7 +457,7 @@ size_t amq_topk_list(const amq_topk *t, amq_topk_item *items, size_t cap) {
     return m;
 }
 
-uint64_t amq_topk_total(const amq_topk *t) { return t->total; }
+uint64_t amq_topk_total(const amq_topk *t) { return t->o.items; }
 size_t amq_topk_size(const amq_topk *t) { return t->size; }
 unsigned amq_topk_k(const amq_topk *t) { return t->k; }
 uint64_t amq_topk_width(const amq_topk *t) { return t->width; }
@@ -508,11 +495,13 @@ static amq_status read_spec(amq__spec *s, topk_spec *p, amq_diag *diag) {
 
 /* capacity and fpr do not size a top-k sketch (it is not a membership
  * filter); without them the spec must at least say k=. */
-static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
-                           const amq_options *opt, void **impl,
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     topk_spec p;
-    (void)fpr;
+    amq_topk *t;
+    (void)self, (void)fpr;
     memset(&p, 0, sizeof p);
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
     if (capacity == 0 && !p.has_k)
@@ -520,99 +509,90 @@ static amq_status t_create(amq__spec *spec, uint64_t capacity, double fpr,
                          "topk needs k= (the number of top items)");
     unsigned depth = (unsigned)p.depth;
     default_shape((unsigned)p.k, &p.width, &depth);
-    return alloc_topk((unsigned)p.k, p.width, depth, p.decay,
-                      (unsigned)p.keylen, opt, NULL, (amq_topk **)impl);
+    AMQ_RETURN_IF_ERR(alloc_topk((unsigned)p.k, p.width, depth, p.decay,
+                                 (unsigned)p.keylen, opt, NULL, &t));
+    *out = &t->o;
+    return AMQ_OK;
 }
 
-static void t_destroy(void *impl) { amq_topk_free(impl); }
-static amq_status t_add(void *impl, uint64_t h) {
-    amq_topk_add_hash(impl, h, NULL);
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    amq_topk_add_hash((amq_topk *)o, h, NULL);
     return AMQ_OK;
 }
-static bool t_contains(const void *impl, uint64_t h) {
-    return amq_topk_query(impl, h);
+/* A lookup reads only the heap (k slots, usually cached): the generic
+ * loop is the batch path. */
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_topk_query((const amq_topk *)o, h);
 }
-/* A lookup reads only the heap (k slots, usually cached): no prefetch. */
-static void t_batch(const void *impl, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    for (size_t i = 0; i < n; i++)
-        out[i] = amq_topk_query(impl, h[i]);
-}
-static amq_status t_count(const void *impl, uint64_t h, uint64_t *out) {
-    *out = amq_topk_count(impl, h);
+static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq_topk_count((const amq_topk *)o, h);
     return AMQ_OK;
-}
-static uint64_t t_items(const void *impl) {
-    return ((const amq_topk *)impl)->total;
-}
-static size_t t_size(const void *impl) {
-    const amq_topk *t = impl;
-    return bucket_bytes(t) + (size_t)t->k * t->slot;
 }
 /* A key never added is "in the top-k" only if its 64-bit hash equals one of
  * the listed hashes. */
-static double t_bound(const void *impl) {
-    return ldexp((double)((const amq_topk *)impl)->size, -64);
+static double t_bound(const amq__obj *o) {
+    return ldexp((double)((const amq_topk *)o)->size, -64);
 }
-static size_t t_describe(const void *impl, char *buf, size_t cap) {
-    const amq_topk *t = impl;
-    int n = snprintf(buf, cap, "k=%u,width=%llu,depth=%u,decay=%.17g,keylen=%u",
-                     t->k, (unsigned long long)t->width, t->depth, t->decay,
-                     t->keylen);
-    return n > 0 ? (size_t)n : 0;
-}
-
-/* Top-k has no false-positive curve: the allocation engine cannot size it. */
-static amq_status t_curve(amq__spec *spec, double x, double *out,
-                          amq_diag *diag) {
-    (void)spec;
-    (void)x;
-    (void)out;
-    return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
-                     "topk is not a membership filter: no FPR curve");
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_topk *t = (const amq_topk *)o;
+    return amq__describe(buf, cap,
+                         "k=%u,width=%llu,depth=%u,decay=%.17g,keylen=%u",
+                         t->k, (unsigned long long)t->width, t->depth,
+                         t->decay, t->keylen);
 }
 
 /* params: k u32 | depth u32 | width u64 | decay f64 | keylen u32 |
- * size u32 | total u64 | rng u64 */
+ * size u32 | total u64 | rng u64. Top-k has no false-positive curve (the
+ * allocation engine cannot size it): the type leaves curve NULL. */
 #define PARAMS_LEN 48
 
-static size_t t_params_size(const void *impl) {
-    (void)impl;
-    return PARAMS_LEN;
-}
-static void t_params_write(const void *impl, uint8_t *p) {
-    const amq_topk *t = impl;
-    amq__put_u32(p, t->k);
-    amq__put_u32(p + 4, t->depth);
-    amq__put_u64(p + 8, t->width);
-    amq__put_f64(p + 16, t->decay);
-    amq__put_u32(p + 24, t->keylen);
-    amq__put_u32(p + 28, t->size);
-    amq__put_u64(p + 32, t->total);
-    amq__put_u64(p + 40, t->rng);
-}
-static size_t t_payload_size(const void *impl) { return t_size(impl); }
-static void t_payload_write(const void *impl, uint8_t *dst) {
-    memcpy(dst, ((const amq_topk *)impl)->buckets, t_size(impl));
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_topk *t = (const amq_topk *)o;
+    amq__wr_u32(w, t->k);
+    amq__wr_u32(w, t->depth);
+    amq__wr_u64(w, t->width);
+    amq__wr_f64(w, t->decay);
+    amq__wr_u32(w, t->keylen);
+    amq__wr_u32(w, t->size);
+    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, t->rng);
 }
 
-static amq_status check_params(const uint8_t *p, size_t len, amq_diag *diag) {
-    uint32_t k = amq__get_u32(p), depth = amq__get_u32(p + 4);
-    uint32_t keylen = amq__get_u32(p + 24), size = amq__get_u32(p + 28);
-    uint64_t width = amq__get_u64(p + 8);
+typedef struct topk_shape {
+    uint32_t k, depth, keylen, size;
+    uint64_t width, total, rng;
+    double decay;
+    size_t at_total;
+} topk_shape;
+
+static amq_status read_params(amq__rd *r, size_t len, topk_shape *s) {
     size_t bytes;
-    if (check_shape(k, width, depth, amq__get_f64(p + 16), keylen) !=
-            AMQ_OK ||
-        keylen % 8 != 0)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "topk shape out of range (k %u, depth %u, keylen %u)",
-                         k, depth, keylen);
-    if (size > k)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64 + 28,
-                         "topk list of %u items exceeds k = %u", size, k);
-    if (!payload_bytes(k, width, depth, keylen, &bytes) || bytes != len)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "topk shape does not match a %zu-byte payload", len);
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    size_t at_k = amq__rd_u32(r, &s->k);
+    size_t at_depth = amq__rd_u32(r, &s->depth);
+    size_t at_width = amq__rd_u64(r, &s->width);
+    size_t at_decay = amq__rd_f64(r, &s->decay);
+    size_t at_keylen = amq__rd_u32(r, &s->keylen);
+    size_t at_size = amq__rd_u32(r, &s->size);
+    s->at_total = amq__rd_u64(r, &s->total);
+    amq__rd_u64(r, &s->rng);
+    if (s->k == 0 || s->k > AMQ_TOPK_MAX_K)
+        return amq__rd_bad(r, at_k, "k=%u out of range", s->k);
+    if (s->depth == 0 || s->depth > AMQ_TOPK_MAX_DEPTH)
+        return amq__rd_bad(r, at_depth, "depth %u out of range", s->depth);
+    if (!(s->decay > 1.0 && s->decay <= 100.0))
+        return amq__rd_bad(r, at_decay, "decay out of range");
+    if (s->keylen > AMQ_TOPK_MAX_KEYLEN || s->keylen % 8 != 0)
+        return amq__rd_bad(r, at_keylen, "keylen %u out of range",
+                           s->keylen);
+    if (s->size > s->k)
+        return amq__rd_bad(r, at_size, "list of %u items exceeds k = %u",
+                           s->size, s->k);
+    if (s->width == 0 ||
+        !payload_bytes(s->k, s->width, s->depth, s->keylen, &bytes) ||
+        bytes != len)
+        return amq__rd_bad(r, at_width, "shape does not match a %zu-byte "
+                           "payload", len);
     return AMQ_OK;
 }
 
@@ -628,7 +608,7 @@ static bool buckets_valid(const amq_topk *t) {
     size_t n = (size_t)(t->width * t->depth);
     for (size_t i = 0; i < n; i++) {
         const uint8_t *b = t->buckets + i * BUCKET_BYTES;
-        if ((b_count(b) == 0 && b_fp(b) != 0) || b_count(b) > t->total)
+        if ((b_count(b) == 0 && b_fp(b) != 0) || b_count(b) > t->o.items)
             return false;
     }
     return true;
@@ -638,7 +618,7 @@ static bool slot_valid(const amq_topk *t, size_t i) {
     const uint8_t *s = slot(t, i);
     uint64_t c = s_count(s);
     uint32_t st = s_stored(s);
-    if (c == 0 || c > t->total || st != stored_len(t, s_len(s)))
+    if (c == 0 || c > t->o.items || st != stored_len(t, s_len(s)))
         return false;
     if (!zero_bytes(s + SLOT_HEAD + st, t->keylen - st))
         return false;
@@ -655,7 +635,7 @@ static amq_status hashes_distinct(const amq_topk *t, bool *ok) {
     *ok = true;
     if (t->size < 2)
         return AMQ_OK;
-    uint64_t *h = amq__alloc(&t->mem, (size_t)t->size * sizeof *h);
+    uint64_t *h = amq__alloc(&t->o.mem, (size_t)t->size * sizeof *h);
     if (h == NULL)
         return AMQ_ERR_NOMEM;
     for (uint32_t i = 0; i < t->size; i++)
@@ -663,52 +643,55 @@ static amq_status hashes_distinct(const amq_topk *t, bool *ok) {
     qsort(h, t->size, sizeof *h, cmp_u64);
     for (uint32_t i = 1; i < t->size; i++)
         *ok = *ok && h[i] != h[i - 1];
-    amq__free(&t->mem, h, (size_t)t->size * sizeof *h);
+    amq__free(&t->o.mem, h, (size_t)t->size * sizeof *h);
     return AMQ_OK;
 }
 
-static amq_status check_contents(const amq_topk *t, amq_diag *diag) {
+/* Where an entry sits in the frame, for diagnostics. */
+static size_t entry_at(const amq_topk *t, const amq__rd *r, size_t i) {
+    return r->payload_at + (size_t)(slot(t, i) - t->buckets);
+}
+
+static amq_status check_contents(const amq_topk *t, const amq__rd *r,
+                                 const topk_shape *sh) {
     if (!buckets_valid(t))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "topk bucket inconsistent with the total count");
+        return amq__rd_bad(r, sh->at_total,
+                           "a bucket is inconsistent with the total count");
     for (size_t i = 0; i < t->k; i++) {
         bool ok = i < t->size ? slot_valid(t, i)
                               : zero_bytes(slot(t, i), t->slot);
         if (!ok)
-            return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                             "topk list entry %zu is inconsistent", i);
+            return amq__rd_bad(r, entry_at(t, r, i),
+                               "list entry %zu is inconsistent", i);
     }
     bool distinct;
     AMQ_RETURN_IF_ERR(hashes_distinct(t, &distinct));
     if (!distinct)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64,
-                         "topk list holds an item twice");
+        return amq__rd_bad(r, entry_at(t, r, 0), "the list holds an item "
+                           "twice");
     return AMQ_OK;
 }
 
-static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
-                         size_t len, bool view, const amq_options *opt,
-                         void **impl, amq_diag *diag) {
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    topk_shape sh;
     amq_topk *t;
-    if (plen != PARAMS_LEN)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "topk parameters: %zu "
-                         "bytes, expected %d", plen, PARAMS_LEN);
-    AMQ_RETURN_IF_ERR(check_params(p, len, diag));
-    AMQ_RETURN_IF_ERR(alloc_topk(amq__get_u32(p), amq__get_u64(p + 8),
-                                 amq__get_u32(p + 4), amq__get_f64(p + 16),
-                                 amq__get_u32(p + 24), opt,
-                                 view ? payload : NULL, &t));
+    (void)self;
+    AMQ_RETURN_IF_ERR(read_params(r, len, &sh));
+    AMQ_RETURN_IF_ERR(alloc_topk(sh.k, sh.width, sh.depth, sh.decay,
+                                 sh.keylen, opt, view ? payload : NULL, &t));
     if (!view)
         memcpy(t->buckets, payload, len);
-    t->size = amq__get_u32(p + 28);
-    t->total = amq__get_u64(p + 32);
-    t->rng = amq__get_u64(p + 40);
-    amq_status st = check_contents(t, diag);
+    t->size = sh.size;
+    t->o.items = sh.total;
+    t->rng = sh.rng;
+    amq_status st = check_contents(t, r, &sh);
     if (st != AMQ_OK) {
         amq_topk_free(t);
         return st;
     }
-    *impl = t;
+    *out = &t->o;
     return AMQ_OK;
 }
 
@@ -718,7 +701,7 @@ static amq_status t_load(const uint8_t *p, size_t plen, const uint8_t *payload,
 
 const amq__type amq__type_topk = {
     .info = {.name = "topk",
-             .type_id = 12,
+             .type_id = AMQ__ID_topk,
              .caps = TOPK_CAPS,
              .summary = "Top-K heavy hitters (HeavyKeeper); contains = in "
                         "the top-k list, not a membership filter",
@@ -728,20 +711,11 @@ const amq__type amq__type_topk = {
                        "kept per item (0-1024, default 64)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
-    .destroy = t_destroy,
+    .load = t_load,
     .add = t_add,
     .contains = t_contains,
-    .contains_batch = t_batch,
     .count = t_count,
-    .items = t_items,
-    .size_bytes = t_size,
     .fpr_bound = t_bound,
     .describe = t_describe,
-    .curve_fpr = t_curve,
-    .curve_bits = t_curve,
-    .params_size = t_params_size,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
-    .load = t_load,
 };

@@ -90,9 +90,13 @@ printf 'nothing-here-1\n' >one_absent
 : >empty
 
 # Every membership type (static ones are built from all keys at once;
-# sketches do not answer membership).
+# sketches do not answer membership; a forgetting filter promises only its
+# newest key, checked apart).
 types=$(awk '/^  [a-z]/ { name = $1 }
-             /capabilities:/ { if ($0 !~ /sketch/) print name }' types.txt)
+             /capabilities:/ { if ($0 !~ /sketch|forgets/) print name }' types.txt)
+forgetting=$(awk '/^  [a-z]/ { name = $1 }
+                  /capabilities:/ { if ($0 ~ /forgets/) print name }' types.txt)
+[ -n "$forgetting" ] && pass || fail "no forgetting type parsed from 'amq help types'"
 [ -n "$types" ] && pass || fail "no types parsed from 'amq help types'"
 
 # ---- build -> query for every type -------------------------------------------
@@ -109,6 +113,17 @@ for t in $types; do
         fail "$t: absent keys: exit $rc, $(cat out) of 10000 pass"; fi
     run 0 "info $t" "$AMQ" info "$t.amq"
     check "info $t names the type" has "type: *$t" out
+done
+
+for t in $forgetting; do
+    run 0 "build $t" "$AMQ" build --type "$t" --fpr 0.01 -o "$t.amq" keys
+    tail -n 1 keys >newest
+    run 0 "query $t finds the newest key" "$AMQ" query "$t.amq" newest
+    check "query $t prints the newest key" cmp -s out newest
+    "$AMQ" query --count "$t.amq" absent >out 2>err
+    rc=$?
+    if [ "$rc" -le 1 ] && [ "$(cat out)" -lt 400 ]; then pass; else
+        fail "$t: absent keys: exit $rc, $(cat out) of 10000 pass"; fi
 done
 
 # ---- query exit codes ---------------------------------------------------------
@@ -230,7 +245,7 @@ run 2 "demo with a bad --n" "$AMQ" demo --n 0
 # ---- demo -------------------------------------------------------------------------------------
 run 0 "demo --n 3000" "$AMQ" demo --n 3000
 check "demo prints the table header" has "| type | bits/key |" out
-for t in $types; do
+for t in $types $forgetting; do
     check "demo has a row for $t" has "^| $t |" out
 done
 run 0 "demo --type sbbf" "$AMQ" demo --n 1000 --type sbbf --fpr 0.05

@@ -63,31 +63,21 @@ static void reseal(uint8_t *buf, size_t len) {
 }
 
 /* A static type from the keys build() would add; eps is dropped when the
- * type's fixed width cannot meet it. */
+ * type's fixed width cannot meet it (the builder keeps its keys). */
 static amq_filter *build_static(const char *type, double eps, uint64_t keys,
                                 const amq_options *opt) {
-    amq_options o;
-    amq_hasher h;
+    amq_builder *b = NULL;
     amq_filter *f = NULL;
-    uint64_t *hs = malloc(keys ? keys * sizeof *hs : 1);
-    memset(&o, 0, sizeof o);
-    if (opt != NULL)
-        o = *opt;
-    amq_status st = hs ? amq_filter_resolve_hasher(type, &o, &h)
-                       : AMQ_ERR_NOMEM;
-    if (st == AMQ_OK) {
-        o.hash = h.kind;
-        o.hash_seed = h.seed;
-        o.hash_key = h.kind == AMQ_HASH_SIPHASH ? h.key : NULL;
-        for (uint64_t i = 0; i < keys; i++) {
-            uint64_t k = i * 0x9e3779b97f4a7c15ULL;
-            hs[i] = amq_hash64(&h, &k, sizeof k);
-        }
-        st = amq_filter_build(type, hs, (size_t)keys, eps, &o, &f, NULL);
-        if (st == AMQ_ERR_INVALID)
-            st = amq_filter_build(type, hs, (size_t)keys, 0.0, &o, &f, NULL);
+    amq_status st = amq_builder_new(type, opt, &b, NULL);
+    for (uint64_t i = 0; st == AMQ_OK && i < keys; i++) {
+        uint64_t k = i * 0x9e3779b97f4a7c15ULL;
+        st = amq_builder_add(b, &k, sizeof k);
     }
-    free(hs);
+    if (st == AMQ_OK)
+        st = amq_builder_finish(b, eps, &f, NULL);
+    if (st == AMQ_ERR_INVALID)
+        st = amq_builder_finish(b, 0.0, &f, NULL);
+    amq_builder_free(b);
     if (st != AMQ_OK) {
         fprintf(stderr, "gen_corpus: cannot build %s: %s\n", type,
                 amq_status_name(st));

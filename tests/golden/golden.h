@@ -26,7 +26,6 @@
 #include "amq/amq.h"
 
 #define GOLDEN_KEYS 100
-#define GOLDEN_CAPACITY 100
 #define GOLDEN_FPR 0.01
 
 typedef enum golden_variant { GOLDEN_DEFAULT, GOLDEN_SIPHASH } golden_variant;
@@ -42,29 +41,6 @@ static inline void golden_file_name(const char *type, golden_variant v,
     snprintf(buf, cap, "%s%s.amq", type, v == GOLDEN_SIPHASH ? "-siphash" : "");
 }
 
-/* A static type: hash the keys with the hasher the filter will have. */
-static inline amq_status golden_build_static(const char *type,
-                                             amq_options *opt,
-                                             amq_filter **out) {
-    amq_hasher h;
-    uint64_t hs[GOLDEN_KEYS];
-    amq_status st = amq_filter_resolve_hasher(type, opt, &h);
-    if (st != AMQ_OK)
-        return st;
-    opt->hash = h.kind;
-    opt->hash_seed = h.seed;
-    opt->hash_key = h.kind == AMQ_HASH_SIPHASH ? h.key : NULL;
-    for (size_t i = 0; i < GOLDEN_KEYS; i++) {
-        char k[32];
-        size_t len = golden_key(i, k);
-        hs[i] = amq_hash64(&h, k, len);
-    }
-    st = amq_filter_build(type, hs, GOLDEN_KEYS, GOLDEN_FPR, opt, out, NULL);
-    if (st == AMQ_ERR_INVALID)
-        st = amq_filter_build(type, hs, GOLDEN_KEYS, 0.0, opt, out, NULL);
-    return st;
-}
-
 static inline amq_status golden_build(const char *type, golden_variant v,
                                       amq_filter **out) {
     static const uint8_t key[AMQ_HASH_KEY_BYTES] = {
@@ -75,24 +51,22 @@ static inline amq_status golden_build(const char *type, golden_variant v,
         opt.hash = AMQ_HASH_SIPHASH;
         opt.hash_key = key;
     }
-    amq_filter *f = NULL;
-    const amq_type_info *ti = amq_filter_type_find(type);
-    if (ti != NULL && (ti->caps & AMQ_CAP_STATIC)) {
-        *out = NULL;
-        return golden_build_static(type, &opt, out);
-    }
-    amq_status st =
-        amq_filter_new(type, GOLDEN_CAPACITY, GOLDEN_FPR, &opt, &f, NULL);
+    /* Every type through a builder: a static one is built from the keys,
+     * a dynamic one sized for them (GOLDEN_KEYS) and filled in order;
+     * a fixed-width type that cannot reach GOLDEN_FPR at its own rate. */
+    amq_builder *b = NULL;
+    amq_status st = amq_builder_new(type, &opt, &b, NULL);
     for (size_t i = 0; st == AMQ_OK && i < GOLDEN_KEYS; i++) {
         char k[32];
         size_t len = golden_key(i, k);
-        st = amq_filter_add(f, k, len);
+        st = amq_builder_add(b, k, len);
     }
-    if (st != AMQ_OK) {
-        amq_filter_free(f);
-        f = NULL;
-    }
-    *out = f;
+    *out = NULL;
+    if (st == AMQ_OK)
+        st = amq_builder_finish(b, GOLDEN_FPR, out, NULL);
+    if (st == AMQ_ERR_INVALID)
+        st = amq_builder_finish(b, 0.0, out, NULL);
+    amq_builder_free(b);
     return st;
 }
 

@@ -17,13 +17,10 @@
 #include <string.h>
 
 #include "amq/quotient.h"
-
-/* Internal hooks (src/fingerprint/quotient.c): full invariant check, the
- * raw table, and how often an operation of a concurrent filter had to take
- * every region lock. */
-amq_status amq__qf_check(amq_qf *f);
-const uint8_t *amq__qf_table(const amq_qf *f, size_t *len);
-uint64_t amq__qf_widenings(const amq_qf *f);
+/* The internal hooks: amq__qf_check (full invariant check), amq__qf_table
+ * (the raw table), amq__qf_widenings (operations of a concurrent filter
+ * that took every region lock), select in a word. */
+#include "fingerprint/qf_impl.h"
 
 /* ---- a multiset of fingerprints: sorted array ---------------------------- */
 

@@ -10,6 +10,7 @@
  *   - the size handed to free/realloc is the size that was allocated;
  *   - an update that fails (add, union, intersect, remove — whichever
  *     allocate) leaves the filter byte-for-byte as it was.
+ * The builder (amq/builder.h) is a constructor too, for every type.
  * Static types (AMQ_CAP_STATIC) have no updates: for them the N-th
  * allocation fails inside amq_filter_build (from keys with and without
  * duplicates, so the sorted copy that removes duplicates is covered too),
@@ -151,6 +152,22 @@ static amq_status ctor_build(const void *arg, size_t len,
     return amq_filter_build(arg, oom_hashes, OOM_KEYS, 0.01, opt, out, NULL);
 }
 
+/* The builder: new, take the keys in two calls, finish, free. */
+static amq_status ctor_builder(const void *arg, size_t len,
+                               const amq_options *opt, amq_filter **out) {
+    amq_builder *b = NULL;
+    (void)len;
+    amq_status st = amq_builder_new(arg, opt, &b, NULL);
+    if (st == AMQ_OK)
+        st = amq_builder_add_hashes(b, oom_hashes, OOM_KEYS / 2);
+    for (size_t i = OOM_KEYS / 2; st == AMQ_OK && i < OOM_KEYS; i++)
+        st = amq_builder_add_hash(b, oom_hashes[i]);
+    if (st == AMQ_OK)
+        st = amq_builder_finish(b, 0.01, out, NULL);
+    amq_builder_free(b);
+    return st;
+}
+
 /* Fail allocation 1, 2, ... until the constructor succeeds. */
 static void ctor_case(const char *what, ctor_fn ctor, const void *arg,
                       size_t len) {
@@ -282,6 +299,9 @@ static void test_type(const amq_type_info *ti) {
     char what[128];
     snprintf(what, sizeof what, "%s new", ti->name);
     ctor_case(what, ctor_new, ti->name, 0);
+    fill_hashes(true);
+    snprintf(what, sizeof what, "%s builder", ti->name);
+    ctor_case(what, ctor_builder, ti->name, 0);
 
     /* A frame made with the ordinary allocator. */
     amq_filter *f = NULL, *g = NULL;
@@ -337,6 +357,9 @@ static void test_static_type(const amq_type_info *ti) {
         snprintf(what, sizeof what, "%s build%s", ti->name,
                  dup ? " with duplicates" : "");
         ctor_case(what, ctor_build, ti->name, 0);
+        snprintf(what, sizeof what, "%s builder%s", ti->name,
+                 dup ? " with duplicates" : "");
+        ctor_case(what, ctor_builder, ti->name, 0);
     }
     fill_hashes(false);
     amq_filter *f = NULL;

@@ -26,12 +26,7 @@
 #include <string.h>
 
 #include "amq/quotient.h"
-#include "qf_model.h"
-
-/* Internal hooks (src/fingerprint/quotient.c). */
-uint64_t amq__qf_select64_scalar(uint64_t x, unsigned k);
-uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k);
-bool amq__qf_have_pdep(void);
+#include "qf_model.h" /* with the internal hooks of fingerprint/qf_impl.h */
 
 /* ---- select -------------------------------------------------------------- */
 

@@ -215,21 +215,33 @@ typedef struct blob {
     size_t len;
 } blob;
 
-static bool save_blob(const void *impl, blob *b) {
+static bool save_blob(const amq__obj *impl, blob *b) {
     const amq__type *ty = &amq__type_topk;
-    b->plen = ty->params_size(impl);
-    b->len = ty->payload_size(impl);
+    amq__wr w = {NULL, 0};
+    ty->params_write(impl, &w);
+    b->plen = w.pos;
+    b->len = impl->table_bytes; /* the type saves its table as it is */
     b->payload = aligned_alloc(64, (b->len + 63) / 64 * 64);
     if (b->plen > sizeof b->params || b->payload == NULL)
         return false;
-    ty->params_write(impl, b->params);
-    ty->payload_write(impl, b->payload);
+    w = (amq__wr){b->params, 0};
+    ty->params_write(impl, &w);
+    memcpy(b->payload, impl->table, b->len);
     return true;
 }
 
-static amq_status load_blob(const blob *b, bool view, void **out) {
-    return amq__type_topk.load(b->params, b->plen, b->payload, b->len, view,
-                               NULL, out, NULL);
+static amq_status load_raw(const uint8_t *params, size_t plen,
+                           const uint8_t *payload, size_t len, bool view,
+                           amq__obj **out) {
+    static const amq_options opt;
+    amq__rd r;
+    amq__rd_init(&r, params, plen, 80, "topk", NULL);
+    return amq__type_topk.load(&amq__type_topk, &r, payload, len, view, &opt,
+                               out);
+}
+
+static amq_status load_blob(const blob *b, bool view, amq__obj **out) {
+    return load_raw(b->params, b->plen, b->payload, b->len, view, out);
 }
 
 static bool same_blob(const blob *a, const blob *b) {
@@ -242,27 +254,26 @@ static bool same_blob(const blob *a, const blob *b) {
 static void corrupt(blob *b, uint8_t *at, const void *bytes, size_t n,
                     const char *what) {
     uint8_t save[16];
-    void *impl = NULL;
+    amq__obj *impl = NULL;
     memcpy(save, at, n);
     memcpy(at, bytes, n);
     amq_status st = load_blob(b, false, &impl);
     CHECK_MSG(st == AMQ_ERR_CORRUPT, "%s: %s", what, amq_status_name(st));
-    if (impl != NULL)
-        amq__type_topk.destroy(impl);
+    amq__obj_free(impl);
     memcpy(at, save, n);
 }
 
 static void test_frames(void) {
     check_seed = 4;
     amq__spec spec;
-    void *impl = NULL, *back = NULL, *view = NULL;
+    amq__obj *impl = NULL, *back = NULL, *view = NULL;
     CHECK_OK(amq__spec_parse("topk:k=4,width=16,depth=2,keylen=8", &spec,
                              NULL));
-    CHECK_OK(amq__type_topk.create(&spec, 0, 0, &(amq_options){0}, &impl,
-                                   NULL));
+    CHECK_OK(amq__type_topk.create(&amq__type_topk, &spec, 0, 0,
+                                   &(amq_options){0}, &impl, NULL));
     if (impl == NULL)
         return;
-    amq_topk *t = impl;
+    amq_topk *t = (amq_topk *)impl;
     uint64_t rng = 4;
     static const char *names[] = {"a", "bb", "ccc", "a-much-longer-name"};
     for (int j = 0; j < 400; j++) {
@@ -288,7 +299,7 @@ static void test_frames(void) {
     /* The loaded sketch continues exactly as the original (same rng). */
     for (int j = 0; j < 100; j++) {
         amq_topk_add_hash(t, (uint64_t)j * 77, NULL);
-        amq_topk_add_hash(back, (uint64_t)j * 77, NULL);
+        amq_topk_add_hash((amq_topk *)back, (uint64_t)j * 77, NULL);
     }
     free(b.payload);
     free(c.payload);
@@ -327,25 +338,20 @@ static void test_frames(void) {
             done |= 2;
         }
     }
-    void *tmp = NULL;
-    CHECK_STATUS(amq__type_topk.load(a.params, 40, a.payload, a.len, false,
-                                     NULL, &tmp, NULL),
+    amq__obj *tmp = NULL;
+    CHECK_STATUS(load_raw(a.params, 40, a.payload, a.len, false, &tmp),
                  AMQ_ERR_CORRUPT);
-    CHECK_STATUS(amq__type_topk.load(a.params, a.plen, a.payload, a.len - 8,
-                                     false, NULL, &tmp, NULL),
+    CHECK_STATUS(load_raw(a.params, a.plen, a.payload, a.len - 8, false, &tmp),
                  AMQ_ERR_CORRUPT);
     CHECK_OK(load_blob(&a, false, &tmp)); /* every edit was undone */
-    if (tmp != NULL)
-        amq__type_topk.destroy(tmp);
+    amq__obj_free(tmp);
 out:
     free(a.payload);
     free(b.payload);
     free(c.payload);
-    if (back != NULL)
-        amq__type_topk.destroy(back);
-    if (view != NULL)
-        amq__type_topk.destroy(view);
-    amq__type_topk.destroy(impl);
+    amq__obj_free(back);
+    amq__obj_free(view);
+    amq__obj_free(impl);
 }
 
 static void test_args(void) {

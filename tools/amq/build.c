@@ -4,16 +4,14 @@
  *
  * With --capacity the filter exists before the first key and keys are added
  * as they are read. Without it the filter is sized for the number of keys,
- * which is known only at the end of the input, so keys are hashed first into
- * an array of u64 (8 bytes a key, whatever the key length) and added with
- * amq_filter_add_hash afterwards. The hasher must be the filter's own:
- * amq_filter_resolve_hasher gives the type's default hash and, for keyed
- * hashing, a random key; the filter is then created with exactly that
- * hasher in its options.
+ * which is known only at the end of the input: an amq_builder takes them
+ * (8 bytes a key, whatever the key length) and builds the filter at the
+ * end, with the hasher it resolved at the start (for keyed hashing, the
+ * random key drawn here).
  *
  * Static types (xor, fuse, ribbon: AMQ_CAP_STATIC) cannot take keys one at
- * a time: they are always built from the whole array of hashes with
- * amq_filter_build (duplicates are fine), so --capacity does not apply.
+ * a time: they are always built from every key at once, sized for the
+ * distinct keys, so --capacity does not apply.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +32,6 @@ typedef struct build_ctx {
     amq_options opt;
     uint8_t key[AMQ_HASH_KEY_BYTES];
     amq_filter *filter;
-    uint64_t *hashes;
-    size_t n, cap;
 } build_ctx;
 
 enum {
@@ -225,25 +221,8 @@ static int build_streaming(build_ctx *c, cli_keys *k)
     return r == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-static bool push_hash(build_ctx *c, uint64_t h)
-{
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 4096;
-        uint64_t *nh = ncap > SIZE_MAX / 16
-                           ? NULL
-                           : realloc(c->hashes, ncap * sizeof *nh);
-        if (nh == NULL) {
-            cli_error("out of memory after %zu keys", c->n);
-            return false;
-        }
-        c->hashes = nh;
-        c->cap = ncap;
-    }
-    c->hashes[c->n++] = h;
-    return true;
-}
-
-static int read_hashes(build_ctx *c, cli_keys *k, const amq_hasher *hasher)
+/* Every key into the builder. */
+static int read_keys(const build_ctx *c, amq_builder *b, cli_keys *k)
 {
     cli_progress p;
     cli_progress_init(&p, "reading", 0);
@@ -251,7 +230,10 @@ static int read_hashes(build_ctx *c, cli_keys *k, const amq_hasher *hasher)
     size_t len;
     int r;
     while ((r = cli_keys_next(k, &key, &len)) == 1) {
-        if (!push_hash(c, amq_hash64(hasher, key, len))) {
+        if (amq_builder_add(b, key, len) != AMQ_OK) {
+            cli_error("%s: out of memory after %llu keys",
+                      c->o.input ? c->o.input : "<stdin>",
+                      (unsigned long long)amq_builder_count(b));
             r = -1;
             break;
         }
@@ -261,79 +243,48 @@ static int read_hashes(build_ctx *c, cli_keys *k, const amq_hasher *hasher)
     return r == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-static bool same_hasher(const amq_hasher *a, const amq_hasher *b)
+static int finish_error(const build_ctx *c, amq_status st,
+                        const amq_diag *d)
 {
-    if (a->kind != b->kind || a->seed != b->seed)
-        return false;
-    return a->kind != AMQ_HASH_SIPHASH ||
-           memcmp(a->key, b->key, AMQ_HASH_KEY_BYTES) == 0;
-}
-
-static int add_hashes(build_ctx *c)
-{
-    cli_progress p;
-    cli_progress_init(&p, "adding", c->n);
-    for (size_t i = 0; i < c->n; i++) {
-        amq_status st = amq_filter_add_hash(c->filter, c->hashes[i]);
-        if (st != AMQ_OK) {
-            cli_progress_done(&p);
-            return add_status(c, NULL, (uint64_t)i + 1, st);
-        }
-        cli_progress_tick(&p, (uint64_t)i + 1);
+    if (st == AMQ_ERR_FULL) {
+        cli_error("%s: key %llu: %s after %llu keys; nothing written",
+                  c->o.input ? c->o.input : "<stdin>",
+                  (unsigned long long)d->offset + 1, amq_strerror(st),
+                  (unsigned long long)d->offset);
+        return CLI_EXIT_ERR;
     }
-    cli_progress_done(&p);
-    return CLI_EXIT_OK;
-}
-
-/* A static type: one amq_filter_build over every hash. */
-static int build_static(build_ctx *c)
-{
-    amq_diag diag;
-    memset(&diag, 0, sizeof diag);
-    amq_status st = amq_filter_build(c->o.spec, c->hashes, c->n, c->o.fpr,
-                                     &c->opt, &c->filter, &diag);
-    if (st == AMQ_OK)
-        return CLI_EXIT_OK;
     size_t len = strlen("building ''") + strlen(c->o.spec) + 1;
     char *what = malloc(len);
     if (what != NULL)
         snprintf(what, len, "building '%s'", c->o.spec);
-    cli_status_error(what ? what : "build", st, &diag);
+    cli_status_error(what ? what : "build", st, d);
     free(what);
+    if (c->o.fpr == 0.0 && st == AMQ_ERR_SPEC)
+        cli_error("hint: give --fpr E unless the spec has explicit "
+                  "parameters (e.g. bloom:m=BITS,k=K)");
     return CLI_EXIT_ERR;
 }
 
-/* No --capacity: hash every key first, then size for their count (or, for
- * a static type, build from them). */
+/* No --capacity: the builder takes every key, then sizes the filter for
+ * their number (a static type: for the distinct keys). */
 static int build_sized(build_ctx *c, cli_keys *k)
 {
-    amq_hasher hasher;
-    int rc;
-    if (amq_filter_resolve_hasher(c->o.spec, &c->opt, &hasher) != AMQ_OK) {
-        amq_filter *f = NULL; /* new_filter explains what is wrong */
-        rc = new_filter(c, 1, &f);
-        amq_filter_free(f);
-        return rc != CLI_EXIT_OK ? rc : CLI_EXIT_ERR;
-    }
-    if ((rc = read_hashes(c, k, &hasher)) != CLI_EXIT_OK)
-        return rc;
-    c->opt.hash = hasher.kind;
-    c->opt.hash_seed = hasher.seed;
-    c->opt.hash_key = hasher.kind == AMQ_HASH_SIPHASH ? hasher.key : NULL;
-    if (spec_is_static(c->o.spec))
-        rc = build_static(c);
-    else
-        rc = new_filter(c, c->n > 0 ? (uint64_t)c->n : 1, &c->filter);
-    bool same = rc == CLI_EXIT_OK &&
-                same_hasher(amq_filter_hasher(c->filter), &hasher);
-    memset(&hasher, 0, sizeof hasher);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (!same) {
-        cli_error("internal error: the filter did not take the given hasher");
+    amq_builder *b = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_builder_new(c->o.spec, &c->opt, &b, &d);
+    if (st != AMQ_OK) {
+        cli_status_error("--type", st, &d);
         return CLI_EXIT_ERR;
     }
-    return spec_is_static(c->o.spec) ? CLI_EXIT_OK : add_hashes(c);
+    int rc = read_keys(c, b, k);
+    if (rc == CLI_EXIT_OK) {
+        st = amq_builder_finish(b, c->o.fpr, &c->filter, &d);
+        if (st != AMQ_OK)
+            rc = finish_error(c, st, &d);
+    }
+    amq_builder_free(b);
+    return rc;
 }
 
 /* ---- output -------------------------------------------------------------- */
@@ -401,7 +352,6 @@ int cli_cmd_build(int argc, char **argv)
     if (rc == CLI_EXIT_OK)
         rc = save(&c);
     amq_filter_free(c.filter);
-    free(c.hashes);
     memset(c.key, 0, sizeof c.key);
     return rc;
 }

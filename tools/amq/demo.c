@@ -46,6 +46,8 @@ typedef struct demo_data {
 typedef struct demo_row {
     double bits_per_key, measured, bound;
     double hash_ns, insert_ns, query_ns, batch_ns;
+    bool forgets;     /* AMQ_CAP_FORGETS: only the newest key is promised */
+    size_t forgotten; /* present keys no longer reported (forgets only)   */
 } demo_row;
 
 enum { OPT_N = 1, OPT_FPR, OPT_SEED, OPT_TYPE };
@@ -195,7 +197,9 @@ static void query_batch(const amq_filter *f, demo_data *d, uint8_t *out,
         *ns = ns_per(cli_now() - t, 2 * d->n);
 }
 
-/* Zero false negatives, batch == scalar, and the measured rate. */
+/* Zero false negatives (for a forgetting type: the newest key is there,
+ * and the forgotten ones are counted), batch == scalar, and the measured
+ * rate. */
 static bool check_answers(const char *name, const demo_data *d, demo_row *r)
 {
     size_t fn = 0, fp = 0, differ = 0;
@@ -207,6 +211,10 @@ static bool check_answers(const char *name, const demo_data *d, demo_row *r)
             fp += d->scalar[i] != 0;
     }
     r->measured = (double)fp / (double)d->n;
+    if (r->forgets) {
+        r->forgotten = fn;
+        fn = d->scalar[d->n - 1] == 0;
+    }
     if (fn != 0)
         cli_error("demo: %s: %zu FALSE NEGATIVES among %zu present keys", name,
                   fn, d->n);
@@ -312,30 +320,27 @@ static bool run_type(const char *spec, const demo_opts *o, demo_data *d,
     return ok;
 }
 
-/* A static type: hash with the resolved hasher, then one build. */
+/* A static type: a builder hashes the keys (with the hasher the filter
+ * will have), then builds once. */
 static bool build_static(const char *spec, const demo_opts *o, demo_data *d,
                          demo_row *r, amq_filter **f)
 {
     amq_diag diag;
-    amq_hasher h;
-    amq_options opt;
+    amq_builder *b = NULL;
     memset(&diag, 0, sizeof diag);
-    memset(&opt, 0, sizeof opt);
-    amq_status st = amq_filter_resolve_hasher(spec, NULL, &h);
+    amq_status st = amq_builder_new(spec, NULL, &b, &diag);
     if (st != AMQ_OK)
-        return report(spec, "resolve hasher", st, NULL);
-    opt.hash = h.kind;
-    opt.hash_seed = h.seed;
-    opt.hash_key = h.kind == AMQ_HASH_SIPHASH ? h.key : NULL;
+        return report(spec, "builder", st, &diag);
     double t = cli_now();
     for (size_t i = 0; i < 2 * d->n; i++)
-        d->hashes[i] = amq_hash64(&h, d->keys + 8 * i, 8);
+        d->hashes[i] = amq_builder_hash(b, d->keys + 8 * i, 8);
     r->hash_ns = ns_per(cli_now() - t, 2 * d->n);
+    st = amq_builder_add_hashes(b, d->hashes, d->n);
     t = cli_now();
-    st = amq_filter_build(spec, d->hashes, d->n, o->fpr, &opt, f, &diag);
-    if (st == AMQ_ERR_INVALID)
-        st = amq_filter_build(spec, d->hashes, d->n, 0.0, &opt, f, &diag);
+    if (st == AMQ_OK)
+        st = amq_builder_finish(b, o->fpr, f, &diag);
     r->insert_ns = ns_per(cli_now() - t, d->n);
+    amq_builder_free(b);
     return st == AMQ_OK || report(spec, "build", st, &diag);
 }
 
@@ -385,6 +390,15 @@ static bool has_cap(const char *spec, uint32_t cap)
     return t != NULL && (t->caps & cap) != 0;
 }
 
+/* A forgetting type's note: how much of the stream it still holds. */
+static void print_forgetting(const char *name, const demo_row *r, size_t n)
+{
+    printf("|   (%s forgets old keys by design: %zu of the %zu keys "
+           "(%.1f%%) are still reported after the stream) |\n",
+           name, n - r->forgotten, n,
+           100.0 * (double)(n - r->forgotten) / (double)n);
+}
+
 /* One spec: a table row; false on failure. */
 static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
 {
@@ -396,10 +410,13 @@ static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
                spec);
         return true;
     }
+    r.forgets = has_cap(spec, AMQ_CAP_FORGETS);
     bool ok = has_cap(spec, AMQ_CAP_STATIC) ? run_static(spec, o, d, &r)
                               : run_type(spec, o, d, &r);
     if (ok)
         print_row(spec, &r, log2(1.0 / o->fpr));
+    if (ok && r.forgets)
+        print_forgetting(spec, &r, d->n);
     return ok;
 }
 

@@ -217,6 +217,7 @@ static void print_caps(FILE *out, uint32_t caps)
         {AMQ_CAP_UNION, "union"},       {AMQ_CAP_INTERSECT, "intersect"},
         {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
         {AMQ_CAP_STATIC, "static"},     {AMQ_CAP_SKETCH, "sketch"},
+        {AMQ_CAP_FORGETS, "forgets"},
     };
     const char *sep = "";
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -1,0 +1,341 @@
+/*
+ * qf_frame.c — a quotient filter from a frame, validated in full before it
+ * is used (a crafted frame with a valid checksum must not make a query read
+ * out of bounds: every invariant of qf_impl.h is checked), and the generic
+ * interface of "qf" and "cqf" (one set of callbacks; the variant is the
+ * counting mode).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "fingerprint/qf_codec.h"
+#include "filter/type.h"
+
+/* ---- validation of loaded tables ----------------------------------------- */
+
+/* AMQ_ERR_CORRUPT about slot `at`, located at its block in the frame's
+ * payload (r may be NULL: a live filter's self-check). */
+static amq_status corrupt(const amq_qf *f, const amq__rd *r, const char *what,
+                          uint64_t at) {
+    if (r == NULL)
+        return AMQ_ERR_CORRUPT;
+    return amq__rd_bad(r, r->payload_at + (size_t)(at / 64) * f->bsize,
+                       "%s at slot %llu", what, (unsigned long long)at);
+}
+
+/* Every group of run [rs, re) decodes, is canonical and increases. */
+static amq_status check_run(amq_qf *f, uint64_t rs, uint64_t re,
+                            const amq__rd *r) {
+    uint64_t pos = rs, prev = 0, tmp[QF_MAX_GROUP];
+    bool first = true;
+    while (pos < re) {
+        group g;
+        if (!decode(f, pos, re, &g))
+            return corrupt(f, r, "undecodable counter", pos);
+        if (!first && g.x <= prev)
+            return corrupt(f, r, "remainders out of order", pos);
+        if (f->counting) {
+            unsigned n = encode(f, g.x, g.count, tmp);
+            if (n != g.len)
+                return corrupt(f, r, "non-canonical counter", pos);
+            for (unsigned i = 0; i < n; i++)
+                if (slot_get(f, pos + i) != tmp[i])
+                    return corrupt(f, r, "non-canonical counter", pos);
+        }
+        if (__builtin_add_overflow(f->o.items, g.count, &f->o.items))
+            return corrupt(f, r, "count overflow", pos);
+        f->distinct++;
+        f->used += g.len;
+        prev = g.x;
+        first = false;
+        pos += g.len;
+    }
+    return AMQ_OK;
+}
+
+static amq_status check_free(const amq_qf *f, uint64_t from, uint64_t to,
+                             const amq__rd *r) {
+    for (uint64_t i = from; i < to; i++)
+        if (slot_get(f, i) != 0)
+            return corrupt(f, r, "non-zero free slot", i);
+    return AMQ_OK;
+}
+
+amq_status amq__qf_validate(amq_qf *f, const amq__rd *r) {
+    uint64_t runs = 0, ends = 0, prev = 0, t = 0;
+    for (uint64_t b = 0; b < f->nblocks; b++) {
+        uint64_t occ = occ_word(f, b);
+        if (b * 64 >= f->nslots && occ != 0)
+            return corrupt(f, r, "occupied bit past the home slots", b * 64);
+        runs += amq__popcount64(occ);
+        ends += amq__popcount64(rend_word(f, b));
+    }
+    if (runs != ends)
+        return corrupt(f, r, "run ends do not match occupied bits", 0);
+    f->o.items = f->distinct = f->used = 0;
+    for (uint64_t q = next_occupied(f, 0, f->nslots); q < f->nslots;
+         q = next_occupied(f, q + 1, f->nslots)) {
+        uint64_t rs = q > prev ? q : prev;
+        uint64_t re = select_rend(f, rs, 1, f->nblocks);
+        if (re >= f->tslots)
+            return corrupt(f, r, "run without an end", rs);
+        AMQ_RETURN_IF_ERR(check_free(f, prev, rs, r));
+        AMQ_RETURN_IF_ERR(check_run(f, rs, re + 1, r));
+        prev = re + 1;
+    }
+    AMQ_RETURN_IF_ERR(check_free(f, prev, f->tslots, r));
+    if (off_get(f, 0) != 0)
+        return corrupt(f, r, "bad offset", 0);
+    for (uint64_t k = 1; k < f->nblocks; k++) {
+        t = next_off(f, k - 1, t, f->nblocks);
+        if (t == QF_NOWHERE || off_get(f, k) != (t < QF_OFF_SAT ? t : QF_OFF_SAT))
+            return corrupt(f, r, "bad offset", k * 64);
+    }
+    return AMQ_OK;
+}
+
+/* For tests: full invariant check of a live filter (counters included). */
+amq_status amq__qf_check(amq_qf *f) {
+    uint64_t items = f->o.items, distinct = f->distinct, used = f->used;
+    amq_status st = amq__qf_validate(f, NULL);
+    if (st == AMQ_OK && (f->o.items != items || f->distinct != distinct ||
+                         f->used != used))
+        st = AMQ_ERR_CORRUPT;
+    f->o.items = items;
+    f->distinct = distinct;
+    f->used = used;
+    return st;
+}
+
+/* ---- the generic interface ----------------------------------------------- */
+
+/* The variant: qf and cqf differ only in the counting mode. */
+typedef struct qf_mode {
+    const char *name;
+    bool counting;
+    unsigned rmin;
+} qf_mode;
+
+static const qf_mode mode_qf = {"qf", false, 1};
+static const qf_mode mode_cqf = {"cqf", true, QF_MIN_RBITS_CQF};
+
+typedef struct qf_spec {
+    uint64_t q, slots, r, conc;
+    bool has_q, has_slots, has_r, has_conc;
+} qf_spec;
+
+static amq_status read_spec(amq__spec *spec, const qf_mode *m, qf_spec *p,
+                            amq_diag *diag) {
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &p->q, &p->has_q, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
+                                    &p->slots, &p->has_slots, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS,
+                                    &p->r, &p->has_r, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &p->conc,
+                                    &p->has_conc, diag));
+    if (p->has_q && p->has_slots)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
+    if (p->has_slots && p->slots % 64 != 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "slots=%llu is not a multiple of 64",
+                         (unsigned long long)p->slots);
+    return AMQ_OK;
+}
+
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
+                           amq_diag *diag) {
+    const qf_mode *m = self->variant;
+    qf_spec p = {0};
+    uint64_t n = 0;
+    unsigned rr = 0;
+    amq_options o2 = *opt;
+    amq_qf *f;
+    AMQ_RETURN_IF_ERR(read_spec(spec, m, &p, diag));
+    if (p.conc)
+        o2.flags |= AMQ_OPT_CONCURRENT;
+    if ((!p.has_q && !p.has_slots) || !p.has_r) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "%s needs a capacity and fpr, or q= (or slots=) "
+                             "and r=", m->name);
+        amq_status st = amq__qf_size_for(capacity, fpr, &n, &rr);
+        if (st != AMQ_OK)
+            return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
+                             (unsigned long long)capacity, fpr);
+    }
+    if (p.has_q)
+        n = UINT64_C(1) << p.q;
+    else if (p.has_slots)
+        n = p.slots;
+    if (p.has_r)
+        rr = (unsigned)p.r;
+    else if (rr < m->rmin)
+        rr = m->rmin;
+    amq_status st = amq__qf_alloc(n, rr, m->counting, &o2, NULL, &f);
+    if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
+        return amq__diag(diag, st, 0, "%llu slots of %u bits: %s",
+                         (unsigned long long)n, rr,
+                         st == AMQ_ERR_OVERFLOW ? "too large"
+                                                : "invalid shape");
+    AMQ_RETURN_IF_ERR(st);
+    *out = &f->o;
+    return AMQ_OK;
+}
+
+static void t_destroy(amq__obj *o) { amq_qf_free((amq_qf *)o); }
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    return amq__qf_insert((amq_qf *)o, h, 1);
+}
+static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                              size_t *done) {
+    return amq_qf_insert_batch((amq_qf *)o, h, n, done);
+}
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_qf_contains((const amq_qf *)o, h);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_qf_contains_batch((const amq_qf *)o, h, n, out);
+}
+static amq_status t_remove(amq__obj *o, uint64_t h) {
+    return amq__qf_remove((amq_qf *)o, h, 1);
+}
+static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = amq_qf_count((const amq_qf *)o, h);
+    return AMQ_OK;
+}
+static amq_status t_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
+    if (op != AMQ__UNION)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq_qf_merge_into((amq_qf *)dst, (const amq_qf *)src);
+}
+static double t_bound(const amq__obj *o) {
+    return amq_qf_fpr_bound((const amq_qf *)o);
+}
+/* The shape only: concurrent mode is how this process uses the table (a
+ * loaded frame gets it from the load options), not part of the frame. */
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_qf *f = (const amq_qf *)o;
+    if ((f->nslots & (f->nslots - 1)) == 0)
+        return amq__describe(buf, cap, "q=%u,r=%u", amq__qf_ceil_log2(f->nslots),
+                             f->rbits);
+    return amq__describe(buf, cap, "slots=%llu,r=%u",
+                         (unsigned long long)f->nslots, f->rbits);
+}
+
+/* The family's curve: a filter at its maximum load a = 0.95 spends
+ * (r + 2.125) / a bits per key and has fpr a * 2^-r; r taken as real.
+ * concurrent= does not change it and is accepted, so any valid spec has a
+ * curve. */
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    uint64_t conc;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL,
+                                    diag));
+    double meta = amq_qf_metadata_bits_per_slot();
+    if (inverse) {
+        double r = log2(AMQ_QF_MAX_LOAD / x);
+        *out = (r + meta) / AMQ_QF_MAX_LOAD;
+    } else {
+        double p = AMQ_QF_MAX_LOAD * exp2(-(AMQ_QF_MAX_LOAD * x - meta));
+        *out = p < 1.0 ? p : 1.0;
+    }
+    return AMQ_OK;
+}
+
+/* params: N u64 | r u8 | width u8 | mode u8 (1 = counting) | reserved u8 |
+ * reserved u32 | items u64 */
+#define PARAMS_LEN 24
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_qf *f = (const amq_qf *)o;
+    amq__wr_u64(w, f->nslots);
+    amq__wr_u32(w, (uint32_t)f->rbits | (uint32_t)f->width << 8 |
+                       (f->counting ? 1u : 0u) << 16);
+    amq__wr_u32(w, 0);
+    amq__wr_u64(w, o->items);
+}
+
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    const qf_mode *m = self->variant;
+    uint64_t n, items;
+    uint32_t shape;
+    size_t bytes;
+    amq_qf *f;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    size_t at_n = amq__rd_u64(r, &n);
+    size_t at_shape = amq__rd_u32(r, &shape);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    amq__rd_u64(r, &items);
+    unsigned rbits = shape & 0xff, width = (shape >> 8) & 0xff;
+    unsigned mode = (shape >> 16) & 0xff;
+    if (width != rbits)
+        return amq__rd_bad(r, at_shape + 1, "slot width %u with %u-bit "
+                           "remainders", width, rbits);
+    if (mode != (m->counting ? 1u : 0u))
+        return amq__rd_bad(r, at_shape + 2, "mode %u is not %s's", mode,
+                           m->name);
+    if ((shape >> 24) != 0)
+        return amq__rd_bad(r, at_shape + 3, "reserved field is not zero");
+    if (amq__qf_check_shape(n, rbits, m->counting) != AMQ_OK)
+        return amq__rd_bad(r, at_shape, "%u-bit remainders with %llu slots",
+                           rbits, (unsigned long long)n);
+    if (amq__qf_table_bytes(n, rbits, &bytes) != AMQ_OK || bytes != len)
+        return amq__rd_bad(r, at_n, "%llu slots of %u bits do not match a "
+                           "%zu-byte payload", (unsigned long long)n, rbits,
+                           len);
+    AMQ_RETURN_IF_ERR(amq__qf_alloc(n, rbits, m->counting, opt,
+                               view ? payload : NULL, &f));
+    if (!view)
+        memcpy(f->data, payload, len);
+    amq_status st = amq__qf_validate(f, r);
+    if (st == AMQ_OK && f->o.items != items)
+        st = amq__rd_bad(r, r->payload_at, "item count %llu does not match "
+                         "the table", (unsigned long long)items);
+    if (st != AMQ_OK) {
+        amq_qf_free(f);
+        return st;
+    }
+    *out = &f->o;
+    return AMQ_OK;
+}
+
+#define QF_PARAMS                                                              \
+    "q=LOG2_SLOTS (6-56), slots=HOME_SLOTS (multiple of 64, instead of q), "   \
+    "r=REMAINDER_BITS (default ceil(log2(1/fpr))), "                          \
+    "concurrent=1 (per-region locks: add, remove and queries from many "     \
+    "threads; as AMQ_OPT_CONCURRENT)"
+
+#define QF_CALLBACKS                                                           \
+    .create = t_create, .load = t_load, .destroy = t_destroy, .add = t_add,   \
+    .add_batch = t_add_batch, .contains = t_contains,                         \
+    .contains_batch = t_batch, .remove = t_remove, .count = t_count,          \
+    .merge = t_merge, .fpr_bound = t_bound, .describe = t_describe,           \
+    .curve = t_curve, .params_write = t_params_write
+
+const amq__type amq__type_qf = {
+    .info = {.name = "qf",
+             .type_id = AMQ__ID_qf,
+             .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_UNION |
+                     AMQ_CAP_CONCURRENT,
+             .summary = "rank-and-select quotient filter (copies per key)",
+             .params = QF_PARAMS,
+             .default_hash = AMQ_HASH_XXH3},
+    .variant = &mode_qf,
+    QF_CALLBACKS};
+
+const amq__type amq__type_cqf = {
+    .info = {.name = "cqf",
+             .type_id = AMQ__ID_cqf,
+             .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_UNION |
+                     AMQ_CAP_CONCURRENT,
+             .summary = "counting quotient filter (variable-length counters)",
+             .params = QF_PARAMS,
+             .default_hash = AMQ_HASH_XXH3},
+    .variant = &mode_cqf,
+    QF_CALLBACKS};

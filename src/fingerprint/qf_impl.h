@@ -1,0 +1,205 @@
+/*
+ * qf_impl.h — the rank-and-select quotient filter (qf) and, in counting
+ * mode, the counting quotient filter (cqf): the table, and what its files
+ * share.
+ *
+ * Files: qf_block.h/.c  blocks, slots, word moves, rank and select;
+ *        qf_codec.h     the cqf counter encoding of a group;
+ *        qf_lock.h/.c   the per-region locks of concurrent mode;
+ *        qf_ops.c       insert, remove and lookup (one key or a batch);
+ *        quotient.c     construction, merge, resize, enumeration;
+ *        qf_frame.c     validation of loaded tables, the generic interface.
+ *
+ * Papers: Bender et al., "Don't thrash: how to cache your hash on flash"
+ * (VLDB 2012) for the quotient filter; Pandey, Bender, Johnson, Patro, "A
+ * general-purpose counting filter: making every bit count" (SIGMOD 2017) for
+ * the rank/select metadata, the counter encoding and the per-region locks.
+ * All are re-derived here; the code and the exact encoding are our own.
+ *
+ * Fingerprints. A 64-bit hash h becomes f = floor(h * N * 2^r / 2^64): the
+ * quotient Q = f >> r is the high word of h*N (multiply-shift, so N need not
+ * be a power of two) and the remainder R = f mod 2^r is the top r bits of the
+ * low word. f is monotone in h, so "fingerprint order" is hash order, and
+ * doubling N while dropping one remainder bit leaves every f unchanged:
+ * resize needs no keys.
+ *
+ * Layout. T = N + E slots (E = min(N, 128) overflow slots past the last
+ * home slot) in blocks of 64; block b is 17 + 8w bytes (w = slot width):
+ *
+ *   +--------+---------------+---------------+---------------------------+
+ *   | off u8 | occupieds u64 | runends u64   | 64 slots x w bits, packed |
+ *   +--------+---------------+---------------+---------------------------+
+ *
+ *   occupieds bit j : some key has quotient 64b + j
+ *   runends bit j   : slot 64b + j ends a run
+ *   off             : min(255, slots of block b used by runs of quotients
+ *                     < 64b), the "offset"; 255 means "look back".
+ *
+ * The slot width w is the remainder width today; a maplet (later issue)
+ * stores w = r + v bits, remainder above value, and reuses the shifting.
+ *
+ * Invariants (checked in full on load, qf_frame.c):
+ *   - the keys with quotient Q form one run; runs appear in quotient order
+ *     and run Q starts at max(Q, end of the previous run): clusters have no
+ *     holes, so the layout is a function of the stored multiset;
+ *   - inside a run, groups of equal remainders in strictly increasing order;
+ *     qf: a group is c copies of R; cqf: the counter encoding below;
+ *   - slots outside every run hold 0; runends has one bit per run;
+ *   - every offset equals min(255, recomputed offset).
+ *
+ * Rank/select. end(x) = first slot after the runs of quotients <= x (at
+ * least 64*block(x)): take the block's offset o, count d occupied quotients
+ * in [64b, x], and select the d-th run end at or after 64b + o. Run Q spans
+ * [max(Q, end(Q-1)), end(Q)), both read from Q's own block. A slot i is
+ * free iff end(i) <= i. Select in a word uses PDEP+TZCNT when the CPU has
+ * BMI2 (checked at run time), else a portable byte scan; tests compare them.
+ *
+ * Updates open or close one slot at a time, and each is a word-level shift:
+ * inserting a slot at P shifts the stretch [P, F) (F the first free slot)
+ * up by one slot — per block, the w 64-bit words of the slots shifted by w
+ * bits and the runends word by one bit, the top slot carried into the next
+ * block — and adds one to the offsets of blocks (block(Q), block(F)]. A
+ * removal shifts [P+1, S) down (S = the first slot after P that is free or
+ * starts a run at its home) and subtracts one from the offsets below S.
+ *
+ * Fast paths (the common case at any load up to 95%): locate_block finds
+ * run Q and r's place from Q's block words alone (two selects), and when
+ * the free slot is in the same block, open_in_block shifts, sets the bits
+ * and writes r with that block's words loaded once; no offset changes.
+ * Anything else takes the general path (run_of, find_in_run, first_free,
+ * open_slot). The hot operations are compiled twice from the same inline
+ * code, once for any CPU and once with POPCNT/BMI2 (chosen at run time).
+ * AMQ_OPT_SCALAR turns off BMI2 and every fast path: the slot-by-slot
+ * moves and general lookups are the reference, and the model tests run a
+ * reference twin beside each filter and require identical bytes.
+ *
+ * cqf counter encoding (group of remainder x with count c, M = 2^r):
+ *   c = 1: x            c = 2: x x
+ *   c >= 3, x > 0: x [0] d_1..d_k x — digits of c-3 in base M-2, most
+ *       significant first, written as symbols in 1..M-1 skipping x; the 0
+ *       marker is present iff the first symbol exceeds x (a slot after x
+ *       that is below x announces a counter, since remainders increase);
+ *   c >= 3, x = 0: 0 d_1..d_k 0 0 — digits of c-3 in base M-1 as symbols
+ *       1..M-1. The pair "0 0" after non-zero symbols never occurs in a
+ *       later group (their 0 marker is followed by a non-zero symbol).
+ *   k >= 1 and there are no leading zero digits, so the encoding is unique
+ *   and c takes 2 + k (+1) slots: O(log c / r).
+ *
+ * Concurrent mode (AMQ_OPT_CONCURRENT or spec concurrent=1). The table is
+ * cut into regions of QF_REGION_BLOCKS blocks, one spin lock each. Every
+ * operation on quotient Q reads and writes only blocks at or after
+ * block(Q) (run bounds come from Q's own block; a saturated offset looks
+ * back, but only inside the locked window). It locks region(Q) and the
+ * next region, in increasing order, and works inside that window of
+ * 2 regions (>= 4096 slots past Q). If anything it must read or write lies
+ * outside — a shift stretch past the window, or a saturated offset whose
+ * look-back leaves it — it has changed nothing yet: it drops its locks,
+ * takes every region lock in increasing order (the global fallback) and
+ * starts again. Since a writer holds the lock of every region it touches
+ * and a reader of every region it reads, and all locks are taken in
+ * increasing order, operations are serialisable and deadlock-free. Item
+ * counters are atomic. Queries take the same locks, so they may run beside
+ * updates; merge, resize, iteration and saving need the filter quiet.
+ *
+ * Failure modes: AMQ_ERR_FULL when the slots an insert needs would run past
+ * the table (checked before anything moves); removes of absent keys
+ * AMQ_ERR_NOT_FOUND; merges and resizes build aside and swap, so a failure
+ * leaves the filter as it was. Loading validates everything above, so a
+ * crafted frame with a valid checksum cannot make a query read out of bounds.
+ */
+#ifndef AMQ_SRC_FINGERPRINT_QF_IMPL_H
+#define AMQ_SRC_FINGERPRINT_QF_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq/quotient.h"
+#include "core/bits.h"
+#include "core/obj.h"
+
+#define QF_HDR 17u          /* offset byte + occupieds + runends */
+#define QF_OFF_SAT 255u
+#define QF_MAX_GROUP 72u    /* longest cqf group: 2 + 64 digits + marker */
+#define QF_MIN_RBITS_CQF 2u
+#define QF_PREFETCH 16      /* batch queries: keys prefetched ahead */
+#define QF_INSERT_AHEAD 8   /* batch inserts: keys prefetched ahead */
+#define QF_REGION_BLOCKS 64u /* concurrent mode: blocks per lock region */
+#define QF_NOWHERE UINT64_MAX
+#define QF_COLD __attribute__((noinline, cold))
+
+struct amq_qf {
+    amq__obj o;       /* o.items: copies held; o.table_bytes: nblocks * bsize
+                         (the owned block has 16 bytes of padding more) */
+    uint8_t *data;
+    uint64_t nslots;  /* N: home slots (quotients) */
+    uint64_t tslots;  /* T = N + E */
+    uint64_t nblocks; /* T / 64 */
+    size_t bsize;     /* 17 + 8 * width */
+    unsigned rbits;
+    unsigned width;   /* slot bits (rbits + value bits; value bits = 0) */
+    uint64_t rmask;
+    uint64_t wmask;   /* 2^width - 1 */
+    uint64_t fast_blocks; /* block-local fast paths serve blocks below */
+    bool counting;
+    bool use_pdep;
+    bool scalar;      /* AMQ_OPT_SCALAR: reference slot moves too */
+    bool concurrent;
+    uint8_t *locks;   /* concurrent mode: one spin lock per region */
+    uint64_t nregions;
+    uint64_t widenings; /* operations that took every lock (tests) */
+    uint64_t distinct; /* D: distinct fingerprints */
+    uint64_t used;     /* slots in use */
+};
+
+/* Counters (items, distinct, used) are atomic in concurrent mode. */
+static inline uint64_t ctr_get(const uint64_t *c) {
+    return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static inline void ctr_add(const amq_qf *f, uint64_t *c, uint64_t v) {
+    if (f->concurrent)
+        __atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+    else
+        *c += v;
+}
+
+typedef struct group {
+    uint64_t x, count, len;
+} group;
+
+/* ---- across the files ---------------------------------------------------- */
+
+/* quotient.c: a zeroed filter of n home slots (a multiple of 64) of r-bit
+ * remainders, reading `borrow` (read-only) when given. */
+amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
+                         const amq_options *opt, const uint8_t *borrow,
+                         amq_qf **out);
+/* quotient.c: n and r for capacity keys at fpr. */
+amq_status amq__qf_size_for(uint64_t capacity, double fpr, uint64_t *n,
+                            unsigned *r);
+/* quotient.c: the shape checks and table size behind amq__qf_alloc. */
+amq_status amq__qf_check_shape(uint64_t n, unsigned r, bool counting);
+amq_status amq__qf_table_bytes(uint64_t n, unsigned w, size_t *out);
+unsigned amq__qf_ceil_log2(uint64_t n);
+
+/* qf_ops.c: k more / fewer copies of hash h (k >= 1). */
+amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k);
+amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k);
+
+/* qf_frame.c: every invariant of a table (counters recomputed); r gives
+ * the diagnostic (NULL: status only). */
+struct amq__rd;
+amq_status amq__qf_validate(amq_qf *f, const struct amq__rd *r);
+
+/* For tests. qf_block.c: select in a word, portable and PDEP, and whether
+ * the CPU has BMI2. qf_frame.c: a full invariant check of a live filter.
+ * quotient.c: operations that took every lock; the raw table. */
+uint64_t amq__qf_select64_scalar(uint64_t x, unsigned k);
+uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k);
+bool amq__qf_have_pdep(void);
+amq_status amq__qf_check(amq_qf *f);
+uint64_t amq__qf_widenings(const amq_qf *f);
+const uint8_t *amq__qf_table(const amq_qf *f, size_t *len);
+
+#endif

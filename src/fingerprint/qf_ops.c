@@ -1,0 +1,551 @@
+/*
+ * qf_ops.c — inserting, removing and counting one key of a quotient
+ * filter, and the batches: locate the key's run and group (from its block
+ * alone when it can), open or close slots a word at a time, fix the
+ * offsets, all inside the window the locks allow (qf_impl.h has the
+ * layout, the fast paths and the locking protocol).
+ */
+#include <string.h>
+
+#include "fingerprint/qf_codec.h"
+
+/* ---- locating a remainder ------------------------------------------------ */
+
+typedef struct spot {
+    uint64_t rs, re;  /* run [rs, re); re == rs if the run is empty */
+    uint64_t pos;     /* the group's first slot, or the insertion point */
+    group g;          /* g.count == 0 if r is absent */
+    bool run;         /* run q exists */
+} spot;
+
+/* Bounds of run q, read from q's block onward: it starts at
+ * max(q, end(q - 1)) and ends at the next run end. false if they lie past
+ * the window. */
+static bool run_of(const amq_qf *f, uint64_t q, const qwin *w, spot *s) {
+    uint64_t b = q >> 6, occ = occ_word(f, b), o, st;
+    unsigned j = (unsigned)(q & 63);
+    if (!true_off(f, b, w, &o))
+        return false;
+    uint64_t d = popcnt(f, occ & ((1ULL << j) - 1));
+    st = b * 64 + o;
+    if (d > 0) {
+        st = select_rend(f, st, d, w->hib);
+        if (st >= w->hib * 64)
+            return false;
+        st++;
+    }
+    s->rs = st > q ? st : q;
+    s->run = (occ >> j) & 1;
+    s->re = s->rs;
+    if (s->run) {
+        uint64_t e = next_rend(f, s->rs, w->hib);
+        if (e >= w->hib * 64)
+            return false;
+        s->re = e + 1;
+    }
+    return true;
+}
+
+/* Find remainder r's group in the run s (bounds set): s->g, or the
+ * insertion point s->pos with s->g.count == 0. */
+static void find_in_run(const amq_qf *f, uint64_t r, spot *s) {
+    s->pos = s->rs;
+    s->g = (group){r, 0, 0};
+    if (!f->counting) {
+        uint64_t p = s->rs, v = 0, n = 1;
+        while (p < s->re && (v = slot_get(f, p)) < r)
+            p++;
+        s->pos = p;
+        if (p >= s->re || v != r)
+            return;
+        while (p + n < s->re && slot_get(f, p + n) == r)
+            n++;
+        s->g = (group){r, n, n};
+        return;
+    }
+    while (s->pos < s->re) {
+        group g;
+        if (!decode_cqf(f, s->pos, s->re, &g) || g.x > r)
+            return;
+        if (g.x == r) {
+            s->g = g;
+            return;
+        }
+        s->pos += g.len;
+    }
+}
+
+/* The common case of locating r in run q, read from q's block alone:
+ * the block's offset o < 64 and the run (or the place of a new one) lies
+ * in the block, at block-local slots [st, en): st after the d-th run end
+ * at or after o (d = quotients of the block below q), en after the next.
+ * A qf run is sorted; a cqf run is used only while its slots strictly
+ * increase up to r and none is 0, which means every group there has count
+ * 1 (a counter for x > 0, and "x x", repeat or decrease at once; one for
+ * x = 0 starts with 0). Fills s as run_of and
+ * find_in_run would; false when it cannot (the caller takes that path).
+ * Unaligned 8-byte slot reads stay inside the table: the caller excludes
+ * the last block (a borrowed table has no padding) and widths over 56. */
+static inline bool locate_block(const amq_qf *f, uint64_t q, uint64_t r,
+                                spot *s) {
+    const uint8_t *b = blk(f, q >> 6), *p = b + QF_HDR;
+    unsigned j = (unsigned)(q & 63), o = b[0], wd = f->width;
+    uint64_t occ = amq__get_u64(b + 1), base = q - j, v = 0, prev = 0, k;
+    uint64_t ends = amq__get_u64(b + 9) & (~0ULL << (o & 63));
+    uint64_t d = popcnt(f, occ & ((1ULL << j) - 1)), run = (occ >> j) & 1;
+    if (o >= 64 || popcnt(f, ends) < d + run)
+        return false;
+    uint64_t st = d > 0 ? select64(f, ends, (unsigned)(d - 1)) + 1 : o;
+    st = st > j ? st : j;
+    uint64_t en = run ? select64(f, ends, (unsigned)d) + 1 : st;
+    for (k = st; k < en; k++) {
+        uint64_t bit = k * wd;
+        v = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
+        if (v >= r)
+            break;
+        if (f->counting && (v == 0 || (k > st && v <= prev)))
+            return false; /* may be a counter ("0 d .. 0 0" rises) */
+        prev = v;
+    }
+    *s = (spot){base + st, base + en, base + k, {r, 0, 0}, run != 0};
+    if (k == en || v > r)
+        return true;
+    if (f->counting) {
+        if (r == 0)
+            return false; /* "0 d .. 0 0" counters need decoding */
+        uint64_t nx = k + 1 < en ? slot_get(f, base + k + 1) : r + 1;
+        if (nx < r)
+            return false; /* a counter */
+        s->g = nx == r ? (group){r, 2, 2} : (group){r, 1, 1};
+        return true;
+    }
+    uint64_t n = 1;
+    while (k + n < en && slot_get(f, base + k + n) == r)
+        n++;
+    s->g = (group){r, n, n};
+    return true;
+}
+
+/* Run q and r's group (or place) in s: the block-local fast path, else
+ * run_of and find_in_run; false if that lies past the window. */
+static inline bool locate(const amq_qf *f, uint64_t q, uint64_t r,
+                          const qwin *w, spot *s) {
+    if ((q >> 6) < f->fast_blocks && locate_block(f, q, r, s))
+        return true;
+    if (!run_of(f, q, w, s))
+        return false;
+    find_in_run(f, r, s);
+    return true;
+}
+
+/* ---- counters -------------------------------------------------------------- */
+
+/* k more items, or AMQ_ERR_OVERFLOW past 2^64 - 1 (nothing counted). */
+static amq_status items_reserve(amq_qf *f, uint64_t k) {
+    uint64_t old = ctr_get(&f->o.items);
+    if (!f->concurrent) {
+        if (old > UINT64_MAX - k)
+            return AMQ_ERR_OVERFLOW;
+        f->o.items = old + k;
+        return AMQ_OK;
+    }
+    do {
+        if (old > UINT64_MAX - k)
+            return AMQ_ERR_OVERFLOW;
+    } while (!__atomic_compare_exchange_n(&f->o.items, &old, old + k, true,
+                                          __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return AMQ_OK;
+}
+
+/* ---- opening and closing one slot ------------------------------------------ */
+
+/* One slot was opened for quotient q and the cluster shifted up to the
+ * free slot e: blocks (block(q), block(e)] have one more slot of earlier
+ * runs in them (a saturated offset stays saturated). */
+static void offsets_up(amq_qf *f, uint64_t q, uint64_t e) {
+    for (uint64_t b = (q >> 6) + 1; b <= e >> 6; b++) {
+        unsigned o = off_get(f, b);
+        if (o < QF_OFF_SAT)
+            blk(f, b)[0] = (uint8_t)(o + 1);
+    }
+}
+
+/* One slot of run q was removed and the cluster shifted down up to s:
+ * blocks (block(q), block(s - 1)] have one slot fewer. A saturated offset
+ * is recomputed from its predecessor's new true offset (the caller made
+ * sure the window allows it). */
+static void offsets_down(amq_qf *f, uint64_t q, uint64_t s, const qwin *w) {
+    uint64_t t = QF_NOWHERE;
+    for (uint64_t b = (q >> 6) + 1; b <= (s - 1) >> 6; b++) {
+        unsigned o = off_get(f, b);
+        if (o < QF_OFF_SAT) {
+            t = o > 0 ? o - 1 : 0;
+        } else {
+            if (t == QF_NOWHERE && !true_off(f, b - 1, w, &t))
+                t = QF_NOWHERE;
+            if (t != QF_NOWHERE)
+                t = next_off(f, b - 1, t, w->hib);
+        }
+        off_set(f, b, t);
+    }
+}
+
+/* Any saturated offset in blocks [b0, b1]? */
+static bool saturated_in(const amq_qf *f, uint64_t b0, uint64_t b1) {
+    for (uint64_t b = b0; b <= b1; b++)
+        if (off_get(f, b) == QF_OFF_SAT)
+            return true;
+    return false;
+}
+
+typedef enum open_kind { OPEN_NEW_RUN, OPEN_APPEND, OPEN_INSIDE } open_kind;
+
+/* A slot at p joins run q (a new run, its new last slot, or inside it);
+ * e is the first free slot at or after p. */
+static void open_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t e,
+                      open_kind kind) {
+    shift_up(f, p, e);
+    if (kind == OPEN_NEW_RUN) {
+        occ_put(f, q, true);
+        rend_put(f, p, true);
+    } else if (kind == OPEN_APPEND) {
+        rend_put(f, p - 1, false);
+        rend_put(f, p, true);
+    } else {
+        rend_put(f, p, false);
+    }
+    offsets_up(f, q, e);
+}
+
+/* open_slot when the stretch [p, e) lies in q's block (block-local p < e
+ * < 64 or p == e), followed by writing r into the new slot: the common
+ * insert, with the block's words loaded and stored once. */
+static inline void open_in_block(amq_qf *f, uint64_t q, uint64_t p,
+                                 uint64_t e, open_kind kind, uint64_t r) {
+    uint8_t *b = blk(f, q >> 6);
+    uint64_t occ = amq__get_u64(b + 1), ends = amq__get_u64(b + 9);
+    uint64_t bit = p * f->width;
+    if (e > p) {
+        uint64_t m = span_mask(p + 1, e + 1);
+        bits_up(b + QF_HDR, bit, e * f->width, f->width);
+        ends = (ends & ~m) | ((ends << 1) & m);
+    }
+    if (kind == OPEN_NEW_RUN)
+        occ |= 1ULL << (q & 63), ends |= 1ULL << p;
+    else if (kind == OPEN_APPEND)
+        ends = (ends & ~(1ULL << (p - 1))) | (1ULL << p);
+    else
+        ends &= ~(1ULL << p);
+    amq__put_u64(b + 1, occ);
+    amq__put_u64(b + 9, ends);
+    uint8_t *at = b + QF_HDR + (bit >> 3);
+    uint64_t m = f->wmask << (bit & 7), x = amq__get_u64(at);
+    amq__put_u64(at, (x & ~m) | ((r << (bit & 7)) & m));
+}
+
+/* Slot p of run s (quotient q) goes; s_end is stretch_end(p). */
+static void close_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t s_end,
+                       spot *s, const qwin *w) {
+    if (p == s->re - 1) {
+        if (p == s->rs)
+            occ_put(f, q, false);
+        else
+            rend_put(f, p - 1, true);
+    }
+    shift_down(f, p, s_end);
+    s->re--;
+    offsets_down(f, q, s_end, w);
+}
+
+/* ---- insert, remove, count inside a window --------------------------------- */
+
+static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
+                            qwin *w) {
+    uint64_t newc, ln, g, p, e[QF_MAX_GROUP], found = 0;
+    spot s;
+    if (!locate(f, q, r, w, &s))
+        return need_more(w);
+    if (__builtin_add_overflow(s.g.count, k, &newc) ||
+        ctr_get(&f->o.items) > UINT64_MAX - k)
+        return AMQ_ERR_OVERFLOW;
+    if (!f->counting && newc > f->tslots)
+        return AMQ_ERR_FULL;
+    if (!f->counting && k > QF_MAX_GROUP)
+        return AMQ_ERR_UNSUPPORTED; /* copies: one slot each */
+    ln = group_len(f, r, newc);
+    g = ln - s.g.len; /* lengths grow with the count */
+    if (ln < s.g.len || g > QF_MAX_GROUP)
+        return AMQ_ERR_FULL;
+    p = s.pos + s.g.len;
+    open_kind kind = !s.run ? OPEN_NEW_RUN
+                            : p == s.re ? OPEN_APPEND : OPEN_INSIDE;
+    if (g == 1 && (p >> 6) == (q >> 6) && (q >> 6) < f->fast_blocks) {
+        /* Usually the free slot is in q's block too (p >= its offset):
+         * then nothing but that block changes. */
+        uint64_t x = free_in_block(f, q >> 6, p & 63);
+        if (x < 64 && (!f->counting || newc <= 2)) {
+            AMQ_RETURN_IF_ERR(items_reserve(f, k));
+            open_in_block(f, q, p & 63, x, kind, r); /* r: its last copy */
+            ctr_add(f, &f->distinct, s.g.count == 0);
+            ctr_add(f, &f->used, 1);
+            return AMQ_OK;
+        }
+        if (x < 64)
+            e[found++] = (q & ~63ULL) + x;
+    }
+    if (found < g) /* a long cluster: fetch the next blocks together */
+        for (uint64_t b = (p >> 6) + 1; b < (p >> 6) + 4 && b < w->hib; b++)
+            prefetch_block(f, b * 64);
+    for (uint64_t i = found; i < g; i++) {
+        uint64_t x = first_free(f, i > 0 ? e[i - 1] + 1 : p, w);
+        if (x == QF_NOWHERE)
+            return need_more(w);
+        if (x >= f->tslots)
+            return AMQ_ERR_FULL;
+        e[i] = x;
+    }
+    AMQ_RETURN_IF_ERR(items_reserve(f, k));
+    for (uint64_t i = 0; i < g; i++)
+        open_slot(f, q, p, e[i], i == 0 ? kind : OPEN_INSIDE);
+    write_group(f, s.pos, r, newc);
+    ctr_add(f, &f->distinct, s.g.count == 0);
+    ctr_add(f, &f->used, g);
+    return AMQ_OK;
+}
+
+static amq_status remove_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
+                            qwin *w) {
+    uint64_t newc, ln, cut, p, s_end = 0;
+    spot s;
+    if (!occ_get(f, q))
+        return AMQ_ERR_NOT_FOUND;
+    if (!locate(f, q, r, w, &s))
+        return need_more(w);
+    if (s.g.count < k)
+        return AMQ_ERR_NOT_FOUND;
+    newc = s.g.count - k;
+    ln = group_len(f, r, newc);
+    if (ln > s.g.len)
+        return AMQ_ERR_CORRUPT; /* lengths grow with the count */
+    cut = s.g.len - ln;
+    p = s.pos + ln;
+    if (cut > 0) {
+        s_end = stretch_end(f, p, w);
+        if (s_end == QF_NOWHERE ||
+            (!whole(f, w) && saturated_in(f, q >> 6, (s_end - 1) >> 6)))
+            return need_more(w);
+    }
+    write_group(f, s.pos, r, newc);
+    for (uint64_t i = 0; i < cut; i++) {
+        if (i > 0)
+            s_end = stretch_end(f, p, w); /* only shrinks: in the window */
+        close_slot(f, q, p, s_end, &s, w);
+    }
+    ctr_add(f, &f->o.items, 0 - k);
+    ctr_add(f, &f->distinct, 0 - (uint64_t)(newc == 0));
+    ctr_add(f, &f->used, 0 - cut);
+    return AMQ_OK;
+}
+
+/* Copies of (q, r) into *c; false if the answer lies past the window. */
+static inline bool count_in(const amq_qf *f, uint64_t q, uint64_t r,
+                            const qwin *w, uint64_t *c) {
+    spot s;
+    *c = 0;
+    if (!occ_get(f, q))
+        return true;
+    if (!locate(f, q, r, w, &s))
+        return false;
+    *c = s.g.count;
+    return true;
+}
+
+/* ---- the public operations: windows, locks, one widening ------------------ */
+
+
+/* The global fallback: the operation again under every region lock
+ * (kept out of line: it is rare). */
+static QF_COLD amq_status update_wide(amq_qf *f, uint64_t q, uint64_t r,
+                                      uint64_t k, bool add, qwin *w) {
+    amq_status st = AMQ_ERR_CORRUPT;
+    if (!whole(f, w)) {
+        amq__qf_win_widen(f, w);
+        st = add ? insert_in(f, q, r, k, w) : remove_in(f, q, r, k, w);
+    }
+    return w->widen ? AMQ_ERR_CORRUPT : st; /* a whole valid table suffices */
+}
+
+/* A whole update: window (locks), the operation, and at most one
+ * widening to every region. */
+static inline amq_status update(amq_qf *f, uint64_t h, uint64_t k,
+                                bool add) {
+    uint64_t q, r;
+    qwin w;
+    split(f, h, &q, &r);
+    prefetch_block(f, q);
+    if (add && (q >> 6) + 1 < f->nblocks)
+        prefetch_block(f, q + 64); /* shifts often reach the next block */
+    win_enter(f, q, &w);
+    amq_status st = add ? insert_in(f, q, r, k, &w) : remove_in(f, q, r, k, &w);
+    if (w.widen)
+        st = update_wide(f, q, r, k, add, &w);
+    if (f->concurrent)
+        win_leave(f, &w);
+    return st;
+}
+
+/* prefetch: false when the caller already did (batches). */
+static inline uint64_t lookup(const amq_qf *f, uint64_t h, bool prefetch) {
+    uint64_t q, r, c;
+    qwin w;
+    split(f, h, &q, &r);
+    if (prefetch)
+        prefetch_block(f, q);
+    win_enter(f, q, &w);
+    if (!count_in(f, q, r, &w, &c) && !whole(f, &w)) {
+        amq__qf_win_widen(f, &w);
+        if (!count_in(f, q, r, &w, &c))
+            c = 0;
+    }
+    if (f->concurrent)
+        win_leave(f, &w);
+    return c;
+}
+
+/* Batch: each key's block is prefetched QF_PREFETCH keys ahead. */
+static inline void lookup_batch(const amq_qf *f, const uint64_t *h,
+                                size_t n, uint8_t *out) {
+    size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
+    for (size_t i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (size_t i = 0; i < n; i++) {
+        if (i + QF_PREFETCH < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_PREFETCH]));
+        out[i] = lookup(f, h[i], false) != 0;
+    }
+}
+
+/* Batch insert: each key's block is prefetched (for writing) a few keys
+ * ahead, so the misses of consecutive inserts overlap. Stops at the first
+ * failure. */
+static inline amq_status insert_batch(amq_qf *f, const uint64_t *h,
+                                      size_t n, size_t *done) {
+    size_t ahead = n < QF_INSERT_AHEAD ? n : QF_INSERT_AHEAD, i;
+    amq_status st = AMQ_OK;
+    for (i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (i = 0; i < n && st == AMQ_OK; i++) {
+        if (i + QF_INSERT_AHEAD < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_INSERT_AHEAD]));
+        st = update(f, h[i], 1, true);
+    }
+    *done = st == AMQ_OK ? n : i - 1;
+    return st;
+}
+
+/* The hot paths are instantiated twice from the same inline code: once
+ * for any CPU, once (x86-64) with POPCNT/BMI2 enabled so select and
+ * popcount become single instructions; f->use_pdep picks one per call
+ * (AMQ_OPT_SCALAR: always the first). */
+#define QF_ANY __attribute__((flatten))
+#if defined(__x86_64__)
+#define QF_ISA __attribute__((flatten, target("popcnt,bmi,bmi2")))
+#else
+#define QF_ISA QF_ANY
+#endif
+
+static QF_ANY amq_status insert_any(amq_qf *f, uint64_t h, uint64_t k) {
+    return update(f, h, k, true);
+}
+static QF_ISA amq_status insert_isa(amq_qf *f, uint64_t h, uint64_t k) {
+    return update(f, h, k, true);
+}
+static QF_ANY amq_status remove_any(amq_qf *f, uint64_t h, uint64_t k) {
+    return update(f, h, k, false);
+}
+static QF_ISA amq_status remove_isa(amq_qf *f, uint64_t h, uint64_t k) {
+    return update(f, h, k, false);
+}
+static QF_ANY amq_status insert_batch_any(amq_qf *f, const uint64_t *h,
+                                          size_t n, size_t *done) {
+    return insert_batch(f, h, n, done);
+}
+static QF_ISA amq_status insert_batch_isa(amq_qf *f, const uint64_t *h,
+                                          size_t n, size_t *done) {
+    return insert_batch(f, h, n, done);
+}
+static QF_ANY uint64_t lookup_any(const amq_qf *f, uint64_t h) {
+    return lookup(f, h, true);
+}
+static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
+    return lookup(f, h, true);
+}
+static QF_ANY void batch_any(const amq_qf *f, const uint64_t *h, size_t n,
+                             uint8_t *out) {
+    lookup_batch(f, h, n, out);
+}
+static QF_ISA void batch_isa(const amq_qf *f, const uint64_t *h, size_t n,
+                             uint8_t *out) {
+    lookup_batch(f, h, n, out);
+}
+
+amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k) {
+    if (k == 0)
+        return AMQ_ERR_INVALID;
+    return f->use_pdep ? insert_isa(f, h, k) : insert_any(f, h, k);
+}
+amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k) {
+    if (k == 0)
+        return AMQ_ERR_INVALID;
+    return f->use_pdep ? remove_isa(f, h, k) : remove_any(f, h, k);
+}
+
+amq_status amq_qf_insert(amq_qf *f, uint64_t h) { return amq__qf_insert(f, h, 1); }
+amq_status amq_qf_remove(amq_qf *f, uint64_t h) { return amq__qf_remove(f, h, 1); }
+
+amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
+                               size_t *done) {
+    size_t dummy;
+    if (done == NULL)
+        done = &dummy;
+    *done = 0;
+    if (f == NULL || (h == NULL && n > 0))
+        return AMQ_ERR_INVALID;
+    return f->use_pdep ? insert_batch_isa(f, h, n, done)
+                       : insert_batch_any(f, h, n, done);
+}
+
+amq_status amq_cqf_insert(amq_cqf *f, uint64_t h, uint64_t count) {
+    if (f == NULL || count == 0)
+        return AMQ_ERR_INVALID;
+    return amq__qf_insert(f, h, count);
+}
+
+amq_status amq_cqf_remove(amq_cqf *f, uint64_t h, uint64_t count) {
+    if (f == NULL || count == 0)
+        return AMQ_ERR_INVALID;
+    return amq__qf_remove(f, h, count);
+}
+
+uint64_t amq_qf_count(const amq_qf *f, uint64_t h) {
+    return f->use_pdep ? lookup_isa(f, h) : lookup_any(f, h);
+}
+
+bool amq_qf_contains(const amq_qf *f, uint64_t h) {
+    return amq_qf_count(f, h) != 0;
+}
+
+void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h, size_t n,
+                           uint8_t *out) {
+    if (f->use_pdep)
+        batch_isa(f, h, n, out);
+    else
+        batch_any(f, h, n, out);
+}
+
+uint64_t amq_qf_fingerprint(const amq_qf *f, uint64_t h) {
+    uint64_t q, r;
+    split(f, h, &q, &r);
+    return q << f->rbits | r;
+}
