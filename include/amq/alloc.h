@@ -31,19 +31,22 @@
  *     e.g. a cascade's whole memory-versus-eps curve for one shard.
  * Sampled curves (all but the model) are replaced by the lower convex hull
  * of their realisable points; the engine solves the hull problem exactly
- * (the same multiplier for every group, one group on a fractional segment),
- * then rounds to realisable points: a group between two points that are not
- * joined by a continuous stretch of one configuration (fuse8 -> fuse16, a
- * Bloom k -> k+1 gap, a caller's discrete curve) moves to the cheaper point
- * (min_cost) or the safer one (min_memory), and the freed budget is
- * re-spent greedily by marginal gain per bit. The summary reports both the
- * relaxed optimum (a lower bound on any allocation's cost or memory) and
- * what the realised choice costs.
- *
+ * (one multiplier for every group, at most one group on a fractional
+ * segment when slopes do not tie). Then it rounds to realisable points. A
+ * group the relaxation leaves inside a chord of its hull, a mixture of two
+ * configurations (no filter and sbbf at 4.2 bits/key, Bloom k and k+1,
+ * fuse8 and fuse16, a caller's discrete points), is searched: held at each
+ * realisable point of the chord in turn (and, where the family's curve is
+ * continuous there, between them) while the rest is re-solved, the best
+ * total kept. Finally a greedy pass spends what rounding freed, or covers
+ * what it overdrew, by marginal gain per bit. The summary reports the
+ * relaxed optimum and what the realised choice costs.
  * Accuracy. Model curves: exact to rounding (KKT residuals ~1e-15).
  * Sampled curves: the hull problem is solved exactly; the hull is sampled
  * every 1/64 bit per key (the caller chooses the step of its own curves),
- * so against the smooth curve the allocation is within the grid.
+ * so against the smooth curve the result is within the grid's second-order
+ * error (~1e-5 relative). Step curves: greedy after the chord search, not
+ * an exhaustive search; the gap to the relaxation bounds the loss.
  *
  * Realisation. Each group's amq_alloc_pick names the spec to build and the
  * false-positive rate to ask for: amq_filter_new(pick.spec, n_i, pick.fpr)
@@ -120,8 +123,9 @@ AMQ_API amq_status amq_alloc_curve_spec(const char *spec,
  * error. The curve need not be convex or monotone: the engine uses the
  * lower convex hull of the points. discrete = true: only the sampled
  * points are realisable (a group between two is rounded); false: any
- * point between two neighbours is, at the rate the callback gives there
- * (fpr direction only). The callback is called during creation only. */
+ * point between two neighbours is, at the linear interpolation of their
+ * rates (fpr direction only; choose the step accordingly). The callback is
+ * called during creation only. */
 typedef double (*amq_alloc_fpr_fn)(void *ctx, double bits_per_key);
 typedef double (*amq_alloc_bits_fn)(void *ctx, double fpr);
 
@@ -168,11 +172,12 @@ typedef struct amq_alloc_summary {
                             margin (0 when the budget does not bind)       */
     double kkt_residual; /* the relaxed solution's largest relative KKT
                             violation (stationarity and complementarity) */
-    double relaxed_cost;   /* the convex relaxation at the same budget:
-                              a lower bound (min_cost)                     */
+    double relaxed_cost;   /* the hull relaxation at the same budget: a
+                              lower bound on any choice of sampled points
+                              (min_cost)                                   */
     double relaxed_memory; /* ditto for memory (min_memory)                */
     size_t rounded;      /* groups moved off the relaxation to a realisable
-                            point                                          */
+                            point (chord groups and greedy moves)          */
 } amq_alloc_summary;
 
 /* Minimise sum p_i f_i(b_i) subject to sum n_i b_i <= memory_bits.
@@ -181,8 +186,9 @@ typedef struct amq_alloc_summary {
  * when every curve is exhausted (sampled curves end at their max_bits).
  * Errors: AMQ_ERR_INVALID (NULL groups or picks with count > 0, a NULL
  * curve, keys / weight / memory_bits negative or not finite), leaving
- * picks untouched. Complexity O(G (log H + 1) * 64) for G groups and hulls
- * of H points, plus O(G^2) in the worst case for the rounding repair. */
+ * picks untouched. Complexity: one bisection, O(G log H) per step for G
+ * groups and hulls of H points, ~100-200 steps; each group on a chord
+ * costs ~100 more bisections; the greedy pass is O(G^2) at worst. */
 AMQ_API amq_status amq_alloc_min_cost(const amq_alloc_group *groups,
                                       size_t count, double memory_bits,
                                       amq_alloc_pick *picks,

@@ -651,6 +651,47 @@ static void curve_at_sampled(const amq_alloc_curve *c, double b,
     amq__alloc_render(c, knob, used, p->spec, sizeof p->spec);
 }
 
+/* The first sample whose prefix minimum reaches f (best[] is a running
+ * argmin, so its values fall with j); ns if none does. */
+static size_t first_reaching(const amq_alloc_curve *c, double f) {
+    size_t lo = 0, hi = c->ns;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->s[c->best[mid]].f <= f)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+bool amq__alloc_least_bits(const amq_alloc_curve *c, double f,
+                           amq_alloc_pick *p) {
+    size_t j = first_reaching(c, f);
+    if (j == c->ns)
+        return false;
+    const alloc_sample *hit = &c->s[c->best[j]], *prev = &c->s[j - (j > 0)];
+    double lo = prev->b, hi = hit->b, fb = hit->f;
+    /* inside a continuous stretch the family's curve may reach f sooner */
+    if (j > 0 && c->best[j] == j && c->continuous && prev->knob == hit->knob) {
+        for (int it = 0; it < 60 && hi - lo > 1e-12 * hi; it++) {
+            double mid = lo + (hi - lo) / 2, g;
+            if (c->interpolate)
+                g = lerp(prev, hit, mid);
+            else if (fpr_of(c, hit->knob, mid, &g) != AMQ_OK)
+                break;
+            if (g <= f)
+                hi = mid, fb = g;
+            else
+                lo = mid;
+        }
+    }
+    p->bits_per_key = hi;
+    p->fpr = fb;
+    amq__alloc_render(c, hit->knob, hi, p->spec, sizeof p->spec);
+    return true;
+}
+
 amq_status amq_alloc_curve_at(const amq_alloc_curve *c, double b,
                               amq_alloc_pick *p) {
     if (c == NULL || p == NULL || !(b >= 0) || isinf(b))

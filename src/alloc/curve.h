@@ -65,6 +65,11 @@ void amq__alloc_render(const amq_alloc_curve *c, double knob, double b,
  * interpolation of the two samples. */
 double amq__alloc_inside(const amq_alloc_curve *c, size_t t, double b);
 
+/* The realisable choice with the fewest bits whose rate is at most f
+ * (false: the curve never gets that low). */
+bool amq__alloc_least_bits(const amq_alloc_curve *c, double f,
+                           amq_alloc_pick *p);
+
 /* Is hull segment t (from vertex t to t + 1) continuous? */
 bool amq__alloc_seg_continuous(const amq_alloc_curve *c, size_t t);
 

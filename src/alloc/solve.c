@@ -38,7 +38,11 @@
 
 #include "alloc/curve.h"
 
-typedef enum gkind { G_SKIP, G_MODEL, G_HULL } gkind;
+typedef enum gkind { G_SKIP, G_MODEL, G_HULL, G_FIXED } gkind;
+
+/* Groups held at a realisable point while the rest is re-solved (the
+ * chord search); more chords than this are left to the greedy pass. */
+#define FIXED_MAX 16
 
 /* One problem instance as the helpers see it. */
 typedef struct prob {
@@ -46,12 +50,21 @@ typedef struct prob {
     size_t n;
     amq_alloc_pick *pk; /* working b (bits_per_key) and f (fpr) per group */
     bool has_model, has_hull;
+    size_t fixed[FIXED_MAX], nfixed;
+    double hint; /* u of the last relaxation (NaN: none): a warm start */
 } prob;
 
 static gkind kind_of(const amq_alloc_group *g) {
     if (g->keys == 0 || g->weight == 0)
         return G_SKIP;
     return g->curve->kind == ALLOC_MODEL ? G_MODEL : G_HULL;
+}
+
+static gkind kindp(const prob *P, size_t i) {
+    for (size_t k = 0; k < P->nfixed; k++)
+        if (P->fixed[k] == i)
+            return G_FIXED;
+    return kind_of(&P->g[i]);
 }
 
 /* ln(c p / n): the model group's u at which it starts buying. */
@@ -93,10 +106,11 @@ static void respond_all(const prob *P, double u, double *mem, double *cost) {
     for (size_t i = 0; i < P->n; i++) {
         const amq_alloc_group *g = &P->g[i];
         amq_alloc_pick *p = &P->pk[i];
-        if (kind_of(g) == G_SKIP) {
+        gkind k = kindp(P, i);
+        if (k == G_SKIP) {
             p->bits_per_key = 0;
             p->fpr = g->keys == 0 ? 0.0 : 1.0;
-        } else {
+        } else if (k != G_FIXED) {
             respond(g, u, &p->bits_per_key, &p->fpr);
         }
         m += g->keys * p->bits_per_key;
@@ -114,9 +128,10 @@ static double u_top(const prob *P) {
     for (size_t i = 0; i < P->n; i++) {
         const amq_alloc_group *g = &P->g[i];
         double t = -INFINITY;
-        if (kind_of(g) == G_MODEL)
+        gkind k = kindp(P, i);
+        if (k == G_MODEL)
             t = model_top(g);
-        else if (kind_of(g) == G_HULL && g->curve->nh > 1)
+        else if (k == G_HULL && g->curve->nh > 1)
             t = log(g->curve->sigma[0]) + log(g->weight) - log(g->keys);
         top = t > top ? t : top;
     }
@@ -143,6 +158,7 @@ static amq_status validate(const amq_alloc_group *g, size_t n,
     P->g = g;
     P->n = n;
     P->pk = (amq_alloc_pick *)pk;
+    P->hint = NAN;
     return AMQ_OK;
 }
 
@@ -168,7 +184,7 @@ static void model_sums(const prob *P, double u, double *s1, double *s2,
     *s1 = *s2 = *idle_p = 0;
     for (size_t i = 0; i < P->n; i++) {
         const amq_alloc_group *g = &P->g[i];
-        if (kind_of(g) != G_MODEL)
+        if (kindp(P, i) != G_MODEL)
             continue;
         double w = g->keys / g->curve->c, top = model_top(g);
         if (top > u) {
@@ -211,14 +227,14 @@ static double model_solve(const prob *P, double u0, double target,
  * cost through the accumulators. */
 static void model_apply(const prob *P, double u) {
     for (size_t i = 0; i < P->n; i++)
-        if (kind_of(&P->g[i]) == G_MODEL)
+        if (kindp(P, i) == G_MODEL)
             respond(&P->g[i], u, &P->pk[i].bits_per_key, &P->pk[i].fpr);
 }
 
 static void totals(const prob *P, gkind only, double *mem, double *cost) {
     double m = 0, cst = 0;
     for (size_t i = 0; i < P->n; i++) {
-        if (only != G_SKIP && kind_of(&P->g[i]) != only)
+        if (only != G_SKIP && kindp(P, i) != only)
             continue;
         m += P->g[i].keys * P->pk[i].bits_per_key;
         cst += P->g[i].weight * P->pk[i].fpr;
@@ -240,16 +256,26 @@ static bool enough(const prob *P, double u, bool by_cost, double target) {
     return by_cost ? c <= target : m >= target;
 }
 
-/* Widen downwards from hi until lo is enough, then halve the bracket down
+/* Bracket the multiplier: from the last relaxation's u when there is one
+ * (the chord search re-solves nearly the same problem many times), else
+ * from the top; widen until lo is enough and hi is not, then halve down
  * to neighbouring doubles. false: even the lowest u is not enough. */
 static bool bisect(const prob *P, bool by_cost, double target, bracket *br) {
-    double hi = u_top(P) + 1.0, lo = hi - 1.0, step = 1.0;
-    while (!enough(P, lo, by_cost, target)) {
+    double top = u_top(P) + 1.0, lo = top - 1.0, hi = top;
+    if (isfinite(P->hint) && P->hint < top) {
+        lo = P->hint - 1e-3;
+        hi = fmin(P->hint + 1e-3, top);
+    }
+    for (double step = hi - lo; hi < top && enough(P, hi, by_cost, target);
+         step *= 2) {
+        lo = hi;
+        hi = fmin(top, hi + step);
+    }
+    for (double step = hi - lo; !enough(P, lo, by_cost, target); step *= 2) {
         if (!isfinite(step) || step > 1e300)
             return false;
         hi = lo;
         lo -= step;
-        step *= 2;
     }
     for (int it = 0; it < 4096; it++) {
         double mid = lo + (hi - lo) / 2;
@@ -275,7 +301,7 @@ static double hull_fill(const prob *P, double to, double budget, bool up,
                         double *lam) {
     for (size_t i = 0; i < P->n && budget > 0; i++) {
         const amq_alloc_group *g = &P->g[i];
-        if (kind_of(g) != G_HULL)
+        if (kindp(P, i) != G_HULL)
             continue;
         double b0 = P->pk[i].bits_per_key, b1, f1;
         respond(g, to, &b1, &f1);
@@ -311,7 +337,7 @@ typedef struct relaxed {
 
 /* min_cost relaxation (lambda = 0 when the budget does not bind:
  * everything at its maximum). */
-static void relax_cost(const prob *P, double M, relaxed *r) {
+static void relax_cost(prob *P, double M, relaxed *r) {
     bracket br;
     double lam = -1, m, cst;
     if (!P->has_model) { /* does the budget exceed what the curves take? */
@@ -337,9 +363,10 @@ static void relax_cost(const prob *P, double M, relaxed *r) {
     }
     totals(P, G_SKIP, &r->mem, &r->cost);
     r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
+    P->hint = u;
 }
 
-static void relax_memory(const prob *P, double E, relaxed *r) {
+static void relax_memory(prob *P, double E, relaxed *r) {
     bracket br = {0, 0};
     double lam = -1, cst;
     bisect(P, true, E, &br); /* feasibility checked by the caller */
@@ -354,6 +381,189 @@ static void relax_memory(const prob *P, double E, relaxed *r) {
     }
     totals(P, G_SKIP, &r->mem, &r->cost);
     r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
+    P->hint = u;
+}
+
+/* Lowest cost the curves reach (every hull group at its last vertex, model
+ * groups at zero) and the cost with no memory at all. */
+static void cost_range(const prob *P, double *lowest, double *none) {
+    *lowest = *none = 0;
+    for (size_t i = 0; i < P->n; i++) {
+        const amq_alloc_group *g = &P->g[i];
+        gkind k = kindp(P, i);
+        if (k == G_SKIP)
+            continue;
+        if (k == G_FIXED) {
+            *none += g->weight * P->pk[i].fpr;
+            *lowest += g->weight * P->pk[i].fpr;
+            continue;
+        }
+        *none += g->weight * (k == G_HULL ? amq__alloc_vf(g->curve, 0) : 1.0);
+        if (k == G_HULL)
+            *lowest += g->weight * amq__alloc_vf(g->curve, g->curve->nh - 1);
+    }
+}
+
+/* Can the curves get the rate down to E? (Model groups only approach
+ * zero, so with any of them the hull groups must stay strictly below.) */
+static bool rate_reachable(const prob *P, double E, double *none) {
+    double lowest;
+    cost_range(P, &lowest, none);
+    return !(lowest > E || (P->has_model && lowest >= E));
+}
+
+/* ---- chords: where the hull is not the curve ----------------------------------- */
+
+/* A group the relaxation leaves inside a chord mixes two configurations
+ * (no filter and sbbf at 4.2 bits/key, fuse8 and fuse16); the best
+ * realisable point may be either end or a point of the curve in between,
+ * and which one depends on what the other groups do with the difference.
+ * So each such group is searched: hold it at each realisable point of the
+ * chord (at most ~64, then the neighbours of the best), re-solve the rest,
+ * keep the best total. At most FIXED_MAX groups; the rest is greedy. */
+
+/* A chord whose realisable rate at the relaxed bits is within a hair of
+ * the chord itself (Bloom's k -> k+1 hand-overs, under 1% apart) is taken
+ * as it is when what it can lose, p (f - hull) priced in the objective's
+ * unit, is below 1e-6 of the objective: no search could gain more. */
+#define NEGLIGIBLE 1e-6
+
+static bool negligible(const prob *P, size_t i, const relaxed *r,
+                       bool by_cost) {
+    const amq_alloc_group *g = &P->g[i];
+    amq_alloc_pick q;
+    double b = P->pk[i].bits_per_key;
+    amq_alloc_curve_at(g->curve, b, &q);
+    if (q.bits_per_key < b) /* not realisable at b: a real step */
+        return false;
+    double loss = g->weight * (q.fpr - amq__alloc_hull_value(g->curve, b));
+    if (by_cost)
+        return r->lambda > 0 && loss / r->lambda <= NEGLIGIBLE * r->mem;
+    return loss <= NEGLIGIBLE * r->cost;
+}
+
+/* The first unfixed hull group inside a chord that is worth a search. */
+static size_t chord_group(const prob *P, const relaxed *r, bool by_cost) {
+    for (size_t i = 0; i < P->n; i++) {
+        bool in;
+        if (kindp(P, i) != G_HULL)
+            continue;
+        const amq_alloc_curve *c = P->g[i].curve;
+        size_t t = seg_of(c, P->pk[i].bits_per_key, &in);
+        if (in && !amq__alloc_seg_continuous(c, t) &&
+            !negligible(P, i, r, by_cost))
+            return i;
+    }
+    return P->n;
+}
+
+/* The relaxed objective (cost for min_cost, memory for min_memory) with
+ * group i held at q and the others re-solved; INFINITY if infeasible. */
+static double held_at(prob *P, size_t i, const amq_alloc_pick *q,
+                      double target, bool by_cost, relaxed *r) {
+    double out = INFINITY, none;
+    P->pk[i] = *q;
+    P->fixed[P->nfixed++] = i;
+    if (!by_cost) {
+        if (P->g[i].keys * q->bits_per_key <= target) {
+            relax_cost(P, target, r);
+            out = r->cost;
+        }
+    } else if (rate_reachable(P, target, &none)) {
+        if (none <= target) {
+            respond_all(P, INFINITY, &r->mem, &r->cost);
+            r->lambda = 0;
+        } else {
+            relax_memory(P, target, r);
+        }
+        out = r->mem;
+    }
+    P->nfixed--;
+    return out;
+}
+
+static double golden_eval(prob *P, size_t i, double b, double target,
+                          bool by_cost, relaxed *r, amq_alloc_pick *best,
+                          double *vbest) {
+    amq_alloc_pick q;
+    amq_alloc_curve_at(P->g[i].curve, b, &q);
+    double v = held_at(P, i, &q, target, by_cost, r);
+    if (v < *vbest)
+        *vbest = v, *best = q;
+    return v;
+}
+
+/* Between the best sample's neighbours the family's curve is realisable
+ * everywhere (same configuration, continuous family): golden-section
+ * search there on the true curve. */
+static void refine(prob *P, size_t i, size_t j, double target, bool by_cost,
+                   relaxed *r, amq_alloc_pick *best, double *vbest) {
+    const amq_alloc_curve *c = P->g[i].curve;
+    if (!c->continuous || j == 0 || j + 1 >= c->ns ||
+        c->s[j - 1].knob != c->s[j].knob || c->s[j + 1].knob != c->s[j].knob)
+        return;
+    const double phi = 0.6180339887498949;
+    double a = c->s[j - 1].b, d = c->s[j + 1].b;
+    double x1 = d - phi * (d - a), x2 = a + phi * (d - a);
+    double v1 = golden_eval(P, i, x1, target, by_cost, r, best, vbest);
+    double v2 = golden_eval(P, i, x2, target, by_cost, r, best, vbest);
+    for (int it = 0; it < 24; it++) {
+        if (v1 <= v2) { /* the minimum is in [a, x2] */
+            d = x2, x2 = x1, v2 = v1;
+            x1 = d - phi * (d - a);
+            v1 = golden_eval(P, i, x1, target, by_cost, r, best, vbest);
+        } else {
+            a = x1, x1 = x2, v1 = v2;
+            x2 = a + phi * (d - a);
+            v2 = golden_eval(P, i, x2, target, by_cost, r, best, vbest);
+        }
+    }
+}
+
+static void settle_chord(prob *P, size_t i, double target, bool by_cost,
+                         relaxed *r) {
+    const amq_alloc_curve *c = P->g[i].curve;
+    bool in;
+    size_t t = seg_of(c, P->pk[i].bits_per_key, &in);
+    size_t j0 = c->hull[t], j1 = c->hull[t + 1];
+    size_t stride = (j1 - j0) / 64 + 1, jbest = j0;
+    double vbest = INFINITY;
+    amq_alloc_pick q, best;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t lo = pass ? (jbest > j0 + stride ? jbest - stride : j0) : j0;
+        size_t hi = pass ? (jbest + stride < j1 ? jbest + stride : j1) : j1;
+        size_t step = pass ? 1 : stride;
+        for (size_t j = lo; j <= hi; j = j < hi && j + step > hi ? hi
+                                                                 : j + step) {
+            amq_alloc_curve_at(c, c->s[j].b, &q);
+            double v = held_at(P, i, &q, target, by_cost, r);
+            if (v < vbest)
+                vbest = v, jbest = j, best = q;
+            if (j == hi)
+                break;
+        }
+        if (stride == 1)
+            break;
+    }
+    if (!(vbest < INFINITY)) /* keep the relaxed point; rounding decides */
+        return;
+    refine(P, i, jbest, target, by_cost, r, &best, &vbest);
+    held_at(P, i, &best, target, by_cost, r);
+    P->pk[i] = best;
+    P->fixed[P->nfixed++] = i;
+}
+
+/* Settle chord groups one by one; r ends as the last relaxation. */
+static void settle_chords(prob *P, double target, bool by_cost,
+                          relaxed *r) {
+    size_t i;
+    while (P->nfixed < FIXED_MAX &&
+           (i = chord_group(P, r, by_cost)) < P->n) {
+        size_t before = P->nfixed;
+        settle_chord(P, i, target, by_cost, r);
+        if (P->nfixed == before)
+            break;
+    }
 }
 
 /* ---- KKT ----------------------------------------------------------------------------- */
@@ -381,129 +591,149 @@ static double kkt_group(const amq_alloc_group *g, const amq_alloc_pick *p,
 static double kkt(const prob *P, double lam, double slack_rel) {
     double worst = slack_rel;
     for (size_t i = 0; i < P->n; i++)
-        if (kind_of(&P->g[i]) != G_SKIP)
+        if (kindp(P, i) != G_SKIP)
             worst = fmax(worst, kkt_group(&P->g[i], &P->pk[i], lam));
     return worst;
 }
 
 /* ---- rounding to realisable points ----------------------------------------------- */
 
-/* Replace a hull group's relaxed point by a realisable one: inside a
- * continuous segment the family's own rate; inside a chord the lower end
- * (down) or the upper end. Returns true if it moved. */
-static bool realise(const amq_alloc_group *g, amq_alloc_pick *p, bool down) {
+/* A group on a chord takes, among the chord's two ends and the best
+ * realisable choice at its relaxed bits, the one with the lowest
+ * Lagrangian value p f + lambda n b (the chord's ends tie: the tie goes to
+ * the end that keeps the constraint, the lower for min_cost). Elsewhere,
+ * and on a negligible chord, the relaxed point is realisable as it is: a
+ * vertex, or a continuous stretch at the family's own rate. Returns true
+ * if the group moved. */
+static bool realise(const prob *P, size_t i, const relaxed *r, bool down) {
+    const amq_alloc_group *g = &P->g[i];
     const amq_alloc_curve *c = g->curve;
+    amq_alloc_pick *p = &P->pk[i];
+    double b = p->bits_per_key, lam = r->lambda;
     bool in;
-    size_t t = seg_of(c, p->bits_per_key, &in);
-    if (!in) {
-        p->fpr = amq__alloc_vf(c, t);
+    size_t t = seg_of(c, b, &in);
+    if (!in || amq__alloc_seg_continuous(c, t) ||
+        negligible(P, i, r, !down)) {
+        amq_alloc_curve_at(c, b, p);
         return false;
     }
-    if (amq__alloc_seg_continuous(c, t)) {
-        p->fpr = amq__alloc_inside(c, t, p->bits_per_key);
-        return false;
+    amq_alloc_pick cand[3];
+    amq_alloc_curve_at(c, amq__alloc_vb(c, down ? t : t + 1), &cand[0]);
+    amq_alloc_curve_at(c, amq__alloc_vb(c, down ? t + 1 : t), &cand[1]);
+    amq_alloc_curve_at(c, b, &cand[2]);
+    size_t best = 0;
+    double lbest = INFINITY;
+    for (size_t k = 0; k < 3; k++) {
+        double l =
+            g->weight * cand[k].fpr + lam * g->keys * cand[k].bits_per_key;
+        if (l < lbest * (1 - 1e-12))
+            best = k, lbest = l;
     }
-    size_t v = down ? t : t + 1;
-    p->bits_per_key = amq__alloc_vb(c, v);
-    p->fpr = amq__alloc_vf(c, v);
+    *p = cand[best];
     return true;
 }
 
-/* The next stop of a hull group moving up (next vertex) or down (previous
- * vertex, or the start of its continuous segment): memory and cost change,
- * and whether the move may stop part-way. false: nowhere to go. */
-typedef struct move {
-    double b, f;      /* the stop                          */
-    double dmem, dcost; /* |memory change|, |cost change|  */
-    bool partial;     /* continuous: may stop anywhere     */
-    size_t t;         /* the segment travelled             */
-} move;
-
-static bool next_stop(const amq_alloc_group *g, const amq_alloc_pick *p,
-                      bool up, move *mv) {
-    const amq_alloc_curve *c = g->curve;
-    bool in;
-    size_t t = seg_of(c, p->bits_per_key, &in);
-    size_t v;
-    if (up) {
-        if (t + 1 >= c->nh)
-            return false;
-        v = t + 1;
-        mv->t = t;
-    } else {
-        if (!in && t == 0)
-            return false;
-        v = in ? t : t - 1;
-        mv->t = v;
-    }
-    mv->b = amq__alloc_vb(c, v);
-    mv->f = amq__alloc_vf(c, v);
-    mv->partial = amq__alloc_seg_continuous(c, mv->t);
-    mv->dmem = g->keys * fabs(mv->b - p->bits_per_key);
-    mv->dcost = g->weight * fabs(mv->f - p->fpr);
-    return true;
-}
-
-/* Greedy: spend `slack` (memory going up, cost going down) on the best
- * ratio move that fits, whole chords only, until nothing fits. */
-static double repair(const prob *P, double slack, bool up) {
-    for (;;) {
-        size_t best = P->n;
-        double best_ratio = -1;
-        move bm = {0}, mv;
-        for (size_t i = 0; i < P->n; i++) {
-            if (kind_of(&P->g[i]) != G_HULL ||
-                !next_stop(&P->g[i], &P->pk[i], up, &mv))
-                continue;
-            double use = up ? mv.dmem : mv.dcost;
-            if (use > slack && !mv.partial)
-                continue;
-            /* going up: gain per bit; going down: bits saved per cost */
-            double ratio = up ? mv.dcost / mv.dmem : mv.dmem / mv.dcost;
-            if (ratio > best_ratio)
-                best = i, best_ratio = ratio, bm = mv;
-        }
-        if (best == P->n || !(slack > 0))
-            return slack;
-        const amq_alloc_group *g = &P->g[best];
-        amq_alloc_pick *p = &P->pk[best];
-        double use = up ? bm.dmem : bm.dcost;
-        if (use <= slack) {
-            p->bits_per_key = bm.b;
-            p->fpr = bm.f;
-            slack -= use;
-            continue;
-        }
-        /* part-way along a continuous segment, then done */
-        double sig = g->curve->sigma[bm.t];
-        double db = up ? slack / g->keys : -slack / (g->weight * sig);
-        p->bits_per_key += db;
-        p->fpr = amq__alloc_inside(g->curve, bm.t, p->bits_per_key);
-        return 0;
-    }
-}
-
-static size_t realise_all(const prob *P, bool down) {
+static size_t realise_all(const prob *P, const relaxed *r, bool down) {
     size_t moved = 0;
     for (size_t i = 0; i < P->n; i++)
-        if (kind_of(&P->g[i]) == G_HULL)
-            moved += realise(&P->g[i], &P->pk[i], down);
+        if (kindp(P, i) == G_HULL)
+            moved += realise(P, i, r, down);
     return moved;
 }
 
-static void render_all(const prob *P) {
-    for (size_t i = 0; i < P->n; i++) {
-        const amq_alloc_group *g = &P->g[i];
-        amq_alloc_pick *p = &P->pk[i];
-        double knob = 0;
-        if (kind_of(g) == G_HULL) {
-            bool in;
-            knob = g->curve->s[g->curve->hull[seg_of(g->curve,
-                                                     p->bits_per_key, &in)]]
-                       .knob;
+/* The four ways the greedy pass moves groups. SPEND_* have slack to use
+ * (price <= slack); FIX_* must cover a deficit (progress reduces it). */
+typedef enum mode {
+    SPEND_MEMORY, /* min_cost, memory left: buy rate      */
+    SPEND_RATE,   /* min_memory, rate left: free memory   */
+    FIX_MEMORY,   /* min_cost, over budget: free memory   */
+    FIX_RATE      /* min_memory, over eps: buy rate       */
+} mode;
+
+typedef struct cand {
+    amq_alloc_pick q;
+    double progress, price; /* what the move achieves, what it costs */
+} cand;
+
+/* The previous (up = false) or next hull vertex from b. */
+static bool hull_step(const amq_alloc_curve *c, double b, bool up,
+                      double *to) {
+    bool in;
+    size_t t = seg_of(c, b, &in);
+    if (up ? t + 1 >= c->nh : (!in && t == 0))
+        return false;
+    *to = amq__alloc_vb(c, up ? t + 1 : in ? t : t - 1);
+    return true;
+}
+
+/* A group's candidate moves: the one realisable choice that uses the
+ * whole amount, and for deficits also the next hull vertex (progress at a
+ * good ratio even when it does not cover everything). */
+static size_t candidates(const amq_alloc_group *g, const amq_alloc_pick *p,
+                         mode m, double amount, cand *out) {
+    const amq_alloc_curve *c = g->curve;
+    size_t n = 0;
+    double to;
+    bool up = m == SPEND_MEMORY || m == FIX_RATE;
+    if (m == SPEND_MEMORY)
+        amq_alloc_curve_at(c, p->bits_per_key + amount / g->keys, &out[n++].q);
+    else if (m == FIX_MEMORY)
+        amq_alloc_curve_at(c, fmax(0, p->bits_per_key - amount / g->keys),
+                           &out[n++].q);
+    else if (amq__alloc_least_bits(c, p->fpr + (up ? -1 : 1) * amount /
+                                              g->weight, &out[n].q))
+        n++;
+    if ((m == FIX_MEMORY || m == FIX_RATE) &&
+        hull_step(c, p->bits_per_key, up, &to))
+        amq_alloc_curve_at(c, to, &out[n++].q);
+    for (size_t k = 0; k < n; k++) {
+        double dm = g->keys * (out[k].q.bits_per_key - p->bits_per_key);
+        double dc = g->weight * (out[k].q.fpr - p->fpr);
+        out[k].progress = up ? -dc : -dm;
+        out[k].price = up ? dm : dc;
+    }
+    return n;
+}
+
+/* Greedy: apply the move with the best progress per price until the slack
+ * is spent or the deficit covered, or nothing helps. A group's best move
+ * only shrinks with the amount, so rounds are few; the cap is a guard.
+ * Returns the slack left (SPEND) or the deficit left (FIX). */
+static double greedy(const prob *P, mode m, double amount) {
+    bool spend = m == SPEND_MEMORY || m == SPEND_RATE;
+    for (size_t round = 0; round < 4 * P->n + 64 && amount > 0; round++) {
+        cand best = {.progress = 0}, cs[2];
+        double best_ratio = -1;
+        size_t who = P->n;
+        for (size_t i = 0; i < P->n; i++) {
+            if (kindp(P, i) != G_HULL)
+                continue;
+            size_t nc = candidates(&P->g[i], &P->pk[i], m, amount, cs);
+            for (size_t k = 0; k < nc; k++) {
+                /* a move that uses the whole slack may exceed it by an ulp */
+                if (!(cs[k].progress > 0) ||
+                    (spend && cs[k].price > amount * (1 + 1e-12)))
+                    continue;
+                double r = cs[k].price > 0 ? cs[k].progress / cs[k].price
+                                           : INFINITY;
+                if (r > best_ratio)
+                    best_ratio = r, best = cs[k], who = i;
+            }
         }
-        amq__alloc_render(g->curve, knob, p->bits_per_key, p->spec,
-                          sizeof p->spec);
+        if (who == P->n)
+            break;
+        P->pk[who] = best.q;
+        amount -= spend ? best.price : best.progress;
+    }
+    return amount > 0 ? amount : 0;
+}
+
+static void render_models(const prob *P) {
+    for (size_t i = 0; i < P->n; i++) {
+        amq_alloc_pick *p = &P->pk[i];
+        if (kindp(P, i) != G_HULL)
+            amq__alloc_render(P->g[i].curve, 0, p->bits_per_key, p->spec,
+                              sizeof p->spec);
     }
 }
 
@@ -521,16 +751,22 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
     relax_cost(&P, M, &r);
     double k = kkt(&P, r.lambda, r.lambda > 0 ? fabs(M - r.mem) / fmax(M, 1)
                                               : 0.0);
-    size_t moved = realise_all(&P, true);
+    relaxed last = r;
+    settle_chords(&P, M, false, &last);
+    size_t moved = P.nfixed + realise_all(&P, &last, true);
+    P.nfixed = 0;
     double mem, cost;
     totals(&P, G_SKIP, &mem, &cost);
-    double left = repair(&P, M - mem, true);
+    if (mem > M)
+        greedy(&P, FIX_MEMORY, mem - M);
+    totals(&P, G_SKIP, &mem, &cost);
+    double left = greedy(&P, SPEND_MEMORY, M - mem);
     if (P.has_model && left > 0) {
         double hm, hc;
         totals(&P, G_HULL, &hm, &hc);
         model_apply(&P, model_solve(&P, log(r.lambda), M - hm, false));
     }
-    render_all(&P);
+    render_models(&P);
     if (sum != NULL) {
         totals(&P, G_SKIP, &sum->memory_bits, &sum->cost);
         sum->lambda = r.lambda;
@@ -542,37 +778,23 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
     return AMQ_OK;
 }
 
-/* Lowest cost the curves reach (every hull group at its last vertex, model
- * groups at zero) and the cost with no memory at all. */
-static void cost_range(const prob *P, double *lowest, double *none) {
-    *lowest = *none = 0;
-    for (size_t i = 0; i < P->n; i++) {
-        const amq_alloc_group *g = &P->g[i];
-        gkind k = kind_of(g);
-        if (k == G_SKIP)
-            continue;
-        *none += g->weight * (k == G_HULL ? amq__alloc_vf(g->curve, 0) : 1.0);
-        if (k == G_HULL)
-            *lowest += g->weight * amq__alloc_vf(g->curve, g->curve->nh - 1);
-    }
-}
-
-/* A caller's curve with no segments left to round must still meet eps:
- * a continuous stretch of a non-convex family could exceed its chord. */
+/* The realised rates must still meet eps: a continuous stretch of a
+ * family that is not convex between two samples could lie above its
+ * chord. Such groups move to their segment's upper end. */
 static void enforce(const prob *P, double E) {
     double m, c;
     totals(P, G_SKIP, &m, &c);
     for (size_t i = 0; i < P->n && c > E * (1 + 1e-12); i++) {
         const amq_alloc_group *g = &P->g[i];
         bool in;
-        if (kind_of(g) != G_HULL)
+        if (kindp(P, i) != G_HULL)
             continue;
         size_t t = seg_of(g->curve, P->pk[i].bits_per_key, &in);
         if (!in)
             continue;
         c -= g->weight * P->pk[i].fpr;
-        P->pk[i].bits_per_key = amq__alloc_vb(g->curve, t + 1);
-        P->pk[i].fpr = amq__alloc_vf(g->curve, t + 1);
+        amq_alloc_curve_at(g->curve, amq__alloc_vb(g->curve, t + 1),
+                           &P->pk[i]);
         c += g->weight * P->pk[i].fpr;
     }
 }
@@ -582,13 +804,12 @@ amq_status amq_alloc_min_memory(const amq_alloc_group *groups, size_t count,
                                 amq_alloc_summary *sum) {
     prob P;
     relaxed r;
-    double lowest, none;
+    double none;
     AMQ_RETURN_IF_ERR(validate(groups, count, picks, &P));
     if (!finite_nonneg(p0) || !finite_nonneg(eps) || !(eps > p0))
         return AMQ_ERR_INVALID;
     double E = eps - p0;
-    cost_range(&P, &lowest, &none);
-    if (lowest > E || (P.has_model && lowest >= E))
+    if (!rate_reachable(&P, E, &none))
         return AMQ_ERR_INVALID;
     summary_zero(sum);
     if (none <= E) { /* no memory needed */
@@ -598,17 +819,24 @@ amq_status amq_alloc_min_memory(const amq_alloc_group *groups, size_t count,
         relax_memory(&P, E, &r);
     }
     double k = r.lambda > 0 ? kkt(&P, r.lambda, fabs(E - r.cost) / E) : 0;
-    size_t moved = realise_all(&P, false);
+    relaxed last = r;
+    if (r.lambda > 0)
+        settle_chords(&P, E, true, &last);
+    size_t moved = P.nfixed + realise_all(&P, &last, false);
+    P.nfixed = 0;
+    enforce(&P, E);
     double mem, cost;
     totals(&P, G_SKIP, &mem, &cost);
-    double left = repair(&P, E - cost, false);
+    if (cost > E)
+        greedy(&P, FIX_RATE, cost - E);
+    totals(&P, G_SKIP, &mem, &cost);
+    double left = greedy(&P, SPEND_RATE, E - cost);
     if (P.has_model && left > 0 && r.lambda > 0) {
         double hm, hc;
         totals(&P, G_HULL, &hm, &hc);
         model_apply(&P, model_solve(&P, log(r.lambda), E - hc, true));
     }
-    enforce(&P, E);
-    render_all(&P);
+    render_models(&P);
     if (sum != NULL) {
         totals(&P, G_SKIP, &sum->memory_bits, &sum->cost);
         sum->cost += p0;
