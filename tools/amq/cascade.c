@@ -148,6 +148,19 @@ amq_cascade *ccascade_open(const char *path) {
     return c;
 }
 
+/* The next option's id; CLI_NEXT_END at the end; CLI_NEXT_ERR with *rc set
+ * after a usage error or after --help was printed. */
+static int next_opt(cli_args *a, const cli_opt *opts, int *rc) {
+    int id = cli_next(a, opts);
+    if (id == CLI_NEXT_ERR) {
+        *rc = CLI_EXIT_ERR;
+    } else if (id == CLI_OPT_HELP) {
+        *rc = cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        id = CLI_NEXT_ERR;
+    }
+    return id;
+}
+
 /* ---- train ----------------------------------------------------------------------- */
 
 typedef struct train_opts {
@@ -278,13 +291,11 @@ static bool take_train(train_opts *o, int id, const char *v) {
 
 static int parse_train(int argc, char **argv, train_opts *o) {
     cli_args a;
-    int id;
+    int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
-    while ((id = cli_next(&a, train_options)) != CLI_NEXT_END) {
+    while ((id = next_opt(&a, train_options, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
-            return CLI_EXIT_ERR;
-        if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+            return rc;
         if (id == CLI_NEXT_POS)
             return cli_usage_error("cascade", "train: unexpected '%s'", a.value);
         if (!take_train(o, id, a.value))
@@ -369,13 +380,11 @@ static int cmd_query(int argc, char **argv) {
     const char *file = NULL, *input = NULL;
     bool count = false, invert = false, quiet = false;
     cli_args a;
-    int id;
+    int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
-    while ((id = cli_next(&a, opts)) != CLI_NEXT_END) {
+    while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
-            return CLI_EXIT_ERR;
-        if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+            return rc;
         if (id == CLI_NEXT_POS && file == NULL)
             file = a.value;
         else if (id == CLI_NEXT_POS && input == NULL)
@@ -485,13 +494,11 @@ static int cmd_info(int argc, char **argv) {
     const char *file = NULL;
     bool json = false;
     cli_args a;
-    int id;
+    int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
-    while ((id = cli_next(&a, opts)) != CLI_NEXT_END) {
+    while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
-            return CLI_EXIT_ERR;
-        if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+            return rc;
         if (id == 1)
             json = true;
         else if (file == NULL)
@@ -573,13 +580,11 @@ static int cmd_audit(int argc, char **argv) {
     double rate = 1.0;
     uint64_t seed = 1;
     cli_args a;
-    int id;
+    int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
-    while ((id = cli_next(&a, opts)) != CLI_NEXT_END) {
+    while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
-            return CLI_EXIT_ERR;
-        if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+            return rc;
         if ((id == 3 && !parse_real("--rate", a.value, 1e-9, 1, &rate)) ||
             (id == 4 && !cli_parse_u64("cascade", "--seed", a.value, &seed)))
             return CLI_EXIT_ERR;
@@ -598,7 +603,7 @@ static int cmd_audit(int argc, char **argv) {
     if (c == NULL)
         return CLI_EXIT_ERR;
     ckeys m, n;
-    int rc = CLI_EXIT_ERR;
+    rc = CLI_EXIT_ERR;
     if (ckeys_read(&m, mp, "members")) {
         if (ckeys_read(&n, np, "non-members")) {
             rc = audit_run(c, &m, &n, rate, seed);
@@ -670,13 +675,11 @@ static int cmd_features(int argc, char **argv) {
     const char *file = NULL;
     uint32_t dim = 16, label = 1;
     cli_args a;
-    int id;
+    int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
-    while ((id = cli_next(&a, opts)) != CLI_NEXT_END) {
+    while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
-            return CLI_EXIT_ERR;
-        if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+            return rc;
         if ((id == 1 && !parse_u32("--dim-bits", a.value, AMQ_FEATURE_DIM_BITS_MAX, &dim)) ||
             (id == 2 && !parse_u32("--label", a.value, 1, &label)))
             return CLI_EXIT_ERR;
@@ -689,7 +692,7 @@ static int cmd_features(int argc, char **argv) {
     ckeys s;
     if (!ckeys_read(&s, file, "keys"))
         return CLI_EXIT_ERR;
-    int rc = features_dump(&s, (int)label, dim);
+    rc = features_dump(&s, (int)label, dim);
     ckeys_free(&s);
     return rc;
 }
