@@ -509,7 +509,7 @@ amq_status amq_cascade_remove(amq_cascade *c, const void *key, size_t len,
 }
 
 amq_status amq_cascade_set_accept_bin(amq_cascade *c, uint32_t bin) {
-    if (c == NULL || bin > c->max_accept || bin < c->reject_bins)
+    if (c == NULL || bin > c->max_accept)
         return AMQ_ERR_INVALID;
     c->accept_bin = bin;
     return AMQ_OK;

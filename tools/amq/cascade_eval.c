@@ -43,7 +43,7 @@
 #define MAX_METHODS 8
 
 typedef struct eval_opts {
-    const char *data, *out, *only, *dump;
+    const char *data, *out, *only, *dump, *residual;
     uint32_t dim_bits, resplits, kv_members;
     double coverage_fpr;
     bool quick;
@@ -182,10 +182,13 @@ static double measure_cascade(const amq_cascade *c, const ckeys *test) {
 }
 
 /* A learned method at a target; NULL (after a note) if it cannot. */
+static const char *residual_spec; /* --residual (NULL: the default) */
+
 static amq_cascade *build_method(const dataset *d, amq_learned_method m,
                                  double bits, double fpr, uint32_t levels) {
     amq_cascade_config cfg;
     amq_cascade_config_init(&cfg);
+    cfg.residual = residual_spec;
     cfg.method = m;
     cfg.bits_per_key = bits;
     cfg.fpr = fpr;
@@ -325,6 +328,7 @@ static void coverage(const dataset *d, const eval_opts *o) {
                   ckeys_split(&d->pool, seed, 0.6, 1.0, &test);
         amq_cascade_config cfg;
         amq_cascade_config_init(&cfg);
+        cfg.residual = residual_spec;
         cfg.fpr = o->coverage_fpr;
         amq_cascade *c = NULL;
         if (ok && amq_cascade_build(d->model, &d->members.k, &tune.k, &cert.k,
@@ -463,6 +467,7 @@ static int eval_parse(int argc, char **argv, eval_opts *o) {
                                    {"only", 0, true, 3},     {"quick", 0, false, 4},
                                    {"resplits", 0, true, 5}, {"dim-bits", 0, true, 6},
                                    {"kv-members", 0, true, 7}, {"dump", 0, true, 8},
+                                   {"residual", 0, true, 9},
                                    {NULL, 0, false, 0}};
     cli_args a;
     int id;
@@ -478,6 +483,7 @@ static int eval_parse(int argc, char **argv, eval_opts *o) {
         if (id == 3) o->only = a.value;
         if (id == 4) o->quick = true;
         if (id == 8) o->dump = a.value;
+        if (id == 9) o->residual = a.value;
         if (id >= 5 && id <= 7 && !cli_parse_u64("cascade", "option", a.value, &v))
             return CLI_EXIT_ERR;
         if (id == 5) o->resplits = (uint32_t)v;
@@ -550,6 +556,7 @@ int cli_cascade_eval(int argc, char **argv) {
     int rc = eval_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    residual_spec = o.residual;
     if (o.quick) {
         o.resplits = o.resplits < 10 ? o.resplits : 10;
         o.kv_members = o.kv_members < 10000 ? o.kv_members : 10000;
