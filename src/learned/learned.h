@@ -4,14 +4,16 @@
  * search and the planner. Public contracts are in amq/cascade.h.
  *
  *   features.c   φ(k): hashed n-grams and shape features
- *   model.c      logistic regression (AdaGrad), int8 weights, scoring, AUC
- *   calib.c      Platt scaling and isotonic regression
+ *   model.c      logistic regression (AdaGrad), int8 weights, scoring
+ *   calib.c      Platt scaling, isotonic regression, AUC
  *   stats.c      incomplete beta/gamma, Clopper-Pearson, χ²
  *   partition.c  bins, PLBF's optimal-partition DP, equal splits
+ *   keyset.c     deterministic splits, duplicates, overlap (keyset.h)
  *   plan.c       thresholds + residual sizes (the allocation engine)
- *   cascade.c    the structure: routes, queries, bound, updates
- *   cframe.c     the frame (type 302)
- *   audit.c      shadow-sampling audits and drift
+ *   train.c      train / build / rebuild: from key sets to a cascade
+ *   cascade.c    the structure: routes, queries, bound, updates, stats
+ *   cframe.c     saving the frame (type 302); cload.c loading it
+ *   audit.c      shadow-sampling audits, drift, shard budgets
  */
 #ifndef AMQ_SRC_LEARNED_H
 #define AMQ_SRC_LEARNED_H
