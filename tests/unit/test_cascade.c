@@ -82,7 +82,7 @@ static void test_methods(void) {
             cfg.method = methods[t];
             if (target == 1) { /* a model small enough for the budget */
                 cfg.fpr = 0;
-                cfg.bits_per_key = 12;
+                cfg.bits_per_key = 24;
                 cfg.model.features.dim_bits = 10;
                 cfg.model.quantize = true;
             }
@@ -100,7 +100,7 @@ static void test_methods(void) {
                 CHECK_MSG(s.fpr_bound <= 0.01, "%s bound %g",
                           amq_learned_method_name(methods[t]), s.fpr_bound);
             else
-                CHECK_MSG(s.bits_per_key <= 12.0, "%s bits %g",
+                CHECK_MSG(s.bits_per_key <= 24.0, "%s bits %g",
                           amq_learned_method_name(methods[t]), s.bits_per_key);
             CHECK(s.method == methods[t]);
             CHECK(s.fpr_estimate <= s.fpr_bound);
@@ -400,10 +400,10 @@ static void test_bad_input(void) {
 static void test_audit(void) {
     gen_keys m, n, fm, fresh, dm, drifted;
     check_seed = 81;
-    gen_hosts(81, quick(2000), quick(16000), 0.2, &m, &n);
-    gen_hosts(82, 1, quick(20000), 0.2, &fm, &fresh);
+    gen_hosts(81, 2000, 16000, 0.2, &m, &n);
+    gen_hosts(82, 1, 20000, 0.2, &fm, &fresh);
     /* drifted queries: keys shaped like members (not in m) */
-    gen_hosts(83, quick(20000), 1, 0.2, &drifted, &dm);
+    gen_hosts(83, 20000, 1, 0.2, &drifted, &dm);
     amq_cascade_config cfg = base_config();
     amq_cascade *c = NULL;
     CHECK_OK(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, NULL));
