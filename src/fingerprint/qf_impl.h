@@ -35,8 +35,9 @@
  *   off             : min(255, slots of block b used by runs of quotients
  *                     < 64b), the "offset"; 255 means "look back".
  *
- * The slot width w is the remainder width today; a maplet (later issue)
- * stores w = r + v bits, remainder above value, and reuses the shifting.
+ * The slot width w is the remainder width; it is kept apart from r so
+ * that a slot can hold more than a remainder (w = r + v bits, remainder
+ * above a v-bit value) and still move with the same shifting.
  *
  * Invariants (checked in full on load, qf_frame.c):
  *   - the keys with quotient Q form one run; runs appear in quotient order

@@ -47,7 +47,7 @@
  * Exactly one layer is checked. Empty rows cost ~0.15% and the codes 2/B
  * bits per row: at 10^6 and 10^7 keys a filter takes 1.0017 (W = 64) or
  * 1.0014 (W = 128) rows per key plus the codes, 0.2-0.4% above the
- * solution bits per key (docs/drafts/ribbon.md). The price is banding
+ * solution bits per key (docs/structures.md, "Ribbon"). The price is banding
  * time: a key's elimination walks from its start to the first free row,
  * ~20 steps in an overloaded band (~4 in a standard one), so a build
  * takes ~1.6x (W = 64) to ~3x (W = 128) as long as a standard one.
@@ -105,55 +105,10 @@
  * t1 <= t2 <= B.
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "amq/static.h"
-#include "core/bits.h"
-#include "core/mem.h"
-#include "core/frame.h"
 #include "core/sort.h"
-#include "filter/type.h"
-
-#define RB_MAX_LAYERS 8
-/* Batch queries: keys between a prefetch and its use (a power of 2). */
-#define RB_AHEAD 16
-#define RB_GROW_EVERY 8
-/* Fewer keys than this: the layer is the last, a standard one. */
-#define RB_BUMP_MIN 1024
-/* Rows per key of a bumped layer (overloaded on purpose). More rows cost
- * empty rows but shorten banding: a key's elimination walks from its start
- * to the first free row, and that gap grows with the overload. At 10^6
- * keys: W = 64 at 0.97, ~20 steps per key, 0.15% empty rows; W = 128
- * (whose steps cost more) at 0.99, ~37 steps, 0.15% (47 steps at 0.97). */
-#define RB_LOAD64 0.97
-#define RB_LOAD128 0.99
-#define RB_VERSION 2
-/* The curve's key count: rows per key as at n = 10^6, for standard
- * Ribbon from rb_overhead, for bumped Ribbon measured (all layers' rows
- * over keys, docs/drafts/ribbon.md). */
-#define RB_CURVE_N 1000000
-#define RB_CURVE_RHO64 1.0017
-#define RB_CURVE_RHO128 1.0014
-/* Sorting: partitions of ~2^11 keys, at most 2^12 of them. */
-#define RB_MAX_BUCKET 1024
-/* Largest bucket the build uses (the stack of one bucket's rows). */
-#define RB_BUILD_BUCKET 256
-#define RB_NO_ROW UINT64_MAX
-/* Blocks per layer: keeps U in 32 bits (2.7e11 rows). */
-#define RB_MAX_BLOCKS UINT64_C(0xffffffff)
-
-typedef unsigned __int128 rb_u128;
-
-/* Multipliers deriving the coefficients and the fingerprint from the mixed
- * hash (odd, from splitmix64). Part of the file format: never edit. */
-#define COEF_XOR 0x3c6ef372fe94f82bULL
-#define COEF_XOR_HI 0x510e527fade682d1ULL
-#define FP_MUL 0xa54ff53a5f1d36f1ULL
-/* Inverses mod 2^64 of amq__mix64's multipliers (undo a seed on retry). */
-#define UNMIX_MUL1 0x4f74430c22a54005ULL
-#define UNMIX_MUL2 0x9cb4b2f8129337dbULL
+#include "fingerprint/ribbon_impl.h"
 
 /* Buckets of bumped layers: B starts, thresholds 0 < t1 < t2 < B for the
  * codes 1 and 2 (code 0: nothing bumped, code 3: all B). Measured at
@@ -164,77 +119,6 @@ typedef struct rb_bucket_shape {
 } rb_bucket_shape;
 static const rb_bucket_shape rb_bucket64 = {128, 16, 32};
 static const rb_bucket_shape rb_bucket128 = {256, 32, 64};
-
-typedef struct rb_layer {
-    const uint64_t *sol;  /* blocks * r + upper words                  */
-    const uint64_t *meta; /* 2-bit codes per bucket; NULL in the last  */
-    uint64_t seed;
-    uint64_t blocks;      /* rows m = 64 blocks                        */
-    uint64_t starts;      /* m - W + 1                                 */
-    uint64_t lower;       /* blocks - upper: blocks with r columns     */
-    uint64_t words;       /* solution words                            */
-    uint32_t upper;       /* U: the last U blocks store r + 1 columns  */
-    bool coded;           /* has codes (every layer but the last)      */
-} rb_layer;
-
-struct amq_ribbon {
-    amq__obj o; /* o.items: keys; o.table: every layer's solution and codes
-                   (none for an empty filter) */
-    rb_layer layer[RB_MAX_LAYERS];
-    double fpr;
-    uint32_t layers;
-    uint32_t r;           /* columns in lower blocks                   */
-    uint32_t bits64;      /* requested bits per key in 1/64 steps      */
-    uint32_t band;        /* W: 64 or 128                              */
-    uint32_t bucket_log2; /* bumped layers: 2^this starts per bucket   */
-    uint32_t thr[4];      /* threshold per code: 0, t1, t2, B          */
-    bool bump;            /* built as BuRR (else standard)             */
-    bool legacy;          /* loaded from a version-1 frame             */
-    bool fast;            /* query with POPCNT (not AMQ_OPT_SCALAR)    */
-};
-
-/* ---- a key's equation --------------------------------------------------- */
-
-static inline uint64_t rb_mix(uint64_t x, uint64_t seed) {
-    return amq__mix64(x + seed);
-}
-
-/* The inverse of amq__mix64 (each step of it is a bijection). */
-static uint64_t rb_unmix(uint64_t x) {
-    x ^= x >> 33;
-    x *= UNMIX_MUL2;
-    x ^= x >> 33;
-    x *= UNMIX_MUL1;
-    x ^= x >> 33;
-    return x;
-}
-
-static inline uint64_t rb_coef_lo(uint64_t x) {
-    return amq__mix64(x ^ COEF_XOR) | 1;
-}
-static inline uint64_t rb_coef_hi(uint64_t x) {
-    return amq__mix64(x ^ COEF_XOR_HI);
-}
-static inline uint32_t rb_fp(uint64_t x) {
-    return (uint32_t)((x * FP_MUL) >> 32);
-}
-static inline uint32_t rb_mask(uint32_t cols) {
-    return (uint32_t)((UINT64_C(1) << cols) - 1);
-}
-
-/* Columns stored in block b, and where its words start. */
-static inline uint32_t rb_cols(const rb_layer *l, uint32_t r, uint64_t b) {
-    return r + (b >= l->lower);
-}
-static inline uint64_t rb_offset(const rb_layer *l, uint32_t r, uint64_t b) {
-    return b * r + (b > l->lower ? b - l->lower : 0);
-}
-
-/* The bits of v that a shift left by sh pushes out of the word (sh < 64;
- * 0 for sh = 0, without a shift by 64). */
-static inline uint64_t rb_spill(uint64_t v, unsigned sh) {
-    return (v >> 1) >> (63 - sh);
-}
 
 /* ---- query -------------------------------------------------------------- */
 
@@ -422,7 +306,7 @@ static uint64_t rb_open(const amq_ribbon *f, const rb_layer *l, uint64_t b) {
 
 /* The fewest last blocks holding a share frac of the layer's open
  * starts: the layer's rate is then at most 2^-r (1 - frac/2). */
-static uint64_t rb_choose_upper(const amq_ribbon *f, const rb_layer *l,
+uint64_t amq__rb_choose_upper(const amq_ribbon *f, const rb_layer *l,
                                 double frac) {
     if (frac <= 0)
         return 0;
@@ -436,7 +320,7 @@ static uint64_t rb_choose_upper(const amq_ribbon *f, const rb_layer *l,
 }
 
 /* The false-positive probability, exactly (see the opening comment). */
-static double rb_rate(const amq_ribbon *f) {
+double amq__rb_rate(const amq_ribbon *f) {
     double fpr = 0, reach = 1;
     for (uint32_t i = 0; i < f->layers; i++) {
         const rb_layer *l = &f->layer[i];
@@ -471,8 +355,6 @@ static double rb_overhead(size_t n, unsigned band) {
     return ov < floor_ov ? floor_ov : ov;
 }
 
-static uint64_t rb_min_blocks(unsigned band) { return band / 64 + 1; }
-
 static amq_status rb_rows_to_blocks(double rows, unsigned band,
                                     uint64_t *blocks) {
     double b = ceil(rows / 64.0);
@@ -485,410 +367,22 @@ static amq_status rb_rows_to_blocks(double rows, unsigned band,
 
 /* A standard layer of n keys: n (1 + overhead) rows plus one band of
  * slack (so the table is never narrower than a window). */
-static amq_status rb_standard_blocks(size_t n, unsigned band,
+amq_status amq__rb_standard_blocks(size_t n, unsigned band,
                                      uint64_t *blocks) {
     return rb_rows_to_blocks(
         (double)n * (1.0 + rb_overhead(n, band)) + band + 64, band, blocks);
 }
 
-static amq_status rb_bumped_blocks(size_t n, unsigned band,
+amq_status amq__rb_bumped_blocks(size_t n, unsigned band,
                                    uint64_t *blocks) {
     double load = band == 128 ? RB_LOAD128 : RB_LOAD64;
     return rb_rows_to_blocks(ceil((double)n * load), band, blocks);
 }
 
-static void rb_set_blocks(rb_layer *l, uint64_t blocks, unsigned band) {
-    l->blocks = blocks;
-    l->starts = blocks * 64 - band + 1;
-}
-
 /* Seeds: one fixed sequence per layer, indexed by the attempt. */
-static uint64_t rb_seed(uint32_t layer, unsigned attempt) {
+uint64_t amq__rb_seed(uint32_t layer, unsigned attempt) {
     uint64_t i = (uint64_t)attempt * RB_MAX_LAYERS + layer;
     return amq__mix64(0x2545f4914f6cdd1dULL + i * 0x9e3779b97f4a7c15ULL);
-}
-
-/* ---- construction: sorting the mixed hashes ----------------------------- */
-
-/* ---- construction: banding ---------------------------------------------- */
-
-typedef struct rb_band {
-    uint64_t *c64;  /* W = 64: coefficients, 0 = empty row */
-    rb_u128 *c128;  /* W = 128                             */
-    uint32_t *res;  /* right-hand sides (where the coefficient is not 0) */
-    uint64_t rows;
-} rb_band;
-
-static void rb_band_free(const amq__mem *m, rb_band *bd) {
-    amq__free(m, bd->c64, (size_t)bd->rows * sizeof *bd->c64);
-    amq__free(m, bd->c128, (size_t)bd->rows * sizeof *bd->c128);
-    amq__free(m, bd->res, (size_t)bd->rows * sizeof *bd->res);
-    memset(bd, 0, sizeof *bd);
-}
-
-static amq_status rb_band_alloc(const amq__mem *m, uint64_t rows,
-                                unsigned band, rb_band *bd) {
-    size_t c, r;
-    memset(bd, 0, sizeof *bd);
-    if (rows > SIZE_MAX ||
-        !amq__mul((size_t)rows, band == 128 ? sizeof(rb_u128) : 8, &c) ||
-        !amq__mul((size_t)rows, sizeof *bd->res, &r))
-        return AMQ_ERR_OVERFLOW;
-    bd->rows = rows;
-    if (band == 128)
-        bd->c128 = amq__zalloc(m, c);
-    else
-        bd->c64 = amq__zalloc(m, c);
-    bd->res = bd->c64 != NULL || bd->c128 != NULL ? amq__alloc(m, r) : NULL;
-    if (bd->res == NULL) {
-        rb_band_free(m, bd);
-        return AMQ_ERR_NOMEM;
-    }
-    return AMQ_OK;
-}
-
-static void rb_band_clear(rb_band *bd) {
-    if (bd->c128 != NULL)
-        memset(bd->c128, 0, (size_t)bd->rows * sizeof *bd->c128);
-    else
-        memset(bd->c64, 0, (size_t)bd->rows * sizeof *bd->c64);
-}
-
-typedef struct rb_eq {
-    uint64_t start;
-    rb_u128 coef;
-    uint32_t fp;
-} rb_eq;
-
-/* What banding a layer needs to know. */
-typedef struct rb_shape {
-    uint64_t starts;
-    uint32_t mask;        /* fingerprint bits solved (r or r + 1) */
-    uint32_t bucket_log2;
-    uint32_t thr[4];
-} rb_shape;
-
-static inline rb_eq rb_equation(uint64_t x, const rb_shape *g,
-                                unsigned band) {
-    rb_eq e;
-    e.start = amq__reduce64(x, g->starts);
-    e.coef = rb_coef_lo(x);
-    if (band == 128)
-        e.coef |= (rb_u128)rb_coef_hi(x) << 64;
-    e.fp = rb_fp(x) & g->mask;
-    return e;
-}
-
-static inline unsigned rb_ctz128(rb_u128 c) {
-    uint64_t lo = (uint64_t)c;
-    return lo ? (unsigned)__builtin_ctzll(lo)
-              : 64 + (unsigned)__builtin_ctzll((uint64_t)(c >> 64));
-}
-
-/* The row where the equation lands, or RB_NO_ROW if it reduces to 0 = 0
- * or 0 = 1 (a dependent row: the key cannot be added). */
-static inline uint64_t rb_insert64(rb_band *bd, uint64_t i, uint64_t c,
-                                   uint32_t r) {
-    for (;;) {
-        uint64_t cur = bd->c64[i];
-        if (cur == 0) {
-            bd->c64[i] = c;
-            bd->res[i] = r;
-            return i;
-        }
-        c ^= cur;
-        r ^= bd->res[i];
-        if (c == 0)
-            return RB_NO_ROW;
-        unsigned tz = (unsigned)__builtin_ctzll(c);
-        i += tz;
-        c >>= tz;
-    }
-}
-
-static inline uint64_t rb_insert128(rb_band *bd, uint64_t i, rb_u128 c,
-                                    uint32_t r) {
-    for (;;) {
-        rb_u128 cur = bd->c128[i];
-        if (cur == 0) {
-            bd->c128[i] = c;
-            bd->res[i] = r;
-            return i;
-        }
-        c ^= cur;
-        r ^= bd->res[i];
-        if (c == 0)
-            return RB_NO_ROW;
-        unsigned tz = rb_ctz128(c);
-        i += tz;
-        c >>= tz;
-    }
-}
-
-static inline uint64_t rb_insert(rb_band *bd, rb_eq e, unsigned band) {
-    return band == 128 ? rb_insert128(bd, e.start, e.coef, e.fp)
-                       : rb_insert64(bd, e.start, (uint64_t)e.coef, e.fp);
-}
-
-static inline void rb_clear_row(rb_band *bd, uint64_t i, unsigned band) {
-    if (band == 128)
-        bd->c128[i] = 0;
-    else
-        bd->c64[i] = 0;
-}
-
-/* One bucket's keys k[0..cnt) (ascending start from base), banded from the
- * highest offset down. Returns the bucket's code; the keys below its
- * threshold are not in the band (those inserted were the last ones, and
- * their rows are cleared again). A bucket fills at most B + W - 1 rows. */
-static unsigned rb_band_bucket(rb_band *bd, const uint64_t *k, size_t cnt,
-                               uint64_t base, const rb_shape *g,
-                               unsigned band) {
-    uint64_t row[RB_BUILD_BUCKET + 128];
-    uint32_t off[RB_BUILD_BUCKET + 128];
-    size_t top = 0;
-    for (size_t q = cnt; q-- > 0;) {
-        rb_eq e = rb_equation(k[q], g, band);
-        uint32_t o = (uint32_t)(e.start - base);
-        uint64_t at = rb_insert(bd, e, band);
-        if (at != RB_NO_ROW) {
-            row[top] = at;
-            off[top++] = o;
-            continue;
-        }
-        unsigned code = 1;
-        while (g->thr[code] <= o) /* thr[3] = B > o */
-            code++;
-        while (top > 0 && off[top - 1] < g->thr[code])
-            rb_clear_row(bd, row[--top], band);
-        return code;
-    }
-    return 0;
-}
-
-/* A coded layer: band k[0..n) (ascending start) bucket by bucket, write
- * the codes, and move the bumped keys to k[0..return) in order. */
-static size_t rb_band_coded(rb_band *bd, uint64_t *k, size_t n,
-                            const rb_shape *g, uint64_t *meta,
-                            unsigned band) {
-    size_t i = 0, out = 0;
-    while (i < n) {
-        uint64_t bucket = amq__reduce64(k[i], g->starts) >> g->bucket_log2;
-        uint64_t base = bucket << g->bucket_log2;
-        size_t j = i + 1;
-        while (j < n && (amq__reduce64(k[j], g->starts) >> g->bucket_log2) ==
-                            bucket)
-            j++;
-        unsigned code = rb_band_bucket(bd, k + i, j - i, base, g, band);
-        if (code != 0) {
-            uint64_t cut = base + g->thr[code];
-            meta[bucket / 32] |= (uint64_t)code << (bucket % 32 * 2);
-            for (; i < j && amq__reduce64(k[i], g->starts) < cut; i++)
-                k[out++] = k[i];
-        }
-        i = j;
-    }
-    return out;
-}
-
-/* A standard layer: every key must band. */
-static bool rb_band_all(rb_band *bd, const uint64_t *k, size_t n,
-                        const rb_shape *g, unsigned band) {
-    for (size_t i = 0; i < n; i++)
-        if (rb_insert(bd, rb_equation(k[i], g, band), band) == RB_NO_ROW)
-            return false;
-    return true;
-}
-
-/* ---- construction: back-substitution ------------------------------------ */
-
-/* Last row first. state[j] bit k holds column j of row i + 1 + k; after a
- * block's 64 rows its low word is the block's word of column j. Columns a
- * block does not store are solved but dropped. Empty rows get 0. */
-static void rb_solve64(const rb_band *bd, const rb_layer *l, uint32_t r,
-                       uint64_t *sol) {
-    uint64_t state[33];
-    uint32_t rmax = r + (l->upper > 0);
-    memset(state, 0, sizeof state);
-    for (uint64_t b = l->blocks; b-- > 0;) {
-        for (unsigned k = 64; k-- > 0;) {
-            uint64_t i = b * 64 + k, c = bd->c64[i];
-            uint32_t res = c != 0 ? bd->res[i] : 0;
-            c >>= 1;
-            for (uint32_t j = 0; j < rmax; j++) {
-                uint64_t bit = ((res >> j) ^
-                                (unsigned)__builtin_parityll(c & state[j])) &
-                               1;
-                state[j] = state[j] << 1 | bit;
-            }
-        }
-        memcpy(sol + rb_offset(l, r, b), state,
-               rb_cols(l, r, b) * sizeof *state);
-    }
-}
-
-static void rb_solve128(const rb_band *bd, const rb_layer *l, uint32_t r,
-                        uint64_t *sol) {
-    rb_u128 state[33];
-    uint64_t words[33];
-    uint32_t rmax = r + (l->upper > 0);
-    memset(state, 0, sizeof state);
-    for (uint64_t b = l->blocks; b-- > 0;) {
-        for (unsigned k = 64; k-- > 0;) {
-            uint64_t i = b * 64 + k;
-            rb_u128 c = bd->c128[i];
-            uint32_t res = c != 0 ? bd->res[i] : 0;
-            c >>= 1;
-            for (uint32_t j = 0; j < rmax; j++) {
-                rb_u128 v = c & state[j];
-                uint64_t bit =
-                    ((res >> j) ^ (unsigned)__builtin_parityll(
-                                      (uint64_t)v ^ (uint64_t)(v >> 64))) &
-                    1;
-                state[j] = state[j] << 1 | bit;
-            }
-        }
-        for (uint32_t j = 0; j < rmax; j++)
-            words[j] = (uint64_t)state[j];
-        memcpy(sol + rb_offset(l, r, b), words,
-               rb_cols(l, r, b) * sizeof *words);
-    }
-}
-
-/* ---- construction: the layers ------------------------------------------- */
-
-typedef struct rb_work {
-    rb_band band[RB_MAX_LAYERS];
-    uint64_t *meta[RB_MAX_LAYERS];
-    size_t meta_words[RB_MAX_LAYERS];
-    uint64_t *keys;
-    size_t nkeys;
-} rb_work;
-
-static void rb_work_free(const amq__mem *m, rb_work *w) {
-    for (uint32_t i = 0; i < RB_MAX_LAYERS; i++) {
-        rb_band_free(m, &w->band[i]);
-        amq__free(m, w->meta[i], w->meta_words[i] * sizeof *w->meta[i]);
-    }
-    amq__free(m, w->keys, w->nkeys * sizeof *w->keys);
-    memset(w, 0, sizeof *w);
-}
-
-static size_t rb_meta_words(const rb_layer *l, uint32_t bucket_log2) {
-    uint64_t buckets = ((l->starts - 1) >> bucket_log2) + 1;
-    return (size_t)((buckets + 31) / 32);
-}
-
-static rb_shape rb_shape_of(const amq_ribbon *f, const rb_layer *l) {
-    rb_shape g;
-    g.starts = l->starts;
-    g.mask = rb_mask(f->r + (f->bits64 % 64 != 0));
-    g.bucket_log2 = f->bucket_log2;
-    memcpy(g.thr, f->thr, sizeof g.thr);
-    return g;
-}
-
-/* The last, standard layer i over k[0..n) (their hashes for this layer,
- * mixed with its seed). On failure: the next seed (the keys are unmixed
- * back to the previous layer's hashes and mixed again) and, every 8th
- * time, ~1/8 more rows. */
-static amq_status rb_last_layer(const amq__mem *m, amq_ribbon *f,
-                                rb_work *w, uint64_t *k, size_t n,
-                                uint32_t i) {
-    rb_layer *l = &f->layer[i];
-    uint64_t blocks;
-    AMQ_RETURN_IF_ERR(rb_standard_blocks(n, f->band, &blocks));
-    f->layers = i + 1;
-    l->coded = false;
-    for (unsigned a = 0; a < AMQ_STATIC_MAX_ATTEMPTS; a++) {
-        if (a > 0) {
-            uint64_t seed = rb_seed(i, a);
-            for (size_t j = 0; j < n; j++)
-                k[j] = rb_mix(rb_unmix(k[j]) - l->seed, seed);
-            l->seed = seed;
-            if (a % RB_GROW_EVERY == 0 &&
-                (blocks += blocks / 8 + 1) > RB_MAX_BLOCKS)
-                return AMQ_ERR_OVERFLOW;
-        }
-        rb_set_blocks(l, blocks, f->band);
-        if (w->band[i].rows != blocks * 64) {
-            rb_band_free(m, &w->band[i]);
-            AMQ_RETURN_IF_ERR(
-                rb_band_alloc(m, blocks * 64, f->band, &w->band[i]));
-        } else if (a > 0) {
-            rb_band_clear(&w->band[i]);
-        }
-        rb_shape g = rb_shape_of(f, l);
-        if (rb_band_all(&w->band[i], k, n, &g, f->band))
-            return AMQ_OK;
-    }
-    return AMQ_ERR_FULL;
-}
-
-/* Coded layer i over k[0..n) (sorted); returns the bumped count, the
- * bumped keys compacted to k[0..). */
-static amq_status rb_coded_layer(const amq__mem *m, amq_ribbon *f,
-                                 rb_work *w, uint64_t *k, size_t n,
-                                 uint32_t i, size_t *bumped) {
-    rb_layer *l = &f->layer[i];
-    uint64_t blocks;
-    AMQ_RETURN_IF_ERR(rb_bumped_blocks(n, f->band, &blocks));
-    rb_set_blocks(l, blocks, f->band);
-    l->coded = true;
-    f->layers = i + 1;
-    AMQ_RETURN_IF_ERR(rb_band_alloc(m, blocks * 64, f->band, &w->band[i]));
-    w->meta_words[i] = rb_meta_words(l, f->bucket_log2);
-    w->meta[i] = amq__zalloc(m, w->meta_words[i] * sizeof *w->meta[i]);
-    if (w->meta[i] == NULL) {
-        w->meta_words[i] = 0;
-        return AMQ_ERR_NOMEM;
-    }
-    l->meta = w->meta[i];
-    rb_shape g = rb_shape_of(f, l);
-    *bumped = rb_band_coded(&w->band[i], k, n, &g, w->meta[i], f->band);
-    if (*bumped == 0) { /* nothing went on: this is the last layer */
-        l->coded = false;
-        l->meta = NULL;
-    }
-    return AMQ_OK;
-}
-
-/* Whether keys go to a coded layer i: enough of them, not the last
- * possible layer, and (i > 0) at most half of the previous layer's keys,
- * so their sorted copy fits in the space that layer's keys used. */
-static bool rb_next_coded(const amq_ribbon *f, uint32_t i, size_t n,
-                          size_t prev) {
-    return f->bump && n >= RB_BUMP_MIN && i + 1 < RB_MAX_LAYERS &&
-           (i == 0 || 2 * n <= prev);
-}
-
-/* Band every layer. w->keys holds layer 0's keys, sorted and without
- * repeats; each coded layer leaves its bumped keys at the front of its
- * range, and the next layer's keys go right after them. */
-static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f,
-                                 rb_work *w, size_t n) {
-    uint64_t *k = w->keys;
-    bool coded = rb_next_coded(f, 0, n, 0);
-    for (uint32_t i = 0;; i++) {
-        if (!coded)
-            return rb_last_layer(m, f, w, k, n, i);
-        size_t nb;
-        AMQ_RETURN_IF_ERR(rb_coded_layer(m, f, w, k, n, i, &nb));
-        if (nb == 0)
-            return AMQ_OK;
-        uint64_t seed = rb_seed(i + 1, 0);
-        f->layer[i + 1].seed = seed;
-        coded = rb_next_coded(f, i + 1, nb, n);
-        if (coded) {
-            size_t got;
-            AMQ_RETURN_IF_ERR(amq__sort_keys(m, k, nb, true, seed, false, k + nb, &got));
-            k += nb;
-        } else {
-            for (size_t j = 0; j < nb; j++)
-                k[j] = rb_mix(k[j], seed);
-        }
-        n = nb;
-    }
 }
 
 /* ---- the object --------------------------------------------------------- */
@@ -896,7 +390,7 @@ static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f,
 /* Words of f's table: the solutions layer by layer, then the codes of
  * the coded layers. Sets each layer's lower and words. false on
  * overflow. */
-static bool rb_layout(amq_ribbon *f, size_t *words) {
+bool amq__rb_layout(amq_ribbon *f, size_t *words) {
     size_t total = 0;
     for (uint32_t i = 0; i < f->layers; i++) {
         rb_layer *l = &f->layer[i];
@@ -918,7 +412,7 @@ static bool rb_layout(amq_ribbon *f, size_t *words) {
 }
 
 /* Point the layers at a table laid out as rb_layout says. */
-static void rb_point(amq_ribbon *f, const uint64_t *t) {
+void amq__rb_point(amq_ribbon *f, const uint64_t *t) {
     for (uint32_t i = 0; i < f->layers; i++) {
         f->layer[i].sol = t;
         t += f->layer[i].words;
@@ -932,7 +426,7 @@ static void rb_point(amq_ribbon *f, const uint64_t *t) {
 
 /* A new object holding a copy of the header fields of hdr (layers,
  * geometry; no table). */
-static amq_status rb_new(const amq_ribbon *hdr, const amq_options *opt,
+amq_status amq__rb_new(const amq_ribbon *hdr, const amq_options *opt,
                          amq_ribbon **out) {
     amq_ribbon *f;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
@@ -946,54 +440,20 @@ static amq_status rb_new(const amq_ribbon *hdr, const amq_options *opt,
 }
 
 /* Give f its table: borrowed (a view) or allocated (zeroed). */
-static amq_status rb_attach(amq_ribbon *f, size_t words,
+amq_status amq__rb_attach(amq_ribbon *f, size_t words,
                             const uint64_t *borrow) {
     void *wr = NULL;
     if (words > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
     if (borrow != NULL || words != 0)
         AMQ_RETURN_IF_ERR(amq__obj_table(&f->o, words * 8, borrow, &wr));
-    rb_point(f, borrow != NULL ? borrow : wr);
+    amq__rb_point(f, borrow != NULL ? borrow : wr);
     return AMQ_OK;
 }
 
 void amq_ribbon_free(amq_ribbon *f) { amq__obj_free(f ? &f->o : NULL); }
 
-/* After banding: U per layer, the table, the solutions and the codes. */
-static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
-                            const amq_options *opt, amq_ribbon **out) {
-    double frac = (double)(hdr->bits64 % 64) / 64.0;
-    size_t words;
-    for (uint32_t i = 0; i < hdr->layers; i++) {
-        rb_layer *l = &hdr->layer[i]; /* frac == 0 when r == 32 */
-        l->upper = (uint32_t)rb_choose_upper(hdr, l, frac);
-    }
-    if (!rb_layout(hdr, &words))
-        return AMQ_ERR_OVERFLOW;
-    amq_ribbon *f;
-    AMQ_RETURN_IF_ERR(rb_new(hdr, opt, &f));
-    amq_status st = rb_attach(f, words, NULL);
-    if (st != AMQ_OK) {
-        amq_ribbon_free(f);
-        return st;
-    }
-    for (uint32_t i = 0; i < f->layers; i++) {
-        rb_layer *l = &f->layer[i];
-        uint64_t *sol = (uint64_t *)(uintptr_t)l->sol;
-        if (f->band == 128)
-            rb_solve128(&w->band[i], l, f->r, sol);
-        else
-            rb_solve64(&w->band[i], l, f->r, sol);
-        if (l->coded)
-            memcpy((uint64_t *)(uintptr_t)l->meta, w->meta[i],
-                   w->meta_words[i] * sizeof *w->meta[i]);
-    }
-    f->fpr = rb_rate(f);
-    *out = f;
-    return AMQ_OK;
-}
-
-static void rb_header(amq_ribbon *f, uint32_t bits64, unsigned band,
+void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band,
                       bool bump) {
     const rb_bucket_shape *b = band == 128 ? &rb_bucket128 : &rb_bucket64;
     memset(f, 0, sizeof *f);
@@ -1007,80 +467,6 @@ static void rb_header(amq_ribbon *f, uint32_t bits64, unsigned band,
         f->thr[2] = b->t2;
         f->thr[3] = b->size;
     }
-}
-
-/* bits in 1/64 steps, 64..2048. */
-static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
-                           unsigned band, bool bump, const amq_options *opt,
-                           amq_ribbon **out) {
-    amq__mem mem;
-    amq_ribbon hdr;
-    rb_work w;
-    if (out == NULL || (h == NULL && n != 0) || bits64 < 64 ||
-        bits64 > 32 * 64 || (band != 64 && band != 128))
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    rb_header(&hdr, bits64, band, bump);
-    if (n == 0)
-        return rb_finish(&hdr, NULL, opt, out);
-    if (n > SIZE_MAX / 8 || (double)n > (double)RB_MAX_BLOCKS * 32)
-        return AMQ_ERR_OVERFLOW;
-    amq__mem_init(&mem, opt);
-    memset(&w, 0, sizeof w);
-    w.nkeys = n;
-    w.keys = amq__alloc(&mem, n * sizeof *w.keys);
-    amq_status st = w.keys != NULL ? AMQ_OK : AMQ_ERR_NOMEM;
-    size_t distinct = 0;
-    if (st == AMQ_OK) {
-        hdr.layer[0].seed = rb_seed(0, 0);
-        st = amq__sort_keys(&mem, h, n, true, hdr.layer[0].seed, true, w.keys,
-                           &distinct);
-        hdr.o.items = distinct;
-    }
-    if (st == AMQ_OK)
-        st = rb_band_layers(&mem, &hdr, &w, distinct);
-    if (st == AMQ_OK)
-        st = rb_finish(&hdr, &w, opt, out);
-    rb_work_free(&mem, &w);
-    return st;
-}
-
-amq_status amq_ribbon_build(const uint64_t *hashes, size_t n, double bits,
-                            unsigned band, const amq_options *opt,
-                            amq_ribbon **out) {
-    if (!(bits >= 1.0 && bits <= 32.0))
-        return AMQ_ERR_INVALID;
-    return rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band, true,
-                    opt, out);
-}
-
-amq_status amq_ribbon_build_standard(const uint64_t *hashes, size_t n,
-                                     double bits, unsigned band,
-                                     const amq_options *opt,
-                                     amq_ribbon **out) {
-    if (!(bits >= 1.0 && bits <= 32.0))
-        return AMQ_ERR_INVALID;
-    return rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band, false,
-                    opt, out);
-}
-
-/* Peak for random keys: the sorted keys (8 n), every layer's band
- * (coefficient and right-hand side per row; bounded by a standard layer's
- * rows, with 1/16 to spare) and the sorter's scratch (a few partitions).
- * Measured at 10^6 and 10^7 keys: 20.0 (W = 64) and 28.0 (W = 128) bytes
- * per key; standard Ribbon 21.3-21.6. */
-size_t amq_ribbon_build_memory(size_t n, unsigned band) {
-    uint64_t blocks;
-    size_t row = (band == 128 ? sizeof(rb_u128) : 8) + sizeof(uint32_t);
-    size_t a, b, c;
-    if ((band != 64 && band != 128) ||
-        rb_standard_blocks(n, band, &blocks) != AMQ_OK ||
-        blocks > SIZE_MAX / 64 ||
-        !amq__mul((size_t)blocks * 68, row, &a) ||
-        !amq__mul(n, sizeof(uint64_t), &b) || !amq__add(a, b, &a))
-        return 0;
-    c = (4 * (n >> 11) + 64) * 8 + ((size_t)1 << 16) * 4 + 4097 * 8;
-    return amq__add(a, c, &a) ? a : 0;
 }
 
 uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->o.items; }
@@ -1103,7 +489,7 @@ double amq_ribbon_fpr_bound(const amq_ribbon *f) { return f->fpr; }
 
 /* Rate at b solution bits per row: 2^-r (1 - f/2), r = floor(b), f = b - r
  * (the block mix above with U/B = f). */
-static double rb_mixed_fpr(double b) {
+double amq__rb_mixed_fpr(double b) {
     if (b <= 0)
         return 1.0;
     double r = floor(b), f = b - r;
@@ -1111,7 +497,7 @@ static double rb_mixed_fpr(double b) {
 }
 
 /* Its inverse: the fewest solution bits per row for fpr. */
-static double rb_bits_for(double fpr) {
+double amq__rb_bits_for(double fpr) {
     double r = floor(-log2(fpr));
     double f = 2.0 * (1.0 - fpr * exp2(r));
     return r + (f < 0 ? 0 : f);
@@ -1119,9 +505,9 @@ static double rb_bits_for(double fpr) {
 
 /* bits per key = rho (rows per key) x solution bits per row + mu (code
  * bits per key). Standard: rho at 10^6 keys. Bumped: measured empty rows
- * at 10^6 keys (docs/drafts/ribbon.md) and 2 code bits per bucket of the
+ * at 10^6 keys (docs/structures.md, "Ribbon") and 2 code bits per bucket of the
  * 0.97 n rows of layer 0. */
-static void rb_curve_shape(unsigned band, bool bump, double *rho,
+void amq__rb_curve_shape(unsigned band, bool bump, double *rho,
                            double *mu) {
     if (!bump) {
         *rho = 1.0 + rb_overhead(RB_CURVE_N, band);
@@ -1133,351 +519,3 @@ static void rb_curve_shape(unsigned band, bool bump, double *rho,
     *mu = 2.0 * (band == 128 ? RB_LOAD128 : RB_LOAD64) / b->size;
 }
 
-/* ---- the generic interface ---------------------------------------------- */
-
-static amq_status spec_shape(amq__spec *spec, unsigned *band, bool *bump,
-                             amq_diag *diag) {
-    uint64_t w = 64, b = 1;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "w", 64, 128, &w, NULL, diag));
-    if (w != 64 && w != 128)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                         "ribbon: w=%llu; the band is 64 or 128 wide",
-                         (unsigned long long)w);
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "bump", 0, 1, &b, NULL, diag));
-    *band = (unsigned)w;
-    *bump = b != 0;
-    return AMQ_OK;
-}
-
-static amq_status spec_bits(amq__spec *spec, double fpr, uint32_t *bits64,
-                            amq_diag *diag) {
-    double bits = 0;
-    bool found;
-    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, &found,
-                                    diag));
-    if (found) {
-        *bits64 = (uint32_t)floor(bits * 64 + 0.5);
-        double r = *bits64 / 64.0;
-        if (fpr != 0.0 && rb_mixed_fpr(r) > fpr)
-            return amq__diag(diag, AMQ_ERR_INVALID, 0,
-                             "ribbon:bits=%g gives a false-positive rate of "
-                             "%g, above the target %g", r, rb_mixed_fpr(r),
-                             fpr);
-        return AMQ_OK;
-    }
-    if (fpr == 0.0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                         "ribbon needs a target fpr or bits=B (1 to 32)");
-    double b = ceil(rb_bits_for(fpr) * 64) / 64;
-    if (b > 32)
-        return amq__diag(diag, AMQ_ERR_INVALID, 0,
-                         "ribbon: fpr %g needs more than 32 bits per key",
-                         fpr);
-    *bits64 = (uint32_t)(b < 1 ? 64 : b * 64);
-    return AMQ_OK;
-}
-
-static amq_status t_build(const amq__type *self, amq__spec *spec,
-                          const uint64_t *h, size_t n, double fpr,
-                          const amq_options *opt, amq__obj **out,
-                          amq_diag *diag) {
-    uint32_t bits64 = 0;
-    unsigned band = 64;
-    bool bump = true;
-    amq_ribbon *f;
-    (void)self;
-    AMQ_RETURN_IF_ERR(spec_bits(spec, fpr, &bits64, diag));
-    AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
-    amq_status st = rb_build(h, n, bits64, band, bump, opt, &f);
-    if (st == AMQ_ERR_FULL)
-        return amq__diag(diag, st, 0, "ribbon: %zu keys did not band in %d "
-                         "attempts", n, AMQ_STATIC_MAX_ATTEMPTS);
-    AMQ_RETURN_IF_ERR(st);
-    *out = &f->o;
-    return AMQ_OK;
-}
-
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_ribbon_contains_hash((const amq_ribbon *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_ribbon_contains_batch((const amq_ribbon *)o, h, n, out);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_ribbon_fpr_bound((const amq_ribbon *)o);
-}
-static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
-    const amq_ribbon *f = (const amq_ribbon *)o;
-    return amq__describe(buf, cap, "bits=%.17g,w=%u%s", amq_ribbon_bits(f),
-                         f->band, f->bump ? "" : ",bump=0");
-}
-
-static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
-                          bool inverse, double *out, amq_diag *diag) {
-    unsigned band = 64;
-    bool bump = true;
-    double bits = 0, rho, mu;
-    (void)self;
-    AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
-    /* bits= names a point of the curve, not its shape: accepted, unused. */
-    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, NULL,
-                                    diag));
-    rb_curve_shape(band, bump, &rho, &mu);
-    *out = inverse ? rb_bits_for(x) * rho + mu : rb_mixed_fpr((x - mu) / rho);
-    return AMQ_OK;
-}
-
-/* ---- frames ---------------------------------------------------------------
- *
- * Version 1 (standard Ribbon before bumping; still loaded and saved back
- * as it came), 40 bytes: seed u64 | items u64 | blocks u64 | r u32 |
- * upper u32 | bits64 u32 | band u32.
- *
- * Version 2, 48 + 24 L bytes (never 40): version u32 = 2 | band u32 |
- * bits64 u32 | r u32 | items u64 | layers L u32 (0..8) | flags u32 (bit 0:
- * bumped) | bucket u32 (B) | t1 u16 | t2 u16 | reserved u64 = 0; then per
- * layer: seed u64 | blocks u64
- * | upper u32 | reserved u32 = 0. Standard filters have B = t1 = t2 = 0
- * and L <= 1. The payload: every layer's solution words (u64, block by
- * block), then the codes of layers 0..L-2 (u64 words, bucket k at bits
- * 2(k mod 32) of word k/32; bits past the last bucket are 0). */
-#define V1_LEN 40
-#define V2_HEAD 48
-#define V2_LAYER 24
-
-static void t_params_write(const amq__obj *o, amq__wr *w) {
-    const amq_ribbon *f = (const amq_ribbon *)o;
-    if (f->legacy) {
-        amq__wr_u64(w, f->layer[0].seed);
-        amq__wr_u64(w, o->items);
-        amq__wr_u64(w, f->layer[0].blocks);
-        amq__wr_u32(w, f->r);
-        amq__wr_u32(w, f->layer[0].upper);
-        amq__wr_u32(w, f->bits64);
-        amq__wr_u32(w, f->band);
-        return;
-    }
-    amq__wr_u32(w, RB_VERSION);
-    amq__wr_u32(w, f->band);
-    amq__wr_u32(w, f->bits64);
-    amq__wr_u32(w, f->r);
-    amq__wr_u64(w, o->items);
-    amq__wr_u32(w, f->layers);
-    amq__wr_u32(w, f->bump ? 1 : 0);
-    amq__wr_u32(w, f->thr[3]);
-    amq__wr_u32(w, f->thr[1] | f->thr[2] << 16);
-    amq__wr_u64(w, 0);
-    for (uint32_t i = 0; i < f->layers; i++) {
-        amq__wr_u64(w, f->layer[i].seed);
-        amq__wr_u64(w, f->layer[i].blocks);
-        amq__wr_u32(w, f->layer[i].upper);
-        amq__wr_u32(w, 0);
-    }
-}
-
-/* The fewest upper blocks giving at least a share frac of the starts
- * (version 1 sizing of U). */
-static uint32_t rb_v1_upper(uint64_t blocks, unsigned band, double frac) {
-    if (frac <= 0 || blocks == 0)
-        return 0;
-    double starts = (double)blocks * 64.0 - (band - 1);
-    double u = ceil((frac * starts + (band - 1)) / 64.0);
-    return (uint32_t)(u > (double)blocks ? (double)blocks : u);
-}
-
-static amq_status v1_parse(amq__rd *r, size_t len, amq_ribbon *f) {
-    uint64_t seed, items, blocks;
-    uint32_t cols, upper, bits64, band;
-    amq__rd_u64(r, &seed);
-    size_t at_items = amq__rd_u64(r, &items);
-    size_t at_blocks = amq__rd_u64(r, &blocks);
-    size_t at_cols = amq__rd_u32(r, &cols);
-    size_t at_upper = amq__rd_u32(r, &upper);
-    size_t at_bits = amq__rd_u32(r, &bits64);
-    size_t at_band = amq__rd_u32(r, &band);
-    if (band != 64 && band != 128)
-        return amq__rd_bad(r, at_band, "band %u", band);
-    if (bits64 / 64 < 1 || bits64 > 32 * 64)
-        return amq__rd_bad(r, at_bits, "bits %u/64", bits64);
-    if (cols != bits64 / 64)
-        return amq__rd_bad(r, at_cols, "%u columns at %u/64 bits", cols,
-                           bits64);
-    if ((blocks == 0) != (items == 0) || items > blocks * 64)
-        return amq__rd_bad(r, at_items, "%llu keys in %llu blocks",
-                           (unsigned long long)items,
-                           (unsigned long long)blocks);
-    if (blocks > len / 8 || (blocks != 0 && blocks < rb_min_blocks(band)) ||
-        blocks * cols + upper != (uint64_t)len / 8 || len % 8 != 0)
-        return amq__rd_bad(r, at_blocks, "%llu blocks do not match %zu "
-                           "payload bytes", (unsigned long long)blocks, len);
-    if (upper != rb_v1_upper(blocks, band, (bits64 % 64) / 64.0) ||
-        (upper != 0 && cols == 32))
-        return amq__rd_bad(r, at_upper, "%u upper blocks", upper);
-    rb_header(f, bits64, band, false);
-    f->legacy = true;
-    f->o.items = items;
-    f->layers = blocks != 0;
-    f->layer[0].seed = seed;
-    f->layer[0].upper = upper;
-    if (blocks != 0)
-        rb_set_blocks(&f->layer[0], blocks, band);
-    return AMQ_OK;
-}
-
-/* The header fields (first 48 bytes) of a version-2 frame; *at_items:
- * where the key count sits. */
-static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
-    uint32_t version, band, bits64, cols, layers, flags, bucket, thr;
-    uint64_t items;
-    size_t at_version = amq__rd_u32(r, &version);
-    size_t at_band = amq__rd_u32(r, &band);
-    size_t at_bits = amq__rd_u32(r, &bits64);
-    size_t at_cols = amq__rd_u32(r, &cols);
-    *at_items = amq__rd_u64(r, &items);
-    size_t at_layers = amq__rd_u32(r, &layers);
-    size_t at_flags = amq__rd_u32(r, &flags);
-    size_t at_bucket = amq__rd_u32(r, &bucket);
-    size_t at_thr = amq__rd_u32(r, &thr);
-    AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
-    uint32_t t1 = thr & 0xffff, t2 = thr >> 16;
-    if (version != RB_VERSION)
-        return amq__rd_bad(r, at_version, "unknown parameter version %u",
-                           version);
-    if (band != 64 && band != 128)
-        return amq__rd_bad(r, at_band, "band %u", band);
-    if (bits64 < 64 || bits64 > 32 * 64)
-        return amq__rd_bad(r, at_bits, "bits %u/64", bits64);
-    if (cols != bits64 / 64)
-        return amq__rd_bad(r, at_cols, "%u columns at %u/64 bits", cols,
-                           bits64);
-    if (layers > RB_MAX_LAYERS || r->len != V2_HEAD + V2_LAYER * layers)
-        return amq__rd_bad(r, at_layers, "layer count %u", layers);
-    if (flags > 1 || (flags == 0 && layers > 1))
-        return amq__rd_bad(r, at_flags, "flags %u with %u layers", flags,
-                           layers);
-    if (flags == 0 ? bucket != 0
-                   : (bucket < 64 || bucket > RB_MAX_BUCKET ||
-                      (bucket & (bucket - 1)) != 0))
-        return amq__rd_bad(r, at_bucket, "bucket of %u rows", bucket);
-    if (flags == 0 ? thr != 0 : (t1 > t2 || t2 > bucket))
-        return amq__rd_bad(r, at_thr, "thresholds %u, %u", t1, t2);
-    rb_header(f, bits64, band, flags == 1);
-    if (flags == 1) {
-        f->bucket_log2 = amq__log2_floor(bucket);
-        f->thr[1] = t1;
-        f->thr[2] = t2;
-        f->thr[3] = bucket;
-    }
-    f->o.items = items;
-    f->layers = layers;
-    return AMQ_OK;
-}
-
-static amq_status v2_parse(amq__rd *r, size_t len, amq_ribbon *f) {
-    size_t at_items;
-    AMQ_RETURN_IF_ERR(v2_head(r, f, &at_items));
-    uint64_t rows = 0;
-    for (uint32_t i = 0; i < f->layers; i++) {
-        rb_layer *l = &f->layer[i];
-        uint64_t blocks;
-        amq__rd_u64(r, &l->seed);
-        size_t at_blocks = amq__rd_u64(r, &blocks);
-        size_t at_upper = amq__rd_u32(r, &l->upper);
-        AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
-        l->coded = i + 1 < f->layers;
-        if (blocks < rb_min_blocks(f->band) || blocks > len / 8 ||
-            blocks > RB_MAX_BLOCKS)
-            return amq__rd_bad(r, at_blocks, "layer %u of %llu blocks", i,
-                               (unsigned long long)blocks);
-        if (l->upper > blocks || (l->upper != 0 && f->r == 32))
-            return amq__rd_bad(r, at_upper, "layer %u: %u upper blocks", i,
-                               l->upper);
-        rb_set_blocks(l, blocks, f->band);
-        rows += blocks * 64;
-    }
-    if ((f->o.items == 0) != (f->layers == 0) || f->o.items > rows)
-        return amq__rd_bad(r, at_items, "%llu keys in %llu rows",
-                           (unsigned long long)f->o.items,
-                           (unsigned long long)rows);
-    return AMQ_OK;
-}
-
-/* Code bits past a coded layer's last bucket must be 0 (one encoding per
- * filter, so frames re-save identically). */
-static bool rb_meta_clean(const amq_ribbon *f, const uint64_t *payload) {
-    const uint64_t *t = payload;
-    for (uint32_t i = 0; i < f->layers; i++)
-        t += f->layer[i].words;
-    for (uint32_t i = 0; i < f->layers; i++) {
-        const rb_layer *l = &f->layer[i];
-        if (!l->coded)
-            continue;
-        uint64_t buckets = ((l->starts - 1) >> f->bucket_log2) + 1;
-        size_t words = rb_meta_words(l, f->bucket_log2);
-        uint64_t last;
-        memcpy(&last, t + words - 1, sizeof last);
-        if (buckets % 32 != 0 && (last >> (buckets % 32 * 2)) != 0)
-            return false;
-        t += words;
-    }
-    return true;
-}
-
-static amq_status t_load(const amq__type *self, amq__rd *r,
-                         const uint8_t *payload, size_t len, bool view,
-                         const amq_options *opt, amq__obj **out) {
-    amq_ribbon hdr;
-    size_t words;
-    (void)self;
-    memset(&hdr, 0, sizeof hdr);
-    if (r->len == V1_LEN)
-        AMQ_RETURN_IF_ERR(v1_parse(r, len, &hdr));
-    else if (r->len >= V2_HEAD)
-        AMQ_RETURN_IF_ERR(v2_parse(r, len, &hdr));
-    else
-        return amq__rd_bad(r, r->base, "parameter block of %zu bytes",
-                           r->len);
-    if (!rb_layout(&hdr, &words) || len % 8 != 0 || words != len / 8)
-        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN, "the layers need "
-                           "other than %zu payload bytes", len);
-    /* Codes are read in place (the payload is 8-byte aligned). */
-    rb_point(&hdr, (const uint64_t *)payload);
-    if (words != 0 && !rb_meta_clean(&hdr, (const uint64_t *)payload))
-        return amq__rd_bad(r, r->payload_at, "bits set past the last "
-                           "bucket");
-    amq_ribbon *f;
-    AMQ_RETURN_IF_ERR(rb_new(&hdr, opt, &f));
-    amq_status st =
-        rb_attach(f, words, view ? (const uint64_t *)payload : NULL);
-    if (st != AMQ_OK) {
-        amq_ribbon_free(f);
-        return st;
-    }
-    if (!view && len != 0)
-        memcpy(f->o.block.ptr, payload, len);
-    f->fpr = rb_rate(f);
-    *out = &f->o;
-    return AMQ_OK;
-}
-
-const amq__type amq__type_ribbon = {
-    .info = {.name = "ribbon",
-             .type_id = AMQ__ID_ribbon,
-             .caps = AMQ_CAP_STATIC,
-             .summary = "bumped Ribbon filter (BuRR), within ~0.5% of "
-                        "r + phi bits per key, fractional bits (static)",
-             .params = "bits=B (solution bits per key, 1-32 in steps of "
-                       "1/64; default from the target fpr), w=64 or 128 "
-                       "(band width), bump=1 (BuRR, default) or 0 "
-                       "(standard Ribbon)",
-             .default_hash = AMQ_HASH_XXH3},
-    .build = t_build,
-    .load = t_load,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .fpr_bound = t_bound,
-    .describe = t_describe,
-    .curve = t_curve,
-    .params_write = t_params_write,
-};
