@@ -98,19 +98,48 @@ size_t amq_features_max(const amq_feature_config *cfg) {
  * the top bits). One multiply per feature. */
 static inline uint64_t mix(uint64_t x) { return x * M1; }
 
-/* Index in the top `bits` bits, sign from the bit below them. */
-static inline void put(uint64_t h, unsigned bits, uint32_t *idx, int8_t *sign) {
-    *idx = (uint32_t)(h >> (64 - bits));
-    *sign = (int8_t)(((h >> (63 - bits)) & 1) ? 1 : -1);
+/* Where features go: stored as (index, sign) lists (training, the public
+ * amq_features, the batch path), or summed straight into a score against
+ * int8 or float weights (scoring: no lists written and read back). The
+ * emission order is the same in every mode, so the float sum is the sum
+ * amq__model_dot computes over the stored list (test_cascade compares). */
+enum { SINK_STORE, SINK_INT8, SINK_FLOAT };
+
+typedef struct sink {
+    unsigned bits;
+    uint32_t *idx;
+    int8_t *sign;
+    size_t n;
+    const int8_t *q;
+    const float *w;
+    int32_t iacc;
+    float facc;
+} sink;
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Index in the top `bits` bits, sign (+1 when set) from the bit below. */
+INLINE void emit(sink *k, int mode, uint64_t h) {
+    uint32_t i = (uint32_t)(h >> (64 - k->bits));
+    int sg = (int)((h >> (63 - k->bits)) & 1) * 2 - 1;
+    if (mode == SINK_STORE) {
+        k->idx[k->n] = i;
+        k->sign[k->n] = (int8_t)sg;
+        k->n++;
+    } else if (mode == SINK_INT8) {
+        k->iacc += sg * k->q[i];
+    } else {
+        k->facc += (float)sg * k->w[i];
+    }
 }
 
-static inline uint64_t pack(uint64_t value, unsigned n, unsigned kind) {
+INLINE uint64_t pack(uint64_t value, unsigned n, unsigned kind) {
     return (value & 0xFFFFFFFFULL) | ((uint64_t)n << 32) |
            ((uint64_t)kind << 40);
 }
 
 /* Byte j of the frame STX key ETX (zero past its end). */
-static inline uint32_t frame_byte(const uint8_t *key, size_t len, size_t j) {
+INLINE uint32_t frame_byte(const uint8_t *key, size_t len, size_t j) {
     if (j == 0)
         return STX;
     if (j - 1 < len)
@@ -119,11 +148,11 @@ static inline uint32_t frame_byte(const uint8_t *key, size_t len, size_t j) {
 }
 
 /* The n-grams of the framed key, n = 1..nmax, position by position. */
-static size_t ngrams(const uint8_t *key, size_t len, unsigned nmax,
-                     unsigned bits, uint32_t *idx, int8_t *sign) {
+INLINE void ngrams(sink *k, int mode, const uint8_t *key, size_t len,
+                   unsigned nmax) {
     static const uint32_t mask[5] = {0, 0xFFu, 0xFFFFu, 0xFFFFFFu,
                                      0xFFFFFFFFu};
-    size_t m = len + 2, out = 0;
+    size_t m = len + 2;
     uint32_t win = 0;
     /* win holds frame bytes i .. i+3 (zero past the end), low byte first. */
     for (size_t j = 0; j < 4; j++)
@@ -131,28 +160,24 @@ static size_t ngrams(const uint8_t *key, size_t len, unsigned nmax,
     for (size_t i = 0; i < m; i++) {
         size_t left = m - i;
         if (left >= 4 && nmax == 4) { /* the common case, unrolled */
-            put(mix(pack(win & 0xFFu, 1, KIND_NGRAM)), bits, &idx[out], &sign[out]);
-            put(mix(pack(win & 0xFFFFu, 2, KIND_NGRAM)), bits, &idx[out + 1], &sign[out + 1]);
-            put(mix(pack(win & 0xFFFFFFu, 3, KIND_NGRAM)), bits, &idx[out + 2], &sign[out + 2]);
-            put(mix(pack(win, 4, KIND_NGRAM)), bits, &idx[out + 3], &sign[out + 3]);
-            out += 4;
+            emit(k, mode, mix(pack(win & 0xFFu, 1, KIND_NGRAM)));
+            emit(k, mode, mix(pack(win & 0xFFFFu, 2, KIND_NGRAM)));
+            emit(k, mode, mix(pack(win & 0xFFFFFFu, 3, KIND_NGRAM)));
+            emit(k, mode, mix(pack(win, 4, KIND_NGRAM)));
         } else {
-            for (unsigned n = 1; n <= nmax && n <= left; n++, out++)
-                put(mix(pack(win & mask[n], n, KIND_NGRAM)), bits, &idx[out],
-                    &sign[out]);
+            for (unsigned n = 1; n <= nmax && n <= left; n++)
+                emit(k, mode, mix(pack(win & mask[n], n, KIND_NGRAM)));
         }
         uint32_t next = i + 4 <= len ? key[i + 3] : frame_byte(key, len, i + 4);
         win = (win >> 8) | (next << 24);
     }
-    return out;
 }
 
 static bool is_sep(uint8_t b) { return byte_class[b] >= CLS_SEP; }
 
 /* Length, shares and separator counts. */
-static size_t shape(const uint8_t *key, size_t len, unsigned bits,
-                    uint32_t *idx, int8_t *sign) {
-    size_t digits = 0, letters = 0, seps[5] = {0}, nsep = 0, out = 0;
+INLINE void shape(sink *k, int mode, const uint8_t *key, size_t len) {
+    size_t digits = 0, letters = 0, seps[5] = {0}, nsep = 0;
     /* counters in registers: a table of counts in memory stalls on
      * store-to-load forwarding when one class repeats */
     for (size_t i = 0; i < len; i++) {
@@ -165,16 +190,13 @@ static size_t shape(const uint8_t *key, size_t len, unsigned bits,
         }
     }
     size_t d = len == 0 ? 1 : len;
-    uint64_t v[5] = {len < 63 ? len : 63, 8 * digits / d, 8 * letters / d,
-                     8 * (len - digits - letters) / d, 0};
-    for (unsigned k = 0; k < 4; k++, out++)
-        put(mix(pack(v[k], 0, KIND_LENGTH + k)), bits, &idx[out], &sign[out]);
-    for (unsigned s = 0; s < 5; s++, out++)
-        put(mix(pack(seps[s] < 15 ? seps[s] : 15, 0, KIND_SEP + s)), bits,
-            &idx[out], &sign[out]);
-    put(mix(pack(nsep + 1 < 31 ? nsep + 1 : 31, 0, KIND_SEGMENTS)), bits,
-        &idx[out], &sign[out]);
-    return out + 1;
+    uint64_t v[4] = {len < 63 ? len : 63, 8 * digits / d, 8 * letters / d,
+                     8 * (len - digits - letters) / d};
+    for (unsigned j = 0; j < 4; j++)
+        emit(k, mode, mix(pack(v[j], 0, KIND_LENGTH + j)));
+    for (unsigned s = 0; s < 5; s++)
+        emit(k, mode, mix(pack(seps[s] < 15 ? seps[s] : 15, 0, KIND_SEP + s)));
+    emit(k, mode, mix(pack(nsep + 1 < 31 ? nsep + 1 : 31, 0, KIND_SEGMENTS)));
 }
 
 static uint64_t token_hash(const uint8_t *p, size_t n, unsigned kind) {
@@ -183,8 +205,7 @@ static uint64_t token_hash(const uint8_t *p, size_t n, unsigned kind) {
 }
 
 /* First token, first two tokens, last token. */
-static size_t tokens(const uint8_t *key, size_t len, unsigned bits,
-                     uint32_t *idx, int8_t *sign) {
+INLINE void tokens(sink *k, int mode, const uint8_t *key, size_t len) {
     size_t first = len, second = len, last = 0;
     for (size_t i = 0; i < len; i++) {
         if (!is_sep(key[i]))
@@ -195,22 +216,40 @@ static size_t tokens(const uint8_t *key, size_t len, unsigned bits,
             second = i;
         last = i + 1;
     }
-    put(token_hash(key, first, KIND_FIRST), bits, &idx[0], &sign[0]);
-    put(token_hash(key, second, KIND_FIRST2), bits, &idx[1], &sign[1]);
-    put(token_hash(key + last, len - last, KIND_LAST), bits, &idx[2],
-        &sign[2]);
-    return 3;
+    emit(k, mode, token_hash(key, first, KIND_FIRST));
+    emit(k, mode, token_hash(key, second, KIND_FIRST2));
+    emit(k, mode, token_hash(key + last, len - last, KIND_LAST));
+}
+
+INLINE void generate(sink *k, int mode, const amq_feature_config *cfg,
+                     const uint8_t *key, size_t len) {
+    if (len > AMQ_FEATURE_MAX_BYTES)
+        len = AMQ_FEATURE_MAX_BYTES;
+    k->bits = cfg->dim_bits;
+    ngrams(k, mode, key, len, cfg->ngram_max);
+    shape(k, mode, key, len);
+    tokens(k, mode, key, len);
 }
 
 size_t amq__features(const amq_feature_config *cfg, const uint8_t *key,
                      size_t len, uint32_t *idx, int8_t *sign) {
-    if (len > AMQ_FEATURE_MAX_BYTES)
-        len = AMQ_FEATURE_MAX_BYTES;
-    unsigned bits = cfg->dim_bits;
-    size_t n = ngrams(key, len, cfg->ngram_max, bits, idx, sign);
-    n += shape(key, len, bits, idx + n, sign + n);
-    n += tokens(key, len, bits, idx + n, sign + n);
-    return n;
+    sink k = {.idx = idx, .sign = sign};
+    generate(&k, SINK_STORE, cfg, key, len);
+    return k.n;
+}
+
+int32_t amq__features_dot_q(const amq_feature_config *cfg, const uint8_t *key,
+                            size_t len, const int8_t *q) {
+    sink k = {.q = q};
+    generate(&k, SINK_INT8, cfg, key, len);
+    return k.iacc;
+}
+
+float amq__features_dot_f(const amq_feature_config *cfg, const uint8_t *key,
+                          size_t len, const float *w) {
+    sink k = {.w = w};
+    generate(&k, SINK_FLOAT, cfg, key, len);
+    return k.facc;
 }
 
 amq_status amq_features(const amq_feature_config *cfg, const void *key,

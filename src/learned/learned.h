@@ -39,6 +39,13 @@ size_t amq__features_max(const amq_feature_config *cfg);
  * hold amq__features_max(cfg) entries. */
 size_t amq__features(const amq_feature_config *cfg, const uint8_t *key,
                      size_t len, uint32_t *idx, int8_t *sign);
+/* The same features summed straight against int8 or float weights, in the
+ * same order (what amq__model_dot gives for the stored list, before the
+ * scale and bias). */
+int32_t amq__features_dot_q(const amq_feature_config *cfg, const uint8_t *key,
+                            size_t len, const int8_t *q);
+float amq__features_dot_f(const amq_feature_config *cfg, const uint8_t *key,
+                          size_t len, const float *w);
 
 /* A key set's arrays are present and its offsets start at 0 and never
  * decrease. */

@@ -166,48 +166,25 @@ double amq__model_dot(const amq_model *m, const uint32_t *idx,
     return (double)acc + m->bias;
 }
 
+/* The fused path: features summed as they are hashed (no lists). The
+ * same value as amq__model_dot over amq__features' list. */
 double amq_model_score(const amq_model *m, const void *key, size_t len) {
-    uint32_t idx[FEAT_STACK];
-    int8_t sign[FEAT_STACK];
-    size_t n = amq__features(&m->cfg.features, key, len, idx, sign);
-    return amq__model_dot(m, idx, sign, n);
+    if (m->q != NULL)
+        return (double)amq__features_dot_q(&m->cfg.features, key, len, m->q) *
+                   m->scale + m->bias;
+    return (double)amq__features_dot_f(&m->cfg.features, key, len, m->w) +
+           m->bias;
 }
 
-/* Tables up to this size stay in L2: prefetching only costs there. */
-#define PREFETCH_MIN_BYTES (256u << 10)
-
-/* Two keys in flight when the weights exceed L2: the features of key i + 1
- * are hashed and their weights prefetched while key i's are summed. The
- * same sums as amq_model_score (test_cascade compares them). */
+/* The fused scorer key by key. A two-key pipeline that hashed key i + 1's
+ * features and prefetched their weights while summing key i's was measured
+ * slower at every table size up to 2^18 weights (bench/tools/
+ * bench_cascade.c): the hashing, not the weight loads, is the cost. */
 void amq_model_score_batch(const amq_model *m, const amq_keys *keys,
                            double *out) {
-    size_t table_bytes = m->q != NULL ? m->dim : (size_t)m->dim * sizeof(float);
-    if (table_bytes < PREFETCH_MIN_BYTES) {
-        for (size_t i = 0; i < keys->n; i++)
-            out[i] = amq_model_score(m, keys->bytes + keys->offsets[i],
-                                     (size_t)(keys->offsets[i + 1] - keys->offsets[i]));
-        return;
-    }
-    uint32_t idx[2][FEAT_STACK];
-    int8_t sign[2][FEAT_STACK];
-    size_t cnt[2] = {0, 0};
-    const uint8_t *base = keys->bytes;
-    const uint8_t *table = m->q != NULL ? (const uint8_t *)m->q
-                                        : (const uint8_t *)m->w;
-    unsigned shift = m->q != NULL ? 0 : 2;
-    for (size_t i = 0; i <= keys->n; i++) {
-        unsigned cur = i & 1;
-        if (i < keys->n) {
-            uint64_t a = keys->offsets[i], b = keys->offsets[i + 1];
-            cnt[cur] = amq__features(&m->cfg.features, base + a, b - a,
-                                     idx[cur], sign[cur]);
-            for (size_t j = 0; j < cnt[cur]; j++)
-                amq__prefetch(table + ((size_t)idx[cur][j] << shift));
-        }
-        if (i > 0)
-            out[i - 1] = amq__model_dot(m, idx[cur ^ 1], sign[cur ^ 1],
-                                        cnt[cur ^ 1]);
-    }
+    for (size_t i = 0; i < keys->n; i++)
+        out[i] = amq_model_score(m, keys->bytes + keys->offsets[i],
+                                 (size_t)(keys->offsets[i + 1] - keys->offsets[i]));
 }
 
 amq_status amq__model_score_keys(const amq_model *m, const amq_keys *k,
