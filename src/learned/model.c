@@ -23,8 +23,10 @@
  * double, so the raw score is reproducible bit for bit.
  *
  * Layout: one array of 2^dim_bits weights (float32: 256 KiB at the
- * default 16 bits; int8: 64 KiB). A key's ~4 (len + 2) features are
- * random accesses into it, the cost of scoring at large dim_bits.
+ * default 16 bits; int8: 64 KiB). Scoring hashes a key's ~4 (len + 2)
+ * features and sums their weights as it goes (features.c's fused
+ * generator); the stored-list path (amq__features + amq__model_dot) is the
+ * reference the tests compare it with.
  */
 #include <math.h>
 #include <string.h>
