@@ -117,13 +117,17 @@ amq_status amq__dp_run(amq__dp *dp, const amq__mem *mem, const double *cg,
                        uint32_t kmax) {
     size_t w = (size_t)(hi - lo) + 1, cells = (size_t)(kmax + 1) * w;
     memset(dp, 0, sizeof *dp);
+    dp->lo = lo; /* before allocating: amq__dp_free sizes from these */
+    dp->hi = hi;
+    dp->kmax = kmax;
+    dp->cg = cg;
+    dp->ch = ch;
     dp->best = amq__alloc(mem, cells * sizeof *dp->best);
     dp->arg = amq__alloc(mem, cells * sizeof *dp->arg);
     if (dp->best == NULL || dp->arg == NULL) {
         amq__dp_free(dp, mem);
         return AMQ_ERR_NOMEM;
     }
-    dp->lo = lo, dp->hi = hi, dp->kmax = kmax, dp->cg = cg, dp->ch = ch;
     for (size_t c = 0; c < cells; c++) {
         dp->best[c] = -INFINITY;
         dp->arg[c] = lo;

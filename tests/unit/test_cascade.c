@@ -475,7 +475,85 @@ static void test_shards(void) {
     CHECK_STATUS(amq_shard_budgets(sc, 2, 1e-9, out, mem), AMQ_ERR_INVALID);
 }
 
+/* An allocator that fails its N-th call and tracks live bytes. */
+typedef struct oom_ctx {
+    unsigned long calls, fail_at;
+    long long live;
+} oom_ctx;
+
+static void *oom_alloc(void *c, size_t n) {
+    oom_ctx *x = c;
+    if (x->fail_at != 0 && ++x->calls == x->fail_at)
+        return NULL;
+    if (x->fail_at == 0)
+        x->calls++;
+    x->live += (long long)n;
+    return malloc(n);
+}
+static void *oom_realloc(void *c, void *p, size_t o, size_t n) {
+    oom_ctx *x = c;
+    if (x->fail_at != 0 && ++x->calls == x->fail_at)
+        return NULL;
+    x->live += (long long)n - (long long)o;
+    return realloc(p, n);
+}
+static void oom_free(void *c, void *p, size_t n) {
+    ((oom_ctx *)c)->live -= (long long)n;
+    free(p);
+}
+
+/* Every allocation of a small train and of a load fails once in turn: the
+ * call reports AMQ_ERR_NOMEM, returns no object and leaks nothing (the
+ * allocator's live byte count returns to zero). */
+static void test_oom(void) {
+    gen_keys m, n;
+    check_seed = 91;
+    gen_hosts(91, 150, 1500, 0.2, &m, &n);
+    amq_cascade_config cfg = base_config();
+    cfg.model.features.dim_bits = 10;
+    cfg.bins = 16;
+    cfg.aux_capacity = 10;
+    cfg.fpr = 0.1;
+    oom_ctx ctx = {0, 0, 0};
+    amq_allocator al = {oom_alloc, oom_realloc, oom_free, &ctx};
+    amq_options opt = {.allocator = &al};
+    amq_cascade *c = NULL;
+    CHECK_OK(amq_cascade_train(&m.k, &n.k, &cfg, &opt, &c, NULL));
+    unsigned long total = ctx.calls;
+    size_t len = c ? amq_cascade_save_size(c) : 0, w;
+    uint8_t *buf = malloc(len ? len : 1);
+    if (c != NULL)
+        CHECK_OK(amq_cascade_save(c, buf, len, &w));
+    amq_cascade_free(c);
+    CHECK(ctx.live == 0);
+    unsigned long step = check_quick() ? 7 : 1;
+    for (unsigned long k = 1; k <= total; k += step) {
+        ctx = (oom_ctx){0, k, 0};
+        c = NULL;
+        amq_status st = amq_cascade_train(&m.k, &n.k, &cfg, &opt, &c, NULL);
+        CHECK_MSG(st == AMQ_ERR_NOMEM && c == NULL, "train, call %lu: %s", k,
+                  amq_status_name(st));
+        amq_cascade_free(c);
+        CHECK_MSG(ctx.live == 0, "train, call %lu: %lld bytes leaked", k, ctx.live);
+    }
+    for (unsigned long k = 1;; k++) {
+        ctx = (oom_ctx){0, k, 0};
+        c = NULL;
+        amq_status st = amq_cascade_load(buf, len, &opt, &c, NULL);
+        amq_cascade_free(c);
+        CHECK(ctx.live == 0);
+        if (st == AMQ_OK)
+            break;
+        CHECK_MSG(st == AMQ_ERR_NOMEM, "load, call %lu: %s", k,
+                  amq_status_name(st));
+    }
+    free(buf);
+    gen_free(&m);
+    gen_free(&n);
+}
+
 int main(void) {
+    test_oom();
     test_audit();
     test_shards();
     test_model();
