@@ -41,7 +41,8 @@ static void make_keys(size_t n, uint64_t seed, int member, keyset *ks) {
     size_t i = 0;
     while (i < n) {
         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-        unsigned t = (unsigned)(seed >> 33) % 500, tb = (unsigned)(seed >> 20) % 16;
+        unsigned t = (unsigned)(seed >> 33) % 500,
+                 tb = (unsigned)(seed >> 20) % 16;
         unsigned long long row = (seed >> 3) % 10000000000ULL;
         int is_member = (tb % 2 == 0) && ((row * 2654435761ULL) >> 7) % 10 < 8;
         if (is_member != member)
@@ -76,8 +77,9 @@ static double run_scalar(void *p) {
     ctx *x = p;
     double t0 = now();
     for (size_t i = 0; i < x->k->n; i++)
-        x->z[i] = amq_model_score(x->m, x->k->bytes + x->k->offsets[i],
-                                  (size_t)(x->k->offsets[i + 1] - x->k->offsets[i]));
+        x->z[i] =
+            amq_model_score(x->m, x->k->bytes + x->k->offsets[i],
+                            (size_t)(x->k->offsets[i + 1] - x->k->offsets[i]));
     return (now() - t0) * 1e9 / (double)x->k->n;
 }
 
@@ -99,8 +101,9 @@ static double run_sbbf(void *p) {
     ctx *x = p;
     double t0 = now();
     for (size_t i = 0; i < x->k->n; i++)
-        x->out[i] = amq_filter_contains(x->f, x->k->bytes + x->k->offsets[i],
-                                        (size_t)(x->k->offsets[i + 1] - x->k->offsets[i]));
+        x->out[i] = amq_filter_contains(
+            x->f, x->k->bytes + x->k->offsets[i],
+            (size_t)(x->k->offsets[i + 1] - x->k->offsets[i]));
     return (now() - t0) * 1e9 / (double)x->k->n;
 }
 
@@ -109,12 +112,14 @@ int main(int argc, char **argv) {
     keyset m, q;
     make_keys(n, 1, 1, &m);
     make_keys(4 * n, 2, 0, &q);
-    ctx x = {.k = &q.k, .z = malloc(4 * n * sizeof(double)), .out = malloc(4 * n)};
+    ctx x = {
+        .k = &q.k, .z = malloc(4 * n * sizeof(double)), .out = malloc(4 * n)};
     amq_filter *f = NULL;
     if (amq_filter_new("sbbf", n, 0.01, NULL, &f, NULL) != AMQ_OK)
         return 1;
     for (size_t i = 0; i < n; i++)
-        amq_filter_add(f, m.bytes + m.off[i], (size_t)(m.off[i + 1] - m.off[i]));
+        amq_filter_add(f, m.bytes + m.off[i],
+                       (size_t)(m.off[i + 1] - m.off[i]));
     x.f = f;
     double base = best_of(run_sbbf, &x);
     printf("keys: %zu members, %zu queries of %.1f bytes on average\n\n", n,
@@ -129,7 +134,8 @@ int main(int argc, char **argv) {
             mc.quantize = quant;
             mc.epochs = 1;
             amq_model *mod = NULL;
-            if (amq_model_train(&m.k, &q.k, NULL, NULL, &mc, NULL, &mod) != AMQ_OK)
+            if (amq_model_train(&m.k, &q.k, NULL, NULL, &mc, NULL, &mod) !=
+                AMQ_OK)
                 return 1;
             x.m = mod;
             double s = best_of(run_scalar, &x), b = best_of(run_batch, &x);

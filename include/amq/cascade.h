@@ -105,35 +105,35 @@ AMQ_API size_t amq_features_max(const amq_feature_config *cfg);
  * the dimension, sign[i] is +1 or -1. *n = count (<= amq_features_max).
  * Errors: AMQ_ERR_INVALID (bad config, NULL key with len > 0,
  * cap < amq_features_max). */
-AMQ_API amq_status amq_features(const amq_feature_config *cfg,
-                                const void *key, size_t len, uint32_t *idx,
-                                int8_t *sign, size_t cap, size_t *n);
+AMQ_API amq_status amq_features(const amq_feature_config *cfg, const void *key,
+                                size_t len, uint32_t *idx, int8_t *sign,
+                                size_t cap, size_t *n);
 
 /* ---- the scorer (a calibrated logistic-regression model) ------------------ */
 
 typedef struct amq_model amq_model;
 
 typedef enum amq_calibration {
-    AMQ_CALIB_NONE = 0,     /* probability = sigmoid(raw score)             */
-    AMQ_CALIB_PLATT = 1,    /* sigmoid(a * raw + b), fitted on held-out data */
-    AMQ_CALIB_ISOTONIC = 2  /* pool-adjacent-violators step function        */
+    AMQ_CALIB_NONE = 0,    /* probability = sigmoid(raw score)             */
+    AMQ_CALIB_PLATT = 1,   /* sigmoid(a * raw + b), fitted on held-out data */
+    AMQ_CALIB_ISOTONIC = 2 /* pool-adjacent-violators step function        */
 } amq_calibration;
 
 typedef struct amq_model_config {
     amq_feature_config features;
-    uint32_t epochs;        /* passes of AdaGrad SGD; 0: 6                  */
-    double learning_rate;   /* AdaGrad step; 0: 0.2                          */
-    double l2;              /* L2 penalty λ on the mean loss; 0: 1e-7;       */
-                            /* negative: none                                */
-    double member_weight;   /* class weight of members relative to non-     */
-                            /* members; 0: balanced (n_non / n_members)     */
-    double tail_weight;     /* §3's loss: a non-member's weight is           */
-                            /* 1 + tail_weight * p(k), p the model's current */
-                            /* probability: high-scoring non-members count   */
-                            /* more. 0: plain weighted logistic loss         */
-    bool quantize;          /* int8 weights (4x smaller, integer scoring)   */
+    uint32_t epochs;      /* passes of AdaGrad SGD; 0: 6                  */
+    double learning_rate; /* AdaGrad step; 0: 0.2                          */
+    double l2;            /* L2 penalty λ on the mean loss; 0: 1e-7;       */
+                          /* negative: none                                */
+    double member_weight; /* class weight of members relative to non-     */
+                          /* members; 0: balanced (n_non / n_members)     */
+    double tail_weight;   /* §3's loss: a non-member's weight is           */
+                          /* 1 + tail_weight * p(k), p the model's current */
+                          /* probability: high-scoring non-members count   */
+                          /* more. 0: plain weighted logistic loss         */
+    bool quantize;        /* int8 weights (4x smaller, integer scoring)   */
     amq_calibration calibration;
-    uint64_t seed;          /* shuffling; same seed and data, same model   */
+    uint64_t seed; /* shuffling; same seed and data, same model   */
 } amq_model_config;
 
 /* Train on members (label 1) and non-members (label 0); calibrate on the
@@ -151,8 +151,7 @@ AMQ_API amq_status amq_model_train(const amq_keys *members,
 AMQ_API void amq_model_free(amq_model *m);
 
 /* Raw score (the logit before calibration). */
-AMQ_API double amq_model_score(const amq_model *m, const void *key,
-                               size_t len);
+AMQ_API double amq_model_score(const amq_model *m, const void *key, size_t len);
 /* Raw scores of every key of keys (the batch path; same values as the
  * loop). */
 AMQ_API void amq_model_score_batch(const amq_model *m, const amq_keys *keys,
@@ -176,22 +175,22 @@ AMQ_API const amq_model_config *amq_model_config_of(const amq_model *m);
 typedef struct amq_cascade amq_cascade;
 
 typedef enum amq_learned_method {
-    AMQ_LEARNED_CASCADE = 0, /* DP partition, engine sizes, certified p     */
-    AMQ_LEARNED_LBF = 1,     /* one threshold + one backup filter            */
-    AMQ_LEARNED_SANDWICH = 2,/* initial filter + scorer + backup filter      */
-    AMQ_LEARNED_PLBF = 3     /* DP regions, f_i ∝ g_i / h_i (closed form)    */
+    AMQ_LEARNED_CASCADE = 0,  /* DP partition, engine sizes, certified p     */
+    AMQ_LEARNED_LBF = 1,      /* one threshold + one backup filter            */
+    AMQ_LEARNED_SANDWICH = 2, /* initial filter + scorer + backup filter      */
+    AMQ_LEARNED_PLBF = 3 /* DP regions, f_i ∝ g_i / h_i (closed form)    */
 } amq_learned_method;
 
 typedef enum amq_partition {
-    AMQ_PARTITION_OPTIMAL = 0,      /* max Σ g ln(g/h) (PLBF's DP), O(B²L)  */
-    AMQ_PARTITION_EQUAL_MEMBERS = 1,/* equal member counts per interval     */
-    AMQ_PARTITION_EQUAL_MASS = 2    /* equal non-member mass per interval   */
+    AMQ_PARTITION_OPTIMAL = 0, /* max Σ g ln(g/h) (PLBF's DP), O(B²L)  */
+    AMQ_PARTITION_EQUAL_MEMBERS = 1, /* equal member counts per interval     */
+    AMQ_PARTITION_EQUAL_MASS = 2     /* equal non-member mass per interval   */
 } amq_partition;
 
 typedef enum amq_tail {
-    AMQ_TAIL_GUARD = 0,  /* the lowest interval has a filter too: α = ε_{L+1} */
-    AMQ_TAIL_REJECT = 1  /* the lowest bins holding at most δ of the members */
-                         /* are rejected: false negatives <= δ (eq. 8)       */
+    AMQ_TAIL_GUARD = 0, /* the lowest interval has a filter too: α = ε_{L+1} */
+    AMQ_TAIL_REJECT = 1 /* the lowest bins holding at most δ of the members */
+                        /* are rejected: false negatives <= δ (eq. 8)       */
 } amq_tail;
 
 #define AMQ_CASCADE_MAX_LEVELS 16u
@@ -205,8 +204,8 @@ typedef struct amq_cascade_config {
      * residuals, model, tables — within bits_per_key per member). */
     double fpr;
     double bits_per_key;
-    uint32_t levels;      /* residual filters, tail guard included; 0: auto */
-    uint32_t bins;        /* histogram bins B (8..4096); 0: 256             */
+    uint32_t levels; /* residual filters, tail guard included; 0: auto */
+    uint32_t bins;   /* histogram bins B (8..4096); 0: 256             */
     amq_partition partition;
     amq_tail tail;
     double delta;         /* AMQ_TAIL_REJECT: member share the tail may hold */
@@ -218,14 +217,14 @@ typedef struct amq_cascade_config {
                           /* (any type with a curve: blocked, bloom,       */
                           /* ribbon, fuse8, counting, cuckoo, ...)         */
     const char *aux;      /* spec of the insert buffer; NULL: "blocked"    */
-    uint64_t aux_capacity;/* keys amq_cascade_add may take before a        */
-                          /* rebuild; 0: none (add gives AMQ_ERR_FULL)     */
-    double aux_fpr;       /* its target rate; 0: the target fpr / 10, or   */
-                          /* 1e-3 with a memory target                      */
-    uint64_t max_stale;   /* deletes counted as stale (not removed) before  */
-                          /* remove gives AMQ_ERR_FULL; 0: 1% of members   */
-    uint32_t headroom;    /* bins above τ_0 whose members the top residual */
-                          /* also holds, so τ_0 may later rise that far    */
+    uint64_t aux_capacity; /* keys amq_cascade_add may take before a        */
+                           /* rebuild; 0: none (add gives AMQ_ERR_FULL)     */
+    double aux_fpr;        /* its target rate; 0: the target fpr / 10, or   */
+                           /* 1e-3 with a memory target                      */
+    uint64_t max_stale;    /* deletes counted as stale (not removed) before  */
+                           /* remove gives AMQ_ERR_FULL; 0: 1% of members   */
+    uint32_t headroom;     /* bins above τ_0 whose members the top residual */
+                           /* also holds, so τ_0 may later rise that far    */
 } amq_cascade_config;
 
 /* Fill cfg with the defaults (every field as its comment says for 0). */
@@ -241,21 +240,18 @@ AMQ_API void amq_cascade_config_init(amq_cascade_config *cfg);
 AMQ_API amq_status amq_cascade_train(const amq_keys *members,
                                      const amq_keys *nonmembers,
                                      const amq_cascade_config *cfg,
-                                     const amq_options *opt,
-                                     amq_cascade **out, amq_diag *diag);
+                                     const amq_options *opt, amq_cascade **out,
+                                     amq_diag *diag);
 
 /* Build a cascade around an existing model (which is copied): the
  * thresholds and residuals for `members`, with `tune` choosing thresholds
  * and sizes and `certify` giving p_ℓ's limits (the two must be disjoint
  * samples of the non-member distribution, unseen by the model's
  * training). Same errors as train. */
-AMQ_API amq_status amq_cascade_build(const amq_model *model,
-                                     const amq_keys *members,
-                                     const amq_keys *tune,
-                                     const amq_keys *certify,
-                                     const amq_cascade_config *cfg,
-                                     const amq_options *opt,
-                                     amq_cascade **out, amq_diag *diag);
+AMQ_API amq_status amq_cascade_build(
+    const amq_model *model, const amq_keys *members, const amq_keys *tune,
+    const amq_keys *certify, const amq_cascade_config *cfg,
+    const amq_options *opt, amq_cascade **out, amq_diag *diag);
 
 /* A new version of c for a new member set (same model, same config):
  * version = c's + 1, the insert buffer emptied, stale counts zero. */
@@ -300,8 +296,7 @@ AMQ_API uint32_t amq_cascade_bin(const amq_cascade *c, double raw);
 /* A new member: goes to the insert buffer (always consulted) until the next
  * rebuild. Errors: AMQ_ERR_FULL (buffer at capacity or none configured:
  * rebuild), AMQ_ERR_NOMEM. */
-AMQ_API amq_status amq_cascade_add(amq_cascade *c, const void *key,
-                                   size_t len);
+AMQ_API amq_status amq_cascade_add(amq_cascade *c, const void *key, size_t len);
 
 typedef enum amq_origin {
     AMQ_ORIGIN_BUILT = 0, /* the key was in the member set of this version */
@@ -336,41 +331,41 @@ AMQ_API amq_status amq_cascade_set_accept_bin(amq_cascade *c, uint32_t bin);
 AMQ_API double amq_cascade_fpr_bound(const amq_cascade *c);
 
 typedef struct amq_cascade_level {
-    uint32_t bin_lo, bin_hi;  /* bins [bin_lo, bin_hi)                       */
-    double tau_lo, tau_hi;    /* raw score interval [tau_lo, tau_hi)        */
-    double prob_lo, prob_hi;  /* the same, calibrated                        */
-    uint64_t n;               /* members held (stale included)              */
+    uint32_t bin_lo, bin_hi; /* bins [bin_lo, bin_hi)                       */
+    double tau_lo, tau_hi;   /* raw score interval [tau_lo, tau_hi)        */
+    double prob_lo, prob_hi; /* the same, calibrated                        */
+    uint64_t n;              /* members held (stale included)              */
     uint64_t stale;
-    uint64_t certify_hits;    /* certify non-members in the interval        */
-    double p_hat;             /* their share                                 */
-    double p_upper;           /* its Clopper-Pearson upper limit             */
-    double eps;               /* the filter's certified bound (1: accept,    */
-                              /* 0: reject)                                  */
-    size_t bytes;             /* filter bytes                                */
-    char spec[96];            /* the filter's described spec ("" if none)   */
+    uint64_t certify_hits; /* certify non-members in the interval        */
+    double p_hat;          /* their share                                 */
+    double p_upper;        /* its Clopper-Pearson upper limit             */
+    double eps;            /* the filter's certified bound (1: accept,    */
+                           /* 0: reject)                                  */
+    size_t bytes;          /* filter bytes                                */
+    char spec[96];         /* the filter's described spec ("" if none)   */
 } amq_cascade_level;
 
 typedef struct amq_cascade_stats {
     amq_learned_method method;
-    uint32_t levels;          /* intervals with a residual filter           */
+    uint32_t levels; /* intervals with a residual filter           */
     uint32_t bins;
-    uint32_t accept_bin;      /* bins >= accept_bin are accepted            */
-    uint32_t max_accept_bin;  /* highest value set_accept_bin takes         */
-    uint32_t reject_bins;     /* bins [0, reject_bins) rejected (tail)      */
+    uint32_t accept_bin;     /* bins >= accept_bin are accepted            */
+    uint32_t max_accept_bin; /* highest value set_accept_bin takes         */
+    uint32_t reject_bins;    /* bins [0, reject_bins) rejected (tail)      */
     uint64_t version;
     uint64_t model_id;
-    uint64_t members;         /* distinct members at build                  */
+    uint64_t members; /* distinct members at build                  */
     uint64_t added, removed, stale;
     uint64_t certify_n, tune_n;
     double eta, target_fpr, target_bits_per_key;
-    double p0_hat, p0_upper;  /* the accepted interval I_0                  */
-    double fpr_bound;         /* amq_cascade_fpr_bound                      */
-    double fpr_estimate;      /* the same with point estimates p̂           */
-    double tail_fnr;          /* members rejected by a reject tail          */
-    double front_eps;         /* sandwich: the initial filter's bound       */
-    double aux_eps;           /* the insert buffer's bound                  */
+    double p0_hat, p0_upper; /* the accepted interval I_0                  */
+    double fpr_bound;        /* amq_cascade_fpr_bound                      */
+    double fpr_estimate;     /* the same with point estimates p̂           */
+    double tail_fnr;         /* members rejected by a reject tail          */
+    double front_eps;        /* sandwich: the initial filter's bound       */
+    double aux_eps;          /* the insert buffer's bound                  */
     size_t model_bytes, residual_bytes, front_bytes, aux_bytes, table_bytes;
-    double bits_per_key;      /* 8 * all bytes / members                    */
+    double bits_per_key; /* 8 * all bytes / members                    */
     double build_seconds;
 } amq_cascade_stats;
 
@@ -409,29 +404,29 @@ AMQ_API amq_status amq_cascade_load(const uint8_t *buf, size_t len,
 typedef struct amq_audit amq_audit;
 
 typedef struct amq_audit_level {
-    uint64_t hits;             /* sampled non-members in the interval      */
+    uint64_t hits; /* sampled non-members in the interval      */
     double p_hat, p_lower, p_upper; /* two-sided interval at 1 - eta         */
-    double p_build;            /* the build-time certified limit p_upper    */
-    bool unverified;           /* p_upper > p_build: the audit cannot       */
-                               /* confirm the bound's assumption             */
-    bool violated;             /* p_lower > p_build: evidence it broke      */
+    double p_build;  /* the build-time certified limit p_upper    */
+    bool unverified; /* p_upper > p_build: the audit cannot       */
+                     /* confirm the bound's assumption             */
+    bool violated;   /* p_lower > p_build: evidence it broke      */
 } amq_audit_level;
 
 typedef struct amq_audit_report {
     uint64_t queries, sampled, members, nonmembers;
     uint64_t false_positives, false_negatives;
     double fpr_hat, fpr_lower, fpr_upper; /* realised, among non-members   */
-    double bound_build;        /* amq_cascade_fpr_bound at audit creation   */
-    double bound_audit;        /* the bound recomputed with the audit's      */
-                               /* upper limits (needs enough samples)       */
-    double drift_chi2;         /* χ² of build vs recent non-member bins     */
+    double bound_build; /* amq_cascade_fpr_bound at audit creation   */
+    double bound_audit; /* the bound recomputed with the audit's      */
+                        /* upper limits (needs enough samples)       */
+    double drift_chi2;  /* χ² of build vs recent non-member bins     */
     uint32_t drift_df;
     double drift_pvalue;
-    double drift_psi;          /* population stability index              */
-    bool p0_unverified, p0_violated;  /* the accepted interval I_0          */
-    bool unverified;           /* some interval unverified                 */
-    bool violated;             /* some interval violated, or the realised  */
-                               /* FPR's lower limit above the build bound   */
+    double drift_psi; /* population stability index              */
+    bool p0_unverified, p0_violated; /* the accepted interval I_0          */
+    bool unverified; /* some interval unverified                 */
+    bool violated;   /* some interval violated, or the realised  */
+                     /* FPR's lower limit above the build bound   */
     size_t nlevels;
 } amq_audit_report;
 
@@ -445,8 +440,8 @@ AMQ_API void amq_audit_free(amq_audit *a);
 /* Count one query; true if it is to be sampled (then call record). */
 AMQ_API bool amq_audit_sample(amq_audit *a);
 /* The truth for a sampled query. Errors: AMQ_ERR_INVALID. */
-AMQ_API amq_status amq_audit_record(amq_audit *a, const void *key,
-                                    size_t len, bool is_member);
+AMQ_API amq_status amq_audit_record(amq_audit *a, const void *key, size_t len,
+                                    bool is_member);
 /* The report; levels (may be NULL) gets up to cap intervals (as
  * amq_cascade_get_stats orders them). */
 AMQ_API void amq_audit_get_report(const amq_audit *a, amq_audit_report *r,
@@ -465,9 +460,9 @@ AMQ_API void amq_audit_get_report(const amq_audit *a, amq_audit_report *r,
 #define AMQ_SHARD_MAX 256u
 
 typedef struct amq_shard_curve {
-    double weight;         /* w_m >= 0                                      */
-    const double *eps;     /* npoints values in (0, 1]                      */
-    const double *bits;    /* total bits at each                            */
+    double weight;      /* w_m >= 0                                      */
+    const double *eps;  /* npoints values in (0, 1]                      */
+    const double *bits; /* total bits at each                            */
     size_t npoints;
 } amq_shard_curve;
 

@@ -158,8 +158,8 @@ static uint64_t hits_between(const amq_audit *a, uint32_t lo, uint32_t hi) {
     return k;
 }
 
-static void level(const amq_audit *a, uint32_t lo, uint32_t hi,
-                  double p_build, amq_audit_level *l) {
+static void level(const amq_audit *a, uint32_t lo, uint32_t hi, double p_build,
+                  amq_audit_level *l) {
     double eta = a->c->cfg.eta;
     memset(l, 0, sizeof *l);
     l->hits = hits_between(a, lo, hi);
@@ -282,14 +282,17 @@ amq_status amq_shard_budgets(const amq_shard_curve *shards, size_t nshards,
         }
         /* bits are scaled by the shard's largest so the curve spans [0, 1] */
         ctx[m] = (shard_curve_ctx){&shards[m], maxb > 0 ? maxb : 1.0};
-        amq_alloc_custom cu = {.bits = shard_bits, .ctx = &ctx[m],
-                               .max_bits = 1.0, .min_fpr = mine,
+        amq_alloc_custom cu = {.bits = shard_bits,
+                               .ctx = &ctx[m],
+                               .max_bits = 1.0,
+                               .min_fpr = mine,
                                .samples = 512};
         st = amq_alloc_curve_custom(&cu, NULL, &curves[m]);
         groups[m] = (amq_alloc_group){ctx[m].n, shards[m].weight, curves[m]};
     }
     if (st == AMQ_OK)
-        st = amq_alloc_min_memory(groups, nshards, 0.0, eps_global, picks, NULL);
+        st =
+            amq_alloc_min_memory(groups, nshards, 0.0, eps_global, picks, NULL);
     for (size_t m = 0; m < nshards && st == AMQ_OK; m++) {
         eps_out[m] = picks[m].spec[0] ? picks[m].fpr : 1.0;
         if (bits_out != NULL)

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "learned/learned.h"
 
 typedef struct labelled {
@@ -37,8 +36,9 @@ static int cmp_labelled(const void *a, const void *b) {
     double x = ((const labelled *)a)->z, y = ((const labelled *)b)->z;
     if (x < y)
         return -1;
-    return x > y ? 1 : (((const labelled *)a)->y > ((const labelled *)b)->y) -
-                           (((const labelled *)a)->y < ((const labelled *)b)->y);
+    return x > y ? 1
+                 : (((const labelled *)a)->y > ((const labelled *)b)->y) -
+                       (((const labelled *)a)->y < ((const labelled *)b)->y);
 }
 
 static labelled *pool(const amq__mem *mem, const double *pos, size_t npos,
@@ -86,7 +86,8 @@ static void platt_on(const double *z, const double *t, size_t n, double *a,
         double det = haa * hbb - hab * hab;
         if (!(det > 0.0))
             break;
-        double da = (hbb * ga - hab * gb) / det, db = (haa * gb - hab * ga) / det;
+        double da = (hbb * ga - hab * gb) / det,
+               db = (haa * gb - hab * ga) / det;
         double step = 1.0, nl = loss;
         while (step > 1e-10) {
             nl = platt_loss(z, t, n, *a - step * da, *b - step * db);
@@ -156,8 +157,8 @@ static size_t merge_steps(double *x, double *sum, double *wt, size_t top) {
     return out;
 }
 
-size_t amq__isotonic(const double *x, const double *y, size_t n,
-                     double *out_x, double *out_p, double *wt) {
+size_t amq__isotonic(const double *x, const double *y, size_t n, double *out_x,
+                     double *out_p, double *wt) {
     /* A stack of blocks: start score out_x, label sum (in out_p until the
      * end), weight wt. */
     double *sum = out_p;

@@ -61,10 +61,12 @@ amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
                                        amq_diag *diag) {
     amq_cascade_config c = *in;
     AMQ_RETURN_IF_ERR(amq__model_config_resolve(&c.model, &c.model));
-    if ((c.fpr > 0.0) == (c.bits_per_key > 0.0) || (c.fpr > 0 && bad01(c.fpr)) ||
-        !isfinite(c.bits_per_key) || c.bits_per_key < 0.0 || c.fpr < 0.0)
-        return amq__diag(diag, AMQ_ERR_INVALID, 0,
-                         "give exactly one target: fpr in (0,1) or bits per key > 0");
+    if ((c.fpr > 0.0) == (c.bits_per_key > 0.0) ||
+        (c.fpr > 0 && bad01(c.fpr)) || !isfinite(c.bits_per_key) ||
+        c.bits_per_key < 0.0 || c.fpr < 0.0)
+        return amq__diag(
+            diag, AMQ_ERR_INVALID, 0,
+            "give exactly one target: fpr in (0,1) or bits per key > 0");
     if (c.bins == 0)
         c.bins = 256;
     if (c.eta == 0.0)
@@ -96,14 +98,10 @@ amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
 
 const char *amq_learned_method_name(amq_learned_method m) {
     switch (m) {
-    case AMQ_LEARNED_CASCADE:
-        return "cascade";
-    case AMQ_LEARNED_LBF:
-        return "lbf";
-    case AMQ_LEARNED_SANDWICH:
-        return "sandwich";
-    case AMQ_LEARNED_PLBF:
-        return "plbf";
+    case AMQ_LEARNED_CASCADE: return "cascade";
+    case AMQ_LEARNED_LBF: return "lbf";
+    case AMQ_LEARNED_SANDWICH: return "sandwich";
+    case AMQ_LEARNED_PLBF: return "plbf";
     }
     return "unknown";
 }
@@ -173,8 +171,7 @@ uint32_t amq_cascade_bin(const amq_cascade *c, double raw) {
     return amq__bin_of(c->edges, c->bins, raw);
 }
 
-amq_score amq_cascade_score(const amq_cascade *c, const void *key,
-                            size_t len) {
+amq_score amq_cascade_score(const amq_cascade *c, const void *key, size_t len) {
     amq_score s = {amq_model_score(c->model, key, len), c->model->id};
     return s;
 }
@@ -298,11 +295,11 @@ double amq_cascade_fpr_bound(const amq_cascade *c) {
 /* ---- building from a plan ------------------------------------------------------------- */
 
 static amq_options filter_options(const amq_cascade *c) {
-    amq_options o = {.allocator = &c->mem.a, .hash = c->hasher.kind,
-                     .hash_seed = c->hasher.seed,
-                     .hash_key = c->hasher.kind == AMQ_HASH_SIPHASH
-                                     ? c->hasher.key
-                                     : NULL};
+    amq_options o = {
+        .allocator = &c->mem.a,
+        .hash = c->hasher.kind,
+        .hash_seed = c->hasher.seed,
+        .hash_key = c->hasher.kind == AMQ_HASH_SIPHASH ? c->hasher.key : NULL};
     return o;
 }
 
@@ -334,8 +331,7 @@ static void set_routes(amq_cascade *c, const amq__plan *p) {
  * out[start[r] .. start[r + 1]). Members of accepted or rejected bins are
  * left out. */
 static amq_status group_hashes(const amq_cascade *c, const amq_keys *members,
-                               const double *z, uint64_t **out,
-                               size_t *start) {
+                               const double *z, uint64_t **out, size_t *start) {
     size_t fill[AMQ_CASCADE_MAX_LEVELS] = {0}, total = 0;
     for (uint32_t r = 0; r < c->nregions; r++) {
         start[r] = total;
@@ -386,8 +382,8 @@ static amq_status build_front(amq_cascade *c, const amq__plan *p,
         h[i] = amq__mix64(amq_hash64(&c->hasher, k, len) ^ AMQ__FRONT_SALT);
     }
     amq_options o = filter_options(c);
-    amq_status st = amq_filter_build(p->front_spec, h, members->n,
-                                     p->front_fpr, &o, &c->front, diag);
+    amq_status st = amq_filter_build(p->front_spec, h, members->n, p->front_fpr,
+                                     &o, &c->front, diag);
     amq__free(&c->mem, h, (members->n ? members->n : 1) * 8);
     return st;
 }
@@ -396,8 +392,8 @@ static amq_status build_aux(amq_cascade *c, amq_diag *diag) {
     if (c->cfg.aux_capacity == 0)
         return AMQ_OK;
     amq_options o = filter_options(c);
-    return amq_filter_new(c->aux_spec, c->cfg.aux_capacity, c->cfg.aux_fpr,
-                          &o, &c->aux, diag);
+    return amq_filter_new(c->aux_spec, c->cfg.aux_capacity, c->cfg.aux_fpr, &o,
+                          &c->aux, diag);
 }
 
 amq_status amq__cascade_fill(amq_cascade *c, const amq__plan *plan,
@@ -439,7 +435,8 @@ amq_status amq_cascade_add(amq_cascade *c, const void *key, size_t len) {
         return AMQ_ERR_FULL;
     if (amq_filter_items(c->aux) >= c->cfg.aux_capacity)
         return AMQ_ERR_FULL;
-    AMQ_RETURN_IF_ERR(amq_filter_add_hash(c->aux, amq_hash64(&c->hasher, key, len)));
+    AMQ_RETURN_IF_ERR(
+        amq_filter_add_hash(c->aux, amq_hash64(&c->hasher, key, len)));
     c->added++;
     return AMQ_OK;
 }
@@ -464,8 +461,8 @@ static amq_status drop(amq_cascade *c, amq_filter *f, uint64_t h,
 
 static amq_status remove_built(amq_cascade *c, const void *key, size_t len,
                                uint64_t h) {
-    uint32_t b = amq__bin_of(c->edges, c->bins,
-                             amq_model_score(c->model, key, len));
+    uint32_t b =
+        amq__bin_of(c->edges, c->bins, amq_model_score(c->model, key, len));
     uint8_t r = c->hold[b];
     amq__region *g = r < c->nregions ? &c->regions[r] : NULL;
     amq_filter *f = g != NULL ? g->f : NULL;
@@ -517,9 +514,8 @@ amq_status amq_cascade_set_accept_bin(amq_cascade *c, uint32_t bin) {
 
 /* ---- statistics ------------------------------------------------------------------------ */
 
-size_t amq__cascade_bytes(const amq_cascade *c, size_t *model,
-                          size_t *residual, size_t *front, size_t *aux,
-                          size_t *tables) {
+size_t amq__cascade_bytes(const amq_cascade *c, size_t *model, size_t *residual,
+                          size_t *front, size_t *aux, size_t *tables) {
     *model = amq_model_size_bytes(c->model);
     *residual = 0;
     for (uint32_t r = 0; r < c->nregions; r++)
@@ -553,7 +549,8 @@ static void fill_level(const amq_cascade *c, uint32_t lo, uint32_t hi,
     l->tau_lo = edge_at(c, lo);
     l->tau_hi = edge_at(c, hi);
     l->prob_lo = lo == 0 ? 0.0 : amq_model_probability(c->model, l->tau_lo);
-    l->prob_hi = hi >= c->bins ? 1.0 : amq_model_probability(c->model, l->tau_hi);
+    l->prob_hi =
+        hi >= c->bins ? 1.0 : amq_model_probability(c->model, l->tau_hi);
     l->certify_hits = cert_between(c, lo, hi);
     double n = (double)c->certify_n;
     l->p_hat = n > 0 ? l->certify_hits / n : 0.0;
@@ -566,8 +563,8 @@ static void fill_level(const amq_cascade *c, uint32_t lo, uint32_t hi,
     }
     l->n = g->n;
     l->stale = g->stale;
-    l->eps = g->f != NULL ? amq_filter_fpr_bound(g->f)
-                          : (g->accept_all ? 1.0 : 0.0);
+    l->eps =
+        g->f != NULL ? amq_filter_fpr_bound(g->f) : (g->accept_all ? 1.0 : 0.0);
     if (g->f != NULL) {
         l->bytes = amq_filter_size_bytes(g->f);
         amq_filter_describe(g->f, l->spec, sizeof l->spec);
@@ -603,10 +600,11 @@ void amq_cascade_get_stats(const amq_cascade *c, amq_cascade_stats *s,
     s->tail_fnr = c->members ? (double)c->tail_members / (double)c->members : 0;
     s->front_eps = c->front ? amq_filter_fpr_bound(c->front) : 0.0;
     s->aux_eps = c->aux ? amq_filter_fpr_bound(c->aux) : 0.0;
-    size_t total = amq__cascade_bytes(c, &s->model_bytes, &s->residual_bytes,
-                                      &s->front_bytes, &s->aux_bytes,
-                                      &s->table_bytes);
-    s->bits_per_key = 8.0 * (double)total / (double)(c->members ? c->members : 1);
+    size_t total =
+        amq__cascade_bytes(c, &s->model_bytes, &s->residual_bytes,
+                           &s->front_bytes, &s->aux_bytes, &s->table_bytes);
+    s->bits_per_key =
+        8.0 * (double)total / (double)(c->members ? c->members : 1);
     s->build_seconds = c->build_seconds;
     size_t n = c->nregions + (c->reject_bins > 0);
     if (nlevels != NULL)

@@ -61,8 +61,8 @@ static size_t payload_size(const amq_cascade *c) {
 size_t amq_cascade_save_size(const amq_cascade *c) {
     if (c == NULL)
         return 0;
-    return amq__frame_size(FIXED + REGION_BYTES * c->nregions,
-                           payload_size(c), NULL);
+    return amq__frame_size(FIXED + REGION_BYTES * c->nregions, payload_size(c),
+                           NULL);
 }
 
 /* ---- writing --------------------------------------------------------------------- */
@@ -94,13 +94,13 @@ static void write_model_params(const amq_model *m, uint8_t *p) {
 static void write_params(const amq_cascade *c, uint8_t *p) {
     const amq_cascade_config *k = &c->cfg;
     uint32_t flags = (c->front ? FLAG_FRONT : 0) | (c->aux ? FLAG_AUX : 0);
-    const uint32_t u32s[8] = {PARAMS_VERSION, (uint32_t)k->method, c->bins,
-                              c->nregions, c->accept_bin, c->max_accept,
-                              c->reject_bins, flags};
+    const uint32_t u32s[8] = {
+        PARAMS_VERSION, (uint32_t)k->method, c->bins,        c->nregions,
+        c->accept_bin,  c->max_accept,       c->reject_bins, flags};
     for (int i = 0; i < 8; i++)
         amq__put_u32(p + 4 * i, u32s[i]);
-    const uint64_t u64s[10] = {c->version,   c->model->id,  c->members,
-                               c->certify_n, c->tune_n,     c->added,
+    const uint64_t u64s[10] = {c->version,   c->model->id,   c->members,
+                               c->certify_n, c->tune_n,      c->added,
                                c->removed,   c->stale_other, c->tail_members,
                                c->max_stale};
     for (int i = 0; i < 10; i++)

@@ -46,8 +46,7 @@ static amq_status bad(amq_diag *diag, size_t off, const char *what) {
 /* ---- parameters ------------------------------------------------------------------ */
 
 typedef struct header {
-    uint32_t method, bins, nregions, accept_bin, max_accept, reject_bins,
-        flags;
+    uint32_t method, bins, nregions, accept_bin, max_accept, reject_bins, flags;
     uint64_t version, model_id, members, certify_n, tune_n, added, removed,
         stale_other, tail_members, max_stale;
     double build_seconds;
@@ -90,15 +89,15 @@ static bool model_params(const uint8_t *p, header *h) {
     return quant <= 1 && calib <= AMQ_CALIB_ISOTONIC &&
            amq__model_config_resolve(m, &chk) == AMQ_OK &&
            chk.features.dim_bits == m->features.dim_bits &&
-           chk.features.ngram_max == m->features.ngram_max &&
-           m->l2 >= 0.0 && isfinite(h->scale) && h->scale > 0.0 &&
-           isfinite(h->bias) && isfinite(h->platt_a) && isfinite(h->platt_b) &&
+           chk.features.ngram_max == m->features.ngram_max && m->l2 >= 0.0 &&
+           isfinite(h->scale) && h->scale > 0.0 && isfinite(h->bias) &&
+           isfinite(h->platt_a) && isfinite(h->platt_b) &&
            (h->iso_n == 0 || calib == AMQ_CALIB_ISOTONIC) &&
            h->iso_n <= AMQ__ISO_MAX;
 }
 
 static void read_counters(const uint8_t *p, header *h) {
-    uint32_t *u32s[7] = {&h->method,     &h->bins,        &h->nregions,
+    uint32_t *u32s[7] = {&h->method,     &h->bins,       &h->nregions,
                          &h->accept_bin, &h->max_accept, &h->reject_bins,
                          &h->flags};
     for (int i = 0; i < 7; i++)
@@ -143,8 +142,7 @@ static amq_status read_header(const amq__frame *f, header *h, amq_diag *diag) {
     return AMQ_OK;
 }
 
-static amq_status check_header(const amq__frame *f, header *h,
-                               amq_diag *diag) {
+static amq_status check_header(const amq__frame *f, header *h, amq_diag *diag) {
     amq_cascade_config rc;
     if (h->nregions > AMQ_CASCADE_MAX_LEVELS ||
         f->params_len != FIXED + (size_t)REGION_BYTES * h->nregions)
@@ -169,15 +167,16 @@ static amq_status read_model(reader *r, const header *h, const amq__mem *mem,
     amq_model *m;
     AMQ_RETURN_IF_ERR(amq__model_alloc(&h->cfg.model, mem, &m));
     size_t wb = m->q != NULL ? m->dim : (size_t)m->dim * 4;
-    amq_status st = need(r, ((wb + 7) & ~(size_t)7) + (size_t)h->iso_n * 16,
-                         "model");
+    amq_status st =
+        need(r, ((wb + 7) & ~(size_t)7) + (size_t)h->iso_n * 16, "model");
     if (st == AMQ_OK && m->q != NULL)
         memcpy(m->q, r->p + r->at, wb);
     else if (st == AMQ_OK)
         memcpy(m->w, r->p + r->at, wb);
     for (uint32_t i = 0; st == AMQ_OK && m->w != NULL && i < m->dim; i++)
         if (!isfinite(m->w[i]))
-            st = bad(r->diag, r->base + r->at + 4 * (size_t)i, "weight is not finite");
+            st = bad(r->diag, r->base + r->at + 4 * (size_t)i,
+                     "weight is not finite");
     r->at += (wb + 7) & ~(size_t)7;
     m->scale = h->scale;
     m->bias = h->bias;
@@ -192,7 +191,8 @@ static amq_status read_model(reader *r, const header *h, const amq__mem *mem,
     for (uint32_t i = 0; st == AMQ_OK && i < h->iso_n; i++, r->at += 16) {
         m->iso_x[i] = amq__get_f64(r->p + r->at);
         m->iso_p[i] = amq__get_f64(r->p + r->at + 8);
-        bool okx = isfinite(m->iso_x[i]) && (i == 0 || m->iso_x[i] > m->iso_x[i - 1]);
+        bool okx =
+            isfinite(m->iso_x[i]) && (i == 0 || m->iso_x[i] > m->iso_x[i - 1]);
         bool okp = m->iso_p[i] >= 0.0 && m->iso_p[i] <= 1.0 &&
                    (i == 0 || m->iso_p[i] >= m->iso_p[i - 1]);
         if (!okx || !okp)
@@ -215,8 +215,9 @@ static amq_status read_model(reader *r, const header *h, const amq__mem *mem,
 
 static amq_status read_tables(reader *r, amq_cascade *c, const header *h) {
     size_t counts = (size_t)h->bins * 12;
-    AMQ_RETURN_IF_ERR(need(r, (size_t)(h->bins - 1) * 8 + ((counts + 7) & ~(size_t)7),
-                           "bin tables"));
+    AMQ_RETURN_IF_ERR(
+        need(r, (size_t)(h->bins - 1) * 8 + ((counts + 7) & ~(size_t)7),
+             "bin tables"));
     for (uint32_t b = 0; b + 1 < h->bins; b++, r->at += 8) {
         c->edges[b] = amq__get_f64(r->p + r->at);
         if (!isfinite(c->edges[b]) || (b > 0 && c->edges[b] <= c->edges[b - 1]))
@@ -251,9 +252,9 @@ static amq_status read_regions(const amq__frame *f, amq_cascade *c,
         uint32_t fl = amq__get_u32(q + 24);
         g->accept_all = (fl & RFLAG_ACCEPT) != 0;
         uint64_t held = 0;
-        if (g->bin_lo != expect || g->bin_hi <= g->bin_lo || g->bin_hi > h->bins ||
-            (fl & ~3u) != 0 || amq__get_u32(q + 28) != 0 ||
-            (fl == (RFLAG_FILTER | RFLAG_ACCEPT)))
+        if (g->bin_lo != expect || g->bin_hi <= g->bin_lo ||
+            g->bin_hi > h->bins || (fl & ~3u) != 0 ||
+            amq__get_u32(q + 28) != 0 || (fl == (RFLAG_FILTER | RFLAG_ACCEPT)))
             return bad(diag, 64 + FIXED + REGION_BYTES * i, "bad region");
         for (uint32_t b = g->bin_lo; b < g->bin_hi; b++) {
             c->hold[b] = (uint8_t)i;
@@ -314,7 +315,8 @@ static amq_status read_filters(reader *r, const amq__frame *f, amq_cascade *c,
             continue;
         AMQ_RETURN_IF_ERR(read_filter(r, c, &o, &g->f));
         if (amq_filter_items(g->f) != g->n)
-            return bad(r->diag, r->base + r->at, "filter items disagree with n");
+            return bad(r->diag, r->base + r->at,
+                       "filter items disagree with n");
     }
     if (h->flags & 1u)
         AMQ_RETURN_IF_ERR(read_filter(r, c, &o, &c->front));
@@ -354,7 +356,8 @@ static amq_status load_body(const amq__frame *f, const header *h,
     amq_cascade *c = NULL;
     AMQ_RETURN_IF_ERR(need(&r, (size_t)h->bins * 12, "bin tables"));
     AMQ_RETURN_IF_ERR(read_model(&r, h, mem, &m));
-    amq_status st = amq__cascade_alloc(m, h->bins, &h->cfg, &f->hasher, mem, &c);
+    amq_status st =
+        amq__cascade_alloc(m, h->bins, &h->cfg, &f->hasher, mem, &c);
     amq_model_free(m);
     if (st != AMQ_OK)
         return st;

@@ -92,8 +92,7 @@ static int cmp_hashed(const void *a, const void *b) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static bool same_key(const amq_keys *a, size_t i, const amq_keys *b,
-                     size_t j) {
+static bool same_key(const amq_keys *a, size_t i, const amq_keys *b, size_t j) {
     size_t la, lb;
     const uint8_t *pa = amq__key(a, i, &la), *pb = amq__key(b, j, &lb);
     return la == lb && (la == 0 || memcmp(pa, pb, la) == 0);
@@ -113,8 +112,8 @@ static hashed *hash_sorted(const amq__mem *mem, const amq_keys *k) {
 }
 
 /* Is key j of b among a's keys (a's hashes sorted in v)? */
-static bool contains_key(const hashed *v, const amq_keys *a,
-                         const amq_keys *b, size_t j) {
+static bool contains_key(const hashed *v, const amq_keys *a, const amq_keys *b,
+                         size_t j) {
     size_t len;
     const uint8_t *p = amq__key(b, j, &len);
     uint64_t h = XXH3_64bits(p, len);

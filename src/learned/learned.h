@@ -63,16 +63,16 @@ static inline const uint8_t *amq__key(const amq_keys *k, size_t i,
 
 struct amq_model {
     amq__mem mem;
-    amq_model_config cfg;     /* resolved: no zeros left                   */
-    uint32_t dim;             /* 1 << cfg.features.dim_bits                */
-    float *w;                 /* dim weights (float models), else NULL     */
-    int8_t *q;                /* dim weights (quantised), else NULL        */
-    double scale;             /* quantised: weight = q * scale             */
+    amq_model_config cfg; /* resolved: no zeros left                   */
+    uint32_t dim;         /* 1 << cfg.features.dim_bits                */
+    float *w;             /* dim weights (float models), else NULL     */
+    int8_t *q;            /* dim weights (quantised), else NULL        */
+    double scale;         /* quantised: weight = q * scale             */
     double bias;
-    double platt_a, platt_b;  /* AMQ_CALIB_PLATT                           */
-    uint32_t iso_n;           /* AMQ_CALIB_ISOTONIC: steps                  */
-    double *iso_x;            /* iso_n step starts (raw scores), increasing */
-    double *iso_p;            /* iso_n probabilities, non-decreasing        */
+    double platt_a, platt_b; /* AMQ_CALIB_PLATT                           */
+    uint32_t iso_n;          /* AMQ_CALIB_ISOTONIC: steps                  */
+    double *iso_x;           /* iso_n step starts (raw scores), increasing */
+    double *iso_p;           /* iso_n probabilities, non-decreasing        */
     uint64_t id;
 };
 
@@ -100,8 +100,8 @@ double amq__calib_apply(const amq_model *m, double raw);
 /* Pool-adjacent violators on (x sorted ascending, y in [0,1], weight 1):
  * out_x/out_p get the step starts and values, wt is scratch (each of the
  * three holds n); returns the steps (at most AMQ__ISO_MAX). */
-size_t amq__isotonic(const double *x, const double *y, size_t n,
-                     double *out_x, double *out_p, double *wt);
+size_t amq__isotonic(const double *x, const double *y, size_t n, double *out_x,
+                     double *out_p, double *wt);
 /* Platt: (a, b) minimising the log loss of sigmoid(a z + b) against
  * Platt's smoothed targets. Errors: AMQ_ERR_NOMEM. */
 amq_status amq__platt(const amq__mem *mem, const double *pos, size_t npos,
@@ -140,8 +140,8 @@ amq_status amq__bin_edges(const amq__mem *mem, const double *a, size_t na,
  * for any lo < j <= hi, k <= kmax. */
 typedef struct amq__dp {
     uint32_t lo, hi, kmax;
-    double *best;   /* (kmax + 1) x (hi - lo + 1)                           */
-    uint32_t *arg;  /* same shape: start of the last region                 */
+    double *best;  /* (kmax + 1) x (hi - lo + 1)                           */
+    uint32_t *arg; /* same shape: start of the last region                 */
     const double *cg, *ch; /* prefix sums over bins (size bins + 1)         */
 } amq__dp;
 
@@ -164,11 +164,11 @@ bool amq__equal_cut(const double *c, uint32_t lo, uint32_t j, uint32_t k,
 #define AMQ__HOLD_REJECT 0xFEu /* the reject tail: members here are lost   */
 
 typedef struct amq__region {
-    amq_filter *f;            /* NULL: see accept_all                       */
-    bool accept_all;          /* no filter: 0 bits given (accept) or no    */
-                              /* members (false: reject)                   */
-    uint32_t bin_lo, bin_hi;  /* bins whose members it holds               */
-    uint64_t n;               /* members held (stale included)              */
+    amq_filter *f;           /* NULL: see accept_all                       */
+    bool accept_all;         /* no filter: 0 bits given (accept) or no    */
+                             /* members (false: reject)                   */
+    uint32_t bin_lo, bin_hi; /* bins whose members it holds               */
+    uint64_t n;              /* members held (stale included)              */
     uint64_t stale;
 } amq__region;
 
@@ -176,40 +176,41 @@ typedef struct amq__region {
  * numbered from the lowest score up. */
 typedef struct amq__plan {
     uint32_t nregions;
-    uint32_t cuts[AMQ_CASCADE_MAX_LEVELS + 1]; /* region r: [cuts[r], cuts[r+1]) */
-    uint32_t reject_bins;     /* bins [0, reject_bins) rejected            */
-    uint32_t accept_bin;      /* bins >= it accepted                        */
-    uint32_t hold_top;        /* the top region holds members up to here    */
+    uint32_t
+        cuts[AMQ_CASCADE_MAX_LEVELS + 1]; /* region r: [cuts[r], cuts[r+1]) */
+    uint32_t reject_bins; /* bins [0, reject_bins) rejected            */
+    uint32_t accept_bin;  /* bins >= it accepted                        */
+    uint32_t hold_top;    /* the top region holds members up to here    */
     char spec[AMQ_CASCADE_MAX_LEVELS][96]; /* "" = no filter (accept)      */
     double fpr[AMQ_CASCADE_MAX_LEVELS];
-    char front_spec[96];      /* sandwich                                   */
+    char front_spec[96]; /* sandwich                                   */
     double front_fpr;
 } amq__plan;
 
 struct amq_cascade {
     amq__mem mem;
     amq_model *model;
-    amq_cascade_config cfg;   /* resolved; spec strings point into c        */
+    amq_cascade_config cfg; /* resolved; spec strings point into c        */
     char residual_spec[96], aux_spec[96];
-    amq_hasher hasher;        /* residuals' and the buffer's               */
-    uint32_t bins;            /* in use (<= bins_alloc: few distinct scores */
-    uint32_t bins_alloc;      /* merge bins)                                */
-    double *edges;            /* bins - 1                                   */
-    uint8_t *hold;            /* bins: AMQ__HOLD_* or a region index        */
-    uint32_t accept_bin;      /* bins >= it accepted                        */
-    uint32_t max_accept;      /* highest safe accept_bin                    */
+    amq_hasher hasher;   /* residuals' and the buffer's               */
+    uint32_t bins;       /* in use (<= bins_alloc: few distinct scores */
+    uint32_t bins_alloc; /* merge bins)                                */
+    double *edges;       /* bins - 1                                   */
+    uint8_t *hold;       /* bins: AMQ__HOLD_* or a region index        */
+    uint32_t accept_bin; /* bins >= it accepted                        */
+    uint32_t max_accept; /* highest safe accept_bin                    */
     uint32_t reject_bins;
     uint32_t nregions;
     amq__region regions[AMQ_CASCADE_MAX_LEVELS];
-    amq_filter *front;        /* sandwich: initial filter over all members */
-    amq_filter *aux;          /* insert buffer (NULL: none)                 */
-    uint32_t *cert;           /* bins: certify non-members per bin          */
-    uint32_t *tune;           /* bins: tune non-members per bin             */
-    uint32_t *memb;           /* bins: members per bin                      */
+    amq_filter *front; /* sandwich: initial filter over all members */
+    amq_filter *aux;   /* insert buffer (NULL: none)                 */
+    uint32_t *cert;    /* bins: certify non-members per bin          */
+    uint32_t *tune;    /* bins: tune non-members per bin             */
+    uint32_t *memb;    /* bins: members per bin                      */
     uint64_t certify_n, tune_n, members;
     uint64_t version;
     uint64_t added, removed, stale_other, tail_members;
-    uint64_t max_stale;       /* resolved cfg.max_stale                     */
+    uint64_t max_stale; /* resolved cfg.max_stale                     */
     double build_seconds;
 };
 
@@ -239,14 +240,12 @@ amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
 /* Drop every filter (a plan is realised again from scratch). */
 void amq__cascade_clear(amq_cascade *c);
 /* The total bytes of c (model, filters, tables). */
-size_t amq__cascade_bytes(const amq_cascade *c, size_t *model,
-                          size_t *residual, size_t *front, size_t *aux,
-                          size_t *tables);
+size_t amq__cascade_bytes(const amq_cascade *c, size_t *model, size_t *residual,
+                          size_t *front, size_t *aux, size_t *tables);
 
 /* Resolve config defaults (spec strings are copied into c by the
  * caller). */
 amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
-                                       amq_cascade_config *out,
-                                       amq_diag *diag);
+                                       amq_cascade_config *out, amq_diag *diag);
 
 #endif

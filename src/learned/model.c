@@ -173,7 +173,8 @@ double amq__model_dot(const amq_model *m, const uint32_t *idx,
 double amq_model_score(const amq_model *m, const void *key, size_t len) {
     if (m->q != NULL)
         return (double)amq__features_dot_q(&m->cfg.features, key, len, m->q) *
-                   m->scale + m->bias;
+                   m->scale +
+               m->bias;
     return (double)amq__features_dot_f(&m->cfg.features, key, len, m->w) +
            m->bias;
 }
@@ -185,8 +186,9 @@ double amq_model_score(const amq_model *m, const void *key, size_t len) {
 void amq_model_score_batch(const amq_model *m, const amq_keys *keys,
                            double *out) {
     for (size_t i = 0; i < keys->n; i++)
-        out[i] = amq_model_score(m, keys->bytes + keys->offsets[i],
-                                 (size_t)(keys->offsets[i + 1] - keys->offsets[i]));
+        out[i] =
+            amq_model_score(m, keys->bytes + keys->offsets[i],
+                            (size_t)(keys->offsets[i + 1] - keys->offsets[i]));
 }
 
 amq_status amq__model_score_keys(const amq_model *m, const amq_keys *k,
@@ -235,14 +237,15 @@ static double sigmoid(double z) {
 
 static void train_one(trainer *t, int y, size_t i) {
     const amq_keys *k = t->sets[y];
-    size_t n = amq__features(&t->cfg->features, k->bytes + k->offsets[i],
-                             k->offsets[i + 1] - k->offsets[i], t->idx,
-                             t->sign);
+    size_t n =
+        amq__features(&t->cfg->features, k->bytes + k->offsets[i],
+                      k->offsets[i + 1] - k->offsets[i], t->idx, t->sign);
     double z = t->bias;
     for (size_t j = 0; j < n; j++)
         z += t->sign[j] * t->w[t->idx[j]];
     double p = sigmoid(z);
-    double c = y ? t->class_w[1] : t->class_w[0] * (1.0 + t->cfg->tail_weight * p);
+    double c =
+        y ? t->class_w[1] : t->class_w[0] * (1.0 + t->cfg->tail_weight * p);
     double g = c * (p - (double)y), lr = t->cfg->learning_rate;
     for (size_t j = 0; j < n; j++) {
         uint32_t d = t->idx[j];
@@ -356,19 +359,21 @@ static amq_status calibrate(amq_model *m, const amq_keys *cp,
 amq_status amq_model_train(const amq_keys *members, const amq_keys *nonmembers,
                            const amq_keys *calib_members,
                            const amq_keys *calib_nonmembers,
-                           const amq_model_config *cfg,
-                           const amq_options *opt, amq_model **out) {
+                           const amq_model_config *cfg, const amq_options *opt,
+                           amq_model **out) {
     amq_model_config c;
     amq__mem mem;
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
-    if (!amq__keys_valid(members) || !amq__keys_valid(nonmembers) || members->n == 0 ||
-        nonmembers->n == 0 || members->n + nonmembers->n >= (1ULL << 62))
+    if (!amq__keys_valid(members) || !amq__keys_valid(nonmembers) ||
+        members->n == 0 || nonmembers->n == 0 ||
+        members->n + nonmembers->n >= (1ULL << 62))
         return AMQ_ERR_INVALID;
     bool calib = calib_members != NULL && calib_nonmembers != NULL &&
                  calib_members->n > 0 && calib_nonmembers->n > 0;
-    if (calib && (!amq__keys_valid(calib_members) || !amq__keys_valid(calib_nonmembers)))
+    if (calib &&
+        (!amq__keys_valid(calib_members) || !amq__keys_valid(calib_nonmembers)))
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(amq__model_config_resolve(cfg, &c));
     if (!calib)

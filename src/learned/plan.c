@@ -49,20 +49,20 @@
 typedef struct planner {
     const amq_cascade *c;
     amq_alloc_curve *curve;
-    double *cg, *ch;          /* prefix sums: member share, smoothed mass   */
-    double *cm, *ct;          /* prefix sums: member count, tune count      */
-    uint32_t lo;              /* first bin after the reject tail            */
-    double fixed_bits;        /* model, tables, insert buffer               */
-    double n;                 /* members                                    */
-    double bits_at[PLBF_GRID];/* residual bits/key at rate 10^(-g / 32)     */
+    double *cg, *ch;           /* prefix sums: member share, smoothed mass   */
+    double *cm, *ct;           /* prefix sums: member count, tune count      */
+    uint32_t lo;               /* first bin after the reject tail            */
+    double fixed_bits;         /* model, tables, insert buffer               */
+    double n;                  /* members                                    */
+    double bits_at[PLBF_GRID]; /* residual bits/key at rate 10^(-g / 32)     */
     amq__dp dp;
 } planner;
 
 /* One evaluated candidate. */
 typedef struct candidate {
     bool ok;
-    double total_bits;        /* everything                                 */
-    double cost;              /* the (tune) bound                           */
+    double total_bits; /* everything                                 */
+    double cost;       /* the (tune) bound                           */
     amq__plan plan;
 } candidate;
 
@@ -210,8 +210,8 @@ static void size_plbf(const planner *p, const uint32_t *cuts, uint32_t k,
     for (int it = 0; it < 100; it++) {
         double s = sqrt(lo * hi);
         double cost = plbf_cost(gs, hs, k, s, p0, f);
-        bool feasible = by_fpr ? cost <= cfg->fpr
-                               : plbf_bits(p, keys, f, k) <= budget;
+        bool feasible =
+            by_fpr ? cost <= cfg->fpr : plbf_bits(p, keys, f, k) <= budget;
         if (feasible == by_fpr)
             lo = s;
         else
@@ -249,22 +249,25 @@ static void size_sandwich(const planner *p, const uint32_t *cuts,
     for (double bf = 0.0; bf <= FRONT_MAX_BITS; bf += FRONT_STEP) {
         if (amq_alloc_curve_at(p->curve, bf, &front) != AMQ_OK)
             continue;
-        double ef = front.spec[0] ? front.fpr : 1.0, fbits = front.bits_per_key * p->n;
+        double ef = front.spec[0] ? front.fpr : 1.0,
+               fbits = front.bits_per_key * p->n;
         double cost, bits;
         if (cfg->fpr > 0.0) {
-            if (amq_alloc_min_memory(&g, 1, p0, cfg->fpr / ef, &back, &sum) != AMQ_OK)
+            if (amq_alloc_min_memory(&g, 1, p0, cfg->fpr / ef, &back, &sum) !=
+                AMQ_OK)
                 continue;
             cost = ef * sum.cost;
             bits = fbits + sum.memory_bits + p->fixed_bits;
         } else {
             double budget = cfg->bits_per_key * p->n - p->fixed_bits - fbits;
-            if (budget < 0.0 || amq_alloc_min_cost(&g, 1, budget, &back, &sum) != AMQ_OK)
+            if (budget < 0.0 ||
+                amq_alloc_min_cost(&g, 1, budget, &back, &sum) != AMQ_OK)
                 continue;
             cost = ef * (p0 + sum.cost);
             bits = fbits + sum.memory_bits + p->fixed_bits;
         }
         bool better = !cand->ok || (cfg->fpr > 0.0 ? bits < cand->total_bits
-                                                    : cost < cand->cost);
+                                                   : cost < cand->cost);
         if (!better)
             continue;
         plan_cuts(p, cuts, 1, &cand->plan);
@@ -286,8 +289,7 @@ static bool cut_for(const planner *p, uint32_t j, uint32_t k, uint32_t *cuts) {
         return amq__equal_cut(p->cm, p->lo, j, k, cuts);
     case AMQ_PARTITION_EQUAL_MASS:
         return amq__equal_cut(p->ct, p->lo, j, k, cuts);
-    default:
-        return amq__dp_cut(&p->dp, j, k, cuts);
+    default: return amq__dp_cut(&p->dp, j, k, cuts);
     }
 }
 
@@ -308,14 +310,9 @@ static void evaluate(const planner *p, uint32_t j, uint32_t k,
     if (!cut_for(p, j, k, cuts))
         return;
     switch (p->c->cfg.method) {
-    case AMQ_LEARNED_PLBF:
-        size_plbf(p, cuts, k, cand);
-        break;
-    case AMQ_LEARNED_SANDWICH:
-        size_sandwich(p, cuts, cand);
-        break;
-    default:
-        size_engine(p, cuts, k, cand);
+    case AMQ_LEARNED_PLBF: size_plbf(p, cuts, k, cand); break;
+    case AMQ_LEARNED_SANDWICH: size_sandwich(p, cuts, cand); break;
+    default: size_engine(p, cuts, k, cand);
     }
 }
 
@@ -360,8 +357,8 @@ static amq_status planner_init(planner *p, const amq_cascade *c) {
     if (c->cfg.aux_capacity > 0 &&
         amq_curve_bits(c->aux_spec, c->cfg.aux_fpr, &aux_bits) != AMQ_OK)
         return AMQ_ERR_SPEC;
-    p->fixed_bits = 8.0 * (double)(model + tables) +
-                    aux_bits * (double)c->cfg.aux_capacity;
+    p->fixed_bits =
+        8.0 * (double)(model + tables) + aux_bits * (double)c->cfg.aux_capacity;
     return AMQ_OK;
 }
 
@@ -383,9 +380,10 @@ static amq_status search(planner *p, candidate *best, amq_diag *diag) {
     if (kmax > room)
         kmax = room;
     if (kmax == 0)
-        return amq__diag(diag, AMQ_ERR_INVALID, 0, "no bins left for a residual");
-    AMQ_RETURN_IF_ERR(amq__dp_run(&p->dp, &p->c->mem, p->cg, p->ch, p->lo,
-                                  p->c->bins, kmax));
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "no bins left for a residual");
+    AMQ_RETURN_IF_ERR(
+        amq__dp_run(&p->dp, &p->c->mem, p->cg, p->ch, p->lo, p->c->bins, kmax));
     best->ok = false;
     for (uint32_t k = cfg->levels ? cfg->levels : 1; k <= kmax; k++) {
         candidate cand;
@@ -403,7 +401,8 @@ static amq_status search(planner *p, candidate *best, amq_diag *diag) {
 static amq_status certify_sizes(const planner *p, candidate *best,
                                 amq_diag *diag) {
     const amq_cascade *c = p->c;
-    if (c->cfg.method != AMQ_LEARNED_CASCADE && c->cfg.method != AMQ_LEARNED_LBF)
+    if (c->cfg.method != AMQ_LEARNED_CASCADE &&
+        c->cfg.method != AMQ_LEARNED_LBF)
         return AMQ_OK;
     planner q = *p;
     double *ct = amq__alloc(&c->mem, (size_t)(c->bins + 1) * sizeof *ct);

@@ -66,8 +66,8 @@ double amq__ibeta(double x, double a, double b) {
         return 0.0;
     if (x >= 1.0)
         return 1.0;
-    double ln_front = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
-                      b * log1p(-x);
+    double ln_front =
+        lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
     double front = exp(ln_front);
     if (x < (a + 1.0) / (a + b + 2.0))
         return front * beta_cf(x, a, b) / a;
@@ -113,9 +113,9 @@ double amq__gammaq(double a, double x) {
  * equals target, narrowed by bisection to a relative width of 1e-14; g is
  * increasing in p when rising. Returns the end the caller asks for, so a
  * limit is never on the optimistic side of the root. */
-static double bisect(double (*g)(double, double, double), double ga,
-                     double gb, double target, bool rising, double lo,
-                     double hi, bool complement, bool want_hi) {
+static double bisect(double (*g)(double, double, double), double ga, double gb,
+                     double target, bool rising, double lo, double hi,
+                     bool complement, bool want_hi) {
     for (int i = 0; i < 200 && hi - lo > 1e-14 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         double v = g(complement ? 1.0 - mid : mid, ga, gb);
@@ -143,8 +143,8 @@ double amq__cp_lower(uint64_t k, uint64_t n, double alpha) {
     if (k >= n) /* p^n = alpha */
         return exp(log(alpha) / (double)n);
     /* P(K >= k) = I_p(k, n - k + 1) rises with p. */
-    return bisect(amq__ibeta, (double)k, (double)(n - k + 1), alpha, true,
-                  0.0, (double)k / (double)n, false, false);
+    return bisect(amq__ibeta, (double)k, (double)(n - k + 1), alpha, true, 0.0,
+                  (double)k / (double)n, false, false);
 }
 
 double amq__chi2_sf(double x, double df) {

@@ -84,7 +84,8 @@ static amq_status realise(amq_cascade *c, const amq_keys *members,
             break;
         st = amq__diag(diag, AMQ_ERR_FULL, 0,
                        "the built filters miss the target (bound %.4g, %.4g "
-                       "bits per key)", s.fpr_bound, s.bits_per_key);
+                       "bits per key)",
+                       s.fpr_bound, s.bits_per_key);
     }
     c->cfg.fpr = want_fpr;
     c->cfg.bits_per_key = want_bits;
@@ -199,8 +200,10 @@ static amq_status split_all(const amq__mem *mem, const amq_keys *members,
     double h = cfg->holdout;
     memset(p, 0, sizeof *p);
     AMQ_RETURN_IF_ERR(amq__dedupe(mem, members, &p->members, &dropped));
-    AMQ_RETURN_IF_ERR(amq__split(mem, &p->members.view, seed, h, 1.0, &p->train_m));
-    AMQ_RETURN_IF_ERR(amq__split(mem, &p->members.view, seed, 0.0, h, &p->calib_m));
+    AMQ_RETURN_IF_ERR(
+        amq__split(mem, &p->members.view, seed, h, 1.0, &p->train_m));
+    AMQ_RETURN_IF_ERR(
+        amq__split(mem, &p->members.view, seed, 0.0, h, &p->calib_m));
     AMQ_RETURN_IF_ERR(amq__split(mem, nonmembers, seed, h, 1.0, &p->train_n));
     AMQ_RETURN_IF_ERR(amq__split(mem, nonmembers, seed, 0.0, h / 2, &p->tune));
     AMQ_RETURN_IF_ERR(amq__split(mem, nonmembers, seed, h / 2, h, &p->certify));
@@ -248,8 +251,10 @@ amq_status amq_cascade_train(const amq_keys *members,
     amq_model *model = NULL;
     if (st == AMQ_OK) {
         /* with very few members every one trains and calibrates */
-        const amq_keys *tm = p.train_m.view.n ? &p.train_m.view : &p.members.view;
-        const amq_keys *cm = p.calib_m.view.n ? &p.calib_m.view : &p.members.view;
+        const amq_keys *tm =
+            p.train_m.view.n ? &p.train_m.view : &p.members.view;
+        const amq_keys *cm =
+            p.calib_m.view.n ? &p.calib_m.view : &p.members.view;
         st = amq_model_train(tm, &p.train_n.view, cm, &p.tune.view, &rc.model,
                              opt, &model);
     }

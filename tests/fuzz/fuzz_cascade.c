@@ -51,7 +51,8 @@ static void exercise(const amq_cascade *c) {
         bool x = amq_cascade_contains(c, keys[i], strlen(keys[i])), y = !x;
         amq_score s = amq_cascade_score(c, keys[i], strlen(keys[i]));
         require(amq_cascade_contains_scored(c, keys[i], strlen(keys[i]), &s,
-                                            &y) == AMQ_OK && x == y,
+                                            &y) == AMQ_OK &&
+                    x == y,
                 "scored query agrees");
     }
     double b = amq_cascade_fpr_bound(c);

@@ -50,7 +50,8 @@ static inline double gen_unit(uint64_t *s) {
 /* Membership of a key with stem a, tld t, number x: a fixed function. */
 static inline bool gen_is_member(unsigned a, unsigned t, uint64_t x,
                                  double noise) {
-    static const double stem_p[8] = {1.0, 1.0, 0.9, 0.3, 0.05, 0.02, 0.01, 0.01};
+    static const double stem_p[8] = {1.0,  1.0,  0.9,  0.3,
+                                     0.05, 0.02, 0.01, 0.01};
     static const double tld_p[5] = {1.0, 0.9, 0.5, 0.05, 0.02};
     double p = stem_p[a] * tld_p[t];
     p = (1 - noise) * p + noise * 0.5;
@@ -61,15 +62,16 @@ static inline bool gen_is_member(unsigned a, unsigned t, uint64_t x,
 /* Fill members and non-members until each has at least its count. */
 static inline void gen_hosts(uint64_t seed, size_t nm, size_t nn, double noise,
                              gen_keys *members, gen_keys *nonmembers) {
-    static const char *stems[8] = {"ads", "track", "pixel", "cdn",
-                                   "mail", "shop", "news", "wiki"};
+    static const char *stems[8] = {"ads",  "track", "pixel", "cdn",
+                                   "mail", "shop",  "news",  "wiki"};
     static const char *subs[4] = {"www", "api", "static", "m"};
     static const char *tlds[5] = {"com", "net", "io", "org", "de"};
     uint64_t s = seed;
     memset(members, 0, sizeof *members);
     memset(nonmembers, 0, sizeof *nonmembers);
     while (members->k.n < nm || nonmembers->k.n < nn) {
-        unsigned a = (unsigned)(check_next(&s) % 8), t = (unsigned)(check_next(&s) % 5);
+        unsigned a = (unsigned)(check_next(&s) % 8),
+                 t = (unsigned)(check_next(&s) % 5);
         unsigned u = (unsigned)(check_next(&s) % 4);
         uint64_t x = check_next(&s) % 1000000;
         char buf[64];

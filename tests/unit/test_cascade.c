@@ -75,7 +75,8 @@ static void test_methods(void) {
     gen_hosts(21, quick(3000), quick(30000), 0.2, &m, &n);
     gen_hosts(22, 1, quick(20000), 0.2, &fm, &fresh);
     const amq_learned_method methods[] = {AMQ_LEARNED_CASCADE, AMQ_LEARNED_LBF,
-                                          AMQ_LEARNED_SANDWICH, AMQ_LEARNED_PLBF};
+                                          AMQ_LEARNED_SANDWICH,
+                                          AMQ_LEARNED_PLBF};
     for (int t = 0; t < 4; t++)
         for (int target = 0; target < 2; target++) {
             amq_cascade_config cfg = base_config();
@@ -142,7 +143,8 @@ static void test_model(void) {
             size_t len = n.k.offsets[i + 1] - n.k.offsets[i], nf = 0;
             CHECK(z[i] == amq_model_score(a, p, len));
             if (i < 300) { /* the fused scorer equals the list's sum */
-                CHECK_OK(amq_features(&mc.features, p, len, idx, sign, 2048, &nf));
+                CHECK_OK(
+                    amq_features(&mc.features, p, len, idx, sign, 2048, &nf));
                 CHECK(nf == 4 * (len + 2) - 6 + 13);
                 CHECK(z[i] == amq__model_dot(a, idx, sign, nf));
                 int32_t acc = 0; /* int8: an exact integer sum */
@@ -152,7 +154,8 @@ static void test_model(void) {
             }
         }
         for (double r = -20; r < 20; r += 0.5)
-            CHECK(amq_model_probability(a, r) <= amq_model_probability(a, r + 0.5));
+            CHECK(amq_model_probability(a, r) <=
+                  amq_model_probability(a, r + 0.5));
         free(z);
         amq_model_free(a);
         amq_model_free(b);
@@ -233,17 +236,20 @@ static void test_updates(void) {
                       after.stale == before.stale &&
                       after.removed == before.removed);
             if (step % 100 == 0) {
-                uint32_t b = (uint32_t)(check_next(&s) % (after.max_accept_bin + 1));
+                uint32_t b =
+                    (uint32_t)(check_next(&s) % (after.max_accept_bin + 1));
                 CHECK_OK(amq_cascade_set_accept_bin(c, b));
-                CHECK_STATUS(amq_cascade_set_accept_bin(c, after.max_accept_bin + 1),
-                             AMQ_ERR_INVALID);
+                CHECK_STATUS(
+                    amq_cascade_set_accept_bin(c, after.max_accept_bin + 1),
+                    AMQ_ERR_INVALID);
             }
             for (size_t q = 0; q < total; q += 7) {
                 const gen_keys *gq = q < m.k.n ? &m : &extra;
                 size_t jq = q < m.k.n ? q : q - m.k.n;
                 if (live[q])
-                    CHECK_MSG(amq_cascade_contains(c, gq->k.bytes + gq->k.offsets[jq],
-                                                   gq->k.offsets[jq + 1] - gq->k.offsets[jq]),
+                    CHECK_MSG(amq_cascade_contains(
+                                  c, gq->k.bytes + gq->k.offsets[jq],
+                                  gq->k.offsets[jq + 1] - gq->k.offsets[jq]),
                               "%s step %d key %zu", specs[t], step, q);
             }
         }
@@ -295,20 +301,23 @@ static void test_frame_and_versions(void) {
         for (size_t i = 0; i < n.k.n; i += 3) {
             const uint8_t *p = n.k.bytes + n.k.offsets[i];
             size_t l = n.k.offsets[i + 1] - n.k.offsets[i];
-            CHECK(amq_cascade_contains(c, p, l) == amq_cascade_contains(d, p, l));
+            CHECK(amq_cascade_contains(c, p, l) ==
+                  amq_cascade_contains(d, p, l));
         }
     }
     /* truncations and bit flips */
     for (size_t cut = 0; cut < len; cut += 1 + len / 300) {
         amq_cascade *x = NULL;
-        CHECK(amq_cascade_load(buf, cut, NULL, &x, NULL) != AMQ_OK && x == NULL);
+        CHECK(amq_cascade_load(buf, cut, NULL, &x, NULL) != AMQ_OK &&
+              x == NULL);
     }
     uint64_t s = 5;
     for (int i = 0; i < 300; i++) {
         size_t at = check_next(&s) % len;
         buf[at] ^= (uint8_t)(1u << (check_next(&s) % 8));
         amq_cascade *x = NULL;
-        CHECK(amq_cascade_load(buf, len, NULL, &x, NULL) != AMQ_OK && x == NULL);
+        CHECK(amq_cascade_load(buf, len, NULL, &x, NULL) != AMQ_OK &&
+              x == NULL);
         free(buf);
         buf = save(c, &len);
     }
@@ -384,13 +393,16 @@ static void test_bad_input(void) {
                  AMQ_ERR_INVALID);
     CHECK_MSG(strstr(d.message, "100 of the") != NULL, "%s", d.message);
     cfg.fpr = 1e-9; /* far below what 2000 held-out keys can certify */
-    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d), AMQ_ERR_FULL);
+    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d),
+                 AMQ_ERR_FULL);
     CHECK(c == NULL);
     cfg.fpr = 0;
     cfg.bits_per_key = 0.5; /* less than the model */
-    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d), AMQ_ERR_FULL);
+    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d),
+                 AMQ_ERR_FULL);
     cfg.bits_per_key = 0;
-    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d),
+                 AMQ_ERR_INVALID);
     gen_free(&m);
     gen_free(&n);
     gen_free(&both);
@@ -419,7 +431,8 @@ static void test_audit(void) {
                                           false));
         for (size_t i = 0; a != NULL && i < m.k.n; i += 10)
             CHECK_OK(amq_audit_record(a, m.k.bytes + m.k.offsets[i],
-                                      m.k.offsets[i + 1] - m.k.offsets[i], true));
+                                      m.k.offsets[i + 1] - m.k.offsets[i],
+                                      true));
         amq_audit_report r;
         amq_audit_level lv[AMQ_CASCADE_MAX_LEVELS + 1];
         amq_audit_get_report(a, &r, lv, AMQ_CASCADE_MAX_LEVELS + 1);
@@ -431,8 +444,8 @@ static void test_audit(void) {
             CHECK_MSG(r.drift_pvalue > 1e-4, "p %g", r.drift_pvalue);
             CHECK(r.fpr_lower <= r.bound_build);
         } else {
-            CHECK_MSG(r.drift_pvalue < 1e-6 && r.drift_psi > 0.1,
-                      "p %g psi %g", r.drift_pvalue, r.drift_psi);
+            CHECK_MSG(r.drift_pvalue < 1e-6 && r.drift_psi > 0.1, "p %g psi %g",
+                      r.drift_pvalue, r.drift_psi);
             CHECK(r.violated && r.unverified);
         }
         amq_audit_free(a);
@@ -457,7 +470,8 @@ static void test_shards(void) {
             eps[m][j] = pow(10, -0.15 * j);
             bits[m][j] = n[m] * cost[m] * log2(1 / eps[m][j]);
         }
-    amq_shard_curve sc[2] = {{w[0], eps[0], bits[0], P}, {w[1], eps[1], bits[1], P}};
+    amq_shard_curve sc[2] = {{w[0], eps[0], bits[0], P},
+                             {w[1], eps[1], bits[1], P}};
     double out[2], mem[2], g = 1e-3;
     CHECK_OK(amq_shard_budgets(sc, 2, g, out, mem));
     CHECK(w[0] * out[0] + w[1] * out[1] <= g * (1 + 1e-9));
@@ -466,7 +480,8 @@ static void test_shards(void) {
         double e1 = (g - w[0] * e0) / w[1];
         if (e1 <= 1e-6 || e1 > 1)
             continue;
-        best = fmin(best, n[0] * cost[0] * log2(1 / e0) + n[1] * cost[1] * log2(1 / e1));
+        best = fmin(best, n[0] * cost[0] * log2(1 / e0) +
+                              n[1] * cost[1] * log2(1 / e1));
     }
     double total = mem[0] + mem[1];
     double equal = n[0] * cost[0] * log2(1 / g) + n[1] * cost[1] * log2(1 / g);
@@ -534,7 +549,8 @@ static void test_oom(void) {
         CHECK_MSG(st == AMQ_ERR_NOMEM && c == NULL, "train, call %lu: %s", k,
                   amq_status_name(st));
         amq_cascade_free(c);
-        CHECK_MSG(ctx.live == 0, "train, call %lu: %lld bytes leaked", k, ctx.live);
+        CHECK_MSG(ctx.live == 0, "train, call %lu: %lld bytes leaked", k,
+                  ctx.live);
     }
     for (unsigned long k = 1;; k++) {
         ctx = (oom_ctx){0, k, 0};

@@ -78,7 +78,8 @@ static void test_clopper_pearson(void) {
         for (uint64_t n = 10; n <= 100000; n *= 10) {
             CHECK(close_rel(amq__cp_upper(0, n, a), 1 - pow(a, 1.0 / n), 1e-9));
             CHECK(close_rel(amq__cp_lower(n, n, a), pow(a, 1.0 / n), 1e-9));
-            CHECK(amq__cp_upper(n, n, a) == 1.0 && amq__cp_lower(0, n, a) == 0.0);
+            CHECK(amq__cp_upper(n, n, a) == 1.0 &&
+                  amq__cp_lower(0, n, a) == 0.0);
             for (uint64_t k = 1; k < n && n <= 1000; k += n / 5) {
                 double u = amq__cp_upper(k, n, a), l = amq__cp_lower(k, n, a);
                 CHECK_MSG(close_rel(binom_cdf(k, n, u), a, 1e-6),
@@ -103,8 +104,8 @@ static void test_clopper_pearson(void) {
 }
 
 /* Brute force: best Σ G ln(G/H) over every cut of [lo, j) into k. */
-static double brute(const double *cg, const double *ch, uint32_t lo,
-                    uint32_t j, uint32_t k) {
+static double brute(const double *cg, const double *ch, uint32_t lo, uint32_t j,
+                    uint32_t k) {
     if (k == 1) {
         double g = cg[j] - cg[lo], h = ch[j] - ch[lo];
         return g > 0 ? g * log(g / h) : 0.0;
@@ -126,7 +127,9 @@ static void test_dp(void) {
         enum { B = 10 };
         double cg[B + 1] = {0}, ch[B + 1] = {0};
         for (int b = 0; b < B; b++) {
-            cg[b + 1] = cg[b] + (check_next(&s) % 4 == 0 ? 0.0 : (check_next(&s) % 100) / 100.0);
+            cg[b + 1] = cg[b] + (check_next(&s) % 4 == 0
+                                     ? 0.0
+                                     : (check_next(&s) % 100) / 100.0);
             ch[b + 1] = ch[b] + 0.01 + (check_next(&s) % 100) / 100.0;
         }
         uint32_t lo = trial % 3;
@@ -144,8 +147,8 @@ static void test_dp(void) {
                     v += g > 0 ? g * log(g / h) : 0.0;
                 }
                 double want = brute(cg, ch, lo, j, k);
-                CHECK_MSG(fabs(v - want) < 1e-12, "j=%u k=%u %g vs %g", j, k,
-                          v, want);
+                CHECK_MSG(fabs(v - want) < 1e-12, "j=%u k=%u %g vs %g", j, k, v,
+                          want);
             }
         amq__dp_free(&dp, &mem);
     }
@@ -167,8 +170,8 @@ static void test_bins(void) {
     double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
     double edges[B];
     for (int i = 0; i < N; i++) {
-        a[i] = 3.0 + (check_next(&s) >> 11) * 0x1p-53;  /* members high */
-        b[i] = (check_next(&s) >> 11) * 0x1p-53 * 4.0;  /* overlapping */
+        a[i] = 3.0 + (check_next(&s) >> 11) * 0x1p-53; /* members high */
+        b[i] = (check_next(&s) >> 11) * 0x1p-53 * 4.0; /* overlapping */
     }
     uint32_t bins = 0;
     CHECK_OK(amq__bin_edges(&mem, a, N, b, N, B, edges, &bins));

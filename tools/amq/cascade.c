@@ -15,9 +15,11 @@
  *   eval      the evaluation tables (cascade_eval.c)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -132,6 +134,39 @@ static bool read_file(const char *path, uint8_t **buf, size_t *len) {
     return true;
 }
 
+/* Write len bytes to path through PATH.tmp-<pid> (created exclusively,
+ * fsync'ed, renamed over path): readers see the old file or the whole new
+ * one. false after printing an error; the temporary file is removed. The
+ * library's amq_filter_save_file does this for filters; a cascade is not
+ * an amq_filter, so the CLI does it here (docs/cascade.md). */
+static bool write_atomic(const char *path, const uint8_t *buf, size_t len) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >=
+        (int)sizeof tmp) {
+        cli_error("%s: path too long", path);
+        return false;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    bool ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t w = write(fd, buf + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        done += ok ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0)
+        ok = false;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok) {
+        cli_error("%s: cannot write: %s", path, strerror(errno));
+        if (fd >= 0)
+            unlink(tmp);
+    }
+    return ok;
+}
+
 amq_cascade *ccascade_open(const char *path) {
     uint8_t *buf;
     size_t len;
@@ -171,25 +206,56 @@ typedef struct train_opts {
 } train_opts;
 
 enum {
-    T_MEMBERS = 1, T_NONMEMBERS, T_CALIB_FRAC, T_FPR, T_BITS, T_LEVELS,
-    T_RESIDUAL, T_OUTPUT, T_METHOD, T_BINS, T_ETA, T_DIM, T_QUANT, T_CALIB,
-    T_TAILW, T_AUX, T_HEADROOM, T_SEED, T_TAIL, T_DELTA, T_EPOCHS, T_QUIET,
+    T_MEMBERS = 1,
+    T_NONMEMBERS,
+    T_CALIB_FRAC,
+    T_FPR,
+    T_BITS,
+    T_LEVELS,
+    T_RESIDUAL,
+    T_OUTPUT,
+    T_METHOD,
+    T_BINS,
+    T_ETA,
+    T_DIM,
+    T_QUANT,
+    T_CALIB,
+    T_TAILW,
+    T_AUX,
+    T_HEADROOM,
+    T_SEED,
+    T_TAIL,
+    T_DELTA,
+    T_EPOCHS,
+    T_QUIET,
     T_PARTITION
 };
 
 static const cli_opt train_options[] = {
-    {"members", 'm', true, T_MEMBERS},   {"nonmembers", 'n', true, T_NONMEMBERS},
-    {"calib-frac", 0, true, T_CALIB_FRAC}, {"fpr", 'e', true, T_FPR},
-    {"bits-per-key", 'B', true, T_BITS}, {"levels", 'L', true, T_LEVELS},
-    {"residual", 'r', true, T_RESIDUAL}, {"output", 'o', true, T_OUTPUT},
-    {"method", 0, true, T_METHOD},       {"bins", 0, true, T_BINS},
-    {"eta", 0, true, T_ETA},             {"dim-bits", 0, true, T_DIM},
-    {"quantize", 0, false, T_QUANT},     {"calibration", 0, true, T_CALIB},
-    {"tail-weight", 0, true, T_TAILW},   {"aux", 0, true, T_AUX},
-    {"headroom", 0, true, T_HEADROOM},   {"seed", 0, true, T_SEED},
-    {"tail", 0, true, T_TAIL},           {"delta", 0, true, T_DELTA},
-    {"epochs", 0, true, T_EPOCHS},       {"quiet", 'q', false, T_QUIET},
-    {"partition", 0, true, T_PARTITION}, {NULL, 0, false, 0},
+    {"members", 'm', true, T_MEMBERS},
+    {"nonmembers", 'n', true, T_NONMEMBERS},
+    {"calib-frac", 0, true, T_CALIB_FRAC},
+    {"fpr", 'e', true, T_FPR},
+    {"bits-per-key", 'B', true, T_BITS},
+    {"levels", 'L', true, T_LEVELS},
+    {"residual", 'r', true, T_RESIDUAL},
+    {"output", 'o', true, T_OUTPUT},
+    {"method", 0, true, T_METHOD},
+    {"bins", 0, true, T_BINS},
+    {"eta", 0, true, T_ETA},
+    {"dim-bits", 0, true, T_DIM},
+    {"quantize", 0, false, T_QUANT},
+    {"calibration", 0, true, T_CALIB},
+    {"tail-weight", 0, true, T_TAILW},
+    {"aux", 0, true, T_AUX},
+    {"headroom", 0, true, T_HEADROOM},
+    {"seed", 0, true, T_SEED},
+    {"tail", 0, true, T_TAIL},
+    {"delta", 0, true, T_DELTA},
+    {"epochs", 0, true, T_EPOCHS},
+    {"quiet", 'q', false, T_QUIET},
+    {"partition", 0, true, T_PARTITION},
+    {NULL, 0, false, 0},
 };
 
 static bool parse_real(const char *opt, const char *s, double lo, double hi,
@@ -197,7 +263,8 @@ static bool parse_real(const char *opt, const char *s, double lo, double hi,
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo || v > hi) {
+    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo ||
+        v > hi) {
         cli_usage_error("cascade", "%s: '%s' is not a number in [%g, %g]", opt,
                         s, lo, hi);
         return false;
@@ -254,15 +321,21 @@ static bool take_enum(train_opts *o, int id, const char *v) {
 static bool take_number(train_opts *o, int id, const char *v) {
     amq_cascade_config *c = &o->cfg;
     switch (id) {
-    case T_CALIB_FRAC: return parse_real("--calib-frac", v, 0.01, 0.99, &c->holdout);
+    case T_CALIB_FRAC:
+        return parse_real("--calib-frac", v, 0.01, 0.99, &c->holdout);
     case T_FPR: return cli_parse_fpr("cascade", "--fpr", v, &c->fpr);
-    case T_BITS: return parse_real("--bits-per-key", v, 0.01, 1e6, &c->bits_per_key);
+    case T_BITS:
+        return parse_real("--bits-per-key", v, 0.01, 1e6, &c->bits_per_key);
     case T_ETA: return parse_real("--eta", v, 1e-12, 0.49, &c->eta);
-    case T_TAILW: return parse_real("--tail-weight", v, 0, 1e6, &c->model.tail_weight);
+    case T_TAILW:
+        return parse_real("--tail-weight", v, 0, 1e6, &c->model.tail_weight);
     case T_DELTA: return parse_real("--delta", v, 0, 0.99, &c->delta);
     case T_BINS: return parse_u32("--bins", v, AMQ_CASCADE_MAX_BINS, &c->bins);
-    case T_DIM: return parse_u32("--dim-bits", v, AMQ_FEATURE_DIM_BITS_MAX, &c->model.features.dim_bits);
-    case T_HEADROOM: return parse_u32("--headroom", v, AMQ_CASCADE_MAX_BINS, &c->headroom);
+    case T_DIM:
+        return parse_u32("--dim-bits", v, AMQ_FEATURE_DIM_BITS_MAX,
+                         &c->model.features.dim_bits);
+    case T_HEADROOM:
+        return parse_u32("--headroom", v, AMQ_CASCADE_MAX_BINS, &c->headroom);
     case T_EPOCHS: return parse_u32("--epochs", v, 1000, &c->model.epochs);
     case T_AUX: return cli_parse_u64("cascade", "--aux", v, &c->aux_capacity);
     case T_SEED: return cli_parse_u64("cascade", "--seed", v, &c->model.seed);
@@ -272,7 +345,10 @@ static bool take_number(train_opts *o, int id, const char *v) {
             return true;
         }
         return parse_u32("--levels", v, AMQ_CASCADE_MAX_LEVELS, &c->levels) &&
-               (c->levels > 0 || (cli_usage_error("cascade", "--levels: 1..%u or auto", AMQ_CASCADE_MAX_LEVELS), false));
+               (c->levels > 0 ||
+                (cli_usage_error("cascade", "--levels: 1..%u or auto",
+                                 AMQ_CASCADE_MAX_LEVELS),
+                 false));
     default: return take_enum(o, id, v);
     }
 }
@@ -297,14 +373,17 @@ static int parse_train(int argc, char **argv, train_opts *o) {
         if (id == CLI_NEXT_ERR)
             return rc;
         if (id == CLI_NEXT_POS)
-            return cli_usage_error("cascade", "train: unexpected '%s'", a.value);
+            return cli_usage_error("cascade", "train: unexpected '%s'",
+                                   a.value);
         if (!take_train(o, id, a.value))
             return CLI_EXIT_ERR;
     }
     if (o->members == NULL || o->nonmembers == NULL || o->output == NULL)
-        return cli_usage_error("cascade", "train needs --members, --nonmembers and -o");
+        return cli_usage_error("cascade",
+                               "train needs --members, --nonmembers and -o");
     if ((o->cfg.fpr > 0) == (o->cfg.bits_per_key > 0))
-        return cli_usage_error("cascade", "train needs exactly one of --fpr and --bits-per-key");
+        return cli_usage_error(
+            "cascade", "train needs exactly one of --fpr and --bits-per-key");
     return -1;
 }
 
@@ -320,7 +399,8 @@ static void print_summary(const amq_cascade *c) {
             s.fpr_bound, s.fpr_estimate, s.build_seconds);
 }
 
-static int train_and_write(const train_opts *o, const ckeys *m, const ckeys *n) {
+static int train_and_write(const train_opts *o, const ckeys *m,
+                           const ckeys *n) {
     amq_cascade *c = NULL;
     amq_diag d = {0, ""};
     if (!o->quiet)
@@ -334,7 +414,7 @@ static int train_and_write(const train_opts *o, const ckeys *m, const ckeys *n) 
     size_t len = amq_cascade_save_size(c), w = 0;
     uint8_t *buf = malloc(len);
     bool ok = buf != NULL && amq_cascade_save(c, buf, len, &w) == AMQ_OK &&
-              cli_write_file(o->output, buf, w, false);
+              write_atomic(o->output, buf, w);
     if (buf == NULL)
         cli_error("out of memory");
     if (ok && !o->quiet)
@@ -429,28 +509,36 @@ static int cmd_query(int argc, char **argv) {
 
 static void info_text(const amq_cascade_stats *s, const amq_cascade_level *l,
                       size_t nl) {
-    printf("method          %s\nversion         %llu\nmodel           %016llx (%zu bytes)\n",
+    printf("method          %s\nversion         %llu\nmodel           %016llx "
+           "(%zu bytes)\n",
            amq_learned_method_name(s->method), (unsigned long long)s->version,
            (unsigned long long)s->model_id, s->model_bytes);
     printf("members         %llu (added %llu, removed %llu, stale %llu)\n",
            (unsigned long long)s->members, (unsigned long long)s->added,
            (unsigned long long)s->removed, (unsigned long long)s->stale);
-    printf("bins            %u (accept from %u, safe up to %u, reject below %u)\n",
-           s->bins, s->accept_bin, s->max_accept_bin, s->reject_bins);
+    printf(
+        "bins            %u (accept from %u, safe up to %u, reject below %u)\n",
+        s->bins, s->accept_bin, s->max_accept_bin, s->reject_bins);
     printf("held out        %llu certify, %llu tune non-members; eta %g\n",
-           (unsigned long long)s->certify_n, (unsigned long long)s->tune_n, s->eta);
-    printf("I_0 (accept)    p0 %.4g, upper limit %.4g\n", s->p0_hat, s->p0_upper);
+           (unsigned long long)s->certify_n, (unsigned long long)s->tune_n,
+           s->eta);
+    printf("I_0 (accept)    p0 %.4g, upper limit %.4g\n", s->p0_hat,
+           s->p0_upper);
     printf("%-6s %-23s %-15s %9s %9s %10s %10s %10s  %s\n", "level",
            "tau [lo, hi)", "prob [lo, hi)", "n", "bits/key", "p", "p upper",
            "eps", "filter");
     for (size_t i = 0; i < nl; i++) {
         double bpk = l[i].n ? 8.0 * (double)l[i].bytes / (double)l[i].n : 0.0;
-        printf("%-6zu [%9.4g, %9.4g) [%.4f, %.4f) %9llu %9.3f %10.4g %10.4g %10.4g  %s\n",
+        printf("%-6zu [%9.4g, %9.4g) [%.4f, %.4f) %9llu %9.3f %10.4g %10.4g "
+               "%10.4g  %s\n",
                i + 1, l[i].tau_lo, l[i].tau_hi, l[i].prob_lo, l[i].prob_hi,
                (unsigned long long)l[i].n, bpk, l[i].p_hat, l[i].p_upper,
-               l[i].eps, l[i].spec[0] ? l[i].spec : (l[i].eps >= 1 ? "(accept)" : "(reject)"));
+               l[i].eps,
+               l[i].spec[0] ? l[i].spec
+                            : (l[i].eps >= 1 ? "(accept)" : "(reject)"));
     }
-    printf("bits/key        %.4f (model %zu B, residuals %zu B, initial %zu B, buffer %zu B, tables %zu B)\n",
+    printf("bits/key        %.4f (model %zu B, residuals %zu B, initial %zu B, "
+           "buffer %zu B, tables %zu B)\n",
            s->bits_per_key, s->model_bytes, s->residual_bytes, s->front_bytes,
            s->aux_bytes, s->table_bytes);
     printf("fpr bound       %.6g (estimate %.6g; target %g)\n", s->fpr_bound,
@@ -490,7 +578,8 @@ static void info_json(const amq_cascade_stats *s, const amq_cascade_level *l,
 }
 
 static int cmd_info(int argc, char **argv) {
-    static const cli_opt opts[] = {{"json", 'j', false, 1}, {NULL, 0, false, 0}};
+    static const cli_opt opts[] = {{"json", 'j', false, 1},
+                                   {NULL, 0, false, 0}};
     const char *file = NULL;
     bool json = false;
     cli_args a;
@@ -530,8 +619,10 @@ static void audit_print(const amq_audit_report *r, const amq_audit_level *l) {
            (unsigned long long)r->queries, (unsigned long long)r->sampled,
            (unsigned long long)r->members, (unsigned long long)r->nonmembers);
     printf("false negatives %llu\n", (unsigned long long)r->false_negatives);
-    printf("realised fpr %.5g [%.5g, %.5g]; certified bound %.5g; audit bound %.5g\n",
-           r->fpr_hat, r->fpr_lower, r->fpr_upper, r->bound_build, r->bound_audit);
+    printf("realised fpr %.5g [%.5g, %.5g]; certified bound %.5g; audit bound "
+           "%.5g\n",
+           r->fpr_hat, r->fpr_lower, r->fpr_upper, r->bound_build,
+           r->bound_audit);
     printf("drift chi2 %.4g (df %u, p %.3g), psi %.4g\n", r->drift_chi2,
            r->drift_df, r->drift_pvalue, r->drift_psi);
     for (size_t i = 0; i < r->nlevels; i++)
@@ -539,9 +630,10 @@ static void audit_print(const amq_audit_report *r, const amq_audit_level *l) {
                l[i].p_hat, l[i].p_lower, l[i].p_upper, l[i].p_build,
                l[i].unverified ? " unverified" : "",
                l[i].violated ? " VIOLATED" : "");
-    printf("verdict: %s\n", r->violated ? "VIOLATED: rebuild, or fall back to a plain filter"
-                            : r->unverified ? "unverified: keep sampling"
-                                            : "bound confirmed");
+    printf("verdict: %s\n",
+           r->violated     ? "VIOLATED: rebuild, or fall back to a plain filter"
+           : r->unverified ? "unverified: keep sampling"
+                           : "bound confirmed");
 }
 
 static int audit_run(amq_cascade *c, const ckeys *m, const ckeys *n,
@@ -558,9 +650,9 @@ static int audit_run(amq_cascade *c, const ckeys *m, const ckeys *n,
         const ckeys *s = member ? m : n;
         size_t at = member ? i++ : j++;
         if (amq_audit_sample(a))
-            (void)amq_audit_record(a, s->k.bytes + s->k.offsets[at],
-                                   (size_t)(s->k.offsets[at + 1] - s->k.offsets[at]),
-                                   member);
+            (void)amq_audit_record(
+                a, s->k.bytes + s->k.offsets[at],
+                (size_t)(s->k.offsets[at + 1] - s->k.offsets[at]), member);
     }
     amq_audit_report r;
     amq_audit_level l[AMQ_CASCADE_MAX_LEVELS + 1];
@@ -598,7 +690,8 @@ static int cmd_audit(int argc, char **argv) {
             return cli_usage_error("cascade", "audit: too many arguments");
     }
     if (file == NULL || mp == NULL || np == NULL)
-        return cli_usage_error("cascade", "audit needs FILE, --members and --nonmembers");
+        return cli_usage_error("cascade",
+                               "audit needs FILE, --members and --nonmembers");
     amq_cascade *c = ccascade_open(file);
     if (c == NULL)
         return CLI_EXIT_ERR;
@@ -625,7 +718,7 @@ static void svm_line(int label, const uint32_t *idx, const int8_t *sign,
         if (acc[idx[i]] == 0)
             touched[t++] = idx[i];
         acc[idx[i]] += sign[i]; /* a cancelled sum may be re-listed: */
-    }                               /* the sorted walk skips repeats     */
+    }                           /* the sorted walk skips repeats     */
     /* insertion sort: a key has a few hundred features at most */
     for (size_t i = 1; i < t; i++)
         for (size_t j = i; j > 0 && touched[j - 1] > touched[j]; j--) {
@@ -649,7 +742,8 @@ static void svm_line(int label, const uint32_t *idx, const int8_t *sign,
 static int features_dump(const ckeys *s, int label, uint32_t dim_bits) {
     amq_feature_config fc = {dim_bits, 4};
     size_t cap = amq_features_max(&fc);
-    uint32_t *idx = malloc(cap * sizeof *idx), *touched = malloc(cap * sizeof *touched);
+    uint32_t *idx = malloc(cap * sizeof *idx),
+             *touched = malloc(cap * sizeof *touched);
     int8_t *sign = malloc(cap);
     int32_t *acc = calloc((size_t)1 << dim_bits, sizeof *acc);
     if (!idx || !touched || !sign || !acc) {
@@ -669,9 +763,8 @@ static int features_dump(const ckeys *s, int label, uint32_t dim_bits) {
 }
 
 static int cmd_features(int argc, char **argv) {
-    static const cli_opt opts[] = {{"dim-bits", 0, true, 1},
-                                   {"label", 0, true, 2},
-                                   {NULL, 0, false, 0}};
+    static const cli_opt opts[] = {
+        {"dim-bits", 0, true, 1}, {"label", 0, true, 2}, {NULL, 0, false, 0}};
     const char *file = NULL;
     uint32_t dim = 16, label = 1;
     cli_args a;
@@ -680,7 +773,8 @@ static int cmd_features(int argc, char **argv) {
     while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return rc;
-        if ((id == 1 && !parse_u32("--dim-bits", a.value, AMQ_FEATURE_DIM_BITS_MAX, &dim)) ||
+        if ((id == 1 && !parse_u32("--dim-bits", a.value,
+                                   AMQ_FEATURE_DIM_BITS_MAX, &dim)) ||
             (id == 2 && !parse_u32("--label", a.value, 1, &label)))
             return CLI_EXIT_ERR;
         if (id == CLI_NEXT_POS)
@@ -688,7 +782,8 @@ static int cmd_features(int argc, char **argv) {
     }
     if (dim < AMQ_FEATURE_DIM_BITS_MIN)
         return cli_usage_error("cascade", "--dim-bits: %u..%u",
-                               AMQ_FEATURE_DIM_BITS_MIN, AMQ_FEATURE_DIM_BITS_MAX);
+                               AMQ_FEATURE_DIM_BITS_MIN,
+                               AMQ_FEATURE_DIM_BITS_MAX);
     ckeys s;
     if (!ckeys_read(&s, file, "keys"))
         return CLI_EXIT_ERR;
@@ -707,7 +802,9 @@ int cli_cmd_cascade(int argc, char **argv) {
                 {"info", cmd_info},         {"audit", cmd_audit},
                 {"features", cmd_features}, {"eval", cli_cascade_eval}};
     if (argc < 2)
-        return cli_usage_error("cascade", "missing subcommand (train, query, info, audit, features, eval)");
+        return cli_usage_error(
+            "cascade",
+            "missing subcommand (train, query, info, audit, features, eval)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)

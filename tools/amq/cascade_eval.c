@@ -135,9 +135,9 @@ static bool kv_generate(double s, double sep, uint32_t nm, uint32_t nn,
 /* ---- datasets ---------------------------------------------------------------------- */
 
 static void dataset_free(dataset *d) {
-    ckeys *all[] = {&d->members, &d->nonmembers, &d->test, &d->pool,
-                    &d->train_m, &d->calib_m, &d->train_n, &d->tune,
-                    &d->certify};
+    ckeys *all[] = {&d->members, &d->nonmembers, &d->test,
+                    &d->pool,    &d->train_m,    &d->calib_m,
+                    &d->train_n, &d->tune,       &d->certify};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         ckeys_free(all[i]);
     amq_model_free(d->model);
@@ -160,8 +160,8 @@ static bool dataset_prepare(dataset *d, const eval_opts *o) {
     mc.calibration = AMQ_CALIB_PLATT;
     mc.seed = 1;
     double t0 = cli_now();
-    if (amq_model_train(&d->train_m.k, &d->train_n.k, &d->calib_m.k,
-                        &d->tune.k, &mc, NULL, &d->model) != AMQ_OK) {
+    if (amq_model_train(&d->train_m.k, &d->train_n.k, &d->calib_m.k, &d->tune.k,
+                        &mc, NULL, &d->model) != AMQ_OK) {
         cli_error("eval: %s: training failed", d->name);
         return false;
     }
@@ -232,23 +232,25 @@ static point plain_point(const dataset *d, const char *spec, double bits) {
     uint64_t *hs = malloc(d->members.k.n * sizeof *hs);
     amq_filter *f = NULL;
     for (size_t i = 0; hs != NULL && i < d->members.k.n; i++)
-        hs[i] = amq_hash64(&h, d->members.k.bytes + d->members.k.offsets[i],
-                           (size_t)(d->members.k.offsets[i + 1] - d->members.k.offsets[i]));
-    if (hs != NULL &&
-        amq_filter_build(spec, hs, d->members.k.n, fpr, &opt, &f, NULL) == AMQ_OK) {
+        hs[i] = amq_hash64(
+            &h, d->members.k.bytes + d->members.k.offsets[i],
+            (size_t)(d->members.k.offsets[i + 1] - d->members.k.offsets[i]));
+    if (hs != NULL && amq_filter_build(spec, hs, d->members.k.n, fpr, &opt, &f,
+                                       NULL) == AMQ_OK) {
         size_t fp = 0;
         for (size_t i = 0; i < d->test.k.n; i++)
-            fp += amq_filter_contains(f, d->test.k.bytes + d->test.k.offsets[i],
-                                      (size_t)(d->test.k.offsets[i + 1] - d->test.k.offsets[i]));
+            fp += amq_filter_contains(
+                f, d->test.k.bytes + d->test.k.offsets[i],
+                (size_t)(d->test.k.offsets[i + 1] - d->test.k.offsets[i]));
         p.fpr = (double)fp / (double)d->test.k.n;
-        p.bits = 8.0 * (double)amq_filter_size_bytes(f) / (double)d->members.k.n;
+        p.bits =
+            8.0 * (double)amq_filter_size_bytes(f) / (double)d->members.k.n;
         p.bound = amq_filter_fpr_bound(f);
     }
     amq_filter_free(f);
     free(hs);
     return p;
 }
-
 
 /* ---- 1. FPR against bits per key --------------------------------------------------- */
 
@@ -258,8 +260,9 @@ static const char *const method_names[MAX_METHODS] = {
 static point method_point(const dataset *d, int m, double bits) {
     if (m < 4)
         return plain_point(d, method_names[m], bits);
-    static const amq_learned_method lm[4] = {AMQ_LEARNED_LBF, AMQ_LEARNED_SANDWICH,
-                                             AMQ_LEARNED_PLBF, AMQ_LEARNED_CASCADE};
+    static const amq_learned_method lm[4] = {
+        AMQ_LEARNED_LBF, AMQ_LEARNED_SANDWICH, AMQ_LEARNED_PLBF,
+        AMQ_LEARNED_CASCADE};
     return learned_point(d, lm[m - 4], bits, 0);
 }
 
@@ -300,15 +303,19 @@ static void sweep(const dataset *d, const eval_opts *o) {
 static void claims(const dataset *d) {
     point bloom10 = plain_point(d, "bloom", 10.0);
     point cas = learned_point(d, AMQ_LEARNED_CASCADE, 5.5, 0);
-    say("\n### %s: the cascade at 5.5 bits/key against Bloom at 10 (Table 4)\n\n",
+    say("\n### %s: the cascade at 5.5 bits/key against Bloom at 10 (Table "
+        "4)\n\n",
         d->name);
-    say("| method | bits/key | measured FPR | certified bound |\n|---|---:|---:|---:|\n");
+    say("| method | bits/key | measured FPR | certified bound "
+        "|\n|---|---:|---:|---:|\n");
     say("| bloom | %.2f | %.4f%% | %.4f%% |\n", bloom10.bits, 100 * bloom10.fpr,
         100 * bloom10.bound);
     say("| cascade | %.2f | %.4f%% | %.4f%% |\n", cas.bits, 100 * cas.fpr,
         100 * cas.bound);
-    say("\n### %s: levels at fixed memory (Table 8; 5.5 bits/key)\n\n", d->name);
-    say("| levels | bits/key | measured FPR | certified bound |\n|---:|---:|---:|---:|\n");
+    say("\n### %s: levels at fixed memory (Table 8; 5.5 bits/key)\n\n",
+        d->name);
+    say("| levels | bits/key | measured FPR | certified bound "
+        "|\n|---:|---:|---:|---:|\n");
     for (uint32_t l = 1; l <= 5; l++) {
         point p = learned_point(d, AMQ_LEARNED_CASCADE, 5.5, l);
         say("| %u | %.2f | %.4f%% | %.4f%% |\n", l, p.bits, 100 * p.fpr,
@@ -334,7 +341,8 @@ static void coverage(const dataset *d, const eval_opts *o) {
         amq_cascade *c = NULL;
         if (ok && amq_cascade_build(d->model, &d->members.k, &tune.k, &cert.k,
                                     &cfg, NULL, &c, NULL) == AMQ_OK) {
-            double fpr = measure_cascade(c, &test), bound = amq_cascade_fpr_bound(c);
+            double fpr = measure_cascade(c, &test),
+                   bound = amq_cascade_fpr_bound(c);
             built++;
             exceed += fpr > bound;
             double ratio = fpr > 0 ? bound / fpr : INFINITY;
@@ -349,7 +357,8 @@ static void coverage(const dataset *d, const eval_opts *o) {
     }
     say("\n### %s: bound coverage over %u re-splits (target %g, eta 1e-3)\n\n",
         d->name, o->resplits, o->coverage_fpr);
-    say("| built | test FPR above the bound | bound / measured: mean | min | max |\n"
+    say("| built | test FPR above the bound | bound / measured: mean | min | "
+        "max |\n"
         "|---:|---:|---:|---:|---:|\n| %u | %u | %.2f | %.2f | %.2f |\n",
         built, exceed, built ? ratio_sum / built : NAN, ratio_min, ratio_max);
 }
@@ -383,7 +392,8 @@ static void speed(const dataset *d) {
     amq_cascade_stats s;
     amq_cascade_get_stats(c, &s, NULL, 0, NULL);
     say("\n### %s: speed (%.1f-byte keys on average)\n\n", d->name, bytes);
-    say("| model train s | cascade build s | scoring ns/key (batch) | end-to-end ns/key (batch) | AUC |\n"
+    say("| model train s | cascade build s | scoring ns/key (batch) | "
+        "end-to-end ns/key (batch) | AUC |\n"
         "|---:|---:|---:|---:|---:|\n| %.2f | %.2f | %.1f | %.1f | %.4f |\n",
         d->train_seconds, s.build_seconds, 1e9 * (t1 - t0) / (3.0 * k->n),
         1e9 * (t2 - t1) / (3.0 * k->n), d->auc);
@@ -396,8 +406,10 @@ static void speed(const dataset *d) {
 
 static void selectivity(const eval_opts *o) {
     static const double classes[] = {0.0001, 0.0005, 0.001, 0.005, 0.01};
-    say("\n### synthetic KV: selectivity classes (Table 7; Bloom and cascade at 10 bits/key)\n\n");
-    say("| selectivity | members | Bloom FPR | cascade FPR | reduction |\n|---:|---:|---:|---:|---:|\n");
+    say("\n### synthetic KV: selectivity classes (Table 7; Bloom and cascade "
+        "at 10 bits/key)\n\n");
+    say("| selectivity | members | Bloom FPR | cascade FPR | reduction "
+        "|\n|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
         dataset d = {.name = "kv"};
         if (!kv_generate(classes[i], 2.5, o->kv_members, 4 * o->kv_members,
@@ -409,8 +421,7 @@ static void selectivity(const eval_opts *o) {
         point b = plain_point(&d, "bloom", 10.0);
         point c = learned_point(&d, AMQ_LEARNED_CASCADE, 10.0, 0);
         say("| %.2f%% | %zu | %.4f%% | %.4f%% | %.1f%% |\n", 100 * classes[i],
-            d.members.k.n, 100 * b.fpr, 100 * c.fpr,
-            100 * (1 - c.fpr / b.fpr));
+            d.members.k.n, 100 * b.fpr, 100 * c.fpr, 100 * (1 - c.fpr / b.fpr));
         dataset_free(&d);
     }
 }
@@ -424,7 +435,8 @@ static void shard_table(dataset *ds, size_t nd) {
     for (size_t i = 0; i < nd && ns < 8; i++) {
         size_t np = 0;
         for (size_t j = 0; j < NE; j++) {
-            amq_cascade *c = build_method(&ds[i], AMQ_LEARNED_CASCADE, 0.0, eps[j], 0);
+            amq_cascade *c =
+                build_method(&ds[i], AMQ_LEARNED_CASCADE, 0.0, eps[j], 0);
             if (c == NULL)
                 continue;
             amq_cascade_stats s;
@@ -441,8 +453,11 @@ static void shard_table(dataset *ds, size_t nd) {
     double out[8], mem[8], g = 0.01, total = 0, equal = 0;
     if (ns == 0 || amq_shard_budgets(sc, ns, g, out, mem) != AMQ_OK)
         return;
-    say("\n### shard budgets: the datasets as shards (equal query shares, global eps %g)\n\n", g);
-    say("| shard | eps chosen | bits chosen | bits at equal eps |\n|---|---:|---:|---:|\n");
+    say("\n### shard budgets: the datasets as shards (equal query shares, "
+        "global eps %g)\n\n",
+        g);
+    say("| shard | eps chosen | bits chosen | bits at equal eps "
+        "|\n|---|---:|---:|---:|\n");
     for (size_t m = 0; m < ns; m++) {
         double eq[1], eb[1];
         amq_shard_curve one = sc[m];
@@ -471,12 +486,12 @@ static bool load_real(dataset *d, const eval_opts *o, const char *name) {
 }
 
 static int eval_parse(int argc, char **argv, eval_opts *o) {
-    static const cli_opt opts[] = {{"data", 'd', true, 1},   {"out", 'o', true, 2},
-                                   {"only", 0, true, 3},     {"quick", 0, false, 4},
-                                   {"resplits", 0, true, 5}, {"dim-bits", 0, true, 6},
-                                   {"kv-members", 0, true, 7}, {"dump", 0, true, 8},
-                                   {"residual", 0, true, 9},
-                                   {NULL, 0, false, 0}};
+    static const cli_opt opts[] = {
+        {"data", 'd', true, 1},     {"out", 'o', true, 2},
+        {"only", 0, true, 3},       {"quick", 0, false, 4},
+        {"resplits", 0, true, 5},   {"dim-bits", 0, true, 6},
+        {"kv-members", 0, true, 7}, {"dump", 0, true, 8},
+        {"residual", 0, true, 9},   {NULL, 0, false, 0}};
     cli_args a;
     int id;
     uint64_t v;
@@ -485,22 +500,34 @@ static int eval_parse(int argc, char **argv, eval_opts *o) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-        if (id == 1) o->data = a.value;
-        if (id == 2) o->out = a.value;
-        if (id == 3) o->only = a.value;
-        if (id == 4) o->quick = true;
-        if (id == 8) o->dump = a.value;
-        if (id == 9) o->residual = a.value;
-        if (id >= 5 && id <= 7 && !cli_parse_u64("cascade", "option", a.value, &v))
+            return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK
+                                                     : CLI_EXIT_ERR;
+        if (id == 1)
+            o->data = a.value;
+        if (id == 2)
+            o->out = a.value;
+        if (id == 3)
+            o->only = a.value;
+        if (id == 4)
+            o->quick = true;
+        if (id == 8)
+            o->dump = a.value;
+        if (id == 9)
+            o->residual = a.value;
+        if (id >= 5 && id <= 7 &&
+            !cli_parse_u64("cascade", "option", a.value, &v))
             return CLI_EXIT_ERR;
-        if (id == 5) o->resplits = (uint32_t)v;
-        if (id == 6) o->dim_bits = (uint32_t)v;
-        if (id == 7) o->kv_members = (uint32_t)v;
+        if (id == 5)
+            o->resplits = (uint32_t)v;
+        if (id == 6)
+            o->dim_bits = (uint32_t)v;
+        if (id == 7)
+            o->kv_members = (uint32_t)v;
         if (id == CLI_NEXT_POS)
             return cli_usage_error("cascade", "eval: unexpected '%s'", a.value);
     }
-    if (o->dim_bits < AMQ_FEATURE_DIM_BITS_MIN || o->dim_bits > AMQ_FEATURE_DIM_BITS_MAX)
+    if (o->dim_bits < AMQ_FEATURE_DIM_BITS_MIN ||
+        o->dim_bits > AMQ_FEATURE_DIM_BITS_MAX)
         return cli_usage_error("cascade", "--dim-bits out of range");
     return -1;
 }
@@ -559,8 +586,12 @@ static void eval_dataset(dataset *d, const eval_opts *o) {
 }
 
 int cli_cascade_eval(int argc, char **argv) {
-    eval_opts o = {.data = "cascade-data", .out = NULL, .dim_bits = 14,
-                   .resplits = 100, .kv_members = 50000, .coverage_fpr = 0.01};
+    eval_opts o = {.data = "cascade-data",
+                   .out = NULL,
+                   .dim_bits = 14,
+                   .resplits = 100,
+                   .kv_members = 50000,
+                   .coverage_fpr = 0.01};
     int rc = eval_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
