@@ -30,5 +30,6 @@
 #include "amq/static.h"
 #include "amq/clock.h"
 #include "amq/alloc.h"
+#include "amq/shard.h"
 #include "amq/cascade.h"
 #endif

@@ -454,21 +454,21 @@ AMQ_API void amq_audit_get_report(const amq_audit *a, amq_audit_report *r,
  * cascade's memory-vs-ε curve (any order; the lower convex hull in
  * (ln ε, bits) is used). Choose eps_out[m] minimising Σ mem_m subject to
  * Σ w_m eps_m <= eps_global (the allocation engine). bits_out[m] (may be
- * NULL) = the interpolated memory. At most AMQ_SHARD_MAX shards.
+ * NULL) = the interpolated memory. At most AMQ_CASCADE_SHARD_MAX shards.
  * Errors: AMQ_ERR_INVALID (no points, a negative weight, more shards,
  * eps_global out of reach: below Σ w_m min eps_m), AMQ_ERR_NOMEM. */
-#define AMQ_SHARD_MAX 256u
+#define AMQ_CASCADE_SHARD_MAX 256u
 
-typedef struct amq_shard_curve {
+typedef struct amq_cascade_shard_curve {
     double weight;      /* w_m >= 0                                      */
     const double *eps;  /* npoints values in (0, 1]                      */
     const double *bits; /* total bits at each                            */
     size_t npoints;
-} amq_shard_curve;
+} amq_cascade_shard_curve;
 
-AMQ_API amq_status amq_shard_budgets(const amq_shard_curve *shards,
-                                     size_t nshards, double eps_global,
-                                     double *eps_out, double *bits_out);
+AMQ_API amq_status
+amq_cascade_shard_budgets(const amq_cascade_shard_curve *shards, size_t nshards,
+                          double eps_global, double *eps_out, double *bits_out);
 
 #ifdef __cplusplus
 }

@@ -222,7 +222,7 @@ void amq_audit_get_report(const amq_audit *a, amq_audit_report *r,
 /* ---- shard budgets ------------------------------------------------------------------ */
 
 typedef struct shard_curve_ctx {
-    const amq_shard_curve *s;
+    const amq_cascade_shard_curve *s;
     double n; /* bits are divided by this to get "bits per key" */
 } shard_curve_ctx;
 
@@ -230,7 +230,7 @@ typedef struct shard_curve_ctx {
  * the caller's order is not assumed: nearest bracketing points). */
 static double shard_bits(void *ctx, double e) {
     const shard_curve_ctx *x = ctx;
-    const amq_shard_curve *s = x->s;
+    const amq_cascade_shard_curve *s = x->s;
     double le = log(e), best_lo = -INFINITY, best_hi = INFINITY;
     double b_lo = NAN, b_hi = NAN;
     for (size_t j = 0; j < s->npoints; j++) {
@@ -254,14 +254,15 @@ static double shard_bits(void *ctx, double e) {
     return (b_lo + t * (b_hi - b_lo)) / x->n;
 }
 
-amq_status amq_shard_budgets(const amq_shard_curve *shards, size_t nshards,
-                             double eps_global, double *eps_out,
-                             double *bits_out) {
+amq_status amq_cascade_shard_budgets(const amq_cascade_shard_curve *shards,
+                                     size_t nshards, double eps_global,
+                                     double *eps_out, double *bits_out) {
     if (shards == NULL || nshards == 0 || eps_out == NULL ||
-        !(eps_global > 0.0 && eps_global < 1.0) || nshards > AMQ_SHARD_MAX)
+        !(eps_global > 0.0 && eps_global < 1.0) ||
+        nshards > AMQ_CASCADE_SHARD_MAX)
         return AMQ_ERR_INVALID;
     for (size_t m = 0; m < nshards; m++) {
-        const amq_shard_curve *s = &shards[m];
+        const amq_cascade_shard_curve *s = &shards[m];
         if (s->npoints == 0 || !(s->weight >= 0.0) || s->eps == NULL ||
             s->bits == NULL)
             return AMQ_ERR_INVALID;
@@ -269,10 +270,10 @@ amq_status amq_shard_budgets(const amq_shard_curve *shards, size_t nshards,
             if (!(s->eps[j] > 0.0 && s->eps[j] <= 1.0) || !(s->bits[j] >= 0.0))
                 return AMQ_ERR_INVALID;
     }
-    amq_alloc_curve *curves[AMQ_SHARD_MAX] = {NULL};
-    amq_alloc_group groups[AMQ_SHARD_MAX];
-    amq_alloc_pick picks[AMQ_SHARD_MAX];
-    shard_curve_ctx ctx[AMQ_SHARD_MAX];
+    amq_alloc_curve *curves[AMQ_CASCADE_SHARD_MAX] = {NULL};
+    amq_alloc_group groups[AMQ_CASCADE_SHARD_MAX];
+    amq_alloc_pick picks[AMQ_CASCADE_SHARD_MAX];
+    shard_curve_ctx ctx[AMQ_CASCADE_SHARD_MAX];
     amq_status st = AMQ_OK;
     for (size_t m = 0; m < nshards && st == AMQ_OK; m++) {
         double maxb = 0.0, mine = 1.0;

@@ -491,6 +491,7 @@ static void test_picks_build(void) {
     const char *specs[] = {"bloom", "blocked", "sbbf", "ribbon", "fuse",
                            "xor", "cuckoo", "qf", "partitioned"};
     size_t n = check_quick() ? 20000 : 100000;
+    double slack = check_quick() ? 0.12 : 0.07;
     uint64_t *h = malloc(n * sizeof *h), s = check_seed = 20;
     CHECK(h != NULL);
     if (h == NULL)
@@ -516,9 +517,10 @@ static void test_picks_build(void) {
             if (st != AMQ_OK)
                 continue;
             double bpk = 8.0 * (double)amq_filter_size_bytes(f) / (double)n;
-            /* xor/fuse curves are asymptotic: 10^5 keys pay ~6% more */
+            /* xor/fuse curves are asymptotic: 10^5 keys pay ~6% more,
+             * 2 10^4 keys ~9% */
             CHECK_MSG(fabs(bpk - p[i].bits_per_key) <=
-                          0.07 * p[i].bits_per_key + 0.1,
+                          slack * p[i].bits_per_key + 0.1,
                       "%.60s: built %.4f bits/key, promised %.4f", p[i].spec,
                       bpk, p[i].bits_per_key);
             double bound = amq_filter_fpr_bound(f);

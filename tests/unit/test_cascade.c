@@ -470,10 +470,10 @@ static void test_shards(void) {
             eps[m][j] = pow(10, -0.15 * j);
             bits[m][j] = n[m] * cost[m] * log2(1 / eps[m][j]);
         }
-    amq_shard_curve sc[2] = {{w[0], eps[0], bits[0], P},
-                             {w[1], eps[1], bits[1], P}};
+    amq_cascade_shard_curve sc[2] = {{w[0], eps[0], bits[0], P},
+                                     {w[1], eps[1], bits[1], P}};
     double out[2], mem[2], g = 1e-3;
-    CHECK_OK(amq_shard_budgets(sc, 2, g, out, mem));
+    CHECK_OK(amq_cascade_shard_budgets(sc, 2, g, out, mem));
     CHECK(w[0] * out[0] + w[1] * out[1] <= g * (1 + 1e-9));
     double best = INFINITY;
     for (double e0 = 1e-6; e0 < 1.0; e0 *= 1.01) {
@@ -487,7 +487,8 @@ static void test_shards(void) {
     double equal = n[0] * cost[0] * log2(1 / g) + n[1] * cost[1] * log2(1 / g);
     CHECK_MSG(total <= best * 1.01 && total < equal, "%g vs grid %g, equal %g",
               total, best, equal);
-    CHECK_STATUS(amq_shard_budgets(sc, 2, 1e-9, out, mem), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_cascade_shard_budgets(sc, 2, 1e-9, out, mem),
+                 AMQ_ERR_INVALID);
 }
 
 /* An allocator that fails its N-th call and tracks live bytes. */

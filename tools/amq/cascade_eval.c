@@ -430,7 +430,7 @@ static void shard_table(dataset *ds, size_t nd) {
     static const double eps[] = {0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002};
     enum { NE = 7 };
     double e[8][NE], bits[8][NE];
-    amq_shard_curve sc[8];
+    amq_cascade_shard_curve sc[8];
     size_t ns = 0;
     for (size_t i = 0; i < nd && ns < 8; i++) {
         size_t np = 0;
@@ -446,12 +446,13 @@ static void shard_table(dataset *ds, size_t nd) {
             amq_cascade_free(c);
         }
         if (np > 0) {
-            sc[ns] = (amq_shard_curve){1.0 / (double)nd, e[ns], bits[ns], np};
+            sc[ns] = (amq_cascade_shard_curve){1.0 / (double)nd, e[ns],
+                                               bits[ns], np};
             ns++;
         }
     }
     double out[8], mem[8], g = 0.01, total = 0, equal = 0;
-    if (ns == 0 || amq_shard_budgets(sc, ns, g, out, mem) != AMQ_OK)
+    if (ns == 0 || amq_cascade_shard_budgets(sc, ns, g, out, mem) != AMQ_OK)
         return;
     say("\n### shard budgets: the datasets as shards (equal query shares, "
         "global eps %g)\n\n",
@@ -460,9 +461,9 @@ static void shard_table(dataset *ds, size_t nd) {
         "|\n|---|---:|---:|---:|\n");
     for (size_t m = 0; m < ns; m++) {
         double eq[1], eb[1];
-        amq_shard_curve one = sc[m];
+        amq_cascade_shard_curve one = sc[m];
         one.weight = 1.0;
-        (void)amq_shard_budgets(&one, 1, g, eq, eb);
+        (void)amq_cascade_shard_budgets(&one, 1, g, eq, eb);
         total += mem[m];
         equal += eb[0];
         say("| %s | %.4g | %.0f | %.0f |\n", ds[m].name, out[m], mem[m], eb[0]);

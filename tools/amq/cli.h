@@ -55,6 +55,7 @@ typedef struct cli_need {
 /* The type's canonical name (static storage), or NULL when no type meets
  * the need. When why is not NULL, one line saying why is written there. */
 const char *cli_recommend_type(const cli_need *need, FILE *why);
+int cli_cmd_shard(int argc, char **argv);
 
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */

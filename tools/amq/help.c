@@ -242,6 +242,31 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, or 2 on bad usage, an error, or an ordered pair\n"
      "reported concurrent (impossible by construction)."},
+    {"shard",
+     "amq shard plan --type SPEC --fpr E --keys N1,N2,... [--queries "
+     "Q1,Q2,...] [--name NAME] [--slots LO-HI,...] [--commands] | slot KEY... "
+     "| route --shards S [KEYFILE]",
+     "One logical filter over the shards of a Redis Cluster with one\n"
+     "false-positive budget (docs/redis.md, 'Sharded filter').\n"
+     "\n"
+     "plan: shard s holds N_s items and answered Q_s of the queries for\n"
+     "absent items (measured; equal shares when omitted). Splits the target\n"
+     "rate E so that sum_s share_s * fpr_s <= E at the least total memory,\n"
+     "with the allocation engine over the type's real curve, and prints each\n"
+     "shard's key NAME{TAG} (TAG puts it in its --slots range, default: S\n"
+     "equal ranges), spec, rate and bits per key, and the uniform split's\n"
+     "memory for comparison.\n"
+     "  -t, --type SPEC      structure type (bloom, cuckoo, qf, ...)\n"
+     "  -e, --fpr E          target rate over absent-item queries\n"
+     "  -n, --keys LIST      items per shard, comma-separated\n"
+     "  -q, --queries LIST   absent-item queries per shard (any scale)\n"
+     "      --name NAME      logical filter name (default filter)\n"
+     "      --slots LIST     one slot range LO-HI per shard (CLUSTER SLOTS)\n"
+     "  -c, --commands       print only the AMQ.RESERVE lines for redis-cli\n"
+     "slot: the cluster slot of each KEY (as CLUSTER KEYSLOT).\n"
+     "route: the shard (0..S-1) of each key of KEYFILE (or stdin).\n"
+     "\n"
+     "Exit status: 0, or 2 on bad usage or an impossible target."},
     {"help", "amq help [COMMAND | types | --man | --completion]",
      "Show the overview, a command's help, or with 'types' every structure\n"
      "type with its spec parameters. 'amq COMMAND --help' works too.\n"

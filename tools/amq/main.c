@@ -17,7 +17,8 @@ static const cli_command commands[] = {
     {"merge", cli_cmd_merge}, {"count", cli_cmd_count},
     {"info", cli_cmd_info},   {"recommend", cli_cmd_recommend},
     {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
-    {"clock", cli_cmd_clock}, {"cascade", cli_cmd_cascade},
+    {"clock", cli_cmd_clock}, {"shard", cli_cmd_shard},
+    {"cascade", cli_cmd_cascade},
     {NULL, NULL},
 };
 
