@@ -31,4 +31,5 @@
 #include "amq/clock.h"
 #include "amq/alloc.h"
 #include "amq/shard.h"
+#include "amq/cascade.h"
 #endif
