@@ -28,9 +28,10 @@
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/spec.h"
+#include "filter/ids.h"
 #include "learned/learned.h"
 
-#define TYPE_CASCADE 302
+#define TYPE_CASCADE AMQ__ID_cascade
 #define PARAMS_VERSION 1
 #define FIXED 472
 #define REGION_BYTES 32

@@ -16,9 +16,10 @@
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/spec.h"
+#include "filter/ids.h"
 #include "learned/learned.h"
 
-#define TYPE_CASCADE 302
+#define TYPE_CASCADE AMQ__ID_cascade
 #define FIXED 472
 #define REGION_BYTES 32
 #define SPEC_BYTES 96
@@ -386,7 +387,7 @@ amq_status amq_cascade_load(const uint8_t *buf, size_t len,
     *out = NULL;
     AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &f, diag));
     if (f.type_id != TYPE_CASCADE)
-        return amq__diag(diag, AMQ_ERR_VERSION, 12,
+        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
                          "frame type %u is not a cascade (302)",
                          (unsigned)f.type_id);
     AMQ_RETURN_IF_ERR(read_header(&f, &h, diag));

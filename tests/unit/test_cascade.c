@@ -17,6 +17,8 @@
  *   - scores of another model version are refused; a rebuild is a new
  *     version;
  *   - the frame: save/load round-trips to identical bytes and answers,
+ *     through memory and through a file (atomic save, AMQ_ERR_IO with the
+ *     path when the directory is missing),
  *     every truncation and sampled bit flips are rejected, a plain filter
  *     frame is refused as "not a cascade";
  *   - bad input: empty sets, overlapping sets (the count is reported), an
@@ -25,6 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cascade_gen.h"
 #include "check.h"
@@ -304,6 +307,31 @@ static void test_frame_and_versions(void) {
             CHECK(amq_cascade_contains(c, p, l) ==
                   amq_cascade_contains(d, p, l));
         }
+    }
+    /* through a file: identical bytes back; a missing directory is
+     * AMQ_ERR_IO naming the path, with no file left behind */
+    char path[] = "/tmp/amq-test-cascade-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        close(fd);
+        amq_cascade *e = NULL;
+        CHECK_OK(amq_cascade_save_file(c, path, NULL));
+        CHECK_OK(amq_cascade_load_file(path, NULL, &e, NULL));
+        if (e != NULL) {
+            uint8_t *again = save(e, &len2);
+            CHECK(len2 == len && memcmp(buf, again, len) == 0);
+            free(again);
+        }
+        amq_cascade_free(e);
+        unlink(path);
+        amq_diag dg = {0, ""};
+        CHECK_STATUS(amq_cascade_load_file(path, NULL, &e, &dg), AMQ_ERR_IO);
+        CHECK(e == NULL && strstr(dg.message, path) != NULL);
+        CHECK_STATUS(
+            amq_cascade_save_file(c, "/nonexistent-amq-dir/c.amq", &dg),
+            AMQ_ERR_IO);
+        CHECK(strstr(dg.message, "/nonexistent-amq-dir") != NULL);
     }
     /* truncations and bit flips */
     for (size_t cut = 0; cut < len; cut += 1 + len / 300) {

@@ -15,11 +15,9 @@
  *   eval      the evaluation tables (cascade_eval.c)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -101,81 +99,10 @@ bool ckeys_split(const ckeys *in, uint64_t seed, double lo, double hi,
     return true;
 }
 
-static bool read_file(const char *path, uint8_t **buf, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL) {
-        cli_error("%s: %s", path, strerror(errno));
-        return false;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    while (b != NULL) {
-        n += fread(b + n, 1, cap - n, fp);
-        if (n < cap)
-            break;
-        uint8_t *nb = realloc(b, cap * 2);
-        if (nb == NULL) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    bool ok = b != NULL && !ferror(fp);
-    fclose(fp);
-    if (!ok) {
-        free(b);
-        cli_error("%s: cannot read", path);
-        return false;
-    }
-    *buf = b;
-    *len = n;
-    return true;
-}
-
-/* Write len bytes to path through PATH.tmp-<pid> (created exclusively,
- * fsync'ed, renamed over path): readers see the old file or the whole new
- * one. false after printing an error; the temporary file is removed. The
- * library's amq_filter_save_file does this for filters; a cascade is not
- * an amq_filter, so the CLI does it here (docs/cascade.md). */
-static bool write_atomic(const char *path, const uint8_t *buf, size_t len) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >=
-        (int)sizeof tmp) {
-        cli_error("%s: path too long", path);
-        return false;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t w = write(fd, buf + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        ok = w > 0;
-        done += ok ? (size_t)w : 0;
-    }
-    ok = ok && fsync(fd) == 0;
-    if (fd >= 0 && close(fd) != 0)
-        ok = false;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-        if (fd >= 0)
-            unlink(tmp);
-    }
-    return ok;
-}
-
 amq_cascade *ccascade_open(const char *path) {
-    uint8_t *buf;
-    size_t len;
-    if (!read_file(path, &buf, &len))
-        return NULL;
     amq_cascade *c = NULL;
     amq_diag d = {0, ""};
-    amq_status st = amq_cascade_load(buf, len, NULL, &c, &d);
-    free(buf);
+    amq_status st = amq_cascade_load_file(path, NULL, &c, &d);
     if (st != AMQ_OK) {
         cli_status_error(path, st, &d);
         return NULL;
@@ -411,15 +338,12 @@ static int train_and_write(const train_opts *o, const ckeys *m,
         cli_error("cascade train: %s: %s", amq_strerror(st), d.message);
         return CLI_EXIT_ERR;
     }
-    size_t len = amq_cascade_save_size(c), w = 0;
-    uint8_t *buf = malloc(len);
-    bool ok = buf != NULL && amq_cascade_save(c, buf, len, &w) == AMQ_OK &&
-              write_atomic(o->output, buf, w);
-    if (buf == NULL)
-        cli_error("out of memory");
-    if (ok && !o->quiet)
+    st = amq_cascade_save_file(c, o->output, &d);
+    bool ok = st == AMQ_OK;
+    if (!ok)
+        cli_status_error(o->output, st, &d);
+    else if (!o->quiet)
         print_summary(c);
-    free(buf);
     amq_cascade_free(c);
     return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
