@@ -113,8 +113,7 @@ AMQ_API amq_status amq_alloc_curve_model(double c, const amq_options *opt,
  * AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_alloc_curve_spec(const char *spec,
                                         const amq_options *opt,
-                                        amq_alloc_curve **out,
-                                        amq_diag *diag);
+                                        amq_alloc_curve **out, amq_diag *diag);
 
 /* A caller's curve, in one of two directions (exactly one of fpr / bits
  * set):
@@ -164,23 +163,23 @@ typedef struct amq_alloc_group {
 
 /* One group's allocation. */
 typedef struct amq_alloc_pick {
-    double bits_per_key;          /* b_i                                   */
-    double fpr;                   /* f_i(b_i) of the realised choice       */
-    char spec[AMQ_ALLOC_SPEC_MAX];/* what to build ("" = no filter)        */
+    double bits_per_key;           /* b_i                                   */
+    double fpr;                    /* f_i(b_i) of the realised choice       */
+    char spec[AMQ_ALLOC_SPEC_MAX]; /* what to build ("" = no filter)        */
 } amq_alloc_pick;
 
 typedef struct amq_alloc_summary {
-    double cost;         /* sum p_i f_i of the picks (+ p_0 in min_memory) */
-    double memory_bits;  /* sum n_i b_i of the picks                       */
-    double lambda;       /* the multiplier: cost saved per extra bit at the
+    double cost;           /* sum p_i f_i of the picks (+ p_0 in min_memory) */
+    double memory_bits;    /* sum n_i b_i of the picks                       */
+    double lambda;         /* the multiplier: cost saved per extra bit at the
                             margin (0 when the budget does not bind)       */
-    double kkt_residual; /* the relaxed solution's largest relative KKT
+    double kkt_residual;   /* the relaxed solution's largest relative KKT
                             violation (stationarity and complementarity) */
     double relaxed_cost;   /* the hull relaxation at the same budget: a
                               lower bound on any choice of sampled points
                               (min_cost)                                   */
     double relaxed_memory; /* ditto for memory (min_memory)                */
-    size_t rounded;      /* groups moved off the relaxation to a realisable
+    size_t rounded;        /* groups moved off the relaxation to a realisable
                             point (chord groups and greedy moves)          */
 } amq_alloc_summary;
 

@@ -75,10 +75,10 @@ AMQ_API amq_status amq_lsm_workload(const char *spec, amq_lsm_run *runs,
 /* ---- planning ------------------------------------------------------------ */
 
 typedef struct amq_lsm_totals {
-    double bits_per_key;  /* the budget: memory_bits / sum keys          */
+    double bits_per_key; /* the budget: memory_bits / sum keys          */
     double memory_bits;
-    double cost_uniform;  /* sum w f, w normalised, same bits everywhere  */
-    double cost_optimal;  /* sum w f of the engine's allocation          */
+    double cost_uniform; /* sum w f, w normalised, same bits everywhere  */
+    double cost_optimal; /* sum w f of the engine's allocation          */
     amq_alloc_summary optimal; /* the engine's summary (unnormalised w)  */
 } amq_lsm_totals;
 
@@ -133,9 +133,9 @@ typedef struct amq_lsm_robust_cfg {
 } amq_lsm_robust_cfg;
 
 typedef struct amq_lsm_robust {
-    amq_lsm_fit fit;          /* excess on D, through the origin           */
-    double rel_err_half_law;  /* mean |excess - D/2| / (D/2)               */
-    double common_excess;     /* mean excess of common-factor errors       */
+    amq_lsm_fit fit;            /* excess on D, through the origin           */
+    double rel_err_half_law;    /* mean |excess - D/2| / (D/2)               */
+    double common_excess;       /* mean excess of common-factor errors       */
     double differential_excess; /* ... of differential errors, same size  */
 } amq_lsm_robust;
 
@@ -175,10 +175,10 @@ typedef struct amq_lsm_drift_cfg {
 
 typedef struct amq_lsm_drift {
     double sigma;
-    double r;            /* mean over epochs of sqrt Var_n(ln w change)   */
-    double V;            /* (C_compact - C_oracle) / (C_uniform - C_oracle) */
-    double G;            /* C_uniform / C_oracle - 1                      */
-    double rstar;        /* sqrt(2 G)                                     */
+    double r;     /* mean over epochs of sqrt Var_n(ln w change)   */
+    double V;     /* (C_compact - C_oracle) / (C_uniform - C_oracle) */
+    double G;     /* C_uniform / C_oracle - 1                      */
+    double rstar; /* sqrt(2 G)                                     */
     double c_uniform, c_oracle, c_compact, c_static;
 } amq_lsm_drift;
 
@@ -186,22 +186,21 @@ typedef struct amq_lsm_drift {
  * kept forever (static), re-allocated at each compaction from the hotness
  * then (compact), and re-allocated every step (oracle); time-averaged
  * costs after the warm-up. Errors: AMQ_ERR_INVALID. */
-AMQ_API amq_status amq_lsm_drift_run(const amq_lsm_drift_cfg *cfg,
-                                     double sigma,
+AMQ_API amq_status amq_lsm_drift_run(const amq_lsm_drift_cfg *cfg, double sigma,
                                      const amq_alloc_curve *curve,
                                      const amq_options *opt,
                                      amq_lsm_drift *out);
 
 typedef struct amq_lsm_frontier {
-    double rstar;        /* median of the runs' sqrt(2 G)                 */
-    double quad_k;       /* V = quad_k (r / rstar)^2 over r <= rstar      */
+    double rstar;  /* median of the runs' sqrt(2 G)                 */
+    double quad_k; /* V = quad_k (r / rstar)^2 over r <= rstar      */
     double quad_r2;
-    double small_k;      /* median of V G / r^2 over r <= 0.35 rstar: the
+    double small_k;    /* median of V G / r^2 over r <= 0.35 rstar: the
                             k of V = k r^2 / G at small drift (1/6 for
                             linear drift, 1/4 for a random walk); NaN if
                             no run is that small                         */
-    double r_coarse;     /* largest r with V <= 0.1 (0 if none)           */
-    double r_fallback;   /* smallest r with V >= 1 (NaN if none)          */
+    double r_coarse;   /* largest r with V <= 0.1 (0 if none)           */
+    double r_fallback; /* smallest r with V >= 1 (NaN if none)          */
 } amq_lsm_frontier;
 
 /* Summarise drift runs (any order). Errors: AMQ_ERR_INVALID (n == 0 or
@@ -219,9 +218,8 @@ AMQ_API amq_status amq_lsm_frontier_fit(const amq_lsm_drift *runs, size_t n,
 AMQ_API amq_status amq_lsm_measure(const amq_alloc_curve *curve,
                                    double bits_per_key, size_t keys,
                                    uint64_t queries, uint64_t seed,
-                                   const amq_options *opt,
-                                   amq_alloc_pick *pick, double *bits_actual,
-                                   uint64_t *fp);
+                                   const amq_options *opt, amq_alloc_pick *pick,
+                                   double *bits_actual, uint64_t *fp);
 
 #ifdef __cplusplus
 }

@@ -96,8 +96,8 @@ static void add_bound(amq_leveldb_policy *p, double b) {
 }
 
 /* Query a frame at an 8-byte aligned address; -1 if it does not load. */
-static int query_aligned(amq_leveldb_policy *p, const void *frame,
-                         size_t len, const char *key, size_t klen) {
+static int query_aligned(amq_leveldb_policy *p, const void *frame, size_t len,
+                         const char *key, size_t klen) {
     amq_filter *f = NULL;
     if (amq_filter_view(frame, len, &p->opt, &f, NULL) != AMQ_OK)
         return -1;
@@ -162,8 +162,7 @@ static void options_from(amq_leveldb_policy *p, const amq_options *opt) {
     }
     p->opt.hash = p->hasher.kind;
     p->opt.hash_seed = p->hasher.seed;
-    p->opt.hash_key = p->hasher.kind == AMQ_HASH_SIPHASH ? p->hasher.key
-                                                         : NULL;
+    p->opt.hash_key = p->hasher.kind == AMQ_HASH_SIPHASH ? p->hasher.key : NULL;
 }
 
 amq_status amq_leveldb_policy_new(const char *spec, double bits_per_key,

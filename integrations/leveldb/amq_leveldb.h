@@ -47,14 +47,14 @@ extern "C" {
 typedef struct amq_leveldb_policy amq_leveldb_policy;
 
 typedef struct amq_leveldb_stats {
-    uint64_t filters;        /* filters built                              */
-    uint64_t keys;           /* keys given to them                         */
-    uint64_t filter_bytes;   /* bytes of the frames written                */
-    uint64_t payload_bytes;  /* of which the filters' tables               */
-    uint64_t probes;         /* key_may_match calls                        */
-    uint64_t positives;      /* answered "may match"                       */
-    uint64_t corrupt;        /* frames that failed to load (answered yes)  */
-    double bound_sum;        /* sum of the probed filters' certified bounds,
+    uint64_t filters;       /* filters built                              */
+    uint64_t keys;          /* keys given to them                         */
+    uint64_t filter_bytes;  /* bytes of the frames written                */
+    uint64_t payload_bytes; /* of which the filters' tables               */
+    uint64_t probes;        /* key_may_match calls                        */
+    uint64_t positives;     /* answered "may match"                       */
+    uint64_t corrupt;       /* frames that failed to load (answered yes)  */
+    double bound_sum;       /* sum of the probed filters' certified bounds,
                                 while tracking is on (see below)           */
 } amq_leveldb_stats;
 

@@ -72,8 +72,8 @@ static int spoil_file(const char *path) {
         fseek(f, size - FOOTER, SEEK_SET) ||
         fread(foot, 1, FOOTER, f) != FOOTER)
         goto out;
-    uint64_t magic =
-        (uint64_t)le32(foot + 40) | (uint64_t)le32(foot + 44) << 32;
+    uint64_t magic = (uint64_t)le32(foot + 40) | (uint64_t)le32(foot + 44)
+                                                     << 32;
     const uint8_t *p = foot, *end = foot + 40;
     uint64_t moff, msize, ioff, isize, data_end;
     if (magic != MAGIC || varint(&p, end, &moff) || varint(&p, end, &msize) ||
@@ -90,8 +90,8 @@ static int spoil_file(const char *path) {
     free(meta);
     uint8_t buf[1 << 16];
     for (uint64_t at = 0; at < data_end;) {
-        size_t n = data_end - at < sizeof buf ? (size_t)(data_end - at)
-                                              : sizeof buf;
+        size_t n =
+            data_end - at < sizeof buf ? (size_t)(data_end - at) : sizeof buf;
         if (fseek(f, (long)at, SEEK_SET) || fread(buf, 1, n, f) != n)
             goto out;
         for (size_t i = 0; i < n; i++)

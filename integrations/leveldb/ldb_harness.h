@@ -41,9 +41,9 @@ int ldb_fill(const ldb_setup *s, uint64_t seed);
 
 typedef struct ldb_result {
     uint64_t lookups;
-    uint64_t found;   /* lookups that returned a value                 */
-    uint64_t errors;  /* lookups that returned an error                */
-    double seconds;   /* wall time of the lookups                      */
+    uint64_t found;  /* lookups that returned a value                 */
+    uint64_t errors; /* lookups that returned an error                */
+    double seconds;  /* wall time of the lookups                      */
 } ldb_result;
 
 /* Open, look up `n` keys (present: 2 i, absent: 2 i + 1, i cycling over

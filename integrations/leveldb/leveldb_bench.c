@@ -50,7 +50,9 @@ static int usage(void) {
 }
 
 static int parse(int argc, char **argv, bench_opts *o) {
-    *o = (bench_opts){.keys = 1e6, .bits = 10, .queries = 1e6,
+    *o = (bench_opts){.keys = 1e6,
+                      .bits = 10,
+                      .queries = 1e6,
                       .block_sizes = "4096,65536",
                       .types = "none,leveldb,bloom,blocked,sbbf,ribbon"};
     for (int i = 1; i < argc; i++) {
@@ -93,8 +95,10 @@ static int measure(const bench_opts *o, size_t block, const char *type,
     amq_leveldb_policy *p = NULL;
     char dir[256];
     ldb_result res;
-    ldb_setup s = {.keys = (uint64_t)o->keys, .value_len = 100,
-                   .block_size = block, .random_keys = o->random_keys};
+    ldb_setup s = {.keys = (uint64_t)o->keys,
+                   .value_len = 100,
+                   .block_size = block,
+                   .random_keys = o->random_keys};
     memset(r, 0, sizeof *r);
     r->bound = NAN;
     snprintf(r->filter, sizeof r->filter, "%s", type);
@@ -147,11 +151,10 @@ static int measure(const bench_opts *o, size_t block, const char *type,
     return rc;
 }
 
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt,
-                   ...) __attribute__((format(printf, 4, 5)));
+static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt,
-                   ...) {
+static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
@@ -216,14 +219,16 @@ int main(int argc, char **argv) {
             fprintf(stderr, "%zu %s done\n", r.block, r.filter);
         }
     }
-    append(&out, &len, &cap, "\nCommand: `amq-leveldb-bench --keys %.0f "
+    append(&out, &len, &cap,
+           "\nCommand: `amq-leveldb-bench --keys %.0f "
            "--bits %g --queries %.0f --block-sizes %s%s`\n",
            o.keys, o.bits, o.queries, o.block_sizes,
            o.random_keys ? " --random-keys" : "");
     fputs(out ? out : "", stdout);
     if (o.doc != NULL && out != NULL)
-        rc = doc_section_replace(o.doc, o.random_keys ? "leveldb-bench-random"
-                                                      : "leveldb-bench",
+        rc = doc_section_replace(o.doc,
+                                 o.random_keys ? "leveldb-bench-random"
+                                               : "leveldb-bench",
                                  out) == 0
                  ? 0
                  : 1;

@@ -32,26 +32,26 @@ namespace amq_rocksdb {
 enum class FilterKind { kBloom, kRibbon };
 
 class LevelFilterPolicy : public rocksdb::FilterPolicy {
- public:
-  explicit LevelFilterPolicy(std::vector<double> bits_per_level,
-                             FilterKind kind = FilterKind::kBloom);
+  public:
+    explicit LevelFilterPolicy(std::vector<double> bits_per_level,
+                               FilterKind kind = FilterKind::kBloom);
 
-  const char* Name() const override { return "amq.LevelFilterPolicy"; }
-  const char* CompatibilityName() const override;
-  rocksdb::FilterBitsBuilder* GetBuilderWithContext(
-      const rocksdb::FilterBuildingContext& context) const override;
-  rocksdb::FilterBitsReader* GetFilterBitsReader(
-      const rocksdb::Slice& contents) const override;
+    const char *Name() const override { return "amq.LevelFilterPolicy"; }
+    const char *CompatibilityName() const override;
+    rocksdb::FilterBitsBuilder *GetBuilderWithContext(
+        const rocksdb::FilterBuildingContext &context) const override;
+    rocksdb::FilterBitsReader *GetFilterBitsReader(
+        const rocksdb::Slice &contents) const override;
 
-  // The bits per key a table written to `level` gets.
-  double BitsForLevel(int level) const;
-  const std::vector<double>& bits() const { return bits_; }
+    // The bits per key a table written to `level` gets.
+    double BitsForLevel(int level) const;
+    const std::vector<double> &bits() const { return bits_; }
 
- private:
-  const rocksdb::FilterPolicy& ForLevel(int level) const;
+  private:
+    const rocksdb::FilterPolicy &ForLevel(int level) const;
 
-  std::vector<double> bits_;
-  std::vector<std::unique_ptr<const rocksdb::FilterPolicy>> inner_;
+    std::vector<double> bits_;
+    std::vector<std::unique_ptr<const rocksdb::FilterPolicy>> inner_;
 };
 
 // Monkey through amq's allocation engine (amq/alloc.h): level i holds
@@ -61,11 +61,11 @@ class LevelFilterPolicy : public rocksdb::FilterPolicy {
 // filter ("blocked": RocksDB's Bloom is cache-line local too). On success
 // *out holds one bits-per-key value per level and *error is empty;
 // otherwise *error says why and false is returned.
-bool PlanLevels(const std::vector<double>& keys,
-                const std::vector<double>& lookups, double bits_per_key,
-                const std::string& curve, std::vector<double>* out,
-                std::string* error);
+bool PlanLevels(const std::vector<double> &keys,
+                const std::vector<double> &lookups, double bits_per_key,
+                const std::string &curve, std::vector<double> *out,
+                std::string *error);
 
-}  // namespace amq_rocksdb
+} // namespace amq_rocksdb
 
 #endif

@@ -308,8 +308,8 @@ static double hull_fill(const prob *P, double to, double budget, bool up,
         if (b1 == b0)
             continue;
         const amq_alloc_curve *c = g->curve;
-        double full = up ? g->keys * (b1 - b0)
-                         : g->weight * (f1 - P->pk[i].fpr);
+        double full =
+            up ? g->keys * (b1 - b0) : g->weight * (f1 - P->pk[i].fpr);
         if (full <= budget) {
             P->pk[i].bits_per_key = b1;
             P->pk[i].fpr = f1;
@@ -460,8 +460,8 @@ static size_t chord_group(const prob *P, const relaxed *r, bool by_cost) {
 
 /* The relaxed objective (cost for min_cost, memory for min_memory) with
  * group i held at q and the others re-solved; INFINITY if infeasible. */
-static double held_at(prob *P, size_t i, const amq_alloc_pick *q,
-                      double target, bool by_cost, relaxed *r) {
+static double held_at(prob *P, size_t i, const amq_alloc_pick *q, double target,
+                      bool by_cost, relaxed *r) {
     double out = INFINITY, none;
     P->pk[i] = *q;
     P->fixed[P->nfixed++] = i;
@@ -534,8 +534,8 @@ static void settle_chord(prob *P, size_t i, double target, bool by_cost,
         size_t lo = pass ? (jbest > j0 + stride ? jbest - stride : j0) : j0;
         size_t hi = pass ? (jbest + stride < j1 ? jbest + stride : j1) : j1;
         size_t step = pass ? 1 : stride;
-        for (size_t j = lo; j <= hi; j = j < hi && j + step > hi ? hi
-                                                                 : j + step) {
+        for (size_t j = lo; j <= hi;
+             j = j < hi && j + step > hi ? hi : j + step) {
             amq_alloc_curve_at(c, c->s[j].b, &q);
             double v = held_at(P, i, &q, target, by_cost, r);
             if (v < vbest)
@@ -555,11 +555,9 @@ static void settle_chord(prob *P, size_t i, double target, bool by_cost,
 }
 
 /* Settle chord groups one by one; r ends as the last relaxation. */
-static void settle_chords(prob *P, double target, bool by_cost,
-                          relaxed *r) {
+static void settle_chords(prob *P, double target, bool by_cost, relaxed *r) {
     size_t i;
-    while (P->nfixed < FIXED_MAX &&
-           (i = chord_group(P, r, by_cost)) < P->n) {
+    while (P->nfixed < FIXED_MAX && (i = chord_group(P, r, by_cost)) < P->n) {
         size_t before = P->nfixed;
         settle_chord(P, i, target, by_cost, r);
         if (P->nfixed == before)
@@ -613,8 +611,7 @@ static bool realise(const prob *P, size_t i, const relaxed *r, bool down) {
     double b = p->bits_per_key, lam = r->lambda;
     bool in;
     size_t t = seg_of(c, b, &in);
-    if (!in || amq__alloc_seg_continuous(c, t) ||
-        negligible(P, i, r, !down)) {
+    if (!in || amq__alloc_seg_continuous(c, t) || negligible(P, i, r, !down)) {
         amq_alloc_curve_at(c, b, p);
         return false;
     }
@@ -657,8 +654,7 @@ typedef struct cand {
 } cand;
 
 /* The previous (up = false) or next hull vertex from b. */
-static bool hull_step(const amq_alloc_curve *c, double b, bool up,
-                      double *to) {
+static bool hull_step(const amq_alloc_curve *c, double b, bool up, double *to) {
     bool in;
     size_t t = seg_of(c, b, &in);
     if (up ? t + 1 >= c->nh : (!in && t == 0))
@@ -681,8 +677,8 @@ static size_t candidates(const amq_alloc_group *g, const amq_alloc_pick *p,
     else if (m == FIX_MEMORY)
         amq_alloc_curve_at(c, fmax(0, p->bits_per_key - amount / g->keys),
                            &out[n++].q);
-    else if (amq__alloc_least_bits(c, p->fpr + (up ? -1 : 1) * amount /
-                                              g->weight, &out[n].q))
+    else if (amq__alloc_least_bits(
+                 c, p->fpr + (up ? -1 : 1) * amount / g->weight, &out[n].q))
         n++;
     if ((m == FIX_MEMORY || m == FIX_RATE) &&
         hull_step(c, p->bits_per_key, up, &to))
@@ -715,8 +711,8 @@ static double greedy(const prob *P, mode m, double amount) {
                 if (!(cs[k].progress > 0) ||
                     (spend && cs[k].price > amount * (1 + 1e-12)))
                     continue;
-                double r = cs[k].price > 0 ? cs[k].progress / cs[k].price
-                                           : INFINITY;
+                double r =
+                    cs[k].price > 0 ? cs[k].progress / cs[k].price : INFINITY;
                 if (r > best_ratio)
                     best_ratio = r, best = cs[k], who = i;
             }
@@ -750,8 +746,8 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
         return AMQ_ERR_INVALID;
     summary_zero(sum);
     relax_cost(&P, M, &r);
-    double k = kkt(&P, r.lambda, r.lambda > 0 ? fabs(M - r.mem) / fmax(M, 1)
-                                              : 0.0);
+    double k =
+        kkt(&P, r.lambda, r.lambda > 0 ? fabs(M - r.mem) / fmax(M, 1) : 0.0);
     relaxed last = r;
     settle_chords(&P, M, false, &last);
     size_t moved = P.nfixed + realise_all(&P, &last, true);
@@ -791,8 +787,7 @@ static void enforce(const prob *P, double E) {
         if (!in)
             continue;
         c -= g->weight * P->pk[i].fpr;
-        amq_alloc_curve_at(g->curve, amq__alloc_vb(g->curve, t + 1),
-                           &P->pk[i]);
+        amq_alloc_curve_at(g->curve, amq__alloc_vb(g->curve, t + 1), &P->pk[i]);
         c += g->weight * P->pk[i].fpr;
     }
 }

@@ -5,7 +5,7 @@
  *
  * Files: qf_block.h/.c  blocks, slots, word moves, rank and select;
  *        qf_codec.h     the cqf counter encoding of a group;
- *        qf_lock.h/.c   the per-region locks of concurrent mode;
+ *        qf_lock.h      the per-region locks of concurrent mode;
  *        qf_ops.c       insert, remove and lookup (one key or a batch);
  *        quotient.c     construction, merge, resize, enumeration;
  *        qf_frame.c     validation of loaded tables, the generic interface.
@@ -35,8 +35,9 @@
  *   off             : min(255, slots of block b used by runs of quotients
  *                     < 64b), the "offset"; 255 means "look back".
  *
- * The slot width w is the remainder width today; a maplet (later issue)
- * stores w = r + v bits, remainder above value, and reuses the shifting.
+ * The slot width w is the remainder width; it is kept apart from r so
+ * that a slot can hold more than a remainder (w = r + v bits, remainder
+ * above a v-bit value) and still move with the same shifting.
  *
  * Invariants (checked in full on load, qf_frame.c):
  *   - the keys with quotient Q form one run; runs appear in quotient order

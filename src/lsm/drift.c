@@ -36,12 +36,11 @@
 #include "lsm/work.h"
 
 static bool drift_cfg_ok(const amq_lsm_drift_cfg *c, double sigma) {
-    return c != NULL && c->segments >= 2 && c->keys > 0 &&
-           isfinite(c->keys) && c->bits_per_key >= 0 &&
-           isfinite(c->bits_per_key) && c->skew >= 0 && c->theta >= 0 &&
-           c->theta < 1 && c->epoch > 0 && c->steps > c->warmup &&
-           (c->kind == AMQ_LSM_DRIFT_WALK ||
-            c->kind == AMQ_LSM_DRIFT_LINEAR) &&
+    return c != NULL && c->segments >= 2 && c->keys > 0 && isfinite(c->keys) &&
+           c->bits_per_key >= 0 && isfinite(c->bits_per_key) && c->skew >= 0 &&
+           c->theta >= 0 && c->theta < 1 && c->epoch > 0 &&
+           c->steps > c->warmup &&
+           (c->kind == AMQ_LSM_DRIFT_WALK || c->kind == AMQ_LSM_DRIFT_LINEAR) &&
            sigma >= 0 && isfinite(sigma);
 }
 
@@ -90,7 +89,7 @@ typedef struct sim {
     amq__lsm_work w;
     amq_alloc_pick *picks; /* P_COUNT * n                                */
     size_t psize;
-    double *wt, *start;    /* current hotness, hotness at the epoch start */
+    double *wt, *start; /* current hotness, hotness at the epoch start */
     double budget;
     const amq_alloc_curve *curve;
 } sim;
@@ -120,8 +119,8 @@ static amq_status simulate(sim *s, path *h, amq_lsm_drift *out) {
     normalise(h->lw, s->wt, n);
     memcpy(s->start, s->wt, n * sizeof *s->wt);
     amq__lsm_equal_groups(&s->w, n, 1, s->wt, s->curve);
-    AMQ_RETURN_IF_ERR(amq_alloc_uniform(s->w.g, n, s->budget, pk[P_UNIFORM],
-                                        NULL));
+    AMQ_RETURN_IF_ERR(
+        amq_alloc_uniform(s->w.g, n, s->budget, pk[P_UNIFORM], NULL));
     AMQ_RETURN_IF_ERR(allocate(s, n, s->wt, pk[P_STATIC]));
     memcpy(pk[P_COMPACT], pk[P_STATIC], n * sizeof **pk);
     for (unsigned t = 0; t < c->steps; t++) {
@@ -161,7 +160,10 @@ amq_status amq_lsm_drift_run(const amq_lsm_drift_cfg *cfg, double sigma,
         amq__lsm_work_free(&s.w);
         return AMQ_ERR_NOMEM;
     }
-    path h = {.c = cfg, .sigma = sigma, .base = s.w.d[0], .lw = s.w.d[1],
+    path h = {.c = cfg,
+              .sigma = sigma,
+              .base = s.w.d[0],
+              .lw = s.w.d[1],
               .vel = s.w.d[2]};
     s.wt = s.w.d[3];
     s.start = s.w.d[4];
@@ -222,8 +224,9 @@ amq_status amq_lsm_frontier_fit(const amq_lsm_drift *runs, size_t n,
     f.quad_k = q.slope;
     f.quad_r2 = q.r2;
     qsort(ks, nk, sizeof *ks, cmp_double);
-    f.small_k = nk == 0 ? NAN : nk % 2 ? ks[nk / 2]
-                                       : (ks[nk / 2 - 1] + ks[nk / 2]) / 2;
+    f.small_k = nk == 0  ? NAN
+                : nk % 2 ? ks[nk / 2]
+                         : (ks[nk / 2 - 1] + ks[nk / 2]) / 2;
     *out = f;
     return AMQ_OK;
 }

@@ -33,10 +33,10 @@
 
 /* ---- scratch and shared helpers (work.h) --------------------------------- */
 
-amq_status amq__lsm_work_new(amq__lsm_work *w, const amq_options *opt,
-                             size_t n, size_t nd) {
-    size_t per = sizeof(amq_alloc_group) + sizeof(amq_alloc_pick) +
-                 nd * sizeof(double);
+amq_status amq__lsm_work_new(amq__lsm_work *w, const amq_options *opt, size_t n,
+                             size_t nd) {
+    size_t per =
+        sizeof(amq_alloc_group) + sizeof(amq_alloc_pick) + nd * sizeof(double);
     memset(w, 0, sizeof *w);
     amq__mem_init(&w->mem, opt);
     if (n == 0 || nd > AMQ__LSM_WORK_ARRAYS || !amq__mul(n, per, &w->size))
@@ -98,18 +98,16 @@ amq_status amq_lsm_loglaw(size_t runs, double alpha, double bits_per_key,
                           amq_lsm_fit *fit) {
     amq__lsm_work w;
     lsm_rng rng;
-    if (runs < 2 || !(alpha > 0) || !isfinite(alpha) ||
-        !(bits_per_key >= 0) || !isfinite(bits_per_key) || curve == NULL ||
-        fit == NULL)
+    if (runs < 2 || !(alpha > 0) || !isfinite(alpha) || !(bits_per_key >= 0) ||
+        !isfinite(bits_per_key) || curve == NULL || fit == NULL)
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(amq__lsm_work_new(&w, opt, runs, 3));
     double *wt = w.d[0], *x = w.d[1], *y = w.d[2];
     lsm_rng_init(&rng, seed);
     lsm_rng_dirichlet(&rng, alpha, wt, runs);
     amq__lsm_equal_groups(&w, runs, 1000, wt, curve);
-    amq_status st =
-        amq_alloc_min_cost(w.g, runs, bits_per_key * 1000 * (double)runs,
-                           w.p, NULL);
+    amq_status st = amq_alloc_min_cost(
+        w.g, runs, bits_per_key * 1000 * (double)runs, w.p, NULL);
     size_t m = 0;
     for (size_t i = 0; st == AMQ_OK && i < runs; i++) {
         if (ln_w)
@@ -142,9 +140,9 @@ static amq_status excess_of(amq__lsm_work *w, size_t n, double keys,
 
 static bool robust_cfg_ok(const amq_lsm_robust_cfg *c) {
     return c != NULL && c->segments >= 2 && c->draws >= 2 &&
-           c->bits_per_key >= 0 && isfinite(c->bits_per_key) &&
-           c->skew >= 0 && isfinite(c->skew) && c->scale_lo > 0 &&
-           c->scale_hi >= c->scale_lo && isfinite(c->scale_hi);
+           c->bits_per_key >= 0 && isfinite(c->bits_per_key) && c->skew >= 0 &&
+           isfinite(c->skew) && c->scale_lo > 0 && c->scale_hi >= c->scale_lo &&
+           isfinite(c->scale_hi);
 }
 
 /* Common-factor errors against differential ones of the same size. */
@@ -212,8 +210,8 @@ static amq_status robustness(amq__lsm_work *w, const amq_lsm_robust_cfg *c,
     AMQ_RETURN_IF_ERR(amq_alloc_min_cost(w->g, n, budget, w->p, NULL));
     double c_opt = amq__lsm_cost_under(wt, w->p, n);
     for (size_t k = 0; k < c->draws; k++) {
-        double s = c->scale_lo +
-                   (c->scale_hi - c->scale_lo) * lsm_rng_unit(&rng);
+        double s =
+            c->scale_lo + (c->scale_hi - c->scale_lo) * lsm_rng_unit(&rng);
         double mean, ex = 0, e;
         for (size_t i = 0; i < n; i++)
             delta[i] = s * lsm_rng_normal(&rng);
@@ -238,9 +236,8 @@ static amq_status robustness(amq__lsm_work *w, const amq_lsm_robust_cfg *c,
 
 amq_status amq_lsm_robustness(const amq_lsm_robust_cfg *cfg,
                               const amq_alloc_curve *curve,
-                              const amq_options *opt, double *D,
-                              double *excess, double *exact,
-                              amq_lsm_robust *out) {
+                              const amq_options *opt, double *D, double *excess,
+                              double *exact, amq_lsm_robust *out) {
     amq__lsm_work w;
     amq_lsm_robust r;
     if (!robust_cfg_ok(cfg) || curve == NULL || out == NULL)
@@ -258,8 +255,8 @@ amq_status amq_lsm_robustness(const amq_lsm_robust_cfg *cfg,
 
 #define MEASURE_BATCH 4096
 
-static amq_status count_fp(const amq_filter *f, uint64_t queries,
-                           lsm_rng *rng, uint64_t *fp) {
+static amq_status count_fp(const amq_filter *f, uint64_t queries, lsm_rng *rng,
+                           uint64_t *fp) {
     uint64_t h[MEASURE_BATCH];
     uint8_t out[MEASURE_BATCH];
     uint64_t hits = 0;

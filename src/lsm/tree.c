@@ -38,8 +38,7 @@ typedef struct csv_field {
 static void trim(csv_field *f) {
     while (f->len > 0 && (*f->p == ' ' || *f->p == '\t'))
         f->p++, f->len--, f->offset++;
-    while (f->len > 0 && (f->p[f->len - 1] == ' ' ||
-                          f->p[f->len - 1] == '\t' ||
+    while (f->len > 0 && (f->p[f->len - 1] == ' ' || f->p[f->len - 1] == '\t' ||
                           f->p[f->len - 1] == '\r'))
         f->len--;
 }
@@ -123,8 +122,8 @@ amq_status amq_lsm_parse_csv(const char *text, size_t len, amq_lsm_run *runs,
         csv_field f[3];
         line++;
         if (memchr(p, '\0', l) != NULL)
-            return amq__diag(diag, AMQ_ERR_INVALID, pos,
-                             "line %zu: NUL byte", line);
+            return amq__diag(diag, AMQ_ERR_INVALID, pos, "line %zu: NUL byte",
+                             line);
         csv_field whole = {p, l, pos};
         trim(&whole);
         size_t at = pos;
@@ -150,8 +149,7 @@ amq_status amq_lsm_parse_csv(const char *text, size_t len, amq_lsm_run *runs,
     if (n == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, len, "no runs");
     if (!(lookups > 0))
-        return amq__diag(diag, AMQ_ERR_INVALID, len,
-                         "every run has 0 lookups");
+        return amq__diag(diag, AMQ_ERR_INVALID, len, "every run has 0 lookups");
     return runs == NULL || n > cap ? AMQ_ERR_BUFFER : AMQ_OK;
 }
 
@@ -236,8 +234,8 @@ amq_status amq_lsm_workload(const char *spec, amq_lsm_run *runs, size_t count,
 
 /* Groups with weights normalised to sum 1. */
 static amq_status to_groups(const amq_lsm_run *runs, size_t count,
-                            const amq_alloc_curve *curve,
-                            amq_alloc_group *g, double *keys) {
+                            const amq_alloc_curve *curve, amq_alloc_group *g,
+                            double *keys) {
     double w = 0;
     *keys = 0;
     for (size_t i = 0; i < count; i++) {
@@ -264,8 +262,8 @@ static amq_status plan_with(const amq_lsm_run *runs, size_t count,
     t->memory_bits = t->bits_per_key * keys;
     AMQ_RETURN_IF_ERR(
         amq_alloc_uniform(g, count, t->memory_bits, uniform, &us));
-    AMQ_RETURN_IF_ERR(amq_alloc_min_cost(g, count, t->memory_bits, optimal,
-                                         &t->optimal));
+    AMQ_RETURN_IF_ERR(
+        amq_alloc_min_cost(g, count, t->memory_bits, optimal, &t->optimal));
     t->cost_uniform = us.cost;
     t->cost_optimal = t->optimal.cost;
     return AMQ_OK;
@@ -277,8 +275,8 @@ amq_status amq_lsm_plan(const amq_lsm_run *runs, size_t count,
                         amq_alloc_pick *uniform, amq_lsm_totals *totals) {
     amq__mem mem;
     size_t gsz, psz;
-    if (runs == NULL || count == 0 || curve == NULL ||
-        !(bits_per_key >= 0) || !isfinite(bits_per_key) ||
+    if (runs == NULL || count == 0 || curve == NULL || !(bits_per_key >= 0) ||
+        !isfinite(bits_per_key) ||
         !amq__mul(count, sizeof(amq_alloc_group), &gsz) ||
         !amq__mul(count, sizeof(amq_alloc_pick), &psz))
         return AMQ_ERR_INVALID;

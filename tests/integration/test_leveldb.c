@@ -79,8 +79,10 @@ static void run_one(db_run *r) {
     CHECK(ldb_lookup(&r->s, false, N_ABSENT, true, &res) == 0);
     CHECK(res.found == 0);
     if (r->amq)
-        CHECK_MSG(res.errors == fp, "%s: %llu block reads, %llu false "
-                  "positives", r->label, (unsigned long long)res.errors,
+        CHECK_MSG(res.errors == fp,
+                  "%s: %llu block reads, %llu false "
+                  "positives",
+                  r->label, (unsigned long long)res.errors,
                   (unsigned long long)fp);
     else if (r->s.policy)
         printf("%-8s %-22s fpr %.5f (from block reads)\n", r->label,
@@ -93,8 +95,7 @@ static void run_one(db_run *r) {
 }
 
 static void test_types(void) {
-    static const char *specs[] = {"sbbf", "blocked", "ribbon", "bloom",
-                                  "fuse"};
+    static const char *specs[] = {"sbbf", "blocked", "ribbon", "bloom", "fuse"};
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
         db_run r = {.label = specs[k]};
         amq_diag d = {0};

@@ -49,9 +49,8 @@ static void test_csv_good(void) {
                  AMQ_ERR_BUFFER);
     CHECK_OK(amq_lsm_parse_csv(text, strlen(text), runs, 3, &n, &d));
     CHECK(n == 3 && strcmp(runs[0].name, "L1") == 0 && runs[0].keys == 1000 &&
-          runs[0].lookups == 5 && runs[1].keys == 1e4 &&
-          runs[1].lookups == 0 && strcmp(runs[2].name, "L3") == 0 &&
-          runs[2].lookups == 0.5);
+          runs[0].lookups == 5 && runs[1].keys == 1e4 && runs[1].lookups == 0 &&
+          strcmp(runs[2].name, "L3") == 0 && runs[2].lookups == 0.5);
 }
 
 /* Each bad file must fail with the line it names and the byte offset of
@@ -128,14 +127,19 @@ static void test_tree(void) {
     CHECK(fabs(r[0].lookups / r[1].lookups - 2) < 1e-12);
     CHECK_OK(amq_lsm_workload("weights:100,50,10,2,1", r, 5, &d));
     CHECK(fabs(r[0].lookups - 100.0 / 163) < 1e-15);
-    static const char *bad[] = {"weights:1,2", "weights:1,2,3,4,5,6",
-                                "weights:1,x,1,1,1", "weights:0,0,0,0,0",
-                                "zipf:", "zipf:-1", "zipf:nan", "pareto",
+    static const char *bad[] = {"weights:1,2",
+                                "weights:1,2,3,4,5,6",
+                                "weights:1,x,1,1,1",
+                                "weights:0,0,0,0,0",
+                                "zipf:",
+                                "zipf:-1",
+                                "zipf:nan",
+                                "pareto",
                                 "weights:1,,1,1,1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         d.message[0] = '\0';
-        CHECK_MSG(amq_lsm_workload(bad[i], r, 5, &d) == AMQ_ERR_SPEC,
-                  "%s", bad[i]);
+        CHECK_MSG(amq_lsm_workload(bad[i], r, 5, &d) == AMQ_ERR_SPEC, "%s",
+                  bad[i]);
         CHECK(d.message[0] != '\0');
     }
 }
@@ -242,8 +246,8 @@ static void test_robustness(void) {
 
 static void test_frontier(void) {
     amq_alloc_curve *m = model();
-    amq_lsm_drift_cfg cfg = {64, 1e6, 10, 0.9, 0.03, 30, 600, 60,
-                             AMQ_LSM_DRIFT_WALK, 2};
+    amq_lsm_drift_cfg cfg = {
+        64, 1e6, 10, 0.9, 0.03, 30, 600, 60, AMQ_LSM_DRIFT_WALK, 2};
     amq_lsm_drift d;
     check_seed = 38;
     /* no drift: compaction-only is the oracle */

@@ -20,15 +20,14 @@
 /* ---- shared helpers ----------------------------------------------------- */
 
 bool lsm_parse_double(const char *opt, const char *s, double lo, double hi,
-                      double *out)
-{
+                      double *out) {
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo ||
         v > hi) {
-        cli_usage_error(LSM_CMD, "--%s: '%s' is not a number in [%g, %g]",
-                        opt, s, lo, hi);
+        cli_usage_error(LSM_CMD, "--%s: '%s' is not a number in [%g, %g]", opt,
+                        s, lo, hi);
         return false;
     }
     *out = v;
@@ -36,8 +35,7 @@ bool lsm_parse_double(const char *opt, const char *s, double lo, double hi,
 }
 
 bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,
-                    size_t *n)
-{
+                    size_t *n) {
     char buf[512];
     *n = 0;
     if (strlen(s) >= sizeof buf) {
@@ -63,15 +61,13 @@ bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,
 
 /* "amq: --OPT VALUE: <status> (at byte N: <diag>)"; CLI_EXIT_ERR. */
 static int option_error(const char *opt, const char *value, amq_status st,
-                        const amq_diag *d)
-{
+                        const amq_diag *d) {
     char what[160];
     snprintf(what, sizeof what, "--%s %.100s", opt, value);
     return cli_status_error(what, st, d);
 }
 
-amq_alloc_curve *lsm_curve(const char *spec, double c)
-{
+amq_alloc_curve *lsm_curve(const char *spec, double c) {
     amq_alloc_curve *curve = NULL;
     amq_diag d = {0};
     amq_status st;
@@ -86,9 +82,8 @@ amq_alloc_curve *lsm_curve(const char *spec, double c)
     return curve;
 }
 
-bool lsm_tree(unsigned levels, double ratio, double keys,
-              const char *workload, amq_lsm_run *runs)
-{
+bool lsm_tree(unsigned levels, double ratio, double keys, const char *workload,
+              amq_lsm_run *runs) {
     amq_diag d = {0};
     if (amq_lsm_levels(levels, ratio, keys, runs) != AMQ_OK) {
         cli_usage_error(LSM_CMD, "--levels 1..64, --ratio > 1, --keys > 0");
@@ -102,8 +97,7 @@ bool lsm_tree(unsigned levels, double ratio, double keys,
     return true;
 }
 
-void lsm_json_string(FILE *out, const char *s)
-{
+void lsm_json_string(FILE *out, const char *s) {
     fputc('"', out);
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
@@ -120,16 +114,28 @@ void lsm_json_string(FILE *out, const char *s)
 /* ---- plan ---------------------------------------------------------------- */
 
 enum {
-    O_CSV = 1, O_LEVELS, O_RATIO, O_KEYS, O_BPK, O_WORKLOAD, O_CURVE, O_C,
+    O_CSV = 1,
+    O_LEVELS,
+    O_RATIO,
+    O_KEYS,
+    O_BPK,
+    O_WORKLOAD,
+    O_CURVE,
+    O_C,
     O_JSON
 };
 
 static const cli_opt plan_options[] = {
-    {"csv", 0, true, O_CSV},           {"levels", 'L', true, O_LEVELS},
-    {"ratio", 'T', true, O_RATIO},     {"keys", 'n', true, O_KEYS},
-    {"bits-per-key", 'b', true, O_BPK}, {"workload", 'w', true, O_WORKLOAD},
-    {"curve", 'c', true, O_CURVE},     {"c", 0, true, O_C},
-    {"json", 'j', false, O_JSON},      {"help", 'h', false, CLI_OPT_HELP},
+    {"csv", 0, true, O_CSV},
+    {"levels", 'L', true, O_LEVELS},
+    {"ratio", 'T', true, O_RATIO},
+    {"keys", 'n', true, O_KEYS},
+    {"bits-per-key", 'b', true, O_BPK},
+    {"workload", 'w', true, O_WORKLOAD},
+    {"curve", 'c', true, O_CURVE},
+    {"c", 0, true, O_C},
+    {"json", 'j', false, O_JSON},
+    {"help", 'h', false, CLI_OPT_HELP},
     {NULL, 0, false, 0},
 };
 
@@ -140,8 +146,7 @@ typedef struct plan_opts {
 } plan_opts;
 
 /* 1 handled, -1 error (reported). */
-static int plan_option(int id, const char *v, plan_opts *o)
-{
+static int plan_option(int id, const char *v, plan_opts *o) {
     bool ok = true;
     switch (id) {
     case O_CSV: o->csv = v; break;
@@ -164,7 +169,10 @@ static int plan_option(int id, const char *v, plan_opts *o)
     case O_BPK:
         ok = lsm_parse_double("bits-per-key", v, 0, 1e6, &o->bpk);
         break;
-    case O_WORKLOAD: o->generated = true; o->workload = v; break;
+    case O_WORKLOAD:
+        o->generated = true;
+        o->workload = v;
+        break;
     case O_CURVE: o->curve = v; break;
     case O_C: ok = lsm_parse_double("c", v, 1e-6, 100, &o->c); break;
     case O_JSON: o->json = true; break;
@@ -173,11 +181,14 @@ static int plan_option(int id, const char *v, plan_opts *o)
 }
 
 /* 0 parsed, 1 help printed, -1 error (reported). */
-static int parse_plan(int argc, char **argv, plan_opts *o)
-{
+static int parse_plan(int argc, char **argv, plan_opts *o) {
     cli_args a;
-    *o = (plan_opts){.workload = "uniform", .curve = "bloom", .levels = 5,
-                     .ratio = 10, .keys = 1e6, .bpk = NAN,
+    *o = (plan_opts){.workload = "uniform",
+                     .curve = "bloom",
+                     .levels = 5,
+                     .ratio = 10,
+                     .keys = 1e6,
+                     .bpk = NAN,
                      .c = AMQ_ALLOC_BLOOM_C};
     cli_args_init(&a, LSM_CMD, argc, argv);
     for (int id; (id = cli_next(&a, plan_options)) != CLI_NEXT_END;) {
@@ -186,8 +197,7 @@ static int parse_plan(int argc, char **argv, plan_opts *o)
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, LSM_CMD) ? 1 : -1;
         if (id == CLI_NEXT_POS) {
-            cli_usage_error(LSM_CMD, "plan: unexpected argument '%s'",
-                            a.value);
+            cli_usage_error(LSM_CMD, "plan: unexpected argument '%s'", a.value);
             return -1;
         }
         if (plan_option(id, a.value, o) < 0)
@@ -207,27 +217,26 @@ static int parse_plan(int argc, char **argv, plan_opts *o)
 }
 
 /* Runs from the CSV file, into a malloc'ed array. */
-static amq_lsm_run *read_csv(const char *path, size_t *count)
-{
+static amq_lsm_run *read_csv(const char *path, size_t *count) {
     uint8_t *text = NULL;
     size_t len = 0, cap = 0;
     amq_diag d = {0};
     amq_lsm_run *runs = NULL;
     if (!cli_read_file(path, &text, &len))
         return NULL;
-    amq_status st = amq_lsm_parse_csv((const char *)text, len, NULL, 0,
-                                      &cap, &d);
+    amq_status st =
+        amq_lsm_parse_csv((const char *)text, len, NULL, 0, &cap, &d);
     if (st == AMQ_ERR_BUFFER) {
         runs = calloc(cap, sizeof *runs);
-        st = runs ? amq_lsm_parse_csv((const char *)text, len, runs, cap,
-                                      count, &d)
+        st = runs ? amq_lsm_parse_csv((const char *)text, len, runs, cap, count,
+                                      &d)
                   : AMQ_ERR_NOMEM;
     }
     free(text);
     if (st != AMQ_OK) {
         if (d.message[0])
-            cli_error("%s: %.*s (byte %zu)", strcmp(path, "-") ? path
-                                                               : "<stdin>",
+            cli_error("%s: %.*s (byte %zu)",
+                      strcmp(path, "-") ? path : "<stdin>",
                       (int)sizeof d.message, d.message, d.offset);
         else
             cli_error("%s: %s", path, amq_strerror(st));
@@ -237,16 +246,16 @@ static amq_lsm_run *read_csv(const char *path, size_t *count)
     return runs;
 }
 
-static void print_plan_text(const plan_opts *o, const amq_lsm_run *r,
-                            size_t n, const amq_alloc_pick *opt,
+static void print_plan_text(const plan_opts *o, const amq_lsm_run *r, size_t n,
+                            const amq_alloc_pick *opt,
                             const amq_alloc_pick *uni,
-                            const amq_lsm_totals *t)
-{
+                            const amq_lsm_totals *t) {
     double keys = 0, w = 0;
     for (size_t i = 0; i < n; i++)
         keys += r[i].keys, w += r[i].lookups;
     printf("LSM filter plan: %zu runs, %.0f keys, %g bits/key (%.0f bits), "
-           "curve %s\n\n", n, keys, o->bpk, t->memory_bits, o->curve);
+           "curve %s\n\n",
+           n, keys, o->bpk, t->memory_bits, o->curve);
     printf("| run | keys | lookups | uniform bits/key | uniform fpr | "
            "optimal bits/key | spec | optimal fpr |\n"
            "|---|---:|---:|---:|---:|---:|---|---:|\n");
@@ -259,25 +268,22 @@ static void print_plan_text(const plan_opts *o, const amq_lsm_run *r,
            "  uniform %.6g, optimal %.6g (%.2f%% fewer); memory used %.0f "
            "bits; KKT residual %.1e\n",
            t->cost_uniform, t->cost_optimal,
-           t->cost_uniform > 0
-               ? 100 * (1 - t->cost_optimal / t->cost_uniform)
-               : 0.0,
+           t->cost_uniform > 0 ? 100 * (1 - t->cost_optimal / t->cost_uniform)
+                               : 0.0,
            t->optimal.memory_bits, t->optimal.kkt_residual);
 }
 
-static void print_pick_json(const char *prefix, const amq_alloc_pick *p)
-{
+static void print_pick_json(const char *prefix, const amq_alloc_pick *p) {
     printf(",\"%sbits_per_key\":%.17g,\"%sspec\":", prefix, p->bits_per_key,
            prefix);
     lsm_json_string(stdout, p->spec);
     printf(",\"%sfpr\":%.17g", prefix, p->fpr);
 }
 
-static void print_plan_json(const plan_opts *o, const amq_lsm_run *r,
-                            size_t n, const amq_alloc_pick *opt,
+static void print_plan_json(const plan_opts *o, const amq_lsm_run *r, size_t n,
+                            const amq_alloc_pick *opt,
                             const amq_alloc_pick *uni,
-                            const amq_lsm_totals *t)
-{
+                            const amq_lsm_totals *t) {
     printf("{\"curve\":");
     lsm_json_string(stdout, o->curve);
     printf(",\"bits_per_key\":%.17g,\"memory_bits\":%.17g,"
@@ -296,8 +302,7 @@ static void print_plan_json(const plan_opts *o, const amq_lsm_run *r,
     printf("]}\n");
 }
 
-static int plan(int argc, char **argv)
-{
+static int plan(int argc, char **argv) {
     plan_opts o;
     amq_lsm_run *runs = NULL;
     size_t n = 0;
@@ -317,8 +322,7 @@ static int plan(int argc, char **argv)
     amq_alloc_pick *uni = calloc(n ? n : 1, sizeof *uni);
     amq_lsm_totals t;
     if (curve != NULL && opt != NULL && uni != NULL) {
-        amq_status st = amq_lsm_plan(runs, n, curve, o.bpk, NULL, opt, uni,
-                                     &t);
+        amq_status st = amq_lsm_plan(runs, n, curve, o.bpk, NULL, opt, uni, &t);
         if (st != AMQ_OK) {
             cli_status_error("plan", st, NULL);
         } else {
@@ -336,8 +340,7 @@ static int plan(int argc, char **argv)
     return rc;
 }
 
-int cli_cmd_lsm(int argc, char **argv)
-{
+int cli_cmd_lsm(int argc, char **argv) {
     if (argc < 2)
         return cli_usage_error(LSM_CMD, "expected 'plan' or 'simulate'");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)

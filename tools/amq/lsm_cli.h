@@ -24,8 +24,8 @@ bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,
 amq_alloc_curve *lsm_curve(const char *spec, double c);
 
 /* A leveled tree with a workload; false after printing an error. */
-bool lsm_tree(unsigned levels, double ratio, double keys,
-              const char *workload, amq_lsm_run *runs);
+bool lsm_tree(unsigned levels, double ratio, double keys, const char *workload,
+              amq_lsm_run *runs);
 
 /* JSON string (the names and specs we print hold no control bytes, but a
  * CSV name may hold a backslash or a quote-free anything). */

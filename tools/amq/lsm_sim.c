@@ -30,28 +30,67 @@
 #define MAX_TYPES 16
 
 enum {
-    O_LAW = 1, O_CURVE, O_C, O_SEED, O_SVG, O_JSON, O_QUICK, O_LEVELS,
-    O_RATIO, O_KEYS, O_BPK, O_WEIGHTS, O_RUNS, O_ALPHA, O_SEGMENTS, O_SKEW,
-    O_DRAWS, O_SCALE, O_EPOCH, O_STEPS, O_WARMUP, O_THETA, O_SIGMAS,
-    O_DRIFT, O_TYPES, O_RANGE, O_QUERIES, O_BUILD
+    O_LAW = 1,
+    O_CURVE,
+    O_C,
+    O_SEED,
+    O_SVG,
+    O_JSON,
+    O_QUICK,
+    O_LEVELS,
+    O_RATIO,
+    O_KEYS,
+    O_BPK,
+    O_WEIGHTS,
+    O_RUNS,
+    O_ALPHA,
+    O_SEGMENTS,
+    O_SKEW,
+    O_DRAWS,
+    O_SCALE,
+    O_EPOCH,
+    O_STEPS,
+    O_WARMUP,
+    O_THETA,
+    O_SIGMAS,
+    O_DRIFT,
+    O_TYPES,
+    O_RANGE,
+    O_QUERIES,
+    O_BUILD
 };
 
 static const cli_opt sim_options[] = {
-    {"law", 'l', true, O_LAW},          {"curve", 'c', true, O_CURVE},
-    {"c", 0, true, O_C},                {"seed", 's', true, O_SEED},
-    {"svg", 0, true, O_SVG},            {"json", 'j', false, O_JSON},
-    {"quick", 0, false, O_QUICK},       {"levels", 'L', true, O_LEVELS},
-    {"ratio", 'T', true, O_RATIO},      {"keys", 'n', true, O_KEYS},
-    {"bits-per-key", 'b', true, O_BPK}, {"weights", 'w', true, O_WEIGHTS},
-    {"runs", 0, true, O_RUNS},          {"alpha", 0, true, O_ALPHA},
-    {"segments", 0, true, O_SEGMENTS},  {"skew", 0, true, O_SKEW},
-    {"draws", 0, true, O_DRAWS},        {"scale", 0, true, O_SCALE},
-    {"epoch", 0, true, O_EPOCH},        {"steps", 0, true, O_STEPS},
-    {"warmup", 0, true, O_WARMUP},      {"theta", 0, true, O_THETA},
-    {"sigmas", 0, true, O_SIGMAS},      {"drift", 0, true, O_DRIFT},
-    {"types", 0, true, O_TYPES},        {"range", 0, true, O_RANGE},
-    {"queries", 0, true, O_QUERIES},    {"build-keys", 0, true, O_BUILD},
-    {"help", 'h', false, CLI_OPT_HELP}, {NULL, 0, false, 0},
+    {"law", 'l', true, O_LAW},
+    {"curve", 'c', true, O_CURVE},
+    {"c", 0, true, O_C},
+    {"seed", 's', true, O_SEED},
+    {"svg", 0, true, O_SVG},
+    {"json", 'j', false, O_JSON},
+    {"quick", 0, false, O_QUICK},
+    {"levels", 'L', true, O_LEVELS},
+    {"ratio", 'T', true, O_RATIO},
+    {"keys", 'n', true, O_KEYS},
+    {"bits-per-key", 'b', true, O_BPK},
+    {"weights", 'w', true, O_WEIGHTS},
+    {"runs", 0, true, O_RUNS},
+    {"alpha", 0, true, O_ALPHA},
+    {"segments", 0, true, O_SEGMENTS},
+    {"skew", 0, true, O_SKEW},
+    {"draws", 0, true, O_DRAWS},
+    {"scale", 0, true, O_SCALE},
+    {"epoch", 0, true, O_EPOCH},
+    {"steps", 0, true, O_STEPS},
+    {"warmup", 0, true, O_WARMUP},
+    {"theta", 0, true, O_THETA},
+    {"sigmas", 0, true, O_SIGMAS},
+    {"drift", 0, true, O_DRIFT},
+    {"types", 0, true, O_TYPES},
+    {"range", 0, true, O_RANGE},
+    {"queries", 0, true, O_QUERIES},
+    {"build-keys", 0, true, O_BUILD},
+    {"help", 'h', false, CLI_OPT_HELP},
+    {NULL, 0, false, 0},
 };
 
 typedef struct sim_opts {
@@ -63,16 +102,28 @@ typedef struct sim_opts {
     bool json, quick, seed_set;
 } sim_opts;
 
-static void defaults(sim_opts *o)
-{
-    *o = (sim_opts){.curve = "model", .c = AMQ_ALLOC_BLOOM_C, .bpk = NAN,
-                    .levels = 5, .ratio = 10, .keys = 1e6,
-                    .weights = "100,50,10,2,1", .runs = 50, .alpha = 0.3,
-                    .segments = 64, .skew = 0.9, .draws = 600, .epoch = 30,
-                    .steps = 1500, .warmup = 100, .theta = 0.03,
+static void defaults(sim_opts *o) {
+    *o = (sim_opts){.curve = "model",
+                    .c = AMQ_ALLOC_BLOOM_C,
+                    .bpk = NAN,
+                    .levels = 5,
+                    .ratio = 10,
+                    .keys = 1e6,
+                    .weights = "100,50,10,2,1",
+                    .runs = 50,
+                    .alpha = 0.3,
+                    .segments = 64,
+                    .skew = 0.9,
+                    .draws = 600,
+                    .epoch = 30,
+                    .steps = 1500,
+                    .warmup = 100,
+                    .theta = 0.03,
                     .types = "bloom,blocked,sbbf,ribbon,fuse,xor,cuckoo,qf",
-                    .queries = 1e7, .build = 1e6,
-                    .scale = {0.02, 0.25}, .sigmas = {0.01, 1.2, 18},
+                    .queries = 1e7,
+                    .build = 1e6,
+                    .scale = {0.02, 0.25},
+                    .sigmas = {0.01, 1.2, 18},
                     .range = {2, 20, 1}};
 }
 
@@ -85,7 +136,7 @@ typedef struct num_opt {
 } num_opt;
 
 #define NUM(id, name, lo, hi, field)                                           \
-    {id, name, lo, hi, offsetof(sim_opts, field)}
+    { id, name, lo, hi, offsetof(sim_opts, field) }
 static const num_opt numbers[] = {
     NUM(O_C, "c", 1e-6, 100, c),
     NUM(O_SEED, "seed", 0, 9007199254740992.0, seed),
@@ -107,12 +158,12 @@ static const num_opt numbers[] = {
 };
 
 /* Options given as lists: --scale lo,hi --sigmas lo,hi,n --range lo,hi,step */
-static int list_option(int id, const char *v, sim_opts *o)
-{
+static int list_option(int id, const char *v, sim_opts *o) {
     double t[3];
     size_t n;
-    const char *name = id == O_SCALE ? "scale" : id == O_SIGMAS ? "sigmas"
-                                                                : "range";
+    const char *name = id == O_SCALE    ? "scale"
+                       : id == O_SIGMAS ? "sigmas"
+                                        : "range";
     size_t want = id == O_SCALE ? 2 : 3;
     if (!lsm_parse_list(name, v, t, 3, &n))
         return -1;
@@ -121,18 +172,19 @@ static int list_option(int id, const char *v, sim_opts *o)
                (id == O_RANGE && t[2] > 0));
     if (!ok) {
         cli_usage_error(LSM_CMD, "--%s: expected %s", name,
-                        id == O_SCALE ? "LO,HI" : id == O_SIGMAS
-                                                      ? "LO,HI,COUNT"
-                                                      : "LO,HI,STEP");
+                        id == O_SCALE    ? "LO,HI"
+                        : id == O_SIGMAS ? "LO,HI,COUNT"
+                                         : "LO,HI,STEP");
         return -1;
     }
-    memcpy(id == O_SCALE ? o->scale : id == O_SIGMAS ? o->sigmas : o->range,
+    memcpy(id == O_SCALE    ? o->scale
+           : id == O_SIGMAS ? o->sigmas
+                            : o->range,
            t, want * sizeof *t);
     return 1;
 }
 
-static int sim_option(int id, const char *v, sim_opts *o)
-{
+static int sim_option(int id, const char *v, sim_opts *o) {
     for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++)
         if (numbers[i].id == id) {
             double *dst = (double *)((char *)o + numbers[i].offset);
@@ -150,7 +202,9 @@ static int sim_option(int id, const char *v, sim_opts *o)
     case O_QUICK: o->quick = true; return 1;
     case O_WEIGHTS: o->weights = v; return 1;
     case O_TYPES: o->types = v; return 1;
-    case O_SCALE: case O_SIGMAS: case O_RANGE: return list_option(id, v, o);
+    case O_SCALE:
+    case O_SIGMAS:
+    case O_RANGE: return list_option(id, v, o);
     case O_DRIFT:
         if (strcmp(v, "walk") == 0 || strcmp(v, "linear") == 0) {
             o->drift = v[0] == 'l' ? AMQ_LSM_DRIFT_LINEAR : AMQ_LSM_DRIFT_WALK;
@@ -163,8 +217,7 @@ static int sim_option(int id, const char *v, sim_opts *o)
 }
 
 /* The run count of a generated tree must be a whole number of levels. */
-static bool whole(const char *name, double v)
-{
+static bool whole(const char *name, double v) {
     if (v == floor(v))
         return true;
     cli_usage_error(LSM_CMD, "--%s wants an integer", name);
@@ -184,15 +237,13 @@ typedef struct h0_result {
 /* Cost on `real` of the model's allocation: each run's bits realised on
  * the real curve (rounded down to what it can build). */
 static double model_planned(const h0_result *r, const amq_alloc_curve *real,
-                            amq_alloc_pick *out, double c)
-{
+                            amq_alloc_pick *out, double c) {
     amq_alloc_curve *m = lsm_curve("model", c);
     amq_lsm_totals t;
     double cost = NAN, w = 0, sum = 0;
     amq_alloc_pick mp[64];
-    if (m == NULL ||
-        amq_lsm_plan(r->runs, r->n, m, r->t.bits_per_key, NULL, mp, NULL,
-                     &t) != AMQ_OK) {
+    if (m == NULL || amq_lsm_plan(r->runs, r->n, m, r->t.bits_per_key, NULL, mp,
+                                  NULL, &t) != AMQ_OK) {
         amq_alloc_curve_free(m);
         return cost;
     }
@@ -206,8 +257,7 @@ static double model_planned(const h0_result *r, const amq_alloc_curve *real,
 }
 
 static bool h0_run(const sim_opts *o, const amq_alloc_curve *curve,
-                   h0_result *r)
-{
+                   h0_result *r) {
     size_t nw;
     double w[64];
     if (!whole("levels", o->levels))
@@ -220,32 +270,30 @@ static bool h0_run(const sim_opts *o, const amq_alloc_curve *curve,
                         r->n);
         return false;
     }
-    if (amq_lsm_levels((unsigned)r->n, o->ratio, o->keys, r->runs) !=
-        AMQ_OK)
+    if (amq_lsm_levels((unsigned)r->n, o->ratio, o->keys, r->runs) != AMQ_OK)
         return false;
     for (size_t i = 0; i < r->n; i++)
         r->runs[i].lookups = w[i];
     double bpk = isnan(o->bpk) ? 8 : o->bpk;
-    amq_status st = amq_lsm_plan(r->runs, r->n, curve, bpk, NULL, r->opt,
-                                 r->uni, &r->t);
+    amq_status st =
+        amq_lsm_plan(r->runs, r->n, curve, bpk, NULL, r->opt, r->uni, &r->t);
     if (st != AMQ_OK) {
         cli_status_error("h0", st, NULL);
         return false;
     }
-    r->model_planned_cost = strcmp(o->curve, "model") == 0
-                                ? r->t.cost_optimal
-                                : model_planned(r, curve, r->model_on_real,
-                                                o->c);
+    r->model_planned_cost =
+        strcmp(o->curve, "model") == 0
+            ? r->t.cost_optimal
+            : model_planned(r, curve, r->model_on_real, o->c);
     return true;
 }
 
-static void h0_plot(const sim_opts *o, const h0_result *r)
-{
+static void h0_plot(const sim_opts *o, const h0_result *r) {
     plot p;
     double x[64], fu[64], fo[64], fm[64];
     for (size_t i = 0; i < r->n; i++)
-        x[i] = (double)(i + 1), fu[i] = r->uni[i].fpr,
-        fo[i] = r->opt[i].fpr, fm[i] = r->model_on_real[i].fpr;
+        x[i] = (double)(i + 1), fu[i] = r->uni[i].fpr, fo[i] = r->opt[i].fpr,
+        fm[i] = r->model_on_real[i].fpr;
     plot_init(&p, "H0: false-positive rate per level", "level (1 = smallest)",
               "false-positive rate", false, true);
     plot_add(&p, "uniform bits", x, fu, r->n, true, true);
@@ -256,8 +304,7 @@ static void h0_plot(const sim_opts *o, const h0_result *r)
     plot_write(&p, o->svg);
 }
 
-static int law_h0(const sim_opts *o, const amq_alloc_curve *curve)
-{
+static int law_h0(const sim_opts *o, const amq_alloc_curve *curve) {
     static h0_result r;
     if (!h0_run(o, curve, &r))
         return CLI_EXIT_ERR;
@@ -280,8 +327,8 @@ static int law_h0(const sim_opts *o, const amq_alloc_curve *curve)
         for (size_t i = 0; i < r.n; i++)
             printf("| %s | %.0f | %.4g | %.3f | %.4g | %.3f | %s | %.4g |\n",
                    r.runs[i].name, r.runs[i].keys, r.runs[i].lookups,
-                   r.uni[i].bits_per_key, r.uni[i].fpr,
-                   r.opt[i].bits_per_key, r.opt[i].spec, r.opt[i].fpr);
+                   r.uni[i].bits_per_key, r.uni[i].fpr, r.opt[i].bits_per_key,
+                   r.opt[i].spec, r.opt[i].fpr);
         printf("\n| cost (sum w fpr) | paper's repository | amq |\n"
                "|---|---:|---:|\n| uniform | %g | %.6g |\n"
                "| Monkey | %g | %.6g |\n| reduction | 99.04%% | %.2f%% |\n",
@@ -301,19 +348,18 @@ static int law_h0(const sim_opts *o, const amq_alloc_curve *curve)
 
 /* ---- log-law ------------------------------------------------------------- */
 
-static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve)
-{
+static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve) {
     if (!whole("runs", o->runs))
         return CLI_EXIT_ERR;
     size_t n = (size_t)o->runs;
     double *lw = calloc(n, sizeof *lw), *b = calloc(n, sizeof *b);
     double bpk = isnan(o->bpk) ? 8 : o->bpk;
     amq_lsm_fit fit;
-    amq_status st = lw && b ? amq_lsm_loglaw(n, o->alpha, bpk,
-                                             o->seed_set ? (uint64_t)o->seed
-                                                         : 0,
-                                             curve, NULL, lw, b, &fit)
-                            : AMQ_ERR_NOMEM;
+    amq_status st = lw && b
+                        ? amq_lsm_loglaw(n, o->alpha, bpk,
+                                         o->seed_set ? (uint64_t)o->seed : 0,
+                                         curve, NULL, lw, b, &fit)
+                        : AMQ_ERR_NOMEM;
     if (st != AMQ_OK) {
         free(lw), free(b);
         return cli_status_error("loglaw", st, NULL);
@@ -325,8 +371,8 @@ static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve)
                fit.slope, closed, fit.r2, fit.n);
     else {
         char cf[32];
-        snprintf(cf, sizeof cf, isnan(closed) ? "- (model only)"
-                                              : "%.4f (1/c)", closed);
+        snprintf(cf, sizeof cf, isnan(closed) ? "- (model only)" : "%.4f (1/c)",
+                 closed);
         printf("Log-law on curve %s: %zu equal runs, Dirichlet(%g), %g "
                "bits/key\n\n| | closed form | paper's repository | amq |\n"
                "|---|---:|---:|---:|\n| slope of b* on ln w | %s | 2.0814 | "
@@ -365,11 +411,14 @@ typedef struct robust_run {
 
 static amq_status robust_sweep(const sim_opts *o, const amq_alloc_curve *c,
                                double lo, double hi, uint64_t seed,
-                               robust_run *out)
-{
+                               robust_run *out) {
     size_t n = (size_t)o->draws;
     amq_lsm_robust_cfg cfg = {(size_t)o->segments,
-                              isnan(o->bpk) ? 10 : o->bpk, o->skew, n, lo, hi,
+                              isnan(o->bpk) ? 10 : o->bpk,
+                              o->skew,
+                              n,
+                              lo,
+                              hi,
                               seed};
     out->D = calloc(n, sizeof(double));
     out->E = calloc(n, sizeof(double));
@@ -379,8 +428,7 @@ static amq_status robust_sweep(const sim_opts *o, const amq_alloc_curve *c,
     return amq_lsm_robustness(&cfg, c, NULL, out->D, out->E, out->X, &out->r);
 }
 
-static double max_gap(const robust_run *r, size_t n)
-{
+static double max_gap(const robust_run *r, size_t n) {
     double g = 0;
     for (size_t i = 0; i < n; i++)
         g = fmax(g, fabs(r->E[i] - r->X[i]));
@@ -388,8 +436,7 @@ static double max_gap(const robust_run *r, size_t n)
 }
 
 static void robust_print(const sim_opts *o, const robust_run *s,
-                         const robust_run *l)
-{
+                         const robust_run *l) {
     size_t n = (size_t)o->draws;
     bool model = strcmp(o->curve, "model") == 0;
     if (o->json) {
@@ -416,16 +463,15 @@ static void robust_print(const sim_opts *o, const robust_run *s,
            o->curve, o->segments, isnan(o->bpk) ? 10 : o->bpk, o->skew, n,
            o->scale[0], o->scale[1], s->r.fit.slope, s->r.fit.r2,
            s->r.rel_err_half_law, o->scale[0], 0.9, l->r.fit.slope,
-           l->r.rel_err_half_law, s->r.common_excess,
-           s->r.differential_excess);
+           l->r.rel_err_half_law, s->r.common_excess, s->r.differential_excess);
     if (model)
         printf("| max abs(excess - exact form), both sweeps | 0 | | %.2g "
-               "|\n", fmax(max_gap(s, n), max_gap(l, n)));
+               "|\n",
+               fmax(max_gap(s, n), max_gap(l, n)));
 }
 
 static void robust_plot(const sim_opts *o, const robust_run *s,
-                        const robust_run *l)
-{
+                        const robust_run *l) {
     size_t n = (size_t)o->draws;
     double hx[2] = {0, 0}, hy[2];
     for (size_t i = 0; i < n; i++)
@@ -440,8 +486,7 @@ static void robust_plot(const sim_opts *o, const robust_run *s,
     plot_write(&p, o->svg);
 }
 
-static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve)
-{
+static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve) {
     robust_run s = {0}, l = {0};
     uint64_t seed = o->seed_set ? (uint64_t)o->seed : 1;
     int rc = CLI_EXIT_OK;
@@ -463,9 +508,8 @@ static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve)
 
 /* ---- frontier ------------------------------------------------------------ */
 
-static void frontier_print(const sim_opts *o, const amq_lsm_drift *d,
-                           size_t n, const amq_lsm_frontier *f)
-{
+static void frontier_print(const sim_opts *o, const amq_lsm_drift *d, size_t n,
+                           const amq_lsm_frontier *f) {
     if (o->json) {
         printf("{\"law\":\"frontier\",\"rstar\":%.17g,\"quad_k\":%.17g,"
                "\"quad_r2\":%.17g,\"small_k\":%.17g,"
@@ -500,13 +544,12 @@ static void frontier_print(const sim_opts *o, const amq_lsm_drift *d,
            "| largest r with V <= 0.1, in r* | 0.55 (k=1/3), 0.45 (k=1/2) | "
            "0.34 | %.3f |\n| smallest r with V >= 1, in r* | 1.73, 1.41 | "
            "4.2 | %.3f |\n",
-           f->rstar, f->quad_k, f->quad_r2, f->small_k,
-           f->r_coarse / f->rstar, f->r_fallback / f->rstar);
+           f->rstar, f->quad_k, f->quad_r2, f->small_k, f->r_coarse / f->rstar,
+           f->r_fallback / f->rstar);
 }
 
-static void frontier_plot(const sim_opts *o, const amq_lsm_drift *d,
-                          size_t n, const amq_lsm_frontier *f)
-{
+static void frontier_plot(const sim_opts *o, const amq_lsm_drift *d, size_t n,
+                          const amq_lsm_frontier *f) {
     double x[MAX_SIGMAS], y[MAX_SIGMAS], cx[64], c3[64], c2[64];
     double hx[2] = {0.01, 20}, h1[2] = {0.1, 0.1}, h2[2] = {1, 1};
     for (size_t i = 0; i < n; i++)
@@ -520,17 +563,16 @@ static void frontier_plot(const sim_opts *o, const amq_lsm_drift *d,
               "r / r*", "V", true, true);
     p.ymin = 1e-4, p.ymax = 10, p.xmin = 0.01, p.xmax = 20;
     plot_add(&p, "simulated", x, y, n, true, true);
-    plot_add(&p, "(r/r*)^2/3: sigma^2/(6G)", cx, c3, 64, true, false)
-        ->dashed = true;
-    plot_add(&p, "(r/r*)^2/2: random walk", cx, c2, 64, true, false)
-        ->dashed = true;
+    plot_add(&p, "(r/r*)^2/3: sigma^2/(6G)", cx, c3, 64, true, false)->dashed =
+        true;
+    plot_add(&p, "(r/r*)^2/2: random walk", cx, c2, 64, true, false)->dashed =
+        true;
     plot_add(&p, "V = 0.1", hx, h1, 2, true, false);
     plot_add(&p, "V = 1 (uniform is as good)", hx, h2, 2, true, false);
     plot_write(&p, o->svg);
 }
 
-static int law_frontier(const sim_opts *o, const amq_alloc_curve *curve)
-{
+static int law_frontier(const sim_opts *o, const amq_alloc_curve *curve) {
     amq_lsm_drift d[MAX_SIGMAS];
     amq_lsm_frontier f;
     size_t n = (size_t)o->sigmas[2];
@@ -538,10 +580,16 @@ static int law_frontier(const sim_opts *o, const amq_alloc_curve *curve)
     if (!whole("segments", o->segments) || !whole("epoch", o->epoch) ||
         !whole("steps", o->steps) || !whole("warmup", o->warmup))
         return CLI_EXIT_ERR;
-    amq_lsm_drift_cfg cfg = {(size_t)o->segments, o->keys,
-                             isnan(o->bpk) ? 10 : o->bpk, o->skew, o->theta,
-                             (unsigned)o->epoch, (unsigned)o->steps,
-                             (unsigned)o->warmup, o->drift, seed};
+    amq_lsm_drift_cfg cfg = {(size_t)o->segments,
+                             o->keys,
+                             isnan(o->bpk) ? 10 : o->bpk,
+                             o->skew,
+                             o->theta,
+                             (unsigned)o->epoch,
+                             (unsigned)o->steps,
+                             (unsigned)o->warmup,
+                             o->drift,
+                             seed};
     for (size_t i = 0; i < n; i++) {
         double s = n > 1 ? o->sigmas[0] * pow(o->sigmas[1] / o->sigmas[0],
                                               (double)i / (double)(n - 1))
@@ -566,8 +614,8 @@ typedef struct type_curve {
     char spec[AMQ_ALLOC_SPEC_MAX];
     double target[64], b[64], fpr[64];
     size_t n;
-    amq_lsm_fit fit;    /* ln fpr on b, weighted by false positives     */
-    double sat16;       /* measured / model at 16 bits per key          */
+    amq_lsm_fit fit; /* ln fpr on b, weighted by false positives     */
+    double sat16;    /* measured / model at 16 bits per key          */
     double uniform, monkey_real, monkey_model; /* H0 costs on the type  */
     double loglaw_slope, loglaw_r2, robust_slope;
 } type_curve;
@@ -578,8 +626,7 @@ typedef struct type_curve {
  * gives the same filter for many b: each distinct filter counts once, and
  * "no filter" not at all. */
 static bool measure_type(const sim_opts *o, const amq_alloc_curve *c,
-                         type_curve *t)
-{
+                         type_curve *t) {
     double x[64], y[64], w[64];
     amq_alloc_pick prev = {0}, pick;
     size_t m = 0, step = 0;
@@ -594,10 +641,9 @@ static bool measure_type(const sim_opts *o, const amq_alloc_curve *c,
                                      pick.bits_per_key == prev.bits_per_key))
             continue;
         prev = pick;
-        amq_status st = amq_lsm_measure(c, b, (size_t)o->build,
-                                        (uint64_t)o->queries,
-                                        (uint64_t)o->seed + step, NULL, &pick,
-                                        &actual, &fp);
+        amq_status st = amq_lsm_measure(
+            c, b, (size_t)o->build, (uint64_t)o->queries,
+            (uint64_t)o->seed + step, NULL, &pick, &actual, &fp);
         if (st != AMQ_OK) {
             cli_status_error(t->spec, st, NULL);
             return false;
@@ -616,8 +662,7 @@ static bool measure_type(const sim_opts *o, const amq_alloc_curve *c,
     return true;
 }
 
-static size_t distinct(const double *v, size_t n)
-{
+static size_t distinct(const double *v, size_t n) {
     size_t d = 0;
     for (size_t i = 0; i < n; i++) {
         size_t j = 0;
@@ -630,8 +675,7 @@ static size_t distinct(const double *v, size_t n)
 
 /* The static laws and H0 on one type's curve. */
 static bool type_laws(const sim_opts *o, const amq_alloc_curve *c,
-                      type_curve *t)
-{
+                      type_curve *t) {
     static h0_result r;
     sim_opts h = *o;
     h.bpk = 8;
@@ -660,8 +704,7 @@ static bool type_laws(const sim_opts *o, const amq_alloc_curve *c,
     return true;
 }
 
-static void curves_print(const sim_opts *o, const type_curve *t, size_t n)
-{
+static void curves_print(const sim_opts *o, const type_curve *t, size_t n) {
     if (o->json) {
         printf("{\"law\":\"curves\",\"model_c\":%.17g,\"types\":[", o->c);
         for (size_t i = 0; i < n; i++) {
@@ -689,8 +732,7 @@ static void curves_print(const sim_opts *o, const type_curve *t, size_t n)
         char sat[32], law[48];
         /* a step curve builds one filter for many b: no point at 16, and
          * a handful of widths is no line for the log-law */
-        snprintf(sat, sizeof sat, isnan(t[i].sat16) ? "-" : "%.3g",
-                 t[i].sat16);
+        snprintf(sat, sizeof sat, isnan(t[i].sat16) ? "-" : "%.3g", t[i].sat16);
         if (isnan(t[i].loglaw_slope))
             snprintf(law, sizeof law, "- (step curve)");
         else
@@ -705,8 +747,7 @@ static void curves_print(const sim_opts *o, const type_curve *t, size_t n)
     }
 }
 
-static void curves_plot(const sim_opts *o, const type_curve *t, size_t n)
-{
+static void curves_plot(const sim_opts *o, const type_curve *t, size_t n) {
     plot p;
     double mx[2] = {o->range[0], o->range[1]}, my[2];
     for (int k = 0; k < 2; k++)
@@ -719,8 +760,7 @@ static void curves_plot(const sim_opts *o, const type_curve *t, size_t n)
     plot_write(&p, o->svg);
 }
 
-static int law_curves(const sim_opts *o)
-{
+static int law_curves(const sim_opts *o) {
     static type_curve t[MAX_TYPES];
     char list[512], *save = NULL;
     size_t n = 0;
@@ -730,8 +770,7 @@ static int law_curves(const sim_opts *o)
     for (char *s = strtok_r(list, ",", &save); s != NULL;
          s = strtok_r(NULL, ",", &save)) {
         if (n == MAX_TYPES)
-            return cli_usage_error(LSM_CMD, "--types: at most %d",
-                                   MAX_TYPES);
+            return cli_usage_error(LSM_CMD, "--types: at most %d", MAX_TYPES);
         amq_alloc_curve *c = lsm_curve(s, o->c);
         if (c == NULL)
             return CLI_EXIT_ERR;
@@ -751,8 +790,7 @@ static int law_curves(const sim_opts *o)
 /* ---- dispatch ------------------------------------------------------------ */
 
 /* --quick: the same laws at sizes a test can afford. */
-static void quicken(sim_opts *o)
-{
+static void quicken(sim_opts *o) {
     o->draws = 40;
     o->steps = 300;
     o->warmup = 30;
@@ -763,8 +801,7 @@ static void quicken(sim_opts *o)
 }
 
 /* 0 parsed, 1 help printed, -1 error (reported). */
-static int parse_sim(int argc, char **argv, sim_opts *o)
-{
+static int parse_sim(int argc, char **argv, sim_opts *o) {
     cli_args a;
     defaults(o);
     cli_args_init(&a, LSM_CMD, argc, argv);
@@ -791,8 +828,7 @@ static int parse_sim(int argc, char **argv, sim_opts *o)
     return 0;
 }
 
-int lsm_simulate(int argc, char **argv)
-{
+int lsm_simulate(int argc, char **argv) {
     sim_opts o;
     int parsed = parse_sim(argc, argv, &o), rc;
     if (parsed != 0)

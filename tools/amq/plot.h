@@ -1,7 +1,7 @@
 /*
  * plot.h — small SVG charts for the tool's simulations: a few series of
  * points and lines on linear or logarithmic axes, drawn directly (no
- * plotting dependency), written atomically with cli_write_file.
+ * plotting dependency), written atomically (a temporary file renamed).
  */
 #ifndef AMQ_TOOLS_PLOT_H
 #define AMQ_TOOLS_PLOT_H
