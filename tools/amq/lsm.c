@@ -97,20 +97,6 @@ bool lsm_tree(unsigned levels, double ratio, double keys, const char *workload,
     return true;
 }
 
-void lsm_json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
 /* ---- plan ---------------------------------------------------------------- */
 
 enum {
@@ -276,7 +262,7 @@ static void print_plan_text(const plan_opts *o, const amq_lsm_run *r, size_t n,
 static void print_pick_json(const char *prefix, const amq_alloc_pick *p) {
     printf(",\"%sbits_per_key\":%.17g,\"%sspec\":", prefix, p->bits_per_key,
            prefix);
-    lsm_json_string(stdout, p->spec);
+    cli_json_string(stdout, p->spec);
     printf(",\"%sfpr\":%.17g", prefix, p->fpr);
 }
 
@@ -285,7 +271,7 @@ static void print_plan_json(const plan_opts *o, const amq_lsm_run *r, size_t n,
                             const amq_alloc_pick *uni,
                             const amq_lsm_totals *t) {
     printf("{\"curve\":");
-    lsm_json_string(stdout, o->curve);
+    cli_json_string(stdout, o->curve);
     printf(",\"bits_per_key\":%.17g,\"memory_bits\":%.17g,"
            "\"memory_used_bits\":%.17g,\"cost_uniform\":%.17g,"
            "\"cost_optimal\":%.17g,\"kkt_residual\":%.3g,\"runs\":[",
@@ -293,7 +279,7 @@ static void print_plan_json(const plan_opts *o, const amq_lsm_run *r, size_t n,
            t->cost_optimal, t->optimal.kkt_residual);
     for (size_t i = 0; i < n; i++) {
         printf("%s{\"name\":", i ? "," : "");
-        lsm_json_string(stdout, r[i].name);
+        cli_json_string(stdout, r[i].name);
         printf(",\"keys\":%.17g,\"lookups\":%.17g", r[i].keys, r[i].lookups);
         print_pick_json("", &opt[i]);
         print_pick_json("uniform_", &uni[i]);

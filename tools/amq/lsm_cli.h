@@ -27,8 +27,4 @@ amq_alloc_curve *lsm_curve(const char *spec, double c);
 bool lsm_tree(unsigned levels, double ratio, double keys, const char *workload,
               amq_lsm_run *runs);
 
-/* JSON string (the names and specs we print hold no control bytes, but a
- * CSV name may hold a backslash or a quote-free anything). */
-void lsm_json_string(FILE *out, const char *s);
-
 #endif

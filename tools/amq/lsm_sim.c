@@ -312,7 +312,7 @@ static int law_h0(const sim_opts *o, const amq_alloc_curve *curve) {
     double red = 1 - t->cost_optimal / t->cost_uniform;
     if (o->json) {
         printf("{\"law\":\"h0\",\"curve\":");
-        lsm_json_string(stdout, o->curve);
+        cli_json_string(stdout, o->curve);
         printf(",\"cost_uniform\":%.17g,\"cost_monkey\":%.17g,"
                "\"reduction\":%.17g,\"cost_model_planned\":%.17g,"
                "\"paper_uniform\":%g,\"paper_monkey\":%g}\n",
@@ -709,7 +709,7 @@ static void curves_print(const sim_opts *o, const type_curve *t, size_t n) {
         printf("{\"law\":\"curves\",\"model_c\":%.17g,\"types\":[", o->c);
         for (size_t i = 0; i < n; i++) {
             printf("%s{\"spec\":", i ? "," : "");
-            lsm_json_string(stdout, t[i].spec);
+            cli_json_string(stdout, t[i].spec);
             printf(",\"beta_eff\":%.17g,\"r2\":%.17g,\"sat16\":%.17g,"
                    "\"h0_uniform\":%.17g,\"h0_monkey\":%.17g,"
                    "\"h0_model_planned\":%.17g,\"loglaw_slope\":%.17g,"
