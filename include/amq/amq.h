@@ -32,4 +32,5 @@
 #include "amq/alloc.h"
 #include "amq/shard.h"
 #include "amq/cascade.h"
+#include "amq/lsm.h"
 #endif

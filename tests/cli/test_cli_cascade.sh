@@ -6,27 +6,7 @@
 # nothing. Prints "test_cli_cascade: N passed, N failed".
 #
 # usage: tests/cli/test_cli_cascade.sh path/to/amq [TMPDIR]
-set -u
-AMQ=${1:?usage: test_cli_cascade.sh path/to/amq [tmpdir]}
-case $AMQ in /*) ;; *) AMQ="$(pwd)/$AMQ" ;; esac
-T=${2:-${TMPDIR:-/tmp}/amq-test-cli-cascade.$$}
-rm -rf "$T" && mkdir -p "$T" || exit 2
-cd "$T" || exit 2
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-    [ -s err ] && sed 's/^/  stderr| /' err | head -5 >&2
-}
-run() { # RC DESC CMD...
-    want=$1 desc=$2
-    shift 2
-    "$@" >out 2>err
-    rc=$?
-    if [ "$rc" -eq "$want" ]; then pass; else fail "$desc: exit $rc, want $want"; fi
-}
+. "$(dirname "$0")/harness.sh" "$@"
 has() { # FILE PATTERN DESC
     if grep -q -- "$2" "$1"; then pass; else fail "$3: no '$2' in $1"; fi
 }
@@ -91,6 +71,5 @@ run 2 "truncated" "$AMQ" cascade query t.amq members.txt
 run 2 "unknown subcommand" "$AMQ" cascade frobnicate
 run 0 "help" "$AMQ" help cascade
 
-echo "test_cli_cascade: $passed passed, $failed failed"
 cd / && rm -rf "$T"
-[ "$failed" -eq 0 ]
+finish test_cli_cascade
