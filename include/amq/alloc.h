@@ -20,8 +20,9 @@
  *
  * Curves. A curve is created once and shared by any number of groups:
  *   - the model e^(-c b) (c = (ln 2)^2 for an ideal Bloom filter): solved
- *     in closed form (water-filling, b_i = max(0, ln(c p_i / (lambda n_i)) / c),
- *     lambda exact for the final active set);
+ *     in closed form (water-filling,
+ *     b_i = max(0, ln(c p_i / (lambda n_i)) / c), lambda exact for the
+ *     final active set);
  *   - a structure type's real curve from a spec, through amq_curve_fpr /
  *     amq_curve_bits: what the engine may choose is the type's knob (Bloom
  *     hash count k, Ribbon solution bits in steps of 1/64, the fingerprint
@@ -38,9 +39,12 @@
  * fuse8 and fuse16, a caller's discrete points), is searched: held at each
  * realisable point of the chord in turn (and, where the family's curve is
  * continuous there, between them) while the rest is re-solved, the best
- * total kept. Finally a greedy pass spends what rounding freed, or covers
- * what it overdrew, by marginal gain per bit. The summary reports the
- * relaxed optimum and what the realised choice costs.
+ * total kept (up to 16 such groups; a chord whose possible gain is below
+ * 1e-6 of the objective, like most of Bloom's k -> k+1 hand-overs, is
+ * taken as the curve there). Finally a greedy pass spends what rounding
+ * freed, or covers what it overdrew, by marginal gain per bit. The summary
+ * reports the relaxed optimum and what the realised choice costs.
+ *
  * Accuracy. Model curves: exact to rounding (KKT residuals ~1e-15).
  * Sampled curves: the hull problem is solved exactly; the hull is sampled
  * every 1/64 bit per key (the caller chooses the step of its own curves),
@@ -109,8 +113,7 @@ AMQ_API amq_status amq_alloc_curve_model(double c, const amq_options *opt,
  * AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_alloc_curve_spec(const char *spec,
                                         const amq_options *opt,
-                                        amq_alloc_curve **out,
-                                        amq_diag *diag);
+                                        amq_alloc_curve **out, amq_diag *diag);
 
 /* A caller's curve, in one of two directions (exactly one of fpr / bits
  * set):
@@ -150,7 +153,7 @@ AMQ_API amq_status amq_alloc_curve_custom(const amq_alloc_custom *custom,
 
 AMQ_API void amq_alloc_curve_free(amq_alloc_curve *curve);
 
-/* ---- solving -------------------------------------------------------------- */
+/* ---- solving ------------------------------------------------------------- */
 
 typedef struct amq_alloc_group {
     double keys;                  /* n_i >= 0                              */
@@ -160,23 +163,23 @@ typedef struct amq_alloc_group {
 
 /* One group's allocation. */
 typedef struct amq_alloc_pick {
-    double bits_per_key;          /* b_i                                   */
-    double fpr;                   /* f_i(b_i) of the realised choice       */
-    char spec[AMQ_ALLOC_SPEC_MAX];/* what to build ("" = no filter)        */
+    double bits_per_key;           /* b_i                                   */
+    double fpr;                    /* f_i(b_i) of the realised choice       */
+    char spec[AMQ_ALLOC_SPEC_MAX]; /* what to build ("" = no filter)        */
 } amq_alloc_pick;
 
 typedef struct amq_alloc_summary {
-    double cost;         /* sum p_i f_i of the picks (+ p_0 in min_memory) */
-    double memory_bits;  /* sum n_i b_i of the picks                       */
-    double lambda;       /* the multiplier: cost saved per extra bit at the
+    double cost;           /* sum p_i f_i of the picks (+ p_0 in min_memory) */
+    double memory_bits;    /* sum n_i b_i of the picks                       */
+    double lambda;         /* the multiplier: cost saved per extra bit at the
                             margin (0 when the budget does not bind)       */
-    double kkt_residual; /* the relaxed solution's largest relative KKT
+    double kkt_residual;   /* the relaxed solution's largest relative KKT
                             violation (stationarity and complementarity) */
     double relaxed_cost;   /* the hull relaxation at the same budget: a
                               lower bound on any choice of sampled points
                               (min_cost)                                   */
     double relaxed_memory; /* ditto for memory (min_memory)                */
-    size_t rounded;      /* groups moved off the relaxation to a realisable
+    size_t rounded;        /* groups moved off the relaxation to a realisable
                             point (chord groups and greedy moves)          */
 } amq_alloc_summary;
 
@@ -212,7 +215,7 @@ AMQ_API amq_status amq_alloc_uniform(const amq_alloc_group *groups,
                                      amq_alloc_pick *picks,
                                      amq_alloc_summary *summary);
 
-/* ---- one curve ------------------------------------------------------------ */
+/* ---- one curve ----------------------------------------------------------- */
 
 /* The best realisable choice with at most bits_per_key bits per key (the
  * curve itself, not its hull): pick->bits_per_key <= bits_per_key. Errors:

@@ -32,4 +32,6 @@
 #include "amq/clock.h"
 #include "amq/alloc.h"
 #include "amq/shard.h"
+#include "amq/cascade.h"
+#include "amq/lsm.h"
 #endif

@@ -92,8 +92,7 @@ static const alloc_family families[] = {
 static const alloc_family plain_family = {NULL, FAM_PLAIN, NULL, NULL, 0, 0};
 
 /* Parameters that fix a filter's size: the engine decides sizes. */
-static const char *const size_keys[] = {"m", "blocks", "buckets", "q",
-                                        "slots"};
+static const char *const size_keys[] = {"m", "blocks", "buckets", "q", "slots"};
 
 static const alloc_family *family_find(const char *name) {
     for (size_t i = 0; i < sizeof families / sizeof *families; i++)
@@ -144,7 +143,7 @@ const char *amq_alloc_curve_label(const amq_alloc_curve *c) {
     return c != NULL ? c->label : "";
 }
 
-/* ---- sample storage -------------------------------------------------------- */
+/* ---- sample storage ------------------------------------------------------ */
 
 /* Room for n samples plus the hull arrays (which never exceed n). */
 static amq_status samples_alloc(amq_alloc_curve *c, size_t n) {
@@ -185,8 +184,8 @@ static void build_hull(amq_alloc_curve *c) {
     for (size_t j = 0; j < c->ns; j++) {
         if (nh > 0 && c->s[j].b == c->s[c->hull[nh - 1]].b)
             continue; /* sorted: the first of equal b has the lowest f */
-        while (nh >= 2 && !keeps(&c->s[c->hull[nh - 2]],
-                                 &c->s[c->hull[nh - 1]], &c->s[j]))
+        while (nh >= 2 &&
+               !keeps(&c->s[c->hull[nh - 2]], &c->s[c->hull[nh - 1]], &c->s[j]))
             nh--;
         c->hull[nh++] = (uint32_t)j;
     }
@@ -208,12 +207,12 @@ static void finish(amq_alloc_curve *c, size_t n) {
     qsort(c->s, n, sizeof *c->s, sample_cmp);
     c->best[0] = 0;
     for (size_t j = 1; j < n; j++)
-        c->best[j] = c->s[j].f < c->s[c->best[j - 1]].f ? (uint32_t)j
-                                                        : c->best[j - 1];
+        c->best[j] =
+            c->s[j].f < c->s[c->best[j - 1]].f ? (uint32_t)j : c->best[j - 1];
     build_hull(c);
 }
 
-/* ---- rendering specs -------------------------------------------------------- */
+/* ---- rendering specs ----------------------------------------------------- */
 
 void amq__alloc_render(const amq_alloc_curve *c, double knob, double b,
                        char *buf, size_t cap) {
@@ -245,7 +244,7 @@ static amq_status render_plain(const amq_alloc_curve *c, char *buf,
     return n < 0 || (size_t)n >= cap ? AMQ_ERR_SPEC : AMQ_OK;
 }
 
-/* ---- structure types ----------------------------------------------------------- */
+/* ---- structure types ----------------------------------------------------- */
 
 typedef struct spec_ctx {
     amq_alloc_curve *c;
@@ -394,7 +393,8 @@ static amq_status split_params(amq_alloc_curve *c, const amq__spec *sp,
             if (strcmp(kv->key, size_keys[j]) == 0)
                 return amq__diag(diag, AMQ_ERR_SPEC, kv->offset,
                                  "'%s' fixes the size; the allocation "
-                                 "engine sizes the filter", kv->key);
+                                 "engine sizes the filter",
+                                 kv->key);
         if (knob != NULL && strcmp(kv->key, knob) == 0) {
             *knob_val = kv->val;
             continue;
@@ -402,25 +402,23 @@ static amq_status split_params(amq_alloc_curve *c, const amq__spec *sp,
         int n = snprintf(c->params + len, sizeof c->params - len, "%s%s=%s",
                          len ? "," : "", kv->key, kv->val);
         if (n < 0 || (size_t)n >= sizeof c->params - len)
-            return amq__diag(diag, AMQ_ERR_SPEC, kv->offset,
-                             "spec too long");
+            return amq__diag(diag, AMQ_ERR_SPEC, kv->offset, "spec too long");
         len += (size_t)n;
     }
     return AMQ_OK;
 }
 
 /* A knob the spec sets narrows the range to its value. */
-static amq_status fix_knob(spec_ctx *x, const alloc_family *f,
-                           const char *val, amq_diag *diag) {
+static amq_status fix_knob(spec_ctx *x, const alloc_family *f, const char *val,
+                           amq_diag *diag) {
     char *end;
     double v = strtod(val, &end);
     bool whole = v == floor(v);
     if (*end != '\0' || !(v >= f->lo && v <= f->hi) ||
         (f->kind != FAM_RIBBON && !whole))
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "%s=%s: expected %s %u to %u",
-                         f->knob, val,
-                         f->kind == FAM_RIBBON ? "a number" : "an integer",
-                         f->lo, f->hi);
+        return amq__diag(
+            diag, AMQ_ERR_SPEC, 0, "%s=%s: expected %s %u to %u", f->knob, val,
+            f->kind == FAM_RIBBON ? "a number" : "an integer", f->lo, f->hi);
     if (f->kind == FAM_RIBBON)
         x->fixed = round(v * 64.0) / 64.0;
     else
@@ -431,20 +429,16 @@ static amq_status fix_knob(spec_ctx *x, const alloc_family *f,
 static amq_status sample_family(spec_ctx *x) {
     switch (x->c->fam->kind) {
     case FAM_PLAIN:
-    case FAM_HASHES:
-        return sample_grid(x);
-    case FAM_RIBBON:
-        return sample_ribbon(x);
-    case FAM_WIDTH:
-        return sample_widths(x);
-    case FAM_SIZED:
-        return sample_sized(x);
+    case FAM_HASHES: return sample_grid(x);
+    case FAM_RIBBON: return sample_ribbon(x);
+    case FAM_WIDTH: return sample_widths(x);
+    case FAM_SIZED: return sample_sized(x);
     }
     return AMQ_ERR_SPEC;
 }
 
-static amq_status spec_setup(amq_alloc_curve *c, const char *spec,
-                             spec_ctx *x, amq_diag *diag) {
+static amq_status spec_setup(amq_alloc_curve *c, const char *spec, spec_ctx *x,
+                             amq_diag *diag) {
     amq__spec sp;
     const char *knob_val;
     AMQ_RETURN_IF_ERR(amq__spec_parse(spec, &sp, diag));
@@ -457,7 +451,8 @@ static amq_status spec_setup(amq_alloc_curve *c, const char *spec,
         if (ti->caps & AMQ_CAP_SKETCH)
             return amq__diag(diag, AMQ_ERR_UNSUPPORTED, 0,
                              "%s is a sketch: it has no false-positive "
-                             "curve", sp.name);
+                             "curve",
+                             sp.name);
         f = &plain_family;
     }
     c->fam = f;
@@ -499,7 +494,7 @@ amq_status amq_alloc_curve_spec(const char *spec, const amq_options *opt,
     return AMQ_OK;
 }
 
-/* ---- a caller's curve -------------------------------------------------------- */
+/* ---- a caller's curve ---------------------------------------------------- */
 
 static amq_status custom_check(const amq_alloc_custom *u, double *max_bits,
                                double *step, size_t *n) {
@@ -508,8 +503,8 @@ static amq_status custom_check(const amq_alloc_custom *u, double *max_bits,
     *max_bits = u->max_bits == 0 ? AMQ_ALLOC_MAX_BITS : u->max_bits;
     *step = u->step == 0 ? AMQ_ALLOC_STEP : u->step;
     if (!(*max_bits > 0) || !isfinite(*max_bits) || !(*step > 0) ||
-        !isfinite(*step) || (u->label && strlen(u->label) >=
-                                             AMQ_ALLOC_SPEC_MAX))
+        !isfinite(*step) ||
+        (u->label && strlen(u->label) >= AMQ_ALLOC_SPEC_MAX))
         return AMQ_ERR_INVALID;
     if (u->fpr != NULL) {
         double pts = floor(*max_bits / *step + 1e-9) + 1;
@@ -579,7 +574,7 @@ amq_status amq_alloc_curve_custom(const amq_alloc_custom *u,
     return AMQ_OK;
 }
 
-/* ---- queries --------------------------------------------------------------------- */
+/* ---- queries ------------------------------------------------------------- */
 
 bool amq__alloc_seg_continuous(const amq_alloc_curve *c, size_t t) {
     uint32_t u = c->hull[t], v = c->hull[t + 1];

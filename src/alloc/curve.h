@@ -40,20 +40,20 @@ struct alloc_family;
 struct amq_alloc_curve {
     amq__mem mem;
     alloc_kind kind;
-    double c;                         /* model exponent                    */
-    const struct alloc_family *fam;   /* NULL: model or caller's curve     */
-    char name[AMQ_ALLOC_SPEC_MAX];    /* type name a pick's spec starts with */
-    char params[AMQ_ALLOC_SPEC_MAX];  /* the spec's own "k=v,..." (may be "") */
-    char label[AMQ_ALLOC_SPEC_MAX];   /* as amq_alloc_curve_label returns  */
-    bool continuous;                  /* between same-knob neighbours      */
-    bool interpolate;                 /* caller's curve: linear inside     */
-    size_t cap;                       /* samples allocated                 */
-    size_t ns;                        /* samples used                      */
+    double c;                        /* model exponent                    */
+    const struct alloc_family *fam;  /* NULL: model or caller's curve     */
+    char name[AMQ_ALLOC_SPEC_MAX];   /* type name a pick's spec starts with */
+    char params[AMQ_ALLOC_SPEC_MAX]; /* the spec's own "k=v,..." (may be "") */
+    char label[AMQ_ALLOC_SPEC_MAX];  /* as amq_alloc_curve_label returns  */
+    bool continuous;                 /* between same-knob neighbours      */
+    bool interpolate;                /* caller's curve: linear inside     */
+    size_t cap;                      /* samples allocated                 */
+    size_t ns;                       /* samples used                      */
     alloc_sample *s;
-    uint32_t *best;                   /* best[j]: argmin f over s[0..j]    */
+    uint32_t *best; /* best[j]: argmin f over s[0..j]    */
     size_t nh;
     uint32_t *hull;
-    double *sigma;                    /* nh - 1 slopes, decreasing         */
+    double *sigma; /* nh - 1 slopes, decreasing         */
 };
 
 /* The spec that builds sample j's configuration ("" at b = 0). */

@@ -138,7 +138,7 @@ static double u_top(const prob *P) {
     return top;
 }
 
-/* ---- validation and the trivial cases ------------------------------------- */
+/* ---- validation and the trivial cases ------------------------------------ */
 
 static bool finite_nonneg(double v) { return v >= 0 && isfinite(v); }
 
@@ -167,7 +167,7 @@ static void summary_zero(amq_alloc_summary *s) {
         memset(s, 0, sizeof *s);
 }
 
-/* ---- hull positions ---------------------------------------------------------- */
+/* ---- hull positions ------------------------------------------------------ */
 
 /* Where b sits on a hull: vertex t, and inside segment t when b > vb(t). */
 static size_t seg_of(const amq_alloc_curve *c, double b, bool *inside) {
@@ -243,7 +243,7 @@ static void totals(const prob *P, gkind only, double *mem, double *cost) {
     *cost = cst;
 }
 
-/* ---- bisection ------------------------------------------------------------------ */
+/* ---- bisection ----------------------------------------------------------- */
 
 typedef struct bracket {
     double lo, hi; /* u values; lo buys more than hi */
@@ -291,7 +291,7 @@ static bool bisect(const prob *P, bool by_cost, double target, bracket *br) {
     return true;
 }
 
-/* ---- the relaxed solution ------------------------------------------------------- */
+/* ---- the relaxed solution ------------------------------------------------ */
 
 /* Hull groups move from where they are toward their response at `to`,
  * spending `budget` (memory when moving up, cost when moving down);
@@ -308,8 +308,8 @@ static double hull_fill(const prob *P, double to, double budget, bool up,
         if (b1 == b0)
             continue;
         const amq_alloc_curve *c = g->curve;
-        double full = up ? g->keys * (b1 - b0)
-                         : g->weight * (f1 - P->pk[i].fpr);
+        double full =
+            up ? g->keys * (b1 - b0) : g->weight * (f1 - P->pk[i].fpr);
         if (full <= budget) {
             P->pk[i].bits_per_key = b1;
             P->pk[i].fpr = f1;
@@ -335,6 +335,25 @@ typedef struct relaxed {
     double mem, cost;
 } relaxed;
 
+/* After the hull groups are placed: the model groups' closed form for
+ * what the others leave of the target (memory, or rate with by_cost),
+ * then the totals and the multiplier (a hull group's slope when one
+ * stopped part-way and there is no model group to set it). */
+static void close_relaxation(prob *P, double u, double target, bool by_cost,
+                             double lam, relaxed *r) {
+    if (P->has_model) {
+        double am, ac, mm, mc;
+        totals(P, G_SKIP, &am, &ac);
+        totals(P, G_MODEL, &mm, &mc);
+        double others = by_cost ? ac - mc : am - mm;
+        u = model_solve(P, u, target - others, by_cost);
+        model_apply(P, u);
+    }
+    totals(P, G_SKIP, &r->mem, &r->cost);
+    r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
+    P->hint = u;
+}
+
 /* min_cost relaxation (lambda = 0 when the budget does not bind:
  * everything at its maximum). */
 static void relax_cost(prob *P, double M, relaxed *r) {
@@ -354,16 +373,7 @@ static void relax_cost(prob *P, double M, relaxed *r) {
     }
     respond_all(P, br.hi, &m, NULL);
     hull_fill(P, br.lo, M - m, true, &lam);
-    double u = br.hi;
-    if (P->has_model) {
-        double hm, hc;
-        totals(P, G_HULL, &hm, &hc);
-        u = model_solve(P, br.hi, M - hm, false);
-        model_apply(P, u);
-    }
-    totals(P, G_SKIP, &r->mem, &r->cost);
-    r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
-    P->hint = u;
+    close_relaxation(P, br.hi, M, false, lam, r);
 }
 
 static void relax_memory(prob *P, double E, relaxed *r) {
@@ -372,16 +382,7 @@ static void relax_memory(prob *P, double E, relaxed *r) {
     bisect(P, true, E, &br); /* feasibility checked by the caller */
     respond_all(P, br.lo, NULL, &cst);
     hull_fill(P, br.hi, E - cst, false, &lam);
-    double u = br.lo;
-    if (P->has_model) {
-        double hm, hc;
-        totals(P, G_HULL, &hm, &hc);
-        u = model_solve(P, br.lo, E - hc, true);
-        model_apply(P, u);
-    }
-    totals(P, G_SKIP, &r->mem, &r->cost);
-    r->lambda = P->has_model || lam < 0 ? exp(u) : lam;
-    P->hint = u;
+    close_relaxation(P, br.lo, E, true, lam, r);
 }
 
 /* Lowest cost the curves reach (every hull group at its last vertex, model
@@ -412,7 +413,7 @@ static bool rate_reachable(const prob *P, double E, double *none) {
     return !(lowest > E || (P->has_model && lowest >= E));
 }
 
-/* ---- chords: where the hull is not the curve ----------------------------------- */
+/* ---- chords: where the hull is not the curve ----------------------------- */
 
 /* A group the relaxation leaves inside a chord mixes two configurations
  * (no filter and sbbf at 4.2 bits/key, fuse8 and fuse16); the best
@@ -459,8 +460,8 @@ static size_t chord_group(const prob *P, const relaxed *r, bool by_cost) {
 
 /* The relaxed objective (cost for min_cost, memory for min_memory) with
  * group i held at q and the others re-solved; INFINITY if infeasible. */
-static double held_at(prob *P, size_t i, const amq_alloc_pick *q,
-                      double target, bool by_cost, relaxed *r) {
+static double held_at(prob *P, size_t i, const amq_alloc_pick *q, double target,
+                      bool by_cost, relaxed *r) {
     double out = INFINITY, none;
     P->pk[i] = *q;
     P->fixed[P->nfixed++] = i;
@@ -533,8 +534,8 @@ static void settle_chord(prob *P, size_t i, double target, bool by_cost,
         size_t lo = pass ? (jbest > j0 + stride ? jbest - stride : j0) : j0;
         size_t hi = pass ? (jbest + stride < j1 ? jbest + stride : j1) : j1;
         size_t step = pass ? 1 : stride;
-        for (size_t j = lo; j <= hi; j = j < hi && j + step > hi ? hi
-                                                                 : j + step) {
+        for (size_t j = lo; j <= hi;
+             j = j < hi && j + step > hi ? hi : j + step) {
             amq_alloc_curve_at(c, c->s[j].b, &q);
             double v = held_at(P, i, &q, target, by_cost, r);
             if (v < vbest)
@@ -554,11 +555,9 @@ static void settle_chord(prob *P, size_t i, double target, bool by_cost,
 }
 
 /* Settle chord groups one by one; r ends as the last relaxation. */
-static void settle_chords(prob *P, double target, bool by_cost,
-                          relaxed *r) {
+static void settle_chords(prob *P, double target, bool by_cost, relaxed *r) {
     size_t i;
-    while (P->nfixed < FIXED_MAX &&
-           (i = chord_group(P, r, by_cost)) < P->n) {
+    while (P->nfixed < FIXED_MAX && (i = chord_group(P, r, by_cost)) < P->n) {
         size_t before = P->nfixed;
         settle_chord(P, i, target, by_cost, r);
         if (P->nfixed == before)
@@ -566,7 +565,7 @@ static void settle_chords(prob *P, double target, bool by_cost,
     }
 }
 
-/* ---- KKT ----------------------------------------------------------------------------- */
+/* ---- KKT ----------------------------------------------------------------- */
 
 /* Relative violation of stationarity for one group at multiplier lam. */
 static double kkt_group(const amq_alloc_group *g, const amq_alloc_pick *p,
@@ -596,7 +595,7 @@ static double kkt(const prob *P, double lam, double slack_rel) {
     return worst;
 }
 
-/* ---- rounding to realisable points ----------------------------------------------- */
+/* ---- rounding to realisable points --------------------------------------- */
 
 /* A group on a chord takes, among the chord's two ends and the best
  * realisable choice at its relaxed bits, the one with the lowest
@@ -612,8 +611,7 @@ static bool realise(const prob *P, size_t i, const relaxed *r, bool down) {
     double b = p->bits_per_key, lam = r->lambda;
     bool in;
     size_t t = seg_of(c, b, &in);
-    if (!in || amq__alloc_seg_continuous(c, t) ||
-        negligible(P, i, r, !down)) {
+    if (!in || amq__alloc_seg_continuous(c, t) || negligible(P, i, r, !down)) {
         amq_alloc_curve_at(c, b, p);
         return false;
     }
@@ -656,8 +654,7 @@ typedef struct cand {
 } cand;
 
 /* The previous (up = false) or next hull vertex from b. */
-static bool hull_step(const amq_alloc_curve *c, double b, bool up,
-                      double *to) {
+static bool hull_step(const amq_alloc_curve *c, double b, bool up, double *to) {
     bool in;
     size_t t = seg_of(c, b, &in);
     if (up ? t + 1 >= c->nh : (!in && t == 0))
@@ -680,8 +677,8 @@ static size_t candidates(const amq_alloc_group *g, const amq_alloc_pick *p,
     else if (m == FIX_MEMORY)
         amq_alloc_curve_at(c, fmax(0, p->bits_per_key - amount / g->keys),
                            &out[n++].q);
-    else if (amq__alloc_least_bits(c, p->fpr + (up ? -1 : 1) * amount /
-                                              g->weight, &out[n].q))
+    else if (amq__alloc_least_bits(
+                 c, p->fpr + (up ? -1 : 1) * amount / g->weight, &out[n].q))
         n++;
     if ((m == FIX_MEMORY || m == FIX_RATE) &&
         hull_step(c, p->bits_per_key, up, &to))
@@ -714,8 +711,8 @@ static double greedy(const prob *P, mode m, double amount) {
                 if (!(cs[k].progress > 0) ||
                     (spend && cs[k].price > amount * (1 + 1e-12)))
                     continue;
-                double r = cs[k].price > 0 ? cs[k].progress / cs[k].price
-                                           : INFINITY;
+                double r =
+                    cs[k].price > 0 ? cs[k].progress / cs[k].price : INFINITY;
                 if (r > best_ratio)
                     best_ratio = r, best = cs[k], who = i;
             }
@@ -737,7 +734,7 @@ static void render_models(const prob *P) {
     }
 }
 
-/* ---- entry points ------------------------------------------------------------------- */
+/* ---- entry points -------------------------------------------------------- */
 
 amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
                               double M, amq_alloc_pick *picks,
@@ -749,8 +746,8 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
         return AMQ_ERR_INVALID;
     summary_zero(sum);
     relax_cost(&P, M, &r);
-    double k = kkt(&P, r.lambda, r.lambda > 0 ? fabs(M - r.mem) / fmax(M, 1)
-                                              : 0.0);
+    double k =
+        kkt(&P, r.lambda, r.lambda > 0 ? fabs(M - r.mem) / fmax(M, 1) : 0.0);
     relaxed last = r;
     settle_chords(&P, M, false, &last);
     size_t moved = P.nfixed + realise_all(&P, &last, true);
@@ -761,11 +758,8 @@ amq_status amq_alloc_min_cost(const amq_alloc_group *groups, size_t count,
         greedy(&P, FIX_MEMORY, mem - M);
     totals(&P, G_SKIP, &mem, &cost);
     double left = greedy(&P, SPEND_MEMORY, M - mem);
-    if (P.has_model && left > 0) {
-        double hm, hc;
-        totals(&P, G_HULL, &hm, &hc);
-        model_apply(&P, model_solve(&P, log(r.lambda), M - hm, false));
-    }
+    if (P.has_model && left > 0)
+        close_relaxation(&P, log(last.lambda), M, false, -1, &last);
     render_models(&P);
     if (sum != NULL) {
         totals(&P, G_SKIP, &sum->memory_bits, &sum->cost);
@@ -793,8 +787,7 @@ static void enforce(const prob *P, double E) {
         if (!in)
             continue;
         c -= g->weight * P->pk[i].fpr;
-        amq_alloc_curve_at(g->curve, amq__alloc_vb(g->curve, t + 1),
-                           &P->pk[i]);
+        amq_alloc_curve_at(g->curve, amq__alloc_vb(g->curve, t + 1), &P->pk[i]);
         c += g->weight * P->pk[i].fpr;
     }
 }
@@ -831,11 +824,8 @@ amq_status amq_alloc_min_memory(const amq_alloc_group *groups, size_t count,
         greedy(&P, FIX_RATE, cost - E);
     totals(&P, G_SKIP, &mem, &cost);
     double left = greedy(&P, SPEND_RATE, E - cost);
-    if (P.has_model && left > 0 && r.lambda > 0) {
-        double hm, hc;
-        totals(&P, G_HULL, &hm, &hc);
-        model_apply(&P, model_solve(&P, log(r.lambda), E - hc, true));
-    }
+    if (P.has_model && left > 0 && last.lambda > 0)
+        close_relaxation(&P, log(last.lambda), E, true, -1, &last);
     render_models(&P);
     if (sum != NULL) {
         totals(&P, G_SKIP, &sum->memory_bits, &sum->cost);

@@ -6,35 +6,7 @@
 # failure.
 #
 # usage: tests/cli/test_cli.sh path/to/amq [TMPDIR]
-set -u
-
-AMQ=${1:?usage: test_cli.sh path/to/amq [tmpdir]}
-case $AMQ in
-/*) ;;
-*) AMQ="$(pwd)/$AMQ" ;;
-esac
-T=${2:-${TMPDIR:-/tmp}/amq-test-cli.$$}
-rm -rf "$T" && mkdir -p "$T" || exit 2
-cd "$T" || exit 2
-
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-    if [ -s err ]; then sed 's/^/  stderr| /' err | head -5 >&2; fi
-}
-
-# run RC DESC CMD...: run CMD (stdout to ./out, stderr to ./err), expect RC.
-run() {
-    want=$1 desc=$2
-    shift 2
-    "$@" >out 2>err
-    rc=$?
-    if [ "$rc" -eq "$want" ]; then pass; else fail "$desc: exit $rc, want $want"; fi
-}
+. "$(dirname "$0")/harness.sh" "$@"
 
 # check DESC CMD...: CMD must succeed.
 check() {
@@ -431,5 +403,4 @@ run 2 "shard route without --shards" "$AMQ" shard route keys.txt
 run 2 "shard: unknown subcommand" "$AMQ" shard nosuch
 
 cd / && rm -rf "$T"
-echo "test_cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_cli

@@ -58,6 +58,20 @@ static void random_groups(amq_alloc_group *g, size_t n, uint64_t *s,
     }
 }
 
+static double sum_keys(const amq_alloc_group *g, size_t n) {
+    double k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += g[i].keys;
+    return k;
+}
+
+static double sum_weights(const amq_alloc_group *g, size_t n) {
+    double w = 0;
+    for (size_t i = 0; i < n; i++)
+        w += g[i].weight;
+    return w;
+}
+
 static double cost_of(const amq_alloc_group *g, const amq_alloc_pick *p,
                       size_t n) {
     double c = 0;
@@ -99,10 +113,7 @@ static void test_model_min_cost(void) {
         amq_alloc_summary sum;
         size_t n = 1 + check_next(&s) % 40;
         random_groups(g, n, &s, m);
-        double keys = 0;
-        for (size_t i = 0; i < n; i++)
-            keys += g[i].keys;
-        double M = keys * 16 * urand(&s);
+        double M = sum_keys(g, n) * 16 * urand(&s);
         CHECK_OK(amq_alloc_min_cost(g, n, M, p, &sum));
         CHECK_MSG(sum.kkt_residual <= 1e-9, "trial %d: kkt %g", trial,
                   sum.kkt_residual);
@@ -113,8 +124,7 @@ static void test_model_min_cost(void) {
         if (sum.lambda > 0)
             check_closed_form(g, n, p, sum.lambda, C_BLOOM);
         for (size_t i = 0; i < n; i++)
-            CHECK(strcmp(p[i].spec, p[i].bits_per_key > 0 ? "model" : "") ==
-                  0);
+            CHECK(strcmp(p[i].spec, p[i].bits_per_key > 0 ? "model" : "") == 0);
     }
     amq_alloc_curve_free(m);
 }
@@ -128,9 +138,7 @@ static void test_model_min_memory(void) {
         amq_alloc_summary sum;
         size_t n = 1 + check_next(&s) % 40;
         random_groups(g, n, &s, m);
-        double total = 0;
-        for (size_t i = 0; i < n; i++)
-            total += g[i].weight;
+        double total = sum_weights(g, n);
         double p0 = total * 0.1 * urand(&s);
         double eps = p0 + total * pow(10, -6 * urand(&s));
         CHECK_OK(amq_alloc_min_memory(g, n, p0, eps, p, &sum));
@@ -152,17 +160,13 @@ static void test_duality(void) {
     const char *specs[] = {"model", "bloom", "sbbf", "ribbon"};
     uint64_t s = check_seed = 13;
     for (size_t k = 0; k < 4; k++) {
-        amq_alloc_curve *c =
-            k == 0 ? model(C_BLOOM) : spec_curve(specs[k]);
+        amq_alloc_curve *c = k == 0 ? model(C_BLOOM) : spec_curve(specs[k]);
         for (int trial = 0; trial < 20; trial++) {
             amq_alloc_group g[12];
             amq_alloc_pick p[12];
             amq_alloc_summary a, b;
             random_groups(g, 12, &s, c);
-            double keys = 0;
-            for (size_t i = 0; i < 12; i++)
-                keys += g[i].keys;
-            double M = keys * (2 + 12 * urand(&s));
+            double M = sum_keys(g, 12) * (2 + 12 * urand(&s));
             CHECK_OK(amq_alloc_min_cost(g, 12, M, p, &a));
             CHECK_OK(amq_alloc_min_memory(g, 12, 0, a.relaxed_cost, p, &b));
             /* the relaxations are each other's optimum */
@@ -213,11 +217,11 @@ static void test_brute_continuous(void) {
             CHECK(memory_of(g, p, 2) <= M * (1 + 1e-12));
             /* brute force walks a finer grid than the engine's hull, so
              * each may win by the grid's second-order error */
-            CHECK_MSG(sum.cost <= bf * (1 + 1e-4),
-                      "%s: engine %.9g brute %.9g", specs[k], sum.cost, bf);
-            CHECK_MSG(sum.cost >= bf * (1 - 1e-4),
-                      "%s: engine %.9g beats brute %.9g by too much",
+            CHECK_MSG(sum.cost <= bf * (1 + 1e-4), "%s: engine %.9g brute %.9g",
                       specs[k], sum.cost, bf);
+            CHECK_MSG(sum.cost >= bf * (1 - 1e-4),
+                      "%s: engine %.9g beats brute %.9g by too much", specs[k],
+                      sum.cost, bf);
             CHECK(sum.relaxed_cost <= sum.cost * (1 + 1e-4));
         }
         amq_alloc_curve_free(c);
@@ -279,7 +283,7 @@ static void test_brute_discrete(void) {
     }
 }
 
-/* ---- monotonicity ---------------------------------------------------------- */
+/* ---- monotonicity -------------------------------------------------------- */
 
 static void test_monotone(void) {
     const char *specs[] = {"model", "bloom", "ribbon", "fuse", "cuckoo"};
@@ -290,22 +294,19 @@ static void test_monotone(void) {
         amq_alloc_pick p[8];
         amq_alloc_summary sum;
         random_groups(g, 8, &s, c);
-        double keys = 0, prev = INFINITY, prev_relaxed = INFINITY;
-        for (size_t i = 0; i < 8; i++)
-            keys += g[i].keys;
+        double keys = sum_keys(g, 8), prev = INFINITY;
+        double prev_relaxed = INFINITY;
         for (double bpk = 0; bpk <= 40; bpk += 0.5) {
             CHECK_OK(amq_alloc_min_cost(g, 8, bpk * keys, p, &sum));
             CHECK_MSG(sum.relaxed_cost <= prev_relaxed * (1 + 1e-12),
                       "%s at %.1f bits/key", specs[k], bpk);
             if (k < 3) /* continuous enough that rounding keeps order */
-                CHECK_MSG(sum.cost <= prev * (1 + 1e-9), "%s at %.1f",
-                          specs[k], bpk);
+                CHECK_MSG(sum.cost <= prev * (1 + 1e-9), "%s at %.1f", specs[k],
+                          bpk);
             prev = sum.cost;
             prev_relaxed = sum.relaxed_cost;
         }
-        double total = 0, prev_mem = 0;
-        for (size_t i = 0; i < 8; i++)
-            total += g[i].weight;
+        double total = sum_weights(g, 8), prev_mem = 0;
         for (double e = 0.9; e > 1e-7; e /= 3) {
             CHECK_OK(amq_alloc_min_memory(g, 8, 0, e * total, p, &sum));
             CHECK(sum.relaxed_memory >= prev_mem * (1 - 1e-12));
@@ -316,7 +317,7 @@ static void test_monotone(void) {
     }
 }
 
-/* ---- degenerate inputs ------------------------------------------------------ */
+/* ---- degenerate inputs --------------------------------------------------- */
 
 static void test_degenerate(void) {
     amq_alloc_curve *m = model(C_BLOOM), *b = spec_curve("bloom");
@@ -368,8 +369,7 @@ static void test_degenerate(void) {
     CHECK_STATUS(amq_alloc_min_cost(bad, 2, 10, p, &sum), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_alloc_min_cost(g, 3, NAN, p, &sum), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_alloc_min_cost(g, 3, -1, p, &sum), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_alloc_min_cost(g, 3, INFINITY, p, &sum),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_alloc_min_cost(g, 3, INFINITY, p, &sum), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_alloc_min_cost(g, 3, 1, NULL, &sum), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_alloc_min_memory(g, 3, NAN, 0.1, p, &sum),
                  AMQ_ERR_INVALID);
@@ -394,11 +394,11 @@ static void test_spec_errors(void) {
         const char *spec;
         amq_status st;
     } cases[] = {
-        {"nosuchtype", AMQ_ERR_SPEC},  {"bloom:k=99", AMQ_ERR_SPEC},
-        {"bloom:k=2.5", AMQ_ERR_SPEC}, {"bloom:m=1000", AMQ_ERR_SPEC},
+        {"nosuchtype", AMQ_ERR_SPEC},    {"bloom:k=99", AMQ_ERR_SPEC},
+        {"bloom:k=2.5", AMQ_ERR_SPEC},   {"bloom:m=1000", AMQ_ERR_SPEC},
         {"sbbf:blocks=4", AMQ_ERR_SPEC}, {"ribbon:bits=0.5", AMQ_ERR_SPEC},
-        {"fuse:ways=7", AMQ_ERR_SPEC}, {"bloom:zz=1", AMQ_ERR_SPEC},
-        {"topk", AMQ_ERR_UNSUPPORTED}, {"BLOOM", AMQ_ERR_SPEC},
+        {"fuse:ways=7", AMQ_ERR_SPEC},   {"bloom:zz=1", AMQ_ERR_SPEC},
+        {"topk", AMQ_ERR_UNSUPPORTED},   {"BLOOM", AMQ_ERR_SPEC},
         {"cuckoo:fp=3", AMQ_ERR_SPEC},
     };
     check_seed = 18;
@@ -414,12 +414,11 @@ static void test_spec_errors(void) {
     memset(longspec, 'a', sizeof longspec - 1);
     longspec[sizeof longspec - 1] = '\0';
     amq_alloc_curve *c = NULL;
-    CHECK_STATUS(amq_alloc_curve_spec(longspec, NULL, &c, NULL),
-                 AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_alloc_curve_spec(longspec, NULL, &c, NULL), AMQ_ERR_SPEC);
     CHECK_STATUS(amq_alloc_curve_spec(NULL, NULL, &c, NULL), AMQ_ERR_INVALID);
 }
 
-/* ---- the curves themselves ---------------------------------------------------- */
+/* ---- the curves themselves ----------------------------------------------- */
 
 static void check_hull(const amq_alloc_curve *c, const char *what) {
     double b0, f0, b1, f1, b2, f2;
@@ -436,11 +435,11 @@ static void check_hull(const amq_alloc_curve *c, const char *what) {
 }
 
 static void test_curves(void) {
-    const char *specs[] = {"bloom",   "blocked", "sbbf",  "ribbon",
-                           "fuse",    "xor8",    "cuckoo", "vacuum",
-                           "qf",      "cqf",     "partitioned", "counting",
-                           "bloom:k=3", "ribbon:w=128", "fuse:ways=4",
-                           "dleft"};
+    const char *specs[] = {
+        "bloom",     "blocked",      "sbbf",        "ribbon",
+        "fuse",      "xor8",         "cuckoo",      "vacuum",
+        "qf",        "cqf",          "partitioned", "counting",
+        "bloom:k=3", "ribbon:w=128", "fuse:ways=4", "dleft"};
     check_seed = 19;
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
         amq_alloc_curve *c = spec_curve(specs[k]);
@@ -485,11 +484,11 @@ static void test_curves(void) {
     amq_alloc_curve_free(c);
 }
 
-/* ---- picks build what they promise -------------------------------------------- */
+/* ---- picks build what they promise --------------------------------------- */
 
 static void test_picks_build(void) {
-    const char *specs[] = {"bloom", "blocked", "sbbf", "ribbon", "fuse",
-                           "xor", "cuckoo", "qf", "partitioned"};
+    const char *specs[] = {"bloom", "blocked", "sbbf", "ribbon",     "fuse",
+                           "xor",   "cuckoo",  "qf",   "partitioned"};
     size_t n = check_quick() ? 20000 : 100000;
     double slack = check_quick() ? 0.12 : 0.07;
     uint64_t *h = malloc(n * sizeof *h), s = check_seed = 20;
@@ -510,8 +509,8 @@ static void test_picks_build(void) {
                 continue;
             amq_filter *f = NULL;
             amq_diag d = {0};
-            amq_status st = amq_filter_build(p[i].spec, h, n, p[i].fpr, NULL,
-                                             &f, &d);
+            amq_status st =
+                amq_filter_build(p[i].spec, h, n, p[i].fpr, NULL, &f, &d);
             CHECK_MSG(st == AMQ_OK, "%.60s: %s %.100s", p[i].spec,
                       amq_status_name(st), d.message);
             if (st != AMQ_OK)
@@ -524,10 +523,9 @@ static void test_picks_build(void) {
                       "%.60s: built %.4f bits/key, promised %.4f", p[i].spec,
                       bpk, p[i].bits_per_key);
             double bound = amq_filter_fpr_bound(f);
-            CHECK_MSG(bound <= p[i].fpr * 1.25 + 1e-12 &&
-                          bound >= p[i].fpr * 0.5,
-                      "%.60s: bound %.4g, promised %.4g", p[i].spec, bound,
-                      p[i].fpr);
+            CHECK_MSG(
+                bound <= p[i].fpr * 1.25 + 1e-12 && bound >= p[i].fpr * 0.5,
+                "%.60s: bound %.4g, promised %.4g", p[i].spec, bound, p[i].fpr);
             amq_filter_free(f);
         }
         amq_alloc_curve_free(c);
@@ -535,14 +533,14 @@ static void test_picks_build(void) {
     free(h);
 }
 
-/* ---- the cascade and the shards -------------------------------------------------- */
+/* ---- the cascade and the shards ------------------------------------------ */
 
 /* Eq. 6-7 of the cascade paper: at the optimum every interval with bits
  * has p_l c e^(-c m_l / n_l) / n_l = lambda, and the bound is met with
  * equality. */
 static void test_cascade(void) {
     amq_alloc_curve *m = model(C_BLOOM);
-    const double p[5] = {0.02, 0.05, 0.1, 0.3, 0.5};  /* non-member mass */
+    const double p[5] = {0.02, 0.05, 0.1, 0.3, 0.5};     /* non-member mass */
     const double n[5] = {50000, 20000, 8000, 2000, 100}; /* members */
     const double p0 = 0.001, eps = 0.004;
     amq_alloc_group g[5];
@@ -559,8 +557,8 @@ static void test_cascade(void) {
         if (ml > 0) {
             double lhs = p[l] * exp(-C_BLOOM * ml / n[l]) * C_BLOOM / n[l];
             CHECK(fabs(lhs - sum.lambda) <= 1e-9 * sum.lambda);
-            double eq7 = n[l] / C_BLOOM * log(p[l] * C_BLOOM /
-                                              (sum.lambda * n[l]));
+            double eq7 =
+                n[l] / C_BLOOM * log(p[l] * C_BLOOM / (sum.lambda * n[l]));
             CHECK(fabs(eq7 - ml) <= 1e-9 * ml);
         }
     }
@@ -598,11 +596,15 @@ static void test_shards(void) {
     amq_alloc_curve *c[3], *d[3];
     check_seed = 22;
     for (int i = 0; i < 3; i++) {
-        amq_alloc_custom u = {.fpr = shard_fpr, .ctx = &sh[i],
-                              .max_bits = 40, .label = "cascade"};
+        amq_alloc_custom u = {.fpr = shard_fpr,
+                              .ctx = &sh[i],
+                              .max_bits = 40,
+                              .label = "cascade"};
         CHECK_OK(amq_alloc_curve_custom(&u, NULL, &c[i]));
-        amq_alloc_custom v = {.bits = shard_bits, .ctx = &sh[i],
-                              .max_bits = 40, .samples = 4000,
+        amq_alloc_custom v = {.bits = shard_bits,
+                              .ctx = &sh[i],
+                              .max_bits = 40,
+                              .samples = 4000,
                               .min_fpr = 1e-6};
         CHECK_OK(amq_alloc_curve_custom(&v, NULL, &d[i]));
         check_hull(c[i], "shard fpr");
@@ -651,8 +653,11 @@ static double steps(void *ctx, double b) {
 }
 
 static void test_discrete_custom(void) {
-    amq_alloc_custom u = {.fpr = steps, .max_bits = 30, .step = 1,
-                          .discrete = true, .label = "steps"};
+    amq_alloc_custom u = {.fpr = steps,
+                          .max_bits = 30,
+                          .step = 1,
+                          .discrete = true,
+                          .label = "steps"};
     amq_alloc_curve *c = NULL;
     check_seed = 23;
     CHECK_OK(amq_alloc_curve_custom(&u, NULL, &c));
@@ -667,7 +672,50 @@ static void test_discrete_custom(void) {
     amq_alloc_curve_free(c);
 }
 
-/* ---- allocation failure ------------------------------------------------------------ */
+/* Model and step curves in one problem: the chord search holds fuse
+ * groups while the model groups re-solve around them; the budget and the
+ * rate must hold, and the model groups share one marginal gain. */
+static void test_mixed(void) {
+    amq_alloc_curve *m = model(C_BLOOM), *f = spec_curve("fuse"),
+                    *b = spec_curve("sbbf");
+    uint64_t s = check_seed = 25;
+    for (int trial = 0; trial < 20; trial++) {
+        amq_alloc_group g[9];
+        amq_alloc_pick p[9];
+        amq_alloc_summary sum;
+        random_groups(g, 9, &s, m);
+        for (int i = 3; i < 6; i++)
+            g[i].curve = f;
+        for (int i = 6; i < 9; i++)
+            g[i].curve = b;
+        double w = sum_weights(g, 9);
+        double M = sum_keys(g, 9) * (4 + 16 * urand(&s));
+        CHECK_OK(amq_alloc_min_cost(g, 9, M, p, &sum));
+        CHECK_MSG(memory_of(g, p, 9) <= M * (1 + 1e-9), "trial %d: %g > %g",
+                  trial, memory_of(g, p, 9), M);
+        CHECK(sum.relaxed_cost <= sum.cost * (1 + 1e-4));
+        double gain[3];
+        for (int i = 0; i < 3; i++)
+            gain[i] = p[i].bits_per_key > 0
+                          ? g[i].weight * C_BLOOM * p[i].fpr / g[i].keys
+                          : NAN;
+        for (int i = 1; i < 3; i++)
+            if (!isnan(gain[0]) && !isnan(gain[i]))
+                CHECK_MSG(fabs(gain[i] / gain[0] - 1) < 1e-9,
+                          "trial %d: model gains %g %g", trial, gain[0],
+                          gain[i]);
+        double eps = w * pow(10, -1 - 3 * urand(&s));
+        CHECK_OK(amq_alloc_min_memory(g, 9, 0, eps, p, &sum));
+        CHECK_MSG(cost_of(g, p, 9) <= eps * (1 + 1e-9), "trial %d: %g > %g",
+                  trial, cost_of(g, p, 9), eps);
+        CHECK(sum.memory_bits >= sum.relaxed_memory * (1 - 1e-4));
+    }
+    amq_alloc_curve_free(m);
+    amq_alloc_curve_free(f);
+    amq_alloc_curve_free(b);
+}
+
+/* ---- allocation failure -------------------------------------------------- */
 
 typedef struct failing {
     unsigned long calls, fail_at, live;
@@ -717,8 +765,8 @@ static void test_oom(void) {
                 break;
             }
             CHECK_MSG(st == AMQ_ERR_NOMEM && c == NULL && f.live == 0,
-                      "%s, failing allocation %lu: %s, %lu live", specs[k],
-                      n, amq_status_name(st), f.live);
+                      "%s, failing allocation %lu: %s, %lu live", specs[k], n,
+                      amq_status_name(st), f.live);
             if (n > 200)
                 break;
         }
@@ -739,6 +787,7 @@ int main(void) {
     test_cascade();
     test_shards();
     test_discrete_custom();
+    test_mixed();
     test_oom();
     return check_report("test_alloc");
 }

@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     {"info", cli_cmd_info},   {"recommend", cli_cmd_recommend},
     {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
     {"clock", cli_cmd_clock}, {"shard", cli_cmd_shard},
+    {"cascade", cli_cmd_cascade}, {"lsm", cli_cmd_lsm},
     {NULL, NULL},
 };
 
