@@ -76,7 +76,8 @@ static void md_header(FILE *f, const bench_cfg *cfg, const bench_results *r) {
             bench_libbloom_version());
     fprintf(f, "- target ε = %g; lower bound log2(1/ε) = %.2f bits/key\n",
             cfg->fpr, log2(1.0 / cfg->fpr));
-    fprintf(f, "- keys: pre-hashed splitmix64 uint64 (hash cost excluded; "
+    fprintf(f, "- keys: pre-hashed splitmix64 uint64 (hash cost excluded but "
+               "in *neg bytes*: 16-byte keys through amq_filter_contains; "
                "see *Hash cost*); queries per kind: min(n, %zu); batch: %zu "
                "hashes per call\n", cfg->queries, cfg->batch);
     fprintf(f, "- memory probe: groups of %zu prefetched reads; %s\n",
