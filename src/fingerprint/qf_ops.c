@@ -54,16 +54,12 @@ static void find_in_run(const amq_qf *f, uint64_t r, spot *s) {
  * the last block (a borrowed table has no padding) and widths over 56. */
 static inline bool locate_block(const amq_qf *f, uint64_t q, uint64_t r,
                                 spot *s) {
-    const uint8_t *b = blk(f, q >> 6), *p = b + QF_HDR;
-    unsigned j = (unsigned)(q & 63), o = b[0], wd = f->width;
-    uint64_t occ = amq__get_u64(b + 1), base = q - j, v = 0, prev = 0, k;
-    uint64_t ends = amq__get_u64(b + 9) & (~0ULL << (o & 63));
-    uint64_t d = popcnt(f, occ & ((1ULL << j) - 1)), run = (occ >> j) & 1;
-    if (o >= 64 || popcnt(f, ends) < d + run)
+    const uint8_t *p = blk(f, q >> 6) + QF_HDR;
+    unsigned wd = f->width;
+    uint64_t base = q & ~63ULL, v = 0, prev = 0, k, st, en;
+    bool run;
+    if (!run_in_block(f, q, &st, &en, &run))
         return false;
-    uint64_t st = d > 0 ? select64(f, ends, (unsigned)(d - 1)) + 1 : o;
-    st = st > j ? st : j;
-    uint64_t en = run ? select64(f, ends, (unsigned)d) + 1 : st;
     for (k = st; k < en; k++) {
         uint64_t bit = k * wd;
         v = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
@@ -73,7 +69,7 @@ static inline bool locate_block(const amq_qf *f, uint64_t q, uint64_t r,
             return false; /* may be a counter ("0 d .. 0 0" rises) */
         prev = v;
     }
-    *s = (spot){base + st, base + en, base + k, {r, 0, 0}, run != 0};
+    *s = (spot){base + st, base + en, base + k, {r, 0, 0}, run};
     if (k == en || v > r)
         return true;
     if (f->counting) {

@@ -47,6 +47,28 @@ static inline bool run_of(const amq_qf *f, uint64_t q, const qwin *w, spot *s) {
     return true;
 }
 
+/* Run q's bounds read from q's block alone, as block-local slots
+ * [*st, *en) (*st the place of a new run when *run is false): take the
+ * block's offset o, skip the d run ends at or after o that belong to the
+ * block's quotients below q, and the next one ends run q. false when the
+ * offset is saturated or the run (or its place) is not inside the block;
+ * the caller then takes run_of. */
+static inline bool run_in_block(const amq_qf *f, uint64_t q, uint64_t *st,
+                                uint64_t *en, bool *run) {
+    const uint8_t *b = blk(f, q >> 6);
+    unsigned j = (unsigned)(q & 63), o = b[0];
+    uint64_t occ = amq__get_u64(b + 1);
+    uint64_t ends = amq__get_u64(b + 9) & (~0ULL << (o & 63));
+    uint64_t d = popcnt(f, occ & ((1ULL << j) - 1)), r = (occ >> j) & 1;
+    if (o >= 64 || popcnt(f, ends) < d + r)
+        return false;
+    uint64_t s = d > 0 ? select64(f, ends, (unsigned)(d - 1)) + 1 : o;
+    *st = s > j ? s : j;
+    *en = r ? select64(f, ends, (unsigned)d) + 1 : *st;
+    *run = r != 0;
+    return true;
+}
+
 /* ---- counters -------------------------------------------------------------- */
 
 /* k more items, or AMQ_ERR_OVERFLOW past 2^64 - 1 (nothing counted). */
