@@ -12,5 +12,6 @@
 #include "amq/cuckoo.h"
 #include "amq/quotient.h"
 #include "amq/static.h"
+#include "amq/maplet.h"
 #include "amq/clock.h"
 #endif
