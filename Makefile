@@ -3,10 +3,12 @@ MAKEFLAGS += --no-print-directory
 # missing Debian packages first (scripts/install-deps.sh), then build.
 BUILD ?= build
 SAN_BUILD ?= build-san
+CLANG_BUILD ?= build-clang
+TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-san bench fuzz clean install
+.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz clean install
 
 all: build
 
@@ -28,6 +30,18 @@ test-san: deps
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	@cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 AMQ_TEST_QUICK=1 ctest --output-on-failure -j $(JOBS)
 
+# The same suite built by clang (the fuzzing compiler), Release.
+test-clang: deps
+	@CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Release -DAMQ_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(CLANG_BUILD) -j $(JOBS)
+	@cd $(CLANG_BUILD) && AMQ_TEST_QUICK=1 ctest --output-on-failure -j $(JOBS)
+
+# The concurrent tests under ThreadSanitizer.
+test-tsan: deps
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMQ_TSAN=ON -DAMQ_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 AMQ_TEST_QUICK=1 ctest --output-on-failure -L threads -j $(JOBS)
+
 bench: build
 	@$(BUILD)/bench/amq_bench $(BENCH_ARGS)
 
@@ -35,4 +49,4 @@ install: build
 	@cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(CLANG_BUILD) $(TSAN_BUILD)

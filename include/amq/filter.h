@@ -86,7 +86,9 @@ AMQ_API amq_status amq_filter_new(const char *spec, uint64_t capacity,
 /* Build a filter from all of its keys at once: the only way to create a
  * static type (AMQ_CAP_STATIC: xor, fuse, ribbon, ...), and for dynamic
  * types the same as amq_filter_new(spec, n, fpr) followed by add_hash of each
- * hash. hashes must come from the hasher the filter will use: call
+ * hash. (amq_builder in amq/builder.h does the hashing and collecting for
+ * you, and sizes a static type for the distinct keys; here repeated hashes
+ * are tolerated but count toward the size.) hashes must come from the hasher the filter will use: call
  * amq_filter_resolve_hasher(spec, opt, &h) first and pass the same opt
  * (with hash, hash_seed and hash_key set from h). Duplicate hashes are
  * tolerated; n == 0 builds an empty filter where the type allows it.

@@ -74,9 +74,11 @@
 extern "C" {
 #endif
 
+/* One type for both: a cqf is an amq_qf in counting mode (created by the
+ * amq_cqf_* constructors; amq_qf_is_counting tells). Every amq_qf_*
+ * function works on both, and amq_cqf_insert/remove on a qf insert or
+ * remove count single copies. */
 typedef struct amq_qf amq_qf;
-/* The counting filter is the same object in counting mode. */
-typedef struct amq_qf amq_cqf;
 
 #define AMQ_QF_MAX_LOAD 0.95
 #define AMQ_QF_MAX_RBITS 58 /* 64-bit hash = log2(N >= 64) + r bits */
@@ -87,7 +89,7 @@ typedef struct amq_qf amq_cqf;
 AMQ_API amq_status amq_qf_new(uint64_t capacity, double fpr,
                               const amq_options *opt, amq_qf **out);
 AMQ_API amq_status amq_cqf_new(uint64_t capacity, double fpr,
-                               const amq_options *opt, amq_cqf **out);
+                               const amq_options *opt, amq_qf **out);
 /* slots: N home slots, a positive multiple of 64; rbits: 1..58 for qf,
  * 2..58 for cqf; ceil(log2 N) + rbits <= 64 (the fingerprint is cut from
  * one 64-bit hash), else AMQ_ERR_OVERFLOW. opt->flags: AMQ_OPT_CONCURRENT
@@ -97,7 +99,7 @@ AMQ_API amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
                                        const amq_options *opt, amq_qf **out);
 AMQ_API amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
                                         const amq_options *opt,
-                                        amq_cqf **out);
+                                        amq_qf **out);
 AMQ_API void amq_qf_free(amq_qf *f);
 
 /* ---- updates and queries (both modes) --------------------------------- */
@@ -126,9 +128,9 @@ AMQ_API void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h,
 
 /* count more copies (count >= 1). AMQ_ERR_FULL / AMQ_ERR_OVERFLOW
  * (the count would pass 2^64 - 1) leave the filter unchanged. */
-AMQ_API amq_status amq_cqf_insert(amq_cqf *f, uint64_t hash, uint64_t count);
+AMQ_API amq_status amq_cqf_insert(amq_qf *f, uint64_t hash, uint64_t count);
 /* count fewer copies; AMQ_ERR_NOT_FOUND if fewer are held (unchanged). */
-AMQ_API amq_status amq_cqf_remove(amq_cqf *f, uint64_t hash, uint64_t count);
+AMQ_API amq_status amq_cqf_remove(amq_qf *f, uint64_t hash, uint64_t count);
 
 /* ---- fingerprints and enumeration ------------------------------------- */
 

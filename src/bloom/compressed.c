@@ -476,9 +476,11 @@ static amq_status check_params(amq__rd *r, size_t len, uint64_t *slice,
     AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
     amq__rd shape = *r; /* the array's shape first: it sizes the check */
     size_t at_s = amq__rd_u64(&shape, &s);
-    amq__rd_u32(&shape, &kk);
-    if (kk == 0 || kk > AMQ__PART_MAX_K || s == 0 || s % 64 != 0 ||
-        s > (UINT64_C(1) << 62) / kk || s * kk / 8 > SIZE_MAX)
+    size_t at_k = amq__rd_u32(&shape, &kk);
+    if (kk == 0 || kk > AMQ__PART_MAX_K)
+        return amq__rd_bad(r, at_k, "hash count %u out of range", kk);
+    if (s == 0 || s % 64 != 0 || s > (UINT64_C(1) << 62) / kk ||
+        s * kk / 8 > SIZE_MAX)
         return amq__rd_bad(r, at_s, "array shape out of range");
     m = s * kk;
     AMQ_RETURN_IF_ERR(

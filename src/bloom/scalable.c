@@ -317,8 +317,7 @@ static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
 }
 static amq_status t_merge(amq__obj *dst, const amq__obj *src,
                           amq__merge_op op) {
-    if (op != AMQ__UNION)
-        return AMQ_ERR_UNSUPPORTED;
+    (void)op; /* union only: the caps keep intersect away */
     return amq_scalable_union((amq_scalable *)dst, (const amq_scalable *)src);
 }
 static double t_bound(const amq__obj *o) {
@@ -434,13 +433,14 @@ static amq_status parse_stage(amq__rd *r, size_t left, stage_rec *st) {
     size_t at_eps = amq__rd_f64(r, &st->eps);
     amq__rd peek = *r;
     size_t at_s = amq__rd_u64(&peek, &s);
-    amq__rd_u32(&peek, &kk);
+    size_t at_k = amq__rd_u32(&peek, &kk);
     if (st->cap == 0)
         return amq__rd_bad(r, at_cap, "stage of 0 keys");
     if (!(st->eps > 0.0 && st->eps < 1.0))
         return amq__rd_bad(r, at_eps, "stage rate out of range");
-    if (kk == 0 || kk > AMQ__PART_MAX_K || s == 0 || s % 64 != 0 ||
-        s / 8 > left / kk)
+    if (kk == 0 || kk > AMQ__PART_MAX_K)
+        return amq__rd_bad(r, at_k, "stage hash count %u out of range", kk);
+    if (s == 0 || s % 64 != 0 || s / 8 > left / kk)
         return amq__rd_bad(r, at_s, "stage larger than the payload");
     st->bytes = (size_t)(s / 8) * kk;
     return amq__partitioned_params_read(r, st->bytes, &st->slice, &st->k,

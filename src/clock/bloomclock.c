@@ -37,7 +37,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "clock/clock_impl.h"
+#include "clock/parts.h"
 #include "core/bits.h"
 #include "core/spec.h"
 

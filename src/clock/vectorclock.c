@@ -22,7 +22,7 @@
  */
 #include <string.h>
 
-#include "clock/clock_impl.h"
+#include "clock/parts.h"
 #include "core/bits.h"
 #include "core/spec.h"
 

@@ -43,8 +43,8 @@ static void sorter_free(const amq__mem *m, sorter *so) {
 /* Partitions of ~2^PART_LOG keys; a partition up to 4x its expected
  * size is sorted in tmp, a larger one (only for adversarial hashes) by
  * qsort in place. */
-static amq_status sorter_alloc(const amq__mem *m, size_t n,
-                                  sorter *so) {
+/* The sorter's shape for n keys (no memory yet). */
+static void sorter_shape(size_t n, sorter *so) {
     unsigned lg = amq__log2_floor(n ? n : 1);
     memset(so, 0, sizeof *so);
     so->part_bits = lg > PART_LOG ? lg - PART_LOG : 0;
@@ -55,6 +55,19 @@ static amq_status sorter_alloc(const amq__mem *m, size_t n,
     so->cell_bits = amq__log2_floor(so->tmp_cap) + 2;
     if (so->cell_bits > CELL_MAX_BITS)
         so->cell_bits = CELL_MAX_BITS;
+}
+
+size_t amq__sort_scratch(size_t n) {
+    sorter so;
+    sorter_shape(n, &so);
+    return (so.parts + 1) * sizeof *so.part +
+           (((size_t)1 << so.cell_bits) + 1) * sizeof *so.cell +
+           so.tmp_cap * sizeof *so.tmp;
+}
+
+static amq_status sorter_alloc(const amq__mem *m, size_t n,
+                                  sorter *so) {
+    sorter_shape(n, so);
     so->part = amq__alloc(m, (so->parts + 1) * sizeof *so->part);
     so->cell = amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) *
                                  sizeof *so->cell);

@@ -28,6 +28,9 @@ amq_status amq__sort_keys(const amq__mem *m, const uint64_t *src, size_t n,
                           bool mixed, uint64_t seed, bool dedupe,
                           uint64_t *dst, size_t *out_n);
 
+/* Bytes of scratch amq__sort_keys takes for n keys (besides dst). */
+size_t amq__sort_scratch(size_t n);
+
 /* floor(log2(n)) for n >= 1; 0 for 0. */
 unsigned amq__log2_floor(size_t n);
 

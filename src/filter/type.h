@@ -79,8 +79,11 @@ struct amq__type {
                            uint8_t *out); /* opt: the loop */
     amq_status (*remove)(amq__obj *o, uint64_t h);                    /* opt */
     amq_status (*count)(const amq__obj *o, uint64_t h, uint64_t *out); /* opt */
+    /* dst op= src for a src of the same type and hasher; called only with
+     * an op the instance's caps allow (AMQ_CAP_UNION / AMQ_CAP_INTERSECT).
+     * opt */
     amq_status (*merge)(amq__obj *dst, const amq__obj *src,
-                        amq__merge_op op);                            /* opt */
+                        amq__merge_op op);
     amq_status (*estimate)(const amq__obj *o, double *out);           /* opt */
     /* This instance's AMQ_CAP_* when its parameters change them (e.g.
      * spectral:mode=ms can remove). opt: info.caps */

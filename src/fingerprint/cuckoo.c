@@ -83,7 +83,7 @@
  * at most 1 - Π (1 - b_i), the certified bound (below the union bound
  * Σ b_i by second-order terms). With one more bit per table, b_i halves
  * from table to table at equal load, so the compound bound stays below
- * 2 b_0-ish however far the chain grows (docs/drafts/cuckoo.md).
+ * 2 b_0-ish however far the chain grows (docs/structures.md ("Cuckoo family")).
  *
  * Bucket compare: a bucket is 4f <= 128 bits; f <= 16 reads it as one
  * 64-bit word, f > 16 as two, and tests all lanes for the fingerprint with
@@ -746,7 +746,7 @@ amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
  * comes at a load of 0.962-0.973 for large m (every width, up to 2^22
  * buckets; 0.967 and up for f >= 6) and spreads lower for small m, with a
  * standard deviation of about 0.2 / sqrt(slots) (measured,
- * docs/drafts/cuckoo.md): keep capacity below the design load, with room
+ * docs/structures.md ("Cuckoo family")): keep capacity below the design load, with room
  * for small tables (1.5 sqrt(n) + 8 slots keep capacity more than five
  * deviations below the mean first failure at every size). */
 amq_status amq__ctab_slots_for(uint64_t capacity, double load,

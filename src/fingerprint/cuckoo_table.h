@@ -140,7 +140,7 @@ amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
 
 /* Design loads: tables are sized so capacity keys fill at most this
  * fraction of the slots (before the small-table margin and rounding).
- * docs/drafts/cuckoo.md has the measurements behind them. */
+ * docs/structures.md ("Cuckoo family") has the measurements behind them. */
 #define AMQ__CT_CUCKOO_LOAD 0.95
 #define AMQ__CT_VACUUM_LOAD 0.94
 

@@ -216,8 +216,7 @@ static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
 }
 static amq_status t_merge(amq__obj *dst, const amq__obj *src,
                           amq__merge_op op) {
-    if (op != AMQ__UNION)
-        return AMQ_ERR_UNSUPPORTED;
+    (void)op; /* union only: the caps keep intersect away */
     return amq_qf_merge_into((amq_qf *)dst, (const amq_qf *)src);
 }
 static double t_bound(const amq__obj *o) {
@@ -279,9 +278,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     size_t at_n = amq__rd_u64(r, &n);
     size_t at_shape = amq__rd_u32(r, &shape);
     AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
-    amq__rd_u64(r, &items);
+    size_t at_items = amq__rd_u64(r, &items);
     unsigned rbits = shape & 0xff, width = (shape >> 8) & 0xff;
     unsigned mode = (shape >> 16) & 0xff;
+    if (rbits < m->rmin || rbits > AMQ_QF_MAX_RBITS)
+        return amq__rd_bad(r, at_shape, "%u-bit remainders", rbits);
     if (width != rbits)
         return amq__rd_bad(r, at_shape + 1, "slot width %u with %u-bit "
                            "remainders", width, rbits);
@@ -290,6 +291,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
                            m->name);
     if ((shape >> 24) != 0)
         return amq__rd_bad(r, at_shape + 3, "reserved field is not zero");
+    if (n < 64 || n % 64 != 0 || n > (UINT64_C(1) << 56))
+        return amq__rd_bad(r, at_n, "%llu home slots", (unsigned long long)n);
     if (amq__qf_check_shape(n, rbits, m->counting) != AMQ_OK)
         return amq__rd_bad(r, at_shape, "%u-bit remainders with %llu slots",
                            rbits, (unsigned long long)n);
@@ -303,7 +306,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         memcpy(f->data, payload, len);
     amq_status st = amq__qf_validate(f, r);
     if (st == AMQ_OK && f->o.items != items)
-        st = amq__rd_bad(r, r->payload_at, "item count %llu does not match "
+        st = amq__rd_bad(r, at_items, "item count %llu does not match "
                          "the table", (unsigned long long)items);
     if (st != AMQ_OK) {
         amq_qf_free(f);

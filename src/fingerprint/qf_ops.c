@@ -358,13 +358,13 @@ amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
                        : insert_batch_any(f, h, n, done);
 }
 
-amq_status amq_cqf_insert(amq_cqf *f, uint64_t h, uint64_t count) {
+amq_status amq_cqf_insert(amq_qf *f, uint64_t h, uint64_t count) {
     if (f == NULL || count == 0)
         return AMQ_ERR_INVALID;
     return amq__qf_insert(f, h, count);
 }
 
-amq_status amq_cqf_remove(amq_cqf *f, uint64_t h, uint64_t count) {
+amq_status amq_cqf_remove(amq_qf *f, uint64_t h, uint64_t count) {
     if (f == NULL || count == 0)
         return AMQ_ERR_INVALID;
     return amq__qf_remove(f, h, count);

@@ -153,7 +153,7 @@ amq_status amq_qf_new(uint64_t capacity, double fpr, const amq_options *opt,
     return new_mode(capacity, fpr, false, opt, out);
 }
 amq_status amq_cqf_new(uint64_t capacity, double fpr, const amq_options *opt,
-                       amq_cqf **out) {
+                       amq_qf **out) {
     return new_mode(capacity, fpr, true, opt, out);
 }
 amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
@@ -164,7 +164,7 @@ amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
     return amq__qf_alloc(slots, rbits, false, opt, NULL, out);
 }
 amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
-                                const amq_options *opt, amq_cqf **out) {
+                                const amq_options *opt, amq_qf **out) {
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;

@@ -47,7 +47,7 @@
  * Exactly one layer is checked. Empty rows cost ~0.15% and the codes 2/B
  * bits per row: at 10^6 and 10^7 keys a filter takes 1.0017 (W = 64) or
  * 1.0014 (W = 128) rows per key plus the codes, 0.2-0.4% above the
- * solution bits per key (docs/drafts/ribbon.md). The price is banding
+ * solution bits per key (docs/structures.md, "Ribbon"). The price is banding
  * time: a key's elimination walks from its start to the first free row,
  * ~20 steps in an overloaded band (~4 in a standard one), so a build
  * takes ~1.6x (W = 64) to ~3x (W = 128) as long as a standard one.
@@ -505,7 +505,7 @@ double amq__rb_bits_for(double fpr) {
 
 /* bits per key = rho (rows per key) x solution bits per row + mu (code
  * bits per key). Standard: rho at 10^6 keys. Bumped: measured empty rows
- * at 10^6 keys (docs/drafts/ribbon.md) and 2 code bits per bucket of the
+ * at 10^6 keys (docs/structures.md, "Ribbon") and 2 code bits per bucket of the
  * 0.97 n rows of layer 0. */
 void amq__rb_curve_shape(unsigned band, bool bump, double *rho,
                            double *mu) {

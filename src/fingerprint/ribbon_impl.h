@@ -36,7 +36,7 @@
 #define RB_VERSION 2
 /* The curve's key count: rows per key as at n = 10^6, for standard
  * Ribbon from rb_overhead, for bumped Ribbon measured (all layers' rows
- * over keys, docs/drafts/ribbon.md). */
+ * over keys, docs/structures.md, "Ribbon"). */
 #define RB_CURVE_N 1000000
 #define RB_CURVE_RHO64 1.0017
 #define RB_CURVE_RHO128 1.0014

@@ -31,7 +31,7 @@
  * using the design load α = AMQ__CT_VACUUM_LOAD (0.94). This follows the
  * paper's recipe (a balls-into-bins bound on the fullest chunk, and load
  * (1 - j/4) for range j); the exact tail bound and the 0.955 are ours —
- * the paper does not pin them down — and docs/drafts/cuckoo.md checks the
+ * the paper does not pin them down — and docs/structures.md ("Cuckoo family") checks the
  * result by measuring the load at the first failed insert.
  *
  * Everything else — fingerprints, buckets, the eviction walk with undo, the
@@ -51,7 +51,7 @@
  * longer saves space over the default cuckoo filter (it rounds up to whole
  * chunks, 1-2% at 10^6 keys; the paper compared against power-of-two
  * tables). What it keeps is locality: every key's two buckets lie in one
- * chunk, three quarters of them within L1 = L0 / 4 (docs/drafts/cuckoo.md
+ * chunk, three quarters of them within L1 = L0 / 4 (docs/structures.md ("Cuckoo family")
  * measures both).
  *
  * Failure modes: as cuckoo.c (AMQ_ERR_FULL leaves the table unchanged).

@@ -133,10 +133,6 @@ XF_INLINE void xf_map_slots(xf_map m, unsigned ways, bool pow2, uint64_t x,
     }
 }
 
-static inline void xf_slots(const xf_shape *s, uint64_t x, uint32_t p[4]) {
-    xf_map_slots(xf_map_of(s), s->ways, s->lg != XF_ANY_LEN, x, p);
-}
-
 /* Fills s->lg from s->seg_len; call after every change of seg_len. */
 static void xf_set_lg(xf_shape *s) {
     s->lg = XF_ANY_LEN;

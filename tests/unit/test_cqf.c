@@ -55,7 +55,7 @@ static void test_lengths(void) {
         }
         for (size_t i = 0; i < nx; i++)
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-                amq_cqf *f = NULL;
+                amq_qf *f = NULL;
                 CHECK_OK(amq_cqf_new_explicit(256, r, NULL, &f));
                 if (f == NULL)
                     return;
@@ -105,7 +105,7 @@ static void test_incremental(void) {
     uint64_t errs = 0;
     check_seed = 41;
     for (unsigned r = 2; r <= 5; r++) {
-        amq_cqf *f = NULL;
+        amq_qf *f = NULL;
         CHECK_OK(amq_cqf_new_explicit(64, r, NULL, &f));
         if (f == NULL)
             return;
@@ -126,7 +126,7 @@ static void test_incremental(void) {
 }
 
 static void test_overflow(void) {
-    amq_cqf *f = NULL;
+    amq_qf *f = NULL;
     check_seed = 42;
     CHECK_OK(amq_cqf_new_explicit(64, 8, NULL, &f));
     if (f == NULL)

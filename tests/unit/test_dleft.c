@@ -81,7 +81,7 @@ static void test_deletes_are_exact(void) {
         size_t len;
         uint8_t *fr = frame(f, &len);
         amq_filter *empty = make("dleft:buckets=256,rbits=4,cbits=4", 0, 0);
-        size_t elen;
+        size_t elen = 0;
         uint8_t *efr = empty ? frame(empty, &elen) : NULL;
         CHECK(frames_equal(fr, len, efr, elen));
         free(fr);

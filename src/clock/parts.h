@@ -1,10 +1,10 @@
 /*
- * clock_impl.h — what the clock files share: the amq_clock struct (a Bloom
+ * parts.h — what the clock files share: the amq_clock struct (a Bloom
  * clock or a vector clock), the Bloom clock's timestamp snapshot, LEB128
  * varints and the per-kind entry points clock.c dispatches to.
  */
-#ifndef AMQ_SRC_CLOCK_IMPL_H
-#define AMQ_SRC_CLOCK_IMPL_H
+#ifndef AMQ_SRC_CLOCK_PARTS_H
+#define AMQ_SRC_CLOCK_PARTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
