@@ -288,31 +288,36 @@ typedef struct mq_params {
     unsigned r, w, v, op, flags, k;
 } mq_params;
 
-/* Every field, before anything is allocated. */
-static amq_status check_params(amq__rd *r, const mq_params *p, size_t at_n,
-                               size_t at_s, size_t at_m, size_t len) {
+/* Every field, before anything is allocated; a diagnostic points at the
+ * field it is about (at: N, the r/w/v/op word, the flags/K word). */
+static amq_status check_params(amq__rd *r, const mq_params *p,
+                               const size_t at[3], size_t len) {
     size_t bytes;
     uint64_t n = p->n;
     unsigned rr;
-    if (p->v < 1 || p->v > 64 || p->w != p->r + p->v)
-        return amq__rd_bad(r, at_s + 1, "slot width %u with %u-bit "
+    if (n < 64 || n % 64 != 0 || n > (UINT64_C(1) << 56))
+        return amq__rd_bad(r, at[0], "%llu home slots", (unsigned long long)n);
+    if (p->r < 1 || p->r > AMQ_QF_MAX_RBITS ||
+        amq__qf_check_shape(n, p->r, false) != AMQ_OK)
+        return amq__rd_bad(r, at[1], "%u-bit remainders with %llu slots",
+                           p->r, (unsigned long long)n);
+    if (p->v < 1 || p->v > 64)
+        return amq__rd_bad(r, at[1] + 2, "%u-bit values", p->v);
+    if (p->w != p->r + p->v)
+        return amq__rd_bad(r, at[1] + 1, "slot width %u with %u-bit "
                            "remainders and %u-bit values", p->w, p->r, p->v);
     if (p->op < 1 || p->op > 4)
-        return amq__rd_bad(r, at_s + 3, "unknown operator %u", p->op);
+        return amq__rd_bad(r, at[1] + 3, "unknown operator %u", p->op);
     if (p->flags > 1)
-        return amq__rd_bad(r, at_m, "unknown mode flags %#x", p->flags);
-    if ((p->k != 0 && p->k < MQ_MIN_KBITS) || p->k > 64)
-        return amq__rd_bad(r, at_m + 1, "key width %u", p->k);
-    if (amq__qf_check_shape(n, p->r, false) != AMQ_OK)
-        return amq__rd_bad(r, at_s, "%u-bit remainders with %llu slots",
-                           p->r, (unsigned long long)n);
-    if (p->k != 0 && (exact_shape(&n, p->k, &rr) != AMQ_OK || n != p->n ||
+        return amq__rd_bad(r, at[2], "unknown mode flags %#x", p->flags);
+    if (p->k != 0 && (p->k < MQ_MIN_KBITS || p->k > 64 ||
+                      exact_shape(&n, p->k, &rr) != AMQ_OK || n != p->n ||
                       rr != p->r))
-        return amq__rd_bad(r, at_s, "%u-bit remainders with %llu slots are "
-                           "not exact for %u-bit keys", p->r,
-                           (unsigned long long)p->n, p->k);
+        return amq__rd_bad(r, at[2] + 1, "%u-bit keys are not exact with "
+                           "%u-bit remainders and %llu slots", p->k, p->r,
+                           (unsigned long long)p->n);
     if (amq__qf_table_bytes(n, p->w, &bytes) != AMQ_OK || bytes != len)
-        return amq__rd_bad(r, at_n, "%llu slots of %u bits do not match a "
+        return amq__rd_bad(r, at[0], "%llu slots of %u bits do not match a "
                            "%zu-byte payload", (unsigned long long)n, p->w,
                            len);
     return AMQ_OK;
@@ -320,11 +325,12 @@ static amq_status check_params(amq__rd *r, const mq_params *p, size_t at_n,
 
 /* The stored item count against the table's: equal for sum counters and
  * multisets, at least the fingerprints otherwise. */
-static amq_status check_items(amq__rd *r, const amq_qf *f, uint64_t items) {
+static amq_status check_items(amq__rd *r, const amq_qf *f, uint64_t items,
+                              size_t at) {
     bool exact = mq_counters(f) || f->multiset;
     if (exact ? items != f->o.items : items < f->o.items)
-        return amq__rd_bad(r, r->payload_at, "item count %llu does not match "
-                           "the table", (unsigned long long)items);
+        return amq__rd_bad(r, at, "item count %llu does not match the table",
+                           (unsigned long long)items);
     return AMQ_OK;
 }
 
@@ -335,17 +341,18 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     uint32_t shape, mode;
     amq_qf *f;
     (void)self;
+    size_t at[3], at_items;
     AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
-    size_t at_n = amq__rd_u64(r, &p.n);
-    size_t at_s = amq__rd_u32(r, &shape);
-    size_t at_m = amq__rd_u32(r, &mode);
-    amq__rd_u64(r, &p.items);
+    at[0] = amq__rd_u64(r, &p.n);
+    at[1] = amq__rd_u32(r, &shape);
+    at[2] = amq__rd_u32(r, &mode);
+    at_items = amq__rd_u64(r, &p.items);
     p.r = shape & 0xff, p.w = (shape >> 8) & 0xff;
     p.v = (shape >> 16) & 0xff, p.op = shape >> 24;
     p.flags = mode & 0xff, p.k = (mode >> 8) & 0xff;
     if ((mode >> 16) != 0)
-        return amq__rd_bad(r, at_m + 2, "reserved field is not zero");
-    AMQ_RETURN_IF_ERR(check_params(r, &p, at_n, at_s, at_m, len));
+        return amq__rd_bad(r, at[2] + 2, "reserved field is not zero");
+    AMQ_RETURN_IF_ERR(check_params(r, &p, at, len));
     AMQ_RETURN_IF_ERR(amq__qf_alloc_v(p.n, p.r, p.v, false, opt,
                                       view ? payload : NULL, &f));
     f->mop = (uint8_t)p.op;
@@ -355,7 +362,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         memcpy(f->data, payload, len);
     amq_status st = amq__mq_validate(f, r);
     if (st == AMQ_OK)
-        st = check_items(r, f, p.items);
+        st = check_items(r, f, p.items, at_items);
     if (st != AMQ_OK) {
         amq_qf_free(f);
         return st;

@@ -297,7 +297,7 @@ static amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
     if (prefetch)
         prefetch_block(f, q);
     *g = (mgroup){rem, 0, 0, 0};
-    if (!occ_get(f, q) && !f->concurrent)
+    if (!f->concurrent && !occ_get(f, q)) /* unlocked only when alone */
         return AMQ_OK;
     win_enter(f, q, &w);
     bool ok = !occ_get(f, q) || mq_locate(f, q, rem, &w, &m, &st);

@@ -143,6 +143,17 @@ static const type_cases cases[] = {
                 {"layer upper", 64, 4, V_HUGE, 0, SAME},
                 {"layer reserved", 68, 4, V_ONE, 0, SAME}}},
     {"ribbon:bump=0", {{"items", 16, 8, V_HUGE, 0, SAME}}},
+    {"maplet", {{"slots", 0, 8, V_ZERO, 0, SAME},
+                {"slots", 0, 8, V_PLUS1, 0, SAME},
+                {"r", 8, 1, V_ZERO, 0, SAME}, {"width", 9, 1, V_PLUS1, 0, SAME},
+                {"v", 10, 1, V_ZERO, 0, SAME}, {"v", 10, 1, CONST(65), 0, SAME},
+                {"op", 11, 1, CONST(5), 0, SAME},
+                {"flags", 12, 1, CONST(2), 0, SAME},
+                {"kbits", 13, 1, CONST(40), 0, SAME},
+                {"reserved", 14, 1, V_ONE, 0, SAME},
+                {"reserved", 15, 1, V_ONE, 0, 14},
+                {"items", 16, 8, V_PLUS1, 0, SAME}}},
+    {"maplet:op=max", {{"items", 16, 8, V_ZERO, 0, SAME}}},
 };
 /* clang-format on */
 
