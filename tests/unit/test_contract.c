@@ -1669,6 +1669,7 @@ static const char *const variants[] = {
     "spectral:mode=ms", "counting:width=8",
     "maplet:op=max", "maplet:op=or,v=60", "maplet:op=min,v=3,multiset=1",
     "maplet:op=sum,v=1", "maplet:kbits=64", "maplet:concurrent=1",
+    "smaplet:op=or,v=40", "smaplet:member=fuse8",
 };
 
 static void run_suite(const amq_type_info *ti) {

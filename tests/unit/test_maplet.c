@@ -691,6 +691,93 @@ static void test_exact(void) {
     amq_maplet_free(m);
 }
 
+/* ---- the static maplet ------------------------------------------------------------------ */
+
+/* Built from pairs with repeats (combined by the operator): every key's
+ * value exact, absent keys at the member's rate, log2(1/eps) + v bits per
+ * key plus at most 3% (bumped Ribbon both ways), a view answering alike,
+ * updates refused. */
+static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
+                        size_t n) {
+    uint64_t *h = malloc(2 * n * sizeof *h), *v = malloc(2 * n * sizeof *v);
+    uint64_t *want = malloc(n * sizeof *want), rng = 17, vm = vmask_of(vb);
+    amq_maplet *m = NULL;
+    amq_diag d;
+    if (h == NULL || v == NULL || want == NULL)
+        goto out;
+    for (size_t i = 0; i < 2 * n; i++) { /* key i % n, twice */
+        h[i] = i < n ? check_next(&rng) : h[i - n];
+        v[i] = (check_next(&rng) & vm) >> (op == AMQ_MAPLET_SUM ? 1 : 0);
+        want[i % n] = i < n ? v[i] : amq_maplet_combine(op, want[i - n], v[i],
+                                                        NULL);
+    }
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_maplet_build(spec, h, v, 2 * n, 0.01, NULL, &m, &d);
+    CHECK_MSG(st == AMQ_OK, "%s: %s %s", spec, amq_status_name(st), d.message);
+    if (m == NULL)
+        goto out;
+    uint64_t wrong = 0, fp = 0, x;
+    for (size_t i = 0; i < n; i++)
+        wrong += amq_maplet_get_hash(m, h[i], &x) != AMQ_OK || x != want[i];
+    for (size_t i = 0; i < n; i++)
+        fp += amq_maplet_get_hash(m, check_next(&rng), &x) == AMQ_OK;
+    double eps = amq_filter_fpr_bound(m), t = (double)n;
+    double lower = log2(1 / eps) + vb, bpk = amq_filter_bits_per_key(m);
+    CHECK_MSG(wrong == 0, "%s: %llu values wrong", spec,
+              (unsigned long long)wrong);
+    CHECK(amq_filter_items(m) == n);
+    CHECK_MSG((double)fp / t <= eps * 1.1 + 4 * sqrt(eps / t) + 3 / t,
+              "%s: %g absent keys found, bound %g", spec, (double)fp / t, eps);
+    if (strstr(spec, "member=") == NULL && n >= 100000)
+        CHECK_MSG(bpk <= lower * 1.03, "%s: %.3f bits/key, log2(1/eps) + v "
+                  "= %.3f", spec, bpk, lower);
+    printf("%s, %zu keys: %.3f bits/key, log2(1/eps) + v = %.3f (+%.2f%%)\n",
+           spec, n, bpk, lower, 100 * (bpk / lower - 1));
+    CHECK_STATUS(amq_maplet_put_hash(m, 1, 1), AMQ_ERR_UNSUPPORTED);
+    CHECK_STATUS(amq_maplet_delete_hash(m, h[0], 1), AMQ_ERR_UNSUPPORTED);
+    amq_maplet_iter it;
+    CHECK_STATUS(amq_maplet_iter_init(m, &it), AMQ_ERR_UNSUPPORTED);
+    size_t len;
+    uint8_t *buf = frame_of(m, &len), *al = buf ? aligned_alloc(64, (len + 63) / 64 * 64) : NULL;
+    amq_filter *view = NULL;
+    if (al != NULL) {
+        memcpy(al, buf, len);
+        CHECK_OK(amq_filter_view(al, len, NULL, &view, NULL));
+        for (size_t i = 0; view != NULL && i < n; i += 7)
+            wrong += amq_maplet_get_hash(view, h[i], &x) != AMQ_OK ||
+                     x != want[i];
+        CHECK(wrong == 0 && view != NULL && same_bytes(m, view));
+    }
+    amq_filter_free(view);
+    free(al);
+    free(buf);
+out:
+    amq_maplet_free(m);
+    free(h);
+    free(v);
+    free(want);
+}
+
+static void test_static(void) {
+    size_t n = check_quick() ? 20000 : 200000;
+    check_seed = 17;
+    static_case("smaplet:op=sum,v=8", 8, AMQ_MAPLET_SUM, n);
+    static_case("smaplet:op=max,v=1", 1, AMQ_MAPLET_MAX, n);
+    static_case("smaplet:op=or,v=40", 40, AMQ_MAPLET_OR, n);
+    static_case("smaplet:op=min,v=64", 64, AMQ_MAPLET_MIN, n / 4);
+    static_case("smaplet:op=max,v=12,member=fuse16", 12, AMQ_MAPLET_MAX,
+                n / 4);
+    static const uint64_t hs[3] = {1, 2, 3}, vs[3] = {1, 256, 3};
+    amq_maplet *m = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_STATUS(amq_maplet_build("smaplet:v=8", hs, vs, 3, 0.01, NULL, &m, &d),
+                 AMQ_ERR_INVALID);
+    CHECK(m == NULL && strstr(d.message, "pair 2") != NULL);
+    CHECK_STATUS(amq_maplet_new("smaplet", 100, 0.01, NULL, &m, &d),
+                 AMQ_ERR_UNSUPPORTED);
+}
+
 /* ---- bad arguments ----------------------------------------------------------------------- */
 
 static void test_bad(void) {
@@ -732,6 +819,7 @@ int main(void) {
     test_zipf_counters();
     test_strong_tail();
     test_exact();
+    test_static();
     test_bad();
     return check_report("test_maplet");
 }

@@ -154,6 +154,14 @@ static const type_cases cases[] = {
                 {"reserved", 15, 1, V_ONE, 0, 14},
                 {"items", 16, 8, V_PLUS1, 0, SAME}}},
     {"maplet:op=max", {{"items", 16, 8, V_ZERO, 0, SAME}}},
+    {"smaplet", {{"op", 0, 1, CONST(5), 0, SAME}, {"v", 1, 1, V_ZERO, 0, SAME},
+                 {"member", 2, 1, V_ZERO, 0, SAME},
+                 {"parts", 4, 4, V_PLUS1, 0, SAME},
+                 {"items", 8, 8, V_PLUS1, 0, SAME},
+                 {"part params", 16, 4, V_HUGE, 0, SAME},
+                 {"part reserved", 20, 4, V_ONE, 0, 16},
+                 {"part payload", 24, 8, V_HUGE, 0, SAME},
+                 {"member version", 32, 4, CONST(3), 0, SAME}}},
 };
 /* clang-format on */
 
