@@ -7,8 +7,10 @@ CLANG_BUILD ?= build-clang
 TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+# Where `make install` puts bin/, lib/, include/, share/ (DESTDIR stages).
+PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz clean install
+.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz clean install uninstall
 
 all: build
 
@@ -46,7 +48,11 @@ bench: build
 	@$(BUILD)/bench/amq_bench $(BENCH_ARGS)
 
 install: build
-	@cmake --install $(BUILD)
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# Removes what the last install from $(BUILD) installed (its manifest).
+uninstall:
+	@cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P cmake/uninstall.cmake
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(CLANG_BUILD) $(TSAN_BUILD)

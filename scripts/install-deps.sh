@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages amq needs to build, test and benchmark.
 # Idempotent: does nothing when everything is present. Run as root (or via sudo).
 set -eu
-PKGS="build-essential cmake pkg-config libxxhash-dev libsodium-dev libbloom-dev clang"
+PKGS="build-essential cmake pkg-config libxxhash-dev libsodium-dev libbloom-dev clang python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,4 +1,20 @@
-/* amq/amq.h — umbrella header: everything public in amq. */
+/*
+ * amq/amq.h — umbrella header: everything public in amq.
+ *
+ * Start here: amq/filter.h is the one interface most programs need. Create
+ * a filter from a spec string and a target (amq_filter_new("blocked",
+ * capacity, fpr, NULL, &f, &diag)), add keys, query them, and save it with
+ * amq_filter_save_file / reopen it with amq_filter_open_file. When the
+ * number of keys is not known in advance, or for the static types (xor,
+ * fuse, ribbon), which are built once from all keys, amq/builder.h takes
+ * the keys and builds the filter sized for them (amq_builder_new, _add,
+ * _finish). Every fallible call returns an amq_status
+ * (amq/status.h; amq_strerror names it). The other headers are the typed
+ * APIs of each family (bloom.h, counting.h, cuckoo.h, quotient.h,
+ * static.h, sketch.h) and the Bloom clocks (clock.h); core.h has the
+ * options, allocator hooks and hashing every object shares. `amq help
+ * types` lists every spec name with its parameters.
+ */
 #ifndef AMQ_AMQ_H
 #define AMQ_AMQ_H
 #include "amq/version.h"

@@ -72,6 +72,17 @@ AMQ_API uint64_t amq_hash64(const amq_hasher *h, const void *key, size_t len);
 AMQ_API void amq_hash128(const amq_hasher *h, const void *key, size_t len,
                          uint64_t out[2]);
 
+/* Hash n byte keys stored back to back, key i being the bytes
+ * data[offsets[i] .. offsets[i+1]) (n + 1 non-decreasing offsets: the
+ * layout of Apache Arrow's binary arrays): out[i] = amq_hash64(h, key i).
+ * One call for many keys, for callers whose per-call cost dominates (the
+ * Python binding). data may be NULL when every key is empty.
+ * Errors: AMQ_ERR_INVALID (NULL h, offsets or out with n > 0; decreasing
+ * offsets), checked before anything is written. O(total bytes). */
+AMQ_API amq_status amq_hash64_batch(const amq_hasher *h, const void *data,
+                                    const size_t *offsets, size_t n,
+                                    uint64_t *out);
+
 /* Fill buf with n cryptographically random bytes (libsodium). */
 AMQ_API void amq_random_bytes(void *buf, size_t n);
 

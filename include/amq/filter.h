@@ -16,6 +16,11 @@
  *   - a failing call returns a status and leaves the filter unchanged;
  *   - operations a type does not support return AMQ_ERR_UNSUPPORTED.
  *
+ * Diagnostics: calls taking an amq_diag * (may be NULL) write it only when
+ * they fail, and only for failures with something to say (a spec typo, a
+ * corrupt byte): it is never written on success, and not for
+ * AMQ_ERR_NOMEM, so clear it before the call if you print it.
+ *
  * Ownership: amq_filter_new/load/view return a filter the caller releases
  * with amq_filter_free (NULL is accepted). A view borrows the caller's buffer,
  * which must stay valid and unmodified until the view is freed.
@@ -139,7 +144,14 @@ AMQ_API void amq_filter_contains_batch(const amq_filter *f,
                                        const uint64_t *hashes, size_t n,
                                        uint8_t *out);
 
-/* Errors: AMQ_ERR_UNSUPPORTED, AMQ_ERR_READONLY, AMQ_ERR_NOT_FOUND. */
+/* Remove one copy of a key that was added. Errors: AMQ_ERR_UNSUPPORTED,
+ * AMQ_ERR_READONLY, AMQ_ERR_NOT_FOUND (nothing changed).
+ * Remove only keys you added: in fingerprint filters (cuckoo, vacuum, qf,
+ * cqf, dleft) a key never added whose fingerprint happens to be stored in
+ * one of its slots (probability about the FPR) removes that fingerprint,
+ * which belongs to another key, and that key may then be reported absent
+ * (a false negative). Counting Bloom filters decrement counters that other
+ * keys share in the same way. */
 AMQ_API amq_status amq_filter_remove(amq_filter *f, const void *key,
                                      size_t len);
 AMQ_API amq_status amq_filter_remove_hash(amq_filter *f, uint64_t hash);
@@ -217,6 +229,44 @@ AMQ_API amq_status amq_filter_load(const void *buf, size_t len,
 AMQ_API amq_status amq_filter_view(const void *buf, size_t len,
                                    const amq_options *opt, amq_filter **out,
                                    amq_diag *diag);
+
+/* ---- files -------------------------------------------------------------- */
+
+/* Save f to path atomically: the frame is written to a new temporary file
+ * beside path (PATH.tmp-<random>), fsync'ed, renamed over path, and the
+ * directory is fsync'ed. A crash or an error leaves the old file as it was
+ * (or no file) and removes the temporary file; a reader never sees a
+ * partial frame. The file gets mode 0666 less the umask, or 0600 when the
+ * hasher is keyed (SipHash: the secret key is stored in the frame).
+ * Errors: AMQ_ERR_IO (diag names the path and the system's reason: no
+ * such directory, no space, ...), AMQ_ERR_INVALID (NULL f or path),
+ * AMQ_ERR_NOMEM, AMQ_ERR_OVERFLOW. Reads f only: safe while other threads
+ * query f. */
+AMQ_API amq_status amq_filter_save_file(const amq_filter *f, const char *path,
+                                        amq_diag *diag);
+
+/* Open a saved filter for queries. A regular file is mapped read-only and
+ * viewed in place (zero copy: the pages are read on demand, nothing is
+ * copied); the mapping belongs to the filter and is unmapped by
+ * amq_filter_free. A type that cannot be viewed, a misaligned frame, a
+ * pipe or a device is read and loaded as a copy instead;
+ * amq_filter_is_view tells which. A view answers queries and refuses
+ * updates with AMQ_ERR_READONLY: use amq_filter_load_file to modify.
+ * The file must not be truncated or rewritten in place while a view reads
+ * it (that raises SIGBUS); files replaced by rename, as
+ * amq_filter_save_file does, are safe. opt supplies the allocator (may be
+ * NULL). Errors: AMQ_ERR_IO (cannot open or read; diag says why), then
+ * those of amq_filter_load (CORRUPT, CHECKSUM, VERSION, NOMEM) with the
+ * byte offset in diag. */
+AMQ_API amq_status amq_filter_open_file(const char *path,
+                                        const amq_options *opt,
+                                        amq_filter **out, amq_diag *diag);
+
+/* Read a saved filter into a modifiable copy (the file is mapped while it
+ * is parsed, then released). Errors: as amq_filter_open_file. */
+AMQ_API amq_status amq_filter_load_file(const char *path,
+                                        const amq_options *opt,
+                                        amq_filter **out, amq_diag *diag);
 
 #ifdef __cplusplus
 }

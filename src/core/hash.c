@@ -58,6 +58,24 @@ uint64_t amq_hash64(const amq_hasher *h, const void *key, size_t len) {
     }
 }
 
+amq_status amq_hash64_batch(const amq_hasher *h, const void *data,
+                            const size_t *offsets, size_t n, uint64_t *out) {
+    const uint8_t *bytes = data;
+    if (n == 0)
+        return AMQ_OK;
+    if (h == NULL || offsets == NULL || out == NULL)
+        return AMQ_ERR_INVALID;
+    for (size_t i = 0; i < n; i++)
+        if (offsets[i + 1] < offsets[i])
+            return AMQ_ERR_INVALID;
+    if (bytes == NULL && offsets[n] != offsets[0])
+        return AMQ_ERR_INVALID;
+    for (size_t i = 0; i < n; i++)
+        out[i] = amq_hash64(h, bytes ? bytes + offsets[i] : NULL,
+                            offsets[i + 1] - offsets[i]);
+    return AMQ_OK;
+}
+
 void amq_hash128(const amq_hasher *h, const void *key, size_t len,
                  uint64_t out[2]) {
     static const uint8_t empty[1] = {0};

@@ -1,7 +1,7 @@
 /*
- * qf_block.c — the out-of-line parts of the quotient filter's rank and
- * select (qf_block.h): select in one word, portable and with PDEP; a run
- * end past its block; the true offset behind a saturated one.
+ * qf_block.c — select in one word for the quotient filter (qf_block.h):
+ * the portable byte scan (out of line on purpose, see below), the PDEP
+ * version for tests, and the CPU check that chooses between them.
  */
 #include "fingerprint/qf_block.h"
 
@@ -26,11 +26,8 @@ __attribute__((noinline)) uint64_t amq__qf_select64_scalar(uint64_t x,
 }
 
 #if defined(__x86_64__)
-__attribute__((target("bmi,bmi2"))) uint64_t
-amq__qf_select64_pdep(uint64_t x, unsigned k) {
-    if (k >= 64)
-        return 64;
-    return _tzcnt_u64(_pdep_u64(1ULL << k, x));
+uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k) {
+    return select64_pdep(x, k);
 }
 bool amq__qf_have_pdep(void) {
     __builtin_cpu_init();
@@ -42,33 +39,3 @@ uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k) {
 }
 bool amq__qf_have_pdep(void) { return false; }
 #endif
-
-/* The (d >= 1)-th run end at or after slot `from`, looking only at blocks
- * below hib; hib * 64 if there is none there. The first word is inline;
- * runs that spill into later blocks take the loop. */
-uint64_t amq__qf_select_rend_far(const amq_qf *f, uint64_t b, uint64_t d,
-                                 uint64_t hib) {
-    for (;;) {
-        if (++b >= hib)
-            return hib * 64;
-        uint64_t w = rend_word(f, b), c = popcnt(f, w);
-        if (d <= c)
-            return b * 64 + select64(f, w, (unsigned)(d - 1));
-        d -= c;
-    }
-}
-
-/* A saturated offset: recompute forward from the nearest unsaturated block
- * before b, which must lie in the window (false otherwise). */
-bool amq__qf_true_off_far(const amq_qf *f, uint64_t b, const qwin *w,
-                          uint64_t *out) {
-    uint64_t j = b, t;
-    while (j > w->lob && off_get(f, j) == QF_OFF_SAT)
-        j--;
-    if (off_get(f, j) == QF_OFF_SAT)
-        return false;
-    for (t = off_get(f, j); j < b && t != QF_NOWHERE; j++)
-        t = next_off(f, j, t, w->hib);
-    *out = t;
-    return t != QF_NOWHERE;
-}

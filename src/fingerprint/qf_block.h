@@ -6,8 +6,9 @@
  * Everything here is inline: the operations in qf_ops.c are compiled twice
  * (any CPU; POPCNT/BMI2), and each copy flattens these helpers into itself
  * so popcount and select become single instructions in the second. The
- * rare, long paths (a run that spills past its block, a saturated offset,
- * select in a word) are out of line in qf_block.c.
+ * rare, long paths (a run that spills past its block, a saturated offset)
+ * are static noinline functions here, and select in a word without BMI2 is
+ * out of line in qf_block.c.
  */
 #ifndef AMQ_SRC_FINGERPRINT_QF_BLOCK_H
 #define AMQ_SRC_FINGERPRINT_QF_BLOCK_H
@@ -30,13 +31,28 @@ popcnt_hw(uint64_t x) {
 static inline uint64_t popcnt_hw(uint64_t x) { return amq__popcount64(x); }
 #endif
 
+/* Select with PDEP + TZCNT (BMI2); inline, so the operations compiled for
+ * POPCNT/BMI2 (qf_ops.c) take it as two instructions. */
+#if defined(__x86_64__)
+__attribute__((target("bmi,bmi2"))) static inline uint64_t
+select64_pdep(uint64_t x, unsigned k) {
+    if (k >= 64)
+        return 64;
+    return _tzcnt_u64(_pdep_u64(1ULL << k, x));
+}
+#else
+static inline uint64_t select64_pdep(uint64_t x, unsigned k) {
+    return amq__qf_select64_scalar(x, k);
+}
+#endif
+
 /* Machines with BMI2 all have POPCNT; the portable build may not use it. */
 static inline uint64_t popcnt(const amq_qf *f, uint64_t x) {
     return f->use_pdep ? popcnt_hw(x) : amq__popcount64(x);
 }
 
 static inline uint64_t select64(const amq_qf *f, uint64_t x, unsigned k) {
-    return f->use_pdep ? amq__qf_select64_pdep(x, k)
+    return f->use_pdep ? select64_pdep(x, k)
                        : amq__qf_select64_scalar(x, k);
 }
 
@@ -302,9 +318,20 @@ static inline void shift_down(amq_qf *f, uint64_t a, uint64_t e) {
 
 /* The (d >= 1)-th run end at or after slot `from`, looking only at blocks
  * below hib; hib * 64 if there is none there. The first word is inline;
- * runs that spill into later blocks take the loop (qf_block.c). */
-uint64_t amq__qf_select_rend_far(const amq_qf *f, uint64_t b, uint64_t d,
-                                 uint64_t hib);
+ * runs that spill into later blocks take this loop. Out of line but
+ * static: the compiler still sees that it keeps no pointer, so callers'
+ * locals stay in registers (unused in files that never select). */
+static __attribute__((noinline, unused)) uint64_t
+select_rend_far(const amq_qf *f, uint64_t b, uint64_t d, uint64_t hib) {
+    for (;;) {
+        if (++b >= hib)
+            return hib * 64;
+        uint64_t w = rend_word(f, b), c = popcnt(f, w);
+        if (d <= c)
+            return b * 64 + select64(f, w, (unsigned)(d - 1));
+        d -= c;
+    }
+}
 
 static inline uint64_t select_rend(const amq_qf *f, uint64_t from,
                                    uint64_t d, uint64_t hib) {
@@ -315,7 +342,7 @@ static inline uint64_t select_rend(const amq_qf *f, uint64_t from,
     uint64_t c = popcnt(f, w);
     if (d <= c)
         return b * 64 + select64(f, w, (unsigned)(d - 1));
-    return amq__qf_select_rend_far(f, b, d - c, hib);
+    return select_rend_far(f, b, d - c, hib);
 }
 
 /* First run end at or after `from` (below block hib), else hib * 64. */
@@ -358,9 +385,20 @@ static inline uint64_t next_off(const amq_qf *f, uint64_t k, uint64_t t,
 }
 
 /* A saturated offset: recompute forward from the nearest unsaturated block
- * before b, which must lie in the window (false otherwise; qf_block.c). */
-bool amq__qf_true_off_far(const amq_qf *f, uint64_t b, const qwin *w,
-                          uint64_t *out);
+ * before b, which must lie in the window (false otherwise). Rare: out of
+ * line, static for the reason given at select_rend_far. */
+static QF_COLD __attribute__((unused)) bool
+true_off_far(const amq_qf *f, uint64_t b, const qwin *w, uint64_t *out) {
+    uint64_t j = b, t;
+    while (j > w->lob && off_get(f, j) == QF_OFF_SAT)
+        j--;
+    if (off_get(f, j) == QF_OFF_SAT)
+        return false;
+    for (t = off_get(f, j); j < b && t != QF_NOWHERE; j++)
+        t = next_off(f, j, t, w->hib);
+    *out = t;
+    return t != QF_NOWHERE;
+}
 
 /* True offset of block b: the stored one unless saturated. */
 static inline bool true_off(const amq_qf *f, uint64_t b, const qwin *w,
@@ -370,7 +408,7 @@ static inline bool true_off(const amq_qf *f, uint64_t b, const qwin *w,
         *out = t;
         return true;
     }
-    return amq__qf_true_off_far(f, b, w, out);
+    return true_off_far(f, b, w, out);
 }
 
 /* end(x) within the window, or QF_NOWHERE. */

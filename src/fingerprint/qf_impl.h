@@ -5,7 +5,7 @@
  *
  * Files: qf_block.h/.c  blocks, slots, word moves, rank and select;
  *        qf_codec.h     the cqf counter encoding of a group;
- *        qf_lock.h/.c   the per-region locks of concurrent mode;
+ *        qf_lock.h      the per-region locks of concurrent mode;
  *        qf_ops.c       insert, remove and lookup (one key or a batch);
  *        quotient.c     construction, merge, resize, enumeration;
  *        qf_frame.c     validation of loaded tables, the generic interface.

@@ -1,11 +1,12 @@
 /*
  * qf_lock.h — the window an operation on the quotient filter may touch,
  * and in concurrent mode the per-region spin locks behind it (the protocol
- * is in qf_impl.h). Entering and leaving are inline; taking locks is out
- * of line (qf_lock.c).
+ * is in qf_impl.h).
  */
 #ifndef AMQ_SRC_FINGERPRINT_QF_LOCK_H
 #define AMQ_SRC_FINGERPRINT_QF_LOCK_H
+
+#include <sched.h>
 
 #include "fingerprint/qf_impl.h"
 
@@ -19,13 +20,40 @@ typedef struct qwin {
     bool widen;      /* the operation needs more than the window */
 } qwin;
 
-/* Take regions r0..r1 in increasing order and make them the window
- * (qf_lock.c); the global fallback takes every region (counted). */
-void amq__qf_win_lock(const amq_qf *f, qwin *w, uint64_t r0, uint64_t r1);
-void amq__qf_win_widen(const amq_qf *f, qwin *w);
+static inline void cpu_relax(void) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* A spin lock that yields the core now and then: its holder may have lost
+ * its own. */
+static inline void region_lock(const amq_qf *f, uint64_t r) {
+    uint8_t *l = &f->locks[r];
+    unsigned spins = 0;
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0) {
+        while (__atomic_load_n(l, __ATOMIC_RELAXED) != 0) {
+            cpu_relax();
+            if (++spins % 1024 == 0)
+                sched_yield();
+        }
+    }
+}
 
 static inline void region_unlock(const amq_qf *f, uint64_t r) {
     __atomic_store_n(&f->locks[r], 0, __ATOMIC_RELEASE);
+}
+
+/* Take regions r0..r1 in increasing order and make them the window. */
+static inline void win_lock(const amq_qf *f, qwin *w, uint64_t r0,
+                            uint64_t r1) {
+    for (uint64_t r = r0; r <= r1; r++)
+        region_lock(f, r);
+    w->r0 = r0;
+    w->r1 = r1;
+    w->lob = r0 * QF_REGION_BLOCKS;
+    w->hib = r1 + 1 >= f->nregions ? f->nblocks
+                                   : (r1 + 1) * QF_REGION_BLOCKS;
 }
 
 /* Enter for an operation on quotient q: region(q) and the next one. */
@@ -36,7 +64,7 @@ static inline void win_enter(const amq_qf *f, uint64_t q, qwin *w) {
         return;
     }
     uint64_t r0 = (q >> 6) / QF_REGION_BLOCKS;
-    amq__qf_win_lock(f, w, r0, r0 + 1 < f->nregions ? r0 + 1 : r0);
+    win_lock(f, w, r0, r0 + 1 < f->nregions ? r0 + 1 : r0);
 }
 
 static inline void win_leave(const amq_qf *f, qwin *w) {

@@ -10,6 +10,16 @@
 #include "fingerprint/qf_codec.h"
 #include "fingerprint/qf_update.h"
 
+/* The global fallback of concurrent mode: every region, in increasing
+ * order (counted). Out of line (it is rare) but in this file, so the
+ * operations still see everything it touches. */
+static QF_COLD void win_widen(const amq_qf *f, qwin *w) {
+    __atomic_fetch_add(&((amq_qf *)f)->widenings, 1, __ATOMIC_RELAXED);
+    win_leave(f, w);
+    w->widen = false;
+    win_lock(f, w, 0, f->nregions - 1);
+}
+
 /* ---- locating a remainder ------------------------------------------------ */
 
 /* Find remainder r's group in the run s (bounds set): s->g, or the
@@ -212,7 +222,7 @@ static QF_COLD amq_status update_wide(amq_qf *f, uint64_t q, uint64_t r,
                                       uint64_t k, bool add, qwin *w) {
     amq_status st = AMQ_ERR_CORRUPT;
     if (!whole(f, w)) {
-        amq__qf_win_widen(f, w);
+        win_widen(f, w);
         st = add ? insert_in(f, q, r, k, w) : remove_in(f, q, r, k, w);
     }
     return w->widen ? AMQ_ERR_CORRUPT : st; /* a whole valid table suffices */
@@ -246,7 +256,7 @@ static inline uint64_t lookup(const amq_qf *f, uint64_t h, bool prefetch) {
         prefetch_block(f, q);
     win_enter(f, q, &w);
     if (!count_in(f, q, r, &w, &c) && !whole(f, &w)) {
-        amq__qf_win_widen(f, &w);
+        win_widen(f, &w);
         if (!count_in(f, q, r, &w, &c))
             c = 0;
     }

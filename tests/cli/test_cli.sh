@@ -74,7 +74,7 @@ check "help build shows usage" has "usage: amq build" out
 run 0 "amq help types" "$AMQ" help types
 check "help types lists sbbf" has "sbbf" out
 cp out types.txt
-for c in build query info demo help; do
+for c in build query add remove merge count info recommend demo clock help; do
     run 0 "amq $c --help" "$AMQ" "$c" --help
     check "amq $c --help shows its usage" has "usage: amq $c" out
 done
@@ -241,6 +241,158 @@ run 2 "query without FILE" "$AMQ" query
 run 2 "query with too many arguments" "$AMQ" query a b c
 run 2 "info without FILE" "$AMQ" info
 run 2 "demo with a bad --n" "$AMQ" demo --n 0
+
+# ---- query --key / --mark, info over several files ----------------------------------------------
+run 0 "query --key" "$AMQ" query tight.amq --key key-7 --key nothing-here-1
+check "query --key prints the member" test "$(cat out)" = key-7
+run 1 "query --key absent" "$AMQ" query tight.amq --key nothing-here-1
+run 0 "query --mark" "$AMQ" query --mark tight.amq --key key-7 --key nothing-here-1
+check "query --mark marks every key" test "$(cat out)" = "$(printf '1\tkey-7\n0\tnothing-here-1')"
+run 2 "query --key with KEYFILE" "$AMQ" query tight.amq keys --key x
+run 2 "query --mark --count" "$AMQ" query --mark --count tight.amq keys
+run 0 "info FILE FILE" "$AMQ" info sbbf.amq bloom.amq
+check "info of two files names both" sh -c 'grep -q "^file: *sbbf.amq" out && grep -q "^file: *bloom.amq" out'
+run 0 "info --json FILE FILE" "$AMQ" info --json sbbf.amq bloom.amq
+check "info --json of two files is an array" sh -c 'head -c1 out | grep -q "\[" && grep -c "\"file\"" out | grep -q 2'
+run 2 "info with one bad file" "$AMQ" info sbbf.amq no-such.amq bloom.amq
+check "info goes on past a bad file" grep -q "^file: *bloom.amq" out
+run 0 "info --json numbers" "$AMQ" info --json bloom.amq
+check "json target_fpr is 0.01, not 0.01000000000000000021" grep -q '"target_fpr": 0.01,' out
+check "json bits_per_key exact" grep -q '"bits_per_key": 9.6,' out
+
+# ---- add / remove ----------------------------------------------------------------------------------
+seq 1 500 | sed 's/^/more-/' >more
+run 0 "build roomy cuckoo" "$AMQ" build -q --type cuckoo --fpr 0.01 -n 4000 -o cuckoo.amq keys
+run 0 "add to a cuckoo filter" "$AMQ" add cuckoo.amq more
+run 0 "added keys are found" "$AMQ" query cuckoo.amq more
+check "add: every added key" cmp -s out more
+run 0 "old keys still found" "$AMQ" query cuckoo.amq keys
+check "add: every old key" cmp -s out keys
+check "add leaves no temporary file" sh -c '! ls | grep -q "\.tmp"'
+run 0 "add --key" "$AMQ" add -q bloom.amq --key extra-key
+run 0 "add --key is found" "$AMQ" query bloom.amq --key extra-key
+run 0 "remove from cuckoo" "$AMQ" remove cuckoo.amq more
+run 0 "info after remove" "$AMQ" info --json cuckoo.amq
+check "remove: 2000 items again" has '"items": 2000' out
+cp cuckoo.amq before.amq
+run 2 "remove a key that is not there" "$AMQ" remove cuckoo.amq --key never-added-key
+check "remove: names the key" has "never-added-key" err
+check "failed remove leaves the file unchanged" cmp -s cuckoo.amq before.amq
+run 0 "remove --missing-ok" "$AMQ" remove --missing-ok cuckoo.amq --key never-added-key --key key-1
+check "--missing-ok reports the skipped key" has "1 keys were not in the filter" err
+run 2 "remove from a bloom filter" "$AMQ" remove bloom.amq --key key-1
+check "remove refusal names types that can" has "types that can" err
+run 2 "add to a static filter" "$AMQ" add xor8.amq --key x
+check "static refusal says rebuild" has "rebuild" err
+cp xor8.amq x8.amq
+check "refused add leaves the file" cmp -s xor8.amq x8.amq
+yes dup | head -20 >dups
+run 0 "build cuckoo with room" "$AMQ" build -q --type cuckoo --fpr 0.01 -n 4000 -o dup.amq keys
+cp dup.amq dup0.amq
+run 2 "add one key 20 times to a cuckoo filter" "$AMQ" add dup.amq dups
+check "full: line number given" has "line 9" err
+check "full: says the key is already there" has "already in the filter 8 times" err
+check "full: file unchanged" cmp -s dup.amq dup0.amq
+run 0 "add -o OUT" "$AMQ" add -q -o out.amq bloom.amq more
+check "add -o leaves FILE alone" sh -c '! cmp -s out.amq bloom.amq'
+run 2 "add: missing FILE" "$AMQ" add
+run 2 "add: missing filter file" "$AMQ" add no-such.amq --key x
+check "add: missing file named" has "no-such.amq" err
+run 0 "build keyed cuckoo" "$AMQ" build -q -k --type cuckoo --fpr 0.01 -n 4000 -o kc.amq keys
+run 0 "add to keyed" "$AMQ" add -q kc.amq more
+check "keyed file stays private after add" test "$(ls -l kc.amq | cut -c1-10)" = "-rw-------"
+
+# ---- merge -------------------------------------------------------------------------------------------
+head -1000 keys >k1
+tail -1000 keys >k2
+run 0 "build half 1" "$AMQ" build -q --type blocked:blocks=64 -o h1.amq k1
+run 0 "build half 2" "$AMQ" build -q --type blocked:blocks=64 -o h2.amq k2
+run 0 "merge" "$AMQ" merge -o merged.amq h1.amq h2.amq
+run 0 "merged filter has every key" "$AMQ" query merged.amq keys
+check "merge: union finds all 2000" cmp -s out keys
+run 0 "build other shape" "$AMQ" build -q --type blocked:blocks=65 -o h3.amq k2
+run 2 "merge different shapes" "$AMQ" merge -o bad.amq h1.amq h3.amq
+check "merge refusal shows both shapes" sh -c 'grep -q "blocks=64" err && grep -q "blocks=65" err'
+check "refused merge writes nothing" test ! -e bad.amq
+run 2 "merge static filters" "$AMQ" merge -o bad.amq xor8.amq xor8.amq
+check "static merge refused by type" has "cannot be merged" err
+run 2 "merge needs two files" "$AMQ" merge -o bad.amq h1.amq
+run 0 "merge --intersect" "$AMQ" merge --intersect -o inter.amq h1.amq merged.amq
+run 0 "intersection keeps h1's keys" "$AMQ" query inter.amq k1
+check "intersect: every key of h1" cmp -s out k1
+
+# ---- count --------------------------------------------------------------------------------------------
+(seq 1 30; seq 1 10; seq 1 10; seq 1 3) | sed 's/^/w/' >words
+run 0 "build cms" "$AMQ" build -q --type cms --fpr 0.001 -o cms.amq words
+run 0 "count cms" "$AMQ" count cms.amq --key w1 --key w5 --key w20 --key nope
+check "cms counts (never under)" test "$(cut -f1 out | tr '\n' ' ')" = "4 3 1 0 "
+run 0 "count --top 3" "$AMQ" count --top 3 cms.amq words
+check "--top 3: the three heaviest, in order" test "$(cut -f2 out | tr '\n' ' ')" = "w1 w2 w3 "
+run 0 "build topk" "$AMQ" build -q --type topk:k=3 --fpr 0.01 -o topk.amq words
+run 0 "count --top 0 on topk" "$AMQ" count --top 0 topk.amq words
+check "topk lists its heavy hitters" test "$(cut -f2 out | tr '\n' ' ')" = "w1 w2 w3 "
+run 2 "count on a type that does not count" "$AMQ" count bloom.amq --key x
+check "count refusal names types" has "types that do" err
+
+# ---- recommend ----------------------------------------------------------------------------------------
+run 0 "recommend" "$AMQ" recommend -n 1M --fpr 0.01
+check "recommend names a dynamic type" grep -q "^recommended: " out
+check "recommend without --static skips static types" grep -q "xor8 .*static" out
+run 0 "recommend --static" "$AMQ" recommend -n 1M --fpr 0.01 --static
+check "recommend --static picks ribbon" grep -q "^recommended: ribbon" out
+check "fixed-width fuse8 flagged" grep -q "fuse8 0.00391" out
+run 0 "recommend --deletes" "$AMQ" recommend -n 1M --fpr 0.01 --deletes
+check "--deletes excludes bloom" grep -q "bloom .*cannot remove" out
+rec=$(sed -n 's/^recommended: \([a-z0-9]*\).*/\1/p' out)
+check "--deletes recommends a type that removes" sh -c "grep -A2 '^  $rec ' types.txt | grep -q remove"
+run 0 "recommend -q" "$AMQ" recommend -q -n 1M --fpr 0.01 --deletes
+check "recommend -q prints the recommended name only" test "$(cat out)" = "$rec"
+run 0 "recommend -q --static" "$AMQ" recommend -q -n 1M --fpr 0.01 --static
+check "recommend -q --static: ribbon" test "$(cat out)" = ribbon
+run 2 "recommend without -n" "$AMQ" recommend --fpr 0.01
+
+# ---- build: repeated keys, --unique, --type auto, fixed widths, progress ---------------------------
+run 2 "cuckoo from one key 20 times (stdin)" sh -c '"$1" build --type cuckoo --fpr 0.01 -o rep.amq <dups' sh "$AMQ"
+check "stdin: says the input repeats a key" has "repeats a key" err
+check "stdin: offers --unique" has "--unique" err
+check "stdin: nothing written" test ! -e rep.amq
+run 2 "cuckoo from one key 20 times (file)" "$AMQ" build --type cuckoo --fpr 0.01 -o rep.amq dups
+check "file: names the key and its count" has "key 9 ('dup') is the same key added 9 times" err
+run 0 "--unique from a file" "$AMQ" build -u --type cuckoo --fpr 0.01 -o rep.amq dups
+run 0 "info of the --unique build" "$AMQ" info --json rep.amq
+check "--unique: one item" has '"items": 1,' out
+run 0 "--unique with --capacity" sh -c '"$1" build -q -u --type cuckoo --fpr 0.01 -n 100 -o rep2.amq <dups' sh "$AMQ"
+run 0 "info of the streaming --unique build" "$AMQ" info --json rep2.amq
+check "--unique --capacity: one item" has '"items": 1,' out
+cat keys keys >keys2
+run 0 "bloom of the distinct keys" "$AMQ" build -q --type bloom --fpr 0.01 -o bloom0.amq keys
+run 0 "bloom --unique sizes for distinct keys" "$AMQ" build -q -u --type bloom --fpr 0.01 -o u.amq keys2
+check "--unique build equals the build of distinct keys" cmp -s u.amq bloom0.amq
+run 0 "--type auto" "$AMQ" build --type auto --fpr 0.01 -o auto.amq keys
+check "auto says which type and why" has "type auto: ribbon" err
+run 0 "auto filter has every key" "$AMQ" query -c auto.amq keys
+check "auto: 2000 keys" test "$(cat out)" = 2000
+run 0 "--type auto:dynamic,deletes" "$AMQ" build -q --type auto:dynamic,deletes --fpr 0.01 -o autod.amq keys
+run 0 "remove from the auto:deletes filter" "$AMQ" remove -q autod.amq --key key-1
+run 2 "--type auto without --fpr" "$AMQ" build --type auto -o x.amq keys
+run 2 "--type auto:frob" "$AMQ" build --type auto:frob --fpr 0.01 -o x.amq keys
+run 0 "fuse16 at 1%" "$AMQ" build --type fuse16 --fpr 0.01 -o f16.amq keys
+check "fixed width noted, ribbon named" sh -c 'grep -q "fixed-width" err && grep -q "ribbon meets 0.01" err'
+run 0 "-q --progress prints nothing" "$AMQ" build -q --progress --type bloom --fpr 0.01 -o p.amq keys
+check "quiet wins over --progress" test ! -s err
+run 2 "demo --type xor8 at 0.001 is refused like build" "$AMQ" demo -n 500 --fpr 0.001 --type xor8
+run 0 "demo of every type at 0.001" "$AMQ" demo -n 500 --fpr 0.001
+check "demo skips xor8 at 0.001 with the reason" has "xor8 | skipped, as amq build refuses it" out
+
+# ---- man page and completion ----------------------------------------------------------------------
+run 0 "help --man" "$AMQ" help --man
+check "man page has a NAME section" grep -q "^\.SH NAME" out
+for c in build query add remove merge count info recommend demo clock help; do
+    check "man page describes $c" grep -q "^\.SS $c\$" out
+done
+run 0 "help --completion" "$AMQ" help --completion
+check "completion is valid bash" bash -n out
+check "completion knows add's --key" grep -q -- "--key" out
 
 # ---- demo -------------------------------------------------------------------------------------
 run 0 "demo --n 3000" "$AMQ" demo --n 3000

@@ -11,7 +11,19 @@
  *
  * Static types (xor, fuse, ribbon: AMQ_CAP_STATIC) cannot take keys one at
  * a time: they are always built from every key at once, sized for the
- * distinct keys, so --capacity does not apply.
+ * distinct keys, so --capacity does not apply. Dynamic types hold every
+ * copy of a repeated key (a counting filter counts them); --unique adds
+ * each distinct key once (sized builds: the hashes are sorted and repeats
+ * dropped before the builder takes them; --capacity: a key the filter
+ * already reports is not added again).
+ *
+ * --type auto[:dynamic,deletes,counts] asks `amq recommend` for the
+ * smallest type meeting --fpr (static ones only when every key is read
+ * before the build) and says which and why.
+ *
+ * Progress: one line on stderr through the phases — reading and hashing
+ * (percent of the input file, or keys so far from a pipe), constructing,
+ * writing — on a terminal, or always with --progress; never with -q.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +36,7 @@ typedef struct build_opts {
     uint64_t capacity;     /* 0: size for the key count                     */
     amq_hash_kind hash;    /* AMQ_HASH_DEFAULT: the type's                  */
     uint64_t seed;
-    bool binary, skip_empty, quiet;
+    bool binary, skip_empty, quiet, unique;
 } build_opts;
 
 typedef struct build_ctx {
@@ -32,11 +44,13 @@ typedef struct build_ctx {
     amq_options opt;
     uint8_t key[AMQ_HASH_KEY_BYTES];
     amq_filter *filter;
+    cli_progress progress;
 } build_ctx;
 
 enum {
     OPT_TYPE = 1, OPT_FPR, OPT_CAPACITY, OPT_KEYED, OPT_HASH, OPT_SEED,
-    OPT_BINARY, OPT_SKIP_EMPTY, OPT_OUTPUT, OPT_QUIET
+    OPT_BINARY, OPT_SKIP_EMPTY, OPT_OUTPUT, OPT_QUIET, OPT_UNIQUE,
+    OPT_PROGRESS
 };
 
 static const cli_opt build_options[] = {
@@ -50,6 +64,8 @@ static const cli_opt build_options[] = {
     {"skip-empty", 0, false, OPT_SKIP_EMPTY},
     {"output", 'o', true, OPT_OUTPUT},
     {"quiet", 'q', false, OPT_QUIET},
+    {"unique", 'u', false, OPT_UNIQUE},
+    {"progress", 0, false, OPT_PROGRESS},
     {NULL, 0, false, 0},
 };
 
@@ -99,7 +115,15 @@ static bool take_option(build_opts *o, int id, const char *v)
     case OPT_BINARY: o->binary = true; return true;
     case OPT_SKIP_EMPTY: o->skip_empty = true; return true;
     case OPT_OUTPUT: o->output = v; return true;
-    case OPT_QUIET: o->quiet = true; return true;
+    case OPT_QUIET:
+        o->quiet = true;
+        cli_progress_set_mode(CLI_PROGRESS_OFF);
+        return true;
+    case OPT_UNIQUE: o->unique = true; return true;
+    case OPT_PROGRESS:
+        if (!o->quiet)
+            cli_progress_set_mode(CLI_PROGRESS_ON);
+        return true;
     default: return false;
     }
 }
@@ -110,7 +134,50 @@ static bool spec_is_static(const char *spec)
     return t != NULL && (t->caps & AMQ_CAP_STATIC) != 0;
 }
 
-static bool check_args(const build_opts *o)
+/* The words after "auto:" (dynamic, deletes, counts) into the need. */
+static bool auto_words(const char *w, cli_need *need)
+{
+    while (*w) {
+        size_t len = strcspn(w, ",");
+        if (len == 7 && strncmp(w, "dynamic", len) == 0)
+            need->allow_static = false;
+        else if (len == 7 && strncmp(w, "deletes", len) == 0)
+            need->deletes = true;
+        else if (len == 6 && strncmp(w, "counts", len) == 0)
+            need->counts = true;
+        else {
+            cli_usage_error("build", "--type auto: unknown '%.*s' (auto, or "
+                            "auto:dynamic,deletes,counts)", (int)len, w);
+            return false;
+        }
+        w += len + (w[len] == ',');
+    }
+    return true;
+}
+
+/* --type auto[:...]: the type `amq recommend` picks, said on stderr. */
+static bool resolve_auto(build_opts *o)
+{
+    if (strncmp(o->spec, "auto", 4) != 0 ||
+        (o->spec[4] != 0 && o->spec[4] != ':'))
+        return true;
+    if (o->fpr == 0.0) {
+        cli_usage_error("build", "--type auto needs --fpr E");
+        return false;
+    }
+    cli_need need = {.n = o->capacity, .fpr = o->fpr,
+                     .allow_static = o->capacity == 0};
+    if (o->spec[4] == ':' && !auto_words(o->spec + 5, &need))
+        return false;
+    const char *name = cli_recommend_type(&need, o->quiet ? NULL : stderr);
+    if (name == NULL)
+        cli_error("--type auto: no type meets this need");
+    else
+        o->spec = name;
+    return name != NULL;
+}
+
+static bool check_args(build_opts *o)
 {
     if (o->spec == NULL)
         cli_usage_error("build", "missing --type SPEC");
@@ -118,6 +185,8 @@ static bool check_args(const build_opts *o)
         cli_usage_error("build", "missing -o FILE");
     else if (o->capacity != 0 && o->fpr == 0.0)
         cli_usage_error("build", "--capacity needs --fpr");
+    else if (!resolve_auto(o))
+        return false;
     else if (o->capacity != 0 && spec_is_static(o->spec))
         cli_usage_error("build", "'%s' is static: it is built from all keys "
                         "at once, so --capacity does not apply", o->spec);
@@ -204,53 +273,162 @@ static int build_streaming(build_ctx *c, cli_keys *k)
     int rc = new_filter(c, c->o.capacity, &c->filter);
     if (rc != CLI_EXIT_OK)
         return rc;
-    cli_progress p;
-    cli_progress_init(&p, "adding", c->o.capacity);
+    cli_progress *p = &c->progress;
+    cli_progress_init_bytes(p, "reading and adding", cli_keys_size(k));
     const uint8_t *key;
     size_t len;
     int r;
     while ((r = cli_keys_next(k, &key, &len)) == 1) {
+        if (c->o.unique && amq_filter_contains(c->filter, key, len))
+            continue; /* reported already: adding again adds a copy */
         amq_status st = amq_filter_add(c->filter, key, len);
         if (st != AMQ_OK) {
-            cli_progress_done(&p);
-            return add_status(c, k, k->count, st);
+            cli_progress_done(p);
+            rc = add_status(c, k, k->count, st);
+            if (st == AMQ_ERR_FULL && cli_explain_full(c->filter, key, len))
+                cli_error("hint: --unique adds each distinct key once");
+            return rc;
         }
-        cli_progress_tick(&p, k->count);
+        cli_progress_tick_keys(p, k);
     }
-    cli_progress_done(&p);
     return r == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-/* Every key into the builder. */
-static int read_keys(const build_ctx *c, amq_builder *b, cli_keys *k)
+static int out_of_memory(const build_ctx *c, uint64_t keys)
 {
-    cli_progress p;
-    cli_progress_init(&p, "reading", 0);
+    cli_error("%s: out of memory after %llu keys",
+              c->o.input ? c->o.input : "<stdin>", (unsigned long long)keys);
+    return CLI_EXIT_ERR;
+}
+
+/* --unique on a dynamic type: the hashes wait here to be sorted and
+ * stripped of repeats before the builder takes them. */
+typedef struct hash_stash {
+    uint64_t *h;
+    size_t n, cap;
+} hash_stash;
+
+static bool stash_push(hash_stash *s, uint64_t h)
+{
+    if (s->n == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 4096;
+        uint64_t *nh = ncap > SIZE_MAX / 16 ? NULL
+                                            : realloc(s->h, ncap * sizeof *nh);
+        if (nh == NULL)
+            return false;
+        s->h = nh;
+        s->cap = ncap;
+    }
+    s->h[s->n++] = h;
+    return true;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort, drop repeats, hand the distinct hashes to the builder. */
+static bool stash_flush(hash_stash *s, amq_builder *b)
+{
+    size_t d = 0;
+    qsort(s->h, s->n, sizeof *s->h, by_value);
+    for (size_t i = 0; i < s->n; i++)
+        if (d == 0 || s->h[i] != s->h[d - 1])
+            s->h[d++] = s->h[i];
+    return amq_builder_add_hashes(b, s->h, d) == AMQ_OK;
+}
+
+/* Every key, hashed with the builder's hasher, into the builder (or the
+ * stash, for --unique on a dynamic type). */
+static int read_keys(build_ctx *c, amq_builder *b, cli_keys *k)
+{
+    hash_stash stash = {NULL, 0, 0};
+    bool unique = c->o.unique && !spec_is_static(c->o.spec);
     const uint8_t *key;
     size_t len;
-    int r;
+    int r, rc = CLI_EXIT_OK;
+    cli_progress_init_bytes(&c->progress, "reading and hashing",
+                            cli_keys_size(k));
     while ((r = cli_keys_next(k, &key, &len)) == 1) {
-        if (amq_builder_add(b, key, len) != AMQ_OK) {
-            cli_error("%s: out of memory after %llu keys",
-                      c->o.input ? c->o.input : "<stdin>",
-                      (unsigned long long)amq_builder_count(b));
-            r = -1;
+        bool ok = unique ? stash_push(&stash, amq_builder_hash(b, key, len))
+                         : amq_builder_add(b, key, len) == AMQ_OK;
+        if (!ok)
             break;
-        }
-        cli_progress_tick(&p, k->count);
+        cli_progress_tick_keys(&c->progress, k);
     }
-    cli_progress_done(&p);
-    return r == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
+    if (r == 1 || (r == 0 && unique && !stash_flush(&stash, b)))
+        rc = out_of_memory(c, k->count);
+    free(stash.h);
+    return r < 0 ? CLI_EXIT_ERR : rc;
+}
+
+/* Key `index` (1-based) of a re-readable KEYFILE, and how many of the
+ * first `index` keys equal it. False when the input cannot be read again
+ * (stdin, a pipe). */
+static bool count_repeats(const build_opts *o, uint64_t index, char *shown,
+                          size_t cap, uint64_t *occurrences)
+{
+    cli_keys k;
+    const uint8_t *key;
+    size_t len, klen = 0;
+    uint8_t *want = NULL;
+    if (o->input == NULL || strcmp(o->input, "-") == 0 ||
+        !cli_keys_open(&k, o->input, o->binary, o->skip_empty))
+        return false;
+    bool found = false;
+    while (!found && cli_keys_next(&k, &key, &len) == 1)
+        if (k.count == index && (want = malloc(len ? len : 1)) != NULL) {
+            memcpy(want, key, len);
+            klen = len;
+            found = true;
+        }
+    cli_keys_close(&k);
+    *occurrences = 0;
+    if (found && cli_keys_open(&k, o->input, o->binary, o->skip_empty)) {
+        while (k.count < index && cli_keys_next(&k, &key, &len) == 1)
+            *occurrences += len == klen && memcmp(key, want, len) == 0;
+        cli_keys_close(&k);
+        snprintf(shown, cap, "%.*s", (int)(klen < 60 ? klen : 60),
+                 (const char *)want);
+    }
+    free(want);
+    return found;
+}
+
+/* A dynamic filter sized for `taken` keys refused key `in` + 1: say why
+ * when the load is far below any table's design load. */
+static void explain_early_full(const build_ctx *c, uint64_t in,
+                               uint64_t taken)
+{
+    char key[64] = "";
+    uint64_t occ = 0;
+    if (c->o.unique || in >= taken / 2)
+        return;
+    if (count_repeats(&c->o, in + 1, key, sizeof key, &occ) && occ > 1)
+        cli_error("key %llu ('%s') is the same key added %llu times: a "
+                  "fingerprint filter holds only a few copies of one key "
+                  "(cuckoo: 8)",
+                  (unsigned long long)in + 1, key, (unsigned long long)occ);
+    else
+        cli_error("the table was sized for %llu keys and refused one after "
+                  "%llu, far below its design load: the input repeats a key "
+                  "more often than the table holds copies of one (cuckoo: "
+                  "8), or its keys were chosen to collide",
+                  (unsigned long long)taken, (unsigned long long)in);
+    cli_error("hint: --unique adds each distinct key once");
 }
 
 static int finish_error(const build_ctx *c, amq_status st,
-                        const amq_diag *d)
+                        const amq_diag *d, uint64_t taken)
 {
     if (st == AMQ_ERR_FULL) {
         cli_error("%s: key %llu: %s after %llu keys; nothing written",
                   c->o.input ? c->o.input : "<stdin>",
                   (unsigned long long)d->offset + 1, amq_strerror(st),
                   (unsigned long long)d->offset);
+        explain_early_full(c, d->offset, taken);
         return CLI_EXIT_ERR;
     }
     size_t len = strlen("building ''") + strlen(c->o.spec) + 1;
@@ -279,15 +457,39 @@ static int build_sized(build_ctx *c, cli_keys *k)
     }
     int rc = read_keys(c, b, k);
     if (rc == CLI_EXIT_OK) {
+        cli_progress_phase(&c->progress, "constructing", 0);
         st = amq_builder_finish(b, c->o.fpr, &c->filter, &d);
-        if (st != AMQ_OK)
-            rc = finish_error(c, st, &d);
+        if (st != AMQ_OK) {
+            cli_progress_done(&c->progress);
+            rc = finish_error(c, st, &d, amq_builder_count(b));
+        }
     }
     amq_builder_free(b);
     return rc;
 }
 
 /* ---- output -------------------------------------------------------------- */
+
+/* A fixed-width type asked for a rate it beats by far spends bits on the
+ * difference: say so, and name the type that meets the rate in fewer. */
+static void note_fixed_width(const build_ctx *c)
+{
+    const amq_filter *f = c->filter;
+    double bound = amq_filter_fpr_bound(f), bits = 0.0;
+    if (c->o.quiet || c->o.fpr == 0.0 || bound >= c->o.fpr / 1.5 ||
+        !(amq_filter_caps(f) & AMQ_CAP_STATIC))
+        return;
+    cli_need need = {.n = amq_filter_items(f), .fpr = c->o.fpr,
+                     .allow_static = true};
+    const char *better = cli_recommend_type(&need, NULL);
+    fprintf(stderr, "amq: note: %s has fixed-width fingerprints: it gives "
+            "%.3g whatever --fpr asks", amq_filter_info(f)->name, bound);
+    if (better != NULL && amq_curve_bits(better, c->o.fpr, &bits) == AMQ_OK &&
+        bits < amq_filter_bits_per_key(f))
+        fprintf(stderr, "; %s meets %g in %.2f bits/key instead of %.2f",
+                better, c->o.fpr, bits, amq_filter_bits_per_key(f));
+    fputc('\n', stderr);
+}
 
 static void print_summary(const build_ctx *c, size_t bytes)
 {
@@ -301,27 +503,17 @@ static void print_summary(const build_ctx *c, size_t bytes)
             amq_filter_bits_per_key(c->filter),
             amq_filter_fpr_bound(c->filter));
     free(desc);
+    note_fixed_width(c);
 }
 
-static int save(const build_ctx *c)
+/* amq_filter_save_file (atomic; 0600 for a keyed filter), or stdout. */
+static int save(build_ctx *c)
 {
-    size_t size = amq_filter_serialized_size(c->filter), written = 0;
-    uint8_t *buf = malloc(size > 0 ? size : 1);
-    if (buf == NULL) {
-        cli_error("%s: out of memory for %zu bytes", c->o.output, size);
-        return CLI_EXIT_ERR;
-    }
-    amq_status st = amq_filter_save(c->filter, buf, size, &written);
-    bool ok = st == AMQ_OK;
-    if (!ok)
-        cli_status_error(c->o.output, st, NULL);
-    else
-        ok = cli_write_file(c->o.output, buf, written,
-                            amq_filter_hasher(c->filter)->kind ==
-                                AMQ_HASH_SIPHASH);
-    free(buf);
+    cli_progress_phase(&c->progress, "writing", 0);
+    bool ok = cli_filter_save(c->filter, c->o.output);
+    cli_progress_done(&c->progress);
     if (ok && !c->o.quiet)
-        print_summary(c, written);
+        print_summary(c, amq_filter_serialized_size(c->filter));
     return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
@@ -349,6 +541,7 @@ int cli_cmd_build(int argc, char **argv)
         return CLI_EXIT_ERR;
     rc = c.o.capacity != 0 ? build_streaming(&c, &k) : build_sized(&c, &k);
     cli_keys_close(&k);
+    cli_progress_done(&c.progress);
     if (rc == CLI_EXIT_OK)
         rc = save(&c);
     amq_filter_free(c.filter);

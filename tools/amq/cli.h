@@ -1,7 +1,8 @@
 /*
  * cli.h — what the amq command-line tool's files share: exit codes, the
  * subcommand entry points, a small option parser, error reporting, key
- * input, filter files, atomic output, a progress bar and a clock.
+ * input, filter files (opened in place, saved atomically), a progress
+ * line and a clock.
  *
  * The tool uses only the public headers (amq/amq.h). Exit codes are part of
  * its interface: 0 success (query: some key may be a member), 1 query found
@@ -35,10 +36,44 @@ int cli_cmd_info(int argc, char **argv);
 int cli_cmd_help(int argc, char **argv);
 int cli_cmd_demo(int argc, char **argv);
 int cli_cmd_clock(int argc, char **argv);
+int cli_cmd_add(int argc, char **argv);      /* update.c */
+int cli_cmd_remove(int argc, char **argv);   /* update.c */
+int cli_cmd_merge(int argc, char **argv);
+int cli_cmd_count(int argc, char **argv);
+int cli_cmd_recommend(int argc, char **argv);
+
+/* recommend.c: what a filter must do, and the type `amq recommend` picks
+ * for it (the smallest that meets fpr; the hook behind `--type auto`). */
+typedef struct cli_need {
+    uint64_t n;        /* keys                                            */
+    double fpr;        /* target rate, 0 < fpr < 1                        */
+    bool deletes;      /* AMQ_CAP_REMOVE needed                           */
+    bool counts;       /* AMQ_CAP_COUNT needed                            */
+    bool allow_static; /* every key is known before the build             */
+} cli_need;
+/* The type's canonical name (static storage), or NULL when no type meets
+ * the need. When why is not NULL, one line saying why is written there. */
+const char *cli_recommend_type(const cli_need *need, FILE *why);
 
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */
 bool cli_help_print(FILE *out, const char *command);
+
+/* The help texts, one per command, in the overview's order; the array
+ * ends with a NULL name. The man page and the bash completion are generated
+ * from them (manpage.c), so all three say the same. */
+typedef struct cli_help_topic {
+    const char *name;
+    const char *usage; /* one line, after "usage: "                        */
+    const char *body;
+} cli_help_topic;
+const cli_help_topic *cli_help_topics(void);
+/* Text after the overview's usage lines (exit status, pointers). */
+const char *cli_help_epilogue(void);
+
+/* manpage.c: amq.1 in roff, and a bash completion script. */
+void cli_man_page(FILE *out);
+void cli_bash_completion(FILE *out);
 /* "amq CMD: message", the usage line and a pointer to `amq help CMD` on
  * stderr; returns CLI_EXIT_ERR. */
 int cli_usage_error(const char *command, const char *fmt, ...)
@@ -94,31 +129,72 @@ int cli_status_error(const char *what, amq_status st, const amq_diag *diag);
 /* amq_filter_describe into a malloc'ed string (NULL if out of memory). */
 char *cli_describe(const amq_filter *f);
 
+/* The registered types having every capability bit in `caps` and none in
+ * `without`, as "a, b, c" in a malloc'ed string (for "types that can ..."
+ * hints; NULL if out of memory). */
+char *cli_types_with(uint32_t caps, uint32_t without);
+
+/* A JSON number: the shortest decimal that reads back as exactly v
+ * (9.0177536, not 9.0177536000000007); null when v is not finite. */
+void cli_json_number(FILE *out, double v);
+/* A JSON string with '"', '\\' and control characters escaped. */
+void cli_json_string(FILE *out, const char *s);
+
+/* After AMQ_ERR_FULL on adding key (the filter unchanged): a hint line
+ * when the key is already in it several times (a cuckoo table holds at
+ * most 8 copies of one key). True if the hint was printed. */
+bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len);
+
 /* ---- time and progress (util.c) ----------------------------------------- */
 
 /* CLOCK_MONOTONIC in seconds. */
 double cli_now(void);
 
 typedef struct cli_progress {
-    bool enabled;  /* stderr is a terminal                                */
+    bool enabled;  /* stderr is a terminal, or forced                     */
     bool shown;    /* something was drawn and must be cleared           */
     const char *label;
     uint64_t total; /* 0: unknown                                         */
+    bool bytes;     /* done and total count input bytes (keys beside)   */
+    uint64_t keys;
     double start, last;
+    struct cli_ticker *ticker; /* redraws a phase that cannot tick      */
 } cli_progress;
+
+/* Whether progress is drawn: CLI_PROGRESS_AUTO when stderr is a terminal
+ * (the default), or forced on (--progress) or off (--quiet). */
+#define CLI_PROGRESS_AUTO 0
+#define CLI_PROGRESS_ON 1
+#define CLI_PROGRESS_OFF 2
+void cli_progress_set_mode(int mode);
 
 void cli_progress_init(cli_progress *p, const char *label, uint64_t total);
 /* Cheap to call for every item: redraws at most ten times a second and only
  * once the task has run for half a second. */
 void cli_progress_tick(cli_progress *p, uint64_t done);
+/* Progress through an input of `size` bytes (cli_keys_size; 0: unknown,
+ * then keys are counted): each tick reads how far the keys have come. */
+void cli_progress_init_bytes(cli_progress *p, const char *label,
+                             uint64_t size);
+struct cli_keys;
+void cli_progress_tick_keys(cli_progress *p, const struct cli_keys *k);
+/* The next phase of the same task (say reading, constructing, writing):
+ * the label and total change and the clock runs on. A phase with total 0
+ * is one long call that cannot tick (amq_builder_finish, a save): a
+ * helper thread redraws it with the seconds elapsed until the next phase
+ * or cli_progress_done, so a long construction is visibly alive. */
+void cli_progress_phase(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_done(cli_progress *p);
 
 /* ---- key input (io.c) ----------------------------------------------------- */
 
 /* Keys one per line (trailing "\n" and "\r" stripped; an empty line is the
- * empty key) or, with binary, little-endian u64 keys of 8 bytes each. */
+ * empty key) or, with binary, little-endian u64 keys of 8 bytes each; or
+ * the keys given on the command line (--key K). */
 typedef struct cli_keys {
     FILE *fp;
+    const char *const *list; /* command-line keys, when not NULL                 */
+    size_t list_n;
     const char *name; /* for messages: the path or "<stdin>"              */
     bool binary;
     bool skip_empty;
@@ -135,6 +211,52 @@ bool cli_keys_open(cli_keys *k, const char *path, bool binary,
  * printing an error (read error, binary input not a multiple of 8). */
 int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len);
 void cli_keys_close(cli_keys *k);
+/* Keys from the command line: list[0..n) (not copied; argv outlives it).
+ * --binary does not apply to them: they are byte strings. */
+void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n);
+/* The input's size in bytes when it is a regular file (else 0), and how
+ * far reading has come (for progress in percent). */
+uint64_t cli_keys_size(const cli_keys *k);
+uint64_t cli_keys_offset(const cli_keys *k);
+/* "<name>: key N (line L)" for messages about the last key returned. */
+void cli_keys_where(const cli_keys *k, char *buf, size_t cap);
+
+/* Collect repeated --key values: false (after an error) if out of memory. */
+typedef struct cli_key_list {
+    const char **keys;
+    size_t n, cap;
+} cli_key_list;
+bool cli_key_list_push(cli_key_list *l, const char *key);
+void cli_key_list_free(cli_key_list *l);
+
+/* What the commands that read a filter FILE and keys share (query, add,
+ * remove, count): `FILE [KEYFILE | --key K...]`, --binary, --skip-empty.
+ * Put CLI_KEY_SOURCE_OPTIONS in the command's option table and offer every
+ * option and positional to cli_key_source_take first. */
+#define CLI_OPT_KEY 1001
+#define CLI_OPT_BINARY 1002
+#define CLI_OPT_SKIP_EMPTY 1003
+#define CLI_KEY_SOURCE_OPTIONS                                                 \
+    {"key", 0, true, CLI_OPT_KEY}, {"binary", 'b', false, CLI_OPT_BINARY},     \
+        {"skip-empty", 0, false, CLI_OPT_SKIP_EMPTY}
+
+typedef struct cli_key_source {
+    const char *command;
+    const char *file;  /* the filter file (first positional)             */
+    const char *input; /* KEYFILE, or NULL: stdin unless --key           */
+    cli_key_list keys; /* --key K, in order                              */
+    bool binary, skip_empty;
+} cli_key_source;
+
+/* 1 if id (an option, or CLI_NEXT_POS) was the source's and is taken, 0 if
+ * not, -1 after a usage error. */
+int cli_key_source_take(cli_key_source *s, int id, const char *value);
+/* After the last argument: -1 if consistent, else CLI_EXIT_ERR after a
+ * usage error (no FILE, --key with KEYFILE, FILE and keys both stdin). */
+int cli_key_source_check(const cli_key_source *s);
+/* Open the keys; false after printing an error. */
+bool cli_key_source_open(const cli_key_source *s, cli_keys *k);
+void cli_key_source_free(cli_key_source *s);
 
 /* u64 from 8 little-endian bytes, and back. */
 uint64_t cli_load_le64(const uint8_t *p);
@@ -144,22 +266,23 @@ void cli_store_le64(uint8_t *p, uint64_t v);
 
 typedef struct cli_filter_file {
     amq_filter *filter;
-    void *map;        /* the mmap'ed file a view reads from, or NULL     */
-    size_t map_len;
-    size_t file_len;
-    bool is_view;
+    size_t file_len;  /* the frame's bytes (a file loads only if exact)  */
+    bool is_view;     /* mapped and read in place                        */
 } cli_filter_file;
 
-/* mmap the file and view it in place (zero copy); fall back to reading and
- * loading it (pipes, views refused). Prints "amq: PATH: ..." and returns
- * false on error. */
+/* amq_filter_open_file: the file mapped and viewed in place (zero copy),
+ * or read and loaded (pipes; "-" is stdin). Prints "amq: PATH: ..." and
+ * returns false on error. */
 bool cli_filter_open(cli_filter_file *ff, const char *path);
 void cli_filter_close(cli_filter_file *ff);
-
-/* Write len bytes to path atomically (path.tmp, fsync, rename), mode 0600
- * when secret, else 0644 (both less the umask). "-" writes stdout. Prints
- * an error and returns false on failure (and removes path.tmp). */
-bool cli_write_file(const char *path, const void *buf, size_t len,
-                    bool secret);
+/* A modifiable copy (amq_filter_load_file); prints and returns false on
+ * error. */
+bool cli_filter_load(const char *path, amq_filter **out);
+/* Save f to path with amq_filter_save_file (atomic; 0600 when keyed), or
+ * to stdout for "-". Prints and returns false on error. */
+bool cli_filter_save(const amq_filter *f, const char *path);
+/* "amq: PATH: ..." for a status from a file call: the system's reason for
+ * AMQ_ERR_IO, else cli_status_error's form. Returns CLI_EXIT_ERR. */
+int cli_file_error(const char *path, amq_status st, const amq_diag *diag);
 
 #endif

@@ -1,18 +1,27 @@
 /*
  * help.c — `amq help [COMMAND|types]`, the text behind every --help, and
- * the usage message printed for bad arguments. docs/cli.md says the same at
- * greater length; keep the two in step.
+ * the usage message printed for bad arguments. The man page and the bash
+ * completion are generated from these texts (manpage.c; `amq help --man`,
+ * `amq help --completion`), so the three cannot disagree. docs/cli.md says
+ * the same at greater length; keep the two in step.
  */
 #include <stdarg.h>
 #include <string.h>
 
 #include "cli.h"
 
-typedef struct help_topic {
-    const char *name;
-    const char *usage; /* one line, after "usage: "                        */
-    const char *body;
-} help_topic;
+typedef cli_help_topic help_topic;
+
+/* The options and exit status `add` and `remove` share. */
+#define UPDATE_OPTIONS                                                         \
+    "  -b, --binary         keys are little-endian u64s, 8 bytes each\n"       \
+    "      --skip-empty     ignore empty lines\n"                              \
+    "  -o, --output OUT     write the result to OUT instead of FILE\n"         \
+    "      --progress       draw progress on stderr even when not a "          \
+    "terminal\n"                                                               \
+    "  -q, --quiet          no summary and no progress on stderr\n"            \
+    "\n"                                                                       \
+    "Exit status: 0, or 2 on an error (FILE unchanged)."
 
 static const help_topic topics[] = {
     {"build",
@@ -25,7 +34,9 @@ static const help_topic topics[] = {
      "line is the empty key (use --skip-empty to ignore empty lines).\n"
      "\n"
      "  -t, --type SPEC      structure spec NAME[:key=value,...], e.g. bloom,\n"
-     "                       blocked, sbbf, bloom:k=5 (see 'amq help types')\n"
+     "                       blocked, sbbf, bloom:k=5 (see 'amq help types');\n"
+     "                       auto[:dynamic,deletes,counts] takes the type\n"
+     "                       'amq recommend' picks for --fpr and says why\n"
      "  -e, --fpr E          target false-positive rate, 0 < E < 1\n"
      "  -n, --capacity N     size for N keys and add keys while reading;\n"
      "                       without it all keys are read (and hashed) first\n"
@@ -38,18 +49,27 @@ static const help_topic topics[] = {
      "  -b, --binary         keys are little-endian u64s, 8 bytes each; the\n"
      "                       8 bytes are hashed as they are\n"
      "      --skip-empty     ignore empty lines instead of adding the empty key\n"
-     "  -o, --output FILE    where to write ('-' for stdout); written to\n"
-     "                       FILE.tmp and renamed, so FILE is never partial\n"
-     "  -q, --quiet          no summary on stderr\n"
+     "  -u, --unique         add each distinct key once (static types always\n"
+     "                       do); without it a dynamic filter holds every\n"
+     "                       copy of a repeated key\n"
+     "  -o, --output FILE    where to write ('-' for stdout); written to a\n"
+     "                       temporary file and renamed, so FILE is never\n"
+     "                       partial\n"
+     "      --progress       draw progress even when stderr is not a terminal\n"
+     "  -q, --quiet          no summary, notes or progress on stderr\n"
      "\n"
-     "A progress bar is drawn on stderr for long builds when it is a terminal.\n"
+     "Progress (reading and hashing, in percent of KEYFILE; constructing;\n"
+     "writing) is drawn on stderr for long builds when it is a terminal.\n"
      "Exit status: 0 built, 2 error (a filter that fills up reports the key\n"
-     "number and writes nothing)."},
-    {"query", "amq query FILE [KEYFILE]",
+     "number, says when the input repeats that key, and writes nothing)."},
+    {"query", "amq query FILE [KEYFILE | --key K...]",
      "Print every key of KEYFILE (or stdin) that may be in the filter FILE,\n"
      "one per line, in input order. The file is mapped and queried in place\n"
      "(zero copy) when possible.\n"
      "\n"
+     "      --key K          query K (repeatable) instead of reading keys\n"
+     "  -m, --mark           print every key as \"1<TAB>KEY\" (may be a\n"
+     "                       member) or \"0<TAB>KEY\" (certainly absent)\n"
      "  -b, --binary         keys are little-endian u64s (8 bytes each);\n"
      "                       members are printed as decimal numbers\n"
      "      --skip-empty     ignore empty lines\n"
@@ -59,16 +79,85 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0 if some key may be a member, 1 if none is, 2 on error\n"
      "(with --invert: 0 if some key is absent)."},
-    {"info", "amq info [--json] FILE",
-     "Describe a filter file: type, resolved parameters, hash, items,\n"
+    {"add", "amq add FILE [KEYFILE | --key K...] [-o OUT]",
+     "Add keys to an existing filter file (a dynamic type: bloom, blocked,\n"
+     "sbbf, cuckoo, qf, ...). The file is loaded, every key is added, and\n"
+     "the new filter replaces FILE (or is written to OUT) atomically: after\n"
+     "an error or a crash FILE is as it was. A key that does not fit stops\n"
+     "the run with its line number and nothing is written. Static types\n"
+     "(xor, fuse, ribbon) are refused: rebuild them from all keys.\n"
+     "\n"
+     "      --key K          add K (repeatable) instead of reading keys\n"
+     UPDATE_OPTIONS},
+    {"remove", "amq remove FILE [KEYFILE | --key K...] [-o OUT]",
+     "Remove keys from a filter file whose type deletes (counting, dleft,\n"
+     "cuckoo, vacuum, qf, cqf, spectral:mode=ms). Atomic like 'amq add'.\n"
+     "Remove only keys that were added: in a fingerprint filter a key never\n"
+     "added may match and remove another key's fingerprint, which that key\n"
+     "then misses. A key that is not in the filter is an error (nothing is\n"
+     "written) unless --missing-ok.\n"
+     "\n"
+     "      --key K          remove K (repeatable) instead of reading keys\n"
+     "      --missing-ok     skip keys that are not in the filter\n"
+     UPDATE_OPTIONS},
+    {"merge", "amq merge [--intersect] -o OUT FILE FILE...",
+     "Union (or intersection) of filters built alike: same type, same\n"
+     "parameters (amq info's params) and same hash, seed and key. The\n"
+     "result answers yes for a key any input (every input) answers yes for,\n"
+     "and is written to OUT atomically. Filters that differ are refused\n"
+     "with both descriptions.\n"
+     "\n"
+     "  -o, --output OUT     where to write ('-' for stdout)\n"
+     "      --intersect      intersection instead of union (Bloom family)\n"
+     "  -q, --quiet          no summary on stderr\n"
+     "\n"
+     "Exit status: 0, or 2 on an error (nothing written)."},
+    {"count", "amq count FILE [KEYFILE | --key K...] [--top N]",
+     "Print how many times each key was added, as \"COUNT<TAB>KEY\" in input\n"
+     "order, for the types that count (cms, topk, cqf, qf, cuckoo, vacuum,\n"
+     "counting, dleft, spectral). Count-Min and the fingerprint filters\n"
+     "never undercount; topk (HeavyKeeper) never overcounts.\n"
+     "\n"
+     "      --key K          count K (repeatable) instead of reading keys\n"
+     "  -t, --top N          only the N distinct keys with the largest counts,\n"
+     "                       largest first (0: all); for topk, the keys in\n"
+     "                       its heavy-hitter list\n"
+     "  -b, --binary         keys are little-endian u64s; printed as numbers\n"
+     "      --skip-empty     ignore empty lines\n"
+     "\n"
+     "Exit status: 0, or 2 on an error or a type that does not count."},
+    {"info", "amq info [--json] FILE...",
+     "Describe filter files: type, resolved parameters, hash, items,\n"
      "capacity, table bytes, bits per key, the certified false-positive\n"
      "bound at the current load, the target rate, the space lower bound\n"
      "log2(1/eps) bits per key (eps = the certified bound, or the target\n"
      "while the filter is empty) and the ratio bits/key / lower bound.\n"
      "\n"
-     "  -j, --json           one JSON object instead of text\n"
+     "Several files are described one after the other (a blank line\n"
+     "between them); a file that cannot be read is reported and skipped.\n"
      "\n"
-     "Exit status: 0, or 2 if the file is unreadable, corrupt or truncated."},
+     "  -j, --json           one JSON object per file (an array for several);\n"
+     "                       numbers in their shortest exact form\n"
+     "\n"
+     "Exit status: 0, or 2 if a file is unreadable, corrupt or truncated."},
+    {"recommend", "amq recommend -n N --fpr E [--deletes] [--count] [--static]",
+     "Which type to build for N keys at false-positive rate E, and why: a\n"
+     "table of every type that meets the need, with the bits per key its\n"
+     "curve needs for E, the memory for N keys and the memory reads per\n"
+     "query, then the smallest (recommended) and the fastest (fewest reads).\n"
+     "Fixed-width static types (xor8, fuse16, ...) whose rate E cannot\n"
+     "change are shown at the rate they really give, and a type that meets\n"
+     "E in fewer bits is named.\n"
+     "\n"
+     "  -n, --capacity N     number of keys (k/M/G suffixes)\n"
+     "  -e, --fpr E          target false-positive rate, 0 < E < 1\n"
+     "  -d, --deletes        keys will be removed: types that delete\n"
+     "  -c, --count          multiplicities are needed: types that count\n"
+     "  -s, --static         every key is known before the build: static\n"
+     "                       types (xor, fuse, ribbon) may be chosen\n"
+     "  -q, --quiet          print only the recommended type's name\n"
+     "\n"
+     "Exit status: 0, or 2 on bad usage or when no type meets the need."},
     {"demo", "amq demo [--n N] [--fpr E] [--seed S] [--type SPEC]...",
      "Compare every registered type on built-in data: N pseudo-random 8-byte\n"
      "keys (splitmix64) are inserted through the generic interface and N\n"
@@ -119,9 +208,13 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, or 2 on bad usage, an error, or an ordered pair\n"
      "reported concurrent (impossible by construction)."},
-    {"help", "amq help [COMMAND | types]",
+    {"help", "amq help [COMMAND | types | --man | --completion]",
      "Show the overview, a command's help, or with 'types' every structure\n"
-     "type with its spec parameters. 'amq COMMAND --help' works too."},
+     "type with its spec parameters. 'amq COMMAND --help' works too.\n"
+     "\n"
+     "      --man            print the manual page amq(1) in roff, made from\n"
+     "                       these help texts ('make install' installs it)\n"
+     "      --completion     print the bash completion script for amq"},
     {NULL, NULL, NULL},
 };
 
@@ -133,17 +226,25 @@ static const help_topic *find_topic(const char *name)
     return NULL;
 }
 
+const cli_help_topic *cli_help_topics(void)
+{
+    return topics;
+}
+
+const char *cli_help_epilogue(void)
+{
+    return "'amq help COMMAND' describes a command, 'amq help types' lists the\n"
+           "structure types. Exit status: 0 success, 1 query found no member,\n"
+           "2 error or bad usage.\n";
+}
+
 static void print_overview(FILE *out)
 {
     fputs("amq — approximate membership filters\n\nusage:\n", out);
     for (const help_topic *t = topics; t->name != NULL; t++)
         fprintf(out, "  %s\n", t->usage);
-    fputs("  amq --version\n"
-          "\n"
-          "'amq help COMMAND' describes a command, 'amq help types' lists the\n"
-          "structure types. Exit status: 0 success, 1 query found no member,\n"
-          "2 error or bad usage.\n",
-          out);
+    fputs("  amq --version\n\n", out);
+    fputs(cli_help_epilogue(), out);
 }
 
 bool cli_help_print(FILE *out, const char *command)
@@ -224,6 +325,14 @@ int cli_cmd_help(int argc, char **argv)
     const char *topic = argv[1];
     if (strcmp(topic, "types") == 0) {
         print_types(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(topic, "--man") == 0) {
+        cli_man_page(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(topic, "--completion") == 0) {
+        cli_bash_completion(stdout);
         return CLI_EXIT_OK;
     }
     if (strcmp(topic, "--help") == 0 || strcmp(topic, "-h") == 0)

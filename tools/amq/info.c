@@ -1,6 +1,6 @@
 /*
- * info.c — `amq info [--json] FILE`: what a filter file holds and how close
- * it is to the space lower bound.
+ * info.c — `amq info [--json] FILE...`: what filter files hold and how
+ * close each is to the space lower bound.
  *
  * Any structure answering with false-positive rate eps needs at least
  * log2(1/eps) bits per key (Carter et al. 1978); the ratio of the filter's
@@ -116,29 +116,6 @@ static void print_text(const info_facts *x)
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; s != NULL && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
-static void json_number(double v)
-{
-    if (isfinite(v))
-        printf("%.17g", v);
-    else
-        fputs("null", stdout);
-}
-
 /* Each field after the first is preceded by a comma. */
 static void json_key(const char *name, bool first)
 {
@@ -148,13 +125,13 @@ static void json_key(const char *name, bool first)
 static void json_str_field(const char *name, const char *v, bool first)
 {
     json_key(name, first);
-    json_string(v);
+    cli_json_string(stdout, v);
 }
 
 static void json_num_field(const char *name, double v)
 {
     json_key(name, false);
-    json_number(v);
+    cli_json_number(stdout, v);
 }
 
 static void json_u64_field(const char *name, uint64_t v)
@@ -188,55 +165,94 @@ static void print_json(const info_facts *x)
     json_num_field("lower_bound_eps", x->eps > 0 ? x->eps : NAN);
     json_num_field("ratio", x->ratio);
     json_bool_field("view", x->view);
-    fputs("\n}\n", stdout);
+    fputs("\n}", stdout);
 }
 
 /* ---- command ------------------------------------------------------------------ */
 
-/* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, const char **file, bool *json)
+typedef struct info_opts {
+    const char **files;
+    size_t nfiles;
+    bool json;
+} info_opts;
+
+/* -1 to go on, else the exit status. Files are gathered in argv order
+ * (options may come between them). */
+static int parse_args(int argc, char **argv, info_opts *o)
 {
     cli_args a;
     int id;
     cli_args_init(&a, "info", argc, argv);
+    o->files = calloc((size_t)argc, sizeof *o->files);
+    if (o->files == NULL) {
+        cli_error("out of memory");
+        return CLI_EXIT_ERR;
+    }
     while ((id = cli_next(&a, info_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, "info") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if (id == OPT_JSON)
-            *json = true;
-        else if (*file != NULL)
-            return cli_usage_error("info", "too many arguments");
+            o->json = true;
         else
-            *file = a.value;
+            o->files[o->nfiles++] = a.value;
     }
-    if (*file == NULL)
+    if (o->nfiles == 0)
         return cli_usage_error("info", "missing FILE");
     return -1;
 }
 
-int cli_cmd_info(int argc, char **argv)
+/* Describe one file; false after printing an error. */
+static bool info_one(const info_opts *o, const char *file, bool first)
 {
-    const char *file = NULL;
-    bool json = false;
-    int rc = parse_args(argc, argv, &file, &json);
-    if (rc >= 0)
-        return rc;
     cli_filter_file ff;
     if (!cli_filter_open(&ff, file))
-        return CLI_EXIT_ERR;
+        return false;
     info_facts x;
     gather(&x, file, &ff);
-    if (json)
+    if (o->json) {
+        fputs(first ? "" : ",\n", stdout);
         print_json(&x);
-    else
+    } else {
+        fputs(first ? "" : "\n", stdout);
         print_text(&x);
+    }
     free(x.params);
     cli_filter_close(&ff);
+    return true;
+}
+
+int cli_cmd_info(int argc, char **argv)
+{
+    info_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free(o.files);
+        return rc;
+    }
+    /* One file: one object (or text block). Several: a JSON array, or text
+     * blocks separated by a blank line. A file that fails is reported on
+     * stderr and skipped; the exit status is then 2. */
+    bool array = o.json && o.nfiles > 1, first = true;
+    rc = CLI_EXIT_OK;
+    if (array)
+        fputs("[", stdout);
+    for (size_t i = 0; i < o.nfiles; i++) {
+        if (info_one(&o, o.files[i], first))
+            first = false;
+        else
+            rc = CLI_EXIT_ERR;
+    }
+    if (array)
+        fputs("]", stdout);
+    if (o.json && (array || !first))
+        fputc('\n', stdout);
+    free(o.files);
     if (fflush(stdout) != 0) {
         cli_error("<stdout>: write error");
         return CLI_EXIT_ERR;
     }
-    return CLI_EXIT_OK;
+    return rc;
 }

@@ -1,14 +1,14 @@
 /*
- * io.c — the amq tool's input and output: keys read one per line or as
- * little-endian u64s, filter files mapped and viewed in place (or read and
- * loaded when mapping is impossible), and atomic writes (FILE.tmp, fsync,
- * rename) so a reader never sees half a filter.
+ * io.c — the amq tool's input and output: keys read one per line, as
+ * little-endian u64s or from the command line; filter files opened,
+ * loaded and saved through the library's file calls (amq_filter_open_file
+ * maps and views in place; amq_filter_save_file writes a temporary file,
+ * fsyncs and renames, so a reader never sees half a filter), or a frame
+ * to stdout.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,8 +86,118 @@ static int next_text(cli_keys *k, const uint8_t **key, size_t *len)
     }
 }
 
+void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n)
+{
+    memset(k, 0, sizeof *k);
+    k->name = "--key";
+    k->list = list;
+    k->list_n = n;
+}
+
+uint64_t cli_keys_size(const cli_keys *k)
+{
+    struct stat sb;
+    if (k->fp == NULL || fstat(fileno(k->fp), &sb) != 0 ||
+        !S_ISREG(sb.st_mode) || sb.st_size < 0)
+        return 0;
+    return (uint64_t)sb.st_size;
+}
+
+uint64_t cli_keys_offset(const cli_keys *k)
+{
+    off_t off = k->fp != NULL ? ftello(k->fp) : -1;
+    return off < 0 ? 0 : (uint64_t)off;
+}
+
+void cli_keys_where(const cli_keys *k, char *buf, size_t cap)
+{
+    if (k->list != NULL)
+        snprintf(buf, cap, "--key '%s'", k->list[k->count - 1]);
+    else if (k->binary)
+        snprintf(buf, cap, "%s: key %llu", k->name,
+                 (unsigned long long)k->count);
+    else
+        snprintf(buf, cap, "%s: key %llu (line %llu)", k->name,
+                 (unsigned long long)k->count, (unsigned long long)k->line);
+}
+
+bool cli_key_list_push(cli_key_list *l, const char *key)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 8;
+        const char **nk = realloc(l->keys, ncap * sizeof *nk);
+        if (nk == NULL) {
+            cli_error("out of memory");
+            return false;
+        }
+        l->keys = nk;
+        l->cap = ncap;
+    }
+    l->keys[l->n++] = key;
+    return true;
+}
+
+void cli_key_list_free(cli_key_list *l)
+{
+    free(l->keys);
+    memset(l, 0, sizeof *l);
+}
+
+int cli_key_source_take(cli_key_source *s, int id, const char *value)
+{
+    switch (id) {
+    case CLI_OPT_KEY: return cli_key_list_push(&s->keys, value) ? 1 : -1;
+    case CLI_OPT_BINARY: s->binary = true; return 1;
+    case CLI_OPT_SKIP_EMPTY: s->skip_empty = true; return 1;
+    case CLI_NEXT_POS:
+        if (s->file == NULL)
+            s->file = value;
+        else if (s->input == NULL)
+            s->input = value;
+        else {
+            cli_usage_error(s->command, "too many arguments");
+            return -1;
+        }
+        return 1;
+    default: return 0;
+    }
+}
+
+int cli_key_source_check(const cli_key_source *s)
+{
+    if (s->file == NULL)
+        return cli_usage_error(s->command, "missing FILE");
+    if (s->keys.n > 0 && s->input != NULL)
+        return cli_usage_error(s->command, "give keys with --key or in "
+                               "KEYFILE, not both");
+    if (s->keys.n == 0 && s->input == NULL && strcmp(s->file, "-") == 0)
+        return cli_usage_error(s->command, "FILE and keys cannot both be "
+                               "stdin");
+    return -1;
+}
+
+bool cli_key_source_open(const cli_key_source *s, cli_keys *k)
+{
+    if (s->keys.n == 0)
+        return cli_keys_open(k, s->input, s->binary, s->skip_empty);
+    cli_keys_open_list(k, s->keys.keys, s->keys.n);
+    return true;
+}
+
+void cli_key_source_free(cli_key_source *s)
+{
+    cli_key_list_free(&s->keys);
+}
+
 int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len)
 {
+    if (k->list != NULL) {
+        if (k->count == k->list_n)
+            return 0;
+        *key = (const uint8_t *)k->list[k->count];
+        *len = strlen(k->list[k->count++]);
+        return 1;
+    }
     if (k->binary && k->buf == NULL) {
         k->buf = malloc(8);
         if (k->buf == NULL) {
@@ -122,140 +232,62 @@ void cli_store_le64(uint8_t *p, uint64_t v)
 
 /* ---- filter files -------------------------------------------------------- */
 
-/* Read all of fd into a malloc'ed buffer (for pipes and special files). */
-static bool read_all(int fd, const char *path, uint8_t **out, size_t *len)
+int cli_file_error(const char *path, amq_status st, const amq_diag *diag)
 {
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (buf == NULL) {
-            cli_error("%s: out of memory", path);
-            return false;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            cli_error("%s: read error: %s", path, strerror(errno));
-            free(buf);
-            return false;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (n == cap) {
-            uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (nb == NULL)
-                free(buf);
-            buf = nb;
-            cap *= 2;
-        }
+    if (st == AMQ_ERR_IO && diag != NULL && diag->message[0] != 0) {
+        /* The library's message names the path already. */
+        cli_error("%.*s", (int)sizeof diag->message, diag->message);
+        return CLI_EXIT_ERR;
     }
-    *out = buf;
-    *len = n;
-    return true;
+    return cli_status_error(path, st, diag);
 }
 
-static bool load_copy(cli_filter_file *ff, const char *path, const void *buf,
-                      size_t len)
+/* "-" is stdin: the library opens it as /dev/stdin (a pipe is read, a
+ * redirected file mapped); messages still say "<stdin>". */
+static const char *system_path(const char *path, const char **shown)
 {
-    amq_diag diag;
-    memset(&diag, 0, sizeof diag);
-    amq_status st = amq_filter_load(buf, len, NULL, &ff->filter, &diag);
-    if (st != AMQ_OK) {
-        cli_status_error(path, st, &diag);
-        return false;
-    }
-    return true;
-}
-
-/* Map a regular file and view it in place; load a copy if the library
- * declines the view (alignment, a type without views). 1 on success, 0 if
- * the file cannot be mapped (the caller reads it), -1 after an error. */
-static int open_mapped(cli_filter_file *ff, int fd, const char *path)
-{
-    void *map = mmap(NULL, ff->file_len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED)
-        return 0;
-    amq_diag diag;
-    memset(&diag, 0, sizeof diag);
-    amq_status st = amq_filter_view(map, ff->file_len, NULL, &ff->filter,
-                                    &diag);
-    if (st == AMQ_OK) {
-        ff->map = map;
-        ff->map_len = ff->file_len;
-        ff->is_view = true;
-        return 1;
-    }
-    bool ok = false;
-    if (st == AMQ_ERR_ALIGN || st == AMQ_ERR_UNSUPPORTED)
-        ok = load_copy(ff, path, map, ff->file_len);
-    else
-        cli_status_error(path, st, &diag);
-    munmap(map, ff->file_len);
-    return ok ? 1 : -1;
-}
-
-static bool open_read(cli_filter_file *ff, int fd, const char *path)
-{
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    if (!read_all(fd, path, &buf, &len))
-        return false;
-    ff->file_len = len;
-    bool ok = load_copy(ff, path, buf, len);
-    free(buf);
-    return ok;
-}
-
-static bool open_fd(cli_filter_file *ff, int fd, const char *path)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        cli_error("%s: cannot stat: %s", path, strerror(errno));
-        return false;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        cli_error("%s: is a directory", path);
-        return false;
-    }
-    if (S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (uint64_t)st.st_size <= SIZE_MAX) {
-        ff->file_len = (size_t)st.st_size;
-        int r = open_mapped(ff, fd, path);
-        if (r != 0)
-            return r > 0;
-    }
-    return open_read(ff, fd, path);
+    bool is_stdin = strcmp(path, "-") == 0;
+    *shown = is_stdin ? "<stdin>" : path;
+    return is_stdin ? "/dev/stdin" : path;
 }
 
 bool cli_filter_open(cli_filter_file *ff, const char *path)
 {
+    const char *shown;
+    const char *sys = system_path(path, &shown);
+    amq_diag diag;
     memset(ff, 0, sizeof *ff);
-    bool is_stdin = strcmp(path, "-") == 0;
-    if (is_stdin)
-        path = "<stdin>";
-    int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        cli_error("%s: cannot open: %s", path, strerror(errno));
+    memset(&diag, 0, sizeof diag);
+    amq_status st = amq_filter_open_file(sys, NULL, &ff->filter, &diag);
+    if (st != AMQ_OK) {
+        cli_file_error(shown, st, &diag);
         return false;
     }
-    bool ok = open_fd(ff, fd, path);
-    close(fd);
-    if (!ok)
-        cli_filter_close(ff);
-    return ok;
+    ff->is_view = amq_filter_is_view(ff->filter);
+    /* A file loads only when it is exactly one frame. */
+    ff->file_len = amq_filter_serialized_size(ff->filter);
+    return true;
 }
 
 void cli_filter_close(cli_filter_file *ff)
 {
     amq_filter_free(ff->filter);
-    if (ff->map != NULL)
-        munmap(ff->map, ff->map_len);
     memset(ff, 0, sizeof *ff);
 }
 
-/* ---- atomic output ------------------------------------------------------- */
+bool cli_filter_load(const char *path, amq_filter **out)
+{
+    const char *shown;
+    const char *sys = system_path(path, &shown);
+    amq_diag diag;
+    memset(&diag, 0, sizeof diag);
+    amq_status st = amq_filter_load_file(sys, NULL, out, &diag);
+    if (st != AMQ_OK)
+        cli_file_error(shown, st, &diag);
+    return st == AMQ_OK;
+}
+
+/* ---- standard output ---------------------------------------------------- */
 
 static bool write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -271,6 +303,7 @@ static bool write_all(int fd, const uint8_t *p, size_t len)
     return true;
 }
 
+/* A frame to stdout ("-o -"): refused on a terminal. */
 static bool write_stdout(const void *buf, size_t len)
 {
     if (isatty(STDOUT_FILENO)) {
@@ -285,40 +318,28 @@ static bool write_stdout(const void *buf, size_t len)
     return true;
 }
 
-static bool write_tmp(const char *tmp, const void *buf, size_t len,
-                      bool secret)
+bool cli_filter_save(const amq_filter *f, const char *path)
 {
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  secret ? 0600 : 0644);
-    if (fd < 0)
-        return false;
-    bool ok = (!secret || fchmod(fd, 0600) == 0) && write_all(fd, buf, len) &&
-              fsync(fd) == 0;
-    int saved = errno;
-    if (close(fd) != 0 && ok)
-        return false;
-    errno = saved;
-    return ok;
-}
-
-bool cli_write_file(const char *path, const void *buf, size_t len,
-                    bool secret)
-{
-    if (strcmp(path, "-") == 0)
-        return write_stdout(buf, len);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (tmp == NULL) {
-        cli_error("%s: out of memory", path);
+    amq_diag diag;
+    memset(&diag, 0, sizeof diag);
+    if (strcmp(path, "-") != 0) {
+        amq_status st = amq_filter_save_file(f, path, &diag);
+        if (st != AMQ_OK)
+            cli_file_error(path, st, &diag);
+        return st == AMQ_OK;
+    }
+    size_t size = amq_filter_serialized_size(f), written = 0;
+    uint8_t *buf = malloc(size > 0 ? size : 1);
+    if (buf == NULL) {
+        cli_error("<stdout>: out of memory for %zu bytes", size);
         return false;
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    bool ok = write_tmp(tmp, buf, len, secret) && rename(tmp, path) == 0;
-    if (!ok) {
-        cli_error("%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
+    amq_status st = amq_filter_save(f, buf, size, &written);
+    bool ok = st == AMQ_OK;
+    if (!ok)
+        cli_status_error("<stdout>", st, NULL);
+    else
+        ok = write_stdout(buf, written);
+    free(buf);
     return ok;
 }

@@ -13,9 +13,11 @@ typedef struct cli_command {
 
 static const cli_command commands[] = {
     {"build", cli_cmd_build}, {"query", cli_cmd_query},
-    {"info", cli_cmd_info},   {"help", cli_cmd_help},
-    {"demo", cli_cmd_demo},   {"clock", cli_cmd_clock},
-    {NULL, NULL},
+    {"add", cli_cmd_add},     {"remove", cli_cmd_remove},
+    {"merge", cli_cmd_merge}, {"count", cli_cmd_count},
+    {"info", cli_cmd_info},   {"recommend", cli_cmd_recommend},
+    {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
+    {"clock", cli_cmd_clock}, {NULL, NULL},
 };
 
 static int print_version(void)

@@ -1,5 +1,6 @@
 /*
- * query.c — `amq query FILE [KEYFILE]`: print the keys that may be members.
+ * query.c — `amq query FILE [KEYFILE | --key K...]`: print the keys that
+ * may be members (or, with --mark, every key with 1 or 0).
  *
  * The filter file is mapped and viewed in place (zero copy). Keys are read
  * in chunks of CHUNK: each chunk's key bytes are kept in an arena so they
@@ -15,8 +16,8 @@
 #define CHUNK 4096
 
 typedef struct query_opts {
-    const char *file, *input;
-    bool binary, skip_empty, count_only, invert, quiet;
+    cli_key_source src; /* FILE, KEYFILE or --key, --binary, --skip-empty */
+    bool count_only, invert, quiet, mark;
 } query_opts;
 
 typedef struct query_chunk {
@@ -28,61 +29,48 @@ typedef struct query_chunk {
     size_t cap;
 } query_chunk;
 
-enum { OPT_BINARY = 1, OPT_SKIP_EMPTY, OPT_COUNT, OPT_INVERT, OPT_QUIET };
+enum { OPT_COUNT = 1, OPT_INVERT, OPT_QUIET, OPT_MARK };
 
 static const cli_opt query_options[] = {
-    {"binary", 'b', false, OPT_BINARY},
-    {"skip-empty", 0, false, OPT_SKIP_EMPTY},
+    CLI_KEY_SOURCE_OPTIONS,
     {"count", 'c', false, OPT_COUNT},
     {"invert", 'v', false, OPT_INVERT},
     {"quiet", 'q', false, OPT_QUIET},
+    {"mark", 'm', false, OPT_MARK},
     {NULL, 0, false, 0},
 };
 
 static void take_flag(query_opts *o, int id)
 {
     switch (id) {
-    case OPT_BINARY: o->binary = true; break;
-    case OPT_SKIP_EMPTY: o->skip_empty = true; break;
     case OPT_COUNT: o->count_only = true; break;
     case OPT_INVERT: o->invert = true; break;
     case OPT_QUIET: o->quiet = true; break;
+    case OPT_MARK: o->mark = true; break;
     default: break;
     }
-}
-
-static int take_positional(query_opts *o, const char *v)
-{
-    if (o->file == NULL)
-        o->file = v;
-    else if (o->input == NULL)
-        o->input = v;
-    else
-        return cli_usage_error("query", "too many arguments");
-    return -1;
 }
 
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, query_opts *o)
 {
     cli_args a;
-    int id, rc;
+    int id, r;
     cli_args_init(&a, "query", argc, argv);
     while ((id = cli_next(&a, query_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, "query") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-        if (id != CLI_NEXT_POS)
+        if ((r = cli_key_source_take(&o->src, id, a.value)) < 0)
+            return CLI_EXIT_ERR;
+        if (r == 0)
             take_flag(o, id);
-        else if ((rc = take_positional(o, a.value)) >= 0)
-            return rc;
     }
-    if (o->file == NULL)
-        return cli_usage_error("query", "missing FILE");
-    if (o->input == NULL && strcmp(o->file, "-") == 0)
-        return cli_usage_error("query", "FILE and keys cannot both be stdin");
-    return -1;
+    if (o->mark && (o->count_only || o->invert))
+        return cli_usage_error("query", "--mark prints every key: it does "
+                               "not combine with --count or --invert");
+    return cli_key_source_check(&o->src);
 }
 
 static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
@@ -112,7 +100,9 @@ static void print_key(const query_opts *o, const query_chunk *q, size_t i)
 {
     const uint8_t *key = q->bytes + q->off[i];
     size_t len = q->off[i + 1] - q->off[i];
-    if (o->binary && len == 8)
+    if (o->mark)
+        fputs(q->hit[i] ? "1\t" : "0\t", stdout);
+    if (o->src.binary && o->src.keys.n == 0 && len == 8)
         printf("%llu\n", (unsigned long long)cli_load_le64(key));
     else {
         if (len > 0)
@@ -128,10 +118,9 @@ static uint64_t chunk_flush(const query_opts *o, query_chunk *q,
     uint64_t selected = 0;
     amq_filter_contains_batch(f, q->hashes, q->n, q->hit);
     for (size_t i = 0; i < q->n; i++) {
-        if ((q->hit[i] != 0) == o->invert)
-            continue;
-        selected++;
-        if (!o->quiet && !o->count_only)
+        bool chosen = (q->hit[i] != 0) != o->invert;
+        selected += chosen;
+        if ((chosen || o->mark) && !o->quiet && !o->count_only)
             print_key(o, q, i);
     }
     q->n = 0;
@@ -160,7 +149,7 @@ static int64_t run_queries(const query_opts *o, const amq_filter *f,
 static int query_file(const query_opts *o, const amq_filter *f)
 {
     cli_keys k;
-    if (!cli_keys_open(&k, o->input, o->binary, o->skip_empty))
+    if (!cli_key_source_open(&o->src, &k))
         return CLI_EXIT_ERR;
     query_chunk *q = calloc(1, sizeof *q);
     int64_t selected = -1;
@@ -191,13 +180,15 @@ int cli_cmd_query(int argc, char **argv)
 {
     query_opts o;
     memset(&o, 0, sizeof o);
+    o.src.command = "query";
     int rc = parse_args(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
     cli_filter_file ff;
-    if (!cli_filter_open(&ff, o.file))
-        return CLI_EXIT_ERR;
-    rc = query_file(&o, ff.filter);
-    cli_filter_close(&ff);
+    if (rc < 0)
+        rc = cli_filter_open(&ff, o.src.file) ? -1 : CLI_EXIT_ERR;
+    if (rc < 0) {
+        rc = query_file(&o, ff.filter);
+        cli_filter_close(&ff);
+    }
+    cli_key_source_free(&o.src);
     return rc;
 }

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +189,81 @@ char *cli_describe(const amq_filter *f)
     return s;
 }
 
+char *cli_types_with(uint32_t caps, uint32_t without)
+{
+    size_t cap = 256, len = 0;
+    char *s = malloc(cap);
+    if (s == NULL)
+        return NULL;
+    s[0] = 0;
+    for (size_t i = 0; i < amq_filter_type_count(); i++) {
+        const amq_type_info *t = amq_filter_type_at(i);
+        if (t == NULL || (t->caps & caps) != caps || (t->caps & without) != 0)
+            continue;
+        size_t need = len + strlen(t->name) + 3;
+        if (need > cap) {
+            char *ns = realloc(s, need * 2);
+            if (ns == NULL) {
+                free(s);
+                return NULL;
+            }
+            s = ns;
+            cap = need * 2;
+        }
+        len += (size_t)sprintf(s + len, "%s%s", len ? ", " : "", t->name);
+    }
+    return s;
+}
+
+bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len)
+{
+    uint64_t copies = 0;
+    if ((amq_filter_caps(f) & AMQ_CAP_COUNT) == 0 ||
+        amq_filter_count_hash(f, amq_filter_hash(f, key, len), &copies) !=
+            AMQ_OK ||
+        copies == 0)
+        return false;
+    cli_error("hint: this key is already in the filter %llu times; a "
+              "fingerprint filter holds only a few copies of one key "
+              "(cuckoo: 8)",
+              (unsigned long long)copies);
+    return true;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+void cli_json_number(FILE *out, double v)
+{
+    char buf[32];
+    if (!isfinite(v)) {
+        fputs("null", out);
+        return;
+    }
+    /* %.17g always round-trips; the first shorter precision that reads
+     * back as the same double is the shortest representation. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, out);
+}
+
+void cli_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s != NULL && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
 /* ---- time and progress ------------------------------------------------------ */
 
 double cli_now(void)
@@ -196,51 +273,154 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int progress_mode = CLI_PROGRESS_AUTO;
+
+void cli_progress_set_mode(int mode)
+{
+    progress_mode = mode;
+}
+
 void cli_progress_init(cli_progress *p, const char *label, uint64_t total)
 {
-    p->enabled = isatty(STDERR_FILENO) == 1;
+    p->enabled = progress_mode == CLI_PROGRESS_ON ||
+                 (progress_mode == CLI_PROGRESS_AUTO &&
+                  isatty(STDERR_FILENO) == 1);
     p->shown = false;
     p->label = label;
     p->total = total;
+    p->bytes = false;
+    p->keys = 0;
     p->start = p->enabled ? cli_now() : 0.0;
     p->last = p->start;
+    p->ticker = NULL;
+}
+
+void cli_progress_init_bytes(cli_progress *p, const char *label,
+                             uint64_t size)
+{
+    cli_progress_init(p, label, size);
+    p->bytes = size > 0;
+}
+
+static void progress_bar(const cli_progress *p, uint64_t done)
+{
+    enum { WIDTH = 30 };
+    double frac = (double)done / (double)p->total;
+    if (frac > 1.0)
+        frac = 1.0;
+    int fill = (int)(frac * WIDTH);
+    char bar[WIDTH + 1];
+    memset(bar, '#', (size_t)fill);
+    memset(bar + fill, '.', (size_t)(WIDTH - fill));
+    bar[WIDTH] = 0;
+    fprintf(stderr, "%s [%s] %5.1f%% ", p->label, bar, 100.0 * frac);
+    if (p->bytes)
+        fprintf(stderr, "(%llu keys)", (unsigned long long)p->keys);
+    else
+        fprintf(stderr, "%llu/%llu", (unsigned long long)done,
+                (unsigned long long)p->total);
 }
 
 static void progress_draw(cli_progress *p, uint64_t done)
 {
-    enum { WIDTH = 30 };
-    if (p->total == 0) {
-        fprintf(stderr, "\r%s: %llu keys", p->label, (unsigned long long)done);
-    } else {
-        double frac = (double)done / (double)p->total;
-        if (frac > 1.0)
-            frac = 1.0;
-        int fill = (int)(frac * WIDTH);
-        char bar[WIDTH + 1];
-        memset(bar, '#', (size_t)fill);
-        memset(bar + fill, '.', (size_t)(WIDTH - fill));
-        bar[WIDTH] = 0;
-        fprintf(stderr, "\r%s [%s] %5.1f%% %llu/%llu", p->label, bar,
-                100.0 * frac, (unsigned long long)done,
-                (unsigned long long)p->total);
-    }
+    fputs("\r\033[K", stderr);
+    if (p->total != 0)
+        progress_bar(p, done);
+    else if (done != 0)
+        fprintf(stderr, "%s: %llu keys", p->label, (unsigned long long)done);
+    else
+        fprintf(stderr, "%s ... (%.1f s so far)", p->label,
+                cli_now() - p->start);
     fflush(stderr);
     p->shown = true;
 }
 
-void cli_progress_tick(cli_progress *p, uint64_t done)
+/* Ten redraws a second at most, and none in the first half second. */
+static bool progress_due(cli_progress *p)
 {
-    if (!p->enabled || (done & 0xFFFFu) != 0)
-        return;
     double t = cli_now();
     if (t - p->start < 0.5 || t - p->last < 0.1)
-        return;
+        return false;
     p->last = t;
-    progress_draw(p, done);
+    return true;
+}
+
+void cli_progress_tick(cli_progress *p, uint64_t done)
+{
+    if (p->enabled && (done & 0xFFFFu) == 0 && progress_due(p))
+        progress_draw(p, done);
+}
+
+void cli_progress_tick_keys(cli_progress *p, const cli_keys *k)
+{
+    if (!p->enabled || (k->count & 0xFFFFu) != 0 || !progress_due(p))
+        return;
+    p->keys = k->count;
+    progress_draw(p, p->bytes ? cli_keys_offset(k) : k->count);
+}
+
+/* The helper thread of a phase that cannot tick: the main thread is
+ * inside one library call and prints nothing until it stops the thread
+ * (and joins it), so the two never write stderr at once. */
+struct cli_ticker {
+    pthread_t thread;
+    atomic_bool stop;
+    cli_progress *p;
+};
+
+static void *ticker_run(void *arg)
+{
+    struct cli_ticker *t = arg;
+    const struct timespec step = {0, 100 * 1000 * 1000};
+    while (!atomic_load(&t->stop)) {
+        nanosleep(&step, NULL);
+        if (!atomic_load(&t->stop) && progress_due(t->p))
+            progress_draw(t->p, 0);
+    }
+    return NULL;
+}
+
+static void ticker_stop(cli_progress *p)
+{
+    if (p->ticker == NULL)
+        return;
+    atomic_store(&p->ticker->stop, true);
+    pthread_join(p->ticker->thread, NULL);
+    free(p->ticker);
+    p->ticker = NULL;
+}
+
+static void ticker_start(cli_progress *p)
+{
+    struct cli_ticker *t = malloc(sizeof *t);
+    if (t == NULL)
+        return; /* no redraws: the phase still runs */
+    atomic_init(&t->stop, false);
+    t->p = p;
+    if (pthread_create(&t->thread, NULL, ticker_run, t) != 0) {
+        free(t);
+        return;
+    }
+    p->ticker = t;
+}
+
+void cli_progress_phase(cli_progress *p, const char *label, uint64_t total)
+{
+    ticker_stop(p);
+    p->label = label;
+    p->total = total;
+    p->bytes = false;
+    if (!p->enabled)
+        return;
+    if (cli_now() - p->start >= 0.5)
+        progress_draw(p, 0);
+    if (total == 0)
+        ticker_start(p);
 }
 
 void cli_progress_done(cli_progress *p)
 {
+    ticker_stop(p);
     if (p->shown)
         fputs("\r\033[K", stderr);
     p->shown = false;

@@ -1,0 +1,85 @@
+#!/bin/sh
+# test_install.sh — install the build into a temporary prefix the way
+# `make install PREFIX=P` does (cmake --install --prefix P) and use it as a
+# user would: a program built with `pkg-config --cflags --libs amq` runs
+# without LD_LIBRARY_PATH, also after the prefix is moved (amq.pc is
+# relative to its own directory); a throwaway CMake project finds amq with
+# find_package and links amq::amq and amq::amq_static; the man page and
+# the bash completion are installed; uninstall removes every file.
+# Prints "test_install: N passed, N failed".
+#
+# usage: tests/install/test_install.sh SOURCE_DIR BUILD_DIR [TMPDIR]
+set -u
+SRC=${1:?usage: test_install.sh SOURCE_DIR BUILD_DIR [TMPDIR]}
+BUILD=${2:?usage: test_install.sh SOURCE_DIR BUILD_DIR [TMPDIR]}
+T=${3:-${TMPDIR:-/tmp}/amq-test-install.$$}
+rm -rf "$T" && mkdir -p "$T" || exit 2
+unset LD_LIBRARY_PATH PKG_CONFIG_PATH CMAKE_PREFIX_PATH
+
+passed=0
+failed=0
+check() {
+    desc=$1
+    shift
+    if "$@" >"$T/out" 2>&1; then passed=$((passed + 1)); else
+        failed=$((failed + 1))
+        echo "FAIL: $desc" >&2
+        sed 's/^/  | /' "$T/out" | tail -8 >&2
+    fi
+}
+
+# The build directory's manifest belongs to the user's own `make install`:
+# keep it, and give it back at the end.
+manifest="$BUILD/install_manifest.txt"
+[ -e "$manifest" ] && cp -p "$manifest" "$T/manifest.user"
+
+P="$T/prefix"
+check "cmake --install --prefix" cmake --install "$BUILD" --prefix "$P"
+cp "$manifest" "$T/manifest.test"
+for f in bin/amq include/amq/amq.h include/amq/filter.h include/amq/version.h lib/libamq.so \
+    lib/libamq.a lib/pkgconfig/amq.pc lib/cmake/amq/amqConfig.cmake \
+    lib/cmake/amq/amqConfigVersion.cmake share/man/man1/amq.1 \
+    share/bash-completion/completions/amq; do
+    check "installed $f" test -e "$P/$f"
+done
+check "amq.pc is relative to its directory" grep -q '^prefix=${pcfiledir}/../..$' "$P/lib/pkgconfig/amq.pc"
+check "amq.pc carries an rpath outside the loader's path" grep -q -- '-Wl,-rpath,${libdir}' "$P/lib/pkgconfig/amq.pc"
+if command -v man >/dev/null 2>&1; then
+    check "installed man page renders" sh -c "man -l '$P/share/man/man1/amq.1' 2>/dev/null | grep -q 'amq add'"
+fi
+check "installed completion is valid bash" bash -n "$P/share/bash-completion/completions/amq"
+check "installed amq runs" "$P/bin/amq" --version
+
+# pkg-config, from where it was installed and after moving the prefix.
+pc_build() { # PREFIX OUTPUT
+    PKG_CONFIG_PATH="$1/lib/pkgconfig" sh -c \
+        'cc -o "$1" "$2" $(pkg-config --cflags --libs amq)' sh "$2" \
+        "$SRC/tests/install/consumer/main.c"
+}
+check "build with pkg-config" pc_build "$P" "$T/pc-app"
+check "pkg-config program runs without LD_LIBRARY_PATH" "$T/pc-app" "$T/a.amq"
+check "it uses the installed library" sh -c "ldd '$T/pc-app' | grep -q '$P/lib'"
+mv "$P" "$T/moved"
+check "pkg-config resolves the moved prefix" sh -c \
+    "PKG_CONFIG_PATH='$T/moved/lib/pkgconfig' pkg-config --cflags amq | grep -q '$T/moved/lib/pkgconfig/../../include'"
+check "build against the moved prefix" pc_build "$T/moved" "$T/pc-app2"
+check "moved-prefix program runs" "$T/pc-app2" "$T/b.amq"
+mv "$T/moved" "$P"
+
+# find_package from a throwaway project.
+check "configure a find_package(amq) project" cmake -S "$SRC/tests/install/consumer" \
+    -B "$T/consumer" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_TYPE=Release
+check "build it" cmake --build "$T/consumer"
+check "amq::amq program runs" "$T/consumer/consumer_shared" "$T/c.amq"
+check "amq::amq_static program runs" "$T/consumer/consumer_static" "$T/d.amq"
+check "amq::amq_static needs no libamq.so" sh -c "! ldd '$T/consumer/consumer_static' | grep -q libamq"
+
+# uninstall removes every file it installed.
+check "uninstall" cmake -DMANIFEST="$T/manifest.test" -P "$SRC/cmake/uninstall.cmake"
+check "nothing left in the prefix" sh -c "[ -z \"\$(find '$P' -type f -o -type l)\" ]"
+check "amq's own directories removed" sh -c "[ ! -e '$P/include/amq' ] && [ ! -e '$P/lib/cmake/amq' ]"
+
+if [ -e "$T/manifest.user" ]; then cp -p "$T/manifest.user" "$manifest"; else rm -f "$manifest"; fi
+rm -rf "$T"
+echo "test_install: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

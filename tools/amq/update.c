@@ -1,0 +1,219 @@
+/*
+ * update.c — `amq add` and `amq remove`: change an existing filter file.
+ *
+ * The file is loaded as a modifiable copy, every key is applied in input
+ * order, and only when all of them succeeded is the new frame written —
+ * with amq_filter_save_file, so FILE is replaced by rename and a crash or
+ * an error at any point leaves the old file as it was. A key that fails
+ * (the filter is full, a key to remove is not there) stops the run and
+ * nothing is written; the message names the key, its line and why.
+ *
+ * Static types (xor, fuse, ribbon) are built once from all their keys and
+ * cannot change; the command refuses them and says how to rebuild. Types
+ * without deletion refuse `remove` and name the types that have it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef enum update_op { OP_ADD, OP_REMOVE } update_op;
+
+typedef struct update_opts {
+    update_op op;
+    const char *command, *file, *output; /* file: src.file              */
+    cli_key_source src;
+    bool quiet, missing_ok;
+} update_opts;
+
+typedef struct update_result {
+    uint64_t applied, missing;
+} update_result;
+
+enum { OPT_OUTPUT = 1, OPT_QUIET, OPT_PROGRESS, OPT_MISSING_OK };
+
+static const cli_opt update_options[] = {
+    CLI_KEY_SOURCE_OPTIONS,
+    {"output", 'o', true, OPT_OUTPUT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"progress", 0, false, OPT_PROGRESS},
+    {"missing-ok", 0, false, OPT_MISSING_OK},
+    {NULL, 0, false, 0},
+};
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static bool take_option(update_opts *o, int id, const char *v)
+{
+    switch (id) {
+    case OPT_OUTPUT: o->output = v; return true;
+    case OPT_QUIET:
+        o->quiet = true;
+        cli_progress_set_mode(CLI_PROGRESS_OFF);
+        return true;
+    case OPT_PROGRESS: cli_progress_set_mode(CLI_PROGRESS_ON); return true;
+    case OPT_MISSING_OK:
+        if (o->op == OP_REMOVE) {
+            o->missing_ok = true;
+            return true;
+        }
+        cli_usage_error(o->command, "unknown option '--missing-ok'");
+        return false;
+    default: return false;
+    }
+}
+
+static int check_args(update_opts *o)
+{
+    int rc = cli_key_source_check(&o->src);
+    o->file = o->src.file;
+    if (rc < 0 && o->output == NULL && strcmp(o->file, "-") == 0)
+        return cli_usage_error(o->command, "FILE '-' needs -o OUT");
+    return rc;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, update_opts *o)
+{
+    cli_args a;
+    int id, r;
+    cli_args_init(&a, o->command, argc, argv);
+    while ((id = cli_next(&a, update_options)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, o->command) ? CLI_EXIT_OK
+                                                      : CLI_EXIT_ERR;
+        if ((r = cli_key_source_take(&o->src, id, a.value)) < 0 ||
+            (r == 0 && !take_option(o, id, a.value)))
+            return CLI_EXIT_ERR;
+    }
+    return check_args(o);
+}
+
+/* ---- applying keys ---------------------------------------------------------- */
+
+/* Refuse a filter the operation cannot change, saying what would work. */
+static bool check_filter(const update_opts *o, const amq_filter *f)
+{
+    uint32_t caps = amq_filter_caps(f);
+    const char *name = amq_filter_info(f)->name;
+    if (caps & AMQ_CAP_STATIC) {
+        cli_error("%s: '%s' is static: it is built once from all its keys "
+                  "and cannot %s keys; rebuild it with 'amq build --type %s' "
+                  "from the complete key set",
+                  o->file, name, o->op == OP_ADD ? "take more" : "drop",
+                  name);
+        return false;
+    }
+    if (o->op == OP_REMOVE && (caps & AMQ_CAP_REMOVE) == 0) {
+        char *types = cli_types_with(AMQ_CAP_REMOVE, 0);
+        cli_error("%s: '%s' cannot remove keys (types that can: %s; also "
+                  "spectral:mode=ms)",
+                  o->file, name, types ? types : "?");
+        free(types);
+        return false;
+    }
+    return true;
+}
+
+static int key_failed(const update_opts *o, const cli_keys *k,
+                      const amq_filter *f, amq_status st)
+{
+    char where[512];
+    cli_keys_where(k, where, sizeof where);
+    if (st == AMQ_ERR_NOT_FOUND)
+        cli_error("%s: not in %s (nothing written; --missing-ok skips such "
+                  "keys)", where, o->file);
+    else
+        cli_error("%s: %s with %llu keys in it; %s unchanged", where,
+                  amq_strerror(st), (unsigned long long)amq_filter_items(f),
+                  o->output ? o->output : o->file);
+    return CLI_EXIT_ERR;
+}
+
+static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
+                      update_result *r)
+{
+    cli_progress p;
+    const uint8_t *key;
+    size_t len;
+    int rc;
+    cli_progress_init(&p, o->op == OP_ADD ? "adding" : "removing", 0);
+    while ((rc = cli_keys_next(k, &key, &len)) == 1) {
+        amq_status st = o->op == OP_ADD ? amq_filter_add(f, key, len)
+                                        : amq_filter_remove(f, key, len);
+        if (st == AMQ_ERR_NOT_FOUND && o->missing_ok) {
+            r->missing++;
+            continue;
+        }
+        if (st != AMQ_OK) {
+            cli_progress_done(&p);
+            rc = key_failed(o, k, f, st);
+            if (st == AMQ_ERR_FULL)
+                cli_explain_full(f, key, len);
+            return rc;
+        }
+        r->applied++;
+        cli_progress_tick(&p, k->count);
+    }
+    cli_progress_done(&p);
+    return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
+}
+
+static void print_summary(const update_opts *o, const amq_filter *f,
+                          const update_result *r)
+{
+    const char *out = o->output ? o->output : o->file;
+    fprintf(stderr, "amq: %s %llu keys %s %s: %llu items, %.2f bits/key, "
+            "fpr bound %.3g\n",
+            o->op == OP_ADD ? "added" : "removed",
+            (unsigned long long)r->applied, o->op == OP_ADD ? "to" : "from",
+            strcmp(out, "-") == 0 ? "<stdout>" : out,
+            (unsigned long long)amq_filter_items(f),
+            amq_filter_bits_per_key(f), amq_filter_fpr_bound(f));
+    if (r->missing > 0)
+        fprintf(stderr, "amq: %llu keys were not in the filter (skipped)\n",
+                (unsigned long long)r->missing);
+}
+
+static int update(int argc, char **argv, update_op op, const char *command)
+{
+    update_opts o;
+    memset(&o, 0, sizeof o);
+    o.op = op;
+    o.command = o.src.command = command;
+    amq_filter *f = NULL;
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0)
+        rc = cli_filter_load(o.file, &f) && check_filter(&o, f)
+                 ? -1
+                 : CLI_EXIT_ERR;
+    cli_keys k;
+    if (rc < 0 && !cli_key_source_open(&o.src, &k))
+        rc = CLI_EXIT_ERR;
+    if (rc < 0) {
+        update_result r = {0, 0};
+        rc = apply_keys(&o, f, &k, &r);
+        cli_keys_close(&k);
+        if (rc == CLI_EXIT_OK)
+            rc = cli_filter_save(f, o.output ? o.output : o.file)
+                     ? CLI_EXIT_OK
+                     : CLI_EXIT_ERR;
+        if (rc == CLI_EXIT_OK && !o.quiet)
+            print_summary(&o, f, &r);
+    }
+    amq_filter_free(f);
+    cli_key_source_free(&o.src);
+    return rc;
+}
+
+int cli_cmd_add(int argc, char **argv)
+{
+    return update(argc, argv, OP_ADD, "add");
+}
+
+int cli_cmd_remove(int argc, char **argv)
+{
+    return update(argc, argv, OP_REMOVE, "remove");
+}
