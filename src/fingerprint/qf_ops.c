@@ -10,16 +10,6 @@
 #include "fingerprint/qf_codec.h"
 #include "fingerprint/qf_update.h"
 
-/* The global fallback of concurrent mode: every region, in increasing
- * order (counted). Out of line (it is rare) but in this file, so the
- * operations still see everything it touches. */
-static QF_COLD void win_widen(const amq_qf *f, qwin *w) {
-    __atomic_fetch_add(&((amq_qf *)f)->widenings, 1, __ATOMIC_RELAXED);
-    win_leave(f, w);
-    w->widen = false;
-    win_lock(f, w, 0, f->nregions - 1);
-}
-
 /* ---- locating a remainder ------------------------------------------------ */
 
 /* Find remainder r's group in the run s (bounds set): s->g, or the

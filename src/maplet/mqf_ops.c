@@ -274,7 +274,7 @@ static inline amq_status mq_update(amq_qf *f, uint64_t h, uint64_t v,
     if (w.widen) {
         st = AMQ_ERR_CORRUPT;
         if (!whole(f, &w)) {
-            amq__qf_win_widen(f, &w);
+            win_widen(f, &w);
             st = mq_apply(f, q, rem, v, put, &w);
         }
         if (w.widen)
@@ -302,7 +302,7 @@ static amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
     win_enter(f, q, &w);
     bool ok = !occ_get(f, q) || mq_locate(f, q, rem, &w, &m, &st);
     if (!ok && !whole(f, &w)) {
-        amq__qf_win_widen(f, &w);
+        win_widen(f, &w);
         ok = mq_locate(f, q, rem, &w, &m, &st);
     }
     if (ok && st == AMQ_OK && occ_get(f, q)) {
