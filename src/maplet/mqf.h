@@ -138,28 +138,38 @@ static inline uint64_t mq_sum_len(const amq_qf *f, uint64_t c) {
     return k + 2;
 }
 
-/* Write the sum group (rem, c) at pos; its length is mq_sum_len. */
-static inline void mq_sum_write(amq_qf *f, uint64_t pos, uint64_t rem,
-                                uint64_t c) {
+/* The slots of the sum group (rem, c >= 1) into out; returns their
+ * number (mq_sum_len). */
+static inline uint64_t mq_sum_encode(const amq_qf *f, uint64_t rem,
+                                     uint64_t c, mq_u128 out[QF_MAX_GROUP]) {
     if (c <= f->vmask) {
-        slot_set2(f, pos, mq_word(f, rem, c));
-        return;
+        out[0] = mq_word(f, rem, c);
+        return 1;
     }
     if (c <= mq_pair_max(f)) {
-        slot_set2(f, pos, mq_word(f, rem, f->vmask));
-        slot_set2(f, pos + 1, mq_word(f, rem, c - f->vmask));
-        return;
+        out[0] = mq_word(f, rem, f->vmask);
+        out[1] = mq_word(f, rem, c - f->vmask);
+        return 2;
     }
     mq_u128 mark = mq_word(f, rem, 0), b = mq_base(f);
     mq_u128 d = (mq_u128)(c - mq_pair_max(f) - 1);
     uint64_t len = mq_sum_len(f, c);
-    slot_set2(f, pos, mark);
-    slot_set2(f, pos + len - 1, mark);
+    out[0] = out[len - 1] = mark;
     for (uint64_t i = len - 2; i >= 1; i--) {
         mq_u128 digit = d % b;
         d /= b;
-        slot_set2(f, pos + i, digit < mark ? digit : digit + 1);
+        out[i] = digit < mark ? digit : digit + 1;
     }
+    return len;
+}
+
+/* Write the sum group (rem, c) at pos. */
+static inline void mq_sum_write(amq_qf *f, uint64_t pos, uint64_t rem,
+                                uint64_t c) {
+    mq_u128 w[QF_MAX_GROUP];
+    uint64_t len = mq_sum_encode(f, rem, c, w);
+    for (uint64_t i = 0; i < len; i++)
+        slot_set2(f, pos + i, w[i]);
 }
 
 /* The sum counter starting at pos (slot (rem, 0)) of a run ending before

@@ -208,22 +208,19 @@ amq_status amq__mq_drop_value(amq_qf *f, uint64_t v) {
 
 /* ---- validation of a loaded table ------------------------------------------------ */
 
-/* Sum counters: the group re-encodes to the very same slots. */
-static bool mq_canonical(amq_qf *f, uint64_t pos, const mgroup *g) {
+/* Sum counters: the group re-encodes to the very same slots (compared,
+ * not rewritten: a view's table is read-only). */
+static bool mq_canonical(const amq_qf *f, uint64_t pos, const mgroup *g) {
+    mq_u128 w[QF_MAX_GROUP];
     if (g->len == 1)
         return g->value != 0;
-    if (mq_sum_len(f, g->value) != g->len)
+    if (g->len > QF_MAX_GROUP || mq_sum_len(f, g->value) != g->len)
         return false;
-    mq_u128 keep[QF_MAX_GROUP];
-    bool same = true;
+    mq_sum_encode(f, g->rem, g->value, w);
     for (uint64_t i = 0; i < g->len; i++)
-        keep[i] = slot_get2(f, pos + i);
-    mq_sum_write(f, pos, g->rem, g->value);
-    for (uint64_t i = 0; i < g->len; i++) {
-        same = same && slot_get2(f, pos + i) == keep[i];
-        slot_set2(f, pos + i, keep[i]);
-    }
-    return same;
+        if (slot_get2(f, pos + i) != w[i])
+            return false;
+    return true;
 }
 
 /* Multiset group: values do not decrease. */
@@ -236,7 +233,7 @@ static bool mq_sorted(const amq_qf *f, uint64_t pos, const mgroup *g) {
 
 static amq_status mq_check_group(amq_qf *f, uint64_t pos, const mgroup *g,
                                  const amq__rd *r) {
-    if (mq_counters(f) && (g->len > QF_MAX_GROUP || !mq_canonical(f, pos, g)))
+    if (mq_counters(f) && !mq_canonical(f, pos, g))
         return amq__qf_corrupt(f, r, "non-canonical counter", pos);
     if (f->multiset && !mq_sorted(f, pos, g))
         return amq__qf_corrupt(f, r, "values out of order", pos);

@@ -17,7 +17,8 @@ static const cli_command commands[] = {
     {"merge", cli_cmd_merge}, {"count", cli_cmd_count},
     {"info", cli_cmd_info},   {"recommend", cli_cmd_recommend},
     {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
-    {"clock", cli_cmd_clock}, {NULL, NULL},
+    {"clock", cli_cmd_clock}, {"map", cli_cmd_map},
+    {"kmer", cli_cmd_kmer},   {NULL, NULL},
 };
 
 static int print_version(void)
