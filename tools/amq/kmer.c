@@ -360,6 +360,14 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
     return -1;
 }
 
+int kmer_check_exact(const kmer_conf *c) {
+    if (!c->exact || c->k >= 4)
+        return -1;
+    return cli_usage_error("kmer", "exact mode needs k >= 4 (the table "
+                           "needs 8 key bits); use --fpr E for k = %u",
+                           c->k);
+}
+
 int kmer_save(const amq_maplet *m, const char *path) {
     amq_diag d;
     memset(&d, 0, sizeof d);
@@ -378,6 +386,8 @@ static int kmer_count(int argc, char **argv) {
         rc = cli_usage_error("kmer", "count needs -k K, -o FILE and inputs");
     if (rc < 0 && !o.c.exact && o.fpr == 0)
         rc = cli_usage_error("kmer", "give --fpr E or --exact");
+    if (rc < 0)
+        rc = kmer_check_exact(&o.c);
     if (rc >= 0) {
         free(o.files);
         return rc;

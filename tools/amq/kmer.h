@@ -46,6 +46,9 @@ typedef struct kmer_opts {
 /* Options and positionals after argv[1] (the subcommand); theta (search)
  * may be NULL. -1 to go on, else the exit status after a usage error. */
 int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
+/* -1 if the settings can be made, else CLI_EXIT_ERR after a usage error
+ * (exact mode needs k >= 4). */
+int kmer_check_exact(const kmer_conf *c);
 /* Save atomically; the exit status. */
 int kmer_save(const amq_maplet *m, const char *path);
 /* Open a k-mer maplet for queries; NULL after an error. */

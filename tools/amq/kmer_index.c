@@ -88,6 +88,8 @@ int cli_kmer_index(int argc, char **argv) {
     int rc = kmer_parse_args(argc, argv, &o, NULL);
     if (rc < 0 && (o.c.k == 0 || o.output == NULL || o.nfiles == 0))
         rc = cli_usage_error("kmer", "index needs -k K, -o IDX and inputs");
+    if (rc < 0)
+        rc = kmer_check_exact(&o.c);
     if (rc < 0 && o.nfiles > 64)
         rc = cli_usage_error("kmer", "index takes at most 64 inputs (the "
                              "sets are 64-bit masks), got %zu", o.nfiles);
