@@ -13,10 +13,11 @@
  * Records: FASTA is a '>' line and the sequence lines up to the next '>'
  * (or the end); FASTQ is '@' name, sequence, '+' line, and a quality line
  * of the sequence's length. The first non-empty line decides which.
- * Sequence bytes may be any printable ASCII (IUPAC codes, gaps, spaces:
- * the k-mer code treats everything but ACGT as a break); control bytes,
- * NUL and bytes above 0x7e are errors, so a binary file read by mistake
- * is named, not counted.
+ * Sequence lines hold letters (IUPAC codes: the k-mer code treats
+ * everything but ACGT as a break), gaps, stops and blanks; quality lines
+ * printable ASCII. Anything else (digits, '>' or '@' in a FASTQ sequence,
+ * control bytes, NUL, bytes above 0x7e) is an error naming its line and
+ * byte, so a binary or mangled file is reported, not counted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -228,11 +229,18 @@ static int line_error(seq_reader *r, uint64_t start, const char *msg) {
     return -1;
 }
 
-/* A sequence or quality line: printable ASCII (and tabs) only. */
+/* A sequence line holds letters (IUPAC codes), gaps '-' '.', stops '*'
+ * and blanks; a quality line printable ASCII. */
+static bool seq_byte(unsigned char c) {
+    return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '-' || c == '.' ||
+           c == '*' || c == ' ' || c == '\t';
+}
+
 static int check_text(seq_reader *r, uint64_t start, const char *what) {
+    bool seq = what[0] == 's';
     for (size_t i = 0; i < r->buf_len; i++) {
         unsigned char c = (unsigned char)r->buf[i];
-        if ((c < 0x20 && c != '\t') || c > 0x7e) {
+        if (seq ? !seq_byte(c) : c < 0x21 || c > 0x7e) {
             char msg[96];
             snprintf(msg, sizeof msg, "byte 0x%02x in a %s line", c, what);
             return line_error(r, start + i, msg);
