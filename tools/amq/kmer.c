@@ -7,9 +7,10 @@
  * count: the main thread reads FASTA/FASTQ (plain or gzip, seqio.c),
  * rolls each sequence's k-mers (any base but ACGT restarts the window, as
  * jellyfish does), takes the canonical strand if asked, hashes them and
- * hands batches of 65536 hashes to the workers (-t), which add 1 per
- * k-mer into a maplet with the sum operator in concurrent mode (the
- * quotient filter's region locks). A full maplet is resized by whichever
+ * hands batches of 65536 hashes to the workers (-t T: T - 1 of them, the
+ * reader being the T-th), which add 1 per k-mer into a maplet with the sum
+ * operator, in concurrent mode (the quotient filter's region locks) when
+ * there are two or more. A full maplet is resized by whichever
  * worker hits it first, under a write lock the others wait on (exact mode
  * stays exact: the fingerprint is the whole k-mer in every shape).
  *
@@ -181,10 +182,15 @@ static void *count_worker(void *arg) {
     }
 }
 
+/* Workers beside the reader: -t T is T threads in all. */
+static unsigned workers_for(unsigned threads) {
+    return threads > 1 ? threads - 1 : 0;
+}
+
 /* Hand a batch to the workers (it is theirs to free), or with no workers
  * put it here. */
 static amq_status submit(kcount *kc, uint64_t *h, size_t n, unsigned threads) {
-    if (threads <= 1) {
+    if (workers_for(threads) == 0) {
         amq_status st = put_batch(kc, h, n);
         free(h);
         return st;
@@ -254,7 +260,7 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
     pthread_t th[64];
     unsigned started = 0;
     int rc = 0;
-    for (unsigned t = 0; o->threads > 1 && t < o->threads; t++)
+    for (unsigned t = 0; t < workers_for(o->threads); t++)
         if (pthread_create(&th[started], NULL, count_worker, kc) == 0)
             started++;
     for (size_t i = 0; i < o->nfiles && rc == 0; i++)
@@ -360,6 +366,22 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
     return -1;
 }
 
+/* Without --capacity, a maplet starts at an eighth of the input's bytes
+ * and grows by doubling: an exact one losslessly; an approximate one
+ * starts with 3 more remainder bits (fpr / 8), so three doublings still
+ * meet the target (each moves a bit into the quotient) and more raise the
+ * bound, which amq info reports. With --capacity it is sized at fpr. */
+uint64_t kmer_start_capacity(const kmer_opts *o) {
+    if (o->capacity)
+        return o->capacity;
+    uint64_t est = kmer_input_estimate(o->files, o->nfiles) / 8;
+    return est > 4096 ? est : 4096;
+}
+
+double kmer_start_fpr(const kmer_opts *o) {
+    return o->capacity || o->c.exact ? o->fpr : o->fpr / 8;
+}
+
 int kmer_check_exact(const kmer_conf *c) {
     if (!c->exact || c->k >= 4)
         return -1;
@@ -392,17 +414,14 @@ static int kmer_count(int argc, char **argv) {
         free(o.files);
         return rc;
     }
-    /* Without --capacity: exact mode starts at an eighth of the input
-     * and grows (losslessly); approximate mode is sized for as many
-     * k-mers as input bytes, so it never grows past its rate. */
-    uint64_t est = kmer_input_estimate(o.files, o.nfiles);
-    uint64_t cap = o.capacity ? o.capacity : o.c.exact ? est / 8 : est;
+    uint64_t cap = kmer_start_capacity(&o);
     kcount kc;
     memset(&kc, 0, sizeof kc);
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = kmer_maplet_new(&o.c, "sum", o.vbits, cap, o.fpr,
-                                    o.threads > 1, &kc.m, &d);
+    amq_status st = kmer_maplet_new(&o.c, "sum", o.vbits, cap,
+                                    kmer_start_fpr(&o),
+                                    workers_for(o.threads) > 1, &kc.m, &d);
     if (st != AMQ_OK) {
         free(o.files);
         return cli_status_error("maplet", st, &d);

@@ -46,6 +46,9 @@ typedef struct kmer_opts {
 /* Options and positionals after argv[1] (the subcommand); theta (search)
  * may be NULL. -1 to go on, else the exit status after a usage error. */
 int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
+/* The capacity and rate a new k-mer maplet starts with (kmer.c). */
+uint64_t kmer_start_capacity(const kmer_opts *o);
+double kmer_start_fpr(const kmer_opts *o);
 /* -1 if the settings can be made, else CLI_EXIT_ERR after a usage error
  * (exact mode needs k >= 4). */
 int kmer_check_exact(const kmer_conf *c);

@@ -97,13 +97,12 @@ int cli_kmer_index(int argc, char **argv) {
         free(o.files);
         return rc;
     }
-    uint64_t est = kmer_input_estimate(o.files, o.nfiles);
-    uint64_t cap = o.capacity ? o.capacity : o.c.exact ? est / 8 : est;
     amq_maplet *m = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles, cap,
-                                    o.fpr, false, &m, &d);
+    amq_status st = kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles,
+                                    kmer_start_capacity(&o),
+                                    kmer_start_fpr(&o), false, &m, &d);
     if (st != AMQ_OK) {
         free(o.files);
         return cli_status_error("maplet", st, &d);
