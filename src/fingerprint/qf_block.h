@@ -504,6 +504,21 @@ static inline uint64_t next_occupied(const amq_qf *f, uint64_t from, uint64_t li
     return limit;
 }
 
+/* ---- writing a table in fingerprint order ----------------------------------- */
+
+/* Enter run q (a later quotient than the current run's, or the same):
+ * end the previous run and start q's at max(q, the next slot). */
+static inline void writer_enter(amq_qf *f, qf_writer *wr, uint64_t q) {
+    if (wr->run && q == wr->q)
+        return;
+    if (wr->run)
+        rend_put(f, wr->pos - 1, true);
+    wr->pos = q > wr->pos ? q : wr->pos;
+    wr->q = q;
+    wr->run = true;
+    occ_put(f, q, true);
+}
+
 /* ---- fingerprints ---------------------------------------------------------- */
 
 static inline uint64_t quotient_of(const amq_qf *f, uint64_t h) {

@@ -128,26 +128,36 @@ static const qf_mode mode_qf = {"qf", false, 1};
 static const qf_mode mode_cqf = {"cqf", true, QF_MIN_RBITS_CQF};
 
 typedef struct qf_spec {
-    uint64_t q, slots, r, conc;
-    bool has_q, has_slots, has_r, has_conc;
+    uint64_t n, r, conc;
+    bool has_n, has_r, has_conc;
 } qf_spec;
+
+amq_status amq__qf_spec_slots(amq__spec *spec, uint64_t *n, bool *found,
+                              amq_diag *diag) {
+    uint64_t q = 0, slots = 0;
+    bool has_q, has_slots;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &q, &has_q, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
+                                    &slots, &has_slots, diag));
+    if (has_q && has_slots)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
+    if (has_slots && slots % 64 != 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "slots=%llu is not a multiple of 64",
+                         (unsigned long long)slots);
+    *found = has_q || has_slots;
+    if (*found)
+        *n = has_q ? UINT64_C(1) << q : slots;
+    return AMQ_OK;
+}
 
 static amq_status read_spec(amq__spec *spec, const qf_mode *m, qf_spec *p,
                             amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &p->q, &p->has_q, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
-                                    &p->slots, &p->has_slots, diag));
+    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &p->n, &p->has_n, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS,
                                     &p->r, &p->has_r, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &p->conc,
-                                    &p->has_conc, diag));
-    if (p->has_q && p->has_slots)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
-    if (p->has_slots && p->slots % 64 != 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                         "slots=%llu is not a multiple of 64",
-                         (unsigned long long)p->slots);
-    return AMQ_OK;
+    return amq__spec_u64(spec, "concurrent", 0, 1, &p->conc, &p->has_conc,
+                         diag);
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
@@ -163,7 +173,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(read_spec(spec, m, &p, diag));
     if (p.conc)
         o2.flags |= AMQ_OPT_CONCURRENT;
-    if ((!p.has_q && !p.has_slots) || !p.has_r) {
+    if (!p.has_n || !p.has_r) {
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "%s needs a capacity and fpr, or q= (or slots=) "
@@ -173,10 +183,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
             return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
                              (unsigned long long)capacity, fpr);
     }
-    if (p.has_q)
-        n = UINT64_C(1) << p.q;
-    else if (p.has_slots)
-        n = p.slots;
+    if (p.has_n)
+        n = p.n;
     if (p.has_r)
         rr = (unsigned)p.r;
     else if (rr < m->rmin)

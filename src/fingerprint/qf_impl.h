@@ -200,11 +200,19 @@ unsigned amq__qf_ceil_log2(uint64_t n);
 amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k);
 amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k);
 
-/* quotient.c, for tables built in fingerprint order (merge, resize, and
- * the maplet's): the offsets of every block from the run ends, and the
- * options that give a new table f's allocator and modes; adopt moves g's
- * table, shape and counters into f and frees g. */
-void amq__qf_build_offsets(amq_qf *f);
+/* Merges, resizes and the maplet's rebuilds append groups in fingerprint
+ * order into an empty table: the next slot, and the run it is in
+ * (qf_block.h: writer_enter). */
+typedef struct qf_writer {
+    uint64_t pos, q;
+    bool run;
+} qf_writer;
+
+/* quotient.c, for tables built in fingerprint order: end the last run and
+ * set every block's offset; the options that give a new table f's
+ * allocator and modes; adopt moves g's table, shape and counters into f
+ * and frees g. */
+void amq__qf_build_finish(amq_qf *f, const qf_writer *w);
 void amq__qf_opts_like(const amq_qf *f, amq_options *opt);
 void amq__qf_adopt(amq_qf *f, amq_qf *g);
 
@@ -220,6 +228,11 @@ amq_status amq__qf_validate_with(amq_qf *f, const struct amq__rd *r,
                                  amq__qf_run_check run);
 amq_status amq__qf_corrupt(const amq_qf *f, const struct amq__rd *r,
                            const char *what, uint64_t at);
+/* qf_frame.c: the home slots a spec names (q=LOG2 or slots=N, a multiple
+ * of 64, not both); *found = false when it names none. */
+struct amq__spec;
+amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n,
+                              bool *found, amq_diag *diag);
 
 /* For tests. qf_block.c: select in a word, portable and PDEP, and whether
  * the CPU has BMI2. qf_frame.c: a full invariant check of a live filter.

@@ -139,14 +139,7 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
     if (found < g) /* a long cluster: fetch the next blocks together */
         for (uint64_t b = (p >> 6) + 1; b < (p >> 6) + 4 && b < w->hib; b++)
             prefetch_block(f, b * 64);
-    for (uint64_t i = found; i < g; i++) {
-        uint64_t x = first_free(f, i > 0 ? e[i - 1] + 1 : p, w);
-        if (x == QF_NOWHERE)
-            return need_more(w);
-        if (x >= f->tslots)
-            return AMQ_ERR_FULL;
-        e[i] = x;
-    }
+    AMQ_RETURN_IF_ERR(free_slots(f, p, found, g, e, w));
     AMQ_RETURN_IF_ERR(items_reserve(f, k));
     for (uint64_t i = 0; i < g; i++)
         open_slot(f, q, p, e[i], i == 0 ? kind : OPEN_INSIDE);

@@ -80,6 +80,24 @@ static inline bool run_in_block(const amq_qf *f, uint64_t q, uint64_t *st,
     return true;
 }
 
+/* The free slots that opening slots from..g-1 at p needs, e[from..g):
+ * each the first free slot after the previous one (nothing moves before
+ * the whole update is known to fit). AMQ_ERR_FULL past the table, or the
+ * window's need_more when the answer lies past it. */
+static inline amq_status free_slots(const amq_qf *f, uint64_t p,
+                                    uint64_t from, uint64_t g, uint64_t *e,
+                                    qwin *w) {
+    for (uint64_t i = from; i < g; i++) {
+        uint64_t x = first_free(f, i > 0 ? e[i - 1] + 1 : p, w);
+        if (x == QF_NOWHERE)
+            return need_more(w);
+        if (x >= f->tslots)
+            return AMQ_ERR_FULL;
+        e[i] = x;
+    }
+    return AMQ_OK;
+}
+
 /* ---- counters -------------------------------------------------------------- */
 
 /* k more items, or AMQ_ERR_OVERFLOW past 2^64 - 1 (nothing counted). */

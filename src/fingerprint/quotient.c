@@ -183,8 +183,7 @@ void amq_qf_free(amq_qf *f) {
 
 typedef struct builder {
     amq_qf *f;
-    uint64_t pos, q;
-    bool run;
+    qf_writer w;
 } builder;
 
 static amq_status build_append(builder *b, uint64_t fp, uint64_t c) {
@@ -192,29 +191,24 @@ static amq_status build_append(builder *b, uint64_t fp, uint64_t c) {
     uint64_t q = fp >> f->rbits, x = fp & f->rmask, len;
     if (q >= f->nslots)
         return AMQ_ERR_INVALID;
-    if (!b->run || q != b->q) {
-        if (b->run)
-            rend_put(f, b->pos - 1, true);
-        b->pos = q > b->pos ? q : b->pos;
-        b->q = q;
-        b->run = true;
-        occ_put(f, q, true);
-    }
+    writer_enter(f, &b->w, q);
     if (!f->counting && c > f->tslots)
         return AMQ_ERR_FULL;
     len = group_len(f, x, c);
-    if (b->pos + len > f->tslots)
+    if (b->w.pos + len > f->tslots)
         return AMQ_ERR_FULL;
-    write_group(f, b->pos, x, c);
-    b->pos += len;
+    write_group(f, b->w.pos, x, c);
+    b->w.pos += len;
     f->o.items += c;
     f->distinct++;
     f->used += len;
     return AMQ_OK;
 }
 
-void amq__qf_build_offsets(amq_qf *f) {
+void amq__qf_build_finish(amq_qf *f, const qf_writer *w) {
     uint64_t t = 0;
+    if (w->run)
+        rend_put(f, w->pos - 1, true);
     off_set(f, 0, 0);
     for (uint64_t k = 1; k < f->nblocks; k++) {
         t = next_off(f, k - 1, t, f->nblocks);
@@ -222,11 +216,7 @@ void amq__qf_build_offsets(amq_qf *f) {
     }
 }
 
-static void build_finish(builder *b) {
-    if (b->run)
-        rend_put(b->f, b->pos - 1, true);
-    amq__qf_build_offsets(b->f);
-}
+static void build_finish(builder *b) { amq__qf_build_finish(b->f, &b->w); }
 
 static bool same_shape(const amq_qf *a, const amq_qf *b) {
     return a->nslots == b->nslots && a->rbits == b->rbits &&
@@ -248,8 +238,7 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__qf_alloc(a->nslots, a->rbits, a->counting, opt, NULL,
                                &bld.f));
-    bld.pos = bld.q = 0;
-    bld.run = false;
+    bld.w = (qf_writer){0, 0, false};
     amq_qf_iter_init(a, &ia);
     amq_qf_iter_init(b, &ib);
     bool ha = amq_qf_iter_next(&ia, &fa, &ca);
@@ -341,7 +330,7 @@ amq_status amq_qf_resize(amq_qf *f) {
     amq__qf_opts_like(f, &opt);
     AMQ_RETURN_IF_ERR(
         amq__qf_alloc(f->nslots * 2, f->rbits - 1, f->counting, &opt, NULL, &g));
-    bld = (builder){g, 0, 0, false};
+    bld = (builder){g, {0, 0, false}};
     amq_qf_iter_init(f, &it);
     while (amq_qf_iter_next(&it, &fp, &c)) {
         amq_status st = build_append(&bld, fp, c);

@@ -55,8 +55,8 @@ static amq_status slots_for(uint64_t capacity, uint64_t *n) {
 /* ---- the spec ---------------------------------------------------------------- */
 
 typedef struct mq_spec {
-    uint64_t q, slots, r, v, op, multiset, kbits, conc;
-    bool has_q, has_slots, has_r, has_k;
+    uint64_t n, r, v, op, multiset, kbits, conc;
+    bool has_n, has_r, has_k;
 } mq_spec;
 
 /* op=NAME, the one spec value that is a word. */
@@ -93,17 +93,9 @@ static amq_status read_common(amq__spec *spec, mq_spec *p, amq_diag *diag) {
 
 static amq_status read_spec(amq__spec *spec, mq_spec *p, amq_diag *diag) {
     AMQ_RETURN_IF_ERR(read_common(spec, p, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &p->q, &p->has_q, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
-                                    &p->slots, &p->has_slots, diag));
+    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &p->n, &p->has_n, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", 1, AMQ_QF_MAX_RBITS, &p->r,
                                     &p->has_r, diag));
-    if (p->has_q && p->has_slots)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
-    if (p->has_slots && p->slots % 64 != 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                         "slots=%llu is not a multiple of 64",
-                         (unsigned long long)p->slots);
     if (p->has_k && p->has_r)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "kbits= fixes r (exact mode): give one of them");
@@ -114,15 +106,12 @@ static amq_status read_spec(amq__spec *spec, mq_spec *p, amq_diag *diag) {
 static amq_status resolve_shape(const mq_spec *p, uint64_t capacity,
                                 double fpr, uint64_t *n, unsigned *r,
                                 amq_diag *diag) {
-    bool need_n = !p->has_q && !p->has_slots;
-    if ((need_n || (!p->has_r && !p->has_k)) && capacity == 0)
+    if ((!p->has_n || (!p->has_r && !p->has_k)) && capacity == 0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "maplet needs a capacity and fpr, or q= (or slots=) "
                          "and r= (or kbits=)");
-    if (p->has_q)
-        *n = UINT64_C(1) << p->q;
-    else if (p->has_slots)
-        *n = p->slots;
+    if (p->has_n)
+        *n = p->n;
     else if (slots_for(capacity, n) != AMQ_OK)
         return amq__diag(diag, AMQ_ERR_OVERFLOW, 0, "capacity %llu too large",
                          (unsigned long long)capacity);
@@ -251,7 +240,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     (void)self;
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
     double slot = (double)p.v + amq_qf_metadata_bits_per_slot();
-    bool sized = p.has_q || p.has_slots;
+    bool sized = p.has_n;
     if (p.has_r || (p.has_k && sized)) {
         AMQ_RETURN_IF_ERR(resolve_shape(&p, 1, 0.5, &n, &r, diag));
         double cost = (r + slot) * (sized ? 1.0 + 128.0 / (double)n : 1.0);

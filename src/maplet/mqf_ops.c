@@ -139,14 +139,7 @@ static void mq_write_put(amq_qf *f, const mspot *m, uint64_t rem,
 static amq_status mq_open(amq_qf *f, uint64_t q, const mspot *m,
                           const mplan *pl, qwin *w, uint64_t weight) {
     uint64_t e[QF_MAX_GROUP], p = pl->at;
-    for (uint64_t i = 0; i < pl->open; i++) {
-        uint64_t x = first_free(f, i > 0 ? e[i - 1] + 1 : p, w);
-        if (x == QF_NOWHERE)
-            return need_more(w);
-        if (x >= f->tslots)
-            return AMQ_ERR_FULL;
-        e[i] = x;
-    }
+    AMQ_RETURN_IF_ERR(free_slots(f, p, 0, pl->open, e, w));
     AMQ_RETURN_IF_ERR(items_reserve(f, weight));
     open_kind kind = !m->s.run ? OPEN_NEW_RUN
                      : p == m->s.re ? OPEN_APPEND : OPEN_INSIDE;

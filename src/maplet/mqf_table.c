@@ -7,7 +7,7 @@
  * in combine mode, a slot in multiset mode, whose slots are also sorted by
  * value), so a new table is written left to right: each run starts at
  * max(its quotient, the end of the previous run), then the offsets are
- * computed once (amq__qf_build_offsets). The layout is a function of the
+ * computed once (writer_enter, amq__qf_build_finish). The layout is a function of the
  * stored map or multiset, so a merge gives the very bytes that putting
  * everything into one maplet gives. The new table is built aside and
  * adopted, so a failure leaves the maplet as it was.
@@ -62,8 +62,9 @@ bool amq__mq_next(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g) {
 
 typedef struct mbuild {
     amq_qf *f;
-    uint64_t pos, q, last_fp;
-    bool run, any;
+    qf_writer w;
+    uint64_t last_fp;
+    bool any;
 } mbuild;
 
 /* Append entry (fp, value) after every smaller one: a group in combine
@@ -75,32 +76,19 @@ static amq_status mb_append(mbuild *b, uint64_t fp, uint64_t value) {
     uint64_t len = mq_counters(f) ? mq_sum_len(f, value) : 1;
     if (q >= f->nslots)
         return AMQ_ERR_INVALID;
-    if (!b->run || q != b->q) {
-        if (b->run)
-            rend_put(f, b->pos - 1, true);
-        b->pos = q > b->pos ? q : b->pos;
-        b->q = q;
-        b->run = true;
-        occ_put(f, q, true);
-    }
-    if (b->pos + len > f->tslots)
+    writer_enter(f, &b->w, q);
+    if (b->w.pos + len > f->tslots)
         return AMQ_ERR_FULL;
     if (mq_counters(f))
-        mq_sum_write(f, b->pos, rem, value);
+        mq_sum_write(f, b->w.pos, rem, value);
     else
-        slot_set2(f, b->pos, mq_word(f, rem, value));
-    b->pos += len;
+        slot_set2(f, b->w.pos, mq_word(f, rem, value));
+    b->w.pos += len;
     f->distinct += !b->any || fp != b->last_fp;
     f->used += len;
     b->last_fp = fp;
     b->any = true;
     return AMQ_OK;
-}
-
-static void mb_finish(mbuild *b) {
-    if (b->run)
-        rend_put(b->f, b->pos - 1, true);
-    amq__qf_build_offsets(b->f);
 }
 
 /* An empty table shaped as f (n home slots, r remainder bits) with f's
@@ -126,7 +114,7 @@ static amq_status mq_swap_in(amq_qf *f, mbuild *b, uint64_t items,
         amq_qf_free(b->f);
         return st;
     }
-    mb_finish(b);
+    amq__qf_build_finish(b->f, &b->w);
     b->f->o.items = items;
     amq__qf_adopt(f, b->f);
     return AMQ_OK;
