@@ -60,8 +60,8 @@ static void die(const char *what, amq_status st) {
 
 typedef struct node {
     unsigned runs;
-    size_t per;      /* keys per run                          */
-    uint64_t **key;  /* key[r]: run r's keys (hashes), sorted */
+    size_t per;     /* keys per run                          */
+    uint64_t **key; /* key[r]: run r's keys (hashes), sorted */
 } node;
 
 static void node_make(node *nd, unsigned runs, size_t n, uint64_t seed) {
@@ -97,8 +97,8 @@ static void node_free(node *nd) {
 /* ---- the two routers --------------------------------------------------------- */
 
 typedef struct router {
-    amq_filter **f;  /* per-run filters, or NULL */
-    amq_maplet *m;   /* the routing maplet, or NULL */
+    amq_filter **f; /* per-run filters, or NULL */
+    amq_maplet *m;  /* the routing maplet, or NULL */
     char spec[96];
 } router;
 
@@ -248,8 +248,8 @@ static void row(const cfg *c, unsigned runs) {
     double t3 = tf, t4 = t1, tm4 = tm;
     size_t n = nd.per * runs;
     printf("| %u | %.2f | %.2f | %.1f | %.4f | %.4f | %.3f | %.3f | %.0f | "
-           "%.0f | %.2f | %.2f | %.2f |\n", runs,
-           8.0 * (double)router_bytes(&pf, runs) / (double)n,
+           "%.0f | %.2f | %.2f | %.2f |\n",
+           runs, 8.0 * (double)router_bytes(&pf, runs) / (double)n,
            8.0 * (double)router_bytes(&mp, runs) / (double)n, fn.queries,
            fn.reads, mn.reads, fp.reads, mpos.reads,
            (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n,
@@ -283,8 +283,8 @@ int main(int argc, char **argv) {
         }
     }
     printf("node of %zu keys; per-run %s at fpr %g; routing maplet at the "
-           "same slot width; %zu lookups of each kind\n\n", c.keys, c.filter,
-           c.fpr, c.lookups);
+           "same slot width; %zu lookups of each kind\n\n",
+           c.keys, c.filter, c.fpr, c.lookups);
     printf("| runs | filters bits/key | maplet bits/key | filter queries "
            "per lookup | runs read per negative: filters | maplet | per "
            "positive: filters | maplet | build ns/key: filters | maplet | "

@@ -105,7 +105,7 @@ AMQ_API uint64_t amq_maplet_combine(amq_maplet_op op, uint64_t a, uint64_t b,
 
 typedef struct amq_maplet_shape {
     amq_maplet_op op;
-    unsigned value_bits;     /* v                                          */
+    unsigned value_bits; /* v                                          */
     bool multiset;
     bool is_static;          /* smaplet                                    */
     unsigned key_bits;       /* exact mode: K; 0 otherwise                 */
@@ -156,22 +156,20 @@ AMQ_API amq_status amq_maplet_get_hash(const amq_maplet *m, uint64_t hash,
 /* values[i], found[i] (1 or 0) for hashes[i]; the cache misses of
  * consecutive keys overlap. Same answers as get_hash. */
 AMQ_API void amq_maplet_get_batch(const amq_maplet *m, const uint64_t *hashes,
-                                  size_t n, uint64_t *values,
-                                  uint8_t *found);
+                                  size_t n, uint64_t *values, uint8_t *found);
 /* Multiset mode: every value stored under hash's fingerprint, in
  * increasing order, into values[0..cap) and their number into *n (which
  * may exceed cap: then only cap are written). Combine mode: the one
  * combined value. AMQ_ERR_NOT_FOUND when there is none. */
 AMQ_API amq_status amq_maplet_get_all(const amq_maplet *m, uint64_t hash,
-                                      uint64_t *values, size_t cap,
-                                      size_t *n);
+                                      uint64_t *values, size_t cap, size_t *n);
 
 /* Undo a put of (key, value): sum subtracts (AMQ_ERR_NOT_FOUND if the
  * maplet holds less), multiset mode removes one stored copy of the pair
  * (AMQ_ERR_NOT_FOUND if none). AMQ_ERR_UNSUPPORTED for max, min and or in
  * combine mode and for static maplets. */
-AMQ_API amq_status amq_maplet_delete(amq_maplet *m, const void *key,
-                                     size_t len, uint64_t value);
+AMQ_API amq_status amq_maplet_delete(amq_maplet *m, const void *key, size_t len,
+                                     uint64_t value);
 AMQ_API amq_status amq_maplet_delete_hash(amq_maplet *m, uint64_t hash,
                                           uint64_t value);
 

@@ -124,8 +124,8 @@ amq_status amq_maplet_get(const amq_maplet *m, const void *key, size_t len,
     return amq_maplet_get_hash(m, amq_filter_hash(m, key, len), value);
 }
 
-void amq_maplet_get_batch(const amq_maplet *m, const uint64_t *hashes,
-                          size_t n, uint64_t *values, uint8_t *found) {
+void amq_maplet_get_batch(const amq_maplet *m, const uint64_t *hashes, size_t n,
+                          uint64_t *values, uint8_t *found) {
     const amq__maplet_ops *o = ops_of(m);
     if (o != NULL && o->get_batch != NULL) {
         if (n != 0)

@@ -94,12 +94,9 @@ static inline uint64_t mq_combine(unsigned op, uint64_t a, uint64_t b,
         if (__builtin_add_overflow(a, b, &s))
             *over = true;
         return s;
-    case AMQ_MAPLET_MAX:
-        return a > b ? a : b;
-    case AMQ_MAPLET_MIN:
-        return a < b ? a : b;
-    default:
-        return a | b;
+    case AMQ_MAPLET_MAX: return a > b ? a : b;
+    case AMQ_MAPLET_MIN: return a < b ? a : b;
+    default: return a | b;
     }
 }
 
@@ -140,8 +137,8 @@ static inline uint64_t mq_sum_len(const amq_qf *f, uint64_t c) {
 
 /* The slots of the sum group (rem, c >= 1) into out; returns their
  * number (mq_sum_len). */
-static inline uint64_t mq_sum_encode(const amq_qf *f, uint64_t rem,
-                                     uint64_t c, mq_u128 out[QF_MAX_GROUP]) {
+static inline uint64_t mq_sum_encode(const amq_qf *f, uint64_t rem, uint64_t c,
+                                     mq_u128 out[QF_MAX_GROUP]) {
     if (c <= f->vmask) {
         out[0] = mq_word(f, rem, c);
         return 1;
@@ -240,8 +237,8 @@ amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v);
 /* AMQ_OK with the combined value and the entries, or AMQ_ERR_NOT_FOUND. */
 amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
                        uint64_t *entries);
-amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v,
-                           size_t cap, size_t *n);
+amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
+                           size_t *n);
 void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
                        uint64_t *v, uint8_t *found);
 
@@ -252,8 +249,7 @@ amq_status amq__mq_drop_value(amq_qf *f, uint64_t v);
 amq_status amq__mq_validate(amq_qf *f, const struct amq__rd *r);
 bool amq__mq_same_shape(const amq_qf *a, const amq_qf *b);
 /* Iteration: state st (zeroed to start) -> the next group. */
-bool amq__mq_next(const amq_qf *f, uint64_t st[4], uint64_t *fp,
-                  mgroup *g);
+bool amq__mq_next(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g);
 /* Exact mode: the hash of key < 2^K, and the key of a fingerprint. */
 uint64_t amq__mq_exact_hash(const amq_qf *f, uint64_t key);
 uint64_t amq__mq_exact_key(const amq_qf *f, uint64_t fp);

@@ -72,8 +72,7 @@ static amq_status read_op(amq__spec *spec, uint64_t *op, amq_diag *diag) {
                 return AMQ_OK;
             }
         return amq__diag(diag, AMQ_ERR_SPEC, kv->offset,
-                         "'op' must be sum, max, min or or, got '%s'",
-                         kv->val);
+                         "'op' must be sum, max, min or or, got '%s'", kv->val);
     }
     return AMQ_OK;
 }
@@ -84,18 +83,18 @@ static amq_status read_common(amq__spec *spec, mq_spec *p, amq_diag *diag) {
     p->op = AMQ_MAPLET_SUM;
     AMQ_RETURN_IF_ERR(read_op(spec, &p->op, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "v", 1, 64, &p->v, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "multiset", 0, 1, &p->multiset,
-                                    NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "kbits", MQ_MIN_KBITS, 64,
-                                    &p->kbits, &p->has_k, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "multiset", 0, 1, &p->multiset, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "kbits", MQ_MIN_KBITS, 64, &p->kbits,
+                                    &p->has_k, diag));
     return amq__spec_u64(spec, "concurrent", 0, 1, &p->conc, NULL, diag);
 }
 
 static amq_status read_spec(amq__spec *spec, mq_spec *p, amq_diag *diag) {
     AMQ_RETURN_IF_ERR(read_common(spec, p, diag));
     AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &p->n, &p->has_n, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", 1, AMQ_QF_MAX_RBITS, &p->r,
-                                    &p->has_r, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "r", 1, AMQ_QF_MAX_RBITS, &p->r, &p->has_r, diag));
     if (p->has_k && p->has_r)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "kbits= fixes r (exact mode): give one of them");
@@ -103,9 +102,8 @@ static amq_status read_spec(amq__spec *spec, mq_spec *p, amq_diag *diag) {
 }
 
 /* N and r from the spec and the target. */
-static amq_status resolve_shape(const mq_spec *p, uint64_t capacity,
-                                double fpr, uint64_t *n, unsigned *r,
-                                amq_diag *diag) {
+static amq_status resolve_shape(const mq_spec *p, uint64_t capacity, double fpr,
+                                uint64_t *n, unsigned *r, amq_diag *diag) {
     if ((!p->has_n || (!p->has_r && !p->has_k)) && capacity == 0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "maplet needs a capacity and fpr, or q= (or slots=) "
@@ -177,8 +175,7 @@ static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
     uint64_t v[256];
     for (size_t i = 0; i < n; i += 256)
-        amq__mq_get_batch(CMQ(o), h + i, n - i < 256 ? n - i : 256, v,
-                          out + i);
+        amq__mq_get_batch(CMQ(o), h + i, n - i < 256 ? n - i : 256, v, out + i);
 }
 static amq_status t_remove(amq__obj *o, uint64_t h) {
     return amq__mq_del(MQ(o), h, 1);
@@ -288,27 +285,31 @@ static amq_status check_params(amq__rd *r, const mq_params *p,
         return amq__rd_bad(r, at[0], "%llu home slots", (unsigned long long)n);
     if (p->r < 1 || p->r > AMQ_QF_MAX_RBITS ||
         amq__qf_check_shape(n, p->r, false) != AMQ_OK)
-        return amq__rd_bad(r, at[1], "%u-bit remainders with %llu slots",
-                           p->r, (unsigned long long)n);
+        return amq__rd_bad(r, at[1], "%u-bit remainders with %llu slots", p->r,
+                           (unsigned long long)n);
     if (p->v < 1 || p->v > 64)
         return amq__rd_bad(r, at[1] + 2, "%u-bit values", p->v);
     if (p->w != p->r + p->v)
-        return amq__rd_bad(r, at[1] + 1, "slot width %u with %u-bit "
-                           "remainders and %u-bit values", p->w, p->r, p->v);
+        return amq__rd_bad(r, at[1] + 1,
+                           "slot width %u with %u-bit "
+                           "remainders and %u-bit values",
+                           p->w, p->r, p->v);
     if (p->op < 1 || p->op > 4)
         return amq__rd_bad(r, at[1] + 3, "unknown operator %u", p->op);
     if (p->flags > 1)
         return amq__rd_bad(r, at[2], "unknown mode flags %#x", p->flags);
-    if (p->k != 0 && (p->k < MQ_MIN_KBITS || p->k > 64 ||
-                      exact_shape(&n, p->k, &rr) != AMQ_OK || n != p->n ||
-                      rr != p->r))
-        return amq__rd_bad(r, at[2] + 1, "%u-bit keys are not exact with "
-                           "%u-bit remainders and %llu slots", p->k, p->r,
-                           (unsigned long long)p->n);
+    if (p->k != 0 &&
+        (p->k < MQ_MIN_KBITS || p->k > 64 ||
+         exact_shape(&n, p->k, &rr) != AMQ_OK || n != p->n || rr != p->r))
+        return amq__rd_bad(r, at[2] + 1,
+                           "%u-bit keys are not exact with "
+                           "%u-bit remainders and %llu slots",
+                           p->k, p->r, (unsigned long long)p->n);
     if (amq__qf_table_bytes(n, p->w, &bytes) != AMQ_OK || bytes != len)
-        return amq__rd_bad(r, at[0], "%llu slots of %u bits do not match a "
-                           "%zu-byte payload", (unsigned long long)n, p->w,
-                           len);
+        return amq__rd_bad(r, at[0],
+                           "%llu slots of %u bits do not match a "
+                           "%zu-byte payload",
+                           (unsigned long long)n, p->w, len);
     return AMQ_OK;
 }
 
@@ -342,8 +343,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     if ((mode >> 16) != 0)
         return amq__rd_bad(r, at[2] + 2, "reserved field is not zero");
     AMQ_RETURN_IF_ERR(check_params(r, &p, at, len));
-    AMQ_RETURN_IF_ERR(amq__qf_alloc_v(p.n, p.r, p.v, false, opt,
-                                      view ? payload : NULL, &f));
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc_v(p.n, p.r, p.v, false, opt, view ? payload : NULL, &f));
     f->mop = (uint8_t)p.op;
     f->multiset = p.flags & 1;
     f->kbits = p.k;
@@ -392,15 +393,20 @@ static double m_capacity_bound(const amq__obj *o) {
 }
 static void m_shape(const amq__obj *o, amq_maplet_shape *s) {
     const amq_qf *f = CMQ(o);
-    *s = (amq_maplet_shape){(amq_maplet_op)f->mop, f->vbits, f->multiset,
-                            false, f->kbits, f->rbits, f->nslots,
-                            amq_qf_used_slots(f), amq_qf_distinct(f)};
+    *s = (amq_maplet_shape){(amq_maplet_op)f->mop,
+                            f->vbits,
+                            f->multiset,
+                            false,
+                            f->kbits,
+                            f->rbits,
+                            f->nslots,
+                            amq_qf_used_slots(f),
+                            amq_qf_distinct(f)};
 }
 static uint64_t m_fingerprint(const amq__obj *o, uint64_t h) {
     return amq_qf_fingerprint(CMQ(o), h);
 }
-static amq_status m_exact_hash(const amq__obj *o, uint64_t key,
-                               uint64_t *h) {
+static amq_status m_exact_hash(const amq__obj *o, uint64_t key, uint64_t *h) {
     const amq_qf *f = CMQ(o);
     if (f->kbits == 0)
         return AMQ_ERR_UNSUPPORTED;
@@ -416,8 +422,8 @@ static amq_status m_exact_key(const amq__obj *o, uint64_t fp, uint64_t *key) {
     *key = amq__mq_exact_key(f, fp);
     return AMQ_OK;
 }
-static bool m_next(const amq__obj *o, uint64_t st[4], uint64_t *fp,
-                   uint64_t *v, uint64_t *entries) {
+static bool m_next(const amq__obj *o, uint64_t st[4], uint64_t *fp, uint64_t *v,
+                   uint64_t *entries) {
     mgroup g;
     if (!amq__mq_next(CMQ(o), st, fp, &g))
         return false;
@@ -426,12 +432,19 @@ static bool m_next(const amq__obj *o, uint64_t st[4], uint64_t *fp,
     return true;
 }
 
-static const amq__maplet_ops mq_ops = {
-    .put = m_put, .get = m_get, .get_batch = m_get_batch,
-    .get_all = m_get_all, .del = m_del, .drop_value = m_drop,
-    .resize = m_resize, .capacity_bound = m_capacity_bound,
-    .shape = m_shape, .fingerprint = m_fingerprint,
-    .exact_hash = m_exact_hash, .exact_key = m_exact_key, .next = m_next};
+static const amq__maplet_ops mq_ops = {.put = m_put,
+                                       .get = m_get,
+                                       .get_batch = m_get_batch,
+                                       .get_all = m_get_all,
+                                       .del = m_del,
+                                       .drop_value = m_drop,
+                                       .resize = m_resize,
+                                       .capacity_bound = m_capacity_bound,
+                                       .shape = m_shape,
+                                       .fingerprint = m_fingerprint,
+                                       .exact_hash = m_exact_hash,
+                                       .exact_key = m_exact_key,
+                                       .next = m_next};
 
 const amq__type amq__type_maplet = {
     .info = {.name = "maplet",
@@ -446,8 +459,18 @@ const amq__type amq__type_maplet = {
                        "for integer keys < 2^K, 8-64), concurrent=1, "
                        "q=LOG2_SLOTS, slots=HOME_SLOTS, r=REMAINDER_BITS",
              .default_hash = AMQ_HASH_XXH3},
-    .create = t_create, .load = t_load, .destroy = t_destroy, .add = t_add,
-    .contains = t_contains, .contains_batch = t_batch, .remove = t_remove,
-    .count = t_count, .merge = t_merge, .caps = t_caps, .fpr_bound = t_bound,
-    .describe = t_describe, .curve = t_curve, .params_write = t_params_write,
+    .create = t_create,
+    .load = t_load,
+    .destroy = t_destroy,
+    .add = t_add,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .remove = t_remove,
+    .count = t_count,
+    .merge = t_merge,
+    .caps = t_caps,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve = t_curve,
+    .params_write = t_params_write,
     .maplet = &mq_ops};

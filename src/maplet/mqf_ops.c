@@ -25,14 +25,13 @@
 /* ---- locating a key -------------------------------------------------------- */
 
 typedef struct mspot {
-    spot s;      /* run bounds                                  */
+    spot s;       /* run bounds                                  */
     uint64_t pos; /* the group's first slot, or the insertion point */
-    mgroup g;    /* g.len == 0 if the remainder is absent        */
+    mgroup g;     /* g.len == 0 if the remainder is absent        */
 } mspot;
 
 /* Run q's bounds: the block-local fast path, else run_of. */
-static inline bool mq_run(const amq_qf *f, uint64_t q, const qwin *w,
-                          spot *s) {
+static inline bool mq_run(const amq_qf *f, uint64_t q, const qwin *w, spot *s) {
     uint64_t st, en, base = q & ~63ULL;
     bool run;
     if ((q >> 6) < f->fast_blocks && run_in_block(f, q, &st, &en, &run)) {
@@ -124,8 +123,8 @@ static amq_status mq_plan_put(const amq_qf *f, const mspot *m, uint64_t v,
 }
 
 /* Write what the plan opened: one new slot, or the rewritten group. */
-static void mq_write_put(amq_qf *f, const mspot *m, uint64_t rem,
-                         uint64_t v, const mplan *pl) {
+static void mq_write_put(amq_qf *f, const mspot *m, uint64_t rem, uint64_t v,
+                         const mplan *pl) {
     if (f->multiset || m->g.len == 0)
         slot_set2(f, pl->at, mq_word(f, rem, v));
     else if (mq_counters(f))
@@ -141,8 +140,9 @@ static amq_status mq_open(amq_qf *f, uint64_t q, const mspot *m,
     uint64_t e[QF_MAX_GROUP], p = pl->at;
     AMQ_RETURN_IF_ERR(free_slots(f, p, 0, pl->open, e, w));
     AMQ_RETURN_IF_ERR(items_reserve(f, weight));
-    open_kind kind = !m->s.run ? OPEN_NEW_RUN
-                     : p == m->s.re ? OPEN_APPEND : OPEN_INSIDE;
+    open_kind kind = !m->s.run      ? OPEN_NEW_RUN
+                     : p == m->s.re ? OPEN_APPEND
+                                    : OPEN_INSIDE;
     for (uint64_t i = 0; i < pl->open; i++)
         open_slot(f, q, p, e[i], i == 0 ? kind : OPEN_INSIDE);
     return AMQ_OK;
@@ -158,8 +158,9 @@ static bool mq_put_in_block(amq_qf *f, uint64_t q, const mspot *m,
     uint64_t x = free_in_block(f, q >> 6, p & 63);
     if (x >= 64 || items_reserve(f, mq_weight(f, word & f->vmask)) != AMQ_OK)
         return false;
-    open_kind kind = !m->s.run ? OPEN_NEW_RUN
-                     : p == m->s.re ? OPEN_APPEND : OPEN_INSIDE;
+    open_kind kind = !m->s.run      ? OPEN_NEW_RUN
+                     : p == m->s.re ? OPEN_APPEND
+                                    : OPEN_INSIDE;
     open_in_block(f, q, p & 63, x, kind, word);
     return true;
 }
@@ -340,8 +341,8 @@ amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
     return g.len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
 }
 
-amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v,
-                           size_t cap, size_t *n) {
+amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
+                           size_t *n) {
     mgroup g;
     *n = 0;
     if (!f->multiset) {

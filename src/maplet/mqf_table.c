@@ -22,8 +22,8 @@
 /* Iteration state st: next quotient, next slot, end of the current run,
  * inside a run. One step yields an entry: a group (combine mode; whole:
  * also a multiset's group) or one slot (multiset mode). */
-static bool mq_step(const amq_qf *f, uint64_t st[4], uint64_t *fp,
-                    mgroup *g, bool whole) {
+static bool mq_step(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g,
+                    bool whole) {
     if (!st[3]) {
         uint64_t q = next_occupied(f, st[0], f->nslots);
         if (q >= f->nslots)
@@ -48,8 +48,7 @@ static bool mq_step(const amq_qf *f, uint64_t st[4], uint64_t *fp,
     return true;
 }
 
-static bool mq_entry(const amq_qf *f, uint64_t st[4], uint64_t *fp,
-                     mgroup *g) {
+static bool mq_entry(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g) {
     return mq_step(f, st, fp, g, false);
 }
 
@@ -98,8 +97,8 @@ static amq_status mq_empty_like(const amq_qf *f, uint64_t n, unsigned r,
     amq_options opt;
     amq__qf_opts_like(f, &opt);
     memset(b, 0, sizeof *b);
-    AMQ_RETURN_IF_ERR(amq__qf_alloc_v(n, r, f->vbits, false, &opt, NULL,
-                                      &b->f));
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc_v(n, r, f->vbits, false, &opt, NULL, &b->f));
     b->f->mop = f->mop;
     b->f->multiset = f->multiset;
     b->f->kbits = f->kbits;

@@ -18,11 +18,11 @@ typedef struct amq__maplet_ops {
     void (*get_batch)(const amq__obj *o, const uint64_t *h, size_t n,
                       uint64_t *v, uint8_t *found); /* opt: the loop */
     amq_status (*get_all)(const amq__obj *o, uint64_t h, uint64_t *v,
-                          size_t cap, size_t *n); /* opt: get */
-    amq_status (*del)(amq__obj *o, uint64_t h, uint64_t v);    /* opt */
-    amq_status (*drop_value)(amq__obj *o, uint64_t v);         /* opt */
-    amq_status (*resize)(amq__obj *o);                          /* opt */
-    double (*capacity_bound)(const amq__obj *o);                /* opt */
+                          size_t cap, size_t *n);           /* opt: get */
+    amq_status (*del)(amq__obj *o, uint64_t h, uint64_t v); /* opt */
+    amq_status (*drop_value)(amq__obj *o, uint64_t v);      /* opt */
+    amq_status (*resize)(amq__obj *o);                      /* opt */
+    double (*capacity_bound)(const amq__obj *o);            /* opt */
     /* Static types: build from (hash, value) pairs, repeated hashes'
      * values combined by the operator. NULL for dynamic types. */
     amq_status (*build)(const amq__type *self, amq__spec *spec,
@@ -31,14 +31,14 @@ typedef struct amq__maplet_ops {
                         amq_diag *diag);
     /* Operator, value bits, mode and sizes. */
     void (*shape)(const amq__obj *o, amq_maplet_shape *out);
-    uint64_t (*fingerprint)(const amq__obj *o, uint64_t h);     /* opt */
+    uint64_t (*fingerprint)(const amq__obj *o, uint64_t h); /* opt */
     amq_status (*exact_hash)(const amq__obj *o, uint64_t key,
-                             uint64_t *h);                      /* opt */
+                             uint64_t *h); /* opt */
     amq_status (*exact_key)(const amq__obj *o, uint64_t fp,
-                            uint64_t *key);                     /* opt */
+                            uint64_t *key); /* opt */
     /* The next fingerprint from state st (zeroed to start). opt */
-    bool (*next)(const amq__obj *o, uint64_t st[4], uint64_t *fp,
-                 uint64_t *v, uint64_t *entries);
+    bool (*next)(const amq__obj *o, uint64_t st[4], uint64_t *fp, uint64_t *v,
+                 uint64_t *entries);
 } amq__maplet_ops;
 
 #endif

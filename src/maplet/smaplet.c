@@ -47,9 +47,8 @@ typedef struct smaplet {
     unsigned nparts, vbits, op;
 } smaplet;
 
-static const char *const sm_members[] = {"ribbon", "fuse8", "fuse16",
-                                         "fuse32", "xor8",  "xor16",
-                                         "xor32"};
+static const char *const sm_members[] = {"ribbon", "fuse8", "fuse16", "fuse32",
+                                         "xor8",   "xor16", "xor32"};
 
 static const amq__type *sm_value_type(void) { return &amq__type_ribbon; }
 static const amq__type *part_type(const smaplet *m, unsigned i) {
@@ -85,8 +84,8 @@ typedef struct sm_pairs {
 } sm_pairs;
 
 /* LSD radix sort of (h, v) by h, 16 bits a pass, through scratch. */
-static void radix_pairs(uint64_t *h, uint64_t *v, uint64_t *th,
-                        uint64_t *tv, size_t n, size_t *cnt) {
+static void radix_pairs(uint64_t *h, uint64_t *v, uint64_t *th, uint64_t *tv,
+                        size_t n, size_t *cnt) {
     for (unsigned pass = 0; pass < 4; pass++) {
         unsigned sh = 16 * pass;
         memset(cnt, 0, 65537 * sizeof *cnt);
@@ -160,8 +159,8 @@ typedef struct sm_spec {
 
 /* A word-valued key: its index in names, or AMQ_ERR_SPEC. */
 static amq_status spec_word(amq__spec *spec, const char *key,
-                            const char *const *names, unsigned n,
-                            unsigned *out, amq_diag *diag) {
+                            const char *const *names, unsigned n, unsigned *out,
+                            amq_diag *diag) {
     for (size_t i = 0; i < spec->nkv; i++) {
         amq__spec_kv *kv = &spec->kv[i];
         if (strcmp(kv->key, key) != 0)
@@ -182,8 +181,7 @@ static amq_status read_spec(amq__spec *spec, sm_spec *p, amq_diag *diag) {
     static const char *const ops[] = {"sum", "max", "min", "or"};
     unsigned op = 0, member = 0;
     AMQ_RETURN_IF_ERR(spec_word(spec, "op", ops, 4, &op, diag));
-    AMQ_RETURN_IF_ERR(spec_word(spec, "member", sm_members, 7, &member,
-                                diag));
+    AMQ_RETURN_IF_ERR(spec_word(spec, "member", sm_members, 7, &member, diag));
     p->op = op + 1;
     p->v = SM_DEFAULT_V;
     p->mtype = amq__type_by_name(sm_members[member]);
@@ -347,8 +345,8 @@ static double t_bound(const amq__obj *o) {
 
 static void m_shape(const amq__obj *o, amq_maplet_shape *s) {
     const smaplet *m = SM(o);
-    *s = (amq_maplet_shape){(amq_maplet_op)m->op, m->vbits, false, true, 0,
-                            0, 0, 0, o->items};
+    *s = (amq_maplet_shape){
+        (amq_maplet_op)m->op, m->vbits, false, true, 0, 0, 0, 0, o->items};
 }
 
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
@@ -397,8 +395,8 @@ static size_t pad(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const smaplet *m = SM(o);
-    amq__wr_u32(w, m->op | m->vbits << 8 | (uint32_t)m->mtype->info.type_id
-                                               << 16);
+    amq__wr_u32(w,
+                m->op | m->vbits << 8 | (uint32_t)m->mtype->info.type_id << 16);
     amq__wr_u32(w, m->nparts);
     amq__wr_u64(w, o->items);
     for (unsigned i = 0; i < m->nparts; i++) {
@@ -456,8 +454,10 @@ static amq_status load_header(amq__rd *r, smaplet *m, uint64_t *items) {
     for (unsigned k = 0; k < 7 && t != NULL; k++)
         known |= strcmp(t->info.name, sm_members[k]) == 0;
     if (!known)
-        return amq__rd_bad(r, at + 2, "type id %u is not a membership "
-                           "filter a static maplet takes", id);
+        return amq__rd_bad(r, at + 2,
+                           "type id %u is not a membership "
+                           "filter a static maplet takes",
+                           id);
     m->op = op, m->vbits = v, m->mtype = t;
     m->nparts = 1 + (v + 31) / 32;
     if (parts != m->nparts)
@@ -479,8 +479,10 @@ static amq_status load_part(amq__rd *r, smaplet *m, unsigned i,
         pad(plen, 8) > r->len - r->pos)
         return amq__rd_bad(r, at, "part %u: bad parameter record", i);
     if (blen > len - *off || pad(blen, SM_PAD) > len - *off)
-        return amq__rd_bad(r, at_b, "part %u: %llu payload bytes past the "
-                           "payload", i, (unsigned long long)blen);
+        return amq__rd_bad(r, at_b,
+                           "part %u: %llu payload bytes past the "
+                           "payload",
+                           i, (unsigned long long)blen);
     for (size_t k = plen; k < pad(plen, 8); k++)
         if (r->p[r->pos + k] != 0)
             return amq__rd_bad(r, amq__rd_at(r) + k, "part %u: padding", i);
@@ -492,8 +494,8 @@ static amq_status load_part(amq__rd *r, smaplet *m, unsigned i,
     amq__rd_init(&sub, r->p + r->pos, plen, amq__rd_at(r), r->what, r->diag);
     sub.payload_at = r->payload_at + *off;
     const amq__type *t = part_type(m, i);
-    AMQ_RETURN_IF_ERR(t->load(t, &sub, payload + *off, (size_t)blen, view,
-                              opt, &m->part[i]));
+    AMQ_RETURN_IF_ERR(
+        t->load(t, &sub, payload + *off, (size_t)blen, view, opt, &m->part[i]));
     r->pos += pad(plen, 8);
     *off += pad(blen, SM_PAD);
     return AMQ_OK;
@@ -504,15 +506,18 @@ static amq_status load_part(amq__rd *r, smaplet *m, unsigned i,
 static amq_status check_parts(amq__rd *r, const smaplet *m, uint64_t items) {
     for (unsigned i = 0; i < m->nparts; i++)
         if (m->part[i]->items != items)
-            return amq__rd_bad(r, r->base + 8, "part %u holds %llu keys, "
-                               "not %llu", i,
-                               (unsigned long long)m->part[i]->items,
+            return amq__rd_bad(r, r->base + 8,
+                               "part %u holds %llu keys, "
+                               "not %llu",
+                               i, (unsigned long long)m->part[i]->items,
                                (unsigned long long)items);
     for (unsigned i = 1; i < m->nparts; i++) {
         const amq_ribbon *rb = (const amq_ribbon *)m->part[i];
         if (rb->bits64 != 64 * chunk_bits(m->vbits, i) || rb->band != 64)
-            return amq__rd_bad(r, r->base, "part %u stores %u/64 bits, not "
-                               "%u", i, rb->bits64, chunk_bits(m->vbits, i));
+            return amq__rd_bad(r, r->base,
+                               "part %u stores %u/64 bits, not "
+                               "%u",
+                               i, rb->bits64, chunk_bits(m->vbits, i));
     }
     return AMQ_OK;
 }
@@ -529,9 +534,10 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     for (unsigned i = 0; st == AMQ_OK && i < m->nparts; i++)
         st = load_part(r, m, i, payload, len, &off, view, opt);
     if (st == AMQ_OK && (r->pos != r->len || off != len))
-        st = amq__rd_bad(r, amq__rd_at(r), "%zu bytes of parameters and "
-                         "%zu of payload left over", r->len - r->pos,
-                         len - off);
+        st = amq__rd_bad(r, amq__rd_at(r),
+                         "%zu bytes of parameters and "
+                         "%zu of payload left over",
+                         r->len - r->pos, len - off);
     if (st == AMQ_OK)
         st = check_parts(r, m, items);
     if (st != AMQ_OK) {
@@ -546,8 +552,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 }
 
 static const amq__maplet_ops sm_ops = {
-    .get = m_get, .get_batch = m_get_batch, .build = m_build,
-    .shape = m_shape};
+    .get = m_get, .get_batch = m_get_batch, .build = m_build, .shape = m_shape};
 
 const amq__type amq__type_smaplet = {
     .info = {.name = "smaplet",
@@ -560,8 +565,15 @@ const amq__type amq__type_smaplet = {
                        "8), member=ribbon|fuse8|fuse16|fuse32|xor8|xor16|"
                        "xor32 (the membership filter; default ribbon)",
              .default_hash = AMQ_HASH_XXH3},
-    .build = t_build, .load = t_load, .destroy = sm_free,
-    .contains = t_contains, .contains_batch = t_batch, .fpr_bound = t_bound,
-    .describe = t_describe, .curve = t_curve,
-    .params_write = t_params_write, .payload_size = t_payload_size,
-    .payload_write = t_payload_write, .maplet = &sm_ops};
+    .build = t_build,
+    .load = t_load,
+    .destroy = sm_free,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve = t_curve,
+    .params_write = t_params_write,
+    .payload_size = t_payload_size,
+    .payload_write = t_payload_write,
+    .maplet = &sm_ops};

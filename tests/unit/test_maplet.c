@@ -77,7 +77,8 @@ static bool reloads(const amq_filter *f) {
     amq_filter *g = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = buf ? amq_filter_load(buf, len, NULL, &g, &d) : AMQ_ERR_NOMEM;
+    amq_status st =
+        buf ? amq_filter_load(buf, len, NULL, &g, &d) : AMQ_ERR_NOMEM;
     CHECK_MSG(st == AMQ_OK, "reload: %s %s", amq_status_name(st), d.message);
     bool ok = st == AMQ_OK && same_bytes(f, g) && views_read_only(buf, len, f);
     amq_filter_free(g);
@@ -261,8 +262,8 @@ static void run_model(const char *spec, uint64_t seed, unsigned steps) {
         uint64_t bad = verify(m, md, s.op);
         CHECK_MSG(bad == 0, "%s step %u: %llu keys answer wrongly", spec, k,
                   (unsigned long long)bad);
-        CHECK_MSG(same_bytes(m, twin), "%s step %u: scalar twin differs",
-                  spec, k);
+        CHECK_MSG(same_bytes(m, twin), "%s step %u: scalar twin differs", spec,
+                  k);
         CHECK(reloads(m));
         if (bad != 0)
             break;
@@ -284,9 +285,9 @@ static void test_models(void) {
         "maplet:op=max,v=4,multiset=1,q=11,r=2",
         "maplet:op=or,v=12,multiset=1,q=11,r=3",
         "maplet:op=min,v=64,multiset=1,q=11,r=2",
-        "maplet:op=or,v=64,q=11,r=50",      /* 114-bit slots */
-        "maplet:op=sum,v=64,q=11,r=53",     /* 117-bit slots */
-        "maplet:op=sum,v=2,q=11,kbits=12",  /* exact: never a collision */
+        "maplet:op=or,v=64,q=11,r=50",     /* 114-bit slots */
+        "maplet:op=sum,v=64,q=11,r=53",    /* 117-bit slots */
+        "maplet:op=sum,v=2,q=11,kbits=12", /* exact: never a collision */
         "maplet:op=max,v=60,multiset=1,q=11,kbits=16",
     };
     unsigned steps = check_quick() ? 1200 : 4000;
@@ -321,8 +322,8 @@ static void test_build_merge(void) {
             CHECK_OK(amq_maplet_put_hash(i % 2 ? a : b, h[i], v[i]));
         }
         amq_maplet *built = NULL;
-        CHECK_OK(amq_maplet_build(specs[s], h, v, 2 * N, 0.01, NULL, &built,
-                                  NULL));
+        CHECK_OK(
+            amq_maplet_build(specs[s], h, v, 2 * N, 0.01, NULL, &built, NULL));
         CHECK_MSG(built && same_bytes(one, built), "%s: build != puts",
                   specs[s]);
         CHECK_OK(amq_maplet_merge(a, b));
@@ -339,10 +340,12 @@ static void test_build_merge(void) {
 /* Merges across shapes, operators, widths, modes and hashers: refused,
  * nothing changed. */
 static void test_merge_refused(void) {
-    static const char *const other[] = {
-        "maplet:op=max,v=8,q=10,r=7", "maplet:op=sum,v=9,q=10,r=7",
-        "maplet:op=sum,v=8,q=10,r=8", "maplet:op=sum,v=8,q=11,r=7",
-        "maplet:op=sum,v=8,multiset=1,q=10,r=7", "qf:q=10,r=7"};
+    static const char *const other[] = {"maplet:op=max,v=8,q=10,r=7",
+                                        "maplet:op=sum,v=9,q=10,r=7",
+                                        "maplet:op=sum,v=8,q=10,r=8",
+                                        "maplet:op=sum,v=8,q=11,r=7",
+                                        "maplet:op=sum,v=8,multiset=1,q=10,r=7",
+                                        "qf:q=10,r=7"};
     check_seed = 8;
     amq_maplet *a = mk("maplet:op=sum,v=8,q=10,r=7", 0, 0, 0);
     if (a == NULL)
@@ -436,9 +439,9 @@ static void test_delete(void) {
 /* Resize: twice the slots, same fingerprints and values, the bound of the
  * stored set unchanged, the capacity bound doubled; exact stays exact. */
 static void test_resize(void) {
-    static const char *const specs[] = {"maplet:op=sum,v=5", "maplet:op=or,v=40",
-                                        "maplet:op=max,v=3,multiset=1",
-                                        "maplet:op=sum,v=3,kbits=24"};
+    static const char *const specs[] = {
+        "maplet:op=sum,v=5", "maplet:op=or,v=40",
+        "maplet:op=max,v=3,multiset=1", "maplet:op=sum,v=3,kbits=24"};
     enum { N = 2000 };
     check_seed = 10;
     for (size_t s = 0; s < 4; s++) {
@@ -462,8 +465,8 @@ static void test_resize(void) {
         items = amq_filter_items(m);
         CHECK_OK(amq_maplet_resize(m));
         amq_maplet_shape t = shape(m);
-        CHECK(t.slots == 2 * sh.slots && t.remainder_bits + 1 ==
-                                             sh.remainder_bits);
+        CHECK(t.slots == 2 * sh.slots &&
+              t.remainder_bits + 1 == sh.remainder_bits);
         CHECK(amq_maplet_fingerprint(m, h[0]) == fp0);
         CHECK(amq_filter_items(m) == items && t.distinct == sh.distinct);
         CHECK_MSG(fabs(amq_filter_fpr_bound(m) - bound) <= 1e-12 * bound,
@@ -477,7 +480,8 @@ static void test_resize(void) {
         CHECK_MSG(wrong == 0, "%s: %llu wrong after resize", specs[s],
                   (unsigned long long)wrong);
         for (size_t i = N * 9 / 10; i < N; i++) /* room for more */
-            CHECK_OK(amq_maplet_put_hash(m, check_next(&rng) >> (sh.key_bits ? 40 : 0), 1));
+            CHECK_OK(amq_maplet_put_hash(
+                m, check_next(&rng) >> (sh.key_bits ? 40 : 0), 1));
         CHECK(reloads(m));
         amq_maplet_free(m);
     }
@@ -549,7 +553,8 @@ static void test_space(void) {
         uint64_t rng = 12 + i, keys = (uint64_t)(0.95 * (double)s.slots);
         amq_status st = AMQ_OK;
         for (uint64_t k = 0; k < keys && st == AMQ_OK; k++)
-            st = amq_maplet_put_hash(m, check_next(&rng), k & vmask_of(rv[i][1]));
+            st = amq_maplet_put_hash(m, check_next(&rng),
+                                     k & vmask_of(rv[i][1]));
         CHECK_OK(st);
         double bpi = amq_filter_bits_per_key(m), eps = amq_filter_fpr_bound(m);
         double per_slot = rv[i][0] + rv[i][1] + 2.125;
@@ -558,8 +563,8 @@ static void test_space(void) {
                       bpi >= per_slot / 0.95 - 0.01,
                   "%s: %.3f bits/item", spec, bpi);
         printf("space r=%u v=%u at %.3f load: %.3f bits/item; log2(1/eps)"
-               " + v + 2.2 = %.3f (eps %.3g); per slot %.3f\n", rv[i][0],
-               rv[i][1], (double)keys / (double)s.slots, bpi,
+               " + v + 2.2 = %.3f (eps %.3g); per slot %.3f\n",
+               rv[i][0], rv[i][1], (double)keys / (double)s.slots, bpi,
                log2(1 / eps) + rv[i][1] + 2.2, eps, per_slot);
         amq_maplet_free(m);
     }
@@ -606,8 +611,7 @@ static void test_zipf_counters(void) {
     printf("zipf(1.1) counts over %u keys (%llu of them > 3): %.3f slots per "
            "key (%.3f expected), %.1f occurrences per key\n",
            D, (unsigned long long)heavy,
-           (double)s.used_slots / (double)s.distinct,
-           (double)want / (double)D,
+           (double)s.used_slots / (double)s.distinct, (double)want / (double)D,
            (double)amq_filter_items(m) / (double)s.distinct);
     CHECK(reloads(m));
     amq_maplet_free(m);
@@ -648,8 +652,8 @@ static void test_strong_tail(void) {
             CHECK_MSG(p <= bound * 1.02 + tol, "L=%u %s: %g > eps^L %g", L,
                       held ? "held" : "absent", p, bound);
             printf("strong property, eps %.4f, %s keys: P(l >= %u) = %.3g "
-                   "(eps^%u = %.3g)\n", eps, held ? "held" : "absent", L, p,
-                   L, bound);
+                   "(eps^%u = %.3g)\n",
+                   eps, held ? "held" : "absent", L, p, L, bound);
         }
     }
     amq_maplet_free(m);
@@ -699,7 +703,8 @@ static void test_exact(void) {
         for (int i = 0; i < 20000; i++) {
             uint64_t k = check_next(&rng) >> (w == 0 ? 2 : 0);
             CHECK_OK(amq_maplet_exact_hash(m, k, &h));
-            CHECK_OK(amq_maplet_exact_key(m, amq_maplet_fingerprint(m, h), &key));
+            CHECK_OK(
+                amq_maplet_exact_key(m, amq_maplet_fingerprint(m, h), &key));
             wrong += key != k;
         }
         CHECK_MSG(wrong == 0, "%s: %llu keys not recovered", wide[w],
@@ -729,8 +734,8 @@ static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
     for (size_t i = 0; i < 2 * n; i++) { /* key i % n, twice */
         h[i] = i < n ? check_next(&rng) : h[i - n];
         v[i] = (check_next(&rng) & vm) >> (op == AMQ_MAPLET_SUM ? 1 : 0);
-        want[i % n] = i < n ? v[i] : amq_maplet_combine(op, want[i - n], v[i],
-                                                        NULL);
+        want[i % n] =
+            i < n ? v[i] : amq_maplet_combine(op, want[i - n], v[i], NULL);
     }
     memset(&d, 0, sizeof d);
     amq_status st = amq_maplet_build(spec, h, v, 2 * n, 0.01, NULL, &m, &d);
@@ -750,8 +755,10 @@ static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
     CHECK_MSG((double)fp / t <= eps * 1.1 + 4 * sqrt(eps / t) + 3 / t,
               "%s: %g absent keys found, bound %g", spec, (double)fp / t, eps);
     if (strstr(spec, "member=") == NULL && n >= 100000)
-        CHECK_MSG(bpk <= lower * 1.03, "%s: %.3f bits/key, log2(1/eps) + v "
-                  "= %.3f", spec, bpk, lower);
+        CHECK_MSG(bpk <= lower * 1.03,
+                  "%s: %.3f bits/key, log2(1/eps) + v "
+                  "= %.3f",
+                  spec, bpk, lower);
     printf("%s, %zu keys: %.3f bits/key, log2(1/eps) + v = %.3f (+%.2f%%)\n",
            spec, n, bpk, lower, 100 * (bpk / lower - 1));
     CHECK_STATUS(amq_maplet_put_hash(m, 1, 1), AMQ_ERR_UNSUPPORTED);
@@ -759,14 +766,15 @@ static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
     amq_maplet_iter it;
     CHECK_STATUS(amq_maplet_iter_init(m, &it), AMQ_ERR_UNSUPPORTED);
     size_t len;
-    uint8_t *buf = frame_of(m, &len), *al = buf ? aligned_alloc(64, (len + 63) / 64 * 64) : NULL;
+    uint8_t *buf = frame_of(m, &len),
+            *al = buf ? aligned_alloc(64, (len + 63) / 64 * 64) : NULL;
     amq_filter *view = NULL;
     if (al != NULL) {
         memcpy(al, buf, len);
         CHECK_OK(amq_filter_view(al, len, NULL, &view, NULL));
         for (size_t i = 0; view != NULL && i < n; i += 7)
-            wrong += amq_maplet_get_hash(view, h[i], &x) != AMQ_OK ||
-                     x != want[i];
+            wrong +=
+                amq_maplet_get_hash(view, h[i], &x) != AMQ_OK || x != want[i];
         CHECK(wrong == 0 && view != NULL && same_bytes(m, view));
     }
     amq_filter_free(view);
@@ -786,8 +794,7 @@ static void test_static(void) {
     static_case("smaplet:op=max,v=1", 1, AMQ_MAPLET_MAX, n);
     static_case("smaplet:op=or,v=40", 40, AMQ_MAPLET_OR, n);
     static_case("smaplet:op=min,v=64", 64, AMQ_MAPLET_MIN, n / 4);
-    static_case("smaplet:op=max,v=12,member=fuse16", 12, AMQ_MAPLET_MAX,
-                n / 4);
+    static_case("smaplet:op=max,v=12,member=fuse16", 12, AMQ_MAPLET_MAX, n / 4);
     static const uint64_t hs[3] = {1, 2, 3}, vs[3] = {1, 256, 3};
     amq_maplet *m = NULL;
     amq_diag d;
@@ -806,8 +813,9 @@ static void test_bad(void) {
     amq_diag d;
     check_seed = 16;
     static const char *const bad[] = {
-        "maplet:op=avg", "maplet:v=0", "maplet:v=65", "maplet:kbits=7",
-        "maplet:kbits=20,r=5", "maplet:multiset=2", "maplet:op="};
+        "maplet:op=avg",  "maplet:v=0",          "maplet:v=65",
+        "maplet:kbits=7", "maplet:kbits=20,r=5", "maplet:multiset=2",
+        "maplet:op="};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&d, 0, sizeof d);
         CHECK_STATUS(amq_maplet_new(bad[i], 100, 0.01, NULL, &m, &d),

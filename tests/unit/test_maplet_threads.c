@@ -59,8 +59,8 @@ static void work(job *j) {
         case PUT_OWN: st = amq_maplet_put_hash(j->m, h, 1 + i % 7); break;
         case ADD_SAME: st = amq_maplet_put_hash(j->m, h, 1 + j->id % 3); break;
         case TAKE_BACK:
-            st = i % 2 ? AMQ_OK
-                       : amq_maplet_delete_hash(j->m, h, 1 + j->id % 3);
+            st =
+                i % 2 ? AMQ_OK : amq_maplet_delete_hash(j->m, h, 1 + j->id % 3);
             break;
         case PAIRS: st = amq_maplet_put_hash(j->m, h, j->id); break;
         case UNPAIR: st = amq_maplet_delete_hash(j->m, h, j->id); break;
@@ -126,10 +126,9 @@ static bool same_bytes(const amq_filter *a, const amq_filter *b) {
     size_t la = amq_filter_serialized_size(a);
     size_t lb = amq_filter_serialized_size(b);
     uint8_t *fa = malloc(la), *fb = malloc(lb);
-    bool same = fa && fb && la == lb &&
-                amq_filter_save(a, fa, la, NULL) == AMQ_OK &&
-                amq_filter_save(b, fb, lb, NULL) == AMQ_OK &&
-                memcmp(fa, fb, la) == 0;
+    bool same =
+        fa && fb && la == lb && amq_filter_save(a, fa, la, NULL) == AMQ_OK &&
+        amq_filter_save(b, fb, lb, NULL) == AMQ_OK && memcmp(fa, fb, la) == 0;
     free(fa);
     free(fb);
     return same;
@@ -156,8 +155,8 @@ static void test_disjoint(bool crowded) {
                   (unsigned long long)errs);
         for (size_t t = 0; t < THREADS; t++)
             for (size_t i = 0; i < per; i++)
-                CHECK_OK(amq_maplet_put_hash(one, keys[t * per + i],
-                                             1 + i % 7));
+                CHECK_OK(
+                    amq_maplet_put_hash(one, keys[t * per + i], 1 + i % 7));
         CHECK_MSG(same_bytes(m, one), "%s%s: threads give other bytes",
                   specs[s], crowded ? " (crowded)" : "");
         if (crowded)
@@ -202,8 +201,7 @@ static void test_pairs(void) {
     size_t n = check_quick() ? 2000 : 8000;
     check_seed = 4;
     uint64_t *keys = keys_from(4, n, false);
-    amq_maplet *m = mk("maplet:op=or,v=6,multiset=1,concurrent=1",
-                       THREADS * n);
+    amq_maplet *m = mk("maplet:op=or,v=6,multiset=1,concurrent=1", THREADS * n);
     if (keys == NULL || m == NULL)
         goto out;
     CHECK(run(m, PAIRS, keys, n, 0) == 0);
@@ -213,7 +211,8 @@ static void test_pairs(void) {
         amq_status st = amq_maplet_get_all(m, keys[i], vals, 16, &got);
         wrong += st != AMQ_OK || got < THREADS;
     }
-    CHECK_MSG(wrong == 0, "%llu keys list fewer ids", (unsigned long long)wrong);
+    CHECK_MSG(wrong == 0, "%llu keys list fewer ids",
+              (unsigned long long)wrong);
     CHECK(run(m, UNPAIR, keys, n, 0) == 0);
     CHECK(amq_filter_items(m) == 0);
 out:
@@ -236,9 +235,14 @@ static void test_readers(void) {
         CHECK_OK(amq_maplet_put_hash(m, keys[i], 7 + i % 9));
     for (unsigned t = 0; t < THREADS; t++) {
         bool reader = t < 2;
-        j[t] = (job){m, reader ? keys : keys + n + (t - 2) * n / 2,
-                     reader ? n : n / 2, t, reader ? READ : CHURN, &stop,
-                     0, 0};
+        j[t] = (job){m,
+                     reader ? keys : keys + n + (t - 2) * n / 2,
+                     reader ? n : n / 2,
+                     t,
+                     reader ? READ : CHURN,
+                     &stop,
+                     0,
+                     0};
         if (pthread_create(&th[t], NULL, worker, &j[t]) != 0)
             j[t].errs = 1, th[t] = 0;
     }

@@ -128,8 +128,8 @@ typedef struct kcount {
     uint64_t *slot[KQ];
     size_t len[KQ], head, tail, queued;
     bool done;
-    uint64_t gen;        /* resizes so far (under grow)              */
-    amq_status err;      /* the first failure (under mu)             */
+    uint64_t gen;   /* resizes so far (under grow)              */
+    amq_status err; /* the first failure (under mu)             */
 } kcount;
 
 /* Add 1 for each of h[0..n); a full maplet is resized once by whoever
@@ -279,16 +279,29 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
 /* ---- count: the command ------------------------------------------------------------ */
 
 enum {
-    OPT_K = 1, OPT_CANON, OPT_THREADS, OPT_FPR, OPT_EXACT, OPT_VBITS,
-    OPT_CAP, OPT_OUT, OPT_QUIET, OPT_THETA
+    OPT_K = 1,
+    OPT_CANON,
+    OPT_THREADS,
+    OPT_FPR,
+    OPT_EXACT,
+    OPT_VBITS,
+    OPT_CAP,
+    OPT_OUT,
+    OPT_QUIET,
+    OPT_THETA
 };
 
 static const cli_opt kmer_options[] = {
-    {"kmer", 'k', true, OPT_K},         {"canonical", 'C', false, OPT_CANON},
-    {"threads", 't', true, OPT_THREADS}, {"fpr", 'e', true, OPT_FPR},
-    {"exact", 0, false, OPT_EXACT},     {"value-bits", 'v', true, OPT_VBITS},
-    {"capacity", 'n', true, OPT_CAP},   {"output", 'o', true, OPT_OUT},
-    {"quiet", 'q', false, OPT_QUIET},   {"theta", 0, true, OPT_THETA},
+    {"kmer", 'k', true, OPT_K},
+    {"canonical", 'C', false, OPT_CANON},
+    {"threads", 't', true, OPT_THREADS},
+    {"fpr", 'e', true, OPT_FPR},
+    {"exact", 0, false, OPT_EXACT},
+    {"value-bits", 'v', true, OPT_VBITS},
+    {"capacity", 'n', true, OPT_CAP},
+    {"output", 'o', true, OPT_OUT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"theta", 0, true, OPT_THETA},
     {NULL, 0, false, 0},
 };
 
@@ -321,7 +334,10 @@ static bool take_count_option(kmer_opts *o, int id, const char *v) {
     case OPT_FPR:
         o->c.exact = false;
         return cli_parse_fpr("kmer", "--fpr", v, &o->fpr);
-    case OPT_EXACT: o->c.exact = true; o->fpr = 0; return true;
+    case OPT_EXACT:
+        o->c.exact = true;
+        o->fpr = 0;
+        return true;
     case OPT_VBITS:
         if (!take_number("--value-bits", v, 1, 64, &x))
             return false;
@@ -357,10 +373,11 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
             char *end;
             *theta = strtod(a.value, &end);
             if (*end != '\0' || !(*theta >= 0 && *theta <= 1))
-                return cli_usage_error("kmer", "--theta wants 0 to 1, got "
-                                       "'%s'", a.value);
-        }
-        else if (!take_count_option(o, id, a.value))
+                return cli_usage_error("kmer",
+                                       "--theta wants 0 to 1, got "
+                                       "'%s'",
+                                       a.value);
+        } else if (!take_count_option(o, id, a.value))
             return CLI_EXIT_ERR;
     }
     return -1;
@@ -385,7 +402,8 @@ double kmer_start_fpr(const kmer_opts *o) {
 int kmer_check_exact(const kmer_conf *c) {
     if (!c->exact || c->k >= 4)
         return -1;
-    return cli_usage_error("kmer", "exact mode needs k >= 4 (the table "
+    return cli_usage_error("kmer",
+                           "exact mode needs k >= 4 (the table "
                            "needs 8 key bits); use --fpr E for k = %u",
                            c->k);
 }
@@ -419,9 +437,9 @@ static int kmer_count(int argc, char **argv) {
     memset(&kc, 0, sizeof kc);
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = kmer_maplet_new(&o.c, "sum", o.vbits, cap,
-                                    kmer_start_fpr(&o),
-                                    workers_for(o.threads) > 1, &kc.m, &d);
+    amq_status st =
+        kmer_maplet_new(&o.c, "sum", o.vbits, cap, kmer_start_fpr(&o),
+                        workers_for(o.threads) > 1, &kc.m, &d);
     if (st != AMQ_OK) {
         free(o.files);
         return cli_status_error("maplet", st, &d);
@@ -438,8 +456,10 @@ static int kmer_count(int argc, char **argv) {
     amq_maplet_shape s;
     amq_maplet_get_shape(kc.m, &s);
     if (rc == 0 && !o.quiet)
-        fprintf(stderr, "amq: %s: %llu k-mers, %llu distinct, %.2f bits "
-                "each, %.2f s\n", o.output, (unsigned long long)kmers,
+        fprintf(stderr,
+                "amq: %s: %llu k-mers, %llu distinct, %.2f bits "
+                "each, %.2f s\n",
+                o.output, (unsigned long long)kmers,
                 (unsigned long long)s.distinct,
                 8.0 * (double)amq_filter_size_bytes(kc.m) /
                     (double)(s.distinct ? s.distinct : 1),
@@ -525,7 +545,8 @@ static int kmer_dump(const char *path) {
     if (!c.exact) {
         amq_filter_free(m);
         cli_error("%s: an approximate k-mer maplet keeps fingerprints, not "
-                  "k-mers: only an --exact count can be dumped", path);
+                  "k-mers: only an --exact count can be dumped",
+                  path);
         return CLI_EXIT_ERR;
     }
     amq_maplet_iter_init(m, &it);
@@ -586,8 +607,8 @@ static int kmer_query(const char *path, const char *input) {
                 continue;
             if (!kmer_parse(r.buf, r.buf_len, c.k, &code)) {
                 cli_error("%s: line %llu: not a %u-mer of ACGT",
-                          input ? input : "<stdin>",
-                          (unsigned long long)r.line, c.k);
+                          input ? input : "<stdin>", (unsigned long long)r.line,
+                          c.k);
                 rc = CLI_EXIT_ERR;
                 break;
             }
@@ -604,7 +625,7 @@ static int kmer_query(const char *path, const char *input) {
 int cli_cmd_kmer(int argc, char **argv) {
     if (argc < 2)
         return cli_usage_error("kmer", "missing count, query, histo, dump, "
-                               "index or search");
+                                       "index or search");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
         return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
@@ -618,6 +639,8 @@ int cli_cmd_kmer(int argc, char **argv) {
         return sub[0] == 'h' ? kmer_histo(argv[2]) : kmer_dump(argv[2]);
     if (strcmp(sub, "query") == 0 && (argc == 3 || argc == 4))
         return kmer_query(argv[2], argc == 4 ? argv[3] : NULL);
-    return cli_usage_error("kmer", "'%s': expected count, query F [INPUT], "
-                           "histo F, dump F, index or search", sub);
+    return cli_usage_error("kmer",
+                           "'%s': expected count, query F [INPUT], "
+                           "histo F, dump F, index or search",
+                           sub);
 }

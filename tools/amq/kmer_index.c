@@ -65,7 +65,8 @@ static bool write_names(const char *idx, char **files, size_t n) {
         ok = fp != NULL;
     }
     for (size_t i = 0; ok && i < n; i++)
-        ok = strchr(files[i], '\n') == NULL && fprintf(fp, "%s\n", files[i]) > 0;
+        ok =
+            strchr(files[i], '\n') == NULL && fprintf(fp, "%s\n", files[i]) > 0;
     if (fp != NULL && fclose(fp) != 0)
         ok = false;
     if (ok && rename(tmp, path) != 0)
@@ -91,8 +92,10 @@ int cli_kmer_index(int argc, char **argv) {
     if (rc < 0)
         rc = kmer_check_exact(&o.c);
     if (rc < 0 && o.nfiles > 64)
-        rc = cli_usage_error("kmer", "index takes at most 64 inputs (the "
-                             "sets are 64-bit masks), got %zu", o.nfiles);
+        rc = cli_usage_error("kmer",
+                             "index takes at most 64 inputs (the "
+                             "sets are 64-bit masks), got %zu",
+                             o.nfiles);
     if (rc >= 0) {
         free(o.files);
         return rc;
@@ -100,9 +103,9 @@ int cli_kmer_index(int argc, char **argv) {
     amq_maplet *m = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles,
-                                    kmer_start_capacity(&o),
-                                    kmer_start_fpr(&o), false, &m, &d);
+    amq_status st =
+        kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles, kmer_start_capacity(&o),
+                        kmer_start_fpr(&o), false, &m, &d);
     if (st != AMQ_OK) {
         free(o.files);
         return cli_status_error("maplet", st, &d);
@@ -118,9 +121,11 @@ int cli_kmer_index(int argc, char **argv) {
     if (rc == 0 && !o.quiet) {
         amq_maplet_shape s;
         amq_maplet_get_shape(m, &s);
-        fprintf(stderr, "amq: %s: %zu inputs, %llu k-mers, %llu distinct, "
-                "%.2f bits each\n", o.output, o.nfiles,
-                (unsigned long long)kmers, (unsigned long long)s.distinct,
+        fprintf(stderr,
+                "amq: %s: %zu inputs, %llu k-mers, %llu distinct, "
+                "%.2f bits each\n",
+                o.output, o.nfiles, (unsigned long long)kmers,
+                (unsigned long long)s.distinct,
                 8.0 * (double)amq_filter_size_bytes(m) /
                     (double)(s.distinct ? s.distinct : 1));
     }
@@ -173,7 +178,8 @@ static bool read_names(const char *idx, unsigned want, names *nm) {
         fclose(fp);
     if (!ok || nm->n != want)
         cli_error("%s: missing or not %u names (write it again with amq "
-                  "kmer index)", path, want);
+                  "kmer index)",
+                  path, want);
     free(path);
     return ok && nm->n == want;
 }
@@ -188,7 +194,7 @@ typedef struct search_ctx {
     kmer_conf c;
     names nm;
     double theta;
-    uint64_t *q;  /* the query's distinct k-mers */
+    uint64_t *q; /* the query's distinct k-mers */
     size_t qcap, hits;
 } search_ctx;
 
@@ -250,9 +256,10 @@ int cli_kmer_search(int argc, char **argv) {
     if (rc < 0) {
         while ((got = seq_next(&r)) == 1 && search_one(&s, &r))
             ;
-        rc = got < 0 ? kmer_input_error(o.files[1], &r)
+        rc = got < 0   ? kmer_input_error(o.files[1], &r)
              : got > 0 ? cli_status_error("search", AMQ_ERR_NOMEM, NULL)
-             : s.hits ? CLI_EXIT_OK : CLI_EXIT_NONE;
+             : s.hits  ? CLI_EXIT_OK
+                       : CLI_EXIT_NONE;
         kmer_input_close(&r, fd);
     }
     if (rc != CLI_EXIT_ERR && fflush(stdout) != 0)

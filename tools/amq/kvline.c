@@ -48,11 +48,14 @@ static bool id_list(const char *s, size_t n, size_t base, unsigned vbits,
         while (j < n && s[j] != ',')
             j++;
         if (!decimal(s + i, j - i, &id, &bad))
-            return kv_fail(err, base + i + bad, "an id list wants decimal "
-                                                "ids separated by commas");
+            return kv_fail(err, base + i + bad,
+                           "an id list wants decimal "
+                           "ids separated by commas");
         if (id >= vbits) {
-            snprintf(msg, sizeof msg, "id %llu: ids must be below %u (the "
-                     "value bits)", (unsigned long long)id, vbits);
+            snprintf(msg, sizeof msg,
+                     "id %llu: ids must be below %u (the "
+                     "value bits)",
+                     (unsigned long long)id, vbits);
             return kv_fail(err, base + i, msg);
         }
         if (mask & (1ULL << id)) {
@@ -84,9 +87,10 @@ bool kvline_parse(const char *line, size_t len, bool ids, unsigned vbits,
     if (ids)
         return id_list(v, n, at, vbits, &out->value, err);
     if (!decimal(v, n, &out->value, &bad))
-        return kv_fail(err, at + bad, n == 0 ? "empty value"
-                                             : "the value is not a decimal "
-                                               "number below 2^64");
+        return kv_fail(err, at + bad,
+                       n == 0 ? "empty value"
+                              : "the value is not a decimal "
+                                "number below 2^64");
     if (vbits < 64 && out->value >> vbits != 0) {
         char msg[96];
         snprintf(msg, sizeof msg, "value %llu is wider than %u bits",

@@ -36,8 +36,15 @@ typedef struct map_opts {
 } map_opts;
 
 enum {
-    OPT_TYPE = 1, OPT_OP, OPT_VBITS, OPT_FPR, OPT_CAPACITY, OPT_MULTISET,
-    OPT_OUTPUT, OPT_RAW, OPT_QUIET
+    OPT_TYPE = 1,
+    OPT_OP,
+    OPT_VBITS,
+    OPT_FPR,
+    OPT_CAPACITY,
+    OPT_MULTISET,
+    OPT_OUTPUT,
+    OPT_RAW,
+    OPT_QUIET
 };
 
 static const cli_opt map_options[] = {
@@ -56,8 +63,7 @@ static const cli_opt map_options[] = {
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static bool take_option(map_opts *o, int id, const char *v)
-{
+static bool take_option(map_opts *o, int id, const char *v) {
     switch (id) {
     case OPT_TYPE: o->type = v; return true;
     case OPT_OP: o->op = v; return true;
@@ -68,8 +74,8 @@ static bool take_option(map_opts *o, int id, const char *v)
             cli_usage_error("map", "--value-bits must be 1 to 64");
         return o->vbits >= 1 && o->vbits <= 64;
     case OPT_FPR: return cli_parse_fpr("map", "--fpr", v, &o->fpr);
-    case OPT_CAPACITY: return cli_parse_u64("map", "--capacity", v,
-                                            &o->capacity);
+    case OPT_CAPACITY:
+        return cli_parse_u64("map", "--capacity", v, &o->capacity);
     case OPT_MULTISET: o->multiset = true; return true;
     case OPT_OUTPUT: o->output = v; return true;
     case OPT_RAW: o->raw = true; return true;
@@ -81,8 +87,7 @@ static bool take_option(map_opts *o, int id, const char *v)
     }
 }
 
-static int take_positional(map_opts *o, const char *v)
-{
+static int take_positional(map_opts *o, const char *v) {
     if (o->nfiles < 2) {
         o->files[o->nfiles++] = v;
         return -1;
@@ -90,8 +95,7 @@ static int take_positional(map_opts *o, const char *v)
     return cli_usage_error("map", "too many arguments");
 }
 
-static int check_args(map_opts *o)
-{
+static int check_args(map_opts *o) {
     bool build = strcmp(o->sub, "build") == 0;
     bool merge = strcmp(o->sub, "merge") == 0;
     if (build && (o->output == NULL || o->nfiles > 1))
@@ -109,8 +113,7 @@ static int check_args(map_opts *o)
 }
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, map_opts *o)
-{
+static int parse_args(int argc, char **argv, map_opts *o) {
     cli_args a;
     int id, r;
     cli_args_init(&a, "map", argc - 1, argv + 1);
@@ -141,8 +144,7 @@ static int parse_args(int argc, char **argv, map_opts *o)
 /* ---- values as text ----------------------------------------------------------- */
 
 /* A value as printed: decimal, or for a set a comma list of ids. */
-static void print_value(FILE *out, uint64_t v, bool ids)
-{
+static void print_value(FILE *out, uint64_t v, bool ids) {
     if (!ids) {
         fprintf(out, "%llu", (unsigned long long)v);
         return;
@@ -155,8 +157,7 @@ static void print_value(FILE *out, uint64_t v, bool ids)
         }
 }
 
-static bool is_set(const amq_maplet *m)
-{
+static bool is_set(const amq_maplet *m) {
     amq_maplet_shape s;
     return amq_maplet_get_shape(m, &s) == AMQ_OK && s.op == AMQ_MAPLET_OR;
 }
@@ -168,8 +169,7 @@ typedef struct pairs {
     size_t n, cap;
 } pairs;
 
-static bool pairs_push(pairs *p, uint64_t h, uint64_t v)
-{
+static bool pairs_push(pairs *p, uint64_t h, uint64_t v) {
     if (p->n == p->cap) {
         size_t c = p->cap ? 2 * p->cap : 4096;
         uint64_t *nh = realloc(p->h, c * sizeof *nh);
@@ -189,8 +189,7 @@ static bool pairs_push(pairs *p, uint64_t h, uint64_t v)
 /* Every pair of the input, hashed with h: false after an error naming
  * the file, line and byte (nothing is changed by the caller then). */
 static bool read_pairs(const char *input, const amq_hasher *h, bool ids,
-                       unsigned vbits, pairs *p)
-{
+                       unsigned vbits, pairs *p) {
     cli_keys k;
     const uint8_t *line;
     size_t len;
@@ -225,8 +224,7 @@ static bool read_pairs(const char *input, const amq_hasher *h, bool ids,
 /* ---- build ------------------------------------------------------------------------ */
 
 /* The spec: --type (default maplet) with op, v and multiset added. */
-static char *build_spec(const map_opts *o)
-{
+static char *build_spec(const map_opts *o) {
     const char *type = o->type ? o->type : "maplet";
     size_t cap = strlen(type) + 80;
     char *s = malloc(cap);
@@ -235,10 +233,12 @@ static char *build_spec(const map_opts *o)
     int n = snprintf(s, cap, "%s%s", type, strchr(type, ':') ? "" : ":");
     const char *sep = strchr(type, ':') ? "," : "";
     if (o->op != NULL)
-        n += snprintf(s + n, cap - (size_t)n, "%sop=%.12s", sep, o->op), sep = ",";
+        n += snprintf(s + n, cap - (size_t)n, "%sop=%.12s", sep, o->op),
+            sep = ",";
     if (o->vbits != 0)
         n += snprintf(s + n, cap - (size_t)n, "%sv=%llu", sep,
-                      (unsigned long long)o->vbits), sep = ",";
+                      (unsigned long long)o->vbits),
+            sep = ",";
     if (o->multiset)
         n += snprintf(s + n, cap - (size_t)n, "%smultiset=1", sep), sep = ",";
     if (s[n - 1] == ':')
@@ -249,9 +249,7 @@ static char *build_spec(const map_opts *o)
 /* The maplet the spec makes, from the pairs (or for --capacity, empty
  * and then filled pair by pair). */
 static int make_maplet(const map_opts *o, const char *spec,
-                       const amq_options *opt, const pairs *p,
-                       amq_maplet **m)
-{
+                       const amq_options *opt, const pairs *p, amq_maplet **m) {
     amq_diag d;
     amq_status st;
     memset(&d, 0, sizeof d);
@@ -272,8 +270,7 @@ static int make_maplet(const map_opts *o, const char *spec,
     return cli_status_error(spec, st, &d);
 }
 
-static int map_build(const map_opts *o)
-{
+static int map_build(const map_opts *o) {
     char *spec = build_spec(o);
     amq_options opt;
     amq_hasher h;
@@ -298,9 +295,10 @@ static int map_build(const map_opts *o)
     amq_status st = amq_filter_save_file(m, o->output, &d);
     rc = st == AMQ_OK ? CLI_EXIT_OK : cli_status_error(o->output, st, &d);
     if (rc == CLI_EXIT_OK && !o->quiet)
-        fprintf(stderr, "amq: %s: %zu pairs, %llu keys, %.2f bits/key, "
-                "fpr bound %.3g\n", o->output, p.n,
-                (unsigned long long)amq_filter_items(m),
+        fprintf(stderr,
+                "amq: %s: %zu pairs, %llu keys, %.2f bits/key, "
+                "fpr bound %.3g\n",
+                o->output, p.n, (unsigned long long)amq_filter_items(m),
                 amq_filter_bits_per_key(m), amq_filter_fpr_bound(m));
 out:
     amq_maplet_free(m);
@@ -312,8 +310,7 @@ out:
 
 /* ---- get ---------------------------------------------------------------------------- */
 
-static int map_get(map_opts *o)
-{
+static int map_get(map_opts *o) {
     amq_filter *m = NULL;
     amq_diag d;
     cli_keys k;
@@ -361,12 +358,12 @@ static int map_get(map_opts *o)
 
 /* Put pair i, resizing once per FULL; false after an error. */
 static bool add_pair(amq_maplet *m, uint64_t h, uint64_t v, size_t i,
-                     const map_opts *o)
-{
+                     const map_opts *o) {
     amq_status st = amq_maplet_put_hash(m, h, v);
     while (st == AMQ_ERR_FULL && amq_maplet_resize(m) == AMQ_OK) {
         if (!o->quiet)
-            fprintf(stderr, "amq: %s: full at pair %zu: resized to twice "
+            fprintf(stderr,
+                    "amq: %s: full at pair %zu: resized to twice "
                     "the slots; the bound at the new capacity is %.3g\n",
                     o->files[0], i + 1, amq_maplet_capacity_bound(m));
         st = amq_maplet_put_hash(m, h, v);
@@ -379,8 +376,7 @@ static bool add_pair(amq_maplet *m, uint64_t h, uint64_t v, size_t i,
     return false;
 }
 
-static bool del_pair(amq_maplet *m, uint64_t h, uint64_t v, size_t i)
-{
+static bool del_pair(amq_maplet *m, uint64_t h, uint64_t v, size_t i) {
     amq_status st = amq_maplet_delete_hash(m, h, v);
     if (st == AMQ_OK)
         return true;
@@ -390,14 +386,14 @@ static bool del_pair(amq_maplet *m, uint64_t h, uint64_t v, size_t i)
                   "--multiset to delete pairs); nothing written");
     else if (st == AMQ_ERR_NOT_FOUND)
         cli_error("pair %zu: the maplet does not hold it (a sum below the "
-                  "value, or no such pair); nothing written", i + 1);
+                  "value, or no such pair); nothing written",
+                  i + 1);
     else
         cli_status_error("delete", st, NULL);
     return false;
 }
 
-static int map_update(const map_opts *o, bool add)
-{
+static int map_update(const map_opts *o, bool add) {
     amq_filter *m = NULL;
     amq_diag d;
     pairs p = {0};
@@ -408,10 +404,12 @@ static int map_update(const map_opts *o, bool add)
         return cli_status_error(o->files[0], st, &d);
     amq_maplet_shape s;
     if (amq_maplet_get_shape(m, &s) != AMQ_OK || s.is_static) {
-        cli_error("%s: %s", o->files[0], amq_maplet_is(m)
-                  ? "a static maplet cannot change: rebuild it with amq map "
-                    "build"
-                  : "not a maplet (amq add / amq remove change filters)");
+        cli_error(
+            "%s: %s", o->files[0],
+            amq_maplet_is(m)
+                ? "a static maplet cannot change: rebuild it with amq map "
+                  "build"
+                : "not a maplet (amq add / amq remove change filters)");
         goto out;
     }
     if (!read_pairs(o->input, amq_filter_hasher(m), s.op == AMQ_MAPLET_OR,
@@ -433,8 +431,7 @@ out:
 
 /* ---- merge -------------------------------------------------------------------------- */
 
-static int map_merge(const map_opts *o)
-{
+static int map_merge(const map_opts *o) {
     amq_filter *a = NULL, *b = NULL;
     amq_diag d;
     int rc = CLI_EXIT_ERR;
@@ -463,8 +460,7 @@ out:
     return rc;
 }
 
-int cli_cmd_map(int argc, char **argv)
-{
+int cli_cmd_map(int argc, char **argv) {
     static const char *const subs[] = {"build", "get", "add", "del", "merge"};
     map_opts o;
     memset(&o, 0, sizeof o);
@@ -476,8 +472,10 @@ int cli_cmd_map(int argc, char **argv)
         if (strcmp(argv[1], subs[i]) == 0)
             o.sub = subs[i];
     if (o.sub == NULL)
-        return cli_usage_error("map", "unknown '%s' (build, get, add, del, "
-                               "merge)", argv[1]);
+        return cli_usage_error("map",
+                               "unknown '%s' (build, get, add, del, "
+                               "merge)",
+                               argv[1]);
     int rc = parse_args(argc, argv, &o);
     if (rc < 0) {
         if (strcmp(o.sub, "build") == 0)

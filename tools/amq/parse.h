@@ -39,23 +39,23 @@ bool kvline_parse(const char *line, size_t len, bool ids, unsigned vbits,
 /* ---- FASTA / FASTQ ----------------------------------------------------------- */
 
 typedef struct seq_reader {
-    int fd;                  /* -1: reading mem                        */
+    int fd; /* -1: reading mem                        */
     const uint8_t *mem;
     size_t mem_len, mem_pos;
     bool gz, zlive, eof;
     z_stream z;
-    uint8_t *in, *out;       /* compressed input, decompressed bytes   */
+    uint8_t *in, *out; /* compressed input, decompressed bytes   */
     size_t in_len, out_len, out_pos;
-    uint64_t offset;         /* bytes of text consumed (decompressed)  */
-    uint64_t line;           /* lines read                             */
-    uint64_t zin;            /* compressed bytes consumed              */
-    int format;              /* 0 unknown, '>' FASTA, '@' FASTQ        */
-    char *buf;               /* the current line                       */
+    uint64_t offset; /* bytes of text consumed (decompressed)  */
+    uint64_t line;   /* lines read                             */
+    uint64_t zin;    /* compressed bytes consumed              */
+    int format;      /* 0 unknown, '>' FASTA, '@' FASTQ        */
+    char *buf;       /* the current line                       */
     size_t buf_len, buf_cap;
-    bool have_line;          /* buf holds a line not yet used (FASTA)  */
-    char *seq;               /* the current record's sequence          */
+    bool have_line; /* buf holds a line not yet used (FASTA)  */
+    char *seq;      /* the current record's sequence          */
     size_t seq_len, seq_cap;
-    char *name;              /* its name (after '>' or '@')             */
+    char *name; /* its name (after '>' or '@')             */
     size_t name_len, name_cap;
     uint64_t records;
     char err[PARSE_ERR_MAX];
@@ -84,10 +84,14 @@ int seq_line(seq_reader *r, uint64_t *start);
 /* 2-bit code of a base (A C G T, either case), or 4 for anything else. */
 static inline unsigned seq_code(char c) {
     switch (c) {
-    case 'A': case 'a': return 0;
-    case 'C': case 'c': return 1;
-    case 'G': case 'g': return 2;
-    case 'T': case 't': return 3;
+    case 'A':
+    case 'a': return 0;
+    case 'C':
+    case 'c': return 1;
+    case 'G':
+    case 'g': return 2;
+    case 'T':
+    case 't': return 3;
     default: return 4;
     }
 }

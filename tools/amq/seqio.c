@@ -40,8 +40,8 @@ static bool seq_fail(seq_reader *r, const char *fmt, const char *what) {
 /* Up to cap raw bytes into dst; *got = 0 at the end. */
 static bool raw_read(seq_reader *r, uint8_t *dst, size_t cap, size_t *got) {
     if (r->fd < 0) {
-        size_t n = r->mem_len - r->mem_pos < cap ? r->mem_len - r->mem_pos
-                                                 : cap;
+        size_t n =
+            r->mem_len - r->mem_pos < cap ? r->mem_len - r->mem_pos : cap;
         memcpy(dst, r->mem + r->mem_pos, n);
         r->mem_pos += n;
         *got = n;
@@ -134,8 +134,9 @@ static bool gz_refill(seq_reader *r) {
             return true;
         }
         if (end)
-            return seq_fail(r, "%s", "gzip stream cut short (truncated "
-                                     "file)");
+            return seq_fail(r, "%s",
+                            "gzip stream cut short (truncated "
+                            "file)");
         uInt before = r->z.avail_in;
         int zr = inflate(&r->z, Z_NO_FLUSH);
         r->zin += before - r->z.avail_in;
@@ -143,9 +144,10 @@ static bool gz_refill(seq_reader *r) {
             inflateReset(&r->z); /* another member may follow */
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
             char what[120];
-            snprintf(what, sizeof what, "corrupt gzip data at compressed "
-                     "byte %llu (zlib: %s)", (unsigned long long)r->zin,
-                     r->z.msg ? r->z.msg : "error");
+            snprintf(what, sizeof what,
+                     "corrupt gzip data at compressed "
+                     "byte %llu (zlib: %s)",
+                     (unsigned long long)r->zin, r->z.msg ? r->z.msg : "error");
             return seq_fail(r, "%s", what);
         }
     }
@@ -271,8 +273,9 @@ static int first_header(seq_reader *r, uint64_t *start) {
     if (got <= 0)
         return got;
     if (r->buf[0] != '>' && r->buf[0] != '@')
-        return line_error(r, *start, "neither FASTA ('>' line) nor FASTQ "
-                                     "('@' line)");
+        return line_error(r, *start,
+                          "neither FASTA ('>' line) nor FASTQ "
+                          "('@' line)");
     r->format = r->buf[0];
     return 1;
 }
@@ -292,8 +295,7 @@ static int fasta_next(seq_reader *r) {
         }
         if (check_text(r, start, "sequence") < 0)
             return -1;
-        if (!buf_append(&r->seq, &r->seq_len, &r->seq_cap, r->buf,
-                        r->buf_len))
+        if (!buf_append(&r->seq, &r->seq_len, &r->seq_cap, r->buf, r->buf_len))
             return line_error(r, start, "out of memory");
     }
     return got < 0 ? -1 : 1;
@@ -308,8 +310,10 @@ static int fastq_line(seq_reader *r, int n, uint64_t *start) {
         return -1;
     if (got == 0) {
         char msg[96];
-        snprintf(msg, sizeof msg, "FASTQ record '%.40s' cut short: %s "
-                 "expected", r->name, want[n]);
+        snprintf(msg, sizeof msg,
+                 "FASTQ record '%.40s' cut short: %s "
+                 "expected",
+                 r->name, want[n]);
         return line_error(r, r->offset, msg);
     }
     if (n == 2 && (r->buf_len == 0 || r->buf[0] != '+'))
