@@ -373,10 +373,14 @@ static int map_insert(void *obj, const uint64_t *k, size_t n) {
         free(v);
         return st != AMQ_OK;
     }
+    uint64_t *v = malloc(n * sizeof *v);
+    if (v == NULL)
+        return 1;
     for (size_t i = 0; i < n; i++)
-        if (amq_maplet_put_hash(o->m, k[i], k[i] & o->vmask) != AMQ_OK)
-            return 1;
-    return 0;
+        v[i] = k[i] & o->vmask;
+    amq_status st = amq_maplet_put_batch(o->m, k, v, n, NULL);
+    free(v);
+    return st != AMQ_OK;
 }
 
 static uint64_t map_query(void *obj, const uint64_t *k, size_t n) {

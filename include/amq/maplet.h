@@ -148,6 +148,15 @@ AMQ_API amq_status amq_maplet_put(amq_maplet *m, const void *key, size_t len,
 AMQ_API amq_status amq_maplet_put_hash(amq_maplet *m, uint64_t hash,
                                        uint64_t value);
 
+/* put_hash of (hashes[i], values[i]) in order, stopping at the first
+ * failure, whose status is returned (the pairs before it are in, it and
+ * the rest are not); *done (may be NULL) = pairs put. The same result as
+ * the loop; the quotient maplet prefetches each key's block a few keys
+ * ahead, so the cache misses of consecutive puts overlap. */
+AMQ_API amq_status amq_maplet_put_batch(amq_maplet *m, const uint64_t *hashes,
+                                        const uint64_t *values, size_t n,
+                                        size_t *done);
+
 /* m[key] into *value: AMQ_OK, or AMQ_ERR_NOT_FOUND (*value = 0). */
 AMQ_API amq_status amq_maplet_get(const amq_maplet *m, const void *key,
                                   size_t len, uint64_t *value);

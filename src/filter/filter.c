@@ -112,10 +112,7 @@ static amq_status fill(amq_filter *f, const amq__make *a, amq_diag *diag) {
     size_t done = 0;
     amq_status st = AMQ_OK;
     if (a->values != NULL)
-        while (done < a->n &&
-               (st = f->type->maplet->put(f->impl, a->hashes[done],
-                                          a->values[done])) == AMQ_OK)
-            done++;
+        st = amq_maplet_put_batch(f, a->hashes, a->values, a->n, &done);
     else
         st = amq_filter_add_batch(f, a->hashes, a->n, &done);
     if (st != AMQ_OK)

@@ -279,17 +279,8 @@ static inline amq_status insert_batch(amq_qf *f, const uint64_t *h,
     return st;
 }
 
-/* The hot paths are instantiated twice from the same inline code: once
- * for any CPU, once (x86-64) with POPCNT/BMI2 enabled so select and
- * popcount become single instructions; f->use_pdep picks one per call
- * (AMQ_OPT_SCALAR: always the first). */
-#define QF_ANY __attribute__((flatten))
-#if defined(__x86_64__)
-#define QF_ISA __attribute__((flatten, target("popcnt,bmi,bmi2")))
-#else
-#define QF_ISA QF_ANY
-#endif
-
+/* The hot paths are instantiated twice from the same inline code (QF_ANY,
+ * QF_ISA: qf_update.h); f->use_pdep picks one per call. */
 static QF_ANY amq_status insert_any(amq_qf *f, uint64_t h, uint64_t k) {
     return update(f, h, k, true);
 }

@@ -10,6 +10,17 @@
 
 #include "fingerprint/qf_block.h"
 
+/* The hot paths of qf_ops.c and the maplet's are instantiated twice from
+ * the same inline code: once for any CPU, once (x86-64) with POPCNT/BMI2
+ * enabled so select and popcount become single instructions; f->use_pdep
+ * picks one per call (AMQ_OPT_SCALAR: always the first). */
+#define QF_ANY __attribute__((flatten))
+#if defined(__x86_64__)
+#define QF_ISA __attribute__((flatten, target("popcnt,bmi,bmi2")))
+#else
+#define QF_ISA QF_ANY
+#endif
+
 /* The global fallback of concurrent mode: every region, in increasing
  * order (counted). Out of line (it is rare) but in the including file, so
  * the operations still see everything it touches. */

@@ -99,6 +99,27 @@ amq_status amq_maplet_put_hash(amq_maplet *m, uint64_t hash, uint64_t value) {
     return st == AMQ_OK ? o->put(amq__filter_obj(m), hash, value) : st;
 }
 
+amq_status amq_maplet_put_batch(amq_maplet *m, const uint64_t *hashes,
+                                const uint64_t *values, size_t n,
+                                size_t *done) {
+    const amq__maplet_ops *o;
+    size_t i = 0;
+    amq_status st = (hashes == NULL || values == NULL) && n != 0
+                        ? AMQ_ERR_INVALID
+                        : writable(m, &o);
+    if (st == AMQ_OK && o->put == NULL)
+        st = AMQ_ERR_UNSUPPORTED;
+    if (st == AMQ_OK && o->put_batch != NULL)
+        st = o->put_batch(amq__filter_obj(m), hashes, values, n, &i);
+    else if (st == AMQ_OK)
+        while (i < n && (st = o->put(amq__filter_obj(m), hashes[i],
+                                     values[i])) == AMQ_OK)
+            i++;
+    if (done != NULL)
+        *done = i;
+    return st;
+}
+
 amq_status amq_maplet_put(amq_maplet *m, const void *key, size_t len,
                           uint64_t value) {
     if (m == NULL || (key == NULL && len != 0))

@@ -234,6 +234,10 @@ static inline bool mq_decode(const amq_qf *f, uint64_t pos, uint64_t end,
 /* mqf_ops.c */
 amq_status amq__mq_put(amq_qf *f, uint64_t h, uint64_t v);
 amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v);
+/* put of (h[i], v[i]) (v NULL: 1) in order, stopping at the first
+ * failure; *done = pairs put. */
+amq_status amq__mq_put_batch(amq_qf *f, const uint64_t *h, const uint64_t *v,
+                             size_t n, size_t *done);
 /* AMQ_OK with the combined value and the entries, or AMQ_ERR_NOT_FOUND. */
 amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
                        uint64_t *entries);

@@ -167,6 +167,10 @@ static void t_destroy(amq__obj *o) { amq_qf_free(MQ(o)); }
 static amq_status t_add(amq__obj *o, uint64_t h) {
     return amq__mq_put(MQ(o), h, 1);
 }
+static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                              size_t *done) {
+    return amq__mq_put_batch(MQ(o), h, NULL, n, done);
+}
 static bool t_contains(const amq__obj *o, uint64_t h) {
     uint64_t v;
     return amq__mq_get(CMQ(o), h, &v, NULL) == AMQ_OK;
@@ -367,6 +371,10 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 static amq_status m_put(amq__obj *o, uint64_t h, uint64_t v) {
     return amq__mq_put(MQ(o), h, v);
 }
+static amq_status m_put_batch(amq__obj *o, const uint64_t *h,
+                              const uint64_t *v, size_t n, size_t *done) {
+    return amq__mq_put_batch(MQ(o), h, v, n, done);
+}
 static amq_status m_get(const amq__obj *o, uint64_t h, uint64_t *v) {
     return amq__mq_get(CMQ(o), h, v, NULL);
 }
@@ -433,6 +441,7 @@ static bool m_next(const amq__obj *o, uint64_t st[4], uint64_t *fp, uint64_t *v,
 }
 
 static const amq__maplet_ops mq_ops = {.put = m_put,
+                                       .put_batch = m_put_batch,
                                        .get = m_get,
                                        .get_batch = m_get_batch,
                                        .get_all = m_get_all,
@@ -463,6 +472,7 @@ const amq__type amq__type_maplet = {
     .load = t_load,
     .destroy = t_destroy,
     .add = t_add,
+    .add_batch = t_add_batch,
     .contains = t_contains,
     .contains_batch = t_batch,
     .remove = t_remove,

@@ -50,6 +50,14 @@ static inline bool mq_run(const amq_qf *f, uint64_t q, const qwin *w, spot *s) {
 static inline bool mq_find(const amq_qf *f, uint64_t rem, mspot *m) {
     uint64_t pos = m->s.rs, re = m->s.re;
     m->g = (mgroup){rem, 0, 0, 0};
+    if (!mq_counters(f) && f->width <= 64) { /* one-word slots */
+        while (pos < re && slot_get(f, pos) >> f->vbits < rem)
+            pos++;
+        m->pos = pos;
+        if (pos < re && slot_get(f, pos) >> f->vbits == rem)
+            return mq_decode(f, pos, re, &m->g);
+        return true;
+    }
     if (!mq_counters(f)) {
         while (pos < re && mq_rem(f, slot_get2(f, pos)) < rem)
             pos++;
@@ -279,27 +287,64 @@ static inline amq_status mq_update(amq_qf *f, uint64_t h, uint64_t v,
     return st;
 }
 
+/* The common lookup, read from q's block alone with 64-bit slot words
+ * (slots up to 56 bits, no sum counters, the run inside the block): scan
+ * the run's sorted slots for remainder rem, and combine its group (a
+ * multiset's values follow it). false when it cannot say (the caller
+ * takes the general path); else *g as mq_find would set it. */
+static inline bool mq_read_block(const amq_qf *f, uint64_t q, uint64_t rem,
+                                 mgroup *g) {
+    uint64_t st, en, k;
+    bool run, over = false;
+    if ((q >> 6) >= f->fast_blocks || mq_counters(f) ||
+        !run_in_block(f, q, &st, &en, &run))
+        return false;
+    const uint8_t *p = blk(f, q >> 6) + QF_HDR;
+    unsigned wd = f->width, vb = f->vbits;
+    uint64_t s = 0;
+    for (k = st; k < en; k++) {
+        uint64_t bit = k * wd;
+        s = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
+        if (s >> vb >= rem)
+            break;
+    }
+    *g = (mgroup){rem, 0, 0, 0};
+    if (k == en || s >> vb != rem)
+        return true;
+    *g = (mgroup){rem, 1, s & f->vmask, 1};
+    for (k++; f->multiset && k < en; k++) {
+        uint64_t bit = k * wd;
+        s = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
+        if (s >> vb != rem)
+            break;
+        g->value = mq_combine(f->mop, g->value, s & f->vmask, &over);
+        g->len++, g->n++;
+    }
+    return !over;
+}
+
 /* Key h's group (g->len == 0: absent) under the window's locks; the
  * slots of a multiset group go to vals[0..cap) when vals is given. */
-static amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
+static inline amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
                           uint64_t *vals, size_t cap, bool prefetch) {
     uint64_t q, rem;
     qwin w;
-    mspot m;
+    mspot m = {{0, 0, 0, {0, 0, 0}, false}, 0, {0, 0, 0, 0}};
     amq_status st = AMQ_OK;
     split(f, h, &q, &rem);
     if (prefetch)
         prefetch_block(f, q);
     *g = (mgroup){rem, 0, 0, 0};
-    if (!f->concurrent && !occ_get(f, q)) /* unlocked only when alone */
+    if (!f->concurrent && (!occ_get(f, q) || /* unlocked only when alone */
+                           (vals == NULL && mq_read_block(f, q, rem, g))))
         return AMQ_OK;
     win_enter(f, q, &w);
-    bool ok = !occ_get(f, q) || mq_locate(f, q, rem, &w, &m, &st);
-    if (!ok && !whole(f, &w)) {
+    bool ok = !occ_get(f, q) || (vals == NULL && mq_read_block(f, q, rem, g));
+    if (!ok && !(ok = mq_locate(f, q, rem, &w, &m, &st)) && !whole(f, &w)) {
         win_widen(f, &w);
         ok = mq_locate(f, q, rem, &w, &m, &st);
     }
-    if (ok && st == AMQ_OK && occ_get(f, q)) {
+    if (ok && st == AMQ_OK && m.g.len > 0) {
         *g = m.g;
         for (uint64_t i = 0; vals != NULL && i < m.g.len && i < cap; i++)
             vals[i] = mq_val(f, slot_get2(f, m.pos + i));
@@ -311,12 +356,79 @@ static amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
 
 /* ---- the operations ----------------------------------------------------------- */
 
+/* Each public operation twice, for any CPU and with POPCNT/BMI2, from the
+ * same inline code (as the quotient filter's, qf_update.h). */
+static QF_ANY amq_status put_any(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, true);
+}
+static QF_ISA amq_status put_isa(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, true);
+}
+/* Batch put: each key's block is prefetched QF_INSERT_AHEAD keys ahead,
+ * so the misses of consecutive puts overlap (as the quotient filter's
+ * batch insert); v NULL puts the value 1. Stops at the first failure. */
+static inline amq_status put_batch(amq_qf *f, const uint64_t *h,
+                                   const uint64_t *v, size_t n,
+                                   size_t *done) {
+    size_t ahead = n < QF_INSERT_AHEAD ? n : QF_INSERT_AHEAD, i;
+    amq_status st = AMQ_OK;
+    for (i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (i = 0; i < n && st == AMQ_OK; i++) {
+        uint64_t x = v != NULL ? v[i] : 1;
+        if (i + QF_INSERT_AHEAD < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_INSERT_AHEAD]));
+        if (x > f->vmask)
+            st = AMQ_ERR_INVALID;
+        else if (x != 0 || !mq_is_sum(f))
+            st = mq_update(f, h[i], x, true);
+    }
+    *done = st == AMQ_OK ? n : i - 1;
+    return st;
+}
+static QF_ANY amq_status batch_any(amq_qf *f, const uint64_t *h,
+                                   const uint64_t *v, size_t n,
+                                   size_t *done) {
+    return put_batch(f, h, v, n, done);
+}
+static QF_ISA amq_status batch_isa(amq_qf *f, const uint64_t *h,
+                                   const uint64_t *v, size_t n,
+                                   size_t *done) {
+    return put_batch(f, h, v, n, done);
+}
+
+amq_status amq__mq_put_batch(amq_qf *f, const uint64_t *h, const uint64_t *v,
+                             size_t n, size_t *done) {
+    return f->use_pdep ? batch_isa(f, h, v, n, done)
+                       : batch_any(f, h, v, n, done);
+}
+
+static QF_ANY amq_status del_any(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, false);
+}
+static QF_ISA amq_status del_isa(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, false);
+}
+static QF_ANY amq_status read_any(const amq_qf *f, uint64_t h, mgroup *g,
+                                  uint64_t *vals, size_t cap, bool pf) {
+    return mq_read(f, h, g, vals, cap, pf);
+}
+static QF_ISA amq_status read_isa(const amq_qf *f, uint64_t h, mgroup *g,
+                                  uint64_t *vals, size_t cap, bool pf) {
+    return mq_read(f, h, g, vals, cap, pf);
+}
+static inline amq_status read(const amq_qf *f, uint64_t h, mgroup *g,
+                              uint64_t *vals, size_t cap, bool pf) {
+    return f->use_pdep ? read_isa(f, h, g, vals, cap, pf)
+                       : read_any(f, h, g, vals, cap, pf);
+}
+
 amq_status amq__mq_put(amq_qf *f, uint64_t h, uint64_t v) {
     if (v > f->vmask)
         return AMQ_ERR_INVALID;
     if (v == 0 && mq_is_sum(f))
         return AMQ_OK; /* the identity: nothing to store */
-    return mq_update(f, h, v, true);
+    return f->use_pdep ? put_isa(f, h, v) : put_any(f, h, v);
 }
 
 amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v) {
@@ -326,13 +438,13 @@ amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v) {
         return AMQ_ERR_INVALID;
     if (v == 0 && mq_is_sum(f))
         return AMQ_OK;
-    return mq_update(f, h, v, false);
+    return f->use_pdep ? del_isa(f, h, v) : del_any(f, h, v);
 }
 
 amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
                        uint64_t *entries) {
     mgroup g;
-    amq_status st = mq_read(f, h, &g, NULL, 0, true);
+    amq_status st = read(f, h, &g, NULL, 0, true);
     *v = st == AMQ_OK ? g.value : 0;
     if (entries != NULL)
         *entries = st == AMQ_OK ? g.n : 0;
@@ -352,7 +464,7 @@ amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
         *n = st == AMQ_OK;
         return st;
     }
-    AMQ_RETURN_IF_ERR(mq_read(f, h, &g, v, cap, true));
+    AMQ_RETURN_IF_ERR(read(f, h, &g, v, cap, true));
     *n = (size_t)g.n;
     return g.len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
 }
@@ -367,7 +479,7 @@ void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
         mgroup g;
         if (i + QF_PREFETCH < n)
             prefetch_block(f, quotient_of(f, h[i + QF_PREFETCH]));
-        amq_status st = mq_read(f, h[i], &g, NULL, 0, false);
+        amq_status st = read(f, h[i], &g, NULL, 0, false);
         found[i] = st == AMQ_OK && g.len > 0;
         v[i] = found[i] ? g.value : 0;
     }

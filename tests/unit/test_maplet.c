@@ -321,11 +321,16 @@ static void test_build_merge(void) {
             CHECK_OK(amq_maplet_put_hash(one, h[i], v[i]));
             CHECK_OK(amq_maplet_put_hash(i % 2 ? a : b, h[i], v[i]));
         }
-        amq_maplet *built = NULL;
+        amq_maplet *built = NULL, *batch = mk(specs[s], 2 * N, 0.01, 0);
         CHECK_OK(
             amq_maplet_build(specs[s], h, v, 2 * N, 0.01, NULL, &built, NULL));
         CHECK_MSG(built && same_bytes(one, built), "%s: build != puts",
                   specs[s]);
+        size_t done = 0;
+        CHECK_OK(amq_maplet_put_batch(batch, h, v, 2 * N, &done));
+        CHECK_MSG(batch && done == 2 * N && same_bytes(one, batch),
+                  "%s: put_batch != puts", specs[s]);
+        amq_maplet_free(batch);
         CHECK_OK(amq_maplet_merge(a, b));
         CHECK_MSG(same_bytes(one, a), "%s: merge != puts", specs[s]);
         CHECK(amq_filter_items(a) == amq_filter_items(one));
@@ -831,10 +836,17 @@ static void test_bad(void) {
     CHECK_STATUS(amq_maplet_put(f, "a", 1, 1), AMQ_ERR_UNSUPPORTED);
     CHECK_STATUS(amq_maplet_get(f, "a", 1, &v), AMQ_ERR_UNSUPPORTED);
     amq_filter_free(f);
-    static const uint64_t hs[2] = {1, 2}, vs[2] = {1, 300};
+    static const uint64_t hs[3] = {1, 2, 3}, vs[3] = {1, 300, 2};
     CHECK_STATUS(amq_maplet_build("maplet:v=8", hs, vs, 2, 0.01, NULL, &m, &d),
                  AMQ_ERR_INVALID);
     CHECK(m == NULL);
+    /* A batch stops at its first refusal; the pairs before it stay. */
+    amq_maplet *b = NULL;
+    size_t done = 9;
+    CHECK_OK(amq_maplet_new("maplet:v=8", 100, 0.01, NULL, &b, NULL));
+    CHECK_STATUS(amq_maplet_put_batch(b, hs, vs, 3, &done), AMQ_ERR_INVALID);
+    CHECK(done == 1 && b != NULL && amq_filter_items(b) == 1);
+    amq_maplet_free(b);
 }
 
 int main(void) {
