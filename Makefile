@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 # Where `make install` puts bin/, lib/, include/, share/ (DESTDIR stages).
 PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz clean install uninstall
+.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz bench-redis redis clean install uninstall
 
 all: build
 
@@ -46,6 +46,17 @@ test-tsan: deps
 
 bench: build
 	@$(BUILD)/bench/amq_bench $(BENCH_ARGS)
+
+# The Redis module alone: $(BUILD)/modules/redis/amq-redis.so
+redis: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target amq_redis
+	@echo "$(BUILD)/modules/redis/amq-redis.so"
+
+# Module throughput vs SET/GET and bits/item; updates docs/redis.md.
+bench-redis: redis
+	@/usr/bin/python3 bench/redis/bench_redis.py \
+	    --module $(BUILD)/modules/redis/amq-redis.so --write docs/redis.md
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

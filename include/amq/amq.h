@@ -30,4 +30,8 @@
 #include "amq/static.h"
 #include "amq/maplet.h"
 #include "amq/clock.h"
+#include "amq/alloc.h"
+#include "amq/shard.h"
+#include "amq/cascade.h"
+#include "amq/lsm.h"
 #endif

@@ -151,6 +151,8 @@ AMQ_API bool amq_topk_incr_hash(amq_topk *t, uint64_t hash, uint64_t by,
 AMQ_API amq_status amq_topk_add_key(amq_topk *t, const void *key, size_t len,
                                     amq_topk_expelled *out, bool *expelled);
 AMQ_API uint64_t amq_topk_hash(const amq_topk *t, const void *key, size_t len);
+/* The hasher amq_topk_add_key and amq_topk_hash use. */
+AMQ_API void amq_topk_hasher(const amq_topk *t, amq_hasher *out);
 
 /* Is the item in the top-k list right now (TOPK.QUERY)? */
 AMQ_API bool amq_topk_query(const amq_topk *t, uint64_t hash);
@@ -171,6 +173,37 @@ AMQ_API unsigned amq_topk_keylen(const amq_topk *t);
 AMQ_API uint64_t amq_topk_total(const amq_topk *t);
 /* Items in the list now (<= k). */
 AMQ_API size_t amq_topk_size(const amq_topk *t);
+
+/* ---- frames for the typed sketches ------------------------------------- */
+
+/* A typed sketch is saved in the frame amq_filter_save writes for a "cms"
+ * or "topk" filter with explicit parameters (docs/format.md; generic
+ * capacity and fpr 0), so the bytes also open with amq_filter_load, and a
+ * generic filter's "cms"/"topk" frame opens here.
+ *
+ * _serialized_size: the exact bytes _save writes.
+ * _save: AMQ_ERR_BUFFER if cap is too small (nothing written past cap),
+ *   AMQ_ERR_INVALID for NULL arguments. A Count-Min sketch keeps no hasher
+ *   (it takes hashes), so the caller names the one its hashes came from.
+ * _load: validates every field and the checksum before allocating (with
+ *   opt's allocator; the hasher comes from the frame, and for cms is
+ *   returned in *hasher if not NULL). Errors: AMQ_ERR_CORRUPT,
+ *   AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION, AMQ_ERR_INCOMPATIBLE (a frame of
+ *   another type), AMQ_ERR_NOMEM, AMQ_ERR_INVALID (NULL arguments).
+ * Ownership: the loaded sketch is the caller's (_free). */
+struct amq_diag; /* amq/filter.h */
+AMQ_API size_t amq_cms_serialized_size(const amq_cms *c);
+AMQ_API amq_status amq_cms_save(const amq_cms *c, const amq_hasher *hasher,
+                                void *buf, size_t cap, size_t *written);
+AMQ_API amq_status amq_cms_load(const void *buf, size_t len,
+                                const amq_options *opt, amq_cms **out,
+                                amq_hasher *hasher, struct amq_diag *diag);
+AMQ_API size_t amq_topk_serialized_size(const amq_topk *t);
+AMQ_API amq_status amq_topk_save(const amq_topk *t, void *buf, size_t cap,
+                                 size_t *written);
+AMQ_API amq_status amq_topk_load(const void *buf, size_t len,
+                                 const amq_options *opt, amq_topk **out,
+                                 struct amq_diag *diag);
 
 #ifdef __cplusplus
 }

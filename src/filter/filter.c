@@ -15,9 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/bits.h"
-#include "core/frame.h"
 #include "core/mem.h"
+#include "filter/frame_io.h"
 #include "filter/make.h"
 #include "maplet/ops.h"
 
@@ -381,103 +380,39 @@ amq_status amq_curve_bits(const char *spec, double fpr, double *bits_per_key) {
 
 /* ---- serialization ----------------------------------------------------- */
 
-static size_t params_len(const amq_filter *f) {
-    amq__wr w = {NULL, 0};
-    f->type->params_write(f->impl, &w);
-    return AMQ__FRAME_GENERIC_PARAMS + w.pos;
-}
-
-static size_t payload_len(const amq_filter *f) {
-    return f->type->payload_size != NULL ? f->type->payload_size(f->impl)
-                                         : f->impl->table_bytes;
-}
-
-static void payload_write(const amq_filter *f, uint8_t *dst) {
-    if (f->type->payload_write != NULL)
-        f->type->payload_write(f->impl, dst);
-    else if (f->impl->table_bytes != 0)
-        memcpy(dst, f->impl->table, f->impl->table_bytes);
-}
-
 size_t amq_filter_serialized_size(const amq_filter *f) {
-    return amq__frame_size(params_len(f), payload_len(f), NULL);
+    return amq__obj_frame_size(f->type, f->impl);
 }
 
 amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
                            size_t *written) {
-    size_t plen = params_len(f), llen = payload_len(f);
-    size_t total = amq__frame_size(plen, llen, NULL);
-    uint8_t *params, *payload;
-    if (written != NULL)
-        *written = 0;
-    if (total == 0 || plen > AMQ__FRAME_PARAMS_MAX)
-        return AMQ_ERR_OVERFLOW;
-    if (buf == NULL || cap < total)
-        return AMQ_ERR_BUFFER;
-    amq__frame_begin(buf, total, f->type->info.type_id, &f->hasher, plen, llen,
-                     &params, &payload);
-    amq__put_u64(params, f->capacity);
-    amq__put_f64(params + 8, f->target_fpr);
-    amq__wr w = {params + AMQ__FRAME_GENERIC_PARAMS, 0};
-    f->type->params_write(f->impl, &w);
-    payload_write(f, payload);
-    amq__frame_seal(buf, total);
-    if (written != NULL)
-        *written = total;
-    return AMQ_OK;
-}
-
-static amq_status check_generic(const amq__frame *fr, amq_diag *diag) {
-    double fpr;
-    if (fr->params_len < AMQ__FRAME_GENERIC_PARAMS)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS_LEN,
-                         "parameter block too short");
-    fpr = amq__get_f64(fr->params + 8);
-    if (!(fpr >= 0.0 && fpr < 1.0))
-        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_TARGET_FPR,
-                         "target false-positive rate out of range");
-    return AMQ_OK;
+    return amq__obj_save(f->type, f->impl, &f->hasher, f->capacity,
+                         f->target_fpr, buf, cap, written);
 }
 
 static amq_status open_frame(const void *buf, size_t len,
                              const amq_options *opt, bool view,
                              amq_filter **out, amq_diag *diag) {
     static const amq_options defaults;
-    amq__frame fr;
+    amq__opened info;
+    amq__obj *impl = NULL;
     amq_filter *f = NULL;
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
     if (opt == NULL)
         opt = &defaults;
-    if (view && ((uintptr_t)buf & 7u) != 0)
-        return amq__diag(diag, AMQ_ERR_ALIGN, 0,
-                         "a view needs an 8-byte aligned buffer");
-    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &fr, diag));
-    const amq__type *t = amq__type_by_id(fr.type_id);
-    if (t == NULL)
-        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
-                         "unknown structure type id %u (newer amq?)",
-                         fr.type_id);
-    AMQ_RETURN_IF_ERR(check_generic(&fr, diag));
-    /* The type validates its parameters before it allocates anything. */
-    amq__obj *impl = NULL;
-    amq__rd rd;
-    amq__rd_init(&rd, fr.params + AMQ__FRAME_GENERIC_PARAMS,
-                 fr.params_len - AMQ__FRAME_GENERIC_PARAMS,
-                 AMQ__FRAME_OFF_TYPE_PARAMS, t->info.name, diag);
-    rd.payload_at = (size_t)(fr.payload - (const uint8_t *)buf);
     AMQ_RETURN_IF_ERR(
-        t->load(t, &rd, fr.payload, fr.payload_len, view, opt, &impl));
-    amq_status st = wrap(t, opt, &f);
+        amq__obj_open(buf, len, NULL, opt, view, &impl, &info, diag));
+    amq_status st = wrap(info.type, opt, &f);
     if (st != AMQ_OK) {
-        destroy(t, impl);
+        destroy(info.type, impl);
         return st;
     }
     f->impl = impl;
-    f->hasher = fr.hasher;
-    f->capacity = amq__get_u64(fr.params);
-    f->target_fpr = amq__get_f64(fr.params + 8);
+    f->hasher = info.hasher;
+    f->capacity = info.capacity;
+    f->target_fpr = info.target_fpr;
     f->view = view;
     *out = f;
     return AMQ_OK;

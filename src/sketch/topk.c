@@ -373,6 +373,10 @@ uint64_t amq_topk_hash(const amq_topk *t, const void *key, size_t len) {
     return amq_hash64(&t->hasher, key, len);
 }
 
+void amq_topk_hasher(const amq_topk *t, amq_hasher *out) {
+    *out = t->hasher;
+}
+
 amq_status amq_topk_add_key(amq_topk *t, const void *key, size_t len,
                             amq_topk_expelled *out, bool *expelled) {
     if (t == NULL || (key == NULL && len != 0) || len >= AMQ_TOPK_NO_KEY)

@@ -6,35 +6,7 @@
 # failure.
 #
 # usage: tests/cli/test_cli.sh path/to/amq [TMPDIR]
-set -u
-
-AMQ=${1:?usage: test_cli.sh path/to/amq [tmpdir]}
-case $AMQ in
-/*) ;;
-*) AMQ="$(pwd)/$AMQ" ;;
-esac
-T=${2:-${TMPDIR:-/tmp}/amq-test-cli.$$}
-rm -rf "$T" && mkdir -p "$T" || exit 2
-cd "$T" || exit 2
-
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-    if [ -s err ]; then sed 's/^/  stderr| /' err | head -5 >&2; fi
-}
-
-# run RC DESC CMD...: run CMD (stdout to ./out, stderr to ./err), expect RC.
-run() {
-    want=$1 desc=$2
-    shift 2
-    "$@" >out 2>err
-    rc=$?
-    if [ "$rc" -eq "$want" ]; then pass; else fail "$desc: exit $rc, want $want"; fi
-}
+. "$(dirname "$0")/harness.sh" "$@"
 
 # check DESC CMD...: CMD must succeed.
 check() {
@@ -408,6 +380,27 @@ run 0 "clock simulate --json" "$AMQ" clock simulate -e 2000 --json
 check "clock: no ordered pair reported concurrent" has '"missed_orderings": 0,' out
 check "clock: json names the fields" has '"mean_claimed_fp_exact"' out
 
+# ---- sharded filter (amq shard) ------------------------------------------------
+run 0 "shard slot" "$AMQ" shard slot foo somekey "{user1000}.following" user1000
+check "shard slot: foo is 12182 (Redis docs)" has "^foo.12182$" out
+check "shard slot: somekey is 11058" has "^somekey.11058$" out
+check "shard slot: hash tag" test "$(sed -n 3p out | cut -f2)" = "$(sed -n 4p out | cut -f2)"
+run 0 "shard plan" "$AMQ" shard plan --type bloom --fpr 0.01 --keys 1M,1M,1M \
+    --queries 900,90,10 --name users --slots 0-5460,5461-10922,10923-16383
+check "shard plan: meets the target" has "^global fpr 0.0[01]" out
+check "shard plan: saves memory on skewed shares" has "uniform split .* (-" out
+run 0 "shard plan --commands" "$AMQ" shard plan --type cuckoo --fpr 0.001 \
+    --keys 1000,2000 --queries 1,1 --name f --commands
+check "shard plan: AMQ.RESERVE lines" test "$(grep -c '^AMQ.RESERVE f{' out)" -eq 2
+seq 1 3000 >keys.txt
+run 0 "shard route" "$AMQ" shard route --shards 3 keys.txt
+check "shard route: every shard used" test "$(sort -u out | wc -l)" -eq 3
+run 2 "shard plan: shard counts differ" "$AMQ" shard plan --type bloom \
+    --fpr 0.01 --keys 1,2 --queries 1
+run 2 "shard plan: bad slot range" "$AMQ" shard plan --type bloom --fpr 0.01 \
+    --keys 1 --slots 9-3
+run 2 "shard route without --shards" "$AMQ" shard route keys.txt
+run 2 "shard: unknown subcommand" "$AMQ" shard nosuch
+
 cd / && rm -rf "$T"
-echo "test_cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish test_cli

@@ -18,6 +18,7 @@
 
 #include "amq/amq.h"
 #include "golden/golden.h"
+#include "core/frame.h"
 
 #define MAX_FILE 8192 /* keep corpus files small */
 
@@ -51,15 +52,6 @@ static uint8_t *frame_of(const amq_filter *f, size_t *len) {
         return NULL;
     }
     return buf;
-}
-
-static void reseal(uint8_t *buf, size_t len) {
-    amq_hasher h;
-    if (len < 8 || amq_hasher_init(&h, AMQ_HASH_XXH64, 0, NULL) != AMQ_OK)
-        return;
-    uint64_t sum = amq_hash64(&h, buf, len - 8);
-    for (int i = 0; i < 8; i++)
-        buf[len - 8 + (size_t)i] = (uint8_t)(sum >> (8 * i));
 }
 
 /* A static type from the keys build() would add; eps is dropped when the
@@ -205,7 +197,7 @@ static void invalid_frames(const char *dir, const char *type) {
             continue;
         memcpy(buf + e->off, e->bytes, e->n);
         if (e->reseal)
-            reseal(buf, len);
+            amq__frame_seal(buf, len);
         write_file(dir, e->name, buf, len);
     }
     /* Payload length off by a word either way (resealed), checksum and
@@ -216,7 +208,7 @@ static void invalid_frames(const char *dir, const char *type) {
         uint64_t p = plen + (uint64_t)(int64_t)(8 * d);
         memcpy(buf, frame, len);
         memcpy(buf + 56, &p, 8);
-        reseal(buf, len);
+        amq__frame_seal(buf, len);
         snprintf(name, sizeof name, "bad-payload-len%+d", 8 * d);
         write_file(dir, name, buf, len);
     }
@@ -228,7 +220,7 @@ static void invalid_frames(const char *dir, const char *type) {
     write_file(dir, "bad-payload-bitflip", buf, len);
     memcpy(buf, frame, len);
     buf[len - 9] ^= 0x80;
-    reseal(buf, len);
+    amq__frame_seal(buf, len);
     write_file(dir, "payload-bitflip-resealed", buf, len);
     free(buf);
     free(frame);

@@ -39,7 +39,7 @@ cp "$manifest" "$T/manifest.test"
 for f in bin/amq include/amq/amq.h include/amq/filter.h include/amq/version.h lib/libamq.so \
     lib/libamq.a lib/pkgconfig/amq.pc lib/cmake/amq/amqConfig.cmake \
     lib/cmake/amq/amqConfigVersion.cmake share/man/man1/amq.1 \
-    share/bash-completion/completions/amq; do
+    share/bash-completion/completions/amq lib/amq/amq-redis.so; do
     check "installed $f" test -e "$P/$f"
 done
 check "amq.pc is relative to its directory" grep -q '^prefix=${pcfiledir}/../..$' "$P/lib/pkgconfig/amq.pc"
@@ -77,7 +77,7 @@ check "amq::amq_static needs no libamq.so" sh -c "! ldd '$T/consumer/consumer_st
 # uninstall removes every file it installed.
 check "uninstall" cmake -DMANIFEST="$T/manifest.test" -P "$SRC/cmake/uninstall.cmake"
 check "nothing left in the prefix" sh -c "[ -z \"\$(find '$P' -type f -o -type l)\" ]"
-check "amq's own directories removed" sh -c "[ ! -e '$P/include/amq' ] && [ ! -e '$P/lib/cmake/amq' ]"
+check "amq's own directories removed" sh -c "[ ! -e '$P/include/amq' ] && [ ! -e '$P/lib/cmake/amq' ] && [ ! -e '$P/lib/amq' ]"
 
 if [ -e "$T/manifest.user" ]; then cp -p "$T/manifest.user" "$manifest"; else rm -f "$manifest"; fi
 rm -rf "$T"

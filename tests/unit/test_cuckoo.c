@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "amq/cuckoo.h"
+#include "core/frame.h"
 
 static const char *const kinds[] = {"cuckoo", "vacuum"};
 
@@ -666,15 +667,6 @@ static void test_growth_model(void) {
  * records of tables 1, 2, ... */
 enum { P0 = 80, CHAIN = P0 + 40, LINK1 = CHAIN + 16 };
 
-static void reseal(uint8_t *buf, size_t len) {
-    amq_hasher hs;
-    if (amq_hasher_init(&hs, AMQ_HASH_XXH64, 0, NULL) != AMQ_OK)
-        return;
-    uint64_t sum = amq_hash64(&hs, buf, len - 8);
-    for (int i = 0; i < 8; i++)
-        buf[len - 8 + (size_t)i] = (uint8_t)(sum >> (8 * i));
-}
-
 static void put32(uint8_t *p, uint32_t v) {
     for (int i = 0; i < 4; i++)
         p[i] = (uint8_t)(v >> (8 * i));
@@ -714,7 +706,7 @@ static void expect_corrupt(const uint8_t *frame, size_t len, size_t off,
         return;
     memcpy(bad, frame, len);
     put32(bad + off, value);
-    reseal(bad, len);
+    amq__frame_seal(bad, len);
     amq_filter *g = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);

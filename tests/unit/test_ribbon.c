@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "amq/static.h"
+#include "core/frame.h"
 
 static uint64_t *keys(size_t n, uint64_t seed) {
     uint64_t *h = malloc(n ? n * sizeof *h : 1);
@@ -344,13 +345,6 @@ static uint8_t *frame_of(const amq_filter *f, size_t *len) {
     return buf;
 }
 
-static void reseal(uint8_t *buf, size_t len) {
-    amq_hasher h;
-    CHECK_OK(amq_hasher_init(&h, AMQ_HASH_XXH64, 0, NULL));
-    uint64_t sum = amq_hash64(&h, buf, len - 8);
-    memcpy(buf + len - 8, &sum, 8);
-}
-
 static uint32_t get32(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -461,7 +455,7 @@ static void test_version1(void) {
             memcpy(g + 48, &plen, 4);
             memcpy(g + PARAMS, v1, 40);
             memcpy(g + 128, fr + from, (size_t)pay);
-            reseal(g, ng);
+            amq__frame_seal(g, ng);
             check_copies(f, g, ng, h, n);
             free(g);
         }
@@ -480,7 +474,7 @@ static void refuse(const uint8_t *fr, size_t len, size_t at, unsigned w,
         return;
     memcpy(g, fr, len);
     memcpy(g + PARAMS + at, &v, w);
-    reseal(g, len);
+    amq__frame_seal(g, len);
     amq_filter *l = NULL;
     amq_status st = amq_filter_load(g, len, NULL, &l, NULL);
     CHECK_MSG(st == AMQ_ERR_CORRUPT, "%s = %llu: %s", what,
@@ -548,7 +542,7 @@ static void test_corrupt(void) {
         if (g != NULL) {
             memcpy(g, fr, len);
             g[off + (sol + words0 - 1) * 8 + 7] |= 0x80;
-            reseal(g, len);
+            amq__frame_seal(g, len);
             amq_filter *l = NULL;
             CHECK_STATUS(amq_filter_load(g, len, NULL, &l, NULL),
                          AMQ_ERR_CORRUPT);
@@ -581,7 +575,7 @@ static void test_param_edits(void) {
                 if (g[PARAMS + at] == vals[k])
                     continue;
                 g[PARAMS + at] = vals[k];
-                reseal(g, len);
+                amq__frame_seal(g, len);
                 amq_filter *l = NULL;
                 if (amq_filter_load(g, len, NULL, &l, NULL) == AMQ_OK) {
                     uint8_t out[64];

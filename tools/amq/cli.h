@@ -41,6 +41,7 @@ int cli_cmd_remove(int argc, char **argv);   /* update.c */
 int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_count(int argc, char **argv);
 int cli_cmd_recommend(int argc, char **argv);
+int cli_cmd_cascade(int argc, char **argv);   /* cascade.c */
 int cli_cmd_map(int argc, char **argv);  /* map.c: maplets              */
 int cli_cmd_kmer(int argc, char **argv); /* kmer.c, kmer_index.c        */
 
@@ -56,6 +57,8 @@ typedef struct cli_need {
 /* The type's canonical name (static storage), or NULL when no type meets
  * the need. When why is not NULL, one line saying why is written there. */
 const char *cli_recommend_type(const cli_need *need, FILE *why);
+int cli_cmd_shard(int argc, char **argv);
+int cli_cmd_lsm(int argc, char **argv);      /* lsm.c */
 
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */
@@ -286,5 +289,8 @@ bool cli_filter_save(const amq_filter *f, const char *path);
 /* "amq: PATH: ..." for a status from a file call: the system's reason for
  * AMQ_ERR_IO, else cli_status_error's form. Returns CLI_EXIT_ERR. */
 int cli_file_error(const char *path, amq_status st, const amq_diag *diag);
+/* Read a whole file (path NULL or "-": stdin) into a malloc'ed buffer the
+ * caller frees. Prints "amq: PATH: ..." and returns false on error. */
+bool cli_read_file(const char *path, uint8_t **out, size_t *len);
 
 #endif

@@ -7,6 +7,7 @@
  * to stdout.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -267,6 +268,54 @@ bool cli_filter_open(cli_filter_file *ff, const char *path)
     /* A file loads only when it is exactly one frame. */
     ff->file_len = amq_filter_serialized_size(ff->filter);
     return true;
+}
+
+/* Read all of fd into a malloc'ed buffer (pipes and files alike). */
+static bool read_fd(int fd, const char *name, uint8_t **out, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    for (;;) {
+        if (buf == NULL) {
+            cli_error("%s: out of memory", name);
+            return false;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            cli_error("%s: read error: %s", name, strerror(errno));
+            free(buf);
+            return false;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n == cap) {
+            uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (nb == NULL)
+                free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    *out = buf;
+    *len = n;
+    return true;
+}
+
+bool cli_read_file(const char *path, uint8_t **out, size_t *len)
+{
+    bool is_stdin = path == NULL || strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_error("%s: cannot open: %s", name, strerror(errno));
+        return false;
+    }
+    bool ok = read_fd(fd, name, out, len);
+    close(fd);
+    return ok;
 }
 
 void cli_filter_close(cli_filter_file *ff)

@@ -17,8 +17,10 @@ static const cli_command commands[] = {
     {"merge", cli_cmd_merge}, {"count", cli_cmd_count},
     {"info", cli_cmd_info},   {"recommend", cli_cmd_recommend},
     {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
-    {"clock", cli_cmd_clock}, {"map", cli_cmd_map},
-    {"kmer", cli_cmd_kmer},   {NULL, NULL},
+    {"clock", cli_cmd_clock}, {"shard", cli_cmd_shard},
+    {"cascade", cli_cmd_cascade}, {"lsm", cli_cmd_lsm},
+    {"map", cli_cmd_map},     {"kmer", cli_cmd_kmer},
+    {NULL, NULL},
 };
 
 static int print_version(void)

@@ -1,0 +1,472 @@
+/*
+ * amqcmd.c — AMQ.*: every amq type by its spec string (amq help types),
+ * through the generic interface (include/amq/filter.h).
+ *
+ *   AMQ.RESERVE key SPEC [CAPACITY n] [ERROR e] [HASH xxh3|xxh64|siphash]
+ *               [SEED s] [HASHKEY 32-hex]        an empty dynamic filter
+ *   AMQ.BUILD key SPEC item...                   a static one (xor, fuse,
+ *                                                ribbon) or any type, built
+ *                                                from all its items at once
+ *   AMQ.ADD/MADD/EXISTS/MEXISTS/DEL/CARD key ...  the usual operations
+ *   AMQ.INFO key       spec, items, bytes, bits/key, target and certified
+ *                      false-positive bound
+ *   AMQ.MERGE dst src...                          union (same shape)
+ *   AMQ.DUMP key / AMQ.LOAD key frame             a whole amq frame: what
+ *                      `amq build -o` writes and `amq info` reads
+ *
+ * A SipHash filter reserved without HASHKEY draws a random key on the
+ * primary; the command is replicated with that key spelled out, so a
+ * replica (and the AOF) builds the same filter.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "amqr.h"
+
+#define AMQ_DEFAULT_CAPACITY 1000
+#define AMQ_DEFAULT_ERROR 0.01
+#define AMQ_MAX_CAPACITY (1ull << 40)
+
+static const amq_filter *filter_at(const rval *v, unsigned i) {
+    (void)i;
+    return v->u.amq.f;
+}
+static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
+                   size_t len, char *err, size_t cap) {
+    (void)i;
+    return rv_one_frame(nf, "AMQ", err, cap) &&
+           rv_load_filter(v, b, len, &v->u.amq.f, err, cap);
+}
+static void destroy(rval *v) { amq_filter_free(v->u.amq.f); }
+
+const fam_ops amq_ops = {"amq",  "amq-filtr", "AMQ.LOADCHUNK", 0,    NULL,
+                         NULL,   NULL,        filter_at,       NULL, NULL,
+                         f_load, destroy};
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+/* The spec argument as a C string (specs are short). */
+static bool spec_arg(host *h, const rarg *a, char *buf, size_t cap) {
+    if (a->n == 0 || a->n >= cap || memchr(a->p, 0, a->n) != NULL) {
+        r_err(h, "ERR bad spec");
+        return false;
+    }
+    memcpy(buf, a->p, a->n);
+    buf[a->n] = 0;
+    return true;
+}
+
+static int read_key(host *h, rval **v) {
+    return key_open(h, 1, FAM_AMQ, v, "ERR");
+}
+
+static rval *need(host *h) {
+    return key_need(h, 1, FAM_AMQ, "ERR", "ERR not found");
+}
+
+static int reply_status_diag(host *h, amq_status st, const amq_diag *d) {
+    char msg[240];
+    snprintf(msg, sizeof msg, "ERR %s: %s", amq_strerror(st), d->message);
+    return r_err(h, msg);
+}
+
+static bool hex_key(const rarg *a, uint8_t key[AMQ_HASH_KEY_BYTES]) {
+    if (a->n != 2 * AMQ_HASH_KEY_BYTES)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        char c = a->p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return false;
+        key[i / 2] = (uint8_t)(i % 2 ? key[i / 2] | d : d << 4);
+    }
+    return true;
+}
+
+typedef struct reserve_args {
+    char spec[256];
+    long long cap;
+    double eps;
+    amq_options opt;
+    uint8_t key[AMQ_HASH_KEY_BYTES];
+} reserve_args;
+
+static bool parse_hash(host *h, const rarg *a, amq_hash_kind *k) {
+    if (arg_is(a, "xxh3"))
+        *k = AMQ_HASH_XXH3;
+    else if (arg_is(a, "xxh64"))
+        *k = AMQ_HASH_XXH64;
+    else if (arg_is(a, "siphash"))
+        *k = AMQ_HASH_SIPHASH;
+    else
+        return r_err(h, "ERR HASH is xxh3, xxh64 or siphash"), false;
+    return true;
+}
+
+static bool parse_reserve(host *h, reserve_args *r) {
+    long long seed;
+    memset(r, 0, sizeof *r);
+    r->cap = AMQ_DEFAULT_CAPACITY;
+    r->eps = AMQ_DEFAULT_ERROR;
+    if (!spec_arg(h, &h->argv[2], r->spec, sizeof r->spec))
+        return false;
+    for (int i = 3; i < h->argc; i += 2) {
+        const rarg *o = &h->argv[i], *x = &h->argv[i + 1];
+        if (i + 1 >= h->argc)
+            return r_arity(h), false;
+        if (arg_is(o, "CAPACITY")) {
+            if (!arg_ll(x, &r->cap) || r->cap < 1 ||
+                (unsigned long long)r->cap > AMQ_MAX_CAPACITY)
+                return r_err(h, "ERR bad capacity"), false;
+        } else if (arg_is(o, "ERROR")) {
+            if (!arg_double(x, &r->eps) || !(r->eps > 0 && r->eps < 1))
+                return r_err(h, "ERR bad error rate"), false;
+        } else if (arg_is(o, "HASH")) {
+            if (!parse_hash(h, x, &r->opt.hash))
+                return false;
+        } else if (arg_is(o, "SEED")) {
+            if (!arg_ll(x, &seed))
+                return r_err(h, "ERR bad seed"), false;
+            r->opt.hash_seed = (uint64_t)seed;
+        } else if (arg_is(o, "HASHKEY")) {
+            if (!hex_key(x, r->key))
+                return r_err(h, "ERR HASHKEY is 32 hex digits"), false;
+            r->opt.hash_key = r->key;
+        } else {
+            return r_err(h, "ERR unknown argument received"), false;
+        }
+    }
+    return true;
+}
+
+/* AMQ.RESERVE with every choice explicit, for replicas and the AOF. */
+static void replicate_reserve(host *h, const reserve_args *r,
+                              const amq_hasher *hs) {
+    char cap[24], eps[40], seed[24], key[2 * AMQ_HASH_KEY_BYTES + 1];
+    static const char *kinds[] = {"", "xxh3", "xxh64", "siphash"};
+    snprintf(cap, sizeof cap, "%lld", r->cap);
+    snprintf(eps, sizeof eps, "%.17g", r->eps);
+    snprintf(seed, sizeof seed, "%lld", (long long)hs->seed);
+    for (int i = 0; i < AMQ_HASH_KEY_BYTES; i++)
+        snprintf(key + 2 * i, 3, "%02x", hs->key[i]);
+    rarg a[12] = {h->argv[1],      h->argv[2],
+                  {"CAPACITY", 8}, {cap, strlen(cap)},
+                  {"ERROR", 5},    {eps, strlen(eps)},
+                  {"HASH", 4},     {kinds[hs->kind], strlen(kinds[hs->kind])},
+                  {"SEED", 4},     {seed, strlen(seed)},
+                  {"HASHKEY", 7},  {key, strlen(key)}};
+    h->ops->replicate(h, "AMQ.RESERVE", a,
+                      hs->kind == AMQ_HASH_SIPHASH ? 12 : 10);
+}
+
+static void wrote(host *h, const char *event) {
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, event, 1);
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+int amq_reserve(host *h) {
+    reserve_args r;
+    amq_hasher hs;
+    amq_diag diag;
+    double bits = 64;
+    rval *v;
+    if (h->argc < 3 || h->argc % 2 == 0)
+        return r_arity(h);
+    if (!parse_reserve(h, &r))
+        return 0;
+    if (read_key(h, &v) != KEY_EMPTY)
+        return v != NULL ? r_err(h, "ERR item exists") : 0;
+    const amq_type_info *ti = amq_filter_type_find(r.spec);
+    if (ti == NULL)
+        return r_err(h, "ERR unknown type (AMQ.TYPES lists them)");
+    if (ti->caps & AMQ_CAP_STATIC)
+        return r_err(h, "ERR a static type is built from all its items: "
+                        "use AMQ.BUILD");
+    amq_status st = amq_filter_resolve_hasher(r.spec, &r.opt, &hs);
+    if (st != AMQ_OK)
+        return r_status(h, "hash", st);
+    amq_curve_bits(r.spec, r.eps, &bits);
+    if (!h->ops->budget(h, (double)r.cap * (bits > 0 ? bits : 64) / 8 + 512))
+        return r_err(h, "ERR capacity too large for the memory limit");
+    v = rv_new(FAM_AMQ);
+    if (v == NULL)
+        return r_err(h, "ERR out of memory");
+    amq_options o = rv_options(v);
+    o.hash = hs.kind;
+    o.hash_seed = hs.seed;
+    o.hash_key = hs.key;
+    st = amq_filter_new(r.spec, (uint64_t)r.cap, r.eps, &o, &v->u.amq.f, &diag);
+    if (st != AMQ_OK) {
+        rv_free(v);
+        return reply_status_diag(h, st, &diag);
+    }
+    if (!store_or_reply(h, v))
+        return 0;
+    replicate_reserve(h, &r, &hs);
+    h->ops->notify(h, "amq.reserve", 1);
+    r_ok(h);
+    return 0;
+}
+
+int amq_build(host *h) {
+    char spec[256];
+    amq_hasher hs;
+    amq_diag diag;
+    amq_options o0;
+    rval *v;
+    if (h->argc < 3)
+        return r_arity(h);
+    if (!spec_arg(h, &h->argv[2], spec, sizeof spec))
+        return 0;
+    if (read_key(h, &v) != KEY_EMPTY)
+        return v != NULL ? r_err(h, "ERR item exists") : 0;
+    const amq_type_info *ti = amq_filter_type_find(spec);
+    if (ti == NULL)
+        return r_err(h, "ERR unknown type (AMQ.TYPES lists them)");
+    size_t n = (size_t)(h->argc - 3);
+    if (!h->ops->budget(h, (double)n * 48 + 4096))
+        return r_err(h, "ERR too many items for the memory limit");
+    memset(&o0, 0, sizeof o0);
+    amq_status st = amq_filter_resolve_hasher(spec, &o0, &hs);
+    if (st != AMQ_OK)
+        return r_status(h, "hash", st);
+    uint64_t *x = rv_sys_alloc(n * sizeof *x);
+    v = x ? rv_new(FAM_AMQ) : NULL;
+    if (v == NULL) {
+        rv_sys_free(x);
+        return r_err(h, "ERR out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = amq_hash64(&hs, h->argv[3 + i].p, h->argv[3 + i].n);
+    amq_options o = rv_options(v);
+    o.hash = hs.kind;
+    o.hash_seed = hs.seed;
+    st = amq_filter_build(spec, x, n,
+                          (ti->caps & AMQ_CAP_STATIC) ? 0 : AMQ_DEFAULT_ERROR,
+                          &o, &v->u.amq.f, &diag);
+    rv_sys_free(x);
+    if (st != AMQ_OK) {
+        rv_free(v);
+        return reply_status_diag(h, st, &diag);
+    }
+    if (!store_or_reply(h, v))
+        return 0;
+    wrote(h, "amq.build");
+    r_ok(h);
+    return 0;
+}
+
+static int add(host *h, bool single) {
+    rval *v;
+    int changed = 0;
+    if (single ? h->argc != 3 : h->argc < 3)
+        return r_arity(h);
+    if ((v = need(h)) == NULL)
+        return 0;
+    if (!single)
+        h->ops->r_arr(h, h->argc - 2);
+    for (int i = 2; i < h->argc; i++) {
+        amq_status st = amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
+        if (st == AMQ_OK) {
+            h->ops->r_int(h, 1);
+            changed++;
+        } else {
+            r_status(h, "add", st);
+        }
+    }
+    if (changed)
+        wrote(h, "amq.add");
+    return 0;
+}
+
+int amq_add(host *h) { return add(h, true); }
+int amq_madd(host *h) { return add(h, false); }
+
+static bool has(const rval *v, const rarg *item) {
+    return amq_filter_contains(v->u.amq.f, item->p, item->n);
+}
+
+int amq_exists(host *h) { return reply_exists(h, FAM_AMQ, true, has); }
+int amq_mexists(host *h) { return reply_exists(h, FAM_AMQ, false, has); }
+
+int amq_del(host *h) {
+    rval *v;
+    if (h->argc != 3)
+        return r_arity(h);
+    if ((v = need(h)) == NULL)
+        return 0;
+    amq_status st = amq_filter_remove(v->u.amq.f, h->argv[2].p, h->argv[2].n);
+    if (st == AMQ_ERR_NOT_FOUND) {
+        h->ops->r_int(h, 0);
+        return 0;
+    }
+    if (st != AMQ_OK)
+        return r_status(h, "delete", st);
+    wrote(h, "amq.del");
+    h->ops->r_int(h, 1);
+    return 0;
+}
+
+int amq_card(host *h) {
+    rval *v;
+    if (h->argc != 2)
+        return r_arity(h);
+    int st = read_key(h, &v);
+    if (st >= 0)
+        h->ops->r_int(h, st == KEY_OK ? (long long)amq_filter_items(v->u.amq.f)
+                                      : 0);
+    return 0;
+}
+
+/* The filter's AMQ_CAP_* bits as words, e.g. "remove count union". */
+static void caps_words(uint32_t caps, char *buf, size_t cap) {
+    static const struct {
+        uint32_t bit;
+        const char *word;
+    } names[] = {
+        {AMQ_CAP_REMOVE, "remove"},         {AMQ_CAP_COUNT, "count"},
+        {AMQ_CAP_UNION, "union"},           {AMQ_CAP_INTERSECT, "intersect"},
+        {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
+        {AMQ_CAP_STATIC, "static"},         {AMQ_CAP_SKETCH, "sketch"},
+        {AMQ_CAP_FORGETS, "forgets"}};
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((caps & names[i].bit) && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? " " : "",
+                                  names[i].word);
+}
+
+int amq_info(host *h) {
+    rval *v;
+    char d[512], caps[160];
+    if (h->argc != 2)
+        return r_arity(h);
+    if ((v = need(h)) == NULL)
+        return 0;
+    const amq_filter *f = v->u.amq.f;
+    amq_filter_describe(f, d, sizeof d);
+    caps_words(amq_filter_caps(f), caps, sizeof caps);
+    h->ops->r_map(h, 10);
+    h->ops->r_simple(h, "Spec");
+    h->ops->r_str(h, d, strlen(d));
+    h->ops->r_simple(h, "Capabilities");
+    h->ops->r_str(h, caps, strlen(caps));
+    h->ops->r_simple(h, "Items");
+    h->ops->r_int(h, (long long)amq_filter_items(f));
+    h->ops->r_simple(h, "Capacity");
+    h->ops->r_int(h, (long long)amq_filter_capacity(f));
+    h->ops->r_simple(h, "Table bytes");
+    h->ops->r_int(h, (long long)amq_filter_size_bytes(f));
+    h->ops->r_simple(h, "Memory");
+    h->ops->r_int(h, (long long)rv_memory(v));
+    h->ops->r_simple(h, "Bits per key");
+    h->ops->r_double(h, amq_filter_bits_per_key(f));
+    h->ops->r_simple(h, "Target error");
+    h->ops->r_double(h, amq_filter_target_fpr(f));
+    h->ops->r_simple(h, "Error bound");
+    h->ops->r_double(h, amq_filter_fpr_bound(f));
+    h->ops->r_simple(h, "Hash");
+    const char *hk = amq_hash_kind_name(amq_filter_hasher(f)->kind);
+    h->ops->r_str(h, hk, strlen(hk));
+    return 0;
+}
+
+int amq_merge(host *h) {
+    rval *dst, *src;
+    if (h->argc < 3)
+        return r_arity(h);
+    if ((dst = need(h)) == NULL)
+        return 0;
+    for (int i = 2; i < h->argc; i++) {
+        int st = h->ops->lookup(h, i, FAM_AMQ, &src);
+        if (st == KEY_WRONGTYPE)
+            return r_wrongtype(h);
+        if (st == KEY_EMPTY || src->load != NULL)
+            return r_err(h, "ERR not found");
+    }
+    if (!h->ops->budget(h, 2.0 * (double)dst->bytes))
+        return r_err(h, "ERR merge needs more memory than the limit allows");
+    rval *acc = rv_copy(dst);
+    if (acc == NULL)
+        return r_err(h, "ERR out of memory");
+    for (int i = 2; i < h->argc; i++) {
+        h->ops->lookup(h, i, FAM_AMQ, &src);
+        amq_status st = amq_filter_union(acc->u.amq.f, src->u.amq.f);
+        if (st != AMQ_OK) {
+            rv_free(acc);
+            return r_status(h, "merge", st);
+        }
+    }
+    if (!store_or_reply(h, acc))
+        return 0;
+    wrote(h, "amq.merge");
+    r_ok(h);
+    return 0;
+}
+
+int amq_dump(host *h) {
+    rval *v;
+    if (h->argc != 2)
+        return r_arity(h);
+    int st = h->ops->lookup(h, 1, 0, &v);
+    if (st == KEY_WRONGTYPE)
+        return r_wrongtype(h);
+    if (st == KEY_EMPTY)
+        return r_err(h, "ERR not found");
+    if (v->load != NULL || rv_nframes(v) != 1)
+        return r_err(h, "ERR the value is not one frame (use SCANDUMP)");
+    size_t n = rv_frame_size(v, 0);
+    uint8_t *buf = rv_sys_alloc(n);
+    if (buf == NULL)
+        return r_err(h, "ERR out of memory");
+    if (rv_frame_save(v, 0, buf, n) != AMQ_OK)
+        r_err(h, "ERR could not serialize the value");
+    else
+        h->ops->r_str(h, (const char *)buf, n);
+    rv_sys_free(buf);
+    return 0;
+}
+
+int amq_load(host *h) {
+    rval *v;
+    amq_diag diag;
+    if (h->argc != 3)
+        return r_arity(h);
+    if (read_key(h, &v) < 0)
+        return 0;
+    if (!h->ops->budget(h, (double)h->argv[2].n))
+        return r_err(h, "ERR frame larger than the memory limit allows");
+    v = rv_new(FAM_AMQ);
+    if (v == NULL)
+        return r_err(h, "ERR out of memory");
+    amq_options o = rv_options(v);
+    amq_status st =
+        amq_filter_load(h->argv[2].p, h->argv[2].n, &o, &v->u.amq.f, &diag);
+    if (st != AMQ_OK) {
+        rv_free(v);
+        return reply_status_diag(h, st, &diag);
+    }
+    if (!store_or_reply(h, v))
+        return 0;
+    wrote(h, "amq.load");
+    r_ok(h);
+    return 0;
+}
+
+int amq_types(host *h) {
+    size_t n = amq_filter_type_count();
+    if (h->argc != 1)
+        return r_arity(h);
+    h->ops->r_arr(h, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        const char *s = amq_filter_type_at(i)->name;
+        h->ops->r_str(h, s, strlen(s));
+    }
+    return 0;
+}

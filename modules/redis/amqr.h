@@ -1,0 +1,332 @@
+/*
+ * amqr.h — the inside of the amq Redis module, shared by its files.
+ *
+ *   redis-server ──► module.c (rm.h API) ──► host ──► commands (bf.c cf.c
+ *                                                     cms.c topk.c amqcmd.c)
+ *   fuzz target  ──► its own in-memory host ──┘             │
+ *                                                     value.c (rval, blob)
+ *                                                           │
+ *                                                     libamq public API
+ *
+ * Commands never touch the Redis API: they read arguments as byte ranges
+ * (rarg), find and store keys, reply and replicate through a `host` (a
+ * table of callbacks, like Redis's own dictType). module.c implements the
+ * host over the real server; tests/fuzz/fuzz_redis.c implements it over a
+ * small in-memory keyspace, so every command parser and every command runs
+ * in-process under libFuzzer.
+ *
+ * A key's value is an rval: one family (BF, CF, CMS, TOPK, AMQ) and its
+ * amq objects. All of their memory goes through the rval's counting
+ * allocator, so MEMORY USAGE is exact. The value's serialized form (the
+ * "blob", used for RDB, DUMP/RESTORE, COPY, digests, SCANDUMP and AOF) is
+ * specified in value.c and docs/redis.md: a small checksummed header and
+ * the amq frames of its structures.
+ */
+#ifndef AMQ_REDIS_AMQR_H
+#define AMQ_REDIS_AMQR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <amq/amq.h>
+
+/* ---- arguments ------------------------------------------------------------ */
+
+typedef struct rarg {
+    const char *p;
+    size_t n;
+} rarg;
+
+bool arg_is(const rarg *a, const char *word); /* ASCII case-insensitive */
+/* Strict parsers: the whole argument, no spaces; false otherwise. */
+bool arg_ll(const rarg *a, long long *out);
+bool arg_double(const rarg *a, double *out); /* finite only */
+
+/* ---- values ----------------------------------------------------------------- */
+
+enum { FAM_BF = 1, FAM_CF = 2, FAM_CMS = 3, FAM_TOPK = 4, FAM_AMQ = 5 };
+#define FAM_MAX 5
+
+#define CF_MAX_LINKS 32
+
+typedef struct bf_part {
+    amq_filter *f; /* "scalable" */
+    double eps;
+    uint64_t capacity;
+    uint32_t expansion;
+    bool nonscaling;
+} bf_part;
+
+typedef struct cf_part {
+    uint64_t capacity;
+    uint32_t bucket_size, max_iter, expansion;
+    uint64_t deleted;
+    unsigned nlinks;
+    amq_filter *link[CF_MAX_LINKS]; /* "cuckoo", sub-filter i holds
+                                       capacity * expansion^i */
+} cf_part;
+
+typedef struct cms_part {
+    amq_cms *c;
+    amq_hasher h;
+} cms_part;
+
+typedef struct topk_part {
+    amq_topk *t;
+    double decay; /* RedisBloom's form: probability base in (0, 1] */
+} topk_part;
+
+typedef struct amq_part {
+    amq_filter *f;
+} amq_part;
+
+/* A SCANDUMP stream being received by LOADCHUNK: the blob's first `have`
+ * bytes of `total`. */
+typedef struct pending {
+    uint8_t *buf;
+    size_t total, have;
+} pending;
+
+typedef struct rval {
+    int fam;
+    size_t bytes;        /* held by the amq objects (counting allocator) */
+    amq_allocator alloc; /* counts into bytes; ctx = this rval */
+    pending *load;       /* non-NULL: LOADCHUNK in progress, parts empty */
+    union {
+        bf_part bf;
+        cf_part cf;
+        cms_part cms;
+        topk_part topk;
+        amq_part amq;
+    } u;
+} rval;
+
+/* Where the module's own memory comes from (RedisModule_Alloc in the
+ * server, malloc elsewhere). Set once at load. */
+void rv_set_system_allocator(void *(*alloc)(size_t),
+                             void *(*realloc)(void *, size_t),
+                             void (*free)(void *));
+void *rv_sys_alloc(size_t n);
+void rv_sys_free(void *p);
+
+rval *rv_new(int fam);
+void rv_free(rval *v);
+/* Options whose allocator is the value's counting allocator. */
+amq_options rv_options(rval *v);
+/* Bytes the value holds: the object, its structures, a pending buffer. */
+size_t rv_memory(const rval *v);
+
+/* The per-family half of the blob codec and lifecycle (dictType-style).
+ * Optional members may be NULL. */
+typedef struct fam_ops {
+    const char *name;      /* "bf", "cf", "cms", "topk", "amq"            */
+    const char *rtype;     /* Redis type name, 9 characters                */
+    const char *loadchunk; /* command the AOF rewrite emits             */
+    size_t params_len;
+    /* The fixed-size parameter block (NULL when params_len is 0); read
+     * validates and stores it, false with err filled. */
+    void (*params_write)(const rval *v, uint8_t *p);
+    bool (*params_read)(rval *v, const uint8_t *p, char *err, size_t cap);
+    unsigned (*nframes)(const rval *v); /* opt: one frame */
+    /* Frame i is this amq_filter's frame (BF, CF, AMQ), or ... */
+    const amq_filter *(*filter_at)(const rval *v, unsigned i);
+    /* ... is written by these (CMS, TOPK). */
+    size_t (*frame_size)(const rval *v, unsigned i);
+    amq_status (*frame_save)(const rval *v, unsigned i, uint8_t *buf,
+                             size_t cap);
+    /* Load frame i of nframes into v; false with err filled. */
+    bool (*frame_load)(rval *v, unsigned i, unsigned nframes,
+                       const uint8_t *buf, size_t len, char *err, size_t cap);
+    void (*destroy)(rval *v); /* free the family's objects */
+} fam_ops;
+
+extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops;
+const fam_ops *fam_get(int fam); /* NULL if fam is not a family */
+
+/* A value's frames, whichever way its family writes them. */
+unsigned rv_nframes(const rval *v);
+size_t rv_frame_size(const rval *v, unsigned i);
+amq_status rv_frame_save(const rval *v, unsigned i, uint8_t *buf, size_t cap);
+
+/* Shared by the families' frame_load: false with err filled. */
+bool rv_frame_refused(char *err, size_t cap, amq_status st,
+                      const amq_diag *diag);
+bool rv_one_frame(unsigned nframes, const char *fam, char *err, size_t cap);
+/* amq_filter_load with the value's allocator. */
+bool rv_load_filter(rval *v, const uint8_t *buf, size_t len, amq_filter **out,
+                    char *err, size_t cap);
+
+/* Blob: encode into a buffer from rv_sys_alloc (caller frees with
+ * rv_sys_free). A pending value encodes its received prefix. */
+bool rv_encode(const rval *v, uint8_t **out, size_t *len);
+/* Decode and validate a complete blob of family `fam` (0: any); the new
+ * value is the caller's. false with err filled; nothing is kept. */
+bool rv_decode(const uint8_t *buf, size_t len, int fam, rval **out, char *err,
+               size_t cap);
+/* A clone through the blob (COPY). NULL if out of memory. */
+rval *rv_copy(const rval *v);
+
+/* Blob header as far as LOADCHUNK needs it before the rest arrives. */
+#define BLOB_HEAD 24
+#define BLOB_MAX ((size_t)1 << 40)
+bool blob_peek(const uint8_t *buf, size_t len, int *fam, size_t *total,
+               char *err, size_t cap);
+
+/* ---- the host: what a command may do ------------------------------------------ */
+
+enum { KEY_EMPTY = 0, KEY_OK = 1, KEY_WRONGTYPE = 2 };
+
+typedef struct host host;
+typedef struct host_ops {
+    /* The value at argv[argi] if it is of family fam; write = the command
+     * may modify it (replication, notifications follow from the caller). */
+    int (*lookup)(host *h, int argi, int fam, rval **out);
+    /* Put v at argv[argi], replacing any value there. Ownership moves
+     * either way: false means v was freed and nothing changed. */
+    bool (*store)(host *h, int argi, rval *v);
+    void (*remove)(host *h, int argi);
+    void (*r_int)(host *h, long long x);
+    void (*r_err)(host *h, const char *msg);
+    void (*r_simple)(host *h, const char *msg);
+    void (*r_arr)(host *h, long n);
+    void (*r_map)(host *h, long n); /* n pairs; an array of 2n in RESP2 */
+    void (*r_null)(host *h);
+    void (*r_str)(host *h, const char *s, size_t n);
+    void (*r_double)(host *h, double x);
+    /* Effects of a write that succeeded (at least in part). */
+    void (*replicate_verbatim)(host *h);
+    void (*replicate)(host *h, const char *cmd, const rarg *args, int n);
+    void (*notify)(host *h, const char *event, int argi);
+    /* May the command allocate `bytes` more? false: it must refuse. */
+    bool (*budget)(host *h, double bytes);
+} host_ops;
+
+struct host {
+    const host_ops *ops;
+    const rarg *argv;
+    int argc;
+};
+
+/* Reply helpers. */
+static inline void r_ok(host *h) { h->ops->r_simple(h, "OK"); }
+static inline int r_err(host *h, const char *msg) {
+    h->ops->r_err(h, msg);
+    return 0;
+}
+int r_wrongtype(host *h);
+/* store, replying an error when it fails; false then. */
+bool store_or_reply(host *h, rval *v);
+/* The value of family fam at argv[argi]: KEY_OK (*v set) or KEY_EMPTY
+ * (*v NULL); -1 after replying WRONGTYPE, or "<prefix> the key is being
+ * loaded by LOADCHUNK" for a value still arriving. */
+int key_open(host *h, int argi, int fam, rval **v, const char *prefix);
+/* key_open that also refuses a missing key (replying `missing`): the
+ * value, or NULL after a reply. */
+rval *key_need(host *h, int argi, int fam, const char *prefix,
+               const char *missing);
+/* EXISTS key item (single) or MEXISTS key item...: test(v, item) per item,
+ * 0 for every item of a missing key. */
+int reply_exists(host *h, int fam, bool single,
+                 bool (*test)(const rval *v, const rarg *item));
+/* n "name: integer" pairs as a map, or with only >= 0 that one value in
+ * an array of one; the value at null_at (-1: none) is a null. */
+void reply_fields(host *h, const char *const *names, const long long *vals,
+                  int n, int only, int null_at);
+int r_arity(host *h);
+/* An amq status as an error reply ("ERR <message>"). */
+int r_status(host *h, const char *what, amq_status st);
+
+/* Module-wide defaults (module arguments ERROR_RATE, INITIAL_SIZE,
+ * CF_MAX_EXPANSIONS). */
+typedef struct module_cfg {
+    double bf_error;
+    uint64_t bf_capacity;
+    uint32_t bf_expansion;
+    uint64_t cf_capacity;
+    unsigned cf_max_links;
+} module_cfg;
+extern module_cfg g_cfg;
+/* Parse module arguments; false with err filled. */
+bool cfg_parse(const rarg *argv, int argc, char *err, size_t cap);
+
+/* ---- commands ------------------------------------------------------------------ */
+
+typedef int (*cmd_fn)(host *h);
+
+typedef struct cmd_def {
+    const char *name;
+    cmd_fn fn;
+    const char *flags;
+    int first, last, step; /* key positions; first = 0: getkeys below */
+    /* Key positions of a command whose keys depend on its arguments. */
+    int (*keys)(const rarg *argv, int argc, int *pos, int cap);
+} cmd_def;
+
+extern const cmd_def g_cmds[];
+extern const size_t g_ncmds;
+const cmd_def *cmd_find(const char *name, size_t n);
+
+/* SCANDUMP / LOADCHUNK, shared by BF, CF and AMQ (chunk.c). */
+#define CHUNK_MAX ((size_t)16 << 20)
+int chunk_scandump(host *h, int fam);
+int chunk_loadchunk(host *h, int fam);
+int bf_scandump(host *h);
+int bf_loadchunk(host *h);
+int cf_scandump(host *h);
+int cf_loadchunk(host *h);
+int amq_scandump(host *h);
+int amq_loadchunk(host *h);
+
+/* Family commands. */
+int bf_reserve(host *h);
+int bf_add(host *h);
+int bf_madd(host *h);
+int bf_insert(host *h);
+int bf_exists(host *h);
+int bf_mexists(host *h);
+int bf_info(host *h);
+int bf_card(host *h);
+int cf_reserve(host *h);
+int cf_add(host *h);
+int cf_addnx(host *h);
+int cf_insert(host *h);
+int cf_insertnx(host *h);
+int cf_exists(host *h);
+int cf_mexists(host *h);
+int cf_del(host *h);
+int cf_count(host *h);
+int cf_info(host *h);
+int cms_initbydim(host *h);
+int cms_initbyprob(host *h);
+int cms_incrby(host *h);
+int cms_query(host *h);
+int cms_merge(host *h);
+int cms_info(host *h);
+int cms_merge_keys(const rarg *argv, int argc, int *pos, int cap);
+int topk_reserve(host *h);
+int topk_add(host *h);
+int topk_incrby(host *h);
+int topk_query(host *h);
+int topk_count(host *h);
+int topk_list(host *h);
+int topk_info(host *h);
+int amq_reserve(host *h);
+int amq_build(host *h);
+int amq_add(host *h);
+int amq_madd(host *h);
+int amq_exists(host *h);
+int amq_mexists(host *h);
+int amq_del(host *h);
+int amq_card(host *h);
+int amq_info(host *h);
+int amq_merge(host *h);
+int amq_dump(host *h);
+int amq_load(host *h);
+int amq_types(host *h);
+
+/* Shared by the filter families. */
+bool bf_build(rval *v, double eps, uint64_t cap, uint32_t expansion,
+              bool nonscaling, char *err, size_t errcap);
+
+#endif

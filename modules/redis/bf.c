@@ -1,0 +1,464 @@
+/*
+ * bf.c — BF.*: RedisBloom's scalable Bloom filter on amq's "scalable" type.
+ *
+ * A BF key holds one amq scalable filter (src/bloom/scalable.c): stage i is
+ * a partitioned Bloom filter for capacity·expansion^i keys at
+ * ε·(1 − r)·r^i with r = 0.5 — the first stage at ε/2, each next one at
+ * half the rate — so the sum over any number of stages stays below ε.
+ * NONSCALING is a single stage. BF.ADD adds a key only if the filter does
+ * not already report it (RedisBloom's "1 if newly added"), so the item
+ * count is the number of adds that set bits, and the stage count follows
+ * from it: stage i fills at its capacity and the next add opens stage i+1.
+ *
+ * Defaults: ε = 0.01, capacity 100, expansion 2 (module arguments
+ * ERROR_RATE and INITIAL_SIZE change the first two). A key created
+ * implicitly is replicated as an explicit BF.RESERVE with the resolved
+ * parameters before the command itself, so a replica with other module
+ * arguments builds the identical filter.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "amqr.h"
+
+#define BF_MAX_EXPANSION 16
+#define BF_MAX_STAGES 64
+
+/* ---- family operations ------------------------------------------------------ */
+
+static void spec_of(char *buf, size_t cap, double eps, uint64_t n, uint32_t g,
+                    bool nonscaling) {
+    snprintf(buf, cap,
+             "n0=%llu,eps=%.17g,growth=%u,ratio=0.5,max_stages=%u,max_bytes=0",
+             (unsigned long long)n, eps, g, nonscaling ? 1u : BF_MAX_STAGES);
+}
+
+bool bf_build(rval *v, double eps, uint64_t cap, uint32_t g, bool nonscaling,
+              char *err, size_t errcap) {
+    char spec[200];
+    amq_diag diag;
+    amq_options o = rv_options(v);
+    memcpy(spec, "scalable:", 9);
+    spec_of(spec + 9, sizeof spec - 9, eps, cap, g, nonscaling);
+    amq_status st = amq_filter_new(spec, cap, eps, &o, &v->u.bf.f, &diag);
+    if (st != AMQ_OK) {
+        snprintf(err, errcap, "%s", diag.message);
+        return false;
+    }
+    v->u.bf.eps = eps;
+    v->u.bf.capacity = cap;
+    v->u.bf.expansion = g;
+    v->u.bf.nonscaling = nonscaling;
+    return true;
+}
+
+static void put64(uint8_t *p, uint64_t x) { memcpy(p, &x, 8); }
+static uint64_t get64(const uint8_t *p) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+/* params: capacity u64 | eps f64 | expansion u32 | flags u32 (bit 0
+ * nonscaling) */
+static void p_write(const rval *v, uint8_t *p) {
+    uint64_t e;
+    uint32_t x = v->u.bf.expansion, fl = v->u.bf.nonscaling;
+    memcpy(&e, &v->u.bf.eps, 8);
+    put64(p, v->u.bf.capacity);
+    put64(p + 8, e);
+    memcpy(p + 16, &x, 4);
+    memcpy(p + 20, &fl, 4);
+}
+
+static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
+    uint64_t e = get64(p + 8);
+    uint32_t x, fl;
+    double eps;
+    memcpy(&eps, &e, 8);
+    memcpy(&x, p + 16, 4);
+    memcpy(&fl, p + 20, 4);
+    if (!(eps > 0 && eps < 1) || get64(p) == 0 || x < 1 ||
+        x > BF_MAX_EXPANSION || fl > 1) {
+        snprintf(err, cap, "bad BF parameters");
+        return false;
+    }
+    v->u.bf.capacity = get64(p);
+    v->u.bf.eps = eps;
+    v->u.bf.expansion = x;
+    v->u.bf.nonscaling = fl != 0;
+    return true;
+}
+
+static const amq_filter *filter_at(const rval *v, unsigned i) {
+    (void)i;
+    return v->u.bf.f;
+}
+
+/* The frame, whose resolved parameters must be exactly the key's (so the
+ * blob's header and its frame cannot disagree). */
+static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
+                   size_t len, char *err, size_t cap) {
+    char want[220], got[256];
+    (void)i;
+    if (!rv_one_frame(nf, "BF", err, cap) ||
+        !rv_load_filter(v, b, len, &v->u.bf.f, err, cap))
+        return false;
+    memcpy(want, "scalable:", 9);
+    spec_of(want + 9, sizeof want - 9, v->u.bf.eps, v->u.bf.capacity,
+            v->u.bf.expansion, v->u.bf.nonscaling);
+    amq_filter_describe(v->u.bf.f, got, sizeof got);
+    if (strcmp(got, want) != 0) {
+        snprintf(err, cap, "frame %s does not match its key's parameters", got);
+        return false;
+    }
+    return true;
+}
+
+static void destroy(rval *v) { amq_filter_free(v->u.bf.f); }
+
+const fam_ops bf_ops = {"bf",    "amq-bloom", "BF.LOADCHUNK", 24,
+                        p_write, p_read,      NULL,           filter_at,
+                        NULL,    NULL,        f_load,         destroy};
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+/* Stages open: stage i fills at n0·g^i keys, the next add opens i + 1. */
+static unsigned stages(const bf_part *b, uint64_t *capacity) {
+    uint64_t items = amq_filter_items(b->f), n = b->capacity, sum = n;
+    unsigned s = 1;
+    while (sum < items && s < BF_MAX_STAGES && n <= UINT64_MAX / b->expansion) {
+        n *= b->expansion;
+        sum = sum > UINT64_MAX - n ? UINT64_MAX : sum + n;
+        s++;
+    }
+    *capacity = sum;
+    return s;
+}
+
+static double first_stage_bytes(double eps, uint64_t cap) {
+    return (double)cap * -log(eps / 2) / (M_LN2 * M_LN2) / 8 * 1.1 + 512;
+}
+
+/* Create a BF value (budget check first); replies on failure. */
+static rval *create(host *h, double eps, uint64_t cap, uint32_t g,
+                    bool nonscaling) {
+    char err[200], msg[240];
+    if (!h->ops->budget(h, first_stage_bytes(eps, cap))) {
+        r_err(h, "ERR capacity too large for the memory limit");
+        return NULL;
+    }
+    rval *v = rv_new(FAM_BF);
+    if (v == NULL) {
+        r_err(h, "ERR out of memory");
+        return NULL;
+    }
+    if (!bf_build(v, eps, cap, g, nonscaling, err, sizeof err)) {
+        rv_free(v);
+        snprintf(msg, sizeof msg, "ERR could not create filter: %s", err);
+        r_err(h, msg);
+        return NULL;
+    }
+    return v;
+}
+
+/* BF.RESERVE key eps cap [EXPANSION g | NONSCALING] for a replica. */
+static void replicate_reserve(host *h, const bf_part *b) {
+    char e[40], c[24], g[16];
+    rarg a[6];
+    int n = 5;
+    snprintf(e, sizeof e, "%.17g", b->eps);
+    snprintf(c, sizeof c, "%llu", (unsigned long long)b->capacity);
+    snprintf(g, sizeof g, "%u", b->expansion);
+    a[0] = h->argv[1];
+    a[1] = (rarg){e, strlen(e)};
+    a[2] = (rarg){c, strlen(c)};
+    a[3] = (rarg){"EXPANSION", 9};
+    a[4] = (rarg){g, strlen(g)};
+    if (b->nonscaling) {
+        a[3] = (rarg){"NONSCALING", 10};
+        n = 4;
+    }
+    h->ops->replicate(h, "BF.RESERVE", a, n);
+}
+
+/* Bytes of stage s (capacity n0·g^s at eps·2^-(s+1)). */
+static double stage_bytes(const bf_part *b, unsigned s) {
+    return first_stage_bytes(
+        b->eps * pow(0.5, s),
+        (uint64_t)fmin(1e18, (double)b->capacity * pow(b->expansion, s)));
+}
+
+/* Will the next add open a stage the memory limit does not allow? */
+static bool growth_refused(host *h, const bf_part *b) {
+    uint64_t cap;
+    unsigned s = stages(b, &cap);
+    return !b->nonscaling && amq_filter_items(b->f) >= cap &&
+           !h->ops->budget(h, stage_bytes(b, s));
+}
+
+/* Add one item: 1 new, 0 present, -1 error (message in *err). */
+static int add_one(host *h, bf_part *b, const rarg *item, const char **err) {
+    uint64_t x = amq_filter_hash(b->f, item->p, item->n);
+    if (amq_filter_contains_hash(b->f, x))
+        return 0;
+    if (growth_refused(h, b)) {
+        *err = "ERR the filter's next stage is larger than the memory limit "
+               "allows";
+        return -1;
+    }
+    amq_status st = amq_filter_add_hash(b->f, x);
+    if (st == AMQ_OK)
+        return 1;
+    *err = st == AMQ_ERR_FULL
+               ? (b->nonscaling ? "ERR non scaling filter is full"
+                                : "ERR filter reached its maximum size")
+               : "ERR out of memory";
+    return -1;
+}
+
+typedef struct create_args {
+    double eps;
+    long long cap, expansion;
+    bool nonscaling, nocreate, explicit_target;
+} create_args;
+
+/* Find the key or create it; replies and returns NULL on failure. */
+static rval *open_or_create(host *h, const create_args *a, bool *created) {
+    rval *v;
+    int st = key_open(h, 1, FAM_BF, &v, "ERR");
+    *created = false;
+    if (st != KEY_EMPTY)
+        return v; /* NULL after an error reply */
+    if (a->nocreate) {
+        r_err(h, "ERR not found");
+        return NULL;
+    }
+    v = create(h, a->eps, (uint64_t)a->cap, (uint32_t)a->expansion,
+               a->nonscaling);
+    if (v != NULL) {
+        if (!store_or_reply(h, v))
+            return 0;
+        *created = true;
+    }
+    return v;
+}
+
+/* Add argv[from..argc) and reply (an array unless single). */
+static int add_items(host *h, const create_args *a, int from, bool single) {
+    bool created;
+    int changed = 0;
+    rval *v = open_or_create(h, a, &created);
+    if (v == NULL)
+        return 0;
+    if (created)
+        replicate_reserve(h, &v->u.bf);
+    if (!single)
+        h->ops->r_arr(h, h->argc - from);
+    for (int i = from; i < h->argc; i++) {
+        const char *err = NULL;
+        int r = add_one(h, &v->u.bf, &h->argv[i], &err);
+        if (r < 0)
+            h->ops->r_err(h, err);
+        else
+            h->ops->r_int(h, r);
+        changed += r > 0;
+    }
+    if (changed || created) {
+        h->ops->replicate_verbatim(h);
+        h->ops->notify(h, "bf.add", 1);
+    }
+    return 0;
+}
+
+static create_args defaults(void) {
+    create_args a = {.eps = g_cfg.bf_error,
+                     .cap = (long long)g_cfg.bf_capacity,
+                     .expansion = g_cfg.bf_expansion};
+    return a;
+}
+
+/* ---- commands --------------------------------------------------------------------- */
+
+static bool parse_eps(host *h, const rarg *a, double *eps) {
+    if (!arg_double(a, eps)) {
+        r_err(h, "ERR bad error rate");
+        return false;
+    }
+    if (!(*eps > 0 && *eps < 1)) {
+        r_err(h, "ERR (0 < error rate range < 1)");
+        return false;
+    }
+    return true;
+}
+
+static bool parse_cap(host *h, const rarg *a, long long *cap) {
+    if (!arg_ll(a, cap)) {
+        r_err(h, "ERR bad capacity");
+        return false;
+    }
+    if (*cap <= 0 || (unsigned long long)*cap > (1ull << 48)) {
+        r_err(h, "ERR (capacity should be larger than 0)");
+        return false;
+    }
+    return true;
+}
+
+static bool parse_expansion(host *h, const rarg *a, long long *g) {
+    if (!arg_ll(a, g)) {
+        r_err(h, "ERR bad expansion");
+        return false;
+    }
+    if (*g < 1) {
+        r_err(h, "ERR expansion should be greater or equal to 1");
+        return false;
+    }
+    if (*g > BF_MAX_EXPANSION) {
+        r_err(h, "ERR expansion above 16 is not supported");
+        return false;
+    }
+    return true;
+}
+
+int bf_reserve(host *h) {
+    create_args a = defaults();
+    bool has_exp = false;
+    rval *v;
+    if (h->argc < 4)
+        return r_arity(h);
+    if (!parse_eps(h, &h->argv[2], &a.eps) ||
+        !parse_cap(h, &h->argv[3], &a.cap))
+        return 0;
+    for (int i = 4; i < h->argc; i++) {
+        if (arg_is(&h->argv[i], "NONSCALING")) {
+            a.nonscaling = true;
+        } else if (arg_is(&h->argv[i], "EXPANSION") && i + 1 < h->argc) {
+            if (!parse_expansion(h, &h->argv[++i], &a.expansion))
+                return 0;
+            has_exp = true;
+        } else {
+            return r_err(h, "ERR unknown argument received");
+        }
+    }
+    if (a.nonscaling && has_exp)
+        return r_err(h, "ERR nonscaling filters cannot expand");
+    int st = h->ops->lookup(h, 1, FAM_BF, &v);
+    if (st != KEY_EMPTY)
+        return r_err(h, "ERR item exists");
+    v = create(h, a.eps, (uint64_t)a.cap, (uint32_t)a.expansion, a.nonscaling);
+    if (v == NULL)
+        return 0;
+    if (!store_or_reply(h, v))
+        return 0;
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, "bf.reserve", 1);
+    r_ok(h);
+    return 0;
+}
+
+int bf_add(host *h) {
+    create_args a = defaults();
+    if (h->argc != 3)
+        return r_arity(h);
+    return add_items(h, &a, 2, true);
+}
+
+int bf_madd(host *h) {
+    create_args a = defaults();
+    if (h->argc < 3)
+        return r_arity(h);
+    return add_items(h, &a, 2, false);
+}
+
+int bf_insert(host *h) {
+    create_args a = defaults();
+    bool has_target = false, has_exp = false;
+    int i = 2;
+    if (h->argc < 4)
+        return r_arity(h);
+    for (; i < h->argc && !arg_is(&h->argv[i], "ITEMS"); i++) {
+        const rarg *o = &h->argv[i];
+        bool more = i + 1 < h->argc;
+        if (arg_is(o, "NOCREATE")) {
+            a.nocreate = true;
+        } else if (arg_is(o, "NONSCALING")) {
+            a.nonscaling = true;
+        } else if (arg_is(o, "CAPACITY") && more) {
+            if (!parse_cap(h, &h->argv[++i], &a.cap))
+                return 0;
+            has_target = true;
+        } else if (arg_is(o, "ERROR") && more) {
+            if (!parse_eps(h, &h->argv[++i], &a.eps))
+                return 0;
+            has_target = true;
+        } else if (arg_is(o, "EXPANSION") && more) {
+            if (!parse_expansion(h, &h->argv[++i], &a.expansion))
+                return 0;
+            has_exp = true;
+        } else {
+            return r_err(h, "ERR unknown argument received");
+        }
+    }
+    if (i + 1 >= h->argc)
+        return r_err(h, "ERR ITEMS must be followed by at least one item");
+    if (a.nocreate && has_target)
+        return r_err(h, "ERR NOCREATE cannot be used together with CAPACITY "
+                        "or ERROR");
+    if (a.nonscaling && has_exp)
+        return r_err(h, "ERR nonscaling filters cannot expand");
+    return add_items(h, &a, i + 1, false);
+}
+
+/* Look up a BF key for reading; false after an error reply, *v NULL if
+ * the key is missing. */
+static bool read_key(host *h, rval **v) {
+    return key_open(h, 1, FAM_BF, v, "ERR") >= 0;
+}
+
+static bool has(const rval *v, const rarg *item) {
+    return amq_filter_contains(v->u.bf.f, item->p, item->n);
+}
+
+int bf_exists(host *h) { return reply_exists(h, FAM_BF, true, has); }
+int bf_mexists(host *h) { return reply_exists(h, FAM_BF, false, has); }
+
+int bf_card(host *h) {
+    rval *v;
+    if (h->argc != 2)
+        return r_arity(h);
+    if (!read_key(h, &v))
+        return 0;
+    h->ops->r_int(h, v ? (long long)amq_filter_items(v->u.bf.f) : 0);
+    return 0;
+}
+
+int bf_info(host *h) {
+    static const char *const names[] = {"Capacity", "Size", "Number of filters",
+                                        "Number of items inserted",
+                                        "Expansion rate"};
+    static const char *words[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
+                                  "EXPANSION"};
+    rval *v;
+    uint64_t cap;
+    int only = -1;
+    if (h->argc != 2 && h->argc != 3)
+        return r_arity(h);
+    if (h->argc == 3) {
+        for (int i = 0; i < 5; i++)
+            if (arg_is(&h->argv[2], words[i]))
+                only = i;
+        if (only < 0)
+            return r_err(h, "ERR Invalid information value");
+    }
+    if (!read_key(h, &v))
+        return 0;
+    if (v == NULL)
+        return r_err(h, "ERR not found");
+    const bf_part *b = &v->u.bf;
+    unsigned s = stages(b, &cap);
+    long long val[5] = {(long long)cap, (long long)rv_memory(v), s,
+                        (long long)amq_filter_items(b->f), b->expansion};
+    reply_fields(h, names, val, 5, only, b->nonscaling ? 4 : -1);
+    return 0;
+}

@@ -1,0 +1,484 @@
+/*
+ * cf.c — CF.*: RedisBloom's cuckoo filter on amq's "cuckoo" type.
+ *
+ * RedisBloom's filter is a chain of cuckoo tables of 8-bit fingerprints in
+ * buckets of `bucketsize` slots; when one refuses an item, a table of
+ * capacity · expansion^i is appended. Here each link of the chain is an amq
+ * cuckoo filter (src/fingerprint/cuckoo.c): buckets of four slots and
+ * f-bit fingerprints, sized to hold its capacity. amq's buckets are always
+ * four slots wide, so BUCKETSIZE b selects the fingerprint width that gives
+ * RedisBloom's false-positive rate for that bucket size instead: its rate
+ * is about 2b/2^8, ours 2·4/2^f, hence f = ceil(log2(1024 / b)) (b = 2:
+ * f = 9, b = 4: f = 8, b = 1: f = 10). MAXITERATIONS is the eviction
+ * budget (amq's max_kicks). A small budget makes a table refuse inserts
+ * at a lower load (20 kicks: at 89-95% instead of 97%), so a link's table
+ * is sized for its capacity at the load its budget reliably reaches
+ * (design_load, measured in docs/redis.md); otherwise the last few percent
+ * of the capacity would open a second link and double the memory. An add
+ * tries every link from the oldest (so
+ * room left by deletions is reused), then appends a link if EXPANSION > 0
+ * and fewer than CF_MAX_EXPANSIONS links exist; EXPANSION is rounded up to
+ * a power of two. A delete takes one copy from the newest link holding the
+ * item; COUNT sums over the links.
+ *
+ * Defaults: capacity 1024, bucket size 2, max iterations 20, expansion 1.
+ * A key created implicitly is replicated as an explicit CF.RESERVE first.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "amqr.h"
+
+#define CF_MAX_BUCKET 255
+#define CF_MAX_ITER 65535
+#define CF_MAX_EXP 32768
+#define CF_MAX_CAP (1ull << 40)
+
+static unsigned fp_bits(unsigned b) {
+    unsigned f = (unsigned)ceil(log2(1024.0 / b));
+    return f < 4 ? 4 : f;
+}
+
+/* Capacity of link i; 0 on overflow. */
+static uint64_t link_capacity(const cf_part *c, unsigned i) {
+    uint64_t n = c->capacity;
+    for (unsigned j = 0; j < i; j++) {
+        if (c->expansion == 0 || n > CF_MAX_CAP / c->expansion)
+            return 0;
+        n *= c->expansion;
+    }
+    return n;
+}
+
+/* The load a table reliably reaches before its first refusal with a
+ * budget of `kicks` evictions: below the smallest first-failure load
+ * measured over 30 tables of 2^8, 2^12 and 2^16 buckets and 3 of 2^20
+ * (docs/redis.md), interpolated in log(kicks); 0.95 (amq's design load)
+ * from 200 kicks on. */
+static double design_load(unsigned kicks) {
+    static const double k[] = {1, 2, 5, 10, 20, 50, 100, 200};
+    static const double load[] = {0.34, 0.55, 0.70, 0.80,
+                                  0.87, 0.92, 0.94, 0.95};
+    if (kicks >= 200)
+        return 0.95;
+    for (int i = 0; i < 7; i++)
+        if (kicks <= k[i + 1]) {
+            double t = log(kicks / k[i]) / log(k[i + 1] / k[i]);
+            return load[i] + t * (load[i + 1] - load[i]);
+        }
+    return 0.95;
+}
+
+/* Buckets (of four slots, an even number) holding n keys at the design
+ * load of the filter's kick budget. */
+static uint64_t link_buckets(const cf_part *c, uint64_t n) {
+    uint64_t b = (uint64_t)ceil((double)n / (4 * design_load(c->max_iter)));
+    b += b & 1;
+    return b < 2 ? 2 : b;
+}
+
+static double link_bytes(const cf_part *c, uint64_t n) {
+    return (double)link_buckets(c, n) * 4 * fp_bits(c->bucket_size) / 8 + 512;
+}
+
+static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
+    cf_part *c = &v->u.cf;
+    char spec[96];
+    amq_diag diag;
+    amq_options o = rv_options(v);
+    uint64_t n = link_capacity(c, i);
+    unsigned f = fp_bits(c->bucket_size);
+    if (n == 0) {
+        snprintf(err, cap, "capacity overflows");
+        return false;
+    }
+    snprintf(spec, sizeof spec, "cuckoo:fp=%u,buckets=%llu,max_kicks=%u", f,
+             (unsigned long long)link_buckets(c, n), c->max_iter);
+    amq_status st =
+        amq_filter_new(spec, n, ldexp(8.0, -(int)f), &o, &c->link[i], &diag);
+    if (st != AMQ_OK) {
+        snprintf(err, cap, "%s", diag.message);
+        return false;
+    }
+    c->nlinks = i + 1;
+    return true;
+}
+
+/* ---- family operations -------------------------------------------------------- */
+
+/* params: capacity u64 | bucket size u32 | max iterations u32 |
+ * expansion u32 | reserved u32 = 0 | deleted u64 */
+static void p_write(const rval *v, uint8_t *p) {
+    const cf_part *c = &v->u.cf;
+    uint32_t w[4] = {c->bucket_size, c->max_iter, c->expansion, 0};
+    memcpy(p, &c->capacity, 8);
+    memcpy(p + 8, w, 16);
+    memcpy(p + 24, &c->deleted, 8);
+}
+
+static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
+    cf_part *c = &v->u.cf;
+    uint32_t w[4];
+    memcpy(&c->capacity, p, 8);
+    memcpy(w, p + 8, 16);
+    memcpy(&c->deleted, p + 24, 8);
+    if (c->capacity == 0 || c->capacity > CF_MAX_CAP || w[0] < 1 ||
+        w[0] > CF_MAX_BUCKET || w[1] < 1 || w[1] > CF_MAX_ITER ||
+        w[2] > CF_MAX_EXP || (w[2] & (w[2] - 1)) != 0 || w[3] != 0) {
+        snprintf(err, cap, "bad CF parameters");
+        return false;
+    }
+    c->bucket_size = w[0];
+    c->max_iter = w[1];
+    c->expansion = w[2];
+    return true;
+}
+
+static unsigned n_frames(const rval *v) { return v->u.cf.nlinks; }
+static const amq_filter *filter_at(const rval *v, unsigned i) {
+    return v->u.cf.link[i];
+}
+
+static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
+                   size_t len, char *err, size_t cap) {
+    cf_part *c = &v->u.cf;
+    char d[128];
+    unsigned f = 0, kicks = 0;
+    unsigned long long buckets = 0;
+    if (nf < 1 || nf > CF_MAX_LINKS) {
+        snprintf(err, cap, "a CF value holds 1 to %d frames", CF_MAX_LINKS);
+        return false;
+    }
+    if (!rv_load_filter(v, b, len, &c->link[i], err, cap))
+        return false;
+    c->nlinks = i + 1;
+    amq_filter_describe(c->link[i], d, sizeof d);
+    if (sscanf(d, "cuckoo:fp=%u,buckets=%llu,max_kicks=%u", &f, &buckets,
+               &kicks) != 3 ||
+        f != fp_bits(c->bucket_size) || kicks != c->max_iter ||
+        buckets != link_buckets(c, link_capacity(c, i)) ||
+        (i > 0 && amq_filter_hash(c->link[i], "", 0) !=
+                      amq_filter_hash(c->link[0], "", 0)) ||
+        amq_filter_capacity(c->link[i]) != link_capacity(c, i)) {
+        snprintf(err, cap,
+                 "frame %u (%s) does not match its key's "
+                 "parameters",
+                 i, d);
+        return false;
+    }
+    return true;
+}
+
+static void destroy(rval *v) {
+    for (unsigned i = 0; i < v->u.cf.nlinks; i++)
+        amq_filter_free(v->u.cf.link[i]);
+}
+
+const fam_ops cf_ops = {"cf",    "amq-cuckf", "CF.LOADCHUNK", 32,
+                        p_write, p_read,      n_frames,       filter_at,
+                        NULL,    NULL,        f_load,         destroy};
+
+/* ---- operations on the chain ----------------------------------------------------- */
+
+static bool present(const cf_part *c, uint64_t x) {
+    for (unsigned i = 0; i < c->nlinks; i++)
+        if (amq_filter_contains_hash(c->link[i], x))
+            return true;
+    return false;
+}
+
+/* 1 added, -1 full (or no memory: *nomem). */
+static int insert(host *h, rval *v, uint64_t x, bool *nomem) {
+    cf_part *c = &v->u.cf;
+    char err[160];
+    *nomem = false;
+    for (unsigned i = 0; i < c->nlinks; i++) {
+        amq_status st = amq_filter_add_hash(c->link[i], x);
+        if (st == AMQ_OK)
+            return 1;
+        if (st != AMQ_ERR_FULL) {
+            *nomem = true;
+            return -1;
+        }
+    }
+    uint64_t n = link_capacity(c, c->nlinks);
+    if (c->expansion == 0 || c->nlinks >= g_cfg.cf_max_links || n == 0)
+        return -1;
+    if (!h->ops->budget(h, link_bytes(c, n)) ||
+        !link_new(v, c->nlinks, err, sizeof err)) {
+        *nomem = true;
+        return -1;
+    }
+    return amq_filter_add_hash(c->link[c->nlinks - 1], x) == AMQ_OK ? 1 : -1;
+}
+
+static uint64_t hash_of(const cf_part *c, const rarg *a) {
+    return amq_filter_hash(c->link[0], a->p, a->n);
+}
+
+/* ---- key access ---------------------------------------------------------------- */
+
+static rval *create(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e) {
+    char err[160], msg[200];
+    rval *v = rv_new(FAM_CF);
+    if (v == NULL) {
+        r_err(h, "ERR out of memory");
+        return NULL;
+    }
+    v->u.cf.capacity = cap;
+    v->u.cf.bucket_size = b;
+    v->u.cf.max_iter = m;
+    v->u.cf.expansion = e;
+    if (!h->ops->budget(h, link_bytes(&v->u.cf, cap))) {
+        rv_free(v);
+        r_err(h, "ERR capacity too large for the memory limit");
+        return NULL;
+    }
+    if (!link_new(v, 0, err, sizeof err)) {
+        rv_free(v);
+        snprintf(msg, sizeof msg, "ERR could not create filter: %s", err);
+        r_err(h, msg);
+        return NULL;
+    }
+    return v;
+}
+
+/* Look up for reading: false after an error reply; *v NULL if missing. */
+static bool read_key(host *h, rval **v) {
+    return key_open(h, 1, FAM_CF, v, "ERR") >= 0;
+}
+
+static void replicate_reserve(host *h, const cf_part *c) {
+    char n[24], b[8], m[8], e[8];
+    snprintf(n, sizeof n, "%llu", (unsigned long long)c->capacity);
+    snprintf(b, sizeof b, "%u", c->bucket_size);
+    snprintf(m, sizeof m, "%u", c->max_iter);
+    snprintf(e, sizeof e, "%u", c->expansion);
+    rarg a[8] = {h->argv[1],       {n, strlen(n)},        {"BUCKETSIZE", 10},
+                 {b, strlen(b)},   {"MAXITERATIONS", 13}, {m, strlen(m)},
+                 {"EXPANSION", 9}, {e, strlen(e)}};
+    h->ops->replicate(h, "CF.RESERVE", a, 8);
+}
+
+static rval *open_or_create(host *h, uint64_t cap, bool nocreate,
+                            bool *created) {
+    rval *v;
+    *created = false;
+    if (!read_key(h, &v))
+        return NULL;
+    if (v != NULL)
+        return v;
+    if (nocreate) {
+        r_err(h, "ERR not found");
+        return NULL;
+    }
+    v = create(h, cap, 2, 20, 1);
+    if (v != NULL) {
+        if (!store_or_reply(h, v))
+            return 0;
+        *created = true;
+        replicate_reserve(h, &v->u.cf);
+    }
+    return v;
+}
+
+static void wrote(host *h, const char *event) {
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, event, 1);
+}
+
+/* ---- commands ----------------------------------------------------------------------- */
+
+static bool parse_range(const rarg *a, long long lo, long long hi,
+                        long long *out) {
+    return arg_ll(a, out) && *out >= lo && *out <= hi;
+}
+
+int cf_reserve(host *h) {
+    long long cap, b = 2, m = 20, e = 1;
+    rval *v;
+    if (h->argc < 3 || h->argc % 2 == 0)
+        return r_arity(h);
+    if (!parse_range(&h->argv[2], 1, (long long)CF_MAX_CAP, &cap))
+        return r_err(h, "ERR Bad capacity");
+    for (int i = 3; i + 1 < h->argc; i += 2) {
+        const rarg *o = &h->argv[i], *x = &h->argv[i + 1];
+        if (arg_is(o, "BUCKETSIZE")) {
+            if (!parse_range(x, 1, CF_MAX_BUCKET, &b))
+                return r_err(h, "ERR Bad bucket size");
+        } else if (arg_is(o, "MAXITERATIONS")) {
+            if (!parse_range(x, 1, CF_MAX_ITER, &m))
+                return r_err(h, "ERR Bad maxIterations");
+        } else if (arg_is(o, "EXPANSION")) {
+            if (!parse_range(x, 0, CF_MAX_EXP, &e))
+                return r_err(h, "ERR Bad expansion");
+        } else {
+            return r_err(h, "ERR Unknown argument received");
+        }
+    }
+    while (e & (e - 1))
+        e += e & -e; /* round up to a power of two */
+    if (h->ops->lookup(h, 1, FAM_CF, &v) != KEY_EMPTY)
+        return r_err(h, "ERR item exists");
+    v = create(h, (uint64_t)cap, (unsigned)b, (unsigned)m, (unsigned)e);
+    if (v == NULL)
+        return 0;
+    if (!store_or_reply(h, v))
+        return 0;
+    wrote(h, "cf.reserve");
+    r_ok(h);
+    return 0;
+}
+
+/* CF.ADD / CF.ADDNX key item */
+static int add1(host *h, bool nx) {
+    bool created, nomem;
+    if (h->argc != 3)
+        return r_arity(h);
+    rval *v = open_or_create(h, g_cfg.cf_capacity, false, &created);
+    if (v == NULL)
+        return 0;
+    uint64_t x = hash_of(&v->u.cf, &h->argv[2]);
+    if (nx && present(&v->u.cf, x)) {
+        if (created)
+            wrote(h, "cf.add");
+        h->ops->r_int(h, 0);
+        return 0;
+    }
+    int r = insert(h, v, x, &nomem);
+    if (r > 0 || created)
+        wrote(h, nx ? "cf.addnx" : "cf.add");
+    if (r < 0)
+        return r_err(h, nomem ? "ERR out of memory, or a new link would pass "
+                                "the memory limit"
+                              : "ERR Filter is full");
+    h->ops->r_int(h, 1);
+    return 0;
+}
+
+int cf_add(host *h) { return add1(h, false); }
+int cf_addnx(host *h) { return add1(h, true); }
+
+/* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] ITEMS item... */
+static int insert_many(host *h, bool nx) {
+    long long cap = (long long)g_cfg.cf_capacity;
+    bool nocreate = false, created, nomem, changed = false;
+    int i = 2;
+    if (h->argc < 4)
+        return r_arity(h);
+    for (; i < h->argc && !arg_is(&h->argv[i], "ITEMS"); i++) {
+        if (arg_is(&h->argv[i], "NOCREATE")) {
+            nocreate = true;
+        } else if (arg_is(&h->argv[i], "CAPACITY") && i + 1 < h->argc) {
+            if (!parse_range(&h->argv[++i], 1, (long long)CF_MAX_CAP, &cap))
+                return r_err(h, "ERR Bad capacity");
+        } else {
+            return r_err(h, "ERR Unknown argument received");
+        }
+    }
+    if (i + 1 >= h->argc)
+        return r_err(h, "ERR ITEMS must be followed by at least one item");
+    rval *v = open_or_create(h, (uint64_t)cap, nocreate, &created);
+    if (v == NULL)
+        return 0;
+    h->ops->r_arr(h, h->argc - i - 1);
+    for (int j = i + 1; j < h->argc; j++) {
+        uint64_t x = hash_of(&v->u.cf, &h->argv[j]);
+        if (nx && present(&v->u.cf, x)) {
+            h->ops->r_int(h, 0);
+            continue;
+        }
+        int r = insert(h, v, x, &nomem);
+        changed |= r > 0;
+        h->ops->r_int(h, r);
+    }
+    if (changed || created)
+        wrote(h, nx ? "cf.insertnx" : "cf.insert");
+    return 0;
+}
+
+int cf_insert(host *h) { return insert_many(h, false); }
+int cf_insertnx(host *h) { return insert_many(h, true); }
+
+static bool has(const rval *v, const rarg *item) {
+    return present(&v->u.cf, hash_of(&v->u.cf, item));
+}
+
+int cf_exists(host *h) { return reply_exists(h, FAM_CF, true, has); }
+int cf_mexists(host *h) { return reply_exists(h, FAM_CF, false, has); }
+
+int cf_del(host *h) {
+    rval *v;
+    if (h->argc != 3)
+        return r_arity(h);
+    if (!read_key(h, &v))
+        return 0;
+    if (v == NULL)
+        return r_err(h, "ERR Not found");
+    cf_part *c = &v->u.cf;
+    uint64_t x = hash_of(c, &h->argv[2]);
+    for (unsigned i = c->nlinks; i-- > 0;) {
+        if (amq_filter_remove_hash(c->link[i], x) == AMQ_OK) {
+            c->deleted++;
+            wrote(h, "cf.del");
+            h->ops->r_int(h, 1);
+            return 0;
+        }
+    }
+    h->ops->r_int(h, 0);
+    return 0;
+}
+
+int cf_count(host *h) {
+    rval *v;
+    uint64_t sum = 0, n;
+    if (h->argc != 3)
+        return r_arity(h);
+    if (!read_key(h, &v))
+        return 0;
+    for (unsigned i = 0; v != NULL && i < v->u.cf.nlinks; i++)
+        if (amq_filter_count_hash(v->u.cf.link[i],
+                                  hash_of(&v->u.cf, &h->argv[2]), &n) == AMQ_OK)
+            sum += n;
+    h->ops->r_int(h, (long long)sum);
+    return 0;
+}
+
+int cf_info(host *h) {
+    static const char *const names[] = {"Size",
+                                        "Number of buckets",
+                                        "Number of filters",
+                                        "Number of items inserted",
+                                        "Number of items deleted",
+                                        "Bucket size",
+                                        "Expansion rate",
+                                        "Max iterations"};
+    rval *v;
+    char d[128];
+    unsigned long long buckets = 0;
+    unsigned f;
+    if (h->argc != 2)
+        return r_arity(h);
+    if (!read_key(h, &v))
+        return 0;
+    if (v == NULL)
+        return r_err(h, "ERR not found");
+    const cf_part *c = &v->u.cf;
+    uint64_t items = 0;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        items += amq_filter_items(c->link[i]);
+    amq_filter_describe(c->link[0], d, sizeof d);
+    if (sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) != 2)
+        buckets = 0;
+    long long val[8] = {(long long)rv_memory(v),
+                        (long long)buckets,
+                        c->nlinks,
+                        (long long)items,
+                        (long long)c->deleted,
+                        c->bucket_size,
+                        c->expansion,
+                        c->max_iter};
+    reply_fields(h, names, val, 8, -1, -1);
+    return 0;
+}

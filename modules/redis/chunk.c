@@ -1,0 +1,164 @@
+/*
+ * chunk.c — SCANDUMP and LOADCHUNK: a value moved between servers in
+ * pieces of at most CHUNK_MAX (16 MiB).
+ *
+ * The stream is the value's blob (value.c) cut into consecutive pieces.
+ * The iterator SCANDUMP returns with a piece is one past the piece's end
+ * (1-based), so LOADCHUNK(key, iter, data) knows where data goes:
+ * offset = iter - 1 - len(data). SCANDUMP(key, 0) starts; (0, nil) ends.
+ *
+ *   blob:  [ head | params | frame 0 | frame 1 | ... | xxh64 ]
+ *           ^ piece 1 (iter = n1 + 1)   ^ piece 2 (iter = n1 + n2 + 1) ...
+ *
+ * LOADCHUNK at offset 0 checks the blob's head (magic, version, family,
+ * total length against the memory budget) before it replaces the key with
+ * a pending value; later pieces must arrive in order. When the last piece
+ * arrives the whole blob is decoded and checked (checksums of the blob and
+ * of every frame); only then does the key become a filter again. A piece
+ * that is out of order, too long, or completes a blob that does not
+ * decode, is refused and the key stays as it was. Every accepted piece is
+ * replicated as it came (a replica or the AOF receives the same stream).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "amqr.h"
+
+static int lookup_any(host *h, int fam, rval **v) {
+    return h->ops->lookup(h, 1, fam, v);
+}
+
+int chunk_scandump(host *h, int fam) {
+    long long it;
+    rval *v;
+    uint8_t *blob;
+    size_t len;
+    if (h->argc != 3)
+        return r_arity(h);
+    if (!arg_ll(&h->argv[2], &it) || it < 0)
+        return r_err(h, "ERR Invalid iterator");
+    int st = lookup_any(h, fam, &v);
+    if (st == KEY_WRONGTYPE)
+        return r_wrongtype(h);
+    if (st == KEY_EMPTY)
+        return r_err(h, "ERR not found");
+    if (v->load != NULL)
+        return r_err(h, "ERR the key is being loaded by LOADCHUNK");
+    if (!rv_encode(v, &blob, &len))
+        return r_err(h, "ERR out of memory");
+    size_t off = it == 0 ? 0 : (size_t)(it - 1);
+    h->ops->r_arr(h, 2);
+    if (off >= len) {
+        h->ops->r_int(h, 0);
+        h->ops->r_null(h);
+    } else {
+        size_t n = len - off < CHUNK_MAX ? len - off : CHUNK_MAX;
+        h->ops->r_int(h, (long long)(off + n + 1));
+        h->ops->r_str(h, (const char *)blob + off, n);
+    }
+    rv_sys_free(blob);
+    return 0;
+}
+
+static void accepted(host *h, const char *event) {
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, event, 1);
+    r_ok(h);
+}
+
+/* The first piece: a fresh pending value (or the whole value). */
+static int first_piece(host *h, int fam, const rarg *d, const char *event) {
+    int got;
+    size_t total;
+    char err[160], msg[200];
+    rval *old, *v;
+    if (!blob_peek((const uint8_t *)d->p, d->n, &got, &total, err,
+                   sizeof err) ||
+        (fam != 0 && got != fam) || d->n > total || d->n > CHUNK_MAX) {
+        snprintf(msg, sizeof msg, "ERR invalid chunk: %s",
+                 fam != 0 && got != fam ? "a chunk of another type" : err);
+        return r_err(h, msg);
+    }
+    if (lookup_any(h, got, &old) == KEY_WRONGTYPE)
+        return r_wrongtype(h);
+    if (!h->ops->budget(h, (double)total))
+        return r_err(h, "ERR the chunked value is larger than the memory "
+                        "limit allows");
+    if (d->n == total) {
+        if (!rv_decode((const uint8_t *)d->p, d->n, got, &v, err, sizeof err)) {
+            snprintf(msg, sizeof msg, "ERR invalid chunk: %s", err);
+            return r_err(h, msg);
+        }
+    } else {
+        v = rv_new(got);
+        pending *p = v ? rv_sys_alloc(sizeof *p) : NULL;
+        uint8_t *buf = p ? rv_sys_alloc(total) : NULL;
+        if (buf == NULL) {
+            rv_sys_free(p);
+            rv_free(v);
+            return r_err(h, "ERR out of memory");
+        }
+        memcpy(buf, d->p, d->n);
+        p->buf = buf;
+        p->total = total;
+        p->have = d->n;
+        v->load = p;
+    }
+    if (!store_or_reply(h, v))
+        return 0;
+    accepted(h, event);
+    return 0;
+}
+
+/* A later piece, appended in order; the last one decodes the blob. */
+static int next_piece(host *h, int fam, size_t off, const rarg *d,
+                      const char *event) {
+    rval *v, *done;
+    char err[160], msg[200];
+    int st = lookup_any(h, fam, &v);
+    if (st == KEY_WRONGTYPE)
+        return r_wrongtype(h);
+    if (st == KEY_EMPTY || v->load == NULL)
+        return r_err(h, "ERR invalid chunk: no load in progress (send the "
+                        "first chunk first)");
+    pending *p = v->load;
+    if (off != p->have || d->n > p->total - p->have || d->n > CHUNK_MAX)
+        return r_err(h, "ERR invalid chunk: out of order or too long");
+    if (p->have + d->n < p->total) {
+        memcpy(p->buf + p->have, d->p, d->n);
+        p->have += d->n;
+        accepted(h, event);
+        return 0;
+    }
+    memcpy(p->buf + p->have, d->p, d->n);
+    if (!rv_decode(p->buf, p->total, v->fam, &done, err, sizeof err)) {
+        snprintf(msg, sizeof msg, "ERR invalid chunk: %s", err);
+        return r_err(h, msg);
+    }
+    if (!store_or_reply(h, done))
+        return 0;
+    accepted(h, event);
+    return 0;
+}
+
+int chunk_loadchunk(host *h, int fam) {
+    long long it;
+    if (h->argc != 4)
+        return r_arity(h);
+    const rarg *d = &h->argv[3];
+    if (!arg_ll(&h->argv[2], &it) || it < 1 || (size_t)(it - 1) < d->n)
+        return r_err(h, "ERR invalid chunk: bad iterator");
+    size_t off = (size_t)(it - 1) - d->n;
+    const char *event = fam == FAM_BF   ? "bf.loadchunk"
+                        : fam == FAM_CF ? "cf.loadchunk"
+                                        : "amq.loadchunk";
+    return off == 0 ? first_piece(h, fam, d, event)
+                    : next_piece(h, fam, off, d, event);
+}
+
+int bf_scandump(host *h) { return chunk_scandump(h, FAM_BF); }
+int bf_loadchunk(host *h) { return chunk_loadchunk(h, FAM_BF); }
+int cf_scandump(host *h) { return chunk_scandump(h, FAM_CF); }
+int cf_loadchunk(host *h) { return chunk_loadchunk(h, FAM_CF); }
+int amq_scandump(host *h) { return chunk_scandump(h, 0); }
+int amq_loadchunk(host *h) { return chunk_loadchunk(h, 0); }

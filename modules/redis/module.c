@@ -1,0 +1,381 @@
+/*
+ * module.c — amq-redis.so: the host (amqr.h) over the real server, the
+ * five data types and RedisModule_OnLoad.
+ *
+ *   RedisModule_OnLoad ─► rm_bind (rm.h) ─► data types amq-bloom, amq-cuckf,
+ *                         amq-cmsk_, amq-topkh, amq-filtr ─► commands
+ *   a command call ─► trampoline i ─► run(): argv as byte ranges, a host
+ *                     whose callbacks open keys, reply, replicate, notify
+ *                     ─► g_cmds[i].fn ─► close the keys it opened
+ *
+ * Persistence: every type saves its value as one RDB string, the blob of
+ * value.c (amq frames inside a checksummed header); a value that does not
+ * decode is refused with a log line (rdb_load returns NULL; with
+ * REDISMODULE_OPTIONS_HANDLE_IO_ERRORS a short read is an error, not a
+ * panic), so RESTORE of a corrupt payload fails and the server runs on.
+ * The AOF rewrite emits the blob as LOADCHUNK commands of at most 16 MiB.
+ * DUMP/RESTORE and replication's full sync go through the same RDB
+ * callbacks; COPY clones through the blob; DEBUG DIGEST hashes the blob;
+ * MEMORY USAGE is the value's counted allocations.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "amqr.h"
+#include "rm.h"
+
+#define ENCVER 1
+#define MAX_OPEN 8
+#define MAX_STACK_ARGS 64
+
+static RedisModuleType *g_types[FAM_MAX + 1];
+
+/* ---- the host ------------------------------------------------------------- */
+
+typedef struct rhost {
+    host h;
+    RedisModuleCtx *ctx;
+    RedisModuleString **argv;
+    int mode;
+    RedisModuleKey *keys[MAX_OPEN];
+    int keyarg[MAX_OPEN];
+    int nkeys;
+} rhost;
+
+static RedisModuleKey *key_at(rhost *r, int argi) {
+    for (int i = 0; i < r->nkeys; i++)
+        if (r->keyarg[i] == argi)
+            return r->keys[i];
+    if (r->nkeys == MAX_OPEN)
+        return NULL;
+    RedisModuleKey *k = RedisModule_OpenKey(r->ctx, r->argv[argi], r->mode);
+    r->keys[r->nkeys] = k;
+    r->keyarg[r->nkeys++] = argi;
+    return k;
+}
+
+static int fam_of_type(RedisModuleType *t) {
+    for (int f = 1; f <= FAM_MAX; f++)
+        if (g_types[f] == t)
+            return f;
+    return 0;
+}
+
+static int h_lookup(host *h, int argi, int fam, rval **out) {
+    RedisModuleKey *k = key_at((rhost *)h, argi);
+    *out = NULL;
+    if (k == NULL || RedisModule_KeyType(k) == REDISMODULE_KEYTYPE_EMPTY)
+        return KEY_EMPTY;
+    if (RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_MODULE)
+        return KEY_WRONGTYPE;
+    int f = fam_of_type(RedisModule_ModuleTypeGetType(k));
+    if (f == 0 || (fam != 0 && f != fam))
+        return KEY_WRONGTYPE;
+    *out = RedisModule_ModuleTypeGetValue(k);
+    return KEY_OK;
+}
+
+static bool h_store(host *h, int argi, rval *v) {
+    RedisModuleKey *k = key_at((rhost *)h, argi);
+    if (k != NULL &&
+        RedisModule_ModuleTypeSetValue(k, g_types[v->fam], v) == REDISMODULE_OK)
+        return true;
+    rv_free(v);
+    return false;
+}
+
+static void h_remove(host *h, int argi) {
+    RedisModuleKey *k = key_at((rhost *)h, argi);
+    if (k != NULL)
+        RedisModule_DeleteKey(k);
+}
+
+#define CTX(h) (((rhost *)(h))->ctx)
+static void h_int(host *h, long long x) {
+    RedisModule_ReplyWithLongLong(CTX(h), x);
+}
+static void h_err(host *h, const char *m) {
+    RedisModule_ReplyWithError(CTX(h), m);
+}
+static void h_simple(host *h, const char *m) {
+    RedisModule_ReplyWithSimpleString(CTX(h), m);
+}
+static void h_arr(host *h, long n) { RedisModule_ReplyWithArray(CTX(h), n); }
+static void h_map(host *h, long n) { RedisModule_ReplyWithMap(CTX(h), n); }
+static void h_null(host *h) { RedisModule_ReplyWithNull(CTX(h)); }
+static void h_str(host *h, const char *s, size_t n) {
+    RedisModule_ReplyWithStringBuffer(CTX(h), s, n);
+}
+static void h_double(host *h, double x) {
+    RedisModule_ReplyWithDouble(CTX(h), x);
+}
+static void h_verbatim(host *h) { RedisModule_ReplicateVerbatim(CTX(h)); }
+
+static void h_replicate(host *h, const char *cmd, const rarg *a, int n) {
+    RedisModuleString *s[16];
+    if (n > 16)
+        return;
+    for (int i = 0; i < n; i++)
+        s[i] = RedisModule_CreateString(CTX(h), a[i].p, a[i].n);
+    RedisModule_Replicate(CTX(h), cmd, "v", s, (size_t)n);
+    for (int i = 0; i < n; i++)
+        RedisModule_FreeString(CTX(h), s[i]);
+}
+
+static void h_notify(host *h, const char *event, int argi) {
+    RedisModule_NotifyKeyspaceEvent(CTX(h), REDISMODULE_NOTIFY_GENERIC, event,
+                                    ((rhost *)h)->argv[argi]);
+}
+
+/* Refuse what would pass maxmemory, half the machine's memory, or 16 TiB.
+ * Below 1 MiB the server's own deny-oom check (before the command runs) is
+ * enough, and the INFO section is not worth building. */
+static bool h_budget(host *h, double bytes) {
+    int err = 0;
+    if (bytes > (double)(1ull << 44))
+        return false;
+    if (bytes < (double)(1u << 20))
+        return true;
+    RedisModuleServerInfoData *inf =
+        RedisModule_GetServerInfo(CTX(h), "memory");
+    if (inf == NULL)
+        return true;
+    double max =
+        (double)RedisModule_ServerInfoGetFieldUnsigned(inf, "maxmemory", &err);
+    double used = (double)RedisModule_ServerInfoGetFieldUnsigned(
+        inf, "used_memory", &err);
+    double sys = (double)RedisModule_ServerInfoGetFieldUnsigned(
+        inf, "total_system_memory", &err);
+    RedisModule_FreeServerInfo(CTX(h), inf);
+    if (max > 0 && used + bytes > max)
+        return false;
+    return !(sys > 0 && bytes > sys / 2);
+}
+
+static const host_ops redis_host = {h_lookup,    h_store,  h_remove, h_int,
+                                    h_err,       h_simple, h_arr,    h_map,
+                                    h_null,      h_str,    h_double, h_verbatim,
+                                    h_replicate, h_notify, h_budget};
+
+/* ---- command dispatch ---------------------------------------------------------- */
+
+static int keys_request(RedisModuleCtx *ctx, const cmd_def *c, const rarg *a,
+                        int argc) {
+    int pos[MAX_STACK_ARGS];
+    int n = c->keys(a, argc, pos, MAX_STACK_ARGS);
+    for (int i = 0; i < n; i++)
+        RedisModule_KeyAtPos(ctx, pos[i]);
+    return REDISMODULE_OK;
+}
+
+static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+               size_t which) {
+    const cmd_def *c = &g_cmds[which];
+    rarg stack[MAX_STACK_ARGS], *a = stack;
+    rhost r;
+    if (argc > MAX_STACK_ARGS &&
+        (a = rv_sys_alloc((size_t)argc * sizeof *a)) == NULL)
+        return RedisModule_ReplyWithError(ctx, "ERR out of memory");
+    for (int i = 0; i < argc; i++)
+        a[i].p = RedisModule_StringPtrLen(argv[i], &a[i].n);
+    if (c->keys != NULL && RedisModule_IsKeysPositionRequest(ctx)) {
+        keys_request(ctx, c, a, argc);
+    } else {
+        memset(&r, 0, sizeof r);
+        r.h.ops = &redis_host;
+        r.h.argv = a;
+        r.h.argc = argc;
+        r.ctx = ctx;
+        r.argv = argv;
+        r.mode = strncmp(c->flags, "write", 5) == 0
+                     ? REDISMODULE_READ | REDISMODULE_WRITE
+                     : REDISMODULE_READ;
+        c->fn(&r.h);
+        for (int i = 0; i < r.nkeys; i++)
+            if (r.keys[i] != NULL)
+                RedisModule_CloseKey(r.keys[i]);
+    }
+    if (a != stack)
+        rv_sys_free(a);
+    return REDISMODULE_OK;
+}
+
+/* One C entry point per table row (the server passes no user data):
+ * cmd_B_D runs row 8·B + D. */
+/* clang-format off */
+#define TRAMPOLINE(b, d)                                                       \
+    static int cmd_##b##_##d(RedisModuleCtx *c, RedisModuleString **v,         \
+                             int n) {                                          \
+        return run(c, v, n, 8 * (b) + (d));                                    \
+    }
+#define T8(b)                                                                  \
+    TRAMPOLINE(b, 0) TRAMPOLINE(b, 1) TRAMPOLINE(b, 2) TRAMPOLINE(b, 3)        \
+    TRAMPOLINE(b, 4) TRAMPOLINE(b, 5) TRAMPOLINE(b, 6) TRAMPOLINE(b, 7)
+T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+#define E8(b)                                                                  \
+    cmd_##b##_0, cmd_##b##_1, cmd_##b##_2, cmd_##b##_3, cmd_##b##_4,           \
+    cmd_##b##_5, cmd_##b##_6, cmd_##b##_7
+static const RedisModuleCmdFunc trampolines[] = {
+    E8(0), E8(1), E8(2), E8(3), E8(4), E8(5), E8(6), E8(7)};
+/* clang-format on */
+
+/* ---- data type callbacks -------------------------------------------------------- */
+
+static void *load_as(RedisModuleIO *io, int encver, int fam) {
+    size_t len = 0;
+    rval *v = NULL;
+    char err[200];
+    if (encver != ENCVER) {
+        RedisModule_LogIOError(io, "warning", "amq: unknown encoding %d",
+                               encver);
+        return NULL;
+    }
+    char *buf = RedisModule_LoadStringBuffer(io, &len);
+    if (buf == NULL || RedisModule_IsIOError(io)) {
+        RedisModule_LogIOError(io, "warning", "amq: short read of a %s value",
+                               fam_get(fam)->name);
+        if (buf != NULL)
+            RedisModule_Free(buf);
+        return NULL;
+    }
+    if (!rv_decode((const uint8_t *)buf, len, fam, &v, err, sizeof err))
+        RedisModule_LogIOError(io, "warning",
+                               "amq: refusing a corrupt %s value: %s",
+                               fam_get(fam)->name, err);
+    RedisModule_Free(buf);
+    return v;
+}
+
+static void *load_bf(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_BF);
+}
+static void *load_cf(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_CF);
+}
+static void *load_cms(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_CMS);
+}
+static void *load_topk(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_TOPK);
+}
+static void *load_amq(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_AMQ);
+}
+
+static void save(RedisModuleIO *io, void *value) {
+    uint8_t *b;
+    size_t n;
+    if (!rv_encode(value, &b, &n)) {
+        /* out of memory: an empty string, which a load refuses */
+        RedisModule_LogIOError(io, "warning",
+                               "amq: could not serialize a value");
+        RedisModule_SaveStringBuffer(io, "", 0);
+        return;
+    }
+    RedisModule_SaveStringBuffer(io, (const char *)b, n);
+    rv_sys_free(b);
+}
+
+static void aof_rewrite(RedisModuleIO *aof, RedisModuleString *key,
+                        void *value) {
+    const rval *v = value;
+    uint8_t *b;
+    size_t n;
+    if (!rv_encode(v, &b, &n))
+        return;
+    for (size_t off = 0; off < n;) {
+        size_t len = n - off < CHUNK_MAX ? n - off : CHUNK_MAX;
+        RedisModule_EmitAOF(aof, fam_get(v->fam)->loadchunk, "slb", key,
+                            (long long)(off + len + 1), (const char *)b + off,
+                            len);
+        off += len;
+    }
+    rv_sys_free(b);
+}
+
+static size_t mem_usage(const void *value) { return rv_memory(value); }
+
+static void digest(RedisModuleDigest *md, void *value) {
+    uint8_t *b;
+    size_t n;
+    if (!rv_encode(value, &b, &n))
+        return;
+    RedisModule_DigestAddStringBuffer(md, (const char *)b, n);
+    RedisModule_DigestEndSequence(md);
+    rv_sys_free(b);
+}
+
+static void free_value(void *value) { rv_free(value); }
+
+static void *copy(RedisModuleString *from, RedisModuleString *to,
+                  const void *value) {
+    (void)from;
+    (void)to;
+    return rv_copy(value);
+}
+
+static int create_types(RedisModuleCtx *ctx) {
+    static void *(*loads[FAM_MAX + 1])(RedisModuleIO *, int) = {
+        NULL, load_bf, load_cf, load_cms, load_topk, load_amq};
+    for (int f = 1; f <= FAM_MAX; f++) {
+        RedisModuleTypeMethods tm;
+        memset(&tm, 0, sizeof tm);
+        tm.version = REDISMODULE_TYPE_METHOD_VERSION;
+        tm.rdb_load = loads[f];
+        tm.rdb_save = save;
+        tm.aof_rewrite = aof_rewrite;
+        tm.mem_usage = mem_usage;
+        tm.digest = digest;
+        tm.free = free_value;
+        tm.copy = copy;
+        g_types[f] =
+            RedisModule_CreateDataType(ctx, fam_get(f)->rtype, ENCVER, &tm);
+        if (g_types[f] == NULL)
+            return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
+static int create_commands(RedisModuleCtx *ctx) {
+    char flags[64];
+    if (g_ncmds > sizeof trampolines / sizeof trampolines[0])
+        return REDISMODULE_ERR;
+    for (size_t i = 0; i < g_ncmds; i++) {
+        const cmd_def *c = &g_cmds[i];
+        snprintf(flags, sizeof flags, "%s%s", c->flags,
+                 c->keys ? " getkeys-api" : "");
+        if (RedisModule_CreateCommand(ctx, c->name, trampolines[i], flags,
+                                      c->first, c->last,
+                                      c->step) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
+__attribute__((visibility("default"))) int RedisModule_OnLoad(
+    RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc) {
+    rarg a[16];
+    char err[200];
+    if (rm_bind(ctx, "amq", 1) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    if (argc > 16) {
+        RedisModule_Log(ctx, "warning", "amq: too many module arguments");
+        return REDISMODULE_ERR;
+    }
+    for (int i = 0; i < argc; i++)
+        a[i].p = RedisModule_StringPtrLen(argv[i], &a[i].n);
+    if (!cfg_parse(a, argc, err, sizeof err)) {
+        RedisModule_Log(ctx, "warning", "amq: %s", err);
+        return REDISMODULE_ERR;
+    }
+    rv_set_system_allocator(RedisModule_Alloc, RedisModule_Realloc,
+                            RedisModule_Free);
+    RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
+    if (create_types(ctx) != REDISMODULE_OK ||
+        create_commands(ctx) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}

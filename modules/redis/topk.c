@@ -1,0 +1,249 @@
+/*
+ * topk.c — TOPK.*: RedisBloom's Top-K on amq's HeavyKeeper (amq_topk,
+ * src/sketch/topk.c).
+ *
+ * RedisBloom writes the decay as a probability base p in (0, 1] (a bucket
+ * of count c decays with probability p^c); amq takes the paper's b > 1
+ * with probability b^-c, so b = 1/p. p = 1 (always decay) maps to
+ * b = 1 + 2^-30, whose decay probability differs from 1 by at most
+ * c·2^-30; p below 0.01 (b > 100) is refused. Depth is at most 16. Items
+ * are remembered by their 64-bit hash with the first 256 bytes of the key
+ * (TOPK.LIST names a longer key by that prefix). HeavyKeeper's decay draws
+ * come from a generator stored with the sketch, so a replica replaying the
+ * same commands holds the same bytes.
+ *
+ * TOPK.INCRBY item n counts n - 1 arrivals by hash and the last one with
+ * the key, so an item that enters the list is named.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "amqr.h"
+
+#define TOPK_KEYLEN 256
+#define TOPK_MAX_INCR 100000
+#define TOPK_MAX_CELLS (1ull << 32)
+
+static double base_of(double p) {
+    return p >= 1.0 ? 1.0 + ldexp(1.0, -30) : 1.0 / p;
+}
+
+static void p_write(const rval *v, uint8_t *p) {
+    memcpy(p, &v->u.topk.decay, 8);
+}
+static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
+    double d;
+    memcpy(&d, p, 8);
+    if (!(d >= 0.01 && d <= 1.0)) {
+        snprintf(err, cap, "bad TOPK decay");
+        return false;
+    }
+    v->u.topk.decay = d;
+    return true;
+}
+static size_t f_size(const rval *v, unsigned i) {
+    (void)i;
+    return amq_topk_serialized_size(v->u.topk.t);
+}
+static amq_status f_save(const rval *v, unsigned i, uint8_t *b, size_t cap) {
+    (void)i;
+    return amq_topk_save(v->u.topk.t, b, cap, NULL);
+}
+static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
+                   size_t len, char *err, size_t cap) {
+    amq_diag diag;
+    amq_options o = rv_options(v);
+    (void)i;
+    if (!rv_one_frame(nf, "TOPK", err, cap))
+        return false;
+    memset(&diag, 0, sizeof diag);
+    amq_status st = amq_topk_load(b, len, &o, &v->u.topk.t, &diag);
+    if (st != AMQ_OK)
+        return rv_frame_refused(err, cap, st, &diag);
+    if (amq_topk_decay(v->u.topk.t) != base_of(v->u.topk.decay)) {
+        snprintf(err, cap, "TOPK frame decay does not match its key");
+        return false;
+    }
+    return true;
+}
+static void destroy(rval *v) { amq_topk_free(v->u.topk.t); }
+
+const fam_ops topk_ops = {
+    "topk", "amq-topkh", "AMQ.LOADCHUNK", 8,      p_write, p_read,
+    NULL,   NULL,        f_size,          f_save, f_load,  destroy};
+
+static rval *need(host *h) {
+    return key_need(h, 1, FAM_TOPK, "TopK:", "TopK: key does not exist");
+}
+
+int topk_reserve(host *h) {
+    long long k, w = 8, d = 7;
+    double p = 0.9;
+    rval *v;
+    if (h->argc != 3 && h->argc != 6)
+        return r_arity(h);
+    if (!arg_ll(&h->argv[2], &k) || k < 1 || k > AMQ_TOPK_MAX_K)
+        return r_err(h, "TopK: invalid k");
+    if (h->argc == 6) {
+        if (!arg_ll(&h->argv[3], &w) || w < 1 ||
+            (unsigned long long)w > TOPK_MAX_CELLS)
+            return r_err(h, "TopK: invalid width");
+        if (!arg_ll(&h->argv[4], &d) || d < 1 || d > AMQ_TOPK_MAX_DEPTH)
+            return r_err(h, "TopK: invalid depth");
+        if (!arg_double(&h->argv[5], &p) || !(p > 0 && p <= 1))
+            return r_err(h, "TopK: invalid decay value. must be '<= 1' & "
+                            "'> 0'");
+        if (p < 0.01)
+            return r_err(h, "TopK: decay below 0.01 is not supported");
+    }
+    if (h->ops->lookup(h, 1, FAM_TOPK, &v) != KEY_EMPTY)
+        return r_err(h, "TopK: key already exists");
+    if (!h->ops->budget(h, (double)w * (double)d * 8 +
+                               (double)k * (24 + TOPK_KEYLEN) + 1024))
+        return r_err(h, "TopK: the sketch is larger than the memory limit "
+                        "allows");
+    v = rv_new(FAM_TOPK);
+    if (v == NULL)
+        return r_err(h, "TopK: out of memory");
+    amq_options o = rv_options(v);
+    v->u.topk.decay = p;
+    amq_status st = amq_topk_new((unsigned)k, (uint64_t)w, (unsigned)d,
+                                 base_of(p), TOPK_KEYLEN, &o, &v->u.topk.t);
+    if (st != AMQ_OK) {
+        rv_free(v);
+        return r_status(h, "TopK", st);
+    }
+    if (!store_or_reply(h, v))
+        return 0;
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, "topk.reserve", 1);
+    r_ok(h);
+    return 0;
+}
+
+static void reply_expelled(host *h, bool out, const amq_topk_expelled *e) {
+    if (out && e->key_len != AMQ_TOPK_NO_KEY)
+        h->ops->r_str(h, (const char *)e->key, e->key_stored);
+    else
+        h->ops->r_null(h);
+}
+
+int topk_add(host *h) {
+    amq_topk_expelled e;
+    bool out;
+    if (h->argc < 3)
+        return r_arity(h);
+    rval *v = need(h);
+    if (v == NULL)
+        return 0;
+    h->ops->r_arr(h, h->argc - 2);
+    for (int i = 2; i < h->argc; i++) {
+        out = false;
+        if (amq_topk_add_key(v->u.topk.t, h->argv[i].p, h->argv[i].n, &e,
+                             &out) != AMQ_OK)
+            out = false;
+        reply_expelled(h, out, &e);
+    }
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, "topk.add", 1);
+    return 0;
+}
+
+int topk_incrby(host *h) {
+    long long by;
+    amq_topk_expelled e, e2;
+    if (h->argc < 4 || h->argc % 2 != 0)
+        return r_arity(h);
+    for (int i = 3; i < h->argc; i += 2)
+        if (!arg_ll(&h->argv[i], &by) || by < 1 || by > TOPK_MAX_INCR)
+            return r_err(h, "TopK: increment must be an integer greater or "
+                            "equal to 1 and less than or equal to 100000");
+    rval *v = need(h);
+    if (v == NULL)
+        return 0;
+    amq_topk *t = v->u.topk.t;
+    h->ops->r_arr(h, (h->argc - 2) / 2);
+    for (int i = 2; i < h->argc; i += 2) {
+        const rarg *it = &h->argv[i];
+        bool out2 = false;
+        arg_ll(&h->argv[i + 1], &by);
+        bool out = amq_topk_incr_hash(t, amq_topk_hash(t, it->p, it->n),
+                                      (uint64_t)by - 1, &e);
+        if (amq_topk_add_key(t, it->p, it->n, &e2, &out2) == AMQ_OK && out2 &&
+            !out) {
+            e = e2;
+            out = true;
+        }
+        reply_expelled(h, out, &e);
+    }
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, "topk.incrby", 1);
+    return 0;
+}
+
+static int per_item(host *h, bool count) {
+    if (h->argc < 3)
+        return r_arity(h);
+    rval *v = need(h);
+    if (v == NULL)
+        return 0;
+    const amq_topk *t = v->u.topk.t;
+    h->ops->r_arr(h, h->argc - 2);
+    for (int i = 2; i < h->argc; i++) {
+        uint64_t x = amq_topk_hash(t, h->argv[i].p, h->argv[i].n);
+        h->ops->r_int(h, count ? (long long)amq_topk_count(t, x)
+                               : amq_topk_query(t, x));
+    }
+    return 0;
+}
+
+int topk_query(host *h) { return per_item(h, false); }
+int topk_count(host *h) { return per_item(h, true); }
+
+int topk_list(host *h) {
+    bool with = false;
+    if (h->argc == 3 && arg_is(&h->argv[2], "WITHCOUNT"))
+        with = true;
+    else if (h->argc != 2)
+        return h->argc == 3 ? r_err(h, "TopK: invalid argument") : r_arity(h);
+    rval *v = need(h);
+    if (v == NULL)
+        return 0;
+    const amq_topk *t = v->u.topk.t;
+    size_t k = amq_topk_k(t);
+    amq_topk_item *items = rv_sys_alloc(k * sizeof *items);
+    if (items == NULL)
+        return r_err(h, "TopK: out of memory");
+    size_t n = amq_topk_list(t, items, k);
+    h->ops->r_arr(h, (long)(with ? 2 * n : n));
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].key_len == AMQ_TOPK_NO_KEY)
+            h->ops->r_null(h);
+        else
+            h->ops->r_str(h, (const char *)items[i].key, items[i].key_stored);
+        if (with)
+            h->ops->r_int(h, (long long)items[i].count);
+    }
+    rv_sys_free(items);
+    return 0;
+}
+
+int topk_info(host *h) {
+    if (h->argc != 2)
+        return r_arity(h);
+    rval *v = need(h);
+    if (v == NULL)
+        return 0;
+    const amq_topk *t = v->u.topk.t;
+    h->ops->r_map(h, 4);
+    h->ops->r_simple(h, "k");
+    h->ops->r_int(h, amq_topk_k(t));
+    h->ops->r_simple(h, "width");
+    h->ops->r_int(h, (long long)amq_topk_width(t));
+    h->ops->r_simple(h, "depth");
+    h->ops->r_int(h, amq_topk_depth(t));
+    h->ops->r_simple(h, "decay");
+    h->ops->r_double(h, v->u.topk.decay);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * file_io.h — a serialized object into a file atomically (save_file.c):
+ * readers see the old file or the whole new one. Shared by every public
+ * *_save_file call.
+ */
+#ifndef AMQ_SRC_CORE_FILE_IO_H
+#define AMQ_SRC_CORE_FILE_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <stdint.h>
+
+#include "core/mem.h"
+
+/* Writes obj's frame into buf[cap] (exactly `size` bytes, as promised). */
+typedef amq_status (*amq__frame_writer)(const void *obj, void *buf,
+                                        size_t cap, size_t *written);
+
+/* Write obj's size-byte frame to path through a temporary file renamed
+ * over it; secret makes the file owner-only (the frame holds a key). */
+amq_status amq__save_file(const char *path, const void *obj, size_t size,
+                          bool secret, amq__frame_writer write,
+                          amq_diag *diag);
+
+/* AMQ_ERR_IO with "what path: strerror(err)" in diag. */
+amq_status amq__io_error(amq_diag *diag, const char *what, const char *path,
+                         int err);
+
+/* A buffer from an amq__mem allocator (which need not have realloc). */
+typedef struct amq__bytes {
+    uint8_t *buf;
+    size_t len, cap;
+} amq__bytes;
+
+/* Read fd to its end into *out (path names it in errors): AMQ_ERR_IO or
+ * AMQ_ERR_NOMEM, nothing held, on failure. */
+amq_status amq__read_fd(int fd, const char *path, const amq__mem *mem,
+                        amq__bytes *out, amq_diag *diag);
+
+/* Open path and read it to its end. */
+amq_status amq__read_file(const char *path, const amq__mem *mem,
+                          amq__bytes *out, amq_diag *diag);
+
+void amq__bytes_free(const amq__mem *mem, amq__bytes *b);
+
+#endif

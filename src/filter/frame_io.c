@@ -1,0 +1,108 @@
+/*
+ * frame_io.c — one structure object in and out of the serialization frame
+ * (docs/format.md). The frame codec (core/frame.c) checks the header and
+ * checksum; the type's own callbacks write and validate its parameters and
+ * payload.
+ */
+#include <string.h>
+
+#include "core/bits.h"
+#include "core/cursor.h"
+#include "core/frame.h"
+#include "filter/frame_io.h"
+
+static size_t params_len(const amq__type *t, const amq__obj *o) {
+    amq__wr w = {NULL, 0};
+    t->params_write(o, &w);
+    return AMQ__FRAME_GENERIC_PARAMS + w.pos;
+}
+
+static size_t payload_len(const amq__type *t, const amq__obj *o) {
+    return t->payload_size != NULL ? t->payload_size(o) : o->table_bytes;
+}
+
+size_t amq__obj_frame_size(const amq__type *t, const amq__obj *o) {
+    return amq__frame_size(params_len(t, o), payload_len(t, o), NULL);
+}
+
+amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
+                         const amq_hasher *h, uint64_t capacity,
+                         double target_fpr, void *buf, size_t cap,
+                         size_t *written) {
+    size_t plen = params_len(t, o), llen = payload_len(t, o);
+    size_t total = amq__frame_size(plen, llen, NULL);
+    uint8_t *params, *payload;
+    if (written != NULL)
+        *written = 0;
+    if (total == 0 || plen > AMQ__FRAME_PARAMS_MAX)
+        return AMQ_ERR_OVERFLOW;
+    if (buf == NULL || cap < total)
+        return AMQ_ERR_BUFFER;
+    amq__frame_begin(buf, total, t->info.type_id, h, plen, llen, &params,
+                     &payload);
+    amq__put_u64(params, capacity);
+    amq__put_f64(params + 8, target_fpr);
+    amq__wr w = {params + AMQ__FRAME_GENERIC_PARAMS, 0};
+    t->params_write(o, &w);
+    if (t->payload_write != NULL)
+        t->payload_write(o, payload);
+    else if (o->table_bytes != 0)
+        memcpy(payload, o->table, o->table_bytes);
+    amq__frame_seal(buf, total);
+    if (written != NULL)
+        *written = total;
+    return AMQ_OK;
+}
+
+static amq_status check_generic(const amq__frame *fr, amq_diag *diag) {
+    double fpr;
+    if (fr->params_len < AMQ__FRAME_GENERIC_PARAMS)
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS_LEN,
+                         "parameter block too short");
+    fpr = amq__get_f64(fr->params + 8);
+    if (!(fpr >= 0.0 && fpr < 1.0))
+        return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_TARGET_FPR,
+                         "target false-positive rate out of range");
+    return AMQ_OK;
+}
+
+amq_status amq__obj_open(const void *buf, size_t len, const amq__type *want,
+                         const amq_options *opt, bool view, amq__obj **out,
+                         amq__opened *info, amq_diag *diag) {
+    amq__frame fr;
+    amq__rd rd;
+    amq_options o;
+    *out = NULL;
+    if (view && ((uintptr_t)buf & 7u) != 0)
+        return amq__diag(diag, AMQ_ERR_ALIGN, 0,
+                         "a view needs an 8-byte aligned buffer");
+    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &fr, diag));
+    const amq__type *t = amq__type_by_id(fr.type_id);
+    if (want != NULL && t != want)
+        return amq__diag(diag, AMQ_ERR_INCOMPATIBLE, AMQ__FRAME_OFF_TYPE,
+                         "frame holds type id %u, not %s", fr.type_id,
+                         want->info.name);
+    if (t == NULL)
+        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
+                         "unknown structure type id %u (newer amq?)",
+                         fr.type_id);
+    AMQ_RETURN_IF_ERR(check_generic(&fr, diag));
+    memset(&o, 0, sizeof o);
+    if (opt != NULL)
+        o = *opt;
+    o.hash = fr.hasher.kind;
+    o.hash_seed = fr.hasher.seed;
+    o.hash_key = fr.hasher.key;
+    /* The type validates its parameters before it allocates anything. */
+    amq__rd_init(&rd, fr.params + AMQ__FRAME_GENERIC_PARAMS,
+                 fr.params_len - AMQ__FRAME_GENERIC_PARAMS,
+                 AMQ__FRAME_OFF_TYPE_PARAMS, t->info.name, diag);
+    rd.payload_at = (size_t)(fr.payload - (const uint8_t *)buf);
+    AMQ_RETURN_IF_ERR(
+        t->load(t, &rd, fr.payload, fr.payload_len, view, &o, out));
+    info->type = t;
+    info->hasher = fr.hasher;
+    info->capacity = amq__get_u64(fr.params);
+    info->target_fpr = amq__get_f64(fr.params + 8);
+    return AMQ_OK;
+}

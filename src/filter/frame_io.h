@@ -1,0 +1,44 @@
+/*
+ * frame_io.h — one structure object in and out of the serialization frame,
+ * shared by amq_filter (filter.c) and the typed sketches' own save/load
+ * (sketch/frame_io.c), so both write the same bytes and refuse the same
+ * damage.
+ *
+ *   [header | capacity u64 | target fpr f64 | type params | payload | xxh64]
+ *
+ * The generic pair is the amq_filter's target; a typed sketch writes 0, 0.
+ */
+#ifndef AMQ_SRC_FILTER_FRAME_IO_H
+#define AMQ_SRC_FILTER_FRAME_IO_H
+
+#include "filter/type.h"
+
+/* Bytes the frame of o (type t) takes: 0 on overflow. */
+size_t amq__obj_frame_size(const amq__type *t, const amq__obj *o);
+
+/* Write o's frame into buf[cap]: AMQ_ERR_BUFFER when cap is short,
+ * AMQ_ERR_OVERFLOW when the frame cannot be represented. *written (may be
+ * NULL) is the frame's length, 0 on failure. */
+amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
+                         const amq_hasher *h, uint64_t capacity,
+                         double target_fpr, void *buf, size_t cap,
+                         size_t *written);
+
+/* What a frame says besides its object. */
+typedef struct amq__opened {
+    const amq__type *type;
+    amq_hasher hasher;
+    uint64_t capacity;
+    double target_fpr;
+} amq__opened;
+
+/* Check the frame in buf[len] and let its type load the object (a view
+ * over buf when view is set; buf then 8-byte aligned). want, if not NULL,
+ * is the only type accepted: another is AMQ_ERR_INCOMPATIBLE. The type
+ * loads with opt (may be NULL) whose hash fields are the frame's. Every
+ * refusal comes before an allocation and fills diag. */
+amq_status amq__obj_open(const void *buf, size_t len, const amq__type *want,
+                         const amq_options *opt, bool view, amq__obj **out,
+                         amq__opened *info, amq_diag *diag);
+
+#endif

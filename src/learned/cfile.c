@@ -1,0 +1,35 @@
+/*
+ * cfile.c — cascades in files, through the same atomic save and read as
+ * filters (core/file_io.c).
+ */
+#include "core/diag.h"
+#include "core/file_io.h"
+#include "learned/learned.h"
+
+static amq_status save_frame(const void *c, void *buf, size_t cap,
+                             size_t *written) {
+    return amq_cascade_save(c, buf, cap, written);
+}
+
+amq_status amq_cascade_save_file(const amq_cascade *c, const char *path,
+                                 amq_diag *diag) {
+    if (c == NULL || path == NULL || *path == 0)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0, "no cascade or no path");
+    return amq__save_file(path, c, amq_cascade_save_size(c),
+                          c->hasher.kind == AMQ_HASH_SIPHASH, save_frame,
+                          diag);
+}
+
+amq_status amq_cascade_load_file(const char *path, const amq_options *opt,
+                                 amq_cascade **out, amq_diag *diag) {
+    amq__mem mem;
+    amq__bytes b;
+    if (out == NULL || path == NULL)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0, "no path or no output");
+    *out = NULL;
+    amq__mem_init(&mem, opt);
+    AMQ_RETURN_IF_ERR(amq__read_file(path, &mem, &b, diag));
+    amq_status st = amq_cascade_load(b.buf, b.len, opt, out, diag);
+    amq__bytes_free(&mem, &b);
+    return st;
+}

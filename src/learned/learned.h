@@ -1,0 +1,251 @@
+/*
+ * learned.h — what the files of src/learned share: the model and cascade
+ * structs, the feature emitter, calibration, statistics, the partition
+ * search and the planner. Public contracts are in amq/cascade.h.
+ *
+ *   features.c   φ(k): hashed n-grams and shape features
+ *   model.c      logistic regression (AdaGrad), int8 weights, scoring
+ *   calib.c      Platt scaling, isotonic regression, AUC
+ *   stats.c      incomplete beta/gamma, Clopper-Pearson, χ²
+ *   partition.c  bins, PLBF's optimal-partition DP, equal splits
+ *   keyset.c     deterministic splits, duplicates, overlap (keyset.h)
+ *   plan.c       thresholds + residual sizes (the allocation engine)
+ *   train.c      train / build / rebuild: from key sets to a cascade
+ *   cascade.c    the structure: routes, queries, bound, updates, stats
+ *   cframe.c     saving the frame (type 302); cload.c loading it
+ *   audit.c      shadow-sampling audits, drift, shard budgets
+ */
+#ifndef AMQ_SRC_LEARNED_H
+#define AMQ_SRC_LEARNED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq/cascade.h"
+#include "core/mem.h"
+
+/* ---- features (features.c) ------------------------------------------------ */
+
+/* Features beyond the n-grams: length, 3 shares, 5 separators, segment
+ * count, 3 tokens. */
+#define AMQ__FEAT_SHAPE 13u
+
+/* Resolve zeros to defaults and check ranges. */
+amq_status amq__feature_config_resolve(const amq_feature_config *in,
+                                       amq_feature_config *out);
+size_t amq__features_max(const amq_feature_config *cfg);
+/* The features of key (cfg resolved). Returns the count; idx/sign must
+ * hold amq__features_max(cfg) entries. */
+size_t amq__features(const amq_feature_config *cfg, const uint8_t *key,
+                     size_t len, uint32_t *idx, int8_t *sign);
+/* The same features summed straight against int8 or float weights, in the
+ * same order (what amq__model_dot gives for the stored list, before the
+ * scale and bias). */
+int32_t amq__features_dot_q(const amq_feature_config *cfg, const uint8_t *key,
+                            size_t len, const int8_t *q);
+float amq__features_dot_f(const amq_feature_config *cfg, const uint8_t *key,
+                          size_t len, const float *w);
+
+/* A key set's arrays are present and its offsets start at 0 and never
+ * decrease. */
+bool amq__keys_valid(const amq_keys *k);
+static inline const uint8_t *amq__key(const amq_keys *k, size_t i,
+                                      size_t *len) {
+    *len = (size_t)(k->offsets[i + 1] - k->offsets[i]);
+    return k->bytes + k->offsets[i];
+}
+
+/* ---- the model (model.c, calib.c) ---------------------------------------------- */
+
+/* Calibration table limit: isotonic blocks beyond it are merged. */
+#define AMQ__ISO_MAX 1024u
+
+struct amq_model {
+    amq__mem mem;
+    amq_model_config cfg; /* resolved: no zeros left                   */
+    uint32_t dim;         /* 1 << cfg.features.dim_bits                */
+    float *w;             /* dim weights (float models), else NULL     */
+    int8_t *q;            /* dim weights (quantised), else NULL        */
+    double scale;         /* quantised: weight = q * scale             */
+    double bias;
+    double platt_a, platt_b; /* AMQ_CALIB_PLATT                           */
+    uint32_t iso_n;          /* AMQ_CALIB_ISOTONIC: steps                  */
+    double *iso_x;           /* iso_n step starts (raw scores), increasing */
+    double *iso_p;           /* iso_n probabilities, non-decreasing        */
+    uint64_t id;
+};
+
+amq_status amq__model_config_resolve(const amq_model_config *in,
+                                     amq_model_config *out);
+/* An empty model of cfg's shape (weights zero). */
+amq_status amq__model_alloc(const amq_model_config *cfg, const amq__mem *mem,
+                            amq_model **out);
+amq_status amq__model_clone(const amq_model *m, const amq__mem *mem,
+                            amq_model **out);
+/* Recompute m->id from everything that defines the model. */
+void amq__model_seal(amq_model *m);
+/* Raw score from a feature list (the one summation order). */
+double amq__model_dot(const amq_model *m, const uint32_t *idx,
+                      const int8_t *sign, size_t n);
+/* Raw scores of a key set (malloc'ed through mem). */
+amq_status amq__model_score_keys(const amq_model *m, const amq_keys *k,
+                                 double **out);
+
+/* Fit the calibration of m on raw scores of members (pos) and non-members
+ * (neg). Errors: AMQ_ERR_NOMEM. */
+amq_status amq__calib_fit(amq_model *m, const double *pos, size_t npos,
+                          const double *neg, size_t nneg);
+double amq__calib_apply(const amq_model *m, double raw);
+/* Pool-adjacent violators on (x sorted ascending, y in [0,1], weight 1):
+ * out_x/out_p get the step starts and values, wt is scratch (each of the
+ * three holds n); returns the steps (at most AMQ__ISO_MAX). */
+size_t amq__isotonic(const double *x, const double *y, size_t n, double *out_x,
+                     double *out_p, double *wt);
+/* Platt: (a, b) minimising the log loss of sigmoid(a z + b) against
+ * Platt's smoothed targets. Errors: AMQ_ERR_NOMEM. */
+amq_status amq__platt(const amq__mem *mem, const double *pos, size_t npos,
+                      const double *neg, size_t nneg, double *a, double *b);
+
+/* AUC of two score arrays (ties one half). Sorts copies. */
+amq_status amq__auc(const amq__mem *mem, const double *pos, size_t npos,
+                    const double *neg, size_t nneg, double *auc);
+
+/* ---- statistics (stats.c) ---------------------------------------------------- */
+
+/* Regularised incomplete beta I_x(a, b), a, b > 0, x in [0, 1]. */
+double amq__ibeta(double x, double a, double b);
+/* Regularised upper incomplete gamma Q(a, x). */
+double amq__gammaq(double a, double x);
+/* One-sided Clopper-Pearson limits for k successes in n trials at
+ * confidence 1 - alpha: upper = 1 when k == n, lower = 0 when k == 0;
+ * n == 0 gives upper 1, lower 0. */
+double amq__cp_upper(uint64_t k, uint64_t n, double alpha);
+double amq__cp_lower(uint64_t k, uint64_t n, double alpha);
+/* P(χ²_df > x). */
+double amq__chi2_sf(double x, double df);
+
+/* ---- partition (partition.c) ---------------------------------------------------- */
+
+/* Bin edges: B - 1 increasing raw scores; bin(z) = #edges <= z. */
+uint32_t amq__bin_of(const double *edges, uint32_t bins, double z);
+/* Quantile edges of two samples weighted half each (members a, non-members
+ * b); fewer distinct edges than asked merge bins: *bins_out <= bins. */
+amq_status amq__bin_edges(const amq__mem *mem, const double *a, size_t na,
+                          const double *b, size_t nb, uint32_t bins,
+                          double *edges, uint32_t *bins_out);
+
+/* A DP over bins [lo, hi) for regions of Σ g ln(g/h): after
+ * amq__dp_run, amq__dp_cut gives the best cut of [lo, j) into k regions
+ * for any lo < j <= hi, k <= kmax. */
+typedef struct amq__dp {
+    uint32_t lo, hi, kmax;
+    double *best;  /* (kmax + 1) x (hi - lo + 1)                           */
+    uint32_t *arg; /* same shape: start of the last region                 */
+    const double *cg, *ch; /* prefix sums over bins (size bins + 1)         */
+} amq__dp;
+
+amq_status amq__dp_run(amq__dp *dp, const amq__mem *mem, const double *cg,
+                       const double *ch, uint32_t lo, uint32_t hi,
+                       uint32_t kmax);
+void amq__dp_free(amq__dp *dp, const amq__mem *mem);
+/* Cut points cuts[0..k] (cuts[0] = lo, cuts[k] = j); false if [lo, j)
+ * cannot hold k non-empty regions. */
+bool amq__dp_cut(const amq__dp *dp, uint32_t j, uint32_t k, uint32_t *cuts);
+/* Equal splits of [lo, j) into k regions by the prefix sums c (members or
+ * non-member mass); regions stay non-empty. */
+bool amq__equal_cut(const double *c, uint32_t lo, uint32_t j, uint32_t k,
+                    uint32_t *cuts);
+
+/* ---- the cascade (cascade.c, plan.c, cframe.c) --------------------------- */
+
+/* Which structure holds the members of a bin. */
+#define AMQ__HOLD_NONE 0xFFu   /* nobody: only valid at or above max_accept */
+#define AMQ__HOLD_REJECT 0xFEu /* the reject tail: members here are lost   */
+
+typedef struct amq__region {
+    amq_filter *f;           /* NULL: see accept_all                       */
+    bool accept_all;         /* no filter: 0 bits given (accept) or no    */
+                             /* members (false: reject)                   */
+    uint32_t bin_lo, bin_hi; /* bins whose members it holds               */
+    uint64_t n;              /* members held (stale included)              */
+    uint64_t stale;
+} amq__region;
+
+/* What the planner decides; amq__cascade_fill realises it. Regions are
+ * numbered from the lowest score up. */
+typedef struct amq__plan {
+    uint32_t nregions;
+    uint32_t
+        cuts[AMQ_CASCADE_MAX_LEVELS + 1]; /* region r: [cuts[r], cuts[r+1]) */
+    uint32_t reject_bins; /* bins [0, reject_bins) rejected            */
+    uint32_t accept_bin;  /* bins >= it accepted                        */
+    uint32_t hold_top;    /* the top region holds members up to here    */
+    char spec[AMQ_CASCADE_MAX_LEVELS][96]; /* "" = no filter (accept)      */
+    double fpr[AMQ_CASCADE_MAX_LEVELS];
+    char front_spec[96]; /* sandwich                                   */
+    double front_fpr;
+} amq__plan;
+
+struct amq_cascade {
+    amq__mem mem;
+    amq_model *model;
+    amq_cascade_config cfg; /* resolved; spec strings point into c        */
+    char residual_spec[96], aux_spec[96];
+    amq_hasher hasher;   /* residuals' and the buffer's               */
+    uint32_t bins;       /* in use (<= bins_alloc: few distinct scores */
+    uint32_t bins_alloc; /* merge bins)                                */
+    double *edges;       /* bins - 1                                   */
+    uint8_t *hold;       /* bins: AMQ__HOLD_* or a region index        */
+    uint32_t accept_bin; /* bins >= it accepted                        */
+    uint32_t max_accept; /* highest safe accept_bin                    */
+    uint32_t reject_bins;
+    uint32_t nregions;
+    amq__region regions[AMQ_CASCADE_MAX_LEVELS];
+    amq_filter *front; /* sandwich: initial filter over all members */
+    amq_filter *aux;   /* insert buffer (NULL: none)                 */
+    uint32_t *cert;    /* bins: certify non-members per bin          */
+    uint32_t *tune;    /* bins: tune non-members per bin             */
+    uint32_t *memb;    /* bins: members per bin                      */
+    uint64_t certify_n, tune_n, members;
+    uint64_t version;
+    uint64_t added, removed, stale_other, tail_members;
+    uint64_t max_stale; /* resolved cfg.max_stale                     */
+    double build_seconds;
+};
+
+/* The front filter sees mix(h ^ salt): positions independent of the
+ * residuals' (the bound multiplies their rates). */
+#define AMQ__FRONT_SALT 0x73616e6477696368ULL
+
+/* An empty cascade for `bins` bins around a copy of model (arrays zeroed,
+ * no regions). */
+amq_status amq__cascade_alloc(const amq_model *model, uint32_t bins,
+                              const amq_cascade_config *cfg,
+                              const amq_hasher *hasher, const amq__mem *mem,
+                              amq_cascade **out);
+/* Per-bin counts of scores (counts zeroed first). */
+void amq__histogram(const amq_cascade *c, const double *z, size_t n,
+                    uint32_t *counts);
+/* The bound: certified (Clopper-Pearson limits) or with point estimates. */
+double amq__cascade_bound(const amq_cascade *c, bool point_estimate);
+/* Realise a plan: routes, then every member hashed into the filter of the
+ * region holding its bin (member_scores[i] is member i's raw score). */
+amq_status amq__cascade_fill(amq_cascade *c, const amq__plan *plan,
+                             const amq_keys *members,
+                             const double *member_scores, amq_diag *diag);
+/* plan.c: choose the plan for c (edges and histograms set). */
+amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
+                             amq_diag *diag);
+/* Drop every filter (a plan is realised again from scratch). */
+void amq__cascade_clear(amq_cascade *c);
+/* The total bytes of c (model, filters, tables). */
+size_t amq__cascade_bytes(const amq_cascade *c, size_t *model, size_t *residual,
+                          size_t *front, size_t *aux, size_t *tables);
+
+/* Resolve config defaults (spec strings are copied into c by the
+ * caller). */
+amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
+                                       amq_cascade_config *out, amq_diag *diag);
+
+#endif

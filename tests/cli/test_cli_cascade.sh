@@ -1,0 +1,75 @@
+#!/bin/sh
+# test_cli_cascade.sh — end-to-end tests of `amq cascade`: train writes a
+# file that query, info (text and JSON) and audit read; every member is
+# found; bad input (empty sets, keys in both sets, an unreachable target,
+# a file that is not a cascade, a truncated cascade) exits 2 and writes
+# nothing. Prints "test_cli_cascade: N passed, N failed".
+#
+# usage: tests/cli/test_cli_cascade.sh path/to/amq [TMPDIR]
+. "$(dirname "$0")/harness.sh" "$@"
+has() { # FILE PATTERN DESC
+    if grep -q -- "$2" "$1"; then pass; else fail "$3: no '$2' in $1"; fi
+}
+
+# Host names: members mostly ads/track under com/net, the rest mostly not;
+# membership is a function of the key, so the two files never share one.
+awk 'BEGIN {
+    s = 7; split("ads track pixel cdn mail shop news wiki", st, " ")
+    split("com net io org de", tl, " ")
+    for (i = 0; i < 12000; i++) {
+        s = (s * 48271) % 2147483647; a = 1 + s % 8
+        s = (s * 48271) % 2147483647; t = 1 + s % 5
+        s = (s * 48271) % 2147483647; x = s % 1000000
+        p = (a <= 2 ? 1.0 : 0.05) * (t <= 2 ? 1.0 : 0.1)
+        h = (x * 7919 + a * 131 + t) % 1000 / 1000
+        k = "www." st[a] x "." tl[t]
+        if (h < p) print k > "m.txt"; else print k > "n.txt"
+    }
+}'
+sort -u m.txt > members.txt
+sort -u n.txt > nonmembers.txt
+M=$(wc -l < members.txt)
+
+run 0 "train" "$AMQ" cascade train -m members.txt -n nonmembers.txt --fpr 0.05 \
+    --dim-bits 12 --quantize --bins 32 -o c.amq
+[ -s c.amq ] && pass || fail "train wrote no file"
+has err "certified FPR bound" "train summary"
+run 0 "query members" "$AMQ" cascade query -c c.amq members.txt
+[ "$(cat out)" = "$M" ] && pass || fail "query found $(cat out) of $M members"
+run 0 "info" "$AMQ" cascade info c.amq
+has out "fpr bound" "info text"
+has out "p upper" "info columns"
+run 0 "info json" "$AMQ" cascade info --json c.amq
+has out '"fpr_bound"' "json fpr_bound"
+has out '"bits_per_key"' "json bits_per_key"
+has out '"levels": \[' "json levels"
+run 0 "audit" "$AMQ" cascade audit c.amq -m members.txt -n nonmembers.txt --rate 0.5
+has out "verdict" "audit verdict"
+has out "false negatives 0" "audit: no false negatives"
+run 0 "features" "$AMQ" cascade features --dim-bits 12 --label 0 nonmembers.txt
+head -n1 out | grep -qE '^0( [0-9]+:-?[0-9]+)+$' && pass || fail "svmlight line"
+run 0 "budget" "$AMQ" cascade train -m members.txt -n nonmembers.txt \
+    --bits-per-key 40 --dim-bits 10 --quantize --levels 2 --method plbf -o b.amq
+
+# bad input: exit 2, nothing written
+: > empty.txt
+run 2 "empty members" "$AMQ" cascade train -m empty.txt -n nonmembers.txt --fpr 0.05 -o x.amq
+has err "no keys" "empty message"
+head -n 25 members.txt > both.txt
+cat nonmembers.txt >> both.txt
+run 2 "keys in both sets" "$AMQ" cascade train -m members.txt -n both.txt --fpr 0.05 -o x.amq
+has err "25 of the" "overlap count"
+run 2 "unreachable target" "$AMQ" cascade train -m members.txt -n nonmembers.txt --fpr 1e-9 -o x.amq
+has err "certif" "unreachable message"
+run 2 "no target" "$AMQ" cascade train -m members.txt -n nonmembers.txt -o x.amq
+[ -e x.amq ] && fail "a failed train wrote x.amq" || pass
+"$AMQ" build --type sbbf --fpr 0.01 -o f.amq members.txt 2>/dev/null
+run 2 "not a cascade" "$AMQ" cascade info f.amq
+has err "not a cascade" "type message"
+head -c 1000 c.amq > t.amq
+run 2 "truncated" "$AMQ" cascade query t.amq members.txt
+run 2 "unknown subcommand" "$AMQ" cascade frobnicate
+run 0 "help" "$AMQ" help cascade
+
+cd / && rm -rf "$T"
+finish test_cli_cascade

@@ -1,0 +1,144 @@
+"""Servers for the module's integration tests: each starts redis-server on
+127.0.0.1 (a free port) in a temporary directory, is stopped by its PID, and
+the directory is removed. A tiny check registry prints 'N passed, N failed'.
+"""
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import redis
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+
+
+def _bindable(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port():
+    """A free port p with p + 10000 free too (a cluster node's bus port)."""
+    rnd = random.Random()
+    while True:
+        p = rnd.randrange(20000, 45000)
+        if _bindable(p) and _bindable(p + 10000):
+            return p
+
+
+class Server:
+    """One redis-server with the module loaded."""
+
+    def __init__(self, module, args=(), modargs=(), port=None, workdir=None):
+        self.module = os.path.abspath(module)
+        self.args, self.modargs = list(args), list(modargs)
+        self.port = port or free_port()
+        self.own_dir = workdir is None
+        self.dir = workdir or tempfile.mkdtemp(prefix="amq-redis-")
+        self.proc = None
+        self.start()
+
+    def start(self):
+        cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+               "--dir", self.dir, "--save", "", "--appendonly", "no",
+               "--enable-debug-command", "yes", "--logfile", "server.log",
+               "--repl-diskless-sync-delay", "0",
+               "--loadmodule", self.module] + self.modargs + self.args
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.client = redis.Redis(host="127.0.0.1", port=self.port)
+        deadline = time.time() + 10
+        while True:
+            try:
+                if self.client.ping():
+                    break
+            except (redis.ConnectionError, redis.BusyLoadingError):
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("redis-server did not start:\n" +
+                                       self.log())
+                time.sleep(0.05)
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "server.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.client.close()
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def close(self):
+        self.stop()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Checks:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def ok(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL:", what, flush=True)
+
+    def raises(self, fn, fragment, what):
+        try:
+            fn()
+        except redis.ResponseError as e:
+            self.ok(fragment.lower() in str(e).lower(),
+                    f"{what}: error {e!r} lacks {fragment!r}")
+            return
+        self.ok(False, f"{what}: no error")
+
+    def report(self, suite):
+        print(f"{suite}: {self.passed} passed, {self.failed} failed")
+        return 0 if self.failed == 0 else 1
+
+
+def parse_args():
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--module", required=True)
+    p.add_argument("--amq", default=None)
+    return p.parse_args()
+
+
+def run(main):
+    """Run main(args, checks); servers it registers are closed on exit."""
+    args = parse_args()
+    checks = Checks()
+    servers = []
+    try:
+        main(args, checks, servers)
+    finally:
+        for s in servers:
+            s.close()
+    sys.exit(checks.report(os.path.basename(sys.argv[0])))

@@ -1,0 +1,559 @@
+"""amq-redis.so in one server (and a primary/replica pair): RedisBloom
+compatibility through python3-redis's bf()/cf()/cms()/topk() helpers,
+AMQ.* over every registered type, persistence (RDB, AOF, DUMP/RESTORE,
+COPY, digest, MEMORY USAGE, notifications), bad input, corrupt RDB values,
+deterministic replication including LOADCHUNK, and RESP3 replies.
+
+Run: test_module.py --module build/modules/redis/amq-redis.so --amq build/amq
+"""
+import os
+import random
+import socket
+import subprocess
+import tempfile
+import time
+
+import redis
+from harness import Server, run
+
+# ---- helpers -------------------------------------------------------------
+
+
+def items(prefix, n):
+    return [f"{prefix}-{i}" for i in range(n)]
+
+
+def raw(r):
+    """A client on r's pool without the module helpers' reply parsers."""
+    return redis.Redis(connection_pool=r.connection_pool)
+
+
+def scandump(r, cmd, key):
+    chunks, it = [], 0
+    while True:
+        it, data = r.execute_command(cmd, key, it)
+        if it == 0:
+            return chunks
+        chunks.append((it, data))
+
+
+CRC64_POLY = 0x95AC9329AC4BC9B5  # Jones, reflected: Redis's DUMP checksum
+CRC_TABLE = []
+for b in range(256):
+    c = b
+    for _ in range(8):
+        c = (c >> 1) ^ CRC64_POLY if c & 1 else c >> 1
+    CRC_TABLE.append(c)
+
+
+def crc64(data):
+    c = 0
+    for b in data:
+        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c
+
+
+def reseal(payload):
+    """A DUMP payload with its CRC64 trailer recomputed."""
+    body = payload[:-8]
+    return body + crc64(body).to_bytes(8, "little")
+
+
+# ---- RedisBloom compatibility through the python3-redis helpers -----------
+
+
+def test_bf(c, r):
+    bf = r.bf()
+    c.ok(bf.create("bf", 0.01, 1000), "BF.RESERVE")
+    c.raises(lambda: bf.create("bf", 0.01, 1000), "item exists", "reserve twice")
+    c.ok(bf.add("bf", "a") == 1 and bf.add("bf", "a") == 0, "BF.ADD new/old")
+    c.ok(bf.madd("bf", "b", "c", "a") == [1, 1, 0], "BF.MADD")
+    c.ok(bf.exists("bf", "b") == 1 and bf.exists("bf", "zz") == 0, "BF.EXISTS")
+    c.ok(bf.mexists("bf", "a", "zz") == [1, 0], "BF.MEXISTS")
+    c.ok(bf.exists("nokey", "a") == 0, "BF.EXISTS on a missing key is 0")
+    c.ok(r.execute_command("BF.CARD", "bf") == 3 and
+         r.execute_command("BF.CARD", "nokey") == 0, "BF.CARD")
+    info = bf.info("bf")
+    c.ok(info.capacity == 1000 and info.filterNum == 1 and
+         info.insertedNum == 3 and info.expansionRate == 2 and info.size > 0,
+         f"BF.INFO {vars(info)}")
+    c.ok(raw(r).execute_command("BF.INFO", "bf", "ITEMS") == [3],
+         "BF.INFO ITEMS")
+    c.raises(lambda: bf.info("nokey"), "not found", "BF.INFO missing")
+    # implicit creation with the defaults, growth past capacity, no false
+    # negatives, measured FPR within the target
+    keys = items("x", 3000)
+    for i in range(0, len(keys), 500):
+        bf.madd("grow", *keys[i:i + 500])
+    c.ok(all(bf.mexists("grow", *keys)), "no false negatives after growth")
+    info = bf.info("grow")
+    s, cap = 1, 100
+    while cap < info.insertedNum:
+        s, cap = s + 1, cap + 100 * 2 ** s
+    c.ok(info.filterNum == s and info.capacity == cap and
+         info.insertedNum > 2900, f"stages {vars(info)}")
+    probes = items("absent", 20000)
+    fp = sum(bf.mexists("grow", *probes))
+    c.ok(fp / 20000 < 0.015, f"BF FPR {fp / 20000} at eps 0.01")
+    c.ok(bf.insert("ins", ["p", "q"], capacity=50, error=0.001,
+                   expansion=4) == [1, 1], "BF.INSERT creates")
+    c.ok(bf.info("ins").capacity == 50 and bf.info("ins").expansionRate == 4,
+         "BF.INSERT parameters")
+    c.raises(lambda: bf.insert("nope", ["p"], noCreate=True), "not found",
+             "BF.INSERT NOCREATE")
+    bf.create("ns", 0.01, 10, noScale=True)
+    res = bf.madd("ns", *items("n", 40))
+    c.ok(any(isinstance(x, redis.ResponseError) and "non scaling" in str(x)
+             for x in res) if isinstance(res, list) else False,
+         f"NONSCALING filter fills: {res[-1]!r}")
+    # SCANDUMP / LOADCHUNK into another key
+    for it, data in scandump(r, "BF.SCANDUMP", "grow"):
+        bf.loadchunk("copy", it, data)
+    c.ok(all(bf.mexists("copy", *keys)), "LOADCHUNK copy answers")
+    c.ok(bf.info("copy").filterNum == s, "LOADCHUNK copy keeps its stages")
+
+
+def test_cf(c, r):
+    cf = r.cf()
+    c.ok(cf.create("cf", 1000, bucket_size=4, max_iterations=50,
+                   expansion=2), "CF.RESERVE")
+    c.raises(lambda: cf.create("cf", 1000), "item exists", "CF reserve twice")
+    c.ok(cf.add("cf", "a") == 1 and cf.add("cf", "a") == 1, "CF.ADD dup")
+    c.ok(cf.addnx("cf", "a") == 0 and cf.addnx("cf", "b") == 1, "CF.ADDNX")
+    c.ok(cf.count("cf", "a") == 2 and cf.count("cf", "zz") == 0, "CF.COUNT")
+    c.ok(cf.exists("cf", "b") == 1 and cf.exists("cf", "zz") == 0, "CF.EXISTS")
+    c.ok(cf.delete("cf", "a") == 1 and cf.count("cf", "a") == 1, "CF.DEL one")
+    c.ok(cf.delete("cf", "zz") == 0, "CF.DEL absent")
+    c.raises(lambda: cf.delete("nokey", "a"), "not found", "CF.DEL missing key")
+    c.ok(cf.insert("cfi", ["a", "b"], capacity=100) == [1, 1], "CF.INSERT")
+    c.ok(cf.insertnx("cfi", ["a", "c"]) == [0, 1], "CF.INSERTNX")
+    info = cf.info("cf")
+    c.ok(info.bucketSize == 4 and info.maxIteration == 50 and
+         info.expansionRate == 2 and info.insertedNum == 2 and
+         info.deletedNum == 1 and info.filterNum == 1, f"CF.INFO {vars(info)}")
+    # expansion: a small filter grows links and keeps every item
+    cf.create("small", 64, expansion=2)
+    keys = items("k", 2000)
+    for k in keys:
+        cf.add("small", k)
+    c.ok(all(cf.exists("small", k) for k in keys), "CF no false negatives")
+    c.ok(cf.info("small").filterNum > 1, "CF grew links")
+    cf.create("fixed", 64, expansion=0)
+    res = [cf.insert("fixed", [k])[0] for k in keys[:300]]
+    c.ok(-1 in res, "CF EXPANSION 0 fills up (-1)")
+    c.raises(lambda: cf.add("fixed", "more-and-more-" + "x" * 10) or
+             [cf.add("fixed", k) for k in items("f", 500)],
+             "Filter is full", "CF.ADD on a full filter")
+    # a link holds its capacity at the load its kick budget reaches
+    for cap, iters in ((100, 20), (1000, 20), (50000, 20), (20000, 5),
+                       (20000, 100)):
+        key = f"cap:{cap}:{iters}"
+        cf.create(key, cap, max_iterations=iters)
+        ks = items(key, cap)
+        for i in range(0, cap, 1000):
+            cf.insert(key, ks[i:i + 1000])
+        c.ok(cf.info(key).filterNum == 1,
+             f"CF capacity {cap} at MAXITERATIONS {iters} fits one link")
+    for it, data in scandump(r, "CF.SCANDUMP", "small"):
+        cf.loadchunk("small2", it, data)
+    c.ok(all(cf.exists("small2", k) for k in keys), "CF LOADCHUNK copy")
+
+
+def test_cms(c, r):
+    cms = r.cms()
+    c.ok(cms.initbydim("d", 1000, 5), "CMS.INITBYDIM")
+    c.ok(cms.initbyprob("p", 0.001, 0.01), "CMS.INITBYPROB")
+    info = cms.info("p")
+    c.ok(info.width == 2000 and info.depth == 7 and info.count == 0,
+         f"INITBYPROB sizing {vars(info)}")
+    c.raises(lambda: cms.initbydim("d", 10, 2), "already exists", "CMS twice")
+    c.ok(cms.incrby("d", ["foo", "bar"], [10, 42]) == [10, 42], "CMS.INCRBY")
+    c.ok(cms.query("d", "foo", "bar", "zz") == [10, 42, 0], "CMS.QUERY")
+    cms.initbydim("d2", 1000, 5)
+    cms.incrby("d2", ["foo"], [5])
+    cms.initbydim("dst", 1000, 5)
+    c.ok(cms.merge("dst", 2, ["d", "d2"], [1, 3]), "CMS.MERGE WEIGHTS")
+    c.ok(cms.query("dst", "foo", "bar") == [25, 42], "weighted merge counts")
+    c.ok(cms.info("dst").count == 10 + 42 + 15, "merged total")
+    c.raises(lambda: cms.merge("dst", 1, ["p"]), "width/depth", "shape mismatch")
+    c.raises(lambda: cms.query("nokey", "a"), "does not exist", "CMS missing")
+    c.raises(lambda: cms.incrby("d", ["a"], [-1]), "invalid increment",
+             "negative increment")
+
+
+def test_topk(c, r):
+    tk = r.topk()
+    c.ok(tk.reserve("t", 3, 50, 4, 0.9), "TOPK.RESERVE")
+    c.ok(r.execute_command("TOPK.RESERVE", "tdef", 5), "TOPK.RESERVE defaults")
+    info = tk.info("tdef")
+    c.ok(info.k == 5 and info.width == 8 and info.depth == 7 and
+         abs(float(info.decay) - 0.9) < 1e-12, f"TOPK defaults {vars(info)}")
+    stream = ["a"] * 50 + ["b"] * 30 + ["c"] * 20 + ["d"] * 5 + items("n", 30)
+    random.Random(7).shuffle(stream)
+    for i in range(0, len(stream), 10):
+        tk.add("t", *stream[i:i + 10])
+    lst = tk.list("t")
+    c.ok(set(lst) == {"a", "b", "c"}, f"TOPK.LIST {lst}")
+    c.ok(tk.query("t", "a", "zz") == [1, 0], "TOPK.QUERY")
+    cnt = tk.count("t", "a", "b", "zz")
+    c.ok(cnt[0] <= 50 and cnt[0] >= 40 and cnt[1] <= 30 and cnt[2] == 0,
+         f"TOPK.COUNT {cnt}")
+    wc = tk.list("t", withcount=True)
+    c.ok(len(wc) == 6 and wc[0] == "a", f"TOPK.LIST WITHCOUNT {wc}")
+    out = tk.incrby("t", ["e"], [1000])
+    c.ok(out[0] in ("a", "b", "c") and "e" in tk.list("t"),
+         f"TOPK.INCRBY expels {out}")
+    c.raises(lambda: tk.incrby("t", ["e"], [0]), "increment", "incr 0")
+    c.raises(lambda: tk.reserve("bad", 0, 8, 7, 0.9), "invalid k", "k = 0")
+    c.raises(lambda: tk.reserve("bad", 3, 8, 7, 1.5), "decay", "decay > 1")
+
+
+# ---- AMQ.* ----------------------------------------------------------------
+
+
+def test_amq(c, r, amq_cli, tmp):
+    types = [t.decode() for t in r.execute_command("AMQ.TYPES")]
+    c.ok("bloom" in types and "xor8" in types, f"AMQ.TYPES {types}")
+    static = {"xor8", "xor16", "xor32", "fuse8", "fuse16", "fuse32", "ribbon"}
+    keys = items("m", 500)
+    for t in types:
+        spec = t + (":bits=8" if t == "ribbon" else "")
+        key = "amq:" + t
+        if t in static:
+            c.ok(r.execute_command("AMQ.BUILD", key, spec, *keys), f"build {t}")
+        else:
+            c.ok(r.execute_command("AMQ.RESERVE", key, spec, "CAPACITY", 1000,
+                                   "ERROR", 0.01), f"reserve {t}")
+            r.execute_command("AMQ.MADD", key, *keys)
+        info = dict(zip(*[iter(r.execute_command("AMQ.INFO", key))] * 2))
+        caps = info[b"Capabilities"].split()
+        if b"sketch" in caps:
+            pass  # top-k lists heavy hitters, not members
+        elif b"forgets" in caps:  # a forgetting filter keeps its newest key
+            c.ok(r.execute_command("AMQ.EXISTS", key, keys[-1]) == 1,
+                 f"{t}: newest key present")
+        else:
+            ans = r.execute_command("AMQ.MEXISTS", key, *keys)
+            c.ok(all(ans), f"{t}: no false negatives")
+        c.ok(info[b"Items"] >= 1 and float(info[b"Error bound"]) >= 0,
+             f"AMQ.INFO {t}")
+    r.execute_command("AMQ.RESERVE", "cnt", "counting", "CAPACITY", 100)
+    r.execute_command("AMQ.ADD", "cnt", "x")
+    c.ok(r.execute_command("AMQ.DEL", "cnt", "x") == 1 and
+         r.execute_command("AMQ.EXISTS", "cnt", "x") == 0, "AMQ.DEL")
+    r.execute_command("AMQ.RESERVE", "u1", "bloom", "CAPACITY", 1000)
+    r.execute_command("AMQ.RESERVE", "u2", "bloom", "CAPACITY", 1000)
+    r.execute_command("AMQ.MADD", "u1", "a", "b")
+    r.execute_command("AMQ.MADD", "u2", "c")
+    c.ok(r.execute_command("AMQ.MERGE", "u1", "u2"), "AMQ.MERGE")
+    c.ok(r.execute_command("AMQ.MEXISTS", "u1", "a", "b", "c") == [1, 1, 1],
+         "merged answers")
+    r.execute_command("AMQ.RESERVE", "sip", "blocked", "HASH", "siphash")
+    r.execute_command("AMQ.ADD", "sip", "k")
+    c.ok(r.execute_command("AMQ.EXISTS", "sip", "k") == 1, "siphash filter")
+    # CLI -> Redis -> CLI
+    if amq_cli:
+        kf, ff = os.path.join(tmp, "keys.txt"), os.path.join(tmp, "f.amq")
+        with open(kf, "w") as f:
+            f.write("\n".join(keys) + "\n")
+        subprocess.run([amq_cli, "build", "--type", "fuse8", "-o", ff, kf],
+                       check=True, capture_output=True)
+        with open(ff, "rb") as f:
+            frame = f.read()
+        c.ok(r.execute_command("AMQ.LOAD", "cli", frame), "AMQ.LOAD a CLI frame")
+        c.ok(all(r.execute_command("AMQ.MEXISTS", "cli", *keys)), "CLI frame answers")
+        back = r.execute_command("AMQ.DUMP", "amq:bloom")
+        with open(ff, "wb") as f:
+            f.write(back)
+        q = subprocess.run([amq_cli, "query", ff], input="m-1\nnot-there\n",
+                           capture_output=True, text=True)
+        c.ok("m-1" in q.stdout, f"AMQ.DUMP frame read by the CLI: {q.stdout!r}")
+    frame = bytearray(r.execute_command("AMQ.DUMP", "amq:bloom"))
+    frame[len(frame) // 2] ^= 1
+    c.raises(lambda: r.execute_command("AMQ.LOAD", "amq:bloom", bytes(frame)),
+             "checksum", "corrupt AMQ.LOAD")
+    c.ok(all(r.execute_command("AMQ.MEXISTS", "amq:bloom", *keys)),
+         "key unchanged after a refused AMQ.LOAD")
+
+
+# ---- bad input ------------------------------------------------------------
+
+
+def test_bad_input(c, r):
+    r.set("str", "x")
+    for cmd in (["BF.ADD", "str", "a"], ["CF.ADD", "str", "a"],
+                ["CMS.QUERY", "str", "a"], ["TOPK.ADD", "str", "a"],
+                ["AMQ.ADD", "str", "a"], ["BF.EXISTS", "cf", "a"],
+                ["CF.EXISTS", "bf", "a"], ["BF.SCANDUMP", "cf", 0]):
+        c.raises(lambda: r.execute_command(*cmd), "WRONGTYPE", f"{cmd}")
+    for cmd in (["BF.ADD", "k"], ["BF.RESERVE", "k", "0.1"], ["CF.ADD", "k"],
+                ["CMS.INCRBY", "d", "a"], ["TOPK.RESERVE"], ["BF.LOADCHUNK", "k", 1],
+                ["CMS.MERGE", "dst", 3, "d"], ["AMQ.RESERVE", "k"]):
+        try:
+            r.execute_command(*cmd)
+            c.ok(False, f"{cmd} accepted")
+        except redis.ResponseError as e:
+            c.ok("wrong number" in str(e) or "numkeys" in str(e), f"{cmd}: {e}")
+    c.raises(lambda: r.execute_command("BF.RESERVE", "k", "abc", 10),
+             "bad error rate", "bad error")
+    c.raises(lambda: r.execute_command("BF.RESERVE", "k", 1.5, 10),
+             "error rate range", "error >= 1")
+    c.raises(lambda: r.execute_command("BF.RESERVE", "k", 0.1, -5),
+             "capacity", "negative capacity")
+    c.raises(lambda: r.execute_command("CF.RESERVE", "k", 100, "BUCKETSIZE", 0),
+             "bucket size", "bucket 0")
+    c.raises(lambda: r.execute_command("CMS.INITBYDIM", "k", 0, 5), "width",
+             "width 0")
+    c.raises(lambda: r.execute_command("AMQ.RESERVE", "k", "nosuch"), "unknown",
+             "unknown spec")
+    c.raises(lambda: r.execute_command("AMQ.RESERVE", "k", "bloom:k=999"),
+             "must be in", "bad spec value")
+    # huge sizes are refused before anything is allocated
+    r.config_set("maxmemory", 64 << 20)
+    for cmd in (["BF.RESERVE", "huge", 0.0001, 1 << 40],
+                ["CF.RESERVE", "huge", 1 << 39],
+                ["CMS.INITBYDIM", "huge", 1 << 30, 16],
+                ["TOPK.RESERVE", "huge", 1000, 1 << 28, 16, 0.9],
+                ["AMQ.RESERVE", "huge", "qf", "CAPACITY", 1 << 38]):
+        c.raises(lambda: r.execute_command(*cmd), "memory", f"{cmd[0]} huge")
+    c.ok(r.exists("huge") == 0, "nothing created")
+    # a scalable filter's next stage is checked before it is allocated
+    r.config_set("maxmemory", 0)
+    r.execute_command("BF.RESERVE", "stages", 0.01, 50000, "EXPANSION", 16)
+    ks = items("s", 60000)
+    for i in range(0, 45000, 5000):
+        r.bf().madd("stages", *ks[i:i + 5000])
+    n = r.bf().info("stages").insertedNum
+    for k in ks[45000:]:  # fill the first stage exactly
+        if n == 50000:
+            break
+        n += r.bf().add("stages", k)
+    before = r.bf().info("stages")
+    used = r.info("memory")["used_memory"]
+    r.config_set("maxmemory", used + (1 << 20))
+    res = r.bf().madd("stages", *items("more", 50))
+    c.ok(any(isinstance(x, redis.ResponseError) and "memory limit" in str(x)
+             for x in res), f"stage growth refused: {res[:3]}")
+    c.ok(r.bf().info("stages").filterNum == before.filterNum,
+         "no stage opened past the limit")
+    r.config_set("maxmemory", 0)
+    c.ok(r.bf().madd("stages", *items("more", 50)).count(1) > 0 and
+         r.bf().info("stages").filterNum == before.filterNum + 1,
+         "the stage opens once memory allows")
+    # garbage and out-of-order chunks leave the key as it was
+    r.bf().madd("keep", "a", "b")
+    dig = r.execute_command("DEBUG", "DIGEST-VALUE", "keep")
+    c.raises(lambda: r.execute_command("BF.LOADCHUNK", "keep", 9, b"garbage!"),
+             "invalid chunk", "garbage first chunk")
+    rnd = random.Random(3)
+    for _ in range(200):
+        blob = bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(1, 64)))
+        try:
+            r.execute_command("BF.LOADCHUNK", "keep", len(blob) + 1, blob)
+        except redis.ResponseError:
+            pass
+    c.ok(r.execute_command("DEBUG", "DIGEST-VALUE", "keep") == dig,
+         "key unchanged by garbage chunks")
+    chunks = scandump(r, "BF.SCANDUMP", "grow")
+    it, data = chunks[0]
+    bad = bytearray(data)
+    bad[len(bad) // 2] ^= 0x40
+    c.raises(lambda: r.execute_command("BF.LOADCHUNK", "keep", it, bytes(bad)),
+             "invalid chunk", "corrupt complete chunk")
+    c.ok(r.execute_command("DEBUG", "DIGEST-VALUE", "keep") == dig,
+         "key unchanged by a corrupt chunk")
+    c.ok(r.ping(), "server alive after bad input")
+
+
+def test_corrupt_rdb(c, srv):
+    r = srv.client
+    r.config_set("rdbcompression", "no")
+    r.bf().madd("victim", *items("v", 200))
+    r.execute_command("AMQ.RESERVE", "av", "cuckoo", "CAPACITY", 100)
+    for key in ("victim", "av"):
+        payload = r.dump(key)
+        c.ok(crc64(payload[:-8]) == int.from_bytes(payload[-8:], "little"),
+             "CRC64 of a DUMP payload")
+        at = payload.find(b"\x89AMR")
+        c.ok(at > 0, "blob inside the DUMP payload")
+        good = 0
+        for off in [0, 4, 6, 9, 17, 21, 30, 60, 100, len(payload) - 20 - at]:
+            p = bytearray(payload)
+            p[at + off] ^= 0x21
+            try:
+                r.restore(key + "-bad", 0, reseal(bytes(p)))
+                c.ok(False, f"corrupt value at +{off} accepted")
+            except redis.ResponseError:
+                good += 1
+        c.ok(good == 10, "every corrupt value refused")
+        c.ok(r.restore(key + "-ok", 0, payload), "intact value restores")
+    c.ok(r.ping() and srv.alive(), "server alive after corrupt RDB values")
+    c.ok("refusing a corrupt" in srv.log(), "refusal logged")
+    c.ok(r.exists("victim-bad") == 0, "no corrupt key created")
+
+
+def test_big_chunks(c, r):
+    """A value above 16 MiB moves in several chunks; a load in progress
+    survives DEBUG RELOAD; pieces out of order are refused."""
+    r.execute_command("BF.RESERVE", "big", 0.01, 14000000, "NONSCALING")
+    r.bf().madd("big", *items("g", 1000))
+    chunks = scandump(r, "BF.SCANDUMP", "big")
+    c.ok(len(chunks) == 2 and all(len(d) <= 16 << 20 for _, d in chunks),
+         f"{len(chunks)} chunks of at most 16 MiB")
+    (i1, d1), (i2, d2) = chunks
+    c.ok(r.execute_command("BF.LOADCHUNK", "big2", i1, d1), "first chunk")
+    c.raises(lambda: r.execute_command("BF.EXISTS", "big2", "g-1"),
+             "being loaded", "queries wait for the last chunk")
+    c.raises(lambda: r.execute_command("BF.LOADCHUNK", "big2", i2 + 1, d2),
+             "out of order", "misplaced chunk")
+    r.execute_command("DEBUG", "RELOAD")
+    c.ok(r.execute_command("BF.LOADCHUNK", "big2", i2, d2), "last chunk")
+    c.ok(r.execute_command("DEBUG", "DIGEST-VALUE", "big2") ==
+         r.execute_command("DEBUG", "DIGEST-VALUE", "big"),
+         "chunked copy equals the original")
+    r.delete("big", "big2")
+
+
+# ---- persistence ------------------------------------------------------------
+
+
+def populate(r):
+    r.bf().madd("p:bf", *items("a", 500))
+    r.cf().insert("p:cf", items("b", 300), capacity=100)
+    r.cms().initbydim("p:cms", 300, 4)
+    r.cms().incrby("p:cms", ["x", "y"], [3, 99])
+    r.topk().reserve("p:tk", 5, 40, 4, 0.9)
+    r.topk().add("p:tk", *(["h"] * 20 + items("c", 40)))
+    r.execute_command("AMQ.RESERVE", "p:qf", "qf", "CAPACITY", 1000)
+    r.execute_command("AMQ.MADD", "p:qf", *items("d", 100))
+    r.execute_command("AMQ.BUILD", "p:xor", "xor8", *items("e", 100))
+
+
+def test_persistence(c, srv):
+    r = srv.client
+    populate(r)
+    before = r.execute_command("DEBUG", "DIGEST")
+    r.execute_command("DEBUG", "RELOAD")
+    c.ok(r.execute_command("DEBUG", "DIGEST") == before, "DEBUG RELOAD digest")
+    r.save()
+    srv.restart()
+    r = srv.client
+    c.ok(r.execute_command("DEBUG", "DIGEST") == before, "RDB restart digest")
+    c.ok(all(r.bf().mexists("p:bf", *items("a", 500))), "RDB BF answers")
+    r.config_set("appendonly", "yes")
+    time.sleep(0.2)
+    while r.info("persistence")["aof_rewrite_in_progress"] or \
+            r.info("persistence")["aof_rewrite_scheduled"]:
+        time.sleep(0.05)
+    r.bf().add("p:bf", "after-aof")
+    r.execute_command("BGREWRITEAOF")
+    time.sleep(0.2)
+    while r.info("persistence")["aof_rewrite_in_progress"]:
+        time.sleep(0.05)
+    after = r.execute_command("DEBUG", "DIGEST")
+    srv.args = ["--appendonly", "yes"]
+    srv.restart()
+    r = srv.client
+    c.ok(r.execute_command("DEBUG", "DIGEST") == after, "AOF restart digest")
+    c.ok(r.bf().exists("p:bf", "after-aof") == 1, "AOF BF answers")
+    srv.args = []
+    for key in ("p:bf", "p:cf", "p:cms", "p:tk", "p:qf", "p:xor"):
+        d = r.execute_command("DEBUG", "DIGEST-VALUE", key)
+        r.restore(key + ":r", 0, r.dump(key))
+        r.copy(key, key + ":c")
+        c.ok(r.execute_command("DEBUG", "DIGEST-VALUE", key + ":r") == d and
+             r.execute_command("DEBUG", "DIGEST-VALUE", key + ":c") == d,
+             f"DUMP/RESTORE and COPY {key}")
+        mem = r.memory_usage(key)
+        c.ok(mem is not None and mem > 100, f"MEMORY USAGE {key} = {mem}")
+    c.ok(r.type("p:bf") == b"amq-bloom", "TYPE")
+
+
+def test_notifications(c, r):
+    r.config_set("notify-keyspace-events", "KEA")
+    p = r.pubsub()
+    p.psubscribe("__keyevent@0__:*")
+    time.sleep(0.05)
+    r.bf().add("note", "x")
+    r.cf().add("note2", "x")
+    got = set()
+    deadline = time.time() + 2
+    while time.time() < deadline and len(got) < 2:
+        m = p.get_message(timeout=0.2)
+        if m and m["type"] == "pmessage":
+            got.add(m["channel"].decode().split(":", 1)[1])
+    c.ok({"bf.add", "cf.add"} <= got, f"keyspace events {got}")
+    p.close()
+
+
+def test_resp3(c, port):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"HELLO 3\r\n")
+    time.sleep(0.1)
+    s.recv(65536)
+    s.sendall(b"*2\r\n$7\r\nBF.INFO\r\n$4\r\np:bf\r\n")
+    time.sleep(0.1)
+    resp = s.recv(65536)
+    s.close()
+    c.ok(resp.startswith(b"%5"), f"RESP3 map reply {resp[:20]!r}")
+
+
+# ---- replication ----------------------------------------------------------------
+
+
+def test_replication(c, args, servers):
+    prim = Server(args.module)
+    servers.append(prim)
+    # the replica's module defaults differ: implicit creation must not
+    rep = Server(args.module, modargs=["ERROR_RATE", "0.2", "INITIAL_SIZE", "7"],
+                 args=["--replicaof", "127.0.0.1", str(prim.port)])
+    servers.append(rep)
+    p, q = prim.client, rep.client
+    deadline = time.time() + 10
+    while q.info("replication")["master_link_status"] != "up":
+        if time.time() > deadline:
+            c.ok(False, "replica never synced")
+            return
+        time.sleep(0.05)
+    populate(p)
+    p.bf().madd("implicit", *items("i", 1000))
+    p.cf().add("implicit-cf", "x")
+    p.execute_command("AMQ.RESERVE", "sip", "bloom", "HASH", "siphash")
+    p.execute_command("AMQ.MADD", "sip", "a", "b")
+    for it, data in scandump(p, "BF.SCANDUMP", "p:bf"):
+        p.execute_command("BF.LOADCHUNK", "chunked", it, data)
+    p.topk().incrby("p:tk", ["z"], [77])
+    p.cms().merge("p:cms", 1, ["p:cms"], [2])
+    c.ok(p.execute_command("WAIT", 1, 5000) == 1, "WAIT 1")
+    dp = p.execute_command("DEBUG", "DIGEST")
+    dq = q.execute_command("DEBUG", "DIGEST")
+    c.ok(dp == dq, "replica digest equals primary's")
+    c.ok(q.bf().info("implicit").capacity == p.bf().info("implicit").capacity,
+         "implicit creation replicated with the primary's parameters")
+    c.ok(all(q.bf().mexists("chunked", *items("a", 500))),
+         "LOADCHUNK replicated")
+
+
+def main(args, c, servers):
+    srv = Server(args.module)
+    servers.append(srv)
+    r = srv.client
+    tmp = tempfile.mkdtemp(dir=srv.dir)
+    test_bf(c, r)
+    test_cf(c, r)
+    test_cms(c, r)
+    test_topk(c, r)
+    test_amq(c, r, args.amq, tmp)
+    test_bad_input(c, r)
+    test_corrupt_rdb(c, srv)
+    test_big_chunks(c, r)
+    r.flushall()
+    test_persistence(c, srv)
+    test_notifications(c, srv.client)
+    test_resp3(c, srv.port)
+    c.ok(srv.alive(), "server alive at the end")
+    test_replication(c, args, servers)
+
+
+if __name__ == "__main__":
+    run(main)
