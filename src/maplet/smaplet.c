@@ -313,7 +313,7 @@ static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
 
 static uint64_t value_of(const smaplet *m, uint64_t h) {
     uint64_t v = 0;
-    for (unsigned i = 1; i < m->nparts; i++)
+    for (unsigned i = 1; i < m->nparts && i < SM_PARTS; i++)
         v |= (uint64_t)amq__rb_retrieve((const amq_ribbon *)m->part[i], h)
              << (32 * (i - 1));
     return v;

@@ -563,10 +563,12 @@ static void test_space(void) {
         CHECK_OK(st);
         double bpi = amq_filter_bits_per_key(m), eps = amq_filter_fpr_bound(m);
         double per_slot = rv[i][0] + rv[i][1] + 2.125;
-        double extra = 128.0 / (double)s.slots;
-        CHECK_MSG(bpi <= per_slot / 0.95 * (1 + extra) + 1e-9 &&
-                      bpi >= per_slot / 0.95 - 0.01,
-                  "%s: %.3f bits/item", spec, bpi);
+        double slots =
+            (double)s.slots + (s.slots < 128 ? (double)s.slots : 128);
+        /* Exactly (r + v + 2.125) bits for every slot, overflow included. */
+        CHECK_MSG(fabs(bpi - per_slot * slots / (double)keys) < 1e-9,
+                  "%s: %.3f bits/item, %.3f expected", spec, bpi,
+                  per_slot * slots / (double)keys);
         printf("space r=%u v=%u at %.3f load: %.3f bits/item; log2(1/eps)"
                " + v + 2.2 = %.3f (eps %.3g); per slot %.3f\n",
                rv[i][0], rv[i][1], (double)keys / (double)s.slots, bpi,
