@@ -16,33 +16,9 @@
 #     line or byte, nothing written.
 #
 # usage: tests/cli/test_maplet_cli.sh path/to/amq [TMPDIR]
-set -u
+. "$(dirname "$0")/harness.sh" "$@"
 
-AMQ=${1:?usage: test_maplet_cli.sh path/to/amq [tmpdir]}
-case $AMQ in
-/*) ;;
-*) AMQ="$(pwd)/$AMQ" ;;
-esac
-T=${2:-${TMPDIR:-/tmp}/amq-test-maplet.$$}
-rm -rf "$T" && mkdir -p "$T" || exit 2
-cd "$T" || exit 2
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $*" >&2
-    if [ -s err ]; then sed 's/^/  stderr| /' err | head -5 >&2; fi
-}
-# run RC DESC CMD...: stdout to ./out, stderr to ./err, expect exit RC.
-run() {
-    want=$1 desc=$2
-    shift 2
-    "$@" >out 2>err
-    rc=$?
-    if [ "$rc" -eq "$want" ]; then pass; else fail "$desc: exit $rc, want $want"; fi
-}
+# check DESC CMD...: CMD must succeed. has PATTERN FILE: FILE holds it.
 check() {
     desc=$1
     shift
@@ -271,6 +247,4 @@ run 2 "exact k < 4 refused" "$AMQ" kmer count -k 3 -o bad.amq genome.fa
 check "k < 4 explained" has "k >= 4" err
 check "no output after bad input" test ! -e bad.amq
 
-echo "test_maplet_cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] || exit 1
-rm -rf "$T"
+finish test_maplet_cli && rm -rf "$T"
