@@ -1657,6 +1657,9 @@ static const char *const variants[] = {
     "ribbon:bump=0", "qf:concurrent=1", "cqf:concurrent=1",
     "cuckoo:grow=1", "vacuum:grow=1",
     "spectral:mode=ms", "counting:width=8",
+    "maplet:op=max", "maplet:op=or,v=60", "maplet:op=min,v=3,multiset=1",
+    "maplet:op=sum,v=1", "maplet:kbits=64", "maplet:concurrent=1",
+    "smaplet:op=or,v=40", "smaplet:member=fuse8",
 };
 
 static void run_suite(const amq_type_info *ti) {
