@@ -18,13 +18,6 @@
 # usage: tests/cli/test_maplet_cli.sh path/to/amq [TMPDIR]
 . "$(dirname "$0")/harness.sh" "$@"
 
-# check DESC CMD...: CMD must succeed. has PATTERN FILE: FILE holds it.
-check() {
-    desc=$1
-    shift
-    if "$@"; then pass; else fail "$desc"; fi
-}
-has() { grep -q -- "$1" "$2"; }
 
 # ---- map ---------------------------------------------------------------------
 

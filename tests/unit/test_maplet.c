@@ -31,25 +31,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static uint8_t *frame_of(const amq_filter *f, size_t *len) {
-    *len = amq_filter_serialized_size(f);
-    uint8_t *b = malloc(*len);
-    if (b != NULL && amq_filter_save(f, b, *len, NULL) != AMQ_OK) {
-        free(b);
-        b = NULL;
-    }
-    return b;
-}
-
-static bool same_bytes(const amq_filter *a, const amq_filter *b) {
-    size_t la, lb;
-    uint8_t *fa = frame_of(a, &la), *fb = frame_of(b, &lb);
-    bool same = fa && fb && la == lb && memcmp(fa, fb, la) == 0;
-    free(fa);
-    free(fb);
-    return same;
-}
-
 /* A view of the frame in read-only pages: validation and queries must
  * not write to a view's table (a mapped file). */
 static bool views_read_only(const uint8_t *frame, size_t len,
@@ -63,7 +44,7 @@ static bool views_read_only(const uint8_t *frame, size_t len,
     amq_filter *v = NULL;
     bool ok = mprotect(p, pages, PROT_READ) == 0 &&
               amq_filter_view(p, len, NULL, &v, NULL) == AMQ_OK &&
-              same_bytes(f, v);
+              check_same_frame(f, v);
     amq_filter_free(v);
     munmap(p, pages);
     return ok;
@@ -73,14 +54,14 @@ static bool views_read_only(const uint8_t *frame, size_t len,
  * the same through a read-only view. */
 static bool reloads(const amq_filter *f) {
     size_t len;
-    uint8_t *buf = frame_of(f, &len);
+    uint8_t *buf = check_frame(f, &len);
     amq_filter *g = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
     amq_status st =
         buf ? amq_filter_load(buf, len, NULL, &g, &d) : AMQ_ERR_NOMEM;
     CHECK_MSG(st == AMQ_OK, "reload: %s %s", amq_status_name(st), d.message);
-    bool ok = st == AMQ_OK && same_bytes(f, g) && views_read_only(buf, len, f);
+    bool ok = st == AMQ_OK && check_same_frame(f, g) && views_read_only(buf, len, f);
     amq_filter_free(g);
     free(buf);
     return ok;
@@ -262,7 +243,7 @@ static void run_model(const char *spec, uint64_t seed, unsigned steps) {
         uint64_t bad = verify(m, md, s.op);
         CHECK_MSG(bad == 0, "%s step %u: %llu keys answer wrongly", spec, k,
                   (unsigned long long)bad);
-        CHECK_MSG(same_bytes(m, twin), "%s step %u: scalar twin differs", spec,
+        CHECK_MSG(check_same_frame(m, twin), "%s step %u: scalar twin differs", spec,
                   k);
         CHECK(reloads(m));
         if (bad != 0)
@@ -324,15 +305,15 @@ static void test_build_merge(void) {
         amq_maplet *built = NULL, *batch = mk(specs[s], 2 * N, 0.01, 0);
         CHECK_OK(
             amq_maplet_build(specs[s], h, v, 2 * N, 0.01, NULL, &built, NULL));
-        CHECK_MSG(built && same_bytes(one, built), "%s: build != puts",
+        CHECK_MSG(built && check_same_frame(one, built), "%s: build != puts",
                   specs[s]);
         size_t done = 0;
         CHECK_OK(amq_maplet_put_batch(batch, h, v, 2 * N, &done));
-        CHECK_MSG(batch && done == 2 * N && same_bytes(one, batch),
+        CHECK_MSG(batch && done == 2 * N && check_same_frame(one, batch),
                   "%s: put_batch != puts", specs[s]);
         amq_maplet_free(batch);
         CHECK_OK(amq_maplet_merge(a, b));
-        CHECK_MSG(same_bytes(one, a), "%s: merge != puts", specs[s]);
+        CHECK_MSG(check_same_frame(one, a), "%s: merge != puts", specs[s]);
         CHECK(amq_filter_items(a) == amq_filter_items(one));
         amq_maplet_free(built);
     next:
@@ -358,7 +339,7 @@ static void test_merge_refused(void) {
     for (uint64_t i = 0; i < 300; i++)
         CHECK_OK(amq_maplet_put_hash(a, i * 0x9e3779b97f4a7c15ULL, 3));
     size_t len;
-    uint8_t *before = frame_of(a, &len);
+    uint8_t *before = check_frame(a, &len);
     for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
         amq_filter *b = NULL;
         CHECK_OK(amq_filter_new(other[i], 0, 0, NULL, &b, NULL));
@@ -374,7 +355,7 @@ static void test_merge_refused(void) {
     CHECK_OK(amq_maplet_new("maplet:op=sum,v=8,q=10,r=7", 0, 0, &o, &c, NULL));
     CHECK_STATUS(amq_maplet_merge(a, c), AMQ_ERR_INCOMPATIBLE);
     size_t len2;
-    uint8_t *after = frame_of(a, &len2);
+    uint8_t *after = check_frame(a, &len2);
     CHECK(before && after && len == len2 && memcmp(before, after, len) == 0);
     free(before);
     free(after);
@@ -773,7 +754,7 @@ static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
     amq_maplet_iter it;
     CHECK_STATUS(amq_maplet_iter_init(m, &it), AMQ_ERR_UNSUPPORTED);
     size_t len;
-    uint8_t *buf = frame_of(m, &len),
+    uint8_t *buf = check_frame(m, &len),
             *al = buf ? aligned_alloc(64, (len + 63) / 64 * 64) : NULL;
     amq_filter *view = NULL;
     if (al != NULL) {
@@ -782,7 +763,7 @@ static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
         for (size_t i = 0; view != NULL && i < n; i += 7)
             wrong +=
                 amq_maplet_get_hash(view, h[i], &x) != AMQ_OK || x != want[i];
-        CHECK(wrong == 0 && view != NULL && same_bytes(m, view));
+        CHECK(wrong == 0 && view != NULL && check_same_frame(m, view));
     }
     amq_filter_free(view);
     free(al);

@@ -122,18 +122,6 @@ static amq_maplet *mk(const char *spec, uint64_t cap) {
     return m;
 }
 
-static bool same_bytes(const amq_filter *a, const amq_filter *b) {
-    size_t la = amq_filter_serialized_size(a);
-    size_t lb = amq_filter_serialized_size(b);
-    uint8_t *fa = malloc(la), *fb = malloc(lb);
-    bool same =
-        fa && fb && la == lb && amq_filter_save(a, fa, la, NULL) == AMQ_OK &&
-        amq_filter_save(b, fb, lb, NULL) == AMQ_OK && memcmp(fa, fb, la) == 0;
-    free(fa);
-    free(fb);
-    return same;
-}
-
 /* Crowded: a table four times the keys, so the cluster (about n slots)
  * crosses lock regions (4096 slots) and updates near its end take every
  * lock. */
@@ -157,7 +145,7 @@ static void test_disjoint(bool crowded) {
             for (size_t i = 0; i < per; i++)
                 CHECK_OK(
                     amq_maplet_put_hash(one, keys[t * per + i], 1 + i % 7));
-        CHECK_MSG(same_bytes(m, one), "%s%s: threads give other bytes",
+        CHECK_MSG(check_same_frame(m, one), "%s%s: threads give other bytes",
                   specs[s], crowded ? " (crowded)" : "");
         if (crowded)
             CHECK(amq__qf_widenings((amq_qf *)amq__filter_obj(m)) > 0);
