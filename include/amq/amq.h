@@ -29,6 +29,7 @@
 #include "amq/quotient.h"
 #include "amq/static.h"
 #include "amq/dynamic.h"
+#include "amq/maplet.h"
 #include "amq/clock.h"
 #include "amq/alloc.h"
 #include "amq/shard.h"

@@ -21,6 +21,7 @@
 #include "core/mem.h"
 #include "filter/frame_io.h"
 #include "filter/make.h"
+#include "maplet/ops.h"
 
 
 struct amq_filter {
@@ -89,10 +90,14 @@ static amq_status make_impl(amq_filter *f, amq__spec s,
                             const amq__make *a, const amq_options *opt,
                             amq_diag *diag) {
     const amq__type *t = f->type;
-    amq_status st =
-        t->build != NULL
-            ? t->build(t, &s, a->hashes, a->n, a->fpr, opt, &f->impl, diag)
-            : t->create(t, &s, a->capacity, a->fpr, opt, &f->impl, diag);
+    amq_status st;
+    if (t->build != NULL && a->values != NULL)
+        st = t->maplet->build(t, &s, a->hashes, a->values, a->n, a->fpr, opt,
+                              &f->impl, diag);
+    else if (t->build != NULL)
+        st = t->build(t, &s, a->hashes, a->n, a->fpr, opt, &f->impl, diag);
+    else
+        st = t->create(t, &s, a->capacity, a->fpr, opt, &f->impl, diag);
     if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
         destroy(t, f->impl);
     else if (st == AMQ_OK)
@@ -111,10 +116,15 @@ static amq_status check_make(const amq__type *t, const amq__make *a,
     return AMQ_OK;
 }
 
-/* A dynamic type given keys: sized for them, then filled in order. */
+/* A dynamic type given keys: sized for them, then filled in order (a
+ * maplet given values: each pair put). */
 static amq_status fill(amq_filter *f, const amq__make *a, amq_diag *diag) {
     size_t done = 0;
-    amq_status st = amq_filter_add_batch(f, a->hashes, a->n, &done);
+    amq_status st = AMQ_OK;
+    if (a->values != NULL)
+        st = amq_maplet_put_batch(f, a->hashes, a->values, a->n, &done);
+    else
+        st = amq_filter_add_batch(f, a->hashes, a->n, &done);
     if (st != AMQ_OK)
         return amq__diag(diag, st, done, "adding key %zu of %zu: %s", done + 1,
                          a->n, amq_strerror(st));
@@ -202,6 +212,9 @@ void amq_filter_free(amq_filter *f) {
     memset(f, 0, sizeof *f);
     amq__free(&mem, f, sizeof *f);
 }
+
+const amq__type *amq__filter_type(const amq_filter *f) { return f->type; }
+amq__obj *amq__filter_obj(const amq_filter *f) { return f->impl; }
 
 /* ---- updates and queries ----------------------------------------------- */
 

@@ -16,6 +16,7 @@ typedef struct amq__make {
     double fpr;             /* 0: the spec's explicit parameters          */
     const uint64_t *hashes; /* NULL: an empty filter for the target      */
     size_t n;
+    const uint64_t *values; /* maplets: a value per hash (else NULL)     */
 } amq__make;
 
 /* Parse spec into s and find its type: AMQ_ERR_SPEC with a diagnostic. */
@@ -27,5 +28,9 @@ amq_status amq__filter_lookup(const char *spec, amq__spec *s,
 amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
                             const amq__make *args, const amq_options *opt,
                             amq_filter **out, amq_diag *diag);
+
+/* The structure and the type behind a filter (maplet.c). */
+const amq__type *amq__filter_type(const amq_filter *f);
+amq__obj *amq__filter_obj(const amq_filter *f);
 
 #endif

@@ -41,6 +41,7 @@
 typedef enum amq__merge_op { AMQ__UNION, AMQ__INTERSECT } amq__merge_op;
 
 typedef struct amq__type amq__type;
+struct amq__maplet_ops;
 
 struct amq__type {
     amq_type_info info; /* info.default_hash: hash kind for DEFAULT */
@@ -101,6 +102,10 @@ struct amq__type {
     void (*params_write)(const amq__obj *o, amq__wr *w);
     size_t (*payload_size)(const amq__obj *o);        /* opt: table_bytes */
     void (*payload_write)(const amq__obj *o, uint8_t *dst); /* opt: table */
+
+    /* Maplets (amq/maplet.h): the calls that carry values
+     * (src/maplet/ops.h). NULL for every other type. */
+    const struct amq__maplet_ops *maplet;
 };
 
 /* const amq__type amq__type_NAME for every line of types.def. */

@@ -185,8 +185,77 @@ static inline void bits_down(uint8_t *p, uint64_t lo, uint64_t hi, unsigned s,
     }
 }
 
+/* The same for any shift s >= 1 (a slot wider than 63 bits moves in
+ * steps of at most 63). */
+static inline void bits_up_by(uint8_t *p, uint64_t lo, uint64_t hi,
+                              unsigned s) {
+    while (s > 63) {
+        bits_up(p, lo, hi, 63);
+        lo += 63, hi += 63, s -= 63;
+    }
+    bits_up(p, lo, hi, s);
+}
+
+static inline void bits_down_by(uint8_t *p, uint64_t lo, uint64_t hi,
+                                unsigned s, uint64_t words) {
+    unsigned steps = (s - 1) / 63, last = s - 63 * steps;
+    bits_down(p, lo + 63 * steps, hi + 63 * steps, last, words);
+    while (steps-- > 0)
+        bits_down(p, lo + 63 * steps, hi + 63 * steps, 63, words);
+}
+
+/* ---- slots wider than 64 bits (maplets with wide values) ----------------- */
+
+/* n <= 64 bits at bit `bit` of block b's slot area (w 64-bit words, so a
+ * field that crosses a word boundary always has its next word). */
+static inline uint64_t area_get(const amq_qf *f, uint64_t b, uint64_t bit,
+                                unsigned n) {
+    const uint8_t *p = blk(f, b) + QF_HDR + 8 * (size_t)(bit >> 6);
+    unsigned o = (unsigned)(bit & 63);
+    uint64_t v = amq__get_u64(p) >> o;
+    if (o + n > 64)
+        v |= amq__get_u64(p + 8) << (64 - o);
+    return n == 64 ? v : v & ((1ULL << n) - 1);
+}
+
+static inline void area_put(amq_qf *f, uint64_t b, uint64_t bit, unsigned n,
+                            uint64_t v) {
+    uint8_t *p = blk(f, b) + QF_HDR + 8 * (size_t)(bit >> 6);
+    unsigned o = (unsigned)(bit & 63);
+    uint64_t m = n == 64 ? ~0ULL : (1ULL << n) - 1, x = amq__get_u64(p);
+    v &= m;
+    amq__put_u64(p, (x & ~(m << o)) | (v << o));
+    if (o + n > 64) {
+        uint64_t m2 = m >> (64 - o), y = amq__get_u64(p + 8);
+        amq__put_u64(p + 8, (y & ~m2) | (v >> (64 - o)));
+    }
+}
+
+/* Slot i as a 128-bit number, and back: any width up to 128. */
+static inline unsigned __int128 slot_get2(const amq_qf *f, uint64_t i) {
+    if (f->width <= 64)
+        return slot_get(f, i);
+    uint64_t bit = (i & 63) * f->width;
+    uint64_t lo = area_get(f, i >> 6, bit, 64);
+    uint64_t hi = area_get(f, i >> 6, bit + 64, f->width - 64);
+    return (unsigned __int128)hi << 64 | lo;
+}
+
+static inline void slot_set2(amq_qf *f, uint64_t i, unsigned __int128 v) {
+    if (f->width <= 64) {
+        slot_set(f, i, (uint64_t)v);
+        return;
+    }
+    uint64_t bit = (i & 63) * f->width;
+    area_put(f, i >> 6, bit, 64, (uint64_t)v);
+    area_put(f, i >> 6, bit + 64, f->width - 64, (uint64_t)(v >> 64));
+}
+
 static inline void move_slot(amq_qf *f, uint64_t from, uint64_t to) {
-    slot_set(f, to, slot_get(f, from));
+    if (f->width > 64)
+        slot_set2(f, to, slot_get2(f, from));
+    else
+        slot_set(f, to, slot_get(f, from));
     rend_put(f, to, rend_get(f, from));
 }
 
@@ -208,8 +277,8 @@ static inline void shift_up(amq_qf *f, uint64_t a, uint64_t e) {
     for (uint64_t b = eb;; b--) {
         uint64_t lo = b == ab ? a & 63 : 0, hi = b == eb ? e & 63 : 63;
         if (lo < hi) {
-            bits_up(blk(f, b) + QF_HDR, lo * f->width, hi * f->width,
-                    f->width);
+            bits_up_by(blk(f, b) + QF_HDR, lo * f->width, hi * f->width,
+                       f->width);
             uint64_t w = rend_word(f, b), m = span_mask(lo + 1, hi + 1);
             rend_word_set(f, b, (w & ~m) | ((w << 1) & m));
         }
@@ -230,8 +299,8 @@ static inline void shift_down(amq_qf *f, uint64_t a, uint64_t e) {
             uint64_t lo = b == ab ? a & 63 : 0;
             uint64_t top = b == lb ? (e - 1) & 63 : 63;
             if (lo < top) {
-                bits_down(blk(f, b) + QF_HDR, lo * f->width, top * f->width,
-                          f->width, f->width);
+                bits_down_by(blk(f, b) + QF_HDR, lo * f->width,
+                             top * f->width, f->width, f->width);
                 uint64_t w = rend_word(f, b), m = span_mask(lo, top);
                 rend_word_set(f, b, (w & ~m) | ((w >> 1) & m));
             }
@@ -239,7 +308,7 @@ static inline void shift_down(amq_qf *f, uint64_t a, uint64_t e) {
                 move_slot(f, b * 64 + 64, b * 64 + 63);
         }
     }
-    slot_set(f, e - 1, 0);
+    slot_set2(f, e - 1, 0);
     rend_put(f, e - 1, false);
 }
 
@@ -431,6 +500,21 @@ static inline uint64_t next_occupied(const amq_qf *f, uint64_t from, uint64_t li
         from = (from | 63) + 1;
     }
     return limit;
+}
+
+/* ---- writing a table in fingerprint order ----------------------------------- */
+
+/* Enter run q (a later quotient than the current run's, or the same):
+ * end the previous run and start q's at max(q, the next slot). */
+static inline void writer_enter(amq_qf *f, qf_writer *wr, uint64_t q) {
+    if (wr->run && q == wr->q)
+        return;
+    if (wr->run)
+        rend_put(f, wr->pos - 1, true);
+    wr->pos = q > wr->pos ? q : wr->pos;
+    wr->q = q;
+    wr->run = true;
+    occ_put(f, q, true);
 }
 
 /* ---- fingerprints ---------------------------------------------------------- */

@@ -15,8 +15,8 @@
 
 /* AMQ_ERR_CORRUPT about slot `at`, located at its block in the frame's
  * payload (r may be NULL: a live filter's self-check). */
-static amq_status corrupt(const amq_qf *f, const amq__rd *r, const char *what,
-                          uint64_t at) {
+amq_status amq__qf_corrupt(const amq_qf *f, const amq__rd *r,
+                           const char *what, uint64_t at) {
     if (r == NULL)
         return AMQ_ERR_CORRUPT;
     return amq__rd_bad(r, r->payload_at + (size_t)(at / 64) * f->bsize,
@@ -31,19 +31,20 @@ static amq_status check_run(amq_qf *f, uint64_t rs, uint64_t re,
     while (pos < re) {
         group g;
         if (!decode(f, pos, re, &g))
-            return corrupt(f, r, "undecodable counter", pos);
+            return amq__qf_corrupt(f, r, "undecodable counter", pos);
         if (!first && g.x <= prev)
-            return corrupt(f, r, "remainders out of order", pos);
+            return amq__qf_corrupt(f, r, "remainders out of order", pos);
         if (f->counting) {
             unsigned n = encode(f, g.x, g.count, tmp);
             if (n != g.len)
-                return corrupt(f, r, "non-canonical counter", pos);
+                return amq__qf_corrupt(f, r, "non-canonical counter", pos);
             for (unsigned i = 0; i < n; i++)
                 if (slot_get(f, pos + i) != tmp[i])
-                    return corrupt(f, r, "non-canonical counter", pos);
+                    return amq__qf_corrupt(f, r, "non-canonical counter",
+                                           pos);
         }
         if (__builtin_add_overflow(f->o.items, g.count, &f->o.items))
-            return corrupt(f, r, "count overflow", pos);
+            return amq__qf_corrupt(f, r, "count overflow", pos);
         f->distinct++;
         f->used += g.len;
         prev = g.x;
@@ -56,40 +57,47 @@ static amq_status check_run(amq_qf *f, uint64_t rs, uint64_t re,
 static amq_status check_free(const amq_qf *f, uint64_t from, uint64_t to,
                              const amq__rd *r) {
     for (uint64_t i = from; i < to; i++)
-        if (slot_get(f, i) != 0)
-            return corrupt(f, r, "non-zero free slot", i);
+        if (slot_get2(f, i) != 0)
+            return amq__qf_corrupt(f, r, "non-zero free slot", i);
     return AMQ_OK;
 }
 
 amq_status amq__qf_validate(amq_qf *f, const amq__rd *r) {
+    return amq__qf_validate_with(f, r, check_run);
+}
+
+amq_status amq__qf_validate_with(amq_qf *f, const amq__rd *r,
+                                 amq__qf_run_check run) {
     uint64_t runs = 0, ends = 0, prev = 0, t = 0;
     for (uint64_t b = 0; b < f->nblocks; b++) {
         uint64_t occ = occ_word(f, b);
         if (b * 64 >= f->nslots && occ != 0)
-            return corrupt(f, r, "occupied bit past the home slots", b * 64);
+            return amq__qf_corrupt(f, r, "occupied bit past the home slots",
+                                   b * 64);
         runs += amq__popcount64(occ);
         ends += amq__popcount64(rend_word(f, b));
     }
     if (runs != ends)
-        return corrupt(f, r, "run ends do not match occupied bits", 0);
+        return amq__qf_corrupt(f, r, "run ends do not match occupied bits",
+                               0);
     f->o.items = f->distinct = f->used = 0;
     for (uint64_t q = next_occupied(f, 0, f->nslots); q < f->nslots;
          q = next_occupied(f, q + 1, f->nslots)) {
         uint64_t rs = q > prev ? q : prev;
         uint64_t re = select_rend(f, rs, 1, f->nblocks);
         if (re >= f->tslots)
-            return corrupt(f, r, "run without an end", rs);
+            return amq__qf_corrupt(f, r, "run without an end", rs);
         AMQ_RETURN_IF_ERR(check_free(f, prev, rs, r));
-        AMQ_RETURN_IF_ERR(check_run(f, rs, re + 1, r));
+        AMQ_RETURN_IF_ERR(run(f, rs, re + 1, r));
         prev = re + 1;
     }
     AMQ_RETURN_IF_ERR(check_free(f, prev, f->tslots, r));
     if (off_get(f, 0) != 0)
-        return corrupt(f, r, "bad offset", 0);
+        return amq__qf_corrupt(f, r, "bad offset", 0);
     for (uint64_t k = 1; k < f->nblocks; k++) {
         t = next_off(f, k - 1, t, f->nblocks);
         if (t == QF_NOWHERE || off_get(f, k) != (t < QF_OFF_SAT ? t : QF_OFF_SAT))
-            return corrupt(f, r, "bad offset", k * 64);
+            return amq__qf_corrupt(f, r, "bad offset", k * 64);
     }
     return AMQ_OK;
 }
@@ -120,26 +128,36 @@ static const qf_mode mode_qf = {"qf", false, 1};
 static const qf_mode mode_cqf = {"cqf", true, QF_MIN_RBITS_CQF};
 
 typedef struct qf_spec {
-    uint64_t q, slots, r, conc;
-    bool has_q, has_slots, has_r, has_conc;
+    uint64_t n, r, conc;
+    bool has_n, has_r, has_conc;
 } qf_spec;
+
+amq_status amq__qf_spec_slots(amq__spec *spec, uint64_t *n, bool *found,
+                              amq_diag *diag) {
+    uint64_t q = 0, slots = 0;
+    bool has_q, has_slots;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &q, &has_q, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
+                                    &slots, &has_slots, diag));
+    if (has_q && has_slots)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
+    if (has_slots && slots % 64 != 0)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "slots=%llu is not a multiple of 64",
+                         (unsigned long long)slots);
+    *found = has_q || has_slots;
+    if (*found)
+        *n = has_q ? UINT64_C(1) << q : slots;
+    return AMQ_OK;
+}
 
 static amq_status read_spec(amq__spec *spec, const qf_mode *m, qf_spec *p,
                             amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "q", 6, 56, &p->q, &p->has_q, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "slots", 64, UINT64_C(1) << 56,
-                                    &p->slots, &p->has_slots, diag));
+    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &p->n, &p->has_n, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS,
                                     &p->r, &p->has_r, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &p->conc,
-                                    &p->has_conc, diag));
-    if (p->has_q && p->has_slots)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "give q= or slots=, not both");
-    if (p->has_slots && p->slots % 64 != 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                         "slots=%llu is not a multiple of 64",
-                         (unsigned long long)p->slots);
-    return AMQ_OK;
+    return amq__spec_u64(spec, "concurrent", 0, 1, &p->conc, &p->has_conc,
+                         diag);
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
@@ -155,7 +173,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(read_spec(spec, m, &p, diag));
     if (p.conc)
         o2.flags |= AMQ_OPT_CONCURRENT;
-    if ((!p.has_q && !p.has_slots) || !p.has_r) {
+    if (!p.has_n || !p.has_r) {
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "%s needs a capacity and fpr, or q= (or slots=) "
@@ -165,10 +183,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
             return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
                              (unsigned long long)capacity, fpr);
     }
-    if (p.has_q)
-        n = UINT64_C(1) << p.q;
-    else if (p.has_slots)
-        n = p.slots;
+    if (p.has_n)
+        n = p.n;
     if (p.has_r)
         rr = (unsigned)p.r;
     else if (rr < m->rmin)

@@ -35,9 +35,11 @@
  *   off             : min(255, slots of block b used by runs of quotients
  *                     < 64b), the "offset"; 255 means "look back".
  *
- * The slot width w is the remainder width; it is kept apart from r so
- * that a slot can hold more than a remainder (w = r + v bits, remainder
- * above a v-bit value) and still move with the same shifting.
+ * The slot width w is r for qf and cqf; a maplet (src/maplet/mqf.h)
+ * stores w = r + v bits, remainder above value (so slot order is remainder
+ * order), up to 58 + 64 = 122 bits: slots wider than 64 bits are read and
+ * written as two halves (slot_get2/slot_set2) and shifted in steps of at
+ * most 63 bits; the fast paths serve widths up to 56 only.
  *
  * Invariants (checked in full on load, qf_frame.c):
  *   - the keys with quotient Q form one run; runs appear in quotient order
@@ -138,9 +140,14 @@ struct amq_qf {
     uint64_t nblocks; /* T / 64 */
     size_t bsize;     /* 17 + 8 * width */
     unsigned rbits;
-    unsigned width;   /* slot bits (rbits + value bits; value bits = 0) */
+    unsigned width;   /* slot bits: rbits + vbits */
+    unsigned vbits;   /* value bits (maplets; 0 for qf and cqf) */
     uint64_t rmask;
-    uint64_t wmask;   /* 2^width - 1 */
+    uint64_t wmask;   /* 2^width - 1 (all ones from 64 bits on) */
+    uint64_t vmask;   /* 2^vbits - 1 */
+    uint8_t mop;      /* maplet: its operator (amq_maplet_op); 0 otherwise */
+    bool multiset;    /* maplet: one slot group per (key, value) */
+    unsigned kbits;   /* exact maplet: bits of its integer keys; else 0 */
     uint64_t fast_blocks; /* block-local fast paths serve blocks below */
     bool counting;
     bool use_pdep;
@@ -176,6 +183,11 @@ typedef struct group {
 amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
                          const amq_options *opt, const uint8_t *borrow,
                          amq_qf **out);
+/* The same with v value bits after each remainder (slots of r + v bits,
+ * v <= 64; the maplet sets its mode fields itself). */
+amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
+                           const amq_options *opt, const uint8_t *borrow,
+                           amq_qf **out);
 /* quotient.c: n and r for capacity keys at fpr. */
 amq_status amq__qf_size_for(uint64_t capacity, double fpr, uint64_t *n,
                             unsigned *r);
@@ -187,13 +199,43 @@ unsigned amq__qf_ceil_log2(uint64_t n);
 /* qf_ops.c: k more / fewer copies of hash h (k >= 1). */
 amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k);
 amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k);
-/* qf_ops.c: f->o.contains for f's modes (set once they are). */
+/* qf_ops.c: f->o.contains for f's modes (set once they are); NULL for a
+ * maplet's table (vbits > 0), whose type's own lookup then answers. */
 void amq__qf_choose_kernel(amq_qf *f);
 
+/* Merges, resizes and the maplet's rebuilds append groups in fingerprint
+ * order into an empty table: the next slot, and the run it is in
+ * (qf_block.h: writer_enter). */
+typedef struct qf_writer {
+    uint64_t pos, q;
+    bool run;
+} qf_writer;
+
+/* quotient.c, for tables built in fingerprint order: end the last run and
+ * set every block's offset; the options that give a new table f's
+ * allocator and modes; adopt moves g's table, shape and counters into f
+ * and frees g. */
+void amq__qf_build_finish(amq_qf *f, const qf_writer *w);
+void amq__qf_opts_like(const amq_qf *f, amq_options *opt);
+void amq__qf_adopt(amq_qf *f, amq_qf *g);
+
 /* qf_frame.c: every invariant of a table (counters recomputed); r gives
- * the diagnostic (NULL: status only). */
+ * the diagnostic (NULL: status only). validate_with checks each run
+ * [rs, re) with `run` (which counts items, distinct and used slots), and
+ * corrupt reports a bad slot at its block in the frame. */
 struct amq__rd;
 amq_status amq__qf_validate(amq_qf *f, const struct amq__rd *r);
+typedef amq_status (*amq__qf_run_check)(amq_qf *f, uint64_t rs, uint64_t re,
+                                        const struct amq__rd *r);
+amq_status amq__qf_validate_with(amq_qf *f, const struct amq__rd *r,
+                                 amq__qf_run_check run);
+amq_status amq__qf_corrupt(const amq_qf *f, const struct amq__rd *r,
+                           const char *what, uint64_t at);
+/* qf_frame.c: the home slots a spec names (q=LOG2 or slots=N, a multiple
+ * of 64, not both); *found = false when it names none. */
+struct amq__spec;
+amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n,
+                              bool *found, amq_diag *diag);
 
 /* For tests. qf_block.c: select in a word, portable and PDEP, and whether
  * the CPU has BMI2. qf_frame.c: a full invariant check of a live filter.

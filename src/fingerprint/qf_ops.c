@@ -8,53 +8,9 @@
 #include <string.h>
 
 #include "fingerprint/qf_codec.h"
-
-/* The global fallback of concurrent mode: every region, in increasing
- * order (counted). Out of line (it is rare) but in this file, so the
- * operations still see everything it touches. */
-static QF_COLD void win_widen(const amq_qf *f, qwin *w) {
-    __atomic_fetch_add(&((amq_qf *)f)->widenings, 1, __ATOMIC_RELAXED);
-    win_leave(f, w);
-    w->widen = false;
-    win_lock(f, w, 0, f->nregions - 1);
-}
+#include "fingerprint/qf_update.h"
 
 /* ---- locating a remainder ------------------------------------------------ */
-
-typedef struct spot {
-    uint64_t rs, re;  /* run [rs, re); re == rs if the run is empty */
-    uint64_t pos;     /* the group's first slot, or the insertion point */
-    group g;          /* g.count == 0 if r is absent */
-    bool run;         /* run q exists */
-} spot;
-
-/* Bounds of run q, read from q's block onward: it starts at
- * max(q, end(q - 1)) and ends at the next run end. false if they lie past
- * the window. */
-static bool run_of(const amq_qf *f, uint64_t q, const qwin *w, spot *s) {
-    uint64_t b = q >> 6, occ = occ_word(f, b), o, st;
-    unsigned j = (unsigned)(q & 63);
-    if (!true_off(f, b, w, &o))
-        return false;
-    uint64_t d = popcnt(f, occ & ((1ULL << j) - 1));
-    st = b * 64 + o;
-    if (d > 0) {
-        st = select_rend(f, st, d, w->hib);
-        if (st >= w->hib * 64)
-            return false;
-        st++;
-    }
-    s->rs = st > q ? st : q;
-    s->run = (occ >> j) & 1;
-    s->re = s->rs;
-    if (s->run) {
-        uint64_t e = next_rend(f, s->rs, w->hib);
-        if (e >= w->hib * 64)
-            return false;
-        s->re = e + 1;
-    }
-    return true;
-}
 
 /* Find remainder r's group in the run s (bounds set): s->g, or the
  * insertion point s->pos with s->g.count == 0. */
@@ -98,16 +54,12 @@ static void find_in_run(const amq_qf *f, uint64_t r, spot *s) {
  * the last block (a borrowed table has no padding) and widths over 56. */
 static inline bool locate_block(const amq_qf *f, uint64_t q, uint64_t r,
                                 spot *s) {
-    const uint8_t *b = blk(f, q >> 6), *p = b + QF_HDR;
-    unsigned j = (unsigned)(q & 63), o = b[0], wd = f->width;
-    uint64_t occ = amq__get_u64(b + 1), base = q - j, v = 0, prev = 0, k;
-    uint64_t ends = amq__get_u64(b + 9) & (~0ULL << (o & 63));
-    uint64_t d = popcnt(f, occ & ((1ULL << j) - 1)), run = (occ >> j) & 1;
-    if (o >= 64 || popcnt(f, ends) < d + run)
+    const uint8_t *p = blk(f, q >> 6) + QF_HDR;
+    unsigned wd = f->width;
+    uint64_t base = q & ~63ULL, v = 0, prev = 0, k, st, en;
+    bool run;
+    if (!run_in_block(f, q, &st, &en, &run))
         return false;
-    uint64_t st = d > 0 ? select64(f, ends, (unsigned)(d - 1)) + 1 : o;
-    st = st > j ? st : j;
-    uint64_t en = run ? select64(f, ends, (unsigned)d) + 1 : st;
     for (k = st; k < en; k++) {
         uint64_t bit = k * wd;
         v = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
@@ -117,7 +69,7 @@ static inline bool locate_block(const amq_qf *f, uint64_t q, uint64_t r,
             return false; /* may be a counter ("0 d .. 0 0" rises) */
         prev = v;
     }
-    *s = (spot){base + st, base + en, base + k, {r, 0, 0}, run != 0};
+    *s = (spot){base + st, base + en, base + k, {r, 0, 0}, run};
     if (k == en || v > r)
         return true;
     if (f->counting) {
@@ -146,126 +98,6 @@ static inline bool locate(const amq_qf *f, uint64_t q, uint64_t r,
         return false;
     find_in_run(f, r, s);
     return true;
-}
-
-/* ---- counters -------------------------------------------------------------- */
-
-/* k more items, or AMQ_ERR_OVERFLOW past 2^64 - 1 (nothing counted). */
-static amq_status items_reserve(amq_qf *f, uint64_t k) {
-    uint64_t old = ctr_get(&f->o.items);
-    if (!f->concurrent) {
-        if (old > UINT64_MAX - k)
-            return AMQ_ERR_OVERFLOW;
-        f->o.items = old + k;
-        return AMQ_OK;
-    }
-    do {
-        if (old > UINT64_MAX - k)
-            return AMQ_ERR_OVERFLOW;
-    } while (!__atomic_compare_exchange_n(&f->o.items, &old, old + k, true,
-                                          __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
-    return AMQ_OK;
-}
-
-/* ---- opening and closing one slot ------------------------------------------ */
-
-/* One slot was opened for quotient q and the cluster shifted up to the
- * free slot e: blocks (block(q), block(e)] have one more slot of earlier
- * runs in them (a saturated offset stays saturated). */
-static void offsets_up(amq_qf *f, uint64_t q, uint64_t e) {
-    for (uint64_t b = (q >> 6) + 1; b <= e >> 6; b++) {
-        unsigned o = off_get(f, b);
-        if (o < QF_OFF_SAT)
-            blk(f, b)[0] = (uint8_t)(o + 1);
-    }
-}
-
-/* One slot of run q was removed and the cluster shifted down up to s:
- * blocks (block(q), block(s - 1)] have one slot fewer. A saturated offset
- * is recomputed from its predecessor's new true offset (the caller made
- * sure the window allows it). */
-static void offsets_down(amq_qf *f, uint64_t q, uint64_t s, const qwin *w) {
-    uint64_t t = QF_NOWHERE;
-    for (uint64_t b = (q >> 6) + 1; b <= (s - 1) >> 6; b++) {
-        unsigned o = off_get(f, b);
-        if (o < QF_OFF_SAT) {
-            t = o > 0 ? o - 1 : 0;
-        } else {
-            if (t == QF_NOWHERE && !true_off(f, b - 1, w, &t))
-                t = QF_NOWHERE;
-            if (t != QF_NOWHERE)
-                t = next_off(f, b - 1, t, w->hib);
-        }
-        off_set(f, b, t);
-    }
-}
-
-/* Any saturated offset in blocks [b0, b1]? */
-static bool saturated_in(const amq_qf *f, uint64_t b0, uint64_t b1) {
-    for (uint64_t b = b0; b <= b1; b++)
-        if (off_get(f, b) == QF_OFF_SAT)
-            return true;
-    return false;
-}
-
-typedef enum open_kind { OPEN_NEW_RUN, OPEN_APPEND, OPEN_INSIDE } open_kind;
-
-/* A slot at p joins run q (a new run, its new last slot, or inside it);
- * e is the first free slot at or after p. */
-static void open_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t e,
-                      open_kind kind) {
-    shift_up(f, p, e);
-    if (kind == OPEN_NEW_RUN) {
-        occ_put(f, q, true);
-        rend_put(f, p, true);
-    } else if (kind == OPEN_APPEND) {
-        rend_put(f, p - 1, false);
-        rend_put(f, p, true);
-    } else {
-        rend_put(f, p, false);
-    }
-    offsets_up(f, q, e);
-}
-
-/* open_slot when the stretch [p, e) lies in q's block (block-local p < e
- * < 64 or p == e), followed by writing r into the new slot: the common
- * insert, with the block's words loaded and stored once. */
-static inline void open_in_block(amq_qf *f, uint64_t q, uint64_t p,
-                                 uint64_t e, open_kind kind, uint64_t r) {
-    uint8_t *b = blk(f, q >> 6);
-    uint64_t occ = amq__get_u64(b + 1), ends = amq__get_u64(b + 9);
-    uint64_t bit = p * f->width;
-    if (e > p) {
-        uint64_t m = span_mask(p + 1, e + 1);
-        bits_up(b + QF_HDR, bit, e * f->width, f->width);
-        ends = (ends & ~m) | ((ends << 1) & m);
-    }
-    if (kind == OPEN_NEW_RUN)
-        occ |= 1ULL << (q & 63), ends |= 1ULL << p;
-    else if (kind == OPEN_APPEND)
-        ends = (ends & ~(1ULL << (p - 1))) | (1ULL << p);
-    else
-        ends &= ~(1ULL << p);
-    amq__put_u64(b + 1, occ);
-    amq__put_u64(b + 9, ends);
-    uint8_t *at = b + QF_HDR + (bit >> 3);
-    uint64_t m = f->wmask << (bit & 7), x = amq__get_u64(at);
-    amq__put_u64(at, (x & ~m) | ((r << (bit & 7)) & m));
-}
-
-/* Slot p of run s (quotient q) goes; s_end is stretch_end(p). */
-static void close_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t s_end,
-                       spot *s, const qwin *w) {
-    if (p == s->re - 1) {
-        if (p == s->rs)
-            occ_put(f, q, false);
-        else
-            rend_put(f, p - 1, true);
-    }
-    shift_down(f, p, s_end);
-    s->re--;
-    offsets_down(f, q, s_end, w);
 }
 
 /* ---- insert, remove, count inside a window --------------------------------- */
@@ -307,14 +139,7 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
     if (found < g) /* a long cluster: fetch the next blocks together */
         for (uint64_t b = (p >> 6) + 1; b < (p >> 6) + 4 && b < w->hib; b++)
             prefetch_block(f, b * 64);
-    for (uint64_t i = found; i < g; i++) {
-        uint64_t x = first_free(f, i > 0 ? e[i - 1] + 1 : p, w);
-        if (x == QF_NOWHERE)
-            return need_more(w);
-        if (x >= f->tslots)
-            return AMQ_ERR_FULL;
-        e[i] = x;
-    }
+    AMQ_RETURN_IF_ERR(free_slots(f, p, found, g, e, w));
     AMQ_RETURN_IF_ERR(items_reserve(f, k));
     for (uint64_t i = 0; i < g; i++)
         open_slot(f, q, p, e[i], i == 0 ? kind : OPEN_INSIDE);
@@ -454,17 +279,8 @@ static inline amq_status insert_batch(amq_qf *f, const uint64_t *h,
     return st;
 }
 
-/* The hot paths are instantiated twice from the same inline code: once
- * for any CPU, once (x86-64) with POPCNT/BMI2 enabled so select and
- * popcount become single instructions; f->use_pdep picks one per call
- * (AMQ_OPT_SCALAR: always the first). */
-#define QF_ANY __attribute__((flatten))
-#if defined(__x86_64__)
-#define QF_ISA __attribute__((flatten, target("popcnt,bmi,bmi2")))
-#else
-#define QF_ISA QF_ANY
-#endif
-
+/* The hot paths are instantiated twice from the same inline code (QF_ANY,
+ * QF_ISA: qf_update.h); f->use_pdep picks one per call. */
 static QF_ANY amq_status insert_any(amq_qf *f, uint64_t h, uint64_t k) {
     return update(f, h, k, true);
 }
@@ -520,7 +336,9 @@ static bool has_locked(const amq__obj *o, uint64_t h) {
 }
 
 void amq__qf_choose_kernel(amq_qf *f) {
-    if (f->concurrent || f->scalar)
+    if (f->vbits != 0)
+        f->o.contains = NULL; /* a maplet: its type's own lookup */
+    else if (f->concurrent || f->scalar)
         f->o.contains = has_locked;
     else
         f->o.contains = f->use_pdep ? has_isa : has_any;

@@ -68,11 +68,19 @@ amq_status amq__qf_table_bytes(uint64_t n, unsigned w, size_t *out) {
 amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
                          const amq_options *opt, const uint8_t *borrow,
                          amq_qf **out) {
+    return amq__qf_alloc_v(n, r, 0, counting, opt, borrow, out);
+}
+
+amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
+                           const amq_options *opt, const uint8_t *borrow,
+                           amq_qf **out) {
     amq_qf *f;
     size_t bytes, padded;
     void *wr;
     AMQ_RETURN_IF_ERR(amq__qf_check_shape(n, r, counting));
-    AMQ_RETURN_IF_ERR(amq__qf_table_bytes(n, r, &bytes));
+    if (v > 64)
+        return AMQ_ERR_INVALID;
+    AMQ_RETURN_IF_ERR(amq__qf_table_bytes(n, r + v, &bytes));
     if (!amq__add(bytes, 16, &padded))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
@@ -80,9 +88,11 @@ amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
     f->tslots = n + extra_slots(n);
     f->nblocks = f->tslots / 64;
     f->rbits = r;
-    f->width = r;
+    f->vbits = v;
+    f->width = r + v;
     f->rmask = (1ULL << r) - 1;
-    f->wmask = (1ULL << f->width) - 1;
+    f->wmask = f->width >= 64 ? ~0ULL : (1ULL << f->width) - 1;
+    f->vmask = v >= 64 ? ~0ULL : (1ULL << v) - 1;
     f->scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
     /* The block-local fast paths (8-byte slot access: widths up to 56, not
      * the last block, since a borrowed table has no padding); none under
@@ -174,8 +184,7 @@ void amq_qf_free(amq_qf *f) {
 
 typedef struct builder {
     amq_qf *f;
-    uint64_t pos, q;
-    bool run;
+    qf_writer w;
 } builder;
 
 static amq_status build_append(builder *b, uint64_t fp, uint64_t c) {
@@ -183,38 +192,32 @@ static amq_status build_append(builder *b, uint64_t fp, uint64_t c) {
     uint64_t q = fp >> f->rbits, x = fp & f->rmask, len;
     if (q >= f->nslots)
         return AMQ_ERR_INVALID;
-    if (!b->run || q != b->q) {
-        if (b->run)
-            rend_put(f, b->pos - 1, true);
-        b->pos = q > b->pos ? q : b->pos;
-        b->q = q;
-        b->run = true;
-        occ_put(f, q, true);
-    }
+    writer_enter(f, &b->w, q);
     if (!f->counting && c > f->tslots)
         return AMQ_ERR_FULL;
     len = group_len(f, x, c);
-    if (b->pos + len > f->tslots)
+    if (b->w.pos + len > f->tslots)
         return AMQ_ERR_FULL;
-    write_group(f, b->pos, x, c);
-    b->pos += len;
+    write_group(f, b->w.pos, x, c);
+    b->w.pos += len;
     f->o.items += c;
     f->distinct++;
     f->used += len;
     return AMQ_OK;
 }
 
-static void build_finish(builder *b) {
-    amq_qf *f = b->f;
+void amq__qf_build_finish(amq_qf *f, const qf_writer *w) {
     uint64_t t = 0;
-    if (b->run)
-        rend_put(f, b->pos - 1, true);
+    if (w->run)
+        rend_put(f, w->pos - 1, true);
     off_set(f, 0, 0);
     for (uint64_t k = 1; k < f->nblocks; k++) {
         t = next_off(f, k - 1, t, f->nblocks);
         off_set(f, k, t);
     }
 }
+
+static void build_finish(builder *b) { amq__qf_build_finish(b->f, &b->w); }
 
 static bool same_shape(const amq_qf *a, const amq_qf *b) {
     return a->nslots == b->nslots && a->rbits == b->rbits &&
@@ -236,8 +239,7 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__qf_alloc(a->nslots, a->rbits, a->counting, opt, NULL,
                                &bld.f));
-    bld.pos = bld.q = 0;
-    bld.run = false;
+    bld.w = (qf_writer){0, 0, false};
     amq_qf_iter_init(a, &ia);
     amq_qf_iter_init(b, &ib);
     bool ha = amq_qf_iter_next(&ia, &fa, &ca);
@@ -266,7 +268,7 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
 }
 
 /* Options that give a new filter f's allocator and modes. */
-static void opts_like(const amq_qf *f, amq_options *opt) {
+void amq__qf_opts_like(const amq_qf *f, amq_options *opt) {
     memset(opt, 0, sizeof *opt);
     opt->allocator = &f->o.mem.a;
     opt->flags = (f->scalar ? AMQ_OPT_SCALAR : 0u) |
@@ -274,7 +276,7 @@ static void opts_like(const amq_qf *f, amq_options *opt) {
 }
 
 /* Move g's table, locks and counters into f and free what f had. */
-static void adopt(amq_qf *f, amq_qf *g) {
+void amq__qf_adopt(amq_qf *f, amq_qf *g) {
     amq__block old = f->o.block;
     if (f->locks != NULL)
         amq__free(&f->o.mem, f->locks, (size_t)f->nregions);
@@ -290,8 +292,10 @@ static void adopt(amq_qf *f, amq_qf *g) {
     f->bsize = g->bsize;
     f->rbits = g->rbits;
     f->width = g->width;
+    f->vbits = g->vbits;
     f->rmask = g->rmask;
     f->wmask = g->wmask;
+    f->vmask = g->vmask;
     f->fast_blocks = g->fast_blocks;
     f->o.items = g->o.items;
     f->distinct = g->distinct;
@@ -306,9 +310,9 @@ amq_status amq_qf_merge_into(amq_qf *dst, const amq_qf *src) {
     amq_options opt;
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
-    opts_like(dst, &opt);
+    amq__qf_opts_like(dst, &opt);
     AMQ_RETURN_IF_ERR(amq_qf_merge(dst, src, &opt, &m));
-    adopt(dst, m);
+    amq__qf_adopt(dst, m);
     return AMQ_OK;
 }
 
@@ -324,10 +328,10 @@ amq_status amq_qf_resize(amq_qf *f) {
         return AMQ_ERR_INVALID;
     if (f->nslots > UINT64_MAX / 2)
         return AMQ_ERR_OVERFLOW;
-    opts_like(f, &opt);
+    amq__qf_opts_like(f, &opt);
     AMQ_RETURN_IF_ERR(
         amq__qf_alloc(f->nslots * 2, f->rbits - 1, f->counting, &opt, NULL, &g));
-    bld = (builder){g, 0, 0, false};
+    bld = (builder){g, {0, 0, false}};
     amq_qf_iter_init(f, &it);
     while (amq_qf_iter_next(&it, &fp, &c)) {
         amq_status st = build_append(&bld, fp, c);
@@ -337,7 +341,7 @@ amq_status amq_qf_resize(amq_qf *f) {
         }
     }
     build_finish(&bld);
-    adopt(f, g);
+    amq__qf_adopt(f, g);
     return AMQ_OK;
 }
 

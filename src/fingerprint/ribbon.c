@@ -190,6 +190,16 @@ rb_check_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
     return rb_verdict(&p, rb_acc_scalar(&p, band));
 }
 
+/* The key's column parities and the number of columns stored there
+ * (retrieval reads them as the value). */
+static inline __attribute__((always_inline)) uint32_t
+rb_product_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
+             unsigned band, uint32_t *ncols) {
+    rb_probe p = rb_probe_at(l, r, x, s, band);
+    *ncols = p.cols;
+    return rb_acc_scalar(&p, band);
+}
+
 static inline unsigned rb_code(const uint64_t *meta, uint64_t bucket) {
     return (unsigned)(meta[bucket / 32] >> (bucket % 32 * 2)) & 3;
 }
@@ -202,17 +212,35 @@ static inline bool rb_goes_on(const amq_ribbon *f, const rb_layer *l,
     return off < f->thr[rb_code(l->meta, bucket)];
 }
 
-/* From layer i on; x is the previous layer's hash (h for layer 0). The
- * last layer has no codes, so the loop ends there. */
-static inline __attribute__((always_inline)) bool
-rb_query_w(const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band) {
+/* The layer a key ends in, from layer i on; *x is the previous layer's
+ * hash (h for layer 0) and becomes the key's hash there, *s its start.
+ * The last layer has no codes, so the loop ends there. */
+static inline __attribute__((always_inline)) const rb_layer *
+rb_layer_of(const amq_ribbon *f, uint64_t *x, uint64_t *s, uint32_t i) {
     for (;; i++) {
         const rb_layer *l = &f->layer[i];
-        x = rb_mix(x, l->seed);
-        uint64_t s = amq__reduce64(x, l->starts);
-        if (!l->coded || !rb_goes_on(f, l, s))
-            return rb_check_w(l, f->r, x, s, band);
+        *x = rb_mix(*x, l->seed);
+        *s = amq__reduce64(*x, l->starts);
+        if (!l->coded || !rb_goes_on(f, l, *s))
+            return l;
     }
+}
+
+static inline __attribute__((always_inline)) bool
+rb_query_w(const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band) {
+    uint64_t s;
+    const rb_layer *l = rb_layer_of(f, &x, &s, i);
+    return rb_check_w(l, f->r, x, s, band);
+}
+
+/* Retrieval: the key's columns are its value (a retrieval structure has
+ * no upper blocks: every layer stores r columns). */
+static inline __attribute__((always_inline)) uint32_t
+rb_retrieve_w(const amq_ribbon *f, uint64_t x, unsigned band) {
+    uint64_t s;
+    uint32_t cols;
+    const rb_layer *l = rb_layer_of(f, &x, &s, 0);
+    return rb_product_w(l, f->r, x, s, band, &cols) & rb_mask(cols);
 }
 
 /* Every cache line of words [p, p + n). */
@@ -273,7 +301,15 @@ static void rb_batch_ref(const amq_ribbon *f, const uint64_t *h, size_t n,
         rb_batch_w(f, h, n, out, 64);
 }
 
+static uint32_t rb_retrieve_ref(const amq_ribbon *f, uint64_t h) {
+    return f->band == 128 ? rb_retrieve_w(f, h, 128) : rb_retrieve_w(f, h, 64);
+}
+
 #if defined(__x86_64__)
+__attribute__((target("popcnt"))) static uint32_t
+rb_retrieve_fast(const amq_ribbon *f, uint64_t h) {
+    return f->band == 128 ? rb_retrieve_w(f, h, 128) : rb_retrieve_w(f, h, 64);
+}
 __attribute__((target("popcnt"))) static bool
 rb_contains_fast(const amq_ribbon *f, uint64_t h) {
     return f->band == 128 ? rb_query_w(f, h, 0, 128) : rb_query_w(f, h, 0, 64);
@@ -291,6 +327,9 @@ static bool rb_cpu_fast(void) {
     return __builtin_cpu_supports("popcnt");
 }
 #else
+static uint32_t rb_retrieve_fast(const amq_ribbon *f, uint64_t h) {
+    return rb_retrieve_ref(f, h);
+}
 static bool rb_contains_fast(const amq_ribbon *f, uint64_t h) {
     return rb_contains_ref(f, h);
 }
@@ -443,6 +482,12 @@ static void rb_choose(amq_ribbon *f, bool scalar) {
 
 bool amq_ribbon_contains_hash(const amq_ribbon *f, uint64_t h) {
     return f->o.contains(&f->o, h);
+}
+
+uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h) {
+    if (f->layers == 0)
+        return 0;
+    return f->fast ? rb_retrieve_fast(f, h) : rb_retrieve_ref(f, h);
 }
 
 void amq_ribbon_contains_batch(const amq_ribbon *f, const uint64_t *h,

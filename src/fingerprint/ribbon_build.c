@@ -67,7 +67,38 @@ typedef struct rb_shape {
     uint32_t mask;        /* fingerprint bits solved (r or r + 1) */
     uint32_t bucket_log2;
     uint32_t thr[4];
+    const rb_values *vals; /* retrieval: values by original hash, or NULL */
+    const amq_ribbon *f;   /* retrieval: the layers' seeds              */
+    uint32_t layer;
 } rb_shape;
+
+/* Retrieval: the value of the key whose layer-i hash is x. Undo the
+ * layers' mixes to its original hash, then find it in the sorted hashes:
+ * start where a uniform hash would sit, widen until bracketed, bisect. */
+static uint32_t rb_value_of(const rb_shape *g, uint64_t x) {
+    const rb_values *vs = g->vals;
+    for (uint32_t j = g->layer + 1; j-- > 0;)
+        x = rb_unmix(x) - g->f->layer[j].seed;
+    size_t lo = (size_t)amq__reduce64(x, vs->n), hi = lo + 1, step = 64;
+    while (lo > 0 && vs->h[lo] > x) {
+        hi = lo;
+        lo = lo > step ? lo - step : 0;
+        step *= 2;
+    }
+    while (hi < vs->n && vs->h[hi - 1] < x) {
+        lo = hi - 1;
+        hi = vs->n - hi > step ? hi + step : vs->n;
+        step *= 2;
+    }
+    while (hi - lo > 1) { /* h[lo] <= x <= h[hi - 1] */
+        size_t mid = lo + (hi - lo) / 2;
+        if (vs->h[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return vs->v[lo];
+}
 
 static inline rb_eq rb_equation(uint64_t x, const rb_shape *g,
                                 unsigned band) {
@@ -76,7 +107,7 @@ static inline rb_eq rb_equation(uint64_t x, const rb_shape *g,
     e.coef = rb_coef_lo(x);
     if (band == 128)
         e.coef |= (rb_u128)rb_coef_hi(x) << 64;
-    e.fp = rb_fp(x) & g->mask;
+    e.fp = (g->vals != NULL ? rb_value_of(g, x) : rb_fp(x)) & g->mask;
     return e;
 }
 
@@ -193,6 +224,7 @@ typedef struct rb_work {
     size_t meta_words[RB_MAX_LAYERS];
     uint64_t *keys;
     size_t nkeys;
+    const rb_values *vals; /* retrieval, or NULL */
 } rb_work;
 
 static void rb_work_free(const amq__mem *m, rb_work *w) {
@@ -204,12 +236,16 @@ static void rb_work_free(const amq__mem *m, rb_work *w) {
     memset(w, 0, sizeof *w);
 }
 
-static rb_shape rb_shape_of(const amq_ribbon *f, const rb_layer *l) {
+static rb_shape rb_shape_of(const amq_ribbon *f, const rb_work *w,
+                            uint32_t i) {
     rb_shape g;
-    g.starts = l->starts;
+    g.starts = f->layer[i].starts;
     g.mask = rb_mask(f->r + (f->bits64 % 64 != 0));
     g.bucket_log2 = f->bucket_log2;
     memcpy(g.thr, f->thr, sizeof g.thr);
+    g.vals = w->vals;
+    g.f = f;
+    g.layer = i;
     return g;
 }
 
@@ -243,7 +279,7 @@ static amq_status rb_last_layer(const amq__mem *m, amq_ribbon *f,
         } else if (a > 0) {
             rb_band_clear(&w->band[i]);
         }
-        rb_shape g = rb_shape_of(f, l);
+        rb_shape g = rb_shape_of(f, w, i);
         if (rb_band_all(&w->band[i], k, n, &g, f->band))
             return AMQ_OK;
     }
@@ -269,7 +305,7 @@ static amq_status rb_coded_layer(const amq__mem *m, amq_ribbon *f,
         return AMQ_ERR_NOMEM;
     }
     l->meta = w->meta[i];
-    rb_shape g = rb_shape_of(f, l);
+    rb_shape g = rb_shape_of(f, w, i);
     *bumped = rb_band_coded(&w->band[i], k, n, &g, w->meta[i], f->band);
     if (*bumped == 0) { /* nothing went on: this is the last layer */
         l->coded = false;
@@ -350,10 +386,10 @@ static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
     return AMQ_OK;
 }
 
-/* bits in 1/64 steps, 64..2048. */
-amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
-                           unsigned band, bool bump, const amq_options *opt,
-                           amq_ribbon **out) {
+/* bits in 1/64 steps, 64..2048; vals: retrieval (else NULL). */
+static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
+                           unsigned band, bool bump, const rb_values *vals,
+                           const amq_options *opt, amq_ribbon **out) {
     amq__mem mem;
     amq_ribbon hdr;
     rb_work w;
@@ -368,6 +404,7 @@ amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
         return AMQ_ERR_OVERFLOW;
     amq__mem_init(&mem, opt);
     memset(&w, 0, sizeof w);
+    w.vals = vals;
     w.nkeys = n;
     w.keys = amq__alloc(&mem, n * sizeof *w.keys);
     amq_status st = w.keys != NULL ? AMQ_OK : AMQ_ERR_NOMEM;
@@ -384,6 +421,19 @@ amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
         st = rb_finish(&hdr, &w, opt, out);
     rb_work_free(&mem, &w);
     return st;
+}
+
+amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
+                         unsigned band, bool bump, const amq_options *opt,
+                         amq_ribbon **out) {
+    return rb_build(h, n, bits64, band, bump, NULL, opt, out);
+}
+
+amq_status amq__rb_build_values(const rb_values *vals, unsigned bits,
+                                const amq_options *opt, amq_ribbon **out) {
+    if (vals == NULL || bits < 1 || bits > 32)
+        return AMQ_ERR_INVALID;
+    return rb_build(vals->h, vals->n, bits * 64, 64, true, vals, opt, out);
 }
 
 amq_status amq_ribbon_build(const uint64_t *hashes, size_t n, double bits,

@@ -141,6 +141,18 @@ static inline size_t rb_meta_words(const rb_layer *l, uint32_t bucket_log2) {
     return (size_t)((buckets + 31) / 32);
 }
 
+/* ---- retrieval (the static maplet) ------------------------------------------ */
+
+/* Building a retrieval structure: a key's right-hand side is its value
+ * instead of its fingerprint. Banding sees a layer's mixed hash, so the
+ * value is found by the key's original hash (the layers' mixes undone,
+ * each a bijection) in h, sorted and distinct, with v aligned. */
+typedef struct rb_values {
+    const uint64_t *h;
+    const uint32_t *v;
+    size_t n;
+} rb_values;
+
 /* ---- across the files ------------------------------------------------------ */
 
 /* ribbon.c */
@@ -166,5 +178,12 @@ void amq__rb_curve_shape(unsigned band, bool bump, double *rho, double *mu);
 amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
                          unsigned band, bool bump, const amq_options *opt,
                          amq_ribbon **out);
+/* A bumped Ribbon retrieval structure (W = 64) storing bits = 1..32 value
+ * bits per key: vals->h sorted and distinct, vals->v their values (only
+ * the low `bits` are stored). */
+amq_status amq__rb_build_values(const rb_values *vals, unsigned bits,
+                                const amq_options *opt, amq_ribbon **out);
+/* ribbon.c: the value stored for h (arbitrary for a key not built in). */
+uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h);
 
 #endif

@@ -34,6 +34,21 @@ run() {
     if [ "$rc" -eq "$want" ]; then pass; else fail "$desc: exit $rc, want $want"; fi
 }
 
+# check DESC CMD...: CMD must succeed.
+check() {
+    desc=$1
+    shift
+    if "$@"; then pass; else fail "$desc"; fi
+}
+
+# has PATTERN FILE: FILE holds PATTERN (a test, not a check).
+has() { grep -q -- "$1" "$2"; }
+
+# expect_in PATTERN FILE DESC: a check that FILE holds PATTERN.
+expect_in() {
+    if grep -q -- "$1" "$2"; then pass; else fail "$3: no '$1' in $2"; fi
+}
+
 # finish NAME: print the counts; exit 1 on any failure.
 finish() {
     echo "$1: $passed passed, $failed failed"

@@ -8,15 +8,6 @@
 # usage: tests/cli/test_cli.sh path/to/amq [TMPDIR]
 . "$(dirname "$0")/harness.sh" "$@"
 
-# check DESC CMD...: CMD must succeed.
-check() {
-    desc=$1
-    shift
-    if "$@"; then pass; else fail "$desc"; fi
-}
-
-has() { grep -q -- "$1" "$2"; }
-
 # Overwrite byte OFFSET of FILE with a different value.
 flip_byte() {
     v=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')

@@ -7,9 +7,6 @@
 #
 # usage: tests/cli/test_cli_cascade.sh path/to/amq [TMPDIR]
 . "$(dirname "$0")/harness.sh" "$@"
-has() { # FILE PATTERN DESC
-    if grep -q -- "$2" "$1"; then pass; else fail "$3: no '$2' in $1"; fi
-}
 
 # Host names: members mostly ads/track under com/net, the rest mostly not;
 # membership is a function of the key, so the two files never share one.
@@ -33,19 +30,19 @@ M=$(wc -l < members.txt)
 run 0 "train" "$AMQ" cascade train -m members.txt -n nonmembers.txt --fpr 0.05 \
     --dim-bits 12 --quantize --bins 32 -o c.amq
 [ -s c.amq ] && pass || fail "train wrote no file"
-has err "certified FPR bound" "train summary"
+expect_in "certified FPR bound" err "train summary"
 run 0 "query members" "$AMQ" cascade query -c c.amq members.txt
 [ "$(cat out)" = "$M" ] && pass || fail "query found $(cat out) of $M members"
 run 0 "info" "$AMQ" cascade info c.amq
-has out "fpr bound" "info text"
-has out "p upper" "info columns"
+expect_in "fpr bound" out "info text"
+expect_in "p upper" out "info columns"
 run 0 "info json" "$AMQ" cascade info --json c.amq
-has out '"fpr_bound"' "json fpr_bound"
-has out '"bits_per_key"' "json bits_per_key"
-has out '"levels": \[' "json levels"
+expect_in '"fpr_bound"' out "json fpr_bound"
+expect_in '"bits_per_key"' out "json bits_per_key"
+expect_in '"levels": \[' out "json levels"
 run 0 "audit" "$AMQ" cascade audit c.amq -m members.txt -n nonmembers.txt --rate 0.5
-has out "verdict" "audit verdict"
-has out "false negatives 0" "audit: no false negatives"
+expect_in "verdict" out "audit verdict"
+expect_in "false negatives 0" out "audit: no false negatives"
 run 0 "features" "$AMQ" cascade features --dim-bits 12 --label 0 nonmembers.txt
 head -n1 out | grep -qE '^0( [0-9]+:-?[0-9]+)+$' && pass || fail "svmlight line"
 run 0 "budget" "$AMQ" cascade train -m members.txt -n nonmembers.txt \
@@ -54,18 +51,18 @@ run 0 "budget" "$AMQ" cascade train -m members.txt -n nonmembers.txt \
 # bad input: exit 2, nothing written
 : > empty.txt
 run 2 "empty members" "$AMQ" cascade train -m empty.txt -n nonmembers.txt --fpr 0.05 -o x.amq
-has err "no keys" "empty message"
+expect_in "no keys" err "empty message"
 head -n 25 members.txt > both.txt
 cat nonmembers.txt >> both.txt
 run 2 "keys in both sets" "$AMQ" cascade train -m members.txt -n both.txt --fpr 0.05 -o x.amq
-has err "25 of the" "overlap count"
+expect_in "25 of the" err "overlap count"
 run 2 "unreachable target" "$AMQ" cascade train -m members.txt -n nonmembers.txt --fpr 1e-9 -o x.amq
-has err "certif" "unreachable message"
+expect_in "certif" err "unreachable message"
 run 2 "no target" "$AMQ" cascade train -m members.txt -n nonmembers.txt -o x.amq
 [ -e x.amq ] && fail "a failed train wrote x.amq" || pass
 "$AMQ" build --type sbbf --fpr 0.01 -o f.amq members.txt 2>/dev/null
 run 2 "not a cascade" "$AMQ" cascade info f.amq
-has err "not a cascade" "type message"
+expect_in "not a cascade" err "type message"
 head -c 1000 c.amq > t.amq
 run 2 "truncated" "$AMQ" cascade query t.amq members.txt
 run 2 "unknown subcommand" "$AMQ" cascade frobnicate

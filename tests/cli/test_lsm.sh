@@ -9,48 +9,47 @@
 # usage: tests/cli/test_lsm.sh path/to/amq [TMPDIR]
 . "$(dirname "$0")/harness.sh" "$@"
 
-has() { if grep -q -- "$1" "$2"; then pass; else fail "$3: '$1' not in $2"; fi; }
 empty() { if [ -s "$1" ]; then fail "$2: $1 not empty"; else pass; fi; }
 
 # ---- plan -----------------------------------------------------------------
 run 0 "plan generated" "$AMQ" lsm plan --levels 5 --ratio 10 --keys 1e6 \
     --bits-per-key 8 --workload weights:100,50,10,2,1 --curve model
-has "uniform 0.0214158, optimal 0.000205667" out "H0 totals"
+expect_in "uniform 0.0214158, optimal 0.000205667" out "H0 totals"
 run 0 "plan json" "$AMQ" lsm plan -L 4 -b 6 --curve bloom --json
 for k in '"runs":' '"cost_uniform":' '"cost_optimal":' '"bits_per_key":' \
     '"spec":"bloom:k=' '"fpr":' '"name":"L4"' '"lookups":'; do
     has "$k" out "plan json"
 done
 run 0 "plan fuse" "$AMQ" lsm plan -L 3 -b 12 --curve fuse
-has "fuse" out "fuse picks"
+expect_in "fuse" out "fuse picks"
 
 printf 'name,keys,lookups\nhot,1000,90\nwarm,10000,9\ncold,100000,1\n' >runs.csv
 run 0 "plan csv" "$AMQ" lsm plan --csv runs.csv -b 10 --curve ribbon
-has "ribbon:bits=" out "csv ribbon picks"
-has "| cold | 100000 |" out "csv rows"
+expect_in "ribbon:bits=" out "csv ribbon picks"
+expect_in "| cold | 100000 |" out "csv rows"
 run 0 "plan csv stdin" sh -c "'$AMQ' lsm plan --csv - -b 10 --json <runs.csv"
-has '"name":"warm"' out "csv from stdin"
+expect_in '"name":"warm"' out "csv from stdin"
 
 printf 'a,1000,1\nb,-5,1\n' >neg.csv
 run 2 "negative keys" "$AMQ" lsm plan --csv neg.csv -b 8
-has "neg.csv: line 2: keys" err "negative keys names the line"
+expect_in "neg.csv: line 2: keys" err "negative keys names the line"
 empty out "negative keys"
 printf 'a,1000,1\nb,2000\n' >short.csv
 run 2 "short row" "$AMQ" lsm plan --csv short.csv -b 8
-has "line 2: expected 3 fields" err "short row"
+expect_in "line 2: expected 3 fields" err "short row"
 printf 'a,NaN,1\n' >nan.csv
 run 2 "NaN keys" "$AMQ" lsm plan --csv nan.csv -b 8
-has "line 1: keys" err "NaN"
+expect_in "line 1: keys" err "NaN"
 printf 'a,0,1\n' >zero.csv
 run 2 "zero keys" "$AMQ" lsm plan --csv zero.csv -b 8
 printf 'a,10,0\nb,10,0\n' >idle.csv
 run 2 "no lookups" "$AMQ" lsm plan --csv idle.csv -b 8
-has "0 lookups" err "no lookups"
+expect_in "0 lookups" err "no lookups"
 run 2 "missing csv" "$AMQ" lsm plan --csv nope.csv -b 8
 run 2 "csv with levels" "$AMQ" lsm plan --csv runs.csv --levels 3 -b 8
 run 2 "no budget" "$AMQ" lsm plan -L 3
 run 2 "bad workload" "$AMQ" lsm plan -L 3 -b 8 --workload weights:1,2
-has "weights" err "bad workload"
+expect_in "weights" err "bad workload"
 run 2 "bad curve" "$AMQ" lsm plan -L 3 -b 8 --curve bloom:k=99
 run 2 "sketch curve" "$AMQ" lsm plan -L 3 -b 8 --curve topk
 run 2 "bad number" "$AMQ" lsm plan -L 3 -b eight
@@ -58,27 +57,27 @@ run 2 "fractional levels" "$AMQ" lsm plan -L 2.5 -b 8
 run 2 "no subcommand" "$AMQ" lsm
 run 2 "bad subcommand" "$AMQ" lsm tune
 run 0 "help" "$AMQ" lsm --help
-has "simulate --law" out "help text"
+expect_in "simulate --law" out "help text"
 
 # ---- simulate -----------------------------------------------------------------
 run 0 "h0" "$AMQ" lsm simulate --law h0 --svg h0.svg
-has "| Monkey | 0.000206 | 0.000205667 |" out "H0 Monkey"
-has "<svg" h0.svg "h0 plot"
+expect_in "| Monkey | 0.000206 | 0.000205667 |" out "H0 Monkey"
+expect_in "<svg" h0.svg "h0 plot"
 run 0 "h0 real" "$AMQ" lsm simulate --law h0 --curve blocked --json
-has '"cost_model_planned":' out "h0 json"
+expect_in '"cost_model_planned":' out "h0 json"
 run 0 "loglaw" "$AMQ" lsm simulate --law loglaw --svg loglaw.svg
-has "| slope of b\* on ln w | 2.0814 (1/c) | 2.0814 | 2.0814 |" out "log-law slope"
-has "</svg>" loglaw.svg "loglaw plot"
+expect_in "| slope of b\* on ln w | 2.0814 (1/c) | 2.0814 | 2.0814 |" out "log-law slope"
+expect_in "</svg>" loglaw.svg "loglaw plot"
 run 0 "robustness" "$AMQ" lsm simulate --law robustness --quick --svg rob.svg
-has "common-factor" out "robustness table"
+expect_in "common-factor" out "robustness table"
 run 0 "frontier" "$AMQ" lsm simulate --law frontier --quick --json
-has '"quad_k":' out "frontier json"
+expect_in '"quad_k":' out "frontier json"
 run 0 "frontier linear" "$AMQ" lsm simulate --law frontier --quick \
     --drift linear --sigmas 0.001,0.01,3 --svg fr.svg
-has "linear drift" out "linear drift"
+expect_in "linear drift" out "linear drift"
 run 0 "curves" "$AMQ" lsm simulate --law curves --quick --types bloom,fuse \
     --svg curves.svg
-has "| fuse |" out "curves table"
+expect_in "| fuse |" out "curves table"
 run 2 "no law" "$AMQ" lsm simulate
 run 2 "unknown law" "$AMQ" lsm simulate --law h9
 run 2 "bad drift" "$AMQ" lsm simulate --law frontier --drift fast

@@ -262,6 +262,38 @@ static void shape_frames(const char *dir) {
                    shapes[i].cap ? 0.01 : 0.0, shapes[i].keys, NULL));
 }
 
+/* Maplets holding values the generic add never puts: sum counters of every
+ * length, multiset groups, slots wider than 64 bits, exact mode. */
+static void maplet_frames(const char *dir) {
+    static const struct {
+        const char *name, *spec;
+    } shapes[] = {
+        {"shape-maplet-counters", "maplet:op=sum,v=2,q=7,r=6"},
+        {"shape-maplet-multiset", "maplet:op=min,v=5,multiset=1,q=7,r=4"},
+        {"shape-maplet-wide", "maplet:op=or,v=64,q=6,r=20"},
+        {"shape-maplet-exact", "maplet:op=max,v=7,q=7,kbits=16"},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        amq_maplet *m = NULL;
+        if (amq_maplet_new(shapes[i].spec, 0, 0, NULL, &m, NULL) != AMQ_OK) {
+            failures++;
+            continue;
+        }
+        amq_maplet_shape sh;
+        amq_maplet_get_shape(m, &sh);
+        uint64_t vm = sh.value_bits >= 64 ? ~0ULL : (1ULL << sh.value_bits) - 1;
+        for (uint64_t k = 0; k < 60; k++) {
+            uint64_t v = (k % 5 == 0 ? k * 1000003 : 1 + k % 4) & vm, h;
+            if (amq_maplet_exact_hash(m, k * 977, &h) != AMQ_OK)
+                h = k * 0x9e3779b97f4a7c15ULL;
+            for (uint64_t rep = 0; rep <= k % 3; rep++)
+                if (amq_maplet_put_hash(m, h, v ? v : 1) != AMQ_OK)
+                    failures++;
+        }
+        emit(dir, shapes[i].name, m);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: gen_corpus CORPUS_DIR [GOLDEN_DIR]\n");
@@ -279,5 +311,6 @@ int main(int argc, char **argv) {
     if (first_type != NULL)
         invalid_frames(argv[1], first_type);
     shape_frames(argv[1]);
+    maplet_frames(argv[1]);
     return failures ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 uint64_t check_seed;
 static unsigned long passed, failed;
@@ -26,4 +27,30 @@ bool check_quick(void) {
 int check_report(const char *suite) {
     printf("%s: %lu passed, %lu failed\n", suite, passed, failed);
     return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+uint8_t *check_frame(const amq_filter *f, size_t *len) {
+    size_t need = amq_filter_serialized_size(f), written = 0;
+    uint8_t *buf = aligned_alloc(64, (need + 64) / 64 * 64);
+    *len = 0;
+    if (buf == NULL)
+        return NULL;
+    amq_status st = amq_filter_save(f, buf, need, &written);
+    CHECK_MSG(st == AMQ_OK && written == need, "save: %s, %zu of %zu bytes",
+              amq_status_name(st), written, need);
+    if (st != AMQ_OK) {
+        free(buf);
+        return NULL;
+    }
+    *len = written;
+    return buf;
+}
+
+bool check_same_frame(const amq_filter *a, const amq_filter *b) {
+    size_t la, lb;
+    uint8_t *fa = check_frame(a, &la), *fb = check_frame(b, &lb);
+    bool same = fa != NULL && fb != NULL && la == lb && memcmp(fa, fb, la) == 0;
+    free(fa);
+    free(fb);
+    return same;
 }

@@ -24,6 +24,13 @@ void check_pass(void);
 int check_report(const char *suite);
 bool check_quick(void);
 
+/* f's frame in a fresh 64-byte aligned buffer (a view may read it) that
+ * the caller frees; *len its length. A failed save is a check failure and
+ * gives NULL. */
+uint8_t *check_frame(const amq_filter *f, size_t *len);
+/* a and b save to identical bytes. */
+bool check_same_frame(const amq_filter *a, const amq_filter *b);
+
 /* splitmix64: deterministic key streams from a seed. */
 static inline uint64_t check_next(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);

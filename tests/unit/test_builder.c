@@ -24,25 +24,6 @@ static void key_of(uint64_t i, char k[32], size_t *len) {
     *len = (size_t)snprintf(k, 32, "builder-key-%llu", (unsigned long long)i);
 }
 
-static uint8_t *frame_of(const amq_filter *f, size_t *len) {
-    *len = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(*len);
-    if (buf != NULL && amq_filter_save(f, buf, *len, NULL) != AMQ_OK) {
-        free(buf);
-        buf = NULL;
-    }
-    return buf;
-}
-
-static bool same_frame(const amq_filter *a, const amq_filter *b) {
-    size_t la, lb;
-    uint8_t *fa = frame_of(a, &la), *fb = frame_of(b, &lb);
-    bool same = fa && fb && la == lb && memcmp(fa, fb, la) == 0;
-    free(fa);
-    free(fb);
-    return same;
-}
-
 /* Keys the type promises to report: all, the newest for a forgetting
  * filter, none for a sketch. */
 static uint64_t missing(const amq_filter *f, uint64_t n) {
@@ -85,7 +66,7 @@ static void test_same_as_build(const amq_type_info *ti) {
     if (h != NULL)
         CHECK_OK(amq_filter_build(ti->name, h, N, 0.01, &o, &g, &d));
     if (f != NULL && g != NULL) {
-        CHECK_MSG(same_frame(f, g), "%s: builder and build differ", ti->name);
+        CHECK_MSG(check_same_frame(f, g), "%s: builder and build differ", ti->name);
         CHECK_MSG(missing(f, N) == 0, "%s: %llu keys missing", ti->name,
                   (unsigned long long)missing(f, N));
     }
@@ -205,7 +186,7 @@ static void test_failures(void) {
     CHECK_OK(amq_builder_finish(b, 0.0, &f, NULL));
     CHECK_OK(amq_builder_finish(b, 0.0, &g, NULL));
     if (f && g)
-        CHECK(same_frame(f, g));
+        CHECK(check_same_frame(f, g));
     amq_filter_free(f);
     amq_filter_free(g);
     amq_builder_free(b);

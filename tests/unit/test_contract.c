@@ -125,24 +125,6 @@ static uint64_t count_fp(const amq_filter *f, uint64_t seed, uint64_t trials) {
 
 /* ---- frames -------------------------------------------------------------- */
 
-static uint8_t *save_frame(const amq_filter *f, size_t *len) {
-    size_t need = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(need ? need : 1);
-    size_t written = 0;
-    *len = 0;
-    if (buf == NULL)
-        return NULL;
-    amq_status st = amq_filter_save(f, buf, need, &written);
-    CHECK_MSG(st == AMQ_OK && written == need, "save: %s, %zu of %zu bytes",
-              amq_status_name(st), written, need);
-    if (st != AMQ_OK) {
-        free(buf);
-        return NULL;
-    }
-    *len = written;
-    return buf;
-}
-
 /* A 64-byte aligned copy (views need 8-byte alignment). */
 static uint8_t *aligned_copy(const uint8_t *src, size_t len, size_t extra) {
     size_t cap = (len + extra + 63) / 64 * 64;
@@ -152,15 +134,6 @@ static uint8_t *aligned_copy(const uint8_t *src, size_t len, size_t extra) {
         memcpy(p, src, len);
     }
     return p;
-}
-
-static bool same_frame(const amq_filter *a, const amq_filter *b) {
-    size_t la, lb;
-    uint8_t *fa = save_frame(a, &la), *fb = save_frame(b, &lb);
-    bool same = fa != NULL && fb != NULL && la == lb && memcmp(fa, fb, la) == 0;
-    free(fa);
-    free(fb);
-    return same;
 }
 
 static amq_filter *new_filter(const char *spec, uint64_t n, double eps,
@@ -176,7 +149,7 @@ static amq_filter *new_filter(const char *spec, uint64_t n, double eps,
 
 static amq_filter *clone_filter(const amq_filter *f) {
     size_t len;
-    uint8_t *buf = save_frame(f, &len);
+    uint8_t *buf = check_frame(f, &len);
     amq_filter *g = NULL;
     if (buf != NULL)
         CHECK_OK(amq_filter_load(buf, len, NULL, &g, NULL));
@@ -540,7 +513,7 @@ static void check_view(const amq_type_info *ti, const amq_filter *f,
     if (st == AMQ_OK) {
         CHECK(amq_filter_is_view(v));
         compare_answers(f, v, seed, n, "view");
-        CHECK(same_frame(f, v));
+        CHECK(check_same_frame(f, v));
         uint8_t k[KEY_LEN];
         make_key(seed, n + 1, TAG_PRESENT, k);
         CHECK_STATUS(amq_filter_add(v, k, KEY_LEN), AMQ_ERR_READONLY);
@@ -586,7 +559,7 @@ static void test_roundtrip(const amq_type_info *ti) {
     if (f == NULL)
         return;
     size_t len;
-    uint8_t *frame = save_frame(f, &len);
+    uint8_t *frame = check_frame(f, &len);
     if (frame == NULL) {
         amq_filter_free(f);
         return;
@@ -601,7 +574,7 @@ static void test_roundtrip(const amq_type_info *ti) {
         CHECK(!amq_filter_is_view(g));
         compare_answers(f, g, seed, n, "load");
         size_t len2;
-        uint8_t *again = save_frame(g, &len2);
+        uint8_t *again = check_frame(g, &len2);
         CHECK_MSG(again != NULL && len2 == len &&
                       memcmp(again, frame, len) == 0,
                   "%s: save -> load -> save differs", ti->name);
@@ -690,7 +663,7 @@ static void test_corruption(const amq_type_info *ti) {
     if (f == NULL)
         return;
     size_t len;
-    uint8_t *frame = save_frame(f, &len);
+    uint8_t *frame = check_frame(f, &len);
     amq_filter_free(f);
     if (frame == NULL)
         return;
@@ -814,7 +787,7 @@ static void test_batch(const amq_type_info *ti) {
     if (f == NULL || s == NULL || h == NULL || a == NULL || b == NULL ||
         c == NULL)
         goto out;
-    CHECK_MSG(same_frame(f, s), "%s: AMQ_OPT_SCALAR changes the frame",
+    CHECK_MSG(check_same_frame(f, s), "%s: AMQ_OPT_SCALAR changes the frame",
               ti->name);
     uint64_t rng = seed;
     for (size_t i = 0; i < M; i++) {
@@ -871,7 +844,7 @@ static void test_batch(const amq_type_info *ti) {
                    (sl = amq_filter_add_hash(x, h[loop])) == AMQ_OK)
                 loop++;
             amq_status sb = amq_filter_add_batch(y, h, 4000, &done);
-            CHECK_MSG(sl == sb && done == loop && same_frame(x, y),
+            CHECK_MSG(sl == sb && done == loop && check_same_frame(x, y),
                       "%s: add_batch %s after %zu, loop %s after %zu",
                       ti->name, amq_status_name(sb), done,
                       amq_status_name(sl), loop);
@@ -907,12 +880,12 @@ static const amq_type_info *other_type_with(const amq_type_info *ti,
 static void merge_refused(merge_fn op, amq_filter *dst, const amq_filter *src,
                           amq_status want, const char *what) {
     size_t len;
-    uint8_t *before = save_frame(dst, &len);
+    uint8_t *before = check_frame(dst, &len);
     amq_status st = op(dst, src);
     CHECK_MSG(st == want, "%s: %s, expected %s", what, amq_status_name(st),
               amq_status_name(want));
     size_t len2;
-    uint8_t *after = save_frame(dst, &len2);
+    uint8_t *after = check_frame(dst, &len2);
     CHECK_MSG(before != NULL && after != NULL && len == len2 &&
                   memcmp(before, after, len) == 0,
               "%s: a refused merge changed the filter", what);
@@ -1016,7 +989,7 @@ static void test_optional_ops(const amq_type_info *ti) {
     if (f == NULL)
         return;
     size_t len;
-    uint8_t *before = save_frame(f, &len);
+    uint8_t *before = check_frame(f, &len);
     uint8_t k[KEY_LEN];
     uint64_t h = key_hash(f, seed, 0, TAG_PRESENT), cnt = 0;
     double est = 0;
@@ -1036,7 +1009,7 @@ static void test_optional_ops(const amq_type_info *ti) {
     if (!(caps & AMQ_CAP_ESTIMATE))
         CHECK_STATUS(amq_filter_estimate_items(f, &est), AMQ_ERR_UNSUPPORTED);
     size_t len2;
-    uint8_t *after = save_frame(f, &len2);
+    uint8_t *after = check_frame(f, &len2);
     CHECK_MSG(before != NULL && after != NULL && len == len2 &&
                   memcmp(before, after, len) == 0,
               "%s: an unsupported call changed the filter", ti->name);
@@ -1085,9 +1058,9 @@ static void test_optional_ops(const amq_type_info *ti) {
             make_key(seed, i, TAG_ABSENT, k);
             if (amq_filter_contains(f, k, KEY_LEN))
                 continue;
-            before = save_frame(f, &len);
+            before = check_frame(f, &len);
             CHECK_STATUS(amq_filter_remove(f, k, KEY_LEN), AMQ_ERR_NOT_FOUND);
-            after = save_frame(f, &len2);
+            after = check_frame(f, &len2);
             CHECK(before != NULL && after != NULL && len == len2 &&
                   memcmp(before, after, len) == 0);
             free(before);
@@ -1222,7 +1195,7 @@ static void test_keyed(const amq_type_info *ti) {
               ti->name, same_g, same_r);
 
     size_t len;
-    uint8_t *frame = save_frame(f, &len);
+    uint8_t *frame = check_frame(f, &len);
     if (frame != NULL) {
         uint32_t compat;
         memcpy(&compat, frame + 20, 4);
@@ -1235,7 +1208,7 @@ static void test_keyed(const amq_type_info *ti) {
             CHECK(hl->kind == AMQ_HASH_SIPHASH &&
                   memcmp(hl->key, key1, 16) == 0);
             CHECK(missing_if_member(l, seed, 0, 500) == 0);
-            CHECK(same_frame(f, l));
+            CHECK(check_same_frame(f, l));
         }
         amq_filter_free(l);
         free(frame);
@@ -1243,7 +1216,7 @@ static void test_keyed(const amq_type_info *ti) {
     /* Unkeyed frames do not carry the flag. */
     amq_filter *plain = filled(ti, 100, 0.01, NULL, seed, 0, 0);
     if (plain != NULL) {
-        frame = save_frame(plain, &len);
+        frame = check_frame(plain, &len);
         if (frame != NULL) {
             uint32_t compat;
             memcpy(&compat, frame + 20, 4);
@@ -1348,7 +1321,7 @@ static void test_full(const amq_type_info *ti) {
     uint64_t refusals = 0, added = 0;
     for (uint64_t i = 0; i < 64 * 40 && refusals < 5; i++) {
         size_t len, len2;
-        uint8_t *before = save_frame(f, &len);
+        uint8_t *before = check_frame(f, &len);
         uint8_t k[KEY_LEN];
         make_key(seed, i, TAG_PRESENT, k);
         amq_status st = amq_filter_add(f, k, KEY_LEN);
@@ -1358,7 +1331,7 @@ static void test_full(const amq_type_info *ti) {
             refusals++;
             CHECK_MSG(st == AMQ_ERR_FULL, "%s: add: %s", ti->name,
                       amq_status_name(st));
-            uint8_t *after = save_frame(f, &len2);
+            uint8_t *after = check_frame(f, &len2);
             CHECK_MSG(before != NULL && after != NULL && len == len2 &&
                           memcmp(before, after, len) == 0,
                       "%s: a refused add changed the filter", ti->name);
@@ -1402,12 +1375,12 @@ static void test_static_properties(const amq_type_info *ti) {
                  AMQ_ERR_UNSUPPORTED);
     CHECK(g == NULL && d.message[0] != '\0');
     size_t len, len2;
-    uint8_t *before = save_frame(f, &len);
+    uint8_t *before = check_frame(f, &len);
     uint8_t k[KEY_LEN];
     make_key(11, 5000, TAG_PRESENT, k);
     CHECK_STATUS(amq_filter_add(f, k, KEY_LEN), AMQ_ERR_UNSUPPORTED);
     CHECK_STATUS(amq_filter_add_hash(f, 42), AMQ_ERR_UNSUPPORTED);
-    uint8_t *after = save_frame(f, &len2);
+    uint8_t *after = check_frame(f, &len2);
     CHECK(before != NULL && after != NULL && len == len2 &&
           memcmp(before, after, len) == 0);
     free(before);
@@ -1426,7 +1399,7 @@ static void test_static_properties(const amq_type_info *ti) {
                   (full[nl] == '\0' || full[nl] == ':'),
               "describe: %.100s", full);
     g = build_keys(full, amq_filter_target_fpr(f), NULL, 11, 0, 1000, 1);
-    CHECK_MSG(g != NULL && same_frame(f, g),
+    CHECK_MSG(g != NULL && check_same_frame(f, g),
               "%s: \"%.100s\" rebuilds other bytes", ti->name, full);
     amq_filter_free(g);
     amq_filter_free(f);
@@ -1657,6 +1630,9 @@ static const char *const variants[] = {
     "ribbon:bump=0", "qf:concurrent=1", "cqf:concurrent=1",
     "cuckoo:grow=1", "vacuum:grow=1",
     "spectral:mode=ms", "counting:width=8",
+    "maplet:op=max", "maplet:op=or,v=60", "maplet:op=min,v=3,multiset=1",
+    "maplet:op=sum,v=1", "maplet:kbits=64", "maplet:concurrent=1",
+    "smaplet:op=or,v=40", "smaplet:member=fuse8",
 };
 
 static void run_suite(const amq_type_info *ti) {

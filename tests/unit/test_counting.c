@@ -12,26 +12,6 @@
 
 #include "amq/counting.h"
 
-static uint8_t *frame(const amq_filter *f, size_t *len) {
-    size_t need = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(need);
-    *len = 0;
-    if (buf != NULL && amq_filter_save(f, buf, need, len) != AMQ_OK) {
-        free(buf);
-        buf = NULL;
-    }
-    return buf;
-}
-
-static bool same_bytes(const amq_filter *a, const amq_filter *b) {
-    size_t la, lb;
-    uint8_t *x = frame(a, &la), *y = frame(b, &lb);
-    bool same = x && y && la == lb && memcmp(x, y, la) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 static amq_filter *make(const char *spec, uint64_t n, double eps) {
     amq_filter *f = NULL;
     amq_diag d;
@@ -55,12 +35,12 @@ static void test_insert_remove_restores(const char *spec) {
             CHECK_OK(amq_filter_add_hash(f, check_next(&rng)));
         for (int t = 0; t < 20; t++) {
             size_t l1, l2;
-            uint8_t *before = frame(f, &l1);
+            uint8_t *before = check_frame(f, &l1);
             uint64_t x = check_next(&rng);
             CHECK_OK(amq_filter_add_hash(f, x));
             CHECK(amq_filter_contains_hash(f, x));
             CHECK_OK(amq_filter_remove_hash(f, x));
-            uint8_t *after = frame(f, &l2);
+            uint8_t *after = check_frame(f, &l2);
             bool same = before && after && l1 == l2 &&
                         memcmp(before, after, l1) == 0;
             if (!same)
@@ -88,10 +68,10 @@ static void test_remove_absent(void) {
     for (int i = 0; i < 2000; i++) {
         uint64_t y = check_next(&rng);
         size_t l1, l2;
-        uint8_t *before = frame(f, &l1);
+        uint8_t *before = check_frame(f, &l1);
         if (!amq_filter_contains_hash(f, y)) {
             CHECK_STATUS(amq_filter_remove_hash(f, y), AMQ_ERR_NOT_FOUND);
-            uint8_t *after = frame(f, &l2);
+            uint8_t *after = check_frame(f, &l2);
             CHECK(before && after && l1 == l2 &&
                   memcmp(before, after, l1) == 0);
             free(after);
@@ -201,7 +181,7 @@ static void test_union(void) {
             }
         }
         CHECK_OK(amq_filter_union(a, b));
-        CHECK(same_bytes(a, ab));
+        CHECK(check_same_frame(a, ab));
         uint64_t cnt = 0;
         CHECK_OK(amq_filter_count_hash(a, 3, &cnt));
         CHECK(cnt >= 2);

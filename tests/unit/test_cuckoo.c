@@ -36,16 +36,6 @@
 
 static const char *const kinds[] = {"cuckoo", "vacuum"};
 
-static uint8_t *frame_of(const amq_filter *f, size_t *len) {
-    *len = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(*len);
-    if (buf != NULL && amq_filter_save(f, buf, *len, len) != AMQ_OK) {
-        free(buf);
-        buf = NULL;
-    }
-    return buf;
-}
-
 static amq_filter *make(const char *spec) {
     amq_filter *f = NULL;
     amq_diag d;
@@ -76,9 +66,9 @@ static double fill_to_failure(const char *spec, uint64_t seed,
     for (uint64_t i = 0; i < n; i++)
         CHECK_OK(amq_filter_add_hash(g, check_next(&rng)));
     size_t l1, l2;
-    uint8_t *before = frame_of(g, &l1);
+    uint8_t *before = check_frame(g, &l1);
     CHECK_STATUS(amq_filter_add_hash(g, check_next(&rng)), AMQ_ERR_FULL);
-    uint8_t *after = frame_of(g, &l2);
+    uint8_t *after = check_frame(g, &l2);
     CHECK_MSG(before != NULL && after != NULL && l1 == l2 &&
                   memcmp(before, after, l1) == 0,
               "%s: a refused add changed the table (after %llu keys)", spec,
@@ -142,9 +132,9 @@ static void test_duplicates(void) {
         for (int i = 0; i < 2 * AMQ_CUCKOO_SLOTS; i++)
             CHECK_OK(amq_filter_add_hash(f, h));
         size_t l1, l2;
-        uint8_t *before = frame_of(f, &l1);
+        uint8_t *before = check_frame(f, &l1);
         CHECK_STATUS(amq_filter_add_hash(f, h), AMQ_ERR_FULL);
-        uint8_t *after = frame_of(f, &l2);
+        uint8_t *after = check_frame(f, &l2);
         CHECK(before != NULL && after != NULL && l1 == l2 &&
               memcmp(before, after, l1) == 0);
         free(before);
@@ -396,9 +386,9 @@ static void test_absent_deletes(void) {
             bool reported = amq_filter_contains_hash(f, x);
             uint64_t items = amq_filter_items(f);
             size_t l1, l2;
-            uint8_t *before = frame_of(f, &l1);
+            uint8_t *before = check_frame(f, &l1);
             amq_status st = amq_filter_remove_hash(f, x);
-            uint8_t *after = frame_of(f, &l2);
+            uint8_t *after = check_frame(f, &l2);
             if (reported) {
                 CHECK_OK(st);
                 CHECK(amq_filter_items(f) == items - 1);
@@ -723,10 +713,10 @@ static void expect_corrupt(const uint8_t *frame, size_t len, size_t off,
 static void check_copies(amq_filter *f, amq_filter *g, const amq_filter *v,
                          const uint8_t *frame, size_t len, uint64_t n) {
     size_t len2;
-    uint8_t *again = frame_of(g, &len2);
+    uint8_t *again = check_frame(g, &len2);
     CHECK(again != NULL && len2 == len && memcmp(again, frame, len) == 0);
     free(again);
-    again = frame_of(v, &len2);
+    again = check_frame(v, &len2);
     CHECK(again != NULL && len2 == len && memcmp(again, frame, len) == 0);
     free(again);
     uint64_t rng = 1000, differ = 0, missing = 0;
@@ -746,7 +736,7 @@ static void check_copies(amq_filter *f, amq_filter *g, const amq_filter *v,
         CHECK_OK(amq_filter_add_hash(f, x));
         CHECK_OK(amq_filter_add_hash(g, x));
     }
-    uint8_t *a1 = frame_of(f, &len), *a2 = frame_of(g, &len2);
+    uint8_t *a1 = check_frame(f, &len), *a2 = check_frame(g, &len2);
     CHECK(a1 != NULL && a2 != NULL && len == len2 && memcmp(a1, a2, len) == 0);
     free(a1);
     free(a2);
@@ -759,7 +749,7 @@ static void growth_roundtrip(const char *kind) {
     size_t len = 0;
     char desc[160];
     amq_filter *f = grown(kind, 4, &n), *g = NULL, *v = NULL;
-    uint8_t *frame = f ? frame_of(f, &len) : NULL;
+    uint8_t *frame = f ? check_frame(f, &len) : NULL;
     uint64_t *aligned = malloc(len + 8);
     if (frame == NULL || aligned == NULL)
         goto out;
@@ -785,7 +775,7 @@ static void growth_corrupt(const char *kind) {
     uint64_t n = 0;
     size_t len;
     amq_filter *f = grown(kind, 3, &n);
-    uint8_t *frame = f ? frame_of(f, &len) : NULL;
+    uint8_t *frame = f ? check_frame(f, &len) : NULL;
     const size_t link2 = LINK1 + 40;
     amq_filter_free(f);
     if (frame == NULL)
@@ -828,13 +818,13 @@ static amq_status fill_to_refusal(amq_filter *f, uint64_t seed) {
     uint8_t *before = NULL;
     for (;;) {
         free(before);
-        before = frame_of(f, &l1);
+        before = check_frame(f, &l1);
         st = amq_filter_add_hash(f, check_next(&rng));
         if (st != AMQ_OK)
             break;
         n++;
     }
-    uint8_t *after = frame_of(f, &l2);
+    uint8_t *after = check_frame(f, &l2);
     CHECK_MSG(before != NULL && after != NULL && l1 == l2 &&
                   memcmp(before, after, l1) == 0,
               "a refused add (%s) changed the filter", amq_status_name(st));

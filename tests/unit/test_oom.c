@@ -199,17 +199,6 @@ static void ctor_case(const char *what, ctor_fn ctor, const void *arg,
 
 /* ---- updates that fail must leave the filter as it was -------------------- */
 
-static uint8_t *frame_of(const amq_filter *f, size_t *len) {
-    size_t need = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(need ? need : 1);
-    *len = 0;
-    if (buf != NULL && amq_filter_save(f, buf, need, len) != AMQ_OK) {
-        free(buf);
-        buf = NULL;
-    }
-    return buf;
-}
-
 static void key_of(uint64_t i, uint8_t k[8]) { memcpy(k, &i, 8); }
 
 typedef amq_status (*update_fn)(amq_filter *f, const amq_filter *other,
@@ -260,7 +249,7 @@ static void update_case(const char *what, const uint8_t *frame, size_t len,
             unsigned long fail = ctx.fail_at, calls = ctx.calls;
             ctx.fail_at = 0; /* saving must not consume the failure */
             free(before);
-            before = frame_of(f, &blen);
+            before = check_frame(f, &blen);
             ctx.fail_at = fail;
             ctx.calls = calls;
             st = op(f, other, r);
@@ -280,7 +269,7 @@ static void update_case(const char *what, const uint8_t *frame, size_t len,
                   "%s, failing allocation %lu: %s", what, n,
                   amq_status_name(st));
         size_t alen;
-        uint8_t *after = frame_of(f, &alen);
+        uint8_t *after = check_frame(f, &alen);
         CHECK_MSG(before != NULL && after != NULL && alen == blen &&
                       memcmp(before, after, alen) == 0,
                   "%s, failing allocation %lu (rep %u): the filter changed",
@@ -320,7 +309,7 @@ static void test_type(const amq_type_info *ti) {
         CHECK_OK(amq_filter_add(g, k, 8));
     }
     size_t len;
-    uint8_t *frame = frame_of(f, &len);
+    uint8_t *frame = check_frame(f, &len);
     uint8_t *aligned = frame ? aligned_alloc(64, (len + 63) / 64 * 64) : NULL;
     if (aligned != NULL) {
         memcpy(aligned, frame, len);
@@ -368,7 +357,7 @@ static void test_static_type(const amq_type_info *ti) {
     if (f == NULL)
         return;
     size_t len;
-    uint8_t *frame = frame_of(f, &len);
+    uint8_t *frame = check_frame(f, &len);
     uint8_t *aligned = frame ? aligned_alloc(64, (len + 63) / 64 * 64) : NULL;
     if (aligned != NULL) {
         memcpy(aligned, frame, len);

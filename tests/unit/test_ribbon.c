@@ -334,17 +334,6 @@ static void test_spec(void) {
 
 /* ---- frames ------------------------------------------------------------ */
 
-static uint8_t *frame_of(const amq_filter *f, size_t *len) {
-    size_t need = amq_filter_serialized_size(f);
-    uint8_t *buf = aligned_alloc(64, (need + 63) / 64 * 64);
-    *len = 0;
-    if (buf != NULL && amq_filter_save(f, buf, need, len) != AMQ_OK) {
-        free(buf);
-        buf = NULL;
-    }
-    return buf;
-}
-
 static uint32_t get32(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -363,7 +352,7 @@ static amq_filter *built(const char *spec, const uint64_t *h, size_t n,
                          uint8_t **fr, size_t *len) {
     amq_filter *f = NULL;
     CHECK_OK(amq_filter_build(spec, h, n, 0.0, NULL, &f, NULL));
-    *fr = f != NULL ? frame_of(f, len) : NULL;
+    *fr = f != NULL ? check_frame(f, len) : NULL;
     return f;
 }
 
@@ -391,7 +380,7 @@ static void check_copies(const amq_filter *f, const uint8_t *buf, size_t len,
     }
     bad += amq_filter_fpr_bound(l) != amq_filter_fpr_bound(f) ||
            amq_filter_fpr_bound(v) != amq_filter_fpr_bound(f);
-    uint8_t *again = frame_of(v, &l2);
+    uint8_t *again = check_frame(v, &l2);
     bad += again == NULL || l2 != len || memcmp(again, buf, len) != 0;
     free(again);
     CHECK_MSG(bad == 0, "copies differ in %zu ways", bad);
@@ -583,7 +572,7 @@ static void test_param_edits(void) {
                     (void)amq_filter_contains_hash(l, h[0]);
                     (void)amq_filter_fpr_bound(l);
                     size_t l2;
-                    uint8_t *again = frame_of(l, &l2);
+                    uint8_t *again = check_frame(l, &l2);
                     CHECK(again != NULL && l2 == len &&
                           memcmp(again, g, len) == 0);
                     free(again);

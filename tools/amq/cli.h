@@ -42,6 +42,8 @@ int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_count(int argc, char **argv);
 int cli_cmd_recommend(int argc, char **argv);
 int cli_cmd_cascade(int argc, char **argv);   /* cascade.c */
+int cli_cmd_map(int argc, char **argv);  /* map.c: maplets              */
+int cli_cmd_kmer(int argc, char **argv); /* kmer.c, kmer_index.c        */
 
 /* recommend.c: what a filter must do, and the type `amq recommend` picks
  * for it (the smallest that meets fpr; the hook behind `--type auto`). */

@@ -25,6 +25,9 @@ typedef struct info_facts {
     const char *eps_from;
     double lower, ratio; /* NAN when undefined                             */
     bool view;
+    bool maplet;        /* a maplet: the shape below                       */
+    amq_maplet_shape shape;
+    double map_lower;   /* log2(1/eps) + value bits                        */
 } info_facts;
 
 enum { OPT_JSON = 1 };
@@ -66,6 +69,9 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff)
     x->target = amq_filter_target_fpr(f);
     x->view = ff->is_view;
     derive_bounds(x);
+    x->maplet = amq_maplet_get_shape(f, &x->shape) == AMQ_OK;
+    x->map_lower = x->maplet && x->lower > 0
+                       ? x->lower + x->shape.value_bits : NAN;
 }
 
 /* ---- text ------------------------------------------------------------------- */
@@ -86,6 +92,30 @@ static void print_number_or_na(const char *label, double v, const char *fmt)
         printf(fmt, v);
     else
         fputs("n/a", stdout);
+}
+
+/* What a maplet adds: its operator and values, its mode, how its slots
+ * are used, and the lower bound with the values counted. */
+static void print_maplet_text(const info_facts *x)
+{
+    const amq_maplet_shape *s = &x->shape;
+    printf("%-12s op=%s, %u-bit values, %s%s", "maplet:",
+           amq_maplet_op_name(s->op), s->value_bits,
+           s->is_static ? "static (Ribbon retrieval + membership)"
+           : s->multiset ? "multiset (one slot per pair)"
+                         : "combine (one entry per fingerprint)",
+           s->key_bits ? "" : "\n");
+    if (s->key_bits)
+        printf(", exact for %u-bit keys\n", s->key_bits);
+    printf("%-12s %llu fingerprints", "entries:",
+           (unsigned long long)s->distinct);
+    if (!s->is_static)
+        printf(" in %llu slots (%llu home slots, %u-bit remainders)",
+               (unsigned long long)s->used_slots,
+               (unsigned long long)s->slots, s->remainder_bits);
+    fputc('\n', stdout);
+    print_number_or_na("map bound:", x->map_lower, "%.4f bits/key");
+    fputs(" (log2(1/eps) + value bits)\n", stdout);
 }
 
 static void print_text(const info_facts *x)
@@ -112,6 +142,8 @@ static void print_text(const info_facts *x)
     fputs(" (bits/key / lower bound)\n", stdout);
     printf("%-12s %s\n", "loaded:", x->view ? "view (mapped, zero copy)"
                                             : "copy");
+    if (x->maplet)
+        print_maplet_text(x);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
@@ -165,6 +197,17 @@ static void print_json(const info_facts *x)
     json_num_field("lower_bound_eps", x->eps > 0 ? x->eps : NAN);
     json_num_field("ratio", x->ratio);
     json_bool_field("view", x->view);
+    if (x->maplet) {
+        const amq_maplet_shape *m = &x->shape;
+        json_str_field("maplet_op", amq_maplet_op_name(m->op), false);
+        json_u64_field("value_bits", m->value_bits);
+        json_bool_field("multiset", m->multiset);
+        json_bool_field("static", m->is_static);
+        json_u64_field("exact_key_bits", m->key_bits);
+        json_u64_field("fingerprints", m->distinct);
+        json_u64_field("used_slots", m->used_slots);
+        json_num_field("maplet_lower_bound_bits_per_key", x->map_lower);
+    }
     fputs("\n}", stdout);
 }
 

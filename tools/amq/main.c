@@ -19,6 +19,7 @@ static const cli_command commands[] = {
     {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
     {"clock", cli_cmd_clock}, {"shard", cli_cmd_shard},
     {"cascade", cli_cmd_cascade}, {"lsm", cli_cmd_lsm},
+    {"map", cli_cmd_map},     {"kmer", cli_cmd_kmer},
     {NULL, NULL},
 };
 

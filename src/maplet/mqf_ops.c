@@ -1,0 +1,486 @@
+/*
+ * mqf_ops.c — putting, deleting and reading one key of a quotient maplet
+ * (mqf.h has the groups): locate the key's run (from its block alone when
+ * it can) and its group, then open or close slots exactly as the quotient
+ * filter does (qf_update.h), inside the window its region locks allow.
+ *
+ * What each update does to the key's group G (R = its remainder):
+ *
+ *   put(v)      combine max/min/or  G absent: open 1 slot (R, v);
+ *                                   else rewrite G's one slot in place
+ *               combine sum         open the slots G's counter grows by
+ *                                   (0 or 1 for most counts), rewrite G
+ *               multiset            open 1 slot (R, v) at its sorted place
+ *   delete(v)   combine sum         G - v (NOT_FOUND if G < v): rewrite G
+ *                                   shorter, close the slots it lost
+ *               multiset            close one slot equal to (R, v)
+ *
+ * Every check (room, overflow, presence) happens before anything moves,
+ * so a failure leaves the table as it was; in concurrent mode an update
+ * whose shift or look-back leaves the window changes nothing, takes every
+ * region lock and starts again (qf_impl.h).
+ */
+#include "maplet/mqf.h"
+
+/* ---- locating a key -------------------------------------------------------- */
+
+typedef struct mspot {
+    spot s;       /* run bounds                                  */
+    uint64_t pos; /* the group's first slot, or the insertion point */
+    mgroup g;     /* g.len == 0 if the remainder is absent        */
+} mspot;
+
+/* Run q's bounds: the block-local fast path, else run_of. */
+static inline bool mq_run(const amq_qf *f, uint64_t q, const qwin *w, spot *s) {
+    uint64_t st, en, base = q & ~63ULL;
+    bool run;
+    if ((q >> 6) < f->fast_blocks && run_in_block(f, q, &st, &en, &run)) {
+        s->rs = base + st;
+        s->re = base + en;
+        s->run = run;
+        return true;
+    }
+    return run_of(f, q, w, s);
+}
+
+/* Remainder rem's group in run m->s: m->g and m->pos, or the insertion
+ * point with m->g.len == 0. Without counters a run is a sorted list of
+ * slot words; with them it is walked group by group. false only for an
+ * undecodable counter (a corrupt table). */
+static inline bool mq_find(const amq_qf *f, uint64_t rem, mspot *m) {
+    uint64_t pos = m->s.rs, re = m->s.re;
+    m->g = (mgroup){rem, 0, 0, 0};
+    if (!mq_counters(f) && f->width <= 64) { /* one-word slots */
+        while (pos < re && slot_get(f, pos) >> f->vbits < rem)
+            pos++;
+        m->pos = pos;
+        if (pos < re && slot_get(f, pos) >> f->vbits == rem)
+            return mq_decode(f, pos, re, &m->g);
+        return true;
+    }
+    if (!mq_counters(f)) {
+        while (pos < re && mq_rem(f, slot_get2(f, pos)) < rem)
+            pos++;
+        m->pos = pos;
+        if (pos < re && mq_rem(f, slot_get2(f, pos)) == rem)
+            return mq_decode(f, pos, re, &m->g);
+        return true;
+    }
+    while (pos < re) {
+        mgroup g;
+        if (!mq_decode(f, pos, re, &g))
+            return false;
+        if (g.rem >= rem) {
+            if (g.rem == rem)
+                m->g = g;
+            break;
+        }
+        pos += g.len;
+    }
+    m->pos = pos;
+    return true;
+}
+
+/* Run and group of (q, rem): false if they lie past the window. */
+static inline bool mq_locate(const amq_qf *f, uint64_t q, uint64_t rem,
+                             const qwin *w, mspot *m, amq_status *st) {
+    *st = AMQ_OK;
+    if (!mq_run(f, q, w, &m->s))
+        return false;
+    if (!mq_find(f, rem, m))
+        *st = AMQ_ERR_CORRUPT;
+    return true;
+}
+
+/* ---- put ------------------------------------------------------------------- */
+
+/* What a put does once the group is known. */
+typedef struct mplan {
+    uint64_t open;  /* slots to open                          */
+    uint64_t at;    /* where they open                        */
+    uint64_t value; /* combine mode: the group's new value     */
+} mplan;
+
+/* The first slot of multiset group m whose value exceeds v. */
+static uint64_t mq_sorted_place(const amq_qf *f, const mspot *m, uint64_t v) {
+    uint64_t p = m->pos, end = m->pos + m->g.len;
+    while (p < end && mq_val(f, slot_get2(f, p)) <= v)
+        p++;
+    return p;
+}
+
+static amq_status mq_plan_put(const amq_qf *f, const mspot *m, uint64_t v,
+                              mplan *pl) {
+    bool over = false;
+    if (m->g.len == 0) {
+        *pl = (mplan){1, m->pos, v};
+        return AMQ_OK;
+    }
+    uint64_t value = mq_combine(f->mop, m->g.value, v, &over);
+    if (over)
+        return AMQ_ERR_OVERFLOW;
+    if (f->multiset) {
+        *pl = (mplan){1, mq_sorted_place(f, m, v), value};
+        return AMQ_OK;
+    }
+    uint64_t len = mq_counters(f) ? mq_sum_len(f, value) : 1;
+    if (len > QF_MAX_GROUP)
+        return AMQ_ERR_FULL;
+    *pl = (mplan){len - m->g.len, m->pos + m->g.len, value};
+    return AMQ_OK;
+}
+
+/* Write what the plan opened: one new slot, or the rewritten group. */
+static void mq_write_put(amq_qf *f, const mspot *m, uint64_t rem, uint64_t v,
+                         const mplan *pl) {
+    if (f->multiset || m->g.len == 0)
+        slot_set2(f, pl->at, mq_word(f, rem, v));
+    else if (mq_counters(f))
+        mq_sum_write(f, m->pos, rem, pl->value);
+    else
+        slot_set2(f, m->pos, mq_word(f, rem, pl->value));
+}
+
+/* Open pl->open slots at pl->at for run q: find every free slot first
+ * (nothing moves before the put is known to fit), then shift. */
+static amq_status mq_open(amq_qf *f, uint64_t q, const mspot *m,
+                          const mplan *pl, qwin *w, uint64_t weight) {
+    uint64_t e[QF_MAX_GROUP], p = pl->at;
+    AMQ_RETURN_IF_ERR(free_slots(f, p, 0, pl->open, e, w));
+    AMQ_RETURN_IF_ERR(items_reserve(f, weight));
+    open_kind kind = !m->s.run      ? OPEN_NEW_RUN
+                     : p == m->s.re ? OPEN_APPEND
+                                    : OPEN_INSIDE;
+    for (uint64_t i = 0; i < pl->open; i++)
+        open_slot(f, q, p, e[i], i == 0 ? kind : OPEN_INSIDE);
+    return AMQ_OK;
+}
+
+/* One new slot whose free slot is in q's block too: only that block
+ * changes (the quotient filter's common insert, open_in_block). */
+static bool mq_put_in_block(amq_qf *f, uint64_t q, const mspot *m,
+                            uint64_t word, const mplan *pl) {
+    uint64_t p = pl->at;
+    if (pl->open != 1 || (p >> 6) != (q >> 6) || (q >> 6) >= f->fast_blocks)
+        return false;
+    uint64_t x = free_in_block(f, q >> 6, p & 63);
+    if (x >= 64 || items_reserve(f, mq_weight(f, word & f->vmask)) != AMQ_OK)
+        return false;
+    open_kind kind = !m->s.run      ? OPEN_NEW_RUN
+                     : p == m->s.re ? OPEN_APPEND
+                                    : OPEN_INSIDE;
+    open_in_block(f, q, p & 63, x, kind, word);
+    return true;
+}
+
+static amq_status mq_put_in(amq_qf *f, uint64_t q, uint64_t rem, uint64_t v,
+                            qwin *w) {
+    mspot m;
+    mplan pl;
+    amq_status st;
+    if (!mq_locate(f, q, rem, w, &m, &st))
+        return need_more(w);
+    AMQ_RETURN_IF_ERR(st);
+    if (ctr_get(&f->o.items) == UINT64_MAX)
+        return AMQ_ERR_OVERFLOW;
+    AMQ_RETURN_IF_ERR(mq_plan_put(f, &m, v, &pl));
+    bool single = f->multiset || m.g.len == 0;
+    if (single && mq_put_in_block(f, q, &m, (uint64_t)mq_word(f, rem, v), &pl))
+        goto counted;
+    if (pl.open > 0)
+        AMQ_RETURN_IF_ERR(mq_open(f, q, &m, &pl, w, mq_weight(f, v)));
+    else
+        AMQ_RETURN_IF_ERR(items_reserve(f, mq_weight(f, v)));
+    mq_write_put(f, &m, rem, v, &pl);
+counted:
+    ctr_add(f, &f->distinct, m.g.len == 0);
+    ctr_add(f, &f->used, pl.open);
+    return AMQ_OK;
+}
+
+/* ---- delete ------------------------------------------------------------------ */
+
+/* The slots a delete of v from group m closes, at *at, and the group's
+ * new value (combine sum). */
+static amq_status mq_plan_del(const amq_qf *f, const mspot *m, uint64_t v,
+                              uint64_t *cut, uint64_t *at, uint64_t *value) {
+    if (m->g.len == 0)
+        return AMQ_ERR_NOT_FOUND;
+    if (f->multiset) {
+        uint64_t p = m->pos, end = m->pos + m->g.len;
+        while (p < end && mq_val(f, slot_get2(f, p)) < v)
+            p++;
+        if (p == end || mq_val(f, slot_get2(f, p)) != v)
+            return AMQ_ERR_NOT_FOUND;
+        *cut = 1;
+        *at = p;
+        return AMQ_OK;
+    }
+    if (m->g.value < v)
+        return AMQ_ERR_NOT_FOUND;
+    *value = m->g.value - v;
+    uint64_t len = *value > 0 ? mq_sum_len(f, *value) : 0;
+    *cut = m->g.len - len;
+    *at = m->pos + len;
+    return AMQ_OK;
+}
+
+static amq_status mq_del_in(amq_qf *f, uint64_t q, uint64_t rem, uint64_t v,
+                            qwin *w) {
+    mspot m;
+    amq_status st;
+    uint64_t cut = 0, p = 0, value = 0, s_end = 0;
+    if (!occ_get(f, q))
+        return AMQ_ERR_NOT_FOUND;
+    if (!mq_locate(f, q, rem, w, &m, &st))
+        return need_more(w);
+    AMQ_RETURN_IF_ERR(st);
+    AMQ_RETURN_IF_ERR(mq_plan_del(f, &m, v, &cut, &p, &value));
+    if (cut > 0) {
+        s_end = stretch_end(f, p, w);
+        if (s_end == QF_NOWHERE ||
+            (!whole(f, w) && saturated_in(f, q >> 6, (s_end - 1) >> 6)))
+            return need_more(w);
+    }
+    if (!f->multiset && value > 0)
+        mq_sum_write(f, m.pos, rem, value);
+    for (uint64_t i = 0; i < cut; i++) {
+        if (i > 0)
+            s_end = stretch_end(f, p, w); /* only shrinks: in the window */
+        close_slot(f, q, p, s_end, &m.s, w);
+    }
+    bool gone = f->multiset ? m.g.n == 1 : value == 0;
+    ctr_add(f, &f->o.items, 0 - mq_weight(f, v));
+    ctr_add(f, &f->distinct, 0 - (uint64_t)gone);
+    ctr_add(f, &f->used, 0 - cut);
+    return AMQ_OK;
+}
+
+/* ---- windows, locks, one widening ------------------------------------------- */
+
+static amq_status mq_apply(amq_qf *f, uint64_t q, uint64_t rem, uint64_t v,
+                           bool put, qwin *w) {
+    return put ? mq_put_in(f, q, rem, v, w) : mq_del_in(f, q, rem, v, w);
+}
+
+/* The whole update: window (locks), the operation, and at most one
+ * widening to every region (a whole valid table always suffices). */
+static inline amq_status mq_update(amq_qf *f, uint64_t h, uint64_t v,
+                                   bool put) {
+    uint64_t q, rem;
+    qwin w;
+    split(f, h, &q, &rem);
+    prefetch_block(f, q);
+    win_enter(f, q, &w);
+    amq_status st = mq_apply(f, q, rem, v, put, &w);
+    if (w.widen) {
+        st = AMQ_ERR_CORRUPT;
+        if (!whole(f, &w)) {
+            win_widen(f, &w);
+            st = mq_apply(f, q, rem, v, put, &w);
+        }
+        if (w.widen)
+            st = AMQ_ERR_CORRUPT;
+    }
+    if (f->concurrent)
+        win_leave(f, &w);
+    return st;
+}
+
+/* The common lookup, read from q's block alone with 64-bit slot words
+ * (slots up to 56 bits, no sum counters, the run inside the block): scan
+ * the run's sorted slots for remainder rem, and combine its group (a
+ * multiset's values follow it). false when it cannot say (the caller
+ * takes the general path); else *g as mq_find would set it. */
+static inline bool mq_read_block(const amq_qf *f, uint64_t q, uint64_t rem,
+                                 mgroup *g) {
+    uint64_t st, en, k;
+    bool run, over = false;
+    if ((q >> 6) >= f->fast_blocks || mq_counters(f) ||
+        !run_in_block(f, q, &st, &en, &run))
+        return false;
+    const uint8_t *p = blk(f, q >> 6) + QF_HDR;
+    unsigned wd = f->width, vb = f->vbits;
+    uint64_t s = 0;
+    for (k = st; k < en; k++) {
+        uint64_t bit = k * wd;
+        s = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
+        if (s >> vb >= rem)
+            break;
+    }
+    *g = (mgroup){rem, 0, 0, 0};
+    if (k == en || s >> vb != rem)
+        return true;
+    *g = (mgroup){rem, 1, s & f->vmask, 1};
+    for (k++; f->multiset && k < en; k++) {
+        uint64_t bit = k * wd;
+        s = (amq__get_u64(p + (bit >> 3)) >> (bit & 7)) & f->wmask;
+        if (s >> vb != rem)
+            break;
+        g->value = mq_combine(f->mop, g->value, s & f->vmask, &over);
+        g->len++, g->n++;
+    }
+    return !over;
+}
+
+/* Key h's group (g->len == 0: absent) under the window's locks; the
+ * slots of a multiset group go to vals[0..cap) when vals is given. */
+static inline amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
+                          uint64_t *vals, size_t cap, bool prefetch) {
+    uint64_t q, rem;
+    qwin w;
+    mspot m = {{0, 0, 0, {0, 0, 0}, false}, 0, {0, 0, 0, 0}};
+    amq_status st = AMQ_OK;
+    split(f, h, &q, &rem);
+    if (prefetch)
+        prefetch_block(f, q);
+    *g = (mgroup){rem, 0, 0, 0};
+    if (!f->concurrent && (!occ_get(f, q) || /* unlocked only when alone */
+                           (vals == NULL && mq_read_block(f, q, rem, g))))
+        return AMQ_OK;
+    win_enter(f, q, &w);
+    bool ok = !occ_get(f, q) || (vals == NULL && mq_read_block(f, q, rem, g));
+    if (!ok && !(ok = mq_locate(f, q, rem, &w, &m, &st)) && !whole(f, &w)) {
+        win_widen(f, &w);
+        ok = mq_locate(f, q, rem, &w, &m, &st);
+    }
+    if (ok && st == AMQ_OK && m.g.len > 0) {
+        *g = m.g;
+        for (uint64_t i = 0; vals != NULL && i < m.g.len && i < cap; i++)
+            vals[i] = mq_val(f, slot_get2(f, m.pos + i));
+    }
+    if (f->concurrent)
+        win_leave(f, &w);
+    return ok ? st : AMQ_ERR_CORRUPT;
+}
+
+/* ---- the operations ----------------------------------------------------------- */
+
+/* Each public operation twice, for any CPU and with POPCNT/BMI2, from the
+ * same inline code (as the quotient filter's, qf_update.h). */
+static QF_ANY amq_status put_any(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, true);
+}
+static QF_ISA amq_status put_isa(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, true);
+}
+/* Batch put: each key's block is prefetched QF_INSERT_AHEAD keys ahead,
+ * so the misses of consecutive puts overlap (as the quotient filter's
+ * batch insert); v NULL puts the value 1. Stops at the first failure. */
+static inline amq_status put_batch(amq_qf *f, const uint64_t *h,
+                                   const uint64_t *v, size_t n,
+                                   size_t *done) {
+    size_t ahead = n < QF_INSERT_AHEAD ? n : QF_INSERT_AHEAD, i;
+    amq_status st = AMQ_OK;
+    for (i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (i = 0; i < n && st == AMQ_OK; i++) {
+        uint64_t x = v != NULL ? v[i] : 1;
+        if (i + QF_INSERT_AHEAD < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_INSERT_AHEAD]));
+        if (x > f->vmask)
+            st = AMQ_ERR_INVALID;
+        else if (x != 0 || !mq_is_sum(f))
+            st = mq_update(f, h[i], x, true);
+    }
+    *done = st == AMQ_OK ? n : i - 1;
+    return st;
+}
+static QF_ANY amq_status batch_any(amq_qf *f, const uint64_t *h,
+                                   const uint64_t *v, size_t n,
+                                   size_t *done) {
+    return put_batch(f, h, v, n, done);
+}
+static QF_ISA amq_status batch_isa(amq_qf *f, const uint64_t *h,
+                                   const uint64_t *v, size_t n,
+                                   size_t *done) {
+    return put_batch(f, h, v, n, done);
+}
+
+amq_status amq__mq_put_batch(amq_qf *f, const uint64_t *h, const uint64_t *v,
+                             size_t n, size_t *done) {
+    return f->use_pdep ? batch_isa(f, h, v, n, done)
+                       : batch_any(f, h, v, n, done);
+}
+
+static QF_ANY amq_status del_any(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, false);
+}
+static QF_ISA amq_status del_isa(amq_qf *f, uint64_t h, uint64_t v) {
+    return mq_update(f, h, v, false);
+}
+static QF_ANY amq_status read_any(const amq_qf *f, uint64_t h, mgroup *g,
+                                  uint64_t *vals, size_t cap, bool pf) {
+    return mq_read(f, h, g, vals, cap, pf);
+}
+static QF_ISA amq_status read_isa(const amq_qf *f, uint64_t h, mgroup *g,
+                                  uint64_t *vals, size_t cap, bool pf) {
+    return mq_read(f, h, g, vals, cap, pf);
+}
+static inline amq_status read(const amq_qf *f, uint64_t h, mgroup *g,
+                              uint64_t *vals, size_t cap, bool pf) {
+    return f->use_pdep ? read_isa(f, h, g, vals, cap, pf)
+                       : read_any(f, h, g, vals, cap, pf);
+}
+
+amq_status amq__mq_put(amq_qf *f, uint64_t h, uint64_t v) {
+    if (v > f->vmask)
+        return AMQ_ERR_INVALID;
+    if (v == 0 && mq_is_sum(f))
+        return AMQ_OK; /* the identity: nothing to store */
+    return f->use_pdep ? put_isa(f, h, v) : put_any(f, h, v);
+}
+
+amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v) {
+    if (!f->multiset && !mq_is_sum(f))
+        return AMQ_ERR_UNSUPPORTED;
+    if (v > f->vmask)
+        return AMQ_ERR_INVALID;
+    if (v == 0 && mq_is_sum(f))
+        return AMQ_OK;
+    return f->use_pdep ? del_isa(f, h, v) : del_any(f, h, v);
+}
+
+amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
+                       uint64_t *entries) {
+    mgroup g;
+    amq_status st = read(f, h, &g, NULL, 0, true);
+    *v = st == AMQ_OK ? g.value : 0;
+    if (entries != NULL)
+        *entries = st == AMQ_OK ? g.n : 0;
+    if (st != AMQ_OK)
+        return st;
+    return g.len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
+}
+
+amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
+                           size_t *n) {
+    mgroup g;
+    *n = 0;
+    if (!f->multiset) {
+        amq_status st = amq__mq_get(f, h, &g.value, NULL);
+        if (st == AMQ_OK && cap > 0)
+            v[0] = g.value;
+        *n = st == AMQ_OK;
+        return st;
+    }
+    AMQ_RETURN_IF_ERR(read(f, h, &g, v, cap, true));
+    *n = (size_t)g.n;
+    return g.len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
+}
+
+/* Each key's block is prefetched QF_PREFETCH keys ahead. */
+void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
+                       uint64_t *v, uint8_t *found) {
+    size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
+    for (size_t i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (size_t i = 0; i < n; i++) {
+        mgroup g;
+        if (i + QF_PREFETCH < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_PREFETCH]));
+        amq_status st = read(f, h[i], &g, NULL, 0, false);
+        found[i] = st == AMQ_OK && g.len > 0;
+        v[i] = found[i] ? g.value : 0;
+    }
+}

@@ -1,0 +1,243 @@
+#!/bin/sh
+# test_maplet_cli.sh — end-to-end tests of `amq map` and `amq kmer` on data
+# made here (a random genome with N runs and lower case, reads sampled from
+# it with errors, gzip'ed):
+#   - map build/get/add/del/merge for every operator, sets as id lists,
+#     exit codes, and bad input (malformed lines, values too wide,
+#     incompatible merges, deletes a maplet cannot do): exit 2, a message
+#     naming the line and byte, nothing written, existing files intact;
+#   - kmer count in exact mode equals Debian's jellyfish 2.3 (histogram and
+#     every count; canonical, k = 21 and 31; FASTA and gzip FASTQ), the
+#     same bytes with 1 and 2 threads; approximate counts never below the
+#     truth; query of k-mer lists and of sequences;
+#   - kmer index/search against a brute force in awk: the same files and
+#     shares for every query;
+#   - truncated FASTQ, corrupt gzip and binary input: exit 2 naming the
+#     line or byte, nothing written.
+#
+# usage: tests/cli/test_maplet_cli.sh path/to/amq [TMPDIR]
+. "$(dirname "$0")/harness.sh" "$@"
+
+
+# ---- map ---------------------------------------------------------------------
+
+printf 'apple\t3\nbanana split\t10\napple\t4\ncherry\t1\n' >sum.tsv
+run 0 "map build sum" "$AMQ" map build --op sum --value-bits 4 --fpr 0.001 -o sum.amq sum.tsv
+run 0 "map get" "$AMQ" map get sum.amq --key apple --key 'banana split' --key zzz
+check "map get: sums" sh -c 'grep -qx "apple	7" out && grep -qx "banana split	10" out && ! grep -q zzz out'
+run 1 "map get: none found" "$AMQ" map get sum.amq --key nothing-here
+printf 'apple\t5\n' >more.tsv
+run 0 "map add" "$AMQ" map add sum.amq more.tsv
+run 0 "map get after add" "$AMQ" map get sum.amq --key apple
+check "add summed" grep -qx "apple	12" out
+run 0 "map del" "$AMQ" map del sum.amq more.tsv
+run 0 "map get after del" "$AMQ" map get sum.amq --key apple
+check "del subtracted" grep -qx "apple	7" out
+
+printf 'a\t0,3\nb\t5\na\t1\n' >set.tsv
+run 0 "map build or" "$AMQ" map build --op or --value-bits 8 --fpr 0.001 -o set.amq set.tsv
+run 0 "map get sets" "$AMQ" map get set.amq --key a --key b
+check "sets print as id lists" sh -c 'grep -qx "a	0,1,3" out && grep -qx "b	5" out'
+run 0 "map get --raw" "$AMQ" map get set.amq --raw --key a
+check "--raw prints the mask" grep -qx "a	11" out
+
+printf 'x\t9\ny\t2\n' >max.tsv
+run 0 "map build max" "$AMQ" map build --op max --value-bits 4 --fpr 0.01 -o max.amq max.tsv
+cp max.amq max.before
+run 2 "del on a max maplet" "$AMQ" map del max.amq max.tsv
+check "del refusal explains" has "multiset" err
+check "refused del leaves the file" cmp -s max.amq max.before
+run 0 "map build max multiset" "$AMQ" map build --op max --value-bits 4 --multiset --fpr 0.01 -o maxm.amq max.tsv
+printf 'x\t9\n' >x9.tsv
+run 0 "multiset del" "$AMQ" map del maxm.amq x9.tsv
+run 1 "multiset key gone" "$AMQ" map get maxm.amq --key x
+
+printf 'k1\t1\nk2\t2\n' >a.tsv
+printf 'k2\t3\nk3\t4\n' >b.tsv
+cat a.tsv b.tsv >ab.tsv
+for f in a b ab; do
+    run 0 "map build $f" "$AMQ" map build --op sum --value-bits 4 -t maplet:q=6,r=12 -o $f.amq $f.tsv
+done
+run 0 "map merge" "$AMQ" map merge a.amq b.amq -o m.amq
+check "merge = one maplet of both" cmp -s m.amq ab.amq
+run 2 "merge across operators" "$AMQ" map merge a.amq max.amq -o bad.amq
+check "merge refusal explains" has "differ" err
+check "refused merge writes nothing" test ! -e bad.amq
+
+run 0 "static maplet" "$AMQ" map build -t smaplet --op sum --value-bits 4 --fpr 0.01 -o s.amq sum.tsv
+run 0 "static get" "$AMQ" map get s.amq --key apple
+check "static value" grep -qx "apple	7" out
+run 2 "static add refused" "$AMQ" map add s.amq more.tsv
+run 0 "info on a maplet" "$AMQ" info sum.amq
+check "info names the maplet" sh -c 'grep -q "maplet:" out && grep -q "op=sum" out'
+
+# Bad input: the message names the line (and byte), nothing is written.
+printf 'good\t1\nno tab here\n' >bad1.tsv
+run 2 "malformed line" "$AMQ" map build --op sum --value-bits 4 --fpr 0.01 -o new.amq bad1.tsv
+check "malformed: line 2 named" has "line 2" err
+check "malformed: nothing written" test ! -e new.amq
+printf 'good\t1\nwide\t16\n' >bad2.tsv
+run 2 "value too wide" "$AMQ" map build --op sum --value-bits 4 --fpr 0.01 -o new.amq bad2.tsv
+check "too wide: named" sh -c 'grep -q "line 2" err && grep -q "wider than 4 bits" err'
+printf 'good\t1\nnum\t12x\n' >bad3.tsv
+run 2 "not a number" "$AMQ" map build --op sum --value-bits 8 --fpr 0.01 -o new.amq bad3.tsv
+check "not a number: byte named" has "byte 7" err
+printf 's\t1,99\n' >bad4.tsv
+run 2 "id out of range" "$AMQ" map build --op or --value-bits 8 --fpr 0.01 -o new.amq bad4.tsv
+cp sum.amq sum.before
+run 2 "bad line in add" "$AMQ" map add sum.amq bad2.tsv
+check "failed add leaves the file" cmp -s sum.amq sum.before
+check "nothing written at all" test ! -e new.amq
+
+# ---- data for the k-mer tests ------------------------------------------------
+
+# A random genome of 3 records (N runs, some lower case), reads sampled
+# from it with 1% substitutions, and 4 FASTA files for the index.
+awk 'BEGIN { srand(11); b = "ACGT";
+    for (r = 1; r <= 3; r++) {
+        printf(">chr%d test genome\n", r); s = "";
+        for (i = 0; i < 9000; i++) {
+            c = substr(b, int(rand() * 4) + 1, 1);
+            if (i % 2500 >= 2480) c = "N";
+            if (i % 3000 >= 2900) c = tolower(c);
+            s = s c;
+            if (length(s) == 70) { print s; s = "" }
+        }
+        if (s != "") print s;
+    } }' >genome.fa
+awk 'BEGIN { srand(5); b = "ACGT" }
+    /^>/ { next }
+    { g = g toupper($0) }
+    END { for (n = 0; n < 2000; n++) {
+        p = int(rand() * (length(g) - 120)) + 1; s = substr(g, p, 100);
+        out = "";
+        for (i = 1; i <= 100; i++) {
+            c = substr(s, i, 1);
+            if (rand() < 0.01) c = substr(b, int(rand() * 4) + 1, 1);
+            out = out c;
+        }
+        q = ""; for (i = 0; i < 100; i++) q = q "I";
+        printf("@read%d\n%s\n+\n%s\n", n, out, q) } }' genome.fa >reads.fq
+gzip -c reads.fq >reads.fq.gz
+
+# ---- kmer count against jellyfish ----------------------------------------------
+
+command -v jellyfish >/dev/null 2>&1 || fail "jellyfish is not installed (scripts/install-deps.sh installs it)"
+for k in 21 31; do
+    for input in genome.fa reads.fq.gz; do
+        run 0 "kmer count k=$k $input" "$AMQ" kmer count -k $k -C -q -o c$k.amq $input
+        if [ "$input" = reads.fq.gz ]; then
+            gzip -dc reads.fq.gz >jf.in
+        else
+            cp genome.fa jf.in
+        fi
+        jellyfish count -m $k -s 1M -C -o c$k.jf jf.in 2>err
+        "$AMQ" kmer histo c$k.amq >h.amq 2>err
+        jellyfish histo c$k.jf >h.jf
+        check "histo = jellyfish histo (k=$k, $input)" cmp -s h.amq h.jf
+        "$AMQ" kmer dump c$k.amq | sort >d.amq
+        jellyfish dump -c -t c$k.jf | sort >d.jf
+        check "every count = jellyfish (k=$k, $input)" cmp -s d.amq d.jf
+    done
+done
+run 0 "kmer count, 2 threads" "$AMQ" kmer count -k 31 -C -t 2 -q -o t2.amq reads.fq.gz
+check "threads give the same bytes" cmp -s t2.amq c31.amq
+run 0 "kmer count, small start, grows" "$AMQ" kmer count -k 21 -C -n 100 -q -o g.amq genome.fa
+"$AMQ" kmer dump g.amq | sort >d.g
+jellyfish count -m 21 -s 1M -C -o g.jf genome.fa && jellyfish dump -c -t g.jf | sort >d.gj
+check "grown counts = jellyfish" cmp -s d.g d.gj
+
+# Approximate counting: never below the truth.
+run 0 "kmer count --fpr" "$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o ap.amq genome.fa
+cut -f1 d.gj >kmers.txt
+run 0 "kmer query a list" "$AMQ" kmer query ap.amq kmers.txt
+check "approximate counts never below jellyfish's" sh -c \
+    'paste out d.gj | awk -F"\t" "\$2 < \$4 { bad++ } END { exit bad > 0 }"'
+run 0 "kmer query exact" "$AMQ" kmer query g.amq kmers.txt
+check "exact query = jellyfish" cmp -s out d.gj
+printf '>q\nACGTNACGTACGTACGTACGTACGTACGTAC\n' >q.fa
+run 0 "kmer query sequences" "$AMQ" kmer query g.amq q.fa
+check "one line per k-mer of the sequence" test "$(wc -l <out)" -eq 6
+
+# ---- index and search against a brute force --------------------------------------
+
+awk '/^>/ { n++ } { print > ("part" n ".fa") }' genome.fa
+printf '>extra\n' >part4.fa
+awk 'NR > 1 && NR < 60' genome.fa >>part4.fa
+K=21
+run 0 "kmer index" "$AMQ" kmer index -k $K -q -o idx.amq part1.fa part2.fa part3.fa part4.fa
+awk 'NR % 4 == 2 && NR < 400 { printf(">r%d\n%s\n", NR, $0) }' reads.fq >queries.fa
+printf '>span\n' >>queries.fa
+awk 'NR > 120 && NR < 140' genome.fa >>queries.fa
+run 0 "kmer search" "$AMQ" kmer search idx.amq queries.fa --theta 0.3
+sort out >search.amq
+awk -v K=$K -v theta=0.3 '
+    function canon(s,   i, r, c) {
+        r = "";
+        for (i = length(s); i >= 1; i--) {
+            c = substr(s, i, 1);
+            r = r (c == "A" ? "T" : c == "C" ? "G" : c == "G" ? "C" : "A");
+        }
+        return r < s ? r : s;
+    }
+    function kmers(seq, arr, tag,   i, w) {
+        seq = toupper(seq);
+        for (i = 1; i + K - 1 <= length(seq); i++) {
+            w = substr(seq, i, K);
+            if (w ~ /^[ACGT]+$/) arr[tag SUBSEP canon(w)] = 1;
+        }
+    }
+    function flush() {
+        if (name == "") return;
+        if (FILENAME_OF == "q") kmers(seq, Q, name); else kmers(seq, F, file);
+        if (FILENAME_OF == "q") order[++nq] = name;
+    }
+    FNR == 1 { flush(); name = ""; seq = "";
+               FILENAME_OF = FILENAME == "queries.fa" ? "q" : "f";
+               if (FILENAME_OF == "f") files[++nf] = FILENAME; file = FILENAME }
+    /^>/ { flush(); name = substr($0, 2); seq = ""; next }
+    { seq = seq $0 }
+    END {
+        flush();
+        for (key in Q) { split(key, p, SUBSEP); total[p[1]]++; qk[key] = 1 }
+        for (key in Q) {
+            split(key, p, SUBSEP);
+            for (f = 1; f <= nf; f++)
+                if ((files[f], p[2]) in F) hit[p[1], files[f]]++;
+        }
+        for (i = 1; i <= nq; i++) for (f = 1; f <= nf; f++) {
+            q = order[i]; h = hit[q, files[f]] + 0;
+            if (total[q] > 0 && h > 0 && h / total[q] >= theta - 1e-12)
+                printf("%s\t%s\t%.6f\n", q, files[f], h / total[q]);
+        }
+    }' part1.fa part2.fa part3.fa part4.fa queries.fa | sort >search.brute
+check "search = brute force (files and shares)" cmp -s search.amq search.brute
+check "search found something" test -s search.brute
+run 1 "search with nothing at theta 1" "$AMQ" kmer search idx.amq q.fa --theta 1
+
+# ---- bad sequence input ------------------------------------------------------------
+
+printf '@r1\nACGTACGT\n+\nIIIIIIII\n@r2\nACGTAC\n+\n' >trunc.fq
+run 2 "truncated FASTQ" "$AMQ" kmer count -k 5 -o bad.amq trunc.fq
+check "truncated FASTQ: line named" sh -c 'grep -q "line 7" err && grep -q "cut short" err'
+printf '@r1\nACGTACGT\n+\nIII\n' >qual.fq
+run 2 "quality length" "$AMQ" kmer count -k 5 -o bad.amq qual.fq
+check "quality length named" has "3 quality values for 8 bases" err
+head -c 4000 reads.fq.gz >cut.fq.gz
+run 2 "truncated gzip" "$AMQ" kmer count -k 5 -o bad.amq cut.fq.gz
+check "truncated gzip named" has "gzip stream cut short" err
+cp reads.fq.gz corrupt.fq.gz
+printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.gz bs=1 seek=3000 conv=notrunc 2>/dev/null
+run 2 "corrupt gzip" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.gz
+check "corrupt gzip: byte named" has "corrupt gzip data at compressed byte" err
+printf 'not a sequence file\n' >text.txt
+run 2 "not FASTA/FASTQ" "$AMQ" kmer count -k 5 -o bad.amq text.txt
+check "format named" has "neither FASTA" err
+printf '>s\nAC\001GT\n' >ctl.fa
+run 2 "control byte" "$AMQ" kmer count -k 5 -o bad.amq ctl.fa
+check "control byte named" sh -c 'grep -q "line 2" err && grep -q "0x01" err'
+run 2 "exact k < 4 refused" "$AMQ" kmer count -k 3 -o bad.amq genome.fa
+check "k < 4 explained" has "k >= 4" err
+check "no output after bad input" test ! -e bad.amq
+
+finish test_maplet_cli && rm -rf "$T"

@@ -1,0 +1,646 @@
+/*
+ * kmer.c — `amq kmer count|query|histo|dump`: k-mer counting on a
+ * counting maplet, as Squeakr does on the counting quotient filter
+ * (Pandey, Bender, Johnson, Patro 2017), and the shared k-mer helpers
+ * (kmer.h).
+ *
+ * count: the main thread reads FASTA/FASTQ (plain or gzip, seqio.c),
+ * rolls each sequence's k-mers (any base but ACGT restarts the window, as
+ * jellyfish does), takes the canonical strand if asked, hashes them and
+ * hands batches of 65536 hashes to the workers (-t T: T - 1 of them, the
+ * reader being the T-th), which add 1 per k-mer into a maplet with the sum
+ * operator, in concurrent mode (the quotient filter's region locks) when
+ * there are two or more. A full maplet is resized by whichever
+ * worker hits it first, under a write lock the others wait on (exact mode
+ * stays exact: the fingerprint is the whole k-mer in every shape).
+ *
+ *   reader ──batches──► worker 1 ─┐
+ *          ──batches──► worker 2 ─┼─► maplet (op=sum, v bits, concurrent)
+ *                                 └─ resize: write lock, twice the slots
+ *
+ * histo and dump read the maplet in fingerprint order; query looks up the
+ * k-mers of a k-mer list or of sequences.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kmer.h"
+
+/* ---- shared helpers (kmer.h) ------------------------------------------------ */
+
+bool kmer_conf_of(const amq_maplet *m, const char *path, kmer_conf *c) {
+    amq_maplet_shape s;
+    uint64_t seed = amq_filter_hasher(m)->seed;
+    if (amq_maplet_get_shape(m, &s) != AMQ_OK || seed >> 32 != KMER_TAG ||
+        (seed & 0xff) < 1 || (seed & 0xff) > 32) {
+        cli_error("%s: not a k-mer maplet made by amq kmer", path);
+        return false;
+    }
+    c->k = (unsigned)(seed & 0xff);
+    c->canonical = (seed >> 8 & 1) != 0;
+    c->exact = s.key_bits != 0;
+    if (c->exact && s.key_bits != 2 * c->k) {
+        cli_error("%s: %u-bit keys for k = %u", path, s.key_bits, c->k);
+        return false;
+    }
+    return true;
+}
+
+bool kmer_input_open(const char *path, seq_reader *r, int *fd) {
+    bool in = strcmp(path, "-") == 0;
+    *fd = in ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        cli_error("%s: cannot open: %s", path, strerror(errno));
+        return false;
+    }
+    if (!seq_open_fd(r, *fd)) {
+        cli_error("%s: %s", path, r->err);
+        seq_close(r);
+        close(*fd);
+        return false;
+    }
+    return true;
+}
+
+void kmer_input_close(seq_reader *r, int fd) {
+    seq_close(r);
+    if (fd >= 0)
+        close(fd);
+}
+
+int kmer_input_error(const char *path, const seq_reader *r) {
+    cli_error("%s: %s; nothing written", path, r->err);
+    return CLI_EXIT_ERR;
+}
+
+uint64_t kmer_input_estimate(char **files, size_t n) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (strcmp(files[i], "-") == 0 || stat(files[i], &st) != 0)
+            continue;
+        size_t len = strlen(files[i]);
+        bool gz = len > 3 && strcmp(files[i] + len - 3, ".gz") == 0;
+        total += (uint64_t)st.st_size * (gz ? 4 : 1);
+    }
+    return total;
+}
+
+amq_status kmer_maplet_new(const kmer_conf *c, const char *op, unsigned v,
+                           uint64_t capacity, double fpr, bool concurrent,
+                           amq_maplet **out, amq_diag *diag) {
+    char spec[96];
+    amq_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.hash = AMQ_HASH_XXH3;
+    opt.hash_seed = kmer_seed(c);
+    if (c->exact)
+        snprintf(spec, sizeof spec, "maplet:op=%s,v=%u,kbits=%u%s", op, v,
+                 2 * c->k, concurrent ? ",concurrent=1" : "");
+    else
+        snprintf(spec, sizeof spec, "maplet:op=%s,v=%u%s", op, v,
+                 concurrent ? ",concurrent=1" : "");
+    return amq_maplet_new(spec, capacity ? capacity : 1, c->exact ? 0.5 : fpr,
+                          &opt, out, diag);
+}
+
+amq_status kmer_put(amq_maplet *m, uint64_t h, uint64_t v) {
+    amq_status st = amq_maplet_put_hash(m, h, v);
+    while (st == AMQ_ERR_FULL && (st = amq_maplet_resize(m)) == AMQ_OK)
+        st = amq_maplet_put_hash(m, h, v);
+    return st;
+}
+
+/* ---- count: the workers ------------------------------------------------------ */
+
+enum { KQ = 8 }; /* batches in flight */
+
+typedef struct kcount {
+    amq_maplet *m;
+    pthread_rwlock_t grow; /* puts hold it shared, a resize exclusive */
+    pthread_mutex_t mu;
+    pthread_cond_t ready, room;
+    uint64_t *slot[KQ];
+    size_t len[KQ], head, tail, queued;
+    bool done;
+    uint64_t gen;   /* resizes so far (under grow)              */
+    amq_status err; /* the first failure (under mu)             */
+} kcount;
+
+/* Add 1 for each of h[0..n); a full maplet is resized once by whoever
+ * finds it full first (gen tells the others it happened). */
+static amq_status put_batch(kcount *kc, const uint64_t *h, size_t n) {
+    amq_status st = AMQ_OK;
+    pthread_rwlock_rdlock(&kc->grow);
+    for (size_t i = 0; i < n && st == AMQ_OK; i++) {
+        st = amq_maplet_put_hash(kc->m, h[i], 1);
+        if (st != AMQ_ERR_FULL)
+            continue;
+        uint64_t gen = kc->gen;
+        pthread_rwlock_unlock(&kc->grow);
+        pthread_rwlock_wrlock(&kc->grow);
+        st = kc->gen == gen ? amq_maplet_resize(kc->m) : AMQ_OK;
+        kc->gen += st == AMQ_OK && kc->gen == gen;
+        pthread_rwlock_unlock(&kc->grow);
+        pthread_rwlock_rdlock(&kc->grow);
+        i -= st == AMQ_OK; /* try this k-mer again */
+    }
+    pthread_rwlock_unlock(&kc->grow);
+    return st;
+}
+
+static void *count_worker(void *arg) {
+    kcount *kc = arg;
+    for (;;) {
+        pthread_mutex_lock(&kc->mu);
+        while (kc->queued == 0 && !kc->done)
+            pthread_cond_wait(&kc->ready, &kc->mu);
+        if (kc->queued == 0) {
+            pthread_mutex_unlock(&kc->mu);
+            return NULL;
+        }
+        uint64_t *h = kc->slot[kc->head];
+        size_t n = kc->len[kc->head];
+        kc->head = (kc->head + 1) % KQ;
+        kc->queued--;
+        bool failed = kc->err != AMQ_OK;
+        pthread_cond_signal(&kc->room);
+        pthread_mutex_unlock(&kc->mu);
+        amq_status st = failed ? AMQ_OK : put_batch(kc, h, n);
+        free(h);
+        if (st != AMQ_OK) {
+            pthread_mutex_lock(&kc->mu);
+            if (kc->err == AMQ_OK)
+                kc->err = st;
+            pthread_mutex_unlock(&kc->mu);
+        }
+    }
+}
+
+/* Workers beside the reader: -t T is T threads in all. */
+static unsigned workers_for(unsigned threads) {
+    return threads > 1 ? threads - 1 : 0;
+}
+
+/* Hand a batch to the workers (it is theirs to free), or with no workers
+ * put it here. */
+static amq_status submit(kcount *kc, uint64_t *h, size_t n, unsigned threads) {
+    if (workers_for(threads) == 0) {
+        amq_status st = put_batch(kc, h, n);
+        free(h);
+        return st;
+    }
+    pthread_mutex_lock(&kc->mu);
+    while (kc->queued == KQ)
+        pthread_cond_wait(&kc->room, &kc->mu);
+    kc->slot[kc->tail] = h;
+    kc->len[kc->tail] = n;
+    kc->tail = (kc->tail + 1) % KQ;
+    kc->queued++;
+    amq_status st = kc->err;
+    pthread_cond_signal(&kc->ready);
+    pthread_mutex_unlock(&kc->mu);
+    return st;
+}
+
+/* ---- count: reading --------------------------------------------------------------- */
+
+/* Every k-mer of one file, in batches; 0, an exit status, or -1 when
+ * the maplet refused a batch (count_all reports it after the workers). */
+static int count_file(const kmer_opts *o, kcount *kc, const char *path,
+                      uint64_t *kmers) {
+    seq_reader r;
+    int fd, got, rc = 0;
+    if (!kmer_input_open(path, &r, &fd))
+        return CLI_EXIT_ERR;
+    uint64_t *h = malloc(KMER_BATCH * sizeof *h);
+    size_t n = 0;
+    while (h != NULL && (got = seq_next(&r)) == 1) {
+        kmer_roll kr;
+        uint64_t fwd, rev;
+        kmer_roll_init(&kr, o->c.k);
+        for (size_t i = 0; i < r.seq_len; i++) {
+            if (!kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
+                continue;
+            h[n++] = kmer_hash(kc->m, &o->c, kmer_code(&o->c, fwd, rev));
+            if (n < KMER_BATCH)
+                continue;
+            *kmers += n;
+            if (submit(kc, h, n, o->threads) != AMQ_OK) {
+                rc = -1;
+                goto out;
+            }
+            h = malloc(KMER_BATCH * sizeof *h);
+            n = 0;
+            if (h == NULL)
+                break;
+        }
+    }
+    if (h == NULL) {
+        cli_error("%s: out of memory", path);
+        rc = CLI_EXIT_ERR;
+    } else if (got < 0) {
+        rc = kmer_input_error(path, &r);
+        free(h);
+    } else {
+        *kmers += n;
+        rc = submit(kc, h, n, o->threads) != AMQ_OK ? -1 : 0;
+    }
+out:
+    kmer_input_close(&r, fd);
+    return rc;
+}
+
+static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
+    pthread_t th[64];
+    unsigned started = 0;
+    int rc = 0;
+    for (unsigned t = 0; t < workers_for(o->threads); t++)
+        if (pthread_create(&th[started], NULL, count_worker, kc) == 0)
+            started++;
+    for (size_t i = 0; i < o->nfiles && rc == 0; i++)
+        rc = count_file(o, kc, o->files[i], kmers);
+    pthread_mutex_lock(&kc->mu);
+    kc->done = true;
+    pthread_cond_broadcast(&kc->ready);
+    pthread_mutex_unlock(&kc->mu);
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    if (rc <= 0 && kc->err != AMQ_OK) /* the workers are done: no race */
+        rc = cli_status_error("counting", kc->err, NULL);
+    return rc < 0 ? CLI_EXIT_ERR : rc;
+}
+
+/* ---- count: the command ------------------------------------------------------------ */
+
+enum {
+    OPT_K = 1,
+    OPT_CANON,
+    OPT_THREADS,
+    OPT_FPR,
+    OPT_EXACT,
+    OPT_VBITS,
+    OPT_CAP,
+    OPT_OUT,
+    OPT_QUIET,
+    OPT_THETA
+};
+
+static const cli_opt kmer_options[] = {
+    {"kmer", 'k', true, OPT_K},
+    {"canonical", 'C', false, OPT_CANON},
+    {"threads", 't', true, OPT_THREADS},
+    {"fpr", 'e', true, OPT_FPR},
+    {"exact", 0, false, OPT_EXACT},
+    {"value-bits", 'v', true, OPT_VBITS},
+    {"capacity", 'n', true, OPT_CAP},
+    {"output", 'o', true, OPT_OUT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"theta", 0, true, OPT_THETA},
+    {NULL, 0, false, 0},
+};
+
+static bool take_number(const char *opt, const char *v, uint64_t lo,
+                        uint64_t hi, uint64_t *x) {
+    if (!cli_parse_u64("kmer", opt, v, x))
+        return false;
+    if (*x >= lo && *x <= hi)
+        return true;
+    cli_usage_error("kmer", "%s must be %llu to %llu", opt,
+                    (unsigned long long)lo, (unsigned long long)hi);
+    return false;
+}
+
+/* The options every k-mer command shares; false after a usage error. */
+static bool take_count_option(kmer_opts *o, int id, const char *v) {
+    uint64_t x = 0;
+    switch (id) {
+    case OPT_K:
+        if (!take_number("-k", v, 1, 32, &x))
+            return false;
+        o->c.k = (unsigned)x;
+        return true;
+    case OPT_CANON: o->c.canonical = true; return true;
+    case OPT_THREADS:
+        if (!take_number("-t", v, 1, 64, &x))
+            return false;
+        o->threads = (unsigned)x;
+        return true;
+    case OPT_FPR:
+        o->c.exact = false;
+        return cli_parse_fpr("kmer", "--fpr", v, &o->fpr);
+    case OPT_EXACT:
+        o->c.exact = true;
+        o->fpr = 0;
+        return true;
+    case OPT_VBITS:
+        if (!take_number("--value-bits", v, 1, 64, &x))
+            return false;
+        o->vbits = (unsigned)x;
+        return true;
+    case OPT_CAP: return cli_parse_u64("kmer", "--capacity", v, &o->capacity);
+    case OPT_OUT: o->output = v; return true;
+    case OPT_QUIET:
+        o->quiet = true;
+        cli_progress_set_mode(CLI_PROGRESS_OFF);
+        return true;
+    default:
+        cli_usage_error("kmer", "that option is not for this command");
+        return false;
+    }
+}
+
+int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
+    cli_args a;
+    int id;
+    o->files = calloc((size_t)argc, sizeof *o->files);
+    if (o->files == NULL)
+        return cli_usage_error("kmer", "out of memory");
+    cli_args_init(&a, "kmer", argc - 1, argv + 1);
+    while ((id = cli_next(&a, kmer_options)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (id == CLI_NEXT_POS)
+            o->files[o->nfiles++] = (char *)a.value;
+        else if (id == OPT_THETA && theta != NULL) {
+            char *end;
+            *theta = strtod(a.value, &end);
+            if (*end != '\0' || !(*theta >= 0 && *theta <= 1))
+                return cli_usage_error("kmer",
+                                       "--theta wants 0 to 1, got "
+                                       "'%s'",
+                                       a.value);
+        } else if (!take_count_option(o, id, a.value))
+            return CLI_EXIT_ERR;
+    }
+    return -1;
+}
+
+/* Without --capacity, a maplet starts at an eighth of the input's bytes
+ * and grows by doubling: an exact one losslessly; an approximate one
+ * starts with 3 more remainder bits (fpr / 8), so three doublings still
+ * meet the target (each moves a bit into the quotient) and more raise the
+ * bound, which amq info reports. With --capacity it is sized at fpr. */
+uint64_t kmer_start_capacity(const kmer_opts *o) {
+    if (o->capacity)
+        return o->capacity;
+    uint64_t est = kmer_input_estimate(o->files, o->nfiles) / 8;
+    return est > 4096 ? est : 4096;
+}
+
+double kmer_start_fpr(const kmer_opts *o) {
+    return o->capacity || o->c.exact ? o->fpr : o->fpr / 8;
+}
+
+int kmer_check_exact(const kmer_conf *c) {
+    if (!c->exact || c->k >= 4)
+        return -1;
+    return cli_usage_error("kmer",
+                           "exact mode needs k >= 4 (the table "
+                           "needs 8 key bits); use --fpr E for k = %u",
+                           c->k);
+}
+
+int kmer_save(const amq_maplet *m, const char *path) {
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_filter_save_file(m, path, &d);
+    return st == AMQ_OK ? CLI_EXIT_OK : cli_status_error(path, st, &d);
+}
+
+static int kmer_count(int argc, char **argv) {
+    kmer_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.vbits = 1;
+    o.c.exact = true;
+    int rc = kmer_parse_args(argc, argv, &o, NULL);
+    if (rc < 0 && (o.c.k == 0 || o.output == NULL || o.nfiles == 0))
+        rc = cli_usage_error("kmer", "count needs -k K, -o FILE and inputs");
+    if (rc < 0 && !o.c.exact && o.fpr == 0)
+        rc = cli_usage_error("kmer", "give --fpr E or --exact");
+    if (rc < 0)
+        rc = kmer_check_exact(&o.c);
+    if (rc >= 0) {
+        free(o.files);
+        return rc;
+    }
+    uint64_t cap = kmer_start_capacity(&o);
+    kcount kc;
+    memset(&kc, 0, sizeof kc);
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st =
+        kmer_maplet_new(&o.c, "sum", o.vbits, cap, kmer_start_fpr(&o),
+                        workers_for(o.threads) > 1, &kc.m, &d);
+    if (st != AMQ_OK) {
+        free(o.files);
+        return cli_status_error("maplet", st, &d);
+    }
+    pthread_rwlock_init(&kc.grow, NULL);
+    pthread_mutex_init(&kc.mu, NULL);
+    pthread_cond_init(&kc.ready, NULL);
+    pthread_cond_init(&kc.room, NULL);
+    uint64_t kmers = 0;
+    double t0 = cli_now();
+    rc = count_all(&o, &kc, &kmers);
+    if (rc == 0)
+        rc = kmer_save(kc.m, o.output);
+    amq_maplet_shape s;
+    amq_maplet_get_shape(kc.m, &s);
+    if (rc == 0 && !o.quiet)
+        fprintf(stderr,
+                "amq: %s: %llu k-mers, %llu distinct, %.2f bits "
+                "each, %.2f s\n",
+                o.output, (unsigned long long)kmers,
+                (unsigned long long)s.distinct,
+                8.0 * (double)amq_filter_size_bytes(kc.m) /
+                    (double)(s.distinct ? s.distinct : 1),
+                cli_now() - t0);
+    amq_maplet_free(kc.m);
+    pthread_rwlock_destroy(&kc.grow);
+    pthread_mutex_destroy(&kc.mu);
+    pthread_cond_destroy(&kc.ready);
+    pthread_cond_destroy(&kc.room);
+    free(o.files);
+    return rc;
+}
+
+/* ---- histo, dump, query -------------------------------------------------------------- */
+
+amq_filter *kmer_open(const char *path, kmer_conf *c) {
+    amq_filter *m = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_filter_open_file(path, NULL, &m, &d);
+    if (st != AMQ_OK) {
+        cli_status_error(path, st, &d);
+        return NULL;
+    }
+    if (!kmer_conf_of(m, path, c)) {
+        amq_filter_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* `jellyfish histo`: "count frequency" for every count held. */
+static int kmer_histo(const char *path) {
+    kmer_conf c;
+    amq_filter *m = kmer_open(path, &c);
+    amq_maplet_iter it;
+    uint64_t fp, v, e, n = 0, cap = 1 << 16;
+    if (m == NULL)
+        return CLI_EXIT_ERR;
+    uint64_t *counts = malloc(cap * sizeof *counts);
+    amq_maplet_iter_init(m, &it);
+    while (counts != NULL && amq_maplet_iter_next(&it, &fp, &v, &e)) {
+        if (n == cap) {
+            uint64_t *nc = realloc(counts, 2 * cap * sizeof *nc);
+            if (nc == NULL)
+                free(counts);
+            counts = nc;
+            cap *= 2;
+        }
+        if (counts != NULL)
+            counts[n++] = v;
+    }
+    amq_filter_free(m);
+    if (counts == NULL) {
+        cli_error("%s: out of memory", path);
+        return CLI_EXIT_ERR;
+    }
+    qsort(counts, n, sizeof *counts, cmp_u64);
+    for (uint64_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && counts[j] == counts[i]; j++)
+            ;
+        printf("%llu %llu\n", (unsigned long long)counts[i],
+               (unsigned long long)(j - i));
+    }
+    free(counts);
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
+}
+
+/* `jellyfish dump -c -t`: "KMER<TAB>count" (exact mode only). */
+static int kmer_dump(const char *path) {
+    kmer_conf c;
+    amq_filter *m = kmer_open(path, &c);
+    amq_maplet_iter it;
+    uint64_t fp, v, e, code;
+    char text[40];
+    if (m == NULL)
+        return CLI_EXIT_ERR;
+    if (!c.exact) {
+        amq_filter_free(m);
+        cli_error("%s: an approximate k-mer maplet keeps fingerprints, not "
+                  "k-mers: only an --exact count can be dumped",
+                  path);
+        return CLI_EXIT_ERR;
+    }
+    amq_maplet_iter_init(m, &it);
+    while (amq_maplet_iter_next(&it, &fp, &v, &e)) {
+        amq_maplet_exact_key(m, fp, &code);
+        kmer_text(code, c.k, text);
+        printf("%s\t%llu\n", text, (unsigned long long)v);
+    }
+    amq_filter_free(m);
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
+}
+
+static void print_count(const amq_filter *m, const kmer_conf *c,
+                        uint64_t code) {
+    char text[40];
+    uint64_t v = 0;
+    uint64_t rc = code;
+    if (c->canonical) { /* the other strand of code, to pick the smaller */
+        rc = 0;
+        for (unsigned i = 0; i < c->k; i++)
+            rc = rc << 2 | (3 - (code >> (2 * i) & 3));
+    }
+    amq_maplet_get_hash(m, kmer_hash(m, c, rc < code ? rc : code), &v);
+    kmer_text(code, c->k, text);
+    printf("%s\t%llu\n", text, (unsigned long long)v);
+}
+
+/* Counts of the k-mers listed one per line, or of every k-mer of the
+ * sequences of a FASTA/FASTQ file (told apart by the first byte). */
+static int kmer_query(const char *path, const char *input) {
+    kmer_conf c;
+    amq_filter *m = kmer_open(path, &c);
+    seq_reader r;
+    int fd, got, rc = CLI_EXIT_OK;
+    if (m == NULL)
+        return CLI_EXIT_ERR;
+    if (!kmer_input_open(input ? input : "-", &r, &fd)) {
+        amq_filter_free(m);
+        return CLI_EXIT_ERR;
+    }
+    bool seqs = r.gz || (r.out_len > 0 && (r.out[0] == '>' || r.out[0] == '@'));
+    if (seqs) {
+        while ((got = seq_next(&r)) == 1) {
+            kmer_roll kr;
+            uint64_t fwd, rev;
+            kmer_roll_init(&kr, c.k);
+            for (size_t i = 0; i < r.seq_len; i++)
+                if (kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
+                    print_count(m, &c, fwd);
+        }
+        if (got < 0)
+            rc = kmer_input_error(input ? input : "<stdin>", &r);
+    } else {
+        uint64_t start;
+        while ((got = seq_line(&r, &start)) == 1) {
+            uint64_t code;
+            if (r.buf_len == 0)
+                continue;
+            if (!kmer_parse(r.buf, r.buf_len, c.k, &code)) {
+                cli_error("%s: line %llu: not a %u-mer of ACGT",
+                          input ? input : "<stdin>", (unsigned long long)r.line,
+                          c.k);
+                rc = CLI_EXIT_ERR;
+                break;
+            }
+            print_count(m, &c, code);
+        }
+        if (got < 0)
+            rc = kmer_input_error(input ? input : "<stdin>", &r);
+    }
+    kmer_input_close(&r, fd);
+    amq_filter_free(m);
+    return rc;
+}
+
+int cli_cmd_kmer(int argc, char **argv) {
+    if (argc < 2)
+        return cli_usage_error("kmer", "missing count, query, histo, dump, "
+                                       "index or search");
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
+        return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+    if (strcmp(sub, "count") == 0)
+        return kmer_count(argc, argv);
+    if (strcmp(sub, "index") == 0)
+        return cli_kmer_index(argc, argv);
+    if (strcmp(sub, "search") == 0)
+        return cli_kmer_search(argc, argv);
+    if ((strcmp(sub, "histo") == 0 || strcmp(sub, "dump") == 0) && argc == 3)
+        return sub[0] == 'h' ? kmer_histo(argv[2]) : kmer_dump(argv[2]);
+    if (strcmp(sub, "query") == 0 && (argc == 3 || argc == 4))
+        return kmer_query(argv[2], argc == 4 ? argv[3] : NULL);
+    return cli_usage_error("kmer",
+                           "'%s': expected count, query F [INPUT], "
+                           "histo F, dump F, index or search",
+                           sub);
+}

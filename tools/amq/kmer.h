@@ -1,0 +1,109 @@
+/*
+ * kmer.h — what the k-mer commands share (kmer.c: count, query, histo,
+ * dump; kmer_index.c: index, search).
+ *
+ * A k-mer file is an ordinary maplet frame (amq info reads it). Its k and
+ * whether k-mers are canonical travel in the hasher's seed, tagged so a
+ * maplet made otherwise is recognised as not a k-mer file:
+ *
+ *   seed = "kmer" << 32 | canonical << 8 | k
+ *
+ * Exact mode (kbits = 2k): a k-mer's 2-bit code is the key
+ * (amq_maplet_exact_hash), so counts are exact and dump lists the k-mers.
+ * Approximate mode (--fpr): the code's 8 little-endian bytes are hashed
+ * by the maplet's hasher (XXH3 with that seed).
+ */
+#ifndef AMQ_TOOLS_KMER_H
+#define AMQ_TOOLS_KMER_H
+
+#include "cli.h"
+#include "parse.h"
+
+#define KMER_TAG 0x6b6d6572ULL /* "kmer" */
+#define KMER_BATCH 65536
+
+typedef struct kmer_conf {
+    unsigned k;
+    bool canonical, exact;
+} kmer_conf;
+
+static inline uint64_t kmer_seed(const kmer_conf *c) {
+    return KMER_TAG << 32 | (uint64_t)c->canonical << 8 | c->k;
+}
+
+/* What the k-mer commands take (each uses its share). */
+typedef struct kmer_opts {
+    kmer_conf c;
+    unsigned threads, vbits;
+    double fpr;
+    uint64_t capacity;
+    const char *output;
+    char **files; /* the positionals (malloc'ed array, argv strings) */
+    size_t nfiles;
+    bool quiet;
+} kmer_opts;
+
+/* Options and positionals after argv[1] (the subcommand); theta (search)
+ * may be NULL. -1 to go on, else the exit status after a usage error. */
+int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
+/* The capacity and rate a new k-mer maplet starts with (kmer.c). */
+uint64_t kmer_start_capacity(const kmer_opts *o);
+double kmer_start_fpr(const kmer_opts *o);
+/* -1 if the settings can be made, else CLI_EXIT_ERR after a usage error
+ * (exact mode needs k >= 4). */
+int kmer_check_exact(const kmer_conf *c);
+/* Save atomically; the exit status. */
+int kmer_save(const amq_maplet *m, const char *path);
+/* Open a k-mer maplet for queries; NULL after an error. */
+amq_filter *kmer_open(const char *path, kmer_conf *c);
+
+/* kmer_index.c */
+int cli_kmer_index(int argc, char **argv);
+int cli_kmer_search(int argc, char **argv);
+
+/* The k-mer settings of a maplet made by amq kmer; false (after an error
+ * naming path) if it is not one. */
+bool kmer_conf_of(const amq_maplet *m, const char *path, kmer_conf *c);
+
+/* The hash a k-mer code is stored under. */
+static inline uint64_t kmer_hash(const amq_maplet *m, const kmer_conf *c,
+                                 uint64_t code) {
+    uint64_t h = 0;
+    if (c->exact) {
+        amq_maplet_exact_hash(m, code, &h);
+        return h;
+    }
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(code >> (8 * i));
+    return amq_filter_hash(m, le, sizeof le);
+}
+
+/* The code a k-mer is counted as (the smaller strand when canonical). */
+static inline uint64_t kmer_code(const kmer_conf *c, uint64_t fwd,
+                                 uint64_t rev) {
+    return c->canonical && rev < fwd ? rev : fwd;
+}
+
+/* Open a sequence file ("-": stdin); false after an error. The caller
+ * closes fd with kmer_input_close. */
+bool kmer_input_open(const char *path, seq_reader *r, int *fd);
+void kmer_input_close(seq_reader *r, int fd);
+/* "PATH: <the reader's message>" and CLI_EXIT_ERR. */
+int kmer_input_error(const char *path, const seq_reader *r);
+
+/* The uncompressed input size a list of files suggests (bytes; a gzip
+ * file counts 4 times its size): the k-mers it holds are fewer. */
+uint64_t kmer_input_estimate(char **files, size_t n);
+
+/* A new k-mer maplet for about `capacity` distinct k-mers: exact (kbits =
+ * 2k) or at fpr, with v value bits, op, concurrent mode for threads. */
+amq_status kmer_maplet_new(const kmer_conf *c, const char *op, unsigned v,
+                           uint64_t capacity, double fpr, bool concurrent,
+                           amq_maplet **out, amq_diag *diag);
+
+/* Put (h, v), resizing the maplet when it is full (twice the slots; an
+ * exact maplet stays exact). */
+amq_status kmer_put(amq_maplet *m, uint64_t h, uint64_t v);
+
+#endif
