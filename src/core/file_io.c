@@ -5,7 +5,9 @@
  *     PATH.tmp-<16 hex>   created O_EXCL (mode 0666, or 0600 when the
  *        |                frame holds a secret hash key)
  *        |  posix_fallocate(size)   ENOSPC here, not a SIGBUS later
- *        |  mmap + write the frame  no second copy of it in memory
+ *        |  write the frame: its pieces (header, the table itself,
+ *        |  checksum) with write(2), or a type's writer into a mapping
+ *        |  of the file; either way no second copy of it in memory
  *        |  fsync
  *        v
  *     rename(tmp, PATH) ; fsync(dir)
@@ -29,6 +31,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "core/bits.h"
 #include "core/diag.h"
 #include "core/file_io.h"
 
@@ -71,23 +77,75 @@ static int create_temp(const char *path, bool secret, char **tmp_out) {
 }
 
 /* Reserve size bytes in fd, map them and write the frame there. */
-static amq_status write_frame(const void *obj, amq__frame_writer write,
-                              int fd, size_t size, const char *tmp,
-                              amq_diag *diag) {
-    int err = posix_fallocate(fd, 0, (off_t)size);
-    if (err != 0)
-        return amq__io_error(diag, "cannot reserve space for", tmp, err);
-    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+static amq_status write_mapped(const amq__file_src *src, int fd,
+                               const char *tmp, amq_diag *diag) {
+    void *map = mmap(NULL, src->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                     0);
     if (map == MAP_FAILED)
         return amq__io_error(diag, "cannot map", tmp, errno);
     size_t written = 0;
-    amq_status st = write(obj, map, size, &written);
-    if (st == AMQ_OK && written != size)
+    amq_status st = src->write(src->obj, map, src->size, &written);
+    if (st == AMQ_OK && written != src->size)
         st = amq__diag(diag, AMQ_ERR_INVALID, 0,
                        "the object changed while it was being saved");
-    if (st == AMQ_OK && msync(map, size, MS_SYNC) != 0)
+    if (st == AMQ_OK && msync(map, src->size, MS_SYNC) != 0)
         st = amq__io_error(diag, "cannot write", tmp, errno);
-    munmap(map, size);
+    munmap(map, src->size);
+    return st;
+}
+
+static amq_status write_all(int fd, const uint8_t *p, size_t n,
+                            const char *tmp, amq_diag *diag) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return amq__io_error(diag, "cannot write", tmp,
+                                 w < 0 ? errno : EIO);
+        p += w;
+        n -= (size_t)w;
+    }
+    return AMQ_OK;
+}
+
+/* The pieces in order, each hashed just before it is written (one pass
+ * over the table, a megabyte at a time), then their XXH64: the frame
+ * checksum (core/frame.h). */
+static amq_status write_pieces(const amq__file_src *src, int fd,
+                               const char *tmp, amq_diag *diag) {
+    enum { CHUNK = 1 << 20 };
+    XXH64_state_t h;
+    size_t total = 8;
+    XXH64_reset(&h, 0);
+    for (size_t i = 0; i < src->npieces; i++) {
+        const uint8_t *p = src->pieces[i].p;
+        for (size_t left = src->pieces[i].len; left > 0;) {
+            size_t n = left < CHUNK ? left : CHUNK;
+            XXH64_update(&h, p, n);
+            AMQ_RETURN_IF_ERR(write_all(fd, p, n, tmp, diag));
+            p += n;
+            left -= n;
+        }
+        total += src->pieces[i].len;
+    }
+    uint8_t sum[8];
+    amq__put_u64(sum, XXH64_digest(&h));
+    if (total != src->size)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "the frame's pieces do not add up to its size");
+    return write_all(fd, sum, sizeof sum, tmp, diag);
+}
+
+/* Reserve the file's size (ENOSPC here, not a SIGBUS later), write the
+ * frame and sync it. */
+static amq_status write_frame(const amq__file_src *src, int fd,
+                              const char *tmp, amq_diag *diag) {
+    int err = posix_fallocate(fd, 0, (off_t)src->size);
+    if (err != 0)
+        return amq__io_error(diag, "cannot reserve space for", tmp, err);
+    amq_status st = src->pieces != NULL ? write_pieces(src, fd, tmp, diag)
+                                        : write_mapped(src, fd, tmp, diag);
     if (st == AMQ_OK && fsync(fd) != 0)
         st = amq__io_error(diag, "cannot write", tmp, errno);
     return st;
@@ -112,13 +170,12 @@ static amq_status sync_dir(const char *path, amq_diag *diag) {
     return st;
 }
 
-amq_status amq__save_file(const char *path, const void *obj, size_t size,
-                          bool secret, amq__frame_writer write,
+amq_status amq__save_file(const char *path, const amq__file_src *src,
                           amq_diag *diag) {
-    if (size == 0 || (uint64_t)size > (uint64_t)INT64_MAX)
+    if (src->size == 0 || (uint64_t)src->size > (uint64_t)INT64_MAX)
         return AMQ_ERR_OVERFLOW;
     char *tmp = NULL;
-    int fd = create_temp(path, secret, &tmp);
+    int fd = create_temp(path, src->secret, &tmp);
     if (fd < 0) {
         amq_status st = tmp == NULL && errno == ENOMEM
                             ? AMQ_ERR_NOMEM
@@ -127,7 +184,7 @@ amq_status amq__save_file(const char *path, const void *obj, size_t size,
         free(tmp);
         return st;
     }
-    amq_status st = write_frame(obj, write, fd, size, tmp, diag);
+    amq_status st = write_frame(src, fd, tmp, diag);
     if (close(fd) != 0 && st == AMQ_OK)
         st = amq__io_error(diag, "cannot write", tmp, errno);
     if (st == AMQ_OK && rename(tmp, path) != 0)

@@ -17,10 +17,27 @@
 typedef amq_status (*amq__frame_writer)(const void *obj, void *buf,
                                         size_t cap, size_t *written);
 
-/* Write obj's size-byte frame to path through a temporary file renamed
- * over it; secret makes the file owner-only (the frame holds a key). */
-amq_status amq__save_file(const char *path, const void *obj, size_t size,
-                          bool secret, amq__frame_writer write,
+typedef struct amq__piece {
+    const void *p;
+    size_t len;
+} amq__piece;
+
+/* A frame of `size` bytes to put in a file: as pieces written in order
+ * and followed by the frame checksum (core/frame.h) of them all — the
+ * header and the object's own table, with no copy — or, when pieces is
+ * NULL, by write() into a mapping of the file. secret makes the file
+ * owner-only (the frame holds a key). */
+typedef struct amq__file_src {
+    size_t size;
+    bool secret;
+    const amq__piece *pieces;
+    size_t npieces;
+    const void *obj;
+    amq__frame_writer write;
+} amq__file_src;
+
+/* Write the frame to path through a temporary file renamed over it. */
+amq_status amq__save_file(const char *path, const amq__file_src *src,
                           amq_diag *diag);
 
 /* AMQ_ERR_IO with "what path: strerror(err)" in diag. */

@@ -40,6 +40,7 @@
 #include "core/mem.h"
 #include "core/diag.h"
 #include "core/file_io.h"
+#include "filter/frame_io.h"
 
 /* ---- saving -------------------------------------------------------------- */
 
@@ -50,11 +51,22 @@ static amq_status save_frame(const void *f, void *buf, size_t cap,
 
 amq_status amq_filter_save_file(const amq_filter *f, const char *path,
                                 amq_diag *diag) {
+    static const uint8_t zeros[8];
+    uint8_t head[AMQ__FRAME_HEAD_MAX];
+    amq__piece pieces[3];
     if (f == NULL || path == NULL || *path == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "no filter or no path");
-    return amq__save_file(path, f, amq_filter_serialized_size(f),
-                          amq_filter_hasher(f)->kind == AMQ_HASH_SIPHASH,
-                          save_frame, diag);
+    amq__file_src src = {
+        .size = amq_filter_serialized_size(f),
+        .secret = amq_filter_hasher(f)->kind == AMQ_HASH_SIPHASH,
+        .obj = f,
+        .write = save_frame,
+    };
+    if (amq__filter_pieces(f, head, zeros, pieces)) {
+        src.pieces = pieces;
+        src.npieces = 3;
+    }
+    return amq__save_file(path, &src, diag);
 }
 
 /* ---- a mapping that lives as long as its view ---------------------------- */

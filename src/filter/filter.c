@@ -404,6 +404,12 @@ amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
                          f->target_fpr, buf, cap, written);
 }
 
+bool amq__filter_pieces(const amq_filter *f, uint8_t head[AMQ__FRAME_HEAD_MAX],
+                        const uint8_t tail[8], amq__piece out[3]) {
+    return amq__obj_pieces(f->type, f->impl, &f->hasher, f->capacity,
+                           f->target_fpr, head, tail, out);
+}
+
 static amq_status open_frame(const void *buf, size_t len,
                              const amq_options *opt, bool view,
                              amq_filter **out, amq_diag *diag) {

@@ -54,6 +54,30 @@ amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
     return AMQ_OK;
 }
 
+bool amq__obj_pieces(const amq__type *t, const amq__obj *o,
+                     const amq_hasher *h, uint64_t capacity,
+                     double target_fpr, uint8_t head[AMQ__FRAME_HEAD_MAX],
+                     const uint8_t tail[8], amq__piece out[3]) {
+    size_t plen = params_len(t, o), llen = o->table_bytes, off = 0;
+    if (t->payload_write != NULL || t->payload_size != NULL ||
+        plen > AMQ__FRAME_PARAMS_MAX)
+        return false;
+    size_t total = amq__frame_size(plen, llen, &off);
+    if (total == 0 || off > AMQ__FRAME_HEAD_MAX)
+        return false;
+    uint8_t *params, *payload;
+    amq__frame_begin(head, off, t->info.type_id, h, plen, llen, &params,
+                     &payload);
+    amq__put_u64(params, capacity);
+    amq__put_f64(params + 8, target_fpr);
+    amq__wr w = {params + AMQ__FRAME_GENERIC_PARAMS, 0};
+    t->params_write(o, &w);
+    out[0] = (amq__piece){head, off};
+    out[1] = (amq__piece){o->table, llen};
+    out[2] = (amq__piece){tail, total - 8 - off - llen};
+    return true;
+}
+
 static amq_status check_generic(const amq__frame *fr, amq_diag *diag) {
     double fpr;
     if (fr->params_len < AMQ__FRAME_GENERIC_PARAMS)

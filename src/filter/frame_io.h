@@ -11,6 +11,8 @@
 #ifndef AMQ_SRC_FILTER_FRAME_IO_H
 #define AMQ_SRC_FILTER_FRAME_IO_H
 
+#include "core/file_io.h"
+#include "core/frame.h"
 #include "filter/type.h"
 
 /* Bytes the frame of o (type t) takes: 0 on overflow. */
@@ -23,6 +25,25 @@ amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
                          const amq_hasher *h, uint64_t capacity,
                          double target_fpr, void *buf, size_t cap,
                          size_t *written);
+
+/* Bytes before the payload at most: header, parameters, padding. */
+#define AMQ__FRAME_HEAD_MAX                                                    \
+    (AMQ__FRAME_HEADER + AMQ__FRAME_PARAMS_MAX + AMQ__FRAME_PAYLOAD_ALIGN)
+
+/* o's frame as the pieces of a file (core/file_io.h): out[0] the header,
+ * parameters and padding, written into head; out[1] the payload, which is
+ * o's own table; out[2] the padding after it, from tail (8 zero bytes).
+ * The checksum follows them. false when the type writes its payload
+ * itself (no table to point at) or the frame cannot be represented: use
+ * amq__obj_save then. */
+bool amq__obj_pieces(const amq__type *t, const amq__obj *o,
+                     const amq_hasher *h, uint64_t capacity,
+                     double target_fpr, uint8_t head[AMQ__FRAME_HEAD_MAX],
+                     const uint8_t tail[8], amq__piece out[3]);
+
+/* amq__obj_pieces of a filter's object (filter.c). */
+bool amq__filter_pieces(const amq_filter *f, uint8_t head[AMQ__FRAME_HEAD_MAX],
+                        const uint8_t tail[8], amq__piece out[3]);
 
 /* What a frame says besides its object. */
 typedef struct amq__opened {

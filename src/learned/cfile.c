@@ -15,9 +15,11 @@ amq_status amq_cascade_save_file(const amq_cascade *c, const char *path,
                                  amq_diag *diag) {
     if (c == NULL || path == NULL || *path == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "no cascade or no path");
-    return amq__save_file(path, c, amq_cascade_save_size(c),
-                          c->hasher.kind == AMQ_HASH_SIPHASH, save_frame,
-                          diag);
+    amq__file_src src = {.size = amq_cascade_save_size(c),
+                         .secret = c->hasher.kind == AMQ_HASH_SIPHASH,
+                         .obj = c,
+                         .write = save_frame};
+    return amq__save_file(path, &src, diag);
 }
 
 amq_status amq_cascade_load_file(const char *path, const amq_options *opt,
