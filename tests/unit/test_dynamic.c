@@ -261,13 +261,13 @@ static uint8_t *frame_of(const char *spec, size_t n, size_t *len,
         return NULL;
     for (uint64_t i = 0, s = 3; i < n; i++)
         CHECK_OK(amq_filter_add_hash(f, check_next(&s)));
-    *len = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(*len);
-    CHECK_OK(amq_filter_save(f, buf, *len, NULL));
+    uint8_t *buf = check_frame(f, len);
+    amq_filter_free(f);
+    if (buf == NULL)
+        return NULL;
     uint32_t plen = 0;
     memcpy(&plen, buf + AMQ__FRAME_OFF_PARAMS_LEN, 4);
     *payload = AMQ__FRAME_HEADER + (plen + 63) / 64 * 64;
-    amq_filter_free(f);
     return buf;
 }
 

@@ -141,9 +141,8 @@ static void run(const char *spec, uint64_t n, uint64_t seed) {
     amq_filter *f = filled(spec, n, seed);
     if (f == NULL)
         return;
-    size_t len = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(len);
-    CHECK(buf != NULL && amq_filter_save(f, buf, len, NULL) == AMQ_OK);
+    size_t len = 0;
+    uint8_t *buf = check_frame(f, &len);
     amq_filter *ref = buf ? load_as(buf, len, AMQ__CPU_AVX512, true) : NULL;
     for (int level = AMQ__CPU_SCALAR; ref != NULL && level <= AMQ__CPU_AVX512;
          level++) {
