@@ -16,11 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "amq/core.h"
 
 #define BENCH_MAX_SIZES 8
-#define BENCH_MAX_ROWS 128
+#define BENCH_MAX_ROWS 256
 
 /* ---- configuration (main.c) -------------------------------------------- */
 
@@ -57,6 +58,9 @@ typedef struct bench_ops {
     /* out[i] = 1 if keys[i] may be present; NULL when there is none. */
     void (*query_batch)(void *obj, const uint64_t *keys, size_t n,
                         uint8_t *out);
+    /* Keys reported present, one call per 16-byte key (bench_byte_key of
+     * keys[i]), hashing included; NULL for paths that take only hashes. */
+    uint64_t (*query_bytes)(void *obj, const uint64_t *keys, size_t n);
     size_t (*size_bytes)(void *obj);
     double (*fpr_bound)(void *obj, uint64_t n);
     void (*describe)(void *obj, char *buf, size_t cap);
@@ -71,8 +75,10 @@ typedef struct bench_subject {
 extern const bench_ops bench_generic_ops;
 extern const bench_ops bench_static_ops;
 extern const bench_ops bench_libbloom_ops;
-/* The typed fast path for an amq type name, or NULL if it has none. */
+/* The typed fast path for an amq type name or spec, or NULL if it has
+ * none (subjects.c: the Bloom family; typed.c: the fingerprint filters). */
 const bench_ops *bench_typed_ops(const char *name);
+const bench_ops *bench_typed_fp_ops(const char *spec);
 const char *bench_libbloom_version(void);
 
 /* ---- results ------------------------------------------------------------ */
@@ -82,6 +88,18 @@ typedef struct bench_probe {
     double indep_ns; /* plain loop of independent reads                   */
     double dep_ns;   /* each address depends on the previous read         */
 } bench_probe;
+
+/* The query paths a row times; each is paired with probe reads timed
+ * right before it (independent reads for one-at-a-time paths, batched
+ * reads for batches). */
+typedef enum bench_path {
+    BENCH_POS_SCALAR,
+    BENCH_NEG_SCALAR,
+    BENCH_NEG_BYTES,
+    BENCH_POS_BATCH,
+    BENCH_NEG_BATCH,
+    BENCH_PATHS
+} bench_path;
 
 typedef struct bench_row {
     uint64_t n;
@@ -99,7 +117,9 @@ typedef struct bench_row {
      * (amq objects only; SIZE_MAX when not measured). */
     size_t build_extra;
     double pos_scalar_ns, pos_batch_ns, neg_scalar_ns, neg_batch_ns;
+    double neg_bytes_ns;     /* 16-byte keys: hash + query            */
     bench_probe probe;       /* of an array of `bytes` bytes          */
+    double probe_at[BENCH_PATHS]; /* the probe timed beside each path */
     int reps, insert_reps;
     size_t queries;
     uint64_t false_neg;      /* positives reported absent (must be 0) */
@@ -133,14 +153,18 @@ int bench_query_reps(const bench_cfg *cfg, uint64_t n);
 int bench_insert_reps(const bench_cfg *cfg, uint64_t n);
 void bench_measure(const bench_cfg *cfg, const bench_subject *s,
                    const bench_keys *k, bench_row *row);
-typedef struct bench_probe_cfg {
-    size_t group; /* addresses prefetched together (batched mode)      */
-    int reps;     /* repetitions of each mode                          */
-    bool huge;    /* madvise(MADV_HUGEPAGE) arrays of 4 MB and more     */
-} bench_probe_cfg;
-
-void bench_probe_run(size_t bytes, const uint64_t *stream, size_t q,
-                     const bench_probe_cfg *pc, bench_probe *out);
+/* An array of `bytes` bytes (whole lines, filled) to time reads in. */
+typedef struct bench_probe_arr bench_probe_arr;
+typedef enum bench_probe_mode {
+    BENCH_PROBE_BATCH,
+    BENCH_PROBE_INDEP,
+    BENCH_PROBE_DEP
+} bench_probe_mode;
+bench_probe_arr *bench_probe_new(size_t bytes, size_t group, bool huge);
+void bench_probe_free(bench_probe_arr *p);
+/* ns per read of one pass of q reads at lines reduce(stream[i]). */
+double bench_probe_time(bench_probe_arr *p, bench_probe_mode m,
+                        const uint64_t *stream, size_t q);
 size_t bench_hash_cost(size_t nkeys, int reps, bench_hash_row *out,
                        size_t cap);
 
@@ -175,6 +199,12 @@ size_t bench_mem_live(void);
 size_t bench_mem_peak(void);
 
 void bench_consume(uint64_t v);
+/* The 16-byte key the byte-key rows ask for, made from a stream value
+ * (inline: building it must cost next to nothing beside the hash). */
+static inline void bench_byte_key(uint64_t v, uint8_t key[16]) {
+    uint64_t w[2] = {v, v ^ 0x5bd1e9955bd1e995u};
+    memcpy(key, w, sizeof w);
+}
 uint64_t bench_sink_value(void);
 void bench_progress(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));

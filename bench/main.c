@@ -9,9 +9,10 @@
  *             [--seed S] [--out bench-out]
  *
  * For each n, every registered amq type (generic interface; static types
- * are skipped for now), its typed fast path where there is one, and
+ * built from all the keys), its typed fast path where there is one, and
  * Debian's libbloom are built from the same n pre-hashed keys and queried
- * with the same positives and negatives (see measure.c). Results go to
+ * with the same positives and negatives, and the generic rows also with
+ * 16-byte keys (see measure.c). Results go to
  * stdout (markdown) and to DIR/results.md, results.csv and results.svg;
  * progress goes to stderr. docs/bench.md explains every column.
  */
@@ -23,7 +24,7 @@
 #include "amq/amq.h"
 #include "bench.h"
 
-#define MAX_SUBJECTS 64
+#define MAX_SUBJECTS 96
 
 static void usage(FILE *f) {
     fputs("usage: amq_bench [options]\n"
@@ -199,9 +200,11 @@ static void note_skipped(bench_results *r, const char *name) {
              len ? ", " : "", name);
 }
 
-/* A spec with parameters ("fuse8:ways=4") as one more row. */
-static void add_spec(bench_subject *s, size_t *n, const char *spec,
-                     bench_results *r) {
+/* A type name or a spec with parameters ("fuse8:ways=4"): its generic
+ * row, and its typed row where the typed API has one. */
+static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
+                     const char *spec, bench_results *r) {
+    char label[48];
     const amq_type_info *info = amq_filter_type_find(spec);
     if (info == NULL || (info->caps & AMQ_CAP_SKETCH)) {
         note_skipped(r, spec);
@@ -210,6 +213,10 @@ static void add_spec(bench_subject *s, size_t *n, const char *spec,
     add_subject(s, n, spec, spec,
                 (info->caps & AMQ_CAP_STATIC) ? &bench_static_ops
                                               : &bench_generic_ops);
+    const bench_ops *typed = bench_typed_ops(spec);
+    snprintf(label, sizeof label, "%s [typed]", spec);
+    if (cfg->typed && typed != NULL)
+        add_subject(s, n, label, spec, typed);
 }
 
 /* Non-default shapes measured by default: the 4-wise fuse filter, the wide
@@ -228,7 +235,7 @@ static void add_only_specs(const bench_cfg *cfg, bench_subject *s, size_t *n,
         size_t len = strcspn(p, ",");
         bool cont = memchr(p, '=', len) && !memchr(p, ':', len);
         if (!cont && strchr(spec, ':') != NULL)
-            add_spec(s, n, spec, r);
+            add_spec(cfg, s, n, spec, r);
         if (!cont)
             spec[0] = '\0';
         size_t used = strlen(spec);
@@ -237,33 +244,21 @@ static void add_only_specs(const bench_cfg *cfg, bench_subject *s, size_t *n,
         p += len + (p[len] == ',');
     }
     if (strchr(spec, ':') != NULL)
-        add_spec(s, n, spec, r);
+        add_spec(cfg, s, n, spec, r);
 }
 
 static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
                             bench_results *r) {
     size_t n = 0;
-    char label[48];
     for (size_t i = 0; i < amq_filter_type_count(); i++) {
         const amq_type_info *info = amq_filter_type_at(i);
-        if (!wanted(cfg, info->name))
-            continue;
-        if (info->caps & AMQ_CAP_SKETCH) {
-            note_skipped(r, info->name);
-            continue;
-        }
-        add_subject(s, &n, info->name, info->name,
-                    (info->caps & AMQ_CAP_STATIC) ? &bench_static_ops
-                                                  : &bench_generic_ops);
-        const bench_ops *typed = bench_typed_ops(info->name);
-        snprintf(label, sizeof label, "%s [typed]", info->name);
-        if (cfg->typed && typed != NULL)
-            add_subject(s, &n, label, info->name, typed);
+        if (wanted(cfg, info->name))
+            add_spec(cfg, s, &n, info->name, r);
     }
     if (cfg->only == NULL)
         for (size_t i = 0; i < sizeof default_specs / sizeof *default_specs;
              i++)
-            add_spec(s, &n, default_specs[i], r);
+            add_spec(cfg, s, &n, default_specs[i], r);
     else
         add_only_specs(cfg, s, &n, r);
     if (cfg->peer && wanted(cfg, "libbloom")) {

@@ -5,14 +5,17 @@
  * object (the last one is kept for the queries); insert ns/key excludes
  * creation, build ms includes it. Queries: min(n, --queries) inserted keys
  * (positives) and as many never-inserted keys (negatives), each asked one
- * at a time (scalar) and in chunks of --batch hashes (batch), every timing
- * repeated (bench_query_reps) and summarised by the minimum, or the median
- * with --stat median (on a shared machine interference only ever adds
- * time, so the minimum is the steadier estimate). Hit counts are summed into
+ * at a time (scalar) and in chunks of --batch hashes (batch), and the
+ * negatives once more as 16-byte keys (byte-key path, hashing included),
+ * every timing repeated (bench_query_reps) and summarised by the minimum,
+ * or the median with --stat median (on a shared machine interference only
+ * ever adds time, so the minimum is the steadier estimate). Each
+ * repetition is preceded by a pass of the memory probe it is compared
+ * with, over an array of the filter's byte size (probe.c). Hit counts are summed into
  * a sink, so no query can be optimised away, and double as the accuracy
  * check: every positive must hit (else false_neg > 0), and negatives that
- * hit give the measured FPR. The memory probe for the filter's byte size is
- * cached, since typed and generic rows share sizes.
+ * hit give the measured FPR. The dependent probe (pure latency) is
+ * cached per byte size, since typed and generic rows share sizes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,8 +29,11 @@ typedef struct query_ctx {
     const bench_cfg *cfg;
     const bench_subject *s;
     void *obj;
-    uint64_t n;   /* keys in the filter (sets the repetitions) */
-    uint8_t *out; /* cfg->batch bytes */
+    uint64_t n;             /* keys in the filter (sets the repetitions) */
+    uint8_t *out;           /* cfg->batch bytes */
+    bench_probe_arr *probe; /* as many bytes as the filter; may be NULL */
+    const uint64_t *stream; /* the probe's addresses: the negatives */
+    size_t q;
 } query_ctx;
 
 static int clamp_reps(int r) { return r < 1 ? 1 : r > MAX_REPS ? MAX_REPS : r; }
@@ -104,18 +110,38 @@ static uint64_t run_batch(const query_ctx *c, const uint64_t *keys,
     return hits;
 }
 
-/* ns/key summarised over the query repetitions; *hits from the last. */
-static double time_queries(const query_ctx *c, const uint64_t *keys,
-                           size_t q, bool batched, uint64_t *hits) {
-    double t[MAX_REPS];
+/* One pass of path p over keys; returns the keys reported present. */
+static uint64_t run_path(const query_ctx *c, bench_path p,
+                         const uint64_t *keys, size_t q) {
+    if (p == BENCH_POS_BATCH || p == BENCH_NEG_BATCH)
+        return run_batch(c, keys, q);
+    if (p == BENCH_NEG_BYTES)
+        return c->s->ops->query_bytes(c->obj, keys, q);
+    return c->s->ops->query_scalar(c->obj, keys, q);
+}
+
+/* ns/key of path p summarised over the query repetitions, each right
+ * after a pass of the probe reads it is compared with (*probe_ns, the
+ * same summary); *hits from the last repetition. */
+static double time_path(const query_ctx *c, bench_path p,
+                        const uint64_t *keys, uint64_t *hits,
+                        double *probe_ns) {
+    double t[MAX_REPS], pr[MAX_REPS];
+    bool batched = p == BENCH_POS_BATCH || p == BENCH_NEG_BATCH;
     int reps = bench_query_reps(c->cfg, c->n);
     for (int r = 0; r < reps; r++) {
+        pr[r] = c->probe == NULL
+                    ? NAN
+                    : bench_probe_time(c->probe,
+                                       batched ? BENCH_PROBE_BATCH
+                                               : BENCH_PROBE_INDEP,
+                                       c->stream, c->q);
         uint64_t t0 = bench_now_ns();
-        *hits = batched ? run_batch(c, keys, q)
-                        : c->s->ops->query_scalar(c->obj, keys, q);
-        t[r] = (double)(bench_now_ns() - t0) / (double)q;
+        *hits = run_path(c, p, keys, c->q);
+        t[r] = (double)(bench_now_ns() - t0) / (double)c->q;
         bench_consume(*hits);
     }
+    *probe_ns = bench_summary(pr, (size_t)reps);
     return bench_summary(t, (size_t)reps);
 }
 
@@ -125,43 +151,67 @@ static void note_append(bench_row *row, const char *msg) {
              len ? "; " : "", msg);
 }
 
-static void measure_queries(const query_ctx *c, const bench_keys *k,
-                            bench_row *row) {
-    uint64_t ps, pb = 0, ns, nb = 0;
-    bool has_batch = c->s->ops->query_batch != NULL;
-    row->pos_scalar_ns = time_queries(c, k->pos, k->nq, false, &ps);
-    row->neg_scalar_ns = time_queries(c, k->neg, k->nq, false, &ns);
-    row->pos_batch_ns = NAN;
-    row->neg_batch_ns = NAN;
-    if (has_batch) {
-        row->pos_batch_ns = time_queries(c, k->pos, k->nq, true, &pb);
-        row->neg_batch_ns = time_queries(c, k->neg, k->nq, true, &nb);
-        if (pb != ps || nb != ns)
-            note_append(row, "scalar and batch answers differ");
-    }
-    row->false_neg = (uint64_t)k->nq - ps;
-    if (row->false_neg != 0)
-        note_append(row, "FALSE NEGATIVES");
-    row->fpr_meas = (double)ns / (double)k->nq;
+static double min_of(double a, double b) {
+    return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
 }
 
-static const bench_probe *probe_for(const bench_cfg *cfg, size_t bytes,
-                                    const bench_keys *k) {
+static void measure_queries(const query_ctx *c, const bench_keys *k,
+                            bench_row *row) {
+    uint64_t hits[BENCH_PATHS] = {0};
+    double ns[BENCH_PATHS];
+    for (int p = 0; p < BENCH_PATHS; p++) {
+        bool pos = p == BENCH_POS_SCALAR || p == BENCH_POS_BATCH;
+        bool have = (p != BENCH_POS_BATCH && p != BENCH_NEG_BATCH) ||
+                    c->s->ops->query_batch != NULL;
+        if (p == BENCH_NEG_BYTES)
+            have = c->s->ops->query_bytes != NULL;
+        ns[p] = row->probe_at[p] = NAN;
+        if (have)
+            ns[p] = time_path(c, (bench_path)p, pos ? k->pos : k->neg,
+                              &hits[p], &row->probe_at[p]);
+    }
+    row->pos_scalar_ns = ns[BENCH_POS_SCALAR];
+    row->neg_scalar_ns = ns[BENCH_NEG_SCALAR];
+    row->neg_bytes_ns = ns[BENCH_NEG_BYTES];
+    row->pos_batch_ns = ns[BENCH_POS_BATCH];
+    row->neg_batch_ns = ns[BENCH_NEG_BATCH];
+    row->probe.indep_ns = min_of(min_of(row->probe_at[BENCH_POS_SCALAR],
+                                        row->probe_at[BENCH_NEG_SCALAR]),
+                                 row->probe_at[BENCH_NEG_BYTES]);
+    row->probe.batch_ns = min_of(row->probe_at[BENCH_POS_BATCH],
+                                 row->probe_at[BENCH_NEG_BATCH]);
+    if (c->s->ops->query_batch != NULL &&
+        (hits[BENCH_POS_BATCH] != hits[BENCH_POS_SCALAR] ||
+         hits[BENCH_NEG_BATCH] != hits[BENCH_NEG_SCALAR]))
+        note_append(row, "scalar and batch answers differ");
+    row->false_neg = (uint64_t)k->nq - hits[BENCH_POS_SCALAR];
+    if (row->false_neg != 0)
+        note_append(row, "FALSE NEGATIVES");
+    row->fpr_meas = (double)hits[BENCH_NEG_SCALAR] / (double)k->nq;
+}
+
+/* The dependent reads (pure latency, the slowest probe) once per size. */
+static double dep_probe(const bench_cfg *cfg, bench_probe_arr *p,
+                        size_t bytes, const bench_keys *k) {
     static struct {
         size_t bytes, q;
-        bench_probe p;
+        double ns;
     } cache[BENCH_MAX_ROWS];
     static size_t ncache;
+    double t[MAX_REPS];
+    int reps = bench_query_reps(cfg, k->n);
     for (size_t i = 0; i < ncache; i++)
         if (cache[i].bytes == bytes && cache[i].q == k->nq)
-            return &cache[i].p;
+            return cache[i].ns;
+    if (p == NULL)
+        return NAN;
+    for (int r = 0; r < reps; r++)
+        t[r] = bench_probe_time(p, BENCH_PROBE_DEP, k->neg, k->nq);
     size_t slot = ncache < BENCH_MAX_ROWS ? ncache++ : 0;
     cache[slot].bytes = bytes;
     cache[slot].q = k->nq;
-    bench_probe_cfg pc = {cfg->probe_group, bench_query_reps(cfg, k->n),
-                          cfg->probe_huge};
-    bench_probe_run(bytes, k->neg, k->nq, &pc, &cache[slot].p);
-    return &cache[slot].p;
+    cache[slot].ns = bench_summary(t, (size_t)reps);
+    return cache[slot].ns;
 }
 
 static void row_init(const bench_cfg *cfg, const bench_subject *s,
@@ -187,7 +237,10 @@ void bench_measure(const bench_cfg *cfg, const bench_subject *s,
     row->bits_per_key = 8.0 * (double)row->bytes / (double)k->n;
     row->fpr_bound = s->ops->fpr_bound(obj, k->n);
     s->ops->describe(obj, row->spec, sizeof row->spec);
-    query_ctx c = {cfg, s, obj, k->n, malloc(cfg->batch)};
+    query_ctx c = {cfg,   s, obj, k->n, malloc(cfg->batch),
+                   bench_probe_new(row->bytes, cfg->probe_group,
+                                   cfg->probe_huge),
+                   k->neg, k->nq};
     if (c.out == NULL) {
         snprintf(row->note, sizeof row->note, "out of memory");
         row->ok = false;
@@ -197,5 +250,6 @@ void bench_measure(const bench_cfg *cfg, const bench_subject *s,
     free(c.out);
     s->ops->destroy(obj);
     if (row->ok)
-        row->probe = *probe_for(cfg, row->bytes, k);
+        row->probe.dep_ns = dep_probe(cfg, c.probe, row->bytes, k);
+    bench_probe_free(c.probe);
 }

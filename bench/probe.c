@@ -26,6 +26,11 @@
  *
  * A filter query also computes positions and tests bits; the probe does
  * only the reads, so a ratio near 1 means the query is memory-bound.
+ *
+ * measure.c times the batched and independent reads right before each
+ * repetition of the queries they are compared with (on a shared machine
+ * memory bandwidth drifts within a run, so a probe timed minutes apart
+ * would skew the ratio); the dependent reads, the slowest, once per size.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -96,42 +101,48 @@ static uint64_t read_dependent(const uint64_t *a, size_t lines,
     return acc;
 }
 
-typedef enum { PROBE_BATCH, PROBE_INDEP, PROBE_DEP } probe_mode;
+struct bench_probe_arr {
+    uint64_t *a;
+    size_t lines;
+    size_t *idx; /* group addresses (batched mode) */
+    size_t group;
+};
 
-static double time_mode(probe_mode m, const uint64_t *a, size_t lines,
-                        const uint64_t *s, size_t q, size_t group,
-                        size_t *idx, int reps) {
-    double t[64];
-    reps = reps > 64 ? 64 : reps;
-    for (int r = 0; r < reps; r++) {
-        uint64_t t0 = bench_now_ns(), acc;
-        if (m == PROBE_BATCH)
-            acc = read_batched(a, lines, s, q, group, idx);
-        else if (m == PROBE_INDEP)
-            acc = read_independent(a, lines, s, q);
-        else
-            acc = read_dependent(a, lines, s, q);
-        t[r] = (double)(bench_now_ns() - t0) / (double)q;
-        bench_consume(acc);
-    }
-    return bench_summary(t, (size_t)reps);
+bench_probe_arr *bench_probe_new(size_t bytes, size_t group, bool huge) {
+    bench_probe_arr *p = calloc(1, sizeof *p);
+    if (p == NULL || group == 0)
+        goto fail;
+    p->group = group;
+    p->a = probe_array(bytes, huge, &p->lines);
+    p->idx = malloc(group * sizeof *p->idx);
+    if (p->a == NULL || p->idx == NULL)
+        goto fail;
+    return p;
+fail:
+    bench_probe_free(p);
+    return NULL;
 }
 
-void bench_probe_run(size_t bytes, const uint64_t *stream, size_t q,
-                     const bench_probe_cfg *pc, bench_probe *out) {
-    size_t lines = 0, group = pc->group;
-    int reps = pc->reps;
-    uint64_t *a = probe_array(bytes, pc->huge, &lines);
-    size_t *idx = malloc((group ? group : 1) * sizeof *idx);
-    out->batch_ns = out->indep_ns = out->dep_ns = NAN;
-    if (a != NULL && idx != NULL && q > 0 && group > 0) {
-        out->batch_ns =
-            time_mode(PROBE_BATCH, a, lines, stream, q, group, idx, reps);
-        out->indep_ns =
-            time_mode(PROBE_INDEP, a, lines, stream, q, group, idx, reps);
-        out->dep_ns =
-            time_mode(PROBE_DEP, a, lines, stream, q, group, idx, reps);
-    }
-    free(idx);
-    free(a);
+void bench_probe_free(bench_probe_arr *p) {
+    if (p == NULL)
+        return;
+    free(p->a);
+    free(p->idx);
+    free(p);
+}
+
+double bench_probe_time(bench_probe_arr *p, bench_probe_mode m,
+                        const uint64_t *s, size_t q) {
+    uint64_t acc, t0 = bench_now_ns();
+    if (q == 0)
+        return NAN;
+    if (m == BENCH_PROBE_BATCH)
+        acc = read_batched(p->a, p->lines, s, q, p->group, p->idx);
+    else if (m == BENCH_PROBE_INDEP)
+        acc = read_independent(p->a, p->lines, s, q);
+    else
+        acc = read_dependent(p->a, p->lines, s, q);
+    double t = (double)(bench_now_ns() - t0) / (double)q;
+    bench_consume(acc);
+    return t;
 }

@@ -28,6 +28,7 @@
 #include "amq/cuckoo.h"
 #include "amq/quotient.h"
 #include "amq/static.h"
+#include "amq/dynamic.h"
 #include "amq/maplet.h"
 #include "amq/clock.h"
 #include "amq/alloc.h"

@@ -113,6 +113,11 @@ typedef struct amq_ribbon amq_ribbon;
 AMQ_API amq_status amq_ribbon_build(const uint64_t *hashes, size_t n,
                                     double bits, unsigned band,
                                     const amq_options *opt, amq_ribbon **out);
+/* The fewest solution bits per key (a multiple of 1/64, at least 1) whose
+ * rate 2^-floor(b) (1 - frac(b)/2) is at most fpr: what "ribbon" built for
+ * a target fpr passes as `bits`. 0 when fpr is outside (0, 1) or needs
+ * more than 32. */
+AMQ_API double amq_ribbon_bits_for(double fpr);
 /* Standard Ribbon ("ribbon:bump=0"): one layer, ~1.11 (W = 64) or ~1.04
  * (W = 128) rows per key at 10^6 keys, growing with log n. Arguments and
  * errors as amq_ribbon_build. */

@@ -44,7 +44,10 @@
  * SIMD: the AVX2 query holds the block in two registers, computes four
  * positions per vector with variable shifts, picks each position's word
  * with a cross-lane permute (no gathers) and tests all k bits without a
- * branch. Adds stay scalar: they are not where the time goes.
+ * branch; with AVX-512 the block is one register and eight positions one
+ * vector (k <= 8: one permute and one test). The kernel is chosen when
+ * the filter is made (amq__obj.contains); the scalar loop is the
+ * reference (AMQ_OPT_SCALAR). Adds stay scalar.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); adds cannot fail; views are read-only (generic layer).
@@ -83,6 +86,8 @@ struct amq_blocked {
     bool avx2;
     /* AVX2: lane j of vector v is live when 4v + j < k. */
     uint64_t lane_live[MAX_K];
+    /* AVX-512: lane j of vector v is live when 8v + j < k. */
+    uint8_t live512[2];
 };
 
 /* ---- the mathematics ---------------------------------------------------- */
@@ -418,7 +423,80 @@ batch_avx2(const amq_blocked *b, const uint64_t *h, size_t n, uint8_t *out) {
     for (; i < n; i++)
         out[i] = block_test_avx2(block_ptr(b, h[i]), h[i], b->k, b->lane_live);
 }
+
+/* ---- AVX-512 ------------------------------------------------------------- */
+
+/* The whole block is one register: eight positions per vector, each
+ * lane's word picked by one permute, so k <= 8 is one vector and one
+ * test, k <= 16 two. Lanes as in the AVX2 code, eight at a time:
+ * [h h h g g g g g] [g g g2 g2 g2 g2 g2 g2]. */
+#define AVX512_FN                                                              \
+    __attribute__((target("avx512f,avx2,bmi2"), always_inline)) static inline
+
+/* Lanes of positions 8v..8v+7 (within `live`) whose bit the block lacks. */
+AVX512_FN __mmask8 missing8(__m512i blk, __m512i src, unsigned v,
+                            __mmask8 live) {
+    __m512i shift = _mm512_loadu_si512((const void *)(LANE_SHIFT + 8 * v));
+    __m512i p = _mm512_and_si512(_mm512_srlv_epi64(src, shift),
+                                 _mm512_set1_epi64(511));
+    __m512i word = _mm512_permutexvar_epi64(_mm512_srli_epi64(p, 6), blk);
+    __m512i bit = _mm512_sllv_epi64(
+        _mm512_set1_epi64(1), _mm512_and_si512(p, _mm512_set1_epi64(63)));
+    return _mm512_mask_testn_epi64_mask(live, word, bit);
+}
+
+AVX512_FN bool block_test_avx512(const uint64_t *blk, uint64_t h,
+                                 const uint8_t live[2], bool two) {
+    __m512i block = _mm512_loadu_si512((const void *)blk);
+    uint64_t g = amq__mix64(h);
+    __m512i vh = _mm512_set1_epi64((long long)(h & 0xffffffffu));
+    __m512i vg = _mm512_set1_epi64((long long)g);
+    __mmask8 miss = missing8(block, _mm512_mask_blend_epi64(0xf8, vh, vg), 0,
+                             live[0]);
+    if (two) {
+        __m512i vg2 = _mm512_set1_epi64((long long)amq__mix64(g));
+        miss |= missing8(block, _mm512_mask_blend_epi64(0xfc, vg, vg2), 1,
+                         live[1]);
+    }
+    return miss == 0;
+}
+
+__attribute__((target("avx512f,avx2,bmi2"))) static bool
+kernel_avx512_1(const amq__obj *o, uint64_t h) {
+    const amq_blocked *b = (const amq_blocked *)o;
+    return block_test_avx512(block_ptr(b, h), h, b->live512, false);
+}
+
+__attribute__((target("avx512f,avx2,bmi2"))) static bool
+kernel_avx512_2(const amq__obj *o, uint64_t h) {
+    const amq_blocked *b = (const amq_blocked *)o;
+    return block_test_avx512(block_ptr(b, h), h, b->live512, true);
+}
+
+__attribute__((target("avx2"))) static bool kernel_avx2(const amq__obj *o,
+                                                        uint64_t h) {
+    return contains_avx2((const amq_blocked *)o, h);
+}
 #endif
+
+static bool kernel_scalar(const amq__obj *o, uint64_t h) {
+    const amq_blocked *b = (const amq_blocked *)o;
+    return block_test(block_ptr(b, h), h, b->k);
+}
+
+/* The query for b's k and the CPU (AMQ_OPT_SCALAR: the reference). */
+static void choose_kernel(amq_blocked *b, const amq_options *opt) {
+    bool scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
+    b->o.contains = kernel_scalar;
+#ifdef BLOCKED_X86
+    if (!scalar && amq__cpu_has_avx512())
+        b->o.contains = b->k > 8 ? kernel_avx512_2 : kernel_avx512_1;
+    else if (b->avx2)
+        b->o.contains = kernel_avx2;
+#else
+    (void)scalar;
+#endif
+}
 
 /* ---- construction ------------------------------------------------------- */
 
@@ -453,6 +531,9 @@ static amq_status blocked_alloc(uint64_t nblocks, unsigned k,
     b->avx2 = want_avx2(opt);
     for (unsigned j = 0; j < MAX_K; j++)
         b->lane_live[j] = j < k ? UINT64_MAX : 0;
+    b->live512[0] = (uint8_t)(k >= 8 ? 0xff : (1u << k) - 1);
+    b->live512[1] = (uint8_t)(k >= 16 ? 0xff : k > 8 ? (1u << (k - 8)) - 1 : 0);
+    choose_kernel(b, opt);
     amq_status st = amq__obj_table(&b->o, bytes, view, &wr);
     if (st != AMQ_OK) {
         amq__obj_free(&b->o);
@@ -500,11 +581,7 @@ void amq_blocked_add_hash(amq_blocked *b, uint64_t h) {
 }
 
 bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t h) {
-#ifdef BLOCKED_X86
-    if (b->avx2)
-        return contains_avx2(b, h);
-#endif
-    return block_test(block_ptr(b, h), h, b->k);
+    return b->o.contains(&b->o, h);
 }
 
 void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,

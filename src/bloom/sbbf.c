@@ -47,6 +47,7 @@
 #include "bloom/poisson.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "bloom/sbbf_core.h"
 #include "filter/type.h"
 
 #define SBBF_WORDS 8
@@ -183,6 +184,25 @@ static void batch_scalar(const amq_sbbf *b, const uint64_t *h, size_t n,
                             (uint32_t)h[i]);
 }
 
+/* ---- on a caller's table (sbbf_core.h) ----------------------------------- */
+
+bool amq__sbbf_has(const uint32_t *words, uint64_t nblocks, uint64_t h) {
+    return block_test(words + SBBF_WORDS * block_of(h, nblocks), (uint32_t)h);
+}
+
+void amq__sbbf_put(uint32_t *words, uint64_t nblocks, uint64_t h) {
+    block_set(words + SBBF_WORDS * block_of(h, nblocks), (uint32_t)h);
+}
+
+amq_status amq__sbbf_blocks_for(uint64_t capacity, double fpr,
+                                uint64_t *nblocks) {
+    return blocks_for(capacity, fpr, nblocks);
+}
+
+double amq__sbbf_fpr_at(uint64_t nblocks, uint64_t items) {
+    return items == 0 ? 0.0 : fpr_at_load((double)items / (double)nblocks);
+}
+
 /* ---- one block, AVX2: the whole block is one register ------------------ */
 
 #ifdef SBBF_X86
@@ -212,6 +232,12 @@ __attribute__((target("avx2"))) static bool contains_avx2(const amq_sbbf *b,
                            (uint32_t)h);
 }
 
+/* The generic layer's kernel (amq__obj.contains). */
+__attribute__((target("avx2"))) static bool kernel_avx2(const amq__obj *o,
+                                                        uint64_t h) {
+    return contains_avx2((const amq_sbbf *)o, h);
+}
+
 __attribute__((target("avx2"))) static void
 batch_avx2(const amq_sbbf *b, const uint64_t *h, size_t n, uint8_t *out) {
     const uint32_t *w = b->words;
@@ -231,6 +257,12 @@ batch_avx2(const amq_sbbf *b, const uint64_t *h, size_t n, uint8_t *out) {
 #endif
 
 /* ---- construction ------------------------------------------------------- */
+
+static bool kernel_scalar(const amq__obj *o, uint64_t h) {
+    const amq_sbbf *b = (const amq_sbbf *)o;
+    return block_test(b->words + SBBF_WORDS * block_of(h, b->nblocks),
+                      (uint32_t)h);
+}
 
 static bool want_avx2(const amq_options *opt) {
 #ifdef SBBF_X86
@@ -258,6 +290,11 @@ static amq_status sbbf_alloc(uint64_t nblocks, const amq_options *opt,
     b->nblocks = nblocks;
     b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
     b->avx2 = want_avx2(opt);
+    b->o.contains = kernel_scalar;
+#ifdef SBBF_X86
+    if (b->avx2)
+        b->o.contains = kernel_avx2;
+#endif
     amq_status st = amq__obj_table(&b->o, bytes, view, &wr);
     if (st != AMQ_OK) {
         amq__obj_free(&b->o);

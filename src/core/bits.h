@@ -72,6 +72,49 @@ static inline double amq__get_f64(const uint8_t *p) {
     return v;
 }
 
+/* Position of the k-th (from 0) set bit of x; 64 if x has <= k set bits.
+ * Portable: a popcount per byte, then the bits of one byte. */
+static inline uint64_t amq__select64(uint64_t x, unsigned k) {
+    unsigned base = 0;
+    for (; base < 64; base += 8) {
+        unsigned c = amq__popcount64((x >> base) & 0xff);
+        if (k < c)
+            break;
+        k -= c;
+    }
+    if (base >= 64)
+        return 64;
+    uint64_t b = (x >> base) & 0xff;
+    for (unsigned i = 0; i < k; i++)
+        b &= b - 1;
+    return base + (uint64_t)__builtin_ctzll(b);
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define AMQ__HAVE_PDEP 1
+/* The same with PDEP and TZCNT, and the BMI/LZCNT pieces the pocket
+ * structures use: functions compiled for those instructions, which a
+ * caller compiled for them (a kernel chosen at run time, see cpu.c)
+ * inlines, and any other caller may call on a CPU that has them. */
+__attribute__((target("bmi,bmi2"))) static inline uint64_t
+amq__select64_pdep(uint64_t x, unsigned k) {
+    if (k >= 64)
+        return 64;
+    return _tzcnt_u64(_pdep_u64(UINT64_C(1) << k, x));
+}
+/* k < 64 (no check: no branch). */
+__attribute__((target("bmi,bmi2"))) static inline uint64_t
+amq__select64_pdep_lt64(uint64_t x, unsigned k) {
+    return _tzcnt_u64(_pdep_u64(UINT64_C(1) << (k & 63), x));
+}
+/* Leading zeros, 64 for 0. */
+__attribute__((target("lzcnt"))) static inline uint64_t
+amq__lzcnt64(uint64_t x) {
+    return _lzcnt_u64(x);
+}
+#endif
+
 /* a + b saturating at UINT64_MAX (item counts after merges). */
 static inline uint64_t amq__sat_add64(uint64_t a, uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -104,8 +147,15 @@ static inline uint64_t amq__merged_items(uint64_t dst, uint64_t src,
     return amq__sat_add64(dst, src);
 }
 
-/* Run-time CPU feature checks (cached). */
+/* Run-time CPU feature checks (cached), below the ceiling amq__cpu_cap
+ * sets. AVX2 implies BMI2 and POPCNT; AVX-512 means F, BW, VL and DQ (and
+ * AVX2); VPOPCNTDQ implies AVX-512. */
+enum { AMQ__CPU_SCALAR = 0, AMQ__CPU_AVX2 = 1, AMQ__CPU_AVX512 = 2 };
 int amq__cpu_has_avx2(void);
 int amq__cpu_has_avx512(void);
+int amq__cpu_has_vpopcntdq(void);
+/* Tests: let structures created from now on use at most `level`
+ * (AMQ__CPU_*), so every kernel runs on a machine that has the widest. */
+void amq__cpu_cap(int level);
 
 #endif

@@ -1,35 +1,67 @@
-/* cpu.c — run-time CPU feature detection for choosing SIMD paths. */
+/*
+ * cpu.c — run-time CPU feature detection for choosing SIMD paths.
+ *
+ * Structures pick their kernels (scalar, AVX2, AVX-512) when they are
+ * created or loaded, from these answers. Tests lower the ceiling with
+ * amq__cpu_cap so that a machine with AVX-512 also runs the AVX2 and
+ * scalar kernels, each held against the scalar reference.
+ */
 #include "core/bits.h"
 
-int amq__cpu_has_avx2(void) {
+static int cap_level = AMQ__CPU_AVX512;
+
+void amq__cpu_cap(int level) {
+    __atomic_store_n(&cap_level, level, __ATOMIC_RELAXED);
+}
+
+static int capped(int level) {
+    return __atomic_load_n(&cap_level, __ATOMIC_RELAXED) >= level;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+/* Cached answer of __builtin_cpu_supports for a feature set. */
+static int detect(int *cached, int (*probe)(void)) {
+    int v = __atomic_load_n(cached, __ATOMIC_RELAXED);
     if (v < 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+        v = probe();
+        __atomic_store_n(cached, v, __ATOMIC_RELAXED);
     }
     return v;
-#else
-    return 0;
-#endif
+}
+
+static int probe_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+}
+
+static int probe_avx512(void) {
+    return probe_avx2() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
+}
+
+static int probe_vpopcntdq(void) {
+    return probe_avx512() && __builtin_cpu_supports("avx512vpopcntdq");
+}
+
+int amq__cpu_has_avx2(void) {
+    static int cached = -1;
+    return capped(AMQ__CPU_AVX2) && detect(&cached, probe_avx2);
 }
 
 int amq__cpu_has_avx512(void) {
-#if defined(__x86_64__) || defined(__i386__)
     static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = (__builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw"))
-                ? 1
-                : 0;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v;
-#else
-    return 0;
-#endif
+    return capped(AMQ__CPU_AVX512) && detect(&cached, probe_avx512);
 }
+
+int amq__cpu_has_vpopcntdq(void) {
+    static int cached = -1;
+    return capped(AMQ__CPU_AVX512) && detect(&cached, probe_vpopcntdq);
+}
+#else
+int amq__cpu_has_avx2(void) { return 0; }
+int amq__cpu_has_avx512(void) { return 0; }
+int amq__cpu_has_vpopcntdq(void) { return 0; }
+#endif

@@ -35,3 +35,8 @@ double amq__cells_for(double fpr, unsigned k, unsigned max_k) {
     }
     return hi;
 }
+
+double amq__mulshift_top(uint64_t n) {
+    uint64_t most = ((UINT64_C(1) << 32) + n - 1) / n;
+    return ldexp((double)most, -32);
+}

@@ -15,6 +15,8 @@
 #ifndef AMQ_SRC_CORE_FPR_H
 #define AMQ_SRC_CORE_FPR_H
 
+#include <stdint.h>
+
 /* f(c, k); 1 when c <= 0 or k == 0. */
 double amq__fpr_probes(double cells, unsigned k);
 
@@ -26,5 +28,11 @@ unsigned amq__best_probes(double cells, unsigned max_k);
  * the best integer k (at most max_k) at every c, whose envelope is
  * monotone in c and is bisected to a relative 1e-12. */
 double amq__cells_for(double fpr, unsigned k, unsigned max_k);
+
+/* The largest probability of one of n >= 1 values when a uniform 32-bit
+ * value is mapped onto them by multiply-shift (reduce32): each value takes
+ * floor or ceil of 2^32 / n of the inputs, so ceil(2^32 / n) / 2^32. The
+ * fingerprint filters' bounds multiply these for blocks and tags. */
+double amq__mulshift_top(uint64_t n);
 
 #endif

@@ -3,6 +3,8 @@
  */
 #include "core/obj.h"
 
+#include "core/bits.h"
+
 #include <string.h>
 
 amq_status amq__obj_new_in(size_t self_bytes, const amq__mem *mem,
@@ -56,4 +58,16 @@ void amq__obj_free(amq__obj *o) {
     if (o->block.raw != NULL)
         amq__block_free(&mem, &o->block);
     amq__free(&mem, o, o->self_bytes);
+}
+
+amq__contains_fn amq__obj_pick(bool scalar, amq__contains_fn portable,
+                               amq__contains_fn avx2,
+                               amq__contains_fn avx512) {
+    if (scalar)
+        return portable;
+    if (avx512 != NULL && amq__cpu_has_avx512())
+        return avx512;
+    if (avx2 != NULL && amq__cpu_has_avx2())
+        return avx2;
+    return portable;
 }

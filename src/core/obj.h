@@ -14,6 +14,13 @@
  * items, size and payload from here, and frees a structure with
  * amq__obj_free unless its type says otherwise.
  *
+ * `contains` is the structure's one-key query for its current shape and
+ * CPU: a structure with specialised kernels (one per fingerprint width,
+ * layout or instruction set) picks one whenever its shape is set (create,
+ * build, load, growth, resize), so a query pays no switch on those; the
+ * generic layer calls it directly and gives the type's contains callback
+ * to an object that chose none.
+ *
  * Invariants: table is NULL or points at table_bytes readable bytes; when
  * block.raw is not NULL the structure owns the table (block.ptr == table),
  * else it is borrowed (a view of a caller's buffer) or absent.
@@ -31,7 +38,13 @@
  * filters, and an mmap'ed frame's payload is 64-byte aligned too. */
 #define AMQ__TABLE_ALIGN 64
 
-typedef struct amq__obj {
+typedef struct amq__obj amq__obj;
+
+/* A one-key query: no false negatives, the type's answer for hash h. */
+typedef bool (*amq__contains_fn)(const amq__obj *o, uint64_t h);
+
+struct amq__obj {
+    amq__contains_fn contains; /* NULL until chosen (see above)          */
     amq__mem mem;
     const void *variant;
     uint64_t items;
@@ -39,7 +52,7 @@ typedef struct amq__obj {
     size_t table_bytes;
     size_t self_bytes;
     amq__block block;
-} amq__obj;
+};
 
 /* A zeroed object of self_bytes (>= sizeof(amq__obj)) whose header holds
  * opt's allocator and self_bytes. AMQ_ERR_NOMEM. */
@@ -62,5 +75,12 @@ amq_status amq__obj_table_from(amq__obj *o, const void *payload, size_t len,
 
 /* Release the owned table (if any) and the object. NULL is accepted. */
 void amq__obj_free(amq__obj *o);
+
+/* The widest query kernel the CPU runs (cpu.c, under its test ceiling):
+ * avx512, else avx2, else portable; portable under AMQ_OPT_SCALAR
+ * (`scalar`). A NULL kernel is skipped. */
+amq__contains_fn amq__obj_pick(bool scalar, amq__contains_fn portable,
+                               amq__contains_fn avx2,
+                               amq__contains_fn avx512);
 
 #endif

@@ -8,7 +8,10 @@
  *
  * This layer owns what is common to all types: hashing byte keys, refusing
  * updates on read-only views, argument checks, capabilities, and the
- * serialization frame. The frame's parameter block starts with two generic
+ * serialization frame. A one-key query goes straight to the structure's
+ * kernel (impl->contains: chosen by the structure for its shape and CPU,
+ * else the type's contains callback), so the generic path costs one
+ * indirect call beyond the typed one and no per-call switch. The frame's parameter block starts with two generic
  * fields (capacity u64, target fpr f64) followed by the type's own block.
  */
 #include <math.h>
@@ -41,6 +44,12 @@ static amq_status check_target(uint64_t capacity, double fpr, amq_diag *diag) {
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
                          "false-positive rate must be in (0, 1), got %g", fpr);
     return AMQ_OK;
+}
+
+/* A structure that chose no query kernel answers through its type. */
+static void set_kernel(const amq__type *t, amq__obj *o) {
+    if (o->contains == NULL)
+        o->contains = t->contains;
 }
 
 static void destroy(const amq__type *t, amq__obj *o) {
@@ -91,6 +100,8 @@ static amq_status make_impl(amq_filter *f, amq__spec s,
         st = t->create(t, &s, a->capacity, a->fpr, opt, &f->impl, diag);
     if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
         destroy(t, f->impl);
+    else if (st == AMQ_OK)
+        set_kernel(t, f->impl);
     return st;
 }
 
@@ -246,13 +257,15 @@ amq_status amq_filter_add(amq_filter *f, const void *key, size_t len) {
 }
 
 bool amq_filter_contains_hash(const amq_filter *f, uint64_t hash) {
-    return f->type->contains(f->impl, hash);
+    const amq__obj *o = f->impl;
+    return o->contains(o, hash);
 }
 
 bool amq_filter_contains(const amq_filter *f, const void *key, size_t len) {
     if (key == NULL && len != 0)
         return false;
-    return f->type->contains(f->impl, amq_hash64(&f->hasher, key, len));
+    const amq__obj *o = f->impl;
+    return o->contains(o, amq_hash64(&f->hasher, key, len));
 }
 
 void amq_filter_contains_batch(const amq_filter *f, const uint64_t *hashes,
@@ -262,8 +275,9 @@ void amq_filter_contains_batch(const amq_filter *f, const uint64_t *hashes,
             f->type->contains_batch(f->impl, hashes, n, out);
         return;
     }
+    const amq__obj *o = f->impl;
     for (size_t i = 0; i < n; i++)
-        out[i] = f->type->contains(f->impl, hashes[i]);
+        out[i] = o->contains(o, hashes[i]);
 }
 
 amq_status amq_filter_remove_hash(amq_filter *f, uint64_t hash) {
@@ -410,6 +424,7 @@ static amq_status open_frame(const void *buf, size_t len,
         opt = &defaults;
     AMQ_RETURN_IF_ERR(
         amq__obj_open(buf, len, NULL, opt, view, &impl, &info, diag));
+    set_kernel(info.type, impl);
     amq_status st = wrap(info.type, opt, &f);
     if (st != AMQ_OK) {
         destroy(info.type, impl);

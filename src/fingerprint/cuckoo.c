@@ -372,6 +372,112 @@ INLINE bool table_contains(const amq__ctab *t, bool scalar, uint64_t h) {
     }
 }
 
+/* ---- the one-table query kernels ------------------------------------------ */
+
+/* Bucket b's 4f bits (f <= 16) in the low bits of one unaligned 64-bit
+ * load from the byte holding its first bit, or, for the last few buckets,
+ * from the table's last 8 bytes (with a larger shift), so a read never
+ * leaves the table: a clamp instead of the branch on straddling a word
+ * that get_bits takes. Bits above the bucket are a neighbour's; the
+ * zero-lane test never looks at them (a borrow only travels upwards). */
+INLINE uint64_t bucket_word(const amq__ctab *t, uint32_t b) {
+    uint64_t pos = slot_pos(b, 0, t->fbits), byte = pos >> 3;
+    byte = byte < t->last8 ? byte : t->last8;
+    return amq__get_u64((const uint8_t *)t->rd + byte) >> (pos - 8 * byte);
+}
+
+/* The other bucket of fp, the reference way (mix of fp, then the form). */
+INLINE uint32_t alt_of(const amq__ctab *t, uint32_t b1, uint32_t fp, bool sum) {
+    uint64_t x = amq__mix64(fp);
+    if (sum) {
+        uint32_t H = 2 * amq__reduce32((uint32_t)(x >> 32), t->half) + 1;
+        return H >= b1 ? H - b1 : H - b1 + t->buckets;
+    }
+    uint32_t range = t->range[x & 3];
+    return b1 ^ (1 + amq__reduce32((uint32_t)(x >> 32), range - 1));
+}
+
+/* A one-table filter with f <= 16, without the switches and the chain
+ * loop: the two buckets' loads depend only on h, and the answer is one
+ * branch-free test of both. `sum`: the sum form of alt; `tab`: its
+ * per-fingerprint part (H, or the xor delta) read from c->alt instead of
+ * computed (both constants). */
+INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum, bool tab) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
+    const amq__ctab *t = &c->base;
+    uint32_t fp = amq__reduce32((uint32_t)h, t->fp_values) + 1;
+    uint32_t b1 = bucket1(t, h), b2;
+    if (!tab) {
+        b2 = alt_of(t, b1, fp, sum);
+    } else if (sum) {
+        uint32_t H = c->alt[fp];
+        b2 = H >= b1 ? H - b1 : H - b1 + t->buckets;
+    } else {
+        b2 = b1 ^ c->alt[fp];
+    }
+    uint64_t lo = t->lanes, pat = fp * lo;
+    uint64_t a = bucket_word(t, b1) ^ pat, b = bucket_word(t, b2) ^ pat;
+    return (((a - lo) & ~a) | ((b - lo) & ~b)) & t->lanes_hi;
+}
+
+static bool probe_sum(const amq__obj *o, uint64_t h) {
+    return table_probe(o, h, true, false);
+}
+static bool probe_xor(const amq__obj *o, uint64_t h) {
+    return table_probe(o, h, false, false);
+}
+static bool probe_sum_tab(const amq__obj *o, uint64_t h) {
+    return table_probe(o, h, true, true);
+}
+static bool probe_xor_tab(const amq__obj *o, uint64_t h) {
+    return table_probe(o, h, false, true);
+}
+
+static bool contains_chain(const amq__obj *o, uint64_t h);
+
+/* The alternate table's entries: 2^f of them, worth their cache footprint
+ * only beside a table 64 times their size (one far beyond cache). */
+static size_t alt_table_bytes(const amq__ctab *t) {
+    return ((size_t)1 << t->fbits) * sizeof(uint32_t);
+}
+
+static void alt_table_free(amq_cuckoo *c) {
+    if (c->alt != NULL)
+        amq__free(&c->o.mem, c->alt, alt_table_bytes(&c->base));
+    c->alt = NULL;
+}
+
+/* Fills c->alt (H or the xor delta of every fingerprint) for a big
+ * one-table filter; without it (small table, or no memory: it is an
+ * accelerator, not state) the kernel computes the same numbers. */
+static void alt_table_build(amq_cuckoo *c) {
+    const amq__ctab *t = &c->base;
+    size_t bytes = alt_table_bytes(t);
+    if (c->alt != NULL || (size_t)t->nwords * 8 < 64 * bytes)
+        return;
+    c->alt = amq__alloc(&c->o.mem, bytes);
+    for (uint32_t fp = 1; c->alt != NULL && fp <= t->fp_values; fp++)
+        c->alt[fp] = t->half != 0 ? alt_of(t, 0, fp, true) : alt_of(t, 0, fp, false);
+}
+
+/* The query for c's current shape: a kernel for one table of f <= 16,
+ * else the chain loop (which under AMQ_OPT_SCALAR is the slot-by-slot
+ * reference). Called whenever the chain changes. */
+static void choose_kernel(amq_cuckoo *c) {
+    const amq__ctab *t = &c->base;
+    bool one = c->nlinks == 1 && !c->scalar && t->fbits <= 16;
+    if (one)
+        alt_table_build(c);
+    else
+        alt_table_free(c);
+    if (!one)
+        c->o.contains = contains_chain;
+    else if (c->alt != NULL)
+        c->o.contains = t->half != 0 ? probe_sum_tab : probe_xor_tab;
+    else
+        c->o.contains = t->half != 0 ? probe_sum : probe_xor;
+}
+
 static unsigned table_count(const amq__ctab *t, uint64_t h) {
     key_loc k = locate(t, h, t->fbits);
     return bucket_count(t, k.b1, k.fp) + bucket_count(t, k.b2, k.fp);
@@ -489,6 +595,7 @@ static amq_status grow_and_add(amq_cuckoo *c, uint64_t h) {
     c->nlinks++;
     c->o.items++;
     c->o.table_bytes = (size_t)chain_bytes(c);
+    choose_kernel(c);
     return AMQ_OK;
 }
 
@@ -504,13 +611,18 @@ amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t h) {
     return st;
 }
 
-bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
+static bool contains_chain(const amq__obj *o, uint64_t h) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
     if (table_contains(&c->base, c->scalar, h))
         return true;
     for (unsigned i = 1; i < c->nlinks; i++)
         if (table_contains(&c->more[i - 1], c->scalar, h))
             return true;
     return false;
+}
+
+bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
+    return c->o.contains(&c->o, h);
 }
 
 /* How many keys ahead the batch insert prefetches: enough misses in flight
@@ -670,6 +782,10 @@ static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
     memcpy(t->range, range, sizeof t->range);
     t->half = sum_form(buckets, range) ? (uint32_t)(buckets / 2) : 0;
     t->fbits = fbits;
+    t->fp_values = (uint32_t)((UINT64_C(1) << fbits) - 1);
+    t->lanes = fbits <= 16 ? lane_ones(fbits, 4) : 0;
+    t->lanes_hi = t->lanes << (fbits - 1);
+    t->last8 = nwords * 8 - 8;
     if (borrow != NULL) {
         t->rd = borrow;
         return AMQ_OK;
@@ -716,6 +832,7 @@ amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
     }
     c->nlinks = 1;
     c->o.table_bytes = (size_t)chain_bytes(c);
+    choose_kernel(c);
     *out = c;
     return AMQ_OK;
 }
@@ -723,6 +840,7 @@ amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
 void amq_cuckoo_free(amq_cuckoo *c) {
     if (c == NULL)
         return;
+    alt_table_free(c);
     for (unsigned i = c->nlinks; i-- > 0;)
         table_release(c, link_mut(c, i));
     if (c->more != NULL)
@@ -1183,6 +1301,7 @@ static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
         payload += table_bytes(t);
     }
     c->o.table_bytes = (size_t)chain_bytes(c);
+    choose_kernel(c);
     *out = c;
     return AMQ_OK;
 }

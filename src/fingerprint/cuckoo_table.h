@@ -47,6 +47,11 @@ typedef struct amq__ctab {
     uint32_t half;      /* m / 2 in the sum form, 0 in the xor form        */
     uint32_t range[AMQ__CT_RANGES];
     unsigned fbits;
+    /* Derived from the shape for the query kernels (cuckoo.c): */
+    uint32_t fp_values; /* 2^f - 1                                        */
+    uint64_t lanes;     /* 1 in the low bit of each of the 4 f-bit slots  */
+    uint64_t lanes_hi;  /* ... and in the high bit                        */
+    uint64_t last8;     /* byte offset of the table's last 8 bytes        */
 } amq__ctab;
 
 /* What a type contributes: the shapes it builds (the type's variant). */
@@ -79,6 +84,9 @@ struct amq_cuckoo {
     unsigned max_links;     /* 1 = no growth                                 */
     unsigned max_kicks;
     bool scalar;            /* AMQ_OPT_SCALAR: no SWAR bucket compare        */
+    /* One big table's alternate bucket, per fingerprint: H (sum form) or
+     * the xor delta; NULL where the kernel computes it (cuckoo.c). */
+    uint32_t *alt;
 };
 
 /* Words of the packed table of m buckets at f bits; 0 on overflow. */

@@ -10,19 +10,7 @@
  * version and pick one with a conditional move, paying for both. */
 __attribute__((noinline)) uint64_t amq__qf_select64_scalar(uint64_t x,
                                                            unsigned k) {
-    unsigned base = 0;
-    for (; base < 64; base += 8) {
-        unsigned c = amq__popcount64((x >> base) & 0xff);
-        if (k < c)
-            break;
-        k -= c;
-    }
-    if (base >= 64)
-        return 64;
-    uint64_t b = (x >> base) & 0xff;
-    for (unsigned i = 0; i < k; i++)
-        b &= b - 1;
-    return base + (uint64_t)__builtin_ctzll(b);
+    return amq__select64(x, k);
 }
 
 #if defined(__x86_64__)

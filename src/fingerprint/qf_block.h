@@ -31,14 +31,12 @@ popcnt_hw(uint64_t x) {
 static inline uint64_t popcnt_hw(uint64_t x) { return amq__popcount64(x); }
 #endif
 
-/* Select with PDEP + TZCNT (BMI2); inline, so the operations compiled for
- * POPCNT/BMI2 (qf_ops.c) take it as two instructions. */
-#if defined(__x86_64__)
+/* Select with PDEP + TZCNT (BMI2, core/bits.h); inline, so the operations
+ * compiled for POPCNT/BMI2 (qf_ops.c) take it as two instructions. */
+#if defined(AMQ__HAVE_PDEP)
 __attribute__((target("bmi,bmi2"))) static inline uint64_t
 select64_pdep(uint64_t x, unsigned k) {
-    if (k >= 64)
-        return 64;
-    return _tzcnt_u64(_pdep_u64(1ULL << k, x));
+    return amq__select64_pdep(x, k);
 }
 #else
 static inline uint64_t select64_pdep(uint64_t x, unsigned k) {

@@ -199,6 +199,9 @@ unsigned amq__qf_ceil_log2(uint64_t n);
 /* qf_ops.c: k more / fewer copies of hash h (k >= 1). */
 amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k);
 amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k);
+/* qf_ops.c: f->o.contains for f's modes (set once they are); NULL for a
+ * maplet's table (vbits > 0), whose type's own lookup then answers. */
+void amq__qf_choose_kernel(amq_qf *f);
 
 /* Merges, resizes and the maplet's rebuilds append groups in fingerprint
  * order into an empty table: the next slot, and the run it is in

@@ -307,6 +307,43 @@ static QF_ANY uint64_t lookup_any(const amq_qf *f, uint64_t h) {
 static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
     return lookup(f, h, true);
 }
+/* The query kernel of a filter nobody updates concurrently: a quotient
+ * nobody holds is answered from its occupieds word, most others from the
+ * block-local path (locate_block), the rest by the general lookup. No
+ * window, no locks, no counter decoding on the common path. (The general
+ * lookup below re-reads the block: the prefetch is not repeated.) */
+static inline bool has(const amq_qf *f, uint64_t h) {
+    uint64_t q, r;
+    spot s;
+    split(f, h, &q, &r);
+    /* a block is 17 + 8w bytes: its second line, where the run's slots
+     * usually are, asked for now rather than after the header is read */
+    prefetch_block(f, q);
+    if (!occ_get(f, q))
+        return false;
+    if ((q >> 6) < f->fast_blocks && locate_block(f, q, r, &s))
+        return s.g.count != 0;
+    return lookup(f, h, false) != 0;
+}
+static QF_ANY bool has_any(const amq__obj *o, uint64_t h) {
+    return has((const amq_qf *)o, h);
+}
+static QF_ISA bool has_isa(const amq__obj *o, uint64_t h) {
+    return has((const amq_qf *)o, h);
+}
+static bool has_locked(const amq__obj *o, uint64_t h) {
+    return amq_qf_count((const amq_qf *)o, h) != 0;
+}
+
+void amq__qf_choose_kernel(amq_qf *f) {
+    if (f->vbits != 0)
+        f->o.contains = NULL; /* a maplet: its type's own lookup */
+    else if (f->concurrent || f->scalar)
+        f->o.contains = has_locked;
+    else
+        f->o.contains = f->use_pdep ? has_isa : has_any;
+}
+
 static QF_ANY void batch_any(const amq_qf *f, const uint64_t *h, size_t n,
                              uint8_t *out) {
     lookup_batch(f, h, n, out);
@@ -359,7 +396,7 @@ uint64_t amq_qf_count(const amq_qf *f, uint64_t h) {
 }
 
 bool amq_qf_contains(const amq_qf *f, uint64_t h) {
-    return amq_qf_count(f, h) != 0;
+    return f->o.contains(&f->o, h);
 }
 
 void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h, size_t n,

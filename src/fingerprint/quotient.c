@@ -102,6 +102,7 @@ amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
     f->counting = counting;
     f->use_pdep = !f->scalar && amq__qf_have_pdep();
     f->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    amq__qf_choose_kernel(f);
     f->nregions = (f->nblocks + QF_REGION_BLOCKS - 1) / QF_REGION_BLOCKS;
     if (f->concurrent) {
         f->locks = amq__zalloc(&f->o.mem, (size_t)f->nregions);

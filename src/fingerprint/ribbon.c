@@ -107,6 +107,10 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "core/sort.h"
 #include "fingerprint/ribbon_impl.h"
 
@@ -125,47 +129,75 @@ static const rb_bucket_shape rb_bucket128 = {256, 32, 64};
 /* Layer l's check of a key at start s. Rather than assembling each
  * column's window, the coefficients are shifted once to the window's bit
  * position and split over the two (three) words they cover; a column is
- * then two ANDs, an XOR and a parity. The loop always runs over the
- * layer's rmax columns (r, or r + 1 if it has upper blocks), a count fixed
- * per layer, so its exit is predicted; a lower block's extra column reads
- * the next block's first word (which exists: the last block is upper) and
- * is masked off. One implementation for both band widths; callers pass a
- * constant. Blocks read exist: s <= m - W puts block s/64 + W/64 (needed
- * only when s % 64 != 0) inside the layer. */
-static inline __attribute__((always_inline)) uint32_t
-rb_product_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
-             unsigned band, uint32_t *ncols) {
+ * then two ANDs, an XOR and a parity. The columns always run to the
+ * layer's rmax (r, or r + 1 if it has upper blocks), a count fixed per
+ * layer, so the loop's exit is predicted; a lower block's extra column
+ * reads the next block's first word (which exists: the last block is
+ * upper) and is masked off. One implementation for both band widths;
+ * callers pass a constant. Blocks read exist: s <= m - W puts block
+ * s/64 + W/64 (needed only when s % 64 != 0) inside the layer. */
+typedef struct rb_probe {
+    const uint64_t *w0, *w1, *w2; /* column j of the window: word j of each */
+    uint64_t c0, c1, c2;          /* the coefficients over those words      */
+    uint32_t rmax, cols, fp;
+} rb_probe;
+
+static inline __attribute__((always_inline)) rb_probe
+rb_probe_at(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
+            unsigned band) {
+    rb_probe p;
     uint64_t b = s / 64;
     unsigned sh = (unsigned)(s % 64);
-    uint32_t cols = rb_cols(l, r, b);
-    const uint64_t *w0 = l->sol + rb_offset(l, r, b);
-    const uint64_t *w1 = sh != 0 || band == 128 ? w0 + cols : w0;
-    const uint64_t *w2 =
-        sh != 0 && band == 128 ? w1 + rb_cols(l, r, b + 1) : w1;
+    p.cols = rb_cols(l, r, b);
+    p.w0 = l->sol + rb_offset(l, r, b);
+    p.w1 = sh != 0 || band == 128 ? p.w0 + p.cols : p.w0;
+    p.w2 = sh != 0 && band == 128 ? p.w1 + rb_cols(l, r, b + 1) : p.w1;
     uint64_t lo = rb_coef_lo(x);
-    uint64_t c0 = lo << sh, c1 = rb_spill(lo, sh), c2 = 0;
+    p.c0 = lo << sh;
+    p.c1 = rb_spill(lo, sh);
+    p.c2 = 0;
     if (band == 128) {
         uint64_t hi = rb_coef_hi(x);
-        c1 |= hi << sh;
-        c2 = rb_spill(hi, sh);
+        p.c1 |= hi << sh;
+        p.c2 = rb_spill(hi, sh);
     }
-    uint32_t acc = 0, rmax = r + (l->upper != 0);
-    for (uint32_t j = 0; j < rmax; j++) {
-        uint64_t v = (w0[j] & c0) ^ (w1[j] & c1);
+    p.rmax = r + (l->upper != 0);
+    p.fp = rb_fp(x);
+    return p;
+}
+
+static inline bool rb_verdict(const rb_probe *p, uint32_t acc) {
+    return ((acc ^ p->fp) & rb_mask(p->cols)) == 0;
+}
+
+/* The column parities one at a time: the reference. */
+static inline __attribute__((always_inline)) uint32_t
+rb_acc_scalar(const rb_probe *p, unsigned band) {
+    uint32_t acc = 0;
+    for (uint32_t j = 0; j < p->rmax; j++) {
+        uint64_t v = (p->w0[j] & p->c0) ^ (p->w1[j] & p->c1);
         if (band == 128)
-            v ^= w2[j] & c2;
+            v ^= p->w2[j] & p->c2;
         acc |= (uint32_t)__builtin_parityll(v) << j;
     }
-    *ncols = cols;
     return acc;
 }
 
-/* A filter's check: the key's columns equal its fingerprint's bits. */
 static inline __attribute__((always_inline)) bool
 rb_check_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
            unsigned band) {
-    uint32_t cols, acc = rb_product_w(l, r, x, s, band, &cols);
-    return ((acc ^ rb_fp(x)) & rb_mask(cols)) == 0;
+    rb_probe p = rb_probe_at(l, r, x, s, band);
+    return rb_verdict(&p, rb_acc_scalar(&p, band));
+}
+
+/* The key's column parities and the number of columns stored there
+ * (retrieval reads them as the value). */
+static inline __attribute__((always_inline)) uint32_t
+rb_product_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
+             unsigned band, uint32_t *ncols) {
+    rb_probe p = rb_probe_at(l, r, x, s, band);
+    *ncols = p.cols;
+    return rb_acc_scalar(&p, band);
 }
 
 static inline unsigned rb_code(const uint64_t *meta, uint64_t bucket) {
@@ -308,10 +340,148 @@ static void rb_batch_fast(const amq_ribbon *f, const uint64_t *h, size_t n,
 static bool rb_cpu_fast(void) { return false; }
 #endif
 
+/* ---- the one-key kernels (amq__obj.contains) ----------------------------- */
+
+/* Layer 0's start of h: the layer to check, or NULL when the key is
+ * bumped on (the rest of the walk is rb_query_w's). */
+static inline __attribute__((always_inline)) const rb_layer *
+rb_first(const amq_ribbon *f, uint64_t h, uint64_t *x, uint64_t *s) {
+    const rb_layer *l = &f->layer[0];
+    *x = rb_mix(h, l->seed);
+    *s = amq__reduce64(*x, l->starts);
+    return l->coded && rb_goes_on(f, l, *s) ? NULL : l;
+}
+
+static bool rb_k_none(const amq__obj *o, uint64_t h) {
+    (void)o;
+    (void)h;
+    return false;
+}
+static bool rb_k_ref(const amq__obj *o, uint64_t h) {
+    return rb_contains_ref((const amq_ribbon *)o, h);
+}
+static bool rb_k_fast(const amq__obj *o, uint64_t h) {
+    return rb_contains_fast((const amq_ribbon *)o, h);
+}
+
+#if defined(__x86_64__)
+#define RB_AVX2 __attribute__((target("avx2,popcnt,bmi2")))
+#define RB_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx2,popcnt,bmi2")))
+#define RB_VPOP                                                                \
+    __attribute__((target(                                                     \
+        "avx512f,avx512vl,avx512dq,avx512vpopcntdq,avx2,popcnt,bmi2")))
+#define RB_INL inline __attribute__((always_inline))
+
+/* Column parities four at a time: each lane xors its masked words, then
+ * folds the word onto bit 0. Masked loads read only the rmax columns. */
+RB_AVX2 static RB_INL uint32_t rb_acc_avx2(const rb_probe *p,
+                                           unsigned band) {
+    const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+    __m256i c0 = _mm256_set1_epi64x((long long)p->c0);
+    __m256i c1 = _mm256_set1_epi64x((long long)p->c1);
+    __m256i c2 = _mm256_set1_epi64x((long long)p->c2);
+    uint32_t acc = 0;
+    for (uint32_t j = 0; j < p->rmax; j += 4) {
+        __m256i m = _mm256_cmpgt_epi64(
+            _mm256_set1_epi64x((long long)(p->rmax - j)), lane);
+        const long long *a = (const long long *)p->w0 + j;
+        const long long *b = (const long long *)p->w1 + j;
+        __m256i v = _mm256_xor_si256(
+            _mm256_and_si256(_mm256_maskload_epi64(a, m), c0),
+            _mm256_and_si256(_mm256_maskload_epi64(b, m), c1));
+        if (band == 128) {
+            const long long *c = (const long long *)p->w2 + j;
+            v = _mm256_xor_si256(
+                v, _mm256_and_si256(_mm256_maskload_epi64(c, m), c2));
+        }
+        for (int sh = 32; sh >= 1; sh /= 2)
+            v = _mm256_xor_si256(v, _mm256_srli_epi64(v, sh));
+        v = _mm256_slli_epi64(v, 63);
+        acc |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(v)) << j;
+    }
+    return acc;
+}
+
+/* Eight columns a vector; vpop: one VPOPCNTQ per vector, else the fold. */
+#define RB_ACC512(NAME, ATTR, PARITY)                                          \
+    ATTR static RB_INL uint32_t NAME(const rb_probe *p, unsigned band) {       \
+        __m512i c0 = _mm512_set1_epi64((long long)p->c0);                     \
+        __m512i c1 = _mm512_set1_epi64((long long)p->c1);                     \
+        __m512i c2 = _mm512_set1_epi64((long long)p->c2);                     \
+        uint32_t acc = 0;                                                      \
+        for (uint32_t j = 0; j < p->rmax; j += 8) {                            \
+            uint32_t left = p->rmax - j;                                       \
+            __mmask8 m = (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1);      \
+            __m512i v = _mm512_xor_si512(                                      \
+                _mm512_and_si512(_mm512_maskz_loadu_epi64(m, p->w0 + j), c0), \
+                _mm512_and_si512(_mm512_maskz_loadu_epi64(m, p->w1 + j), c1)); \
+            if (band == 128)                                                   \
+                v = _mm512_xor_si512(                                          \
+                    v, _mm512_and_si512(                                       \
+                           _mm512_maskz_loadu_epi64(m, p->w2 + j), c2));       \
+            v = PARITY(v);                                                     \
+            acc |= (uint32_t)_mm512_test_epi64_mask(                           \
+                       v, _mm512_set1_epi64(1))                                \
+                   << j;                                                       \
+        }                                                                      \
+        return acc;                                                            \
+    }
+
+RB_AVX512 static RB_INL __m512i rb_fold512(__m512i v) {
+    for (int sh = 32; sh >= 1; sh /= 2)
+        v = _mm512_xor_si512(v, _mm512_srli_epi64(v, sh));
+    return v;
+}
+RB_VPOP static RB_INL __m512i rb_pop512(__m512i v) {
+    return _mm512_popcnt_epi64(v);
+}
+RB_ACC512(rb_acc_avx512, RB_AVX512, rb_fold512)
+RB_ACC512(rb_acc_vpop, RB_VPOP, rb_pop512)
+
+/* One kernel per (instruction set, band): layer 0 with the vector column
+ * loop; a key bumped on finishes on the scalar walk. */
+#define RB_KERNEL(NAME, ATTR, ACC, BAND)                                       \
+    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
+        const amq_ribbon *f = (const amq_ribbon *)o;                          \
+        uint64_t x, s;                                                         \
+        const rb_layer *l = rb_first(f, h, &x, &s);                            \
+        if (l == NULL)                                                         \
+            return rb_query_w(f, x, 1, BAND);                                  \
+        rb_probe p = rb_probe_at(l, f->r, x, s, BAND);                         \
+        return rb_verdict(&p, ACC(&p, BAND));                                  \
+    }
+
+RB_KERNEL(rb_k_avx2_64, RB_AVX2, rb_acc_avx2, 64)
+RB_KERNEL(rb_k_avx2_128, RB_AVX2, rb_acc_avx2, 128)
+RB_KERNEL(rb_k_avx512_64, RB_AVX512, rb_acc_avx512, 64)
+RB_KERNEL(rb_k_avx512_128, RB_AVX512, rb_acc_avx512, 128)
+RB_KERNEL(rb_k_vpop_64, RB_VPOP, rb_acc_vpop, 64)
+RB_KERNEL(rb_k_vpop_128, RB_VPOP, rb_acc_vpop, 128)
+#endif
+
+/* The kernel for f's band and the CPU: AMQ_OPT_SCALAR keeps the portable
+ * reference, else the widest vector code the CPU has. */
+static void rb_choose(amq_ribbon *f, bool scalar) {
+    bool w128 = f->band == 128;
+    f->o.contains = f->layers == 0 ? rb_k_none
+                    : scalar       ? rb_k_ref
+                                   : rb_k_fast;
+    if (f->layers == 0 || scalar)
+        return;
+#if defined(__x86_64__)
+    if (amq__cpu_has_vpopcntdq())
+        f->o.contains = w128 ? rb_k_vpop_128 : rb_k_vpop_64;
+    else if (amq__cpu_has_avx512())
+        f->o.contains = w128 ? rb_k_avx512_128 : rb_k_avx512_64;
+    else if (amq__cpu_has_avx2())
+        f->o.contains = w128 ? rb_k_avx2_128 : rb_k_avx2_64;
+#else
+    (void)w128;
+#endif
+}
+
 bool amq_ribbon_contains_hash(const amq_ribbon *f, uint64_t h) {
-    if (f->layers == 0)
-        return false;
-    return f->fast ? rb_contains_fast(f, h) : rb_contains_ref(f, h);
+    return f->o.contains(&f->o, h);
 }
 
 uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h) {
@@ -478,7 +648,9 @@ amq_status amq__rb_new(const amq_ribbon *hdr, const amq_options *opt,
     *f = *hdr;
     o.items = hdr->o.items;
     f->o = o;
-    f->fast = !(opt != NULL && (opt->flags & AMQ_OPT_SCALAR)) && rb_cpu_fast();
+    bool scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
+    f->fast = !scalar && rb_cpu_fast();
+    rb_choose(f, scalar);
     *out = f;
     return AMQ_OK;
 }

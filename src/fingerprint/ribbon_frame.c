@@ -46,13 +46,20 @@ static amq_status spec_bits(amq__spec *spec, double fpr, uint32_t *bits64,
     if (fpr == 0.0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "ribbon needs a target fpr or bits=B (1 to 32)");
-    double b = ceil(amq__rb_bits_for(fpr) * 64) / 64;
-    if (b > 32)
+    double b = amq_ribbon_bits_for(fpr);
+    if (b == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
                          "ribbon: fpr %g needs more than 32 bits per key",
                          fpr);
-    *bits64 = (uint32_t)(b < 1 ? 64 : b * 64);
+    *bits64 = (uint32_t)(b * 64);
     return AMQ_OK;
+}
+
+double amq_ribbon_bits_for(double fpr) {
+    if (!(fpr > 0.0 && fpr < 1.0))
+        return 0;
+    double b = ceil(amq__rb_bits_for(fpr) * 64) / 64;
+    return b > 32 ? 0 : b < 1 ? 1 : b;
 }
 
 static amq_status t_build(const amq__type *self, amq__spec *spec,

@@ -84,14 +84,22 @@ typedef struct xf_shape {
 
 #define XF_ANY_LEN 255u
 
+/* The slot mapping as the hot loops use it (xf_map_of): copied out of the
+ * shape, so that stores into tables cannot alias it. */
+typedef struct xf_map {
+    uint64_t seg_count, seg_len;
+    unsigned shift; /* 64 - lg when seg_len = 2^lg */
+} xf_map;
+
 struct amq_xor {
     amq__obj o;        /* o.items: distinct keys; o.table: the slots (none
-                          for an empty filter) */
+                          for an empty filter); o.contains: xf_choose */
     const uint8_t *fp;
     xf_shape s;
     xf_family fam;
     size_t slots;
     uint64_t seed;
+    xf_map map;
 };
 
 /* ---- hashing a key to its slots and fingerprint ------------------------- */
@@ -106,37 +114,48 @@ static inline uint32_t xf_fingerprint(uint64_t x, unsigned width) {
 
 #define XF_INLINE static inline __attribute__((always_inline))
 
-/* The slot mapping as the hot loops use it: copied out of the shape, so
- * that stores into tables cannot alias it, with `ways` and `pow2` (seg_len
- * is 2^lg) passed as constants by dispatchers, so each loop is compiled
- * once per combination. reduce(y, L) = floor(y L / 2^64) is a shift when
- * L = 2^lg (always so for fuse, except a grown one-segment table); the two
- * shifts keep each count below 64 for lg = 0. */
-typedef struct xf_map {
-    uint64_t seg_count, seg_len;
-    unsigned lg;
-} xf_map;
-
+/* The hot loops get `ways` and `pow2` (seg_len is 2^lg, lg >= 1) as
+ * constants from dispatchers, so each loop is compiled once per
+ * combination. reduce(y, L) = floor(y L / 2^64) is the shift
+ * y >> (64 - lg) when L = 2^lg (always so for fuse, except a grown
+ * one-segment table); a segment of one slot takes the general form, whose
+ * reduce gives 0 as well. */
 static inline xf_map xf_map_of(const xf_shape *s) {
-    xf_map m = {s->seg_count, s->seg_len, s->lg};
+    xf_map m = {s->seg_count, s->seg_len, 64 - (s->lg & 63)};
     return m;
+}
+
+/* The first slot of x's start segment. */
+XF_INLINE uint64_t xf_first(xf_map m, bool pow2, uint64_t x) {
+    uint64_t start = amq__reduce64(x, m.seg_count);
+    return pow2 ? start << (64 - m.shift) : start * m.seg_len;
+}
+
+/* Way i's slot: segment start + i, offset from x * way_mul[i]. One way at
+ * a time, so a query's ways stay scalar code (as a loop over an array the
+ * vectoriser takes them and emulates the 64-bit multiplies). */
+XF_INLINE uint32_t xf_way(xf_map m, bool pow2, uint64_t first, uint64_t x,
+                          unsigned i) {
+    uint64_t y = x * way_mul[i];
+    uint64_t off = pow2 ? y >> m.shift : amq__reduce64(y, m.seg_len);
+    return (uint32_t)(first + i * m.seg_len + off);
 }
 
 XF_INLINE void xf_map_slots(xf_map m, unsigned ways, bool pow2, uint64_t x,
                             uint32_t p[4]) {
-    uint64_t start = amq__reduce64(x, m.seg_count);
-    for (unsigned i = 0; i < ways; i++) {
-        uint64_t y = x * way_mul[i];
-        uint64_t off = pow2 ? (y >> 32) >> (32 - m.lg)
-                            : amq__reduce64(y, m.seg_len);
-        p[i] = (uint32_t)((start + i) * m.seg_len + off);
-    }
+    uint64_t first = xf_first(m, pow2, x);
+    for (unsigned i = 0; i < ways; i++)
+        p[i] = xf_way(m, pow2, first, x, i);
+}
+
+static inline void xf_slots(const xf_shape *s, uint64_t x, uint32_t p[4]) {
+    xf_map_slots(xf_map_of(s), s->ways, s->lg != XF_ANY_LEN, x, p);
 }
 
 /* Fills s->lg from s->seg_len; call after every change of seg_len. */
 static void xf_set_lg(xf_shape *s) {
     s->lg = XF_ANY_LEN;
-    for (uint32_t k = 0; k < 32; k++)
+    for (uint32_t k = 1; k < 32; k++)
         if (s->seg_len == 1u << k)
             s->lg = k;
 }
@@ -159,34 +178,109 @@ static inline void xf_put(uint8_t *t, unsigned width, size_t i, uint32_t v) {
     }
 }
 
-XF_INLINE bool xf_check_k(const amq_xor *f, uint64_t h, unsigned width,
-                          unsigned ways, bool pow2) {
+/* ---- one key: the reference and the kernels ------------------------------ */
+
+/* The reference: the documented mapping, read off the shape. */
+static bool xf_contains_ref(const amq__obj *o, uint64_t h) {
+    const amq_xor *f = (const amq_xor *)o;
     uint32_t p[4];
     uint64_t x = xf_mix(h, f->seed);
-    xf_map_slots(xf_map_of(&f->s), ways, pow2, x, p);
-    uint32_t v = xf_fingerprint(x, width);
-    for (unsigned i = 0; i < ways; i++)
-        v ^= xf_get(f->fp, width, p[i]);
+    xf_slots(&f->s, x, p);
+    uint32_t v = xf_fingerprint(x, f->s.width);
+    for (unsigned i = 0; i < f->s.ways; i++)
+        v ^= xf_get(f->fp, f->s.width, p[i]);
     return v == 0;
 }
 
-XF_INLINE bool xf_check_w(const amq_xor *f, uint64_t h, unsigned width) {
-    bool pow2 = f->s.lg != XF_ANY_LEN;
-    if (f->s.ways == 3)
-        return pow2 ? xf_check_k(f, h, width, 3, true)
-                    : xf_check_k(f, h, width, 3, false);
-    return pow2 ? xf_check_k(f, h, width, 4, true)
-                : xf_check_k(f, h, width, 4, false);
+static bool xf_contains_none(const amq__obj *o, uint64_t h) {
+    (void)o;
+    (void)h;
+    return false;
+}
+
+/* A kernel: width, ways and form are constants. `one`: a single segment
+ * (every xor filter, a small fuse filter), whose start is always 0; else
+ * segments of 2^lg slots. Straight-line code: the mix, the slots, the
+ * loads and one compare, nothing else to wait for. */
+XF_INLINE bool xf_probe(const amq__obj *o, uint64_t h, unsigned width,
+                        unsigned ways, bool one) {
+    const amq_xor *f = (const amq_xor *)o;
+    const xf_map m = f->map;
+    const uint8_t *t = f->fp;
+    uint64_t x = xf_mix(h, f->seed);
+    uint64_t first = one ? 0 : xf_first(m, true, x);
+    uint32_t v = xf_fingerprint(x, width);
+    v ^= xf_get(t, width, xf_way(m, !one, first, x, 0));
+    v ^= xf_get(t, width, xf_way(m, !one, first, x, 1));
+    v ^= xf_get(t, width, xf_way(m, !one, first, x, 2));
+    if (ways == 4)
+        v ^= xf_get(t, width, xf_way(m, !one, first, x, 3));
+    return v == 0;
+}
+
+static bool xf_one8_3(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 8, 3, true);
+}
+static bool xf_one8_4(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 8, 4, true);
+}
+static bool xf_one16_3(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 16, 3, true);
+}
+static bool xf_one16_4(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 16, 4, true);
+}
+static bool xf_one32_3(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 32, 3, true);
+}
+static bool xf_one32_4(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 32, 4, true);
+}
+static bool xf_seg8_3(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 8, 3, false);
+}
+static bool xf_seg8_4(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 8, 4, false);
+}
+static bool xf_seg16_3(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 16, 3, false);
+}
+static bool xf_seg16_4(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 16, 4, false);
+}
+static bool xf_seg32_3(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 32, 3, false);
+}
+static bool xf_seg32_4(const amq__obj *o, uint64_t h) {
+    return xf_probe(o, h, 32, 4, false);
+}
+
+/* [segmented][width 8, 16, 32][ways 3, 4] */
+static const amq__contains_fn xf_kernels[2][3][2] = {
+    {{xf_one8_3, xf_one8_4}, {xf_one16_3, xf_one16_4},
+     {xf_one32_3, xf_one32_4}},
+    {{xf_seg8_3, xf_seg8_4}, {xf_seg16_3, xf_seg16_4},
+     {xf_seg32_3, xf_seg32_4}}};
+
+/* The query for f's shape: a kernel where one fits, else the reference
+ * (also under AMQ_OPT_SCALAR, so tests can hold one against the other). */
+static void xf_choose(amq_xor *f, bool scalar) {
+    unsigned w = f->s.width == 8 ? 0 : f->s.width == 16 ? 1 : 2;
+    f->map = xf_map_of(&f->s);
+    if (f->slots == 0)
+        f->o.contains = xf_contains_none;
+    else if (scalar)
+        f->o.contains = xf_contains_ref;
+    else if (f->s.seg_count == 1)
+        f->o.contains = xf_kernels[0][w][f->s.ways == 4];
+    else if (f->s.lg != XF_ANY_LEN)
+        f->o.contains = xf_kernels[1][w][f->s.ways == 4];
+    else
+        f->o.contains = xf_contains_ref;
 }
 
 bool amq_xor_contains_hash(const amq_xor *f, uint64_t h) {
-    if (f->slots == 0)
-        return false;
-    switch (f->s.width) {
-    case 8: return xf_check_w(f, h, 8);
-    case 16: return xf_check_w(f, h, 16);
-    default: return xf_check_w(f, h, 32);
-    }
+    return f->o.contains(&f->o, h);
 }
 
 /* Batch: compute and prefetch every slot of a group of keys, then read
@@ -595,6 +689,7 @@ static amq_status xf_alloc(const xf_shape *s, const amq_options *opt,
         }
     }
     f->fp = borrow != NULL ? borrow : wr;
+    xf_choose(f, opt != NULL && (opt->flags & AMQ_OPT_SCALAR));
     *out = f;
     return AMQ_OK;
 }

@@ -1,0 +1,400 @@
+/*
+ * typed.c — the typed fast paths of the fingerprint filters as bench
+ * subjects: cuckoo and vacuum (amq_cuckoo_*), qf and cqf (amq_qf_*), xor
+ * and binary fuse (amq_xor_*), Ribbon (amq_ribbon_*), and the fast dynamic
+ * filters vqf, prefix and morton (amq_vqf_*, amq_prefix_*, amq_morton_*).
+ * Each is sized from the same (n, ε) as its generic row, so the two rows
+ * differ only in the call path.
+ *
+ * Dynamic types insert one key at a time here (a loop of *_add_hash):
+ * their insert column is the single-insert figure, beside the generic
+ * row's batch insert (amq_filter_add_batch). Static types build in
+ * "insert", as their generic rows do.
+ *
+ * A row name may carry parameters the typed API can express:
+ * cuckoo:fp=F, fuse8:ways=4, ribbon:bump=0, ribbon:w=128.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/amq.h"
+#include "bench.h"
+
+static int fail(const char *what, amq_status st, char *err, size_t cap) {
+    snprintf(err, cap, "%s: %s", what, amq_strerror(st));
+    return -1;
+}
+
+/* The value of "key=" in a spec's parameters, or dflt. */
+static unsigned spec_param(const char *spec, const char *key, unsigned dflt) {
+    const char *p = strchr(spec, ':');
+    size_t len = strlen(key);
+    while (p != NULL) {
+        p++;
+        if (strncmp(p, key, len) == 0 && p[len] == '=')
+            return (unsigned)strtoul(p + len + 1, NULL, 10);
+        p = strchr(p, ',');
+    }
+    return dflt;
+}
+
+/* ---- dynamic types: one table of adapters ------------------------------- */
+
+/* The typed APIs of the dynamic fingerprint filters have one shape; each
+ * family is a row of adapters. A loop calls its family's function through
+ * a pointer fetched before the loop: the same call a program makes. */
+typedef struct dyn_api {
+    const char *name; /* the spec name, or a prefix of it */
+    amq_status (*create)(const char *spec, uint64_t n, double fpr,
+                         void **out);
+    void (*destroy)(void *f);
+    amq_status (*add)(void *f, uint64_t h);
+    bool (*contains)(const void *f, uint64_t h);
+    void (*batch)(const void *f, const uint64_t *h, size_t n, uint8_t *out);
+    size_t (*size)(const void *f);
+    double (*bound)(const void *f);
+} dyn_api;
+
+/* cuckoo[:fp=F] (the table its capacity gives, at F bits), vacuum */
+static amq_status ck_new(const char *spec, uint64_t n, double fpr,
+                         void **out) {
+    amq_cuckoo *c = NULL;
+    bool vacuum = strncmp(spec, "vacuum", 6) == 0;
+    amq_status st = vacuum ? amq_vacuum_new(n, fpr, bench_options(), &c)
+                           : amq_cuckoo_new(n, fpr, bench_options(), &c);
+    unsigned fp = spec_param(spec, "fp", 0);
+    if (st == AMQ_OK && !vacuum && fp != 0 && fp != amq_cuckoo_fp_bits(c)) {
+        uint64_t buckets = amq_cuckoo_buckets(c);
+        amq_cuckoo_free(c);
+        c = NULL;
+        st = amq_cuckoo_new_explicit(buckets, fp, AMQ_CUCKOO_DEFAULT_KICKS,
+                                     bench_options(), &c);
+    }
+    *out = c;
+    return st;
+}
+static void ck_free(void *f) { amq_cuckoo_free(f); }
+static amq_status ck_add(void *f, uint64_t h) {
+    return amq_cuckoo_add_hash(f, h);
+}
+static bool ck_has(const void *f, uint64_t h) {
+    return amq_cuckoo_contains_hash(f, h);
+}
+static void ck_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_cuckoo_contains_batch(f, h, n, out);
+}
+static size_t ck_size(const void *f) { return amq_cuckoo_size_bytes(f); }
+static double ck_bound(const void *f) { return amq_cuckoo_fpr_bound(f); }
+
+static amq_status qf_new(const char *spec, uint64_t n, double fpr,
+                         void **out) {
+    return strncmp(spec, "cqf", 3) == 0
+               ? amq_cqf_new(n, fpr, bench_options(), (amq_qf **)out)
+               : amq_qf_new(n, fpr, bench_options(), (amq_qf **)out);
+}
+static void qf_free(void *f) { amq_qf_free(f); }
+static amq_status qf_add(void *f, uint64_t h) { return amq_qf_insert(f, h); }
+static bool qf_has(const void *f, uint64_t h) { return amq_qf_contains(f, h); }
+static void qf_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_qf_contains_batch(f, h, n, out);
+}
+static size_t qf_size(const void *f) { return amq_qf_size_bytes(f); }
+static double qf_bound(const void *f) { return amq_qf_fpr_bound(f); }
+
+static amq_status vqf_new(const char *spec, uint64_t n, double fpr,
+                          void **out) {
+    (void)spec;
+    return amq_vqf_new(n, fpr, bench_options(), (amq_vqf **)out);
+}
+static void vqf_free(void *f) { amq_vqf_free(f); }
+static amq_status vqf_add(void *f, uint64_t h) {
+    return amq_vqf_add_hash(f, h);
+}
+static bool vqf_has(const void *f, uint64_t h) {
+    return amq_vqf_contains_hash(f, h);
+}
+static void vqf_batch(const void *f, const uint64_t *h, size_t n,
+                      uint8_t *out) {
+    amq_vqf_contains_batch(f, h, n, out);
+}
+static size_t vqf_size(const void *f) { return amq_vqf_size_bytes(f); }
+static double vqf_bound(const void *f) { return amq_vqf_fpr_bound(f); }
+
+static amq_status pf_new(const char *spec, uint64_t n, double fpr,
+                         void **out) {
+    (void)spec;
+    return amq_prefix_new(n, fpr, bench_options(), (amq_prefix **)out);
+}
+static void pf_free(void *f) { amq_prefix_free(f); }
+static amq_status pf_add(void *f, uint64_t h) {
+    return amq_prefix_add_hash(f, h);
+}
+static bool pf_has(const void *f, uint64_t h) {
+    return amq_prefix_contains_hash(f, h);
+}
+static void pf_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_prefix_contains_batch(f, h, n, out);
+}
+static size_t pf_size(const void *f) { return amq_prefix_size_bytes(f); }
+static double pf_bound(const void *f) { return amq_prefix_fpr_bound(f); }
+
+static amq_status mf_new(const char *spec, uint64_t n, double fpr,
+                         void **out) {
+    (void)spec;
+    return amq_morton_new(n, fpr, bench_options(), (amq_morton **)out);
+}
+static void mf_free(void *f) { amq_morton_free(f); }
+static amq_status mf_add(void *f, uint64_t h) {
+    return amq_morton_add_hash(f, h);
+}
+static bool mf_has(const void *f, uint64_t h) {
+    return amq_morton_contains_hash(f, h);
+}
+static void mf_batch(const void *f, const uint64_t *h, size_t n,
+                     uint8_t *out) {
+    amq_morton_contains_batch(f, h, n, out);
+}
+static size_t mf_size(const void *f) { return amq_morton_size_bytes(f); }
+static double mf_bound(const void *f) { return amq_morton_fpr_bound(f); }
+
+static const dyn_api dyn_apis[] = {
+    {"cuckoo", ck_new, ck_free, ck_add, ck_has, ck_batch, ck_size, ck_bound},
+    {"vacuum", ck_new, ck_free, ck_add, ck_has, ck_batch, ck_size, ck_bound},
+    {"qf", qf_new, qf_free, qf_add, qf_has, qf_batch, qf_size, qf_bound},
+    {"cqf", qf_new, qf_free, qf_add, qf_has, qf_batch, qf_size, qf_bound},
+    {"vqf", vqf_new, vqf_free, vqf_add, vqf_has, vqf_batch, vqf_size,
+     vqf_bound},
+    {"prefix", pf_new, pf_free, pf_add, pf_has, pf_batch, pf_size, pf_bound},
+    {"morton", mf_new, mf_free, mf_add, mf_has, mf_batch, mf_size, mf_bound},
+};
+
+static bool named(const char *spec, const char *base) {
+    size_t len = strlen(base);
+    return strncmp(spec, base, len) == 0 &&
+           (spec[len] == '\0' || spec[len] == ':');
+}
+
+static const dyn_api *dyn_find(const char *spec) {
+    for (size_t i = 0; i < sizeof dyn_apis / sizeof *dyn_apis; i++)
+        if (named(spec, dyn_apis[i].name))
+            return &dyn_apis[i];
+    return NULL;
+}
+
+typedef struct dyn_obj {
+    const dyn_api *api;
+    char spec[64];
+    void *f;
+} dyn_obj;
+
+static int dyn_create(const char *name, uint64_t n, double fpr, void **obj,
+                      char *err, size_t cap) {
+    const dyn_api *api = dyn_find(name);
+    dyn_obj *d = calloc(1, sizeof *d);
+    if (api == NULL || d == NULL) {
+        free(d);
+        snprintf(err, cap, "%s: no typed API", name);
+        return -1;
+    }
+    amq_status st = api->create(name, n, fpr, &d->f);
+    if (st != AMQ_OK) {
+        free(d);
+        return fail(name, st, err, cap);
+    }
+    d->api = api;
+    snprintf(d->spec, sizeof d->spec, "%s", name);
+    *obj = d;
+    return 0;
+}
+
+static void dyn_destroy(void *obj) {
+    dyn_obj *d = obj;
+    if (d != NULL)
+        d->api->destroy(d->f);
+    free(d);
+}
+
+static int dyn_insert(void *obj, const uint64_t *k, size_t n) {
+    dyn_obj *d = obj;
+    amq_status (*add)(void *, uint64_t) = d->api->add;
+    for (size_t i = 0; i < n; i++)
+        if (add(d->f, k[i]) != AMQ_OK)
+            return 1;
+    return 0;
+}
+
+static uint64_t dyn_query(void *obj, const uint64_t *k, size_t n) {
+    const dyn_obj *d = obj;
+    bool (*has)(const void *, uint64_t) = d->api->contains;
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += has(d->f, k[i]);
+    return hits;
+}
+
+static void dyn_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    const dyn_obj *d = obj;
+    d->api->batch(d->f, k, n, out);
+}
+
+static size_t dyn_size(void *obj) {
+    const dyn_obj *d = obj;
+    return d->api->size(d->f);
+}
+
+static double dyn_bound(void *obj, uint64_t n) {
+    const dyn_obj *d = obj;
+    (void)n;
+    return d->api->bound(d->f);
+}
+
+static void dyn_describe(void *obj, char *buf, size_t cap) {
+    const dyn_obj *d = obj;
+    snprintf(buf, cap, "%s (typed)", d->spec);
+}
+
+static const bench_ops dynamic_ops = {
+    .path = "typed",
+    .create = dyn_create,
+    .destroy = dyn_destroy,
+    .insert = dyn_insert,
+    .query_scalar = dyn_query,
+    .query_batch = dyn_batch,
+    .size_bytes = dyn_size,
+    .fpr_bound = dyn_bound,
+    .describe = dyn_describe,
+};
+
+/* ---- static filters: the build is the insert ------------------------------ */
+
+typedef struct st_typed {
+    char name[64];
+    double fpr;
+    amq_xor *x;    /* xor and fuse */
+    amq_ribbon *r; /* ribbon       */
+} st_typed;
+
+static int stt_create(const char *name, uint64_t n, double fpr, void **obj,
+                      char *err, size_t cap) {
+    (void)n;
+    st_typed *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(err, cap, "out of memory");
+        return -1;
+    }
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->fpr = fpr;
+    *obj = s;
+    return 0;
+}
+
+static void stt_release(st_typed *s) {
+    amq_xor_free(s->x);
+    amq_ribbon_free(s->r);
+    s->x = NULL;
+    s->r = NULL;
+}
+
+static void stt_destroy(void *obj) {
+    if (obj != NULL)
+        stt_release(obj);
+    free(obj);
+}
+
+/* xorW, fuseW[:ways=K], ribbon[:bump=0][,w=128]: the generic build's
+ * shape (ribbon's solution bits from amq_ribbon_bits_for, as the generic
+ * build takes them). */
+static int stt_insert(void *obj, const uint64_t *k, size_t n) {
+    st_typed *s = obj;
+    unsigned width = 0;
+    stt_release(s);
+    if (strncmp(s->name, "ribbon", 6) == 0) {
+        double bits = amq_ribbon_bits_for(s->fpr);
+        unsigned band = spec_param(s->name, "w", 64);
+        if (spec_param(s->name, "bump", 1) == 0)
+            return amq_ribbon_build_standard(k, n, bits, band,
+                                             bench_options(), &s->r) != AMQ_OK;
+        return amq_ribbon_build(k, n, bits, band, bench_options(), &s->r) !=
+               AMQ_OK;
+    }
+    if (sscanf(s->name, "xor%u", &width) == 1)
+        return amq_xor_build(k, n, width, bench_options(), &s->x) != AMQ_OK;
+    if (sscanf(s->name, "fuse%u", &width) == 1)
+        return amq_fuse_build(k, n, width, spec_param(s->name, "ways", 3),
+                              bench_options(), &s->x) != AMQ_OK;
+    return 1;
+}
+
+static uint64_t stt_query(void *obj, const uint64_t *k, size_t n) {
+    const st_typed *s = obj;
+    uint64_t hits = 0;
+    if (s->x != NULL)
+        for (size_t i = 0; i < n; i++)
+            hits += amq_xor_contains_hash(s->x, k[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            hits += amq_ribbon_contains_hash(s->r, k[i]);
+    return hits;
+}
+
+static void stt_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    const st_typed *s = obj;
+    if (s->x != NULL)
+        amq_xor_contains_batch(s->x, k, n, out);
+    else
+        amq_ribbon_contains_batch(s->r, k, n, out);
+}
+
+static size_t stt_size(void *obj) {
+    const st_typed *s = obj;
+    return s->x != NULL ? amq_xor_size_bytes(s->x)
+                        : amq_ribbon_size_bytes(s->r);
+}
+
+static double stt_bound(void *obj, uint64_t n) {
+    const st_typed *s = obj;
+    (void)n;
+    return s->x != NULL ? amq_xor_fpr_bound(s->x)
+                        : amq_ribbon_fpr_bound(s->r);
+}
+
+static void stt_describe(void *obj, char *buf, size_t cap) {
+    const st_typed *s = obj;
+    if (s->x != NULL)
+        snprintf(buf, cap, "width=%u,ways=%u", amq_xor_width(s->x),
+                 amq_xor_ways(s->x));
+    else
+        snprintf(buf, cap, "bits=%.4g,w=%u,layers=%u",
+                 amq_ribbon_bits(s->r), amq_ribbon_band(s->r),
+                 amq_ribbon_layers(s->r));
+}
+
+static const bench_ops static_typed_ops = {
+    .path = "typed",
+    .create = stt_create,
+    .destroy = stt_destroy,
+    .insert = stt_insert,
+    .query_scalar = stt_query,
+    .query_batch = stt_batch,
+    .size_bytes = stt_size,
+    .fpr_bound = stt_bound,
+    .describe = stt_describe,
+};
+
+/* ---- lookup -------------------------------------------------------------- */
+
+const bench_ops *bench_typed_fp_ops(const char *spec) {
+    static const char *const statics[] = {"xor8",   "xor16",  "xor32",
+                                          "fuse8",  "fuse16", "fuse32",
+                                          "ribbon"};
+    if (dyn_find(spec) != NULL)
+        return &dynamic_ops;
+    for (size_t i = 0; i < sizeof statics / sizeof *statics; i++)
+        if (named(spec, statics[i]))
+            return &static_typed_ops;
+    return NULL;
+}

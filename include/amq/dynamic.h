@@ -1,0 +1,210 @@
+/*
+ * amq/dynamic.h — the fast dynamic filters: one or two cache lines per
+ * insert and per query, built for one-key-at-a-time use.
+ *
+ * These typed APIs take 64-bit hashes (hash byte keys with amq_hash64). All
+ * three are also reachable through amq/filter.h as "vqf", "prefix" and
+ * "morton". docs/structures.md derives each bound; docs/format.md has the
+ * frames.
+ *
+ *   vqf     Pandey, Conway, Durie, Bender, Farach-Colton, Johnson, "Vector
+ *           Quotient Filters: Overcoming the Time/Space Trade-Off in Filter
+ *           Design" (SIGMOD 2021). 64-byte blocks, each a small quotient
+ *           filter (48 8-bit or 28 16-bit remainders in 80 or 36 lists);
+ *           two candidate blocks per key, the less full takes it. Inserts,
+ *           queries and removes touch the two lines; no relocation.
+ *   prefix  Even, Even, Morrison, "Prefix Filter: Practically and
+ *           Theoretically Better Than Bloom" (PVLDB 15, 2022). One bin per
+ *           key (a pocket dictionary of 25 8-bit or 28 16-bit remainders in
+ *           one half or whole cache line) keeping the smallest
+ *           fingerprints it was given; the rest go to a small spare (a
+ *           split-block Bloom filter here). A query reads one bin, and the
+ *           spare only when its fingerprint exceeds a full bin's largest.
+ *           Inserts only (no removes) and an insert never fails: past the
+ *           capacity the spare's rate, and the bound, rise.
+ *   morton  Breslow, Jayasena, "Morton Filters: Faster, Space-Efficient
+ *           Cuckoo Filters via Biasing, Compression, and Decoupled Logical
+ *           Sparsity" (PVLDB 11, 2018). A compressed cuckoo filter: 64-byte
+ *           blocks of 64 logical buckets (2-bit fullness counters) sharing
+ *           46 8-bit fingerprint slots (or 32 buckets and 26 16-bit
+ *           slots), an overflow-tracking bit array per block so that most
+ *           negative queries read one line, inserts biased to the first
+ *           bucket; cuckoo evictions when both are full; removes.
+ *
+ * Guarantees. No false negatives for every key added (and, where removes
+ * exist, not removed). amq_*_fpr_bound() is an upper bound on the
+ * probability that a key never added is reported, at the current load.
+ * Sized from (capacity, fpr), each builds the smaller of its two
+ * remainder widths whose bound at `capacity` keys meets fpr, and holds
+ * capacity keys at or below its design load.
+ *
+ * Thread-safety: queries are safe from any number of threads while no
+ * thread modifies the filter; updates need exclusive access.
+ *
+ * Failure modes. vqf and morton adds can fail with AMQ_ERR_FULL (vqf: both
+ * blocks full; morton: no room after max_kicks evictions); the filter is
+ * then exactly as before. Removing a key never added may remove another
+ * key's fingerprint (a false-positive delete) and so create a false
+ * negative: remove only keys you added. Constructors return
+ * AMQ_ERR_INVALID (bad arguments), AMQ_ERR_OVERFLOW (too large) or
+ * AMQ_ERR_NOMEM.
+ */
+#ifndef AMQ_DYNAMIC_H
+#define AMQ_DYNAMIC_H
+
+#include "amq/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- vector quotient filter ------------------------------------------- */
+
+typedef struct amq_vqf amq_vqf;
+
+/* Design loads: capacity keys fill at most this share of the slots. The
+ * first insert to fail comes at 93.9-94.6% (r = 8) and 89.4-89.8%
+ * (r = 16) with 2 10^6 blocks, later for fewer blocks (measured;
+ * test_dynamic checks the margin). */
+#define AMQ_VQF_LOAD8 0.92
+#define AMQ_VQF_LOAD16 0.86
+
+/* The smaller of the two layouts (8- or 16-bit remainders) whose bound
+ * 1 - (1 - 2 pb pqr)^capacity (about 2 capacity / (B Q 2^r)) meets fpr:
+ * 11.6 bits per key and ~0.43% at r = 8. O(blocks). */
+AMQ_API amq_status amq_vqf_new(uint64_t capacity, double fpr,
+                               const amq_options *opt, amq_vqf **out);
+/* blocks in [1, 2^32 - 1] 64-byte blocks, rbits 8 or 16. */
+AMQ_API amq_status amq_vqf_new_explicit(uint64_t blocks, unsigned rbits,
+                                        const amq_options *opt,
+                                        amq_vqf **out);
+AMQ_API void amq_vqf_free(amq_vqf *f);
+
+/* AMQ_ERR_FULL when both of the key's blocks are full (nothing changes).
+ * O(1): one or two cache lines. */
+AMQ_API amq_status amq_vqf_add_hash(amq_vqf *f, uint64_t hash);
+/* add_hash of hashes[0..n) in order, stopping at the first failure (its
+ * status returned, *done = keys added; done may be NULL); prefetches a
+ * few keys ahead. The same result as the loop. */
+AMQ_API amq_status amq_vqf_add_batch(amq_vqf *f, const uint64_t *hashes,
+                                     size_t n, size_t *done);
+AMQ_API bool amq_vqf_contains_hash(const amq_vqf *f, uint64_t hash);
+/* out[i] = contains(hashes[i]); prefetches both blocks 16 keys ahead. */
+AMQ_API void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *hashes,
+                                    size_t n, uint8_t *out);
+/* One copy; AMQ_ERR_NOT_FOUND if neither block holds the key's remainder. */
+AMQ_API amq_status amq_vqf_remove_hash(amq_vqf *f, uint64_t hash);
+
+AMQ_API uint64_t amq_vqf_items(const amq_vqf *f);
+AMQ_API uint64_t amq_vqf_blocks(const amq_vqf *f);
+AMQ_API unsigned amq_vqf_rbits(const amq_vqf *f);
+AMQ_API size_t amq_vqf_size_bytes(const amq_vqf *f);
+/* items / slots. */
+AMQ_API double amq_vqf_load(const amq_vqf *f);
+AMQ_API double amq_vqf_fpr_bound(const amq_vqf *f);
+
+/* ---- prefix filter ------------------------------------------------------ */
+
+typedef struct amq_prefix amq_prefix;
+
+/* The smaller of the two layouts (8- or 16-bit remainders) meeting fpr at
+ * capacity keys: bins for load 1 (capacity / K bins) or more if 90% of
+ * fpr needs them, a spare sized for the expected forwards with the other
+ * 10%: about 10.9 bits per key and 0.5% at r = 8. O(bins). */
+AMQ_API amq_status amq_prefix_new(uint64_t capacity, double fpr,
+                                  const amq_options *opt, amq_prefix **out);
+/* bins in [1, 2^32 - 1] (32-byte bins for rbits 8, 64-byte for 16),
+ * spare_blocks in [1, 2^32 - 1] (32-byte split-block blocks). */
+AMQ_API amq_status amq_prefix_new_explicit(uint64_t bins, unsigned rbits,
+                                           uint64_t spare_blocks,
+                                           const amq_options *opt,
+                                           amq_prefix **out);
+AMQ_API void amq_prefix_free(amq_prefix *f);
+
+/* Never fails (AMQ_OK): a full bin forwards to the spare. O(1): one bin,
+ * sometimes one spare block. */
+AMQ_API amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t hash);
+/* add_hash of each hash in order, bins prefetched ahead; *done = n. */
+AMQ_API amq_status amq_prefix_add_batch(amq_prefix *f, const uint64_t *hashes,
+                                        size_t n, size_t *done);
+AMQ_API bool amq_prefix_contains_hash(const amq_prefix *f, uint64_t hash);
+/* out[i] = contains(hashes[i]); prefetches bins 16 keys ahead. */
+AMQ_API void amq_prefix_contains_batch(const amq_prefix *f,
+                                       const uint64_t *hashes, size_t n,
+                                       uint8_t *out);
+
+AMQ_API uint64_t amq_prefix_items(const amq_prefix *f);
+AMQ_API uint64_t amq_prefix_bins(const amq_prefix *f);
+AMQ_API unsigned amq_prefix_rbits(const amq_prefix *f);
+/* Fingerprints the bins forwarded to the spare. */
+AMQ_API uint64_t amq_prefix_spare_items(const amq_prefix *f);
+/* Bins and spare. */
+AMQ_API size_t amq_prefix_size_bytes(const amq_prefix *f);
+/* 1 - (1 - pb pf)^items + min(1, pb pf above) * spare rate, "above" the
+ * fingerprint values a routed query could take (docs/structures.md). */
+AMQ_API double amq_prefix_fpr_bound(const amq_prefix *f);
+
+/* ---- Morton filter ----------------------------------------------------- */
+
+typedef struct amq_morton amq_morton;
+
+/* Design load: capacity keys fill at most this share of the slots (plus
+ * the cuckoo filter's margin for small tables, 1.5 sqrt(n) + 8 slots). */
+#define AMQ_MORTON_LOAD 0.95
+#define AMQ_MORTON_DEFAULT_KICKS 256
+#define AMQ_MORTON_MAX_KICKS 4096
+/* The second bucket's share of the rate at the design load: absent keys
+ * are reported at about (1 + B2) items / (M 2^r), measured at 10^5 and
+ * 10^6 keys (docs/structures.md): the curve's model. 8- and 16-bit
+ * layouts. (The OTA bits set are fewer, 14.5% and 7.8%, but a key whose
+ * bit is set is likelier to find its own fingerprint's twin in b2.) */
+#define AMQ_MORTON_B2_8 0.20
+#define AMQ_MORTON_B2_16 0.17
+
+/* The smaller of the two layouts (8- or 16-bit fingerprints) whose bound
+ * 1 - (1 - 2^-r p2)^capacity meets fpr: about 11.7 bits per key at
+ * r = 8 (bound 0.54%, measured 0.32%). O(blocks). */
+AMQ_API amq_status amq_morton_new(uint64_t capacity, double fpr,
+                                  const amq_options *opt, amq_morton **out);
+/* blocks >= 1 64-byte blocks (at most 2^31 buckets in all), fp_bits 8 or
+ * 16, max_kicks <= AMQ_MORTON_MAX_KICKS. */
+AMQ_API amq_status amq_morton_new_explicit(uint64_t blocks, unsigned fp_bits,
+                                           unsigned max_kicks,
+                                           const amq_options *opt,
+                                           amq_morton **out);
+AMQ_API void amq_morton_free(amq_morton *f);
+
+/* AMQ_ERR_FULL (no room within max_kicks evictions) or AMQ_ERR_NOMEM (the
+ * first eviction walk allocates its undo log, (2 max_kicks + 2) x 72
+ * bytes); the filter is then unchanged. Amortised O(1); one line when the
+ * first bucket has room. */
+AMQ_API amq_status amq_morton_add_hash(amq_morton *f, uint64_t hash);
+/* add_hash in order, stopping at the first failure (*done = keys added;
+ * done may be NULL); prefetches first blocks a few keys ahead. */
+AMQ_API amq_status amq_morton_add_batch(amq_morton *f, const uint64_t *hashes,
+                                        size_t n, size_t *done);
+AMQ_API bool amq_morton_contains_hash(const amq_morton *f, uint64_t hash);
+/* out[i] = contains(hashes[i]); prefetches first blocks 16 keys ahead. */
+AMQ_API void amq_morton_contains_batch(const amq_morton *f,
+                                       const uint64_t *hashes, size_t n,
+                                       uint8_t *out);
+/* One copy; AMQ_ERR_NOT_FOUND if neither bucket holds the fingerprint. */
+AMQ_API amq_status amq_morton_remove_hash(amq_morton *f, uint64_t hash);
+
+AMQ_API uint64_t amq_morton_items(const amq_morton *f);
+AMQ_API uint64_t amq_morton_blocks(const amq_morton *f);
+AMQ_API unsigned amq_morton_fp_bits(const amq_morton *f);
+AMQ_API size_t amq_morton_size_bytes(const amq_morton *f);
+/* items / slots. */
+AMQ_API double amq_morton_load(const amq_morton *f);
+/* Share of OTA bits set: about the share of absent keys that read two
+ * lines. */
+AMQ_API double amq_morton_ota_share(const amq_morton *f);
+/* 1 - (1 - 2^-r p2)^items, p2 = 2 ceil(2^32 / M) / 2^32 (the cuckoo
+ * filter's bound: both buckets, whatever the OTA says). */
+AMQ_API double amq_morton_fpr_bound(const amq_morton *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

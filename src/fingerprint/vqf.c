@@ -1,0 +1,705 @@
+/*
+ * vqf.c — the vector quotient filter (Pandey, Conway, Durie, Bender,
+ * Farach-Colton, Johnson, "Vector Quotient Filters: Overcoming the
+ * Time/Space Trade-Off in Filter Design", SIGMOD 2021).
+ *
+ * A table of B blocks, each one 64-byte cache line holding a small
+ * quotient filter: a pocket (pocket.h) of S remainder slots over Q lists.
+ * A key's 64-bit hash h gives two blocks, one list and one remainder:
+ *
+ *   h:  [ high 32 ──► b1 = reduce(h >> 32, B) ][ low 32 = t ]
+ *       tag = (t Q 2^R) >> 32, q = tag >> R, r = its low R bits
+ *       b2 = (H(tag) - b1) mod B,   H(tag) = reduce(tag * phi mod 2^64 >> 32, B)
+ *
+ * b2 depends on b1 and the tag only (partial-key, as the cuckoo filter's
+ * alternate bucket), and b -> H - b is an involution: two keys with one
+ * tag whose blocks meet share both blocks, so a remove that takes the
+ * other key's copy of the tag leaves that key its own copy where it looks.
+ * (With b2 from the full hash a remove could take the copy of a key that
+ * has only one of its blocks in common, which then went missing.)
+ *
+ *   R = 8:  S = 48 slots, Q = 80 lists      R = 16: S = 28 slots, Q = 36 lists
+ *   +----------------+--------------------+  +--------+-----------------------+
+ *   | pocket 128 bit | 48 x 8-bit slots   |  | 64 bit | 28 x 16-bit slots     |
+ *   +----------------+--------------------+  +--------+-----------------------+
+ *     bytes 0-15       bytes 16-63              0-7      8-63 (little-endian)
+ *
+ * A key lives in list q of b1 or of b2 as remainder r. Insert (power of two
+ * choices): into b1 if it is less than 3/4 full (the paper's shortcut,
+ * which spares the second block's cache miss on most inserts), else into
+ * the less full of b1 and b2 (b1 on a tie); AMQ_ERR_FULL, changing
+ * nothing, when both are full. In a block, r is appended to its list:
+ * the slots after it move up one (a 64-byte memmove) and one 0 goes into
+ * the pocket. A query checks list q of both blocks: compare r against all
+ * slots at once (one vector compare of the line) and keep the matches in
+ * the list's slot range (two selects on the pocket). Remove takes one copy
+ * from b1 or, failing that, b2. Duplicates are stored as copies.
+ *
+ * Invariants: 1 <= B < 2^32; every pocket has exactly Q ones; slots past a
+ * block's fill are 0; the fills sum to `items`. (Any such table is valid:
+ * load checks exactly this.)
+ *
+ * False positives. An absent key x is reported iff some stored key y has
+ * tag(y) = tag(x) and sits in b1(x) or b2(x). The tag is a multiply-shift
+ * of t onto Q 2^R values, each hit by at most ceil(2^32 / (Q 2^R)) of the
+ * 2^32 values of t; b1 a multiply-shift of the other half of h,
+ * independent of it. Given equal tags, y's block c is b2(x) iff
+ * b1(x) = H - c: one value of b1 either way. With pqr and pb the largest
+ * probabilities of one tag and of one block,
+ *     fpr <= 1 - (1 - 2 pb pqr)^items  ~ 2 items / (B Q 2^R),
+ * about 2 (S / Q) load / 2^R: 0.43% at R = 8 and the design load 92%
+ * (11.6 bits per key), 2.3e-5 at R = 16 and 86% (21.3 bits per key).
+ * Sized from (capacity, fpr), the smaller of the two layouts that meets
+ * fpr at capacity is built (with the cuckoo filter's margin for small
+ * tables, 1.5 sqrt(n) + 8 slots).
+ *
+ * Speed: a query reads two cache lines, independent of each other; the
+ * kernels (amq__obj.contains) do it with AVX-512 (one compare of the whole
+ * line) or AVX2 (two), selects by PDEP; the slot-by-slot loop is the
+ * reference (AMQ_OPT_SCALAR) they are tested against.
+ *
+ * Failure modes: construction fails cleanly (bad arguments, overflow,
+ * allocation); add may return AMQ_ERR_FULL (both blocks full) with the
+ * filter unchanged; removing a key never added may remove another key's
+ * remainder (a false-positive delete, as in every fingerprint filter).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define VQF_X86 1
+/* Code that may use PDEP/TZCNT/LZCNT/POPCNT (chosen at run time). */
+#define VQF_BMI __attribute__((flatten, target("bmi,bmi2,popcnt,lzcnt")))
+#else
+#define VQF_BMI
+#endif
+
+#include "amq/dynamic.h"
+#include "core/fpr.h"
+#include "core/mem.h"
+#include "filter/type.h"
+#include "fingerprint/lines.h"
+#include "fingerprint/pocket.h"
+
+#define LINE 64
+#define MAX_BLOCKS UINT64_C(0xffffffff)
+#define AHEAD 16       /* batch: keys between a prefetch and its use     */
+#define TAG_MUL 0x9e3779b97f4a7c15ULL
+
+/* The two layouts. */
+typedef struct vqf_shape {
+    unsigned r;      /* remainder bits                                   */
+    unsigned slots;  /* S                                                */
+    unsigned lists;  /* Q                                                */
+    unsigned md;     /* pocket bytes (the slots follow)                  */
+    double load;     /* design load (amq/dynamic.h)                      */
+} vqf_shape;
+
+static const vqf_shape SHAPE8 = {8, 48, 80, 16, AMQ_VQF_LOAD8};
+static const vqf_shape SHAPE16 = {16, 28, 36, 8, AMQ_VQF_LOAD16};
+
+static const vqf_shape *shape_of(unsigned r) {
+    return r == 8 ? &SHAPE8 : r == 16 ? &SHAPE16 : NULL;
+}
+
+struct amq_vqf {
+    amq__obj o;          /* o.items: keys held; o.table: the blocks      */
+    const uint8_t *rd;   /* what queries read                            */
+    uint8_t *wr;         /* the same when writable; NULL for a view      */
+    uint64_t nblocks;    /* B                                            */
+    uint64_t span;       /* Q 2^R: (q, r) values                         */
+    const vqf_shape *s;
+    unsigned shortcut;   /* fill below which b1 takes a key outright     */
+    bool bmi;            /* updates compiled for BMI2 (not AMQ_OPT_SCALAR) */
+};
+
+/* ---- a key's place ------------------------------------------------------ */
+
+typedef struct vqf_key {
+    uint64_t b1, b2;
+    unsigned q, r;
+} vqf_key;
+
+/* b2 from b1 and the tag: (H - b1) mod B, b1 < B. */
+static inline uint64_t second_block(uint64_t b1, uint64_t tag,
+                                    uint64_t nblocks) {
+    uint64_t H = amq__reduce32((uint32_t)((tag * TAG_MUL) >> 32),
+                               (uint32_t)nblocks);
+    return H >= b1 ? H - b1 : H - b1 + nblocks;
+}
+
+/* w: the remainder bits, a constant in the kernels. */
+static inline vqf_key key_at(const amq_vqf *f, uint64_t h, unsigned w) {
+    vqf_key k;
+    uint64_t tag = ((h & 0xffffffffu) * f->span) >> 32;
+    k.q = (unsigned)(tag >> w);
+    k.r = (unsigned)(tag & ((1u << w) - 1));
+    k.b1 = amq__reduce32((uint32_t)(h >> 32), (uint32_t)f->nblocks);
+    k.b2 = second_block(k.b1, tag, f->nblocks);
+    return k;
+}
+
+static inline vqf_key key_of(const amq_vqf *f, uint64_t h) {
+    return key_at(f, h, f->s->r);
+}
+
+/* ---- a block ------------------------------------------------------------ */
+
+static inline amq__u128 md_get(const uint8_t *blk, unsigned r) {
+    if (r == 16)
+        return amq__get_u64(blk);
+    return (amq__u128)amq__get_u64(blk) |
+           ((amq__u128)amq__get_u64(blk + 8) << 64);
+}
+
+static inline void md_put(uint8_t *blk, unsigned r, amq__u128 md) {
+    amq__put_u64(blk, amq__pk_lo(md));
+    if (r == 8)
+        amq__put_u64(blk + 8, amq__pk_hi(md));
+}
+
+static inline unsigned slot_get(const uint8_t *blk, unsigned r, unsigned i) {
+    return r == 8 ? blk[16 + i] : amq__get_u16(blk + 8 + 2 * i);
+}
+
+static inline void slot_put(uint8_t *blk, unsigned r, unsigned i,
+                            unsigned v) {
+    if (r == 8)
+        blk[16 + i] = (uint8_t)v;
+    else
+        amq__put_u16(blk + 8 + 2 * i, (uint16_t)v);
+}
+
+/* bmi: compiled for BMI2/LZCNT (the kernels and the *_bmi copies of the
+ * updates), see pocket.h. */
+AMQ__PK_INLINE unsigned fill_bmi(amq__u128 md, const vqf_shape *s, bool bmi) {
+    return s->r == 8 ? amq__pk_fill128(md, s->lists, bmi)
+                     : amq__pk_fill64((uint64_t)md, s->lists, bmi);
+}
+
+static inline unsigned fill_of(amq__u128 md, const vqf_shape *s) {
+    return fill_bmi(md, s, false);
+}
+
+AMQ__PK_INLINE void list_range(amq__u128 md, const vqf_shape *s, unsigned q,
+                               bool bmi, unsigned *lo, unsigned *hi) {
+    if (s->r == 8)
+        amq__pk_range128(md, q, bmi, lo, hi);
+    else
+        amq__pk_range64((uint64_t)md, q, bmi, lo, hi);
+}
+
+static inline const uint8_t *block_at(const amq_vqf *f, uint64_t b) {
+    return f->rd + (size_t)b * LINE;
+}
+
+AMQ__PK_INLINE unsigned block_fill(const amq_vqf *f, uint64_t b, bool bmi) {
+    return fill_bmi(md_get(block_at(f, b), f->s->r), f->s, bmi);
+}
+
+/* The reference: the list's slots one by one. */
+static bool block_has_ref(const amq_vqf *f, const uint8_t *blk, unsigned q,
+                          unsigned r) {
+    unsigned lo, hi, w = f->s->r;
+    list_range(md_get(blk, w), f->s, q, false, &lo, &hi);
+    for (unsigned i = lo; i < hi; i++)
+        if (slot_get(blk, w, i) == r)
+            return true;
+    return false;
+}
+
+/* r appended to list q of a block with room. */
+AMQ__PK_INLINE void block_put(const vqf_shape *s, uint8_t *blk, unsigned q,
+                              unsigned r, bool bmi) {
+    unsigned lo, hi, w = s->r, bytes = w / 8;
+    amq__u128 md = md_get(blk, w);
+    list_range(md, s, q, bmi, &lo, &hi);
+    /* the block has room, so its last slot is empty and may be dropped */
+    amq__pk_open_slot(blk, LINE, s->md + hi * bytes, LINE, bytes, r);
+    md = w == 8 ? amq__pk_ins128(md, hi + q)
+                : amq__pk_ins64((uint64_t)md, hi + q);
+    md_put(blk, w, md);
+}
+
+/* One copy of r taken from list q; false if the list has none. */
+static bool block_take(const vqf_shape *s, uint8_t *blk, unsigned q,
+                       unsigned r) {
+    unsigned lo, hi, w = s->r, bytes = w / 8;
+    amq__u128 md = md_get(blk, w);
+    unsigned fill = fill_of(md, s);
+    list_range(md, s, q, false, &lo, &hi);
+    for (unsigned i = lo; i < hi; i++) {
+        if (slot_get(blk, w, i) != r)
+            continue;
+        uint8_t *slots = blk + s->md;
+        memmove(slots + i * bytes, slots + (i + 1) * bytes,
+                (fill - 1 - i) * bytes);
+        slot_put(blk, w, fill - 1, 0);
+        md = w == 8 ? amq__pk_del128(md, i + q)
+                    : amq__pk_del64((uint64_t)md, i + q);
+        md_put(blk, w, md);
+        return true;
+    }
+    return false;
+}
+
+/* ---- one key: the reference and the kernels ------------------------------ */
+
+static bool contains_ref(const amq__obj *o, uint64_t h) {
+    const amq_vqf *f = (const amq_vqf *)o;
+    vqf_key k = key_of(f, h);
+    return block_has_ref(f, block_at(f, k.b1), k.q, k.r) ||
+           block_has_ref(f, block_at(f, k.b2), k.q, k.r);
+}
+
+#ifdef VQF_X86
+#define VQF_INL inline __attribute__((always_inline))
+#define VQF_AVX2 __attribute__((flatten, target("avx2,bmi,bmi2,popcnt,lzcnt")))
+#define VQF_AVX512                                                             \
+    __attribute__((flatten,                                                  \
+                   target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,lzcnt")))
+
+/* Matches in list q of a block, given the slots equal to r as bits
+ * (slot i at bit i): the two selects give the list's slot range. */
+static VQF_INL uint64_t in_list(const uint8_t *blk, const vqf_shape *s,
+                                unsigned q, uint64_t eq) {
+    unsigned lo, hi;
+    list_range(md_get(blk, s->r), s, q, true, &lo, &hi);
+    return eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo));
+}
+
+/* One kernel per (instruction set, width): the line's lanes equal to r
+ * (lines.h) shifted past the pocket (16 bytes or 4 lanes), both lists
+ * tested without a branch between them. */
+#define VQF_KERNEL(NAME, ATTR, LINE_EQ, W)                                     \
+    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
+        const amq_vqf *f = (const amq_vqf *)o;                                \
+        vqf_key k = key_at(f, h, W);                                           \
+        const uint8_t *x = block_at(f, k.b1), *y = block_at(f, k.b2);          \
+        const vqf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                      \
+        unsigned skip = W == 8 ? 16 : 4;                                       \
+        uint64_t a = in_list(x, s, k.q, LINE_EQ(x, W, k.r) >> skip);           \
+        /* one block after the other: interleaved, the two blocks' pockets  \
+         * need more registers than there are (spills, a realigned frame);   \
+         * the core overlaps the two lines' misses either way */             \
+        __asm__ volatile("" : "+r"(a));                                        \
+        return (a | in_list(y, s, k.q, LINE_EQ(y, W, k.r) >> skip)) != 0;      \
+    }
+
+VQF_KERNEL(k512_8, VQF_AVX512, amq__line_eq512, 8)
+VQF_KERNEL(k512_16, VQF_AVX512, amq__line_eq512, 16)
+VQF_KERNEL(k256_8, VQF_AVX2, amq__line_eq256, 8)
+VQF_KERNEL(k256_16, VQF_AVX2, amq__line_eq256, 16)
+#endif
+
+/* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
+static void choose(amq_vqf *f, bool scalar) {
+    bool w8 = f->s->r == 8;
+#ifdef VQF_X86
+    f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
+                                  w8 ? k512_8 : k512_16);
+    f->bmi = !scalar && amq__cpu_has_avx2();
+#else
+    (void)w8;
+    f->o.contains = contains_ref;
+    f->bmi = false;
+#endif
+}
+
+bool amq_vqf_contains_hash(const amq_vqf *f, uint64_t h) {
+    return f->o.contains(&f->o, h);
+}
+
+/* Batch: both blocks of key i + AHEAD are prefetched while key i is
+ * answered (by the kernel), so each key's lines were asked for early. */
+void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *h, size_t n,
+                            uint8_t *out) {
+    for (size_t i = 0; i < n && i < AHEAD; i++) {
+        vqf_key k = key_of(f, h[i]);
+        amq__prefetch(block_at(f, k.b1));
+        amq__prefetch(block_at(f, k.b2));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            vqf_key k = key_of(f, h[i + AHEAD]);
+            amq__prefetch(block_at(f, k.b1));
+            amq__prefetch(block_at(f, k.b2));
+        }
+        out[i] = f->o.contains(&f->o, h[i]);
+    }
+}
+
+/* ---- updates ------------------------------------------------------------ */
+
+AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, bool bmi) {
+    vqf_key k = key_of(f, h);
+    uint64_t b = k.b1;
+    unsigned f1 = block_fill(f, k.b1, bmi);
+    if (f1 >= f->shortcut) {
+        unsigned f2 = block_fill(f, k.b2, bmi);
+        if (f2 < f1)
+            b = k.b2;
+        if ((f2 < f1 ? f2 : f1) >= f->s->slots)
+            return AMQ_ERR_FULL;
+    }
+    block_put(f->s, f->wr + (size_t)b * LINE, k.q, k.r, bmi);
+    f->o.items++;
+    return AMQ_OK;
+}
+
+static amq_status add_any(amq_vqf *f, uint64_t h) {
+    return add_in(f, h, false);
+}
+VQF_BMI static amq_status add_bmi(amq_vqf *f, uint64_t h) {
+    return add_in(f, h, true);
+}
+
+amq_status amq_vqf_add_hash(amq_vqf *f, uint64_t h) {
+    return f->bmi ? add_bmi(f, h) : add_any(f, h);
+}
+
+/* Batch insert: both blocks of key i + AHEAD prefetched for writing. Same
+ * result as the loop, which stops at the first failure. */
+amq_status amq_vqf_add_batch(amq_vqf *f, const uint64_t *h, size_t n,
+                             size_t *done) {
+    size_t i = 0;
+    amq_status st = AMQ_OK;
+    for (size_t j = 0; j < n && j < AHEAD; j++) {
+        vqf_key k = key_of(f, h[j]);
+        amq__prefetch_w(block_at(f, k.b1));
+    }
+    for (; i < n; i++) {
+        if (i + AHEAD < n) {
+            vqf_key k = key_of(f, h[i + AHEAD]);
+            amq__prefetch_w(block_at(f, k.b1));
+            amq__prefetch_w(block_at(f, k.b2));
+        }
+        if ((st = amq_vqf_add_hash(f, h[i])) != AMQ_OK)
+            break;
+    }
+    if (done != NULL)
+        *done = i;
+    return st;
+}
+
+amq_status amq_vqf_remove_hash(amq_vqf *f, uint64_t h) {
+    vqf_key k = key_of(f, h);
+    if (!block_take(f->s, f->wr + (size_t)k.b1 * LINE, k.q, k.r) &&
+        !block_take(f->s, f->wr + (size_t)k.b2 * LINE, k.q, k.r))
+        return AMQ_ERR_NOT_FOUND;
+    f->o.items--;
+    return AMQ_OK;
+}
+
+/* ---- the mathematics ---------------------------------------------------- */
+
+static double bound_for(const vqf_shape *s, uint64_t blocks, double items) {
+    double p = 2.0 * amq__mulshift_top(blocks) *
+               amq__mulshift_top((uint64_t)s->lists << s->r);
+    if (items <= 0 || p <= 0)
+        return 0.0;
+    return -expm1(items * log1p(-p));
+}
+
+/* Fewest blocks holding capacity keys at the design load whose bound at
+ * capacity keys meets fpr; 0 past MAX_BLOCKS. */
+static uint64_t blocks_for(const vqf_shape *s, uint64_t capacity,
+                           double fpr) {
+    double n = (double)capacity;
+    double want = ceil((n / s->load + 1.5 * sqrt(n) + 8.0) / s->slots);
+    double p1 = 2.0 * ldexp(1.0, -32) *
+                ceil(ldexp(1.0, 32) / (double)((uint64_t)s->lists << s->r));
+    /* bound ~ 1 - exp(-capacity p1 / B): the B that meets fpr, then up */
+    double by_rate = ceil((double)capacity * p1 / -log1p(-fpr));
+    double b = fmax(1.0, fmax(want, by_rate));
+    if (b > (double)MAX_BLOCKS)
+        return 0;
+    uint64_t nb = (uint64_t)b;
+    while (nb < MAX_BLOCKS && bound_for(s, nb, (double)capacity) > fpr)
+        nb++;
+    return nb;
+}
+
+/* bits per key <-> fpr, the continuous curve of the family: the 8-bit
+ * layout with a real-valued remainder width r at its design load, so
+ * bits = (r + pocket bits per slot) / load and fpr = 2 load (S / Q) 2^-r. */
+#define CURVE_META (128.0 / 48.0) /* pocket bits per slot, R = 8 */
+#define CURVE_RATIO (48.0 / 80.0) /* slots per list, R = 8 */
+
+static double curve_fpr(double bits) {
+    double r = AMQ_VQF_LOAD8 * bits - CURVE_META;
+    return fmin(1.0, 2.0 * AMQ_VQF_LOAD8 * CURVE_RATIO * exp2(-r));
+}
+
+static double curve_bits(double fpr) {
+    double r = log2(2.0 * AMQ_VQF_LOAD8 * CURVE_RATIO / fpr);
+    return (r + CURVE_META) / AMQ_VQF_LOAD8;
+}
+
+/* One layout at bits per key (load = slot bits / bits, at most 1). */
+static double shape_fpr(const vqf_shape *s, double bits) {
+    double per_slot = 8.0 * LINE / s->slots;
+    double load = fmin(1.0, per_slot / bits);
+    return 2.0 * load * s->slots / s->lists * ldexp(1.0, -(int)s->r);
+}
+
+static double shape_bits(const vqf_shape *s, double fpr) {
+    double per_slot = 8.0 * LINE / s->slots;
+    double at_full = 2.0 * s->slots / s->lists * ldexp(1.0, -(int)s->r);
+    return per_slot * fmax(1.0, at_full / fpr);
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+static amq_status vqf_alloc(const vqf_shape *s, uint64_t blocks,
+                            const amq_options *opt, const uint8_t *view,
+                            amq_vqf **out) {
+    amq_vqf *f;
+    size_t bytes;
+    void *wr = NULL;
+    if (blocks == 0 || blocks > MAX_BLOCKS)
+        return blocks == 0 ? AMQ_ERR_INVALID : AMQ_ERR_OVERFLOW;
+    if (!amq__mul((size_t)blocks, LINE, &bytes))
+        return AMQ_ERR_OVERFLOW;
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
+    f->s = s;
+    f->nblocks = blocks;
+    f->span = (uint64_t)s->lists << s->r;
+    f->shortcut = s->slots * 3 / 4;
+    amq_status st = amq__obj_table(&f->o, bytes, view, &wr);
+    if (st != AMQ_OK) {
+        amq__obj_free(&f->o);
+        return st;
+    }
+    f->wr = wr;
+    f->rd = f->o.table;
+    choose(f, opt != NULL && (opt->flags & AMQ_OPT_SCALAR));
+    if (wr != NULL) { /* empty pockets: Q ones, no values */
+        amq__u128 empty = ((amq__u128)1 << s->lists) - 1;
+        for (uint64_t b = 0; b < blocks; b++)
+            md_put(f->wr + (size_t)b * LINE, s->r, empty);
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+amq_status amq_vqf_new_explicit(uint64_t blocks, unsigned rbits,
+                                const amq_options *opt, amq_vqf **out) {
+    const vqf_shape *s = shape_of(rbits);
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (s == NULL)
+        return AMQ_ERR_INVALID;
+    return vqf_alloc(s, blocks, opt, NULL, out);
+}
+
+/* The smaller layout meeting (capacity, fpr); *blocks 0 if neither can. */
+static const vqf_shape *shape_for(uint64_t capacity, double fpr,
+                                  uint64_t *blocks) {
+    uint64_t b8 = blocks_for(&SHAPE8, capacity, fpr);
+    uint64_t b16 = blocks_for(&SHAPE16, capacity, fpr);
+    bool use8 = b8 != 0 && (b16 == 0 || b8 <= b16);
+    *blocks = use8 ? b8 : b16;
+    return use8 ? &SHAPE8 : &SHAPE16;
+}
+
+amq_status amq_vqf_new(uint64_t capacity, double fpr, const amq_options *opt,
+                       amq_vqf **out) {
+    uint64_t blocks;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
+        return AMQ_ERR_INVALID;
+    const vqf_shape *s = shape_for(capacity, fpr, &blocks);
+    if (blocks == 0)
+        return AMQ_ERR_OVERFLOW;
+    return vqf_alloc(s, blocks, opt, NULL, out);
+}
+
+void amq_vqf_free(amq_vqf *f) { amq__obj_free(f ? &f->o : NULL); }
+
+uint64_t amq_vqf_items(const amq_vqf *f) { return f->o.items; }
+uint64_t amq_vqf_blocks(const amq_vqf *f) { return f->nblocks; }
+unsigned amq_vqf_rbits(const amq_vqf *f) { return f->s->r; }
+size_t amq_vqf_size_bytes(const amq_vqf *f) { return f->o.table_bytes; }
+double amq_vqf_load(const amq_vqf *f) {
+    return (double)f->o.items / ((double)f->nblocks * f->s->slots);
+}
+double amq_vqf_fpr_bound(const amq_vqf *f) {
+    return bound_for(f->s, f->nblocks, (double)f->o.items);
+}
+
+/* ---- the generic interface ---------------------------------------------- */
+
+static amq_status t_create(const amq__type *self, amq__spec *spec,
+                           uint64_t capacity, double fpr,
+                           const amq_options *opt, amq__obj **out,
+                           amq_diag *diag) {
+    uint64_t r = 0, blocks = 0;
+    bool has_r, has_b;
+    amq_vqf *f;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", 8, 16, &r, &has_r, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks, &has_b, diag));
+    if (has_r && r != 8 && r != 16)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "vqf: r=%llu; remainders are 8 or 16 bits",
+                         (unsigned long long)r);
+    const vqf_shape *s = has_r ? shape_of((unsigned)r) : NULL;
+    if (!has_b) {
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "vqf needs a capacity and fpr, or blocks=N");
+        s = s ? s : shape_for(capacity, fpr, &blocks);
+        blocks = blocks ? blocks : blocks_for(s, capacity, fpr);
+        if (blocks == 0)
+            return amq__diag(diag, AMQ_ERR_OVERFLOW, 0,
+                             "vqf: %llu keys at fpr %g need 2^32 blocks or "
+                             "more", (unsigned long long)capacity, fpr);
+    }
+    AMQ_RETURN_IF_ERR(vqf_alloc(s ? s : &SHAPE8, blocks, opt, NULL, &f));
+    *out = &f->o;
+    return AMQ_OK;
+}
+
+static amq_status t_add(amq__obj *o, uint64_t h) {
+    return amq_vqf_add_hash((amq_vqf *)o, h);
+}
+static bool t_contains(const amq__obj *o, uint64_t h) {
+    return amq_vqf_contains_hash((const amq_vqf *)o, h);
+}
+static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                              size_t *done) {
+    return amq_vqf_add_batch((amq_vqf *)o, h, n, done);
+}
+static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                    uint8_t *out) {
+    amq_vqf_contains_batch((const amq_vqf *)o, h, n, out);
+}
+static amq_status t_remove(amq__obj *o, uint64_t h) {
+    return amq_vqf_remove_hash((amq_vqf *)o, h);
+}
+static double t_bound(const amq__obj *o) {
+    return amq_vqf_fpr_bound((const amq_vqf *)o);
+}
+static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+    const amq_vqf *f = (const amq_vqf *)o;
+    return amq__describe(buf, cap, "r=%u,blocks=%llu", f->s->r,
+                         (unsigned long long)f->nblocks);
+}
+
+/* The family's curve, or with r= that layout's (blocks= names a size, not
+ * a shape: accepted and unused, so a describe() string is a curve spec). */
+static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
+                          bool inverse, double *out, amq_diag *diag) {
+    uint64_t r = 0, blocks;
+    bool has_r;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", 8, 16, &r, &has_r, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks, NULL, diag));
+    const vqf_shape *s = has_r ? shape_of((unsigned)r) : NULL;
+    if (has_r && s == NULL)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0, "vqf: r is 8 or 16");
+    if (s != NULL)
+        *out = inverse ? shape_bits(s, x) : shape_fpr(s, x);
+    else
+        *out = inverse ? curve_bits(x) : curve_fpr(x);
+    return AMQ_OK;
+}
+
+/* params: blocks u64 | items u64 | rbits u32 | reserved u32 (0) */
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_vqf *f = (const amq_vqf *)o;
+    amq__wr_u64(w, f->nblocks);
+    amq__wr_u64(w, o->items);
+    amq__wr_u32(w, f->s->r);
+    amq__wr_u32(w, 0);
+}
+
+/* Every pocket has Q ones and slots past the fill are 0: false at the
+ * first block that breaks this (*bad), else the fills' sum in *total. */
+static bool blocks_ok(const vqf_shape *s, const uint8_t *p, uint64_t blocks,
+                      uint64_t *bad, uint64_t *total) {
+    *total = 0;
+    for (uint64_t b = 0; b < blocks; b++, p += LINE) {
+        amq__u128 md = md_get(p, s->r);
+        unsigned ones = amq__popcount64(amq__pk_lo(md)) +
+                        amq__popcount64(amq__pk_hi(md));
+        unsigned fill = ones == s->lists ? fill_of(md, s) : s->slots + 1;
+        for (unsigned i = fill; i < s->slots; i++)
+            fill = slot_get(p, s->r, i) != 0 ? s->slots + 1 : fill;
+        if (fill > s->slots) {
+            *bad = b;
+            return false;
+        }
+        *total += fill;
+    }
+    return true;
+}
+
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    uint64_t blocks, items;
+    uint32_t rbits;
+    amq_vqf *f;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, 24));
+    size_t at_blocks = amq__rd_u64(r, &blocks);
+    size_t at_items = amq__rd_u64(r, &items);
+    size_t at_r = amq__rd_u32(r, &rbits);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    const vqf_shape *s = shape_of(rbits);
+    if (s == NULL)
+        return amq__rd_bad(r, at_r, "remainder bits %u (8 or 16)", rbits);
+    if (blocks == 0 || blocks > MAX_BLOCKS || len % LINE != 0 ||
+        len / LINE != blocks)
+        return amq__rd_bad(r, at_blocks, "%llu blocks in %zu payload bytes",
+                           (unsigned long long)blocks, len);
+    uint64_t bad, total;
+    if (!blocks_ok(s, payload, blocks, &bad, &total))
+        return amq__rd_bad(r, r->payload_at + (size_t)bad * LINE,
+                           "block %llu: a pocket without %u list ends, or "
+                           "a nonzero empty slot", (unsigned long long)bad,
+                           s->lists);
+    if (total != items)
+        return amq__rd_bad(r, at_items, "%llu items, the blocks hold %llu",
+                           (unsigned long long)items,
+                           (unsigned long long)total);
+    AMQ_RETURN_IF_ERR(vqf_alloc(s, blocks, opt, view ? payload : NULL, &f));
+    if (!view)
+        memcpy(f->wr, payload, len);
+    f->o.items = items;
+    *out = &f->o;
+    return AMQ_OK;
+}
+
+const amq__type amq__type_vqf = {
+    .info = {.name = "vqf",
+             .type_id = AMQ__ID_vqf,
+             .caps = AMQ_CAP_REMOVE,
+             .summary = "vector quotient filter: two-choice 64-byte blocks "
+                        "of 48 (28) remainders in 80 (36) lists, SIMD "
+                        "lookups (Pandey et al. 2021)",
+             .params = "r=8|16 (remainder bits; default: the smaller table "
+                       "meeting fpr), blocks=N (64-byte blocks, instead of "
+                       "capacity)",
+             .default_hash = AMQ_HASH_XXH3},
+    .create = t_create,
+    .load = t_load,
+    .add = t_add,
+    .add_batch = t_add_batch,
+    .contains = t_contains,
+    .contains_batch = t_batch,
+    .remove = t_remove,
+    .fpr_bound = t_bound,
+    .describe = t_describe,
+    .curve = t_curve,
+    .params_write = t_params_write,
+};

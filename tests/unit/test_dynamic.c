@@ -1,0 +1,334 @@
+/*
+ * test_dynamic.c — the fast dynamic filters through their typed APIs
+ * (amq/dynamic.h): vector quotient, prefix and Morton filters. The
+ * contract suite covers the generic interface (no false negatives, frames,
+ * refusals, the model) and test_kernels every kernel against its
+ * reference; here: each layout's fill margin against its design load, the
+ * rate against the formula the bound and the curve are built on, the
+ * prefix filter's spare past capacity, removes down to an empty table,
+ * argument checks, and frames broken in each invariant load checks.
+ */
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/dynamic.h"
+#include "core/frame.h"
+
+static uint64_t *keys(size_t n, uint64_t seed) {
+    uint64_t *h = malloc(n ? n * sizeof *h : 1);
+    for (size_t i = 0; h != NULL && i < n; i++)
+        h[i] = check_next(&seed);
+    return h;
+}
+
+static double four_sigma(double p, double t) {
+    return 4.0 * sqrt(p * (1.0 - p) / t) + 3.0 / t;
+}
+
+/* ---- vector quotient filter --------------------------------------------- */
+
+/* Two-choice blocks take keys well past the design load before the first
+ * refusal; a refused add changes nothing. */
+static void vqf_fill(unsigned r, double design) {
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        check_seed = seed;
+        amq_vqf *f = NULL;
+        CHECK_OK(amq_vqf_new_explicit(2000, r, NULL, &f));
+        if (f == NULL)
+            return;
+        uint64_t s = seed, n = 0;
+        while (amq_vqf_add_hash(f, check_next(&s)) == AMQ_OK)
+            n++;
+        CHECK_MSG(amq_vqf_load(f) >= design + 0.01,
+                  "vqf r=%u: first refusal at load %.4f, design %.2f", r,
+                  amq_vqf_load(f), design);
+        CHECK(amq_vqf_items(f) == n);
+        amq_vqf_free(f);
+    }
+}
+
+/* At the design load: measured rate ~ 2 n / (B Q 2^r) (4 sigma + 5%),
+ * below the bound; every key found; all removed, the table back to
+ * empty pockets. */
+static void vqf_rate(unsigned r, size_t n, double fpr) {
+    check_seed = 7 + r;
+    uint64_t *h = keys(n, 7 + r);
+    amq_vqf *f = NULL;
+    CHECK_OK(amq_vqf_new(n, fpr, NULL, &f));
+    if (f == NULL || h == NULL) {
+        free(h);
+        amq_vqf_free(f);
+        return;
+    }
+    CHECK(amq_vqf_rbits(f) == r);
+    for (size_t i = 0; i < n; i++)
+        CHECK_OK(amq_vqf_add_hash(f, h[i]));
+    size_t missing = 0;
+    for (size_t i = 0; i < n; i++)
+        missing += !amq_vqf_contains_hash(f, h[i]);
+    CHECK_MSG(missing == 0, "vqf r=%u: %zu false negatives", r, missing);
+    double lists = r == 8 ? 80 : 36;
+    double model = 2.0 * (double)n /
+                   ((double)amq_vqf_blocks(f) * lists * ldexp(1.0, (int)r));
+    uint64_t trials = r == 8 ? 400000 : 4000000, hits = 0, s = 99;
+    for (uint64_t t = 0; t < trials; t++)
+        hits += amq_vqf_contains_hash(f, check_next(&s));
+    double p = (double)hits / (double)trials, bound = amq_vqf_fpr_bound(f);
+    CHECK_MSG(fabs(p - model) <= 0.05 * model + four_sigma(model, trials),
+              "vqf r=%u: measured %g, model %g", r, p, model);
+    CHECK_MSG(p <= bound + four_sigma(bound, trials) && bound <= fpr,
+              "vqf r=%u: measured %g, bound %g, target %g", r, p, bound, fpr);
+    for (size_t i = 0; i < n; i++)
+        CHECK_OK(amq_vqf_remove_hash(f, h[i]));
+    CHECK(amq_vqf_items(f) == 0 && amq_vqf_fpr_bound(f) == 0.0);
+    CHECK_STATUS(amq_vqf_remove_hash(f, h[0]), AMQ_ERR_NOT_FOUND);
+    amq_vqf_free(f);
+    free(h);
+}
+
+static void vqf_args(void) {
+    amq_vqf *f = (amq_vqf *)1;
+    CHECK_STATUS(amq_vqf_new_explicit(0, 8, NULL, &f), AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_vqf_new_explicit(10, 12, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_vqf_new_explicit(UINT64_C(1) << 33, 8, NULL, &f),
+                 AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(amq_vqf_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_vqf_new(10, 1.0, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_vqf_new(10, 0.01, NULL, NULL), AMQ_ERR_INVALID);
+}
+
+/* ---- prefix filter -------------------------------------------------------- */
+
+/* Twice the capacity: adds never fail, nothing is lost, the spare takes
+ * the excess, and the bound rises with it but stays above the measured
+ * rate. */
+static void prefix_overload(unsigned r) {
+    const size_t cap = 20000;
+    check_seed = 21 + r;
+    uint64_t *h = keys(2 * cap, 21 + r);
+    amq_prefix *f = NULL;
+    CHECK_OK(amq_prefix_new(cap, r == 8 ? 0.01 : 0.0005, NULL, &f));
+    if (f == NULL || h == NULL) {
+        free(h);
+        amq_prefix_free(f);
+        return;
+    }
+    CHECK(amq_prefix_rbits(f) == r);
+    double bound_cap = 0;
+    for (size_t i = 0; i < 2 * cap; i++) {
+        CHECK_OK(amq_prefix_add_hash(f, h[i]));
+        if (i + 1 == cap)
+            bound_cap = amq_prefix_fpr_bound(f);
+    }
+    size_t missing = 0;
+    for (size_t i = 0; i < 2 * cap; i++)
+        missing += !amq_prefix_contains_hash(f, h[i]);
+    CHECK_MSG(missing == 0, "prefix r=%u: %zu false negatives", r, missing);
+    CHECK(amq_prefix_items(f) == 2 * cap);
+    /* at load 2 about half the keys overflow their bins */
+    CHECK_MSG(amq_prefix_spare_items(f) > cap / 2,
+              "prefix r=%u: %llu forwarded", r,
+              (unsigned long long)amq_prefix_spare_items(f));
+    uint64_t trials = 1000000, hits = 0, s = 5;
+    for (uint64_t t = 0; t < trials; t++)
+        hits += amq_prefix_contains_hash(f, check_next(&s));
+    double p = (double)hits / (double)trials;
+    double bound = amq_prefix_fpr_bound(f);
+    CHECK_MSG(bound > bound_cap && p <= bound + four_sigma(bound, trials),
+              "prefix r=%u: bound %g at capacity, %g at twice it, "
+              "measured %g", r, bound_cap, bound, p);
+    amq_prefix_free(f);
+    free(h);
+}
+
+/* A full bin that was only ever given its own 25 keys has forwarded
+ * nothing: one bin, K keys, then one more. */
+static void prefix_one_bin(void) {
+    amq_prefix *f = NULL;
+    check_seed = 31;
+    CHECK_OK(amq_prefix_new_explicit(1, 8, 1, NULL, &f));
+    if (f == NULL)
+        return;
+    uint64_t s = 31, h[26];
+    for (int i = 0; i < 26; i++) {
+        h[i] = check_next(&s);
+        CHECK_OK(amq_prefix_add_hash(f, h[i]));
+        CHECK(amq_prefix_spare_items(f) == (i < 25 ? 0u : 1u));
+    }
+    for (int i = 0; i < 26; i++)
+        CHECK(amq_prefix_contains_hash(f, h[i]));
+    amq_prefix_free(f);
+}
+
+static void prefix_args(void) {
+    amq_prefix *f = (amq_prefix *)1;
+    CHECK_STATUS(amq_prefix_new_explicit(0, 8, 1, NULL, &f), AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_prefix_new_explicit(1, 8, 0, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_prefix_new_explicit(1, 9, 1, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_prefix_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_prefix_new(10, 0.0, NULL, &f), AMQ_ERR_INVALID);
+}
+
+/* ---- Morton filter ---------------------------------------------------------- */
+
+static void morton_fill(unsigned r) {
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        check_seed = seed;
+        amq_morton *f = NULL;
+        CHECK_OK(amq_morton_new_explicit(3000, r, AMQ_MORTON_DEFAULT_KICKS,
+                                         NULL, &f));
+        if (f == NULL)
+            return;
+        uint64_t s = seed;
+        while (amq_morton_add_hash(f, check_next(&s)) == AMQ_OK)
+            ;
+        CHECK_MSG(amq_morton_load(f) >= AMQ_MORTON_LOAD + 0.03,
+                  "morton fp=%u: first refusal at load %.4f", r,
+                  amq_morton_load(f));
+        amq_morton_free(f);
+    }
+}
+
+/* At the design load: the rate about (1 + AMQ_MORTON_B2_*) n / (M 2^r),
+ * the curve's model, and below the bound; OTA bits set for fewer keys
+ * than that share; all keys removed leave no fingerprint behind. */
+static void morton_rate(unsigned r, size_t n, double fpr) {
+    check_seed = 41 + r;
+    uint64_t *h = keys(n, 41 + r);
+    amq_morton *f = NULL;
+    CHECK_OK(amq_morton_new(n, fpr, NULL, &f));
+    if (f == NULL || h == NULL) {
+        free(h);
+        amq_morton_free(f);
+        return;
+    }
+    CHECK(amq_morton_fp_bits(f) == r);
+    for (size_t i = 0; i < n; i++)
+        CHECK_OK(amq_morton_add_hash(f, h[i]));
+    double share = amq_morton_ota_share(f);
+    double b2 = r == 8 ? AMQ_MORTON_B2_8 : AMQ_MORTON_B2_16;
+    CHECK_MSG(share > 0.02 && share < b2, "morton fp=%u: OTA share %g at "
+              "load %g", r, share, amq_morton_load(f));
+    double buckets = (double)amq_morton_blocks(f) * (r == 8 ? 64 : 32);
+    double model = (1.0 + b2) * (double)n / (buckets * ldexp(1.0, (int)r));
+    uint64_t trials = r == 8 ? 1000000 : 20000000, hits = 0, s = 77;
+    for (uint64_t t = 0; t < trials; t++)
+        hits += amq_morton_contains_hash(f, check_next(&s));
+    double p = (double)hits / (double)trials, bound = amq_morton_fpr_bound(f);
+    CHECK_MSG(fabs(p - model) <= 0.08 * model + four_sigma(model, trials),
+              "morton fp=%u: measured %g, model %g", r, p, model);
+    CHECK_MSG(p <= bound + four_sigma(bound, trials) && bound <= fpr,
+              "morton fp=%u: measured %g, bound %g, target %g", r, p, bound,
+              fpr);
+    size_t missing = 0;
+    for (size_t i = 0; i < n; i++)
+        missing += amq_morton_remove_hash(f, h[i]) != AMQ_OK;
+    CHECK_MSG(missing == 0, "morton fp=%u: %zu held keys not removed", r,
+              missing);
+    CHECK(amq_morton_items(f) == 0 && amq_morton_load(f) == 0.0);
+    amq_morton_free(f);
+    free(h);
+}
+
+static void morton_args(void) {
+    amq_morton *f = (amq_morton *)1;
+    CHECK_STATUS(amq_morton_new_explicit(0, 8, 10, NULL, &f),
+                 AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_morton_new_explicit(4, 12, 10, NULL, &f),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_morton_new_explicit(4, 8, AMQ_MORTON_MAX_KICKS + 1,
+                                         NULL, &f),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_morton_new_explicit(UINT64_C(1) << 30, 8, 10, NULL, &f),
+                 AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(amq_morton_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
+}
+
+/* ---- frames broken in an invariant ----------------------------------------- */
+
+/* A saved frame of spec with n keys; *payload = its payload's offset. */
+static uint8_t *frame_of(const char *spec, size_t n, size_t *len,
+                         size_t *payload) {
+    amq_filter *f = NULL;
+    CHECK_OK(amq_filter_new(spec, n, 0.01, NULL, &f, NULL));
+    if (f == NULL)
+        return NULL;
+    for (uint64_t i = 0, s = 3; i < n; i++)
+        CHECK_OK(amq_filter_add_hash(f, check_next(&s)));
+    uint8_t *buf = check_frame(f, len);
+    amq_filter_free(f);
+    if (buf == NULL)
+        return NULL;
+    uint32_t plen = 0;
+    memcpy(&plen, buf + AMQ__FRAME_OFF_PARAMS_LEN, 4);
+    *payload = AMQ__FRAME_HEADER + (plen + 63) / 64 * 64;
+    return buf;
+}
+
+/* Patch bytes, reseal the checksum: load must refuse with
+ * AMQ_ERR_CORRUPT, pointing at or after the payload. */
+static void broken(const char *spec, size_t n, size_t at, const uint8_t *v,
+                   size_t vlen, const char *what) {
+    size_t len = 0, payload = 0;
+    uint8_t *buf = frame_of(spec, n, &len, &payload);
+    if (buf == NULL)
+        return;
+    memcpy(buf + payload + at, v, vlen);
+    /* the checksum: XXH64 (seed 0) of everything before its 8 bytes */
+    amq_filter *g = NULL;
+    amq_diag d;
+    amq_hasher x;
+    memset(&d, 0, sizeof d);
+    CHECK_OK(amq_hasher_init(&x, AMQ_HASH_XXH64, 0, NULL));
+    uint64_t sum = amq_hash64(&x, buf, len - 8);
+    memcpy(buf + len - 8, &sum, 8);
+    amq_status st = amq_filter_load(buf, len, NULL, &g, &d);
+    CHECK_MSG(st == AMQ_ERR_CORRUPT && d.offset >= payload - 64,
+              "%s, %s: %s at offset %zu (payload at %zu): %s", spec, what,
+              amq_status_name(st), d.offset, payload, d.message);
+    amq_filter_free(g);
+    free(buf);
+}
+
+static void frames(void) {
+    check_seed = 51;
+    uint8_t ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint8_t one = 1;
+    /* vqf: a pocket with 81 ones; a nonzero slot past the fill */
+    broken("vqf", 200, 8, ones, 8, "pocket");
+    broken("vqf", 10, 63, &one, 1, "slot past the fill");
+    /* prefix: a flag on a bin that is not full; a bit between pocket and
+     * flag; a list out of order */
+    uint8_t flag = 0x80;
+    broken("prefix", 10, 6, &flag, 1, "overflow flag on a short bin");
+    uint8_t gap = 0x20;
+    broken("prefix", 10, 6, &gap, 1, "bit between pocket and flag");
+    /* morton: counters past 46 slots; a slot past the fill */
+    broken("morton", 10, 46, ones, 8, "counters");
+    broken("morton", 10, 45, &one, 1, "slot past the fill");
+}
+
+int main(void) {
+    vqf_fill(8, AMQ_VQF_LOAD8);
+    vqf_fill(16, AMQ_VQF_LOAD16);
+    vqf_rate(8, check_quick() ? 20000 : 100000, 0.01);
+    vqf_rate(16, check_quick() ? 20000 : 100000, 0.0005);
+    vqf_args();
+    prefix_overload(8);
+    prefix_overload(16);
+    prefix_one_bin();
+    prefix_args();
+    morton_fill(8);
+    morton_fill(16);
+    morton_rate(8, check_quick() ? 20000 : 100000, 0.01);
+    morton_rate(16, check_quick() ? 20000 : 100000, 0.0005);
+    morton_args();
+    frames();
+    return check_report("test_dynamic");
+}

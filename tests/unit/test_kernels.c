@@ -1,0 +1,172 @@
+/*
+ * test_kernels.c — every query kernel against its scalar reference.
+ *
+ * A structure picks its one-key kernel (amq__obj.contains) when its shape
+ * is set, from the widest instruction set the CPU offers; AMQ_OPT_SCALAR
+ * keeps the portable reference. This suite fills a filter of every type
+ * (and of shapes that take other kernels: widths, forms, table tails),
+ * saves it once, and loads the frame again under each instruction-set
+ * ceiling (scalar, AVX2, AVX-512: amq__cpu_cap) and under AMQ_OPT_SCALAR:
+ * every load must answer exactly as the reference on inserted keys, on
+ * absent keys and on random hashes, through contains_hash, contains (byte
+ * keys) and contains_batch. On a machine without AVX-512 the wider
+ * ceilings simply choose the same kernels as the narrower ones.
+ */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bits.h"
+
+#define KEY_LEN 16
+
+/* Specs run besides every registered type at its defaults: other
+ * widths, one-segment and grown forms, small tables whose buckets reach
+ * the table's last bytes (cuckoo's clamped loads), bumped and standard
+ * Ribbon, 16-bit layouts of the fast dynamic filters. */
+static const char *const shapes[] = {
+    "fuse8:ways=4",      "fuse16:ways=4",     "xor16",
+    "fuse32",            "ribbon:bump=0",     "ribbon:w=128",
+    "ribbon:bits=12.5",  "cuckoo:fp=4",       "cuckoo:fp=5,buckets=6",
+    "cuckoo:fp=7,buckets=1026",               "cuckoo:fp=12",
+    "cuckoo:fp=13,buckets=4096",              "cuckoo:fp=16",
+    "cuckoo:fp=20",      "vacuum:fp=9",       "cuckoo:grow=1",
+    /* tables 64 times their fingerprint count: the alternate-table kernels */
+    "cuckoo:fp=4,buckets=4096",               "cuckoo:fp=5,buckets=6000",
+    "blocked:blocks=97,k=3",                  "blocked:blocks=97,k=12",
+    "vqf:r=16",          "prefix:r=16",       "morton:fp=16",
+    "qf:concurrent=1",
+};
+
+static void make_key(uint64_t seed, uint64_t i, uint8_t key[KEY_LEN]) {
+    uint64_t a = check_next(&seed) ^ (i * 0x9e3779b97f4a7c15ULL);
+    uint64_t b = i;
+    memcpy(key, &a, 8);
+    memcpy(key + 8, &b, 8);
+}
+
+static bool is_static(const amq_type_info *ti) {
+    return (ti->caps & AMQ_CAP_STATIC) != 0;
+}
+
+/* A filter of `spec` holding n keys of stream seed (a static type built
+ * from them); for types that can, a few removed again. */
+static amq_filter *filled(const char *spec, uint64_t n, uint64_t seed) {
+    const amq_type_info *ti = amq_filter_type_find(spec);
+    amq_filter *f = NULL;
+    amq_builder *b = NULL;
+    if (ti == NULL || (ti->caps & AMQ_CAP_SKETCH))
+        return NULL;
+    if (is_static(ti)) {
+        CHECK_OK(amq_builder_new(spec, NULL, &b, NULL));
+        for (uint64_t i = 0; b != NULL && i < n; i++) {
+            uint8_t k[KEY_LEN];
+            make_key(seed, i, k);
+            CHECK_OK(amq_builder_add(b, k, KEY_LEN));
+        }
+        /* a width that cannot meet 1% (none today) is built as it is */
+        amq_status st = b ? amq_builder_finish(b, 0.01, &f, NULL) : AMQ_OK;
+        if (st == AMQ_ERR_INVALID)
+            st = amq_builder_finish(b, 0.0, &f, NULL);
+        CHECK_OK(st);
+        amq_builder_free(b);
+        return f;
+    }
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_filter_new(spec, n, 0.01, NULL, &f, &d);
+    CHECK_MSG(st == AMQ_OK, "new(%s): %s %s", spec, amq_status_name(st),
+              d.message);
+    for (uint64_t i = 0; f != NULL && i < n; i++) {
+        uint8_t k[KEY_LEN];
+        make_key(seed, i, k);
+        if (amq_filter_add(f, k, KEY_LEN) != AMQ_OK)
+            break; /* a table that fills up early is still a table */
+    }
+    if (f != NULL && (amq_filter_caps(f) & AMQ_CAP_REMOVE))
+        for (uint64_t i = 0; i < n; i += 7) {
+            uint8_t k[KEY_LEN];
+            make_key(seed, i, k);
+            (void)amq_filter_remove(f, k, KEY_LEN);
+        }
+    return f;
+}
+
+static amq_filter *load_as(const uint8_t *buf, size_t len, int level,
+                           bool scalar) {
+    amq_options opt;
+    amq_filter *f = NULL;
+    memset(&opt, 0, sizeof opt);
+    opt.flags = scalar ? AMQ_OPT_SCALAR : 0u;
+    amq__cpu_cap(level);
+    CHECK_OK(amq_filter_load(buf, len, &opt, &f, NULL));
+    amq__cpu_cap(AMQ__CPU_AVX512);
+    return f;
+}
+
+/* Answers of f and of the reference ref on the same keys. */
+static void compare(const char *spec, int level, const amq_filter *f,
+                    const amq_filter *ref, uint64_t n, uint64_t seed) {
+    enum { M = 6000 };
+    static uint64_t h[M];
+    static uint8_t a[M + 1], b[M + 1];
+    uint64_t rng = seed ^ 0x51ed, differ = 0, bytes_differ = 0;
+    for (size_t i = 0; i < M; i++) {
+        uint8_t k[KEY_LEN];
+        uint64_t r = check_next(&rng);
+        make_key(r % 3 == 2 ? seed + 1 : seed, (r >> 8) % (2 * n + 1), k);
+        h[i] = r % 5 == 4 ? check_next(&rng) : amq_filter_hash(f, k, KEY_LEN);
+        bool want = amq_filter_contains_hash(ref, h[i]);
+        differ += amq_filter_contains_hash(f, h[i]) != want;
+        bytes_differ += amq_filter_contains(f, k, KEY_LEN) !=
+                        amq_filter_contains(ref, k, KEY_LEN);
+        a[i] = want;
+    }
+    b[M] = 0xCC;
+    amq_filter_contains_batch(f, h, M, b);
+    size_t batch_differ = 0;
+    for (size_t i = 0; i < M; i++)
+        batch_differ += (b[i] != 0) != (a[i] != 0);
+    CHECK_MSG(differ == 0 && bytes_differ == 0 && batch_differ == 0 &&
+                  b[M] == 0xCC,
+              "%s at level %d: %llu hashes, %llu byte keys, %zu batch "
+              "answers differ from the reference",
+              spec, level, (unsigned long long)differ,
+              (unsigned long long)bytes_differ, batch_differ);
+}
+
+static void run(const char *spec, uint64_t n, uint64_t seed) {
+    check_seed = seed;
+    amq_filter *f = filled(spec, n, seed);
+    if (f == NULL)
+        return;
+    size_t len = 0;
+    uint8_t *buf = check_frame(f, &len);
+    amq_filter *ref = buf ? load_as(buf, len, AMQ__CPU_AVX512, true) : NULL;
+    for (int level = AMQ__CPU_SCALAR; ref != NULL && level <= AMQ__CPU_AVX512;
+         level++) {
+        amq_filter *g = load_as(buf, len, level, false);
+        if (g != NULL)
+            compare(spec, level, g, ref, n, seed);
+        amq_filter_free(g);
+    }
+    /* the filter as built answers as its own reload */
+    if (ref != NULL)
+        compare(spec, -1, f, ref, n, seed);
+    amq_filter_free(ref);
+    amq_filter_free(f);
+    free(buf);
+}
+
+int main(void) {
+    uint64_t sizes[] = {1, 37, 3000};
+    size_t nsizes = check_quick() ? 2 : 3;
+    for (size_t i = 0; i < amq_filter_type_count(); i++)
+        for (size_t s = 0; s < nsizes; s++)
+            run(amq_filter_type_at(i)->name, sizes[s], 40 + s);
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (size_t s = 0; s < nsizes; s++)
+            run(shapes[i], sizes[s], 70 + s);
+    return check_report("test_kernels");
+}
