@@ -37,6 +37,10 @@ static const char *const shapes[] = {
     "blocked:blocks=97,k=3",                  "blocked:blocks=97,k=12",
     "vqf:r=16",          "prefix:r=16",       "morton:fp=16",
     "qf:concurrent=1",
+    /* full tables of a few blocks and bins: most keys match lanes of both
+     * blocks, many bins overflow (the kernels' rarer branches) */
+    "vqf:blocks=3",      "vqf:r=16,blocks=5", "prefix:bins=8,spare=1",
+    "prefix:r=16,bins=8,spare=1",
 };
 
 static void make_key(uint64_t seed, uint64_t i, uint8_t key[KEY_LEN]) {
