@@ -67,8 +67,8 @@ typedef struct bench_ops {
 } bench_ops;
 
 typedef struct bench_subject {
-    char label[48];       /* row name, e.g. "sbbf [typed]"  */
-    char name[64];        /* amq spec or "libbloom"         */
+    char label[48]; /* row name, e.g. "sbbf [typed]"  */
+    char name[64];  /* amq spec or "libbloom"         */
     const bench_ops *ops;
 } bench_subject;
 
@@ -108,7 +108,7 @@ typedef struct bench_row {
     const char *path;
     char spec[128];
     char note[160];
-    bool ok;                 /* false: creation or insertion failed   */
+    bool ok; /* false: creation or insertion failed   */
     size_t bytes;
     double bits_per_key;
     double fpr_target, fpr_meas, fpr_bound;
@@ -117,12 +117,12 @@ typedef struct bench_row {
      * (amq objects only; SIZE_MAX when not measured). */
     size_t build_extra;
     double pos_scalar_ns, pos_batch_ns, neg_scalar_ns, neg_batch_ns;
-    double neg_bytes_ns;     /* 16-byte keys: hash + query            */
-    bench_probe probe;       /* of an array of `bytes` bytes          */
+    double neg_bytes_ns;          /* 16-byte keys: hash + query            */
+    bench_probe probe;            /* of an array of `bytes` bytes          */
     double probe_at[BENCH_PATHS]; /* the probe timed beside each path */
     int reps, insert_reps;
     size_t queries;
-    uint64_t false_neg;      /* positives reported absent (must be 0) */
+    uint64_t false_neg; /* positives reported absent (must be 0) */
 } bench_row;
 
 typedef struct bench_hash_row {
@@ -165,8 +165,7 @@ void bench_probe_free(bench_probe_arr *p);
 /* ns per read of one pass of q reads at lines reduce(stream[i]). */
 double bench_probe_time(bench_probe_arr *p, bench_probe_mode m,
                         const uint64_t *stream, size_t q);
-size_t bench_hash_cost(size_t nkeys, int reps, bench_hash_row *out,
-                       size_t cap);
+size_t bench_hash_cost(size_t nkeys, int reps, bench_hash_row *out, size_t cap);
 
 /* ---- reporting (report.c, svg.c) ---------------------------------------- */
 
@@ -194,7 +193,7 @@ void bench_fmt_n(uint64_t n, char *buf, size_t cap);
 /* Keep a value alive so the compiler cannot drop the work behind it. */
 /* Options whose allocator counts live and peak bytes (bench_mem_*). */
 const amq_options *bench_options(void);
-void bench_mem_mark(void);  /* peak := live                        */
+void bench_mem_mark(void); /* peak := live                        */
 size_t bench_mem_live(void);
 size_t bench_mem_peak(void);
 
@@ -206,7 +205,6 @@ static inline void bench_byte_key(uint64_t v, uint8_t key[16]) {
     memcpy(key, w, sizeof w);
 }
 uint64_t bench_sink_value(void);
-void bench_progress(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -13,8 +13,8 @@
 #define KEY_BYTES 16
 #define PASSES 4
 
-static double time_kind(const amq_hasher *h, const uint8_t *keys,
-                        size_t nkeys, int reps) {
+static double time_kind(const amq_hasher *h, const uint8_t *keys, size_t nkeys,
+                        int reps) {
     double t[64];
     reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
     for (int r = 0; r < reps; r++) {

@@ -27,23 +27,24 @@
 #define MAX_SUBJECTS 96
 
 static void usage(FILE *f) {
-    fputs("usage: amq_bench [options]\n"
-          "  --sizes LIST     key counts, e.g. 1e6,1e8 (default)\n"
-          "  --quick          same as --sizes 1e5,1e6\n"
-          "  --fpr EPS        target false-positive rate (default 0.01)\n"
-          "  --reps N         query/probe repetitions (default 5; 3 at n>=1e7)\n"
-          "  --insert-reps N  build repetitions (default: reps; 1 at n>=1e7)\n"
-          "  --stat S         min (default) or median over repetitions\n"
-          "  --queries N      max positive and negative queries (default 1e7)\n"
-          "  --batch N        hashes per batch call (default 4096)\n"
-          "  --probe-group N  addresses the probe prefetches together (16)\n"
-          "  --probe-pages P  huge (default: as amq's tables) or base pages\n"
-          "  --only LIST      only these types (and/or libbloom)\n"
-          "  --no-typed       skip the typed fast-path rows\n"
-          "  --no-peer        skip libbloom\n"
-          "  --seed S         key stream seed (default 42)\n"
-          "  --out DIR        output directory (default bench-out)\n",
-          f);
+    fputs(
+        "usage: amq_bench [options]\n"
+        "  --sizes LIST     key counts, e.g. 1e6,1e8 (default)\n"
+        "  --quick          same as --sizes 1e5,1e6\n"
+        "  --fpr EPS        target false-positive rate (default 0.01)\n"
+        "  --reps N         query/probe repetitions (default 5; 3 at n>=1e7)\n"
+        "  --insert-reps N  build repetitions (default: reps; 1 at n>=1e7)\n"
+        "  --stat S         min (default) or median over repetitions\n"
+        "  --queries N      max positive and negative queries (default 1e7)\n"
+        "  --batch N        hashes per batch call (default 4096)\n"
+        "  --probe-group N  addresses the probe prefetches together (16)\n"
+        "  --probe-pages P  huge (default: as amq's tables) or base pages\n"
+        "  --only LIST      only these types (and/or libbloom)\n"
+        "  --no-typed       skip the typed fast-path rows\n"
+        "  --no-peer        skip libbloom\n"
+        "  --seed S         key stream seed (default 42)\n"
+        "  --out DIR        output directory (default bench-out)\n",
+        f);
 }
 
 static int parse_count(const char *s, uint64_t *out) {
@@ -196,8 +197,8 @@ static void add_subject(bench_subject *s, size_t *n, const char *label,
 
 static void note_skipped(bench_results *r, const char *name) {
     size_t len = strlen(r->skipped);
-    snprintf(r->skipped + len, sizeof r->skipped - len, "%s%s",
-             len ? ", " : "", name);
+    snprintf(r->skipped + len, sizeof r->skipped - len, "%s%s", len ? ", " : "",
+             name);
 }
 
 /* A type name or a spec with parameters ("fuse8:ways=4"): its generic
@@ -277,15 +278,16 @@ static void print_row_progress(const bench_row *row) {
     }
     bench_progress("  %-16s %.2f bits/key  fpr %.4f  insert %.1f  "
                    "neg scalar %.1f  neg batch %.1f ns/key",
-                   row->label, row->bits_per_key, row->fpr_meas,
-                   row->insert_ns, row->neg_scalar_ns, row->neg_batch_ns);
+                   row->label, row->bits_per_key, row->fpr_meas, row->insert_ns,
+                   row->neg_scalar_ns, row->neg_batch_ns);
 }
 
 static int run_size(const bench_cfg *cfg, uint64_t n, const bench_subject *s,
                     size_t ns, bench_results *r) {
     char nb[32];
     bench_fmt_n(n, nb, sizeof nb);
-    bench_keys k = {NULL, n, NULL, (size_t)(n < cfg->queries ? n : cfg->queries)};
+    bench_keys k = {NULL, n, NULL,
+                    (size_t)(n < cfg->queries ? n : cfg->queries)};
     uint64_t *pos = bench_make_keys(cfg->seed, (size_t)n);
     uint64_t *neg = bench_make_keys(~cfg->seed * 0x9E3779B97F4A7C15u, k.nq);
     if (pos == NULL || neg == NULL) {

@@ -54,13 +54,12 @@ int bench_insert_reps(const bench_cfg *cfg, uint64_t n) {
     return n >= LARGE_N ? 1 : bench_query_reps(cfg, n);
 }
 
-static void *build_once(const bench_subject *s, const bench_keys *k,
-                        double fpr, bench_row *row, double *ins_ns,
-                        double *total_ms) {
+static void *build_once(const bench_subject *s, const bench_keys *k, double fpr,
+                        bench_row *row, double *ins_ns, double *total_ms) {
     void *obj = NULL;
     uint64_t t0 = bench_now_ns();
-    if (s->ops->create(s->name, k->n, fpr, &obj, row->note,
-                       sizeof row->note) != 0)
+    if (s->ops->create(s->name, k->n, fpr, &obj, row->note, sizeof row->note) !=
+        0)
         return NULL;
     bench_mem_mark();
     uint64_t t1 = bench_now_ns();
@@ -98,8 +97,7 @@ static void *build(const bench_cfg *cfg, const bench_subject *s,
     return obj;
 }
 
-static uint64_t run_batch(const query_ctx *c, const uint64_t *keys,
-                          size_t q) {
+static uint64_t run_batch(const query_ctx *c, const uint64_t *keys, size_t q) {
     uint64_t hits = 0;
     for (size_t i = 0; i < q; i += c->cfg->batch) {
         size_t len = q - i < c->cfg->batch ? q - i : c->cfg->batch;
@@ -111,8 +109,8 @@ static uint64_t run_batch(const query_ctx *c, const uint64_t *keys,
 }
 
 /* One pass of path p over keys; returns the keys reported present. */
-static uint64_t run_path(const query_ctx *c, bench_path p,
-                         const uint64_t *keys, size_t q) {
+static uint64_t run_path(const query_ctx *c, bench_path p, const uint64_t *keys,
+                         size_t q) {
     if (p == BENCH_POS_BATCH || p == BENCH_NEG_BATCH)
         return run_batch(c, keys, q);
     if (p == BENCH_NEG_BYTES)
@@ -123,19 +121,17 @@ static uint64_t run_path(const query_ctx *c, bench_path p,
 /* ns/key of path p summarised over the query repetitions, each right
  * after a pass of the probe reads it is compared with (*probe_ns, the
  * same summary); *hits from the last repetition. */
-static double time_path(const query_ctx *c, bench_path p,
-                        const uint64_t *keys, uint64_t *hits,
-                        double *probe_ns) {
+static double time_path(const query_ctx *c, bench_path p, const uint64_t *keys,
+                        uint64_t *hits, double *probe_ns) {
     double t[MAX_REPS], pr[MAX_REPS];
     bool batched = p == BENCH_POS_BATCH || p == BENCH_NEG_BATCH;
     int reps = bench_query_reps(c->cfg, c->n);
     for (int r = 0; r < reps; r++) {
-        pr[r] = c->probe == NULL
-                    ? NAN
-                    : bench_probe_time(c->probe,
-                                       batched ? BENCH_PROBE_BATCH
-                                               : BENCH_PROBE_INDEP,
-                                       c->stream, c->q);
+        pr[r] = c->probe == NULL ? NAN
+                                 : bench_probe_time(c->probe,
+                                                    batched ? BENCH_PROBE_BATCH
+                                                            : BENCH_PROBE_INDEP,
+                                                    c->stream, c->q);
         uint64_t t0 = bench_now_ns();
         *hits = run_path(c, p, keys, c->q);
         t[r] = (double)(bench_now_ns() - t0) / (double)c->q;
@@ -147,8 +143,8 @@ static double time_path(const query_ctx *c, bench_path p,
 
 static void note_append(bench_row *row, const char *msg) {
     size_t len = strlen(row->note);
-    snprintf(row->note + len, sizeof row->note - len, "%s%s",
-             len ? "; " : "", msg);
+    snprintf(row->note + len, sizeof row->note - len, "%s%s", len ? "; " : "",
+             msg);
 }
 
 static double min_of(double a, double b) {
@@ -167,8 +163,8 @@ static void measure_queries(const query_ctx *c, const bench_keys *k,
             have = c->s->ops->query_bytes != NULL;
         ns[p] = row->probe_at[p] = NAN;
         if (have)
-            ns[p] = time_path(c, (bench_path)p, pos ? k->pos : k->neg,
-                              &hits[p], &row->probe_at[p]);
+            ns[p] = time_path(c, (bench_path)p, pos ? k->pos : k->neg, &hits[p],
+                              &row->probe_at[p]);
     }
     row->pos_scalar_ns = ns[BENCH_POS_SCALAR];
     row->neg_scalar_ns = ns[BENCH_NEG_SCALAR];
@@ -178,8 +174,8 @@ static void measure_queries(const query_ctx *c, const bench_keys *k,
     row->probe.indep_ns = min_of(min_of(row->probe_at[BENCH_POS_SCALAR],
                                         row->probe_at[BENCH_NEG_SCALAR]),
                                  row->probe_at[BENCH_NEG_BYTES]);
-    row->probe.batch_ns = min_of(row->probe_at[BENCH_POS_BATCH],
-                                 row->probe_at[BENCH_NEG_BATCH]);
+    row->probe.batch_ns =
+        min_of(row->probe_at[BENCH_POS_BATCH], row->probe_at[BENCH_NEG_BATCH]);
     if (c->s->ops->query_batch != NULL &&
         (hits[BENCH_POS_BATCH] != hits[BENCH_POS_SCALAR] ||
          hits[BENCH_NEG_BATCH] != hits[BENCH_NEG_SCALAR]))
@@ -191,8 +187,8 @@ static void measure_queries(const query_ctx *c, const bench_keys *k,
 }
 
 /* The dependent reads (pure latency, the slowest probe) once per size. */
-static double dep_probe(const bench_cfg *cfg, bench_probe_arr *p,
-                        size_t bytes, const bench_keys *k) {
+static double dep_probe(const bench_cfg *cfg, bench_probe_arr *p, size_t bytes,
+                        const bench_keys *k) {
     static struct {
         size_t bytes, q;
         double ns;
@@ -237,10 +233,15 @@ void bench_measure(const bench_cfg *cfg, const bench_subject *s,
     row->bits_per_key = 8.0 * (double)row->bytes / (double)k->n;
     row->fpr_bound = s->ops->fpr_bound(obj, k->n);
     s->ops->describe(obj, row->spec, sizeof row->spec);
-    query_ctx c = {cfg,   s, obj, k->n, malloc(cfg->batch),
-                   bench_probe_new(row->bytes, cfg->probe_group,
-                                   cfg->probe_huge),
-                   k->neg, k->nq};
+    query_ctx c = {
+        cfg,
+        s,
+        obj,
+        k->n,
+        malloc(cfg->batch),
+        bench_probe_new(row->bytes, cfg->probe_group, cfg->probe_huge),
+        k->neg,
+        k->nq};
     if (c.out == NULL) {
         snprintf(row->note, sizeof row->note, "out of memory");
         row->ok = false;

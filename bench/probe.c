@@ -67,9 +67,8 @@ static uint64_t *probe_array(size_t bytes, bool huge, size_t *lines) {
 /* Per group of `group` values: compute each address and prefetch it, then
  * read them all. The library's batch paths do the same (bloom.c prefetches
  * groups of 16 keys, blocked.c and sbbf.c keep 16 keys in flight). */
-static uint64_t read_batched(const uint64_t *a, size_t lines,
-                             const uint64_t *s, size_t q, size_t group,
-                             size_t *idx) {
+static uint64_t read_batched(const uint64_t *a, size_t lines, const uint64_t *s,
+                             size_t q, size_t group, size_t *idx) {
     uint64_t acc = 0;
     for (size_t i = 0; i < q; i += group) {
         size_t len = q - i < group ? q - i : group;

@@ -76,18 +76,21 @@ static void md_header(FILE *f, const bench_cfg *cfg, const bench_results *r) {
             bench_libbloom_version());
     fprintf(f, "- target ε = %g; lower bound log2(1/ε) = %.2f bits/key\n",
             cfg->fpr, log2(1.0 / cfg->fpr));
-    fprintf(f, "- keys: pre-hashed splitmix64 uint64 (hash cost excluded but "
-               "in *neg bytes*: 16-byte keys through amq_filter_contains; "
-               "see *Hash cost*); queries per kind: min(n, %zu); batch: %zu "
-               "hashes per call\n", cfg->queries, cfg->batch);
+    fprintf(f,
+            "- keys: pre-hashed splitmix64 uint64 (hash cost excluded but "
+            "in *neg bytes*: 16-byte keys through amq_filter_contains; "
+            "see *Hash cost*); queries per kind: min(n, %zu); batch: %zu "
+            "hashes per call\n",
+            cfg->queries, cfg->batch);
     fprintf(f, "- memory probe: groups of %zu prefetched reads; %s\n",
             cfg->probe_group,
             cfg->probe_huge ? "arrays of 4 MB and more advised "
                               "MADV_HUGEPAGE, as amq advises its tables "
                               "(libbloom's table gets no such advice)"
                             : "base pages only (--probe-pages base)");
-    fprintf(f, "- timings: %s over repetitions (queries and probe: %s; "
-               "builds: %s); whole run %.0f s\n\n",
+    fprintf(f,
+            "- timings: %s over repetitions (queries and probe: %s; "
+            "builds: %s); whole run %.0f s\n\n",
             bench_summary_is_min() ? "minimum" : "median",
             cfg->reps > 0 ? "--reps" : "5, or 3 at n >= 1e7",
             cfg->insert_reps > 0 ? "--insert-reps"
@@ -106,11 +109,11 @@ static void md_speed(FILE *f, const bench_results *r, uint64_t n) {
         const bench_row *w = &r->rows[i];
         if (w->n != n || !w->ok)
             continue;
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                w->label, w->path, fmt("%.1f", w->build_ms),
-                fmt("%.2f", w->insert_ns), fmt("%.2f", w->pos_scalar_ns),
-                fmt("%.2f", w->pos_batch_ns), fmt("%.2f", w->neg_scalar_ns),
-                fmt("%.2f", w->neg_batch_ns), fmt("%.2f", w->neg_bytes_ns));
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w->label,
+                w->path, fmt("%.1f", w->build_ms), fmt("%.2f", w->insert_ns),
+                fmt("%.2f", w->pos_scalar_ns), fmt("%.2f", w->pos_batch_ns),
+                fmt("%.2f", w->neg_scalar_ns), fmt("%.2f", w->neg_batch_ns),
+                fmt("%.2f", w->neg_bytes_ns));
     }
     fputc('\n', f);
 }
@@ -182,12 +185,11 @@ static void md_ratios(FILE *f, const bench_results *r, uint64_t n) {
         double lb = w->fpr_bound > 0 && w->fpr_bound < 1
                         ? log2(1.0 / w->fpr_bound)
                         : NAN;
-        double extra = w->build_extra == SIZE_MAX
-                           ? NAN
-                           : (double)w->build_extra / 1e6;
+        double extra =
+            w->build_extra == SIZE_MAX ? NAN : (double)w->build_extra / 1e6;
         fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", w->label,
-                fmt("%.2f", base ? ratio(w->neg_batch_ns, base->neg_batch_ns)
-                                 : NAN),
+                fmt("%.2f",
+                    base ? ratio(w->neg_batch_ns, base->neg_batch_ns) : NAN),
                 fmt("%.2f", ratio(w->neg_scalar_ns, w->neg_batch_ns)),
                 fmt("%.2f", ratio(w->pos_scalar_ns, w->pos_batch_ns)),
                 fmt("%.2f", w->neg_bytes_ns - w->neg_scalar_ns),
@@ -227,8 +229,8 @@ static void md_peer(FILE *f, const bench_results *r, uint64_t n) {
         return;
     double tv[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
     if (t != NULL) {
-        double v[6] = {t->insert_ns,   t->pos_scalar_ns, t->neg_scalar_ns,
-                       t->pos_batch_ns, t->neg_batch_ns, t->bits_per_key};
+        double v[6] = {t->insert_ns,    t->pos_scalar_ns, t->neg_scalar_ns,
+                       t->pos_batch_ns, t->neg_batch_ns,  t->bits_per_key};
         memcpy(tv, v, sizeof tv);
     }
     fprintf(f, "### amq classic Bloom vs Debian libbloom (ns per key; "
@@ -241,10 +243,10 @@ static void md_peer(FILE *f, const bench_results *r, uint64_t n) {
                  g->pos_scalar_ns, tv[1]);
     md_peer_line(f, "negative query, scalar", lb->neg_scalar_ns,
                  g->neg_scalar_ns, tv[2]);
-    md_peer_line(f, "positive query, batch", lb->pos_scalar_ns,
-                 g->pos_batch_ns, tv[3]);
-    md_peer_line(f, "negative query, batch", lb->neg_scalar_ns,
-                 g->neg_batch_ns, tv[4]);
+    md_peer_line(f, "positive query, batch", lb->pos_scalar_ns, g->pos_batch_ns,
+                 tv[3]);
+    md_peer_line(f, "negative query, batch", lb->neg_scalar_ns, g->neg_batch_ns,
+                 tv[4]);
     fprintf(f, "| bits/key | %s | %s | %s | | |\n",
             fmt("%.3f", lb->bits_per_key), fmt("%.3f", g->bits_per_key),
             fmt("%.3f", tv[5]));
@@ -286,7 +288,10 @@ static void md_notes(FILE *f, const bench_results *r) {
                 fmt("%.2f", r->hash[i].ns_per_key));
     fprintf(f, "\n## Notes\n\n");
     if (r->skipped[0])
-        fprintf(f, "- frequency sketches (not membership filters) not benchmarked here: %s\n", r->skipped);
+        fprintf(f,
+                "- frequency sketches (not membership filters) not benchmarked "
+                "here: %s\n",
+                r->skipped);
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *w = &r->rows[i];
         char nb[32];
@@ -338,14 +343,21 @@ void bench_write_csv(FILE *f, const bench_results *r) {
         const bench_row *w = &r->rows[i];
         fprintf(f, "%llu,%s,%s,%d,\"%s\",%zu", (unsigned long long)w->n,
                 w->label, w->path, w->ok, w->spec, w->bytes);
-        double v[] = {w->bits_per_key,  log2(1 / w->fpr_target),
-                      w->fpr_target,    w->fpr_meas,
-                      w->fpr_bound,     (double)w->false_neg,
-                      w->build_ms,      w->insert_ns,
-                      w->pos_scalar_ns, w->pos_batch_ns,
-                      w->neg_scalar_ns, w->neg_batch_ns,
+        double v[] = {w->bits_per_key,
+                      log2(1 / w->fpr_target),
+                      w->fpr_target,
+                      w->fpr_meas,
+                      w->fpr_bound,
+                      (double)w->false_neg,
+                      w->build_ms,
+                      w->insert_ns,
+                      w->pos_scalar_ns,
+                      w->pos_batch_ns,
+                      w->neg_scalar_ns,
+                      w->neg_batch_ns,
                       w->neg_bytes_ns,
-                      w->probe.batch_ns, w->probe.indep_ns,
+                      w->probe.batch_ns,
+                      w->probe.indep_ns,
                       w->probe.dep_ns,
                       w->build_extra == SIZE_MAX ? NAN
                                                  : (double)w->build_extra};

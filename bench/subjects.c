@@ -129,11 +129,11 @@ static int st_insert(void *obj, const uint64_t *k, size_t n) {
     s->f = NULL;
     /* A width whose rate cannot meet the target (xor16 at 1% meets it;
      * ribbon sizes itself) is built from the spec alone. */
-    if (amq_filter_build(s->name, k, n, s->fpr, bench_options(), &s->f,
-                         NULL) == AMQ_OK)
+    if (amq_filter_build(s->name, k, n, s->fpr, bench_options(), &s->f, NULL) ==
+        AMQ_OK)
         return 0;
-    return amq_filter_build(s->name, k, n, 0.0, bench_options(), &s->f,
-                            NULL) != AMQ_OK;
+    return amq_filter_build(s->name, k, n, 0.0, bench_options(), &s->f, NULL) !=
+           AMQ_OK;
 }
 
 static uint64_t st_query(void *obj, const uint64_t *k, size_t n) {
@@ -222,10 +222,11 @@ static const bench_ops bloom_ops = {
 
 /* ---- typed: blocked Bloom ----------------------------------------------- */
 
-static int blocked_create(const char *name, uint64_t n, double fpr,
-                          void **obj, char *err, size_t cap) {
+static int blocked_create(const char *name, uint64_t n, double fpr, void **obj,
+                          char *err, size_t cap) {
     (void)name;
-    amq_status st = amq_blocked_new(n, fpr, bench_options(), (amq_blocked **)obj);
+    amq_status st =
+        amq_blocked_new(n, fpr, bench_options(), (amq_blocked **)obj);
     return st == AMQ_OK ? 0 : report_status("amq_blocked_new", st, err, cap);
 }
 
@@ -260,8 +261,7 @@ static double blocked_bound(void *obj, uint64_t n) {
 
 static void blocked_describe(void *obj, char *buf, size_t cap) {
     snprintf(buf, cap, "blocked:blocks=%llu,k=%u",
-             (unsigned long long)amq_blocked_blocks(obj),
-             amq_blocked_k(obj));
+             (unsigned long long)amq_blocked_blocks(obj), amq_blocked_k(obj));
 }
 
 static const bench_ops blocked_ops = {

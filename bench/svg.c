@@ -40,8 +40,10 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c",
 
 static void text(FILE *f, double x, double y, const char *anchor, int size,
                  const char *s) {
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" "
-               "font-size=\"%d\">", x, y, anchor, size);
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" "
+            "font-size=\"%d\">",
+            x, y, anchor, size);
     for (; *s; s++) {
         if (*s == '<')
             fputs("&lt;", f);
@@ -55,22 +57,26 @@ static void text(FILE *f, double x, double y, const char *anchor, int size,
 
 static void line(FILE *f, double x1, double y1, double x2, double y2,
                  const char *color, double width, const char *dash) {
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-               "stroke=\"%s\" stroke-width=\"%.1f\"%s%s%s/>\n",
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "stroke=\"%s\" stroke-width=\"%.1f\"%s%s%s/>\n",
             x1, y1, x2, y2, color, width, dash ? " stroke-dasharray=\"" : "",
             dash ? dash : "", dash ? "\"" : "");
 }
 
 static void rect(FILE *f, double x, double y, double w, double h,
                  const char *fill, double opacity) {
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-               "fill=\"%s\" fill-opacity=\"%.2f\"/>\n", x, y, w, h, fill,
-            opacity);
+    fprintf(f,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"%s\" fill-opacity=\"%.2f\"/>\n",
+            x, y, w, h, fill, opacity);
 }
 
 static void frame(FILE *f, const box *b) {
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-               "fill=\"none\" stroke=\"#333\"/>\n", b->x, b->y, b->w, b->h);
+    fprintf(f,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"none\" stroke=\"#333\"/>\n",
+            b->x, b->y, b->w, b->h);
 }
 
 /* A "nice" step (1, 2 or 5 times a power of ten) for about 5 ticks. */
@@ -106,8 +112,9 @@ static void y_axis_linear(FILE *f, const box *b, double ymax,
         snprintf(buf, sizeof buf, "%g", v);
         text(f, b->x - 6, y + 4, "end", 11, buf);
     }
-    fprintf(f, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" "
-               "text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
+    fprintf(f,
+            "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" "
+            "text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
             b->x - 50, b->y + b->h / 2, label);
 }
 
@@ -150,8 +157,7 @@ static void bar_legend(FILE *f, const box *b) {
     text(f, x, y + 121, "start", 10, "size of the filter");
 }
 
-static void bar_panel(FILE *f, const bench_results *r, uint64_t n,
-                      double top) {
+static void bar_panel(FILE *f, const bench_results *r, uint64_t n, double top) {
     box b = {ML, top + 40, W - ML - MR, BAR_H - 110};
     char title[96], nb[32];
     bench_fmt_n(n, nb, sizeof nb);
@@ -171,8 +177,9 @@ static void bar_panel(FILE *f, const bench_results *r, uint64_t n,
             continue;
         double x = b.x + (double)k * slot + slot * 0.15;
         bar_pair(f, &b, w, x, bw, ymax, palette[k % NPALETTE]);
-        fprintf(f, "<text transform=\"translate(%.1f,%.1f) rotate(-25)\" "
-                   "text-anchor=\"end\" font-size=\"11\">%s</text>\n",
+        fprintf(f,
+                "<text transform=\"translate(%.1f,%.1f) rotate(-25)\" "
+                "text-anchor=\"end\" font-size=\"11\">%s</text>\n",
                 x + bw, b.y + b.h + 16, w->label);
         k++;
     }
@@ -223,18 +230,21 @@ static void fpr_axes_draw(FILE *f, const fpr_axes *a) {
     }
     text(f, a->b.x + a->b.w / 2, a->b.y + a->b.h + 38, "middle", 12,
          "bits per key");
-    fprintf(f, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" "
-               "text-anchor=\"middle\" font-size=\"12\">false-positive "
-               "rate (log scale)</text>\n",
+    fprintf(f,
+            "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" "
+            "text-anchor=\"middle\" font-size=\"12\">false-positive "
+            "rate (log scale)</text>\n",
             a->b.x - 55, a->b.y + a->b.h / 2);
 }
 
 /* eps(b) = 2^(-slope * b), drawn where it lies inside the panel. */
 static void fpr_curve(FILE *f, const fpr_axes *a, double slope,
                       const char *color, const char *dash) {
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s%s%s "
-               "points=\"", color, dash ? " stroke-dasharray=\"" : "",
-            dash ? dash : "", dash ? "\"" : "");
+    fprintf(f,
+            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s%s%s "
+            "points=\"",
+            color, dash ? " stroke-dasharray=\"" : "", dash ? dash : "",
+            dash ? "\"" : "");
     for (int i = 0; i <= 200; i++) {
         double bits = a->x0 + (a->x1 - a->x0) * i / 200.0;
         double l = -slope * bits * log10(2.0);
@@ -247,11 +257,14 @@ static void fpr_curve(FILE *f, const fpr_axes *a, double slope,
 static void marker(FILE *f, double x, double y, size_t shape,
                    const char *color) {
     if (shape % 2 == 0)
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" "
-                   "stroke=\"#000\" stroke-width=\"0.5\"/>\n", x, y, color);
+        fprintf(f,
+                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" "
+                "stroke=\"#000\" stroke-width=\"0.5\"/>\n",
+                x, y, color);
     else
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
-                   "fill=\"%s\" stroke=\"#000\" stroke-width=\"0.5\"/>\n",
+        fprintf(f,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
+                "fill=\"%s\" stroke=\"#000\" stroke-width=\"0.5\"/>\n",
                 x - 4.5, y - 4.5, color);
 }
 
@@ -336,9 +349,11 @@ static void fpr_panel(FILE *f, const bench_cfg *cfg, const bench_results *r,
 
 void bench_write_svg(FILE *f, const bench_cfg *cfg, const bench_results *r) {
     double h = 50 + (double)cfg->nsizes * BAR_H + FPR_H;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-               "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-               "font-family=\"sans-serif\">\n", W, h, W, h);
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+            "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+            "font-family=\"sans-serif\">\n",
+            W, h, W, h);
     rect(f, 0, 0, W, h, "#fff", 1);
     text(f, W / 2, 28, "middle", 17, "amq benchmark (pre-hashed keys)");
     for (size_t s = 0; s < cfg->nsizes; s++)

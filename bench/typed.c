@@ -46,8 +46,7 @@ static unsigned spec_param(const char *spec, const char *key, unsigned dflt) {
  * a pointer fetched before the loop: the same call a program makes. */
 typedef struct dyn_api {
     const char *name; /* the spec name, or a prefix of it */
-    amq_status (*create)(const char *spec, uint64_t n, double fpr,
-                         void **out);
+    amq_status (*create)(const char *spec, uint64_t n, double fpr, void **out);
     void (*destroy)(void *f);
     amq_status (*add)(void *f, uint64_t h);
     bool (*contains)(const void *f, uint64_t h);
@@ -57,8 +56,7 @@ typedef struct dyn_api {
 } dyn_api;
 
 /* cuckoo[:fp=F] (the table its capacity gives, at F bits), vacuum */
-static amq_status ck_new(const char *spec, uint64_t n, double fpr,
-                         void **out) {
+static amq_status ck_new(const char *spec, uint64_t n, double fpr, void **out) {
     amq_cuckoo *c = NULL;
     bool vacuum = strncmp(spec, "vacuum", 6) == 0;
     amq_status st = vacuum ? amq_vacuum_new(n, fpr, bench_options(), &c)
@@ -81,15 +79,13 @@ static amq_status ck_add(void *f, uint64_t h) {
 static bool ck_has(const void *f, uint64_t h) {
     return amq_cuckoo_contains_hash(f, h);
 }
-static void ck_batch(const void *f, const uint64_t *h, size_t n,
-                     uint8_t *out) {
+static void ck_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_cuckoo_contains_batch(f, h, n, out);
 }
 static size_t ck_size(const void *f) { return amq_cuckoo_size_bytes(f); }
 static double ck_bound(const void *f) { return amq_cuckoo_fpr_bound(f); }
 
-static amq_status qf_new(const char *spec, uint64_t n, double fpr,
-                         void **out) {
+static amq_status qf_new(const char *spec, uint64_t n, double fpr, void **out) {
     return strncmp(spec, "cqf", 3) == 0
                ? amq_cqf_new(n, fpr, bench_options(), (amq_qf **)out)
                : amq_qf_new(n, fpr, bench_options(), (amq_qf **)out);
@@ -97,8 +93,7 @@ static amq_status qf_new(const char *spec, uint64_t n, double fpr,
 static void qf_free(void *f) { amq_qf_free(f); }
 static amq_status qf_add(void *f, uint64_t h) { return amq_qf_insert(f, h); }
 static bool qf_has(const void *f, uint64_t h) { return amq_qf_contains(f, h); }
-static void qf_batch(const void *f, const uint64_t *h, size_t n,
-                     uint8_t *out) {
+static void qf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_qf_contains_batch(f, h, n, out);
 }
 static size_t qf_size(const void *f) { return amq_qf_size_bytes(f); }
@@ -123,8 +118,7 @@ static void vqf_batch(const void *f, const uint64_t *h, size_t n,
 static size_t vqf_size(const void *f) { return amq_vqf_size_bytes(f); }
 static double vqf_bound(const void *f) { return amq_vqf_fpr_bound(f); }
 
-static amq_status pf_new(const char *spec, uint64_t n, double fpr,
-                         void **out) {
+static amq_status pf_new(const char *spec, uint64_t n, double fpr, void **out) {
     (void)spec;
     return amq_prefix_new(n, fpr, bench_options(), (amq_prefix **)out);
 }
@@ -135,15 +129,13 @@ static amq_status pf_add(void *f, uint64_t h) {
 static bool pf_has(const void *f, uint64_t h) {
     return amq_prefix_contains_hash(f, h);
 }
-static void pf_batch(const void *f, const uint64_t *h, size_t n,
-                     uint8_t *out) {
+static void pf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_prefix_contains_batch(f, h, n, out);
 }
 static size_t pf_size(const void *f) { return amq_prefix_size_bytes(f); }
 static double pf_bound(const void *f) { return amq_prefix_fpr_bound(f); }
 
-static amq_status mf_new(const char *spec, uint64_t n, double fpr,
-                         void **out) {
+static amq_status mf_new(const char *spec, uint64_t n, double fpr, void **out) {
     (void)spec;
     return amq_morton_new(n, fpr, bench_options(), (amq_morton **)out);
 }
@@ -154,8 +146,7 @@ static amq_status mf_add(void *f, uint64_t h) {
 static bool mf_has(const void *f, uint64_t h) {
     return amq_morton_contains_hash(f, h);
 }
-static void mf_batch(const void *f, const uint64_t *h, size_t n,
-                     uint8_t *out) {
+static void mf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_morton_contains_batch(f, h, n, out);
 }
 static size_t mf_size(const void *f) { return amq_morton_size_bytes(f); }
@@ -316,8 +307,8 @@ static int stt_insert(void *obj, const uint64_t *k, size_t n) {
         double bits = amq_ribbon_bits_for(s->fpr);
         unsigned band = spec_param(s->name, "w", 64);
         if (spec_param(s->name, "bump", 1) == 0)
-            return amq_ribbon_build_standard(k, n, bits, band,
-                                             bench_options(), &s->r) != AMQ_OK;
+            return amq_ribbon_build_standard(k, n, bits, band, bench_options(),
+                                             &s->r) != AMQ_OK;
         return amq_ribbon_build(k, n, bits, band, bench_options(), &s->r) !=
                AMQ_OK;
     }
@@ -358,8 +349,7 @@ static size_t stt_size(void *obj) {
 static double stt_bound(void *obj, uint64_t n) {
     const st_typed *s = obj;
     (void)n;
-    return s->x != NULL ? amq_xor_fpr_bound(s->x)
-                        : amq_ribbon_fpr_bound(s->r);
+    return s->x != NULL ? amq_xor_fpr_bound(s->x) : amq_ribbon_fpr_bound(s->r);
 }
 
 static void stt_describe(void *obj, char *buf, size_t cap) {
@@ -368,9 +358,8 @@ static void stt_describe(void *obj, char *buf, size_t cap) {
         snprintf(buf, cap, "width=%u,ways=%u", amq_xor_width(s->x),
                  amq_xor_ways(s->x));
     else
-        snprintf(buf, cap, "bits=%.4g,w=%u,layers=%u",
-                 amq_ribbon_bits(s->r), amq_ribbon_band(s->r),
-                 amq_ribbon_layers(s->r));
+        snprintf(buf, cap, "bits=%.4g,w=%u,layers=%u", amq_ribbon_bits(s->r),
+                 amq_ribbon_band(s->r), amq_ribbon_layers(s->r));
 }
 
 static const bench_ops static_typed_ops = {
@@ -388,9 +377,8 @@ static const bench_ops static_typed_ops = {
 /* ---- lookup -------------------------------------------------------------- */
 
 const bench_ops *bench_typed_fp_ops(const char *spec) {
-    static const char *const statics[] = {"xor8",   "xor16",  "xor32",
-                                          "fuse8",  "fuse16", "fuse32",
-                                          "ribbon"};
+    static const char *const statics[] = {"xor8",   "xor16",  "xor32", "fuse8",
+                                          "fuse16", "fuse32", "ribbon"};
     if (dyn_find(spec) != NULL)
         return &dynamic_ops;
     for (size_t i = 0; i < sizeof statics / sizeof *statics; i++)

@@ -90,9 +90,8 @@ AMQ_API amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
 AMQ_API void amq_blocked_free(amq_blocked *b);
 AMQ_API void amq_blocked_add_hash(amq_blocked *b, uint64_t hash);
 AMQ_API bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t hash);
-AMQ_API void amq_blocked_contains_batch(const amq_blocked *b,
-                                        const uint64_t *h, size_t n,
-                                        uint8_t *out);
+AMQ_API void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,
+                                        size_t n, uint8_t *out);
 AMQ_API amq_status amq_blocked_union(amq_blocked *dst, const amq_blocked *src);
 AMQ_API amq_status amq_blocked_intersect(amq_blocked *dst,
                                          const amq_blocked *src);
@@ -120,8 +119,7 @@ AMQ_API amq_status amq_sbbf_from_parquet(const void *bitset, size_t len,
                                          amq_sbbf **out);
 /* The filter's bitset in Parquet's layout (borrowed; valid until the filter
  * is modified or freed). */
-AMQ_API const uint8_t *amq_sbbf_parquet_bitset(const amq_sbbf *b,
-                                               size_t *len);
+AMQ_API const uint8_t *amq_sbbf_parquet_bitset(const amq_sbbf *b, size_t *len);
 AMQ_API void amq_sbbf_free(amq_sbbf *b);
 AMQ_API void amq_sbbf_add_hash(amq_sbbf *b, uint64_t hash);
 AMQ_API bool amq_sbbf_contains_hash(const amq_sbbf *b, uint64_t hash);
@@ -205,8 +203,7 @@ typedef struct amq_scalable_config {
 
 /* Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM, AMQ_ERR_HASH. */
 AMQ_API amq_status amq_scalable_new(const amq_scalable_config *cfg,
-                                    const amq_options *opt,
-                                    amq_scalable **out);
+                                    const amq_options *opt, amq_scalable **out);
 AMQ_API void amq_scalable_free(amq_scalable *s);
 /* AMQ_ERR_FULL when a new stage would exceed max_stages or max_bytes (or
  * its eps_i is too small for 64 hashes); AMQ_ERR_NOMEM. Either way the
@@ -293,13 +290,12 @@ typedef struct amq_compressed amq_compressed;
 AMQ_API double amq_compressed_entropy_bits(double bits_per_key, unsigned k);
 /* Sized for capacity keys at fpr with k hashes (0: 2, the default), the
  * smallest array meeting fpr. Errors as amq_partitioned_new. */
-AMQ_API amq_status amq_compressed_new(uint64_t capacity, double fpr,
-                                      unsigned k, const amq_options *opt,
+AMQ_API amq_status amq_compressed_new(uint64_t capacity, double fpr, unsigned k,
+                                      const amq_options *opt,
                                       amq_compressed **out);
 /* The k and array size minimising the FPR when the entropy per key may be
  * at most z_bits (>= 1), for capacity keys (Mitzenmacher's design). */
-AMQ_API amq_status amq_compressed_new_for_size(uint64_t capacity,
-                                               double z_bits,
+AMQ_API amq_status amq_compressed_new_for_size(uint64_t capacity, double z_bits,
                                                const amq_options *opt,
                                                amq_compressed **out);
 AMQ_API amq_status amq_compressed_new_explicit(uint64_t m_bits, unsigned k,

@@ -58,8 +58,7 @@ AMQ_API uint64_t amq_builder_hash(const amq_builder *b, const void *key,
 /* Take one key (hashed now), or a hash from amq_builder_hasher, or n of
  * them. Errors: AMQ_ERR_NOMEM (nothing of the call taken), AMQ_ERR_INVALID
  * (NULL arguments). */
-AMQ_API amq_status amq_builder_add(amq_builder *b, const void *key,
-                                   size_t len);
+AMQ_API amq_status amq_builder_add(amq_builder *b, const void *key, size_t len);
 AMQ_API amq_status amq_builder_add_hash(amq_builder *b, uint64_t hash);
 AMQ_API amq_status amq_builder_add_hashes(amq_builder *b,
                                           const uint64_t *hashes, size_t n);

@@ -397,8 +397,8 @@ AMQ_API amq_status amq_cascade_load(const uint8_t *buf, size_t len,
  * crash) sees the old file or the whole new one; on failure path is
  * untouched. Errors: AMQ_ERR_IO (diag names the path and the reason),
  * AMQ_ERR_NOMEM, AMQ_ERR_INVALID. */
-AMQ_API amq_status amq_cascade_save_file(const amq_cascade *c,
-                                         const char *path, amq_diag *diag);
+AMQ_API amq_status amq_cascade_save_file(const amq_cascade *c, const char *path,
+                                         amq_diag *diag);
 /* amq_cascade_load of the whole file at path (a pipe or device too).
  * Errors: AMQ_ERR_IO, and amq_cascade_load's. */
 AMQ_API amq_status amq_cascade_load_file(const char *path,

@@ -58,15 +58,15 @@ typedef struct amq_clock amq_clock;
 
 typedef enum amq_clock_kind {
     AMQ_CLOCK_BLOOM = 1,
-    AMQ_CLOCK_VECTOR_DENSE = 2,  /* one counter per member, zeros included  */
-    AMQ_CLOCK_VECTOR_SPARSE = 3  /* (node id, counter) for nonzero counters */
+    AMQ_CLOCK_VECTOR_DENSE = 2, /* one counter per member, zeros included  */
+    AMQ_CLOCK_VECTOR_SPARSE = 3 /* (node id, counter) for nonzero counters */
 } amq_clock_kind;
 
 typedef enum amq_order {
     AMQ_ORDER_EQUAL = 0,
-    AMQ_ORDER_BEFORE = 1,     /* a happened before b (a <= b, a != b)      */
-    AMQ_ORDER_AFTER = 2,      /* b happened before a                        */
-    AMQ_ORDER_CONCURRENT = 3  /* certain, for both kinds                    */
+    AMQ_ORDER_BEFORE = 1,    /* a happened before b (a <= b, a != b)      */
+    AMQ_ORDER_AFTER = 2,     /* b happened before a                        */
+    AMQ_ORDER_CONCURRENT = 3 /* certain, for both kinds                    */
 } amq_order;
 
 typedef struct amq_clock_verdict {
@@ -95,10 +95,8 @@ typedef struct amq_clock_verdict {
  * Hashing from opt (XXH3 by default; AMQ_HASH_SIPHASH with opt->hash_key,
  * or a random key when NULL, for event identifiers an adversary chooses).
  * Errors: AMQ_ERR_INVALID, AMQ_ERR_HASH, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM. */
-AMQ_API amq_status amq_clock_new_bloom(uint32_t m, uint32_t k,
-                                       uint32_t history,
-                                       const amq_options *opt,
-                                       amq_clock **out);
+AMQ_API amq_status amq_clock_new_bloom(uint32_t m, uint32_t k, uint32_t history,
+                                       const amq_options *opt, amq_clock **out);
 
 /* A vector clock owned by node `self` (ticks increment self's counter).
  * dense: counters for exactly the members (self is a member from the
@@ -120,8 +118,7 @@ AMQ_API amq_status amq_clock_assign(amq_clock *dst, const amq_clock *src);
 /* A local event. Bloom: the event's bytes are hashed (k cells += 1);
  * vector: the bytes are ignored and self's counter += 1.
  * Errors: AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM (widening or a vector entry). */
-AMQ_API amq_status amq_clock_tick(amq_clock *c, const void *event,
-                                  size_t len);
+AMQ_API amq_status amq_clock_tick(amq_clock *c, const void *event, size_t len);
 /* Bloom only: a local event given by its 64-bit hash. */
 AMQ_API amq_status amq_clock_tick_hash(amq_clock *c, uint64_t event_hash);
 
@@ -164,8 +161,8 @@ AMQ_API uint32_t amq_clock_k(const amq_clock *c);
 AMQ_API uint64_t amq_clock_get(const amq_clock *c, uint64_t i);
 /* Vector: entry i (0 <= i < amq_clock_size) in increasing node order.
  * Errors: AMQ_ERR_INVALID (i out of range), AMQ_ERR_UNSUPPORTED (Bloom). */
-AMQ_API amq_status amq_clock_entry(const amq_clock *c, size_t i,
-                                   uint64_t *node, uint64_t *counter);
+AMQ_API amq_status amq_clock_entry(const amq_clock *c, size_t i, uint64_t *node,
+                                   uint64_t *counter);
 /* Bloom: the common minimum kept outside the cells; vector: 0. */
 AMQ_API uint64_t amq_clock_offset(const amq_clock *c);
 /* Bloom: bits per stored cell (8, 16, 32 or 64); vector: 64. */
@@ -180,8 +177,7 @@ AMQ_API uint32_t amq_clock_history_len(const amq_clock *c);
  * event `event` (its k increments and nothing else)? *out false when the
  * step also merged something else in.
  * Errors: AMQ_ERR_INVALID (age + 1 not recorded), AMQ_ERR_UNSUPPORTED. */
-AMQ_API amq_status amq_clock_history_explains(const amq_clock *c,
-                                              uint32_t age,
+AMQ_API amq_status amq_clock_history_explains(const amq_clock *c, uint32_t age,
                                               const void *event, size_t len,
                                               bool *out);
 
@@ -216,8 +212,8 @@ AMQ_API amq_status amq_clock_decode(amq_clock *into, const uint8_t *buf,
  * hasher and the history capacity (not the recorded history). */
 AMQ_API size_t amq_clock_save_size(const amq_clock *c);
 /* Errors: AMQ_ERR_BUFFER. */
-AMQ_API amq_status amq_clock_save(const amq_clock *c, uint8_t *buf,
-                                  size_t cap, size_t *len);
+AMQ_API amq_status amq_clock_save(const amq_clock *c, uint8_t *buf, size_t cap,
+                                  size_t *len);
 /* Errors: AMQ_ERR_CORRUPT, AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION, AMQ_ERR_HASH,
  * AMQ_ERR_NOMEM (diag says where). opt supplies only the allocator. */
 AMQ_API amq_status amq_clock_load(const uint8_t *buf, size_t len,

@@ -137,8 +137,7 @@ typedef enum amq_spectral_mode {
  * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_spectral_new(uint64_t capacity, double fpr,
                                     amq_spectral_mode mode, unsigned width,
-                                    const amq_options *opt,
-                                    amq_spectral **out);
+                                    const amq_options *opt, amq_spectral **out);
 AMQ_API amq_status amq_spectral_new_explicit(uint64_t m, unsigned k,
                                              unsigned width,
                                              amq_spectral_mode mode,

@@ -75,13 +75,13 @@
 extern "C" {
 #endif
 
-#define AMQ_CUCKOO_SLOTS 4          /* slots per bucket                     */
-#define AMQ_CUCKOO_MIN_FP 4         /* fingerprint bits                     */
+#define AMQ_CUCKOO_SLOTS 4  /* slots per bucket                     */
+#define AMQ_CUCKOO_MIN_FP 4 /* fingerprint bits                     */
 #define AMQ_CUCKOO_MAX_FP 32
 #define AMQ_CUCKOO_MAX_BUCKETS (UINT64_C(1) << 31)
 #define AMQ_CUCKOO_MAX_KICKS 100000
 #define AMQ_CUCKOO_DEFAULT_KICKS 500
-#define AMQ_CUCKOO_MAX_LINKS 32     /* tables in a growing filter           */
+#define AMQ_CUCKOO_MAX_LINKS 32 /* tables in a growing filter           */
 
 typedef struct amq_cuckoo amq_cuckoo;
 

@@ -76,8 +76,7 @@ AMQ_API amq_status amq_vqf_new(uint64_t capacity, double fpr,
                                const amq_options *opt, amq_vqf **out);
 /* blocks in [1, 2^32 - 1] 64-byte blocks, rbits 8 or 16. */
 AMQ_API amq_status amq_vqf_new_explicit(uint64_t blocks, unsigned rbits,
-                                        const amq_options *opt,
-                                        amq_vqf **out);
+                                        const amq_options *opt, amq_vqf **out);
 AMQ_API void amq_vqf_free(amq_vqf *f);
 
 /* AMQ_ERR_FULL when both of the key's blocks are full (nothing changes).

@@ -98,8 +98,7 @@ AMQ_API amq_status amq_cqf_new(uint64_t capacity, double fpr,
 AMQ_API amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
                                        const amq_options *opt, amq_qf **out);
 AMQ_API amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
-                                        const amq_options *opt,
-                                        amq_qf **out);
+                                        const amq_options *opt, amq_qf **out);
 AMQ_API void amq_qf_free(amq_qf *f);
 
 /* ---- updates and queries (both modes) --------------------------------- */
@@ -112,8 +111,8 @@ AMQ_API amq_status amq_qf_insert(amq_qf *f, uint64_t hash);
  * result as the loop, faster: each key's block is prefetched a few keys
  * ahead so the cache misses of consecutive inserts overlap (a single
  * insert waits for its own miss). AMQ_ERR_INVALID for NULL arguments. */
-AMQ_API amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h,
-                                       size_t n, size_t *done);
+AMQ_API amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
+                                       size_t *done);
 /* One copy fewer. AMQ_ERR_NOT_FOUND if none is held (unchanged). */
 AMQ_API amq_status amq_qf_remove(amq_qf *f, uint64_t hash);
 AMQ_API bool amq_qf_contains(const amq_qf *f, uint64_t hash);
@@ -121,8 +120,8 @@ AMQ_API bool amq_qf_contains(const amq_qf *f, uint64_t hash);
 AMQ_API uint64_t amq_qf_count(const amq_qf *f, uint64_t hash);
 /* out[i] = amq_qf_contains(f, h[i]); each key's block is prefetched 16
  * keys ahead, so the cache misses overlap. */
-AMQ_API void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h,
-                                   size_t n, uint8_t *out);
+AMQ_API void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h, size_t n,
+                                   uint8_t *out);
 
 /* ---- counting (cqf; on a qf they fall back to count single inserts) ---- */
 
@@ -171,13 +170,13 @@ AMQ_API amq_status amq_qf_resize(amq_qf *f);
 
 /* ---- properties --------------------------------------------------------- */
 
-AMQ_API uint64_t amq_qf_slots(const amq_qf *f);        /* N (home slots)   */
-AMQ_API uint64_t amq_qf_table_slots(const amq_qf *f);  /* N + E            */
+AMQ_API uint64_t amq_qf_slots(const amq_qf *f);       /* N (home slots)   */
+AMQ_API uint64_t amq_qf_table_slots(const amq_qf *f); /* N + E            */
 AMQ_API unsigned amq_qf_rbits(const amq_qf *f);
 AMQ_API bool amq_qf_is_counting(const amq_qf *f);
 AMQ_API bool amq_qf_is_concurrent(const amq_qf *f);
-AMQ_API uint64_t amq_qf_items(const amq_qf *f);        /* copies held      */
-AMQ_API uint64_t amq_qf_distinct(const amq_qf *f);     /* D                */
+AMQ_API uint64_t amq_qf_items(const amq_qf *f);    /* copies held      */
+AMQ_API uint64_t amq_qf_distinct(const amq_qf *f); /* D                */
 AMQ_API uint64_t amq_qf_used_slots(const amq_qf *f);
 AMQ_API size_t amq_qf_size_bytes(const amq_qf *f);
 /* Metadata bits per slot: 2.125. */

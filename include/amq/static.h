@@ -121,9 +121,8 @@ AMQ_API double amq_ribbon_bits_for(double fpr);
 /* Standard Ribbon ("ribbon:bump=0"): one layer, ~1.11 (W = 64) or ~1.04
  * (W = 128) rows per key at 10^6 keys, growing with log n. Arguments and
  * errors as amq_ribbon_build. */
-AMQ_API amq_status amq_ribbon_build_standard(const uint64_t *hashes,
-                                             size_t n, double bits,
-                                             unsigned band,
+AMQ_API amq_status amq_ribbon_build_standard(const uint64_t *hashes, size_t n,
+                                             double bits, unsigned band,
                                              const amq_options *opt,
                                              amq_ribbon **out);
 AMQ_API void amq_ribbon_free(amq_ribbon *f);

@@ -339,8 +339,8 @@ static void batch_scalar(const amq_blocked *b, const uint64_t *h, size_t n,
 #ifdef BLOCKED_X86
 #define AVX2_FN __attribute__((target("avx2"), always_inline)) static inline
 
-static const uint64_t LANE_SHIFT[MAX_K] = {0,  9,  18, 0,  9,  18, 27, 36,
-                                           45, 54, 0,  9,  18, 27, 36, 45};
+static const uint64_t LANE_SHIFT[MAX_K] = {0,  9,  18, 0, 9,  18, 27, 36,
+                                           45, 54, 0,  9, 18, 27, 36, 45};
 
 /* The block word each lane's position lives in: permute inside both
  * halves of the block (words 0-3 and 4-7), then keep the right half. */
@@ -348,9 +348,9 @@ AVX2_FN __m256i pick_words(__m256i lo, __m256i hi, __m256i word) {
     const __m256i three = _mm256_set1_epi64x(3);
     /* 32-bit lane pair (2w, 2w+1) holds 64-bit word w of a half. */
     __m256i two_w = _mm256_slli_epi64(_mm256_and_si256(word, three), 1);
-    __m256i idx = _mm256_add_epi64(
-        _mm256_or_si256(two_w, _mm256_slli_epi64(two_w, 32)),
-        _mm256_set1_epi64x(INT64_C(1) << 32));
+    __m256i idx =
+        _mm256_add_epi64(_mm256_or_si256(two_w, _mm256_slli_epi64(two_w, 32)),
+                         _mm256_set1_epi64x(INT64_C(1) << 32));
     __m256i from_lo = _mm256_permutevar8x32_epi32(lo, idx);
     __m256i from_hi = _mm256_permutevar8x32_epi32(hi, idx);
     __m256i upper = _mm256_cmpgt_epi64(word, three);
@@ -367,8 +367,8 @@ AVX2_FN __m256i missing4(__m256i lo, __m256i hi, __m256i src, unsigned v,
                                  _mm256_set1_epi64x(511));
     __m256i bit = _mm256_sllv_epi64(
         _mm256_set1_epi64x(1), _mm256_and_si256(p, _mm256_set1_epi64x(63)));
-    bit = _mm256_and_si256(
-        bit, _mm256_loadu_si256((const __m256i *)(live + 4 * v)));
+    bit = _mm256_and_si256(bit,
+                           _mm256_loadu_si256((const __m256i *)(live + 4 * v)));
     __m256i word = pick_words(lo, hi, _mm256_srli_epi64(p, 6));
     return _mm256_andnot_si256(word, bit);
 }
@@ -411,8 +411,9 @@ __attribute__((target("avx2"))) static bool contains_avx2(const amq_blocked *b,
     return block_test_avx2(block_ptr(b, h), h, b->k, b->lane_live);
 }
 
-__attribute__((target("avx2"))) static void
-batch_avx2(const amq_blocked *b, const uint64_t *h, size_t n, uint8_t *out) {
+__attribute__((target("avx2"))) static void batch_avx2(const amq_blocked *b,
+                                                       const uint64_t *h,
+                                                       size_t n, uint8_t *out) {
     size_t ahead = n < AHEAD ? n : AHEAD, i = 0;
     for (size_t j = 0; j < ahead; j++)
         amq__prefetch(block_ptr(b, h[j]));
@@ -437,11 +438,11 @@ batch_avx2(const amq_blocked *b, const uint64_t *h, size_t n, uint8_t *out) {
 AVX512_FN __mmask8 missing8(__m512i blk, __m512i src, unsigned v,
                             __mmask8 live) {
     __m512i shift = _mm512_loadu_si512((const void *)(LANE_SHIFT + 8 * v));
-    __m512i p = _mm512_and_si512(_mm512_srlv_epi64(src, shift),
-                                 _mm512_set1_epi64(511));
+    __m512i p =
+        _mm512_and_si512(_mm512_srlv_epi64(src, shift), _mm512_set1_epi64(511));
     __m512i word = _mm512_permutexvar_epi64(_mm512_srli_epi64(p, 6), blk);
-    __m512i bit = _mm512_sllv_epi64(
-        _mm512_set1_epi64(1), _mm512_and_si512(p, _mm512_set1_epi64(63)));
+    __m512i bit = _mm512_sllv_epi64(_mm512_set1_epi64(1),
+                                    _mm512_and_si512(p, _mm512_set1_epi64(63)));
     return _mm512_mask_testn_epi64_mask(live, word, bit);
 }
 
@@ -451,24 +452,24 @@ AVX512_FN bool block_test_avx512(const uint64_t *blk, uint64_t h,
     uint64_t g = amq__mix64(h);
     __m512i vh = _mm512_set1_epi64((long long)(h & 0xffffffffu));
     __m512i vg = _mm512_set1_epi64((long long)g);
-    __mmask8 miss = missing8(block, _mm512_mask_blend_epi64(0xf8, vh, vg), 0,
-                             live[0]);
+    __mmask8 miss =
+        missing8(block, _mm512_mask_blend_epi64(0xf8, vh, vg), 0, live[0]);
     if (two) {
         __m512i vg2 = _mm512_set1_epi64((long long)amq__mix64(g));
-        miss |= missing8(block, _mm512_mask_blend_epi64(0xfc, vg, vg2), 1,
-                         live[1]);
+        miss |=
+            missing8(block, _mm512_mask_blend_epi64(0xfc, vg, vg2), 1, live[1]);
     }
     return miss == 0;
 }
 
-__attribute__((target("avx512f,avx2,bmi2"))) static bool
-kernel_avx512_1(const amq__obj *o, uint64_t h) {
+__attribute__((target("avx512f,avx2,bmi2"))) static bool kernel_avx512_1(
+    const amq__obj *o, uint64_t h) {
     const amq_blocked *b = (const amq_blocked *)o;
     return block_test_avx512(block_ptr(b, h), h, b->live512, false);
 }
 
-__attribute__((target("avx512f,avx2,bmi2"))) static bool
-kernel_avx512_2(const amq__obj *o, uint64_t h) {
+__attribute__((target("avx512f,avx2,bmi2"))) static bool kernel_avx512_2(
+    const amq__obj *o, uint64_t h) {
     const amq_blocked *b = (const amq_blocked *)o;
     return block_test_avx512(block_ptr(b, h), h, b->live512, true);
 }
@@ -521,8 +522,7 @@ static amq_status blocked_alloc(uint64_t nblocks, unsigned k,
     void *wr;
     if (nblocks == 0 || k == 0 || k > MAX_K)
         return AMQ_ERR_INVALID;
-    if (nblocks > MAX_BLOCKS ||
-        !amq__mul((size_t)nblocks, BLOCK_BYTES, &bytes))
+    if (nblocks > MAX_BLOCKS || !amq__mul((size_t)nblocks, BLOCK_BYTES, &bytes))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
     b->nblocks = nblocks;
@@ -546,8 +546,7 @@ static amq_status blocked_alloc(uint64_t nblocks, unsigned k,
 }
 
 amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
-                                    const amq_options *opt,
-                                    amq_blocked **out) {
+                                    const amq_options *opt, amq_blocked **out) {
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
@@ -605,8 +604,8 @@ static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
     nw = (size_t)dst->nblocks * BLOCK_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
-    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
-                                   op == AMQ__INTERSECT);
+    dst->o.items =
+        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 
@@ -719,8 +718,10 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     amq__rd_u64(r, &items);
     if (blocks == 0 || blocks > MAX_BLOCKS || len % BLOCK_BYTES != 0 ||
         len / BLOCK_BYTES != blocks)
-        return amq__rd_bad(r, at_blocks, "block count %llu does not match a "
-                           "%zu-byte payload", (unsigned long long)blocks, len);
+        return amq__rd_bad(r, at_blocks,
+                           "block count %llu does not match a "
+                           "%zu-byte payload",
+                           (unsigned long long)blocks, len);
     if (k == 0 || k > MAX_K)
         return amq__rd_bad(r, at_k, "bit count k=%u outside 1..%d", k, MAX_K);
     AMQ_RETURN_IF_ERR(blocked_alloc(blocks, k, opt, view ? payload : NULL, &b));

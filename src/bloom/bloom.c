@@ -70,16 +70,15 @@ static const uint64_t probe_mul[BLOOM_MAX_K] = {
     0xb1e26d886eaed22bULL, 0x49fb5996898a7303ULL, 0x5e245bcec3e007b3ULL,
     0x1f6818e4a739f61bULL, 0xad694562d6313affULL, 0xded7c324e96e3a09ULL,
     0x0e181ef86a661cf9ULL, 0x675448d833ac146bULL, 0xf047e1b493d6b255ULL,
-    0xe3d9f8b33d92678dULL
-};
+    0xe3d9f8b33d92678dULL};
 
 struct amq_bloom {
-    amq__obj o;       /* o.items counts adds; o.table is the bit array */
-    uint64_t *words;  /* the table (written only when owned)             */
-    uint64_t m;       /* bits, multiple of 64 */
+    amq__obj o;      /* o.items counts adds; o.table is the bit array */
+    uint64_t *words; /* the table (written only when owned)             */
+    uint64_t m;      /* bits, multiple of 64 */
     unsigned k;
     bool concurrent;
-    uint64_t ones;    /* set bits */
+    uint64_t ones; /* set bits */
 };
 
 /* ---- the mathematics ---------------------------------------------------- */
@@ -97,9 +96,7 @@ unsigned amq_bloom_optimal_k(double bits_per_key) {
     return amq__best_probes(bits_per_key, BLOOM_MAX_K);
 }
 
-double amq_bloom_bits_for_fpr(double fpr) {
-    return -log2(fpr) / M_LN2;
-}
+double amq_bloom_bits_for_fpr(double fpr) { return -log2(fpr) / M_LN2; }
 
 /* Smallest bits per key at which k hashes (k = 0: the best integer k) give
  * at most fpr. */
@@ -182,8 +179,8 @@ void amq_bloom_add_hash(amq_bloom *b, uint64_t h) {
         uint64_t bit = probe(b, h, i);
         uint64_t mask = 1ULL << (bit & 63), old;
         if (b->concurrent) {
-            old = __atomic_fetch_or(&b->words[bit >> 6], mask,
-                                    __ATOMIC_RELAXED);
+            old =
+                __atomic_fetch_or(&b->words[bit >> 6], mask, __ATOMIC_RELAXED);
         } else {
             old = b->words[bit >> 6];
             b->words[bit >> 6] = old | mask;
@@ -243,8 +240,8 @@ static amq_status merge_words(amq_bloom *dst, const amq_bloom *src,
     amq__bits_merge(dst->words, src->words, (size_t)(dst->m / 8),
                     op == AMQ__INTERSECT);
     dst->ones = count_ones(dst);
-    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
-                                   op == AMQ__INTERSECT);
+    dst->o.items =
+        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 
@@ -359,8 +356,10 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
     amq__rd_u64(r, &items);
     if (m == 0 || m % 64 != 0 || m / 8 != len)
-        return amq__rd_bad(r, at_m, "size %llu bits does not match a %zu-byte "
-                           "payload", (unsigned long long)m, len);
+        return amq__rd_bad(r, at_m,
+                           "size %llu bits does not match a %zu-byte "
+                           "payload",
+                           (unsigned long long)m, len);
     if (k == 0 || k > BLOOM_MAX_K)
         return amq__rd_bad(r, at_k, "hash count %u out of range", k);
     AMQ_RETURN_IF_ERR(
@@ -378,7 +377,8 @@ const amq__type amq__type_bloom = {
              .type_id = AMQ__ID_bloom,
              .caps = AMQ_CAP_UNION | AMQ_CAP_INTERSECT | AMQ_CAP_CONCURRENT |
                      AMQ_CAP_ESTIMATE,
-             .summary = "classic Bloom filter, k multiply-shift probes of one hash",
+             .summary =
+                 "classic Bloom filter, k multiply-shift probes of one hash",
              .params = "k=HASHES (1-64, default optimal), m=BITS (explicit "
                        "size instead of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},

@@ -237,8 +237,8 @@ static int get_bit(bitr *r) {
 
 /* Decode c gaps into words (zeroed for mode 1, all ones for mode 2) by
  * flipping each coded position. AMQ_ERR_CORRUPT on any inconsistency. */
-static amq_status decode(const uint8_t *src, size_t len, uint64_t m,
-                         uint64_t c, unsigned rp, uint64_t *words) {
+static amq_status decode(const uint8_t *src, size_t len, uint64_t m, uint64_t c,
+                         unsigned rp, uint64_t *words) {
     bitr rd = {src, 0, (uint64_t)len * 8};
     uint64_t prev = UINT64_MAX;
     for (uint64_t j = 0; j < c; j++) {
@@ -347,9 +347,7 @@ amq_status amq_compressed_new_for_size(uint64_t capacity, double z_bits,
     return amq_compressed_new_explicit((uint64_t)m, k, opt, out);
 }
 
-void amq_compressed_free(amq_compressed *c) {
-    amq_partitioned_free(part(c));
-}
+void amq_compressed_free(amq_compressed *c) { amq_partitioned_free(part(c)); }
 
 /* ---- the working filter ------------------------------------------------- */
 
@@ -407,17 +405,20 @@ static amq_status make(amq__spec *spec, uint64_t capacity, double fpr,
         amq__spec_u64(spec, "m", 64, UINT64_C(1) << 60, &m, &has_m, diag));
     AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "z", 1.0, 1e6, &z, &has_z, diag));
     if (has_m && has_z)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "compressed: give one of m= "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "compressed: give one of m= "
                          "and z=");
     if (has_m)
-        return amq_compressed_new_explicit(m, k ? (unsigned)k : DEFAULT_K,
-                                           opt, out);
+        return amq_compressed_new_explicit(m, k ? (unsigned)k : DEFAULT_K, opt,
+                                           out);
     if (capacity == 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "compressed needs a capacity "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "compressed needs a capacity "
                          "and fpr, or m=BITS");
     if (has_z) {
         if (k != 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "compressed: z= chooses "
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "compressed: z= chooses "
                              "k itself; give one of k= and z=");
         return amq_compressed_new_for_size(capacity, z, opt, out);
     }
@@ -518,10 +519,9 @@ static amq_status fill_words(amq_partitioned *p, const coding *cd,
                                "malformed Golomb-Rice stream");
     }
     coding again = choose(p);
-    if (again.ones != cd->ones || again.mode != cd->mode ||
-        again.r != cd->r || again.bytes != len)
-        return amq__rd_bad(r, r->payload_at,
-                           "coding is not the canonical one");
+    if (again.ones != cd->ones || again.mode != cd->mode || again.r != cd->r ||
+        again.bytes != len)
+        return amq__rd_bad(r, r->payload_at, "coding is not the canonical one");
     amq__partitioned_recount(p);
     return AMQ_OK;
 }

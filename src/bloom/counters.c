@@ -129,8 +129,7 @@ void amq__ctr_contains_batch(const amq__ctr *c, const uint64_t *h, size_t n,
         for (size_t j = 0; j < CTR_BATCH; j++) {
             amq__prefetch(amq__ctr_word(c, amq__ctr_probe(c, h[i + j], 0)));
             if (c->k > 1)
-                amq__prefetch(
-                    amq__ctr_word(c, amq__ctr_probe(c, h[i + j], 1)));
+                amq__prefetch(amq__ctr_word(c, amq__ctr_probe(c, h[i + j], 1)));
         }
         for (size_t j = 0; j < CTR_BATCH; j++)
             out[i + j] = amq__ctr_contains(c, h[i + j]);
@@ -210,7 +209,8 @@ amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
     bool has_m;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &kk, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "m", 1, CTR_MAX_M, &mm, &has_m, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "m", 1, CTR_MAX_M, &mm, &has_m, diag));
     *k = (unsigned)kk;
     if (!has_m) {
         if (capacity == 0)
@@ -248,9 +248,10 @@ amq_status amq__ctr_params_read(amq__rd *r, size_t payload_len,
         return amq__rd_bad(r, at_k, "probe count %u out of range", k);
     if (m == 0 || m > CTR_MAX_M || m % (64u / w) != 0 ||
         m / (64u / w) != payload_len / 8 || payload_len % 8 != 0)
-        return amq__rd_bad(r, at_m, "%llu counters of %u bits do not match "
-                           "a %zu-byte payload", (unsigned long long)m, w,
-                           payload_len);
+        return amq__rd_bad(r, at_m,
+                           "%llu counters of %u bits do not match "
+                           "a %zu-byte payload",
+                           (unsigned long long)m, w, payload_len);
     s->m = m;
     s->k = k;
     s->width = w;

@@ -47,13 +47,13 @@
 #define AMQ__CTR_MAX_K 32
 
 typedef struct amq__ctr {
-    amq__obj o;        /* o.items counts adds minus removes; o.table */
+    amq__obj o; /* o.items counts adds minus removes; o.table */
     uint64_t *words;
-    uint64_t m;        /* counters */
-    unsigned width;    /* bits per counter: 4, 8, 16 or 32 */
-    unsigned lw;       /* log2(width) */
+    uint64_t m;     /* counters */
+    unsigned width; /* bits per counter: 4, 8, 16 or 32 */
+    unsigned lw;    /* log2(width) */
     unsigned k;
-    uint64_t max;      /* 2^width - 1: the sticky value */
+    uint64_t max; /* 2^width - 1: the sticky value */
     uint64_t nonzero;
     uint64_t saturated;
     uint64_t mul[AMQ__CTR_MAX_K];

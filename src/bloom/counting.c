@@ -112,8 +112,7 @@ double amq_counting_fpr_bound(const amq_counting *f) {
 
 /* ---- the generic interface --------------------------------------------- */
 
-static amq_status spec_width(amq__spec *spec, unsigned *width,
-                             amq_diag *diag) {
+static amq_status spec_width(amq__spec *spec, unsigned *width, amq_diag *diag) {
     uint64_t w = 4;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "width", 4, 8, &w, NULL, diag));
     if (w != 4 && w != 8)
@@ -177,8 +176,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     AMQ_RETURN_IF_ERR(amq__rd_expect(r, AMQ__CTR_PARAMS));
     AMQ_RETURN_IF_ERR(amq__ctr_params_read(r, len, COUNTING_WIDTHS, &shape));
     amq__ctr *c;
-    AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_counting), &shape, payload,
-                                    len, view, opt, &c));
+    AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_counting), &shape, payload, len,
+                                    view, opt, &c));
     *out = &c->o;
     return AMQ_OK;
 }

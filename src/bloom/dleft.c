@@ -79,10 +79,10 @@
 #define DL_SALT_V 0x8cb92ba72f3d8dd7ULL
 
 struct amq_dleft {
-    amq__obj o;       /* o.items counts adds minus removes; o.table */
+    amq__obj o; /* o.items counts adds minus removes; o.table */
     uint64_t *words;
     size_t nwords;
-    uint64_t buckets; /* B, per subtable */
+    uint64_t buckets;                    /* B, per subtable */
     unsigned d, cells, rbits, cbits, cw; /* cw = rbits + cbits */
     uint64_t rmask, cmax;
     uint64_t occupied;
@@ -141,8 +141,8 @@ static void locate(const amq_dleft *f, uint64_t h, dl_loc *loc) {
     for (unsigned i = 0; i < f->d; i++) {
         uint64_t salt = (uint64_t)(i + 1);
         uint64_t s1 = s ^ (amq__mix64(q ^ (DL_SALT_T * salt)) & f->rmask);
-        uint64_t b = q + amq__reduce64(amq__mix64(s1 ^ (DL_SALT_U * salt)),
-                                       f->buckets);
+        uint64_t b =
+            q + amq__reduce64(amq__mix64(s1 ^ (DL_SALT_U * salt)), f->buckets);
         if (b >= f->buckets)
             b -= f->buckets;
         loc->rem[i] = s1 ^ (amq__mix64(b ^ (DL_SALT_V * salt)) & f->rmask);
@@ -259,8 +259,9 @@ static amq_status alloc_dleft(unsigned d, unsigned cells, uint64_t buckets,
 /* Buckets per subtable so capacity keys fill DL_LOAD of the cells. */
 static uint64_t buckets_for(uint64_t capacity, unsigned d, unsigned cells) {
     double b = ceil((double)capacity / ((double)d * DL_LOAD * cells));
-    return b < 1.0 ? 1 : b > (double)DL_MAX_BUCKETS ? DL_MAX_BUCKETS + 1
-                                                    : (uint64_t)b;
+    return b < 1.0                      ? 1
+           : b > (double)DL_MAX_BUCKETS ? DL_MAX_BUCKETS + 1
+                                        : (uint64_t)b;
 }
 
 /* Smallest r with capacity / (B 2^r) <= fpr. */
@@ -276,8 +277,8 @@ static amq_status rbits_for(uint64_t capacity, double fpr, uint64_t buckets,
     return AMQ_OK;
 }
 
-amq_status amq_dleft_new(uint64_t capacity, double fpr,
-                         const amq_options *opt, amq_dleft **out) {
+amq_status amq_dleft_new(uint64_t capacity, double fpr, const amq_options *opt,
+                         amq_dleft **out) {
     uint64_t b;
     unsigned r;
     if (out == NULL)
@@ -293,10 +294,9 @@ amq_status amq_dleft_new(uint64_t capacity, double fpr,
                        opt, NULL, out);
 }
 
-amq_status amq_dleft_new_explicit(unsigned d, unsigned cells,
-                                  uint64_t buckets, unsigned rbits,
-                                  unsigned cbits, const amq_options *opt,
-                                  amq_dleft **out) {
+amq_status amq_dleft_new_explicit(unsigned d, unsigned cells, uint64_t buckets,
+                                  unsigned rbits, unsigned cbits,
+                                  const amq_options *opt, amq_dleft **out) {
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
@@ -412,10 +412,10 @@ static amq_status spec_shape(amq__spec *spec, dl_shape *s, amq_diag *diag) {
     s->cells = DL_DEFAULT_CELLS;
     s->cbits = DL_DEFAULT_CBITS;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "d", 2, DL_MAX_D, &s->d, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "cells", 1, DL_MAX_CELLS, &s->cells,
-                                    NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "cbits", 1, DL_MAX_CBITS, &s->cbits,
-                                    NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "cells", 1, DL_MAX_CELLS, &s->cells, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "cbits", 1, DL_MAX_CBITS, &s->cbits, NULL, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "rbits", 1, DL_MAX_RBITS, &s->rbits,
                                     &s->has_rbits, diag));
     return amq__spec_u64(spec, "buckets", 1, DL_MAX_BUCKETS, &s->buckets,
@@ -446,12 +446,13 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         if (rbits_for(capacity, fpr, s.buckets, &r) != AMQ_OK)
             return amq__diag(diag, AMQ_ERR_INVALID, 0,
                              "dleft: fpr %g needs more than %d remainder "
-                             "bits", fpr, DL_MAX_RBITS);
+                             "bits",
+                             fpr, DL_MAX_RBITS);
         s.rbits = r;
     }
-    AMQ_RETURN_IF_ERR(alloc_dleft((unsigned)s.d, (unsigned)s.cells,
-                                  s.buckets, (unsigned)s.rbits,
-                                  (unsigned)s.cbits, opt, NULL, &f));
+    AMQ_RETURN_IF_ERR(alloc_dleft((unsigned)s.d, (unsigned)s.cells, s.buckets,
+                                  (unsigned)s.rbits, (unsigned)s.cbits, opt,
+                                  NULL, &f));
     *out = &f->o;
     return AMQ_OK;
 }
@@ -478,9 +479,11 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_dleft *f = (const amq_dleft *)o;
-    return amq__describe(buf, cap, "d=%u,cells=%u,buckets=%llu,rbits=%u,"
-                         "cbits=%u", f->d, f->cells,
-                         (unsigned long long)f->buckets, f->rbits, f->cbits);
+    return amq__describe(buf, cap,
+                         "d=%u,cells=%u,buckets=%llu,rbits=%u,"
+                         "cbits=%u",
+                         f->d, f->cells, (unsigned long long)f->buckets,
+                         f->rbits, f->cbits);
 }
 
 /* The curve at the design load L = 3/4 c: b bits per key buy
@@ -581,7 +584,8 @@ static amq_status read_params(amq__rd *r, size_t len, dl_shape *s,
     if (s->buckets == 0 || s->buckets > DL_MAX_BUCKETS ||
         words_for(d, cells, s->buckets, rbits + cbits, &nwords) != AMQ_OK ||
         len % 8 != 0 || nwords != len / 8)
-        return amq__rd_bad(r, at_buckets, "%llu buckets do not match a "
+        return amq__rd_bad(r, at_buckets,
+                           "%llu buckets do not match a "
                            "%zu-byte payload",
                            (unsigned long long)s->buckets, len);
     s->d = d;
@@ -603,8 +607,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
      * check the cells on the (aligned) copy or the borrowed payload. */
     AMQ_RETURN_IF_ERR(alloc_dleft((unsigned)s.d, (unsigned)s.cells, s.buckets,
                                   (unsigned)s.rbits, (unsigned)s.cbits, opt,
-                                  view ? (const uint64_t *)payload : NULL,
-                                  &f));
+                                  view ? (const uint64_t *)payload : NULL, &f));
     if (!view)
         memcpy(f->words, payload, len);
     amq_status st = check_cells(f, &occupied, r);

@@ -65,9 +65,9 @@ const uint64_t amq__part_mul[AMQ__PART_MAX_K] = {
     0xf709372f88d35857ULL};
 
 struct amq_partitioned {
-    amq__obj o;       /* o.items counts adds; o.table the k slices */
+    amq__obj o; /* o.items counts adds; o.table the k slices */
     uint64_t *words;
-    uint64_t slice;   /* bits per slice, multiple of 64 */
+    uint64_t slice; /* bits per slice, multiple of 64 */
     uint64_t slice_words;
     unsigned k;
     uint64_t ones[AMQ__PART_MAX_K];
@@ -119,8 +119,8 @@ amq_status amq__partitioned_make(const amq__mem *mem, uint64_t slice_bits,
     return AMQ_OK;
 }
 
-amq_status amq__partitioned_size_for(uint64_t capacity, double fpr,
-                                     unsigned *k, uint64_t *slice_bits) {
+amq_status amq__partitioned_size_for(uint64_t capacity, double fpr, unsigned *k,
+                                     uint64_t *slice_bits) {
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return AMQ_ERR_INVALID;
     double bpk = amq__partitioned_bits_for(fpr, *k);
@@ -136,8 +136,7 @@ amq_status amq__partitioned_size_for(uint64_t capacity, double fpr,
 }
 
 amq_status amq_partitioned_new(uint64_t capacity, double fpr,
-                               const amq_options *opt,
-                               amq_partitioned **out) {
+                               const amq_options *opt, amq_partitioned **out) {
     unsigned k = 0;
     uint64_t s;
     amq__mem mem;
@@ -172,8 +171,7 @@ void amq_partitioned_free(amq_partitioned *p) {
 /* ---- updates and queries ------------------------------------------------ */
 
 /* Bit index of probe i, relative to the start of the array. */
-static inline uint64_t probe(const amq_partitioned *p, uint64_t h,
-                             unsigned i) {
+static inline uint64_t probe(const amq_partitioned *p, uint64_t h, unsigned i) {
     return (uint64_t)i * p->slice +
            amq__reduce64(h * amq__part_mul[i], p->slice);
 }
@@ -199,9 +197,8 @@ bool amq_partitioned_contains_hash(const amq_partitioned *p, uint64_t h) {
 
 /* Prefetch the first two probes of a group before testing any key of it:
  * most absent keys stop at one of them. */
-void amq_partitioned_contains_batch(const amq_partitioned *p,
-                                    const uint64_t *h, size_t n,
-                                    uint8_t *out) {
+void amq_partitioned_contains_batch(const amq_partitioned *p, const uint64_t *h,
+                                    size_t n, uint8_t *out) {
     size_t i = 0;
     for (; i + PART_BATCH <= n; i += PART_BATCH) {
         for (size_t j = 0; j < PART_BATCH; j++) {
@@ -226,8 +223,8 @@ void amq__partitioned_recount(amq_partitioned *p) {
     }
 }
 
-static amq_status merge_words(amq_partitioned *dst,
-                              const amq_partitioned *src, amq__merge_op op) {
+static amq_status merge_words(amq_partitioned *dst, const amq_partitioned *src,
+                              amq__merge_op op) {
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
     if (dst->slice != src->slice || dst->k != src->k)
@@ -236,8 +233,8 @@ static amq_status merge_words(amq_partitioned *dst,
     amq__bits_merge(dst->words, src->words, words * sizeof *dst->words,
                     op == AMQ__INTERSECT);
     amq__partitioned_recount(dst);
-    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
-                                   op == AMQ__INTERSECT);
+    dst->o.items =
+        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 
@@ -311,8 +308,10 @@ amq_status amq__partitioned_params_read(amq__rd *r, size_t bytes,
     if (kk == 0 || kk > AMQ__PART_MAX_K)
         return amq__rd_bad(r, at_k, "hash count %u out of range", kk);
     if (s == 0 || s % 64 != 0 || s / 8 > bytes / kk || s / 8 * kk != bytes)
-        return amq__rd_bad(r, at_s, "slices of %llu bits do not fill %zu "
-                           "bytes", (unsigned long long)s, bytes);
+        return amq__rd_bad(r, at_s,
+                           "slices of %llu bits do not fill %zu "
+                           "bytes",
+                           (unsigned long long)s, bytes);
     *slice_bits = s;
     *k = kk;
     return AMQ_OK;
@@ -337,7 +336,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         uint64_t s;
         amq__mem mem;
         if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "partitioned needs a "
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "partitioned needs a "
                              "capacity and fpr, or m=BITS");
         AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &kk, &s));
         amq__mem_init(&mem, opt);
@@ -361,11 +361,11 @@ bool amq__partitioned_contains(const amq__obj *o, uint64_t h) {
     return amq_partitioned_contains_hash((const amq_partitioned *)o, h);
 }
 void amq__partitioned_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
+                            uint8_t *out) {
     amq_partitioned_contains_batch((const amq_partitioned *)o, h, n, out);
 }
 amq_status amq__partitioned_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
+                                  amq__merge_op op) {
     return merge_words((amq_partitioned *)dst, (const amq_partitioned *)src,
                        op);
 }

@@ -31,8 +31,8 @@ amq_status amq__partitioned_make(const amq__mem *mem, uint64_t slice_bits,
                                  amq_partitioned **out);
 /* k and slice bits for capacity keys at fpr; *k == 0 on entry asks for
  * the best integer k, otherwise it is kept. */
-amq_status amq__partitioned_size_for(uint64_t capacity, double fpr,
-                                     unsigned *k, uint64_t *slice_bits);
+amq_status amq__partitioned_size_for(uint64_t capacity, double fpr, unsigned *k,
+                                     uint64_t *slice_bits);
 /* Bits per key at which k hashes (0: best integer k) reach fpr, on the
  * curve (1 - e^{-k/b})^k; the inverse of amq__partitioned_curve. */
 double amq__partitioned_bits_for(double fpr, unsigned k);

@@ -59,14 +59,14 @@
  * 24 beat 8, 16 and 32. */
 #define SBBF_AHEAD 24
 
-static const uint32_t SALT[SBBF_WORDS] = {
-    0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
-    0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
+static const uint32_t SALT[SBBF_WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu,
+                                          0xa2b7289du, 0x705495c7u, 0x2df1424bu,
+                                          0x9efc4947u, 0x5c6bfb31u};
 
 struct amq_sbbf {
-    amq__obj o;           /* o.items counts adds; o.table the blocks    */
+    amq__obj o;            /* o.items counts adds; o.table the blocks    */
     const uint32_t *words; /* what queries read                         */
-    uint32_t *mut;        /* the same table when writable; NULL if view */
+    uint32_t *mut;         /* the same table when writable; NULL if view */
     uint64_t nblocks;
     bool concurrent;
     bool avx2;
@@ -176,12 +176,12 @@ static void batch_scalar(const amq_sbbf *b, const uint64_t *h, size_t n,
         amq__prefetch(w + SBBF_WORDS * block_of(h[j], nb));
     for (; i + SBBF_AHEAD < n; i++) {
         amq__prefetch(w + SBBF_WORDS * block_of(h[i + SBBF_AHEAD], nb));
-        out[i] = block_test(w + SBBF_WORDS * block_of(h[i], nb),
-                            (uint32_t)h[i]);
+        out[i] =
+            block_test(w + SBBF_WORDS * block_of(h[i], nb), (uint32_t)h[i]);
     }
     for (; i < n; i++)
-        out[i] = block_test(w + SBBF_WORDS * block_of(h[i], nb),
-                            (uint32_t)h[i]);
+        out[i] =
+            block_test(w + SBBF_WORDS * block_of(h[i], nb), (uint32_t)h[i]);
 }
 
 /* ---- on a caller's table (sbbf_core.h) ----------------------------------- */
@@ -206,22 +206,21 @@ double amq__sbbf_fpr_at(uint64_t nblocks, uint64_t items) {
 /* ---- one block, AVX2: the whole block is one register ------------------ */
 
 #ifdef SBBF_X86
-__attribute__((target("avx2"))) static inline __m256i
-mask_avx2(uint32_t x) {
+__attribute__((target("avx2"))) static inline __m256i mask_avx2(uint32_t x) {
     const __m256i salt = _mm256_loadu_si256((const __m256i *)SALT);
     __m256i shift = _mm256_srli_epi32(
         _mm256_mullo_epi32(_mm256_set1_epi32((int)x), salt), 27);
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), shift);
 }
 
-__attribute__((target("avx2"))) static inline bool
-block_test_avx2(const uint32_t *blk, uint32_t x) {
+__attribute__((target("avx2"))) static inline bool block_test_avx2(
+    const uint32_t *blk, uint32_t x) {
     __m256i block = _mm256_loadu_si256((const __m256i *)blk);
     return _mm256_testc_si256(block, mask_avx2(x)) != 0;
 }
 
-__attribute__((target("avx2"))) static void
-block_set_avx2(uint32_t *blk, uint32_t x) {
+__attribute__((target("avx2"))) static void block_set_avx2(uint32_t *blk,
+                                                           uint32_t x) {
     __m256i block = _mm256_loadu_si256((const __m256i *)blk);
     _mm256_storeu_si256((__m256i *)blk, _mm256_or_si256(block, mask_avx2(x)));
 }
@@ -238,8 +237,9 @@ __attribute__((target("avx2"))) static bool kernel_avx2(const amq__obj *o,
     return contains_avx2((const amq_sbbf *)o, h);
 }
 
-__attribute__((target("avx2"))) static void
-batch_avx2(const amq_sbbf *b, const uint64_t *h, size_t n, uint8_t *out) {
+__attribute__((target("avx2"))) static void batch_avx2(const amq_sbbf *b,
+                                                       const uint64_t *h,
+                                                       size_t n, uint8_t *out) {
     const uint32_t *w = b->words;
     uint64_t nb = b->nblocks;
     size_t ahead = n < SBBF_AHEAD ? n : SBBF_AHEAD, i = 0;
@@ -305,7 +305,6 @@ static amq_status sbbf_alloc(uint64_t nblocks, const amq_options *opt,
     *out = b;
     return AMQ_OK;
 }
-
 
 amq_status amq_sbbf_new_explicit(uint64_t blocks, const amq_options *opt,
                                  amq_sbbf **out) {
@@ -414,8 +413,8 @@ static amq_status merge_words(amq_sbbf *dst, const amq_sbbf *src,
     nw = (size_t)dst->nblocks * SBBF_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
-    dst->o.items = amq__merged_items(dst->o.items, src->o.items,
-                                   op == AMQ__INTERSECT);
+    dst->o.items =
+        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
     return AMQ_OK;
 }
 
@@ -470,8 +469,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     uint64_t blocks = 0, pow2 = 0;
     bool explicit_blocks;
     (void)self;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, SBBF_MAX_BLOCKS,
-                                    &blocks, &explicit_blocks, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, SBBF_MAX_BLOCKS, &blocks,
+                                    &explicit_blocks, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "pow2", 0, 1, &pow2, NULL, diag));
     if (!explicit_blocks) {
         if (capacity == 0)
@@ -546,8 +545,10 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
     if (blocks == 0 || blocks > SBBF_MAX_BLOCKS ||
         len % AMQ_SBBF_BLOCK_BYTES != 0 || len / AMQ_SBBF_BLOCK_BYTES != blocks)
-        return amq__rd_bad(r, at_blocks, "block count %llu does not match a "
-                           "%zu-byte payload", (unsigned long long)blocks, len);
+        return amq__rd_bad(r, at_blocks,
+                           "block count %llu does not match a "
+                           "%zu-byte payload",
+                           (unsigned long long)blocks, len);
     AMQ_RETURN_IF_ERR(sbbf_alloc(blocks, opt, view ? payload : NULL, &b));
     if (!view)
         memcpy(b->mut, payload, len);

@@ -205,9 +205,9 @@ static amq_status copy_stages(amq_scalable *dst, const amq_scalable *src,
                               unsigned from, amq_partitioned **copies) {
     for (unsigned i = from; i < src->nstages; i++) {
         const amq_partitioned *p = src->stage[i];
-        amq_status st = amq__partitioned_make(
-            &dst->o.mem, amq__partitioned_slice_bits(p), amq_partitioned_k(p),
-            NULL, &copies[i]);
+        amq_status st =
+            amq__partitioned_make(&dst->o.mem, amq__partitioned_slice_bits(p),
+                                  amq_partitioned_k(p), NULL, &copies[i]);
         if (st != AMQ_OK) {
             while (i-- > from)
                 amq_partitioned_free(copies[i]);
@@ -279,24 +279,26 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                                     &c.initial_capacity, NULL, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_f64(spec, "eps", 1e-300, 0.999999999, &c.fpr, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "growth", 1, 16, &growth, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "growth", 1, 16, &growth, NULL, diag));
     c.ratio = 0.5;
     AMQ_RETURN_IF_ERR(
         amq__spec_f64(spec, "ratio", 0.01, 0.99, &c.ratio, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_stages", 1,
-                                    AMQ_SCALABLE_MAX_STAGES, &stages, NULL,
-                                    diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(
+        spec, "max_stages", 1, AMQ_SCALABLE_MAX_STAGES, &stages, NULL, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_bytes", 0, UINT64_C(1) << 60,
                                     &c.max_bytes, NULL, diag));
     if (c.initial_capacity == 0 || c.fpr == 0.0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "scalable needs a capacity "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "scalable needs a capacity "
                          "and fpr, or n0=KEYS,eps=RATE");
     c.growth = (unsigned)growth;
     c.max_stages = (unsigned)stages;
     amq_scalable *s = NULL;
     amq_status st = amq_scalable_new(&c, opt, &s);
     if (st == AMQ_ERR_INVALID && c.max_bytes != 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "max_bytes=%llu is smaller "
                          "than the first stage",
                          (unsigned long long)c.max_bytes);
     if (st == AMQ_OK)
@@ -406,14 +408,15 @@ static amq_status parse_head(amq__rd *r, amq_scalable_config *c,
     if (growth == 0 || growth > 16)
         return amq__rd_bad(r, at_growth, "growth %u outside 1..16", growth);
     if (max_stages == 0 || max_stages > AMQ_SCALABLE_MAX_STAGES)
-        return amq__rd_bad(r, at_max, "max_stages %u outside 1..%d",
-                           max_stages, AMQ_SCALABLE_MAX_STAGES);
+        return amq__rd_bad(r, at_max, "max_stages %u outside 1..%d", max_stages,
+                           AMQ_SCALABLE_MAX_STAGES);
     if (!(c->ratio > 0.0 && c->ratio < 1.0))
         return amq__rd_bad(r, at_ratio, "tightening ratio out of range");
-    if (n == 0 || n > max_stages ||
-        r->len != HEAD_LEN + (size_t)STAGE_LEN * n)
-        return amq__rd_bad(r, at_n, "stage count %u does not match the "
-                           "parameter block", n);
+    if (n == 0 || n > max_stages || r->len != HEAD_LEN + (size_t)STAGE_LEN * n)
+        return amq__rd_bad(r, at_n,
+                           "stage count %u does not match the "
+                           "parameter block",
+                           n);
     *stages = n;
     return AMQ_OK;
 }

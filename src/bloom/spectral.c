@@ -60,11 +60,11 @@ static bool valid_width(unsigned w) {
 }
 
 static amq_status alloc_spectral(uint64_t m, unsigned k, unsigned width,
-                                 amq_spectral_mode mode,
-                                 const amq_options *opt, amq_spectral **out) {
+                                 amq_spectral_mode mode, const amq_options *opt,
+                                 amq_spectral **out) {
     amq__ctr *c;
-    if (!valid_width(width) || (mode != AMQ_SPECTRAL_MI &&
-                                mode != AMQ_SPECTRAL_MS))
+    if (!valid_width(width) ||
+        (mode != AMQ_SPECTRAL_MI && mode != AMQ_SPECTRAL_MS))
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(
         amq__ctr_new(sizeof(amq_spectral), m, width, k, opt, NULL, &c));
@@ -172,8 +172,7 @@ static amq_status spec_mode(amq__spec *spec, amq_spectral_mode *mode,
     return AMQ_OK;
 }
 
-static amq_status spec_width(amq__spec *spec, unsigned *width,
-                             amq_diag *diag) {
+static amq_status spec_width(amq__spec *spec, unsigned *width, amq_diag *diag) {
     uint64_t w = SPECTRAL_DEFAULT_WIDTH;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "width", 4, 32, &w, NULL, diag));
     if (!valid_width((unsigned)w))
@@ -261,8 +260,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
     if (mode > AMQ_SPECTRAL_MS)
         return amq__rd_bad(r, at_mode, "mode %u unknown", mode);
-    AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_spectral), &shape, payload,
-                                    len, view, opt, &c));
+    AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_spectral), &shape, payload, len,
+                                    view, opt, &c));
     ((amq_spectral *)(void *)c)->mode = (amq_spectral_mode)mode;
     *out = &c->o;
     return AMQ_OK;

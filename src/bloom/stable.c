@@ -53,16 +53,16 @@
 #include "filter/type.h"
 
 #define STABLE_MAX 255u
-#define DEFAULT_MAX 3u    /* the paper's design: 2-bit cells */
-#define HOLD_MAX 255u     /* horizon=H: 8-bit cells */
+#define DEFAULT_MAX 3u /* the paper's design: 2-bit cells */
+#define HOLD_MAX 255u  /* horizon=H: 8-bit cells */
 #define TAIL 1e-12
 #define STABLE_BATCH 16
 
 struct amq_stable {
-    amq__obj o;       /* o.items counts adds; o.table the cells */
+    amq__obj o; /* o.items counts adds; o.table the cells */
     uint64_t *words;
-    uint64_t m;       /* cells, multiple of 64 */
-    unsigned w;       /* bits per cell */
+    uint64_t m; /* cells, multiple of 64 */
+    unsigned w; /* bits per cell */
     unsigned k, max;
     uint64_t p;
     uint64_t nonzero;
@@ -82,8 +82,7 @@ double amq_stable_fpr(double m, unsigned k, unsigned max, double p) {
 }
 
 double amq_stable_p_for(double m, unsigned k, unsigned max, double fpr) {
-    if (k == 0 || max == 0 || !(fpr > 0.0 && fpr < 1.0) ||
-        !(m > (double)k))
+    if (k == 0 || max == 0 || !(fpr > 0.0 && fpr < 1.0) || !(m > (double)k))
         return 0.0;
     double z = -expm1(log(fpr) / (double)k); /* 1 - fpr^{1/k} */
     double r = pow(z, 1.0 / (double)max);
@@ -125,8 +124,8 @@ static unsigned width_for(unsigned max) {
 /* ---- construction ------------------------------------------------------- */
 
 static amq_status alloc_stable(const amq__mem *mem, uint64_t m, unsigned k,
-                               unsigned max, uint64_t p,
-                               const uint64_t *borrow, amq_stable **out) {
+                               unsigned max, uint64_t p, const uint64_t *borrow,
+                               amq_stable **out) {
     if (m == 0 || m % 64 != 0 || k == 0 || k > AMQ__PART_MAX_K || max == 0 ||
         max > STABLE_MAX || p > m)
         return AMQ_ERR_INVALID;
@@ -183,8 +182,8 @@ static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
     return AMQ_OK;
 }
 
-amq_status amq_stable_new(uint64_t capacity, double fpr,
-                          const amq_options *opt, amq_stable **out) {
+amq_status amq_stable_new(uint64_t capacity, double fpr, const amq_options *opt,
+                          amq_stable **out) {
     unsigned k = 0;
     uint64_t m;
     amq__mem mem;
@@ -216,9 +215,10 @@ void amq_stable_free(amq_stable *s) { amq__obj_free(s ? &s->o : NULL); }
 
 /* The least significant bit of every w-bit lane. */
 static uint64_t lane_lsb(unsigned w) {
-    return w == 1 ? ~0ULL : w == 2 ? 0x5555555555555555ULL
-                          : w == 4 ? 0x1111111111111111ULL
-                                   : 0x0101010101010101ULL;
+    return w == 1   ? ~0ULL
+           : w == 2 ? 0x5555555555555555ULL
+           : w == 4 ? 0x1111111111111111ULL
+                    : 0x0101010101010101ULL;
 }
 
 /* Per lane: its lsb position set iff any bit of the lane is set. */
@@ -228,9 +228,7 @@ static uint64_t fold(uint64_t x, unsigned w) {
     return x & lane_lsb(w);
 }
 
-static uint64_t cell_mask(const amq_stable *s) {
-    return (1ULL << s->w) - 1;
-}
+static uint64_t cell_mask(const amq_stable *s) { return (1ULL << s->w) - 1; }
 
 static unsigned cell_get(const amq_stable *s, uint64_t i) {
     uint64_t bit = i * s->w;
@@ -266,14 +264,10 @@ static inline uint64_t dec_words(uint64_t *words, uint64_t from, uint64_t to,
 static uint64_t dec_words_w(uint64_t *words, uint64_t from, uint64_t to,
                             unsigned w) {
     switch (w) {
-    case 1:
-        return dec_words(words, from, to, 1);
-    case 2:
-        return dec_words(words, from, to, 2);
-    case 4:
-        return dec_words(words, from, to, 4);
-    default:
-        return dec_words(words, from, to, 8);
+    case 1: return dec_words(words, from, to, 1);
+    case 2: return dec_words(words, from, to, 2);
+    case 4: return dec_words(words, from, to, 4);
+    default: return dec_words(words, from, to, 8);
     }
 }
 
@@ -332,8 +326,8 @@ bool amq_stable_contains_hash(const amq_stable *s, uint64_t h) {
     return true;
 }
 
-void amq_stable_contains_batch(const amq_stable *s, const uint64_t *h,
-                               size_t n, uint8_t *out) {
+void amq_stable_contains_batch(const amq_stable *s, const uint64_t *h, size_t n,
+                               uint8_t *out) {
     size_t i = 0;
     for (; i + STABLE_BATCH <= n; i += STABLE_BATCH) {
         for (size_t j = 0; j < STABLE_BATCH; j++)
@@ -381,16 +375,17 @@ static amq_status read_spec(amq__spec *spec, stable_spec *v, amq_diag *diag) {
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &v->k, NULL, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "m", 64, UINT64_C(1) << 58, &v->m,
                                     &v->has_m, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max,
-                                    &v->has_max, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "p", 0, UINT64_C(1) << 58, &v->p,
-                                    &v->has_p, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "max", 1, STABLE_MAX, &v->max, &v->has_max, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "p", 0, UINT64_C(1) << 58, &v->p, &v->has_p, diag));
     AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "horizon", 0.01, 1e6, &v->horizon,
                                     &v->has_horizon, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "stable", 1e-12, 0.999999,
-                                    &v->target, &v->has_target, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "stable", 1e-12, 0.999999, &v->target,
+                                    &v->has_target, diag));
     if (v->has_p + v->has_target + v->has_horizon > 1)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: give one of p=, "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "stable: give one of p=, "
                          "stable= and horizon=");
     if (!v->has_max)
         v->max = v->has_horizon ? HOLD_MAX : DEFAULT_MAX;
@@ -406,16 +401,18 @@ static amq_status resolve_p(stable_spec *v, unsigned k, uint64_t capacity,
         v->p = stable_p(v->m, k, max, v->target);
     } else if (v->has_horizon || !v->has_p) {
         if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: m= without a "
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "stable: m= without a "
                              "capacity needs p= or stable=");
         v->p = v->has_horizon
                    ? recency_p(v->m, max, v->horizon * (double)capacity)
                    : stable_p(v->m, k, max, fpr);
     }
     if (v->p > v->m)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable: p=%llu exceeds the "
-                         "%llu cells", (unsigned long long)v->p,
-                         (unsigned long long)v->m);
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "stable: p=%llu exceeds the "
+                         "%llu cells",
+                         (unsigned long long)v->p, (unsigned long long)v->m);
     return AMQ_OK;
 }
 
@@ -431,7 +428,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     k = (unsigned)v.k;
     if (!v.has_m) {
         if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "stable needs a capacity "
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "stable needs a capacity "
                              "and fpr, or m=CELLS with p= or stable=");
         AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &v.m));
     } else {
@@ -516,15 +514,16 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         return amq__rd_bad(r, at_max, "max=%u out of range", max);
     if (m == 0 || m % 64 != 0 || m / 8 > len / width_for(max) ||
         m / 8 * width_for(max) != len)
-        return amq__rd_bad(r, at_m, "%llu cells do not match a %zu-byte "
-                           "payload", (unsigned long long)m, len);
+        return amq__rd_bad(r, at_m,
+                           "%llu cells do not match a %zu-byte "
+                           "payload",
+                           (unsigned long long)m, len);
     if (sp > m)
         return amq__rd_bad(r, at_p, "p=%llu exceeds the %llu cells",
                            (unsigned long long)sp, (unsigned long long)m);
     amq__mem_init(&mem, opt);
-    AMQ_RETURN_IF_ERR(alloc_stable(&mem, m, k, max, sp,
-                                   view ? (const uint64_t *)payload : NULL,
-                                   &s));
+    AMQ_RETURN_IF_ERR(alloc_stable(
+        &mem, m, k, max, sp, view ? (const uint64_t *)payload : NULL, &s));
     if (!view)
         memcpy(s->words, payload, len);
     s->o.items = items;

@@ -47,8 +47,7 @@
 
 static inline uint64_t cell_get(const amq__bsnap *s, size_t i) {
     switch (s->width) {
-    case 1:
-        return s->cells[i];
+    case 1: return s->cells[i];
     case 2: {
         uint16_t v;
         memcpy(&v, s->cells + 2 * i, 2);
@@ -69,9 +68,7 @@ static inline uint64_t cell_get(const amq__bsnap *s, size_t i) {
 
 static inline void cell_set(amq__bsnap *s, size_t i, uint64_t v) {
     switch (s->width) {
-    case 1:
-        s->cells[i] = (uint8_t)v;
-        break;
+    case 1: s->cells[i] = (uint8_t)v; break;
     case 2: {
         uint16_t x = (uint16_t)v;
         memcpy(s->cells + 2 * i, &x, 2);
@@ -82,9 +79,7 @@ static inline void cell_set(amq__bsnap *s, size_t i, uint64_t v) {
         memcpy(s->cells + 4 * i, &x, 4);
         break;
     }
-    default:
-        memcpy(s->cells + 8 * i, &v, 8);
-        break;
+    default: memcpy(s->cells + 8 * i, &v, 8); break;
     }
 }
 
@@ -95,25 +90,17 @@ static inline void cell_set(amq__bsnap *s, size_t i, uint64_t v) {
 #define LOAD_LOOP(T)                                                           \
     for (size_t j = 0; j < n; j++) {                                           \
         T v;                                                                   \
-        memcpy(&v, s->cells + (i0 + j) * sizeof(T), sizeof(T));              \
+        memcpy(&v, s->cells + (i0 + j) * sizeof(T), sizeof(T));                \
         out[j] = v;                                                            \
     }
 
 static void cells_load(const amq__bsnap *s, size_t i0, size_t n,
                        uint64_t *out) {
     switch (s->width) {
-    case 1:
-        LOAD_LOOP(uint8_t)
-        break;
-    case 2:
-        LOAD_LOOP(uint16_t)
-        break;
-    case 4:
-        LOAD_LOOP(uint32_t)
-        break;
-    default:
-        LOAD_LOOP(uint64_t)
-        break;
+    case 1: LOAD_LOOP(uint8_t) break;
+    case 2: LOAD_LOOP(uint16_t) break;
+    case 4: LOAD_LOOP(uint32_t) break;
+    default: LOAD_LOOP(uint64_t) break;
     }
 }
 #undef LOAD_LOOP
@@ -121,24 +108,16 @@ static void cells_load(const amq__bsnap *s, size_t i0, size_t n,
 #define STORE_LOOP(T)                                                          \
     for (size_t j = 0; j < n; j++) {                                           \
         T v = (T)in[j];                                                        \
-        memcpy(s->cells + (i0 + j) * sizeof(T), &v, sizeof(T));               \
+        memcpy(s->cells + (i0 + j) * sizeof(T), &v, sizeof(T));                \
     }
 
 static void cells_store(amq__bsnap *s, size_t i0, size_t n,
                         const uint64_t *in) {
     switch (s->width) {
-    case 1:
-        STORE_LOOP(uint8_t)
-        break;
-    case 2:
-        STORE_LOOP(uint16_t)
-        break;
-    case 4:
-        STORE_LOOP(uint32_t)
-        break;
-    default:
-        STORE_LOOP(uint64_t)
-        break;
+    case 1: STORE_LOOP(uint8_t) break;
+    case 2: STORE_LOOP(uint16_t) break;
+    case 4: STORE_LOOP(uint32_t) break;
+    default: STORE_LOOP(uint64_t) break;
     }
 }
 #undef STORE_LOOP
@@ -338,8 +317,7 @@ amq_status amq__bclock_copy_state(amq_clock *dst, const amq_clock *src) {
     AMQ_RETURN_IF_ERR(ring_prepare(dst, src->b.cur.width));
     if (s->cap < (size_t)m * src->b.cur.width) {
         amq__bsnap fresh = {0};
-        AMQ_RETURN_IF_ERR(snap_reserve(&dst->mem, &fresh, m,
-                                       src->b.cur.width));
+        AMQ_RETURN_IF_ERR(snap_reserve(&dst->mem, &fresh, m, src->b.cur.width));
         snap_free(&dst->mem, s);
         *s = fresh;
     }

@@ -256,14 +256,10 @@ amq_status amq_clock_history_explains(const amq_clock *c, uint32_t age,
 
 const char *amq_order_name(amq_order o) {
     switch (o) {
-    case AMQ_ORDER_EQUAL:
-        return "equal";
-    case AMQ_ORDER_BEFORE:
-        return "before";
-    case AMQ_ORDER_AFTER:
-        return "after";
-    case AMQ_ORDER_CONCURRENT:
-        return "concurrent";
+    case AMQ_ORDER_EQUAL: return "equal";
+    case AMQ_ORDER_BEFORE: return "before";
+    case AMQ_ORDER_AFTER: return "after";
+    case AMQ_ORDER_CONCURRENT: return "concurrent";
     }
     return "unknown";
 }
@@ -289,9 +285,7 @@ static size_t wire_head(const amq_clock *c, uint8_t *p) {
         p[0] = TAG_DENSE;
         amq__put_u32(p + n, amq__vclock_members_tag(c));
         return n + 4;
-    default:
-        p[0] = TAG_SPARSE;
-        return n;
+    default: p[0] = TAG_SPARSE; return n;
     }
 }
 
@@ -387,7 +381,8 @@ amq_status amq_clock_save(const amq_clock *c, uint8_t *buf, size_t cap,
     (void)amq_hasher_init(&plain, AMQ_HASH_XXH3, 0, NULL);
     uint8_t *params, *payload;
     amq__frame_begin(buf, total,
-                     is_bloom(c) ? AMQ__CLOCK_TYPE_BLOOM : AMQ__CLOCK_TYPE_VECTOR,
+                     is_bloom(c) ? AMQ__CLOCK_TYPE_BLOOM
+                                 : AMQ__CLOCK_TYPE_VECTOR,
                      is_bloom(c) ? &c->b.hasher : &plain, AMQ__CLOCK_PARAMS_LEN,
                      body, &params, &payload);
     write_params(c, params);
@@ -439,9 +434,8 @@ static amq_status load_vector(const amq__frame *f, const amq_options *opt,
         !zero_bytes(f->params + 1, 7))
         return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "bad vector clock kind");
     amq_clock *c;
-    AMQ_RETURN_IF_ERR(amq_clock_new_vector((amq_clock_kind)kind,
-                                           amq__get_u64(f->params + 8), opt,
-                                           &c));
+    AMQ_RETURN_IF_ERR(amq_clock_new_vector(
+        (amq_clock_kind)kind, amq__get_u64(f->params + 8), opt, &c));
     amq_status st =
         amq__vclock_body_read(c, true, f->payload, f->payload_len, diag);
     if (st != AMQ_OK) {
@@ -460,7 +454,8 @@ amq_status amq_clock_load(const uint8_t *buf, size_t len,
         return AMQ_ERR_INVALID;
     *out = NULL;
     AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &f, diag));
-    if (f.type_id != AMQ__CLOCK_TYPE_BLOOM && f.type_id != AMQ__CLOCK_TYPE_VECTOR)
+    if (f.type_id != AMQ__CLOCK_TYPE_BLOOM &&
+        f.type_id != AMQ__CLOCK_TYPE_VECTOR)
         return amq__diag(diag, AMQ_ERR_CORRUPT, 12, "type %u is not a clock",
                          (unsigned)f.type_id);
     if (f.params_len != AMQ__CLOCK_PARAMS_LEN)
@@ -468,5 +463,5 @@ amq_status amq_clock_load(const uint8_t *buf, size_t len,
                          f.params_len);
     amq_options o = {.allocator = opt != NULL ? opt->allocator : NULL};
     return f.type_id == AMQ__CLOCK_TYPE_BLOOM ? load_bloom(&f, &o, out, diag)
-                                               : load_vector(&f, &o, out, diag);
+                                              : load_vector(&f, &o, out, diag);
 }

@@ -60,9 +60,9 @@ static double fp_mixture(uint32_t m, uint32_t k, double n) {
     bool saturate = t_sat < tend;
     tend = saturate ? t_sat : tend;
     if (q >= 1.0)
-        tend = n < t_sat ? n : t_sat; /* every throw hits a target */
+        tend = n < t_sat ? n : t_sat;         /* every throw hits a target */
     double dist[AMQ_CLOCK_MAX_K + 1] = {1.0}; /* covered cells after t */
-    double lp = q < 1 ? n * log1p(-q) : 0; /* log P(T = 0)             */
+    double lp = q < 1 ? n * log1p(-q) : 0;    /* log P(T = 0)             */
     double lodds = q < 1 ? log(q) - log1p(-q) : 0, total = 0, mass = 0;
     for (double t = 1; t <= tend; t++) {
         for (uint32_t s = k; s > 0; s--)
@@ -90,7 +90,8 @@ double amq_clock_fp_exact(uint32_t m, uint32_t k, double d) {
     double n = d + k;
     long double sum = 0, binom = 1;
     for (uint32_t j = 0; j <= k; j++) {
-        long double term = j == m ? 0 : binom * expl(n * log1pl(-(long double)j / m));
+        long double term =
+            j == m ? 0 : binom * expl(n * log1pl(-(long double)j / m));
         sum += (j & 1) ? -term : term;
         binom = binom * (k - j) / (j + 1);
     }
@@ -101,4 +102,3 @@ double amq_clock_fp_exact(uint32_t m, uint32_t k, double d) {
     }
     return fp_mixture(m, k, n);
 }
-

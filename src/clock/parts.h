@@ -38,13 +38,13 @@ typedef struct amq__bloom_part {
     amq_hasher hasher;
     uint32_t shape_tag; /* 32-bit tag of (m, k, hasher), see shape_tag() */
     amq__bsnap cur;
-    amq__bsnap *ring;   /* history: hcap slots, newest at (head - 1)      */
+    amq__bsnap *ring; /* history: hcap slots, newest at (head - 1)      */
     uint32_t hcap, hlen, head;
 } amq__bloom_part;
 
 typedef struct amq__vector_part {
     uint64_t self;
-    size_t n, cap;      /* entries sorted by id                           */
+    size_t n, cap; /* entries sorted by id                           */
     uint64_t *ids;
     uint64_t *ctr;
 } amq__vector_part;
@@ -109,8 +109,7 @@ amq_status amq__bclock_merge(amq_clock *c, const amq_clock *o);
 void amq__bclock_compare(const amq_clock *a, const amq_clock *b,
                          amq_clock_verdict *v);
 void amq__bclock_compare_history(const amq_clock *local,
-                                 const amq_clock *remote,
-                                 amq_clock_verdict *v);
+                                 const amq_clock *remote, amq_clock_verdict *v);
 uint64_t amq__bclock_get(const amq_clock *c, uint64_t i);
 double amq__bclock_sum(const amq_clock *c);
 amq_status amq__bclock_explains(const amq_clock *c, uint32_t age, uint64_t h,

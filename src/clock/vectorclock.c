@@ -264,8 +264,8 @@ size_t amq__vclock_body_write(const amq_clock *c, bool ids, uint8_t *p) {
     size_t n = amq__vput(p, v->n);
     for (size_t i = 0; i < v->n; i++) {
         if (ids)
-            n += amq__vput(p + n, i == 0 ? v->ids[0]
-                                         : v->ids[i] - v->ids[i - 1] - 1);
+            n += amq__vput(p + n,
+                           i == 0 ? v->ids[0] : v->ids[i] - v->ids[i - 1] - 1);
         n += amq__vput(p + n, v->ctr[i]);
     }
     return n;
@@ -285,8 +285,7 @@ static amq_status body_parse(amq_clock *c, bool ids, const uint8_t *p,
                          "%llu entries cannot fit in %zu bytes",
                          (unsigned long long)n, len - pos);
     if (!ids && n != c->v.n)
-        return amq__diag(diag, AMQ_ERR_INCOMPATIBLE, pos,
-                         "membership differs");
+        return amq__diag(diag, AMQ_ERR_INCOMPATIBLE, pos, "membership differs");
     amq_clock tmp = {.kind = c->kind, .mem = c->mem};
     AMQ_RETURN_IF_ERR(reserve(&tmp, (size_t)n));
     uint64_t prev = 0;

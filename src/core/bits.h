@@ -97,8 +97,8 @@ static inline uint64_t amq__select64(uint64_t x, unsigned k) {
  * structures use: functions compiled for those instructions, which a
  * caller compiled for them (a kernel chosen at run time, see cpu.c)
  * inlines, and any other caller may call on a CPU that has them. */
-__attribute__((target("bmi,bmi2"))) static inline uint64_t
-amq__select64_pdep(uint64_t x, unsigned k) {
+__attribute__((target("bmi,bmi2"))) static inline uint64_t amq__select64_pdep(
+    uint64_t x, unsigned k) {
     if (k >= 64)
         return 64;
     return _tzcnt_u64(_pdep_u64(UINT64_C(1) << k, x));
@@ -109,8 +109,8 @@ amq__select64_pdep_lt64(uint64_t x, unsigned k) {
     return _tzcnt_u64(_pdep_u64(UINT64_C(1) << (k & 63), x));
 }
 /* Leading zeros, 64 for 0. */
-__attribute__((target("lzcnt"))) static inline uint64_t
-amq__lzcnt64(uint64_t x) {
+__attribute__((target("lzcnt"))) static inline uint64_t amq__lzcnt64(
+    uint64_t x) {
     return _lzcnt_u64(x);
 }
 #endif

@@ -20,21 +20,21 @@ amq_status amq__rd_bad(const amq__rd *r, size_t at, const char *fmt, ...) {
 
 amq_status amq__rd_expect(const amq__rd *r, size_t len) {
     if (r->len != len)
-        return amq__rd_bad(r, r->base, "parameter block of %zu bytes, "
-                           "expected %zu", r->len, len);
+        return amq__rd_bad(r, r->base,
+                           "parameter block of %zu bytes, "
+                           "expected %zu",
+                           r->len, len);
     return AMQ_OK;
 }
 
 amq_status amq__rd_zero32(amq__rd *r) {
     uint32_t v;
     size_t at = amq__rd_u32(r, &v);
-    return v == 0 ? AMQ_OK
-                  : amq__rd_bad(r, at, "reserved field is not zero");
+    return v == 0 ? AMQ_OK : amq__rd_bad(r, at, "reserved field is not zero");
 }
 
 amq_status amq__rd_zero64(amq__rd *r) {
     uint64_t v;
     size_t at = amq__rd_u64(r, &v);
-    return v == 0 ? AMQ_OK
-                  : amq__rd_bad(r, at, "reserved field is not zero");
+    return v == 0 ? AMQ_OK : amq__rd_bad(r, at, "reserved field is not zero");
 }

@@ -31,18 +31,17 @@
 
 typedef struct amq__rd {
     const uint8_t *p;
-    size_t len;       /* bytes in the block                                */
-    size_t pos;       /* next byte to read                                 */
-    size_t base;      /* absolute offset of p[0] in the frame              */
+    size_t len;        /* bytes in the block                                */
+    size_t pos;        /* next byte to read                                 */
+    size_t base;       /* absolute offset of p[0] in the frame              */
     size_t payload_at; /* frame offset of the payload the block describes  */
-    const char *what; /* the structure's name, prefixed to messages        */
+    const char *what;  /* the structure's name, prefixed to messages        */
     amq_diag *diag;
     bool short_read;
 } amq__rd;
 
 static inline void amq__rd_init(amq__rd *r, const uint8_t *p, size_t len,
-                                size_t base, const char *what,
-                                amq_diag *diag) {
+                                size_t base, const char *what, amq_diag *diag) {
     r->p = p;
     r->len = len;
     r->pos = 0;

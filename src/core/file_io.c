@@ -79,8 +79,8 @@ static int create_temp(const char *path, bool secret, char **tmp_out) {
 /* Reserve size bytes in fd, map them and write the frame there. */
 static amq_status write_mapped(const amq__file_src *src, int fd,
                                const char *tmp, amq_diag *diag) {
-    void *map = mmap(NULL, src->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                     0);
+    void *map =
+        mmap(NULL, src->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED)
         return amq__io_error(diag, "cannot map", tmp, errno);
     size_t written = 0;
@@ -94,8 +94,8 @@ static amq_status write_mapped(const amq__file_src *src, int fd,
     return st;
 }
 
-static amq_status write_all(int fd, const uint8_t *p, size_t n,
-                            const char *tmp, amq_diag *diag) {
+static amq_status write_all(int fd, const uint8_t *p, size_t n, const char *tmp,
+                            amq_diag *diag) {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -139,8 +139,8 @@ static amq_status write_pieces(const amq__file_src *src, int fd,
 
 /* Reserve the file's size (ENOSPC here, not a SIGBUS later), write the
  * frame and sync it. */
-static amq_status write_frame(const amq__file_src *src, int fd,
-                              const char *tmp, amq_diag *diag) {
+static amq_status write_frame(const amq__file_src *src, int fd, const char *tmp,
+                              amq_diag *diag) {
     int err = posix_fallocate(fd, 0, (off_t)src->size);
     if (err != 0)
         return amq__io_error(diag, "cannot reserve space for", tmp, err);
@@ -155,9 +155,9 @@ static amq_status write_frame(const amq__file_src *src, int fd,
  * (EINVAL); the rename itself has happened by then. */
 static amq_status sync_dir(const char *path, amq_diag *diag) {
     const char *slash = strrchr(path, '/');
-    char *dir = slash == NULL ? strdup(".")
-                              : strndup(path, slash == path ? 1
-                                                            : (size_t)(slash - path));
+    char *dir = slash == NULL
+                    ? strdup(".")
+                    : strndup(path, slash == path ? 1 : (size_t)(slash - path));
     if (dir == NULL)
         return AMQ_ERR_NOMEM;
     amq_status st = AMQ_OK;
@@ -179,8 +179,10 @@ amq_status amq__save_file(const char *path, const amq__file_src *src,
     if (fd < 0) {
         amq_status st = tmp == NULL && errno == ENOMEM
                             ? AMQ_ERR_NOMEM
-                            : amq__io_error(diag, "cannot create a temporary "
-                                            "file for", path, errno);
+                            : amq__io_error(diag,
+                                            "cannot create a temporary "
+                                            "file for",
+                                            path, errno);
         free(tmp);
         return st;
     }

@@ -14,8 +14,8 @@
 #include "core/mem.h"
 
 /* Writes obj's frame into buf[cap] (exactly `size` bytes, as promised). */
-typedef amq_status (*amq__frame_writer)(const void *obj, void *buf,
-                                        size_t cap, size_t *written);
+typedef amq_status (*amq__frame_writer)(const void *obj, void *buf, size_t cap,
+                                        size_t *written);
 
 typedef struct amq__piece {
     const void *p;

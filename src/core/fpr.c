@@ -16,9 +16,8 @@ unsigned amq__best_probes(double cells, unsigned max_k) {
     unsigned lo = real < 1.0 ? 1u : (unsigned)real;
     if (lo >= max_k)
         return max_k;
-    return amq__fpr_probes(cells, lo + 1) < amq__fpr_probes(cells, lo)
-               ? lo + 1
-               : lo;
+    return amq__fpr_probes(cells, lo + 1) < amq__fpr_probes(cells, lo) ? lo + 1
+                                                                       : lo;
 }
 
 double amq__cells_for(double fpr, unsigned k, unsigned max_k) {

@@ -21,7 +21,6 @@
 
 static const uint8_t magic[8] = {0x89, 'A', 'M', 'Q', 0x0D, 0x0A, 0x1A, 0x0A};
 
-
 static size_t round_up(size_t x, size_t a, bool *ok) {
     size_t r;
     if (!amq__add(x, a - 1, &r)) {
@@ -62,10 +61,10 @@ void amq__frame_begin(uint8_t *buf, size_t total, uint16_t type_id,
     buf[AMQ__FRAME_OFF_HASH_KIND] = (uint8_t)hasher->kind;
     amq__put_u32(buf + AMQ__FRAME_OFF_INCOMPAT, 0);
     amq__put_u32(buf + AMQ__FRAME_OFF_COMPAT, hasher->kind == AMQ_HASH_SIPHASH
-                                       ? AMQ__FRAME_COMPAT_SECRET_KEY
-                                       : 0);
-    amq__put_u64(buf + AMQ__FRAME_OFF_SEED, hasher->kind == AMQ_HASH_SIPHASH ? 0
-                                                                  : hasher->seed);
+                                                  ? AMQ__FRAME_COMPAT_SECRET_KEY
+                                                  : 0);
+    amq__put_u64(buf + AMQ__FRAME_OFF_SEED,
+                 hasher->kind == AMQ_HASH_SIPHASH ? 0 : hasher->seed);
     if (hasher->kind == AMQ_HASH_SIPHASH)
         memcpy(buf + AMQ__FRAME_OFF_KEY, hasher->key, AMQ_HASH_KEY_BYTES);
     amq__put_u32(buf + AMQ__FRAME_OFF_PARAMS_LEN, (uint32_t)params_len);
@@ -125,7 +124,8 @@ static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t *compat,
         return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_INCOMPAT,
                          "unknown incompatible feature flags 0x%x", incompat);
     *compat = amq__get_u32(buf + AMQ__FRAME_OFF_COMPAT);
-    if (buf[AMQ__FRAME_OFF_RSV1] != 0 || amq__get_u32(buf + AMQ__FRAME_OFF_RSV2) != 0)
+    if (buf[AMQ__FRAME_OFF_RSV1] != 0 ||
+        amq__get_u32(buf + AMQ__FRAME_OFF_RSV2) != 0)
         return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_RSV1,
                          "reserved header field is not zero");
     return AMQ_OK;

@@ -33,8 +33,7 @@ amq_status amq_hasher_init(amq_hasher *h, amq_hash_kind kind, uint64_t seed,
         memcpy(h->key, key, AMQ_HASH_KEY_BYTES);
         return AMQ_OK;
     case AMQ_HASH_DEFAULT:
-    case AMQ_HASH_KIND_COUNT_:
-        break;
+    case AMQ_HASH_KIND_COUNT_: break;
     }
     return AMQ_ERR_HASH;
 }
@@ -44,8 +43,7 @@ uint64_t amq_hash64(const amq_hasher *h, const void *key, size_t len) {
     if (key == NULL)
         key = empty;
     switch (h->kind) {
-    case AMQ_HASH_XXH64:
-        return XXH64(key, len, h->seed);
+    case AMQ_HASH_XXH64: return XXH64(key, len, h->seed);
     case AMQ_HASH_SIPHASH: {
         unsigned char out[crypto_shorthash_siphash24_BYTES];
         uint64_t v;
@@ -53,8 +51,7 @@ uint64_t amq_hash64(const amq_hasher *h, const void *key, size_t len) {
         memcpy(&v, out, sizeof v);
         return v;
     }
-    default:
-        return XXH3_64bits_withSeed(key, len, h->seed);
+    default: return XXH3_64bits_withSeed(key, len, h->seed);
     }
 }
 
@@ -115,16 +112,11 @@ void amq_random_bytes(void *buf, size_t n) {
 
 const char *amq_hash_kind_name(amq_hash_kind kind) {
     switch (kind) {
-    case AMQ_HASH_DEFAULT:
-        return "default";
-    case AMQ_HASH_XXH3:
-        return "xxh3";
-    case AMQ_HASH_XXH64:
-        return "xxh64";
-    case AMQ_HASH_SIPHASH:
-        return "siphash24";
-    case AMQ_HASH_KIND_COUNT_:
-        break;
+    case AMQ_HASH_DEFAULT: return "default";
+    case AMQ_HASH_XXH3: return "xxh3";
+    case AMQ_HASH_XXH64: return "xxh64";
+    case AMQ_HASH_SIPHASH: return "siphash24";
+    case AMQ_HASH_KIND_COUNT_: break;
     }
     return "unknown";
 }

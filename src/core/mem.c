@@ -69,7 +69,8 @@ static void advise_huge(const amq__mem *m, void *p, size_t size) {
     long page = sysconf(_SC_PAGESIZE);
     if (m->a.alloc != libc_alloc || size < HUGE_MIN_BYTES || page <= 0)
         return;
-    uintptr_t lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t lo =
+        ((uintptr_t)p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
     uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)(page - 1);
     if (hi > lo)
         (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint only */

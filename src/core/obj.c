@@ -7,8 +7,7 @@
 
 #include <string.h>
 
-amq_status amq__obj_new_in(size_t self_bytes, const amq__mem *mem,
-                           void **out) {
+amq_status amq__obj_new_in(size_t self_bytes, const amq__mem *mem, void **out) {
     amq__obj *o = amq__zalloc(mem, self_bytes);
     if (o == NULL)
         return AMQ_ERR_NOMEM;
@@ -18,8 +17,7 @@ amq_status amq__obj_new_in(size_t self_bytes, const amq__mem *mem,
     return AMQ_OK;
 }
 
-amq_status amq__obj_new(size_t self_bytes, const amq_options *opt,
-                        void **out) {
+amq_status amq__obj_new(size_t self_bytes, const amq_options *opt, void **out) {
     amq__mem mem;
     amq__mem_init(&mem, opt);
     return amq__obj_new_in(self_bytes, &mem, out);
@@ -34,8 +32,8 @@ amq_status amq__obj_table(amq__obj *o, size_t bytes, const void *borrow,
         return AMQ_OK;
     }
     amq__block b;
-    AMQ_RETURN_IF_ERR(amq__block_alloc(&o->mem, bytes ? bytes : 1,
-                                       AMQ__TABLE_ALIGN, &b));
+    AMQ_RETURN_IF_ERR(
+        amq__block_alloc(&o->mem, bytes ? bytes : 1, AMQ__TABLE_ALIGN, &b));
     o->block = b;
     o->table = b.ptr;
     o->table_bytes = bytes;
@@ -61,8 +59,7 @@ void amq__obj_free(amq__obj *o) {
 }
 
 amq__contains_fn amq__obj_pick(bool scalar, amq__contains_fn portable,
-                               amq__contains_fn avx2,
-                               amq__contains_fn avx512) {
+                               amq__contains_fn avx2, amq__contains_fn avx512) {
     if (scalar)
         return portable;
     if (avx512 != NULL && amq__cpu_has_avx512())

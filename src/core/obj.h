@@ -56,12 +56,10 @@ struct amq__obj {
 
 /* A zeroed object of self_bytes (>= sizeof(amq__obj)) whose header holds
  * opt's allocator and self_bytes. AMQ_ERR_NOMEM. */
-amq_status amq__obj_new(size_t self_bytes, const amq_options *opt,
-                        void **out);
+amq_status amq__obj_new(size_t self_bytes, const amq_options *opt, void **out);
 /* The same with an allocator already resolved (a part of a larger
  * structure shares its owner's). */
-amq_status amq__obj_new_in(size_t self_bytes, const amq__mem *mem,
-                           void **out);
+amq_status amq__obj_new_in(size_t self_bytes, const amq__mem *mem, void **out);
 
 /* Give o its table of `bytes`: zeroed and owned (returned in *wr), or, when
  * borrow is not NULL, the caller's bytes read-only (*wr = NULL).
@@ -80,7 +78,6 @@ void amq__obj_free(amq__obj *o);
  * avx512, else avx2, else portable; portable under AMQ_OPT_SCALAR
  * (`scalar`). A NULL kernel is skipped. */
 amq__contains_fn amq__obj_pick(bool scalar, amq__contains_fn portable,
-                               amq__contains_fn avx2,
-                               amq__contains_fn avx512);
+                               amq__contains_fn avx2, amq__contains_fn avx512);
 
 #endif

@@ -25,9 +25,9 @@ unsigned amq__log2_floor(size_t n) {
 }
 
 typedef struct sorter {
-    size_t *part;      /* [parts + 1] partition ends            */
-    uint32_t *cell;    /* [2^cell_bits + 1] counts in a partition */
-    uint64_t *tmp;     /* [tmp_cap] one partition, sorted        */
+    size_t *part;   /* [parts + 1] partition ends            */
+    uint32_t *cell; /* [2^cell_bits + 1] counts in a partition */
+    uint64_t *tmp;  /* [tmp_cap] one partition, sorted        */
     size_t parts, tmp_cap;
     unsigned part_bits, cell_bits;
 } sorter;
@@ -65,12 +65,11 @@ size_t amq__sort_scratch(size_t n) {
            so.tmp_cap * sizeof *so.tmp;
 }
 
-static amq_status sorter_alloc(const amq__mem *m, size_t n,
-                                  sorter *so) {
+static amq_status sorter_alloc(const amq__mem *m, size_t n, sorter *so) {
     sorter_shape(n, so);
     so->part = amq__alloc(m, (so->parts + 1) * sizeof *so->part);
-    so->cell = amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) *
-                                 sizeof *so->cell);
+    so->cell =
+        amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
     so->tmp = amq__alloc(m, so->tmp_cap * sizeof *so->tmp);
     if (so->part == NULL || so->cell == NULL || so->tmp == NULL) {
         sorter_free(m, so);
@@ -114,8 +113,8 @@ static bool cell_sort(sorter *so, const uint64_t *k, size_t len) {
 
 /* Sort partition dst[a, e) and append it at dst[w..] (w <= a), dropping
  * repeats if asked; returns the new w. */
-static size_t sort_part(sorter *so, uint64_t *dst, size_t a, size_t e,
-                           size_t w, bool dedupe) {
+static size_t sort_part(sorter *so, uint64_t *dst, size_t a, size_t e, size_t w,
+                        bool dedupe) {
     size_t len = e - a;
     const uint64_t *v = so->tmp;
     if (len == 0)
@@ -135,8 +134,8 @@ static inline uint64_t key_of(uint64_t x, bool mixed, uint64_t seed) {
 }
 
 amq_status amq__sort_keys(const amq__mem *m, const uint64_t *src, size_t n,
-                          bool mixed, uint64_t seed, bool dedupe,
-                          uint64_t *dst, size_t *out_n) {
+                          bool mixed, uint64_t seed, bool dedupe, uint64_t *dst,
+                          size_t *out_n) {
     sorter so;
     AMQ_RETURN_IF_ERR(sorter_alloc(m, n, &so));
     memset(so.part, 0, (so.parts + 1) * sizeof *so.part);

@@ -25,8 +25,8 @@
  * dst must not overlap. Scratch of about n / 2 words comes from m.
  * AMQ_ERR_NOMEM (dst then undefined). */
 amq_status amq__sort_keys(const amq__mem *m, const uint64_t *src, size_t n,
-                          bool mixed, uint64_t seed, bool dedupe,
-                          uint64_t *dst, size_t *out_n);
+                          bool mixed, uint64_t seed, bool dedupe, uint64_t *dst,
+                          size_t *out_n);
 
 /* Bytes of scratch amq__sort_keys takes for n keys (besides dst). */
 size_t amq__sort_scratch(size_t n);

@@ -58,10 +58,9 @@ static amq_status parse_kv(const char *s, size_t *i, amq__spec *out,
     (*i)++;
     n = take(s, i, value_char, kv->val, sizeof kv->val);
     if (n == 0 || n == (size_t)-1)
-        return amq__diag(diag, AMQ_ERR_SPEC, *i,
-                         n ? "value of '%s' too long"
-                           : "missing value for '%s'",
-                         kv->key);
+        return amq__diag(
+            diag, AMQ_ERR_SPEC, *i,
+            n ? "value of '%s' too long" : "missing value for '%s'", kv->key);
     for (size_t j = 0; j < out->nkv; j++)
         if (strcmp(out->kv[j].key, kv->key) == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, start,

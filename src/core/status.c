@@ -7,8 +7,7 @@
 const char *amq_strerror(amq_status status) {
     switch (status) {
 #define AMQ__STATUS_MSG(name, value, msg)                                      \
-    case name:                                                                 \
-        return msg;
+    case name: return msg;
         AMQ_STATUS_TABLE(AMQ__STATUS_MSG)
 #undef AMQ__STATUS_MSG
     }
@@ -18,8 +17,7 @@ const char *amq_strerror(amq_status status) {
 const char *amq_status_name(amq_status status) {
     switch (status) {
 #define AMQ__STATUS_NAME(name, value, msg)                                     \
-    case name:                                                                 \
-        return #name;
+    case name: return #name;
         AMQ_STATUS_TABLE(AMQ__STATUS_NAME)
 #undef AMQ__STATUS_NAME
     }

@@ -23,8 +23,8 @@
 struct amq_builder {
     amq__mem mem;
     const amq__type *type;
-    amq__spec spec;     /* parsed once; copied by each finish         */
-    amq_options opt;    /* the caller's, hash fields = hasher's       */
+    amq__spec spec;  /* parsed once; copied by each finish         */
+    amq_options opt; /* the caller's, hash fields = hasher's       */
     amq_hasher hasher;
     uint64_t *hashes;
     size_t n, cap;

@@ -72,11 +72,11 @@ amq_status amq_filter_save_file(const amq_filter *f, const char *path,
 /* ---- a mapping that lives as long as its view ---------------------------- */
 
 typedef struct file_map {
-    amq__mem inner;  /* the caller's allocator, or the C library's        */
+    amq__mem inner; /* the caller's allocator, or the C library's        */
     void *addr;
     size_t len;
-    size_t live;     /* blocks handed out and not yet freed                */
-    bool building;   /* amq_filter_view is still running                   */
+    size_t live;   /* blocks handed out and not yet freed                */
+    bool building; /* amq_filter_view is still running                   */
 } file_map;
 
 static void map_release(file_map *m) {
@@ -137,15 +137,14 @@ static amq_status view_mapping(void *addr, size_t len, const amq_options *opt,
     file_map *m = amq__alloc(&inner, sizeof *m);
     if (m == NULL)
         return AMQ_ERR_NOMEM;
-    *m = (file_map){.inner = inner, .addr = addr, .len = len,
-                    .building = true};
+    *m = (file_map){.inner = inner, .addr = addr, .len = len, .building = true};
     amq_allocator wrapped = {map_alloc, map_realloc, map_free, m};
     amq_options o = opt != NULL ? *opt : (amq_options){0};
     o.allocator = &wrapped;
     amq_status st = amq_filter_view(addr, len, &o, out, diag);
     m->building = false;
     if (st == AMQ_OK && m->live > 0)
-        return AMQ_OK; /* the mapping now belongs to the filter */
+        return AMQ_OK;  /* the mapping now belongs to the filter */
     if (st == AMQ_OK) { /* holds no block: nothing could release the map */
         amq_filter_free(*out);
         *out = NULL;
@@ -179,9 +178,8 @@ static amq_status open_mapped(int fd, size_t len, bool view,
     return st;
 }
 
-static amq_status open_path(const char *path, bool view,
-                            const amq_options *opt, amq_filter **out,
-                            amq_diag *diag) {
+static amq_status open_path(const char *path, bool view, const amq_options *opt,
+                            amq_filter **out, amq_diag *diag) {
     struct stat sb;
     if (out == NULL || path == NULL)
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "no path or no output");

@@ -23,7 +23,6 @@
 #include "filter/make.h"
 #include "maplet/ops.h"
 
-
 struct amq_filter {
     const amq__type *type;
     amq__obj *impl;
@@ -86,9 +85,8 @@ amq_status amq__filter_lookup(const char *spec, amq__spec *s,
 /* The structure behind a new filter: created empty for a target, or (a
  * static type) built from every key's hash. The spec is a copy: its keys
  * are marked as the type reads them. */
-static amq_status make_impl(amq_filter *f, amq__spec s,
-                            const amq__make *a, const amq_options *opt,
-                            amq_diag *diag) {
+static amq_status make_impl(amq_filter *f, amq__spec s, const amq__make *a,
+                            const amq_options *opt, amq_diag *diag) {
     const amq__type *t = f->type;
     amq_status st;
     if (t->build != NULL && a->values != NULL)
@@ -180,8 +178,8 @@ amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
     return amq__filter_make(t, &s, &a, opt, out, diag);
 }
 
-amq_status amq_filter_build(const char *spec, const uint64_t *hashes,
-                            size_t n, double fpr, const amq_options *opt,
+amq_status amq_filter_build(const char *spec, const uint64_t *hashes, size_t n,
+                            double fpr, const amq_options *opt,
                             amq_filter **out, amq_diag *diag) {
     static const uint64_t none[1];
     amq__spec s;
@@ -230,8 +228,8 @@ amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash) {
     return f->type->add(f->impl, hash);
 }
 
-amq_status amq_filter_add_batch(amq_filter *f, const uint64_t *hashes,
-                                size_t n, size_t *done) {
+amq_status amq_filter_add_batch(amq_filter *f, const uint64_t *hashes, size_t n,
+                                size_t *done) {
     size_t i = 0;
     amq_status st = AMQ_OK;
     if (f == NULL || (hashes == NULL && n != 0))

@@ -54,10 +54,10 @@ amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
     return AMQ_OK;
 }
 
-bool amq__obj_pieces(const amq__type *t, const amq__obj *o,
-                     const amq_hasher *h, uint64_t capacity,
-                     double target_fpr, uint8_t head[AMQ__FRAME_HEAD_MAX],
-                     const uint8_t tail[8], amq__piece out[3]) {
+bool amq__obj_pieces(const amq__type *t, const amq__obj *o, const amq_hasher *h,
+                     uint64_t capacity, double target_fpr,
+                     uint8_t head[AMQ__FRAME_HEAD_MAX], const uint8_t tail[8],
+                     amq__piece out[3]) {
     size_t plen = params_len(t, o), llen = o->table_bytes, off = 0;
     if (t->payload_write != NULL || t->payload_size != NULL ||
         plen > AMQ__FRAME_PARAMS_MAX)

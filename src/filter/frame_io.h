@@ -36,10 +36,10 @@ amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
  * The checksum follows them. false when the type writes its payload
  * itself (no table to point at) or the frame cannot be represented: use
  * amq__obj_save then. */
-bool amq__obj_pieces(const amq__type *t, const amq__obj *o,
-                     const amq_hasher *h, uint64_t capacity,
-                     double target_fpr, uint8_t head[AMQ__FRAME_HEAD_MAX],
-                     const uint8_t tail[8], amq__piece out[3]);
+bool amq__obj_pieces(const amq__type *t, const amq__obj *o, const amq_hasher *h,
+                     uint64_t capacity, double target_fpr,
+                     uint8_t head[AMQ__FRAME_HEAD_MAX], const uint8_t tail[8],
+                     amq__piece out[3]);
 
 /* amq__obj_pieces of a filter's object (filter.c). */
 bool amq__filter_pieces(const amq_filter *f, uint8_t head[AMQ__FRAME_HEAD_MAX],

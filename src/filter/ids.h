@@ -24,8 +24,7 @@ static inline int amq__type_ids_are_unique(int id) {
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
         return 1;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 

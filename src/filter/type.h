@@ -52,16 +52,14 @@ struct amq__type {
      * keys; the caller checks for leftovers. opt is never NULL. NULL for
      * static types. */
     amq_status (*create)(const amq__type *self, amq__spec *spec,
-                         uint64_t capacity, double fpr,
-                         const amq_options *opt, amq__obj **out,
-                         amq_diag *diag);
+                         uint64_t capacity, double fpr, const amq_options *opt,
+                         amq__obj **out, amq_diag *diag);
     /* Static types: construct from every key's hash at once (duplicates
      * tolerated). NULL for dynamic types (the generic layer creates with
      * capacity n and adds). */
     amq_status (*build)(const amq__type *self, amq__spec *spec,
                         const uint64_t *hashes, size_t n, double fpr,
-                        const amq_options *opt, amq__obj **out,
-                        amq_diag *diag);
+                        const amq_options *opt, amq__obj **out, amq_diag *diag);
     /* From a frame: params is the type's parameter block (diagnostics go
      * through it), payload the frame's payload. */
     amq_status (*load)(const amq__type *self, amq__rd *params,
@@ -76,15 +74,14 @@ struct amq__type {
                             size_t *done);
     bool (*contains)(const amq__obj *o, uint64_t h);
     void (*contains_batch)(const amq__obj *o, const uint64_t *h, size_t n,
-                           uint8_t *out); /* opt: the loop */
-    amq_status (*remove)(amq__obj *o, uint64_t h);                    /* opt */
+                           uint8_t *out);          /* opt: the loop */
+    amq_status (*remove)(amq__obj *o, uint64_t h); /* opt */
     amq_status (*count)(const amq__obj *o, uint64_t h, uint64_t *out); /* opt */
     /* dst op= src for a src of the same type and hasher; called only with
      * an op the instance's caps allow (AMQ_CAP_UNION / AMQ_CAP_INTERSECT).
      * opt */
-    amq_status (*merge)(amq__obj *dst, const amq__obj *src,
-                        amq__merge_op op);
-    amq_status (*estimate)(const amq__obj *o, double *out);           /* opt */
+    amq_status (*merge)(amq__obj *dst, const amq__obj *src, amq__merge_op op);
+    amq_status (*estimate)(const amq__obj *o, double *out); /* opt */
     /* This instance's AMQ_CAP_* when its parameters change them (e.g.
      * spectral:mode=ms can remove). opt: info.caps */
     uint32_t (*caps)(const amq__obj *o);
@@ -100,7 +97,7 @@ struct amq__type {
     /* The parameter block after the generic part; its size is what it
      * writes (amq__wr counts when given no buffer). */
     void (*params_write)(const amq__obj *o, amq__wr *w);
-    size_t (*payload_size)(const amq__obj *o);        /* opt: table_bytes */
+    size_t (*payload_size)(const amq__obj *o); /* opt: table_bytes */
     void (*payload_write)(const amq__obj *o, uint8_t *dst); /* opt: table */
 
     /* Maplets (amq/maplet.h): the calls that carry values

@@ -316,8 +316,8 @@ static bool relocate_one(amq__ctab *t, uint32_t b, uint32_t fp) {
 /* Random walk from bucket b carrying fp, with one move of lookahead at
  * every bucket; on failure undo every swap (a lookahead that fails
  * changes nothing, so the walk's swaps are all there is to undo). */
-static amq_status kick(amq__ctab *t, unsigned max_kicks, uint64_t h,
-                       uint32_t b, uint32_t fp) {
+static amq_status kick(amq__ctab *t, unsigned max_kicks, uint64_t h, uint32_t b,
+                       uint32_t fp) {
     uint32_t cur = fp;
     unsigned step;
     for (step = 0; step < max_kicks; step++) {
@@ -457,7 +457,8 @@ static void alt_table_build(amq_cuckoo *c) {
         return;
     c->alt = amq__alloc(&c->o.mem, bytes);
     for (uint32_t fp = 1; c->alt != NULL && fp <= t->fp_values; fp++)
-        c->alt[fp] = t->half != 0 ? alt_of(t, 0, fp, true) : alt_of(t, 0, fp, false);
+        c->alt[fp] =
+            t->half != 0 ? alt_of(t, 0, fp, true) : alt_of(t, 0, fp, false);
 }
 
 /* The query for c's current shape: a kernel for one table of f <= 16,
@@ -527,7 +528,9 @@ INLINE amq__ctab *link_mut(amq_cuckoo *c, unsigned i) {
 
 static amq__ctab *newest(amq_cuckoo *c) { return link_mut(c, c->nlinks - 1); }
 
-static size_t table_bytes(const amq__ctab *t) { return (size_t)(t->nwords * 8); }
+static size_t table_bytes(const amq__ctab *t) {
+    return (size_t)(t->nwords * 8);
+}
 
 static uint64_t chain_bytes(const amq_cuckoo *c) {
     uint64_t sum = 0;
@@ -552,10 +555,10 @@ static void table_release(amq_cuckoo *c, amq__ctab *t);
 static amq_status next_shape(const amq_cuckoo *c, const amq__ctab *last,
                              uint64_t *buckets, unsigned *fbits,
                              uint32_t range[4]) {
-    AMQ_RETURN_IF_ERR(c->kind->shape(2 * (uint64_t)last->buckets, buckets,
-                                     range));
-    *fbits = last->fbits < AMQ_CUCKOO_MAX_FP ? last->fbits + 1
-                                              : AMQ_CUCKOO_MAX_FP;
+    AMQ_RETURN_IF_ERR(
+        c->kind->shape(2 * (uint64_t)last->buckets, buckets, range));
+    *fbits =
+        last->fbits < AMQ_CUCKOO_MAX_FP ? last->fbits + 1 : AMQ_CUCKOO_MAX_FP;
     return AMQ_OK;
 }
 
@@ -658,8 +661,8 @@ amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h, size_t n,
     return st;
 }
 
-void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,
-                               size_t n, uint8_t *out) {
+void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h, size_t n,
+                               uint8_t *out) {
     for (size_t i = 0; i < n; i += BATCH) {
         size_t g = n - i < BATCH ? n - i : BATCH;
         for (unsigned l = 0; l < c->nlinks; l++)
@@ -903,12 +906,11 @@ static amq_status cuckoo_shape(uint64_t m0, uint64_t *buckets,
     return AMQ_OK;
 }
 
-const amq__ctab_kind amq__ctab_cuckoo_kind = {
-    .name = "cuckoo",
-    .load = AMQ__CT_CUCKOO_LOAD,
-    .chunked = false,
-    .ranges_ok = cuckoo_ranges_ok,
-    .shape = cuckoo_shape};
+const amq__ctab_kind amq__ctab_cuckoo_kind = {.name = "cuckoo",
+                                              .load = AMQ__CT_CUCKOO_LOAD,
+                                              .chunked = false,
+                                              .ranges_ok = cuckoo_ranges_ok,
+                                              .shape = cuckoo_shape};
 
 amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
                                    unsigned max_kicks, const amq_options *opt,
@@ -963,7 +965,8 @@ amq_status amq__ctab_spec_fp(amq__spec *spec, double fpr, bool grow,
     if (*fbits == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
                          "fpr %g is outside (0, 1) or below what 32-bit "
-                         "fingerprints reach", fpr);
+                         "fingerprints reach",
+                         fpr);
     return AMQ_OK;
 }
 
@@ -987,8 +990,10 @@ amq_status amq__ctab_spec_growth(amq__spec *spec, unsigned *max_links,
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_bytes", 0, UINT64_C(1) << 60,
                                     max_bytes, &has_bytes, diag));
     if (!grow && (has_links || has_bytes))
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "%s: max_links and max_bytes "
-                         "need grow=1", spec->name);
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "%s: max_links and max_bytes "
+                         "need grow=1",
+                         spec->name);
     *max_links = grow ? (unsigned)links : 1;
     return AMQ_OK;
 }
@@ -1048,8 +1053,10 @@ amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
                                   uint64_t max_bytes, amq_diag *diag) {
     if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
         amq_cuckoo_free(c);
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "max_bytes=%llu is smaller "
-                         "than the first table", (unsigned long long)max_bytes);
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "max_bytes=%llu is smaller "
+                         "than the first table",
+                         (unsigned long long)max_bytes);
     }
     return AMQ_OK;
 }
@@ -1058,9 +1065,8 @@ amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
  * key and rate 1 - exp(-8 α q_f). With fp= fixed, α = f / b; without it the
  * ideal real-valued f = α b at the design load (q = 1 / (2^f - 1)). */
 static amq_status curve_spec(amq__spec *spec, uint64_t *f, amq_diag *diag) {
-    static const char *const ignored_keys[] = {"buckets", "max_kicks", "chunk",
-                                               "grow", "max_links",
-                                               "max_bytes"};
+    static const char *const ignored_keys[] = {
+        "buckets", "max_kicks", "chunk", "grow", "max_links", "max_bytes"};
     uint64_t ignored;
     *f = 0;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "fp", AMQ_CUCKOO_MIN_FP,
@@ -1071,9 +1077,8 @@ static amq_status curve_spec(amq__spec *spec, uint64_t *f, amq_diag *diag) {
     return AMQ_OK;
 }
 
-amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec,
-                             double x, bool inverse, double *out,
-                             amq_diag *diag) {
+amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec, double x,
+                             bool inverse, double *out, amq_diag *diag) {
     const amq__ctab_kind *kind = self->variant;
     double a = kind->load;
     uint64_t f;
@@ -1168,10 +1173,11 @@ static amq_status link_read(amq__rd *r, unsigned i, link_rec *l) {
         return amq__rd_bad(r, l->at, "table %u: %llu buckets", i,
                            (unsigned long long)l->buckets);
     if (!shape_ok(l->buckets, f, l->range, kicks))
-        return amq__rd_bad(r, l->at_range, "table %u: ranges %u/%u/%u/%u do "
-                           "not fit %llu buckets", i, l->range[0],
-                           l->range[1], l->range[2], l->range[3],
-                           (unsigned long long)l->buckets);
+        return amq__rd_bad(r, l->at_range,
+                           "table %u: ranges %u/%u/%u/%u do "
+                           "not fit %llu buckets",
+                           i, l->range[0], l->range[1], l->range[2],
+                           l->range[3], (unsigned long long)l->buckets);
     l->nwords = amq__ctab_words(l->buckets, f);
     return AMQ_OK;
 }
@@ -1205,9 +1211,10 @@ static amq_status chain_head(amq__rd *r, chain_rec *ch) {
     ch->at_max_bytes = amq__rd_u64(r, &ch->max_bytes);
     if (max_links < 2 || max_links > AMQ_CUCKOO_MAX_LINKS || nlinks < 1 ||
         nlinks > max_links || nlinks != 1 + extra / LINK_LEN)
-        return amq__rd_bad(r, at_n, "chain of %u tables (cap %u) does not "
-                           "fit %zu bytes of parameters", nlinks, max_links,
-                           r->len);
+        return amq__rd_bad(r, at_n,
+                           "chain of %u tables (cap %u) does not "
+                           "fit %zu bytes of parameters",
+                           nlinks, max_links, r->len);
     ch->nlinks = nlinks;
     ch->max_links = max_links;
     return AMQ_OK;
@@ -1219,24 +1226,27 @@ static amq_status chain_read(amq__rd *r, const amq__ctab_kind *kind,
     ch->max_links = 1;
     ch->max_bytes = 0;
     ch->at_max_bytes = 0;
-    if (r->len != LINK_LEN &&
-        (r->len < LINK_LEN + CHAIN_LEN ||
-         (r->len - LINK_LEN - CHAIN_LEN) % LINK_LEN != 0))
-        return amq__rd_bad(r, r->base, "parameter block of %zu bytes, "
-                           "expected %d or %d + %d per extra table", r->len,
-                           LINK_LEN, LINK_LEN + CHAIN_LEN, LINK_LEN);
+    if (r->len != LINK_LEN && (r->len < LINK_LEN + CHAIN_LEN ||
+                               (r->len - LINK_LEN - CHAIN_LEN) % LINK_LEN != 0))
+        return amq__rd_bad(r, r->base,
+                           "parameter block of %zu bytes, "
+                           "expected %d or %d + %d per extra table",
+                           r->len, LINK_LEN, LINK_LEN + CHAIN_LEN, LINK_LEN);
     for (unsigned i = 0; i < ch->nlinks; i++) {
         link_rec *l = &ch->link[i];
         AMQ_RETURN_IF_ERR(link_read(r, i, l));
         if (i == 0 && !kind->ranges_ok(l->buckets, l->range))
-            return amq__rd_bad(r, l->at_range, "ranges %u/%u/%u/%u are not "
+            return amq__rd_bad(r, l->at_range,
+                               "ranges %u/%u/%u/%u are not "
                                "those of a %s table of %llu buckets",
                                l->range[0], l->range[1], l->range[2],
                                l->range[3], kind->name,
                                (unsigned long long)l->buckets);
         if (i > 0 && !link_follows(kind, &ch->link[i - 1], l))
-            return amq__rd_bad(r, l->at, "table %u is not what growth "
-                               "appends after table %u", i, i - 1);
+            return amq__rd_bad(r, l->at,
+                               "table %u is not what growth "
+                               "appends after table %u",
+                               i, i - 1);
         if (i == 0 && r->len != LINK_LEN)
             AMQ_RETURN_IF_ERR(chain_head(r, ch));
     }
@@ -1250,18 +1260,23 @@ static amq_status chain_check_payload(const chain_rec *ch,
     for (unsigned i = 0; i < ch->nlinks; i++)
         total += ch->link[i].nwords * 8; /* <= 32 tables of < 2^40 bytes */
     if (total != len)
-        return amq__rd_bad(r, ch->link[0].at, "tables take %llu bytes, the "
-                           "payload has %zu", (unsigned long long)total, len);
+        return amq__rd_bad(r, ch->link[0].at,
+                           "tables take %llu bytes, the "
+                           "payload has %zu",
+                           (unsigned long long)total, len);
     if (ch->max_bytes != 0 && total > ch->max_bytes)
-        return amq__rd_bad(r, ch->at_max_bytes, "tables take %llu bytes, "
-                           "over the cap of %llu", (unsigned long long)total,
+        return amq__rd_bad(r, ch->at_max_bytes,
+                           "tables take %llu bytes, "
+                           "over the cap of %llu",
+                           (unsigned long long)total,
                            (unsigned long long)ch->max_bytes);
     for (unsigned i = 0; i < ch->nlinks; i++) {
         const link_rec *l = &ch->link[i];
         if (payload_items(payload, l->nwords, l->buckets, l->f) != l->items)
-            return amq__rd_bad(r, l->at_items, "table %u: item count %llu "
-                               "does not match its occupied slots", i,
-                               (unsigned long long)l->items);
+            return amq__rd_bad(r, l->at_items,
+                               "table %u: item count %llu "
+                               "does not match its occupied slots",
+                               i, (unsigned long long)l->items);
         payload += l->nwords * 8;
     }
     return AMQ_OK;
@@ -1321,13 +1336,14 @@ amq_status amq__ctab_t_load(const amq__type *self, amq__rd *r,
 
 /* ---- the cuckoo type --------------------------------------------------------- */
 
-static amq_status spec_buckets(amq__spec *spec, uint64_t capacity,
-                               uint64_t *m, amq_diag *diag) {
+static amq_status spec_buckets(amq__spec *spec, uint64_t capacity, uint64_t *m,
+                               amq_diag *diag) {
     bool has_m;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2,
-                                    AMQ_CUCKOO_MAX_BUCKETS, m, &has_m, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2, AMQ_CUCKOO_MAX_BUCKETS,
+                                    m, &has_m, diag));
     if (has_m && *m % 2 != 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cuckoo buckets=%llu is odd "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "cuckoo buckets=%llu is odd "
                          "(two distinct buckets per key need an even table)",
                          (unsigned long long)*m);
     if (has_m)

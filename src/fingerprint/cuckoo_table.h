@@ -42,9 +42,9 @@ typedef struct amq__ctab {
     const uint64_t *rd; /* what queries read                              */
     uint64_t *wr;       /* the same words when writable; NULL for a view  */
     uint64_t nwords;
-    uint64_t items;     /* occupied slots (copies of duplicates included)  */
-    uint32_t buckets;   /* m, 2 .. 2^31                                    */
-    uint32_t half;      /* m / 2 in the sum form, 0 in the xor form        */
+    uint64_t items;   /* occupied slots (copies of duplicates included)  */
+    uint32_t buckets; /* m, 2 .. 2^31                                    */
+    uint32_t half;    /* m / 2 in the sum form, 0 in the xor form        */
     uint32_t range[AMQ__CT_RANGES];
     unsigned fbits;
     /* Derived from the shape for the query kernels (cuckoo.c): */
@@ -57,7 +57,7 @@ typedef struct amq__ctab {
 /* What a type contributes: the shapes it builds (the type's variant). */
 typedef struct amq__ctab_kind {
     const char *name;
-    double load; /* design load: capacity keys fill this share of slots */
+    double load;  /* design load: capacity keys fill this share of slots */
     bool chunked; /* describe() names the largest alternate range */
     /* Whether range[] is what this type builds for a table of `buckets`
      * (so a frame relabelled as the other type is refused). */
@@ -74,16 +74,16 @@ extern const amq__ctab_kind amq__ctab_vacuum_kind;
 
 /* The typed handle: the chain. */
 struct amq_cuckoo {
-    amq__obj o;             /* o.items: keys over every table (copies
+    amq__obj o;      /* o.items: keys over every table (copies
                                counted); o.table_bytes: every table */
-    amq__ctab base;         /* table 0, the only one of a filter that never grew */
-    amq__ctab *more;        /* tables 1 .. nlinks - 1 (NULL while nlinks == 1) */
+    amq__ctab base;  /* table 0, the only one of a filter that never grew */
+    amq__ctab *more; /* tables 1 .. nlinks - 1 (NULL while nlinks == 1) */
     const amq__ctab_kind *kind;
-    uint64_t max_bytes;     /* cap on the tables' bytes; 0 = none            */
-    unsigned nlinks;        /* 1 .. max_links                                */
-    unsigned max_links;     /* 1 = no growth                                 */
+    uint64_t max_bytes; /* cap on the tables' bytes; 0 = none            */
+    unsigned nlinks;    /* 1 .. max_links                                */
+    unsigned max_links; /* 1 = no growth                                 */
     unsigned max_kicks;
-    bool scalar;            /* AMQ_OPT_SCALAR: no SWAR bucket compare        */
+    bool scalar; /* AMQ_OPT_SCALAR: no SWAR bucket compare        */
     /* One big table's alternate bucket, per fingerprint: H (sum form) or
      * the xor delta; NULL where the kernel computes it (cuckoo.c). */
     uint32_t *alt;
@@ -133,9 +133,8 @@ size_t amq__ctab_t_describe(const amq__obj *o, char *buf, size_t cap);
 /* curve at b bits/key: fp= fixed (f / b load) or the ideal real-valued f
  * at the kind's design load; other keys of the type are consumed and
  * ignored so a describe() string is a valid curve spec. */
-amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec,
-                             double x, bool inverse, double *out,
-                             amq_diag *diag);
+amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec, double x,
+                             bool inverse, double *out, amq_diag *diag);
 void amq__ctab_t_params_write(const amq__obj *o, amq__wr *w);
 void amq__ctab_t_payload_write(const amq__obj *o, uint8_t *dst);
 amq_status amq__ctab_t_load(const amq__type *self, amq__rd *r,

@@ -18,7 +18,8 @@
 #include <immintrin.h>
 #define AMQ__HAVE_LINE_EQ 1
 
-__attribute__((target("avx512f,avx512bw"), always_inline)) static inline uint64_t
+__attribute__((target("avx512f,avx512bw"),
+               always_inline)) static inline uint64_t
 amq__line_eq512(const uint8_t *p, unsigned w, unsigned v) {
     __m512i line = _mm512_loadu_si512((const void *)p);
     if (w == 8)
@@ -43,8 +44,8 @@ amq__line_eq256(const uint8_t *p, unsigned w, unsigned v) {
     __m256i x = _mm256_set1_epi16((short)v);
     /* 16-bit lanes to bytes: pack, then undo the pack's interleave of the
      * two 128-bit halves */
-    __m256i q = _mm256_packs_epi16(_mm256_cmpeq_epi16(a, x),
-                                   _mm256_cmpeq_epi16(b, x));
+    __m256i q =
+        _mm256_packs_epi16(_mm256_cmpeq_epi16(a, x), _mm256_cmpeq_epi16(b, x));
     q = _mm256_permute4x64_epi64(q, 0xd8);
     return (uint32_t)_mm256_movemask_epi8(q);
 }

@@ -96,7 +96,7 @@ typedef struct mf_shape {
     unsigned fca;     /* byte offset of the counters               */
     unsigned ota;     /* byte offset of the OTA                    */
     unsigned ota_bits;
-    double b2;        /* share of absent keys reading b2 (design load) */
+    double b2; /* share of absent keys reading b2 (design load) */
 } mf_shape;
 
 static const mf_shape SHAPE8 = {8, 64, 46, 46, 62, 16, AMQ_MORTON_B2_8};
@@ -113,16 +113,16 @@ typedef struct mf_undo {
 } mf_undo;
 
 struct amq_morton {
-    amq__obj o;          /* o.items: fingerprints held; o.table: blocks  */
+    amq__obj o; /* o.items: fingerprints held; o.table: blocks  */
     const uint8_t *rd;
-    uint8_t *wr;         /* NULL for a view                              */
-    uint64_t nblocks;    /* B                                            */
-    uint64_t nbuckets;   /* M = B BK                                     */
-    uint64_t ota_set;    /* OTA bits set (the bound's b2 share)          */
+    uint8_t *wr;       /* NULL for a view                              */
+    uint64_t nblocks;  /* B                                            */
+    uint64_t nbuckets; /* M = B BK                                     */
+    uint64_t ota_set;  /* OTA bits set (the bound's b2 share)          */
     const mf_shape *s;
     unsigned max_kicks;
-    bool bmi;            /* inserts compiled for POPCNT (not AMQ_OPT_SCALAR) */
-    mf_undo *log;        /* the walk's undo log (2 max_kicks + 2), lazily */
+    bool bmi;     /* inserts compiled for POPCNT (not AMQ_OPT_SCALAR) */
+    mf_undo *log; /* the walk's undo log (2 max_kicks + 2), lazily */
 };
 
 /* ---- a key's place ------------------------------------------------------ */
@@ -204,13 +204,13 @@ static inline void slot_put(uint8_t *p, const mf_shape *s, unsigned i,
         amq__put_u16(p + 2 * i, (uint16_t)v);
 }
 
-static inline unsigned ota_index(const mf_shape *s, unsigned lbi,
-                                 uint32_t fp) {
+static inline unsigned ota_index(const mf_shape *s, unsigned lbi, uint32_t fp) {
     return (lbi ^ fp) & (s->ota_bits - 1);
 }
 
 static inline bool ota_get(const uint8_t *p, const mf_shape *s, unsigned i) {
-    uint32_t w = s->r == 8 ? amq__get_u16(p + s->ota) : amq__get_u32(p + s->ota);
+    uint32_t w =
+        s->r == 8 ? amq__get_u16(p + s->ota) : amq__get_u32(p + s->ota);
     return (w >> i) & 1;
 }
 
@@ -218,7 +218,8 @@ static inline bool ota_get(const uint8_t *p, const mf_shape *s, unsigned i) {
 static bool ota_set(uint8_t *p, const mf_shape *s, unsigned i) {
     bool was = ota_get(p, s, i);
     if (s->r == 8)
-        amq__put_u16(p + s->ota, (uint16_t)(amq__get_u16(p + s->ota) | 1u << i));
+        amq__put_u16(p + s->ota,
+                     (uint16_t)(amq__get_u16(p + s->ota) | 1u << i));
     else
         amq__put_u32(p + s->ota, amq__get_u32(p + s->ota) | 1u << i);
     return !was;
@@ -248,8 +249,7 @@ static void slot_insert(uint8_t *p, const mf_shape *s, unsigned i,
 }
 
 /* Slot j of the block taken out (its bucket i loses one). */
-static void slot_remove(uint8_t *p, const mf_shape *s, unsigned i,
-                        unsigned j) {
+static void slot_remove(uint8_t *p, const mf_shape *s, unsigned i, unsigned j) {
     unsigned w = s->r / 8, fill = block_fill(p, s);
     memmove(p + j * w, p + (j + 1) * w, (fill - 1 - j) * w);
     slot_put(p, s, fill - 1, 0);
@@ -289,8 +289,7 @@ static bool contains_ref(const amq__obj *o, uint64_t h) {
 
 #ifdef MF_X86
 #define MF_INL inline __attribute__((always_inline))
-#define MF_AVX2                                                                \
-    __attribute__((flatten, target("avx2,bmi,bmi2,popcnt,lzcnt")))
+#define MF_AVX2 __attribute__((flatten, target("avx2,bmi,bmi2,popcnt,lzcnt")))
 #define MF_AVX512                                                              \
     __attribute__((flatten,                                                    \
                    target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,lzcnt")))
@@ -309,8 +308,8 @@ static MF_INL bool in_bucket(const uint8_t *p, const mf_shape *s, unsigned i,
 /* b2 is read only when b1 misses and its OTA bit is set: for most
  * negative keys one line. */
 #define MF_KERNEL(NAME, ATTR, EQ, W)                                           \
-    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
-        const amq_morton *f = (const amq_morton *)o;                          \
+    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
+        const amq_morton *f = (const amq_morton *)o;                           \
         const mf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                       \
         uint32_t fp = fp_of(s, h);                                             \
         uint64_t b1 = bucket1(f, h);                                           \
@@ -321,7 +320,7 @@ static MF_INL bool in_bucket(const uint8_t *p, const mf_shape *s, unsigned i,
             return hit;                                                        \
         uint64_t b2 = alt_bucket(f, b1, fp);                                   \
         const uint8_t *q = block_at(f, b2 / s->buckets);                       \
-        return in_bucket(q, s, (unsigned)(b2 % s->buckets), EQ(q, W, fp));    \
+        return in_bucket(q, s, (unsigned)(b2 % s->buckets), EQ(q, W, fp));     \
     }
 
 MF_KERNEL(k512_8, MF_AVX512, amq__line_eq512, 8)
@@ -347,8 +346,8 @@ bool amq_morton_contains_hash(const amq_morton *f, uint64_t h) {
     return f->o.contains(&f->o, h);
 }
 
-void amq_morton_contains_batch(const amq_morton *f, const uint64_t *h,
-                               size_t n, uint8_t *out) {
+void amq_morton_contains_batch(const amq_morton *f, const uint64_t *h, size_t n,
+                               uint8_t *out) {
     const mf_shape *s = f->s;
     for (size_t i = 0; i < n && i < AHEAD; i++)
         amq__prefetch(block_at(f, bucket1(f, h[i]) / s->buckets));
@@ -383,8 +382,7 @@ static void put(amq_morton *f, uint64_t b, uint32_t fp) {
 static void mark(amq_morton *f, uint64_t b, uint32_t fp) {
     const mf_shape *s = f->s;
     unsigned i = (unsigned)(b % s->buckets);
-    f->ota_set += ota_set(block_mut(f, b / s->buckets), s,
-                          ota_index(s, i, fp));
+    f->ota_set += ota_set(block_mut(f, b / s->buckets), s, ota_index(s, i, fp));
 }
 
 typedef struct mf_walk {
@@ -555,9 +553,8 @@ amq_status amq_morton_remove_hash(amq_morton *f, uint64_t h) {
     uint64_t b1 = bucket1(f, h);
     const uint8_t *p = block_at(f, b1 / s->buckets);
     unsigned i1 = (unsigned)(b1 % s->buckets);
-    if (!take(f, b1, fp) &&
-        !(ota_get(p, s, ota_index(s, i1, fp)) &&
-          take(f, alt_bucket(f, b1, fp), fp)))
+    if (!take(f, b1, fp) && !(ota_get(p, s, ota_index(s, i1, fp)) &&
+                              take(f, alt_bucket(f, b1, fp), fp)))
         return AMQ_ERR_NOT_FOUND;
     f->o.items--;
     return AMQ_OK;
@@ -566,8 +563,8 @@ amq_status amq_morton_remove_hash(amq_morton *f, uint64_t h) {
 /* ---- the mathematics ---------------------------------------------------- */
 
 static double bound_for(const mf_shape *s, uint64_t blocks, double items) {
-    double p = 2.0 * amq__mulshift_top(blocks * s->buckets) *
-               ldexp(1.0, -(int)s->r);
+    double p =
+        2.0 * amq__mulshift_top(blocks * s->buckets) * ldexp(1.0, -(int)s->r);
     return items <= 0 ? 0.0 : -expm1(items * log1p(-p));
 }
 
@@ -590,9 +587,9 @@ static uint64_t blocks_for(const mf_shape *s, uint64_t capacity, double fpr) {
 
 /* ---- construction ------------------------------------------------------- */
 
-static amq_status mf_alloc(const mf_shape *s, uint64_t blocks,
-                           unsigned kicks, const amq_options *opt,
-                           const uint8_t *view, amq_morton **out) {
+static amq_status mf_alloc(const mf_shape *s, uint64_t blocks, unsigned kicks,
+                           const amq_options *opt, const uint8_t *view,
+                           amq_morton **out) {
     amq_morton *f;
     size_t bytes;
     void *wr = NULL;
@@ -639,8 +636,8 @@ static const mf_shape *shape_for(uint64_t capacity, double fpr,
     return use8 ? &SHAPE8 : &SHAPE16;
 }
 
-amq_status amq_morton_new(uint64_t capacity, double fpr,
-                          const amq_options *opt, amq_morton **out) {
+amq_status amq_morton_new(uint64_t capacity, double fpr, const amq_options *opt,
+                          amq_morton **out) {
     uint64_t blocks;
     if (out == NULL)
         return AMQ_ERR_INVALID;
@@ -689,8 +686,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "fp", 8, 16, &r, &has_r, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, MAX_BUCKETS / 32,
                                     &blocks, &has_b, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_kicks", 0,
-                                    AMQ_MORTON_MAX_KICKS, &kicks, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_kicks", 0, AMQ_MORTON_MAX_KICKS,
+                                    &kicks, NULL, diag));
     const mf_shape *s = has_r ? shape_of((unsigned)r) : &SHAPE8;
     if (s == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
@@ -707,7 +704,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         if (blocks == 0)
             return amq__diag(diag, AMQ_ERR_OVERFLOW, 0,
                              "morton: %llu keys at fpr %g need 2^31 buckets "
-                             "or more", (unsigned long long)capacity, fpr);
+                             "or more",
+                             (unsigned long long)capacity, fpr);
     }
     AMQ_RETURN_IF_ERR(mf_alloc(s, blocks, (unsigned)kicks, opt, NULL, &f));
     *out = &f->o;
@@ -757,8 +755,8 @@ static double shape_fpr(const mf_shape *s, double bits) {
 
 static double shape_bits(const mf_shape *s, double fpr) {
     double per_slot = 8.0 * LINE / s->slots;
-    double at_full = (1.0 + s->b2) * s->slots / s->buckets *
-                     ldexp(1.0, -(int)s->r);
+    double at_full =
+        (1.0 + s->b2) * s->slots / s->buckets * ldexp(1.0, -(int)s->r);
     return per_slot * fmax(1.0, at_full / fpr);
 }
 
@@ -770,8 +768,8 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "fp", 8, 16, &r, &has_r, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, MAX_BUCKETS / 32,
                                     &blocks, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_kicks", 0,
-                                    AMQ_MORTON_MAX_KICKS, &kicks, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_kicks", 0, AMQ_MORTON_MAX_KICKS,
+                                    &kicks, NULL, diag));
     const mf_shape *s = has_r ? shape_of((unsigned)r) : NULL;
     if (has_r && s == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0, "morton: fp is 8 or 16");

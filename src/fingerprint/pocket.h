@@ -72,8 +72,7 @@ AMQ__PK_INLINE void amq__pk_range64(uint64_t md, unsigned q, bool bmi,
 }
 
 /* Values held: the last one's position + 1 - Q (md has Q >= 1 ones). */
-AMQ__PK_INLINE unsigned amq__pk_fill64(uint64_t md, unsigned nlists,
-                                       bool bmi) {
+AMQ__PK_INLINE unsigned amq__pk_fill64(uint64_t md, unsigned nlists, bool bmi) {
     return amq__pk_hibit(md, bmi) + 1 - nlists;
 }
 
@@ -134,8 +133,8 @@ AMQ__PK_INLINE uint64_t amq__pk_bytes(unsigned b, unsigned lo, unsigned hi) {
     from = from < 8 ? from : 8;
     to = to < 8 ? to : 8;
     uint64_t below_to = to == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * to)) - 1;
-    uint64_t below_from = from == 8 ? ~UINT64_C(0)
-                                    : (UINT64_C(1) << (8 * from)) - 1;
+    uint64_t below_from =
+        from == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * from)) - 1;
     return below_to & ~below_from;
 }
 

@@ -102,16 +102,16 @@ static const pf_shape *shape_of(unsigned r) {
 }
 
 struct amq_prefix {
-    amq__obj o;          /* o.items: keys added; o.table: bins, then spare */
-    const uint8_t *rd;   /* the bins                                      */
-    uint8_t *wr;         /* the same when writable; NULL for a view       */
+    amq__obj o;        /* o.items: keys added; o.table: bins, then spare */
+    const uint8_t *rd; /* the bins                                      */
+    uint8_t *wr;       /* the same when writable; NULL for a view       */
     const uint32_t *spare_rd;
     uint32_t *spare_wr;
-    uint64_t nbins;      /* m                                             */
+    uint64_t nbins; /* m                                             */
     uint64_t spare_blocks;
     uint64_t spare_items; /* fingerprints forwarded                       */
-    uint64_t above;      /* sum over overflowed bins of values above max  */
-    uint64_t span;       /* Q 2^R                                         */
+    uint64_t above;       /* sum over overflowed bins of values above max  */
+    uint64_t span;        /* Q 2^R                                         */
     const pf_shape *s;
     bool bmi; /* inserts compiled for BMI2 (not AMQ_OPT_SCALAR) */
 };
@@ -211,8 +211,8 @@ static bool spare_has(const amq_prefix *f, uint64_t bin, uint32_t fp) {
 /* Whether fp goes to the spare: the bin overflowed and fp is above its
  * largest (computed either way: the flag is a coin toss at full load, a
  * branch on it would be mispredicted; the route itself is rare). */
-static inline bool routed(const uint8_t *bin, uint64_t hdr,
-                          const pf_shape *s, uint32_t fp) {
+static inline bool routed(const uint8_t *bin, uint64_t hdr, const pf_shape *s,
+                          uint32_t fp) {
     return (unsigned)overflowed(hdr, s) & (unsigned)(fp > bin_max(bin, hdr, s));
 }
 
@@ -231,7 +231,7 @@ static bool contains_ref(const amq__obj *o, uint64_t h) {
 #define PF_INL inline __attribute__((always_inline))
 #define PF_AVX2 __attribute__((flatten, target("avx2,bmi,bmi2,popcnt,lzcnt")))
 #define PF_AVX512                                                              \
-    __attribute__((flatten,                                                  \
+    __attribute__((flatten,                                                    \
                    target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,lzcnt")))
 
 /* Slots equal to r, one bit each (slot i at bit i): the bin's lanes
@@ -255,12 +255,12 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
  * to the next keys' reads rather than holding the select's instructions,
  * which wait for the same line, in its schedulers. */
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
-    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
-        const amq_prefix *f = (const amq_prefix *)o;                          \
+    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
+        const amq_prefix *f = (const amq_prefix *)o;                           \
         const pf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                       \
         uint64_t b = bin_of(f, h);                                             \
         uint32_t fp = fp_of(f, h);                                             \
-        const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */   \
+        const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */    \
         uint64_t hdr = hdr_get(bin, s), eq = EQ(bin, W, fp & ((1u << W) - 1)); \
         bool rt = routed(bin, hdr, s, fp);                                     \
         if (__builtin_expect((eq | rt) == 0, 1))                               \
@@ -268,7 +268,7 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
         if (rt)                                                                \
             return spare_has(f, b, fp);                                        \
         unsigned lo, hi;                                                       \
-        amq__pk_range64(hdr & pocket_mask(s), fp >> W, true, &lo, &hi);        \
+        amq__pk_range64(hdr &pocket_mask(s), fp >> W, true, &lo, &hi);         \
         return (eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo))) != 0;        \
     }
 
@@ -296,8 +296,8 @@ bool amq_prefix_contains_hash(const amq_prefix *f, uint64_t h) {
     return f->o.contains(&f->o, h);
 }
 
-void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h,
-                               size_t n, uint8_t *out) {
+void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h, size_t n,
+                               uint8_t *out) {
     for (size_t i = 0; i < n && i < AHEAD; i++)
         amq__prefetch(bin_at(f, bin_of(f, h[i])));
     for (size_t i = 0; i < n; i++) {
@@ -321,8 +321,8 @@ AMQ__PK_INLINE void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp,
     while (at < hi && slot_get(bin, s, at) <= r)
         at++;
     /* the bin has room: its last slot is empty and may be dropped */
-    amq__pk_open_slot(bin, s->bytes, s->hdr + at * w, s->hdr + s->slots * w,
-                      w, r);
+    amq__pk_open_slot(bin, s->bytes, s->hdr + at * w, s->hdr + s->slots * w, w,
+                      r);
     pocket = amq__pk_ins64(pocket, at + q);
     hdr_put(bin, s, pocket | (hdr & ~pocket_mask(s)));
 }
@@ -462,8 +462,7 @@ static amq_status size_for(const pf_shape *s, uint64_t capacity, double fpr,
     return AMQ_OK;
 }
 
-static const pf_shape *shape_for(uint64_t capacity, double fpr,
-                                 pf_size *z) {
+static const pf_shape *shape_for(uint64_t capacity, double fpr, pf_size *z) {
     pf_size a, b;
     amq_status s8 = size_for(&SHAPE8, capacity, fpr, &a);
     amq_status s16 = size_for(&SHAPE16, capacity, fpr, &b);
@@ -476,8 +475,8 @@ static const pf_shape *shape_for(uint64_t capacity, double fpr,
 
 /* The model of a filter of this shape holding n keys (the curve of a
  * describe() spec): bins part plus expected routing times the spare. */
-static double model_fpr(const pf_shape *s, uint64_t bins,
-                        uint64_t spare_blocks, double n) {
+static double model_fpr(const pf_shape *s, uint64_t bins, uint64_t spare_blocks,
+                        double n) {
     double fwd, route;
     overflow_model(s, n / (double)bins, &fwd, &route);
     uint64_t forwarded = (uint64_t)llround(fwd * (double)bins);
@@ -516,8 +515,7 @@ static amq_status pf_alloc(const pf_shape *s, uint64_t bins,
     f->spare_wr = wr != NULL ? (uint32_t *)(f->wr + a) : NULL;
     choose(f, opt != NULL && (opt->flags & AMQ_OPT_SCALAR));
     for (uint64_t b = 0; wr != NULL && b < bins; b++) /* empty pockets */
-        hdr_put(f->wr + (size_t)b * s->bytes, s,
-                (UINT64_C(1) << s->lists) - 1);
+        hdr_put(f->wr + (size_t)b * s->bytes, s, (UINT64_C(1) << s->lists) - 1);
     *out = f;
     return AMQ_OK;
 }
@@ -534,8 +532,8 @@ amq_status amq_prefix_new_explicit(uint64_t bins, unsigned rbits,
     return pf_alloc(s, bins, spare_blocks, opt, NULL, out);
 }
 
-amq_status amq_prefix_new(uint64_t capacity, double fpr,
-                          const amq_options *opt, amq_prefix **out) {
+amq_status amq_prefix_new(uint64_t capacity, double fpr, const amq_options *opt,
+                          amq_prefix **out) {
     pf_size z;
     if (out == NULL)
         return AMQ_ERR_INVALID;
@@ -553,9 +551,7 @@ void amq_prefix_free(amq_prefix *f) { amq__obj_free(f ? &f->o : NULL); }
 uint64_t amq_prefix_items(const amq_prefix *f) { return f->o.items; }
 uint64_t amq_prefix_bins(const amq_prefix *f) { return f->nbins; }
 unsigned amq_prefix_rbits(const amq_prefix *f) { return f->s->r; }
-uint64_t amq_prefix_spare_items(const amq_prefix *f) {
-    return f->spare_items;
-}
+uint64_t amq_prefix_spare_items(const amq_prefix *f) { return f->spare_items; }
 size_t amq_prefix_size_bytes(const amq_prefix *f) { return f->o.table_bytes; }
 
 double amq_prefix_fpr_bound(const amq_prefix *f) {
@@ -592,7 +588,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                          "prefix: bins= and spare= go together");
     if (!has_b) {
         if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "prefix needs a capacity "
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "prefix needs a capacity "
                              "and fpr, or bins=N,spare=M");
         amq_status st = has_r ? size_for(s, capacity, fpr, &z)
                               : ((s = shape_for(capacity, fpr, &z)) != NULL
@@ -646,8 +643,8 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
 static double shape_fpr(const pf_shape *s, uint64_t bins, uint64_t spare,
                         double x) {
     if (bins != 0) {
-        double bytes = (double)bins * s->bytes +
-                       (double)spare * AMQ_SBBF_BLOCK_BYTES;
+        double bytes =
+            (double)bins * s->bytes + (double)spare * AMQ_SBBF_BLOCK_BYTES;
         return model_fpr(s, bins, spare, 8.0 * bytes / x);
     }
     double per_slot = 8.0 * s->bytes / s->slots + CURVE_EXTRA - 2.24;
@@ -761,7 +758,8 @@ static amq_status check_bins(const amq__rd *r, amq_prefix *f,
                                "bin %llu breaks the prefix invariants",
                                (unsigned long long)b);
     if (fills > p->items || p->items - fills != p->spare_items)
-        return amq__rd_bad(r, p->at_items, "%llu items, the bins hold "
+        return amq__rd_bad(r, p->at_items,
+                           "%llu items, the bins hold "
                            "%llu and %llu went to the spare",
                            (unsigned long long)p->items,
                            (unsigned long long)fills,
@@ -782,7 +780,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     if (p.bins == 0 || p.bins > MAX_BINS || p.spare_blocks == 0 ||
         p.spare_blocks > MAX_BINS ||
         len != p.bins * s->bytes + p.spare_blocks * AMQ_SBBF_BLOCK_BYTES)
-        return amq__rd_bad(r, p.at_bins, "%llu bins and %llu spare blocks "
+        return amq__rd_bad(r, p.at_bins,
+                           "%llu bins and %llu spare blocks "
                            "in %zu payload bytes",
                            (unsigned long long)p.bins,
                            (unsigned long long)p.spare_blocks, len);
@@ -794,8 +793,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     chk.span = (uint64_t)s->lists << s->r;
     chk.rd = payload;
     AMQ_RETURN_IF_ERR(check_bins(r, &chk, &p));
-    AMQ_RETURN_IF_ERR(pf_alloc(s, p.bins, p.spare_blocks, opt,
-                               view ? payload : NULL, &f));
+    AMQ_RETURN_IF_ERR(
+        pf_alloc(s, p.bins, p.spare_blocks, opt, view ? payload : NULL, &f));
     if (!view)
         memcpy(f->wr, payload, len);
     f->o.items = p.items;

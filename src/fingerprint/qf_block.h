@@ -23,8 +23,7 @@
 #include "fingerprint/qf_lock.h"
 
 #if defined(__x86_64__)
-__attribute__((target("popcnt"))) static inline uint64_t
-popcnt_hw(uint64_t x) {
+__attribute__((target("popcnt"))) static inline uint64_t popcnt_hw(uint64_t x) {
     return (uint64_t)__builtin_popcountll(x);
 }
 #else
@@ -34,8 +33,8 @@ static inline uint64_t popcnt_hw(uint64_t x) { return amq__popcount64(x); }
 /* Select with PDEP + TZCNT (BMI2, core/bits.h); inline, so the operations
  * compiled for POPCNT/BMI2 (qf_ops.c) take it as two instructions. */
 #if defined(AMQ__HAVE_PDEP)
-__attribute__((target("bmi,bmi2"))) static inline uint64_t
-select64_pdep(uint64_t x, unsigned k) {
+__attribute__((target("bmi,bmi2"))) static inline uint64_t select64_pdep(
+    uint64_t x, unsigned k) {
     return amq__select64_pdep(x, k);
 }
 #else
@@ -50,8 +49,7 @@ static inline uint64_t popcnt(const amq_qf *f, uint64_t x) {
 }
 
 static inline uint64_t select64(const amq_qf *f, uint64_t x, unsigned k) {
-    return f->use_pdep ? select64_pdep(x, k)
-                       : amq__qf_select64_scalar(x, k);
+    return f->use_pdep ? select64_pdep(x, k) : amq__qf_select64_scalar(x, k);
 }
 
 /* ---- block fields and slots ---------------------------------------------- */
@@ -171,7 +169,7 @@ static inline void bits_up(uint8_t *p, uint64_t lo, uint64_t hi, unsigned s) {
 /* Move bits [lo + s, hi + s) down to [lo, hi) in a string of `words`
  * words; the top s bits of the range keep their value. */
 static inline void bits_down(uint8_t *p, uint64_t lo, uint64_t hi, unsigned s,
-                      uint64_t words) {
+                             uint64_t words) {
     if (hi <= lo)
         return;
     for (uint64_t k = lo >> 6; 64 * k < hi; k++) {
@@ -299,8 +297,8 @@ static inline void shift_down(amq_qf *f, uint64_t a, uint64_t e) {
             uint64_t lo = b == ab ? a & 63 : 0;
             uint64_t top = b == lb ? (e - 1) & 63 : 63;
             if (lo < top) {
-                bits_down_by(blk(f, b) + QF_HDR, lo * f->width,
-                             top * f->width, f->width, f->width);
+                bits_down_by(blk(f, b) + QF_HDR, lo * f->width, top * f->width,
+                             f->width, f->width);
                 uint64_t w = rend_word(f, b), m = span_mask(lo, top);
                 rend_word_set(f, b, (w & ~m) | ((w >> 1) & m));
             }
@@ -319,8 +317,8 @@ static inline void shift_down(amq_qf *f, uint64_t a, uint64_t e) {
  * runs that spill into later blocks take this loop. Out of line but
  * static: the compiler still sees that it keeps no pointer, so callers'
  * locals stay in registers (unused in files that never select). */
-static __attribute__((noinline, unused)) uint64_t
-select_rend_far(const amq_qf *f, uint64_t b, uint64_t d, uint64_t hib) {
+static __attribute__((noinline, unused)) uint64_t select_rend_far(
+    const amq_qf *f, uint64_t b, uint64_t d, uint64_t hib) {
     for (;;) {
         if (++b >= hib)
             return hib * 64;
@@ -331,8 +329,8 @@ select_rend_far(const amq_qf *f, uint64_t b, uint64_t d, uint64_t hib) {
     }
 }
 
-static inline uint64_t select_rend(const amq_qf *f, uint64_t from,
-                                   uint64_t d, uint64_t hib) {
+static inline uint64_t select_rend(const amq_qf *f, uint64_t from, uint64_t d,
+                                   uint64_t hib) {
     uint64_t b = from >> 6;
     if (b >= hib)
         return hib * 64;
@@ -344,8 +342,7 @@ static inline uint64_t select_rend(const amq_qf *f, uint64_t from,
 }
 
 /* First run end at or after `from` (below block hib), else hib * 64. */
-static inline uint64_t next_rend(const amq_qf *f, uint64_t from,
-                                 uint64_t hib) {
+static inline uint64_t next_rend(const amq_qf *f, uint64_t from, uint64_t hib) {
     uint64_t b = from >> 6;
     if (b >= hib)
         return hib * 64;
@@ -375,7 +372,7 @@ static inline uint64_t end_with(const amq_qf *f, uint64_t b, uint64_t o,
 /* Offset of block k+1 from block k's true offset t (QF_NOWHERE if it
  * cannot be known below block hib). */
 static inline uint64_t next_off(const amq_qf *f, uint64_t k, uint64_t t,
-                         uint64_t hib) {
+                                uint64_t hib) {
     uint64_t e = end_with(f, k, t, k * 64 + 63, hib), base = (k + 1) * 64;
     if (e == QF_NOWHERE)
         return QF_NOWHERE;
@@ -385,8 +382,10 @@ static inline uint64_t next_off(const amq_qf *f, uint64_t k, uint64_t t,
 /* A saturated offset: recompute forward from the nearest unsaturated block
  * before b, which must lie in the window (false otherwise). Rare: out of
  * line, static for the reason given at select_rend_far. */
-static QF_COLD __attribute__((unused)) bool
-true_off_far(const amq_qf *f, uint64_t b, const qwin *w, uint64_t *out) {
+static QF_COLD __attribute__((unused)) bool true_off_far(const amq_qf *f,
+                                                         uint64_t b,
+                                                         const qwin *w,
+                                                         uint64_t *out) {
     uint64_t j = b, t;
     while (j > w->lob && off_get(f, j) == QF_OFF_SAT)
         j--;
@@ -460,8 +459,7 @@ static inline uint64_t free_in_block(const amq_qf *f, uint64_t b, uint64_t i) {
 
 /* First free slot at or after i; T when the table is full from i on;
  * QF_NOWHERE when the answer lies past the window. */
-static inline uint64_t first_free(const amq_qf *f, uint64_t i,
-                                  const qwin *w) {
+static inline uint64_t first_free(const amq_qf *f, uint64_t i, const qwin *w) {
     while (i < w->hib * 64) {
         uint64_t t = used_ahead(f, i);
         if (t == 0)
@@ -488,7 +486,8 @@ static inline uint64_t stretch_end(const amq_qf *f, uint64_t p, const qwin *w) {
 }
 
 /* First occupied quotient in [from, limit), or limit. */
-static inline uint64_t next_occupied(const amq_qf *f, uint64_t from, uint64_t limit) {
+static inline uint64_t next_occupied(const amq_qf *f, uint64_t from,
+                                     uint64_t limit) {
     if (limit > f->nslots)
         limit = f->nslots;
     while (from < limit) {

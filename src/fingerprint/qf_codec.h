@@ -22,7 +22,7 @@ static inline uint64_t from_sym(uint64_t x, uint64_t s) {
 
 /* cqf encoding of (x, c >= 1) into out; returns its length. */
 static inline unsigned encode(const amq_qf *f, uint64_t x, uint64_t c,
-                       uint64_t out[QF_MAX_GROUP]) {
+                              uint64_t out[QF_MAX_GROUP]) {
     unsigned n = 0, k = 0;
     uint64_t dig[64], v, b = cbase(f, x);
     out[n++] = x;
@@ -53,7 +53,8 @@ static inline uint64_t group_len(const amq_qf *f, uint64_t x, uint64_t c) {
     return f->counting ? encode(f, x, c, tmp) : c;
 }
 
-static inline void write_group(amq_qf *f, uint64_t pos, uint64_t x, uint64_t c) {
+static inline void write_group(amq_qf *f, uint64_t pos, uint64_t x,
+                               uint64_t c) {
     if (!f->counting) {
         for (uint64_t i = 0; i < c; i++)
             slot_set(f, pos + i, x);
@@ -68,7 +69,7 @@ static inline void write_group(amq_qf *f, uint64_t pos, uint64_t x, uint64_t c) 
 /* Digits in slots [from, to) of a counter for x; false on overflow or a bad
  * symbol (only possible in unvalidated input). */
 static inline bool read_counter(const amq_qf *f, uint64_t x, uint64_t from,
-                         uint64_t to, uint64_t *c) {
+                                uint64_t to, uint64_t *c) {
     uint64_t v = 0, b = cbase(f, x);
     if (from >= to)
         return false;
@@ -82,7 +83,8 @@ static inline bool read_counter(const amq_qf *f, uint64_t x, uint64_t from,
 }
 
 /* Decode the group at pos of a run ending before `end`. */
-static inline bool decode_cqf(const amq_qf *f, uint64_t pos, uint64_t end, group *g) {
+static inline bool decode_cqf(const amq_qf *f, uint64_t pos, uint64_t end,
+                              group *g) {
     uint64_t x = slot_get(f, pos), y, i;
     *g = (group){x, 1, 1};
     if (pos + 1 >= end)
@@ -118,7 +120,8 @@ static inline bool decode_cqf(const amq_qf *f, uint64_t pos, uint64_t end, group
     return true;
 }
 
-static inline bool decode(const amq_qf *f, uint64_t pos, uint64_t end, group *g) {
+static inline bool decode(const amq_qf *f, uint64_t pos, uint64_t end,
+                          group *g) {
     if (f->counting)
         return decode_cqf(f, pos, end, g);
     uint64_t x = slot_get(f, pos), n = 1;

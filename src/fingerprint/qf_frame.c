@@ -15,8 +15,8 @@
 
 /* AMQ_ERR_CORRUPT about slot `at`, located at its block in the frame's
  * payload (r may be NULL: a live filter's self-check). */
-amq_status amq__qf_corrupt(const amq_qf *f, const amq__rd *r,
-                           const char *what, uint64_t at) {
+amq_status amq__qf_corrupt(const amq_qf *f, const amq__rd *r, const char *what,
+                           uint64_t at) {
     if (r == NULL)
         return AMQ_ERR_CORRUPT;
     return amq__rd_bad(r, r->payload_at + (size_t)(at / 64) * f->bsize,
@@ -40,8 +40,7 @@ static amq_status check_run(amq_qf *f, uint64_t rs, uint64_t re,
                 return amq__qf_corrupt(f, r, "non-canonical counter", pos);
             for (unsigned i = 0; i < n; i++)
                 if (slot_get(f, pos + i) != tmp[i])
-                    return amq__qf_corrupt(f, r, "non-canonical counter",
-                                           pos);
+                    return amq__qf_corrupt(f, r, "non-canonical counter", pos);
         }
         if (__builtin_add_overflow(f->o.items, g.count, &f->o.items))
             return amq__qf_corrupt(f, r, "count overflow", pos);
@@ -78,8 +77,7 @@ amq_status amq__qf_validate_with(amq_qf *f, const amq__rd *r,
         ends += amq__popcount64(rend_word(f, b));
     }
     if (runs != ends)
-        return amq__qf_corrupt(f, r, "run ends do not match occupied bits",
-                               0);
+        return amq__qf_corrupt(f, r, "run ends do not match occupied bits", 0);
     f->o.items = f->distinct = f->used = 0;
     for (uint64_t q = next_occupied(f, 0, f->nslots); q < f->nslots;
          q = next_occupied(f, q + 1, f->nslots)) {
@@ -96,7 +94,8 @@ amq_status amq__qf_validate_with(amq_qf *f, const amq__rd *r,
         return amq__qf_corrupt(f, r, "bad offset", 0);
     for (uint64_t k = 1; k < f->nblocks; k++) {
         t = next_off(f, k - 1, t, f->nblocks);
-        if (t == QF_NOWHERE || off_get(f, k) != (t < QF_OFF_SAT ? t : QF_OFF_SAT))
+        if (t == QF_NOWHERE ||
+            off_get(f, k) != (t < QF_OFF_SAT ? t : QF_OFF_SAT))
             return amq__qf_corrupt(f, r, "bad offset", k * 64);
     }
     return AMQ_OK;
@@ -106,8 +105,8 @@ amq_status amq__qf_validate_with(amq_qf *f, const amq__rd *r,
 amq_status amq__qf_check(amq_qf *f) {
     uint64_t items = f->o.items, distinct = f->distinct, used = f->used;
     amq_status st = amq__qf_validate(f, NULL);
-    if (st == AMQ_OK && (f->o.items != items || f->distinct != distinct ||
-                         f->used != used))
+    if (st == AMQ_OK &&
+        (f->o.items != items || f->distinct != distinct || f->used != used))
         st = AMQ_ERR_CORRUPT;
     f->o.items = items;
     f->distinct = distinct;
@@ -154,8 +153,8 @@ amq_status amq__qf_spec_slots(amq__spec *spec, uint64_t *n, bool *found,
 static amq_status read_spec(amq__spec *spec, const qf_mode *m, qf_spec *p,
                             amq_diag *diag) {
     AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &p->n, &p->has_n, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS,
-                                    &p->r, &p->has_r, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS, &p->r,
+                                    &p->has_r, diag));
     return amq__spec_u64(spec, "concurrent", 0, 1, &p->conc, &p->has_conc,
                          diag);
 }
@@ -177,7 +176,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "%s needs a capacity and fpr, or q= (or slots=) "
-                             "and r=", m->name);
+                             "and r=",
+                             m->name);
         amq_status st = amq__qf_size_for(capacity, fpr, &n, &rr);
         if (st != AMQ_OK)
             return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
@@ -191,10 +191,9 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         rr = m->rmin;
     amq_status st = amq__qf_alloc(n, rr, m->counting, &o2, NULL, &f);
     if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
-        return amq__diag(diag, st, 0, "%llu slots of %u bits: %s",
-                         (unsigned long long)n, rr,
-                         st == AMQ_ERR_OVERFLOW ? "too large"
-                                                : "invalid shape");
+        return amq__diag(
+            diag, st, 0, "%llu slots of %u bits: %s", (unsigned long long)n, rr,
+            st == AMQ_ERR_OVERFLOW ? "too large" : "invalid shape");
     AMQ_RETURN_IF_ERR(st);
     *out = &f->o;
     return AMQ_OK;
@@ -235,8 +234,8 @@ static double t_bound(const amq__obj *o) {
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_qf *f = (const amq_qf *)o;
     if ((f->nslots & (f->nslots - 1)) == 0)
-        return amq__describe(buf, cap, "q=%u,r=%u", amq__qf_ceil_log2(f->nslots),
-                             f->rbits);
+        return amq__describe(buf, cap, "q=%u,r=%u",
+                             amq__qf_ceil_log2(f->nslots), f->rbits);
     return amq__describe(buf, cap, "slots=%llu,r=%u",
                          (unsigned long long)f->nslots, f->rbits);
 }
@@ -249,8 +248,8 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
     uint64_t conc;
     (void)self;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL,
-                                    diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL, diag));
     double meta = amq_qf_metadata_bits_per_slot();
     if (inverse) {
         double r = log2(AMQ_QF_MAX_LOAD / x);
@@ -292,8 +291,10 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     if (rbits < m->rmin || rbits > AMQ_QF_MAX_RBITS)
         return amq__rd_bad(r, at_shape, "%u-bit remainders", rbits);
     if (width != rbits)
-        return amq__rd_bad(r, at_shape + 1, "slot width %u with %u-bit "
-                           "remainders", width, rbits);
+        return amq__rd_bad(r, at_shape + 1,
+                           "slot width %u with %u-bit "
+                           "remainders",
+                           width, rbits);
     if (mode != (m->counting ? 1u : 0u))
         return amq__rd_bad(r, at_shape + 2, "mode %u is not %s's", mode,
                            m->name);
@@ -305,17 +306,20 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         return amq__rd_bad(r, at_shape, "%u-bit remainders with %llu slots",
                            rbits, (unsigned long long)n);
     if (amq__qf_table_bytes(n, rbits, &bytes) != AMQ_OK || bytes != len)
-        return amq__rd_bad(r, at_n, "%llu slots of %u bits do not match a "
-                           "%zu-byte payload", (unsigned long long)n, rbits,
-                           len);
-    AMQ_RETURN_IF_ERR(amq__qf_alloc(n, rbits, m->counting, opt,
-                               view ? payload : NULL, &f));
+        return amq__rd_bad(r, at_n,
+                           "%llu slots of %u bits do not match a "
+                           "%zu-byte payload",
+                           (unsigned long long)n, rbits, len);
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc(n, rbits, m->counting, opt, view ? payload : NULL, &f));
     if (!view)
         memcpy(f->data, payload, len);
     amq_status st = amq__qf_validate(f, r);
     if (st == AMQ_OK && f->o.items != items)
-        st = amq__rd_bad(r, at_items, "item count %llu does not match "
-                         "the table", (unsigned long long)items);
+        st = amq__rd_bad(r, at_items,
+                         "item count %llu does not match "
+                         "the table",
+                         (unsigned long long)items);
     if (st != AMQ_OK) {
         amq_qf_free(f);
         return st;
@@ -326,15 +330,15 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 
 #define QF_PARAMS                                                              \
     "q=LOG2_SLOTS (6-56), slots=HOME_SLOTS (multiple of 64, instead of q), "   \
-    "r=REMAINDER_BITS (default ceil(log2(1/fpr))), "                          \
-    "concurrent=1 (per-region locks: add, remove and queries from many "     \
+    "r=REMAINDER_BITS (default ceil(log2(1/fpr))), "                           \
+    "concurrent=1 (per-region locks: add, remove and queries from many "       \
     "threads; as AMQ_OPT_CONCURRENT)"
 
 #define QF_CALLBACKS                                                           \
-    .create = t_create, .load = t_load, .destroy = t_destroy, .add = t_add,   \
-    .add_batch = t_add_batch, .contains = t_contains,                         \
-    .contains_batch = t_batch, .remove = t_remove, .count = t_count,          \
-    .merge = t_merge, .fpr_bound = t_bound, .describe = t_describe,           \
+    .create = t_create, .load = t_load, .destroy = t_destroy, .add = t_add,    \
+    .add_batch = t_add_batch, .contains = t_contains,                          \
+    .contains_batch = t_batch, .remove = t_remove, .count = t_count,           \
+    .merge = t_merge, .fpr_bound = t_bound, .describe = t_describe,            \
     .curve = t_curve, .params_write = t_params_write
 
 const amq__type amq__type_qf = {

@@ -121,18 +121,18 @@
 #include "core/bits.h"
 #include "core/obj.h"
 
-#define QF_HDR 17u          /* offset byte + occupieds + runends */
+#define QF_HDR 17u /* offset byte + occupieds + runends */
 #define QF_OFF_SAT 255u
-#define QF_MAX_GROUP 72u    /* longest cqf group: 2 + 64 digits + marker */
+#define QF_MAX_GROUP 72u /* longest cqf group: 2 + 64 digits + marker */
 #define QF_MIN_RBITS_CQF 2u
-#define QF_PREFETCH 16      /* batch queries: keys prefetched ahead */
-#define QF_INSERT_AHEAD 8   /* batch inserts: keys prefetched ahead */
+#define QF_PREFETCH 16       /* batch queries: keys prefetched ahead */
+#define QF_INSERT_AHEAD 8    /* batch inserts: keys prefetched ahead */
 #define QF_REGION_BLOCKS 64u /* concurrent mode: blocks per lock region */
 #define QF_NOWHERE UINT64_MAX
 #define QF_COLD __attribute__((noinline, cold))
 
 struct amq_qf {
-    amq__obj o;       /* o.items: copies held; o.table_bytes: nblocks * bsize
+    amq__obj o; /* o.items: copies held; o.table_bytes: nblocks * bsize
                          (the owned block has 16 bytes of padding more) */
     uint8_t *data;
     uint64_t nslots;  /* N: home slots (quotients) */
@@ -140,24 +140,24 @@ struct amq_qf {
     uint64_t nblocks; /* T / 64 */
     size_t bsize;     /* 17 + 8 * width */
     unsigned rbits;
-    unsigned width;   /* slot bits: rbits + vbits */
-    unsigned vbits;   /* value bits (maplets; 0 for qf and cqf) */
+    unsigned width; /* slot bits: rbits + vbits */
+    unsigned vbits; /* value bits (maplets; 0 for qf and cqf) */
     uint64_t rmask;
-    uint64_t wmask;   /* 2^width - 1 (all ones from 64 bits on) */
-    uint64_t vmask;   /* 2^vbits - 1 */
-    uint8_t mop;      /* maplet: its operator (amq_maplet_op); 0 otherwise */
-    bool multiset;    /* maplet: one slot group per (key, value) */
-    unsigned kbits;   /* exact maplet: bits of its integer keys; else 0 */
+    uint64_t wmask; /* 2^width - 1 (all ones from 64 bits on) */
+    uint64_t vmask; /* 2^vbits - 1 */
+    uint8_t mop;    /* maplet: its operator (amq_maplet_op); 0 otherwise */
+    bool multiset;  /* maplet: one slot group per (key, value) */
+    unsigned kbits; /* exact maplet: bits of its integer keys; else 0 */
     uint64_t fast_blocks; /* block-local fast paths serve blocks below */
     bool counting;
     bool use_pdep;
-    bool scalar;      /* AMQ_OPT_SCALAR: reference slot moves too */
+    bool scalar; /* AMQ_OPT_SCALAR: reference slot moves too */
     bool concurrent;
-    uint8_t *locks;   /* concurrent mode: one spin lock per region */
+    uint8_t *locks; /* concurrent mode: one spin lock per region */
     uint64_t nregions;
     uint64_t widenings; /* operations that took every lock (tests) */
-    uint64_t distinct; /* D: distinct fingerprints */
-    uint64_t used;     /* slots in use */
+    uint64_t distinct;  /* D: distinct fingerprints */
+    uint64_t used;      /* slots in use */
 };
 
 /* Counters (items, distinct, used) are atomic in concurrent mode. */
@@ -234,8 +234,8 @@ amq_status amq__qf_corrupt(const amq_qf *f, const struct amq__rd *r,
 /* qf_frame.c: the home slots a spec names (q=LOG2 or slots=N, a multiple
  * of 64, not both); *found = false when it names none. */
 struct amq__spec;
-amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n,
-                              bool *found, amq_diag *diag);
+amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n, bool *found,
+                              amq_diag *diag);
 
 /* For tests. qf_block.c: select in a word, portable and PDEP, and whether
  * the CPU has BMI2. qf_frame.c: a full invariant check of a live filter.

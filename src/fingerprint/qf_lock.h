@@ -52,8 +52,7 @@ static inline void win_lock(const amq_qf *f, qwin *w, uint64_t r0,
     w->r0 = r0;
     w->r1 = r1;
     w->lob = r0 * QF_REGION_BLOCKS;
-    w->hib = r1 + 1 >= f->nregions ? f->nblocks
-                                   : (r1 + 1) * QF_REGION_BLOCKS;
+    w->hib = r1 + 1 >= f->nregions ? f->nblocks : (r1 + 1) * QF_REGION_BLOCKS;
 }
 
 /* Enter for an operation on quotient q: region(q) and the next one. */

@@ -120,8 +120,9 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
     if (ln < s.g.len || g > QF_MAX_GROUP)
         return AMQ_ERR_FULL;
     p = s.pos + s.g.len;
-    open_kind kind = !s.run ? OPEN_NEW_RUN
-                            : p == s.re ? OPEN_APPEND : OPEN_INSIDE;
+    open_kind kind = !s.run      ? OPEN_NEW_RUN
+                     : p == s.re ? OPEN_APPEND
+                                 : OPEN_INSIDE;
     if (g == 1 && (p >> 6) == (q >> 6) && (q >> 6) < f->fast_blocks) {
         /* Usually the free slot is in q's block too (p >= its offset):
          * then nothing but that block changes. */
@@ -198,7 +199,6 @@ static inline bool count_in(const amq_qf *f, uint64_t q, uint64_t r,
 
 /* ---- the public operations: windows, locks, one widening ------------------ */
 
-
 /* The global fallback: the operation again under every region lock
  * (kept out of line: it is rare). */
 static QF_COLD amq_status update_wide(amq_qf *f, uint64_t q, uint64_t r,
@@ -213,8 +213,7 @@ static QF_COLD amq_status update_wide(amq_qf *f, uint64_t q, uint64_t r,
 
 /* A whole update: window (locks), the operation, and at most one
  * widening to every region. */
-static inline amq_status update(amq_qf *f, uint64_t h, uint64_t k,
-                                bool add) {
+static inline amq_status update(amq_qf *f, uint64_t h, uint64_t k, bool add) {
     uint64_t q, r;
     qwin w;
     split(f, h, &q, &r);
@@ -249,8 +248,8 @@ static inline uint64_t lookup(const amq_qf *f, uint64_t h, bool prefetch) {
 }
 
 /* Batch: each key's block is prefetched QF_PREFETCH keys ahead. */
-static inline void lookup_batch(const amq_qf *f, const uint64_t *h,
-                                size_t n, uint8_t *out) {
+static inline void lookup_batch(const amq_qf *f, const uint64_t *h, size_t n,
+                                uint8_t *out) {
     size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
     for (size_t i = 0; i < ahead; i++)
         prefetch_block(f, quotient_of(f, h[i]));
@@ -264,8 +263,8 @@ static inline void lookup_batch(const amq_qf *f, const uint64_t *h,
 /* Batch insert: each key's block is prefetched (for writing) a few keys
  * ahead, so the misses of consecutive inserts overlap. Stops at the first
  * failure. */
-static inline amq_status insert_batch(amq_qf *f, const uint64_t *h,
-                                      size_t n, size_t *done) {
+static inline amq_status insert_batch(amq_qf *f, const uint64_t *h, size_t n,
+                                      size_t *done) {
     size_t ahead = n < QF_INSERT_AHEAD ? n : QF_INSERT_AHEAD, i;
     amq_status st = AMQ_OK;
     for (i = 0; i < ahead; i++)
@@ -364,8 +363,12 @@ amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k) {
     return f->use_pdep ? remove_isa(f, h, k) : remove_any(f, h, k);
 }
 
-amq_status amq_qf_insert(amq_qf *f, uint64_t h) { return amq__qf_insert(f, h, 1); }
-amq_status amq_qf_remove(amq_qf *f, uint64_t h) { return amq__qf_remove(f, h, 1); }
+amq_status amq_qf_insert(amq_qf *f, uint64_t h) {
+    return amq__qf_insert(f, h, 1);
+}
+amq_status amq_qf_remove(amq_qf *f, uint64_t h) {
+    return amq__qf_remove(f, h, 1);
+}
 
 amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
                                size_t *done) {

@@ -25,7 +25,7 @@
  * order (counted). Out of line (it is rare) but in the including file, so
  * the operations still see everything it touches. */
 static QF_COLD __attribute__((unused)) void win_widen(const amq_qf *f,
-                                                    qwin *w) {
+                                                      qwin *w) {
     __atomic_fetch_add(&((amq_qf *)f)->widenings, 1, __ATOMIC_RELAXED);
     win_leave(f, w);
     w->widen = false;
@@ -35,10 +35,10 @@ static QF_COLD __attribute__((unused)) void win_widen(const amq_qf *f,
 /* ---- locating a run ------------------------------------------------------ */
 
 typedef struct spot {
-    uint64_t rs, re;  /* run [rs, re); re == rs if the run is empty */
-    uint64_t pos;     /* the group's first slot, or the insertion point */
-    group g;          /* g.count == 0 if r is absent */
-    bool run;         /* run q exists */
+    uint64_t rs, re; /* run [rs, re); re == rs if the run is empty */
+    uint64_t pos;    /* the group's first slot, or the insertion point */
+    group g;         /* g.count == 0 if r is absent */
+    bool run;        /* run q exists */
 } spot;
 
 /* Bounds of run q, read from q's block onward: it starts at
@@ -95,9 +95,8 @@ static inline bool run_in_block(const amq_qf *f, uint64_t q, uint64_t *st,
  * each the first free slot after the previous one (nothing moves before
  * the whole update is known to fit). AMQ_ERR_FULL past the table, or the
  * window's need_more when the answer lies past it. */
-static inline amq_status free_slots(const amq_qf *f, uint64_t p,
-                                    uint64_t from, uint64_t g, uint64_t *e,
-                                    qwin *w) {
+static inline amq_status free_slots(const amq_qf *f, uint64_t p, uint64_t from,
+                                    uint64_t g, uint64_t *e, qwin *w) {
     for (uint64_t i = from; i < g; i++) {
         uint64_t x = first_free(f, i > 0 ? e[i - 1] + 1 : p, w);
         if (x == QF_NOWHERE)
@@ -124,8 +123,7 @@ static inline amq_status items_reserve(amq_qf *f, uint64_t k) {
         if (old > UINT64_MAX - k)
             return AMQ_ERR_OVERFLOW;
     } while (!__atomic_compare_exchange_n(&f->o.items, &old, old + k, true,
-                                          __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return AMQ_OK;
 }
 
@@ -146,7 +144,8 @@ static inline void offsets_up(amq_qf *f, uint64_t q, uint64_t e) {
  * blocks (block(q), block(s - 1)] have one slot fewer. A saturated offset
  * is recomputed from its predecessor's new true offset (the caller made
  * sure the window allows it). */
-static inline void offsets_down(amq_qf *f, uint64_t q, uint64_t s, const qwin *w) {
+static inline void offsets_down(amq_qf *f, uint64_t q, uint64_t s,
+                                const qwin *w) {
     uint64_t t = QF_NOWHERE;
     for (uint64_t b = (q >> 6) + 1; b <= (s - 1) >> 6; b++) {
         unsigned o = off_get(f, b);
@@ -175,7 +174,7 @@ typedef enum open_kind { OPEN_NEW_RUN, OPEN_APPEND, OPEN_INSIDE } open_kind;
 /* A slot at p joins run q (a new run, its new last slot, or inside it);
  * e is the first free slot at or after p. */
 static inline void open_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t e,
-                      open_kind kind) {
+                             open_kind kind) {
     shift_up(f, p, e);
     if (kind == OPEN_NEW_RUN) {
         occ_put(f, q, true);
@@ -192,8 +191,8 @@ static inline void open_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t e,
 /* open_slot when the stretch [p, e) lies in q's block (block-local p < e
  * < 64 or p == e), followed by writing r into the new slot: the common
  * insert, with the block's words loaded and stored once. */
-static inline void open_in_block(amq_qf *f, uint64_t q, uint64_t p,
-                                 uint64_t e, open_kind kind, uint64_t r) {
+static inline void open_in_block(amq_qf *f, uint64_t q, uint64_t p, uint64_t e,
+                                 open_kind kind, uint64_t r) {
     uint8_t *b = blk(f, q >> 6);
     uint64_t occ = amq__get_u64(b + 1), ends = amq__get_u64(b + 9);
     uint64_t bit = p * f->width;
@@ -217,7 +216,7 @@ static inline void open_in_block(amq_qf *f, uint64_t q, uint64_t p,
 
 /* Slot p of run s (quotient q) goes; s_end is stretch_end(p). */
 static inline void close_slot(amq_qf *f, uint64_t q, uint64_t p, uint64_t s_end,
-                       spot *s, const qwin *w) {
+                              spot *s, const qwin *w) {
     if (p == s->re - 1) {
         if (p == s->rs)
             occ_put(f, q, false);

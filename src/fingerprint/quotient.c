@@ -124,7 +124,7 @@ amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
 
 /* Home slots for capacity keys at <= 95% load, and r for fpr. */
 amq_status amq__qf_size_for(uint64_t capacity, double fpr, uint64_t *n,
-                           unsigned *r) {
+                            unsigned *r) {
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return AMQ_ERR_INVALID;
     double slots = ceil((double)capacity / AMQ_QF_MAX_LOAD);
@@ -237,8 +237,8 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
         return AMQ_ERR_INCOMPATIBLE;
     if (a->o.items > UINT64_MAX - b->o.items)
         return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(amq__qf_alloc(a->nslots, a->rbits, a->counting, opt, NULL,
-                               &bld.f));
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc(a->nslots, a->rbits, a->counting, opt, NULL, &bld.f));
     bld.w = (qf_writer){0, 0, false};
     amq_qf_iter_init(a, &ia);
     amq_qf_iter_init(b, &ib);
@@ -329,8 +329,8 @@ amq_status amq_qf_resize(amq_qf *f) {
     if (f->nslots > UINT64_MAX / 2)
         return AMQ_ERR_OVERFLOW;
     amq__qf_opts_like(f, &opt);
-    AMQ_RETURN_IF_ERR(
-        amq__qf_alloc(f->nslots * 2, f->rbits - 1, f->counting, &opt, NULL, &g));
+    AMQ_RETURN_IF_ERR(amq__qf_alloc(f->nslots * 2, f->rbits - 1, f->counting,
+                                    &opt, NULL, &g));
     bld = (builder){g, {0, 0, false}};
     amq_qf_iter_init(f, &it);
     while (amq_qf_iter_next(&it, &fp, &c)) {
@@ -377,4 +377,3 @@ const uint8_t *amq__qf_table(const amq_qf *f, size_t *len) {
     *len = f->o.table_bytes;
     return f->data;
 }
-

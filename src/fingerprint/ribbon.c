@@ -142,9 +142,8 @@ typedef struct rb_probe {
     uint32_t rmax, cols, fp;
 } rb_probe;
 
-static inline __attribute__((always_inline)) rb_probe
-rb_probe_at(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
-            unsigned band) {
+static inline __attribute__((always_inline)) rb_probe rb_probe_at(
+    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band) {
     rb_probe p;
     uint64_t b = s / 64;
     unsigned sh = (unsigned)(s % 64);
@@ -171,8 +170,8 @@ static inline bool rb_verdict(const rb_probe *p, uint32_t acc) {
 }
 
 /* The column parities one at a time: the reference. */
-static inline __attribute__((always_inline)) uint32_t
-rb_acc_scalar(const rb_probe *p, unsigned band) {
+static inline __attribute__((always_inline)) uint32_t rb_acc_scalar(
+    const rb_probe *p, unsigned band) {
     uint32_t acc = 0;
     for (uint32_t j = 0; j < p->rmax; j++) {
         uint64_t v = (p->w0[j] & p->c0) ^ (p->w1[j] & p->c1);
@@ -183,18 +182,17 @@ rb_acc_scalar(const rb_probe *p, unsigned band) {
     return acc;
 }
 
-static inline __attribute__((always_inline)) bool
-rb_check_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
-           unsigned band) {
+static inline __attribute__((always_inline)) bool rb_check_w(
+    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band) {
     rb_probe p = rb_probe_at(l, r, x, s, band);
     return rb_verdict(&p, rb_acc_scalar(&p, band));
 }
 
 /* The key's column parities and the number of columns stored there
  * (retrieval reads them as the value). */
-static inline __attribute__((always_inline)) uint32_t
-rb_product_w(const rb_layer *l, uint32_t r, uint64_t x, uint64_t s,
-             unsigned band, uint32_t *ncols) {
+static inline __attribute__((always_inline)) uint32_t rb_product_w(
+    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band,
+    uint32_t *ncols) {
     rb_probe p = rb_probe_at(l, r, x, s, band);
     *ncols = p.cols;
     return rb_acc_scalar(&p, band);
@@ -215,8 +213,8 @@ static inline bool rb_goes_on(const amq_ribbon *f, const rb_layer *l,
 /* The layer a key ends in, from layer i on; *x is the previous layer's
  * hash (h for layer 0) and becomes the key's hash there, *s its start.
  * The last layer has no codes, so the loop ends there. */
-static inline __attribute__((always_inline)) const rb_layer *
-rb_layer_of(const amq_ribbon *f, uint64_t *x, uint64_t *s, uint32_t i) {
+static inline __attribute__((always_inline)) const rb_layer *rb_layer_of(
+    const amq_ribbon *f, uint64_t *x, uint64_t *s, uint32_t i) {
     for (;; i++) {
         const rb_layer *l = &f->layer[i];
         *x = rb_mix(*x, l->seed);
@@ -226,8 +224,8 @@ rb_layer_of(const amq_ribbon *f, uint64_t *x, uint64_t *s, uint32_t i) {
     }
 }
 
-static inline __attribute__((always_inline)) bool
-rb_query_w(const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band) {
+static inline __attribute__((always_inline)) bool rb_query_w(
+    const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band) {
     uint64_t s;
     const rb_layer *l = rb_layer_of(f, &x, &s, i);
     return rb_check_w(l, f->r, x, s, band);
@@ -235,8 +233,8 @@ rb_query_w(const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band) {
 
 /* Retrieval: the key's columns are its value (a retrieval structure has
  * no upper blocks: every layer stores r columns). */
-static inline __attribute__((always_inline)) uint32_t
-rb_retrieve_w(const amq_ribbon *f, uint64_t x, unsigned band) {
+static inline __attribute__((always_inline)) uint32_t rb_retrieve_w(
+    const amq_ribbon *f, uint64_t x, unsigned band) {
     uint64_t s;
     uint32_t cols;
     const rb_layer *l = rb_layer_of(f, &x, &s, 0);
@@ -255,9 +253,9 @@ static inline void rb_prefetch_words(const uint64_t *p, uint64_t n) {
  * computed and its code and solution words prefetched while key i is
  * answered, so every key's lines were requested RB_AHEAD keys earlier. A
  * key bumped out of layer 0 (~3%) finishes on the scalar path. */
-static inline __attribute__((always_inline)) void
-rb_stage(const amq_ribbon *f, const rb_layer *l, uint64_t h, uint64_t span,
-         uint64_t *x, uint64_t *s) {
+static inline __attribute__((always_inline)) void rb_stage(
+    const amq_ribbon *f, const rb_layer *l, uint64_t h, uint64_t span,
+    uint64_t *x, uint64_t *s) {
     *x = rb_mix(h, l->seed);
     *s = amq__reduce64(*x, l->starts);
     if (l->coded)
@@ -266,9 +264,9 @@ rb_stage(const amq_ribbon *f, const rb_layer *l, uint64_t h, uint64_t span,
     rb_prefetch_words(l->sol + o, span < l->words - o ? span : l->words - o);
 }
 
-static inline __attribute__((always_inline)) void
-rb_batch_w(const amq_ribbon *f, const uint64_t *h, size_t n, uint8_t *out,
-           unsigned band) {
+static inline __attribute__((always_inline)) void rb_batch_w(
+    const amq_ribbon *f, const uint64_t *h, size_t n, uint8_t *out,
+    unsigned band) {
     const rb_layer *l = &f->layer[0];
     uint64_t span = (band / 64 + 1) * (uint64_t)(f->r + 1);
     uint64_t x[RB_AHEAD], s[RB_AHEAD];
@@ -306,17 +304,18 @@ static uint32_t rb_retrieve_ref(const amq_ribbon *f, uint64_t h) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("popcnt"))) static uint32_t
-rb_retrieve_fast(const amq_ribbon *f, uint64_t h) {
+__attribute__((target("popcnt"))) static uint32_t rb_retrieve_fast(
+    const amq_ribbon *f, uint64_t h) {
     return f->band == 128 ? rb_retrieve_w(f, h, 128) : rb_retrieve_w(f, h, 64);
 }
-__attribute__((target("popcnt"))) static bool
-rb_contains_fast(const amq_ribbon *f, uint64_t h) {
+__attribute__((target("popcnt"))) static bool rb_contains_fast(
+    const amq_ribbon *f, uint64_t h) {
     return f->band == 128 ? rb_query_w(f, h, 0, 128) : rb_query_w(f, h, 0, 64);
 }
-__attribute__((target("popcnt"))) static void
-rb_batch_fast(const amq_ribbon *f, const uint64_t *h, size_t n,
-              uint8_t *out) {
+__attribute__((target("popcnt"))) static void rb_batch_fast(const amq_ribbon *f,
+                                                            const uint64_t *h,
+                                                            size_t n,
+                                                            uint8_t *out) {
     if (f->band == 128)
         rb_batch_w(f, h, n, out, 128);
     else
@@ -344,8 +343,8 @@ static bool rb_cpu_fast(void) { return false; }
 
 /* Layer 0's start of h: the layer to check, or NULL when the key is
  * bumped on (the rest of the walk is rb_query_w's). */
-static inline __attribute__((always_inline)) const rb_layer *
-rb_first(const amq_ribbon *f, uint64_t h, uint64_t *x, uint64_t *s) {
+static inline __attribute__((always_inline)) const rb_layer *rb_first(
+    const amq_ribbon *f, uint64_t h, uint64_t *x, uint64_t *s) {
     const rb_layer *l = &f->layer[0];
     *x = rb_mix(h, l->seed);
     *s = amq__reduce64(*x, l->starts);
@@ -366,16 +365,16 @@ static bool rb_k_fast(const amq__obj *o, uint64_t h) {
 
 #if defined(__x86_64__)
 #define RB_AVX2 __attribute__((target("avx2,popcnt,bmi2")))
-#define RB_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx2,popcnt,bmi2")))
+#define RB_AVX512                                                              \
+    __attribute__((target("avx512f,avx512vl,avx512dq,avx2,popcnt,bmi2")))
 #define RB_VPOP                                                                \
-    __attribute__((target(                                                     \
-        "avx512f,avx512vl,avx512dq,avx512vpopcntdq,avx2,popcnt,bmi2")))
+    __attribute__((                                                            \
+        target("avx512f,avx512vl,avx512dq,avx512vpopcntdq,avx2,popcnt,bmi2")))
 #define RB_INL inline __attribute__((always_inline))
 
 /* Column parities four at a time: each lane xors its masked words, then
  * folds the word onto bit 0. Masked loads read only the rmax columns. */
-RB_AVX2 static RB_INL uint32_t rb_acc_avx2(const rb_probe *p,
-                                           unsigned band) {
+RB_AVX2 static RB_INL uint32_t rb_acc_avx2(const rb_probe *p, unsigned band) {
     const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
     __m256i c0 = _mm256_set1_epi64x((long long)p->c0);
     __m256i c1 = _mm256_set1_epi64x((long long)p->c1);
@@ -386,9 +385,9 @@ RB_AVX2 static RB_INL uint32_t rb_acc_avx2(const rb_probe *p,
             _mm256_set1_epi64x((long long)(p->rmax - j)), lane);
         const long long *a = (const long long *)p->w0 + j;
         const long long *b = (const long long *)p->w1 + j;
-        __m256i v = _mm256_xor_si256(
-            _mm256_and_si256(_mm256_maskload_epi64(a, m), c0),
-            _mm256_and_si256(_mm256_maskload_epi64(b, m), c1));
+        __m256i v =
+            _mm256_xor_si256(_mm256_and_si256(_mm256_maskload_epi64(a, m), c0),
+                             _mm256_and_si256(_mm256_maskload_epi64(b, m), c1));
         if (band == 128) {
             const long long *c = (const long long *)p->w2 + j;
             v = _mm256_xor_si256(
@@ -405,23 +404,22 @@ RB_AVX2 static RB_INL uint32_t rb_acc_avx2(const rb_probe *p,
 /* Eight columns a vector; vpop: one VPOPCNTQ per vector, else the fold. */
 #define RB_ACC512(NAME, ATTR, PARITY)                                          \
     ATTR static RB_INL uint32_t NAME(const rb_probe *p, unsigned band) {       \
-        __m512i c0 = _mm512_set1_epi64((long long)p->c0);                     \
-        __m512i c1 = _mm512_set1_epi64((long long)p->c1);                     \
-        __m512i c2 = _mm512_set1_epi64((long long)p->c2);                     \
+        __m512i c0 = _mm512_set1_epi64((long long)p->c0);                      \
+        __m512i c1 = _mm512_set1_epi64((long long)p->c1);                      \
+        __m512i c2 = _mm512_set1_epi64((long long)p->c2);                      \
         uint32_t acc = 0;                                                      \
         for (uint32_t j = 0; j < p->rmax; j += 8) {                            \
             uint32_t left = p->rmax - j;                                       \
             __mmask8 m = (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1);      \
             __m512i v = _mm512_xor_si512(                                      \
-                _mm512_and_si512(_mm512_maskz_loadu_epi64(m, p->w0 + j), c0), \
+                _mm512_and_si512(_mm512_maskz_loadu_epi64(m, p->w0 + j), c0),  \
                 _mm512_and_si512(_mm512_maskz_loadu_epi64(m, p->w1 + j), c1)); \
             if (band == 128)                                                   \
                 v = _mm512_xor_si512(                                          \
                     v, _mm512_and_si512(                                       \
                            _mm512_maskz_loadu_epi64(m, p->w2 + j), c2));       \
             v = PARITY(v);                                                     \
-            acc |= (uint32_t)_mm512_test_epi64_mask(                           \
-                       v, _mm512_set1_epi64(1))                                \
+            acc |= (uint32_t)_mm512_test_epi64_mask(v, _mm512_set1_epi64(1))   \
                    << j;                                                       \
         }                                                                      \
         return acc;                                                            \
@@ -441,8 +439,8 @@ RB_ACC512(rb_acc_vpop, RB_VPOP, rb_pop512)
 /* One kernel per (instruction set, band): layer 0 with the vector column
  * loop; a key bumped on finishes on the scalar walk. */
 #define RB_KERNEL(NAME, ATTR, ACC, BAND)                                       \
-    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
-        const amq_ribbon *f = (const amq_ribbon *)o;                          \
+    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
+        const amq_ribbon *f = (const amq_ribbon *)o;                           \
         uint64_t x, s;                                                         \
         const rb_layer *l = rb_first(f, h, &x, &s);                            \
         if (l == NULL)                                                         \
@@ -463,9 +461,7 @@ RB_KERNEL(rb_k_vpop_128, RB_VPOP, rb_acc_vpop, 128)
  * reference, else the widest vector code the CPU has. */
 static void rb_choose(amq_ribbon *f, bool scalar) {
     bool w128 = f->band == 128;
-    f->o.contains = f->layers == 0 ? rb_k_none
-                    : scalar       ? rb_k_ref
-                                   : rb_k_fast;
+    f->o.contains = f->layers == 0 ? rb_k_none : scalar ? rb_k_ref : rb_k_fast;
     if (f->layers == 0 || scalar)
         return;
 #if defined(__x86_64__)
@@ -490,8 +486,8 @@ uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h) {
     return f->fast ? rb_retrieve_fast(f, h) : rb_retrieve_ref(f, h);
 }
 
-void amq_ribbon_contains_batch(const amq_ribbon *f, const uint64_t *h,
-                               size_t n, uint8_t *out) {
+void amq_ribbon_contains_batch(const amq_ribbon *f, const uint64_t *h, size_t n,
+                               uint8_t *out) {
     if (f->layers == 0)
         memset(out, 0, n);
     else if (f->fast)
@@ -521,7 +517,7 @@ static uint64_t rb_open(const amq_ribbon *f, const rb_layer *l, uint64_t b) {
 /* The fewest last blocks holding a share frac of the layer's open
  * starts: the layer's rate is then at most 2^-r (1 - frac/2). */
 uint64_t amq__rb_choose_upper(const amq_ribbon *f, const rb_layer *l,
-                                double frac) {
+                              double frac) {
     if (frac <= 0)
         return 0;
     double total = 0, got = 0;
@@ -546,8 +542,9 @@ double amq__rb_rate(const amq_ribbon *f) {
                 upper += (double)rb_open(f, l, b);
         }
         double starts = (double)l->starts;
-        fpr += reach * (lower * ldexp(1.0, -(int)f->r) +
-                        upper * ldexp(1.0, -(int)f->r - 1)) /
+        fpr += reach *
+               (lower * ldexp(1.0, -(int)f->r) +
+                upper * ldexp(1.0, -(int)f->r - 1)) /
                starts;
         reach *= (starts - lower - upper) / starts;
     }
@@ -574,21 +571,19 @@ static amq_status rb_rows_to_blocks(double rows, unsigned band,
     double b = ceil(rows / 64.0);
     if (!(b <= (double)RB_MAX_BLOCKS))
         return AMQ_ERR_OVERFLOW;
-    *blocks = (uint64_t)b < rb_min_blocks(band) ? rb_min_blocks(band)
-                                                : (uint64_t)b;
+    *blocks =
+        (uint64_t)b < rb_min_blocks(band) ? rb_min_blocks(band) : (uint64_t)b;
     return AMQ_OK;
 }
 
 /* A standard layer of n keys: n (1 + overhead) rows plus one band of
  * slack (so the table is never narrower than a window). */
-amq_status amq__rb_standard_blocks(size_t n, unsigned band,
-                                     uint64_t *blocks) {
+amq_status amq__rb_standard_blocks(size_t n, unsigned band, uint64_t *blocks) {
     return rb_rows_to_blocks(
         (double)n * (1.0 + rb_overhead(n, band)) + band + 64, band, blocks);
 }
 
-amq_status amq__rb_bumped_blocks(size_t n, unsigned band,
-                                   uint64_t *blocks) {
+amq_status amq__rb_bumped_blocks(size_t n, unsigned band, uint64_t *blocks) {
     double load = band == 128 ? RB_LOAD128 : RB_LOAD64;
     return rb_rows_to_blocks(ceil((double)n * load), band, blocks);
 }
@@ -641,7 +636,7 @@ void amq__rb_point(amq_ribbon *f, const uint64_t *t) {
 /* A new object holding a copy of the header fields of hdr (layers,
  * geometry; no table). */
 amq_status amq__rb_new(const amq_ribbon *hdr, const amq_options *opt,
-                         amq_ribbon **out) {
+                       amq_ribbon **out) {
     amq_ribbon *f;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
     amq__obj o = f->o;
@@ -656,8 +651,7 @@ amq_status amq__rb_new(const amq_ribbon *hdr, const amq_options *opt,
 }
 
 /* Give f its table: borrowed (a view) or allocated (zeroed). */
-amq_status amq__rb_attach(amq_ribbon *f, size_t words,
-                            const uint64_t *borrow) {
+amq_status amq__rb_attach(amq_ribbon *f, size_t words, const uint64_t *borrow) {
     void *wr = NULL;
     if (words > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
@@ -669,8 +663,7 @@ amq_status amq__rb_attach(amq_ribbon *f, size_t words,
 
 void amq_ribbon_free(amq_ribbon *f) { amq__obj_free(f ? &f->o : NULL); }
 
-void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band,
-                      bool bump) {
+void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band, bool bump) {
     const rb_bucket_shape *b = band == 128 ? &rb_bucket128 : &rb_bucket64;
     memset(f, 0, sizeof *f);
     f->r = bits64 / 64;
@@ -689,10 +682,10 @@ uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->o.items; }
 size_t amq_ribbon_size_bytes(const amq_ribbon *f) {
     size_t words = 0;
     for (uint32_t i = 0; i < f->layers; i++)
-        words += f->layer[i].words +
-                 (f->layer[i].coded
-                      ? rb_meta_words(&f->layer[i], f->bucket_log2)
-                      : 0);
+        words +=
+            f->layer[i].words +
+            (f->layer[i].coded ? rb_meta_words(&f->layer[i], f->bucket_log2)
+                               : 0);
     return words * 8;
 }
 double amq_ribbon_bits(const amq_ribbon *f) { return f->bits64 / 64.0; }
@@ -723,8 +716,7 @@ double amq__rb_bits_for(double fpr) {
  * bits per key). Standard: rho at 10^6 keys. Bumped: measured empty rows
  * at 10^6 keys (docs/structures.md, "Ribbon") and 2 code bits per bucket of the
  * 0.97 n rows of layer 0. */
-void amq__rb_curve_shape(unsigned band, bool bump, double *rho,
-                           double *mu) {
+void amq__rb_curve_shape(unsigned band, bool bump, double *rho, double *mu) {
     if (!bump) {
         *rho = 1.0 + rb_overhead(RB_CURVE_N, band);
         *mu = 0;
@@ -734,4 +726,3 @@ void amq__rb_curve_shape(unsigned band, bool bump, double *rho,
     *rho = band == 128 ? RB_CURVE_RHO128 : RB_CURVE_RHO64;
     *mu = 2.0 * (band == 128 ? RB_LOAD128 : RB_LOAD64) / b->size;
 }
-

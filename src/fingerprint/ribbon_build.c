@@ -14,9 +14,9 @@
 /* ---- construction: banding ---------------------------------------------- */
 
 typedef struct rb_band {
-    uint64_t *c64;  /* W = 64: coefficients, 0 = empty row */
-    rb_u128 *c128;  /* W = 128                             */
-    uint32_t *res;  /* right-hand sides (where the coefficient is not 0) */
+    uint64_t *c64; /* W = 64: coefficients, 0 = empty row */
+    rb_u128 *c128; /* W = 128                             */
+    uint32_t *res; /* right-hand sides (where the coefficient is not 0) */
     uint64_t rows;
 } rb_band;
 
@@ -27,8 +27,8 @@ static void rb_band_free(const amq__mem *m, rb_band *bd) {
     memset(bd, 0, sizeof *bd);
 }
 
-static amq_status rb_band_alloc(const amq__mem *m, uint64_t rows,
-                                unsigned band, rb_band *bd) {
+static amq_status rb_band_alloc(const amq__mem *m, uint64_t rows, unsigned band,
+                                rb_band *bd) {
     size_t c, r;
     memset(bd, 0, sizeof *bd);
     if (rows > SIZE_MAX ||
@@ -64,7 +64,7 @@ typedef struct rb_eq {
 /* What banding a layer needs to know. */
 typedef struct rb_shape {
     uint64_t starts;
-    uint32_t mask;        /* fingerprint bits solved (r or r + 1) */
+    uint32_t mask; /* fingerprint bits solved (r or r + 1) */
     uint32_t bucket_log2;
     uint32_t thr[4];
     const rb_values *vals; /* retrieval: values by original hash, or NULL */
@@ -100,8 +100,7 @@ static uint32_t rb_value_of(const rb_shape *g, uint64_t x) {
     return vs->v[lo];
 }
 
-static inline rb_eq rb_equation(uint64_t x, const rb_shape *g,
-                                unsigned band) {
+static inline rb_eq rb_equation(uint64_t x, const rb_shape *g, unsigned band) {
     rb_eq e;
     e.start = amq__reduce64(x, g->starts);
     e.coef = rb_coef_lo(x);
@@ -185,15 +184,14 @@ static unsigned rb_band_bucket(rb_band *bd, const uint64_t *k, size_t cnt,
 /* A coded layer: band k[0..n) (ascending start) bucket by bucket, write
  * the codes, and move the bumped keys to k[0..return) in order. */
 static size_t rb_band_coded(rb_band *bd, uint64_t *k, size_t n,
-                            const rb_shape *g, uint64_t *meta,
-                            unsigned band) {
+                            const rb_shape *g, uint64_t *meta, unsigned band) {
     size_t i = 0, out = 0;
     while (i < n) {
         uint64_t bucket = amq__reduce64(k[i], g->starts) >> g->bucket_log2;
         uint64_t base = bucket << g->bucket_log2;
         size_t j = i + 1;
-        while (j < n && (amq__reduce64(k[j], g->starts) >> g->bucket_log2) ==
-                            bucket)
+        while (j < n &&
+               (amq__reduce64(k[j], g->starts) >> g->bucket_log2) == bucket)
             j++;
         unsigned code = rb_band_bucket(bd, k + i, j - i, base, g, band);
         if (code != 0) {
@@ -236,8 +234,7 @@ static void rb_work_free(const amq__mem *m, rb_work *w) {
     memset(w, 0, sizeof *w);
 }
 
-static rb_shape rb_shape_of(const amq_ribbon *f, const rb_work *w,
-                            uint32_t i) {
+static rb_shape rb_shape_of(const amq_ribbon *f, const rb_work *w, uint32_t i) {
     rb_shape g;
     g.starts = f->layer[i].starts;
     g.mask = rb_mask(f->r + (f->bits64 % 64 != 0));
@@ -253,9 +250,8 @@ static rb_shape rb_shape_of(const amq_ribbon *f, const rb_work *w,
  * mixed with its seed). On failure: the next seed (the keys are unmixed
  * back to the previous layer's hashes and mixed again) and, every 8th
  * time, ~1/8 more rows. */
-static amq_status rb_last_layer(const amq__mem *m, amq_ribbon *f,
-                                rb_work *w, uint64_t *k, size_t n,
-                                uint32_t i) {
+static amq_status rb_last_layer(const amq__mem *m, amq_ribbon *f, rb_work *w,
+                                uint64_t *k, size_t n, uint32_t i) {
     rb_layer *l = &f->layer[i];
     uint64_t blocks;
     AMQ_RETURN_IF_ERR(amq__rb_standard_blocks(n, f->band, &blocks));
@@ -288,9 +284,9 @@ static amq_status rb_last_layer(const amq__mem *m, amq_ribbon *f,
 
 /* Coded layer i over k[0..n) (sorted); returns the bumped count, the
  * bumped keys compacted to k[0..). */
-static amq_status rb_coded_layer(const amq__mem *m, amq_ribbon *f,
-                                 rb_work *w, uint64_t *k, size_t n,
-                                 uint32_t i, size_t *bumped) {
+static amq_status rb_coded_layer(const amq__mem *m, amq_ribbon *f, rb_work *w,
+                                 uint64_t *k, size_t n, uint32_t i,
+                                 size_t *bumped) {
     rb_layer *l = &f->layer[i];
     uint64_t blocks;
     AMQ_RETURN_IF_ERR(amq__rb_bumped_blocks(n, f->band, &blocks));
@@ -326,8 +322,8 @@ static bool rb_next_coded(const amq_ribbon *f, uint32_t i, size_t n,
 /* Band every layer. w->keys holds layer 0's keys, sorted and without
  * repeats; each coded layer leaves its bumped keys at the front of its
  * range, and the next layer's keys go right after them. */
-static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f,
-                                 rb_work *w, size_t n) {
+static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f, rb_work *w,
+                                 size_t n) {
     uint64_t *k = w->keys;
     bool coded = rb_next_coded(f, 0, n, 0);
     for (uint32_t i = 0;; i++) {
@@ -342,7 +338,8 @@ static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f,
         coded = rb_next_coded(f, i + 1, nb, n);
         if (coded) {
             size_t got;
-            AMQ_RETURN_IF_ERR(amq__sort_keys(m, k, nb, true, seed, false, k + nb, &got));
+            AMQ_RETURN_IF_ERR(
+                amq__sort_keys(m, k, nb, true, seed, false, k + nb, &got));
             k += nb;
         } else {
             for (size_t j = 0; j < nb; j++)
@@ -412,7 +409,7 @@ static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
     if (st == AMQ_OK) {
         hdr.layer[0].seed = amq__rb_seed(0, 0);
         st = amq__sort_keys(&mem, h, n, true, hdr.layer[0].seed, true, w.keys,
-                           &distinct);
+                            &distinct);
         hdr.o.items = distinct;
     }
     if (st == AMQ_OK)
@@ -441,18 +438,17 @@ amq_status amq_ribbon_build(const uint64_t *hashes, size_t n, double bits,
                             amq_ribbon **out) {
     if (!(bits >= 1.0 && bits <= 32.0))
         return AMQ_ERR_INVALID;
-    return amq__rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band, true,
-                    opt, out);
+    return amq__rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band,
+                         true, opt, out);
 }
 
 amq_status amq_ribbon_build_standard(const uint64_t *hashes, size_t n,
                                      double bits, unsigned band,
-                                     const amq_options *opt,
-                                     amq_ribbon **out) {
+                                     const amq_options *opt, amq_ribbon **out) {
     if (!(bits >= 1.0 && bits <= 32.0))
         return AMQ_ERR_INVALID;
-    return amq__rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band, false,
-                    opt, out);
+    return amq__rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band,
+                         false, opt, out);
 }
 
 /* Peak for random keys: the sorted keys (8 n), every layer's band
@@ -466,11 +462,9 @@ size_t amq_ribbon_build_memory(size_t n, unsigned band) {
     size_t a, b, c;
     if ((band != 64 && band != 128) ||
         amq__rb_standard_blocks(n, band, &blocks) != AMQ_OK ||
-        blocks > SIZE_MAX / 64 ||
-        !amq__mul((size_t)blocks * 68, row, &a) ||
+        blocks > SIZE_MAX / 64 || !amq__mul((size_t)blocks * 68, row, &a) ||
         !amq__mul(n, sizeof(uint64_t), &b) || !amq__add(a, b, &a))
         return 0;
     c = (4 * (n >> 11) + 64) * 8 + ((size_t)1 << 16) * 4 + 4097 * 8;
     return amq__add(a, c, &a) ? a : 0;
 }
-

@@ -31,16 +31,16 @@ static amq_status spec_bits(amq__spec *spec, double fpr, uint32_t *bits64,
                             amq_diag *diag) {
     double bits = 0;
     bool found;
-    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, &found,
-                                    diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, &found, diag));
     if (found) {
         *bits64 = (uint32_t)floor(bits * 64 + 0.5);
         double r = *bits64 / 64.0;
         if (fpr != 0.0 && amq__rb_mixed_fpr(r) > fpr)
             return amq__diag(diag, AMQ_ERR_INVALID, 0,
                              "ribbon:bits=%g gives a false-positive rate of "
-                             "%g, above the target %g", r, amq__rb_mixed_fpr(r),
-                             fpr);
+                             "%g, above the target %g",
+                             r, amq__rb_mixed_fpr(r), fpr);
         return AMQ_OK;
     }
     if (fpr == 0.0)
@@ -49,8 +49,7 @@ static amq_status spec_bits(amq__spec *spec, double fpr, uint32_t *bits64,
     double b = amq_ribbon_bits_for(fpr);
     if (b == 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
-                         "ribbon: fpr %g needs more than 32 bits per key",
-                         fpr);
+                         "ribbon: fpr %g needs more than 32 bits per key", fpr);
     *bits64 = (uint32_t)(b * 64);
     return AMQ_OK;
 }
@@ -75,8 +74,10 @@ static amq_status t_build(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
     amq_status st = amq__rb_build(h, n, bits64, band, bump, opt, &f);
     if (st == AMQ_ERR_FULL)
-        return amq__diag(diag, st, 0, "ribbon: %zu keys did not band in %d "
-                         "attempts", n, AMQ_STATIC_MAX_ATTEMPTS);
+        return amq__diag(diag, st, 0,
+                         "ribbon: %zu keys did not band in %d "
+                         "attempts",
+                         n, AMQ_STATIC_MAX_ATTEMPTS);
     AMQ_RETURN_IF_ERR(st);
     *out = &f->o;
     return AMQ_OK;
@@ -106,10 +107,11 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     (void)self;
     AMQ_RETURN_IF_ERR(spec_shape(spec, &band, &bump, diag));
     /* bits= names a point of the curve, not its shape: accepted, unused. */
-    AMQ_RETURN_IF_ERR(amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, NULL,
-                                    diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(spec, "bits", 1.0, 32.0, &bits, NULL, diag));
     amq__rb_curve_shape(band, bump, &rho, &mu);
-    *out = inverse ? amq__rb_bits_for(x) * rho + mu : amq__rb_mixed_fpr((x - mu) / rho);
+    *out = inverse ? amq__rb_bits_for(x) * rho + mu
+                   : amq__rb_mixed_fpr((x - mu) / rho);
     return AMQ_OK;
 }
 
@@ -194,8 +196,10 @@ static amq_status v1_parse(amq__rd *r, size_t len, amq_ribbon *f) {
                            (unsigned long long)blocks);
     if (blocks > len / 8 || (blocks != 0 && blocks < rb_min_blocks(band)) ||
         blocks * cols + upper != (uint64_t)len / 8 || len % 8 != 0)
-        return amq__rd_bad(r, at_blocks, "%llu blocks do not match %zu "
-                           "payload bytes", (unsigned long long)blocks, len);
+        return amq__rd_bad(r, at_blocks,
+                           "%llu blocks do not match %zu "
+                           "payload bytes",
+                           (unsigned long long)blocks, len);
     if (upper != rb_v1_upper(blocks, band, (bits64 % 64) / 64.0) ||
         (upper != 0 && cols == 32))
         return amq__rd_bad(r, at_upper, "%u upper blocks", upper);
@@ -321,15 +325,17 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     else if (r->len >= V2_HEAD)
         AMQ_RETURN_IF_ERR(v2_parse(r, len, &hdr));
     else
-        return amq__rd_bad(r, r->base, "parameter block of %zu bytes",
-                           r->len);
+        return amq__rd_bad(r, r->base, "parameter block of %zu bytes", r->len);
     if (!amq__rb_layout(&hdr, &words) || len % 8 != 0 || words != len / 8)
-        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN, "the layers need "
-                           "other than %zu payload bytes", len);
+        return amq__rd_bad(r, AMQ__FRAME_OFF_PAYLOAD_LEN,
+                           "the layers need "
+                           "other than %zu payload bytes",
+                           len);
     /* Codes are read in place (the payload is 8-byte aligned). */
     amq__rb_point(&hdr, (const uint64_t *)payload);
     if (words != 0 && !rb_meta_clean(&hdr, (const uint64_t *)payload))
-        return amq__rd_bad(r, r->payload_at, "bits set past the last "
+        return amq__rd_bad(r, r->payload_at,
+                           "bits set past the last "
                            "bucket");
     amq_ribbon *f;
     AMQ_RETURN_IF_ERR(amq__rb_new(&hdr, opt, &f));

@@ -62,12 +62,12 @@ typedef struct rb_layer {
     const uint64_t *sol;  /* blocks * r + upper words                  */
     const uint64_t *meta; /* 2-bit codes per bucket; NULL in the last  */
     uint64_t seed;
-    uint64_t blocks;      /* rows m = 64 blocks                        */
-    uint64_t starts;      /* m - W + 1                                 */
-    uint64_t lower;       /* blocks - upper: blocks with r columns     */
-    uint64_t words;       /* solution words                            */
-    uint32_t upper;       /* U: the last U blocks store r + 1 columns  */
-    bool coded;           /* has codes (every layer but the last)      */
+    uint64_t blocks; /* rows m = 64 blocks                        */
+    uint64_t starts; /* m - W + 1                                 */
+    uint64_t lower;  /* blocks - upper: blocks with r columns     */
+    uint64_t words;  /* solution words                            */
+    uint32_t upper;  /* U: the last U blocks store r + 1 columns  */
+    bool coded;      /* has codes (every layer but the last)      */
 } rb_layer;
 
 struct amq_ribbon {
@@ -159,16 +159,14 @@ typedef struct rb_values {
 uint64_t amq__rb_choose_upper(const amq_ribbon *f, const rb_layer *l,
                               double frac);
 double amq__rb_rate(const amq_ribbon *f);
-amq_status amq__rb_standard_blocks(size_t n, unsigned band,
-                                   uint64_t *blocks);
+amq_status amq__rb_standard_blocks(size_t n, unsigned band, uint64_t *blocks);
 amq_status amq__rb_bumped_blocks(size_t n, unsigned band, uint64_t *blocks);
 uint64_t amq__rb_seed(uint32_t layer, unsigned attempt);
 bool amq__rb_layout(amq_ribbon *f, size_t *words);
 void amq__rb_point(amq_ribbon *f, const uint64_t *t);
 amq_status amq__rb_new(const amq_ribbon *hdr, const amq_options *opt,
                        amq_ribbon **out);
-amq_status amq__rb_attach(amq_ribbon *f, size_t words,
-                          const uint64_t *borrow);
+amq_status amq__rb_attach(amq_ribbon *f, size_t words, const uint64_t *borrow);
 void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band, bool bump);
 double amq__rb_mixed_fpr(double b);
 double amq__rb_bits_for(double fpr);

@@ -91,9 +91,9 @@ static void ranges_for(uint64_t L0, uint32_t range[4]) {
     range[0] = (uint32_t)L0;
     for (unsigned j = 1; j < 4; j++) {
         uint64_t r = range[j - 1] >> 2;
-        range[j] = r >= MIN_RANGE ? (uint32_t)r
-                                  : (range[j - 1] < MIN_RANGE ? range[j - 1]
-                                                               : MIN_RANGE);
+        range[j] = r >= MIN_RANGE
+                       ? (uint32_t)r
+                       : (range[j - 1] < MIN_RANGE ? range[j - 1] : MIN_RANGE);
     }
 }
 
@@ -166,12 +166,11 @@ static amq_status kind_shape(uint64_t m0, uint64_t *buckets,
     return vacuum_shape(m0, 0, buckets, range);
 }
 
-const amq__ctab_kind amq__ctab_vacuum_kind = {
-    .name = "vacuum",
-    .load = AMQ__CT_VACUUM_LOAD,
-    .chunked = true,
-    .ranges_ok = vacuum_ranges_ok,
-    .shape = kind_shape};
+const amq__ctab_kind amq__ctab_vacuum_kind = {.name = "vacuum",
+                                              .load = AMQ__CT_VACUUM_LOAD,
+                                              .chunked = true,
+                                              .ranges_ok = vacuum_ranges_ok,
+                                              .shape = kind_shape};
 
 static amq_status make(uint64_t m, const uint32_t range[4], unsigned f,
                        unsigned kicks, const amq_options *opt,
@@ -232,18 +231,22 @@ static amq_status spec_shape(amq__spec *spec, uint64_t capacity, uint64_t *m,
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "chunk", 2, AMQ_CUCKOO_MAX_BUCKETS,
                                     &chunk, NULL, diag));
     if (chunk != 0 && !is_pow2(chunk))
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "vacuum chunk=%llu is not a "
-                         "power of two", (unsigned long long)chunk);
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2,
-                                    AMQ_CUCKOO_MAX_BUCKETS, m, &has_m, diag));
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "vacuum chunk=%llu is not a "
+                         "power of two",
+                         (unsigned long long)chunk);
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "buckets", 2, AMQ_CUCKOO_MAX_BUCKETS,
+                                    m, &has_m, diag));
     if (has_m) {
         if (explicit_ranges(*m, chunk, range) != AMQ_OK)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0, "vacuum buckets=%llu is "
-                             "not a multiple of chunk %llu",
-                             (unsigned long long)*m,
-                             (unsigned long long)(
-                                 chunk ? chunk
-                                       : select_range(*m, AMQ__CT_VACUUM_LOAD)));
+            return amq__diag(
+                diag, AMQ_ERR_SPEC, 0,
+                "vacuum buckets=%llu is "
+                "not a multiple of chunk %llu",
+                (unsigned long long)*m,
+                (unsigned long long)(chunk ? chunk
+                                           : select_range(
+                                                 *m, AMQ__CT_VACUUM_LOAD)));
         return AMQ_OK;
     }
     if (capacity == 0)

@@ -86,16 +86,16 @@
 
 #define LINE 64
 #define MAX_BLOCKS UINT64_C(0xffffffff)
-#define AHEAD 16       /* batch: keys between a prefetch and its use     */
+#define AHEAD 16 /* batch: keys between a prefetch and its use     */
 #define TAG_MUL 0x9e3779b97f4a7c15ULL
 
 /* The two layouts. */
 typedef struct vqf_shape {
-    unsigned r;      /* remainder bits                                   */
-    unsigned slots;  /* S                                                */
-    unsigned lists;  /* Q                                                */
-    unsigned md;     /* pocket bytes (the slots follow)                  */
-    double load;     /* design load (amq/dynamic.h)                      */
+    unsigned r;     /* remainder bits                                   */
+    unsigned slots; /* S                                                */
+    unsigned lists; /* Q                                                */
+    unsigned md;    /* pocket bytes (the slots follow)                  */
+    double load;    /* design load (amq/dynamic.h)                      */
 } vqf_shape;
 
 static const vqf_shape SHAPE8 = {8, 48, 80, 16, AMQ_VQF_LOAD8};
@@ -106,14 +106,14 @@ static const vqf_shape *shape_of(unsigned r) {
 }
 
 struct amq_vqf {
-    amq__obj o;          /* o.items: keys held; o.table: the blocks      */
-    const uint8_t *rd;   /* what queries read                            */
-    uint8_t *wr;         /* the same when writable; NULL for a view      */
-    uint64_t nblocks;    /* B                                            */
-    uint64_t span;       /* Q 2^R: (q, r) values                         */
+    amq__obj o;        /* o.items: keys held; o.table: the blocks      */
+    const uint8_t *rd; /* what queries read                            */
+    uint8_t *wr;       /* the same when writable; NULL for a view      */
+    uint64_t nblocks;  /* B                                            */
+    uint64_t span;     /* Q 2^R: (q, r) values                         */
     const vqf_shape *s;
-    unsigned shortcut;   /* fill below which b1 takes a key outright     */
-    bool bmi;            /* updates compiled for BMI2 (not AMQ_OPT_SCALAR) */
+    unsigned shortcut; /* fill below which b1 takes a key outright     */
+    bool bmi;          /* updates compiled for BMI2 (not AMQ_OPT_SCALAR) */
 };
 
 /* ---- a key's place ------------------------------------------------------ */
@@ -126,8 +126,8 @@ typedef struct vqf_key {
 /* b2 from b1 and the tag: (H - b1) mod B, b1 < B. */
 static inline uint64_t second_block(uint64_t b1, uint64_t tag,
                                     uint64_t nblocks) {
-    uint64_t H = amq__reduce32((uint32_t)((tag * TAG_MUL) >> 32),
-                               (uint32_t)nblocks);
+    uint64_t H =
+        amq__reduce32((uint32_t)((tag * TAG_MUL) >> 32), (uint32_t)nblocks);
     return H >= b1 ? H - b1 : H - b1 + nblocks;
 }
 
@@ -165,8 +165,7 @@ static inline unsigned slot_get(const uint8_t *blk, unsigned r, unsigned i) {
     return r == 8 ? blk[16 + i] : amq__get_u16(blk + 8 + 2 * i);
 }
 
-static inline void slot_put(uint8_t *blk, unsigned r, unsigned i,
-                            unsigned v) {
+static inline void slot_put(uint8_t *blk, unsigned r, unsigned i, unsigned v) {
     if (r == 8)
         blk[16 + i] = (uint8_t)v;
     else
@@ -259,7 +258,7 @@ static bool contains_ref(const amq__obj *o, uint64_t h) {
 #define VQF_INL inline __attribute__((always_inline))
 #define VQF_AVX2 __attribute__((flatten, target("avx2,bmi,bmi2,popcnt,lzcnt")))
 #define VQF_AVX512                                                             \
-    __attribute__((flatten,                                                  \
+    __attribute__((flatten,                                                    \
                    target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,lzcnt")))
 
 /* Matches in list q of a block, given the slots equal to r as bits
@@ -288,8 +287,8 @@ static VQF_INL uint64_t in_list(const uint8_t *blk, const vqf_shape *s,
  * runs on to the next keys' reads meanwhile; a misprediction costs less
  * than the serialised query did. */
 #define VQF_KERNEL(NAME, ATTR, LINE_EQ, W)                                     \
-    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                    \
-        const amq_vqf *f = (const amq_vqf *)o;                                \
+    ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
+        const amq_vqf *f = (const amq_vqf *)o;                                 \
         vqf_key k = key_at(f, h, W);                                           \
         const uint8_t *x = block_at(f, k.b1), *y = block_at(f, k.b2);          \
         const vqf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                      \
@@ -423,8 +422,7 @@ static double bound_for(const vqf_shape *s, uint64_t blocks, double items) {
 
 /* Fewest blocks holding capacity keys at the design load whose bound at
  * capacity keys meets fpr; 0 past MAX_BLOCKS. */
-static uint64_t blocks_for(const vqf_shape *s, uint64_t capacity,
-                           double fpr) {
+static uint64_t blocks_for(const vqf_shape *s, uint64_t capacity, double fpr) {
     double n = (double)capacity;
     double want = ceil((n / s->load + 1.5 * sqrt(n) + 8.0) / s->slots);
     double p1 = 2.0 * ldexp(1.0, -32) *
@@ -578,7 +576,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         if (blocks == 0)
             return amq__diag(diag, AMQ_ERR_OVERFLOW, 0,
                              "vqf: %llu keys at fpr %g need 2^32 blocks or "
-                             "more", (unsigned long long)capacity, fpr);
+                             "more",
+                             (unsigned long long)capacity, fpr);
     }
     AMQ_RETURN_IF_ERR(vqf_alloc(s ? s : &SHAPE8, blocks, opt, NULL, &f));
     *out = &f->o;
@@ -647,8 +646,8 @@ static bool blocks_ok(const vqf_shape *s, const uint8_t *p, uint64_t blocks,
     *total = 0;
     for (uint64_t b = 0; b < blocks; b++, p += LINE) {
         amq__u128 md = md_get(p, s->r);
-        unsigned ones = amq__popcount64(amq__pk_lo(md)) +
-                        amq__popcount64(amq__pk_hi(md));
+        unsigned ones =
+            amq__popcount64(amq__pk_lo(md)) + amq__popcount64(amq__pk_hi(md));
         unsigned fill = ones == s->lists ? fill_of(md, s) : s->slots + 1;
         for (unsigned i = fill; i < s->slots; i++)
             fill = slot_get(p, s->r, i) != 0 ? s->slots + 1 : fill;
@@ -684,8 +683,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     if (!blocks_ok(s, payload, blocks, &bad, &total))
         return amq__rd_bad(r, r->payload_at + (size_t)bad * LINE,
                            "block %llu: a pocket without %u list ends, or "
-                           "a nonzero empty slot", (unsigned long long)bad,
-                           s->lists);
+                           "a nonzero empty slot",
+                           (unsigned long long)bad, s->lists);
     if (total != items)
         return amq__rd_bad(r, at_items, "%llu items, the blocks hold %llu",
                            (unsigned long long)items,

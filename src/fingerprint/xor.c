@@ -92,7 +92,7 @@ typedef struct xf_map {
 } xf_map;
 
 struct amq_xor {
-    amq__obj o;        /* o.items: distinct keys; o.table: the slots (none
+    amq__obj o; /* o.items: distinct keys; o.table: the slots (none
                           for an empty filter); o.contains: xf_choose */
     const uint8_t *fp;
     xf_shape s;
@@ -257,9 +257,11 @@ static bool xf_seg32_4(const amq__obj *o, uint64_t h) {
 
 /* [segmented][width 8, 16, 32][ways 3, 4] */
 static const amq__contains_fn xf_kernels[2][3][2] = {
-    {{xf_one8_3, xf_one8_4}, {xf_one16_3, xf_one16_4},
+    {{xf_one8_3, xf_one8_4},
+     {xf_one16_3, xf_one16_4},
      {xf_one32_3, xf_one32_4}},
-    {{xf_seg8_3, xf_seg8_4}, {xf_seg16_3, xf_seg16_4},
+    {{xf_seg8_3, xf_seg8_4},
+     {xf_seg16_3, xf_seg16_4},
      {xf_seg32_3, xf_seg32_4}}};
 
 /* The query for f's shape: a kernel where one fits, else the reference
@@ -356,8 +358,7 @@ static double xf_asymptotic(xf_family fam, unsigned ways) {
 }
 
 static uint32_t xf_seg_len(unsigned ways, double n) {
-    double e = ways == 3 ? log(n) / log(3.33) + 2.25
-                         : log(n) / log(2.91) - 0.5;
+    double e = ways == 3 ? log(n) / log(3.33) + 2.25 : log(n) / log(2.91) - 0.5;
     if (n < 2 || e < 0)
         e = 0;
     if (e > 18)
@@ -428,10 +429,10 @@ typedef struct xf_slot {
 typedef struct xf_work {
     amq__block table; /* xf_slot[slots], zeroed; huge pages when large */
     xf_slot *slot;
-    uint32_t *queue;  /* [slots + 1], see xf_peel_queue                */
-    uint64_t *key;    /* [n]: fuse: the grouped keys; then the peeled  */
+    uint32_t *queue; /* [slots + 1], see xf_peel_queue                */
+    uint64_t *key;   /* [n]: fuse: the grouped keys; then the peeled  */
     size_t slots, n;
-    bool dirty;       /* slot[] holds an earlier attempt's counts      */
+    bool dirty; /* slot[] holds an earlier attempt's counts      */
 } xf_work;
 
 static void xf_work_free(const amq__mem *m, xf_work *w) {
@@ -493,8 +494,8 @@ static void xf_group(uint64_t seed, const uint64_t *h, size_t n,
  * caller's hashes. Each key's slots are computed and prefetched XF_AHEAD
  * keys before they are updated. */
 XF_INLINE void xf_count(const xf_shape *s, unsigned ways, bool pow2,
-                        uint64_t seed, const uint64_t *v, bool mixed,
-                        size_t n, xf_slot *t) {
+                        uint64_t seed, const uint64_t *v, bool mixed, size_t n,
+                        xf_slot *t) {
     const xf_map m = xf_map_of(s);
     uint32_t p[XF_AHEAD][4];
     uint64_t x[XF_AHEAD];
@@ -626,8 +627,8 @@ XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
     }
 }
 
-XF_INLINE void xf_assign_w(const xf_shape *s, unsigned width,
-                           const xf_work *w, size_t n, uint8_t *tab) {
+XF_INLINE void xf_assign_w(const xf_shape *s, unsigned width, const xf_work *w,
+                           size_t n, uint8_t *tab) {
     bool pow2 = s->lg != XF_ANY_LEN;
     if (s->ways == 3 && pow2)
         xf_assign_k(s, width, 3, true, w, n, tab);
@@ -697,9 +698,9 @@ static amq_status xf_alloc(const xf_shape *s, const amq_options *opt,
 void amq_xor_free(amq_xor *f) { amq__obj_free(f ? &f->o : NULL); }
 
 /* Try seeds until the keys peel; the shape may grow for small n. */
-static amq_status xf_attempts(const amq__mem *m, xf_shape *s,
-                              const uint64_t *h, size_t n, uint64_t *seed,
-                              uint64_t *items, xf_work *w) {
+static amq_status xf_attempts(const amq__mem *m, xf_shape *s, const uint64_t *h,
+                              size_t n, uint64_t *seed, uint64_t *items,
+                              xf_work *w) {
     uint64_t *dedup = NULL;
     size_t dcap = 0;
     amq_status st = AMQ_OK;
@@ -735,8 +736,7 @@ static amq_status xf_build(const uint64_t *h, size_t n, xf_family fam,
     amq__mem mem;
     uint64_t seed = 0, items = 0;
     if (out == NULL || (h == NULL && n != 0) ||
-        (width != 8 && width != 16 && width != 32) ||
-        (ways != 3 && ways != 4))
+        (width != 8 && width != 16 && width != 32) || (ways != 3 && ways != 4))
         return AMQ_ERR_INVALID;
     *out = NULL;
     AMQ_RETURN_IF_ERR(xf_shape_for(fam, ways, width, n, &s));
@@ -836,8 +836,10 @@ static amq_status t_build(const amq__type *self, amq__spec *spec,
                          k->name, k->width, ldexp(1.0, -(int)k->width), fpr);
     amq_status st = xf_build(h, n, k->fam, k->width, ways, opt, &f);
     if (st == AMQ_ERR_FULL)
-        return amq__diag(diag, st, 0, "%s: %zu keys did not peel in %d "
-                         "attempts", k->name, n, AMQ_STATIC_MAX_ATTEMPTS);
+        return amq__diag(diag, st, 0,
+                         "%s: %zu keys did not peel in %d "
+                         "attempts",
+                         k->name, n, AMQ_STATIC_MAX_ATTEMPTS);
     AMQ_RETURN_IF_ERR(st);
     *out = &f->o;
     return AMQ_OK;
@@ -906,16 +908,17 @@ static amq_status check_shape(const amq__rd *r, const xf_kind *k,
     if (empty != (items == 0) ||
         (!empty && (s->seg_len == 0 || s->seg_count == 0)))
         return amq__rd_bad(r, at->items, "%llu keys in %u x %u slots",
-                           (unsigned long long)items, s->seg_count,
-                           s->seg_len);
+                           (unsigned long long)items, s->seg_count, s->seg_len);
     uint64_t slots = ((uint64_t)s->seg_count + s->ways - 1) * s->seg_len;
     if (empty)
         slots = 0;
     if (slots > UINT32_MAX || items > slots ||
         slots * (s->width / 8) != (uint64_t)len)
-        return amq__rd_bad(r, at->seg_len, "%llu slots, %llu keys, %zu "
-                           "payload bytes", (unsigned long long)slots,
-                           (unsigned long long)items, len);
+        return amq__rd_bad(r, at->seg_len,
+                           "%llu slots, %llu keys, %zu "
+                           "payload bytes",
+                           (unsigned long long)slots, (unsigned long long)items,
+                           len);
     return AMQ_OK;
 }
 
@@ -963,24 +966,26 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     .curve = t_curve, .params_write = t_params_write
 
 #define XF_INFO(nm, id, sum, prm)                                              \
-    {.name = nm, .type_id = id, .caps = AMQ_CAP_STATIC, .summary = sum,        \
-     .params = prm, .default_hash = AMQ_HASH_XXH3}
+    {                                                                          \
+        .name = nm, .type_id = id, .caps = AMQ_CAP_STATIC, .summary = sum,     \
+        .params = prm, .default_hash = AMQ_HASH_XXH3                           \
+    }
 
 #define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS)                             \
     static const xf_kind kind_##NAME = {#NAME, FAM, WIDTH};                    \
     const amq__type amq__type_##NAME = {                                       \
         .info = XF_INFO(#NAME, AMQ__ID_##NAME, SUMMARY, PARAMS),               \
-        .variant = &kind_##NAME, XF_COMMON}
+        .variant = &kind_##NAME,                                               \
+        XF_COMMON}
 
-XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)",
-        XOR_PARAMS);
+XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)", XOR_PARAMS);
 XF_TYPE(xor16, XF_XOR, 16, "xor filter, 16-bit fingerprints (static)",
         XOR_PARAMS);
 XF_TYPE(xor32, XF_XOR, 32, "xor filter, 32-bit fingerprints (static)",
         XOR_PARAMS);
 XF_TYPE(fuse8, XF_FUSE, 8, "binary fuse filter, 8-bit fingerprints (static)",
         FUSE_PARAMS);
-XF_TYPE(fuse16, XF_FUSE, 16,
-        "binary fuse filter, 16-bit fingerprints (static)", FUSE_PARAMS);
-XF_TYPE(fuse32, XF_FUSE, 32,
-        "binary fuse filter, 32-bit fingerprints (static)", FUSE_PARAMS);
+XF_TYPE(fuse16, XF_FUSE, 16, "binary fuse filter, 16-bit fingerprints (static)",
+        FUSE_PARAMS);
+XF_TYPE(fuse32, XF_FUSE, 32, "binary fuse filter, 32-bit fingerprints (static)",
+        FUSE_PARAMS);

@@ -371,8 +371,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 static amq_status m_put(amq__obj *o, uint64_t h, uint64_t v) {
     return amq__mq_put(MQ(o), h, v);
 }
-static amq_status m_put_batch(amq__obj *o, const uint64_t *h,
-                              const uint64_t *v, size_t n, size_t *done) {
+static amq_status m_put_batch(amq__obj *o, const uint64_t *h, const uint64_t *v,
+                              size_t n, size_t *done) {
     return amq__mq_put_batch(MQ(o), h, v, n, done);
 }
 static amq_status m_get(const amq__obj *o, uint64_t h, uint64_t *v) {

@@ -326,7 +326,7 @@ static inline bool mq_read_block(const amq_qf *f, uint64_t q, uint64_t rem,
 /* Key h's group (g->len == 0: absent) under the window's locks; the
  * slots of a multiset group go to vals[0..cap) when vals is given. */
 static inline amq_status mq_read(const amq_qf *f, uint64_t h, mgroup *g,
-                          uint64_t *vals, size_t cap, bool prefetch) {
+                                 uint64_t *vals, size_t cap, bool prefetch) {
     uint64_t q, rem;
     qwin w;
     mspot m = {{0, 0, 0, {0, 0, 0}, false}, 0, {0, 0, 0, 0}};
@@ -368,8 +368,7 @@ static QF_ISA amq_status put_isa(amq_qf *f, uint64_t h, uint64_t v) {
  * so the misses of consecutive puts overlap (as the quotient filter's
  * batch insert); v NULL puts the value 1. Stops at the first failure. */
 static inline amq_status put_batch(amq_qf *f, const uint64_t *h,
-                                   const uint64_t *v, size_t n,
-                                   size_t *done) {
+                                   const uint64_t *v, size_t n, size_t *done) {
     size_t ahead = n < QF_INSERT_AHEAD ? n : QF_INSERT_AHEAD, i;
     amq_status st = AMQ_OK;
     for (i = 0; i < ahead; i++)
@@ -387,13 +386,11 @@ static inline amq_status put_batch(amq_qf *f, const uint64_t *h,
     return st;
 }
 static QF_ANY amq_status batch_any(amq_qf *f, const uint64_t *h,
-                                   const uint64_t *v, size_t n,
-                                   size_t *done) {
+                                   const uint64_t *v, size_t n, size_t *done) {
     return put_batch(f, h, v, n, done);
 }
 static QF_ISA amq_status batch_isa(amq_qf *f, const uint64_t *h,
-                                   const uint64_t *v, size_t n,
-                                   size_t *done) {
+                                   const uint64_t *v, size_t n, size_t *done) {
     return put_batch(f, h, v, n, done);
 }
 

@@ -15,8 +15,8 @@ typedef struct amq__maplet_ops {
     amq_status (*put)(amq__obj *o, uint64_t h, uint64_t v); /* opt: static */
     /* put of h[0..n) with v[0..n) in order, stopping at the first
      * failure; *done = pairs put. opt: the loop */
-    amq_status (*put_batch)(amq__obj *o, const uint64_t *h,
-                            const uint64_t *v, size_t n, size_t *done);
+    amq_status (*put_batch)(amq__obj *o, const uint64_t *h, const uint64_t *v,
+                            size_t n, size_t *done);
     /* AMQ_OK or AMQ_ERR_NOT_FOUND (*v = 0). */
     amq_status (*get)(const amq__obj *o, uint64_t h, uint64_t *v);
     void (*get_batch)(const amq__obj *o, const uint64_t *h, size_t n,

@@ -59,8 +59,8 @@
 #define CMS_GOLDEN 0x9e3779b97f4a7c15ULL
 
 struct amq_cms {
-    amq__obj o;       /* o.items: N, the increments (saturating); o.table */
-    uint8_t *cells;   /* depth rows of width cells of cbits bits, LE */
+    amq__obj o;     /* o.items: N, the increments (saturating); o.table */
+    uint8_t *cells; /* depth rows of width cells of cbits bits, LE */
     uint64_t width;
     unsigned depth;
     unsigned cbits;
@@ -74,26 +74,17 @@ struct amq_cms {
 
 static inline uint64_t cell_get(const amq_cms *c, size_t i) {
     switch (c->cbits) {
-    case 8:
-        return c->cells[i];
-    case 16:
-        return amq__get_u16(c->cells + 2 * i);
-    default:
-        return amq__get_u32(c->cells + 4 * i);
+    case 8: return c->cells[i];
+    case 16: return amq__get_u16(c->cells + 2 * i);
+    default: return amq__get_u32(c->cells + 4 * i);
     }
 }
 
 static inline void cell_put(amq_cms *c, size_t i, uint64_t v) {
     switch (c->cbits) {
-    case 8:
-        c->cells[i] = (uint8_t)v;
-        break;
-    case 16:
-        amq__put_u16(c->cells + 2 * i, (uint16_t)v);
-        break;
-    default:
-        amq__put_u32(c->cells + 4 * i, (uint32_t)v);
-        break;
+    case 8: c->cells[i] = (uint8_t)v; break;
+    case 16: amq__put_u16(c->cells + 2 * i, (uint16_t)v); break;
+    default: amq__put_u32(c->cells + 4 * i, (uint32_t)v); break;
     }
 }
 
@@ -363,18 +354,18 @@ static amq_status read_spec(amq__spec *s, cms_spec *p, amq_diag *diag) {
     p->cbits = 32;
     p->conservative = 1;
     p->delta = 0.01;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "width", 1, UINT64_C(1) << 56,
-                                    &p->width, &p->has_width, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "depth", 1, AMQ_CMS_MAX_DEPTH,
-                                    &p->depth, &p->has_depth, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_f64(s, "eps", 1e-15, 0.999, &p->eps,
-                                    &p->has_eps, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "width", 1, UINT64_C(1) << 56, &p->width,
+                                    &p->has_width, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "depth", 1, AMQ_CMS_MAX_DEPTH, &p->depth,
+                                    &p->has_depth, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(s, "eps", 1e-15, 0.999, &p->eps, &p->has_eps, diag));
     AMQ_RETURN_IF_ERR(amq__spec_f64(s, "delta", 1e-27, 0.999, &p->delta,
                                     &p->has_delta, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "counter", 8, 32, &p->cbits, NULL,
-                                    diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "conservative", 0, 1,
-                                    &p->conservative, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(s, "counter", 8, 32, &p->cbits, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(s, "conservative", 0, 1, &p->conservative, NULL, diag));
     if (!valid_bits(p->cbits))
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "cms counter width must be 8, 16 or 32 bits");
@@ -387,7 +378,8 @@ static amq_status resolve_shape(const cms_spec *p, uint64_t capacity,
                                 amq_diag *diag) {
     bool dims = p->has_width || p->has_depth, err = p->has_eps || p->has_delta;
     if (dims && err)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cms takes width= and depth=, "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "cms takes width= and depth=, "
                          "or eps= (and delta=), not both");
     if (dims) {
         if (!(p->has_width && p->has_depth))
@@ -408,7 +400,8 @@ static amq_status resolve_shape(const cms_spec *p, uint64_t capacity,
         return AMQ_OK;
     }
     if (capacity == 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0, "cms needs a capacity and "
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "cms needs a capacity and "
                          "fpr, or width= and depth=, or eps=[,delta=]");
     return size_for(capacity, fpr, w, d);
 }
@@ -425,8 +418,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     memset(&p, 0, sizeof p);
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
     AMQ_RETURN_IF_ERR(resolve_shape(&p, capacity, fpr, &w, &d, diag));
-    AMQ_RETURN_IF_ERR(alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0,
-                                opt, NULL, &c));
+    AMQ_RETURN_IF_ERR(
+        alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0, opt, NULL, &c));
     *out = &c->o;
     return AMQ_OK;
 }
@@ -522,9 +515,11 @@ static amq_status read_params(amq__rd *r, size_t len, cms_shape *s) {
         return amq__rd_bad(r, at_flags, "unknown flags %#x", s->flags);
     if (s->width == 0 || !shape_bytes(s->width, s->depth, s->bits, &bytes) ||
         bytes != len)
-        return amq__rd_bad(r, at_w, "%llu x %u cells of %u bits do not match "
-                           "a %zu-byte payload", (unsigned long long)s->width,
-                           s->depth, s->bits, len);
+        return amq__rd_bad(r, at_w,
+                           "%llu x %u cells of %u bits do not match "
+                           "a %zu-byte payload",
+                           (unsigned long long)s->width, s->depth, s->bits,
+                           len);
     return AMQ_OK;
 }
 
@@ -552,7 +547,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     c->o.items = sh.total;
     if (!counters_within(c)) {
         amq_cms_free(c);
-        return amq__rd_bad(r, sh.at_total, "a counter is above the total "
+        return amq__rd_bad(r, sh.at_total,
+                           "a counter is above the total "
                            "count");
     }
     recount(c);

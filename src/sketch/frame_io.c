@@ -44,8 +44,7 @@ static amq_status load(const amq__type *t, const void *buf, size_t len,
     *out = NULL;
     if (buf == NULL)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(
-        amq__obj_open(buf, len, t, opt, false, out, &info, diag));
+    AMQ_RETURN_IF_ERR(amq__obj_open(buf, len, t, opt, false, out, &info, diag));
     if (hasher != NULL)
         *hasher = info.hasher;
     return AMQ_OK;

@@ -264,7 +264,8 @@ static double next_unit(amq_topk *t) {
  * (success probability decay^-c each), from the geometric distribution;
  * anything above `left` means "no decay within left arrivals". */
 static double decay_trials(amq_topk *t, uint32_t c, uint64_t left) {
-    double p = c < DECAY_TABLE ? t->decay_pow[c] : exp(-(double)c * t->ln_decay);
+    double p =
+        c < DECAY_TABLE ? t->decay_pow[c] : exp(-(double)c * t->ln_decay);
     double u = next_unit(t);
     if (left == 1) /* the common case: one Bernoulli trial, no logarithms */
         return u <= p ? 1.0 : 2.0;
@@ -373,9 +374,7 @@ uint64_t amq_topk_hash(const amq_topk *t, const void *key, size_t len) {
     return amq_hash64(&t->hasher, key, len);
 }
 
-void amq_topk_hasher(const amq_topk *t, amq_hasher *out) {
-    *out = t->hasher;
-}
+void amq_topk_hasher(const amq_topk *t, amq_hasher *out) { *out = t->hasher; }
 
 amq_status amq_topk_add_key(amq_topk *t, const void *key, size_t len,
                             amq_topk_expelled *out, bool *expelled) {
@@ -483,8 +482,8 @@ static amq_status read_spec(amq__spec *s, topk_spec *p, amq_diag *diag) {
     p->decay = DEFAULT_DECAY;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(s, "k", 1, AMQ_TOPK_MAX_K, &p->k, &p->has_k, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "width", 1, UINT64_C(1) << 40,
-                                    &p->width, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(s, "width", 1, UINT64_C(1) << 40, &p->width, NULL, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(s, "depth", 1, AMQ_TOPK_MAX_DEPTH,
                                     &p->depth, NULL, diag));
     AMQ_RETURN_IF_ERR(
@@ -539,10 +538,9 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_topk *t = (const amq_topk *)o;
-    return amq__describe(buf, cap,
-                         "k=%u,width=%llu,depth=%u,decay=%.17g,keylen=%u",
-                         t->k, (unsigned long long)t->width, t->depth,
-                         t->decay, t->keylen);
+    return amq__describe(
+        buf, cap, "k=%u,width=%llu,depth=%u,decay=%.17g,keylen=%u", t->k,
+        (unsigned long long)t->width, t->depth, t->decay, t->keylen);
 }
 
 /* params: k u32 | depth u32 | width u64 | decay f64 | keylen u32 |
@@ -587,16 +585,17 @@ static amq_status read_params(amq__rd *r, size_t len, topk_shape *s) {
     if (!(s->decay > 1.0 && s->decay <= 100.0))
         return amq__rd_bad(r, at_decay, "decay out of range");
     if (s->keylen > AMQ_TOPK_MAX_KEYLEN || s->keylen % 8 != 0)
-        return amq__rd_bad(r, at_keylen, "keylen %u out of range",
-                           s->keylen);
+        return amq__rd_bad(r, at_keylen, "keylen %u out of range", s->keylen);
     if (s->size > s->k)
         return amq__rd_bad(r, at_size, "list of %u items exceeds k = %u",
                            s->size, s->k);
     if (s->width == 0 ||
         !payload_bytes(s->k, s->width, s->depth, s->keylen, &bytes) ||
         bytes != len)
-        return amq__rd_bad(r, at_width, "shape does not match a %zu-byte "
-                           "payload", len);
+        return amq__rd_bad(r, at_width,
+                           "shape does not match a %zu-byte "
+                           "payload",
+                           len);
     return AMQ_OK;
 }
 
@@ -662,8 +661,8 @@ static amq_status check_contents(const amq_topk *t, const amq__rd *r,
         return amq__rd_bad(r, sh->at_total,
                            "a bucket is inconsistent with the total count");
     for (size_t i = 0; i < t->k; i++) {
-        bool ok = i < t->size ? slot_valid(t, i)
-                              : zero_bytes(slot(t, i), t->slot);
+        bool ok =
+            i < t->size ? slot_valid(t, i) : zero_bytes(slot(t, i), t->slot);
         if (!ok)
             return amq__rd_bad(r, entry_at(t, r, i),
                                "list entry %zu is inconsistent", i);
@@ -671,7 +670,8 @@ static amq_status check_contents(const amq_topk *t, const amq__rd *r,
     bool distinct;
     AMQ_RETURN_IF_ERR(hashes_distinct(t, &distinct));
     if (!distinct)
-        return amq__rd_bad(r, entry_at(t, r, 0), "the list holds an item "
+        return amq__rd_bad(r, entry_at(t, r, 0),
+                           "the list holds an item "
                            "twice");
     return AMQ_OK;
 }
@@ -683,8 +683,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     amq_topk *t;
     (void)self;
     AMQ_RETURN_IF_ERR(read_params(r, len, &sh));
-    AMQ_RETURN_IF_ERR(alloc_topk(sh.k, sh.width, sh.depth, sh.decay,
-                                 sh.keylen, opt, view ? payload : NULL, &t));
+    AMQ_RETURN_IF_ERR(alloc_topk(sh.k, sh.width, sh.depth, sh.decay, sh.keylen,
+                                 opt, view ? payload : NULL, &t));
     if (!view)
         memcpy(t->buckets, payload, len);
     t->size = sh.size;

@@ -32,8 +32,7 @@ static uint8_t *encode(const amq_clock *c, size_t *len) {
     size_t n = amq_clock_encoded_size(c);
     uint8_t *buf = malloc(n);
     require(buf != NULL, "out of memory");
-    require(amq_clock_encode(c, buf, n, len) == AMQ_OK && *len == n,
-            "encode");
+    require(amq_clock_encode(c, buf, n, len) == AMQ_OK && *len == n, "encode");
     return buf;
 }
 
@@ -51,12 +50,8 @@ static amq_clock *template_clock(int which) {
     amq_clock *c = NULL;
     amq_status st;
     switch (which) {
-    case 0:
-        st = amq_clock_new_bloom(8, 2, 4, NULL, &c);
-        break;
-    case 1:
-        st = amq_clock_new_bloom(64, 3, 0, &sip, &c);
-        break;
+    case 0: st = amq_clock_new_bloom(8, 2, 4, NULL, &c); break;
+    case 1: st = amq_clock_new_bloom(64, 3, 0, &sip, &c); break;
     case 2:
         st = amq_clock_new_vector(AMQ_CLOCK_VECTOR_DENSE, 0, NULL, &c);
         for (uint64_t i = 1; st == AMQ_OK && i < 3; i++)
@@ -74,8 +69,7 @@ static void exercise(amq_clock *c) {
     amq_clock *d = NULL;
     amq_clock_verdict v;
     require(amq_clock_clone(c, &d) == AMQ_OK, "clone");
-    require(amq_clock_compare(c, d, &v) == AMQ_OK &&
-                v.order == AMQ_ORDER_EQUAL,
+    require(amq_clock_compare(c, d, &v) == AMQ_OK && v.order == AMQ_ORDER_EQUAL,
             "clone compares equal");
     amq_status st = amq_clock_tick(d, "fuzz", 4);
     require(st == AMQ_OK || st == AMQ_ERR_OVERFLOW, "tick");
@@ -122,8 +116,7 @@ static void check_frame(const uint8_t *data, size_t size) {
     uint8_t *s2 = save(r, &l2);
     require(l1 == l2 && memcmp(s1, s2, l1) == 0, "re-save is stable");
     amq_clock_verdict v;
-    require(amq_clock_compare(c, r, &v) == AMQ_OK &&
-                v.order == AMQ_ORDER_EQUAL,
+    require(amq_clock_compare(c, r, &v) == AMQ_OK && v.order == AMQ_ORDER_EQUAL,
             "reloaded clock is equal");
     exercise(c);
     free(s1);

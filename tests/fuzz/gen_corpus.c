@@ -115,8 +115,8 @@ static void valid_frames(const char *dir, const amq_type_info *ti) {
     for (size_t i = 0; i < 4; i++) {
         snprintf(name, sizeof name, "valid-%s-n%llu", ti->name,
                  (unsigned long long)sizes[i]);
-        emit(dir, name, build(ti->name, sizes[i] ? sizes[i] : 1, 0.01,
-                              sizes[i], NULL));
+        emit(dir, name,
+             build(ti->name, sizes[i] ? sizes[i] : 1, 0.01, sizes[i], NULL));
     }
     amq_options opt;
     memset(&opt, 0, sizeof opt);
@@ -186,8 +186,11 @@ static void invalid_frames(const char *dir, const char *type) {
         {"bad-params-len-huge", 48, {0xff, 0xff, 0xff, 0xff}, 4, 1},
         {"bad-params-len-zero", 48, {0, 0, 0, 0}, 4, 1},
         {"bad-reserved-52", 52, {0, 0, 0, 1}, 4, 1},
-        {"bad-payload-len-huge", 56, {0xff, 0xff, 0xff, 0xff,
-                                      0xff, 0xff, 0xff, 0x7f}, 8, 1},
+        {"bad-payload-len-huge",
+         56,
+         {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+         8,
+         1},
         {"bad-params-pad", 127, {1}, 1, 1},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
@@ -258,8 +261,8 @@ static void shape_frames(const char *dir) {
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         emit(dir, shapes[i].name,
-             build(shapes[i].spec, shapes[i].cap,
-                   shapes[i].cap ? 0.01 : 0.0, shapes[i].keys, NULL));
+             build(shapes[i].spec, shapes[i].cap, shapes[i].cap ? 0.01 : 0.0,
+                   shapes[i].keys, NULL));
 }
 
 /* Maplets holding values the generic add never puts: sum counters of every

@@ -53,7 +53,7 @@ static inline uint64_t check_next(uint64_t *s) {
             check_pass();                                                      \
         } else {                                                               \
             char check_buf_[256];                                              \
-            snprintf(check_buf_, sizeof check_buf_, __VA_ARGS__);             \
+            snprintf(check_buf_, sizeof check_buf_, __VA_ARGS__);              \
             check_fail(__FILE__, __LINE__, #cond, check_buf_);                 \
         }                                                                      \
     } while (0)

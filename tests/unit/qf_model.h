@@ -161,8 +161,8 @@ static uint64_t twin_remove(amq_qf *g, bool counting, uint64_t h, uint64_t k,
 
 /* Seed bit 0: the filter under test takes the scalar paths (the twin the
  * fast ones); bit 1: the filter under test is in concurrent mode. */
-static void run_model(bool counting, uint64_t slots, unsigned r,
-                      uint64_t seed, unsigned ops, uint64_t universe) {
+static void run_model(bool counting, uint64_t slots, unsigned r, uint64_t seed,
+                      unsigned ops, uint64_t universe) {
     amq_qf *f = NULL, *g = NULL;
     model m = {0};
     uint64_t rng = seed, fulls = 0, errs = 0;
@@ -185,8 +185,8 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
             c = 1 + (check_next(&rng) >> (64 - 1 - x % 40));
         if (x % 16 < 6 && held > 0) {
             uint64_t k = counting ? 1 + check_next(&rng) % held : 1;
-            amq_status st = counting ? amq_cqf_remove(f, h, k)
-                                     : amq_qf_remove(f, h);
+            amq_status st =
+                counting ? amq_cqf_remove(f, h, k) : amq_qf_remove(f, h);
             errs += st != AMQ_OK;
             errs += twin_remove(g, counting, h, k, st);
             if (st == AMQ_OK)
@@ -197,8 +197,8 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
             errs += !same_snap(s0, snap(f));
         } else {
             snapshot s0 = snap(f);
-            amq_status st = counting ? amq_cqf_insert(f, h, c)
-                                     : amq_qf_insert(f, h);
+            amq_status st =
+                counting ? amq_cqf_insert(f, h, c) : amq_qf_insert(f, h);
             errs += twin_insert(g, counting, h, c, st);
             if (st == AMQ_OK) {
                 model_add(&m, fp, c);
@@ -220,10 +220,11 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
             }
         }
     }
-    CHECK_MSG(errs == 0, "%s slots=%llu r=%u mode=%u: model or twin "
-              "disagrees (%llu fulls)", counting ? "cqf" : "qf",
-              (unsigned long long)slots, r, (unsigned)mode,
-              (unsigned long long)fulls);
+    CHECK_MSG(errs == 0,
+              "%s slots=%llu r=%u mode=%u: model or twin "
+              "disagrees (%llu fulls)",
+              counting ? "cqf" : "qf", (unsigned long long)slots, r,
+              (unsigned)mode, (unsigned long long)fulls);
     /* Drain: remove everything, the table ends empty and zeroed. */
     for (size_t i = m.n; i-- > 0;) {
         uint64_t fp = m.e[i].fp;
@@ -232,8 +233,7 @@ static void run_model(bool counting, uint64_t slots, unsigned r,
             errs++;
             continue;
         }
-        amq_status st = counting ? amq_cqf_remove(f, h, m.e[i].count)
-                                 : AMQ_OK;
+        amq_status st = counting ? amq_cqf_remove(f, h, m.e[i].count) : AMQ_OK;
         if (!counting)
             for (uint64_t k = 0; k < m.e[i].count && st == AMQ_OK; k++)
                 st = amq_qf_remove(f, h);
@@ -265,8 +265,8 @@ static void test_models(bool counting) {
                 unsigned lg = 64u - (unsigned)__builtin_clzll(slots[s] - 1);
                 unsigned r = widths[w] + lg > 64 ? 64 - lg : widths[w];
                 run_model(counting, slots[s], r,
-                          1000 * w + 100 * s + k + (counting ? 50000 : 0),
-                          ops, u);
+                          1000 * w + 100 * s + k + (counting ? 50000 : 0), ops,
+                          u);
             }
     }
 }
@@ -321,8 +321,7 @@ static void test_windows(bool counting) {
     CHECK_MSG(errs == 0, "%s windows: %llu errors", counting ? "cqf" : "qf",
               (unsigned long long)errs);
     CHECK_MSG(amq__qf_widenings(f) > 0 && fulls > 0,
-              "%s windows: %llu widenings, %llu fulls",
-              counting ? "cqf" : "qf",
+              "%s windows: %llu widenings, %llu fulls", counting ? "cqf" : "qf",
               (unsigned long long)amq__qf_widenings(f),
               (unsigned long long)fulls);
 out:

@@ -45,8 +45,7 @@ static uint64_t model_block(uint64_t h, uint64_t nblocks) {
     return ((h >> 32) * nblocks) >> 32; /* nblocks < 2^32 in these tests */
 }
 
-static void model_add(uint8_t *bits, uint64_t nblocks, unsigned k,
-                      uint64_t h) {
+static void model_add(uint8_t *bits, uint64_t nblocks, unsigned k, uint64_t h) {
     uint8_t *block = bits + 64 * model_block(h, nblocks);
     for (unsigned j = 0; j < k; j++) {
         unsigned p = model_position(h, j);
@@ -83,8 +82,7 @@ static bool within_tolerance(double measured, double theory, double q) {
 
 /* Fill a filter and the model alike through the generic interface, then
  * compare the payload bytes: pins the documented bit layout. */
-static void layout_for(uint64_t nblocks, unsigned k, size_t n,
-                       uint64_t seed) {
+static void layout_for(uint64_t nblocks, unsigned k, size_t n, uint64_t seed) {
     char spec[64];
     amq_filter *f = NULL;
     uint8_t *model = calloc((size_t)nblocks, 64);
@@ -159,8 +157,8 @@ static void agree_for(uint64_t nblocks, unsigned k, size_t n, uint64_t seed,
             negatives += !one_s;
             positives += one_s;
         }
-        CHECK_MSG(bad == 0, "%zu disagreements (blocks=%llu k=%u set %d)",
-                  bad, (unsigned long long)nblocks, k, set);
+        CHECK_MSG(bad == 0, "%zu disagreements (blocks=%llu k=%u set %d)", bad,
+                  (unsigned long long)nblocks, k, set);
         if (set == 0)
             CHECK_MSG(negatives == 0, "%zu false negatives", negatives);
         /* Strangers must exercise both answers, or agreement means little. */
@@ -184,14 +182,16 @@ static void test_paths_agree(void) {
     const uint64_t sizes[] = {1, 2, 3, 1001, 40001};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         agree_for(sizes[i], 7, n / 4, 230 + i, false);
-    agree_for(64, 5, 5, 240, false); /* a batch shorter than the prefetch window */
+    agree_for(64, 5, 5, 240,
+              false); /* a batch shorter than the prefetch window */
 }
 
 /* ---- no false negatives, FPR against theory and bound -------------------- */
 
 static void fpr_for(uint64_t nblocks, unsigned k, size_t n, size_t q,
                     uint64_t seed) {
-    uint64_t *keys = random_hashes(n, seed), *strangers = random_hashes(q, ~seed);
+    uint64_t *keys = random_hashes(n, seed),
+             *strangers = random_hashes(q, ~seed);
     uint8_t *out = malloc(q > n ? q : n);
     amq_blocked *b = NULL;
     check_seed = seed;
@@ -216,8 +216,8 @@ static void fpr_for(uint64_t nblocks, unsigned k, size_t n, size_t q,
     CHECK_MSG(within_tolerance(measured, theory, (double)q),
               "%.2f bits/key k=%u: measured %.6f, theory %.6f", bpk, k,
               measured, theory);
-    CHECK_MSG(measured <= bound + 4.0 * sigma,
-              "measured %.6f above bound %.6f", measured, bound);
+    CHECK_MSG(measured <= bound + 4.0 * sigma, "measured %.6f above bound %.6f",
+              measured, bound);
     printf("  blocked %.2f bits/key k=%2u: measured FPR %.6f, theory %.6f, "
            "textbook %.6f\n",
            bpk, k, measured, theory, amq_bloom_fpr(bpk, 1.0, k));
@@ -299,8 +299,7 @@ static void test_concurrent(void) {
     amq_filter *par = NULL, *seq = NULL;
     check_seed = 401;
     /* Few blocks, so both threads hammer the same words. */
-    CHECK_OK(amq_filter_new("blocked:blocks=512,k=8", 0, 0, &copt, &par,
-                            NULL));
+    CHECK_OK(amq_filter_new("blocked:blocks=512,k=8", 0, 0, &copt, &par, NULL));
     CHECK_OK(amq_filter_new("blocked:blocks=512,k=8", 0, 0, NULL, &seq, NULL));
     if (par == NULL || seq == NULL)
         goto out;
@@ -313,7 +312,8 @@ static void test_concurrent(void) {
     for (size_t i = 0; i < n; i++)
         amq_filter_add_hash(seq, h[i]);
     CHECK(amq_filter_items(par) == n);
-    CHECK_MSG(check_same_frame(par, seq), "concurrent adds differ from sequential");
+    CHECK_MSG(check_same_frame(par, seq),
+              "concurrent adds differ from sequential");
 out:
     amq_filter_free(par);
     amq_filter_free(seq);
@@ -454,7 +454,7 @@ static void test_frame(void) {
     const struct {
         size_t off;
         uint8_t x;
-    } cases[] = {{tp + 0, 0x01}, {tp + 7, 0x01}, {tp + 8, 0xff},
+    } cases[] = {{tp + 0, 0x01}, {tp + 7, 0x01},  {tp + 8, 0xff},
                  {tp + 8, 0x1f}, {tp + 12, 0x01}, {tp + 15, 0x80}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t saved = buf[cases[i].off];

@@ -28,8 +28,8 @@ static void test_formulas(void) {
                 best_k = k;
             }
         }
-        CHECK_MSG(fabs(best_k - kopt) < 0.01, "b=%g argmin %g vs %g", b,
-                  best_k, kopt);
+        CHECK_MSG(fabs(best_k - kopt) < 0.01, "b=%g argmin %g vs %g", b, best_k,
+                  kopt);
         /* p_min = 0.6185^b (paper) = e^{-b (ln 2)^2} */
         CHECK_MSG(fabs(best / pow(0.6185, b) - 1) < 1e-3 * b, "b=%g", b);
         CHECK(fabs(best / exp(-b * M_LN2 * M_LN2) - 1) < 1e-6);

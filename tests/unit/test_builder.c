@@ -66,7 +66,8 @@ static void test_same_as_build(const amq_type_info *ti) {
     if (h != NULL)
         CHECK_OK(amq_filter_build(ti->name, h, N, 0.01, &o, &g, &d));
     if (f != NULL && g != NULL) {
-        CHECK_MSG(check_same_frame(f, g), "%s: builder and build differ", ti->name);
+        CHECK_MSG(check_same_frame(f, g), "%s: builder and build differ",
+                  ti->name);
         CHECK_MSG(missing(f, N) == 0, "%s: %llu keys missing", ti->name,
                   (unsigned long long)missing(f, N));
     }

@@ -77,8 +77,8 @@ static void run_against_truth(uint64_t seed) {
     stamp st[RUN_EVENTS];
     for (int i = 0; i < RUN_NODES; i++) {
         bc[i] = bloom(32, 2, 0);
-        CHECK_OK(amq_clock_new_vector(AMQ_CLOCK_VECTOR_DENSE, (uint64_t)i,
-                                      NULL, &dv[i]));
+        CHECK_OK(amq_clock_new_vector(AMQ_CLOCK_VECTOR_DENSE, (uint64_t)i, NULL,
+                                      &dv[i]));
         CHECK_OK(amq_clock_new_vector(AMQ_CLOCK_VECTOR_SPARSE,
                                       (uint64_t)i * 1000, NULL, &sv[i]));
     }
@@ -113,8 +113,8 @@ static void run_against_truth(uint64_t seed) {
             } else {
                 concurrent++;
             }
-            wrong_conc += got == AMQ_ORDER_CONCURRENT &&
-                          truth != AMQ_ORDER_CONCURRENT;
+            wrong_conc +=
+                got == AMQ_ORDER_CONCURRENT && truth != AMQ_ORDER_CONCURRENT;
         }
     CHECK_MSG(missed == 0, "%lu of %lu ordered pairs missed", missed, ordered);
     CHECK(wrong_conc == 0);
@@ -382,13 +382,13 @@ static amq_status op_merge(amq_clock *c, const amq_clock *o, const uint8_t *m,
     (void)m, (void)l;
     return amq_clock_merge(c, o);
 }
-static amq_status op_decode(amq_clock *c, const amq_clock *o,
-                            const uint8_t *m, size_t l) {
+static amq_status op_decode(amq_clock *c, const amq_clock *o, const uint8_t *m,
+                            size_t l) {
     (void)o;
     return amq_clock_decode(c, m, l);
 }
-static amq_status op_assign(amq_clock *c, const amq_clock *o,
-                            const uint8_t *m, size_t l) {
+static amq_status op_assign(amq_clock *c, const amq_clock *o, const uint8_t *m,
+                            size_t l) {
     (void)m, (void)l;
     return amq_clock_assign(c, o);
 }
@@ -480,11 +480,10 @@ static void test_oom_every_allocation(void) {
             amq_clock *out = NULL;
             fail_countdown = n;
             amq_status st =
-                what == 0 ? amq_clock_new_bloom(64, 3, 8, &opt, &out)
-                : what == 1
-                    ? amq_clock_load(frame, flen, &opt, &out, NULL)
-                    : amq_clock_new_vector(AMQ_CLOCK_VECTOR_DENSE, 1, &opt,
-                                           &out);
+                what == 0   ? amq_clock_new_bloom(64, 3, 8, &opt, &out)
+                : what == 1 ? amq_clock_load(frame, flen, &opt, &out, NULL)
+                            : amq_clock_new_vector(AMQ_CLOCK_VECTOR_DENSE, 1,
+                                                   &opt, &out);
             fail_countdown = -1;
             CHECK(st == AMQ_OK || (st == AMQ_ERR_NOMEM && out == NULL));
             done = st == AMQ_OK;
@@ -630,8 +629,8 @@ static void test_estimate_calibration(void) {
     check_seed = 2000;
     double paper, exact;
     unsigned tr = check_quick() ? 1000 : 5000;
-    double obs = private_event_rate(64, 3, 400, 10, tr, check_seed, &paper,
-                                    &exact);
+    double obs =
+        private_event_rate(64, 3, 400, 10, tr, check_seed, &paper, &exact);
     double tol = 4.5 * sqrt(exact * (1 - exact) / tr) + 0.002;
     CHECK_MSG(fabs(obs - exact) <= tol, "past 400: observed %.4f ours %.4f",
               obs, exact);
@@ -787,7 +786,8 @@ static void test_bad_input(void) {
     CHECK_OK(amq_clock_new_bloom(64, 3, 0, &sip1, &others[3]));
     CHECK_OK(amq_clock_new_bloom(64, 3, 0, &sip2, &others[4]));
     for (int i = 0; i < 5; i++) {
-        CHECK_STATUS(amq_clock_compare(a, others[i], &vd), AMQ_ERR_INCOMPATIBLE);
+        CHECK_STATUS(amq_clock_compare(a, others[i], &vd),
+                     AMQ_ERR_INCOMPATIBLE);
         CHECK_STATUS(amq_clock_compare_history(a, others[i], &vd),
                      AMQ_ERR_INCOMPATIBLE);
         CHECK_STATUS(amq_clock_merge(others[i], a), AMQ_ERR_INCOMPATIBLE);
@@ -827,7 +827,8 @@ static void test_bad_input(void) {
     /* a buffer too small */
     size_t need;
     uint8_t small[4];
-    CHECK_STATUS(amq_clock_encode(a, small, sizeof small, &need), AMQ_ERR_BUFFER);
+    CHECK_STATUS(amq_clock_encode(a, small, sizeof small, &need),
+                 AMQ_ERR_BUFFER);
     CHECK(need == amq_clock_encoded_size(a));
     /* a filter frame is not a clock */
     amq_clock_free(d);

@@ -60,8 +60,8 @@ static void tradeoff(void) {
             double bound = amq_compressed_fpr_bound(c);
             double fillq = pow(bound, 1.0 / k); /* every slice alike */
             double ent = mem * h2(fillq);
-            double sent = 8.0 * (double)amq_compressed_encoded_bytes(c) /
-                          (double)n;
+            double sent =
+                8.0 * (double)amq_compressed_encoded_bytes(c) / (double)n;
             double meas = measure(c, ~check_seed, t);
             double sigma = sqrt(bound / (double)t);
             CHECK_MSG(sent <= ent * 1.06 + 0.05 && sent >= ent * 0.97,
@@ -72,10 +72,10 @@ static void tradeoff(void) {
             CHECK_MSG(bound <= eps[e] * 1.05, "bound %g misses %g", bound,
                       eps[e]);
             if (k == 2)
-                CHECK_MSG(sent < std_bits, "eps %g: k=2 sends %g >= %g",
-                          eps[e], sent, std_bits);
-            printf("%-7g %-3u %9.2f %9.2f %9.2f %9.2f %10.3g %10.3g\n",
-                   eps[e], k, mem, ent, sent, std_bits, bound, meas);
+                CHECK_MSG(sent < std_bits, "eps %g: k=2 sends %g >= %g", eps[e],
+                          sent, std_bits);
+            printf("%-7g %-3u %9.2f %9.2f %9.2f %9.2f %10.3g %10.3g\n", eps[e],
+                   k, mem, ent, sent, std_bits, bound, meas);
             amq_compressed_free(c);
         }
     }
@@ -93,8 +93,7 @@ static void budget(void) {
         if (c == NULL)
             return;
         fill(c, check_seed, n);
-        double sent = 8.0 * (double)amq_compressed_encoded_bytes(c) /
-                      (double)n;
+        double sent = 8.0 * (double)amq_compressed_encoded_bytes(c) / (double)n;
         double bound = amq_compressed_fpr_bound(c);
         double std = amq_bloom_fpr(zs[i], 1, amq_bloom_optimal_k(zs[i]));
         CHECK_MSG(bound < std * 0.9, "z=%g: %g vs standard %g", zs[i], bound,
@@ -109,8 +108,7 @@ static void budget(void) {
     amq_compressed *c = NULL;
     CHECK_STATUS(amq_compressed_new_for_size(100, 0.5, NULL, &c),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_compressed_new_for_size(0, 8, NULL, &c),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_compressed_new_for_size(0, 8, NULL, &c), AMQ_ERR_INVALID);
 }
 
 static uint64_t payload_len(const uint8_t *frame) {

@@ -83,9 +83,9 @@ static amq_status add_range(amq_filter *f, uint64_t seed, uint64_t from,
     for (uint64_t i = from; i < to; i++) {
         uint8_t k[KEY_LEN];
         make_key(seed, i, TAG_PRESENT, k);
-        amq_status st = (i & 1) ? amq_filter_add_hash(
-                                      f, amq_filter_hash(f, k, KEY_LEN))
-                                : amq_filter_add(f, k, KEY_LEN);
+        amq_status st =
+            (i & 1) ? amq_filter_add_hash(f, amq_filter_hash(f, k, KEY_LEN))
+                    : amq_filter_add(f, k, KEY_LEN);
         if (st != AMQ_OK)
             return st;
     }
@@ -93,8 +93,8 @@ static amq_status add_range(amq_filter *f, uint64_t seed, uint64_t from,
 }
 
 /* Number of keys in [from, to) the filter misses (must be 0). */
-static uint64_t count_missing(const amq_filter *f, uint64_t seed,
-                              uint64_t from, uint64_t to) {
+static uint64_t count_missing(const amq_filter *f, uint64_t seed, uint64_t from,
+                              uint64_t to) {
     uint64_t missing = 0;
     for (uint64_t i = from; i < to; i++) {
         uint8_t k[KEY_LEN];
@@ -179,9 +179,9 @@ static amq_filter *build_keys(const char *spec, double eps,
         st = amq_builder_finish(b, eps, &f, &d);
     if (st == AMQ_ERR_INVALID && eps != 0.0)
         st = amq_builder_finish(b, 0.0, &f, &d);
-    CHECK_MSG(st == AMQ_OK, "build(%.60s, %llu keys x %u, %g): %s %.100s",
-              spec, (unsigned long long)(to - from), dup, eps,
-              amq_status_name(st), d.message);
+    CHECK_MSG(st == AMQ_OK, "build(%.60s, %llu keys x %u, %g): %s %.100s", spec,
+              (unsigned long long)(to - from), dup, eps, amq_status_name(st),
+              d.message);
     amq_builder_free(b);
     return st == AMQ_OK ? f : NULL;
 }
@@ -279,8 +279,7 @@ static void test_properties(const amq_type_info *ti) {
               "describe: %s", full);
     amq_filter *g = NULL;
     amq_status st = amq_filter_new(full, 0, 0.0, NULL, &g, NULL);
-    CHECK_MSG(st == AMQ_OK, "new(\"%s\", 0, 0): %s", full,
-              amq_status_name(st));
+    CHECK_MSG(st == AMQ_OK, "new(\"%s\", 0, 0): %s", full, amq_status_name(st));
     if (g != NULL) {
         char again[256];
         amq_filter_describe(g, again, sizeof again);
@@ -358,12 +357,13 @@ static void fpr_case(const amq_type_info *ti, uint64_t n, double eps,
               (unsigned long long)n, amq_status_name(st));
     CHECK(amq_filter_items(f) == n);
     uint64_t missing = missing_if_member(f, seed, 0, n);
-    CHECK_MSG(missing == 0, "%s n=%llu eps=%g: %llu false negatives",
-              ti->name, (unsigned long long)n, eps,
-              (unsigned long long)missing);
+    CHECK_MSG(missing == 0, "%s n=%llu eps=%g: %llu false negatives", ti->name,
+              (unsigned long long)n, eps, (unsigned long long)missing);
     double bound = amq_filter_fpr_bound(f);
-    CHECK_MSG(bound >= bound_half, "%s: bound fell from %g to %g as keys "
-              "were added", ti->name, bound_half, bound);
+    CHECK_MSG(bound >= bound_half,
+              "%s: bound fell from %g to %g as keys "
+              "were added",
+              ti->name, bound_half, bound);
     double p = (double)count_fp(f, seed + 2000, trials) / t;
     CHECK_MSG(p <= bound * (1 + rel) + four_sigma(bound, t) + 3.0 / t,
               "%s n=%llu eps=%g: measured %g > bound %g", ti->name,
@@ -395,9 +395,10 @@ static void fpr_case(const amq_type_info *ti, uint64_t n, double eps,
         CHECK_MSG(p <= eps * 1.10 + four_sigma(eps, t) + 3.0 / t,
                   "%s n=%llu: measured %g misses target %g", ti->name,
                   (unsigned long long)n, p, eps);
-        CHECK_MSG(bound <= eps * 1.10, "%s n=%llu: bound %g at capacity "
-                  "exceeds target %g", ti->name, (unsigned long long)n,
-                  bound, eps);
+        CHECK_MSG(bound <= eps * 1.10,
+                  "%s n=%llu: bound %g at capacity "
+                  "exceeds target %g",
+                  ti->name, (unsigned long long)n, bound, eps);
     }
     amq_filter_free(f);
 }
@@ -441,8 +442,8 @@ static void test_curve(const amq_type_info *ti) {
     for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
         double b = -1, p = -1;
         amq_status st = amq_curve_bits(ti->name, rates[i], &b);
-        CHECK_MSG(st == AMQ_OK && b > 0, "%s curve_bits(%g): %s %g",
-                  ti->name, rates[i], amq_status_name(st), b);
+        CHECK_MSG(st == AMQ_OK && b > 0, "%s curve_bits(%g): %s %g", ti->name,
+                  rates[i], amq_status_name(st), b);
         if (st != AMQ_OK)
             continue;
         /* Never below the information-theoretic bound log2(1/eps). */
@@ -644,12 +645,10 @@ static void field_case(uint8_t *buf, size_t len, size_t off,
     if (want == AMQ_OK)
         CHECK_MSG(st != AMQ_OK, "%s accepted", what);
     else
-        CHECK_MSG(st == want, "%s: %s, expected %s", what,
-                  amq_status_name(st), amq_status_name(want));
-    CHECK_MSG(st == AMQ_OK || d.message[0] != '\0', "%s: no diagnostic",
-              what);
-    CHECK_MSG(view_status(buf, len) == st, "%s: view and load disagree",
-              what);
+        CHECK_MSG(st == want, "%s: %s, expected %s", what, amq_status_name(st),
+                  amq_status_name(want));
+    CHECK_MSG(st == AMQ_OK || d.message[0] != '\0', "%s: no diagnostic", what);
+    CHECK_MSG(view_status(buf, len) == st, "%s: view and load disagree", what);
     memcpy(buf + off, save, nbytes);
     amq__frame_seal(buf, len);
 }
@@ -678,8 +677,8 @@ static void test_corruption(const amq_type_info *ti) {
     size_t stride = check_quick() ? 7 : 1, accepted = 0, first = 0;
     for (size_t bit = 0; bit < len * 8; bit += stride) {
         buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        bool ok = load_status(buf, len) == AMQ_OK ||
-                  view_status(buf, len) == AMQ_OK;
+        bool ok =
+            load_status(buf, len) == AMQ_OK || view_status(buf, len) == AMQ_OK;
         if (ok && accepted++ == 0)
             first = bit;
         buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
@@ -690,7 +689,8 @@ static void test_corruption(const amq_type_info *ti) {
     /* Every truncation, and trailing bytes. */
     accepted = 0;
     for (size_t l = 0; l < len; l++) {
-        bool ok = load_status(buf, l) == AMQ_OK || view_status(buf, l) == AMQ_OK;
+        bool ok =
+            load_status(buf, l) == AMQ_OK || view_status(buf, l) == AMQ_OK;
         if (ok && accepted++ == 0)
             first = l;
     }
@@ -802,8 +802,8 @@ static void test_batch(const amq_type_info *ti) {
         differ += a[i] != amq_filter_contains_hash(s, h[i]);
         pos += a[i];
     }
-    CHECK_MSG(differ == 0, "%s: scalar-flag filter differs on %llu",
-              ti->name, (unsigned long long)differ);
+    CHECK_MSG(differ == 0, "%s: scalar-flag filter differs on %llu", ti->name,
+              (unsigned long long)differ);
     if (!is_sketch(ti) && !forgets(ti))
         CHECK(pos >= M / 3); /* the present third at least */
     amq_filter_contains_batch(f, h, M, b);
@@ -827,8 +827,10 @@ static void test_batch(const amq_type_info *ti) {
         for (size_t i = len; i < len + 8; i++)
             over += c[i] != 0xCC;
     }
-    CHECK_MSG(bad == 0 && over == 0, "%s: short batches: %zu wrong, %zu "
-              "bytes written past n", ti->name, bad, over);
+    CHECK_MSG(bad == 0 && over == 0,
+              "%s: short batches: %zu wrong, %zu "
+              "bytes written past n",
+              ti->name, bad, over);
 
     /* Batch insert = the loop, byte for byte, up to and including a
      * refusal (a small filter driven past capacity). */
@@ -845,9 +847,8 @@ static void test_batch(const amq_type_info *ti) {
                 loop++;
             amq_status sb = amq_filter_add_batch(y, h, 4000, &done);
             CHECK_MSG(sl == sb && done == loop && check_same_frame(x, y),
-                      "%s: add_batch %s after %zu, loop %s after %zu",
-                      ti->name, amq_status_name(sb), done,
-                      amq_status_name(sl), loop);
+                      "%s: add_batch %s after %zu, loop %s after %zu", ti->name,
+                      amq_status_name(sb), done, amq_status_name(sl), loop);
         }
         amq_filter_free(x);
         amq_filter_free(y);
@@ -893,8 +894,8 @@ static void merge_refused(merge_fn op, amq_filter *dst, const amq_filter *src,
     free(after);
 }
 
-static void merge_shapes(const amq_type_info *ti, merge_fn op,
-                         amq_filter *a, const char *opname) {
+static void merge_shapes(const amq_type_info *ti, merge_fn op, amq_filter *a,
+                         const char *opname) {
     char what[96];
     amq_filter *c = new_filter(ti->name, 8000, 0.01, NULL);
     if (c != NULL) {
@@ -912,9 +913,8 @@ static void merge_shapes(const amq_type_info *ti, merge_fn op,
         merge_refused(op, a, c, AMQ_ERR_INCOMPATIBLE, what);
     }
     amq_filter_free(c);
-    const amq_type_info *o =
-        other_type_with(ti, op == amq_filter_union ? AMQ_CAP_UNION
-                                                   : AMQ_CAP_INTERSECT);
+    const amq_type_info *o = other_type_with(
+        ti, op == amq_filter_union ? AMQ_CAP_UNION : AMQ_CAP_INTERSECT);
     if (o != NULL) {
         c = new_filter(o->name, 4000, 0.01, NULL);
         if (c != NULL) {
@@ -928,7 +928,7 @@ static void merge_shapes(const amq_type_info *ti, merge_fn op,
 static void test_merge(const amq_type_info *ti) {
     const uint64_t seed = 6;
     check_seed = seed;
-    amq_filter *a = filled(ti, 4000, 0.01, NULL, seed, 0, 2000); /* A */
+    amq_filter *a = filled(ti, 4000, 0.01, NULL, seed, 0, 2000);    /* A */
     amq_filter *b = filled(ti, 4000, 0.01, NULL, seed, 1000, 3000); /* B */
     if (a == NULL || b == NULL)
         goto out;
@@ -946,8 +946,8 @@ static void test_merge(const amq_type_info *ti) {
                           amq_filter_contains_hash(b, h);
                 law += in && !amq_filter_contains_hash(u, h);
             }
-            CHECK_MSG(law == 0, "%s: a or b but not a|b on %llu keys",
-                      ti->name, (unsigned long long)law);
+            CHECK_MSG(law == 0, "%s: a or b but not a|b on %llu keys", ti->name,
+                      (unsigned long long)law);
             merge_shapes(ti, amq_filter_union, u, "union");
         }
         amq_filter_free(u);
@@ -1156,10 +1156,10 @@ static void test_bad_specs(const amq_type_info *ti) {
 /* ---- keyed hashing ------------------------------------------------------------- */
 
 static void test_keyed(const amq_type_info *ti) {
-    static const uint8_t key1[16] = {0x10, 0x32, 0x54, 0x76, 0x98, 0xba,
-                                     0xdc, 0xfe, 1, 2, 3, 4, 5, 6, 7, 8};
-    static const uint8_t key2[16] = {0x10, 0x32, 0x54, 0x76, 0x98, 0xba,
-                                     0xdc, 0xfe, 1, 2, 3, 4, 5, 6, 7, 9};
+    static const uint8_t key1[16] = {
+        0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 1, 2, 3, 4, 5, 6, 7, 8};
+    static const uint8_t key2[16] = {
+        0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 1, 2, 3, 4, 5, 6, 7, 9};
     const uint64_t seed = 9;
     check_seed = seed;
     amq_options opt;
@@ -1185,14 +1185,14 @@ static void test_keyed(const amq_type_info *ti) {
         uint64_t h = amq_filter_hash(f, k, KEY_LEN);
         off_ref += h != amq_hash64(&ref, k, KEY_LEN);
         same_g += h == amq_filter_hash(g, k, KEY_LEN);
-        same_r += amq_filter_hash(r1, k, KEY_LEN) ==
-                  amq_filter_hash(r2, k, KEY_LEN);
+        same_r +=
+            amq_filter_hash(r1, k, KEY_LEN) == amq_filter_hash(r2, k, KEY_LEN);
     }
     CHECK_MSG(off_ref == 0, "%s: filter hash is not SipHash with its key",
               ti->name);
     CHECK_MSG(same_g == 0 && same_r == 0,
-              "%s: different keys give equal hashes (%zu, %zu of 32)",
-              ti->name, same_g, same_r);
+              "%s: different keys give equal hashes (%zu, %zu of 32)", ti->name,
+              same_g, same_r);
 
     size_t len;
     uint8_t *frame = check_frame(f, &len);
@@ -1283,8 +1283,8 @@ static void test_model(const amq_type_info *ti, uint64_t seed) {
                 total++;
                 newest = idx;
             } else {
-                CHECK_MSG(st == AMQ_ERR_FULL, "%s op %u: add: %s", ti->name,
-                          op, amq_status_name(st));
+                CHECK_MSG(st == AMQ_ERR_FULL, "%s op %u: add: %s", ti->name, op,
+                          amq_status_name(st));
             }
         }
         if (op % 500 == 0 || op == ops) {
@@ -1361,11 +1361,12 @@ static void test_static_properties(const amq_type_info *ti) {
     CHECK(count_missing(f, 11, 0, 1000) == 0);
     double bpk = amq_filter_bits_per_key(f), bound = amq_filter_fpr_bound(f);
     CHECK_MSG(fabs(bpk - 8.0 * (double)amq_filter_size_bytes(f) / 1000.0) <
-                  1e-9, "bits/key %g", bpk);
+                  1e-9,
+              "bits/key %g", bpk);
     CHECK_MSG(bound > 0 && bound < 1, "%s: bound %g", ti->name, bound);
     /* Never below the information-theoretic bound. */
-    CHECK_MSG(bpk >= log2(1 / bound) - 1e-9, "%s: %g bits/key for %g",
-              ti->name, bpk, bound);
+    CHECK_MSG(bpk >= log2(1 / bound) - 1e-9, "%s: %g bits/key for %g", ti->name,
+              bpk, bound);
 
     /* new() and add() are refused; the filter stays as it was. */
     amq_filter *g = NULL;
@@ -1448,8 +1449,8 @@ static void static_fpr_case(const amq_type_info *ti, uint64_t n, double eps,
     } else {
         /* Built at its own rate after refusing eps: it must be worse. */
         CHECK_MSG(amq_filter_target_fpr(f) == 0.0 && bound > eps,
-                  "%s refused target %g though its rate is %g", ti->name,
-                  eps, bound);
+                  "%s refused target %g though its rate is %g", ti->name, eps,
+                  bound);
     }
     if (n >= 200000) {
         /* The curve is the family's asymptote: at this size a filter sits
@@ -1457,8 +1458,8 @@ static void static_fpr_case(const amq_type_info *ti, uint64_t n, double eps,
         double b = -1, bpk = amq_filter_bits_per_key(f);
         CHECK_OK(amq_curve_bits(ti->name, bound, &b));
         CHECK_MSG(bpk >= b / 1.02 && bpk <= b * 1.15,
-                  "%s n=%llu: %.3f bits/key, curve says %.3f for %g",
-                  ti->name, (unsigned long long)n, bpk, b, bound);
+                  "%s n=%llu: %.3f bits/key, curve says %.3f for %g", ti->name,
+                  (unsigned long long)n, bpk, b, bound);
     }
     amq_filter_free(f);
 }
@@ -1489,8 +1490,8 @@ static void build_refused(const char *spec, double eps, amq_status want) {
     amq_diag d;
     memset(&d, 0, sizeof d);
     amq_status st = amq_filter_build(spec, hs, 3, eps, NULL, &f, &d);
-    CHECK_MSG(st == want, "build(\"%.100s\", %g): %s, expected %s", spec,
-              eps, amq_status_name(st), amq_status_name(want));
+    CHECK_MSG(st == want, "build(\"%.100s\", %g): %s, expected %s", spec, eps,
+              amq_status_name(st), amq_status_name(want));
     CHECK_MSG(st == AMQ_OK || d.message[0] != '\0' || want == AMQ_ERR_INVALID,
               "build(\"%.100s\"): empty diagnostic", spec);
     amq_filter_free(f);
@@ -1626,13 +1627,16 @@ static void test_registry(void) {
 /* Non-default shapes that change code paths, run through the same suite:
  * the type's info with the spec in place of its name. */
 static const char *const variants[] = {
-    "fuse8:ways=4", "fuse16:ways=4", "ribbon:bits=6.5", "ribbon:w=128",
-    "ribbon:bump=0", "qf:concurrent=1", "cqf:concurrent=1",
-    "cuckoo:grow=1", "vacuum:grow=1",
-    "spectral:mode=ms", "counting:width=8",
-    "maplet:op=max", "maplet:op=or,v=60", "maplet:op=min,v=3,multiset=1",
-    "maplet:op=sum,v=1", "maplet:kbits=64", "maplet:concurrent=1",
-    "smaplet:op=or,v=40", "smaplet:member=fuse8",
+    "fuse8:ways=4",         "fuse16:ways=4",
+    "ribbon:bits=6.5",      "ribbon:w=128",
+    "ribbon:bump=0",        "qf:concurrent=1",
+    "cqf:concurrent=1",     "cuckoo:grow=1",
+    "vacuum:grow=1",        "spectral:mode=ms",
+    "counting:width=8",     "maplet:op=max",
+    "maplet:op=or,v=60",    "maplet:op=min,v=3,multiset=1",
+    "maplet:op=sum,v=1",    "maplet:kbits=64",
+    "maplet:concurrent=1",  "smaplet:op=or,v=40",
+    "smaplet:member=fuse8",
 };
 
 static void run_suite(const amq_type_info *ti) {

@@ -50,8 +50,8 @@ static void test_status(void) {
             continue;
         CHECK_MSG(strcmp(name, r->name) == 0, "name of %d is %s, not %s",
                   (int)r->code, name, r->name);
-        CHECK_MSG(strcmp(msg, r->msg) == 0, "message of %s is \"%s\"",
-                  r->name, msg);
+        CHECK_MSG(strcmp(msg, r->msg) == 0, "message of %s is \"%s\"", r->name,
+                  msg);
         CHECK(msg[0] != '\0');
         for (size_t j = 0; j < i; j++) {
             const status_row *q = &status_rows[j];
@@ -95,8 +95,8 @@ static void test_version(void) {
 
 /* ---- hashing ------------------------------------------------------------ */
 
-static uint64_t hash_with(amq_hash_kind kind, uint64_t seed,
-                          const uint8_t *key, const void *msg, size_t len) {
+static uint64_t hash_with(amq_hash_kind kind, uint64_t seed, const uint8_t *key,
+                          const void *msg, size_t len) {
     amq_hasher h;
     amq_status st = amq_hasher_init(&h, kind, seed, key);
     CHECK_MSG(st == AMQ_OK, "hasher_init(%d): %s", (int)kind,
@@ -108,11 +108,9 @@ static uint64_t hash_with(amq_hash_kind kind, uint64_t seed,
 
 static void test_hash_vectors(void) {
     /* XXH64, seed 0. */
-    CHECK(hash_with(AMQ_HASH_XXH64, 0, NULL, NULL, 0) ==
-          0xEF46DB3751D8E999ULL);
+    CHECK(hash_with(AMQ_HASH_XXH64, 0, NULL, NULL, 0) == 0xEF46DB3751D8E999ULL);
     CHECK(hash_with(AMQ_HASH_XXH64, 0, NULL, "", 0) == 0xEF46DB3751D8E999ULL);
-    CHECK(hash_with(AMQ_HASH_XXH64, 0, NULL, "a", 1) ==
-          0xD24EC4F1A98C6E5BULL);
+    CHECK(hash_with(AMQ_HASH_XXH64, 0, NULL, "a", 1) == 0xD24EC4F1A98C6E5BULL);
     CHECK(hash_with(AMQ_HASH_XXH64, 0, NULL, "abc", 3) ==
           0x44BC2CF5AD770999ULL);
     /* XXH3-64, seed 0. */
@@ -161,14 +159,11 @@ static void test_hash_props(void) {
     CHECK(o1[0] != o2[0] || o1[1] != o2[1]);
 
     /* Init errors. */
-    CHECK_STATUS(amq_hasher_init(&h, AMQ_HASH_DEFAULT, 0, NULL),
-                 AMQ_ERR_HASH);
-    CHECK_STATUS(amq_hasher_init(&h, AMQ_HASH_SIPHASH, 0, NULL),
-                 AMQ_ERR_HASH);
+    CHECK_STATUS(amq_hasher_init(&h, AMQ_HASH_DEFAULT, 0, NULL), AMQ_ERR_HASH);
+    CHECK_STATUS(amq_hasher_init(&h, AMQ_HASH_SIPHASH, 0, NULL), AMQ_ERR_HASH);
     CHECK_STATUS(amq_hasher_init(&h, AMQ_HASH_KIND_COUNT_, 0, NULL),
                  AMQ_ERR_HASH);
-    CHECK_STATUS(amq_hasher_init(&h, (amq_hash_kind)99, 0, NULL),
-                 AMQ_ERR_HASH);
+    CHECK_STATUS(amq_hasher_init(&h, (amq_hash_kind)99, 0, NULL), AMQ_ERR_HASH);
 
     /* Kind names: non-empty and distinct. */
     for (int i = AMQ_HASH_XXH3; i < AMQ_HASH_KIND_COUNT_; i++) {
@@ -210,8 +205,8 @@ static void test_hash_avalanche(void) {
             uint64_t base = amq_hash64(&h, buf, len);
             size_t bit = (size_t)(check_next(&s) % (len * 8));
             buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-            flips += (uint64_t)__builtin_popcountll(base ^
-                                                    amq_hash64(&h, buf, len));
+            flips +=
+                (uint64_t)__builtin_popcountll(base ^ amq_hash64(&h, buf, len));
             trials++;
         }
         double mean = (double)flips / (double)trials;
@@ -238,8 +233,8 @@ static void spec_rejected(const char *spec) {
 
     /* The curve entry point parses specs the same way. */
     double x;
-    CHECK_MSG(amq_curve_fpr(spec, 8.0, &x) == AMQ_ERR_SPEC,
-              "curve_fpr(\"%s\")", spec);
+    CHECK_MSG(amq_curve_fpr(spec, 8.0, &x) == AMQ_ERR_SPEC, "curve_fpr(\"%s\")",
+              spec);
 }
 
 static void spec_accepted(const char *spec) {
@@ -257,7 +252,8 @@ static void test_spec_parser_direct(void) {
     CHECK_OK(amq__spec_parse("bloom:m=8000,k=6", &p, NULL));
     CHECK(strcmp(p.name, "bloom") == 0 && p.nkv == 2);
     if (p.nkv == 2) {
-        CHECK(strcmp(p.kv[0].key, "m") == 0 && strcmp(p.kv[0].val, "8000") == 0);
+        CHECK(strcmp(p.kv[0].key, "m") == 0 &&
+              strcmp(p.kv[0].val, "8000") == 0);
         CHECK(strcmp(p.kv[1].key, "k") == 0 && strcmp(p.kv[1].val, "6") == 0);
         CHECK(p.kv[0].offset == 6 && p.kv[1].offset == 13);
     }
@@ -281,8 +277,8 @@ static void test_spec_parser_direct(void) {
     CHECK(!found && v == 12345);
 
     /* Range and syntax errors on values. */
-    CHECK_OK(amq__spec_parse("x:a=65,b=abc,c=-1,d=1.5,e=0.25,f=nan,g=1e400",
-                             &p, NULL));
+    CHECK_OK(amq__spec_parse("x:a=65,b=abc,c=-1,d=1.5,e=0.25,f=nan,g=1e400", &p,
+                             NULL));
     CHECK_STATUS(amq__spec_u64(&p, "a", 1, 64, &v, NULL, NULL), AMQ_ERR_SPEC);
     CHECK_STATUS(amq__spec_u64(&p, "b", 0, 100, &v, NULL, NULL), AMQ_ERR_SPEC);
     CHECK_STATUS(amq__spec_u64(&p, "c", 0, 100, &v, NULL, NULL), AMQ_ERR_SPEC);
@@ -325,8 +321,8 @@ static void test_spec_parser_direct(void) {
     /* At most AMQ__SPEC_MAX_KV pairs. */
     n = snprintf(buf, sizeof buf, "b:");
     for (int i = 0; i < AMQ__SPEC_MAX_KV; i++)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "%sk%d=1",
-                      i ? "," : "", i);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%sk%d=1", i ? "," : "",
+                      i);
     CHECK_OK(amq__spec_parse(buf, &p, NULL));
     CHECK(p.nkv == AMQ__SPEC_MAX_KV);
     snprintf(buf + n, sizeof buf - (size_t)n, ",zz=1");
@@ -335,13 +331,35 @@ static void test_spec_parser_direct(void) {
 
 static void test_spec_via_filter_new(void) {
     static const char *bad[] = {
-        "",          ":",           "bloom:",     "bloom:k",   "bloom:k=",
-        "bloom:=3",  "bloom:k=3,",  "bloom:,k=3", "bloom:k=3,k=4",
-        "BLOOM",     "Bloom",       "bloom:K=3",  " bloom",    "bloom ",
-        "bloom:k=3 ", "bloom:k= 3", "bloom::k=3", "bloom:k==3", "bloom:k=3=4",
-        "bloom:k=3:m=64", "no_such_filter", "bloom:nosuchkey=1",
-        "bloom:k=abc", "bloom:k=0", "bloom:k=-1", "bloom:k=3x",
-        "bloom:k=99999999999999999999999", "blo-om", "bloom\t",
+        "",
+        ":",
+        "bloom:",
+        "bloom:k",
+        "bloom:k=",
+        "bloom:=3",
+        "bloom:k=3,",
+        "bloom:,k=3",
+        "bloom:k=3,k=4",
+        "BLOOM",
+        "Bloom",
+        "bloom:K=3",
+        " bloom",
+        "bloom ",
+        "bloom:k=3 ",
+        "bloom:k= 3",
+        "bloom::k=3",
+        "bloom:k==3",
+        "bloom:k=3=4",
+        "bloom:k=3:m=64",
+        "no_such_filter",
+        "bloom:nosuchkey=1",
+        "bloom:k=abc",
+        "bloom:k=0",
+        "bloom:k=-1",
+        "bloom:k=3x",
+        "bloom:k=99999999999999999999999",
+        "blo-om",
+        "bloom\t",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         spec_rejected(bad[i]);

@@ -41,8 +41,8 @@ static void test_insert_remove_restores(const char *spec) {
             CHECK(amq_filter_contains_hash(f, x));
             CHECK_OK(amq_filter_remove_hash(f, x));
             uint8_t *after = check_frame(f, &l2);
-            bool same = before && after && l1 == l2 &&
-                        memcmp(before, after, l1) == 0;
+            bool same =
+                before && after && l1 == l2 && memcmp(before, after, l1) == 0;
             if (!same)
                 skipped++; /* only legitimate through saturation: below */
             free(before);
@@ -52,8 +52,10 @@ static void test_insert_remove_restores(const char *spec) {
     }
     /* At 3/4 load with 4-bit counters a counter reaching 15 is very rare;
      * with 8-bit counters it cannot happen here. */
-    CHECK_MSG(skipped == 0, "%s: %u of %u insert/remove pairs changed the "
-              "bytes", spec, skipped, seeds * 20);
+    CHECK_MSG(skipped == 0,
+              "%s: %u of %u insert/remove pairs changed the "
+              "bytes",
+              spec, skipped, seeds * 20);
 }
 
 static void test_remove_absent(void) {
@@ -237,8 +239,8 @@ static void test_typed_and_specs(void) {
     double b4, b8;
     CHECK_OK(amq_curve_bits("counting", 0.01, &b4));
     CHECK_OK(amq_curve_bits("counting:width=8", 0.01, &b8));
-    CHECK_MSG(fabs(b8 - 2 * b4) < 1e-9 && fabs(b4 - 4 * 9.5926) < 0.01,
-              "%g %g", b4, b8);
+    CHECK_MSG(fabs(b8 - 2 * b4) < 1e-9 && fabs(b4 - 4 * 9.5926) < 0.01, "%g %g",
+              b4, b8);
 }
 
 int main(void) {

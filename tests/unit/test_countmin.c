@@ -204,8 +204,8 @@ static void test_membership_bound(void) {
         CHECK_OK(amq_filter_add_hash(f, key_hash(41, i)));
     double bound = amq_filter_fpr_bound(f);
     double expect = pow(1 - exp(-1.2), 3);
-    CHECK_MSG(fabs(bound - expect) < 0.1 * expect, "bound %g, theory %g",
-              bound, expect);
+    CHECK_MSG(fabs(bound - expect) < 0.1 * expect, "bound %g, theory %g", bound,
+              expect);
     uint64_t fp = 0, t = check_quick() ? 40000 : 200000, missing = 0;
     for (uint64_t i = 0; i < t; i++)
         fp += amq_filter_contains_hash(f, key_hash(42, i));
@@ -227,7 +227,8 @@ static void test_curve(void) {
     double p = 0, b = 0;
     CHECK_OK(amq_curve_fpr("cms:counter=8", 8 * 10.0, &p));
     CHECK_MSG(fabs(p - amq_bloom_fpr(10.0, 1.0, amq_bloom_optimal_k(10.0))) <
-                  1e-15, "%g", p);
+                  1e-15,
+              "%g", p);
     CHECK_OK(amq_curve_fpr("cms:depth=3", 32 * 10.0, &p));
     CHECK(fabs(p - pow(1 - exp(-0.3), 3)) < 1e-12);
     CHECK_OK(amq_curve_bits("cms:depth=3", p, &b));
@@ -244,8 +245,8 @@ static void spec_shape(const char *spec, uint64_t cap, double fpr,
     memset(&d, 0, sizeof d);
     amq_status st = amq_filter_new(spec, cap, fpr, NULL, &f, &d);
     if (want == NULL) {
-        CHECK_MSG(st == AMQ_ERR_SPEC && d.message[0] != '\0',
-                  "%s: %s", spec, amq_status_name(st));
+        CHECK_MSG(st == AMQ_ERR_SPEC && d.message[0] != '\0', "%s: %s", spec,
+                  amq_status_name(st));
     } else {
         char buf[160] = "";
         CHECK_MSG(st == AMQ_OK, "%s: %s %s", spec, amq_status_name(st),
@@ -266,7 +267,8 @@ static void test_specs(void) {
     spec_shape("cms:eps=0.001,counter=16,conservative=0", 0, 0,
                "cms:width=2719,depth=5,counter=16,conservative=0");
     /* (capacity, fpr): fill 1/2 per row, depth log2(1/fpr) (rounded). */
-    spec_shape("cms", 1000, 1.0 / 128, "cms:width=1443,depth=7,counter=32,"
+    spec_shape("cms", 1000, 1.0 / 128,
+               "cms:width=1443,depth=7,counter=32,"
                "conservative=1");
     spec_shape("cms:width=100", 0, 0, NULL);
     spec_shape("cms:depth=3", 1000, 0.01, NULL);

@@ -36,9 +36,22 @@ static uint64_t expected_len(unsigned r, uint64_t x, uint64_t c) {
 
 static void test_lengths(void) {
     static const unsigned widths[] = {2, 3, 4, 8, 20};
-    static const uint64_t counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 100, 255, 256,
-                                      257, 65537, UINT64_C(1) << 40,
-                                      UINT64_MAX - 1, UINT64_MAX};
+    static const uint64_t counts[] = {1,
+                                      2,
+                                      3,
+                                      4,
+                                      5,
+                                      6,
+                                      7,
+                                      8,
+                                      100,
+                                      255,
+                                      256,
+                                      257,
+                                      65537,
+                                      UINT64_C(1) << 40,
+                                      UINT64_MAX - 1,
+                                      UINT64_MAX};
     uint64_t errs = 0;
     check_seed = 40;
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
@@ -64,8 +77,8 @@ static void test_lengths(void) {
                 errs += amq_qf_fingerprint(f, h) != fp;
                 errs += amq_cqf_insert(f, h, counts[c]) != AMQ_OK;
                 errs += amq_qf_count(f, h) != counts[c];
-                errs += amq_qf_used_slots(f) != expected_len(r, xs[i],
-                                                             counts[c]);
+                errs +=
+                    amq_qf_used_slots(f) != expected_len(r, xs[i], counts[c]);
                 /* Neighbours in the same run, below and above (unless the
                  * item total would pass 2^64 - 1). */
                 bool nb = counts[c] < UINT64_MAX / 2;
@@ -112,12 +125,11 @@ static void test_incremental(void) {
         uint64_t mx = (UINT64_C(1) << r) - 1;
         for (uint64_t x = 0; x <= mx; x += mx) /* 0 and all-ones too */
             for (uint64_t c = 1; c <= 600; c++) {
-                errs += amq_cqf_insert(f, hash_for(f, 5 << r | x), 1) !=
-                        AMQ_OK;
+                errs += amq_cqf_insert(f, hash_for(f, 5 << r | x), 1) != AMQ_OK;
                 errs += amq_qf_count(f, hash_for(f, 5 << r | x)) != c;
                 if (c == 1)
-                    errs += amq_cqf_insert(f, hash_for(f, 5 << r | 1), 2) !=
-                            AMQ_OK;
+                    errs +=
+                        amq_cqf_insert(f, hash_for(f, 5 << r | 1), 2) != AMQ_OK;
             }
         errs += amq__qf_check(f) != AMQ_OK;
         CHECK_MSG(errs == 0, "r=%u: incremental counts wrong", r);

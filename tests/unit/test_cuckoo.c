@@ -41,8 +41,8 @@ static amq_filter *make(const char *spec) {
     amq_diag d;
     memset(&d, 0, sizeof d);
     amq_status st = amq_filter_new(spec, 0, 0.0, NULL, &f, &d);
-    CHECK_MSG(st == AMQ_OK, "new(%.60s): %s %.100s", spec,
-              amq_status_name(st), d.message);
+    CHECK_MSG(st == AMQ_OK, "new(%.60s): %s %.100s", spec, amq_status_name(st),
+              d.message);
     return f;
 }
 
@@ -52,8 +52,7 @@ static amq_filter *make(const char *spec) {
  * then replays the same keys, so the refused add can be checked against a
  * frame taken just before it: nothing changed and every key is still
  * there. Returns the load reached. */
-static double fill_to_failure(const char *spec, uint64_t seed,
-                              uint64_t slots) {
+static double fill_to_failure(const char *spec, uint64_t seed, uint64_t slots) {
     amq_filter *f = make(spec), *g = make(spec);
     uint64_t n = 0, rng = seed;
     double load = 0.0;
@@ -198,8 +197,10 @@ static void width_case(const char *kind, unsigned f, const char *shape,
             fp += s1;
         }
     }
-    CHECK_MSG(differ == 0, "%s: %llu answers differ between SWAR, scalar and "
-              "batch", spec, (unsigned long long)differ);
+    CHECK_MSG(differ == 0,
+              "%s: %llu answers differ between SWAR, scalar and "
+              "batch",
+              spec, (unsigned long long)differ);
     double t = (double)((trials + 4092) / 4093 * 4093);
     double p = (double)fp / t, bound = amq_filter_fpr_bound(a);
     CHECK_MSG(p <= bound + four_sigma(bound, t),
@@ -261,15 +262,14 @@ static void test_sum_form(void) {
     amq_cuckoo *c = NULL;
     CHECK_STATUS(amq_cuckoo_new_explicit(1001, 8, 500, NULL, &c),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(3, 8, 500, NULL, &c),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_cuckoo_new_explicit(3, 8, 500, NULL, &c), AMQ_ERR_INVALID);
     CHECK(c == NULL);
     amq_filter *f = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    CHECK_STATUS(amq_filter_new("cuckoo:fp=8,buckets=1001", 0, 0.0, NULL, &f,
-                                &d),
-                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_new("cuckoo:fp=8,buckets=1001", 0, 0.0, NULL, &f, &d),
+        AMQ_ERR_SPEC);
     CHECK(f == NULL && d.message[0] != '\0');
 }
 
@@ -299,8 +299,8 @@ static void check_model(const amq_filter *f, const model *m, uint64_t seed,
         under += c < m->count[i];
     }
     CHECK_MSG(missing == 0 && under == 0 && amq_filter_items(f) == m->total,
-              "op %u: %llu missing, %llu undercounted, items %llu vs %llu",
-              op, (unsigned long long)missing, (unsigned long long)under,
+              "op %u: %llu missing, %llu undercounted, items %llu vs %llu", op,
+              (unsigned long long)missing, (unsigned long long)under,
               (unsigned long long)amq_filter_items(f),
               (unsigned long long)m->total);
 }
@@ -406,8 +406,10 @@ static void test_absent_deletes(void) {
             missing += !amq_filter_contains_hash(f, held[i]);
         CHECK_MSG(fp_deletes > 0, "%s: no false-positive delete at 4 bits",
                   spec);
-        CHECK_MSG(missing <= fp_deletes, "%s: %llu keys lost to %llu "
-                  "false-positive deletes", spec, (unsigned long long)missing,
+        CHECK_MSG(missing <= fp_deletes,
+                  "%s: %llu keys lost to %llu "
+                  "false-positive deletes",
+                  spec, (unsigned long long)missing,
                   (unsigned long long)fp_deletes);
         amq_filter_free(f);
     }
@@ -423,14 +425,12 @@ static void test_typed(void) {
     CHECK(amq_cuckoo_fp_bits_for(0.5) == 4);
     CHECK(amq_cuckoo_fp_bits_for(1e-12) == 0);
     CHECK(amq_cuckoo_fp_bits_for(0.0) == 0);
-    CHECK_STATUS(amq_cuckoo_new_explicit(1002, 12, 500, NULL, &c),
-                 AMQ_OK);
+    CHECK_STATUS(amq_cuckoo_new_explicit(1002, 12, 500, NULL, &c), AMQ_OK);
     amq_cuckoo_free(c);
     c = NULL;
     CHECK_STATUS(amq_cuckoo_new_explicit(999, 12, 500, NULL, &c),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(UINT64_C(1) << 32, 12, 500, NULL,
-                                         &c),
+    CHECK_STATUS(amq_cuckoo_new_explicit(UINT64_C(1) << 32, 12, 500, NULL, &c),
                  AMQ_ERR_INVALID);
     CHECK_STATUS(amq_cuckoo_new_explicit(1024, 3, 500, NULL, &c),
                  AMQ_ERR_INVALID);
@@ -479,10 +479,9 @@ static void test_typed(void) {
     CHECK(fabs(p - amq_cuckoo_fpr(12.0 / 16.0, 12)) <= 1e-12);
     CHECK_OK(amq_curve_bits("cuckoo:fp=12", p, &b));
     CHECK(fabs(b - 16.0) < 1e-9);
-    CHECK_OK(amq_curve_fpr("cuckoo:fp=12,buckets=1024,max_kicks=500", 16.0,
-                           &p));
+    CHECK_OK(
+        amq_curve_fpr("cuckoo:fp=12,buckets=1024,max_kicks=500", 16.0, &p));
 }
-
 
 /* ---- growth by chaining ------------------------------------------------------ */
 
@@ -533,21 +532,26 @@ static void growth_case(const char *spec, uint64_t n0, double eps) {
             fp += s1;
         }
     }
-    CHECK_MSG(differ == 0, "%s: %llu answers differ between SWAR, scalar "
-              "and batch", spec, (unsigned long long)differ);
+    CHECK_MSG(differ == 0,
+              "%s: %llu answers differ between SWAR, scalar "
+              "and batch",
+              spec, (unsigned long long)differ);
     double bound = amq_filter_fpr_bound(f), t = (double)trials;
     uint64_t expect = (uint64_t)(bound * t), slack = four_sigma_count(bound, t);
-    CHECK_MSG(fp <= expect + slack, "%s: %llu false positives, bound %g "
-              "expects %llu", spec, (unsigned long long)fp, bound,
-              (unsigned long long)expect);
-    CHECK_MSG(fp + slack + expect / 20 >= expect, "%s: %llu false positives, "
-              "far below the bound's %llu", spec, (unsigned long long)fp,
-              (unsigned long long)expect);
-    CHECK_MSG(bound <= eps, "%s: compound bound %g above the target %g",
-              spec, bound, eps);
+    CHECK_MSG(fp <= expect + slack,
+              "%s: %llu false positives, bound %g "
+              "expects %llu",
+              spec, (unsigned long long)fp, bound, (unsigned long long)expect);
+    CHECK_MSG(fp + slack + expect / 20 >= expect,
+              "%s: %llu false positives, "
+              "far below the bound's %llu",
+              spec, (unsigned long long)fp, (unsigned long long)expect);
+    CHECK_MSG(bound <= eps, "%s: compound bound %g above the target %g", spec,
+              bound, eps);
     printf("%-24s n0=%llu grown to %llux: %.2f b/key, bound %.5f, measured "
-           "%.5f\n", spec, (unsigned long long)n0, 65ULL,
-           amq_filter_bits_per_key(f), bound, (double)fp / t);
+           "%.5f\n",
+           spec, (unsigned long long)n0, 65ULL, amq_filter_bits_per_key(f),
+           bound, (double)fp / t);
 out:
     free(h);
     free(o1);
@@ -638,8 +642,8 @@ static void test_growth_model(void) {
                 check_model(f, &m, seed, op);
         }
         check_model(f, &m, seed, ops);
-        CHECK_MSG(amq_filter_size_bytes(f) > 16 * 4 * 28 / 8,
-                  "%s never grew", specs[k]);
+        CHECK_MSG(amq_filter_size_bytes(f) > 16 * 4 * 28 / 8, "%s never grew",
+                  specs[k]);
         /* Remove everything: the tables stay, empty. */
         for (uint64_t i = 0; i < U; i++)
             for (; m.count[i] > 0; m.count[i]--)
@@ -670,8 +674,7 @@ static uint32_t get32(const uint8_t *p) {
 /* A grown filter of `links` tables (fp=12 from 64 buckets). */
 static amq_filter *grown(const char *kind, unsigned links, uint64_t *nkeys) {
     char spec[96];
-    snprintf(spec, sizeof spec, "%s:fp=12,buckets=64,grow=1,max_links=8",
-             kind);
+    snprintf(spec, sizeof spec, "%s:fp=12,buckets=64,grow=1,max_links=8", kind);
     amq_filter *f = make(spec);
     uint64_t rng = 1000, n = 0;
     while (f != NULL && amq_filter_serialized_size(f) > 0) {
@@ -871,7 +874,6 @@ static void test_growth_caps(void) {
         CHECK(amq_filter_size_bytes(f) == 384);
     }
     amq_filter_free(f);
-
 }
 
 /* Growth specs: bad combinations refused with a message; sized from a
@@ -879,11 +881,10 @@ static void test_growth_caps(void) {
 static void test_growth_specs(void) {
     amq_filter *f;
     check_seed = 1250;
-    static const char *const bad[] = {"cuckoo:max_links=4", "cuckoo:grow=2",
-                                      "cuckoo:grow=1,max_links=1",
-                                      "cuckoo:grow=1,max_links=33",
-                                      "cuckoo:max_bytes=100000",
-                                      "vacuum:grow=1,max_bytes=100"};
+    static const char *const bad[] = {
+        "cuckoo:max_links=4",        "cuckoo:grow=2",
+        "cuckoo:grow=1,max_links=1", "cuckoo:grow=1,max_links=33",
+        "cuckoo:max_bytes=100000",   "vacuum:grow=1,max_bytes=100"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         amq_diag d;
         memset(&d, 0, sizeof d);

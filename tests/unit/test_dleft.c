@@ -237,7 +237,8 @@ static void test_space_advantage(void) {
             CHECK_OK(amq_filter_add_hash(c, x));
         }
         double bd = amq_filter_bits_per_key(d), bc = amq_filter_bits_per_key(c);
-        double pd = measured_fpr(d, 77, 400000), pc = measured_fpr(c, 77, 400000);
+        double pd = measured_fpr(d, 77, 400000),
+               pc = measured_fpr(c, 77, 400000);
         printf("eps %g: dleft %.2f bits/key (measured fpr %.5f), counting "
                "%.2f bits/key (measured fpr %.5f)\n",
                eps[e], bd, pd, bc, pc);
@@ -266,7 +267,8 @@ static void test_specs(void) {
         amq_filter_describe(f, buf, sizeof buf);
         /* 1000 / (3 * 3) -> 112 buckets; r = ceil(log2(1000/1.12)) = 10 */
         CHECK_MSG(strcmp(buf, "dleft:d=3,cells=4,buckets=112,rbits=10,"
-                              "cbits=3") == 0, "%s", buf);
+                              "cbits=3") == 0,
+                  "%s", buf);
         CHECK(amq_filter_size_bytes(f) == (3 * 112 * 4 * 13 + 63) / 64 * 8);
     }
     amq_filter_free(f);

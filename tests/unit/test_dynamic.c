@@ -140,7 +140,8 @@ static void prefix_overload(unsigned r) {
     double bound = amq_prefix_fpr_bound(f);
     CHECK_MSG(bound > bound_cap && p <= bound + four_sigma(bound, trials),
               "prefix r=%u: bound %g at capacity, %g at twice it, "
-              "measured %g", r, bound_cap, bound, p);
+              "measured %g",
+              r, bound_cap, bound, p);
     amq_prefix_free(f);
     free(h);
 }
@@ -212,8 +213,10 @@ static void morton_rate(unsigned r, size_t n, double fpr) {
         CHECK_OK(amq_morton_add_hash(f, h[i]));
     double share = amq_morton_ota_share(f);
     double b2 = r == 8 ? AMQ_MORTON_B2_8 : AMQ_MORTON_B2_16;
-    CHECK_MSG(share > 0.02 && share < b2, "morton fp=%u: OTA share %g at "
-              "load %g", r, share, amq_morton_load(f));
+    CHECK_MSG(share > 0.02 && share < b2,
+              "morton fp=%u: OTA share %g at "
+              "load %g",
+              r, share, amq_morton_load(f));
     double buckets = (double)amq_morton_blocks(f) * (r == 8 ? 64 : 32);
     double model = (1.0 + b2) * (double)n / (buckets * ldexp(1.0, (int)r));
     uint64_t trials = r == 8 ? 1000000 : 20000000, hits = 0, s = 77;
@@ -237,14 +240,12 @@ static void morton_rate(unsigned r, size_t n, double fpr) {
 
 static void morton_args(void) {
     amq_morton *f = (amq_morton *)1;
-    CHECK_STATUS(amq_morton_new_explicit(0, 8, 10, NULL, &f),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_morton_new_explicit(0, 8, 10, NULL, &f), AMQ_ERR_INVALID);
     CHECK(f == NULL);
-    CHECK_STATUS(amq_morton_new_explicit(4, 12, 10, NULL, &f),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_morton_new_explicit(4, 8, AMQ_MORTON_MAX_KICKS + 1,
-                                         NULL, &f),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_morton_new_explicit(4, 12, 10, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_morton_new_explicit(4, 8, AMQ_MORTON_MAX_KICKS + 1, NULL, &f),
+        AMQ_ERR_INVALID);
     CHECK_STATUS(amq_morton_new_explicit(UINT64_C(1) << 30, 8, 10, NULL, &f),
                  AMQ_ERR_OVERFLOW);
     CHECK_STATUS(amq_morton_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);

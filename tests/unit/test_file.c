@@ -129,8 +129,8 @@ static void test_save_bytes_and_mode(void) {
             struct stat sb;
             CHECK(stat(path, &sb) == 0);
             mode_t mode = sb.st_mode & 0777;
-            CHECK_MSG(keyed ? mode == 0600 : (mode & 0600) == 0600 &&
-                                                 (mode & 0111) == 0,
+            CHECK_MSG(keyed ? mode == 0600
+                            : (mode & 0600) == 0600 && (mode & 0111) == 0,
                       "%s keyed=%d: mode %o", spec, keyed, mode);
             free(got);
             free(want);
@@ -171,8 +171,8 @@ static void test_save_failures(void) {
 }
 
 static void test_open_view(void) {
-    const char *specs[] = {"sbbf", "bloom", "cuckoo", "cqf", "compressed",
-                           "scalable"};
+    const char *specs[] = {"sbbf", "bloom",      "cuckoo",
+                           "cqf",  "compressed", "scalable"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         amq_filter *f = make_filter(specs[i], 2000, false), *v = NULL;
         snprintf(path, sizeof path, "%s/view-%s.amq", dir, specs[i]);
@@ -328,8 +328,7 @@ static void test_hash_batch(void) {
     amq_hasher h;
     uint8_t key[AMQ_HASH_KEY_BYTES] = {1, 2, 3};
     for (int kind = AMQ_HASH_XXH3; kind <= AMQ_HASH_SIPHASH; kind++) {
-        CHECK_STATUS(amq_hasher_init(&h, (amq_hash_kind)kind, 99, key),
-                     AMQ_OK);
+        CHECK_STATUS(amq_hasher_init(&h, (amq_hash_kind)kind, 99, key), AMQ_OK);
         CHECK_STATUS(amq_hash64_batch(&h, keys, off, 5, out), AMQ_OK);
         for (int i = 0; i < 5; i++) {
             want = amq_hash64(&h, keys + off[i], off[i + 1] - off[i]);

@@ -129,8 +129,7 @@ static void test_add_batch_bad_args(void) {
     f = NULL;
     CHECK_OK(amq_filter_build("xor8", h, 3, 0.0, NULL, &f, NULL));
     if (f != NULL) {
-        CHECK_STATUS(amq_filter_add_batch(f, h, 3, &done),
-                     AMQ_ERR_UNSUPPORTED);
+        CHECK_STATUS(amq_filter_add_batch(f, h, 3, &done), AMQ_ERR_UNSUPPORTED);
         CHECK(done == 0);
     }
     amq_filter_free(f);

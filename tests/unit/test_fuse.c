@@ -73,8 +73,8 @@ static void test_batch(unsigned ways, unsigned width) {
             for (size_t i = len; i < len + 8; i++)
                 bad += b[i] != 0xCC;
         }
-        CHECK_MSG(bad == 0, "fuse%u ways=%u: batch differs on %zu", width,
-                  ways, bad);
+        CHECK_MSG(bad == 0, "fuse%u ways=%u: batch differs on %zu", width, ways,
+                  bad);
     }
     amq_xor_free(f);
     free(h), free(q), free(b);
@@ -99,8 +99,8 @@ static void test_small(unsigned ways) {
         free(h);
     }
     CHECK_MSG(fails == 0 && miss == 0 && wrong == 0,
-              "ways=%u small n: %zu failed, %zu missed, %zu wrong counts",
-              ways, fails, miss, wrong);
+              "ways=%u small n: %zu failed, %zu missed, %zu wrong counts", ways,
+              fails, miss, wrong);
     amq_xor *f = NULL;
     uint64_t one = 5;
     CHECK_STATUS(amq_fuse_build(&one, 1, 8, 5, NULL, &f), AMQ_ERR_INVALID);

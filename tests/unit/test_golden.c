@@ -80,8 +80,8 @@ static void check_load(const char *name, const amq_type_info *ti,
     amq_diag d;
     memset(&d, 0, sizeof d);
     amq_status st = amq_filter_load(gold, glen, NULL, &g, &d);
-    CHECK_MSG(st == AMQ_OK, "%s: load: %s %.100s", name,
-              amq_status_name(st), d.message);
+    CHECK_MSG(st == AMQ_OK, "%s: load: %s %.100s", name, amq_status_name(st),
+              d.message);
     if (st == AMQ_OK) {
         uint64_t missing = 0;
         for (size_t i = 0; i < GOLDEN_KEYS; i++) {
@@ -122,9 +122,11 @@ static void check_golden(const char *dir, const amq_type_info *ti,
 
     snprintf(path, sizeof path, "%s/%s", dir, name);
     gold = read_file(path, &glen);
-    CHECK_MSG(gold != NULL, "%.120s missing: for a new type run `gen_corpus "
+    CHECK_MSG(gold != NULL,
+              "%.120s missing: for a new type run `gen_corpus "
               "tests/fuzz/corpus/frame tests/golden` (never to paper over a "
-              "changed format)", path);
+              "changed format)",
+              path);
     if (gold == NULL)
         return;
     check_load(name, ti, gold, glen);

@@ -26,20 +26,36 @@
  * the table's last bytes (cuckoo's clamped loads), bumped and standard
  * Ribbon, 16-bit layouts of the fast dynamic filters. */
 static const char *const shapes[] = {
-    "fuse8:ways=4",      "fuse16:ways=4",     "xor16",
-    "fuse32",            "ribbon:bump=0",     "ribbon:w=128",
-    "ribbon:bits=12.5",  "cuckoo:fp=4",       "cuckoo:fp=5,buckets=6",
-    "cuckoo:fp=7,buckets=1026",               "cuckoo:fp=12",
-    "cuckoo:fp=13,buckets=4096",              "cuckoo:fp=16",
-    "cuckoo:fp=20",      "vacuum:fp=9",       "cuckoo:grow=1",
+    "fuse8:ways=4",
+    "fuse16:ways=4",
+    "xor16",
+    "fuse32",
+    "ribbon:bump=0",
+    "ribbon:w=128",
+    "ribbon:bits=12.5",
+    "cuckoo:fp=4",
+    "cuckoo:fp=5,buckets=6",
+    "cuckoo:fp=7,buckets=1026",
+    "cuckoo:fp=12",
+    "cuckoo:fp=13,buckets=4096",
+    "cuckoo:fp=16",
+    "cuckoo:fp=20",
+    "vacuum:fp=9",
+    "cuckoo:grow=1",
     /* tables 64 times their fingerprint count: the alternate-table kernels */
-    "cuckoo:fp=4,buckets=4096",               "cuckoo:fp=5,buckets=6000",
-    "blocked:blocks=97,k=3",                  "blocked:blocks=97,k=12",
-    "vqf:r=16",          "prefix:r=16",       "morton:fp=16",
+    "cuckoo:fp=4,buckets=4096",
+    "cuckoo:fp=5,buckets=6000",
+    "blocked:blocks=97,k=3",
+    "blocked:blocks=97,k=12",
+    "vqf:r=16",
+    "prefix:r=16",
+    "morton:fp=16",
     "qf:concurrent=1",
     /* full tables of a few blocks and bins: most keys match lanes of both
      * blocks, many bins overflow (the kernels' rarer branches) */
-    "vqf:blocks=3",      "vqf:r=16,blocks=5", "prefix:bins=8,spare=1",
+    "vqf:blocks=3",
+    "vqf:r=16,blocks=5",
+    "prefix:bins=8,spare=1",
     "prefix:r=16,bins=8,spare=1",
 };
 

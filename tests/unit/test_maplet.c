@@ -61,7 +61,8 @@ static bool reloads(const amq_filter *f) {
     amq_status st =
         buf ? amq_filter_load(buf, len, NULL, &g, &d) : AMQ_ERR_NOMEM;
     CHECK_MSG(st == AMQ_OK, "reload: %s %s", amq_status_name(st), d.message);
-    bool ok = st == AMQ_OK && check_same_frame(f, g) && views_read_only(buf, len, f);
+    bool ok =
+        st == AMQ_OK && check_same_frame(f, g) && views_read_only(buf, len, f);
     amq_filter_free(g);
     free(buf);
     return ok;
@@ -243,8 +244,8 @@ static void run_model(const char *spec, uint64_t seed, unsigned steps) {
         uint64_t bad = verify(m, md, s.op);
         CHECK_MSG(bad == 0, "%s step %u: %llu keys answer wrongly", spec, k,
                   (unsigned long long)bad);
-        CHECK_MSG(check_same_frame(m, twin), "%s step %u: scalar twin differs", spec,
-                  k);
+        CHECK_MSG(check_same_frame(m, twin), "%s step %u: scalar twin differs",
+                  spec, k);
         CHECK(reloads(m));
         if (bad != 0)
             break;

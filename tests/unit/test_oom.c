@@ -106,8 +106,8 @@ static void check_clean(const char *what, unsigned long n) {
     CHECK_MSG(ctx.live_bytes == 0 && ctx.live_blocks == 0,
               "%s, failing allocation %lu: %zu bytes in %zu blocks leaked",
               what, n, ctx.live_bytes, ctx.live_blocks);
-    CHECK_MSG(ctx.size_mismatch == 0, "%s: %lu frees with the wrong size",
-              what, ctx.size_mismatch);
+    CHECK_MSG(ctx.size_mismatch == 0, "%s: %lu frees with the wrong size", what,
+              ctx.size_mismatch);
     ctx.live_bytes = 0;
     ctx.live_blocks = 0;
     ctx.size_mismatch = 0;
@@ -125,12 +125,12 @@ static amq_status ctor_new(const void *arg, size_t len, const amq_options *opt,
     (void)len;
     return amq_filter_new(arg, 1000, 0.01, opt, out, NULL);
 }
-static amq_status ctor_load(const void *arg, size_t len,
-                            const amq_options *opt, amq_filter **out) {
+static amq_status ctor_load(const void *arg, size_t len, const amq_options *opt,
+                            amq_filter **out) {
     return amq_filter_load(arg, len, opt, out, NULL);
 }
-static amq_status ctor_view(const void *arg, size_t len,
-                            const amq_options *opt, amq_filter **out) {
+static amq_status ctor_view(const void *arg, size_t len, const amq_options *opt,
+                            amq_filter **out) {
     return amq_filter_view(arg, len, opt, out, NULL);
 }
 
@@ -142,8 +142,8 @@ static uint64_t oom_hashes[OOM_KEYS];
 static void fill_hashes(bool duplicates) {
     uint64_t s = 77;
     for (size_t i = 0; i < OOM_KEYS; i++)
-        oom_hashes[i] = duplicates && i % 4 == 3 ? oom_hashes[i - 1]
-                                                 : check_next(&s);
+        oom_hashes[i] =
+            duplicates && i % 4 == 3 ? oom_hashes[i - 1] : check_next(&s);
 }
 
 static amq_status ctor_build(const void *arg, size_t len,
@@ -352,8 +352,8 @@ static void test_static_type(const amq_type_info *ti) {
     }
     fill_hashes(false);
     amq_filter *f = NULL;
-    CHECK_OK(amq_filter_build(ti->name, oom_hashes, OOM_KEYS, 0.01, NULL, &f,
-                              NULL));
+    CHECK_OK(
+        amq_filter_build(ti->name, oom_hashes, OOM_KEYS, 0.01, NULL, &f, NULL));
     if (f == NULL)
         return;
     size_t len;

@@ -273,8 +273,8 @@ int main(void) {
                      (cases[t].spec[strlen(name)] == '\0' ||
                       cases[t].spec[strlen(name)] == ':');
         /* xor/fuse of other widths share fuse8's and xor16's loader */
-        bool fixed_width_sibling = strncmp(name, "xor", 3) == 0 ||
-                                   strncmp(name, "fuse", 4) == 0;
+        bool fixed_width_sibling =
+            strncmp(name, "xor", 3) == 0 || strncmp(name, "fuse", 4) == 0;
         CHECK_MSG(found || fixed_width_sibling,
                   "%s has no parameter cases in test_params", name);
     }

@@ -71,8 +71,8 @@ static void test_one_bit_per_slice(void) {
 
 static void test_fpr(void) {
     static const double eps[] = {0.01, 0.001};
-    size_t n = check_quick() ? 50000 : 500000, t = check_quick() ? 200000
-                                                                   : 2000000;
+    size_t n = check_quick() ? 50000 : 500000,
+           t = check_quick() ? 200000 : 2000000;
     for (size_t e = 0; e < 2; e++) {
         amq_partitioned *p = NULL;
         check_seed = 10 + e;
@@ -125,8 +125,7 @@ static void test_small(void) {
 }
 
 static void test_merge(void) {
-    amq_partitioned *a = NULL, *b = NULL, *all = NULL, *x = NULL,
-                    *other = NULL;
+    amq_partitioned *a = NULL, *b = NULL, *all = NULL, *x = NULL, *other = NULL;
     const size_t n = 20000;
     check_seed = 30;
     CHECK_OK(amq_partitioned_new(2 * n, 0.01, NULL, &a));

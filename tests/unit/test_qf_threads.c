@@ -31,11 +31,11 @@ typedef struct job {
     amq_qf *f;
     const uint64_t *keys; /* this thread's keys (or the shared ones) */
     size_t n;
-    uint64_t count;       /* cqf: copies per insert */
+    uint64_t count;         /* cqf: copies per insert */
     const uint64_t *stable; /* readers: keys that must stay found */
     size_t nstable;
-    int mode;             /* see worker() */
-    int *stop;            /* readers run until *stop (atomic) */
+    int mode;  /* see worker() */
+    int *stop; /* readers run until *stop (atomic) */
     uint64_t errs, ops;
 } job;
 
@@ -49,9 +49,9 @@ static uint64_t *keys_from(uint64_t seed, size_t n) {
 
 static void insert_all(job *j) {
     for (size_t i = 0; i < j->n; i++) {
-        amq_status st = j->count > 1 ? amq_cqf_insert(j->f, j->keys[i],
-                                                      j->count)
-                                     : amq_qf_insert(j->f, j->keys[i]);
+        amq_status st = j->count > 1
+                            ? amq_cqf_insert(j->f, j->keys[i], j->count)
+                            : amq_qf_insert(j->f, j->keys[i]);
         j->errs += st != AMQ_OK;
     }
 }
@@ -96,21 +96,11 @@ static void insert_batch(job *j) {
 static void *worker(void *arg) {
     job *j = arg;
     switch (j->mode) {
-    case 0:
-        insert_all(j);
-        break;
-    case 1:
-        churn(j);
-        break;
-    case 2:
-        read_stable(j);
-        break;
-    case 4:
-        remove_half(j);
-        break;
-    default:
-        insert_batch(j);
-        break;
+    case 0: insert_all(j); break;
+    case 1: churn(j); break;
+    case 2: read_stable(j); break;
+    case 4: remove_half(j); break;
+    default: insert_batch(j); break;
     }
     return NULL;
 }
@@ -147,7 +137,9 @@ static void test_disjoint(bool counting, bool batch) {
     if (k == NULL || f == NULL || g == NULL)
         goto out;
     for (int t = 0; t < THREADS; t++)
-        jobs[t] = (job){.f = f, .keys = k + t * per, .n = per,
+        jobs[t] = (job){.f = f,
+                        .keys = k + t * per,
+                        .n = per,
                         .count = counting ? 1 + (uint64_t)t : 1,
                         .mode = batch ? 3 : 0};
     CHECK(run_jobs(jobs, THREADS));
@@ -165,8 +157,10 @@ static void test_disjoint(bool counting, bool batch) {
     CHECK(amq_qf_distinct(f) == amq_qf_distinct(g));
     CHECK(amq_qf_used_slots(f) == amq_qf_used_slots(g));
     CHECK(amq__qf_check(f) == AMQ_OK);
-    CHECK_MSG(same_table(f, g), "%s: concurrent table differs from the "
-              "serial one", counting ? "cqf" : "qf");
+    CHECK_MSG(same_table(f, g),
+              "%s: concurrent table differs from the "
+              "serial one",
+              counting ? "cqf" : "qf");
     uint64_t missing = 0, wrong = 0;
     for (size_t i = 0; i < n; i++) {
         missing += !amq_qf_contains(f, k[i]);
@@ -235,8 +229,8 @@ static void test_churn(bool counting) {
     size_t per = check_quick() ? 3000 : 15000;
     uint64_t *stable = keys_from(74, nstable);
     uint64_t *k = keys_from(75, per * 2);
-    amq_qf *f = make_filter(counting, 2 * (nstable + 2 * per), 8,
-                            AMQ_OPT_CONCURRENT);
+    amq_qf *f =
+        make_filter(counting, 2 * (nstable + 2 * per), 8, AMQ_OPT_CONCURRENT);
     int stop = 0;
     job jobs[4];
     check_seed = 74;
@@ -253,8 +247,11 @@ static void test_churn(bool counting) {
     for (int t = 0; t < 2; t++)
         jobs[t] = (job){.f = f, .keys = k + t * per, .n = per, .mode = 1};
     for (int t = 2; t < 4; t++)
-        jobs[t] = (job){.f = f, .stable = stable, .nstable = nstable,
-                        .mode = 2, .stop = &stop};
+        jobs[t] = (job){.f = f,
+                        .stable = stable,
+                        .nstable = nstable,
+                        .mode = 2,
+                        .stop = &stop};
     pthread_t th[4];
     int started = 0;
     for (; started < 4; started++)
@@ -271,7 +268,8 @@ static void test_churn(bool counting) {
         errs += jobs[t].errs;
     for (int t = 2; t < 4; t++)
         reads += jobs[t].ops;
-    CHECK_MSG(errs == 0 && reads >= 2, "%s churn: %llu errors "
+    CHECK_MSG(errs == 0 && reads >= 2,
+              "%s churn: %llu errors "
               "(false negatives or failed updates), %llu read rounds",
               counting ? "cqf" : "qf", (unsigned long long)errs,
               (unsigned long long)reads);
@@ -306,8 +304,8 @@ static void test_crowded(bool counting) {
         k[i] = hash_for(f, q << r | (x >> 40) % (1u << r));
     }
     for (int t = 0; t < THREADS; t++)
-        jobs[t] = (job){.f = f, .keys = k + t * per, .n = per,
-                        .count = 1, .mode = 0};
+        jobs[t] =
+            (job){.f = f, .keys = k + t * per, .n = per, .count = 1, .mode = 0};
     CHECK(run_jobs(jobs, THREADS));
     uint64_t errs = 0;
     for (int t = 0; t < THREADS; t++)
@@ -339,8 +337,7 @@ static void test_generic(void) {
     const amq_type_info *ci = amq_filter_type_find("cqf");
     CHECK(qi != NULL && (qi->caps & AMQ_CAP_CONCURRENT));
     CHECK(ci != NULL && (ci->caps & AMQ_CAP_CONCURRENT));
-    CHECK_OK(amq_filter_new("qf:q=12,r=8,concurrent=1", 0, 0, NULL, &f,
-                            NULL));
+    CHECK_OK(amq_filter_new("qf:q=12,r=8,concurrent=1", 0, 0, NULL, &f, NULL));
     if (f != NULL) {
         char buf[128];
         amq_filter_describe(f, buf, sizeof buf);
@@ -351,9 +348,9 @@ static void test_generic(void) {
     }
     amq_filter_free(f);
     f = NULL;
-    CHECK_STATUS(amq_filter_new("cqf:q=12,r=8,concurrent=2", 0, 0, NULL, &f,
-                                NULL),
-                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_new("cqf:q=12,r=8,concurrent=2", 0, 0, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
     CHECK(f == NULL);
 }
 

@@ -78,9 +78,11 @@ static void test_fill(void) {
             }
         }
         CHECK_MSG(bad == 0 && amq__qf_check(f) == AMQ_OK, "refusals changed "
-                  "the filter");
-        CHECK_MSG(refused > 0 && first_full >= 1000, "first FULL at %llu "
-                  "items (capacity 1000)", (unsigned long long)first_full);
+                                                          "the filter");
+        CHECK_MSG(refused > 0 && first_full >= 1000,
+                  "first FULL at %llu "
+                  "items (capacity 1000)",
+                  (unsigned long long)first_full);
         amq_qf_free(f);
     }
 }
@@ -140,8 +142,9 @@ static void test_insert_batch(void) {
     for (int i = 0; i < M; i++)
         h[i] = check_next(&rng);
     for (int mode = 0; mode < 3; mode++) {
-        uint32_t flags = mode == 1 ? AMQ_OPT_SCALAR
-                                   : mode == 2 ? AMQ_OPT_CONCURRENT : 0u;
+        uint32_t flags = mode == 1   ? AMQ_OPT_SCALAR
+                         : mode == 2 ? AMQ_OPT_CONCURRENT
+                                     : 0u;
         amq_qf *f = NULL, *g = NULL;
         size_t done = 99, seq = 0;
         CHECK_OK(make(mode == 2, 2048, 8, flags, &f));

@@ -41,9 +41,8 @@ static uint64_t missing(const amq_ribbon *f, const uint64_t *h, size_t n) {
     return miss;
 }
 
-static amq_status build(const uint64_t *h, size_t n, double bits,
-                        unsigned band, bool bump, const amq_options *opt,
-                        amq_ribbon **f) {
+static amq_status build(const uint64_t *h, size_t n, double bits, unsigned band,
+                        bool bump, const amq_options *opt, amq_ribbon **f) {
     return bump ? amq_ribbon_build(h, n, bits, band, opt, f)
                 : amq_ribbon_build_standard(h, n, bits, band, opt, f);
 }
@@ -89,7 +88,8 @@ static void test_overhead(void) {
                   amq_ribbon_layers(f));
         CHECK_MSG(over >= 0 && over <= 0.03,
                   "bits=%g: %.4f bits/key, log2(1/bound) %.4f: overhead "
-                  "%.2f%%", bits[i], bpk, -log2(bound), 100 * over);
+                  "%.2f%%",
+                  bits[i], bpk, -log2(bound), 100 * over);
         uint64_t fp = false_positives(f, i, trials);
         CHECK_MSG(rate_agrees(bound, fp, trials),
                   "bits=%g: measured %g, bound %g", bits[i],
@@ -215,21 +215,18 @@ static void test_small(void) {
             small_case(n, bits[b / 4], band, bump, &fails, &miss, &wrong);
     }
     CHECK_MSG(fails == 0 && miss == 0 && wrong == 0,
-              "small n: %zu failed, %zu wrong answers, %zu wrong counts",
-              fails, miss, wrong);
+              "small n: %zu failed, %zu wrong answers, %zu wrong counts", fails,
+              miss, wrong);
     amq_ribbon *f = NULL;
     uint64_t one = 1;
-    CHECK_STATUS(amq_ribbon_build(&one, 1, 0.5, 64, NULL, &f),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_ribbon_build(&one, 1, 0.5, 64, NULL, &f), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_ribbon_build(&one, 1, 33, 64, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(&one, 1, NAN, 64, NULL, &f),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_ribbon_build(&one, 1, NAN, 64, NULL, &f), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_ribbon_build(NULL, 1, 8, 64, NULL, &f), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_ribbon_build(&one, 1, 8, 96, NULL, &f), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_ribbon_build_standard(&one, 1, 8, 96, NULL, &f),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(&one, 1, 8, 64, NULL, NULL),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_ribbon_build(&one, 1, 8, 64, NULL, NULL), AMQ_ERR_INVALID);
     CHECK(f == NULL);
     CHECK(amq_ribbon_build_memory(1000000, 64) >= 1000000u * 20);
     CHECK(amq_ribbon_build_memory(1000000, 128) >
@@ -270,8 +267,7 @@ static void test_spec(void) {
     for (size_t i = 0; i < 2 * sizeof targets / sizeof targets[0]; i++) {
         amq_filter *f = NULL;
         const char *spec = i % 2 ? "ribbon:bump=0" : "ribbon";
-        CHECK_OK(amq_filter_build(spec, h, n, targets[i / 2], NULL, &f,
-                                  NULL));
+        CHECK_OK(amq_filter_build(spec, h, n, targets[i / 2], NULL, &f, NULL));
         if (f == NULL)
             continue;
         double bound = amq_filter_fpr_bound(f);
@@ -286,18 +282,17 @@ static void test_spec(void) {
     CHECK_STATUS(amq_filter_build("ribbon", h, n, 0.0, NULL, &f, &d),
                  AMQ_ERR_SPEC);
     CHECK(d.message[0] != '\0');
-    CHECK_STATUS(amq_filter_build("ribbon:bits=6.5", h, n, 0.01, NULL, &f,
-                                  NULL),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_filter_build("ribbon:bits=40", h, n, 0.0, NULL, &f,
-                                  NULL),
+    CHECK_STATUS(
+        amq_filter_build("ribbon:bits=6.5", h, n, 0.01, NULL, &f, NULL),
+        AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_filter_build("ribbon:bits=40", h, n, 0.0, NULL, &f, NULL),
                  AMQ_ERR_SPEC);
-    CHECK_STATUS(amq_filter_build("ribbon:bits=8,w=96", h, n, 0.0, NULL, &f,
-                                  NULL),
-                 AMQ_ERR_SPEC);
-    CHECK_STATUS(amq_filter_build("ribbon:bits=8,bump=2", h, n, 0.0, NULL,
-                                  &f, NULL),
-                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_build("ribbon:bits=8,w=96", h, n, 0.0, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_build("ribbon:bits=8,bump=2", h, n, 0.0, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
     static const char *const specs[][2] = {
         {"ribbon:bits=6.5", "ribbon:bits=6.5,w=64"},
         {"ribbon:bits=6.5,bump=1", "ribbon:bits=6.5,w=64"},
@@ -314,9 +309,8 @@ static void test_spec(void) {
     }
     /* The curve and its inverse, at fractional points too; bumped Ribbon
      * needs fewer bits than standard for the same rate. */
-    static const char *const curves[] = {"ribbon", "ribbon:w=128",
-                                         "ribbon:bump=0",
-                                         "ribbon:bump=0,w=128"};
+    static const char *const curves[] = {
+        "ribbon", "ribbon:w=128", "ribbon:bump=0", "ribbon:bump=0,w=128"};
     for (size_t c = 0; c < 4; c++)
         for (double b = 1.5; b < 30; b += 0.37) {
             double p = 0, back = 0;
@@ -392,9 +386,8 @@ static void test_frames(void) {
     check_seed = 50;
     size_t n = 4000;
     uint64_t *h = keys(n, 50);
-    static const char *const specs[] = {"ribbon:bits=7.5,w=128",
-                                        "ribbon:bits=7.5",
-                                        "ribbon:bits=5.25,bump=0"};
+    static const char *const specs[] = {
+        "ribbon:bits=7.5,w=128", "ribbon:bits=7.5", "ribbon:bits=5.25,bump=0"};
     for (size_t i = 0; i < 3; i++) {
         size_t len;
         uint8_t *buf;

@@ -53,8 +53,7 @@ static void spec_insert(uint8_t *bitset, uint64_t nblocks, uint64_t hash) {
                  le32(block + 4 * i) | spec_mask_word((uint32_t)hash, i));
 }
 
-static bool spec_check(const uint8_t *bitset, uint64_t nblocks,
-                       uint64_t hash) {
+static bool spec_check(const uint8_t *bitset, uint64_t nblocks, uint64_t hash) {
     const uint8_t *block = bitset + 32 * spec_block_index(hash, nblocks);
     for (int i = 0; i < 8; i++) {
         uint32_t m = spec_mask_word((uint32_t)hash, i);
@@ -159,7 +158,7 @@ out:
 static void test_conformance(void) {
     size_t n = check_quick() ? 20000 : 100000;
     conformance_for(n * 10 / 256 + 1, n, 11); /* about 10 bits per key   */
-    conformance_for(4096, n, 12);            /* Parquet-style power of 2 */
+    conformance_for(4096, n, 12);             /* Parquet-style power of 2 */
     conformance_for(1, 100, 13);
     conformance_for(12345, n / 4, 14);
 }
@@ -202,8 +201,8 @@ static void test_fold(void) {
         size_t missing = 0;
         for (size_t i = 0; i < n; i++)
             missing += !amq_sbbf_contains_hash(big, h[i]);
-        CHECK_MSG(missing == 0, "%zu keys lost folding to %llu blocks",
-                  missing, (unsigned long long)blocks);
+        CHECK_MSG(missing == 0, "%zu keys lost folding to %llu blocks", missing,
+                  (unsigned long long)blocks);
         amq_sbbf_free(direct);
     }
     CHECK_STATUS(amq_sbbf_fold(big), AMQ_ERR_INVALID); /* 1 block */
@@ -273,7 +272,8 @@ static void test_paths_agree(void) {
 
 static void fpr_for(uint64_t nblocks, size_t n, size_t q, uint64_t seed,
                     double *measured_out) {
-    uint64_t *keys = random_hashes(n, seed), *strangers = random_hashes(q, ~seed);
+    uint64_t *keys = random_hashes(n, seed),
+             *strangers = random_hashes(q, ~seed);
     uint8_t *out = malloc(q > n ? q : n);
     amq_sbbf *b = NULL;
     check_seed = seed;
@@ -297,8 +297,8 @@ static void fpr_for(uint64_t nblocks, size_t n, size_t q, uint64_t seed,
     CHECK_MSG(within_tolerance(measured, theory, (double)q),
               "%.2f bits/key: measured %.5f, theory %.5f", bpk, measured,
               theory);
-    CHECK_MSG(measured <= bound + 4.0 * sigma,
-              "measured %.5f above bound %.5f", measured, bound);
+    CHECK_MSG(measured <= bound + 4.0 * sigma, "measured %.5f above bound %.5f",
+              measured, bound);
     printf("  sbbf %.2f bits/key: measured FPR %.5f, theory %.5f, bound "
            "%.5f\n",
            bpk, measured, theory, bound);
@@ -505,8 +505,8 @@ static void test_generic(void) {
     const struct {
         size_t off;
         uint8_t val;
-    } cases[] = {{tp + 0, 0x01}, {tp + 3, 0x01}, {tp + 16, 0x01},
-                 {tp + 23, 0x80}};
+    } cases[] = {
+        {tp + 0, 0x01}, {tp + 3, 0x01}, {tp + 16, 0x01}, {tp + 23, 0x80}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t saved = p[cases[i].off];
         p[cases[i].off] ^= cases[i].val;

@@ -34,8 +34,8 @@ static size_t missing(const amq_scalable *s, uint64_t seed, size_t n) {
 
 static void growth_case(unsigned growth, double ratio, double eps,
                         size_t full_n) {
-    amq_scalable_config c = {.initial_capacity = 1000, .fpr = eps,
-                             .growth = growth, .ratio = ratio};
+    amq_scalable_config c = {
+        .initial_capacity = 1000, .fpr = eps, .growth = growth, .ratio = ratio};
     amq_scalable *s = NULL;
     size_t n = check_quick() ? full_n / 10 : full_n;
     size_t t = check_quick() ? 100000 : 400000;
@@ -58,9 +58,10 @@ static void growth_case(unsigned growth, double ratio, double eps,
             double bound = amq_scalable_fpr_bound(s);
             CHECK_MSG(sum < eps, "g=%u r=%g: targets sum to %g >= %g", growth,
                       ratio, sum, eps);
-            CHECK_MSG(bound <= eps * 1.05, "g=%u r=%g, %zu keys, %u stages: "
-                      "bound %g > eps %g", growth, ratio, i + 1, stages,
-                      bound, eps);
+            CHECK_MSG(bound <= eps * 1.05,
+                      "g=%u r=%g, %zu keys, %u stages: "
+                      "bound %g > eps %g",
+                      growth, ratio, i + 1, stages, bound, eps);
             if (bound > worst)
                 worst = bound;
         }
@@ -134,9 +135,8 @@ static void cap_case(const char *spec, unsigned want_stages) {
     char buf[256];
     amq_filter_describe(f, buf, sizeof buf);
     /* stages = items / n0 geometry: 1000, 2000, 4000 */
-    CHECK_MSG(amq_filter_items(f) == expect,
-              "%.100s: refused after %llu keys", buf,
-              (unsigned long long)amq_filter_items(f));
+    CHECK_MSG(amq_filter_items(f) == expect, "%.100s: refused after %llu keys",
+              buf, (unsigned long long)amq_filter_items(f));
     CHECK_STATUS(amq_filter_add_hash(f, 42), AMQ_ERR_FULL);
     amq_filter_free(f);
 }
@@ -216,8 +216,8 @@ static void test_config(void) {
     amq_scalable_free(NULL);
     amq_filter *f = NULL;
     char buf[256];
-    CHECK_OK(amq_filter_new("scalable:growth=4,ratio=0.9", 100, 0.001, NULL,
-                            &f, NULL));
+    CHECK_OK(amq_filter_new("scalable:growth=4,ratio=0.9", 100, 0.001, NULL, &f,
+                            NULL));
     if (f != NULL) {
         amq_filter_describe(f, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, "scalable:n0=100,eps=0.001,growth=4,"

@@ -24,7 +24,8 @@ static uint64_t make_stream(uint64_t seed, size_t n) {
     uint64_t rng = seed, total = 0;
     for (size_t i = 0; i < n; i++) {
         keys[i] = check_next(&rng);
-        mult[i] = 1 + (uint32_t)(60 / (i + 1)) + (uint32_t)(check_next(&rng) % 3);
+        mult[i] =
+            1 + (uint32_t)(60 / (i + 1)) + (uint32_t)(check_next(&rng) % 3);
         total += mult[i];
     }
     return total;
@@ -35,8 +36,8 @@ typedef struct err_stats {
     uint64_t under;  /* estimates below the true count: must stay 0 */
 } err_stats;
 
-static err_stats run(amq_spectral_mode mode, uint64_t m, unsigned k,
-                     size_t n, uint64_t seed) {
+static err_stats run(amq_spectral_mode mode, uint64_t m, unsigned k, size_t n,
+                     uint64_t seed) {
     err_stats e = {0, 0};
     amq_spectral *s = NULL;
     CHECK_OK(amq_spectral_new_explicit(m, k, 16, mode, NULL, &s));
@@ -85,8 +86,7 @@ static void test_error_vs_load(void) {
             err_stats b = run(AMQ_SPECTRAL_MS, m, k, n, check_seed);
             CHECK_MSG(a.under == 0 && b.under == 0,
                       "load %g: %llu MI and %llu MS undercounts", loads[l],
-                      (unsigned long long)a.under,
-                      (unsigned long long)b.under);
+                      (unsigned long long)a.under, (unsigned long long)b.under);
             mi += a.mean_rel / seeds;
             ms += b.mean_rel / seeds;
         }
@@ -167,10 +167,10 @@ static void test_union(void) {
     for (int mode = 0; mode < 2; mode++) {
         check_seed = 40 + mode;
         amq_spectral *a = NULL, *b = NULL;
-        CHECK_OK(amq_spectral_new_explicit(4096, 4, 16,
-                                           (amq_spectral_mode)mode, NULL, &a));
-        CHECK_OK(amq_spectral_new_explicit(4096, 4, 16,
-                                           (amq_spectral_mode)mode, NULL, &b));
+        CHECK_OK(amq_spectral_new_explicit(4096, 4, 16, (amq_spectral_mode)mode,
+                                           NULL, &a));
+        CHECK_OK(amq_spectral_new_explicit(4096, 4, 16, (amq_spectral_mode)mode,
+                                           NULL, &b));
         if (a && b) {
             make_stream(40, 1000);
             for (size_t i = 0; i < 1000; i++)

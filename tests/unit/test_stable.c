@@ -83,13 +83,15 @@ static void convergence_case(unsigned max, unsigned k, double target) {
     /* the exact bound tells the fill: (nonzero/m)^k */
     double nonzero = pow(amq_stable_fpr_bound(s), 1.0 / k);
     double zeros = 1 - nonzero;
-    CHECK_MSG(fabs(zeros / z - 1) < 0.03, "max %u k %u p %g: zeros %g vs "
-              "limit %g", max, k, p, zeros, z);
+    CHECK_MSG(fabs(zeros / z - 1) < 0.03,
+              "max %u k %u p %g: zeros %g vs "
+              "limit %g",
+              max, k, p, zeros, z);
     double meas = measure(s, ~check_seed, t);
     double sigma = sqrt(stable * (1 - stable) / (double)t);
     CHECK_MSG(fabs(meas - stable) <= 0.10 * stable + 4 * sigma,
-              "max %u k %u p %g: measured %g vs stable FPR %g", max, k, p,
-              meas, stable);
+              "max %u k %u p %g: measured %g vs stable FPR %g", max, k, p, meas,
+              stable);
     double bound = amq_stable_fpr_bound(s);
     CHECK_MSG(meas <= bound * 1.02 + 4 * sigma, "measured %g bound %g", meas,
               bound);
@@ -179,7 +181,8 @@ static void test_horizon(void) {
     CHECK(amq_filter_size_bytes(f) == bytes);
     CHECK(amq_filter_items(f) == 12 * n);
     printf("stable horizon=2 n=%zu eps=0.01: %s, %zu/%zu of the oldest keys "
-           "still reported\n", n, shape, old, n);
+           "still reported\n",
+           n, shape, old, n);
     free(keys);
     amq_filter_free(f);
 }
@@ -211,8 +214,10 @@ static void test_default_design(void) {
     unsigned k = amq_stable_k(s);
     CHECK(amq_stable_max(s) == 3);
     double stable = amq_stable_fpr((double)m, k, 3, (double)p);
-    CHECK_MSG(stable <= 0.01 && stable > 0.009, "stable FPR %g for eps 0.01 "
-              "(p rounded up to %llu)", stable, (unsigned long long)p);
+    CHECK_MSG(stable <= 0.01 && stable > 0.009,
+              "stable FPR %g for eps 0.01 "
+              "(p rounded up to %llu)",
+              stable, (unsigned long long)p);
     const size_t total = 20 * n, window = n / 10;
     uint64_t *keys = malloc(total * sizeof *keys), r = 7;
     if (keys == NULL) {
@@ -232,8 +237,8 @@ static void test_default_design(void) {
         double age = ((double)band + 1) * (double)window;
         double floor_p = pow(pois_below(age * (double)p / (double)m, 3), k);
         double w = (double)window, got = (double)kept / w;
-        CHECK_MSG(got >= floor_p - 4 * sqrt(floor_p * (1 - floor_p) / w) -
-                             1.0 / w,
+        CHECK_MSG(got >=
+                      floor_p - 4 * sqrt(floor_p * (1 - floor_p) / w) - 1.0 / w,
                   "age < %.0f: %.3f kept, floor %.3f", age, got, floor_p);
     }
     /* The rate for keys never added, at the stable point. */
@@ -241,13 +246,13 @@ static void test_default_design(void) {
     for (size_t i = 0; i < trials; i++)
         fp += amq_stable_contains_hash(s, check_next(&r));
     double meas = (double)fp / (double)trials, t = (double)trials;
-    CHECK_MSG(fabs(meas - stable) <= 0.10 * stable +
-                                          4 * sqrt(stable * (1 - stable) / t),
+    CHECK_MSG(fabs(meas - stable) <=
+                  0.10 * stable + 4 * sqrt(stable * (1 - stable) / t),
               "measured %g, stable FPR %g", meas, stable);
     CHECK(meas <= amq_stable_fpr_bound(s) * 1.1 + 4 * sqrt(stable / t));
     printf("stable default n=%zu eps=0.01: m=%llu (2-bit cells, %.2f bits "
-           "per key) k=%u p=%llu, stable FPR %.4f, measured %.4f\n", n,
-           (unsigned long long)m, 2.0 * (double)m / (double)n, k,
+           "per key) k=%u p=%llu, stable FPR %.4f, measured %.4f\n",
+           n, (unsigned long long)m, 2.0 * (double)m / (double)n, k,
            (unsigned long long)p, stable, meas);
     free(keys);
     amq_stable_free(s);
@@ -276,15 +281,15 @@ static void test_generic(void) {
     memset(&d, 0, sizeof d);
     CHECK_STATUS(amq_filter_new("stable:m=1000", 0, 0.0, NULL, &f, &d),
                  AMQ_ERR_SPEC);
-    CHECK_STATUS(amq_filter_new("stable:p=3,stable=0.1", 100, 0.01, NULL, &f,
-                                &d),
-                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_new("stable:p=3,stable=0.1", 100, 0.01, NULL, &f, &d),
+        AMQ_ERR_SPEC);
     CHECK_STATUS(amq_filter_new("stable:m=64,p=65", 0, 0.0, NULL, &f, &d),
                  AMQ_ERR_SPEC);
     CHECK_OK(amq_filter_new("stable:max=1", 1000, 0.01, NULL, &f, &d));
     if (f != NULL) /* 1-bit cells: a Bloom filter's size */
-        CHECK_MSG(amq_filter_size_bytes(f) * 8 < 9700,
-                  "%zu bytes", amq_filter_size_bytes(f));
+        CHECK_MSG(amq_filter_size_bytes(f) * 8 < 9700, "%zu bytes",
+                  amq_filter_size_bytes(f));
     amq_filter_free(f);
 }
 

@@ -103,16 +103,15 @@ static void zipf_case(double s, unsigned k, uint64_t seed) {
         }
     }
     double precision = (double)hits / k;
-    CHECK_MSG(precision >= 0.9, "s=%.1f k=%u: precision %.2f", s, k,
-              precision);
-    CHECK_MSG(over == 0, "s=%.1f k=%u: %zu listed counts above the truth", s,
-              k, over);
+    CHECK_MSG(precision >= 0.9, "s=%.1f k=%u: precision %.2f", s, k, precision);
+    CHECK_MSG(over == 0, "s=%.1f k=%u: %zu listed counts above the truth", s, k,
+              over);
     /* No estimate above the truth, for every key of the universe. */
     uint64_t est_over = 0;
     for (size_t r = 0; r < u; r++)
         est_over += amq_topk_count(t, rank_hash(seed, r)) > truth[r];
-    CHECK_MSG(est_over == 0, "s=%.1f k=%u: %llu estimates above the truth",
-              s, k, (unsigned long long)est_over);
+    CHECK_MSG(est_over == 0, "s=%.1f k=%u: %llu estimates above the truth", s,
+              k, (unsigned long long)est_over);
     amq_topk_free(t);
 }
 
@@ -267,8 +266,8 @@ static void test_frames(void) {
     check_seed = 4;
     amq__spec spec;
     amq__obj *impl = NULL, *back = NULL, *view = NULL;
-    CHECK_OK(amq__spec_parse("topk:k=4,width=16,depth=2,keylen=8", &spec,
-                             NULL));
+    CHECK_OK(
+        amq__spec_parse("topk:k=4,width=16,depth=2,keylen=8", &spec, NULL));
     CHECK_OK(amq__type_topk.create(&amq__type_topk, &spec, 0, 0,
                                    &(amq_options){0}, &impl, NULL));
     if (impl == NULL)
@@ -279,8 +278,8 @@ static void test_frames(void) {
     for (int j = 0; j < 400; j++) {
         uint64_t r = check_next(&rng) % 23;
         if (r < 4)
-            CHECK_OK(amq_topk_add_key(t, names[r], strlen(names[r]), NULL,
-                                      NULL));
+            CHECK_OK(
+                amq_topk_add_key(t, names[r], strlen(names[r]), NULL, NULL));
         else
             amq_topk_add_hash(t, r * 0x1234567, NULL);
     }
@@ -358,12 +357,10 @@ static void test_args(void) {
     check_seed = 5;
     amq_topk *t = NULL;
     CHECK_STATUS(amq_topk_new(0, 0, 0, 1.08, 0, NULL, &t), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_topk_new(70000, 0, 0, 1.08, 0, NULL, &t),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_topk_new(70000, 0, 0, 1.08, 0, NULL, &t), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_topk_new(10, 0, 17, 1.08, 0, NULL, &t), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_topk_new(10, 0, 0, 1.0, 0, NULL, &t), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_topk_new(10, 0, 0, 1.08, 2000, NULL, &t),
-                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_topk_new(10, 0, 0, 1.08, 2000, NULL, &t), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_topk_new(10, UINT64_MAX, 16, 1.08, 0, NULL, &t),
                  AMQ_ERR_OVERFLOW);
     CHECK(t == NULL);

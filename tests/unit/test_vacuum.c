@@ -83,16 +83,18 @@ static void test_gain(void) {
            "(eps 0.01)\n");
     for (size_t i = 0; i < nf; i++) {
         trio_case(filled[i], 0.01, true, bits);
-        printf("%8llu  %12.2f  %12.2f  %17.2f\n",
-               (unsigned long long)filled[i], bits[0], bits[1], bits[2]);
+        printf("%8llu  %12.2f  %12.2f  %17.2f\n", (unsigned long long)filled[i],
+               bits[0], bits[1], bits[2]);
         CHECK(bits[1] <= bits[2]);
-        CHECK_MSG(bits[0] <= bits[1] * 1.001, "n=%llu: cuckoo %.2f vs vacuum "
-                  "%.2f b/key", (unsigned long long)filled[i], bits[0],
-                  bits[1]);
+        CHECK_MSG(bits[0] <= bits[1] * 1.001,
+                  "n=%llu: cuckoo %.2f vs vacuum "
+                  "%.2f b/key",
+                  (unsigned long long)filled[i], bits[0], bits[1]);
         if (filled[i] >= 300000)
-            CHECK_MSG(bits[1] <= 0.7 * bits[2], "n=%llu: vacuum %.2f vs "
-                      "pow2 cuckoo %.2f b/key", (unsigned long long)filled[i],
-                      bits[1], bits[2]);
+            CHECK_MSG(bits[1] <= 0.7 * bits[2],
+                      "n=%llu: vacuum %.2f vs "
+                      "pow2 cuckoo %.2f b/key",
+                      (unsigned long long)filled[i], bits[1], bits[2]);
     }
     /* Averaged over capacities spread log-uniformly in [1e4, 2e6]. */
     unsigned samples = check_quick() ? 10 : 40;
@@ -126,8 +128,7 @@ static void test_explicit(void) {
     if (v != NULL) {
         uint64_t r[4];
         amq_cuckoo_ranges(v, r);
-        CHECK_MSG(r[0] == 16384 && r[1] == 4096 && r[2] == 1024 &&
-                      r[3] == 256,
+        CHECK_MSG(r[0] == 16384 && r[1] == 4096 && r[2] == 1024 && r[3] == 256,
                   "ranges %llu %llu %llu %llu", (unsigned long long)r[0],
                   (unsigned long long)r[1], (unsigned long long)r[2],
                   (unsigned long long)r[3]);

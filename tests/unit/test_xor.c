@@ -45,8 +45,7 @@ static void test_space_and_rate(unsigned width, size_t n, uint64_t seed) {
     }
     CHECK(amq_xor_width(f) == width && amq_xor_ways(f) == 3);
     CHECK(amq_xor_items(f) == n);
-    CHECK_MSG(missing(f, h, n) == 0, "xor%u n=%zu: false negatives", width,
-              n);
+    CHECK_MSG(missing(f, h, n) == 0, "xor%u n=%zu: false negatives", width, n);
     double slots = 3 * ceil((1.23 * (double)n + 32) / 3);
     double bpk = 8.0 * (double)amq_xor_size_bytes(f) / (double)n;
     CHECK_MSG(bpk >= slots * width / (double)n - 1e-9 &&
@@ -123,8 +122,8 @@ static void test_edges(void) {
         amq_xor_contains_batch(f, q, 64, out);
         for (int i = 0; i < 64; i++)
             fp += out[i];
-        CHECK(fp == 0 && amq_xor_items(f) == 0 &&
-              amq_xor_size_bytes(f) == 0 && amq_xor_fpr_bound(f) == 0.0);
+        CHECK(fp == 0 && amq_xor_items(f) == 0 && amq_xor_size_bytes(f) == 0 &&
+              amq_xor_fpr_bound(f) == 0.0);
     }
     amq_xor_free(f);
     /* Every n up to 300, with duplicates in every third build: never
@@ -147,8 +146,8 @@ static void test_edges(void) {
         free(h);
     }
     CHECK_MSG(fails == 0 && miss == 0 && wrong_items == 0,
-              "small n: %zu failed builds, %zu misses, %zu wrong counts",
-              fails, miss, wrong_items);
+              "small n: %zu failed builds, %zu misses, %zu wrong counts", fails,
+              miss, wrong_items);
     /* All keys equal. */
     uint64_t same[1000];
     for (size_t i = 0; i < 1000; i++)
@@ -286,8 +285,8 @@ static bool ref_contains(const ref_filter *r, uint64_t h) {
     x ^= x >> 33;
     uint64_t s = ref_reduce(x, r->seg_count), v = 0;
     for (unsigned i = 0; i < r->ways; i++) {
-        uint64_t slot = (s + i) * r->seg_len +
-                        ref_reduce(x * ref_mul[i], r->seg_len);
+        uint64_t slot =
+            (s + i) * r->seg_len + ref_reduce(x * ref_mul[i], r->seg_len);
         v ^= ref_get(r->table + slot * (r->width / 8), r->width / 8);
     }
     return v == (x * REF_FP_MUL) >> (64 - r->width);
@@ -376,9 +375,9 @@ int main(void) {
     test_build_memory();
     /* 2470 keys: L = ceil((1.23 n + 32) / 3) = 1024, a power of two, so the
      * xor build takes the shift path too. */
-    static const char *const specs[] = {"xor8",  "xor16",        "xor32",
-                                        "fuse8", "fuse16:ways=4", "fuse32",
-                                        "fuse8:ways=4"};
+    static const char *const specs[] = {
+        "xor8",          "xor16",  "xor32",       "fuse8",
+        "fuse16:ways=4", "fuse32", "fuse8:ways=4"};
     static const size_t sizes[] = {1, 2, 3, 100, 2470, 30000, 300000};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++)

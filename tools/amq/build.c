@@ -32,9 +32,9 @@
 
 typedef struct build_opts {
     const char *spec, *output, *input;
-    double fpr;            /* 0: not given (explicit spec parameters)       */
-    uint64_t capacity;     /* 0: size for the key count                     */
-    amq_hash_kind hash;    /* AMQ_HASH_DEFAULT: the type's                  */
+    double fpr;         /* 0: not given (explicit spec parameters)       */
+    uint64_t capacity;  /* 0: size for the key count                     */
+    amq_hash_kind hash; /* AMQ_HASH_DEFAULT: the type's                  */
     uint64_t seed;
     bool binary, skip_empty, quiet, unique;
 } build_opts;
@@ -48,8 +48,17 @@ typedef struct build_ctx {
 } build_ctx;
 
 enum {
-    OPT_TYPE = 1, OPT_FPR, OPT_CAPACITY, OPT_KEYED, OPT_HASH, OPT_SEED,
-    OPT_BINARY, OPT_SKIP_EMPTY, OPT_OUTPUT, OPT_QUIET, OPT_UNIQUE,
+    OPT_TYPE = 1,
+    OPT_FPR,
+    OPT_CAPACITY,
+    OPT_KEYED,
+    OPT_HASH,
+    OPT_SEED,
+    OPT_BINARY,
+    OPT_SKIP_EMPTY,
+    OPT_OUTPUT,
+    OPT_QUIET,
+    OPT_UNIQUE,
     OPT_PROGRESS
 };
 
@@ -71,8 +80,7 @@ static const cli_opt build_options[] = {
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static bool set_hash(build_opts *o, amq_hash_kind kind)
-{
+static bool set_hash(build_opts *o, amq_hash_kind kind) {
     if (o->hash != AMQ_HASH_DEFAULT && o->hash != kind) {
         cli_usage_error("build", "conflicting hash choices");
         return false;
@@ -81,8 +89,7 @@ static bool set_hash(build_opts *o, amq_hash_kind kind)
     return true;
 }
 
-static bool parse_hash(build_opts *o, const char *s)
-{
+static bool parse_hash(build_opts *o, const char *s) {
     static const struct {
         const char *name;
         amq_hash_kind kind;
@@ -98,8 +105,7 @@ static bool parse_hash(build_opts *o, const char *s)
     return false;
 }
 
-static bool take_option(build_opts *o, int id, const char *v)
-{
+static bool take_option(build_opts *o, int id, const char *v) {
     switch (id) {
     case OPT_TYPE: o->spec = v; return true;
     case OPT_FPR: return cli_parse_fpr("build", "--fpr", v, &o->fpr);
@@ -128,15 +134,13 @@ static bool take_option(build_opts *o, int id, const char *v)
     }
 }
 
-static bool spec_is_static(const char *spec)
-{
+static bool spec_is_static(const char *spec) {
     const amq_type_info *t = amq_filter_type_find(spec);
     return t != NULL && (t->caps & AMQ_CAP_STATIC) != 0;
 }
 
 /* The words after "auto:" (dynamic, deletes, counts) into the need. */
-static bool auto_words(const char *w, cli_need *need)
-{
+static bool auto_words(const char *w, cli_need *need) {
     while (*w) {
         size_t len = strcspn(w, ",");
         if (len == 7 && strncmp(w, "dynamic", len) == 0)
@@ -146,8 +150,10 @@ static bool auto_words(const char *w, cli_need *need)
         else if (len == 6 && strncmp(w, "counts", len) == 0)
             need->counts = true;
         else {
-            cli_usage_error("build", "--type auto: unknown '%.*s' (auto, or "
-                            "auto:dynamic,deletes,counts)", (int)len, w);
+            cli_usage_error("build",
+                            "--type auto: unknown '%.*s' (auto, or "
+                            "auto:dynamic,deletes,counts)",
+                            (int)len, w);
             return false;
         }
         w += len + (w[len] == ',');
@@ -156,8 +162,7 @@ static bool auto_words(const char *w, cli_need *need)
 }
 
 /* --type auto[:...]: the type `amq recommend` picks, said on stderr. */
-static bool resolve_auto(build_opts *o)
-{
+static bool resolve_auto(build_opts *o) {
     if (strncmp(o->spec, "auto", 4) != 0 ||
         (o->spec[4] != 0 && o->spec[4] != ':'))
         return true;
@@ -165,8 +170,8 @@ static bool resolve_auto(build_opts *o)
         cli_usage_error("build", "--type auto needs --fpr E");
         return false;
     }
-    cli_need need = {.n = o->capacity, .fpr = o->fpr,
-                     .allow_static = o->capacity == 0};
+    cli_need need = {
+        .n = o->capacity, .fpr = o->fpr, .allow_static = o->capacity == 0};
     if (o->spec[4] == ':' && !auto_words(o->spec + 5, &need))
         return false;
     const char *name = cli_recommend_type(&need, o->quiet ? NULL : stderr);
@@ -177,8 +182,7 @@ static bool resolve_auto(build_opts *o)
     return name != NULL;
 }
 
-static bool check_args(build_opts *o)
-{
+static bool check_args(build_opts *o) {
     if (o->spec == NULL)
         cli_usage_error("build", "missing --type SPEC");
     else if (o->output == NULL)
@@ -188,16 +192,17 @@ static bool check_args(build_opts *o)
     else if (!resolve_auto(o))
         return false;
     else if (o->capacity != 0 && spec_is_static(o->spec))
-        cli_usage_error("build", "'%s' is static: it is built from all keys "
-                        "at once, so --capacity does not apply", o->spec);
+        cli_usage_error("build",
+                        "'%s' is static: it is built from all keys "
+                        "at once, so --capacity does not apply",
+                        o->spec);
     else
         return true;
     return false;
 }
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, build_opts *o)
-{
+static int parse_args(int argc, char **argv, build_opts *o) {
     cli_args a;
     int id;
     cli_args_init(&a, "build", argc, argv);
@@ -218,15 +223,14 @@ static int parse_args(int argc, char **argv, build_opts *o)
 
 /* ---- building -------------------------------------------------------------- */
 
-static int new_filter(build_ctx *c, uint64_t capacity, amq_filter **out)
-{
+static int new_filter(build_ctx *c, uint64_t capacity, amq_filter **out) {
     amq_diag diag;
     memset(&diag, 0, sizeof diag);
     double fpr = c->o.fpr;
     if (fpr == 0.0)
         capacity = 0; /* explicit parameters in the spec */
-    amq_status st = amq_filter_new(c->o.spec, capacity, fpr, &c->opt, out,
-                                   &diag);
+    amq_status st =
+        amq_filter_new(c->o.spec, capacity, fpr, &c->opt, out, &diag);
     if (st == AMQ_OK)
         return CLI_EXIT_OK;
     size_t len = strlen("--type ''") + strlen(c->o.spec) + 1;
@@ -241,8 +245,7 @@ static int new_filter(build_ctx *c, uint64_t capacity, amq_filter **out)
     return CLI_EXIT_ERR;
 }
 
-static int report_full(const build_ctx *c, const cli_keys *k, uint64_t index)
-{
+static int report_full(const build_ctx *c, const cli_keys *k, uint64_t index) {
     if (k != NULL && !c->o.binary)
         cli_error("%s: key %llu (line %llu): %s after %llu keys; nothing "
                   "written",
@@ -258,8 +261,7 @@ static int report_full(const build_ctx *c, const cli_keys *k, uint64_t index)
 }
 
 static int add_status(const build_ctx *c, const cli_keys *k, uint64_t index,
-                      amq_status st)
-{
+                      amq_status st) {
     if (st == AMQ_ERR_FULL)
         return report_full(c, k, index);
     char what[64];
@@ -268,8 +270,7 @@ static int add_status(const build_ctx *c, const cli_keys *k, uint64_t index,
 }
 
 /* --capacity given: add keys while reading them. */
-static int build_streaming(build_ctx *c, cli_keys *k)
-{
+static int build_streaming(build_ctx *c, cli_keys *k) {
     int rc = new_filter(c, c->o.capacity, &c->filter);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -294,8 +295,7 @@ static int build_streaming(build_ctx *c, cli_keys *k)
     return r == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-static int out_of_memory(const build_ctx *c, uint64_t keys)
-{
+static int out_of_memory(const build_ctx *c, uint64_t keys) {
     cli_error("%s: out of memory after %llu keys",
               c->o.input ? c->o.input : "<stdin>", (unsigned long long)keys);
     return CLI_EXIT_ERR;
@@ -308,12 +308,11 @@ typedef struct hash_stash {
     size_t n, cap;
 } hash_stash;
 
-static bool stash_push(hash_stash *s, uint64_t h)
-{
+static bool stash_push(hash_stash *s, uint64_t h) {
     if (s->n == s->cap) {
         size_t ncap = s->cap ? s->cap * 2 : 4096;
-        uint64_t *nh = ncap > SIZE_MAX / 16 ? NULL
-                                            : realloc(s->h, ncap * sizeof *nh);
+        uint64_t *nh =
+            ncap > SIZE_MAX / 16 ? NULL : realloc(s->h, ncap * sizeof *nh);
         if (nh == NULL)
             return false;
         s->h = nh;
@@ -323,15 +322,13 @@ static bool stash_push(hash_stash *s, uint64_t h)
     return true;
 }
 
-static int by_value(const void *a, const void *b)
-{
+static int by_value(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Sort, drop repeats, hand the distinct hashes to the builder. */
-static bool stash_flush(hash_stash *s, amq_builder *b)
-{
+static bool stash_flush(hash_stash *s, amq_builder *b) {
     size_t d = 0;
     qsort(s->h, s->n, sizeof *s->h, by_value);
     for (size_t i = 0; i < s->n; i++)
@@ -342,8 +339,7 @@ static bool stash_flush(hash_stash *s, amq_builder *b)
 
 /* Every key, hashed with the builder's hasher, into the builder (or the
  * stash, for --unique on a dynamic type). */
-static int read_keys(build_ctx *c, amq_builder *b, cli_keys *k)
-{
+static int read_keys(build_ctx *c, amq_builder *b, cli_keys *k) {
     hash_stash stash = {NULL, 0, 0};
     bool unique = c->o.unique && !spec_is_static(c->o.spec);
     const uint8_t *key;
@@ -368,8 +364,7 @@ static int read_keys(build_ctx *c, amq_builder *b, cli_keys *k)
  * first `index` keys equal it. False when the input cannot be read again
  * (stdin, a pipe). */
 static bool count_repeats(const build_opts *o, uint64_t index, char *shown,
-                          size_t cap, uint64_t *occurrences)
-{
+                          size_t cap, uint64_t *occurrences) {
     cli_keys k;
     const uint8_t *key;
     size_t len, klen = 0;
@@ -400,8 +395,7 @@ static bool count_repeats(const build_opts *o, uint64_t index, char *shown,
 /* A dynamic filter sized for `taken` keys refused key `in` + 1: say why
  * when the load is far below any table's design load. */
 static void explain_early_full(const build_ctx *c, uint64_t in,
-                               uint64_t taken)
-{
+                               uint64_t taken) {
     char key[64] = "";
     uint64_t occ = 0;
     if (c->o.unique || in >= taken / 2)
@@ -420,9 +414,8 @@ static void explain_early_full(const build_ctx *c, uint64_t in,
     cli_error("hint: --unique adds each distinct key once");
 }
 
-static int finish_error(const build_ctx *c, amq_status st,
-                        const amq_diag *d, uint64_t taken)
-{
+static int finish_error(const build_ctx *c, amq_status st, const amq_diag *d,
+                        uint64_t taken) {
     if (st == AMQ_ERR_FULL) {
         cli_error("%s: key %llu: %s after %llu keys; nothing written",
                   c->o.input ? c->o.input : "<stdin>",
@@ -445,8 +438,7 @@ static int finish_error(const build_ctx *c, amq_status st,
 
 /* No --capacity: the builder takes every key, then sizes the filter for
  * their number (a static type: for the distinct keys). */
-static int build_sized(build_ctx *c, cli_keys *k)
-{
+static int build_sized(build_ctx *c, cli_keys *k) {
     amq_builder *b = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
@@ -472,18 +464,19 @@ static int build_sized(build_ctx *c, cli_keys *k)
 
 /* A fixed-width type asked for a rate it beats by far spends bits on the
  * difference: say so, and name the type that meets the rate in fewer. */
-static void note_fixed_width(const build_ctx *c)
-{
+static void note_fixed_width(const build_ctx *c) {
     const amq_filter *f = c->filter;
     double bound = amq_filter_fpr_bound(f), bits = 0.0;
     if (c->o.quiet || c->o.fpr == 0.0 || bound >= c->o.fpr / 1.5 ||
         !(amq_filter_caps(f) & AMQ_CAP_STATIC))
         return;
-    cli_need need = {.n = amq_filter_items(f), .fpr = c->o.fpr,
-                     .allow_static = true};
+    cli_need need = {
+        .n = amq_filter_items(f), .fpr = c->o.fpr, .allow_static = true};
     const char *better = cli_recommend_type(&need, NULL);
-    fprintf(stderr, "amq: note: %s has fixed-width fingerprints: it gives "
-            "%.3g whatever --fpr asks", amq_filter_info(f)->name, bound);
+    fprintf(stderr,
+            "amq: note: %s has fixed-width fingerprints: it gives "
+            "%.3g whatever --fpr asks",
+            amq_filter_info(f)->name, bound);
     if (better != NULL && amq_curve_bits(better, c->o.fpr, &bits) == AMQ_OK &&
         bits < amq_filter_bits_per_key(f))
         fprintf(stderr, "; %s meets %g in %.2f bits/key instead of %.2f",
@@ -491,15 +484,13 @@ static void note_fixed_width(const build_ctx *c)
     fputc('\n', stderr);
 }
 
-static void print_summary(const build_ctx *c, size_t bytes)
-{
+static void print_summary(const build_ctx *c, size_t bytes) {
     char *desc = cli_describe(c->filter);
     fprintf(stderr,
             "amq: wrote %s (%zu bytes): %s, %llu keys, %.2f bits/key, "
             "fpr bound %.3g\n",
             strcmp(c->o.output, "-") == 0 ? "<stdout>" : c->o.output, bytes,
-            desc ? desc : "?",
-            (unsigned long long)amq_filter_items(c->filter),
+            desc ? desc : "?", (unsigned long long)amq_filter_items(c->filter),
             amq_filter_bits_per_key(c->filter),
             amq_filter_fpr_bound(c->filter));
     free(desc);
@@ -507,8 +498,7 @@ static void print_summary(const build_ctx *c, size_t bytes)
 }
 
 /* amq_filter_save_file (atomic; 0600 for a keyed filter), or stdout. */
-static int save(build_ctx *c)
-{
+static int save(build_ctx *c) {
     cli_progress_phase(&c->progress, "writing", 0);
     bool ok = cli_filter_save(c->filter, c->o.output);
     cli_progress_done(&c->progress);
@@ -517,8 +507,7 @@ static int save(build_ctx *c)
     return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-static void prepare_options(build_ctx *c)
-{
+static void prepare_options(build_ctx *c) {
     memset(&c->opt, 0, sizeof c->opt);
     c->opt.hash = c->o.hash;
     c->opt.hash_seed = c->o.seed;
@@ -528,8 +517,7 @@ static void prepare_options(build_ctx *c)
     }
 }
 
-int cli_cmd_build(int argc, char **argv)
-{
+int cli_cmd_build(int argc, char **argv) {
     build_ctx c;
     memset(&c, 0, sizeof c);
     int rc = parse_args(argc, argv, &c.o);

@@ -36,14 +36,14 @@ int cli_cmd_info(int argc, char **argv);
 int cli_cmd_help(int argc, char **argv);
 int cli_cmd_demo(int argc, char **argv);
 int cli_cmd_clock(int argc, char **argv);
-int cli_cmd_add(int argc, char **argv);      /* update.c */
-int cli_cmd_remove(int argc, char **argv);   /* update.c */
+int cli_cmd_add(int argc, char **argv);    /* update.c */
+int cli_cmd_remove(int argc, char **argv); /* update.c */
 int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_count(int argc, char **argv);
 int cli_cmd_recommend(int argc, char **argv);
-int cli_cmd_cascade(int argc, char **argv);   /* cascade.c */
-int cli_cmd_map(int argc, char **argv);  /* map.c: maplets              */
-int cli_cmd_kmer(int argc, char **argv); /* kmer.c, kmer_index.c        */
+int cli_cmd_cascade(int argc, char **argv); /* cascade.c */
+int cli_cmd_map(int argc, char **argv);     /* map.c: maplets              */
+int cli_cmd_kmer(int argc, char **argv);    /* kmer.c, kmer_index.c        */
 
 /* recommend.c: what a filter must do, and the type `amq recommend` picks
  * for it (the smallest that meets fpr; the hook behind `--type auto`). */
@@ -58,7 +58,7 @@ typedef struct cli_need {
  * the need. When why is not NULL, one line saying why is written there. */
 const char *cli_recommend_type(const cli_need *need, FILE *why);
 int cli_cmd_shard(int argc, char **argv);
-int cli_cmd_lsm(int argc, char **argv);      /* lsm.c */
+int cli_cmd_lsm(int argc, char **argv); /* lsm.c */
 
 /* help.c: print the help of a command (NULL: the overview) to out; false if
  * the command is unknown. */
@@ -81,8 +81,7 @@ void cli_man_page(FILE *out);
 void cli_bash_completion(FILE *out);
 /* "amq CMD: message", the usage line and a pointer to `amq help CMD` on
  * stderr; returns CLI_EXIT_ERR. */
-int cli_usage_error(const char *command, const char *fmt, ...)
-    CLI_PRINTF(2, 3);
+int cli_usage_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* ---- option parsing (util.c) --------------------------------------------- */
 
@@ -90,7 +89,7 @@ typedef struct cli_opt {
     const char *name; /* long name without "--"                         */
     char short_name;  /* 0 if none                                      */
     bool has_arg;
-    int id;           /* > 0, returned by cli_next                      */
+    int id; /* > 0, returned by cli_next                      */
 } cli_opt;
 
 #define CLI_OPT_HELP 1000 /* every command accepts -h / --help          */
@@ -156,8 +155,8 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len);
 double cli_now(void);
 
 typedef struct cli_progress {
-    bool enabled;  /* stderr is a terminal, or forced                     */
-    bool shown;    /* something was drawn and must be cleared           */
+    bool enabled; /* stderr is a terminal, or forced                     */
+    bool shown;   /* something was drawn and must be cleared           */
     const char *label;
     uint64_t total; /* 0: unknown                                         */
     bool bytes;     /* done and total count input bytes (keys beside)   */
@@ -179,8 +178,7 @@ void cli_progress_init(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_tick(cli_progress *p, uint64_t done);
 /* Progress through an input of `size` bytes (cli_keys_size; 0: unknown,
  * then keys are counted): each tick reads how far the keys have come. */
-void cli_progress_init_bytes(cli_progress *p, const char *label,
-                             uint64_t size);
+void cli_progress_init_bytes(cli_progress *p, const char *label, uint64_t size);
 struct cli_keys;
 void cli_progress_tick_keys(cli_progress *p, const struct cli_keys *k);
 /* The next phase of the same task (say reading, constructing, writing):
@@ -198,20 +196,20 @@ void cli_progress_done(cli_progress *p);
  * the keys given on the command line (--key K). */
 typedef struct cli_keys {
     FILE *fp;
-    const char *const *list; /* command-line keys, when not NULL                 */
+    const char *const
+        *list; /* command-line keys, when not NULL                 */
     size_t list_n;
     const char *name; /* for messages: the path or "<stdin>"              */
     bool binary;
     bool skip_empty;
-    uint64_t count;   /* keys returned so far                             */
-    uint64_t line;    /* text: line number of the last key                */
+    uint64_t count; /* keys returned so far                             */
+    uint64_t line;  /* text: line number of the last key                */
     char *buf;
     size_t cap;
 } cli_keys;
 
 /* path NULL or "-" reads stdin. Returns false after printing an error. */
-bool cli_keys_open(cli_keys *k, const char *path, bool binary,
-                   bool skip_empty);
+bool cli_keys_open(cli_keys *k, const char *path, bool binary, bool skip_empty);
 /* 1 and the key (valid until the next call), 0 at the end, -1 after
  * printing an error (read error, binary input not a multiple of 8). */
 int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len);
@@ -242,8 +240,9 @@ void cli_key_list_free(cli_key_list *l);
 #define CLI_OPT_BINARY 1002
 #define CLI_OPT_SKIP_EMPTY 1003
 #define CLI_KEY_SOURCE_OPTIONS                                                 \
-    {"key", 0, true, CLI_OPT_KEY}, {"binary", 'b', false, CLI_OPT_BINARY},     \
-        {"skip-empty", 0, false, CLI_OPT_SKIP_EMPTY}
+    {"key", 0, true, CLI_OPT_KEY}, {"binary", 'b', false, CLI_OPT_BINARY}, {   \
+        "skip-empty", 0, false, CLI_OPT_SKIP_EMPTY                             \
+    }
 
 typedef struct cli_key_source {
     const char *command;
@@ -271,8 +270,8 @@ void cli_store_le64(uint8_t *p, uint64_t v);
 
 typedef struct cli_filter_file {
     amq_filter *filter;
-    size_t file_len;  /* the frame's bytes (a file loads only if exact)  */
-    bool is_view;     /* mapped and read in place                        */
+    size_t file_len; /* the frame's bytes (a file loads only if exact)  */
+    bool is_view;    /* mapped and read in place                        */
 } cli_filter_file;
 
 /* amq_filter_open_file: the file mapped and viewed in place (zero copy),

@@ -85,11 +85,11 @@ typedef struct sim {
     const sim_opts *o;
     uint64_t rng, next_id, next_event;
     sim_node *nodes;
-    uint64_t *truth;  /* nodes * words                                     */
-    uint32_t *stamp;  /* nodes * words: epoch each word belongs to          */
-    uint32_t *epoch;  /* words: current epoch of each reservoir block       */
+    uint64_t *truth; /* nodes * words                                     */
+    uint32_t *stamp; /* nodes * words: epoch each word belongs to          */
+    uint32_t *epoch; /* words: current epoch of each reservoir block       */
     size_t words;
-    amq_clock **res;  /* reservoir timestamps                               */
+    amq_clock **res; /* reservoir timestamps                               */
     uint64_t res_next, res_filled;
     sim_result *r;
 } sim;
@@ -195,7 +195,8 @@ static int bin_of(double p) {
         return SIM_BINS - 1;
     if (p >= 0.1)
         return SIM_BINS - 2;
-    int b = (int)floor(log10(p)) + 7; /* [1e-6, 1e-5) -> 1 ... [0.01, 0.1) -> 5 */
+    int b =
+        (int)floor(log10(p)) + 7; /* [1e-6, 1e-5) -> 1 ... [0.01, 0.1) -> 5 */
     return b < 1 ? 1 : (b > SIM_BINS - 3 ? SIM_BINS - 3 : b);
 }
 
@@ -279,8 +280,7 @@ static bool record_event(sim *s, size_t q) {
 static size_t peer_of(sim *s, size_t p) {
     size_t n = (size_t)s->o->nodes;
     switch (s->o->topology) {
-    case TOPO_RING:
-        return rnd(s) & 1 ? (p + 1) % n : (p + n - 1) % n;
+    case TOPO_RING: return rnd(s) & 1 ? (p + 1) % n : (p + n - 1) % n;
     case TOPO_STAR:
         if (p != 0)
             return 0;
@@ -423,13 +423,13 @@ static void print_json(FILE *out, const sim_opts *o, const sim_result *r) {
     fprintf(out, "  \"threshold\": %g,\n", o->threshold);
     for (int i = 0; i < 4; i++) {
         const sim_decide *d = &r->dec[i];
-        fprintf(out,
-                "  \"decide_%s\": {\"precision\": %.6g, \"recall\": %.6g, "
-                "\"accuracy\": %.6g},\n",
-                dn[i], ratio((double)d->tp, (double)(d->tp + d->fp)),
-                ratio((double)d->tp, (double)r->ordered),
-                ratio((double)(d->tp + r->concurrent - d->fp),
-                      (double)r->pairs));
+        fprintf(
+            out,
+            "  \"decide_%s\": {\"precision\": %.6g, \"recall\": %.6g, "
+            "\"accuracy\": %.6g},\n",
+            dn[i], ratio((double)d->tp, (double)(d->tp + d->fp)),
+            ratio((double)d->tp, (double)r->ordered),
+            ratio((double)(d->tp + r->concurrent - d->fp), (double)r->pairs));
     }
     print_bins(out, "paper", r->paper);
     print_bins(out, "exact", r->exact);
@@ -453,8 +453,8 @@ static void print_text(FILE *out, const sim_opts *o, const sim_result *r) {
             "concurrent pairs reported ordered: %llu (%.4g); claimed: paper "
             "%.4g, ours %.4g\n",
             (unsigned long long)r->false_verdicts,
-            ratio((double)r->false_verdicts, conc),
-            ratio(r->claim_paper, conc), ratio(r->claim_exact, conc));
+            ratio((double)r->false_verdicts, conc), ratio(r->claim_paper, conc),
+            ratio(r->claim_exact, conc));
     fprintf(out, "ordered pairs reported concurrent: %llu\n",
             (unsigned long long)r->missed);
     fprintf(out, "bytes/message: bloom %.1f, vector %.1f%s\n",
@@ -465,23 +465,52 @@ static void print_text(FILE *out, const sim_opts *o, const sim_result *r) {
 /* ---- options -------------------------------------------------------------------- */
 
 enum {
-    O_NODES = 1, O_M, O_K, O_EVENTS, O_SEED, O_PAIRS, O_HISTORY, O_TOPO,
-    O_SEND, O_INTERNAL, O_LOSS, O_CHURN, O_FANOUT, O_JSON, O_THRESH,
-    O_VCLIMIT, O_RES, O_QUICK, O_SVG, O_MAXN, O_QUIET
+    O_NODES = 1,
+    O_M,
+    O_K,
+    O_EVENTS,
+    O_SEED,
+    O_PAIRS,
+    O_HISTORY,
+    O_TOPO,
+    O_SEND,
+    O_INTERNAL,
+    O_LOSS,
+    O_CHURN,
+    O_FANOUT,
+    O_JSON,
+    O_THRESH,
+    O_VCLIMIT,
+    O_RES,
+    O_QUICK,
+    O_SVG,
+    O_MAXN,
+    O_QUIET
 };
 
 static const cli_opt sim_optv[] = {
-    {"nodes", 'n', true, O_NODES},      {"m", 'm', true, O_M},
-    {"k", 'k', true, O_K},              {"events", 'e', true, O_EVENTS},
-    {"seed", 's', true, O_SEED},        {"pairs", 0, true, O_PAIRS},
-    {"history", 0, true, O_HISTORY},    {"topology", 't', true, O_TOPO},
-    {"send-rate", 0, true, O_SEND},     {"internal", 0, true, O_INTERNAL},
-    {"loss", 0, true, O_LOSS},          {"churn", 0, true, O_CHURN},
-    {"fanout", 0, true, O_FANOUT},      {"json", 'j', false, O_JSON},
-    {"threshold", 0, true, O_THRESH},   {"vc-limit", 0, true, O_VCLIMIT},
-    {"reservoir", 0, true, O_RES},      {"quick", 0, false, O_QUICK},
-    {"svg", 0, true, O_SVG},            {"max-nodes", 0, true, O_MAXN},
-    {"quiet", 'q', false, O_QUIET},     {"help", 'h', false, CLI_OPT_HELP},
+    {"nodes", 'n', true, O_NODES},
+    {"m", 'm', true, O_M},
+    {"k", 'k', true, O_K},
+    {"events", 'e', true, O_EVENTS},
+    {"seed", 's', true, O_SEED},
+    {"pairs", 0, true, O_PAIRS},
+    {"history", 0, true, O_HISTORY},
+    {"topology", 't', true, O_TOPO},
+    {"send-rate", 0, true, O_SEND},
+    {"internal", 0, true, O_INTERNAL},
+    {"loss", 0, true, O_LOSS},
+    {"churn", 0, true, O_CHURN},
+    {"fanout", 0, true, O_FANOUT},
+    {"json", 'j', false, O_JSON},
+    {"threshold", 0, true, O_THRESH},
+    {"vc-limit", 0, true, O_VCLIMIT},
+    {"reservoir", 0, true, O_RES},
+    {"quick", 0, false, O_QUICK},
+    {"svg", 0, true, O_SVG},
+    {"max-nodes", 0, true, O_MAXN},
+    {"quiet", 'q', false, O_QUIET},
+    {"help", 'h', false, CLI_OPT_HELP},
     {NULL, 0, false, 0},
 };
 
@@ -489,16 +518,16 @@ static bool parse_prob(const char *opt, const char *v, double *out) {
     char *end;
     double x = strtod(v, &end);
     if (*v == 0 || *end != 0 || !(x >= 0 && x <= 1)) {
-        cli_usage_error("clock", "--%s wants a number in [0, 1], not '%s'",
-                        opt, v);
+        cli_usage_error("clock", "--%s wants a number in [0, 1], not '%s'", opt,
+                        v);
         return false;
     }
     *out = x;
     return true;
 }
 
-static bool parse_u32(const char *opt, const char *v, uint64_t lo,
-                      uint64_t hi, uint32_t *out) {
+static bool parse_u32(const char *opt, const char *v, uint64_t lo, uint64_t hi,
+                      uint32_t *out) {
     uint64_t x;
     if (!cli_parse_u64("clock", opt, v, &x))
         return false;
@@ -546,16 +575,12 @@ static int sim_option(int id, const char *v, sim_opts *o, eval_extra *e) {
             return -1;
         }
         return 1;
-    case O_M:
-        return parse_u32("m", v, 1, AMQ_CLOCK_MAX_M, &o->m) ? 1 : -1;
-    case O_K:
-        return parse_u32("k", v, 1, AMQ_CLOCK_MAX_K, &o->k) ? 1 : -1;
+    case O_M: return parse_u32("m", v, 1, AMQ_CLOCK_MAX_M, &o->m) ? 1 : -1;
+    case O_K: return parse_u32("k", v, 1, AMQ_CLOCK_MAX_K, &o->k) ? 1 : -1;
     case O_EVENTS:
         return cli_parse_u64("clock", "events", v, &o->events) ? 1 : -1;
-    case O_SEED:
-        return cli_parse_u64("clock", "seed", v, &o->seed) ? 1 : -1;
-    case O_PAIRS:
-        return cli_parse_u64("clock", "pairs", v, &o->pairs) ? 1 : -1;
+    case O_SEED: return cli_parse_u64("clock", "seed", v, &o->seed) ? 1 : -1;
+    case O_PAIRS: return cli_parse_u64("clock", "pairs", v, &o->pairs) ? 1 : -1;
     case O_HISTORY:
         if (!parse_u32("history", v, 0, AMQ_CLOCK_MAX_HISTORY, &u))
             return -1;
@@ -568,24 +593,14 @@ static int sim_option(int id, const char *v, sim_opts *o, eval_extra *e) {
             return -1;
         o->reservoir = u;
         return 1;
-    case O_FANOUT:
-        return parse_u32("fanout", v, 1, 1000, &o->fanout) ? 1 : -1;
-    case O_SEND:
-        return parse_prob("send-rate", v, &o->send_rate) ? 1 : -1;
-    case O_INTERNAL:
-        return parse_prob("internal", v, &o->internal) ? 1 : -1;
-    case O_LOSS:
-        return parse_prob("loss", v, &o->loss) ? 1 : -1;
-    case O_CHURN:
-        return parse_prob("churn", v, &o->churn) ? 1 : -1;
-    case O_THRESH:
-        return parse_prob("threshold", v, &o->threshold) ? 1 : -1;
-    case O_JSON:
-        o->json = true;
-        return 1;
-    case O_QUIET:
-        o->quiet = true;
-        return 1;
+    case O_FANOUT: return parse_u32("fanout", v, 1, 1000, &o->fanout) ? 1 : -1;
+    case O_SEND: return parse_prob("send-rate", v, &o->send_rate) ? 1 : -1;
+    case O_INTERNAL: return parse_prob("internal", v, &o->internal) ? 1 : -1;
+    case O_LOSS: return parse_prob("loss", v, &o->loss) ? 1 : -1;
+    case O_CHURN: return parse_prob("churn", v, &o->churn) ? 1 : -1;
+    case O_THRESH: return parse_prob("threshold", v, &o->threshold) ? 1 : -1;
+    case O_JSON: o->json = true; return 1;
+    case O_QUIET: o->quiet = true; return 1;
     case O_TOPO:
         if (strcmp(v, "complete") == 0)
             o->topology = TOPO_COMPLETE;

@@ -50,8 +50,7 @@ static const cli_opt count_options[] = {
 /* ---- arguments ------------------------------------------------------------- */
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, count_opts *o)
-{
+static int parse_args(int argc, char **argv, count_opts *o) {
     cli_args a;
     int id, r;
     cli_args_init(&a, "count", argc, argv);
@@ -59,8 +58,7 @@ static int parse_args(int argc, char **argv, count_opts *o)
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "count") ? CLI_EXIT_OK
-                                                   : CLI_EXIT_ERR;
+            return cli_help_print(stdout, "count") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if ((r = cli_key_source_take(&o->src, id, a.value)) < 0)
             return CLI_EXIT_ERR;
         if (r == 0) { /* --top */
@@ -74,9 +72,8 @@ static int parse_args(int argc, char **argv, count_opts *o)
 
 /* ---- output ------------------------------------------------------------------ */
 
-static void print_count(const count_opts *o, uint64_t count,
-                        const uint8_t *key, size_t len)
-{
+static void print_count(const count_opts *o, uint64_t count, const uint8_t *key,
+                        size_t len) {
     printf("%llu\t", (unsigned long long)count);
     if (o->src.binary && o->src.keys.n == 0 && len == 8)
         printf("%llu", (unsigned long long)cli_load_le64(key));
@@ -85,15 +82,13 @@ static void print_count(const count_opts *o, uint64_t count,
     putchar('\n');
 }
 
-static uint64_t key_count(const amq_filter *f, uint64_t h)
-{
+static uint64_t key_count(const amq_filter *f, uint64_t h) {
     uint64_t c = 0;
     return amq_filter_count_hash(f, h, &c) == AMQ_OK ? c : 0;
 }
 
 /* Every key's count in input order. */
-static int count_each(const count_opts *o, const amq_filter *f, cli_keys *k)
-{
+static int count_each(const count_opts *o, const amq_filter *f, cli_keys *k) {
     const uint8_t *key;
     size_t len;
     int r;
@@ -104,8 +99,7 @@ static int count_each(const count_opts *o, const amq_filter *f, cli_keys *k)
 
 /* ---- --top ---------------------------------------------------------------------- */
 
-static bool set_push(count_set *s, uint64_t h, const uint8_t *key, size_t len)
-{
+static bool set_push(count_set *s, uint64_t h, const uint8_t *key, size_t len) {
     if (s->n == s->cap) {
         size_t ncap = s->cap ? s->cap * 2 : 1024;
         count_item *ni = ncap > SIZE_MAX / sizeof *ni
@@ -134,16 +128,14 @@ static bool set_push(count_set *s, uint64_t h, const uint8_t *key, size_t len)
     return true;
 }
 
-static int by_hash(const void *a, const void *b)
-{
+static int by_hash(const void *a, const void *b) {
     const count_item *x = a, *y = b;
     if (x->hash != y->hash)
         return x->hash < y->hash ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static int by_count(const void *a, const void *b)
-{
+static int by_count(const void *a, const void *b) {
     const count_item *x = a, *y = b;
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
@@ -152,8 +144,7 @@ static int by_count(const void *a, const void *b)
 
 /* Keep the first occurrence of each hash that the filter ranks: for a
  * sketch, only the items its list holds. */
-static void keep_ranked(count_set *s, const amq_filter *f)
-{
+static void keep_ranked(count_set *s, const amq_filter *f) {
     bool sketch = (amq_filter_caps(f) & AMQ_CAP_SKETCH) != 0;
     size_t w = 0;
     qsort(s->items, s->n, sizeof *s->items, by_hash);
@@ -170,8 +161,7 @@ static void keep_ranked(count_set *s, const amq_filter *f)
     qsort(s->items, s->n, sizeof *s->items, by_count);
 }
 
-static int count_top(const count_opts *o, const amq_filter *f, cli_keys *k)
-{
+static int count_top(const count_opts *o, const amq_filter *f, cli_keys *k) {
     count_set s;
     const uint8_t *key;
     size_t len;
@@ -197,8 +187,7 @@ static int count_top(const count_opts *o, const amq_filter *f, cli_keys *k)
 
 /* ---- command ------------------------------------------------------------------- */
 
-static bool check_filter(const char *file, const amq_filter *f)
-{
+static bool check_filter(const char *file, const amq_filter *f) {
     if (amq_filter_caps(f) & AMQ_CAP_COUNT)
         return true;
     char *types = cli_types_with(AMQ_CAP_COUNT, 0);
@@ -208,8 +197,7 @@ static bool check_filter(const char *file, const amq_filter *f)
     return false;
 }
 
-static int count_file(const count_opts *o, const amq_filter *f)
-{
+static int count_file(const count_opts *o, const amq_filter *f) {
     cli_keys k;
     if (!check_filter(o->src.file, f) || !cli_key_source_open(&o->src, &k))
         return CLI_EXIT_ERR;
@@ -222,8 +210,7 @@ static int count_file(const count_opts *o, const amq_filter *f)
     return rc;
 }
 
-int cli_cmd_count(int argc, char **argv)
-{
+int cli_cmd_count(int argc, char **argv) {
     count_opts o;
     memset(&o, 0, sizeof o);
     o.src.command = "count";

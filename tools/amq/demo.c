@@ -48,25 +48,22 @@ typedef struct demo_data {
 typedef struct demo_row {
     double bits_per_key, measured, bound;
     double hash_ns, insert_ns, query_ns, batch_ns;
-    bool forgets;     /* AMQ_CAP_FORGETS: only the newest key is promised */
-    size_t forgotten; /* present keys no longer reported (forgets only)   */
+    bool forgets;      /* AMQ_CAP_FORGETS: only the newest key is promised */
+    size_t forgotten;  /* present keys no longer reported (forgets only)   */
     char skipped[160]; /* why a type that cannot meet eps was left out    */
 } demo_row;
 
 enum { OPT_N = 1, OPT_FPR, OPT_SEED, OPT_TYPE };
 
 static const cli_opt demo_options[] = {
-    {"n", 'n', true, OPT_N},
-    {"fpr", 'e', true, OPT_FPR},
-    {"seed", 's', true, OPT_SEED},
-    {"type", 't', true, OPT_TYPE},
+    {"n", 'n', true, OPT_N},       {"fpr", 'e', true, OPT_FPR},
+    {"seed", 's', true, OPT_SEED}, {"type", 't', true, OPT_TYPE},
     {NULL, 0, false, 0},
 };
 
 /* ---- arguments --------------------------------------------------------------- */
 
-static bool take_option(demo_opts *o, int id, const char *v)
-{
+static bool take_option(demo_opts *o, int id, const char *v) {
     switch (id) {
     case OPT_N:
         if (!cli_parse_u64("demo", "--n", v, &o->n))
@@ -90,8 +87,7 @@ static bool take_option(demo_opts *o, int id, const char *v)
 }
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, demo_opts *o)
-{
+static int parse_args(int argc, char **argv, demo_opts *o) {
     cli_args a;
     int id;
     cli_args_init(&a, "demo", argc, argv);
@@ -101,8 +97,7 @@ static int parse_args(int argc, char **argv, demo_opts *o)
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, "demo") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if (id == CLI_NEXT_POS)
-            return cli_usage_error("demo", "unexpected argument '%s'",
-                                   a.value);
+            return cli_usage_error("demo", "unexpected argument '%s'", a.value);
         if (!take_option(o, id, a.value))
             return CLI_EXIT_ERR;
     }
@@ -111,16 +106,14 @@ static int parse_args(int argc, char **argv, demo_opts *o)
 
 /* ---- data --------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
+static uint64_t splitmix64(uint64_t *state) {
     uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
 }
 
-static bool data_init(demo_data *d, size_t n, uint64_t seed)
-{
+static bool data_init(demo_data *d, size_t n, uint64_t seed) {
     memset(d, 0, sizeof *d);
     d->n = n;
     d->keys = malloc(2 * n * 8);
@@ -141,8 +134,7 @@ static bool data_init(demo_data *d, size_t n, uint64_t seed)
     return true;
 }
 
-static void data_free(demo_data *d)
-{
+static void data_free(demo_data *d) {
     free(d->keys);
     free(d->hashes);
     free(d->scalar);
@@ -151,13 +143,11 @@ static void data_free(demo_data *d)
 
 /* ---- measurements ------------------------------------------------------------ */
 
-static double ns_per(double seconds, size_t n)
-{
+static double ns_per(double seconds, size_t n) {
     return n ? seconds * 1e9 / (double)n : 0.0;
 }
 
-static void hash_all(const amq_filter *f, demo_data *d, demo_row *r)
-{
+static void hash_all(const amq_filter *f, demo_data *d, demo_row *r) {
     double t = cli_now();
     for (size_t i = 0; i < 2 * d->n; i++)
         d->hashes[i] = amq_filter_hash(f, d->keys + 8 * i, 8);
@@ -165,8 +155,7 @@ static void hash_all(const amq_filter *f, demo_data *d, demo_row *r)
 }
 
 static bool insert_all(const char *name, amq_filter *f, const demo_data *d,
-                       demo_row *r)
-{
+                       demo_row *r) {
     double t = cli_now();
     for (size_t i = 0; i < d->n; i++) {
         amq_status st = amq_filter_add_hash(f, d->hashes[i]);
@@ -180,8 +169,7 @@ static bool insert_all(const char *name, amq_filter *f, const demo_data *d,
     return true;
 }
 
-static void query_scalar(const amq_filter *f, demo_data *d, demo_row *r)
-{
+static void query_scalar(const amq_filter *f, demo_data *d, demo_row *r) {
     double t = cli_now();
     for (size_t i = 0; i < 2 * d->n; i++)
         d->scalar[i] = amq_filter_contains_hash(f, d->hashes[i]) ? 1 : 0;
@@ -189,8 +177,7 @@ static void query_scalar(const amq_filter *f, demo_data *d, demo_row *r)
 }
 
 static void query_batch(const amq_filter *f, demo_data *d, uint8_t *out,
-                        double *ns)
-{
+                        double *ns) {
     double t = cli_now();
     for (size_t i = 0; i < 2 * d->n; i += DEMO_BATCH) {
         size_t m = 2 * d->n - i < DEMO_BATCH ? 2 * d->n - i : DEMO_BATCH;
@@ -203,8 +190,7 @@ static void query_batch(const amq_filter *f, demo_data *d, uint8_t *out,
 /* Zero false negatives (for a forgetting type: the newest key is there,
  * and the forgotten ones are counted), batch == scalar, and the measured
  * rate. */
-static bool check_answers(const char *name, const demo_data *d, demo_row *r)
-{
+static bool check_answers(const char *name, const demo_data *d, demo_row *r) {
     size_t fn = 0, fp = 0, differ = 0;
     for (size_t i = 0; i < 2 * d->n; i++) {
         differ += (d->scalar[i] != 0) != (d->batch[i] != 0);
@@ -229,8 +215,7 @@ static bool check_answers(const char *name, const demo_data *d, demo_row *r)
 
 /* ---- serialization round trip ----------------------------------------------- */
 
-static uint8_t *save_alloc(const amq_filter *f, size_t *len, amq_status *st)
-{
+static uint8_t *save_alloc(const amq_filter *f, size_t *len, amq_status *st) {
     size_t size = amq_filter_serialized_size(f);
     uint8_t *buf = malloc(size > 0 ? size : 1);
     *st = buf == NULL ? AMQ_ERR_NOMEM : amq_filter_save(f, buf, size, len);
@@ -244,8 +229,7 @@ static uint8_t *save_alloc(const amq_filter *f, size_t *len, amq_status *st)
 }
 
 static bool report(const char *name, const char *step, amq_status st,
-                   const amq_diag *diag)
-{
+                   const amq_diag *diag) {
     char what[128];
     snprintf(what, sizeof what, "demo: %s: %s", name, step);
     cli_status_error(what, st, diag);
@@ -254,8 +238,7 @@ static bool report(const char *name, const char *step, amq_status st,
 
 /* The view must give the original's answers (it reads the frame in place). */
 static bool check_view(const char *name, const uint8_t *buf, size_t len,
-                       demo_data *d)
-{
+                       demo_data *d) {
     amq_diag diag;
     memset(&diag, 0, sizeof diag);
     amq_filter *v = NULL;
@@ -272,8 +255,7 @@ static bool check_view(const char *name, const uint8_t *buf, size_t len,
     return same;
 }
 
-static bool round_trip(const char *name, const amq_filter *f, demo_data *d)
-{
+static bool round_trip(const char *name, const amq_filter *f, demo_data *d) {
     amq_status st;
     amq_diag diag;
     memset(&diag, 0, sizeof diag);
@@ -300,8 +282,7 @@ static bool round_trip(const char *name, const amq_filter *f, demo_data *d)
 /* ---- one type ------------------------------------------------------------------ */
 
 static bool run_type(const char *spec, const demo_opts *o, demo_data *d,
-                     demo_row *r)
-{
+                     demo_row *r) {
     amq_diag diag;
     memset(&diag, 0, sizeof diag);
     amq_filter *f = NULL;
@@ -326,8 +307,7 @@ static bool run_type(const char *spec, const demo_opts *o, demo_data *d,
 /* A static type: a builder hashes the keys (with the hasher the filter
  * will have), then builds once. */
 static bool build_static(const char *spec, const demo_opts *o, demo_data *d,
-                         demo_row *r, amq_filter **f)
-{
+                         demo_row *r, amq_filter **f) {
     amq_diag diag;
     amq_builder *b = NULL;
     memset(&diag, 0, sizeof diag);
@@ -354,8 +334,7 @@ static bool build_static(const char *spec, const demo_opts *o, demo_data *d,
 }
 
 static bool run_static(const char *spec, const demo_opts *o, demo_data *d,
-                       demo_row *r)
-{
+                       demo_row *r) {
     amq_filter *f = NULL;
     if (!build_static(spec, o, d, r, &f))
         return r->skipped[0] != 0;
@@ -372,8 +351,7 @@ static bool run_static(const char *spec, const demo_opts *o, demo_data *d,
 
 /* ---- the table ------------------------------------------------------------------ */
 
-static void print_header(const demo_opts *o)
-{
+static void print_header(const demo_opts *o) {
     printf("amq demo: N = %llu present + %llu absent splitmix64 keys "
            "(8 bytes, seed %llu), target eps = %g\n\n",
            (unsigned long long)o->n, (unsigned long long)o->n,
@@ -385,23 +363,20 @@ static void print_header(const demo_opts *o)
     fflush(stdout);
 }
 
-static void print_row(const char *name, const demo_row *r, double lower)
-{
+static void print_row(const char *name, const demo_row *r, double lower) {
     printf("| %s | %.2f | %.2f | %.5f | %.5f | %.1f | %.1f | %.1f | %.1f |\n",
            name, r->bits_per_key, lower, r->measured, r->bound, r->insert_ns,
            r->query_ns, r->batch_ns, r->hash_ns);
     fflush(stdout);
 }
 
-static bool has_cap(const char *spec, uint32_t cap)
-{
+static bool has_cap(const char *spec, uint32_t cap) {
     const amq_type_info *t = amq_filter_type_find(spec);
     return t != NULL && (t->caps & cap) != 0;
 }
 
 /* A forgetting type's note: how much of the stream it still holds. */
-static void print_forgetting(const char *name, const demo_row *r, size_t n)
-{
+static void print_forgetting(const char *name, const demo_row *r, size_t n) {
     printf("|   (%s forgets old keys by design: %zu of the %zu keys "
            "(%.1f%%) are still reported after the stream) |\n",
            name, n - r->forgotten, n,
@@ -409,8 +384,7 @@ static void print_forgetting(const char *name, const demo_row *r, size_t n)
 }
 
 /* One spec: a table row; false on failure. */
-static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
-{
+static bool demo_one(const char *spec, const demo_opts *o, demo_data *d) {
     demo_row r;
     memset(&r, 0, sizeof r);
     if (has_cap(spec, AMQ_CAP_SKETCH)) {
@@ -421,10 +395,11 @@ static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
     }
     r.forgets = has_cap(spec, AMQ_CAP_FORGETS);
     bool ok = has_cap(spec, AMQ_CAP_STATIC) ? run_static(spec, o, d, &r)
-                              : run_type(spec, o, d, &r);
+                                            : run_type(spec, o, d, &r);
     if (ok && r.skipped[0] != 0) {
         printf("| %s | skipped, as amq build refuses it: %s | | | | | | | "
-               "|\n", spec, r.skipped);
+               "|\n",
+               spec, r.skipped);
         return true;
     }
     if (ok)
@@ -434,8 +409,7 @@ static bool demo_one(const char *spec, const demo_opts *o, demo_data *d)
     return ok;
 }
 
-static int demo_run(const demo_opts *o, demo_data *d)
-{
+static int demo_run(const demo_opts *o, demo_data *d) {
     size_t failures = 0;
     size_t count = o->ntypes ? o->ntypes : amq_filter_type_count();
     print_header(o);
@@ -452,8 +426,7 @@ static int demo_run(const demo_opts *o, demo_data *d)
     return failures ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 
-int cli_cmd_demo(int argc, char **argv)
-{
+int cli_cmd_demo(int argc, char **argv) {
     demo_opts o;
     memset(&o, 0, sizeof o);
     o.n = 1000000;

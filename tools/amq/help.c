@@ -48,7 +48,8 @@ static const help_topic topics[] = {
      "      --seed S         seed for xxh3 / xxh64 (default 0)\n"
      "  -b, --binary         keys are little-endian u64s, 8 bytes each; the\n"
      "                       8 bytes are hashed as they are\n"
-     "      --skip-empty     ignore empty lines instead of adding the empty key\n"
+     "      --skip-empty     ignore empty lines instead of adding the empty "
+     "key\n"
      "  -u, --unique         add each distinct key once (static types always\n"
      "                       do); without it a dynamic filter holds every\n"
      "                       copy of a repeated key\n"
@@ -87,8 +88,8 @@ static const help_topic topics[] = {
      "the run with its line number and nothing is written. Static types\n"
      "(xor, fuse, ribbon) are refused: rebuild them from all keys.\n"
      "\n"
-     "      --key K          add K (repeatable) instead of reading keys\n"
-     UPDATE_OPTIONS},
+     "      --key K          add K (repeatable) instead of reading "
+     "keys\n" UPDATE_OPTIONS},
     {"remove", "amq remove FILE [KEYFILE | --key K...] [-o OUT]",
      "Remove keys from a filter file whose type deletes (counting, dleft,\n"
      "cuckoo, vacuum, qf, cqf, spectral:mode=ms). Atomic like 'amq add'.\n"
@@ -98,8 +99,8 @@ static const help_topic topics[] = {
      "written) unless --missing-ok.\n"
      "\n"
      "      --key K          remove K (repeatable) instead of reading keys\n"
-     "      --missing-ok     skip keys that are not in the filter\n"
-     UPDATE_OPTIONS},
+     "      --missing-ok     skip keys that are not in the "
+     "filter\n" UPDATE_OPTIONS},
     {"merge", "amq merge [--intersect] -o OUT FILE FILE...",
      "Union (or intersection) of filters built alike: same type, same\n"
      "parameters (amq info's params) and same hash, seed and key. The\n"
@@ -119,7 +120,8 @@ static const help_topic topics[] = {
      "never undercount; topk (HeavyKeeper) never overcounts.\n"
      "\n"
      "      --key K          count K (repeatable) instead of reading keys\n"
-     "  -t, --top N          only the N distinct keys with the largest counts,\n"
+     "  -t, --top N          only the N distinct keys with the largest "
+     "counts,\n"
      "                       largest first (0: all); for topk, the keys in\n"
      "                       its heavy-hitter list\n"
      "  -b, --binary         keys are little-endian u64s; printed as numbers\n"
@@ -175,8 +177,7 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, or 2 on a false negative, a round-trip mismatch or a\n"
      "library error."},
-    {"cascade",
-     "amq cascade train|query|info|audit|features|eval [OPTIONS]",
+    {"cascade", "amq cascade train|query|info|audit|features|eval [OPTIONS]",
      "The learned Bloom filter cascade with a certified bound\n"
      "(docs/cascade.md).\n"
      "\n"
@@ -184,16 +185,19 @@ static const help_topic topics[] = {
      "  Learn a scorer on the two key files (one key per line; empty lines\n"
      "  skipped), split the score axis, size residual filters and write C.\n"
      "  --calib-frac F     share held out of training (default 0.5)\n"
-     "  --levels L|auto    residual filters, tail guard included (default auto)\n"
+     "  --levels L|auto    residual filters, tail guard included (default "
+     "auto)\n"
      "  --residual SPEC    residual filter type (default sbbf)\n"
      "  --method M         cascade (default), lbf, sandwich, plbf\n"
      "  --partition P      optimal (default), equal-members, equal-mass\n"
      "  --bins B --eta E --dim-bits D --epochs N --quantize\n"
      "  --calibration none|platt|isotonic  --tail-weight G  --seed S\n"
-     "  --tail guard|reject --delta D   reject the lowest scores (<= D members)\n"
+     "  --tail guard|reject --delta D   reject the lowest scores (<= D "
+     "members)\n"
      "  --aux N            room for N inserts before a rebuild\n"
      "  --headroom H       bins above tau_0 whose members are also stored\n"
-     "query C [KEYFILE]    print keys that may be members (-c count, -v invert,\n"
+     "query C [KEYFILE]    print keys that may be members (-c count, -v "
+     "invert,\n"
      "                     -q quiet); exit 0 if some may be, 1 if none\n"
      "info [--json] C      intervals, p with its upper limit, n, bits, eps,\n"
      "                     the bound\n"
@@ -242,8 +246,7 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, or 2 on bad usage, an error, or an ordered pair\n"
      "reported concurrent (impossible by construction)."},
-    {"map",
-     "amq map build|get|add|del|merge ... (see below)",
+    {"map", "amq map build|get|add|del|merge ... (see below)",
      "Maplets: approximate maps from keys to small values (docs/maplets.md).\n"
      "Input lines are key<TAB>value; the key is every byte before the tab,\n"
      "the value a decimal number below 2^B, or for --op or a comma list of\n"
@@ -267,8 +270,7 @@ static const help_topic topics[] = {
      "  -q, --quiet          no summary on stderr\n"
      "\n"
      "Exit status: 0, 1 (get: no key found), 2 on any error."},
-    {"kmer",
-     "amq kmer count|query|histo|dump|index|search ... (see below)",
+    {"kmer", "amq kmer count|query|histo|dump|index|search ... (see below)",
      "k-mers of FASTA/FASTQ files (plain or gzip) in maplets; any base\n"
      "but ACGT (either case) breaks the k-mer window, as jellyfish does.\n"
      "\n"
@@ -360,28 +362,23 @@ static const help_topic topics[] = {
     {NULL, NULL, NULL},
 };
 
-static const help_topic *find_topic(const char *name)
-{
+static const help_topic *find_topic(const char *name) {
     for (const help_topic *t = topics; t->name != NULL; t++)
         if (strcmp(t->name, name) == 0)
             return t;
     return NULL;
 }
 
-const cli_help_topic *cli_help_topics(void)
-{
-    return topics;
-}
+const cli_help_topic *cli_help_topics(void) { return topics; }
 
-const char *cli_help_epilogue(void)
-{
-    return "'amq help COMMAND' describes a command, 'amq help types' lists the\n"
+const char *cli_help_epilogue(void) {
+    return "'amq help COMMAND' describes a command, 'amq help types' lists "
+           "the\n"
            "structure types. Exit status: 0 success, 1 query found no member,\n"
            "2 error or bad usage.\n";
 }
 
-static void print_overview(FILE *out)
-{
+static void print_overview(FILE *out) {
     fputs("amq — approximate membership filters\n\nusage:\n", out);
     for (const help_topic *t = topics; t->name != NULL; t++)
         fprintf(out, "  %s\n", t->usage);
@@ -389,8 +386,7 @@ static void print_overview(FILE *out)
     fputs(cli_help_epilogue(), out);
 }
 
-bool cli_help_print(FILE *out, const char *command)
-{
+bool cli_help_print(FILE *out, const char *command) {
     if (command == NULL) {
         print_overview(out);
         return true;
@@ -402,8 +398,7 @@ bool cli_help_print(FILE *out, const char *command)
     return true;
 }
 
-int cli_usage_error(const char *command, const char *fmt, ...)
-{
+int cli_usage_error(const char *command, const char *fmt, ...) {
     va_list ap;
     fflush(stdout);
     fprintf(stderr, "amq %s: ", command);
@@ -417,16 +412,15 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     return CLI_EXIT_ERR;
 }
 
-static void print_caps(FILE *out, uint32_t caps)
-{
+static void print_caps(FILE *out, uint32_t caps) {
     static const struct {
         uint32_t bit;
         const char *name;
     } names[] = {
-        {AMQ_CAP_REMOVE, "remove"},     {AMQ_CAP_COUNT, "count"},
-        {AMQ_CAP_UNION, "union"},       {AMQ_CAP_INTERSECT, "intersect"},
+        {AMQ_CAP_REMOVE, "remove"},         {AMQ_CAP_COUNT, "count"},
+        {AMQ_CAP_UNION, "union"},           {AMQ_CAP_INTERSECT, "intersect"},
         {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
-        {AMQ_CAP_STATIC, "static"},     {AMQ_CAP_SKETCH, "sketch"},
+        {AMQ_CAP_STATIC, "static"},         {AMQ_CAP_SKETCH, "sketch"},
         {AMQ_CAP_FORGETS, "forgets"},
     };
     const char *sep = "";
@@ -439,8 +433,7 @@ static void print_caps(FILE *out, uint32_t caps)
         fputs("-", out);
 }
 
-static void print_types(FILE *out)
-{
+static void print_types(FILE *out) {
     size_t n = amq_filter_type_count();
     fprintf(out, "%zu structure types (spec: NAME[:key=value,...]):\n", n);
     for (size_t i = 0; i < n; i++) {
@@ -456,8 +449,7 @@ static void print_types(FILE *out)
     }
 }
 
-int cli_cmd_help(int argc, char **argv)
-{
+int cli_cmd_help(int argc, char **argv) {
     if (argc > 2)
         return cli_usage_error("help", "too many arguments");
     if (argc < 2) {

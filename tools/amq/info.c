@@ -21,13 +21,13 @@ typedef struct info_facts {
     uint64_t items, capacity;
     size_t bytes, file_bytes;
     double bits_per_key, bound, target;
-    double eps;         /* what the lower bound is computed for; 0: none   */
+    double eps; /* what the lower bound is computed for; 0: none   */
     const char *eps_from;
     double lower, ratio; /* NAN when undefined                             */
     bool view;
-    bool maplet;        /* a maplet: the shape below                       */
+    bool maplet; /* a maplet: the shape below                       */
     amq_maplet_shape shape;
-    double map_lower;   /* log2(1/eps) + value bits                        */
+    double map_lower; /* log2(1/eps) + value bits                        */
 } info_facts;
 
 enum { OPT_JSON = 1 };
@@ -37,8 +37,7 @@ static const cli_opt info_options[] = {
     {NULL, 0, false, 0},
 };
 
-static void derive_bounds(info_facts *x)
-{
+static void derive_bounds(info_facts *x) {
     x->eps = 0.0;
     x->eps_from = "none";
     if (x->items > 0 && x->bound > 0.0 && x->bound < 1.0) {
@@ -52,8 +51,7 @@ static void derive_bounds(info_facts *x)
     x->ratio = x->lower > 0.0 ? x->bits_per_key / x->lower : NAN;
 }
 
-static void gather(info_facts *x, const char *file, const cli_filter_file *ff)
-{
+static void gather(info_facts *x, const char *file, const cli_filter_file *ff) {
     const amq_filter *f = ff->filter;
     memset(x, 0, sizeof *x);
     x->file = file;
@@ -70,14 +68,13 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff)
     x->view = ff->is_view;
     derive_bounds(x);
     x->maplet = amq_maplet_get_shape(f, &x->shape) == AMQ_OK;
-    x->map_lower = x->maplet && x->lower > 0
-                       ? x->lower + x->shape.value_bits : NAN;
+    x->map_lower =
+        x->maplet && x->lower > 0 ? x->lower + x->shape.value_bits : NAN;
 }
 
 /* ---- text ------------------------------------------------------------------- */
 
-static void print_hash_text(const amq_hasher *h)
-{
+static void print_hash_text(const amq_hasher *h) {
     printf("%-12s %s", "hash:", amq_hash_kind_name(h->kind));
     if (h->kind == AMQ_HASH_SIPHASH)
         printf(" (keyed; the secret key is stored in the file)\n");
@@ -85,8 +82,7 @@ static void print_hash_text(const amq_hasher *h)
         printf(" (seed %llu)\n", (unsigned long long)h->seed);
 }
 
-static void print_number_or_na(const char *label, double v, const char *fmt)
-{
+static void print_number_or_na(const char *label, double v, const char *fmt) {
     printf("%-12s ", label);
     if (isfinite(v))
         printf(fmt, v);
@@ -96,30 +92,28 @@ static void print_number_or_na(const char *label, double v, const char *fmt)
 
 /* What a maplet adds: its operator and values, its mode, how its slots
  * are used, and the lower bound with the values counted. */
-static void print_maplet_text(const info_facts *x)
-{
+static void print_maplet_text(const info_facts *x) {
     const amq_maplet_shape *s = &x->shape;
-    printf("%-12s op=%s, %u-bit values, %s%s", "maplet:",
-           amq_maplet_op_name(s->op), s->value_bits,
-           s->is_static ? "static (Ribbon retrieval + membership)"
+    printf("%-12s op=%s, %u-bit values, %s%s",
+           "maplet:", amq_maplet_op_name(s->op), s->value_bits,
+           s->is_static  ? "static (Ribbon retrieval + membership)"
            : s->multiset ? "multiset (one slot per pair)"
                          : "combine (one entry per fingerprint)",
            s->key_bits ? "" : "\n");
     if (s->key_bits)
         printf(", exact for %u-bit keys\n", s->key_bits);
-    printf("%-12s %llu fingerprints", "entries:",
-           (unsigned long long)s->distinct);
+    printf("%-12s %llu fingerprints",
+           "entries:", (unsigned long long)s->distinct);
     if (!s->is_static)
         printf(" in %llu slots (%llu home slots, %u-bit remainders)",
-               (unsigned long long)s->used_slots,
-               (unsigned long long)s->slots, s->remainder_bits);
+               (unsigned long long)s->used_slots, (unsigned long long)s->slots,
+               s->remainder_bits);
     fputc('\n', stdout);
     print_number_or_na("map bound:", x->map_lower, "%.4f bits/key");
     fputs(" (log2(1/eps) + value bits)\n", stdout);
 }
 
-static void print_text(const info_facts *x)
-{
+static void print_text(const info_facts *x) {
     printf("%-12s %s\n", "file:", x->file);
     printf("%-12s %s\n", "type:", x->type ? x->type->name : "?");
     printf("%-12s %s\n", "params:", x->params ? x->params : "?");
@@ -130,8 +124,8 @@ static void print_text(const info_facts *x)
     printf("%-12s %zu (file %zu)\n", "bytes:", x->bytes, x->file_bytes);
     printf("%-12s %.4f%s\n", "bits/key:", x->bits_per_key,
            x->items ? "" : " (empty: per one key)");
-    printf("%-12s %.6g (certified, at the current load)\n", "fpr bound:",
-           x->bound);
+    printf("%-12s %.6g (certified, at the current load)\n",
+           "fpr bound:", x->bound);
     print_number_or_na("target fpr:", x->target > 0 ? x->target : NAN, "%g");
     fputc('\n', stdout);
     print_number_or_na("lower bound:", x->lower, "%.4f bits/key");
@@ -140,8 +134,8 @@ static void print_text(const info_facts *x)
     fputc('\n', stdout);
     print_number_or_na("ratio:", x->ratio, "%.4f");
     fputs(" (bits/key / lower bound)\n", stdout);
-    printf("%-12s %s\n", "loaded:", x->view ? "view (mapped, zero copy)"
-                                            : "copy");
+    printf("%-12s %s\n",
+           "loaded:", x->view ? "view (mapped, zero copy)" : "copy");
     if (x->maplet)
         print_maplet_text(x);
 }
@@ -149,37 +143,31 @@ static void print_text(const info_facts *x)
 /* ---- JSON -------------------------------------------------------------------- */
 
 /* Each field after the first is preceded by a comma. */
-static void json_key(const char *name, bool first)
-{
+static void json_key(const char *name, bool first) {
     printf("%s\n  \"%s\": ", first ? "" : ",", name);
 }
 
-static void json_str_field(const char *name, const char *v, bool first)
-{
+static void json_str_field(const char *name, const char *v, bool first) {
     json_key(name, first);
     cli_json_string(stdout, v);
 }
 
-static void json_num_field(const char *name, double v)
-{
+static void json_num_field(const char *name, double v) {
     json_key(name, false);
     cli_json_number(stdout, v);
 }
 
-static void json_u64_field(const char *name, uint64_t v)
-{
+static void json_u64_field(const char *name, uint64_t v) {
     json_key(name, false);
     printf("%llu", (unsigned long long)v);
 }
 
-static void json_bool_field(const char *name, bool v)
-{
+static void json_bool_field(const char *name, bool v) {
     json_key(name, false);
     fputs(v ? "true" : "false", stdout);
 }
 
-static void print_json(const info_facts *x)
-{
+static void print_json(const info_facts *x) {
     putchar('{');
     json_str_field("file", x->file, true);
     json_str_field("type", x->type ? x->type->name : "", false);
@@ -221,8 +209,7 @@ typedef struct info_opts {
 
 /* -1 to go on, else the exit status. Files are gathered in argv order
  * (options may come between them). */
-static int parse_args(int argc, char **argv, info_opts *o)
-{
+static int parse_args(int argc, char **argv, info_opts *o) {
     cli_args a;
     int id;
     cli_args_init(&a, "info", argc, argv);
@@ -247,8 +234,7 @@ static int parse_args(int argc, char **argv, info_opts *o)
 }
 
 /* Describe one file; false after printing an error. */
-static bool info_one(const info_opts *o, const char *file, bool first)
-{
+static bool info_one(const info_opts *o, const char *file, bool first) {
     cli_filter_file ff;
     if (!cli_filter_open(&ff, file))
         return false;
@@ -266,8 +252,7 @@ static bool info_one(const info_opts *o, const char *file, bool first)
     return true;
 }
 
-int cli_cmd_info(int argc, char **argv)
-{
+int cli_cmd_info(int argc, char **argv) {
     info_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);

@@ -18,8 +18,7 @@
 /* ---- keys ------------------------------------------------------------------ */
 
 bool cli_keys_open(cli_keys *k, const char *path, bool binary,
-                   bool skip_empty)
-{
+                   bool skip_empty) {
     memset(k, 0, sizeof *k);
     k->binary = binary;
     k->skip_empty = skip_empty;
@@ -37,14 +36,12 @@ bool cli_keys_open(cli_keys *k, const char *path, bool binary,
     return true;
 }
 
-static int read_error(cli_keys *k)
-{
+static int read_error(cli_keys *k) {
     cli_error("%s: read error: %s", k->name, strerror(errno));
     return -1;
 }
 
-static int next_binary(cli_keys *k, const uint8_t **key, size_t *len)
-{
+static int next_binary(cli_keys *k, const uint8_t **key, size_t *len) {
     uint8_t *b = (uint8_t *)k->buf;
     size_t got = fread(b, 1, 8, k->fp);
     if (got == 8) {
@@ -65,8 +62,7 @@ static int next_binary(cli_keys *k, const uint8_t **key, size_t *len)
     return 0;
 }
 
-static int next_text(cli_keys *k, const uint8_t **key, size_t *len)
-{
+static int next_text(cli_keys *k, const uint8_t **key, size_t *len) {
     for (;;) {
         errno = 0;
         ssize_t n = getline(&k->buf, &k->cap, k->fp);
@@ -87,16 +83,14 @@ static int next_text(cli_keys *k, const uint8_t **key, size_t *len)
     }
 }
 
-void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n)
-{
+void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n) {
     memset(k, 0, sizeof *k);
     k->name = "--key";
     k->list = list;
     k->list_n = n;
 }
 
-uint64_t cli_keys_size(const cli_keys *k)
-{
+uint64_t cli_keys_size(const cli_keys *k) {
     struct stat sb;
     if (k->fp == NULL || fstat(fileno(k->fp), &sb) != 0 ||
         !S_ISREG(sb.st_mode) || sb.st_size < 0)
@@ -104,14 +98,12 @@ uint64_t cli_keys_size(const cli_keys *k)
     return (uint64_t)sb.st_size;
 }
 
-uint64_t cli_keys_offset(const cli_keys *k)
-{
+uint64_t cli_keys_offset(const cli_keys *k) {
     off_t off = k->fp != NULL ? ftello(k->fp) : -1;
     return off < 0 ? 0 : (uint64_t)off;
 }
 
-void cli_keys_where(const cli_keys *k, char *buf, size_t cap)
-{
+void cli_keys_where(const cli_keys *k, char *buf, size_t cap) {
     if (k->list != NULL)
         snprintf(buf, cap, "--key '%s'", k->list[k->count - 1]);
     else if (k->binary)
@@ -122,8 +114,7 @@ void cli_keys_where(const cli_keys *k, char *buf, size_t cap)
                  (unsigned long long)k->count, (unsigned long long)k->line);
 }
 
-bool cli_key_list_push(cli_key_list *l, const char *key)
-{
+bool cli_key_list_push(cli_key_list *l, const char *key) {
     if (l->n == l->cap) {
         size_t ncap = l->cap ? l->cap * 2 : 8;
         const char **nk = realloc(l->keys, ncap * sizeof *nk);
@@ -138,14 +129,12 @@ bool cli_key_list_push(cli_key_list *l, const char *key)
     return true;
 }
 
-void cli_key_list_free(cli_key_list *l)
-{
+void cli_key_list_free(cli_key_list *l) {
     free(l->keys);
     memset(l, 0, sizeof *l);
 }
 
-int cli_key_source_take(cli_key_source *s, int id, const char *value)
-{
+int cli_key_source_take(cli_key_source *s, int id, const char *value) {
     switch (id) {
     case CLI_OPT_KEY: return cli_key_list_push(&s->keys, value) ? 1 : -1;
     case CLI_OPT_BINARY: s->binary = true; return 1;
@@ -164,34 +153,28 @@ int cli_key_source_take(cli_key_source *s, int id, const char *value)
     }
 }
 
-int cli_key_source_check(const cli_key_source *s)
-{
+int cli_key_source_check(const cli_key_source *s) {
     if (s->file == NULL)
         return cli_usage_error(s->command, "missing FILE");
     if (s->keys.n > 0 && s->input != NULL)
         return cli_usage_error(s->command, "give keys with --key or in "
-                               "KEYFILE, not both");
+                                           "KEYFILE, not both");
     if (s->keys.n == 0 && s->input == NULL && strcmp(s->file, "-") == 0)
         return cli_usage_error(s->command, "FILE and keys cannot both be "
-                               "stdin");
+                                           "stdin");
     return -1;
 }
 
-bool cli_key_source_open(const cli_key_source *s, cli_keys *k)
-{
+bool cli_key_source_open(const cli_key_source *s, cli_keys *k) {
     if (s->keys.n == 0)
         return cli_keys_open(k, s->input, s->binary, s->skip_empty);
     cli_keys_open_list(k, s->keys.keys, s->keys.n);
     return true;
 }
 
-void cli_key_source_free(cli_key_source *s)
-{
-    cli_key_list_free(&s->keys);
-}
+void cli_key_source_free(cli_key_source *s) { cli_key_list_free(&s->keys); }
 
-int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len)
-{
+int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len) {
     if (k->list != NULL) {
         if (k->count == k->list_n)
             return 0;
@@ -209,32 +192,28 @@ int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len)
     return k->binary ? next_binary(k, key, len) : next_text(k, key, len);
 }
 
-void cli_keys_close(cli_keys *k)
-{
+void cli_keys_close(cli_keys *k) {
     if (k->fp != NULL && k->fp != stdin)
         fclose(k->fp);
     free(k->buf);
     memset(k, 0, sizeof *k);
 }
 
-uint64_t cli_load_le64(const uint8_t *p)
-{
+uint64_t cli_load_le64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
 }
 
-void cli_store_le64(uint8_t *p, uint64_t v)
-{
+void cli_store_le64(uint8_t *p, uint64_t v) {
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* ---- filter files -------------------------------------------------------- */
 
-int cli_file_error(const char *path, amq_status st, const amq_diag *diag)
-{
+int cli_file_error(const char *path, amq_status st, const amq_diag *diag) {
     if (st == AMQ_ERR_IO && diag != NULL && diag->message[0] != 0) {
         /* The library's message names the path already. */
         cli_error("%.*s", (int)sizeof diag->message, diag->message);
@@ -245,15 +224,13 @@ int cli_file_error(const char *path, amq_status st, const amq_diag *diag)
 
 /* "-" is stdin: the library opens it as /dev/stdin (a pipe is read, a
  * redirected file mapped); messages still say "<stdin>". */
-static const char *system_path(const char *path, const char **shown)
-{
+static const char *system_path(const char *path, const char **shown) {
     bool is_stdin = strcmp(path, "-") == 0;
     *shown = is_stdin ? "<stdin>" : path;
     return is_stdin ? "/dev/stdin" : path;
 }
 
-bool cli_filter_open(cli_filter_file *ff, const char *path)
-{
+bool cli_filter_open(cli_filter_file *ff, const char *path) {
     const char *shown;
     const char *sys = system_path(path, &shown);
     amq_diag diag;
@@ -271,8 +248,7 @@ bool cli_filter_open(cli_filter_file *ff, const char *path)
 }
 
 /* Read all of fd into a malloc'ed buffer (pipes and files alike). */
-static bool read_fd(int fd, const char *name, uint8_t **out, size_t *len)
-{
+static bool read_fd(int fd, const char *name, uint8_t **out, size_t *len) {
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
     for (;;) {
@@ -304,8 +280,7 @@ static bool read_fd(int fd, const char *name, uint8_t **out, size_t *len)
     return true;
 }
 
-bool cli_read_file(const char *path, uint8_t **out, size_t *len)
-{
+bool cli_read_file(const char *path, uint8_t **out, size_t *len) {
     bool is_stdin = path == NULL || strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;
     int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
@@ -318,14 +293,12 @@ bool cli_read_file(const char *path, uint8_t **out, size_t *len)
     return ok;
 }
 
-void cli_filter_close(cli_filter_file *ff)
-{
+void cli_filter_close(cli_filter_file *ff) {
     amq_filter_free(ff->filter);
     memset(ff, 0, sizeof *ff);
 }
 
-bool cli_filter_load(const char *path, amq_filter **out)
-{
+bool cli_filter_load(const char *path, amq_filter **out) {
     const char *shown;
     const char *sys = system_path(path, &shown);
     amq_diag diag;
@@ -338,8 +311,7 @@ bool cli_filter_load(const char *path, amq_filter **out)
 
 /* ---- standard output ---------------------------------------------------- */
 
-static bool write_all(int fd, const uint8_t *p, size_t len)
-{
+static bool write_all(int fd, const uint8_t *p, size_t len) {
     while (len > 0) {
         ssize_t w = write(fd, p, len);
         if (w < 0 && errno == EINTR)
@@ -353,8 +325,7 @@ static bool write_all(int fd, const uint8_t *p, size_t len)
 }
 
 /* A frame to stdout ("-o -"): refused on a terminal. */
-static bool write_stdout(const void *buf, size_t len)
-{
+static bool write_stdout(const void *buf, size_t len) {
     if (isatty(STDOUT_FILENO)) {
         cli_error("-: refusing to write a binary filter to a terminal");
         return false;
@@ -367,8 +338,7 @@ static bool write_stdout(const void *buf, size_t len)
     return true;
 }
 
-bool cli_filter_save(const amq_filter *f, const char *path)
-{
+bool cli_filter_save(const amq_filter *f, const char *path) {
     amq_diag diag;
     memset(&diag, 0, sizeof diag);
     if (strcmp(path, "-") != 0) {

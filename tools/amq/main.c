@@ -12,26 +12,32 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
-    {"build", cli_cmd_build}, {"query", cli_cmd_query},
-    {"add", cli_cmd_add},     {"remove", cli_cmd_remove},
-    {"merge", cli_cmd_merge}, {"count", cli_cmd_count},
-    {"info", cli_cmd_info},   {"recommend", cli_cmd_recommend},
-    {"help", cli_cmd_help},   {"demo", cli_cmd_demo},
-    {"clock", cli_cmd_clock}, {"shard", cli_cmd_shard},
-    {"cascade", cli_cmd_cascade}, {"lsm", cli_cmd_lsm},
-    {"map", cli_cmd_map},     {"kmer", cli_cmd_kmer},
+    {"build", cli_cmd_build},
+    {"query", cli_cmd_query},
+    {"add", cli_cmd_add},
+    {"remove", cli_cmd_remove},
+    {"merge", cli_cmd_merge},
+    {"count", cli_cmd_count},
+    {"info", cli_cmd_info},
+    {"recommend", cli_cmd_recommend},
+    {"help", cli_cmd_help},
+    {"demo", cli_cmd_demo},
+    {"clock", cli_cmd_clock},
+    {"shard", cli_cmd_shard},
+    {"cascade", cli_cmd_cascade},
+    {"lsm", cli_cmd_lsm},
+    {"map", cli_cmd_map},
+    {"kmer", cli_cmd_kmer},
     {NULL, NULL},
 };
 
-static int print_version(void)
-{
-    printf("amq %d.%d.%d (library %s)\n", AMQ_VERSION_MAJOR,
-           AMQ_VERSION_MINOR, AMQ_VERSION_PATCH, amq_version());
+static int print_version(void) {
+    printf("amq %d.%d.%d (library %s)\n", AMQ_VERSION_MAJOR, AMQ_VERSION_MINOR,
+           AMQ_VERSION_PATCH, amq_version());
     return CLI_EXIT_OK;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) {
         cli_help_print(stderr, NULL);
         return CLI_EXIT_ERR;

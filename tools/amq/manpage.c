@@ -26,8 +26,7 @@
 /* One line of text, escaped: backslashes, minus signs (so options copy as
  * ASCII hyphen-minus), and a leading '.' or '\'' that roff would take for
  * a request. */
-static void roff_line(FILE *out, const char *s, size_t len)
-{
+static void roff_line(FILE *out, const char *s, size_t len) {
     if (len > 0 && (s[0] == '.' || s[0] == '\''))
         fputs("\\&", out);
     for (size_t i = 0; i < len; i++) {
@@ -41,8 +40,7 @@ static void roff_line(FILE *out, const char *s, size_t len)
     fputc('\n', out);
 }
 
-static void roff_text(FILE *out, const char *s)
-{
+static void roff_text(FILE *out, const char *s) {
     while (*s) {
         const char *nl = strchr(s, '\n');
         size_t len = nl ? (size_t)(nl - s) : strlen(s);
@@ -51,8 +49,7 @@ static void roff_text(FILE *out, const char *s)
     }
 }
 
-static void man_types(FILE *out)
-{
+static void man_types(FILE *out) {
     fputs(".SH STRUCTURE TYPES\n"
           "A SPEC is NAME[:key=value,...]; the names and their parameters:\n",
           out);
@@ -68,13 +65,13 @@ static void man_types(FILE *out)
     }
 }
 
-void cli_man_page(FILE *out)
-{
+void cli_man_page(FILE *out) {
     const cli_help_topic *t;
     fprintf(out, ".TH AMQ 1 \"\" \"amq %d.%d.%d\" \"User Commands\"\n",
             AMQ_VERSION_MAJOR, AMQ_VERSION_MINOR, AMQ_VERSION_PATCH);
     fputs(".SH NAME\namq \\- build, query, update and inspect approximate "
-          "membership filters\n.SH SYNOPSIS\n.nf\n", out);
+          "membership filters\n.SH SYNOPSIS\n.nf\n",
+          out);
     for (t = cli_help_topics(); t->name != NULL; t++)
         roff_text(out, t->usage);
     fputs("amq \\-\\-version\n.fi\n.SH DESCRIPTION\n", out);
@@ -82,7 +79,8 @@ void cli_man_page(FILE *out)
           "fuse, Ribbon, sketches) from keys, one per line, saves them in "
           "one checksummed frame, and queries, updates, merges and "
           "describes the saved files. Every command accepts \\-h and "
-          "\\-\\-help.\n.SH COMMANDS\n", out);
+          "\\-\\-help.\n.SH COMMANDS\n",
+          out);
     for (t = cli_help_topics(); t->name != NULL; t++) {
         fprintf(out, ".SS %s\n.B ", t->name);
         roff_text(out, t->usage);
@@ -95,7 +93,8 @@ void cli_man_page(FILE *out)
     roff_text(out, cli_help_epilogue());
     fputs(".SH SEE ALSO\nThe documentation in the source tree: docs/cli.md "
           "(this tool), docs/structures.md, docs/format.md, and the C "
-          "headers amq/amq.h and amq/filter.h.\n", out);
+          "headers amq/amq.h and amq/filter.h.\n",
+          out);
 }
 
 /* ---- bash completion ------------------------------------------------------------ */
@@ -107,8 +106,7 @@ typedef struct opt_line {
 } opt_line;
 
 /* Parse "  -t, --type SPEC   text" / "      --hash KIND  text". */
-static bool parse_opt_line(const char *s, size_t len, opt_line *o)
-{
+static bool parse_opt_line(const char *s, size_t len, opt_line *o) {
     size_t i = 0, j;
     memset(o, 0, sizeof *o);
     while (i < len && s[i] == ' ')
@@ -132,8 +130,7 @@ static bool parse_opt_line(const char *s, size_t len, opt_line *o)
 
 /* Calls fn for every option line of a help body. */
 static void each_option(const char *body, FILE *out,
-                        void (*fn)(FILE *, const opt_line *))
-{
+                        void (*fn)(FILE *, const opt_line *)) {
     while (*body) {
         const char *nl = strchr(body, '\n');
         size_t len = nl ? (size_t)(nl - body) : strlen(body);
@@ -144,33 +141,31 @@ static void each_option(const char *body, FILE *out,
     }
 }
 
-static void emit_names(FILE *out, const opt_line *o)
-{
-    fprintf(out, " %s%s%s", o->shortopt, o->shortopt[0] ? " " : "",
-            o->longopt);
+static void emit_names(FILE *out, const opt_line *o) {
+    fprintf(out, " %s%s%s", o->shortopt, o->shortopt[0] ? " " : "", o->longopt);
 }
 
 /* What the word after an option completes to, by its argument's name. */
-static void emit_value_case(FILE *out, const opt_line *o)
-{
+static void emit_value_case(FILE *out, const opt_line *o) {
     const char *a = o->arg;
     if (a[0] == 0)
         return; /* a flag */
     fprintf(out, "            %s%s%s)", o->shortopt, o->shortopt[0] ? "|" : "",
             o->longopt);
     if (strcmp(a, "SPEC") == 0)
-        fputs(" COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); return ;;\n", out);
+        fputs(" COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); return ;;\n",
+              out);
     else if (strcmp(a, "KIND") == 0)
         fputs(" COMPREPLY=($(compgen -W \"xxh3 xxh64 siphash\" -- \"$cur\"));"
-              " return ;;\n", out);
+              " return ;;\n",
+              out);
     else if (strcmp(a, "FILE") == 0 || strcmp(a, "OUT") == 0)
         fputs(" COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", out);
     else
         fputs(" COMPREPLY=(); return ;;\n", out); /* a number: no words */
 }
 
-static void completion_command(FILE *out, const cli_help_topic *t)
-{
+static void completion_command(FILE *out, const cli_help_topic *t) {
     fprintf(out, "    %s)\n        case \"$prev\" in\n", t->name);
     each_option(t->body, out, emit_value_case);
     fprintf(out, "        esac\n        opts=\"--help");
@@ -178,23 +173,25 @@ static void completion_command(FILE *out, const cli_help_topic *t)
     fputs("\"\n", out);
     if (strcmp(t->name, "help") == 0)
         fputs("        [ \"$COMP_CWORD\" -eq 2 ] && words=\"$commands "
-              "types\" ;;\n", out);
+              "types\" ;;\n",
+              out);
     else if (strcmp(t->name, "clock") == 0)
         fputs("        [ \"$COMP_CWORD\" -eq 2 ] && words=\"simulate eval\" "
-              ";;\n", out);
+              ";;\n",
+              out);
     else
         fputs("        ;;\n", out);
 }
 
-void cli_bash_completion(FILE *out)
-{
+void cli_bash_completion(FILE *out) {
     const cli_help_topic *t;
     fputs("# bash completion for amq, generated by 'amq help --completion'\n"
           "# from the program's own help texts.\n"
           "_amq() {\n"
           "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
           "    local prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-          "    local commands=\"", out);
+          "    local commands=\"",
+          out);
     for (t = cli_help_topics(); t->name != NULL; t++)
         fprintf(out, "%s%s", t == cli_help_topics() ? "" : " ", t->name);
     fputs("\"\n    local types=\"", out);
@@ -206,7 +203,8 @@ void cli_bash_completion(FILE *out)
           "-- \"$cur\"))\n"
           "        return\n"
           "    fi\n"
-          "    case \"${COMP_WORDS[1]}\" in\n", out);
+          "    case \"${COMP_WORDS[1]}\" in\n",
+          out);
     for (t = cli_help_topics(); t->name != NULL; t++)
         completion_command(out, t);
     fputs("    esac\n"
@@ -219,5 +217,6 @@ void cli_bash_completion(FILE *out)
           "        compopt -o filenames 2>/dev/null\n"
           "    fi\n"
           "}\n"
-          "complete -F _amq amq\n", out);
+          "complete -F _amq amq\n",
+          out);
 }

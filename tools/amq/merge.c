@@ -32,8 +32,7 @@ static const cli_opt merge_options[] = {
 };
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, merge_opts *o)
-{
+static int parse_args(int argc, char **argv, merge_opts *o) {
     cli_args a;
     int id;
     cli_args_init(&a, "merge", argc, argv);
@@ -46,8 +45,7 @@ static int parse_args(int argc, char **argv, merge_opts *o)
         switch (id) {
         case CLI_NEXT_ERR: return CLI_EXIT_ERR;
         case CLI_OPT_HELP:
-            return cli_help_print(stdout, "merge") ? CLI_EXIT_OK
-                                                   : CLI_EXIT_ERR;
+            return cli_help_print(stdout, "merge") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         case OPT_OUTPUT: o->output = a.value; break;
         case OPT_INTERSECT: o->intersect = true; break;
         case OPT_QUIET: o->quiet = true; break;
@@ -61,8 +59,7 @@ static int parse_args(int argc, char **argv, merge_opts *o)
     return -1;
 }
 
-static void describe_hasher(const amq_hasher *h, char *buf, size_t cap)
-{
+static void describe_hasher(const amq_hasher *h, char *buf, size_t cap) {
     if (h->kind == AMQ_HASH_SIPHASH)
         snprintf(buf, cap, "siphash, keyed");
     else
@@ -72,14 +69,14 @@ static void describe_hasher(const amq_hasher *h, char *buf, size_t cap)
 
 /* Why src cannot merge into dst, in the user's terms. */
 static int explain_incompatible(const merge_opts *o, const amq_filter *dst,
-                                const char *file, const amq_filter *src)
-{
+                                const char *file, const amq_filter *src) {
     char *a = cli_describe(dst), *b = cli_describe(src);
     char ha[64], hb[64];
     describe_hasher(amq_filter_hasher(dst), ha, sizeof ha);
     describe_hasher(amq_filter_hasher(src), hb, sizeof hb);
     cli_error("%s: cannot merge with %s: they must have the same type, "
-              "parameters and hash", file, o->files[0]);
+              "parameters and hash",
+              file, o->files[0]);
     cli_error("  %s: %s (%s)", o->files[0], a ? a : "?", ha);
     cli_error("  %s: %s (%s)", file, b ? b : "?", hb);
     if (strcmp(ha, hb) == 0 && a && b && strcmp(a, b) == 0)
@@ -90,19 +87,17 @@ static int explain_incompatible(const merge_opts *o, const amq_filter *dst,
     return CLI_EXIT_ERR;
 }
 
-static int refuse_type(const merge_opts *o, const amq_filter *f)
-{
+static int refuse_type(const merge_opts *o, const amq_filter *f) {
     uint32_t cap = o->intersect ? AMQ_CAP_INTERSECT : AMQ_CAP_UNION;
     char *types = cli_types_with(cap, 0);
     cli_error("%s: '%s' cannot be %s (types that can: %s)", o->files[0],
-              amq_filter_info(f)->name,
-              o->intersect ? "intersected" : "merged", types ? types : "?");
+              amq_filter_info(f)->name, o->intersect ? "intersected" : "merged",
+              types ? types : "?");
     free(types);
     return CLI_EXIT_ERR;
 }
 
-static int merge_one(const merge_opts *o, amq_filter *dst, const char *file)
-{
+static int merge_one(const merge_opts *o, amq_filter *dst, const char *file) {
     cli_filter_file ff;
     if (!cli_filter_open(&ff, file))
         return CLI_EXIT_ERR;
@@ -117,8 +112,7 @@ static int merge_one(const merge_opts *o, amq_filter *dst, const char *file)
     return rc;
 }
 
-int cli_cmd_merge(int argc, char **argv)
-{
+int cli_cmd_merge(int argc, char **argv) {
     merge_opts o;
     memset(&o, 0, sizeof o);
     amq_filter *f = NULL;
@@ -129,8 +123,8 @@ int cli_cmd_merge(int argc, char **argv)
     }
     if (!cli_filter_load(o.files[0], &f))
         rc = CLI_EXIT_ERR;
-    if (rc < 0 && (amq_filter_caps(f) & (o.intersect ? AMQ_CAP_INTERSECT
-                                                     : AMQ_CAP_UNION)) == 0)
+    if (rc < 0 && (amq_filter_caps(f) &
+                   (o.intersect ? AMQ_CAP_INTERSECT : AMQ_CAP_UNION)) == 0)
         rc = refuse_type(&o, f);
     for (size_t i = 1; rc < 0 && i < o.nfiles; i++)
         if (merge_one(&o, f, o.files[i]) != CLI_EXIT_OK)
@@ -138,7 +132,8 @@ int cli_cmd_merge(int argc, char **argv)
     if (rc < 0)
         rc = cli_filter_save(f, o.output) ? CLI_EXIT_OK : CLI_EXIT_ERR;
     if (rc == CLI_EXIT_OK && !o.quiet)
-        fprintf(stderr, "amq: wrote %s: %s of %zu filters, %.2f bits/key, "
+        fprintf(stderr,
+                "amq: wrote %s: %s of %zu filters, %.2f bits/key, "
                 "fpr bound %.3g\n",
                 strcmp(o.output, "-") == 0 ? "<stdout>" : o.output,
                 o.intersect ? "intersection" : "union", o.nfiles,

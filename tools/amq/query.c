@@ -40,8 +40,7 @@ static const cli_opt query_options[] = {
     {NULL, 0, false, 0},
 };
 
-static void take_flag(query_opts *o, int id)
-{
+static void take_flag(query_opts *o, int id) {
     switch (id) {
     case OPT_COUNT: o->count_only = true; break;
     case OPT_INVERT: o->invert = true; break;
@@ -52,8 +51,7 @@ static void take_flag(query_opts *o, int id)
 }
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, query_opts *o)
-{
+static int parse_args(int argc, char **argv, query_opts *o) {
     cli_args a;
     int id, r;
     cli_args_init(&a, "query", argc, argv);
@@ -69,13 +67,12 @@ static int parse_args(int argc, char **argv, query_opts *o)
     }
     if (o->mark && (o->count_only || o->invert))
         return cli_usage_error("query", "--mark prints every key: it does "
-                               "not combine with --count or --invert");
+                                        "not combine with --count or --invert");
     return cli_key_source_check(&o->src);
 }
 
 static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
-                       size_t len)
-{
+                       size_t len) {
     size_t used = q->off[q->n];
     if (len > q->cap - used) {
         size_t ncap = q->cap;
@@ -96,8 +93,7 @@ static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
     return true;
 }
 
-static void print_key(const query_opts *o, const query_chunk *q, size_t i)
-{
+static void print_key(const query_opts *o, const query_chunk *q, size_t i) {
     const uint8_t *key = q->bytes + q->off[i];
     size_t len = q->off[i + 1] - q->off[i];
     if (o->mark)
@@ -113,8 +109,7 @@ static void print_key(const query_opts *o, const query_chunk *q, size_t i)
 
 /* Query the chunk, print its selected keys, and empty it. */
 static uint64_t chunk_flush(const query_opts *o, query_chunk *q,
-                            const amq_filter *f)
-{
+                            const amq_filter *f) {
     uint64_t selected = 0;
     amq_filter_contains_batch(f, q->hashes, q->n, q->hit);
     for (size_t i = 0; i < q->n; i++) {
@@ -129,8 +124,7 @@ static uint64_t chunk_flush(const query_opts *o, query_chunk *q,
 
 /* Selected keys, or -1 after an error. */
 static int64_t run_queries(const query_opts *o, const amq_filter *f,
-                           cli_keys *k, query_chunk *q)
-{
+                           cli_keys *k, query_chunk *q) {
     const uint8_t *key;
     size_t len;
     int r;
@@ -146,8 +140,7 @@ static int64_t run_queries(const query_opts *o, const amq_filter *f,
     return r == 0 ? (int64_t)selected : -1;
 }
 
-static int query_file(const query_opts *o, const amq_filter *f)
-{
+static int query_file(const query_opts *o, const amq_filter *f) {
     cli_keys k;
     if (!cli_key_source_open(&o->src, &k))
         return CLI_EXIT_ERR;
@@ -176,8 +169,7 @@ static int query_file(const query_opts *o, const amq_filter *f)
     return selected > 0 ? CLI_EXIT_OK : CLI_EXIT_NONE;
 }
 
-int cli_cmd_query(int argc, char **argv)
-{
+int cli_cmd_query(int argc, char **argv) {
     query_opts o;
     memset(&o, 0, sizeof o);
     o.src.command = "query";

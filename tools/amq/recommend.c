@@ -39,11 +39,11 @@ typedef cli_need rec_opts;
 
 typedef struct rec_row {
     const amq_type_info *type;
-    double bits;      /* bits per key it would really spend              */
-    double eps;       /* rate it would really give (E unless fixed)      */
-    unsigned reads;   /* memory reads per query (upper end)              */
+    double bits;    /* bits per key it would really spend              */
+    double eps;     /* rate it would really give (E unless fixed)      */
+    unsigned reads; /* memory reads per query (upper end)              */
     char reads_text[32];
-    bool fixed;       /* a fixed-width type below E                      */
+    bool fixed; /* a fixed-width type below E                      */
 } rec_row;
 
 /* Reads per query by layout; param names the spec key holding the count
@@ -56,16 +56,26 @@ typedef struct rec_access {
 } rec_access;
 
 static const rec_access access_table[] = {
-    {"blocked", 1, "1", NULL},      {"sbbf", 1, "1", NULL},
-    {"qf", 2, "1-2", NULL},         {"cqf", 2, "1-2", NULL},
-    {"cuckoo", 2, "2", NULL},       {"vacuum", 2, "2 (one chunk)", NULL},
-    {"xor8", 3, "3", NULL},         {"xor16", 3, "3", NULL},
-    {"xor32", 3, "3", NULL},        {"fuse8", 3, "3 (nearby)", NULL},
-    {"fuse16", 3, "3 (nearby)", NULL}, {"fuse32", 3, "3 (nearby)", NULL},
-    {"ribbon", 2, "1-2", NULL},     {"bloom", 0, NULL, "k"},
-    {"partitioned", 0, NULL, "k"},  {"counting", 0, NULL, "k"},
-    {"spectral", 0, NULL, "k"},     {"compressed", 0, NULL, "k"},
-    {"scalable", 99, "k per stage", NULL}, {"dleft", 0, NULL, "d"},
+    {"blocked", 1, "1", NULL},
+    {"sbbf", 1, "1", NULL},
+    {"qf", 2, "1-2", NULL},
+    {"cqf", 2, "1-2", NULL},
+    {"cuckoo", 2, "2", NULL},
+    {"vacuum", 2, "2 (one chunk)", NULL},
+    {"xor8", 3, "3", NULL},
+    {"xor16", 3, "3", NULL},
+    {"xor32", 3, "3", NULL},
+    {"fuse8", 3, "3 (nearby)", NULL},
+    {"fuse16", 3, "3 (nearby)", NULL},
+    {"fuse32", 3, "3 (nearby)", NULL},
+    {"ribbon", 2, "1-2", NULL},
+    {"bloom", 0, NULL, "k"},
+    {"partitioned", 0, NULL, "k"},
+    {"counting", 0, NULL, "k"},
+    {"spectral", 0, NULL, "k"},
+    {"compressed", 0, NULL, "k"},
+    {"scalable", 99, "k per stage", NULL},
+    {"dleft", 0, NULL, "d"},
     {"cms", 0, NULL, "depth"},
 };
 
@@ -85,8 +95,7 @@ static const cli_opt rec_options[] = {
 };
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, rec_opts *o)
-{
+static int parse_args(int argc, char **argv, rec_opts *o) {
     cli_args a;
     int id;
     bool ok = true;
@@ -100,7 +109,9 @@ static int parse_args(int argc, char **argv, rec_opts *o)
         case CLI_NEXT_POS:
             return cli_usage_error("recommend", "unexpected argument '%s'",
                                    a.value);
-        case OPT_N: ok = cli_parse_u64("recommend", "-n", a.value, &o->n); break;
+        case OPT_N:
+            ok = cli_parse_u64("recommend", "-n", a.value, &o->n);
+            break;
         case OPT_FPR:
             ok = cli_parse_fpr("recommend", "--fpr", a.value, &o->fpr);
             break;
@@ -122,8 +133,7 @@ static int parse_args(int argc, char **argv, rec_opts *o)
 
 /* ---- facts about one type ------------------------------------------------------ */
 
-static const rec_access *find_access(const char *name)
-{
+static const rec_access *find_access(const char *name) {
     for (size_t i = 0; i < sizeof access_table / sizeof access_table[0]; i++)
         if (strcmp(access_table[i].name, name) == 0)
             return &access_table[i];
@@ -131,8 +141,7 @@ static const rec_access *find_access(const char *name)
 }
 
 /* The value of `key=` in a resolved spec ("bloom:m=9585059,k=7"). */
-static unsigned spec_value(const char *spec, const char *key)
-{
+static unsigned spec_value(const char *spec, const char *key) {
     size_t kl = strlen(key);
     for (const char *p = strchr(spec, ':'); p != NULL; p = strchr(p, ',')) {
         p++;
@@ -143,8 +152,7 @@ static unsigned spec_value(const char *spec, const char *key)
 }
 
 /* Reads per query; for k-type structures from a small filter for E. */
-static void fill_reads(rec_row *r, double fpr)
-{
+static void fill_reads(rec_row *r, double fpr) {
     const rec_access *a = find_access(r->type->name);
     r->reads = 99;
     snprintf(r->reads_text, sizeof r->reads_text, "?");
@@ -170,9 +178,8 @@ static void fill_reads(rec_row *r, double fpr)
 
 /* A static type built from PROBE_KEYS hashes at E: false when it cannot
  * reach E (why in *why); else its certified rate in *eps. */
-static bool probe_static(const char *name, double fpr, double *eps,
-                         char *why, size_t cap)
-{
+static bool probe_static(const char *name, double fpr, double *eps, char *why,
+                         size_t cap) {
     uint64_t *h = malloc(PROBE_KEYS * sizeof *h), s = 1;
     amq_filter *f = NULL;
     amq_diag diag;
@@ -185,8 +192,7 @@ static bool probe_static(const char *name, double fpr, double *eps,
         z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
         h[i] = z ^ (z >> 31);
     }
-    amq_status st = amq_filter_build(name, h, PROBE_KEYS, fpr, NULL, &f,
-                                     &diag);
+    amq_status st = amq_filter_build(name, h, PROBE_KEYS, fpr, NULL, &f, &diag);
     free(h);
     if (st == AMQ_ERR_INVALID) {
         snprintf(why, cap, "%s", diag.message);
@@ -199,8 +205,7 @@ static bool probe_static(const char *name, double fpr, double *eps,
 }
 
 /* Why the type is not a candidate for this need; NULL if it is. */
-static const char *unfit(const rec_opts *o, const amq_type_info *t)
-{
+static const char *unfit(const rec_opts *o, const amq_type_info *t) {
     if (t->caps & AMQ_CAP_SKETCH)
         return "a frequency sketch, not a membership filter";
     if (t->caps & AMQ_CAP_FORGETS)
@@ -217,8 +222,7 @@ static const char *unfit(const rec_opts *o, const amq_type_info *t)
 /* Fill r for type t; false (with the reason written to log, if not NULL)
  * if it cannot meet E. */
 static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r,
-                     FILE *log)
-{
+                     FILE *log) {
     char why[160] = "";
     memset(r, 0, sizeof *r);
     r->type = t;
@@ -228,8 +232,8 @@ static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r,
     if (t->caps & AMQ_CAP_STATIC) {
         if (!probe_static(t->name, o->fpr, &r->eps, why, sizeof why)) {
             if (log != NULL)
-                fprintf(log, "  %-12s cannot reach %g: %s\n", t->name,
-                        o->fpr, why);
+                fprintf(log, "  %-12s cannot reach %g: %s\n", t->name, o->fpr,
+                        why);
             return false;
         }
         /* Well below E: the width, not E, sets its size. */
@@ -245,8 +249,7 @@ static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r,
 
 /* ---- output ------------------------------------------------------------------ */
 
-static void print_bytes(double bytes)
-{
+static void print_bytes(double bytes) {
     static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;
     while (bytes >= 1024.0 && u < 5) {
@@ -256,14 +259,12 @@ static void print_bytes(double bytes)
     printf(u == 0 ? "%.0f %s" : "%.1f %s", bytes, unit[u]);
 }
 
-static int by_bits(const void *a, const void *b)
-{
+static int by_bits(const void *a, const void *b) {
     const rec_row *x = a, *y = b;
     return x->bits < y->bits ? -1 : x->bits > y->bits;
 }
 
-static void print_table(const rec_opts *o, const rec_row *rows, size_t n)
-{
+static void print_table(const rec_opts *o, const rec_row *rows, size_t n) {
     printf("\n| type | bits/key | memory for %llu keys | reads/query | "
            "note |\n|---|---:|---:|---|---|\n",
            (unsigned long long)o->n);
@@ -278,8 +279,7 @@ static void print_table(const rec_opts *o, const rec_row *rows, size_t n)
     }
 }
 
-static const rec_row *fastest(const rec_row *rows, size_t n)
-{
+static const rec_row *fastest(const rec_row *rows, size_t n) {
     const rec_row *best = NULL;
     for (size_t i = 0; i < n; i++)
         if (best == NULL || rows[i].reads < best->reads)
@@ -287,8 +287,7 @@ static const rec_row *fastest(const rec_row *rows, size_t n)
     return best;
 }
 
-static void print_verdict(const rec_opts *o, const rec_row *rows, size_t n)
-{
+static void print_verdict(const rec_opts *o, const rec_row *rows, size_t n) {
     const rec_row *small = &rows[0], *fast = fastest(rows, n);
     printf("\nrecommended: %s — the smallest that meets %g for %s: %.2f "
            "bits/key (the bound log2(1/eps) is %.2f), %s memory reads per "
@@ -318,8 +317,7 @@ static void print_verdict(const rec_opts *o, const rec_row *rows, size_t n)
 
 /* Every type fit for the need, smallest first (*n of them; NULL with *n
  * = 0 when out of memory). The others go to log with the reason. */
-static rec_row *rank(const rec_opts *o, FILE *log, size_t *n)
-{
+static rec_row *rank(const rec_opts *o, FILE *log, size_t *n) {
     size_t nt = amq_filter_type_count();
     rec_row *rows = calloc(nt ? nt : 1, sizeof *rows);
     *n = 0;
@@ -337,13 +335,13 @@ static rec_row *rank(const rec_opts *o, FILE *log, size_t *n)
     return rows;
 }
 
-const char *cli_recommend_type(const cli_need *need, FILE *why)
-{
+const char *cli_recommend_type(const cli_need *need, FILE *why) {
     size_t n;
     rec_row *rows = rank(need, NULL, &n);
     const char *name = n > 0 ? rows[0].type->name : NULL;
     if (name != NULL && why != NULL)
-        fprintf(why, "amq: --type auto: %s, the smallest type%s that "
+        fprintf(why,
+                "amq: --type auto: %s, the smallest type%s that "
                 "meets %g%s%s: %.2f bits/key, %s memory reads per query "
                 "(amq recommend shows the others)\n",
                 name, need->allow_static ? "" : " that takes keys one by one",
@@ -354,8 +352,7 @@ const char *cli_recommend_type(const cli_need *need, FILE *why)
     return name;
 }
 
-int cli_cmd_recommend(int argc, char **argv)
-{
+int cli_cmd_recommend(int argc, char **argv) {
     rec_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);

@@ -43,8 +43,7 @@ static const cli_opt update_options[] = {
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static bool take_option(update_opts *o, int id, const char *v)
-{
+static bool take_option(update_opts *o, int id, const char *v) {
     switch (id) {
     case OPT_OUTPUT: o->output = v; return true;
     case OPT_QUIET:
@@ -63,8 +62,7 @@ static bool take_option(update_opts *o, int id, const char *v)
     }
 }
 
-static int check_args(update_opts *o)
-{
+static int check_args(update_opts *o) {
     int rc = cli_key_source_check(&o->src);
     o->file = o->src.file;
     if (rc < 0 && o->output == NULL && strcmp(o->file, "-") == 0)
@@ -73,8 +71,7 @@ static int check_args(update_opts *o)
 }
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, update_opts *o)
-{
+static int parse_args(int argc, char **argv, update_opts *o) {
     cli_args a;
     int id, r;
     cli_args_init(&a, o->command, argc, argv);
@@ -94,16 +91,14 @@ static int parse_args(int argc, char **argv, update_opts *o)
 /* ---- applying keys ---------------------------------------------------------- */
 
 /* Refuse a filter the operation cannot change, saying what would work. */
-static bool check_filter(const update_opts *o, const amq_filter *f)
-{
+static bool check_filter(const update_opts *o, const amq_filter *f) {
     uint32_t caps = amq_filter_caps(f);
     const char *name = amq_filter_info(f)->name;
     if (caps & AMQ_CAP_STATIC) {
         cli_error("%s: '%s' is static: it is built once from all its keys "
                   "and cannot %s keys; rebuild it with 'amq build --type %s' "
                   "from the complete key set",
-                  o->file, name, o->op == OP_ADD ? "take more" : "drop",
-                  name);
+                  o->file, name, o->op == OP_ADD ? "take more" : "drop", name);
         return false;
     }
     if (o->op == OP_REMOVE && (caps & AMQ_CAP_REMOVE) == 0) {
@@ -118,13 +113,13 @@ static bool check_filter(const update_opts *o, const amq_filter *f)
 }
 
 static int key_failed(const update_opts *o, const cli_keys *k,
-                      const amq_filter *f, amq_status st)
-{
+                      const amq_filter *f, amq_status st) {
     char where[512];
     cli_keys_where(k, where, sizeof where);
     if (st == AMQ_ERR_NOT_FOUND)
         cli_error("%s: not in %s (nothing written; --missing-ok skips such "
-                  "keys)", where, o->file);
+                  "keys)",
+                  where, o->file);
     else
         cli_error("%s: %s with %llu keys in it; %s unchanged", where,
                   amq_strerror(st), (unsigned long long)amq_filter_items(f),
@@ -133,8 +128,7 @@ static int key_failed(const update_opts *o, const cli_keys *k,
 }
 
 static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
-                      update_result *r)
-{
+                      update_result *r) {
     cli_progress p;
     const uint8_t *key;
     size_t len;
@@ -162,23 +156,22 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
 }
 
 static void print_summary(const update_opts *o, const amq_filter *f,
-                          const update_result *r)
-{
+                          const update_result *r) {
     const char *out = o->output ? o->output : o->file;
-    fprintf(stderr, "amq: %s %llu keys %s %s: %llu items, %.2f bits/key, "
+    fprintf(stderr,
+            "amq: %s %llu keys %s %s: %llu items, %.2f bits/key, "
             "fpr bound %.3g\n",
             o->op == OP_ADD ? "added" : "removed",
             (unsigned long long)r->applied, o->op == OP_ADD ? "to" : "from",
             strcmp(out, "-") == 0 ? "<stdout>" : out,
-            (unsigned long long)amq_filter_items(f),
-            amq_filter_bits_per_key(f), amq_filter_fpr_bound(f));
+            (unsigned long long)amq_filter_items(f), amq_filter_bits_per_key(f),
+            amq_filter_fpr_bound(f));
     if (r->missing > 0)
         fprintf(stderr, "amq: %llu keys were not in the filter (skipped)\n",
                 (unsigned long long)r->missing);
 }
 
-static int update(int argc, char **argv, update_op op, const char *command)
-{
+static int update(int argc, char **argv, update_op op, const char *command) {
     update_opts o;
     memset(&o, 0, sizeof o);
     o.op = op;
@@ -186,9 +179,8 @@ static int update(int argc, char **argv, update_op op, const char *command)
     amq_filter *f = NULL;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0)
-        rc = cli_filter_load(o.file, &f) && check_filter(&o, f)
-                 ? -1
-                 : CLI_EXIT_ERR;
+        rc = cli_filter_load(o.file, &f) && check_filter(&o, f) ? -1
+                                                                : CLI_EXIT_ERR;
     cli_keys k;
     if (rc < 0 && !cli_key_source_open(&o.src, &k))
         rc = CLI_EXIT_ERR;
@@ -208,12 +200,10 @@ static int update(int argc, char **argv, update_op op, const char *command)
     return rc;
 }
 
-int cli_cmd_add(int argc, char **argv)
-{
+int cli_cmd_add(int argc, char **argv) {
     return update(argc, argv, OP_ADD, "add");
 }
 
-int cli_cmd_remove(int argc, char **argv)
-{
+int cli_cmd_remove(int argc, char **argv) {
     return update(argc, argv, OP_REMOVE, "remove");
 }

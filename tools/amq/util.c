@@ -17,8 +17,7 @@
 
 /* ---- option parsing --------------------------------------------------------- */
 
-void cli_args_init(cli_args *a, const char *command, int argc, char **argv)
-{
+void cli_args_init(cli_args *a, const char *command, int argc, char **argv) {
     a->command = command;
     a->argc = argc;
     a->argv = argv;
@@ -28,16 +27,14 @@ void cli_args_init(cli_args *a, const char *command, int argc, char **argv)
 }
 
 static const cli_opt *find_long(const cli_opt *opts, const char *name,
-                                size_t len)
-{
+                                size_t len) {
     for (; opts->name != NULL; opts++)
         if (strlen(opts->name) == len && memcmp(opts->name, name, len) == 0)
             return opts;
     return NULL;
 }
 
-static const cli_opt *find_short(const cli_opt *opts, char c)
-{
+static const cli_opt *find_short(const cli_opt *opts, char c) {
     for (; opts->name != NULL; opts++)
         if (opts->short_name != 0 && opts->short_name == c)
             return opts;
@@ -46,8 +43,7 @@ static const cli_opt *find_short(const cli_opt *opts, char c)
 
 /* Attach the option's argument: inline (--x=v, -xv) or the next argv. */
 static int take_value(cli_args *a, const cli_opt *o, const char *inline_val,
-                      const char *shown)
-{
+                      const char *shown) {
     a->value = NULL;
     if (!o->has_arg && inline_val != NULL) {
         cli_usage_error(a->command, "option %s takes no value", shown);
@@ -63,8 +59,7 @@ static int take_value(cli_args *a, const cli_opt *o, const char *inline_val,
     return o->id;
 }
 
-static int next_long(cli_args *a, const cli_opt *opts, const char *arg)
-{
+static int next_long(cli_args *a, const cli_opt *opts, const char *arg) {
     const char *name = arg + 2;
     const char *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -72,15 +67,13 @@ static int next_long(cli_args *a, const cli_opt *opts, const char *arg)
     if (o == NULL && len == 4 && memcmp(name, "help", 4) == 0 && !eq)
         return CLI_OPT_HELP;
     if (o == NULL) {
-        cli_usage_error(a->command, "unknown option '%.*s'", (int)len + 2,
-                        arg);
+        cli_usage_error(a->command, "unknown option '%.*s'", (int)len + 2, arg);
         return CLI_NEXT_ERR;
     }
     return take_value(a, o, eq ? eq + 1 : NULL, arg);
 }
 
-static int next_short(cli_args *a, const cli_opt *opts, const char *arg)
-{
+static int next_short(cli_args *a, const cli_opt *opts, const char *arg) {
     const cli_opt *o = find_short(opts, arg[1]);
     char shown[3] = {'-', arg[1], 0};
     if (o == NULL && arg[1] == 'h' && arg[2] == 0)
@@ -92,8 +85,7 @@ static int next_short(cli_args *a, const cli_opt *opts, const char *arg)
     return take_value(a, o, arg[2] != 0 ? arg + 2 : NULL, shown);
 }
 
-int cli_next(cli_args *a, const cli_opt *opts)
-{
+int cli_next(cli_args *a, const cli_opt *opts) {
     if (a->index >= a->argc)
         return CLI_NEXT_END;
     const char *arg = a->argv[a->index++];
@@ -112,10 +104,10 @@ int cli_next(cli_args *a, const cli_opt *opts)
 
 /* ---- numbers -------------------------------------------------------------------- */
 
-static uint64_t suffix_multiplier(char c)
-{
+static uint64_t suffix_multiplier(char c) {
     switch (c) {
-    case 'k': case 'K': return 1000;
+    case 'k':
+    case 'K': return 1000;
     case 'M': return 1000000;
     case 'G': return 1000000000;
     default: return 1;
@@ -123,8 +115,7 @@ static uint64_t suffix_multiplier(char c)
 }
 
 bool cli_parse_u64(const char *command, const char *opt, const char *s,
-                   uint64_t *out)
-{
+                   uint64_t *out) {
     char *end = NULL;
     errno = 0;
     if (s[0] < '0' || s[0] > '9')
@@ -143,8 +134,7 @@ bad:
 }
 
 bool cli_parse_fpr(const char *command, const char *opt, const char *s,
-                   double *out)
-{
+                   double *out) {
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
@@ -159,8 +149,7 @@ bool cli_parse_fpr(const char *command, const char *opt, const char *s,
 
 /* ---- errors -------------------------------------------------------------------- */
 
-void cli_error(const char *fmt, ...)
-{
+void cli_error(const char *fmt, ...) {
     va_list ap;
     fflush(stdout);
     fputs("amq: ", stderr);
@@ -170,8 +159,7 @@ void cli_error(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int cli_status_error(const char *what, amq_status st, const amq_diag *diag)
-{
+int cli_status_error(const char *what, amq_status st, const amq_diag *diag) {
     if (diag != NULL && diag->message[0] != 0)
         cli_error("%s: %s (at byte %zu: %.*s)", what, amq_strerror(st),
                   diag->offset, (int)sizeof diag->message, diag->message);
@@ -180,8 +168,7 @@ int cli_status_error(const char *what, amq_status st, const amq_diag *diag)
     return CLI_EXIT_ERR;
 }
 
-char *cli_describe(const amq_filter *f)
-{
+char *cli_describe(const amq_filter *f) {
     size_t need = amq_filter_describe(f, NULL, 0) + 1;
     char *s = malloc(need);
     if (s != NULL)
@@ -189,8 +176,7 @@ char *cli_describe(const amq_filter *f)
     return s;
 }
 
-char *cli_types_with(uint32_t caps, uint32_t without)
-{
+char *cli_types_with(uint32_t caps, uint32_t without) {
     size_t cap = 256, len = 0;
     char *s = malloc(cap);
     if (s == NULL)
@@ -215,8 +201,7 @@ char *cli_types_with(uint32_t caps, uint32_t without)
     return s;
 }
 
-bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len)
-{
+bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
     uint64_t copies = 0;
     if ((amq_filter_caps(f) & AMQ_CAP_COUNT) == 0 ||
         amq_filter_count_hash(f, amq_filter_hash(f, key, len), &copies) !=
@@ -232,8 +217,7 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len)
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-void cli_json_number(FILE *out, double v)
-{
+void cli_json_number(FILE *out, double v) {
     char buf[32];
     if (!isfinite(v)) {
         fputs("null", out);
@@ -249,8 +233,7 @@ void cli_json_number(FILE *out, double v)
     fputs(buf, out);
 }
 
-void cli_json_string(FILE *out, const char *s)
-{
+void cli_json_string(FILE *out, const char *s) {
     fputc('"', out);
     for (; s != NULL && *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -266,8 +249,7 @@ void cli_json_string(FILE *out, const char *s)
 
 /* ---- time and progress ------------------------------------------------------ */
 
-double cli_now(void)
-{
+double cli_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -275,16 +257,12 @@ double cli_now(void)
 
 static int progress_mode = CLI_PROGRESS_AUTO;
 
-void cli_progress_set_mode(int mode)
-{
-    progress_mode = mode;
-}
+void cli_progress_set_mode(int mode) { progress_mode = mode; }
 
-void cli_progress_init(cli_progress *p, const char *label, uint64_t total)
-{
-    p->enabled = progress_mode == CLI_PROGRESS_ON ||
-                 (progress_mode == CLI_PROGRESS_AUTO &&
-                  isatty(STDERR_FILENO) == 1);
+void cli_progress_init(cli_progress *p, const char *label, uint64_t total) {
+    p->enabled =
+        progress_mode == CLI_PROGRESS_ON ||
+        (progress_mode == CLI_PROGRESS_AUTO && isatty(STDERR_FILENO) == 1);
     p->shown = false;
     p->label = label;
     p->total = total;
@@ -296,14 +274,12 @@ void cli_progress_init(cli_progress *p, const char *label, uint64_t total)
 }
 
 void cli_progress_init_bytes(cli_progress *p, const char *label,
-                             uint64_t size)
-{
+                             uint64_t size) {
     cli_progress_init(p, label, size);
     p->bytes = size > 0;
 }
 
-static void progress_bar(const cli_progress *p, uint64_t done)
-{
+static void progress_bar(const cli_progress *p, uint64_t done) {
     enum { WIDTH = 30 };
     double frac = (double)done / (double)p->total;
     if (frac > 1.0)
@@ -321,8 +297,7 @@ static void progress_bar(const cli_progress *p, uint64_t done)
                 (unsigned long long)p->total);
 }
 
-static void progress_draw(cli_progress *p, uint64_t done)
-{
+static void progress_draw(cli_progress *p, uint64_t done) {
     fputs("\r\033[K", stderr);
     if (p->total != 0)
         progress_bar(p, done);
@@ -336,8 +311,7 @@ static void progress_draw(cli_progress *p, uint64_t done)
 }
 
 /* Ten redraws a second at most, and none in the first half second. */
-static bool progress_due(cli_progress *p)
-{
+static bool progress_due(cli_progress *p) {
     double t = cli_now();
     if (t - p->start < 0.5 || t - p->last < 0.1)
         return false;
@@ -345,14 +319,12 @@ static bool progress_due(cli_progress *p)
     return true;
 }
 
-void cli_progress_tick(cli_progress *p, uint64_t done)
-{
+void cli_progress_tick(cli_progress *p, uint64_t done) {
     if (p->enabled && (done & 0xFFFFu) == 0 && progress_due(p))
         progress_draw(p, done);
 }
 
-void cli_progress_tick_keys(cli_progress *p, const cli_keys *k)
-{
+void cli_progress_tick_keys(cli_progress *p, const cli_keys *k) {
     if (!p->enabled || (k->count & 0xFFFFu) != 0 || !progress_due(p))
         return;
     p->keys = k->count;
@@ -368,8 +340,7 @@ struct cli_ticker {
     cli_progress *p;
 };
 
-static void *ticker_run(void *arg)
-{
+static void *ticker_run(void *arg) {
     struct cli_ticker *t = arg;
     const struct timespec step = {0, 100 * 1000 * 1000};
     while (!atomic_load(&t->stop)) {
@@ -380,8 +351,7 @@ static void *ticker_run(void *arg)
     return NULL;
 }
 
-static void ticker_stop(cli_progress *p)
-{
+static void ticker_stop(cli_progress *p) {
     if (p->ticker == NULL)
         return;
     atomic_store(&p->ticker->stop, true);
@@ -390,8 +360,7 @@ static void ticker_stop(cli_progress *p)
     p->ticker = NULL;
 }
 
-static void ticker_start(cli_progress *p)
-{
+static void ticker_start(cli_progress *p) {
     struct cli_ticker *t = malloc(sizeof *t);
     if (t == NULL)
         return; /* no redraws: the phase still runs */
@@ -404,8 +373,7 @@ static void ticker_start(cli_progress *p)
     p->ticker = t;
 }
 
-void cli_progress_phase(cli_progress *p, const char *label, uint64_t total)
-{
+void cli_progress_phase(cli_progress *p, const char *label, uint64_t total) {
     ticker_stop(p);
     p->label = label;
     p->total = total;
@@ -418,8 +386,7 @@ void cli_progress_phase(cli_progress *p, const char *label, uint64_t total)
         ticker_start(p);
 }
 
-void cli_progress_done(cli_progress *p)
-{
+void cli_progress_done(cli_progress *p) {
     ticker_stop(p);
     if (p->shown)
         fputs("\r\033[K", stderr);
