@@ -57,6 +57,8 @@ static const char *const shapes[] = {
     "vqf:r=16,blocks=5",
     "prefix:bins=8,spare=1",
     "prefix:r=16,bins=8,spare=1",
+    "morton:blocks=2",
+    "morton:fp=16,blocks=3",
 };
 
 static void make_key(uint64_t seed, uint64_t i, uint8_t key[KEY_LEN]) {
