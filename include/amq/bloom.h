@@ -98,6 +98,8 @@ AMQ_API amq_status amq_blocked_intersect(amq_blocked *dst,
 AMQ_API uint64_t amq_blocked_blocks(const amq_blocked *b);
 AMQ_API unsigned amq_blocked_k(const amq_blocked *b);
 AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
+/* The false-positive rate of this very table for a key never added (from
+ * its blocks' popcounts; see docs/structures.md). O(blocks). */
 AMQ_API double amq_blocked_fpr_bound(const amq_blocked *b);
 
 /* ---- split-block Bloom (Apache Parquet) -------------------------------- */
@@ -134,6 +136,9 @@ AMQ_API amq_status amq_sbbf_intersect(amq_sbbf *dst, const amq_sbbf *src);
 AMQ_API amq_status amq_sbbf_fold(amq_sbbf *b);
 AMQ_API uint64_t amq_sbbf_blocks(const amq_sbbf *b);
 AMQ_API uint64_t amq_sbbf_items(const amq_sbbf *b);
+/* The false-positive rate of this very table for a key never added (from
+ * its words' popcounts; exact for a power-of-two block count, else an upper
+ * bound within 1 + B/2^32). O(blocks). */
 AMQ_API double amq_sbbf_fpr_bound(const amq_sbbf *b);
 
 /* ======================================================================

@@ -12,7 +12,9 @@
  *   - no false negatives: a key added (and not removed) is always reported;
  *   - amq_filter_fpr_bound() is an upper bound on the false-positive
  *     probability for a key never added, at the current load, computed from
- *     the structure's parameters and item count (see docs/structures.md);
+ *     the structure's parameters and item count, or from its contents where
+ *     that is exact (bloom, blocked, sbbf, partitioned: the rate of this very
+ *     table; see docs/structures.md);
  *   - a failing call returns a status and leaves the filter unchanged;
  *   - operations a type does not support return AMQ_ERR_UNSUPPORTED.
  *

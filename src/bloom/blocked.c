@@ -40,6 +40,10 @@
  * averaged over the Poisson load (poisson.h). The alternating sum loses
  * about 1e-12 in absolute terms (|c_j| < 2^14), so the curve is accurate
  * for rates well above that, which covers any sensible blocked filter.
+ * That is the expected rate of a filter of n keys, the curve sizing uses;
+ * fpr_bound() is the rate of this very table instead, from its blocks'
+ * popcounts (a filter's rate scatters around the expectation: by about
+ * 1/sqrt(B) relative, more for keys that are not distinct).
  *
  * SIMD: the AVX2 query holds the block in two registers, computes four
  * positions per vector with variable shifts, picks each position's word
@@ -621,12 +625,35 @@ uint64_t amq_blocked_blocks(const amq_blocked *b) { return b->nblocks; }
 unsigned amq_blocked_k(const amq_blocked *b) { return b->k; }
 uint64_t amq_blocked_items(const amq_blocked *b) { return b->o.items; }
 
+/* The rate of this very table. A stranger's k positions are independent
+ * and uniform over the block's 512 bits (the ideal-hash model, as for the
+ * curve), so in a block with X bits set all k are set with probability
+ * (X / 512)^k, repeats included; the block is picked by multiply-shift,
+ * each block by at most ceil(2^s / B) of the 2^s values it is computed
+ * from (s = 32, or 64 past 2^32 blocks). So the rate is at most
+ *     ceil(2^s / B) / 2^s * sum_X count(X) (X / 512)^k,
+ * count(X) the blocks with X bits set. O(B) popcounts. */
 double amq_blocked_fpr_bound(const amq_blocked *b) {
-    blk_model mo;
-    if (b->o.items == 0)
-        return 0.0;
-    model_init(&mo, b->k, BLOCK_BITS);
-    return model_mix(&mo, (double)b->o.items / (double)b->nblocks);
+    static const double two32 = 4294967296.0;
+    uint64_t count[BLOCK_BITS + 1];
+    double sum = 0.0, per_hash;
+    memset(count, 0, sizeof count);
+    for (uint64_t j = 0; j < b->nblocks; j++) {
+        const uint64_t *w = b->words + j * BLOCK_WORDS;
+        unsigned x = 0;
+        for (unsigned i = 0; i < BLOCK_WORDS; i++)
+            x += amq__popcount64(w[i]);
+        count[x]++;
+    }
+    for (unsigned x = 1; x <= BLOCK_BITS; x++)
+        if (count[x] != 0)
+            sum += (double)count[x] * pow((double)x / BLOCK_BITS, b->k);
+    if (b->nblocks <= UINT32_MAX)
+        per_hash = ceil(two32 / (double)b->nblocks) / two32;
+    else
+        per_hash = ceil(two32 * two32 / (double)b->nblocks) / (two32 * two32);
+    double rate = sum * per_hash;
+    return rate < 1.0 ? rate : 1.0;
 }
 
 /* ---- the generic interface --------------------------------------------- */

@@ -28,7 +28,11 @@
  *
  * FPR: a block with i keys answers a stranger yes when each of its eight
  * words has the stranger's bit set, (1 - (1 - 1/32)^i)^8, averaged over the
- * Poisson load of a block (poisson.h). At 10.5 bits/key this is about 1%.
+ * Poisson load of a block (poisson.h): the expected rate of a filter of n
+ * keys, the curve sizing uses (at 10.5 bits/key about 1%). fpr_bound() is
+ * not that expectation but the rate of this very table, from its words'
+ * popcounts (a filter's rate scatters around the expectation: by about
+ * 1/sqrt(B) relative, more for keys that are not distinct).
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); adds cannot fail. Views are read-only (the generic layer
@@ -447,10 +451,27 @@ amq_status amq_sbbf_fold(amq_sbbf *b) {
 uint64_t amq_sbbf_blocks(const amq_sbbf *b) { return b->nblocks; }
 uint64_t amq_sbbf_items(const amq_sbbf *b) { return b->o.items; }
 
+/* The rate of this very table. A stranger's hash picks block j for at
+ * most ceil(2^32 / B) of the 2^32 values of its high half (multiply-shift)
+ * and, from its low half x, bit (x * SALT_i) >> 27 of word i: the salts
+ * are odd, so x -> x * SALT_i is a bijection and each of the 32 bits is hit
+ * by exactly 2^27 values of x. So the stranger is reported with
+ * probability at most
+ *     ceil(2^32 / B) / 2^32 * sum_j prod_i popcount(w_ji) / 32,
+ * exactly for B a power of two. The sum is exact in integers (a block's
+ * product is at most 32^8 = 2^40, the sum below 2^72). O(B). */
 double amq_sbbf_fpr_bound(const amq_sbbf *b) {
-    if (b->o.items == 0)
-        return 0.0;
-    return fpr_at_load((double)b->o.items / (double)b->nblocks);
+    unsigned __int128 sum = 0;
+    const uint32_t *w = b->words;
+    for (uint64_t j = 0; j < b->nblocks; j++, w += SBBF_WORDS) {
+        uint64_t prod = 1;
+        for (unsigned i = 0; i < SBBF_WORDS; i++)
+            prod *= amq__popcount64(w[i]);
+        sum += prod;
+    }
+    double per_hash = ceil(ldexp(1.0, 32) / (double)b->nblocks);
+    double rate = (double)sum * per_hash * ldexp(1.0, -32 - 40);
+    return rate < 1.0 ? rate : 1.0;
 }
 
 /* ---- the generic interface --------------------------------------------- */

@@ -286,23 +286,34 @@ static VQF_INL uint64_t in_list(const uint8_t *blk, const vqf_shape *s,
  * The branches wait for the lines, but they are predicted, so the core
  * runs on to the next keys' reads meanwhile; a misprediction costs less
  * than the serialised query did. */
+/* The selects, for a key with a lane equal to r in a block; out of line,
+ * so the kernels' common path saves no registers for them. */
+#define VQF_MATCH(NAME, W)                                                     \
+    __attribute__((noinline)) VQF_BMI static bool NAME(                        \
+        const uint8_t *x, const uint8_t *y, unsigned q, uint64_t ex,           \
+        uint64_t ey) {                                                         \
+        const vqf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                      \
+        bool one = ex != 0;                                                    \
+        uint64_t a = in_list(one ? x : y, s, q, one ? ex : ey);                \
+        if (__builtin_expect(a != 0 || ex == 0 || ey == 0, 1))                 \
+            return a != 0;                                                     \
+        return in_list(y, s, q, ey) != 0;                                      \
+    }
+
+VQF_MATCH(match8, 8)
+VQF_MATCH(match16, 16)
+
 #define VQF_KERNEL(NAME, ATTR, LINE_EQ, W)                                     \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_vqf *f = (const amq_vqf *)o;                                 \
         vqf_key k = key_at(f, h, W);                                           \
         const uint8_t *x = block_at(f, k.b1), *y = block_at(f, k.b2);          \
-        const vqf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                      \
         unsigned skip = W == 8 ? 16 : 4;                                       \
         uint64_t ex = LINE_EQ(x, W, k.r) >> skip;                              \
         uint64_t ey = LINE_EQ(y, W, k.r) >> skip;                              \
         if (__builtin_expect((ex | ey) == 0, 1))                               \
             return false;                                                      \
-        bool one = ex != 0;                                                    \
-        const uint8_t *z = one ? x : y;                                        \
-        uint64_t a = in_list(z, s, k.q, one ? ex : ey);                        \
-        if (__builtin_expect(a != 0 || ex == 0 || ey == 0, 1))                 \
-            return a != 0;                                                     \
-        return in_list(y, s, k.q, ey) != 0;                                    \
+        return (W == 8 ? match8 : match16)(x, y, k.q, ex, ey);                 \
     }
 
 VQF_KERNEL(k512_8, VQF_AVX512, amq__line_eq512, 8)

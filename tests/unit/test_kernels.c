@@ -57,6 +57,8 @@ static const char *const shapes[] = {
     "vqf:r=16,blocks=5",
     "prefix:bins=8,spare=1",
     "prefix:r=16,bins=8,spare=1",
+    "morton:blocks=2",
+    "morton:fp=16,blocks=3",
     /* quotient filters: slot widths on both sides of the byte-lane test
      * (r <= 8) and of one word; full tables of a few blocks, where runs
      * spill into the next block, offsets saturate and the last block is
