@@ -449,9 +449,12 @@ static bool has_locked(const amq__obj *o, uint64_t h) {
  * quotients of the block after q: the a runs after run q take a slot each
  * before end(64b + 63) = 64(b + 1) + o'; a saturated o' (255) exceeds
  * any a, and an offset o >= 64 of q's own block makes run q spill, hence
- * o' > a too. About 25% of absent keys pass at r = 7 (15% at r = 10);
- * they and the keys present take the exact path. ~20 instructions wait
- * for the lines instead of ~50. */
+ * o' > a too. At r = 7 and 95% load, 25% of absent keys pass (13% match
+ * a slot at or after j, 14% have o' > a); they and the keys present take
+ * the exact path. ~20 instructions wait for the lines instead of ~50.
+ * Measured and left out: keeping only the slots below 64 + o' - a (the
+ * run cannot end later) lets 21% pass but costs more than it saves, and
+ * the loads alone without the block's prefetch are slower. */
 #define QF_VBMI                                                                \
     __attribute__((flatten, target("popcnt,bmi,bmi2,avx512f,avx512bw,"         \
                                    "avx512vbmi")))
@@ -488,7 +491,9 @@ QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
     split(f, h, &q, &r);
     prefetch_block(f, q);
     unsigned w = f->width, j = (unsigned)(q & 63);
-    if ((q >> 6) >= f->fast_blocks || w > 8) /* w: a resize narrows it */
+    /* w: the kernel fits the width it was chosen for; a resize or merge
+     * may adopt a table of another */
+    if ((q >> 6) >= f->fast_blocks || w > 8)
         return has_exact(f, h, q, r);
     const uint8_t *p = blk(f, q >> 6);
     __mmask64 bytes = _bzhi_u64(~0ULL, 8 * w);
