@@ -112,14 +112,16 @@ static void h_double(host *h, double x) {
 static void h_verbatim(host *h) { RedisModule_ReplicateVerbatim(CTX(h)); }
 
 static void h_replicate(host *h, const char *cmd, const rarg *a, int n) {
-    RedisModuleString *s[16];
-    if (n > 16)
+    RedisModuleString *stack[16], **s = stack;
+    if (n > 16 && (s = rv_sys_alloc((size_t)n * sizeof *s)) == NULL)
         return;
     for (int i = 0; i < n; i++)
         s[i] = RedisModule_CreateString(CTX(h), a[i].p, a[i].n);
     RedisModule_Replicate(CTX(h), cmd, "v", s, (size_t)n);
     for (int i = 0; i < n; i++)
         RedisModule_FreeString(CTX(h), s[i]);
+    if (s != stack)
+        rv_sys_free(s);
 }
 
 static void h_notify(host *h, const char *event, int argi) {
