@@ -67,7 +67,10 @@ static rval *need(host *h) {
 
 int reply_status_diag(host *h, amq_status st, const amq_diag *d) {
     char msg[240];
-    snprintf(msg, sizeof msg, "ERR %s: %s", amq_strerror(st), d->message);
+    if (d->message[0] == 0) /* statuses without detail (out of memory) */
+        snprintf(msg, sizeof msg, "ERR %s", amq_strerror(st));
+    else
+        snprintf(msg, sizeof msg, "ERR %s: %s", amq_strerror(st), d->message);
     return r_err(h, msg);
 }
 
@@ -172,7 +175,7 @@ static void wrote(host *h, const char *event) {
 int reserve_as(host *h, const reserve_kind *k) {
     reserve_args r;
     amq_hasher hs;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     double bits = 64;
     rval *v;
     if (h->argc < 3 || h->argc % 2 == 0)
@@ -228,7 +231,7 @@ int amq_reserve(host *h) {
 int amq_build(host *h) {
     char spec[256];
     amq_hasher hs;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     amq_options o0;
     rval *v;
     if (h->argc < 3)
@@ -452,7 +455,7 @@ int amq_dump(host *h) {
 
 int amq_load(host *h) {
     rval *v;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     if (h->argc != 3)
         return r_arity(h);
     if (read_key(h, &v) < 0)

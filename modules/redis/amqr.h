@@ -112,6 +112,11 @@ void rv_set_system_allocator(void *(*alloc)(size_t),
 void *rv_sys_alloc(size_t n);
 void rv_sys_free(void *p);
 
+/* While set, the values' allocations of 1 MiB or more ask fn first and
+ * fail (NULL) when it refuses; the command dispatchers set it to the
+ * host's budget around each command. NULL: no gate. */
+void rv_set_gate(bool (*fn)(void *ctx, double bytes), void *ctx);
+
 rval *rv_new(int fam);
 void rv_free(rval *v);
 /* Options whose allocator is the value's counting allocator. */

@@ -254,7 +254,7 @@ static bool parse_build(host *h, build_args *b) {
 static bool build_static(host *h, const build_args *b, rval *v) {
     amq_hasher hs;
     amq_options o0;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     size_t n = b->n;
     memset(&o0, 0, sizeof o0);
     amq_status st = amq_filter_resolve_hasher(b->spec, &o0, &hs);
@@ -287,7 +287,7 @@ static bool build_static(host *h, const build_args *b, rval *v) {
  * put in order (so exact-mode items are read through the new maplet's
  * bijection). */
 static bool build_dynamic(host *h, const build_args *b, rval *v) {
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     size_t n;
     uint64_t cap = b->cap ? b->cap : b->n ? b->n : 1;
     amq_options o = rv_options(v);

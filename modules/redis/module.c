@@ -170,6 +170,8 @@ static int keys_request(RedisModuleCtx *ctx, const cmd_def *c, const rarg *a,
     return REDISMODULE_OK;
 }
 
+static bool budget_gate(void *h, double bytes) { return h_budget(h, bytes); }
+
 static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                size_t which) {
     const cmd_def *c = &g_cmds[which];
@@ -192,7 +194,9 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         r.mode = strncmp(c->flags, "write", 5) == 0
                      ? REDISMODULE_READ | REDISMODULE_WRITE
                      : REDISMODULE_READ;
+        rv_set_gate(budget_gate, &r.h);
         c->fn(&r.h);
+        rv_set_gate(NULL, NULL);
         for (int i = 0; i < r.nkeys; i++)
             if (r.keys[i] != NULL)
                 RedisModule_CloseKey(r.keys[i]);

@@ -376,6 +376,14 @@ def test_bad_input(c, r):
                                        "maplet:op=sum,v=64", "CAPACITY",
                                        1 << 40, "ERROR", 1e-9),
              "memory limit", "huge capacity")
+    # a spec that fixes a huge table: the allocation is refused by the
+    # memory budget (not by the server's allocator, which would abort)
+    c.raises(lambda: r.execute_command("AMQ.MAP.RESERVE", "nk",
+                                       "maplet:op=sum,v=64,q=36,r=8"),
+             "out of memory", "a spec fixing 2^36 slots")
+    c.raises(lambda: r.execute_command("AMQ.RESERVE", "nk", "qf:q=36,r=20"),
+             "out of memory", "a qf spec fixing 2^36 slots")
+    c.ok(r.ping(), "server alive after refused huge specs")
     c.raises(lambda: r.execute_command("AMQ.MAP.BUILD", "nk",
                                        "smaplet:op=sum,v=4", "PAIRS", "a",
                                        16), "wider than 4 bits",
