@@ -421,21 +421,31 @@ int amq_map_merge(host *h) { return merge_as(h, admit_map, "amq.map.merge"); }
 
 /* ---- queries ------------------------------------------------------------------- */
 
-int amq_map_get(host *h) {
+/* KEY ITEM of a one-item query: the maplet and the item's hash, or NULL
+ * after a reply (`empty` answers for a missing key). */
+static rval *query_item(host *h, uint64_t *hash, void (*empty)(host *h)) {
     rval *v;
-    uint64_t hash, x;
     if (h->argc != 3)
-        return r_arity(h);
+        return r_arity(h), NULL;
     int st = open_map(h, &v);
-    if (st < 0)
-        return 0;
-    if (st == KEY_EMPTY) {
-        h->ops->r_null(h);
-        return 0;
-    }
+    if (st == KEY_EMPTY)
+        empty(h);
+    if (st != KEY_OK)
+        return NULL;
     unsigned kbits = shape_of(v).key_bits;
-    if (!item_hash(v->u.amq.f, kbits, &h->argv[2], &hash))
-        return r_bad_item(h, kbits);
+    if (!item_hash(v->u.amq.f, kbits, &h->argv[2], hash))
+        return r_bad_item(h, kbits), NULL;
+    return v;
+}
+
+static void r_nil(host *h) { h->ops->r_null(h); }
+static void r_no_values(host *h) { h->ops->r_arr(h, 0); }
+
+int amq_map_get(host *h) {
+    uint64_t hash, x;
+    rval *v = query_item(h, &hash, r_nil);
+    if (v == NULL)
+        return 0;
     if (amq_maplet_get_hash(v->u.amq.f, hash, &x) == AMQ_OK)
         r_u64(h, x);
     else
@@ -480,21 +490,11 @@ int amq_map_mget(host *h) {
 }
 
 int amq_map_getall(host *h) {
-    rval *v;
     uint64_t hash, stack[GETALL_STACK], *vals = stack;
     size_t n = 0;
-    if (h->argc != 3)
-        return r_arity(h);
-    int st = open_map(h, &v);
-    if (st < 0)
+    rval *v = query_item(h, &hash, r_no_values);
+    if (v == NULL)
         return 0;
-    if (st == KEY_EMPTY) {
-        h->ops->r_arr(h, 0);
-        return 0;
-    }
-    unsigned kbits = shape_of(v).key_bits;
-    if (!item_hash(v->u.amq.f, kbits, &h->argv[2], &hash))
-        return r_bad_item(h, kbits);
     amq_status gs =
         amq_maplet_get_all(v->u.amq.f, hash, stack, GETALL_STACK, &n);
     if (gs == AMQ_OK && n > GETALL_STACK) {

@@ -18,7 +18,7 @@ import time
 from functools import reduce
 
 import redis
-from harness import Server, run
+from harness import Server, run, wait_synced
 
 U64 = (1 << 64) - 1
 OPS = {
@@ -445,12 +445,9 @@ def test_replication(c, args, servers):
     rep = Server(args.module, args=["--replicaof", "127.0.0.1", str(prim.port)])
     servers.append(rep)
     p, q = prim.client, rep.client
-    deadline = time.time() + 10
-    while q.info("replication")["master_link_status"] != "up":
-        if time.time() > deadline:
-            c.ok(False, "replica never synced")
-            return
-        time.sleep(0.05)
+    if not wait_synced(q):
+        c.ok(False, "replica never synced")
+        return
     rnd = random.Random(1)
     pairs = [(f"r{rnd.randrange(500)}", rnd.randrange(1, 256))
              for _ in range(2000)]
