@@ -115,14 +115,10 @@ static amq_status check_make(const amq__type *t, const amq__make *a,
 }
 
 /* A dynamic type given keys: sized for them, then filled in order (a
- * maplet given values: each pair put). */
+ * dynamic maplet given values is filled by maplet.c). */
 static amq_status fill(amq_filter *f, const amq__make *a, amq_diag *diag) {
     size_t done = 0;
-    amq_status st = AMQ_OK;
-    if (a->values != NULL)
-        st = amq_maplet_put_batch(f, a->hashes, a->values, a->n, &done);
-    else
-        st = amq_filter_add_batch(f, a->hashes, a->n, &done);
+    amq_status st = amq_filter_add_batch(f, a->hashes, a->n, &done);
     if (st != AMQ_OK)
         return amq__diag(diag, st, done, "adding key %zu of %zu: %s", done + 1,
                          a->n, amq_strerror(st));

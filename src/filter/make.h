@@ -16,7 +16,7 @@ typedef struct amq__make {
     double fpr;             /* 0: the spec's explicit parameters          */
     const uint64_t *hashes; /* NULL: an empty filter for the target      */
     size_t n;
-    const uint64_t *values; /* maplets: a value per hash (else NULL)     */
+    const uint64_t *values; /* static maplets: a value per hash, else NULL */
 } amq__make;
 
 /* Parse spec into s and find its type: AMQ_ERR_SPEC with a diagnostic. */

@@ -60,6 +60,26 @@ amq_status amq_maplet_new(const char *spec, uint64_t capacity, double fpr,
     return amq_filter_new(spec, capacity, fpr, opt, out, diag);
 }
 
+/* A dynamic maplet from pairs: empty, sized for n keys at fpr (or from
+ * explicit spec parameters when fpr is 0), then the pairs put in order;
+ * freed again if one fails. */
+static amq_status build_dynamic(const amq__type *t, const amq__spec *s,
+                                const uint64_t *hashes, const uint64_t *values,
+                                size_t n, double fpr, const amq_options *opt,
+                                amq_maplet **out, amq_diag *diag) {
+    amq__make a = {.capacity = fpr == 0.0 ? 0 : (n ? n : 1), .fpr = fpr};
+    size_t done = 0;
+    AMQ_RETURN_IF_ERR(amq__filter_make(t, s, &a, opt, out, diag));
+    amq_status st = amq_maplet_put_batch(*out, hashes, values, n, &done);
+    if (st != AMQ_OK) {
+        amq_filter_free(*out);
+        *out = NULL;
+        return amq__diag(diag, st, done, "putting pair %zu of %zu: %s",
+                         done + 1, n, amq_strerror(st));
+    }
+    return AMQ_OK;
+}
+
 amq_status amq_maplet_build(const char *spec, const uint64_t *hashes,
                             const uint64_t *values, size_t n, double fpr,
                             const amq_options *opt, amq_maplet **out,
@@ -71,6 +91,8 @@ amq_status amq_maplet_build(const char *spec, const uint64_t *hashes,
         return AMQ_ERR_INVALID;
     *out = NULL;
     AMQ_RETURN_IF_ERR(lookup(spec, &s, &t, diag));
+    if (t->build == NULL) /* dynamic: sized for the pairs, then each put */
+        return build_dynamic(t, &s, hashes, values, n, fpr, opt, out, diag);
     amq__make a = {.fpr = fpr,
                    .hashes = hashes ? hashes : none,
                    .n = n,

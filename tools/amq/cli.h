@@ -33,7 +33,7 @@
 int cli_cmd_build(int argc, char **argv);
 int cli_cmd_query(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
-int cli_cmd_help(int argc, char **argv);
+int cli_cmd_help(int argc, char **argv); /* manpage.c, then help.c */
 int cli_cmd_demo(int argc, char **argv);
 int cli_cmd_clock(int argc, char **argv);
 int cli_cmd_add(int argc, char **argv);    /* update.c */
@@ -79,6 +79,9 @@ const char *cli_help_epilogue(void);
 /* manpage.c: amq.1 in roff, and a bash completion script. */
 void cli_man_page(FILE *out);
 void cli_bash_completion(FILE *out);
+/* `amq help [topic]` without the generated forms (--man, --completion),
+ * which cli_cmd_help (manpage.c) answers first. */
+int cli_help_command(int argc, char **argv);
 /* "amq CMD: message", the usage line and a pointer to `amq help CMD` on
  * stderr; returns CLI_EXIT_ERR. */
 int cli_usage_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
@@ -181,6 +184,10 @@ void cli_progress_tick(cli_progress *p, uint64_t done);
 void cli_progress_init_bytes(cli_progress *p, const char *label, uint64_t size);
 struct cli_keys;
 void cli_progress_tick_keys(cli_progress *p, const struct cli_keys *k);
+/* The same for any input: `keys` read so far, offset(in) its byte
+ * position, asked only when a redraw is due. */
+void cli_progress_tick_input(cli_progress *p, uint64_t keys,
+                             uint64_t (*offset)(const void *), const void *in);
 /* The next phase of the same task (say reading, constructing, writing):
  * the label and total change and the clock runs on. A phase with total 0
  * is one long call that cannot tick (amq_builder_finish, a save): a

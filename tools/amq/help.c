@@ -449,7 +449,7 @@ static void print_types(FILE *out) {
     }
 }
 
-int cli_cmd_help(int argc, char **argv) {
+int cli_help_command(int argc, char **argv) {
     if (argc > 2)
         return cli_usage_error("help", "too many arguments");
     if (argc < 2) {
@@ -459,14 +459,6 @@ int cli_cmd_help(int argc, char **argv) {
     const char *topic = argv[1];
     if (strcmp(topic, "types") == 0) {
         print_types(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(topic, "--man") == 0) {
-        cli_man_page(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(topic, "--completion") == 0) {
-        cli_bash_completion(stdout);
         return CLI_EXIT_OK;
     }
     if (strcmp(topic, "--help") == 0 || strcmp(topic, "-h") == 0)

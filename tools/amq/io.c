@@ -103,6 +103,12 @@ uint64_t cli_keys_offset(const cli_keys *k) {
     return off < 0 ? 0 : (uint64_t)off;
 }
 
+static uint64_t keys_offset(const void *k) { return cli_keys_offset(k); }
+
+void cli_progress_tick_keys(cli_progress *p, const cli_keys *k) {
+    cli_progress_tick_input(p, k->count, keys_offset, k);
+}
+
 void cli_keys_where(const cli_keys *k, char *buf, size_t cap) {
     if (k->list != NULL)
         snprintf(buf, cap, "--key '%s'", k->list[k->count - 1]);

@@ -1,8 +1,9 @@
 /*
  * kmer.c — `amq kmer count|query|histo|dump`: k-mer counting on a
  * counting maplet, as Squeakr does on the counting quotient filter
- * (Pandey, Bender, Johnson, Patro 2017), and the shared k-mer helpers
- * (kmer.h).
+ * (Pandey, Bender, Johnson, Patro 2017); `amq kmer` dispatches every verb
+ * from here (index and search: kmer_index.c; what they share:
+ * kmer_common.c).
  *
  * count: the main thread reads FASTA/FASTQ (plain or gzip, seqio.c),
  * rolls each sequence's k-mers (any base but ACGT restarts the window, as
@@ -29,92 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kmer.h"
-
-/* ---- shared helpers (kmer.h) ------------------------------------------------ */
-
-bool kmer_conf_of(const amq_maplet *m, const char *path, kmer_conf *c) {
-    amq_maplet_shape s;
-    uint64_t seed = amq_filter_hasher(m)->seed;
-    if (amq_maplet_get_shape(m, &s) != AMQ_OK || seed >> 32 != KMER_TAG ||
-        (seed & 0xff) < 1 || (seed & 0xff) > 32) {
-        cli_error("%s: not a k-mer maplet made by amq kmer", path);
-        return false;
-    }
-    c->k = (unsigned)(seed & 0xff);
-    c->canonical = (seed >> 8 & 1) != 0;
-    c->exact = s.key_bits != 0;
-    if (c->exact && s.key_bits != 2 * c->k) {
-        cli_error("%s: %u-bit keys for k = %u", path, s.key_bits, c->k);
-        return false;
-    }
-    return true;
-}
-
-bool kmer_input_open(const char *path, seq_reader *r, int *fd) {
-    bool in = strcmp(path, "-") == 0;
-    *fd = in ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0) {
-        cli_error("%s: cannot open: %s", path, strerror(errno));
-        return false;
-    }
-    if (!seq_open_fd(r, *fd)) {
-        cli_error("%s: %s", path, r->err);
-        seq_close(r);
-        close(*fd);
-        return false;
-    }
-    return true;
-}
-
-void kmer_input_close(seq_reader *r, int fd) {
-    seq_close(r);
-    if (fd >= 0)
-        close(fd);
-}
-
-int kmer_input_error(const char *path, const seq_reader *r) {
-    cli_error("%s: %s; nothing written", path, r->err);
-    return CLI_EXIT_ERR;
-}
-
-uint64_t kmer_input_estimate(char **files, size_t n) {
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct stat st;
-        if (strcmp(files[i], "-") == 0 || stat(files[i], &st) != 0)
-            continue;
-        size_t len = strlen(files[i]);
-        bool gz = len > 3 && strcmp(files[i] + len - 3, ".gz") == 0;
-        total += (uint64_t)st.st_size * (gz ? 4 : 1);
-    }
-    return total;
-}
-
-amq_status kmer_maplet_new(const kmer_conf *c, const char *op, unsigned v,
-                           uint64_t capacity, double fpr, bool concurrent,
-                           amq_maplet **out, amq_diag *diag) {
-    char spec[96];
-    amq_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.hash = AMQ_HASH_XXH3;
-    opt.hash_seed = kmer_seed(c);
-    if (c->exact)
-        snprintf(spec, sizeof spec, "maplet:op=%s,v=%u,kbits=%u%s", op, v,
-                 2 * c->k, concurrent ? ",concurrent=1" : "");
-    else
-        snprintf(spec, sizeof spec, "maplet:op=%s,v=%u%s", op, v,
-                 concurrent ? ",concurrent=1" : "");
-    return amq_maplet_new(spec, capacity ? capacity : 1, c->exact ? 0.5 : fpr,
-                          &opt, out, diag);
-}
-
-amq_status kmer_put(amq_maplet *m, uint64_t h, uint64_t v) {
-    amq_status st = amq_maplet_put_hash(m, h, v);
-    while (st == AMQ_ERR_FULL && (st = amq_maplet_resize(m)) == AMQ_OK)
-        st = amq_maplet_put_hash(m, h, v);
-    return st;
-}
+#include "kmer_common.h"
 
 /* ---- count: the workers ------------------------------------------------------ */
 
@@ -278,143 +194,6 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
 
 /* ---- count: the command ------------------------------------------------------------ */
 
-enum {
-    OPT_K = 1,
-    OPT_CANON,
-    OPT_THREADS,
-    OPT_FPR,
-    OPT_EXACT,
-    OPT_VBITS,
-    OPT_CAP,
-    OPT_OUT,
-    OPT_QUIET,
-    OPT_THETA
-};
-
-static const cli_opt kmer_options[] = {
-    {"kmer", 'k', true, OPT_K},
-    {"canonical", 'C', false, OPT_CANON},
-    {"threads", 't', true, OPT_THREADS},
-    {"fpr", 'e', true, OPT_FPR},
-    {"exact", 0, false, OPT_EXACT},
-    {"value-bits", 'v', true, OPT_VBITS},
-    {"capacity", 'n', true, OPT_CAP},
-    {"output", 'o', true, OPT_OUT},
-    {"quiet", 'q', false, OPT_QUIET},
-    {"theta", 0, true, OPT_THETA},
-    {NULL, 0, false, 0},
-};
-
-static bool take_number(const char *opt, const char *v, uint64_t lo,
-                        uint64_t hi, uint64_t *x) {
-    if (!cli_parse_u64("kmer", opt, v, x))
-        return false;
-    if (*x >= lo && *x <= hi)
-        return true;
-    cli_usage_error("kmer", "%s must be %llu to %llu", opt,
-                    (unsigned long long)lo, (unsigned long long)hi);
-    return false;
-}
-
-/* The options every k-mer command shares; false after a usage error. */
-static bool take_count_option(kmer_opts *o, int id, const char *v) {
-    uint64_t x = 0;
-    switch (id) {
-    case OPT_K:
-        if (!take_number("-k", v, 1, 32, &x))
-            return false;
-        o->c.k = (unsigned)x;
-        return true;
-    case OPT_CANON: o->c.canonical = true; return true;
-    case OPT_THREADS:
-        if (!take_number("-t", v, 1, 64, &x))
-            return false;
-        o->threads = (unsigned)x;
-        return true;
-    case OPT_FPR:
-        o->c.exact = false;
-        return cli_parse_fpr("kmer", "--fpr", v, &o->fpr);
-    case OPT_EXACT:
-        o->c.exact = true;
-        o->fpr = 0;
-        return true;
-    case OPT_VBITS:
-        if (!take_number("--value-bits", v, 1, 64, &x))
-            return false;
-        o->vbits = (unsigned)x;
-        return true;
-    case OPT_CAP: return cli_parse_u64("kmer", "--capacity", v, &o->capacity);
-    case OPT_OUT: o->output = v; return true;
-    case OPT_QUIET:
-        o->quiet = true;
-        cli_progress_set_mode(CLI_PROGRESS_OFF);
-        return true;
-    default:
-        cli_usage_error("kmer", "that option is not for this command");
-        return false;
-    }
-}
-
-int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
-    cli_args a;
-    int id;
-    o->files = calloc((size_t)argc, sizeof *o->files);
-    if (o->files == NULL)
-        return cli_usage_error("kmer", "out of memory");
-    cli_args_init(&a, "kmer", argc - 1, argv + 1);
-    while ((id = cli_next(&a, kmer_options)) != CLI_NEXT_END) {
-        if (id == CLI_NEXT_ERR)
-            return CLI_EXIT_ERR;
-        if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-        if (id == CLI_NEXT_POS)
-            o->files[o->nfiles++] = (char *)a.value;
-        else if (id == OPT_THETA && theta != NULL) {
-            char *end;
-            *theta = strtod(a.value, &end);
-            if (*end != '\0' || !(*theta >= 0 && *theta <= 1))
-                return cli_usage_error("kmer",
-                                       "--theta wants 0 to 1, got "
-                                       "'%s'",
-                                       a.value);
-        } else if (!take_count_option(o, id, a.value))
-            return CLI_EXIT_ERR;
-    }
-    return -1;
-}
-
-/* Without --capacity, a maplet starts at an eighth of the input's bytes
- * and grows by doubling: an exact one losslessly; an approximate one
- * starts with 3 more remainder bits (fpr / 8), so three doublings still
- * meet the target (each moves a bit into the quotient) and more raise the
- * bound, which amq info reports. With --capacity it is sized at fpr. */
-uint64_t kmer_start_capacity(const kmer_opts *o) {
-    if (o->capacity)
-        return o->capacity;
-    uint64_t est = kmer_input_estimate(o->files, o->nfiles) / 8;
-    return est > 4096 ? est : 4096;
-}
-
-double kmer_start_fpr(const kmer_opts *o) {
-    return o->capacity || o->c.exact ? o->fpr : o->fpr / 8;
-}
-
-int kmer_check_exact(const kmer_conf *c) {
-    if (!c->exact || c->k >= 4)
-        return -1;
-    return cli_usage_error("kmer",
-                           "exact mode needs k >= 4 (the table "
-                           "needs 8 key bits); use --fpr E for k = %u",
-                           c->k);
-}
-
-int kmer_save(const amq_maplet *m, const char *path) {
-    amq_diag d;
-    memset(&d, 0, sizeof d);
-    amq_status st = amq_filter_save_file(m, path, &d);
-    return st == AMQ_OK ? CLI_EXIT_OK : cli_status_error(path, st, &d);
-}
-
 static int kmer_count(int argc, char **argv) {
     kmer_opts o;
     memset(&o, 0, sizeof o);
@@ -474,22 +253,6 @@ static int kmer_count(int argc, char **argv) {
 }
 
 /* ---- histo, dump, query -------------------------------------------------------------- */
-
-amq_filter *kmer_open(const char *path, kmer_conf *c) {
-    amq_filter *m = NULL;
-    amq_diag d;
-    memset(&d, 0, sizeof d);
-    amq_status st = amq_filter_open_file(path, NULL, &m, &d);
-    if (st != AMQ_OK) {
-        cli_status_error(path, st, &d);
-        return NULL;
-    }
-    if (!kmer_conf_of(m, path, c)) {
-        amq_filter_free(m);
-        return NULL;
-    }
-    return m;
-}
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

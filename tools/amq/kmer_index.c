@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmer.h"
+#include "kmer_common.h"
 
 /* ---- index --------------------------------------------------------------- */
 

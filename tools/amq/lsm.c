@@ -1,7 +1,8 @@
 /*
  * lsm.c — `amq lsm plan`: how many bits each run's filter gets (Monkey),
  * on the model e^(-c b) or a structure type's real curve, against the
- * same bits everywhere; and the helpers `amq lsm simulate` shares.
+ * same bits everywhere (the helpers it shares with `amq lsm simulate`:
+ * lsm_cli.c).
  *
  * The tree comes from a CSV file (name,keys,lookups; docs/lsm.md) or is
  * generated: L levels with size ratio T holding N keys, lookups from a
@@ -16,86 +17,6 @@
 #include <string.h>
 
 #include "lsm_cli.h"
-
-/* ---- shared helpers ----------------------------------------------------- */
-
-bool lsm_parse_double(const char *opt, const char *s, double lo, double hi,
-                      double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo ||
-        v > hi) {
-        cli_usage_error(LSM_CMD, "--%s: '%s' is not a number in [%g, %g]", opt,
-                        s, lo, hi);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,
-                    size_t *n) {
-    char buf[512];
-    *n = 0;
-    if (strlen(s) >= sizeof buf) {
-        cli_usage_error(LSM_CMD, "--%s: list too long", opt);
-        return false;
-    }
-    strcpy(buf, s);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (*n == cap) {
-            cli_usage_error(LSM_CMD, "--%s: at most %zu values", opt, cap);
-            return false;
-        }
-        if (!lsm_parse_double(opt, tok, -1e300, 1e300, &out[(*n)++]))
-            return false;
-    }
-    if (*n == 0) {
-        cli_usage_error(LSM_CMD, "--%s: empty list", opt);
-        return false;
-    }
-    return true;
-}
-
-/* "amq: --OPT VALUE: <status> (at byte N: <diag>)"; CLI_EXIT_ERR. */
-static int option_error(const char *opt, const char *value, amq_status st,
-                        const amq_diag *d) {
-    char what[160];
-    snprintf(what, sizeof what, "--%s %.100s", opt, value);
-    return cli_status_error(what, st, d);
-}
-
-amq_alloc_curve *lsm_curve(const char *spec, double c) {
-    amq_alloc_curve *curve = NULL;
-    amq_diag d = {0};
-    amq_status st;
-    if (strcmp(spec, "model") == 0)
-        st = amq_alloc_curve_model(c, NULL, &curve);
-    else
-        st = amq_alloc_curve_spec(spec, NULL, &curve, &d);
-    if (st != AMQ_OK) {
-        option_error("curve", spec, st, &d);
-        return NULL;
-    }
-    return curve;
-}
-
-bool lsm_tree(unsigned levels, double ratio, double keys, const char *workload,
-              amq_lsm_run *runs) {
-    amq_diag d = {0};
-    if (amq_lsm_levels(levels, ratio, keys, runs) != AMQ_OK) {
-        cli_usage_error(LSM_CMD, "--levels 1..64, --ratio > 1, --keys > 0");
-        return false;
-    }
-    amq_status st = amq_lsm_workload(workload, runs, levels, &d);
-    if (st != AMQ_OK) {
-        option_error("workload", workload, st, &d);
-        return false;
-    }
-    return true;
-}
 
 /* ---- plan ---------------------------------------------------------------- */
 

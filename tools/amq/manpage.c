@@ -14,7 +14,9 @@
  *                       KIND hash kinds, FILE/OUT file names)
  *
  * CMake runs both at build time (build/amq.1, build/amq.bash-completion)
- * and `make install` installs them.
+ * and `make install` installs them. The `amq help` command starts here:
+ * the two generated forms, then help.c's topics (so help.c, which this
+ * file reads, does not call back into it).
  */
 #include <ctype.h>
 #include <string.h>
@@ -219,4 +221,17 @@ void cli_bash_completion(FILE *out) {
           "}\n"
           "complete -F _amq amq\n",
           out);
+}
+
+/* `amq help`: the generated forms here, every other topic from help.c. */
+int cli_cmd_help(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--man") == 0) {
+        cli_man_page(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc == 2 && strcmp(argv[1], "--completion") == 0) {
+        cli_bash_completion(stdout);
+        return CLI_EXIT_OK;
+    }
+    return cli_help_command(argc, argv);
 }

@@ -324,11 +324,12 @@ void cli_progress_tick(cli_progress *p, uint64_t done) {
         progress_draw(p, done);
 }
 
-void cli_progress_tick_keys(cli_progress *p, const cli_keys *k) {
-    if (!p->enabled || (k->count & 0xFFFFu) != 0 || !progress_due(p))
+void cli_progress_tick_input(cli_progress *p, uint64_t keys,
+                             uint64_t (*offset)(const void *), const void *in) {
+    if (!p->enabled || (keys & 0xFFFFu) != 0 || !progress_due(p))
         return;
-    p->keys = k->count;
-    progress_draw(p, p->bytes ? cli_keys_offset(k) : k->count);
+    p->keys = keys;
+    progress_draw(p, p->bytes ? offset(in) : keys);
 }
 
 /* The helper thread of a phase that cannot tick: the main thread is

@@ -1,6 +1,6 @@
 /*
- * kmer.h — what the k-mer commands share (kmer.c: count, query, histo,
- * dump; kmer_index.c: index, search).
+ * kmer_common.h — what the k-mer commands share (kmer_common.c), used by kmer.c
+ * (count, query, histo, dump) and kmer_index.c (index, search).
  *
  * A k-mer file is an ordinary maplet frame (amq info reads it). Its k and
  * whether k-mers are canonical travel in the hasher's seed, tagged so a
@@ -13,8 +13,8 @@
  * Approximate mode (--fpr): the code's 8 little-endian bytes are hashed
  * by the maplet's hasher (XXH3 with that seed).
  */
-#ifndef AMQ_TOOLS_KMER_H
-#define AMQ_TOOLS_KMER_H
+#ifndef AMQ_TOOLS_KMER_COMMON_H
+#define AMQ_TOOLS_KMER_COMMON_H
 
 #include "cli.h"
 #include "parse.h"
@@ -46,7 +46,7 @@ typedef struct kmer_opts {
 /* Options and positionals after argv[1] (the subcommand); theta (search)
  * may be NULL. -1 to go on, else the exit status after a usage error. */
 int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
-/* The capacity and rate a new k-mer maplet starts with (kmer.c). */
+/* The capacity and rate a new k-mer maplet starts with. */
 uint64_t kmer_start_capacity(const kmer_opts *o);
 double kmer_start_fpr(const kmer_opts *o);
 /* -1 if the settings can be made, else CLI_EXIT_ERR after a usage error
