@@ -61,7 +61,8 @@
  *
  * Errors: AMQ_ERR_INVALID (a value wider than v bits, NULL arguments),
  * AMQ_ERR_FULL (no room; unchanged), AMQ_ERR_OVERFLOW (a sum past
- * 2^64 - 1; unchanged), AMQ_ERR_NOT_FOUND (get of an absent key, delete of
+ * 2^64 - 1: a key's, or, for the quotient maplet's sum, the total of all
+ * keys' counts, which amq_filter_items reports; unchanged), AMQ_ERR_NOT_FOUND (get of an absent key, delete of
  * a pair not held; unchanged), AMQ_ERR_UNSUPPORTED (an operation the
  * maplet's mode cannot do, or a filter that is not a maplet),
  * AMQ_ERR_INCOMPATIBLE (merge of different shapes, operators, value

@@ -16,7 +16,9 @@
  *
  * A SipHash filter reserved without HASHKEY draws a random key on the
  * primary; the command is replicated with that key spelled out, so a
- * replica (and the AOF) builds the same filter.
+ * replica (and the AOF) builds the same filter. The reserve and the merge
+ * are shared with AMQ.MAP.* (mapcmd.c) through reserve_as and merge_as,
+ * which take the types they admit.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,8 +47,7 @@ const fam_ops amq_ops = {"amq",  "amq-filtr", "AMQ.LOADCHUNK", 0,    NULL,
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-/* The spec argument as a C string (specs are short). */
-static bool spec_arg(host *h, const rarg *a, char *buf, size_t cap) {
+bool spec_arg(host *h, const rarg *a, char *buf, size_t cap) {
     if (a->n == 0 || a->n >= cap || memchr(a->p, 0, a->n) != NULL) {
         r_err(h, "ERR bad spec");
         return false;
@@ -64,9 +65,12 @@ static rval *need(host *h) {
     return key_need(h, 1, FAM_AMQ, "ERR", "ERR not found");
 }
 
-static int reply_status_diag(host *h, amq_status st, const amq_diag *d) {
+int reply_status_diag(host *h, amq_status st, const amq_diag *d) {
     char msg[240];
-    snprintf(msg, sizeof msg, "ERR %s: %s", amq_strerror(st), d->message);
+    if (d->message[0] == 0) /* statuses without detail (out of memory) */
+        snprintf(msg, sizeof msg, "ERR %s", amq_strerror(st));
+    else
+        snprintf(msg, sizeof msg, "ERR %s: %s", amq_strerror(st), d->message);
     return r_err(h, msg);
 }
 
@@ -142,8 +146,8 @@ static bool parse_reserve(host *h, reserve_args *r) {
     return true;
 }
 
-/* AMQ.RESERVE with every choice explicit, for replicas and the AOF. */
-static void replicate_reserve(host *h, const reserve_args *r,
+/* The reserve with every choice explicit, for replicas and the AOF. */
+static void replicate_reserve(host *h, const char *cmd, const reserve_args *r,
                               const amq_hasher *hs) {
     char cap[24], eps[40], seed[24], key[2 * AMQ_HASH_KEY_BYTES + 1];
     static const char *kinds[] = {"", "xxh3", "xxh64", "siphash"};
@@ -158,8 +162,7 @@ static void replicate_reserve(host *h, const reserve_args *r,
                   {"HASH", 4},     {kinds[hs->kind], strlen(kinds[hs->kind])},
                   {"SEED", 4},     {seed, strlen(seed)},
                   {"HASHKEY", 7},  {key, strlen(key)}};
-    h->ops->replicate(h, "AMQ.RESERVE", a,
-                      hs->kind == AMQ_HASH_SIPHASH ? 12 : 10);
+    h->ops->replicate(h, cmd, a, hs->kind == AMQ_HASH_SIPHASH ? 12 : 10);
 }
 
 static void wrote(host *h, const char *event) {
@@ -169,10 +172,10 @@ static void wrote(host *h, const char *event) {
 
 /* ---- commands ------------------------------------------------------------------------ */
 
-int amq_reserve(host *h) {
+int reserve_as(host *h, const reserve_kind *k) {
     reserve_args r;
     amq_hasher hs;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     double bits = 64;
     rval *v;
     if (h->argc < 3 || h->argc % 2 == 0)
@@ -184,9 +187,8 @@ int amq_reserve(host *h) {
     const amq_type_info *ti = amq_filter_type_find(r.spec);
     if (ti == NULL)
         return r_err(h, "ERR unknown type (AMQ.TYPES lists them)");
-    if (ti->caps & AMQ_CAP_STATIC)
-        return r_err(h, "ERR a static type is built from all its items: "
-                        "use AMQ.BUILD");
+    if (!k->admit(h, ti))
+        return 0;
     amq_status st = amq_filter_resolve_hasher(r.spec, &r.opt, &hs);
     if (st != AMQ_OK)
         return r_status(h, "hash", st);
@@ -207,16 +209,29 @@ int amq_reserve(host *h) {
     }
     if (!store_or_reply(h, v))
         return 0;
-    replicate_reserve(h, &r, &hs);
-    h->ops->notify(h, "amq.reserve", 1);
+    replicate_reserve(h, k->cmd, &r, &hs);
+    h->ops->notify(h, k->event, 1);
     r_ok(h);
     return 0;
+}
+
+static bool admit_dynamic(host *h, const amq_type_info *ti) {
+    if (ti->caps & AMQ_CAP_STATIC)
+        return r_err(h, "ERR a static type is built from all its items: "
+                        "use AMQ.BUILD"),
+               false;
+    return true;
+}
+
+int amq_reserve(host *h) {
+    static const reserve_kind k = {"AMQ.RESERVE", "amq.reserve", admit_dynamic};
+    return reserve_as(h, &k);
 }
 
 int amq_build(host *h) {
     char spec[256];
     amq_hasher hs;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     amq_options o0;
     rval *v;
     if (h->argc < 3)
@@ -377,11 +392,12 @@ int amq_info(host *h) {
     return 0;
 }
 
-int amq_merge(host *h) {
+int merge_as(host *h, bool (*admit)(host *h, const rval *v),
+             const char *event) {
     rval *dst, *src;
     if (h->argc < 3)
         return r_arity(h);
-    if ((dst = need(h)) == NULL)
+    if ((dst = need(h)) == NULL || (admit != NULL && !admit(h, dst)))
         return 0;
     for (int i = 2; i < h->argc; i++) {
         int st = h->ops->lookup(h, i, FAM_AMQ, &src);
@@ -389,6 +405,8 @@ int amq_merge(host *h) {
             return r_wrongtype(h);
         if (st == KEY_EMPTY || src->load != NULL)
             return r_err(h, "ERR not found");
+        if (admit != NULL && !admit(h, src))
+            return 0;
     }
     if (!h->ops->budget(h, 2.0 * (double)dst->bytes))
         return r_err(h, "ERR merge needs more memory than the limit allows");
@@ -405,10 +423,12 @@ int amq_merge(host *h) {
     }
     if (!store_or_reply(h, acc))
         return 0;
-    wrote(h, "amq.merge");
+    wrote(h, event);
     r_ok(h);
     return 0;
 }
+
+int amq_merge(host *h) { return merge_as(h, NULL, "amq.merge"); }
 
 int amq_dump(host *h) {
     rval *v;
@@ -435,7 +455,7 @@ int amq_dump(host *h) {
 
 int amq_load(host *h) {
     rval *v;
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     if (h->argc != 3)
         return r_arity(h);
     if (read_key(h, &v) < 0)

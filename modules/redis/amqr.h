@@ -2,7 +2,8 @@
  * amqr.h — the inside of the amq Redis module, shared by its files.
  *
  *   redis-server ──► module.c (rm.h API) ──► host ──► commands (bf.c cf.c
- *                                                     cms.c topk.c amqcmd.c)
+ *                                                     cms.c topk.c amqcmd.c
+ *                                                     mapcmd.c)
  *   fuzz target  ──► its own in-memory host ──┘             │
  *                                                     value.c (rval, blob)
  *                                                           │
@@ -42,6 +43,7 @@ bool arg_is(const rarg *a, const char *word); /* ASCII case-insensitive */
 /* Strict parsers: the whole argument, no spaces; false otherwise. */
 bool arg_ll(const rarg *a, long long *out);
 bool arg_double(const rarg *a, double *out); /* finite only */
+bool arg_u64(const rarg *a, uint64_t *out);  /* decimal, no sign */
 
 /* ---- values ----------------------------------------------------------------- */
 
@@ -109,6 +111,11 @@ void rv_set_system_allocator(void *(*alloc)(size_t),
                              void (*free)(void *));
 void *rv_sys_alloc(size_t n);
 void rv_sys_free(void *p);
+
+/* While set, the values' allocations of 1 MiB or more ask fn first and
+ * fail (NULL) when it refuses; the command dispatchers set it to the
+ * host's budget around each command. NULL: no gate. */
+void rv_set_gate(bool (*fn)(void *ctx, double bytes), void *ctx);
 
 rval *rv_new(int fam);
 void rv_free(rval *v);
@@ -324,6 +331,33 @@ int amq_merge(host *h);
 int amq_dump(host *h);
 int amq_load(host *h);
 int amq_types(host *h);
+int amq_map_reserve(host *h);
+int amq_map_build(host *h);
+int amq_map_put(host *h);
+int amq_map_get(host *h);
+int amq_map_mget(host *h);
+int amq_map_getall(host *h);
+int amq_map_del(host *h);
+int amq_map_merge(host *h);
+int amq_map_info(host *h);
+
+/* Shared by AMQ.* and AMQ.MAP.* (amqcmd.c). */
+/* The spec argument as a C string (specs are short); false after a reply. */
+bool spec_arg(host *h, const rarg *a, char *buf, size_t cap);
+/* "ERR <status>: <diag message>". */
+int reply_status_diag(host *h, amq_status st, const amq_diag *d);
+/* A reserve command: `KEY SPEC [CAPACITY n] [ERROR e] [HASH ..] [SEED s]
+ * [HASHKEY hex]`, replicated as `cmd` with every choice explicit. admit
+ * refuses (replying) a type the command does not make. */
+typedef struct reserve_kind {
+    const char *cmd, *event;
+    bool (*admit)(host *h, const amq_type_info *ti);
+} reserve_kind;
+int reserve_as(host *h, const reserve_kind *k);
+/* `dst src...`: dst = dst merged with every src, built aside and stored
+ * only when all merged. admit (NULL: any AMQ value) refuses, replying, a
+ * value the command does not merge. */
+int merge_as(host *h, bool (*admit)(host *h, const rval *v), const char *event);
 
 /* Shared by the filter families. */
 bool bf_build(rval *v, double eps, uint64_t cap, uint32_t expansion,

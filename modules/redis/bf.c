@@ -37,13 +37,14 @@ static void spec_of(char *buf, size_t cap, double eps, uint64_t n, uint32_t g,
 bool bf_build(rval *v, double eps, uint64_t cap, uint32_t g, bool nonscaling,
               char *err, size_t errcap) {
     char spec[200];
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     amq_options o = rv_options(v);
     memcpy(spec, "scalable:", 9);
     spec_of(spec + 9, sizeof spec - 9, eps, cap, g, nonscaling);
     amq_status st = amq_filter_new(spec, cap, eps, &o, &v->u.bf.f, &diag);
     if (st != AMQ_OK) {
-        snprintf(err, errcap, "%s", diag.message);
+        snprintf(err, errcap, "%s",
+                 diag.message[0] ? diag.message : amq_strerror(st));
         return false;
     }
     v->u.bf.eps = eps;

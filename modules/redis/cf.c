@@ -85,7 +85,7 @@ static double link_bytes(const cf_part *c, uint64_t n) {
 static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
     cf_part *c = &v->u.cf;
     char spec[96];
-    amq_diag diag;
+    amq_diag diag = {0, {0}};
     amq_options o = rv_options(v);
     uint64_t n = link_capacity(c, i);
     unsigned f = fp_bits(c->bucket_size);
@@ -98,7 +98,8 @@ static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
     amq_status st =
         amq_filter_new(spec, n, ldexp(8.0, -(int)f), &o, &c->link[i], &diag);
     if (st != AMQ_OK) {
-        snprintf(err, cap, "%s", diag.message);
+        snprintf(err, cap, "%s",
+                 diag.message[0] ? diag.message : amq_strerror(st));
         return false;
     }
     c->nlinks = i + 1;

@@ -112,14 +112,16 @@ static void h_double(host *h, double x) {
 static void h_verbatim(host *h) { RedisModule_ReplicateVerbatim(CTX(h)); }
 
 static void h_replicate(host *h, const char *cmd, const rarg *a, int n) {
-    RedisModuleString *s[16];
-    if (n > 16)
+    RedisModuleString *stack[16], **s = stack;
+    if (n > 16 && (s = rv_sys_alloc((size_t)n * sizeof *s)) == NULL)
         return;
     for (int i = 0; i < n; i++)
         s[i] = RedisModule_CreateString(CTX(h), a[i].p, a[i].n);
     RedisModule_Replicate(CTX(h), cmd, "v", s, (size_t)n);
     for (int i = 0; i < n; i++)
         RedisModule_FreeString(CTX(h), s[i]);
+    if (s != stack)
+        rv_sys_free(s);
 }
 
 static void h_notify(host *h, const char *event, int argi) {
@@ -168,6 +170,8 @@ static int keys_request(RedisModuleCtx *ctx, const cmd_def *c, const rarg *a,
     return REDISMODULE_OK;
 }
 
+static bool budget_gate(void *h, double bytes) { return h_budget(h, bytes); }
+
 static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                size_t which) {
     const cmd_def *c = &g_cmds[which];
@@ -190,7 +194,9 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         r.mode = strncmp(c->flags, "write", 5) == 0
                      ? REDISMODULE_READ | REDISMODULE_WRITE
                      : REDISMODULE_READ;
+        rv_set_gate(budget_gate, &r.h);
         c->fn(&r.h);
+        rv_set_gate(NULL, NULL);
         for (int i = 0; i < r.nkeys; i++)
             if (r.keys[i] != NULL)
                 RedisModule_CloseKey(r.keys[i]);

@@ -43,6 +43,18 @@ bool arg_ll(const rarg *a, long long *out) {
     return true;
 }
 
+bool arg_u64(const rarg *a, uint64_t *out) {
+    char buf[64], *end;
+    if (!arg_cstr(a, buf) || !isdigit((unsigned char)buf[0]))
+        return false;
+    errno = 0;
+    unsigned long long x = strtoull(buf, &end, 10);
+    if (errno != 0 || *end != 0)
+        return false;
+    *out = (uint64_t)x;
+    return true;
+}
+
 bool arg_double(const rarg *a, double *out) {
     char buf[64], *end;
     if (!arg_cstr(a, buf))
@@ -226,6 +238,15 @@ const cmd_def g_cmds[] = {
     {"AMQ.SCANDUMP", amq_scandump, "readonly", 1, 1, 1, NULL},
     {"AMQ.LOADCHUNK", amq_loadchunk, W, 1, 1, 1, NULL},
     {"AMQ.TYPES", amq_types, "readonly fast", 0, 0, 0, NULL},
+    {"AMQ.MAP.RESERVE", amq_map_reserve, W, 1, 1, 1, NULL},
+    {"AMQ.MAP.BUILD", amq_map_build, W, 1, 1, 1, NULL},
+    {"AMQ.MAP.PUT", amq_map_put, W, 1, 1, 1, NULL},
+    {"AMQ.MAP.GET", amq_map_get, R, 1, 1, 1, NULL},
+    {"AMQ.MAP.MGET", amq_map_mget, R, 1, 1, 1, NULL},
+    {"AMQ.MAP.GETALL", amq_map_getall, R, 1, 1, 1, NULL},
+    {"AMQ.MAP.DEL", amq_map_del, WNOOM, 1, 1, 1, NULL},
+    {"AMQ.MAP.MERGE", amq_map_merge, W, 1, -1, 1, NULL},
+    {"AMQ.MAP.INFO", amq_map_info, R, 1, 1, 1, NULL},
 };
 const size_t g_ncmds = sizeof g_cmds / sizeof g_cmds[0];
 

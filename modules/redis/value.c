@@ -52,7 +52,26 @@ void rv_sys_free(void *p) { sys_free(p); }
 
 /* ---- the counting allocator handed to amq ---------------------------------- */
 
+/* The running command's memory budget, asked before every large
+ * allocation of a value: a structure whose spec fixes a size the budget
+ * refuses (qf:q=34, a maplet growing past the limit) fails with
+ * AMQ_ERR_NOMEM instead of taking the server's allocator down. */
+#define GATE_MIN ((size_t)1 << 20)
+static bool (*gate)(void *ctx, double bytes);
+static void *gate_ctx;
+
+void rv_set_gate(bool (*fn)(void *ctx, double bytes), void *ctx) {
+    gate = fn;
+    gate_ctx = ctx;
+}
+
+static bool gate_open(size_t grow) {
+    return grow < GATE_MIN || gate == NULL || gate(gate_ctx, (double)grow);
+}
+
 static void *count_alloc(void *ctx, size_t size) {
+    if (!gate_open(size))
+        return NULL;
     void *p = sys_alloc(size ? size : 1);
     if (p != NULL)
         ((rval *)ctx)->bytes += size;
@@ -60,6 +79,8 @@ static void *count_alloc(void *ctx, size_t size) {
 }
 
 static void *count_realloc(void *ctx, void *ptr, size_t old, size_t size) {
+    if (size > old && !gate_open(size - old))
+        return NULL;
     void *p = sys_realloc(ptr, size ? size : 1);
     if (p != NULL)
         ((rval *)ctx)->bytes += size - old;

@@ -179,6 +179,9 @@ static bool f_budget(host *h, double bytes) {
     return bytes >= 0 && bytes <= BUDGET;
 }
 
+/* The budget also gates the values' large allocations, as in the server. */
+static bool gate(void *h, double bytes) { return f_budget(h, bytes); }
+
 static const host_ops fuzz_host = {f_lookup,    f_store,  f_remove, f_int,
                                    f_err,       f_simple, f_arr,    f_map,
                                    f_null,      f_str,    f_double, f_verbatim,
@@ -267,7 +270,9 @@ static void run_command(fhost *f, rarg *argv, int argc) {
     f->h.argc = argc;
     f->depth = 0;
     f->top = 0;
+    rv_set_gate(gate, &f->h);
     c->fn(&f->h);
+    rv_set_gate(NULL, NULL);
     while (f->depth > 0 && f->pending[f->depth - 1] == 0)
         f->depth--;
     require(f->depth == 0, "array shorter than announced");

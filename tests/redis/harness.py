@@ -98,6 +98,16 @@ class Server:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def wait_synced(replica, timeout=10):
+    """True once replica's link to its primary is up (False on timeout)."""
+    deadline = time.time() + timeout
+    while replica.info("replication")["master_link_status"] != "up":
+        if time.time() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 class Checks:
     def __init__(self):
         self.passed = self.failed = 0

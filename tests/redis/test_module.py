@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import redis
-from harness import Server, run
+from harness import Server, run, wait_synced
 
 # ---- helpers -------------------------------------------------------------
 
@@ -511,12 +511,9 @@ def test_replication(c, args, servers):
                  args=["--replicaof", "127.0.0.1", str(prim.port)])
     servers.append(rep)
     p, q = prim.client, rep.client
-    deadline = time.time() + 10
-    while q.info("replication")["master_link_status"] != "up":
-        if time.time() > deadline:
-            c.ok(False, "replica never synced")
-            return
-        time.sleep(0.05)
+    if not wait_synced(q):
+        c.ok(False, "replica never synced")
+        return
     populate(p)
     p.bf().madd("implicit", *items("i", 1000))
     p.cf().add("implicit-cf", "x")
