@@ -70,8 +70,13 @@
  * the free slot is in the same block, open_in_block shifts, sets the bits
  * and writes r with that block's words loaded once; no offset changes.
  * Anything else takes the general path (run_of, find_in_run, first_free,
- * open_slot). The hot operations are compiled twice from the same inline
- * code, once for any CPU and once with POPCNT/BMI2 (chosen at run time).
+ * open_slot). A query of a filter nobody updates concurrently answers most
+ * absent keys from a test with few instructions that wait for the block
+ * (the occupied bit and a compare of r against the block's slots, or
+ * against run q's slots in one word: qf_ops.c, "the one-key query
+ * kernels"), and only the others from locate_block. The hot operations
+ * are compiled twice from the same inline code, once for any CPU and once
+ * with POPCNT/BMI2 (chosen at run time).
  * AMQ_OPT_SCALAR turns off BMI2 and every fast path: the slot-by-slot
  * moves and general lookups are the reference, and the model tests run a
  * reference twin beside each filter and require identical bytes.
@@ -243,6 +248,7 @@ amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n, bool *found,
 uint64_t amq__qf_select64_scalar(uint64_t x, unsigned k);
 uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k);
 bool amq__qf_have_pdep(void);
+bool amq__qf_have_vbmi(void); /* AVX-512 (under amq__cpu_cap) and VBMI */
 amq_status amq__qf_check(amq_qf *f);
 uint64_t amq__qf_widenings(const amq_qf *f);
 const uint8_t *amq__qf_table(const amq_qf *f, size_t *len);

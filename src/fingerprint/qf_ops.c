@@ -306,39 +306,231 @@ static QF_ANY uint64_t lookup_any(const amq_qf *f, uint64_t h) {
 static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
     return lookup(f, h, true);
 }
-/* The query kernel of a filter nobody updates concurrently: a quotient
- * nobody holds is answered from its occupieds word, most others from the
- * block-local path (locate_block), the rest by the general lookup. No
- * window, no locks, no counter decoding on the common path. (The general
- * lookup below re-reads the block: the prefetch is not repeated.) */
-static inline bool has(const amq_qf *f, uint64_t h) {
-    uint64_t q, r;
+
+/* ---- the one-key query kernels ------------------------------------------- */
+
+/* Far beyond cache a scalar query loop is limited by how many queries the
+ * core keeps in flight, and an instruction that waits for the block's
+ * lines sits in a scheduler until they arrive: the general lookup of an
+ * absent key had ~50 of them (the run's bounds, its slots, and branches on
+ * both), so about one query at a time was in flight. Measured at 10^8
+ * keys on the development VM, a kernel that only reads the occupieds word
+ * runs at 2.8 probe reads, the same kernel with the whole branch-free run
+ * test below at 13. Hence two levels:
+ *
+ *   - has_vbmi (slots of up to 8 bits, AVX-512 VBMI): ~20 instructions on
+ *     the lines and one branch, predicted "absent", that ~75% of absent
+ *     keys take (r = 7); the rest and the keys present go on to the exact
+ *     test out of line;
+ *   - has_run (the exact test of run q, any width up to 56, after the
+ *     occupied bit said yes): the run's bounds from two selects, and r
+ *     against all of its slots in one word, no branch until the answer;
+ *     runs that leave their block or a word, and cqf matches (a counter
+ *     digit may equal r), take locate_block or the general lookup.
+ *
+ * has_run's compare: the run's slots are a string of len w-bit fields from
+ * bit st*w of the slot area; one unaligned word read from byte st*w/8
+ * holds at least 57 bits of them, so runs of len * w <= 57 bits are tested
+ * at once. With x = word ^ (r repeated in every field), lo = a 1 at each
+ * field's lowest bit and hi = lo << (w - 1), (x - lo) & ~x & hi has the
+ * top bit of every field that is 0, and of fields above one that is 0 (the
+ * borrow), so masked to the first len fields it is non-zero exactly when
+ * one of them equals r. A qf run then holds r: the key is there. */
+
+/* lo for widths 0..63: a 1 at bit k*w for every k*w < 64 (compile-time). */
+#define QF_BIT(w, k) ((k) * (w) < 64 ? 1ULL << ((k) * (w) % 64) : 0)
+#define QF_B8(w, k)                                                            \
+    (QF_BIT(w, k) | QF_BIT(w, k + 1) | QF_BIT(w, k + 2) | QF_BIT(w, k + 3) |   \
+     QF_BIT(w, k + 4) | QF_BIT(w, k + 5) | QF_BIT(w, k + 6) |                  \
+     QF_BIT(w, k + 7))
+#define QF_REP(w)                                                              \
+    (QF_B8(w, 0) | QF_B8(w, 8) | QF_B8(w, 16) | QF_B8(w, 24) | QF_B8(w, 32) |  \
+     QF_B8(w, 40) | QF_B8(w, 48) | QF_B8(w, 56))
+#define QF_REP8(w)                                                             \
+    QF_REP(w), QF_REP(w + 1), QF_REP(w + 2), QF_REP(w + 3), QF_REP(w + 4),     \
+        QF_REP(w + 5), QF_REP(w + 6), QF_REP(w + 7)
+static const uint64_t qf_fields[64] = {QF_REP8(0),  QF_REP8(8),  QF_REP8(16),
+                                       QF_REP8(24), QF_REP8(32), QF_REP8(40),
+                                       QF_REP8(48), QF_REP8(56)};
+
+/* The exact answer once the quick test could not say no: the block-local
+ * path, else the general lookup (which re-reads the block: the prefetch is
+ * not repeated). Out of line: it holds no slot of the hot loop. */
+static __attribute__((noinline)) bool has_exact(const amq_qf *f, uint64_t h,
+                                                uint64_t q, uint64_t r) {
     spot s;
-    split(f, h, &q, &r);
-    /* a block is 17 + 8w bytes: its second line, where the run's slots
-     * usually are, asked for now rather than after the header is read */
-    prefetch_block(f, q);
-    if (!occ_get(f, q))
-        return false;
     if ((q >> 6) < f->fast_blocks && locate_block(f, q, r, &s))
         return s.g.count != 0;
     return lookup(f, h, false) != 0;
 }
+
+/* isa: compiled with POPCNT/BMI2 (a constant after inlining). */
+static inline __attribute__((always_inline)) uint64_t pc_k(const amq_qf *f,
+                                                           uint64_t x,
+                                                           bool isa) {
+    return isa ? popcnt_hw(x) : popcnt(f, x);
+}
+static inline __attribute__((always_inline)) uint64_t sel_k(const amq_qf *f,
+                                                            uint64_t x,
+                                                            uint64_t k,
+                                                            bool isa) {
+#if defined(AMQ__HAVE_PDEP)
+    if (isa)
+        return amq__select64_pdep_lt64(x, (unsigned)k);
+#endif
+    return select64(f, x, (unsigned)k);
+}
+
+/* Run q of block p (occupied, in a fast block) holds r? The SWAR test
+ * described above; runs that leave the block or a word, and cqf matches
+ * (maybe a counter digit), take the exact path. */
+static inline __attribute__((always_inline)) bool has_run(
+    const amq_qf *f, uint64_t h, uint64_t q, uint64_t r, bool isa) {
+    const uint8_t *p = blk(f, q >> 6);
+    unsigned w = f->width, j = (unsigned)(q & 63);
+    uint64_t o = p[0], occ = amq__get_u64(p + 1);
+    uint64_t ends = amq__get_u64(p + 9) & (~0ULL << (o & 63));
+    uint64_t lo = qf_fields[w], hi = lo << (w - 1);
+    uint64_t d = pc_k(f, occ & ((1ULL << j) - 1), isa);
+    /* run q starts after the d-th run end at or after o (at o if d = 0):
+     * the d-th set bit of the ends moved up one, with o's bit below them;
+     * it ends at the (d+1)-th run end */
+    uint64_t st = sel_k(f, (ends << 1) | (1ULL << (o & 63)), d, isa);
+    uint64_t en = sel_k(f, ends, d, isa) + 1;
+    st = st > j ? st : j;
+    uint64_t len = en - st, bit = st * w;
+    bool out = (o >= 64) | (pc_k(f, ends, isa) <= d) | (len * w > 57);
+    uint64_t x = amq__get_u64(p + QF_HDR + (bit >> 3)) >> (bit & 7);
+    x ^= r * lo;
+    uint64_t z = (x - lo) & ~x & hi & ((1ULL << ((len * w) & 63)) - 1);
+    if (__builtin_expect(!((z != 0) | out), 1))
+        return false;
+    if (!out && !f->counting)
+        return true;
+    return has_exact(f, h, q, r);
+}
+
+/* The kernel of a filter nobody updates concurrently (the layout of the
+ * block and why end(q) comes from it: qf_impl.h, run_in_block). The last
+ * block takes the exact path: its slot words may end the table. */
+static inline __attribute__((always_inline)) bool has(const amq_qf *f,
+                                                      uint64_t h, bool isa) {
+    uint64_t q, r;
+    split(f, h, &q, &r);
+    /* a block is 17 + 8w bytes: its second line, where the run's slots
+     * usually are, asked for now rather than after the header is read */
+    prefetch_block(f, q);
+    if ((q >> 6) >= f->fast_blocks)
+        return has_exact(f, h, q, r);
+    if (!occ_get(f, q))
+        return false; /* quotient q holds nothing: ~40% of absent keys */
+    return has_run(f, h, q, r, isa);
+}
 static QF_ANY bool has_any(const amq__obj *o, uint64_t h) {
-    return has((const amq_qf *)o, h);
+    return has((const amq_qf *)o, h, false);
 }
 static QF_ISA bool has_isa(const amq__obj *o, uint64_t h) {
-    return has((const amq_qf *)o, h);
+    return has((const amq_qf *)o, h, true);
 }
 static bool has_locked(const amq__obj *o, uint64_t h) {
     return amq_qf_count((const amq_qf *)o, h) != 0;
 }
+
+#if defined(__x86_64__)
+/* Slots of up to 8 bits on a CPU with AVX-512 VBMI: a quick test that
+ * needs no select. The 64 slots of q's block go to one byte each (VPERMB
+ * puts the w bytes holding slots 8L..8L+7 in qword L, where slot 8L
+ * starts at bit 0; VPMULTISHIFTQB takes slot 8L+m from bit m*w), one
+ * compare gives the slots equal to r, and the key can be there only if
+ *   - q is occupied, and
+ *   - a slot at or after q's (j = q mod 64: run q starts at or after j)
+ *     equals r, or run q spills past the block.
+ * Run q spills only if the next block's offset o' exceeds a, the
+ * quotients of the block after q: the a runs after run q take a slot each
+ * before end(64b + 63) = 64(b + 1) + o'; a saturated o' (255) exceeds
+ * any a, and an offset o >= 64 of q's own block makes run q spill, hence
+ * o' > a too. At r = 7 and 95% load, 25% of absent keys pass (13% match
+ * a slot at or after j, 14% have o' > a); they and the keys present take
+ * the exact path. ~20 instructions wait for the lines instead of ~50.
+ * Measured and left out: keeping only the slots below 64 + o' - a (the
+ * run cannot end later) lets 21% pass but costs more than it saves, and
+ * the loads alone without the block's prefetch are slower. */
+#define QF_VBMI                                                                \
+    __attribute__((flatten, target("popcnt,bmi,bmi2,avx512f,avx512bw,"         \
+                                   "avx512vbmi")))
+#define QF_PI(w, i) ((i) / 8 * (w) + (i) % 8) /* byte of qword L's byte m */
+#define QF_SI(w, i) ((i) % 8 * (w))           /* bit of slot 8L + m */
+#define QF_ROW8(F, w, i)                                                       \
+    F(w, i), F(w, i + 1), F(w, i + 2), F(w, i + 3), F(w, i + 4), F(w, i + 5),  \
+        F(w, i + 6), F(w, i + 7)
+#define QF_ROW(F, w)                                                           \
+    {                                                                          \
+        QF_ROW8(F, w, 0), QF_ROW8(F, w, 8), QF_ROW8(F, w, 16),                 \
+            QF_ROW8(F, w, 24), QF_ROW8(F, w, 32), QF_ROW8(F, w, 40),           \
+            QF_ROW8(F, w, 48), QF_ROW8(F, w, 56)                               \
+    }
+#define QF_ROWS(F)                                                             \
+    {                                                                          \
+        QF_ROW(F, 0), QF_ROW(F, 1), QF_ROW(F, 2), QF_ROW(F, 3), QF_ROW(F, 4),  \
+            QF_ROW(F, 5), QF_ROW(F, 6), QF_ROW(F, 7), QF_ROW(F, 8)             \
+    }
+static const _Alignas(64) uint8_t qf_perm[9][64] = QF_ROWS(QF_PI);
+static const _Alignas(64) uint8_t qf_shift[9][64] = QF_ROWS(QF_SI);
+
+/* The keys the quick test lets through: a qf run is tested word-wide, a
+ * cqf one decoded. Out of line, so the quick test keeps few registers. */
+static __attribute__((noinline)) QF_ISA bool has_passed(const amq_qf *f,
+                                                        uint64_t h, uint64_t q,
+                                                        uint64_t r) {
+    return f->counting ? has_exact(f, h, q, r) : has_run(f, h, q, r, true);
+}
+
+QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
+    const amq_qf *f = (const amq_qf *)ob;
+    uint64_t q, r;
+    split(f, h, &q, &r);
+    prefetch_block(f, q);
+    unsigned w = f->width, j = (unsigned)(q & 63);
+    /* w: the kernel fits the width it was chosen for; a resize or merge
+     * may adopt a table of another */
+    if ((q >> 6) >= f->fast_blocks || w > 8)
+        return has_exact(f, h, q, r);
+    const uint8_t *p = blk(f, q >> 6);
+    __mmask64 bytes = _bzhi_u64(~0ULL, 8 * w);
+    __m512i v = _mm512_maskz_loadu_epi8(bytes, p + QF_HDR);
+    v = _mm512_permutexvar_epi8(_mm512_load_si512(qf_perm[w]), v);
+    v = _mm512_multishift_epi64_epi8(_mm512_load_si512(qf_shift[w]), v);
+    v = _mm512_xor_si512(v, _mm512_set1_epi8((char)r));
+    uint64_t eq = _mm512_testn_epi8_mask(v, _mm512_set1_epi8((char)f->wmask));
+    uint64_t occ = amq__get_u64(p + 1) >> j;
+    uint64_t a = popcnt_hw(occ >> 1), o_next = p[f->bsize];
+    if (__builtin_expect(!((occ & 1) & (((eq >> j) != 0) | (o_next > a))), 1))
+        return false;
+    return has_passed(f, h, q, r);
+}
+
+/* The VBMI test, on this CPU for this filter? (quotient.c sets the modes
+ * and calls amq__qf_choose_kernel.) */
+static bool vbmi_fits(const amq_qf *f) {
+    return f->use_pdep && f->width <= 8 && f->fast_blocks > 0 &&
+           amq__qf_have_vbmi();
+}
+#else
+static bool vbmi_fits(const amq_qf *f) {
+    (void)f;
+    return false;
+}
+#endif
 
 void amq__qf_choose_kernel(amq_qf *f) {
     if (f->vbits != 0)
         f->o.contains = NULL; /* a maplet: its type's own lookup */
     else if (f->concurrent || f->scalar)
         f->o.contains = has_locked;
+#if defined(__x86_64__)
+    else if (vbmi_fits(f))
+        f->o.contains = has_vbmi;
+#endif
     else
         f->o.contains = f->use_pdep ? has_isa : has_any;
 }

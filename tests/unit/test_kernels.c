@@ -59,6 +59,18 @@ static const char *const shapes[] = {
     "prefix:r=16,bins=8,spare=1",
     "morton:blocks=2",
     "morton:fp=16,blocks=3",
+    /* quotient filters: slot widths on both sides of the byte-lane test
+     * (r <= 8) and of one word; full tables of a few blocks, where runs
+     * spill into the next block, offsets saturate and the last block is
+     * asked; cqf counters from colliding fingerprints (r = 3) */
+    "qf:r=8",
+    "qf:r=12",
+    "cqf:r=16",
+    "qf:slots=128",
+    "qf:slots=192,r=3",
+    "cqf:slots=128,r=3",
+    "cqf:slots=256,r=8",
+    "qf:slots=128,r=20",
 };
 
 static void make_key(uint64_t seed, uint64_t i, uint8_t key[KEY_LEN]) {
