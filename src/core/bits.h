@@ -154,6 +154,7 @@ enum { AMQ__CPU_SCALAR = 0, AMQ__CPU_AVX2 = 1, AMQ__CPU_AVX512 = 2 };
 int amq__cpu_has_avx2(void);
 int amq__cpu_has_avx512(void);
 int amq__cpu_has_vpopcntdq(void);
+int amq__cpu_has_vbmi(void); /* AVX-512 with VBMI (byte permutes) */
 /* Tests: let structures created from now on use at most `level`
  * (AMQ__CPU_*), so every kernel runs on a machine that has the widest. */
 void amq__cpu_cap(int level);

@@ -46,6 +46,10 @@ static int probe_vpopcntdq(void) {
     return probe_avx512() && __builtin_cpu_supports("avx512vpopcntdq");
 }
 
+static int probe_vbmi(void) {
+    return probe_avx512() && __builtin_cpu_supports("avx512vbmi");
+}
+
 int amq__cpu_has_avx2(void) {
     static int cached = -1;
     return capped(AMQ__CPU_AVX2) && detect(&cached, probe_avx2);
@@ -60,8 +64,14 @@ int amq__cpu_has_vpopcntdq(void) {
     static int cached = -1;
     return capped(AMQ__CPU_AVX512) && detect(&cached, probe_vpopcntdq);
 }
+
+int amq__cpu_has_vbmi(void) {
+    static int cached = -1;
+    return capped(AMQ__CPU_AVX512) && detect(&cached, probe_vbmi);
+}
 #else
 int amq__cpu_has_avx2(void) { return 0; }
 int amq__cpu_has_avx512(void) { return 0; }
 int amq__cpu_has_vpopcntdq(void) { return 0; }
+int amq__cpu_has_vbmi(void) { return 0; }
 #endif

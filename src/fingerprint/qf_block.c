@@ -21,14 +21,9 @@ bool amq__qf_have_pdep(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("bmi");
 }
-/* Under the tests' ceiling (amq__cpu_cap) like every AVX-512 kernel. */
-bool amq__qf_have_vbmi(void) {
-    return amq__cpu_has_avx512() && __builtin_cpu_supports("avx512vbmi");
-}
 #else
 uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k) {
     return amq__qf_select64_scalar(x, k);
 }
 bool amq__qf_have_pdep(void) { return false; }
-bool amq__qf_have_vbmi(void) { return false; }
 #endif

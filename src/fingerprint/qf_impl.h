@@ -248,7 +248,6 @@ amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n, bool *found,
 uint64_t amq__qf_select64_scalar(uint64_t x, unsigned k);
 uint64_t amq__qf_select64_pdep(uint64_t x, unsigned k);
 bool amq__qf_have_pdep(void);
-bool amq__qf_have_vbmi(void); /* AVX-512 (under amq__cpu_cap) and VBMI */
 amq_status amq__qf_check(amq_qf *f);
 uint64_t amq__qf_widenings(const amq_qf *f);
 const uint8_t *amq__qf_table(const amq_qf *f, size_t *len);

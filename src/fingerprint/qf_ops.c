@@ -513,7 +513,7 @@ QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
  * and calls amq__qf_choose_kernel.) */
 static bool vbmi_fits(const amq_qf *f) {
     return f->use_pdep && f->width <= 8 && f->fast_blocks > 0 &&
-           amq__qf_have_vbmi();
+           amq__cpu_has_vbmi();
 }
 #else
 static bool vbmi_fits(const amq_qf *f) {
