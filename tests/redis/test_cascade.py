@@ -7,7 +7,8 @@ the false-positive rate on fresh non-members is within the certified bound
 plus a binomial margin, the module answers as `amq cascade query` on the
 same frame, AMQ.CASCADE.DUMP round-trips (the same bytes; the CLI reads
 it), ADD/DEL and their "rebuild needed" limits, persistence (DEBUG RELOAD,
-DUMP/RESTORE, SCANDUMP/LOADCHUNK, COPY), a replica's answers and digest,
+DUMP/RESTORE, SCANDUMP/LOADCHUNK, COPY, RDB and AOF restarts), a
+replica's answers and digest,
 RESP3, and bad input (corrupt frames, arity, wrong types) leaving no key.
 
 Run: test_cascade.py --module build/modules/redis/amq-redis.so --amq build/amq
@@ -245,6 +246,34 @@ def test_persistence(c, r, probe):
          "AMQ.DUMP gives the cascade frame too")
 
 
+def test_restart(c, srv, probe):
+    """RDB and AOF (the rewrite's AMQ.LOADCHUNK stream, then an ADD logged
+    as a command) across restarts."""
+    r = srv.client
+    before = r.execute_command("DEBUG", "DIGEST")
+    answers = mexists(r, "casc", probe)
+    r.save()
+    srv.restart()
+    r = srv.client
+    c.ok(r.execute_command("DEBUG", "DIGEST") == before and
+         mexists(r, "casc", probe) == answers, "RDB restart")
+    r.config_set("appendonly", "yes")
+    time.sleep(0.2)
+    while r.info("persistence")["aof_rewrite_in_progress"] or \
+            r.info("persistence")["aof_rewrite_scheduled"]:
+        time.sleep(0.05)
+    r.execute_command("AMQ.CASCADE.ADD", "casc", "after-aof.shop.example")
+    after = r.execute_command("DEBUG", "DIGEST")
+    srv.args = ["--appendonly", "yes"]
+    srv.restart()
+    r = srv.client
+    c.ok(r.execute_command("DEBUG", "DIGEST") == after and
+         r.execute_command("AMQ.CASCADE.EXISTS", "casc",
+                           "after-aof.shop.example") == 1,
+         "AOF restart: the rewrite's chunks and the logged ADD")
+    srv.args = []
+
+
 # ---- bad input ---------------------------------------------------------------------------
 
 
@@ -367,6 +396,7 @@ def main(args, c, servers):
     test_bad_input(c, r, frame)
     test_resp3(c, srv.port)
     c.ok(srv.alive(), "server alive")
+    test_restart(c, srv, members[:500] + fresh[:1500])
     test_replication(c, args, servers, frame, counting, members, fresh)
 
 
