@@ -199,15 +199,11 @@ int casc_mexists(host *h) {
     if (h->argc < 3)
         return r_arity(h);
     int st = key_open(h, 1, FAM_CASC, &v, "ERR");
+    if (st == KEY_EMPTY) /* zeros */
+        return reply_exists(h, FAM_CASC, false, contains);
     if (st < 0)
         return 0;
     size_t n = (size_t)(h->argc - 2);
-    if (st == KEY_EMPTY) {
-        h->ops->r_arr(h, (long)n);
-        for (size_t i = 0; i < n; i++)
-            h->ops->r_int(h, 0);
-        return 0;
-    }
     uint8_t *out = rv_sys_alloc(n);
     if (out == NULL || !keys_of(h, 2, &k, &mem)) {
         rv_sys_free(out);

@@ -16,13 +16,12 @@ Run: test_cascade.py --module build/modules/redis/amq-redis.so --amq build/amq
 import math
 import os
 import random
-import socket
 import subprocess
 import tempfile
 import time
 
 import redis
-from harness import Server, run, wait_synced
+from harness import Server, chunk_copy, primary_and_replica, resp3, run
 
 AUX = 100  # the insert buffer's capacity (amq cascade train --aux)
 
@@ -228,14 +227,7 @@ def test_persistence(c, r, probe):
     for k in keys:
         r.restore(k + ":r", 0, r.dump(k))
         r.copy(k, k + ":cp")
-        it, chunks = 0, []
-        while True:
-            it, data = r.execute_command("AMQ.SCANDUMP", k, it)
-            if it == 0:
-                break
-            chunks.append((it, data))
-        for it, data in chunks:
-            r.execute_command("AMQ.LOADCHUNK", k + ":c", it, data)
+        chunk_copy(r, k, k + ":c")
         c.ok(all(digest(r, k + s) == before[k] for s in (":r", ":cp", ":c")),
              f"{k}: DUMP/RESTORE, COPY, SCANDUMP/LOADCHUNK digests")
         c.ok(mexists(r, k + ":c", probe) == answers[k] and
@@ -335,14 +327,7 @@ def test_bad_input(c, r, frame):
 
 
 def test_resp3(c, port):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"HELLO 3\r\n")
-    time.sleep(0.1)
-    s.recv(65536)
-    s.sendall(b"*2\r\n$16\r\nAMQ.CASCADE.INFO\r\n$4\r\ncasc\r\n")
-    time.sleep(0.2)
-    resp = s.recv(1 << 20)
-    s.close()
+    resp = resp3(port, b"*2\r\n$16\r\nAMQ.CASCADE.INFO\r\n$4\r\ncasc\r\n")
     c.ok(resp.startswith(b"%20") and b",0." in resp and b"%9" in resp,
          f"RESP3 INFO: a map with doubles and interval maps {resp[:16]!r}")
 
@@ -351,14 +336,11 @@ def test_resp3(c, port):
 
 
 def test_replication(c, args, servers, frame, counting, members, fresh):
-    prim = Server(args.module)
-    servers.append(prim)
-    rep = Server(args.module, args=["--replicaof", "127.0.0.1", str(prim.port)])
-    servers.append(rep)
-    p, q = prim.client, rep.client
-    if not wait_synced(q):
+    pair = primary_and_replica(args.module, servers)
+    if pair is None:
         c.ok(False, "replica never synced")
         return
+    p, q = pair
     p.execute_command("AMQ.CASCADE.LOAD", "rc", frame)
     p.execute_command("AMQ.CASCADE.LOAD", "rk", counting)
     new = [f"rep-{i}.shop.example" for i in range(AUX + 5)]
