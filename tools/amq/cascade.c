@@ -185,21 +185,6 @@ static const cli_opt train_options[] = {
     {NULL, 0, false, 0},
 };
 
-static bool parse_real(const char *opt, const char *s, double lo, double hi,
-                       double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo ||
-        v > hi) {
-        cli_usage_error("cascade", "%s: '%s' is not a number in [%g, %g]", opt,
-                        s, lo, hi);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
 static bool parse_u32(const char *opt, const char *s, uint32_t hi,
                       uint32_t *out) {
     uint64_t v;
@@ -249,14 +234,19 @@ static bool take_number(train_opts *o, int id, const char *v) {
     amq_cascade_config *c = &o->cfg;
     switch (id) {
     case T_CALIB_FRAC:
-        return parse_real("--calib-frac", v, 0.01, 0.99, &c->holdout);
+        return cli_parse_real("cascade", "--calib-frac", v, 0.01, 0.99,
+                              &c->holdout);
     case T_FPR: return cli_parse_fpr("cascade", "--fpr", v, &c->fpr);
     case T_BITS:
-        return parse_real("--bits-per-key", v, 0.01, 1e6, &c->bits_per_key);
-    case T_ETA: return parse_real("--eta", v, 1e-12, 0.49, &c->eta);
+        return cli_parse_real("cascade", "--bits-per-key", v, 0.01, 1e6,
+                              &c->bits_per_key);
+    case T_ETA:
+        return cli_parse_real("cascade", "--eta", v, 1e-12, 0.49, &c->eta);
     case T_TAILW:
-        return parse_real("--tail-weight", v, 0, 1e6, &c->model.tail_weight);
-    case T_DELTA: return parse_real("--delta", v, 0, 0.99, &c->delta);
+        return cli_parse_real("cascade", "--tail-weight", v, 0, 1e6,
+                              &c->model.tail_weight);
+    case T_DELTA:
+        return cli_parse_real("cascade", "--delta", v, 0, 0.99, &c->delta);
     case T_BINS: return parse_u32("--bins", v, AMQ_CASCADE_MAX_BINS, &c->bins);
     case T_DIM:
         return parse_u32("--dim-bits", v, AMQ_FEATURE_DIM_BITS_MAX,
@@ -601,7 +591,8 @@ static int cmd_audit(int argc, char **argv) {
     while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return rc;
-        if ((id == 3 && !parse_real("--rate", a.value, 1e-9, 1, &rate)) ||
+        if ((id == 3 &&
+             !cli_parse_real("cascade", "--rate", a.value, 1e-9, 1, &rate)) ||
             (id == 4 && !cli_parse_u64("cascade", "--seed", a.value, &seed)))
             return CLI_EXIT_ERR;
         if (id == 1)

@@ -124,6 +124,9 @@ bool cli_parse_u64(const char *command, const char *opt, const char *s,
                    uint64_t *out);
 bool cli_parse_fpr(const char *command, const char *opt, const char *s,
                    double *out);
+/* A finite number in [lo, hi]; false after a usage error naming opt. */
+bool cli_parse_real(const char *command, const char *opt, const char *s,
+                    double lo, double hi, double *out);
 
 /* ---- errors (util.c) ------------------------------------------------------ */
 

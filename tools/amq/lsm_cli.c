@@ -12,17 +12,9 @@
 
 bool lsm_parse_double(const char *opt, const char *s, double lo, double hi,
                       double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo ||
-        v > hi) {
-        cli_usage_error(LSM_CMD, "--%s: '%s' is not a number in [%g, %g]", opt,
-                        s, lo, hi);
-        return false;
-    }
-    *out = v;
-    return true;
+    char name[64];
+    snprintf(name, sizeof name, "--%s", opt);
+    return cli_parse_real(LSM_CMD, name, s, lo, hi, out);
 }
 
 bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,

@@ -147,6 +147,21 @@ bool cli_parse_fpr(const char *command, const char *opt, const char *s,
     return true;
 }
 
+bool cli_parse_real(const char *command, const char *opt, const char *s,
+                    double lo, double hi, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != 0 || errno != 0 || !isfinite(v) || v < lo ||
+        v > hi) {
+        cli_usage_error(command, "%s: '%s' is not a number in [%g, %g]", opt, s,
+                        lo, hi);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 /* ---- errors -------------------------------------------------------------------- */
 
 void cli_error(const char *fmt, ...) {
