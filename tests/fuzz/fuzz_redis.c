@@ -13,8 +13,10 @@
  * WRONGTYPE paths). "CASCADE [counting]" makes "$" a small learned cascade's
  * frame (trained once per process, in milliseconds, from key sets made here,
  * with Bloom or counting residuals and an insert buffer of 8 keys), the
- * input of AMQ.CASCADE.LOAD, which no line of text could spell. At most 64
- * commands of 64 arguments each are run.
+ * input of AMQ.CASCADE.LOAD, which no line of text could spell (its bytes
+ * are the same in every process but for the training time the frame
+ * records, 8 bytes, and its checksum). At most 64 commands of 64 arguments
+ * each are run.
  *
  * Properties (a violation aborts):
  *   - every command sends exactly one reply, and every array or map it
