@@ -430,11 +430,11 @@ int merge_as(host *h, bool (*admit)(host *h, const rval *v),
 
 int amq_merge(host *h) { return merge_as(h, NULL, "amq.merge"); }
 
-int amq_dump(host *h) {
+int dump_as(host *h, int fam) {
     rval *v;
     if (h->argc != 2)
         return r_arity(h);
-    int st = h->ops->lookup(h, 1, 0, &v);
+    int st = h->ops->lookup(h, 1, fam, &v);
     if (st == KEY_WRONGTYPE)
         return r_wrongtype(h);
     if (st == KEY_EMPTY)
@@ -452,6 +452,8 @@ int amq_dump(host *h) {
     rv_sys_free(buf);
     return 0;
 }
+
+int amq_dump(host *h) { return dump_as(h, 0); }
 
 int amq_load(host *h) {
     rval *v;

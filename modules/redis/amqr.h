@@ -3,7 +3,7 @@
  *
  *   redis-server ──► module.c (rm.h API) ──► host ──► commands (bf.c cf.c
  *                                                     cms.c topk.c amqcmd.c
- *                                                     mapcmd.c)
+ *                                                     mapcmd.c casccmd.c)
  *   fuzz target  ──► its own in-memory host ──┘             │
  *                                                     value.c (rval, blob)
  *                                                           │
@@ -16,8 +16,8 @@
  * small in-memory keyspace, so every command parser and every command runs
  * in-process under libFuzzer.
  *
- * A key's value is an rval: one family (BF, CF, CMS, TOPK, AMQ) and its
- * amq objects. All of their memory goes through the rval's counting
+ * A key's value is an rval: one family (BF, CF, CMS, TOPK, AMQ, CASCADE)
+ * and its amq objects. All of their memory goes through the rval's counting
  * allocator, so MEMORY USAGE is exact. The value's serialized form (the
  * "blob", used for RDB, DUMP/RESTORE, COPY, digests, SCANDUMP and AOF) is
  * specified in value.c and docs/redis.md: a small checksummed header and
@@ -47,8 +47,15 @@ bool arg_u64(const rarg *a, uint64_t *out);  /* decimal, no sign */
 
 /* ---- values ----------------------------------------------------------------- */
 
-enum { FAM_BF = 1, FAM_CF = 2, FAM_CMS = 3, FAM_TOPK = 4, FAM_AMQ = 5 };
-#define FAM_MAX 5
+enum {
+    FAM_BF = 1,
+    FAM_CF = 2,
+    FAM_CMS = 3,
+    FAM_TOPK = 4,
+    FAM_AMQ = 5,
+    FAM_CASC = 6
+};
+#define FAM_MAX 6
 
 #define CF_MAX_LINKS 32
 
@@ -83,6 +90,10 @@ typedef struct amq_part {
     amq_filter *f;
 } amq_part;
 
+typedef struct casc_part {
+    amq_cascade *c;
+} casc_part;
+
 /* A SCANDUMP stream being received by LOADCHUNK: the blob's first `have`
  * bytes of `total`. */
 typedef struct pending {
@@ -101,6 +112,7 @@ typedef struct rval {
         cms_part cms;
         topk_part topk;
         amq_part amq;
+        casc_part casc;
     } u;
 } rval;
 
@@ -127,7 +139,7 @@ size_t rv_memory(const rval *v);
 /* The per-family half of the blob codec and lifecycle (dictType-style).
  * Optional members may be NULL. */
 typedef struct fam_ops {
-    const char *name;      /* "bf", "cf", "cms", "topk", "amq"            */
+    const char *name;      /* "bf", "cf", "cms", "topk", "amq", "cascade" */
     const char *rtype;     /* Redis type name, 9 characters                */
     const char *loadchunk; /* command the AOF rewrite emits             */
     size_t params_len;
@@ -148,7 +160,7 @@ typedef struct fam_ops {
     void (*destroy)(rval *v); /* free the family's objects */
 } fam_ops;
 
-extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops;
+extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops, casc_ops;
 const fam_ops *fam_get(int fam); /* NULL if fam is not a family */
 
 /* A value's frames, whichever way its family writes them. */
@@ -340,8 +352,18 @@ int amq_map_getall(host *h);
 int amq_map_del(host *h);
 int amq_map_merge(host *h);
 int amq_map_info(host *h);
+int casc_load(host *h);
+int casc_exists(host *h);
+int casc_mexists(host *h);
+int casc_add(host *h);
+int casc_del(host *h);
+int casc_info(host *h);
+int casc_dump(host *h);
 
-/* Shared by AMQ.* and AMQ.MAP.* (amqcmd.c). */
+/* Shared by AMQ.*, AMQ.MAP.* and AMQ.CASCADE.* (amqcmd.c). */
+/* The one frame of the value at argv[1] of family fam (0: any) as a bulk
+ * string. */
+int dump_as(host *h, int fam);
 /* The spec argument as a C string (specs are short); false after a reply. */
 bool spec_arg(host *h, const rarg *a, char *buf, size_t cap);
 /* "ERR <status>: <diag message>". */

@@ -72,11 +72,15 @@ static int first_piece(host *h, int fam, const rarg *d, const char *event) {
     size_t total;
     char err[160], msg[200];
     rval *old, *v;
-    if (!blob_peek((const uint8_t *)d->p, d->n, &got, &total, err,
-                   sizeof err) ||
-        (fam != 0 && got != fam) || d->n > total || d->n > CHUNK_MAX) {
-        snprintf(msg, sizeof msg, "ERR invalid chunk: %s",
-                 fam != 0 && got != fam ? "a chunk of another type" : err);
+    const char *why = NULL;
+    if (!blob_peek((const uint8_t *)d->p, d->n, &got, &total, err, sizeof err))
+        why = err;
+    else if (fam != 0 && got != fam)
+        why = "a chunk of another type";
+    else if (d->n > total || d->n > CHUNK_MAX)
+        why = "longer than the value it starts";
+    if (why != NULL) {
+        snprintf(msg, sizeof msg, "ERR invalid chunk: %s", why);
         return r_err(h, msg);
     }
     if (lookup_any(h, got, &old) == KEY_WRONGTYPE)

@@ -1,9 +1,10 @@
 /*
  * module.c — amq-redis.so: the host (amqr.h) over the real server, the
- * five data types and RedisModule_OnLoad.
+ * six data types and RedisModule_OnLoad.
  *
  *   RedisModule_OnLoad ─► rm_bind (rm.h) ─► data types amq-bloom, amq-cuckf,
- *                         amq-cmsk_, amq-topkh, amq-filtr ─► commands
+ *                         amq-cmsk_, amq-topkh, amq-filtr, amq-cascd
+ *                         ─► commands
  *   a command call ─► trampoline i ─► run(): argv as byte ranges, a host
  *                     whose callbacks open keys, reply, replicate, notify
  *                     ─► g_cmds[i].fn ─► close the keys it opened
@@ -217,12 +218,12 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
 #define T8(b)                                                                  \
     TRAMPOLINE(b, 0) TRAMPOLINE(b, 1) TRAMPOLINE(b, 2) TRAMPOLINE(b, 3)        \
     TRAMPOLINE(b, 4) TRAMPOLINE(b, 5) TRAMPOLINE(b, 6) TRAMPOLINE(b, 7)
-T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) T8(8) T8(9)
 #define E8(b)                                                                  \
     cmd_##b##_0, cmd_##b##_1, cmd_##b##_2, cmd_##b##_3, cmd_##b##_4,           \
     cmd_##b##_5, cmd_##b##_6, cmd_##b##_7
 static const RedisModuleCmdFunc trampolines[] = {
-    E8(0), E8(1), E8(2), E8(3), E8(4), E8(5), E8(6), E8(7)};
+    E8(0), E8(1), E8(2), E8(3), E8(4), E8(5), E8(6), E8(7), E8(8), E8(9)};
 /* clang-format on */
 
 /* ---- data type callbacks -------------------------------------------------------- */
@@ -266,6 +267,9 @@ static void *load_topk(RedisModuleIO *io, int e) {
 }
 static void *load_amq(RedisModuleIO *io, int e) {
     return load_as(io, e, FAM_AMQ);
+}
+static void *load_casc(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_CASC);
 }
 
 static void save(RedisModuleIO *io, void *value) {
@@ -322,7 +326,7 @@ static void *copy(RedisModuleString *from, RedisModuleString *to,
 
 static int create_types(RedisModuleCtx *ctx) {
     static void *(*loads[FAM_MAX + 1])(RedisModuleIO *, int) = {
-        NULL, load_bf, load_cf, load_cms, load_topk, load_amq};
+        NULL, load_bf, load_cf, load_cms, load_topk, load_amq, load_casc};
     for (int f = 1; f <= FAM_MAX; f++) {
         RedisModuleTypeMethods tm;
         memset(&tm, 0, sizeof tm);

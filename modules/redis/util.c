@@ -247,6 +247,13 @@ const cmd_def g_cmds[] = {
     {"AMQ.MAP.DEL", amq_map_del, WNOOM, 1, 1, 1, NULL},
     {"AMQ.MAP.MERGE", amq_map_merge, W, 1, -1, 1, NULL},
     {"AMQ.MAP.INFO", amq_map_info, R, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.LOAD", casc_load, W, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.EXISTS", casc_exists, R, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.MEXISTS", casc_mexists, R, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.ADD", casc_add, W, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.DEL", casc_del, WNOOM, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.INFO", casc_info, R, 1, 1, 1, NULL},
+    {"AMQ.CASCADE.DUMP", casc_dump, "readonly", 1, 1, 1, NULL},
 };
 const size_t g_ncmds = sizeof g_cmds / sizeof g_cmds[0];
 

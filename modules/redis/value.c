@@ -6,7 +6,7 @@
  *
  *   0   4  magic 89 'A' 'M' 'R'
  *   4   2  version = 1
- *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ)
+ *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ, 6 CASCADE)
  *   7   1  flags: bit 0 = pending (a LOADCHUNK stream still arriving)
  *   8   8  total length of the blob, checksum included
  *   16  4  parameter length P (the family's fixed length; 0 if pending)
@@ -143,6 +143,7 @@ const fam_ops *fam_get(int fam) {
     case FAM_CMS: return &cms_ops;
     case FAM_TOPK: return &topk_ops;
     case FAM_AMQ: return &amq_ops;
+    case FAM_CASC: return &casc_ops;
     default: return NULL;
     }
 }

@@ -10,7 +10,13 @@
  * replied (e.g. a SCANDUMP chunk or an AMQ.DUMP frame), "$N" the same with
  * byte N mod its length flipped, and "#" its length + 1 (the iterator
  * LOADCHUNK expects with a whole blob). "SET key x" stores a plain string (for
- * WRONGTYPE paths). At most 64 commands of 64 arguments each are run.
+ * WRONGTYPE paths). "CASCADE [counting]" makes "$" a small learned cascade's
+ * frame (trained once per process, in milliseconds, from key sets made here,
+ * with Bloom or counting residuals and an insert buffer of 8 keys), the
+ * input of AMQ.CASCADE.LOAD, which no line of text could spell (its bytes
+ * are the same in every process but for the training time the frame
+ * records, 8 bytes, and its checksum). At most 64 commands of 64 arguments
+ * each are run.
  *
  * Properties (a violation aborts):
  *   - every command sends exactly one reply, and every array or map it
@@ -245,7 +251,74 @@ static int split(fhost *f, char *line, size_t len, rarg *argv,
     return argc;
 }
 
+/* ---- a cascade frame -------------------------------------------------------- */
+
+#define CASC_MEMBERS 150
+#define CASC_NONMEMBERS 600
+
+/* Members "u<n>.shop" and non-members "p/<n>/page", a third of each
+ * "k<n>" instead (so the model leaves some members to a residual), back
+ * to back. */
+static void casc_keys(bool members, char *bytes, uint64_t *off, amq_keys *k) {
+    size_t n = members ? CASC_MEMBERS : CASC_NONMEMBERS;
+    off[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *p = bytes + off[i];
+        size_t x = members ? i * 7919 : i * 104729 + 1;
+        int len = i % 3 == 0 ? sprintf(p, "k%zu", x)
+                  : members  ? sprintf(p, "u%zu.shop", x)
+                             : sprintf(p, "p/%zu/page", x);
+        off[i + 1] = off[i] + (uint64_t)len;
+    }
+    k->bytes = (const uint8_t *)bytes;
+    k->offsets = off;
+    k->n = n;
+}
+
+static uint8_t *casc_train(const char *residual, size_t *len) {
+    static char mb[CASC_MEMBERS * 24], nb[CASC_NONMEMBERS * 24];
+    static uint64_t mo[CASC_MEMBERS + 1], no[CASC_NONMEMBERS + 1];
+    amq_keys m, n;
+    amq_cascade_config cfg;
+    amq_cascade *c = NULL;
+    casc_keys(true, mb, mo, &m);
+    casc_keys(false, nb, no, &n);
+    amq_cascade_config_init(&cfg);
+    cfg.fpr = 0.1;
+    cfg.eta = 0.1; /* a few hundred certify keys: loose limits */
+    cfg.residual = residual;
+    cfg.aux_capacity = 8;
+    cfg.bins = 16;
+    cfg.model.features.dim_bits = AMQ_FEATURE_DIM_BITS_MIN;
+    cfg.model.epochs = 2;
+    require(amq_cascade_train(&m, &n, &cfg, NULL, &c, NULL) == AMQ_OK,
+            "the fuzz driver's cascade does not train");
+    *len = amq_cascade_save_size(c);
+    uint8_t *b = malloc(*len);
+    require(b != NULL && amq_cascade_save(c, b, *len, len) == AMQ_OK,
+            "the fuzz driver's cascade does not save");
+    amq_cascade_free(c);
+    return b;
+}
+
+/* The frame of kind 0 (Bloom residuals) or 1 (counting), trained once. */
+static void casc_frame(fhost *f, int kind) {
+    static uint8_t *frame[2];
+    static size_t len[2];
+    if (frame[kind] == NULL)
+        frame[kind] = casc_train(kind ? "counting" : "sbbf", &len[kind]);
+    free(f->last);
+    f->last = malloc(len[kind]);
+    require(f->last != NULL, "out of memory in the fuzz driver");
+    memcpy(f->last, frame[kind], len[kind]);
+    f->last_n = len[kind];
+}
+
 static void run_command(fhost *f, rarg *argv, int argc) {
+    if (arg_is(&argv[0], "CASCADE")) {
+        casc_frame(f, argc >= 2 && arg_is(&argv[1], "counting"));
+        return;
+    }
     if (argc >= 3 && arg_is(&argv[0], "SET")) {
         slot *s = find(f, &argv[1], true);
         if (s != NULL) {

@@ -108,6 +108,44 @@ def wait_synced(replica, timeout=10):
     return True
 
 
+def primary_and_replica(module, servers):
+    """Clients of a new primary and its synced replica (both registered in
+    servers for closing), or None if the replica never synced."""
+    prim = Server(module)
+    servers.append(prim)
+    rep = Server(module, args=["--replicaof", "127.0.0.1", str(prim.port)])
+    servers.append(rep)
+    if not wait_synced(rep.client):
+        return None
+    return prim.client, rep.client
+
+
+def chunk_copy(r, src, dst):
+    """Move src to dst in AMQ.SCANDUMP pieces through AMQ.LOADCHUNK."""
+    it, chunks = 0, []
+    while True:
+        it, data = r.execute_command("AMQ.SCANDUMP", src, it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    for it, data in chunks:
+        r.execute_command("AMQ.LOADCHUNK", dst, it, data)
+
+
+def resp3(port, request):
+    """The raw bytes a RESP3 connection (HELLO 3) receives for request
+    (RESP-encoded commands)."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"HELLO 3\r\n")
+    time.sleep(0.1)
+    s.recv(65536)
+    s.sendall(request)
+    time.sleep(0.2)
+    resp = s.recv(1 << 20)
+    s.close()
+    return resp
+
+
 class Checks:
     def __init__(self):
         self.passed = self.failed = 0

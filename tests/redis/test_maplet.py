@@ -11,14 +11,12 @@ Run: test_maplet.py --module build/modules/redis/amq-redis.so [--amq build/amq]
 """
 import os
 import random
-import socket
 import subprocess
 import tempfile
-import time
 from functools import reduce
 
 import redis
-from harness import Server, run, wait_synced
+from harness import Server, chunk_copy, primary_and_replica, resp3, run
 
 U64 = (1 << 64) - 1
 OPS = {
@@ -299,14 +297,7 @@ def test_persistence(c, r):
         r.restore(k + ":r", 0, r.dump(k))
         frame = r.execute_command("AMQ.DUMP", k)
         r.execute_command("AMQ.LOAD", k + ":l", frame)
-        it, chunks = 0, []
-        while True:
-            it, data = r.execute_command("AMQ.SCANDUMP", k, it)
-            if it == 0:
-                break
-            chunks.append((it, data))
-        for it, data in chunks:
-            r.execute_command("AMQ.LOADCHUNK", k + ":c", it, data)
+        chunk_copy(r, k, k + ":c")
         c.ok(digest(r, k + ":r") == before[k] and
              digest(r, k + ":l") == before[k] and
              digest(r, k + ":c") == before[k],
@@ -423,15 +414,8 @@ def test_cli(c, r, amq, tmp):
 
 
 def test_resp3(c, port):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"HELLO 3\r\n")
-    time.sleep(0.1)
-    s.recv(65536)
-    s.sendall(b"*2\r\n$12\r\nAMQ.MAP.INFO\r\n$3\r\nbad\r\n"
-              b"*3\r\n$11\r\nAMQ.MAP.GET\r\n$3\r\nbad\r\n$4\r\nnone\r\n")
-    time.sleep(0.1)
-    resp = s.recv(65536)
-    s.close()
+    resp = resp3(port, b"*2\r\n$12\r\nAMQ.MAP.INFO\r\n$3\r\nbad\r\n"
+                 b"*3\r\n$11\r\nAMQ.MAP.GET\r\n$3\r\nbad\r\n$4\r\nnone\r\n")
     c.ok(resp.startswith(b"%14") and resp.endswith(b"_\r\n"),
          f"RESP3 map and null replies {resp[:12]!r} ... {resp[-6:]!r}")
 
@@ -440,14 +424,11 @@ def test_resp3(c, port):
 
 
 def test_replication(c, args, servers):
-    prim = Server(args.module)
-    servers.append(prim)
-    rep = Server(args.module, args=["--replicaof", "127.0.0.1", str(prim.port)])
-    servers.append(rep)
-    p, q = prim.client, rep.client
-    if not wait_synced(q):
+    pair = primary_and_replica(args.module, servers)
+    if pair is None:
         c.ok(False, "replica never synced")
         return
+    p, q = pair
     rnd = random.Random(1)
     pairs = [(f"r{rnd.randrange(500)}", rnd.randrange(1, 256))
              for _ in range(2000)]
