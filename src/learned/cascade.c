@@ -233,24 +233,30 @@ void amq_cascade_contains_batch(const amq_cascade *c, const amq_keys *keys,
 
 /* ---- the bound ---------------------------------------------------------------------- */
 
-/* Conditional acceptance bound of a bin right now. */
-static double bin_coef(const amq_cascade *c, uint32_t b) {
+/* Each region's residual rate right now, read once per bound: a filter's
+ * bound may be a pass over its table (blocked, sbbf). */
+static void region_eps(const amq_cascade *c,
+                       double eps[AMQ_CASCADE_MAX_LEVELS]) {
+    for (unsigned r = 0; r < c->nregions; r++) {
+        const amq__region *g = &c->regions[r];
+        eps[r] = g->f != NULL    ? amq_filter_fpr_bound(g->f)
+                 : g->accept_all ? 1.0
+                                 : 0.0;
+    }
+}
+
+/* Conditional acceptance bound of a bin, from its region's rate. */
+static double bin_coef(const amq_cascade *c, const double *eps, uint32_t b) {
     if (b >= c->accept_bin)
         return 1.0;
     uint8_t r = c->hold[b];
-    if (r >= c->nregions)
-        return 0.0;
-    const amq__region *g = &c->regions[r];
-    if (g->f == NULL)
-        return g->accept_all ? 1.0 : 0.0;
-    return amq_filter_fpr_bound(g->f);
+    return r < c->nregions ? eps[r] : 0.0;
 }
 
 /* Group id of a bin: 0 for coefficient 1, 1 + r for region r's filter,
  * -1 for coefficient 0. */
-static int bin_group(const amq_cascade *c, uint32_t b) {
-    double coef = bin_coef(c, b);
-    if (coef <= 0.0)
+static int bin_group(const amq_cascade *c, const double *eps, uint32_t b) {
+    if (bin_coef(c, eps, b) <= 0.0)
         return -1;
     if (b >= c->accept_bin || c->regions[c->hold[b]].f == NULL)
         return 0;
@@ -261,13 +267,15 @@ double amq__cascade_bound(const amq_cascade *c, bool point_estimate) {
     uint64_t hits[AMQ_CASCADE_MAX_LEVELS + 1] = {0};
     bool used[AMQ_CASCADE_MAX_LEVELS + 1] = {false};
     double coef[AMQ_CASCADE_MAX_LEVELS + 1] = {1.0};
+    double eps[AMQ_CASCADE_MAX_LEVELS];
+    region_eps(c, eps);
     for (uint32_t b = 0; b < c->bins; b++) {
-        int g = bin_group(c, b);
+        int g = bin_group(c, eps, b);
         if (g < 0)
             continue;
         hits[g] += c->cert[b];
         used[g] = true;
-        coef[g] = g == 0 ? 1.0 : bin_coef(c, b);
+        coef[g] = g == 0 ? 1.0 : bin_coef(c, eps, b);
     }
     unsigned groups = 0;
     for (unsigned g = 0; g <= c->nregions; g++)
