@@ -194,7 +194,7 @@ void cli_progress_tick_input(cli_progress *p, uint64_t keys,
 /* The next phase of the same task (say reading, constructing, writing):
  * the label and total change and the clock runs on. A phase with total 0
  * is one long call that cannot tick (amq_builder_finish, a save): a
- * helper thread redraws it with the seconds elapsed until the next phase
+ * ticker thread redraws it with the seconds elapsed until the next phase
  * or cli_progress_done, so a long construction is visibly alive. */
 void cli_progress_phase(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_done(cli_progress *p);

@@ -347,7 +347,7 @@ void cli_progress_tick_input(cli_progress *p, uint64_t keys,
     progress_draw(p, p->bytes ? offset(in) : keys);
 }
 
-/* The helper thread of a phase that cannot tick: the main thread is
+/* The ticker thread of a phase that cannot tick: the main thread is
  * inside one library call and prints nothing until it stops the thread
  * (and joins it), so the two never write stderr at once. */
 struct cli_ticker {
