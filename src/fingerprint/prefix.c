@@ -400,24 +400,26 @@ AMQ__PK_INLINE void add_full(amq_prefix *f, uint64_t b, uint8_t *bin,
     f->above += values_above(f, bin_max(bin, hdr, s));
 }
 
-AMQ__PK_INLINE void add_in(amq_prefix *f, uint64_t h, const pf_shape *s,
-                           unsigned isa) {
-    uint64_t b = bin_of(f, h);
-    uint32_t fp = fp_of(f, h);
-    uint8_t *bin = f->wr + (size_t)b * s->bytes;
-    uint64_t hdr = hdr_get(bin, s);
-    f->o.items++;
-    if (!bin_full(hdr, s))
-        bin_put(bin, s, hdr, fp, isa);
-    else
-        add_full(f, b, bin, hdr, fp, s, isa);
-}
-
-/* One insert per (code, layout): the shape a constant in each (a 32-byte
- * bin takes the AVX2 code on an AVX-512 CPU too). */
+/* One insert per (code, layout), the shape a constant in each (a 32-byte
+ * bin takes the AVX2 code on an AVX-512 CPU too). A bin with room takes
+ * fp; a full one goes out of line (add_full), so
+ * the common path saves no registers for it. The branch on the bin's
+ * fill remains: a full bin forwards to the spare, a write elsewhere. */
 #define PF_ADD(NAME, ATTR, ISA, SHAPE)                                         \
+    __attribute__((noinline)) ATTR static void NAME##_full(                    \
+        amq_prefix *f, uint64_t b, uint8_t *bin, uint64_t hdr, uint32_t fp) {  \
+        add_full(f, b, bin, hdr, fp, &SHAPE, ISA);                             \
+    }                                                                          \
     ATTR static void NAME(amq_prefix *f, uint64_t h) {                         \
-        add_in(f, h, &SHAPE, ISA);                                             \
+        uint64_t b = bin_of(f, h);                                             \
+        uint32_t fp = fp_of(f, h);                                             \
+        uint8_t *bin = f->wr + (size_t)b * SHAPE.bytes;                        \
+        uint64_t hdr = hdr_get(bin, &SHAPE);                                   \
+        f->o.items++;                                                          \
+        if (bin_full(hdr, &SHAPE))                                             \
+            NAME##_full(f, b, bin, hdr, fp);                                   \
+        else                                                                   \
+            bin_put(bin, &SHAPE, hdr, fp, ISA);                                \
     }
 
 PF_ADD(add_p8, , AMQ__PK_PORTABLE, SHAPE8)

@@ -344,11 +344,8 @@ AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, const vqf_shape *s,
     if (__builtin_expect((f1 < f2 ? f1 : f2) >= s->slots, 0))
         return AMQ_ERR_FULL;
     uint64_t two = amq__pk_mask((f1 >= s->slots * 3 / 4) & (f2 < f1));
-    uint64_t lo = (amq__pk_lo(m2) & two) | (amq__pk_lo(m1) & ~two);
-    uint64_t hi = (amq__pk_hi(m2) & two) | (amq__pk_hi(m1) & ~two);
-    amq__u128 md = (amq__u128)hi << 64 | lo;
     uint8_t *blk = (uint8_t *)(((uintptr_t)y & two) | ((uintptr_t)x & ~two));
-    block_put(s, blk, md, k.q, k.r, isa);
+    block_put(s, blk, md_get(blk, s->r), k.q, k.r, isa);
     f->o.items++;
     return AMQ_OK;
 }
