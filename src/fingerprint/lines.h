@@ -3,6 +3,8 @@
  * query of the line-sized filters (vqf.c, prefix.c, morton.c) starts with:
  * the lanes (8 or 16 bits, little-endian) equal to v as a bitmask, lane i
  * at bit i. The caller then keeps the bits of the slots it asks about.
+ * The same for lanes at most v (unsigned): where a sorted list takes a
+ * new value, for prefix.c's inserts.
  *
  * AVX-512BW compares the line in one instruction, AVX2 in two (16-bit
  * lanes are packed back to one bit each, in order). Both are inline and

@@ -30,6 +30,19 @@
  * for r (one vector compare of the line, two selects). A query reads one
  * line, and the spare's only when routed there.
  *
+ * Speed. The query kernels decide the route without the bin's largest
+ * (routed_fast: one shift of the pocket's zeros and one compare with the
+ * last slot) and leave the select and the spare out of line. An insert
+ * (a function per instruction set and layout, chosen at creation) finds
+ * the sorted place by counting the list's slots at most r (one vector
+ * compare and a popcount, not a loop that exits at a data-dependent
+ * slot), opens it with vector code (pocket.h) and updates the pocket by
+ * PDEP; a full bin's rule (keep the smaller, forward the larger) runs as
+ * one sequence for both outcomes, out of line. The step-by-step search,
+ * amq__pk_open_slot and the shift-and-mask pocket update are the
+ * reference (AMQ_OPT_SCALAR); test_pocket holds every path to the same
+ * bytes and answers.
+ *
  * The spare is a split-block Bloom filter (sbbf_core.h; the paper's
  * "BBF" spare) over mix(bin, fp), sized for the forwards expected at
  * capacity, about m E[(X - K)+] for a Poisson(n / m) bin load X. So an

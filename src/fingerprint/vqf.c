@@ -25,12 +25,13 @@
  *     bytes 0-15       bytes 16-63              0-7      8-63 (little-endian)
  *
  * A key lives in list q of b1 or of b2 as remainder r. Insert (power of two
- * choices): into b1 if it is less than 3/4 full (the paper's shortcut,
- * which spares the second block's cache miss on most inserts), else into
- * the less full of b1 and b2 (b1 on a tie); AMQ_ERR_FULL, changing
- * nothing, when both are full. In a block, r is appended to its list:
- * the slots after it move up one (a 64-byte memmove) and one 0 goes into
- * the pocket. A query checks list q of both blocks: compare r against all
+ * choices): into b1 if it is less than 3/4 full (the paper's shortcut),
+ * else into the less full of b1 and b2 (b1 on a tie); AMQ_ERR_FULL,
+ * changing nothing, when both are full. (The paper takes the shortcut to
+ * spare the second block's cache miss; here both pockets are read and the
+ * rule applied by masks, which gives the same block without a branch on
+ * the lines: see add_in.) In a block, r is appended to its list: the
+ * slots after it move up one and one 0 goes into the pocket. A query checks list q of both blocks: compare r against all
  * slots at once (one vector compare of the line) and keep the matches in
  * the list's slot range (two selects on the pocket). Remove takes one copy
  * from b1 or, failing that, b2. Duplicates are stored as copies.
@@ -57,7 +58,15 @@
  * kernels (amq__obj.contains) compare with AVX-512 (one compare of the
  * whole line) or AVX2 (two), select by PDEP only on a block with a lane
  * equal to the remainder; the slot-by-slot loop is the reference
- * (AMQ_OPT_SCALAR) they are tested against.
+ * (AMQ_OPT_SCALAR) they are tested against. An insert (chosen with the
+ * kernel: a function per instruction set and layout, the shape constant
+ * in each) is straight-line code but for the full test: a fill is one
+ * LZCNT, the list's end one select, the slots move with one byte permute
+ * (VBMI) or a qword shift with carry (AVX-512BW) or four 128-bit lane
+ * moves (AVX2) and two blends (pocket.h), the pocket takes its 0 by PDEP;
+ * the word loop (amq__pk_open_slot) and the shift-and-mask pocket update
+ * are the reference (AMQ_OPT_SCALAR), and test_pocket holds every path
+ * to the same bytes. Remove is the reference code on every CPU.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); add may return AMQ_ERR_FULL (both blocks full) with the
