@@ -459,16 +459,16 @@ static void choose(amq_prefix *f, bool scalar) {
     /* a 32-byte bin is one AVX2 compare: no AVX-512 kernel for it */
     f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
                                   w8 ? NULL : k512_16);
-    switch (amq__pk_isa(scalar)) {
-    case AMQ__PK_VBMI: f->add = w8 ? add_a8 : add_v16; return;
-    case AMQ__PK_AVX512: f->add = w8 ? add_a8 : add_x16; return;
-    case AMQ__PK_AVX2: f->add = w8 ? add_a8 : add_a16; return;
-    default: break;
-    }
+    /* indexed by amq__pk_isa; a 32-byte bin's inserts are AVX2 at most */
+    static void (*const add8[])(amq_prefix *, uint64_t) = {add_p8, add_a8,
+                                                           add_a8, add_a8};
+    static void (*const add16[])(amq_prefix *, uint64_t) = {add_p16, add_a16,
+                                                            add_x16, add_v16};
+    f->add = (w8 ? add8 : add16)[amq__pk_isa(scalar)];
 #else
     f->o.contains = contains_ref;
-#endif
     f->add = w8 ? add_p8 : add_p16;
+#endif
 }
 
 bool amq_prefix_contains_hash(const amq_prefix *f, uint64_t h) {

@@ -385,16 +385,16 @@ static void choose(amq_vqf *f, bool scalar) {
 #ifdef VQF_X86
     f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
                                   w8 ? k512_8 : k512_16);
-    switch (amq__pk_isa(scalar)) {
-    case AMQ__PK_VBMI: f->add = w8 ? add_v8 : add_v16; return;
-    case AMQ__PK_AVX512: f->add = w8 ? add_x8 : add_x16; return;
-    case AMQ__PK_AVX2: f->add = w8 ? add_a8 : add_a16; return;
-    default: break;
-    }
+    /* indexed by amq__pk_isa */
+    static amq_status (*const add8[])(amq_vqf *, uint64_t) = {add_p8, add_a8,
+                                                              add_x8, add_v8};
+    static amq_status (*const add16[])(amq_vqf *, uint64_t) = {
+        add_p16, add_a16, add_x16, add_v16};
+    f->add = (w8 ? add8 : add16)[amq__pk_isa(scalar)];
 #else
     f->o.contains = contains_ref;
-#endif
     f->add = w8 ? add_p8 : add_p16;
+#endif
 }
 
 bool amq_vqf_contains_hash(const amq_vqf *f, uint64_t h) {
