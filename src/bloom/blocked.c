@@ -73,9 +73,12 @@
  *
  * Both layouts only approximate that model: layout 1's k positions come
  * from 32 bits (2^32 position tuples, not 2^(9k)), layout 0's from t and
- * one or two mixes. The measured rate of layout-1 filters at 4 to 20
- * bits/key and k = 1..16 stays within sampling error of the model and of
- * fpr_bound(), as layout 0's does (test_blocked_layout, 4 sigma).
+ * one or two mixes. The measured rate of layout-1 filters at 4 to 24
+ * bits/key and k from 1 to 16 stays within sampling error of the model
+ * and of fpr_bound(), as layout 0's does (test_blocked_layout, 4 sigma;
+ * with 4 x 10^7 strangers per shape both stay within about one sigma,
+ * docs/structures.md), and its pairs of positions coincide 1/512 of the
+ * time, as independent draws would.
  *
  * SIMD. With AVX-512 the block is one register. Layout 1: one vpmulld
  * of t by the 16 salts, shifts give each lane's word (p >> 5, picked with
