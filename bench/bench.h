@@ -79,6 +79,13 @@ extern const bench_ops bench_libbloom_ops;
  * none (subjects.c: the Bloom family; typed.c: the fingerprint filters). */
 const bench_ops *bench_typed_ops(const char *name);
 const bench_ops *bench_typed_fp_ops(const char *spec);
+/* The inline path (amq/query.h) for a spec, or NULL if it has none. */
+const bench_ops *bench_inline_ops(const char *spec);
+/* A second row of a spec already measured generically (typed, inline):
+ * left out of the plots. */
+static inline bool bench_second_path(const char *path) {
+    return strcmp(path, "typed") == 0 || strcmp(path, "inline") == 0;
+}
 const char *bench_libbloom_version(void);
 
 /* ---- results ------------------------------------------------------------ */

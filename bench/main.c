@@ -218,6 +218,10 @@ static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
     snprintf(label, sizeof label, "%s [typed]", spec);
     if (cfg->typed && typed != NULL)
         add_subject(s, n, label, spec, typed);
+    const bench_ops *inl = bench_inline_ops(spec);
+    snprintf(label, sizeof label, "%s [inline]", spec);
+    if (cfg->typed && inl != NULL)
+        add_subject(s, n, label, spec, inl);
 }
 
 /* Non-default shapes measured by default: the 4-wise fuse filter, the wide

@@ -258,7 +258,7 @@ static void md_typed(FILE *f, const bench_results *r, uint64_t n) {
     bool any = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *t = &r->rows[i];
-        if (t->n != n || !t->ok || strcmp(t->path, "typed") != 0)
+        if (t->n != n || !t->ok || !bench_second_path(t->path))
             continue;
         const bench_row *g = find_row(r, n, t->name);
         if (g == NULL)

@@ -273,7 +273,7 @@ static size_t label_index(const bench_results *r, const char *label) {
     size_t k = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *w = &r->rows[i];
-        if (strcmp(w->path, "typed") == 0 || w->n != r->rows[0].n)
+        if (bench_second_path(w->path) || w->n != r->rows[0].n)
             continue;
         if (strcmp(w->label, label) == 0)
             return k;
@@ -286,7 +286,7 @@ static void fpr_points(FILE *f, const bench_cfg *cfg, const bench_results *r,
                        const fpr_axes *a) {
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *w = &r->rows[i];
-        if (!w->ok || strcmp(w->path, "typed") == 0 || w->fpr_meas <= 0)
+        if (!w->ok || bench_second_path(w->path) || w->fpr_meas <= 0)
             continue;
         size_t s = 0;
         while (s < cfg->nsizes && cfg->sizes[s] != w->n)
@@ -309,7 +309,7 @@ static void fpr_legend(FILE *f, const bench_cfg *cfg, const bench_results *r,
     y += 62;
     for (size_t i = 0; i < r->nrows && r->rows[i].n == r->rows[0].n; i++) {
         const bench_row *w = &r->rows[i];
-        if (strcmp(w->path, "typed") == 0)
+        if (bench_second_path(w->path))
             continue;
         marker(f, x + 9, y, 0, palette[label_index(r, w->label) % NPALETTE]);
         text(f, x + 24, y + 4, "start", 11, w->label);

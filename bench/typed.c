@@ -11,6 +11,9 @@
  * row's batch insert (amq_filter_add_batch). Static types build in
  * "insert", as their generic rows do.
  *
+ * The "inline" rows query through amq/query.h's objects, the query
+ * compiled into the bench's loop (fuse8, cuckoo, vacuum).
+ *
  * A row name may carry parameters the typed API can express:
  * cuckoo:fp=F, fuse8:ways=4, ribbon:bump=0, ribbon:w=128.
  */
@@ -42,18 +45,35 @@ static unsigned spec_param(const char *spec, const char *key, unsigned dflt) {
 /* ---- dynamic types: one table of adapters ------------------------------- */
 
 /* The typed APIs of the dynamic fingerprint filters have one shape; each
- * family is a row of adapters. A loop calls its family's function through
- * a pointer fetched before the loop: the same call a program makes. */
+ * family is a row of adapters, its loops (DYN_LOOPS) calling the typed
+ * functions directly: the same call a program makes. */
 typedef struct dyn_api {
     const char *name; /* the spec name, or a prefix of it */
     amq_status (*create)(const char *spec, uint64_t n, double fpr, void **out);
     void (*destroy)(void *f);
-    amq_status (*add)(void *f, uint64_t h);
-    bool (*contains)(const void *f, uint64_t h);
+    int (*adds)(void *f, const uint64_t *k, size_t n); /* 0: all went in */
+    uint64_t (*hits)(const void *f, const uint64_t *k, size_t n);
     void (*batch)(const void *f, const uint64_t *h, size_t n, uint8_t *out);
     size_t (*size)(const void *f);
     double (*bound)(const void *f);
 } dyn_api;
+
+/* A family's loops call its typed functions directly, as a program does
+ * (a call through a pointer for every key would add a jump that the
+ * program's loop does not have). */
+#define DYN_LOOPS(P, T, ADD, HAS)                                              \
+    static int P##_adds(void *f, const uint64_t *k, size_t n) {                \
+        for (size_t i = 0; i < n; i++)                                         \
+            if (ADD((T *)f, k[i]) != AMQ_OK)                                   \
+                return 1;                                                      \
+        return 0;                                                              \
+    }                                                                          \
+    static uint64_t P##_hits(const void *f, const uint64_t *k, size_t n) {     \
+        uint64_t hits = 0;                                                     \
+        for (size_t i = 0; i < n; i++)                                         \
+            hits += HAS((const T *)f, k[i]);                                   \
+        return hits;                                                           \
+    }
 
 /* cuckoo[:fp=F] (the table its capacity gives, at F bits), vacuum */
 static amq_status ck_new(const char *spec, uint64_t n, double fpr, void **out) {
@@ -73,12 +93,7 @@ static amq_status ck_new(const char *spec, uint64_t n, double fpr, void **out) {
     return st;
 }
 static void ck_free(void *f) { amq_cuckoo_free(f); }
-static amq_status ck_add(void *f, uint64_t h) {
-    return amq_cuckoo_add_hash(f, h);
-}
-static bool ck_has(const void *f, uint64_t h) {
-    return amq_cuckoo_contains_hash(f, h);
-}
+DYN_LOOPS(ck, amq_cuckoo, amq_cuckoo_add_hash, amq_cuckoo_contains_hash)
 static void ck_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_cuckoo_contains_batch(f, h, n, out);
 }
@@ -91,8 +106,7 @@ static amq_status qf_new(const char *spec, uint64_t n, double fpr, void **out) {
                : amq_qf_new(n, fpr, bench_options(), (amq_qf **)out);
 }
 static void qf_free(void *f) { amq_qf_free(f); }
-static amq_status qf_add(void *f, uint64_t h) { return amq_qf_insert(f, h); }
-static bool qf_has(const void *f, uint64_t h) { return amq_qf_contains(f, h); }
+DYN_LOOPS(qf, amq_qf, amq_qf_insert, amq_qf_contains)
 static void qf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_qf_contains_batch(f, h, n, out);
 }
@@ -105,12 +119,7 @@ static amq_status vqf_new(const char *spec, uint64_t n, double fpr,
     return amq_vqf_new(n, fpr, bench_options(), (amq_vqf **)out);
 }
 static void vqf_free(void *f) { amq_vqf_free(f); }
-static amq_status vqf_add(void *f, uint64_t h) {
-    return amq_vqf_add_hash(f, h);
-}
-static bool vqf_has(const void *f, uint64_t h) {
-    return amq_vqf_contains_hash(f, h);
-}
+DYN_LOOPS(vqf, amq_vqf, amq_vqf_add_hash, amq_vqf_contains_hash)
 static void vqf_batch(const void *f, const uint64_t *h, size_t n,
                       uint8_t *out) {
     amq_vqf_contains_batch(f, h, n, out);
@@ -123,12 +132,7 @@ static amq_status pf_new(const char *spec, uint64_t n, double fpr, void **out) {
     return amq_prefix_new(n, fpr, bench_options(), (amq_prefix **)out);
 }
 static void pf_free(void *f) { amq_prefix_free(f); }
-static amq_status pf_add(void *f, uint64_t h) {
-    return amq_prefix_add_hash(f, h);
-}
-static bool pf_has(const void *f, uint64_t h) {
-    return amq_prefix_contains_hash(f, h);
-}
+DYN_LOOPS(pf, amq_prefix, amq_prefix_add_hash, amq_prefix_contains_hash)
 static void pf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_prefix_contains_batch(f, h, n, out);
 }
@@ -140,12 +144,7 @@ static amq_status mf_new(const char *spec, uint64_t n, double fpr, void **out) {
     return amq_morton_new(n, fpr, bench_options(), (amq_morton **)out);
 }
 static void mf_free(void *f) { amq_morton_free(f); }
-static amq_status mf_add(void *f, uint64_t h) {
-    return amq_morton_add_hash(f, h);
-}
-static bool mf_has(const void *f, uint64_t h) {
-    return amq_morton_contains_hash(f, h);
-}
+DYN_LOOPS(mf, amq_morton, amq_morton_add_hash, amq_morton_contains_hash)
 static void mf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
     amq_morton_contains_batch(f, h, n, out);
 }
@@ -153,14 +152,14 @@ static size_t mf_size(const void *f) { return amq_morton_size_bytes(f); }
 static double mf_bound(const void *f) { return amq_morton_fpr_bound(f); }
 
 static const dyn_api dyn_apis[] = {
-    {"cuckoo", ck_new, ck_free, ck_add, ck_has, ck_batch, ck_size, ck_bound},
-    {"vacuum", ck_new, ck_free, ck_add, ck_has, ck_batch, ck_size, ck_bound},
-    {"qf", qf_new, qf_free, qf_add, qf_has, qf_batch, qf_size, qf_bound},
-    {"cqf", qf_new, qf_free, qf_add, qf_has, qf_batch, qf_size, qf_bound},
-    {"vqf", vqf_new, vqf_free, vqf_add, vqf_has, vqf_batch, vqf_size,
+    {"cuckoo", ck_new, ck_free, ck_adds, ck_hits, ck_batch, ck_size, ck_bound},
+    {"vacuum", ck_new, ck_free, ck_adds, ck_hits, ck_batch, ck_size, ck_bound},
+    {"qf", qf_new, qf_free, qf_adds, qf_hits, qf_batch, qf_size, qf_bound},
+    {"cqf", qf_new, qf_free, qf_adds, qf_hits, qf_batch, qf_size, qf_bound},
+    {"vqf", vqf_new, vqf_free, vqf_adds, vqf_hits, vqf_batch, vqf_size,
      vqf_bound},
-    {"prefix", pf_new, pf_free, pf_add, pf_has, pf_batch, pf_size, pf_bound},
-    {"morton", mf_new, mf_free, mf_add, mf_has, mf_batch, mf_size, mf_bound},
+    {"prefix", pf_new, pf_free, pf_adds, pf_hits, pf_batch, pf_size, pf_bound},
+    {"morton", mf_new, mf_free, mf_adds, mf_hits, mf_batch, mf_size, mf_bound},
 };
 
 static bool named(const char *spec, const char *base) {
@@ -211,20 +210,12 @@ static void dyn_destroy(void *obj) {
 
 static int dyn_insert(void *obj, const uint64_t *k, size_t n) {
     dyn_obj *d = obj;
-    amq_status (*add)(void *, uint64_t) = d->api->add;
-    for (size_t i = 0; i < n; i++)
-        if (add(d->f, k[i]) != AMQ_OK)
-            return 1;
-    return 0;
+    return d->api->adds(d->f, k, n);
 }
 
 static uint64_t dyn_query(void *obj, const uint64_t *k, size_t n) {
     const dyn_obj *d = obj;
-    bool (*has)(const void *, uint64_t) = d->api->contains;
-    uint64_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        hits += has(d->f, k[i]);
-    return hits;
+    return d->api->hits(d->f, k, n);
 }
 
 static void dyn_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
@@ -373,6 +364,70 @@ static const bench_ops static_typed_ops = {
     .fpr_bound = stt_bound,
     .describe = stt_describe,
 };
+
+/* ---- inline queries (amq/query.h): the typed build, queried in the loop -- */
+
+/* cuckoo and vacuum through amq_cuckoo_query_contains (the typed row's
+ * filter; the typed call where the filter has no query object). */
+static uint64_t inl_cuckoo(void *obj, const uint64_t *k, size_t n) {
+    const dyn_obj *d = obj;
+    amq_cuckoo_query q;
+    uint64_t hits = 0;
+    if (amq_cuckoo_query_of(d->f, &q) != AMQ_OK)
+        return d->api->hits(d->f, k, n);
+    for (size_t i = 0; i < n; i++)
+        hits += amq_cuckoo_query_contains(&q, k[i]);
+    return hits;
+}
+
+static const bench_ops inline_cuckoo_ops = {
+    .path = "inline",
+    .create = dyn_create,
+    .destroy = dyn_destroy,
+    .insert = dyn_insert,
+    .query_scalar = inl_cuckoo,
+    .query_batch = dyn_batch,
+    .size_bytes = dyn_size,
+    .fpr_bound = dyn_bound,
+    .describe = dyn_describe,
+};
+
+/* fuse8 through amq_fuse8_query_contains: the query object is made once
+ * per timed loop (as a program makes it once per filter), then the whole
+ * query is compiled into this loop. */
+static uint64_t inl_query(void *obj, const uint64_t *k, size_t n) {
+    const st_typed *s = obj;
+    amq_fuse8_query q;
+    uint64_t hits = 0;
+    if (amq_fuse8_query_of(s->x, &q) != AMQ_OK) {
+        for (size_t i = 0; i < n; i++)
+            hits += amq_xor_contains_hash(s->x, k[i]);
+        return hits;
+    }
+    for (size_t i = 0; i < n; i++)
+        hits += amq_fuse8_query_contains(&q, k[i]);
+    return hits;
+}
+
+static const bench_ops inline_ops = {
+    .path = "inline",
+    .create = stt_create,
+    .destroy = stt_destroy,
+    .insert = stt_insert,
+    .query_scalar = inl_query,
+    .query_batch = stt_batch,
+    .size_bytes = stt_size,
+    .fpr_bound = stt_bound,
+    .describe = stt_describe,
+};
+
+const bench_ops *bench_inline_ops(const char *spec) {
+    if (strcmp(spec, "fuse8") == 0)
+        return &inline_ops;
+    if (named(spec, "cuckoo") || named(spec, "vacuum"))
+        return &inline_cuckoo_ops;
+    return NULL;
+}
 
 /* ---- lookup -------------------------------------------------------------- */
 

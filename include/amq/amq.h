@@ -11,9 +11,11 @@
  * _finish). Every fallible call returns an amq_status
  * (amq/status.h; amq_strerror names it). The other headers are the typed
  * APIs of each family (bloom.h, counting.h, cuckoo.h, quotient.h,
- * static.h, sketch.h) and the Bloom clocks (clock.h); core.h has the
- * options, allocator hooks and hashing every object shares. `amq help
- * types` lists every spec name with its parameters.
+ * static.h, sketch.h), the Bloom clocks (clock.h) and the queries compiled
+ * into the caller's loop (query.h, with the formats' arithmetic in
+ * mix.h); core.h has the options, allocator hooks and hashing every
+ * object shares. `amq help types` lists every spec name with its
+ * parameters.
  */
 #ifndef AMQ_AMQ_H
 #define AMQ_AMQ_H
@@ -28,6 +30,8 @@
 #include "amq/cuckoo.h"
 #include "amq/quotient.h"
 #include "amq/static.h"
+#include "amq/mix.h"
+#include "amq/query.h"
 #include "amq/dynamic.h"
 #include "amq/maplet.h"
 #include "amq/clock.h"

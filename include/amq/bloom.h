@@ -11,6 +11,12 @@
  *             FPR (1 - e^{-kn/m})^k, optimal k = (m/n) ln 2.
  *   blocked   512-bit (cache-line) blocks; the key picks one block and sets k
  *             bits inside it (Putze, Sanders, Singler 2007). One cache miss.
+ *             Two position layouts: 1 (salted, every new filter) takes
+ *             position j as the top 9 bits of (uint32_t)(t * SALT_j), t the
+ *             hash's low half, one vector multiply for all k; 0 (mix) cuts
+ *             them from t and one or two 64-bit mixes, as frames written
+ *             before layout 1 do (they load and save as layout 0). Spec:
+ *             blocked:layout=0 makes filters older readers understand.
  *   sbbf      Apache Parquet split-block Bloom filter: 256-bit blocks of eight
  *             32-bit words, one bit per word chosen with the spec's eight salts.
  *             Bit-for-bit compatible with Parquet when byte keys are hashed
@@ -80,23 +86,38 @@ AMQ_API double amq_bloom_fpr_bound(const amq_bloom *b);
 
 typedef struct amq_blocked amq_blocked;
 
-/* Sized so the blocked FPR curve meets fpr; k chosen to minimise it. */
+/* Position layouts (see the top of this header and docs/structures.md);
+ * both answer with the same FPR curve and bound. */
+#define AMQ_BLOCKED_LAYOUT_MIX 0u    /* mix64-derived; older frames */
+#define AMQ_BLOCKED_LAYOUT_SALTED 1u /* one multiply per position  */
+
+/* Sized so the blocked FPR curve meets fpr; k chosen to minimise it.
+ * Layout AMQ_BLOCKED_LAYOUT_SALTED. */
 AMQ_API amq_status amq_blocked_new(uint64_t capacity, double fpr,
                                    const amq_options *opt, amq_blocked **out);
-/* blocks >= 1, 1 <= k <= 16. */
+/* blocks >= 1, 1 <= k <= 16; layout AMQ_BLOCKED_LAYOUT_SALTED. */
 AMQ_API amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
                                             const amq_options *opt,
                                             amq_blocked **out);
+/* The same with a chosen layout (AMQ_BLOCKED_LAYOUT_*; another value:
+ * AMQ_ERR_INVALID). */
+AMQ_API amq_status amq_blocked_new_layout(uint64_t blocks, unsigned k,
+                                          unsigned layout,
+                                          const amq_options *opt,
+                                          amq_blocked **out);
 AMQ_API void amq_blocked_free(amq_blocked *b);
 AMQ_API void amq_blocked_add_hash(amq_blocked *b, uint64_t hash);
 AMQ_API bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t hash);
 AMQ_API void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,
                                         size_t n, uint8_t *out);
+/* Union / intersection need equal blocks, k and layout, else
+ * AMQ_ERR_INCOMPATIBLE. */
 AMQ_API amq_status amq_blocked_union(amq_blocked *dst, const amq_blocked *src);
 AMQ_API amq_status amq_blocked_intersect(amq_blocked *dst,
                                          const amq_blocked *src);
 AMQ_API uint64_t amq_blocked_blocks(const amq_blocked *b);
 AMQ_API unsigned amq_blocked_k(const amq_blocked *b);
+AMQ_API unsigned amq_blocked_layout(const amq_blocked *b);
 AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
 /* The false-positive rate of this very table for a key never added (from
  * its blocks' popcounts; see docs/structures.md). O(blocks). */

@@ -366,6 +366,10 @@ typedef struct amq_cascade_stats {
     double aux_eps;          /* the insert buffer's bound                  */
     size_t model_bytes, residual_bytes, front_bytes, aux_bytes, table_bytes;
     double bits_per_key; /* 8 * all bytes / members                    */
+    /* Seconds the training took, in the process that trained. A frame
+     * records 0 instead, so a training is reproducible to the byte; after
+     * a load this is what the frame recorded (0, or the time in frames
+     * written by earlier versions, which save back unchanged). */
     double build_seconds;
 } amq_cascade_stats;
 

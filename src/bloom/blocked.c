@@ -11,16 +11,42 @@
  *   64-bit hash h
  *   ├── high 32 bits ─► block = reduce(h >> 32, B)       (reduce64(h, B) when
  *   │                                                     B >= 2^32)
- *   └── bit positions, 9 bits each (0..511 inside the block):
- *         p0..p2   from the low 32 bits of h
- *         p3..p9   from g  = mix64(h)
- *         p10..p15 from g2 = mix64(g)
+ *   └── low 32 bits t ─► k bit positions, 9 bits each (0..511 in the block),
+ *                        by the filter's layout:
+ *         layout 1 (salted, every new filter):
+ *           p_j = (uint32_t)(t * SALT[j]) >> 23        j = 0..k-1
+ *         layout 0 (mix, frames written before; `blocked:layout=0`):
+ *           p0..p2   9-bit fields of t
+ *           p3..p9   of g  = mix64(h)
+ *           p10..p15 of g2 = mix64(g)
  *
- *   block b: 8 little-endian uint64 words, 512 bits, one cache line
- *   +--------+--------+--------+--------+--------+--------+--------+--------+
- *   | w0     | w1     | w2     | w3     | w4     | w5     | w6     | w7     |
- *   +--------+--------+--------+--------+--------+--------+--------+--------+
- *     bit p lives in word p >> 6 at position p & 63.
+ *   block b: 16 little-endian uint32 words (= 8 uint64 words), 512 bits,
+ *   one cache line
+ *   +----+----+----+----+----+----+----+----+----+----+-- ... --+----+
+ *   | v0 | v1 | v2 | v3 | v4 | v5 | v6 | v7 | v8 | v9 |         |v15 |
+ *   +----+----+----+----+----+----+----+----+----+----+-- ... --+----+
+ *     bit p is bit p & 31 of 32-bit word p >> 5, the same bit as bit
+ *     p & 63 of 64-bit word p >> 6 (the table is little-endian).
+ *
+ * Why the salted layout. A one-key-at-a-time query far beyond cache is
+ * bound by how many queries the core keeps in flight, so each instruction
+ * of a query counts (docs/bench.md, "Where the time goes"). Layout 0
+ * spends one or two 64-bit mixes (two multiplies each, in sequence) before
+ * the first position is known; layout 1 needs one 16-lane 32-bit multiply
+ * for all k positions (multiply-shift, as in the split-block filter).
+ *
+ * The salts. Each p_j alone is uniform (SALT[j] is odd, so t -> t * SALT[j]
+ * permutes the 32-bit words). Pairs are the danger: were SALT[i] = 3 *
+ * SALT[j], p_i would be about 3 p_j mod 512 and the pair would act like one
+ * position. Generally, for r = SALT[j] / SALT[i] mod 2^32 the points
+ * (t SALT[i], t SALT[j]) form a lattice; if it has a short vector (u,
+ * u r mod 2^32), (p_i, p_j) crowds on few lines of the 512 x 512 grid. The
+ * salts below are splitmix64 outputs (seed 0x616d712d626c6b, "amq-blk",
+ * high halves forced odd) kept only if, against every salt before, the
+ * shortest such vector is at least 2^14 long in the max norm (at most
+ * 2^18 between the lattice lines, against 2^23-wide grid cells); the
+ * minimum over the 120 pairs is 18219. test_blocked_layout re-checks this
+ * and measures the FPR against the bound (see FPR below).
  *
  * Invariants: B >= 1, 1 <= k <= 16, the owned table is 64-byte aligned (one
  * block per line); `items` counts adds.
@@ -45,13 +71,31 @@
  * popcounts (a filter's rate scatters around the expectation: by about
  * 1/sqrt(B) relative, more for keys that are not distinct).
  *
- * SIMD: the AVX2 query holds the block in two registers, computes four
- * positions per vector with variable shifts, picks each position's word
- * with a cross-lane permute (no gathers) and tests all k bits without a
- * branch; with AVX-512 the block is one register and eight positions one
- * vector (k <= 8: one permute and one test). The kernel is chosen when
- * the filter is made (amq__obj.contains); the scalar loop is the
+ * Both layouts only approximate that model: layout 1's k positions come
+ * from 32 bits (2^32 position tuples, not 2^(9k)), layout 0's from t and
+ * one or two mixes. The measured rate of layout-1 filters at 4 to 24
+ * bits/key and k from 1 to 16 stays within sampling error of the model
+ * and of fpr_bound(), as layout 0's does (test_blocked_layout, 4 sigma;
+ * with 4 x 10^7 strangers per shape both stay within about one sigma,
+ * docs/structures.md), and its pairs of positions coincide 1/512 of the
+ * time, as independent draws would.
+ *
+ * SIMD. With AVX-512 the block is one register. Layout 1: one vpmulld
+ * of t by the 16 salts, shifts give each lane's word (p >> 5, picked with
+ * vpermd) and bit (vprold of 1 by p, the rotate taking p mod 32), and one
+ * masked vptestnmd over the k live lanes answers. Layout 0: eight 64-bit
+ * lanes per vector cut from h and the mixes (two vectors for k > 8).
+ * AVX2 holds the block in two registers: layout 1 takes eight positions
+ * per vector, picks each lane's word in both 256-bit halves and blends by
+ * p >> 8 (the product's sign bit); layout 0 four positions per vector.
+ * Kernels (single query and the prefetching batch) are chosen when the
+ * filter is made, for its layout, k and the CPU; the scalar loop is the
  * reference (AMQ_OPT_SCALAR). Adds stay scalar.
+ *
+ * Frame params: blocks u64 | k u32 | layout u32 (0 or 1) | items u64; the
+ * word that is the layout was reserved (0) before layout 1 existed, so
+ * older frames load as layout 0 and save back byte for byte. Only filters
+ * of one layout merge.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); adds cannot fail; views are read-only (generic layer).
@@ -79,6 +123,9 @@
 #define MAX_BLOCKS (UINT64_C(1) << 52)
 #define AHEAD 24 /* keys prefetched ahead in a batch (see sbbf.c) */
 
+typedef void blocked_batch_fn(const amq_blocked *b, const uint64_t *h, size_t n,
+                              uint8_t *out);
+
 struct amq_blocked {
     amq__obj o;            /* o.items counts adds; o.table the blocks    */
     const uint64_t *words; /* what queries read                          */
@@ -86,12 +133,17 @@ struct amq_blocked {
     uint64_t nblocks;
     uint64_t items;
     unsigned k;
+    unsigned layout; /* AMQ_BLOCKED_LAYOUT_* */
     bool concurrent;
-    bool avx2;
-    /* AVX2: lane j of vector v is live when 4v + j < k. */
+    blocked_batch_fn *batch; /* the batch query of o.contains' kind */
+    /* Layout 0, AVX2: lane j of vector v is live when 4v + j < k. */
     uint64_t lane_live[MAX_K];
-    /* AVX-512: lane j of vector v is live when 8v + j < k. */
+    /* Layout 1, AVX2: 32-bit lane j (0..15) is live when j < k. */
+    int32_t live32[MAX_K];
+    /* Layout 0, AVX-512: lane j of vector v is live when 8v + j < k. */
     uint8_t live512[2];
+    /* Layout 1, AVX-512: lane j is live when j < k. */
+    uint16_t live16;
 };
 
 /* ---- the mathematics ---------------------------------------------------- */
@@ -272,15 +324,23 @@ static inline uint64_t block_of(uint64_t h, uint64_t nblocks) {
     return amq__reduce64(h, nblocks);
 }
 
-/* The three words the positions are cut from (see the picture above);
- * the third costs a second mix and only k > 10 needs it. */
-static inline void sources(uint64_t h, unsigned k, uint64_t src[3]) {
+/* Layout 1's multipliers, one per position (see the essay for how they
+ * were chosen; test_blocked_layout re-checks the property). */
+static const uint32_t SALT[MAX_K] __attribute__((aligned(64))) = {
+    0x2560fc7du, 0x65e488b5u, 0x2148f0c9u, 0xb26426c3u,
+    0x78c74d37u, 0x8de33921u, 0x55ca90edu, 0x10aea1b1u,
+    0x4e4096a5u, 0x00de3e8du, 0x28ba03bbu, 0xa5fd7c0bu,
+    0xdb4dd0b7u, 0x1c35618fu, 0x667de3a9u, 0xd989113du};
+
+/* Layout 0: the three words the positions are cut from (see the picture
+ * above); the third costs a second mix and only k > 10 needs it. */
+static inline void mix_sources(uint64_t h, unsigned k, uint64_t src[3]) {
     src[0] = h & 0xffffffffu;
     src[1] = amq__mix64(h);
     src[2] = k > 10 ? amq__mix64(src[1]) : 0;
 }
 
-static inline unsigned position(const uint64_t src[3], unsigned j) {
+static inline unsigned mix_position(const uint64_t src[3], unsigned j) {
     if (j < 3)
         return (unsigned)(src[0] >> (9 * j)) & 511u;
     if (j < 10)
@@ -288,33 +348,47 @@ static inline unsigned position(const uint64_t src[3], unsigned j) {
     return (unsigned)(src[2] >> (9 * (j - 10))) & 511u;
 }
 
-static inline bool block_test(const uint64_t *blk, uint64_t h, unsigned k) {
-    uint64_t src[3];
-    sources(h, k, src);
-    for (unsigned j = 0; j < k; j++) {
-        unsigned p = position(src, j);
-        if (((blk[p >> 6] >> (p & 63)) & 1u) == 0)
-            return false;
+/* The key's k positions in its block, by the filter's layout. */
+static inline void positions(uint64_t h, unsigned k, unsigned layout,
+                             unsigned pos[MAX_K]) {
+    if (layout == AMQ_BLOCKED_LAYOUT_SALTED) {
+        uint32_t t = (uint32_t)h;
+        for (unsigned j = 0; j < k; j++)
+            pos[j] = (uint32_t)(t * SALT[j]) >> 23;
+        return;
     }
+    uint64_t src[3];
+    mix_sources(h, k, src);
+    for (unsigned j = 0; j < k; j++)
+        pos[j] = mix_position(src, j);
+}
+
+static inline bool block_test(const uint64_t *blk, uint64_t h, unsigned k,
+                              unsigned layout) {
+    unsigned pos[MAX_K];
+    positions(h, k, layout, pos);
+    for (unsigned j = 0; j < k; j++)
+        if (((blk[pos[j] >> 6] >> (pos[j] & 63)) & 1u) == 0)
+            return false;
     return true;
 }
 
 /* Set the key's bits in blk (which may be a scratch mask). */
-static inline void block_set(uint64_t *blk, uint64_t h, unsigned k) {
-    uint64_t src[3];
-    sources(h, k, src);
-    for (unsigned j = 0; j < k; j++) {
-        unsigned p = position(src, j);
-        blk[p >> 6] |= UINT64_C(1) << (p & 63);
-    }
+static inline void block_set(uint64_t *blk, uint64_t h, unsigned k,
+                             unsigned layout) {
+    unsigned pos[MAX_K];
+    positions(h, k, layout, pos);
+    for (unsigned j = 0; j < k; j++)
+        blk[pos[j] >> 6] |= UINT64_C(1) << (pos[j] & 63);
 }
 
 /* Concurrent add: gather the key's bits into a mask first, then at most
  * eight atomic ORs, skipping words that already hold their bits (no write,
  * so no cache-line ping-pong on a well-filled block). */
-static void block_set_atomic(uint64_t *blk, uint64_t h, unsigned k) {
+static void block_set_atomic(uint64_t *blk, uint64_t h, unsigned k,
+                             unsigned layout) {
     uint64_t m[BLOCK_WORDS] = {0};
-    block_set(m, h, k);
+    block_set(m, h, k, layout);
     for (unsigned w = 0; w < BLOCK_WORDS; w++)
         if (m[w] != 0 &&
             (__atomic_load_n(&blk[w], __ATOMIC_RELAXED) & m[w]) != m[w])
@@ -325,18 +399,33 @@ static const uint64_t *block_ptr(const amq_blocked *b, uint64_t h) {
     return b->words + BLOCK_WORDS * block_of(h, b->nblocks);
 }
 
-static void batch_scalar(const amq_blocked *b, const uint64_t *h, size_t n,
-                         uint8_t *out) {
-    size_t ahead = n < AHEAD ? n : AHEAD, i = 0;
-    for (size_t j = 0; j < ahead; j++)
-        amq__prefetch(block_ptr(b, h[j]));
-    for (; i + AHEAD < n; i++) {
-        amq__prefetch(block_ptr(b, h[i + AHEAD]));
-        out[i] = block_test(block_ptr(b, h[i]), h[i], b->k);
+/* A kernel's two entry points around one block test test(b, blk, h): the
+ * single query (amq__obj.contains) and the batch, which prefetches the
+ * block AHEAD keys before it is tested. */
+#define BLOCKED_KERNEL(name, attrs, test)                                      \
+    attrs static bool name##_one(const amq__obj *o, uint64_t h) {              \
+        const amq_blocked *b = (const amq_blocked *)o;                         \
+        return test(b, block_ptr(b, h), h);                                    \
+    }                                                                          \
+    attrs static void name##_batch(const amq_blocked *b, const uint64_t *h,    \
+                                   size_t n, uint8_t *out) {                   \
+        size_t ahead = n < AHEAD ? n : AHEAD, i = 0;                           \
+        for (size_t j = 0; j < ahead; j++)                                     \
+            amq__prefetch(block_ptr(b, h[j]));                                 \
+        for (; i + AHEAD < n; i++) {                                           \
+            amq__prefetch(block_ptr(b, h[i + AHEAD]));                         \
+            out[i] = test(b, block_ptr(b, h[i]), h[i]);                        \
+        }                                                                      \
+        for (; i < n; i++)                                                     \
+            out[i] = test(b, block_ptr(b, h[i]), h[i]);                        \
     }
-    for (; i < n; i++)
-        out[i] = block_test(block_ptr(b, h[i]), h[i], b->k);
+
+static inline bool test_ref(const amq_blocked *b, const uint64_t *blk,
+                            uint64_t h) {
+    return block_test(blk, h, b->k, b->layout);
 }
+
+BLOCKED_KERNEL(kernel_ref, , test_ref)
 
 /* ---- AVX2 ---------------------------------------------------------------- */
 
@@ -400,43 +489,62 @@ AVX2_FN bool test_nvec(const uint64_t *blk, uint64_t h, const uint64_t *live,
     return _mm256_testz_si256(miss, miss) != 0;
 }
 
-AVX2_FN bool block_test_avx2(const uint64_t *blk, uint64_t h, unsigned k,
-                             const uint64_t *live) {
-    switch ((k + 3) / 4) {
-    case 1: return test_nvec(blk, h, live, 1);
-    case 2: return test_nvec(blk, h, live, 2);
-    case 3: return test_nvec(blk, h, live, 3);
-    default: return test_nvec(blk, h, live, 4);
+AVX2_FN bool test_avx2_mix(const amq_blocked *b, const uint64_t *blk,
+                           uint64_t h) {
+    switch ((b->k + 3) / 4) {
+    case 1: return test_nvec(blk, h, b->lane_live, 1);
+    case 2: return test_nvec(blk, h, b->lane_live, 2);
+    case 3: return test_nvec(blk, h, b->lane_live, 3);
+    default: return test_nvec(blk, h, b->lane_live, 4);
     }
 }
 
-__attribute__((target("avx2"))) static bool contains_avx2(const amq_blocked *b,
-                                                          uint64_t h) {
-    return block_test_avx2(block_ptr(b, h), h, b->k, b->lane_live);
+/* Layout 1: the live bits of positions 8v..8v+7 that the block (32-bit
+ * words 0-7 in lo, 8-15 in hi) lacks. */
+AVX2_FN __m256i salted_missing8(__m256i lo, __m256i hi, __m256i t, unsigned v,
+                                const int32_t *live) {
+    __m256i prod = _mm256_mullo_epi32(
+        t, _mm256_load_si256((const __m256i *)(SALT + 8 * v)));
+    /* vpermd reads the low 3 bits of p >> 5 (product bits 28..30); the
+     * half is p >> 8, the product's sign bit, which blendv reads. */
+    __m256i idx = _mm256_srli_epi32(prod, 28);
+    __m256 from_lo = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo, idx));
+    __m256 from_hi = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi, idx));
+    __m256i word = _mm256_castps_si256(
+        _mm256_blendv_ps(from_lo, from_hi, _mm256_castsi256_ps(prod)));
+    __m256i bit = _mm256_sllv_epi32(
+        _mm256_set1_epi32(1),
+        _mm256_and_si256(_mm256_srli_epi32(prod, 23), _mm256_set1_epi32(31)));
+    bit = _mm256_and_si256(bit,
+                           _mm256_loadu_si256((const __m256i *)(live + 8 * v)));
+    return _mm256_andnot_si256(word, bit);
 }
 
-__attribute__((target("avx2"))) static void batch_avx2(const amq_blocked *b,
-                                                       const uint64_t *h,
-                                                       size_t n, uint8_t *out) {
-    size_t ahead = n < AHEAD ? n : AHEAD, i = 0;
-    for (size_t j = 0; j < ahead; j++)
-        amq__prefetch(block_ptr(b, h[j]));
-    for (; i + AHEAD < n; i++) {
-        amq__prefetch(block_ptr(b, h[i + AHEAD]));
-        out[i] = block_test_avx2(block_ptr(b, h[i]), h[i], b->k, b->lane_live);
-    }
-    for (; i < n; i++)
-        out[i] = block_test_avx2(block_ptr(b, h[i]), h[i], b->k, b->lane_live);
+AVX2_FN bool test_avx2_salted(const amq_blocked *b, const uint64_t *blk,
+                              uint64_t h) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)blk);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(blk + 4));
+    __m256i t = _mm256_set1_epi32((int)(uint32_t)h);
+    __m256i miss = salted_missing8(lo, hi, t, 0, b->live32);
+    if (b->k > 8)
+        miss = _mm256_or_si256(miss, salted_missing8(lo, hi, t, 1, b->live32));
+    return _mm256_testz_si256(miss, miss) != 0;
 }
+
+BLOCKED_KERNEL(kernel_avx2_mix, __attribute__((target("avx2"))), test_avx2_mix)
+BLOCKED_KERNEL(kernel_avx2_salted, __attribute__((target("avx2"))),
+               test_avx2_salted)
 
 /* ---- AVX-512 ------------------------------------------------------------- */
 
-/* The whole block is one register: eight positions per vector, each
- * lane's word picked by one permute, so k <= 8 is one vector and one
- * test, k <= 16 two. Lanes as in the AVX2 code, eight at a time:
- * [h h h g g g g g] [g g g2 g2 g2 g2 g2 g2]. */
+/* The whole block is one register. Layout 0: eight positions per vector,
+ * each lane's word picked by one permute, so k <= 8 is one vector and one
+ * test, k <= 16 two; lanes as in the AVX2 code, eight at a time:
+ * [h h h g g g g g] [g g g2 g2 g2 g2 g2 g2]. Layout 1: all 16 positions
+ * are one vector of 32-bit lanes. */
 #define AVX512_FN                                                              \
     __attribute__((target("avx512f,avx2,bmi2"), always_inline)) static inline
+#define AVX512_ATTR __attribute__((target("avx512f,avx2,bmi2")))
 
 /* Lanes of positions 8v..8v+7 (within `live`) whose bit the block lacks. */
 AVX512_FN __mmask8 missing8(__m512i blk, __m512i src, unsigned v,
@@ -466,75 +574,90 @@ AVX512_FN bool block_test_avx512(const uint64_t *blk, uint64_t h,
     return miss == 0;
 }
 
-__attribute__((target("avx512f,avx2,bmi2"))) static bool kernel_avx512_1(
-    const amq__obj *o, uint64_t h) {
-    const amq_blocked *b = (const amq_blocked *)o;
-    return block_test_avx512(block_ptr(b, h), h, b->live512, false);
+AVX512_FN bool test_avx512_mix1(const amq_blocked *b, const uint64_t *blk,
+                                uint64_t h) {
+    return block_test_avx512(blk, h, b->live512, false);
 }
 
-__attribute__((target("avx512f,avx2,bmi2"))) static bool kernel_avx512_2(
-    const amq__obj *o, uint64_t h) {
-    const amq_blocked *b = (const amq_blocked *)o;
-    return block_test_avx512(block_ptr(b, h), h, b->live512, true);
+AVX512_FN bool test_avx512_mix2(const amq_blocked *b, const uint64_t *blk,
+                                uint64_t h) {
+    return block_test_avx512(blk, h, b->live512, true);
 }
 
-__attribute__((target("avx2"))) static bool kernel_avx2(const amq__obj *o,
-                                                        uint64_t h) {
-    return contains_avx2((const amq_blocked *)o, h);
+/* Layout 1: word p >> 5 by vpermd (which reads the low four bits of the
+ * product's top four), bit p & 31 by rotating 1 left by p (vprolvd takes
+ * the count mod 32), then one test over the k live lanes. */
+AVX512_FN bool test_avx512_salted(const amq_blocked *b, const uint64_t *blk,
+                                  uint64_t h) {
+    __m512i block = _mm512_loadu_si512((const void *)blk);
+    __m512i prod = _mm512_mullo_epi32(_mm512_set1_epi32((int)(uint32_t)h),
+                                      _mm512_load_si512((const void *)SALT));
+    __m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(prod, 28), block);
+    __m512i bit =
+        _mm512_rolv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(prod, 23));
+    return _mm512_mask_testn_epi32_mask(b->live16, word, bit) == 0;
 }
+
+BLOCKED_KERNEL(kernel_avx512_mix1, AVX512_ATTR, test_avx512_mix1)
+BLOCKED_KERNEL(kernel_avx512_mix2, AVX512_ATTR, test_avx512_mix2)
+BLOCKED_KERNEL(kernel_avx512_salted, AVX512_ATTR, test_avx512_salted)
 #endif
 
-static bool kernel_scalar(const amq__obj *o, uint64_t h) {
-    const amq_blocked *b = (const amq_blocked *)o;
-    return block_test(block_ptr(b, h), h, b->k);
-}
-
-/* The query for b's k and the CPU (AMQ_OPT_SCALAR: the reference). */
+/* The query kernels for b's layout, k and the CPU (AMQ_OPT_SCALAR: the
+ * reference). */
 static void choose_kernel(amq_blocked *b, const amq_options *opt) {
     bool scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
-    b->o.contains = kernel_scalar;
+    bool salted = b->layout == AMQ_BLOCKED_LAYOUT_SALTED;
+    b->o.contains = kernel_ref_one;
+    b->batch = kernel_ref_batch;
 #ifdef BLOCKED_X86
-    if (!scalar && amq__cpu_has_avx512())
-        b->o.contains = b->k > 8 ? kernel_avx512_2 : kernel_avx512_1;
-    else if (b->avx2)
-        b->o.contains = kernel_avx2;
+    if (scalar)
+        return;
+    if (amq__cpu_has_avx512()) {
+        if (salted) {
+            b->o.contains = kernel_avx512_salted_one;
+            b->batch = kernel_avx512_salted_batch;
+        } else {
+            b->o.contains =
+                b->k > 8 ? kernel_avx512_mix2_one : kernel_avx512_mix1_one;
+            b->batch =
+                b->k > 8 ? kernel_avx512_mix2_batch : kernel_avx512_mix1_batch;
+        }
+    } else if (amq__cpu_has_avx2()) {
+        b->o.contains = salted ? kernel_avx2_salted_one : kernel_avx2_mix_one;
+        b->batch = salted ? kernel_avx2_salted_batch : kernel_avx2_mix_batch;
+    }
 #else
     (void)scalar;
+    (void)salted;
 #endif
 }
 
 /* ---- construction ------------------------------------------------------- */
 
-static bool want_avx2(const amq_options *opt) {
-#ifdef BLOCKED_X86
-    if (opt != NULL && (opt->flags & AMQ_OPT_SCALAR))
-        return false;
-    return amq__cpu_has_avx2() != 0;
-#else
-    (void)opt;
-    return false;
-#endif
-}
-
-/* A blocked filter of nblocks blocks and k positions: zeroed and owned, or
- * borrowing `view`. */
-static amq_status blocked_alloc(uint64_t nblocks, unsigned k,
+/* A blocked filter of nblocks blocks, k positions and the given layout:
+ * zeroed and owned, or borrowing `view`. */
+static amq_status blocked_alloc(uint64_t nblocks, unsigned k, unsigned layout,
                                 const amq_options *opt, const uint8_t *view,
                                 amq_blocked **out) {
     amq_blocked *b;
     size_t bytes;
     void *wr;
-    if (nblocks == 0 || k == 0 || k > MAX_K)
+    if (nblocks == 0 || k == 0 || k > MAX_K ||
+        layout > AMQ_BLOCKED_LAYOUT_SALTED)
         return AMQ_ERR_INVALID;
     if (nblocks > MAX_BLOCKS || !amq__mul((size_t)nblocks, BLOCK_BYTES, &bytes))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
     b->nblocks = nblocks;
     b->k = k;
+    b->layout = layout;
     b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
-    b->avx2 = want_avx2(opt);
-    for (unsigned j = 0; j < MAX_K; j++)
+    for (unsigned j = 0; j < MAX_K; j++) {
         b->lane_live[j] = j < k ? UINT64_MAX : 0;
+        b->live32[j] = j < k ? -1 : 0;
+    }
+    b->live16 = (uint16_t)((UINT32_C(1) << k) - 1);
     b->live512[0] = (uint8_t)(k >= 8 ? 0xff : (1u << k) - 1);
     b->live512[1] = (uint8_t)(k >= 16 ? 0xff : k > 8 ? (1u << (k - 8)) - 1 : 0);
     choose_kernel(b, opt);
@@ -554,7 +677,15 @@ amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
     if (out == NULL)
         return AMQ_ERR_INVALID;
     *out = NULL;
-    return blocked_alloc(blocks, k, opt, NULL, out);
+    return blocked_alloc(blocks, k, AMQ_BLOCKED_LAYOUT_SALTED, opt, NULL, out);
+}
+
+amq_status amq_blocked_new_layout(uint64_t blocks, unsigned k, unsigned layout,
+                                  const amq_options *opt, amq_blocked **out) {
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    return blocked_alloc(blocks, k, layout, opt, NULL, out);
 }
 
 amq_status amq_blocked_new(uint64_t capacity, double fpr,
@@ -565,7 +696,7 @@ amq_status amq_blocked_new(uint64_t capacity, double fpr,
         return AMQ_ERR_INVALID;
     *out = NULL;
     AMQ_RETURN_IF_ERR(shape_for(capacity, fpr, 0, &blocks, &k));
-    return blocked_alloc(blocks, k, opt, NULL, out);
+    return blocked_alloc(blocks, k, AMQ_BLOCKED_LAYOUT_SALTED, opt, NULL, out);
 }
 
 void amq_blocked_free(amq_blocked *b) { amq__obj_free(b ? &b->o : NULL); }
@@ -575,11 +706,11 @@ void amq_blocked_free(amq_blocked *b) { amq__obj_free(b ? &b->o : NULL); }
 void amq_blocked_add_hash(amq_blocked *b, uint64_t h) {
     uint64_t *blk = b->mut + BLOCK_WORDS * block_of(h, b->nblocks);
     if (b->concurrent) {
-        block_set_atomic(blk, h, b->k);
+        block_set_atomic(blk, h, b->k, b->layout);
         __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
         return;
     }
-    block_set(blk, h, b->k);
+    block_set(blk, h, b->k, b->layout);
     b->o.items++;
 }
 
@@ -589,13 +720,7 @@ bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t h) {
 
 void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,
                                 size_t n, uint8_t *out) {
-#ifdef BLOCKED_X86
-    if (b->avx2) {
-        batch_avx2(b, h, n, out);
-        return;
-    }
-#endif
-    batch_scalar(b, h, n, out);
+    b->batch(b, h, n, out);
 }
 
 static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
@@ -603,7 +728,8 @@ static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
     size_t nw;
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
-    if (dst->nblocks != src->nblocks || dst->k != src->k)
+    if (dst->nblocks != src->nblocks || dst->k != src->k ||
+        dst->layout != src->layout)
         return AMQ_ERR_INCOMPATIBLE;
     nw = (size_t)dst->nblocks * BLOCK_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
@@ -623,11 +749,12 @@ amq_status amq_blocked_intersect(amq_blocked *dst, const amq_blocked *src) {
 
 uint64_t amq_blocked_blocks(const amq_blocked *b) { return b->nblocks; }
 unsigned amq_blocked_k(const amq_blocked *b) { return b->k; }
+unsigned amq_blocked_layout(const amq_blocked *b) { return b->layout; }
 uint64_t amq_blocked_items(const amq_blocked *b) { return b->o.items; }
 
 /* The rate of this very table. A stranger's k positions are independent
  * and uniform over the block's 512 bits (the ideal-hash model, as for the
- * curve), so in a block with X bits set all k are set with probability
+ * curve; both layouts measure within sampling error of it, see FPR above), so in a block with X bits set all k are set with probability
  * (X / 512)^k, repeats included; the block is picked by multiply-shift,
  * each block by at most ceil(2^s / B) of the 2^s values it is computed
  * from (s = 32, or 64 past 2^32 blocks). So the rate is at most
@@ -662,11 +789,14 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
-    uint64_t k = 0, blocks = 0;
+    uint64_t k = 0, blocks = 0, layout = AMQ_BLOCKED_LAYOUT_SALTED;
     bool has_k, has_blocks;
     unsigned kk;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, &has_k, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "layout", AMQ_BLOCKED_LAYOUT_MIX,
+                                    AMQ_BLOCKED_LAYOUT_SALTED, &layout, NULL,
+                                    diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks,
                                     &has_blocks, diag));
     kk = (unsigned)k;
@@ -684,7 +814,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                       : DEFAULT_K;
     }
     amq_blocked *b;
-    AMQ_RETURN_IF_ERR(blocked_alloc(blocks, kk, opt, NULL, &b));
+    AMQ_RETURN_IF_ERR(
+        blocked_alloc(blocks, kk, (unsigned)layout, opt, NULL, &b));
     *out = &b->o;
     return AMQ_OK;
 }
@@ -709,25 +840,32 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_blocked *b = (const amq_blocked *)o;
-    return amq__describe(buf, cap, "blocks=%llu,k=%u",
-                         (unsigned long long)b->nblocks, b->k);
+    /* layout=0 only where it is not the default, as a spec would say it */
+    return amq__describe(
+        buf, cap, "blocks=%llu,k=%u%s", (unsigned long long)b->nblocks, b->k,
+        b->layout == AMQ_BLOCKED_LAYOUT_MIX ? ",layout=0" : "");
 }
 
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
-    uint64_t k = 0;
+    uint64_t k = 0, layout = 0;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "k", 1, MAX_K, &k, NULL, diag));
+    /* one curve for both layouts (the ideal-hash model; see FPR above) */
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "layout", AMQ_BLOCKED_LAYOUT_MIX,
+                                    AMQ_BLOCKED_LAYOUT_SALTED, &layout, NULL,
+                                    diag));
     *out = inverse ? bits_for(x, (unsigned)k) : curve_at(x, (unsigned)k);
     return AMQ_OK;
 }
 
-/* params: blocks u64 | k u32 | reserved u32 (0) | items u64 */
+/* params: blocks u64 | k u32 | layout u32 | items u64 (the layout word
+ * was reserved, 0, before layout 1: older frames are layout 0) */
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_blocked *b = (const amq_blocked *)o;
     amq__wr_u64(w, b->nblocks);
     amq__wr_u32(w, b->k);
-    amq__wr_u32(w, 0);
+    amq__wr_u32(w, b->layout);
     amq__wr_u64(w, o->items);
 }
 
@@ -735,13 +873,13 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
                          const uint8_t *payload, size_t len, bool view,
                          const amq_options *opt, amq__obj **out) {
     uint64_t blocks, items;
-    uint32_t k;
+    uint32_t k, layout;
     amq_blocked *b;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__rd_expect(r, 24));
     size_t at_blocks = amq__rd_u64(r, &blocks);
     size_t at_k = amq__rd_u32(r, &k);
-    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    size_t at_layout = amq__rd_u32(r, &layout);
     amq__rd_u64(r, &items);
     if (blocks == 0 || blocks > MAX_BLOCKS || len % BLOCK_BYTES != 0 ||
         len / BLOCK_BYTES != blocks)
@@ -751,7 +889,12 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
                            (unsigned long long)blocks, len);
     if (k == 0 || k > MAX_K)
         return amq__rd_bad(r, at_k, "bit count k=%u outside 1..%d", k, MAX_K);
-    AMQ_RETURN_IF_ERR(blocked_alloc(blocks, k, opt, view ? payload : NULL, &b));
+    if (layout > AMQ_BLOCKED_LAYOUT_SALTED)
+        return amq__rd_bad(r, at_layout,
+                           "position layout %u unknown (0: mix, 1: salted)",
+                           layout);
+    AMQ_RETURN_IF_ERR(
+        blocked_alloc(blocks, k, layout, opt, view ? payload : NULL, &b));
     if (!view)
         memcpy(b->mut, payload, len);
     b->o.items = items;
@@ -767,7 +910,10 @@ const amq__type amq__type_blocked = {
                         "512-bit block",
              .params = "k=BITS per key (1-16, default best for the target; "
                        "8 with blocks= and no target), blocks=N (64-byte "
-                       "blocks, explicit size instead of capacity/fpr)",
+                       "blocks, explicit size instead of capacity/fpr), "
+                       "layout=0|1 (bit positions: 1 = one multiply per "
+                       "position, the default; 0 = the mix layout of "
+                       "frames older readers understand)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
     .load = t_load,

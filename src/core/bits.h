@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "amq/mix.h"
+
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "amq currently requires a little-endian target (see docs/format.md)"
 #endif
@@ -18,25 +20,18 @@
 static inline uint32_t amq__reduce32(uint32_t x, uint32_t n) {
     return (uint32_t)(((uint64_t)x * n) >> 32);
 }
-/* 64-bit version into [0, n). */
+/* 64-bit version into [0, n) (amq/mix.h: part of the formats). */
 static inline uint64_t amq__reduce64(uint64_t x, uint64_t n) {
-    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+    return amq_reduce64(x, n);
 }
 
 static inline uint64_t amq__rotl64(uint64_t x, unsigned r) {
     return (x << (r & 63)) | (x >> ((64 - r) & 63));
 }
 
-/* Murmur3's 64-bit finaliser: a bijective mixer used to derive a second,
- * independent-looking hash from the first. */
-static inline uint64_t amq__mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
+/* Murmur3's 64-bit finaliser (amq/mix.h): a bijective mixer used to
+ * derive a second, independent-looking hash from the first. */
+static inline uint64_t amq__mix64(uint64_t x) { return amq_mix64(x); }
 
 static inline unsigned amq__popcount64(uint64_t x) {
     return (unsigned)__builtin_popcountll(x);

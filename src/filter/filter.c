@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "amq/query.h"
 #include "core/mem.h"
 #include "filter/frame_io.h"
 #include "filter/make.h"
@@ -253,6 +254,22 @@ amq_status amq_filter_add(amq_filter *f, const void *key, size_t len) {
 bool amq_filter_contains_hash(const amq_filter *f, uint64_t hash) {
     const amq__obj *o = f->impl;
     return o->contains(o, hash);
+}
+
+amq_status amq_filter_fuse8_query(const amq_filter *f, amq_fuse8_query *q) {
+    if (f == NULL || q == NULL)
+        return AMQ_ERR_INVALID;
+    if (f->type != &amq__type_fuse8)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq_fuse8_query_of((const amq_xor *)f->impl, q);
+}
+
+amq_status amq_filter_cuckoo_query(const amq_filter *f, amq_cuckoo_query *q) {
+    if (f == NULL || q == NULL)
+        return AMQ_ERR_INVALID;
+    if (f->type != &amq__type_cuckoo && f->type != &amq__type_vacuum)
+        return AMQ_ERR_UNSUPPORTED;
+    return amq_cuckoo_query_of((const amq_cuckoo *)f->impl, q);
 }
 
 bool amq_filter_contains(const amq_filter *f, const void *key, size_t len) {

@@ -399,38 +399,32 @@ INLINE uint32_t alt_of(const amq__ctab *t, uint32_t b1, uint32_t fp, bool sum) {
 
 /* A one-table filter with f <= 16, without the switches and the chain
  * loop: the two buckets' loads depend only on h, and the answer is one
- * branch-free test of both. `sum`: the sum form of alt; `tab`: its
- * per-fingerprint part (H, or the xor delta) read from c->alt instead of
- * computed (both constants). */
-INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum, bool tab) {
+ * branch-free test of both. `sum`: the sum form of alt, computed here
+ * (the filters too small for the alternate table; with the table the
+ * kernel is amq/query.h's, below). */
+INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum) {
     const amq_cuckoo *c = (const amq_cuckoo *)o;
     const amq__ctab *t = &c->base;
     uint32_t fp = amq__reduce32((uint32_t)h, t->fp_values) + 1;
-    uint32_t b1 = bucket1(t, h), b2;
-    if (!tab) {
-        b2 = alt_of(t, b1, fp, sum);
-    } else if (sum) {
-        uint32_t H = c->alt[fp];
-        b2 = H >= b1 ? H - b1 : H - b1 + t->buckets;
-    } else {
-        b2 = b1 ^ c->alt[fp];
-    }
+    uint32_t b1 = bucket1(t, h), b2 = alt_of(t, b1, fp, sum);
     uint64_t lo = t->lanes, pat = fp * lo;
     uint64_t a = bucket_word(t, b1) ^ pat, b = bucket_word(t, b2) ^ pat;
     return (((a - lo) & ~a) | ((b - lo) & ~b)) & t->lanes_hi;
 }
 
 static bool probe_sum(const amq__obj *o, uint64_t h) {
-    return table_probe(o, h, true, false);
+    return table_probe(o, h, true);
 }
 static bool probe_xor(const amq__obj *o, uint64_t h) {
-    return table_probe(o, h, false, false);
+    return table_probe(o, h, false);
 }
+/* With the alternate table: the query object's kernel (c->q), the form a
+ * constant. */
 static bool probe_sum_tab(const amq__obj *o, uint64_t h) {
-    return table_probe(o, h, true, true);
+    return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0);
 }
 static bool probe_xor_tab(const amq__obj *o, uint64_t h) {
-    return table_probe(o, h, false, true);
+    return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1);
 }
 
 static bool contains_chain(const amq__obj *o, uint64_t h);
@@ -471,11 +465,21 @@ static void choose_kernel(amq_cuckoo *c) {
         alt_table_build(c);
     else
         alt_table_free(c);
-    if (!one)
+    if (!one) {
         c->o.contains = contains_chain;
-    else if (c->alt != NULL)
+    } else if (c->alt != NULL) {
+        amq_cuckoo_query q = {(const uint8_t *)t->rd,
+                              c->alt,
+                              t->lanes,
+                              t->lanes_hi,
+                              t->last8,
+                              t->buckets,
+                              t->fp_values,
+                              4 * t->fbits,
+                              t->half == 0};
+        c->q = q;
         c->o.contains = t->half != 0 ? probe_sum_tab : probe_xor_tab;
-    else
+    } else
         c->o.contains = t->half != 0 ? probe_sum : probe_xor;
 }
 
@@ -622,6 +626,16 @@ static bool contains_chain(const amq__obj *o, uint64_t h) {
         if (table_contains(&c->more[i - 1], c->scalar, h))
             return true;
     return false;
+}
+
+amq_status amq_cuckoo_query_of(const amq_cuckoo *c, amq_cuckoo_query *q) {
+    if (c == NULL || q == NULL)
+        return AMQ_ERR_INVALID;
+    /* not one big table of f <= 16, scalar, or a table that may grow */
+    if (c->alt == NULL || c->max_links > 1)
+        return AMQ_ERR_UNSUPPORTED;
+    *q = c->q;
+    return AMQ_OK;
 }
 
 bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {

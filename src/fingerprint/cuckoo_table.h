@@ -31,6 +31,7 @@
 #define AMQ_SRC_FINGERPRINT_CUCKOO_TABLE_H
 
 #include "amq/cuckoo.h"
+#include "amq/query.h"
 #include "core/mem.h"
 #include "filter/type.h"
 
@@ -87,6 +88,9 @@ struct amq_cuckoo {
     /* One big table's alternate bucket, per fingerprint: H (sum form) or
      * the xor delta; NULL where the kernel computes it (cuckoo.c). */
     uint32_t *alt;
+    /* With alt: what the kernel and amq_cuckoo_query_of read (the base
+     * table, alt and the shape), set by choose_kernel. */
+    amq_cuckoo_query q;
 };
 
 /* Words of the packed table of m buckets at f bits; 0 on overflow. */

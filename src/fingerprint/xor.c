@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amq/query.h"
 #include "amq/static.h"
 #include "core/bits.h"
 #include "core/mem.h"
@@ -69,10 +70,9 @@
 
 /* Multipliers deriving each way's slot offset and the fingerprint from the
  * mixed hash (odd, from splitmix64). Part of the file format: never edit. */
-static const uint64_t way_mul[4] = {
-    0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL,
-    0xd6e8feb86659fd93ULL};
-#define FP_MUL 0xa0761d6478bd642fULL
+static const uint64_t way_mul[4] = {AMQ__FUSE_MUL0, AMQ__FUSE_MUL1,
+                                    AMQ__FUSE_MUL2, AMQ__FUSE_MUL3};
+#define FP_MUL AMQ__FUSE_MULFP
 
 typedef enum xf_family { XF_XOR, XF_FUSE } xf_family;
 
@@ -207,14 +207,16 @@ XF_INLINE bool xf_probe(const amq__obj *o, uint64_t h, unsigned width,
     const amq_xor *f = (const amq_xor *)o;
     const xf_map m = f->map;
     const uint8_t *t = f->fp;
+    if (!one) /* the query amq/query.h compiles into callers */
+        return amq__fuse_probe(t, f->seed, m.seg_count, m.shift, m.seg_len, h,
+                               width, ways);
     uint64_t x = xf_mix(h, f->seed);
-    uint64_t first = one ? 0 : xf_first(m, true, x);
     uint32_t v = xf_fingerprint(x, width);
-    v ^= xf_get(t, width, xf_way(m, !one, first, x, 0));
-    v ^= xf_get(t, width, xf_way(m, !one, first, x, 1));
-    v ^= xf_get(t, width, xf_way(m, !one, first, x, 2));
+    v ^= xf_get(t, width, xf_way(m, false, 0, x, 0));
+    v ^= xf_get(t, width, xf_way(m, false, 0, x, 1));
+    v ^= xf_get(t, width, xf_way(m, false, 0, x, 2));
     if (ways == 4)
-        v ^= xf_get(t, width, xf_way(m, !one, first, x, 3));
+        v ^= xf_get(t, width, xf_way(m, false, 0, x, 3));
     return v == 0;
 }
 
@@ -283,6 +285,18 @@ static void xf_choose(amq_xor *f, bool scalar) {
 
 bool amq_xor_contains_hash(const amq_xor *f, uint64_t h) {
     return f->o.contains(&f->o, h);
+}
+
+amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q) {
+    if (f == NULL || q == NULL)
+        return AMQ_ERR_INVALID;
+    if (f->fam != XF_FUSE || f->s.width != 8 || f->s.ways != 3 ||
+        f->slots == 0 || f->s.lg == XF_ANY_LEN)
+        return AMQ_ERR_UNSUPPORTED;
+    amq_fuse8_query r = {f->fp,          f->seed,      f->map.seg_count,
+                         f->map.seg_len, f->map.shift, 0};
+    *q = r;
+    return AMQ_OK;
 }
 
 /* Batch: compute and prefetch every slot of a group of keys, then read

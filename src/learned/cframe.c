@@ -109,7 +109,7 @@ static void write_params(const amq_cascade *c, uint8_t *p) {
     amq__put_f64(p + 112, k->eta);
     amq__put_f64(p + 120, k->fpr);
     amq__put_f64(p + 128, k->bits_per_key);
-    amq__put_f64(p + 136, c->build_seconds);
+    amq__put_f64(p + 136, c->frame_seconds); /* not the training's time */
     amq__put_u64(p + 144, k->aux_capacity);
     amq__put_f64(p + 152, k->aux_fpr);
     amq__put_u32(p + 160, (uint32_t)k->tail);

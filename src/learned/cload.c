@@ -342,6 +342,7 @@ static void adopt_counters(amq_cascade *c, const header *h) {
     c->tail_members = h->tail_members;
     c->max_stale = h->max_stale;
     c->build_seconds = h->build_seconds;
+    c->frame_seconds = h->build_seconds;
     memcpy(c->residual_spec, h->residual, sizeof c->residual_spec);
     memcpy(c->aux_spec, h->aux, sizeof c->aux_spec);
     c->cfg.residual = c->residual_spec;

@@ -212,6 +212,10 @@ struct amq_cascade {
     uint64_t added, removed, stale_other, tail_members;
     uint64_t max_stale; /* resolved cfg.max_stale                     */
     double build_seconds;
+    /* What the frame records in place of the time: 0 for a training (so
+     * trainings on the same input save the same bytes), a loaded frame's
+     * own value (so it saves back unchanged). */
+    double frame_seconds;
 };
 
 /* The front filter sees mix(h ^ salt): positions independent of the

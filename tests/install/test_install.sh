@@ -50,6 +50,16 @@ fi
 check "installed completion is valid bash" bash -n "$P/share/bash-completion/completions/amq"
 check "installed amq runs" "$P/bin/amq" --version
 
+# The installed headers compile in strict ISO mode, as C and as C++ (the
+# inline queries of amq/query.h are code in a header).
+check "headers compile as pedantic C11" cc -std=c11 -Wall -Wextra -pedantic \
+    -Werror -fsyntax-only -I"$P/include" "$SRC/tests/install/consumer/main.c"
+if command -v c++ >/dev/null 2>&1; then
+    check "headers compile as pedantic C++17" c++ -x c++ -std=c++17 -Wall \
+        -pedantic -Werror -fsyntax-only -I"$P/include" \
+        "$SRC/tests/install/consumer/main.c"
+fi
+
 # pkg-config, from where it was installed and after moving the prefix.
 pc_build() { # PREFIX OUTPUT
     PKG_CONFIG_PATH="$1/lib/pkgconfig" sh -c \

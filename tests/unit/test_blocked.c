@@ -1,11 +1,13 @@
 /*
  * test_blocked.c — the cache-line blocked Bloom filter.
  *
- * The layout documented in src/bloom/blocked.c (block from the high half of
- * the hash, k 9-bit positions cut from the low half, mix64(h) and
- * mix64(mix64(h))) is re-implemented here naively over a byte array, so the
- * serialized bits are pinned and both query paths are checked against a
- * model that shares none of their code. FPR tolerance, used throughout: a
+ * The two position layouts documented in src/bloom/blocked.c (block from
+ * the high half of the hash; k 9-bit positions either the top bits of
+ * t * SALT[j], t the low half (layout 1), or cut from the low half,
+ * mix64(h) and mix64(mix64(h)) (layout 0)) are re-implemented here naively
+ * over a byte array, so the serialized bits are pinned and every query
+ * kernel (each CPU ceiling, single and batch) is checked against a model
+ * that shares none of their code. FPR tolerance, used throughout: a
  * measurement over q strangers must lie within 4 binomial standard
  * deviations plus 5% (relative) of amq_blocked_fpr, and below the certified
  * bound plus 4 sigma.
@@ -18,6 +20,7 @@
 
 #include "amq/amq.h"
 #include "check.h"
+#include "core/bits.h"
 #include "core/frame.h"
 
 /* ---- the naive model ----------------------------------------------------- */
@@ -32,7 +35,18 @@ static uint64_t fmix64(uint64_t x) {
     return x;
 }
 
-static unsigned model_position(uint64_t h, unsigned j) {
+/* Layout 1's multipliers as docs/structures.md lists them. */
+static const uint32_t salt[16] = {
+    0x2560fc7du, 0x65e488b5u, 0x2148f0c9u, 0xb26426c3u,
+    0x78c74d37u, 0x8de33921u, 0x55ca90edu, 0x10aea1b1u,
+    0x4e4096a5u, 0x00de3e8du, 0x28ba03bbu, 0xa5fd7c0bu,
+    0xdb4dd0b7u, 0x1c35618fu, 0x667de3a9u, 0xd989113du};
+
+static unsigned model_position(uint64_t h, unsigned j, unsigned layout) {
+    if (layout == 1) {
+        uint64_t product = (h & 0xffffffffu) * salt[j]; /* < 2^64 */
+        return (unsigned)((product % (UINT64_C(1) << 32)) / (1u << 23));
+    }
     uint64_t g = fmix64(h), g2 = fmix64(g);
     if (j < 3)
         return (unsigned)((h & 0xffffffffu) >> (9 * j)) & 511u;
@@ -45,19 +59,20 @@ static uint64_t model_block(uint64_t h, uint64_t nblocks) {
     return ((h >> 32) * nblocks) >> 32; /* nblocks < 2^32 in these tests */
 }
 
-static void model_add(uint8_t *bits, uint64_t nblocks, unsigned k, uint64_t h) {
+static void model_add(uint8_t *bits, uint64_t nblocks, unsigned k,
+                      unsigned layout, uint64_t h) {
     uint8_t *block = bits + 64 * model_block(h, nblocks);
     for (unsigned j = 0; j < k; j++) {
-        unsigned p = model_position(h, j);
+        unsigned p = model_position(h, j, layout);
         block[p / 8] |= (uint8_t)(1u << (p % 8)); /* LE words: bit p */
     }
 }
 
 static bool model_contains(const uint8_t *bits, uint64_t nblocks, unsigned k,
-                           uint64_t h) {
+                           unsigned layout, uint64_t h) {
     const uint8_t *block = bits + 64 * model_block(h, nblocks);
     for (unsigned j = 0; j < k; j++) {
-        unsigned p = model_position(h, j);
+        unsigned p = model_position(h, j, layout);
         if ((block[p / 8] & (1u << (p % 8))) == 0)
             return false;
     }
@@ -82,20 +97,22 @@ static bool within_tolerance(double measured, double theory, double q) {
 
 /* Fill a filter and the model alike through the generic interface, then
  * compare the payload bytes: pins the documented bit layout. */
-static void layout_for(uint64_t nblocks, unsigned k, size_t n, uint64_t seed) {
+static void layout_for(uint64_t nblocks, unsigned k, unsigned layout, size_t n,
+                       uint64_t seed) {
     char spec[64];
     amq_filter *f = NULL;
     uint8_t *model = calloc((size_t)nblocks, 64);
     uint64_t *h = random_hashes(n, seed);
     check_seed = seed;
-    snprintf(spec, sizeof spec, "blocked:blocks=%llu,k=%u",
-             (unsigned long long)nblocks, k);
+    /* the default spec must give layout 1 */
+    snprintf(spec, sizeof spec, "blocked:blocks=%llu,k=%u%s",
+             (unsigned long long)nblocks, k, layout == 0 ? ",layout=0" : "");
     CHECK_OK(amq_filter_new(spec, 0, 0, NULL, &f, NULL));
     if (f == NULL)
         goto out;
     for (size_t i = 0; i < n; i++) {
         CHECK_OK(amq_filter_add_hash(f, h[i]));
-        model_add(model, nblocks, k, h[i]);
+        model_add(model, nblocks, k, layout, h[i]);
     }
     size_t size = amq_filter_serialized_size(f), written = 0;
     uint8_t *buf = malloc(size);
@@ -104,13 +121,13 @@ static void layout_for(uint64_t nblocks, unsigned k, size_t n, uint64_t seed) {
     /* The payload is the last table bytes before the 8-byte checksum (the
      * table is a multiple of 8, so there is no padding). */
     CHECK_MSG(memcmp(buf + size - 8 - table, model, table) == 0,
-              "layout differs from the model (blocks=%llu k=%u)",
+              "layout %u differs from the model (blocks=%llu k=%u)", layout,
               (unsigned long long)nblocks, k);
     size_t disagree = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t s = check_next(&seed);
         disagree += amq_filter_contains_hash(f, s) !=
-                    model_contains(model, nblocks, k, s);
+                    model_contains(model, nblocks, k, layout, s);
     }
     CHECK_MSG(disagree == 0, "%zu strangers answered unlike the model",
               disagree);
@@ -123,24 +140,31 @@ out:
 
 static void test_layout(void) {
     size_t n = check_quick() ? 5000 : 50000;
-    for (unsigned k = 1; k <= 16; k++)
-        layout_for(n / 40 + k, k, n, 100 + k);
-    layout_for(1, 7, 60, 99);
+    for (unsigned layout = 0; layout <= 1; layout++) {
+        for (unsigned k = 1; k <= 16; k++)
+            layout_for(n / 40 + k, k, layout, n, 100 + k + 20 * layout);
+        layout_for(1, 7, layout, 60, 99);
+    }
 }
 
-/* ---- scalar, AVX2, single and batch agree --------------------------------- */
+/* ---- scalar, AVX2, AVX-512, single and batch agree ------------------------ */
 
-static void agree_for(uint64_t nblocks, unsigned k, size_t n, uint64_t seed,
-                      bool mixed) {
+/* The reference (AMQ_OPT_SCALAR) against the kernel chosen under the CPU
+ * ceiling `cap`, on the same random table. */
+static void agree_for(uint64_t nblocks, unsigned k, unsigned layout, int cap,
+                      size_t n, uint64_t seed, bool mixed) {
     uint64_t *present = random_hashes(n, seed);
     uint64_t *absent = random_hashes(n, seed + 1000);
     uint8_t *out_s = malloc(n), *out_v = malloc(n);
     amq_blocked *s = NULL, *v = NULL;
     check_seed = seed;
-    CHECK_OK(amq_blocked_new_explicit(nblocks, k, &scalar_opt, &s));
-    CHECK_OK(amq_blocked_new_explicit(nblocks, k, NULL, &v));
+    CHECK_OK(amq_blocked_new_layout(nblocks, k, layout, &scalar_opt, &s));
+    amq__cpu_cap(cap);
+    CHECK_OK(amq_blocked_new_layout(nblocks, k, layout, NULL, &v));
+    amq__cpu_cap(AMQ__CPU_AVX512);
     if (s == NULL || v == NULL)
         goto out;
+    CHECK(amq_blocked_layout(s) == layout && amq_blocked_layout(v) == layout);
     for (size_t i = 0; i < n; i++) {
         amq_blocked_add_hash(s, present[i]);
         amq_blocked_add_hash(v, present[i]);
@@ -157,8 +181,10 @@ static void agree_for(uint64_t nblocks, unsigned k, size_t n, uint64_t seed,
             negatives += !one_s;
             positives += one_s;
         }
-        CHECK_MSG(bad == 0, "%zu disagreements (blocks=%llu k=%u set %d)", bad,
-                  (unsigned long long)nblocks, k, set);
+        CHECK_MSG(bad == 0,
+                  "%zu disagreements (blocks=%llu k=%u layout %u cap %d set "
+                  "%d)",
+                  bad, (unsigned long long)nblocks, k, layout, cap, set);
         if (set == 0)
             CHECK_MSG(negatives == 0, "%zu false negatives", negatives);
         /* Strangers must exercise both answers, or agreement means little. */
@@ -176,14 +202,22 @@ out:
 }
 
 static void test_paths_agree(void) {
-    size_t n = check_quick() ? 10000 : 100000;
-    for (unsigned k = 1; k <= 16; k++)
-        agree_for(n * 8 / 512 + 1, k, n, 200 + k, true); /* ~8 bits/key */
+    size_t n = check_quick() ? 10000 : 50000;
+    const int caps[] = {AMQ__CPU_SCALAR, AMQ__CPU_AVX2, AMQ__CPU_AVX512};
     const uint64_t sizes[] = {1, 2, 3, 1001, 40001};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        agree_for(sizes[i], 7, n / 4, 230 + i, false);
-    agree_for(64, 5, 5, 240,
-              false); /* a batch shorter than the prefetch window */
+    for (unsigned layout = 0; layout <= 1; layout++) {
+        for (size_t c = 0; c < 3; c++) {
+            uint64_t seed = 200 + 100 * layout + 40 * c;
+            for (unsigned k = 1; k <= 16; k++) /* ~8 bits/key */
+                agree_for(n * 8 / 512 + 1, k, layout, caps[c], n, seed + k,
+                          true);
+            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+                agree_for(sizes[i], 7 + 6 * (i & 1), layout, caps[c], n / 4,
+                          seed + 20 + i, false);
+            /* a batch shorter than the prefetch window */
+            agree_for(64, 5, layout, caps[c], 5, seed + 30, false);
+        }
+    }
 }
 
 /* ---- no false negatives, FPR against theory and bound -------------------- */
@@ -292,15 +326,14 @@ static void *add_all(void *arg) {
     return NULL;
 }
 
-static void test_concurrent(void) {
+static void concurrent_for(const char *spec) {
     size_t n = check_quick() ? 50000 : 400000;
     uint64_t *h = random_hashes(n, 401);
     amq_options copt = {.flags = AMQ_OPT_CONCURRENT};
     amq_filter *par = NULL, *seq = NULL;
     check_seed = 401;
-    /* Few blocks, so both threads hammer the same words. */
-    CHECK_OK(amq_filter_new("blocked:blocks=512,k=8", 0, 0, &copt, &par, NULL));
-    CHECK_OK(amq_filter_new("blocked:blocks=512,k=8", 0, 0, NULL, &seq, NULL));
+    CHECK_OK(amq_filter_new(spec, 0, 0, &copt, &par, NULL));
+    CHECK_OK(amq_filter_new(spec, 0, 0, NULL, &seq, NULL));
     if (par == NULL || seq == NULL)
         goto out;
     adder a[2] = {{par, h, n / 2}, {par, h + n / 2, n - n / 2}};
@@ -313,11 +346,17 @@ static void test_concurrent(void) {
         amq_filter_add_hash(seq, h[i]);
     CHECK(amq_filter_items(par) == n);
     CHECK_MSG(check_same_frame(par, seq),
-              "concurrent adds differ from sequential");
+              "%s: concurrent adds differ from sequential", spec);
 out:
     amq_filter_free(par);
     amq_filter_free(seq);
     free(h);
+}
+
+static void test_concurrent(void) {
+    /* Few blocks, so both threads hammer the same words. */
+    concurrent_for("blocked:blocks=512,k=8");
+    concurrent_for("blocked:blocks=512,k=13,layout=0");
 }
 
 /* ---- union and intersection -------------------------------------------------- */
@@ -327,14 +366,16 @@ static void test_merge(void) {
     uint64_t *ha = random_hashes(n, 501), *hb = random_hashes(n, 502);
     uint64_t *common = random_hashes(n, 503);
     amq_blocked *a = NULL, *b = NULL, *c = NULL, *other_k = NULL,
-                *other_b = NULL;
+                *other_b = NULL, *other_layout = NULL;
     check_seed = 501;
     CHECK_OK(amq_blocked_new_explicit(2000, 7, NULL, &a));
     CHECK_OK(amq_blocked_new_explicit(2000, 7, NULL, &b));
     CHECK_OK(amq_blocked_new_explicit(2000, 7, NULL, &c));
     CHECK_OK(amq_blocked_new_explicit(2000, 8, NULL, &other_k));
     CHECK_OK(amq_blocked_new_explicit(2001, 7, NULL, &other_b));
-    if (!a || !b || !c || !other_k || !other_b)
+    CHECK_OK(amq_blocked_new_layout(2000, 7, AMQ_BLOCKED_LAYOUT_MIX, NULL,
+                                    &other_layout));
+    if (!a || !b || !c || !other_k || !other_b || !other_layout)
         goto out;
     for (size_t i = 0; i < n; i++) {
         amq_blocked_add_hash(a, ha[i]);
@@ -348,6 +389,8 @@ static void test_merge(void) {
     CHECK_STATUS(amq_blocked_union(a, other_b), AMQ_ERR_INCOMPATIBLE);
     CHECK_STATUS(amq_blocked_intersect(a, other_k), AMQ_ERR_INCOMPATIBLE);
     CHECK_STATUS(amq_blocked_intersect(a, other_b), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_blocked_union(a, other_layout), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_blocked_intersect(other_layout, a), AMQ_ERR_INCOMPATIBLE);
     CHECK(amq_blocked_items(a) == 2 * n);
 
     CHECK_OK(amq_blocked_intersect(c, b)); /* c = a ∩ b */
@@ -372,6 +415,7 @@ out:
     amq_blocked_free(c);
     amq_blocked_free(other_k);
     amq_blocked_free(other_b);
+    amq_blocked_free(other_layout);
     free(ha);
     free(hb);
     free(common);
@@ -447,7 +491,7 @@ static void test_frame(void) {
     amq_filter_free(v);
     g = NULL;
 
-    /* params: blocks u64 | k u32 | reserved u32 | items u64, after the
+    /* params: blocks u64 | k u32 | layout u32 | items u64, after the
      * 64-byte header and 16 generic bytes; resealed so only the type's own
      * validation can object. */
     const size_t tp = 64 + 16;
@@ -455,7 +499,7 @@ static void test_frame(void) {
         size_t off;
         uint8_t x;
     } cases[] = {{tp + 0, 0x01}, {tp + 7, 0x01},  {tp + 8, 0xff},
-                 {tp + 8, 0x1f}, {tp + 12, 0x01}, {tp + 15, 0x80}};
+                 {tp + 8, 0x1f}, {tp + 12, 0x02}, {tp + 15, 0x80}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t saved = buf[cases[i].off];
         buf[cases[i].off] ^= cases[i].x;

@@ -395,7 +395,11 @@ static void fpr_case(const amq_type_info *ti, uint64_t n, double eps,
         CHECK_MSG(p <= eps * 1.10 + four_sigma(eps, t) + 3.0 / t,
                   "%s n=%llu: measured %g misses target %g", ti->name,
                   (unsigned long long)n, p, eps);
-        CHECK_MSG(bound <= eps * 1.10,
+        /* The bound is this table's rate, so it scatters like it: for a
+         * blocked filter of 10^4 keys (~300 blocks) by ~4% (sd), and about
+         * one table in 100 lands above 1.10 eps; same allowance as the
+         * curve. */
+        CHECK_MSG(bound <= eps * (1.0 + rel_curve),
                   "%s n=%llu: bound %g at capacity "
                   "exceeds target %g",
                   ti->name, (unsigned long long)n, bound, eps);

@@ -56,7 +56,7 @@ static const type_cases cases[] = {
                {"reserved", 12, 4, V_ONE, 0, SAME}}},
     {"blocked", {{"blocks", 0, 8, V_ZERO, 0, SAME},
                  {"k", 8, 4, CONST(17), 0, SAME},
-                 {"reserved", 12, 4, V_ONE, 0, SAME}}},
+                 {"layout", 12, 4, CONST(2), 0, SAME}}},
     {"sbbf", {{"blocks", 0, 8, V_PLUS1, 0, SAME},
               {"reserved", 16, 8, V_ONE, 0, SAME}}},
     {"counting", {{"m", 0, 8, V_PLUS1, 0, SAME}, {"k", 8, 4, V_ZERO, 0, SAME},

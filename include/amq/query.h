@@ -1,0 +1,205 @@
+/*
+ * amq/query.h — one-key queries compiled into the caller's loop.
+ *
+ * amq_xor_contains_hash, like every library entry point, is a call: the
+ * caller's loop jumps into the library, the library jumps to the kernel
+ * chosen for the filter's shape, and back. In cache that costs a few
+ * nanoseconds. Far beyond cache it costs more than it seems: a loop of
+ * one-key queries runs at the speed of the cache misses the core keeps in
+ * flight, and the instructions and branches of the call take room in the
+ * core's windows that later queries' reads would otherwise use. On the
+ * development machine, around a three-line query, that is about two
+ * random memory reads per key (docs/bench.md, "Where the time goes").
+ *
+ * A query object removes it. The library copies the few numbers a query
+ * needs out of a filter (amq_*_query_of); a static inline function here
+ * reads them, so the compiler places the whole query in the caller's loop,
+ * with the numbers in registers. It answers exactly as the filter's own
+ * query does (the library's kernel for that shape is this same function),
+ * because what it computes is the file format's: the mixer and the
+ * multipliers below are part of the frame and never change within a
+ * format version.
+ *
+ * Lifetime: a query object borrows the filter's table. It is valid while
+ * the filter lives; static filters never change, so it never goes stale.
+ * It is a plain value: copy it, share it between threads.
+ *
+ * Needs a compiler with a 64 x 64 -> 128-bit multiply (GCC, Clang: every
+ * target amq builds on has one).
+ */
+#ifndef AMQ_QUERY_H
+#define AMQ_QUERY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <string.h>
+
+#include "amq/cuckoo.h"
+#include "amq/filter.h"
+#include "amq/mix.h"
+#include "amq/static.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- binary fuse filters ------------------------------------------------ */
+
+/* Binary fuse filters: a key's mixed hash x = mix64(h + seed) picks its
+ * start segment reduce64(x, S) and, in each of the next `ways` segments of
+ * 2^lg slots, the slot (x M_i) >> (64 - lg); its fingerprint is the top w
+ * bits of x M_fp. The multipliers are odd constants (from splitmix64). */
+#define AMQ__FUSE_MUL0 0x9e3779b97f4a7c15ULL
+#define AMQ__FUSE_MUL1 0xc2b2ae3d27d4eb4fULL
+#define AMQ__FUSE_MUL2 0x165667b19e3779f9ULL
+#define AMQ__FUSE_MUL3 0xd6e8feb86659fd93ULL
+#define AMQ__FUSE_MULFP 0xa0761d6478bd642fULL
+
+static inline uint32_t amq__fuse_get(const uint8_t *t, unsigned width,
+                                     uint32_t i) {
+    const uint8_t *p = t + (size_t)i * (width / 8);
+    switch (width) {
+    case 8: return p[0];
+    case 16: return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+    default:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+               (uint32_t)p[3] << 24;
+    }
+}
+
+/* The query of a segmented table (segments of 2^lg slots, shift =
+ * 64 - lg, seg_len = 2^lg): straight-line code, `width` and `ways`
+ * constants at every call site. */
+static inline __attribute__((always_inline)) bool amq__fuse_probe(
+    const uint8_t *t, uint64_t seed, uint64_t seg_count, unsigned shift,
+    uint64_t seg_len, uint64_t h, unsigned width, unsigned ways) {
+    uint64_t x = amq_mix64(h + seed);
+    uint64_t first = amq_reduce64(x, seg_count) << (64 - shift);
+    uint32_t v = (uint32_t)((x * AMQ__FUSE_MULFP) >> (64 - width));
+    v ^= amq__fuse_get(t, width,
+                       (uint32_t)(first + ((x * AMQ__FUSE_MUL0) >> shift)));
+    v ^= amq__fuse_get(
+        t, width,
+        (uint32_t)(first + seg_len + ((x * AMQ__FUSE_MUL1) >> shift)));
+    v ^= amq__fuse_get(
+        t, width,
+        (uint32_t)(first + 2 * seg_len + ((x * AMQ__FUSE_MUL2) >> shift)));
+    if (ways == 4)
+        v ^= amq__fuse_get(
+            t, width,
+            (uint32_t)(first + 3 * seg_len + ((x * AMQ__FUSE_MUL3) >> shift)));
+    return v == 0;
+}
+
+/* ---- 3-way binary fuse filters with 8-bit fingerprints ------------------ */
+
+typedef struct amq_fuse8_query {
+    const uint8_t *slots; /* the filter's table (borrowed)            */
+    uint64_t seed;
+    uint64_t seg_count; /* start segments                           */
+    uint64_t seg_len;   /* slots per segment, 2^lg                  */
+    uint32_t shift;     /* 64 - lg                                  */
+    uint32_t reserved;  /* 0                                        */
+} amq_fuse8_query;
+
+/* Fills *q for f, a filter built by amq_fuse_build(..., 8, 3, ...) (the
+ * spec "fuse8"). Errors: AMQ_ERR_INVALID (NULL arguments),
+ * AMQ_ERR_UNSUPPORTED (any other width or ways, an xor filter, an empty
+ * filter, or a small one grown to a segment length that is not a power of
+ * two; for those, amq_xor_contains_hash). *q is unchanged on error. */
+AMQ_API amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q);
+
+/* The same for a generic filter of type "fuse8" (built, loaded or a view;
+ * a view's query borrows the caller's buffer as the view does).
+ * Errors: AMQ_ERR_INVALID (NULL), AMQ_ERR_UNSUPPORTED (another type or
+ * shape, as above; a generic filter's keys are hashed by its hasher, so
+ * pass amq_filter_hash(f, key, len) or the hashes given to the build). */
+AMQ_API amq_status amq_filter_fuse8_query(const amq_filter *f,
+                                          amq_fuse8_query *q);
+
+/* Exactly amq_xor_contains_hash(f, h) for the f that q was made from. */
+static inline bool amq_fuse8_query_contains(const amq_fuse8_query *q,
+                                            uint64_t h) {
+    return amq__fuse_probe(q->slots, q->seed, q->seg_count, q->shift,
+                           q->seg_len, h, 8, 3);
+}
+
+/* ---- cuckoo and vacuum filters (one table, fingerprints of <= 16 bits) -- */
+
+/* A key's fingerprint fp = 1 + reduce32(h mod 2^32, 2^f - 1) and bucket
+ * b1 = reduce32(h >> 32, m); its other bucket b2 = (A - b1) mod m (sum
+ * form) or b1 xor A (xor form), A read from the filter's alternate table
+ * (one entry per fingerprint). A bucket is 4 f-bit slots at bit 4 f b of
+ * the table: one unaligned 64-bit load (clamped to the table's last 8
+ * bytes), and a zero-lane test of bucket xor fp x lanes. */
+typedef struct amq_cuckoo_query {
+    const uint8_t *table; /* the bucket table (borrowed)             */
+    const uint32_t *alt;  /* A per fingerprint (borrowed)            */
+    uint64_t lanes;       /* bit 0 of each of the 4 slots            */
+    uint64_t lanes_hi;    /* bit f - 1 of each                       */
+    uint64_t last8;       /* byte offset of the table's last 8 bytes */
+    uint32_t buckets;     /* m                                       */
+    uint32_t fp_values;   /* 2^f - 1                                 */
+    uint32_t bucket_bits; /* 4 f                                     */
+    uint32_t xor_form;    /* 1: b1 xor A; 0: (A - b1) mod m          */
+} amq_cuckoo_query;
+
+/* Fills *q for f: a cuckoo or vacuum filter of one table that cannot grow
+ * (made without growth: not "cuckoo:grow=1"), fingerprints of at most 16
+ * bits, big enough to carry its alternate table (at least 64 x 2^(f + 2)
+ * bytes: 1 MiB at f = 12, where the table outgrows the caches and a
+ * call's cost shows), made without AMQ_OPT_SCALAR. Errors:
+ * AMQ_ERR_INVALID (NULL arguments), AMQ_ERR_UNSUPPORTED (any other
+ * filter: use amq_cuckoo_contains_hash). *q is unchanged on error. The
+ * object reads the live table, so it answers as the filter does after
+ * every add and remove (with the filter's own rules for threads: queries
+ * concurrent with adds need the caller's lock); valid until the filter is
+ * freed or allowed to grow (amq_cuckoo_set_growth with max_links > 1). */
+AMQ_API amq_status amq_cuckoo_query_of(const amq_cuckoo *f,
+                                       amq_cuckoo_query *q);
+/* The same for a generic filter of type "cuckoo" or "vacuum". */
+AMQ_API amq_status amq_filter_cuckoo_query(const amq_filter *f,
+                                           amq_cuckoo_query *q);
+
+static inline uint64_t amq__cuckoo_bucket(const amq_cuckoo_query *q,
+                                          uint32_t b) {
+    uint64_t pos = (uint64_t)b * q->bucket_bits, byte = pos >> 3;
+    byte = byte < q->last8 ? byte : q->last8;
+    uint64_t w;
+    memcpy(&w, q->table + byte, 8); /* little-endian hosts */
+    return w >> (pos - 8 * byte);
+}
+
+/* The query; `form` a constant at every call site: 0 sum, 1 xor, -1 the
+ * form q names (selected by masks, no branch). */
+static inline __attribute__((always_inline)) bool amq__cuckoo_probe(
+    const amq_cuckoo_query *q, uint64_t h, int form) {
+    uint32_t fp = (uint32_t)(((uint64_t)(uint32_t)h * q->fp_values) >> 32) + 1;
+    uint32_t b1 = (uint32_t)(((h >> 32) * q->buckets) >> 32);
+    uint32_t a = q->alt[fp], b2;
+    uint32_t sum = a >= b1 ? a - b1 : a - b1 + q->buckets;
+    if (form < 0) {
+        uint32_t m = 0 - q->xor_form;
+        b2 = ((b1 ^ a) & m) | (sum & ~m);
+    } else {
+        b2 = form ? b1 ^ a : sum;
+    }
+    uint64_t lo = q->lanes, pat = fp * lo;
+    uint64_t x = amq__cuckoo_bucket(q, b1) ^ pat;
+    uint64_t y = amq__cuckoo_bucket(q, b2) ^ pat;
+    return ((((x - lo) & ~x) | ((y - lo) & ~y)) & q->lanes_hi) != 0;
+}
+
+/* Exactly amq_cuckoo_contains_hash(f, h) for the f that q was made from:
+ * no branch, both buckets' loads depending on h only. */
+static inline bool amq_cuckoo_query_contains(const amq_cuckoo_query *q,
+                                             uint64_t h) {
+    return amq__cuckoo_probe(q, h, -1);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * test_query.c — the inline query objects of amq/query.h: a fuse8 query
+ * answers exactly as the filter it was made from, through the typed
+ * handle and the generic one (built, loaded as a view), against the
+ * kernel and the portable reference (AMQ_OPT_SCALAR); one-segment and
+ * segmented tables; and every shape it does not cover is refused with
+ * the query object left as it was; a cuckoo query (sum and xor forms,
+ * vacuum chunks, f = 12 and 16) answers as its filter, also after removes
+ * and adds, and the filters it does not cover are refused.
+ */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/query.h"
+
+static uint64_t *keys(size_t n, uint64_t seed) {
+    uint64_t *h = malloc(n ? n * sizeof *h : 1);
+    for (size_t i = 0; h != NULL && i < n; i++)
+        h[i] = check_next(&seed);
+    return h;
+}
+
+/* q answers as f on the build's keys (all present) and on m fresh ones. */
+static void same_answers(const amq_xor *f, const amq_fuse8_query *q,
+                         const uint64_t *h, size_t n, size_t m) {
+    uint64_t miss = 0, differ = 0, s = 4242;
+    for (size_t i = 0; i < n; i++)
+        miss += !amq_fuse8_query_contains(q, h[i]);
+    for (size_t i = 0; i < m; i++) {
+        uint64_t x = check_next(&s);
+        differ += amq_fuse8_query_contains(q, x) != amq_xor_contains_hash(f, x);
+    }
+    CHECK_MSG(miss == 0, "n=%zu: %llu false negatives", n,
+              (unsigned long long)miss);
+    CHECK_MSG(differ == 0, "n=%zu: %llu answers differ from the filter's", n,
+              (unsigned long long)differ);
+}
+
+static void test_typed(size_t n, bool scalar) {
+    check_seed = n * 2 + scalar;
+    amq_options opt = {0};
+    opt.flags = scalar ? AMQ_OPT_SCALAR : 0;
+    uint64_t *h = keys(n, check_seed);
+    amq_xor *f = NULL;
+    CHECK_OK(amq_fuse_build(h, n, 8, 3, &opt, &f));
+    amq_fuse8_query q;
+    amq_status st = amq_fuse8_query_of(f, &q);
+    /* only a small table grown to a length that is not a power of two
+     * may be refused; every table from 1000 keys on is segmented */
+    CHECK_MSG(st == AMQ_OK || (st == AMQ_ERR_UNSUPPORTED && n < 1000),
+              "n=%zu: %s", n, amq_status_name(st));
+    if (st == AMQ_OK)
+        same_answers(f, &q, h, n, 200000);
+    amq_xor_free(f);
+    free(h);
+}
+
+/* Through the generic interface: a built filter and a view of its frame
+ * give the same query (the view's borrows the frame's buffer). */
+static void test_generic(void) {
+    check_seed = 77;
+    size_t n = 50000;
+    uint64_t *h = keys(n, 77);
+    amq_filter *f = NULL, *v = NULL;
+    CHECK_OK(amq_filter_build("fuse8", h, n, 0.0, NULL, &f, NULL));
+    amq_fuse8_query q, qv;
+    CHECK_OK(amq_filter_fuse8_query(f, &q));
+    size_t len = 0;
+    uint8_t *buf = f != NULL ? check_frame(f, &len) : NULL;
+    if (buf != NULL)
+        CHECK_OK(amq_filter_view(buf, len, NULL, &v, NULL));
+    if (v != NULL) {
+        CHECK_OK(amq_filter_fuse8_query(v, &qv));
+        uint64_t s = 9, differ = 0, miss = 0;
+        for (size_t i = 0; i < n; i++)
+            miss += !amq_fuse8_query_contains(&qv, h[i]);
+        for (size_t i = 0; i < 100000; i++) {
+            uint64_t x = check_next(&s);
+            bool a = amq_filter_contains_hash(f, x);
+            differ += a != amq_fuse8_query_contains(&q, x);
+            differ += a != amq_fuse8_query_contains(&qv, x);
+        }
+        CHECK(miss == 0 && differ == 0);
+        CHECK(qv.slots != q.slots && qv.seed == q.seed &&
+              qv.seg_count == q.seg_count && qv.shift == q.shift);
+    }
+    amq_filter_free(v);
+    amq_filter_free(f);
+    free(buf);
+    free(h);
+}
+
+/* Shapes without an inline query: refused, *q untouched. */
+static void test_refused(void) {
+    check_seed = 5;
+    size_t n = 5000;
+    uint64_t *h = keys(n, 5);
+    amq_fuse8_query q, before;
+    memset(&q, 0xa5, sizeof q);
+    before = q;
+    amq_xor *f = NULL;
+    CHECK_OK(amq_fuse_build(h, n, 16, 3, NULL, &f));
+    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
+    amq_xor_free(f);
+    f = NULL;
+    CHECK_OK(amq_fuse_build(h, n, 8, 4, NULL, &f));
+    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
+    amq_xor_free(f);
+    f = NULL;
+    CHECK_OK(amq_xor_build(h, n, 8, NULL, &f));
+    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
+    amq_xor_free(f);
+    f = NULL;
+    CHECK_OK(amq_fuse_build(h, 0, 8, 3, NULL, &f)); /* empty */
+    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
+    CHECK_STATUS(amq_fuse8_query_of(NULL, &q), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_fuse8_query_of(f, NULL), AMQ_ERR_INVALID);
+    amq_xor_free(f);
+    CHECK(memcmp(&q, &before, sizeof q) == 0);
+
+    amq_filter *g = NULL;
+    CHECK_OK(amq_filter_build("sbbf", h, n, 0.01, NULL, &g, NULL));
+    CHECK_STATUS(amq_filter_fuse8_query(g, &q), AMQ_ERR_UNSUPPORTED);
+    amq_filter_free(g);
+    g = NULL;
+    CHECK_OK(amq_filter_build("fuse8:ways=4", h, n, 0.0, NULL, &g, NULL));
+    CHECK_STATUS(amq_filter_fuse8_query(g, &q), AMQ_ERR_UNSUPPORTED);
+    CHECK_STATUS(amq_filter_fuse8_query(NULL, &q), AMQ_ERR_INVALID);
+    amq_filter_free(g);
+    CHECK(memcmp(&q, &before, sizeof q) == 0);
+    free(h);
+}
+
+/* q answers as c on its keys and on m fresh ones. */
+static void same_cuckoo(const amq_cuckoo *c, const amq_cuckoo_query *q,
+                        const uint64_t *h, size_t n, size_t m) {
+    uint64_t differ = 0, s = 31337;
+    for (size_t i = 0; i < n; i++)
+        differ += amq_cuckoo_query_contains(q, h[i]) !=
+                  amq_cuckoo_contains_hash(c, h[i]);
+    for (size_t i = 0; i < m; i++) {
+        uint64_t x = check_next(&s);
+        differ +=
+            amq_cuckoo_query_contains(q, x) != amq_cuckoo_contains_hash(c, x);
+    }
+    CHECK_MSG(differ == 0, "%llu answers differ from the filter's",
+              (unsigned long long)differ);
+}
+
+/* A big one-table filter (sum form, xor form, vacuum chunks): the query
+ * object answers as the filter, also after removes and adds on the live
+ * table; every present key is found. */
+static void test_cuckoo(const char *what, amq_cuckoo *c, size_t n) {
+    check_seed = n;
+    uint64_t *h = keys(n, n + 1);
+    size_t added = 0;
+    while (c != NULL && added < n && amq_cuckoo_add_hash(c, h[added]) == AMQ_OK)
+        added++;
+    CHECK_MSG(added > n / 2, "%s: only %zu of %zu keys went in", what, added,
+              n);
+    amq_cuckoo_query q;
+    CHECK_OK(amq_cuckoo_query_of(c, &q));
+    if (c != NULL && q.table != NULL) {
+        uint64_t miss = 0;
+        for (size_t i = 0; i < added; i++)
+            miss += !amq_cuckoo_query_contains(&q, h[i]);
+        CHECK_MSG(miss == 0, "%s: %llu false negatives", what,
+                  (unsigned long long)miss);
+        same_cuckoo(c, &q, h, added, 200000);
+        size_t bad = 0;
+        for (size_t i = 0; i < added / 2; i++)
+            bad += amq_cuckoo_remove_hash(c, h[i]) != AMQ_OK;
+        same_cuckoo(c, &q, h, added, 50000);
+        for (size_t i = 0; i < added / 4; i++)
+            bad += amq_cuckoo_add_hash(c, h[i]) != AMQ_OK;
+        same_cuckoo(c, &q, h, added, 50000);
+        CHECK_MSG(bad == 0, "%s: %zu removes or adds refused", what, bad);
+    }
+    amq_cuckoo_free(c);
+    free(h);
+}
+
+static void test_cuckoo_refused(void) {
+    amq_cuckoo_query q, before;
+    memset(&q, 0x5a, sizeof q);
+    before = q;
+    amq_cuckoo *c = NULL;
+    amq_options scalar = {0};
+    scalar.flags = AMQ_OPT_SCALAR;
+    CHECK_OK(amq_cuckoo_new(1000, 0.01, NULL, &c)); /* in cache: no alt */
+    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
+    amq_cuckoo_free(c);
+    c = NULL;
+    CHECK_OK(amq_cuckoo_new(1000000, 0.01, &scalar, &c));
+    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
+    amq_cuckoo_free(c);
+    c = NULL;
+    CHECK_OK(amq_cuckoo_new_explicit(1u << 20, 20, 500, NULL, &c)); /* f>16 */
+    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
+    amq_cuckoo_free(c);
+    c = NULL;
+    CHECK_OK(amq_cuckoo_new(1000000, 0.01, NULL, &c));
+    CHECK_OK(amq_cuckoo_set_growth(c, 4, 0)); /* may grow */
+    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
+    CHECK_STATUS(amq_cuckoo_query_of(NULL, &q), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_cuckoo_query_of(c, NULL), AMQ_ERR_INVALID);
+    amq_cuckoo_free(c);
+    amq_filter *g = NULL;
+    CHECK_OK(amq_filter_new("bloom", 1000, 0.01, NULL, &g, NULL));
+    CHECK_STATUS(amq_filter_cuckoo_query(g, &q), AMQ_ERR_UNSUPPORTED);
+    amq_filter_free(g);
+    CHECK(memcmp(&q, &before, sizeof q) == 0);
+    g = NULL;
+    CHECK_OK(amq_filter_new("cuckoo", 1000000, 0.01, NULL, &g, NULL));
+    CHECK_OK(amq_filter_cuckoo_query(g, &q));
+    uint64_t s = 3, differ = 0;
+    size_t refused = 0;
+    for (int i = 0; i < 1000; i++)
+        refused += amq_filter_add_hash(g, check_next(&s)) != AMQ_OK;
+    CHECK(refused == 0);
+    for (int i = 0; i < 100000; i++) {
+        uint64_t x = check_next(&s);
+        differ +=
+            amq_filter_contains_hash(g, x) != amq_cuckoo_query_contains(&q, x);
+    }
+    CHECK(differ == 0);
+    amq_filter_free(g);
+}
+
+int main(void) {
+    static const size_t sizes[] = {1, 2, 3, 10, 100, 999, 1000, 4096, 100000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        test_typed(sizes[i], false);
+        test_typed(sizes[i], true);
+    }
+    if (!check_quick())
+        test_typed(2000000, false);
+    test_generic();
+    test_refused();
+    amq_cuckoo *c = NULL;
+    CHECK_OK(amq_cuckoo_new(1000000, 0.01, NULL, &c)); /* sum form */
+    test_cuckoo("sum", c, 1000000);
+    c = NULL;
+    CHECK_OK(amq_cuckoo_new_explicit(1u << 18, 12, 500, NULL, &c)); /* xor */
+    test_cuckoo("xor", c, 1000000);
+    c = NULL;
+    CHECK_OK(amq_cuckoo_new_explicit(2200000, 16, 500, NULL, &c)); /* f=16 */
+    test_cuckoo("f16", c, 1000000);
+    c = NULL;
+    CHECK_OK(amq_vacuum_new(1000000, 0.01, NULL, &c));
+    test_cuckoo("vacuum", c, 1000000);
+    test_cuckoo_refused();
+    return check_report("query");
+}
