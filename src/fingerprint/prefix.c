@@ -30,6 +30,19 @@
  * for r (one vector compare of the line, two selects). A query reads one
  * line, and the spare's only when routed there.
  *
+ * Speed. The query kernels decide the route without the bin's largest
+ * (routed_fast: one shift of the pocket's zeros and one compare with the
+ * last slot) and leave the select and the spare out of line. An insert
+ * (a function per instruction set and layout, chosen at creation) finds
+ * the sorted place by counting the list's slots at most r (one vector
+ * compare and a popcount, not a loop that exits at a data-dependent
+ * slot), opens it with vector code (pocket.h) and updates the pocket by
+ * PDEP; a full bin's rule (keep the smaller, forward the larger) runs as
+ * one sequence for both outcomes, out of line. The step-by-step search,
+ * amq__pk_open_slot and the shift-and-mask pocket update are the
+ * reference (AMQ_OPT_SCALAR); test_pocket holds every path to the same
+ * bytes and answers.
+ *
  * The spare is a split-block Bloom filter (sbbf_core.h; the paper's
  * "BBF" spare) over mix(bin, fp), sized for the forwards expected at
  * capacity, about m E[(X - K)+] for a Poisson(n / m) bin load X. So an
@@ -66,10 +79,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define PF_X86 1
-/* Code that may use PDEP/TZCNT/LZCNT/POPCNT (chosen at run time). */
-#define PF_BMI __attribute__((flatten, target("bmi,bmi2,popcnt,lzcnt")))
-#else
-#define PF_BMI
 #endif
 
 #include "amq/dynamic.h"
@@ -113,7 +122,8 @@ struct amq_prefix {
     uint64_t above;       /* sum over overflowed bins of values above max  */
     uint64_t span;        /* Q 2^R                                         */
     const pf_shape *s;
-    bool bmi; /* inserts compiled for BMI2 (not AMQ_OPT_SCALAR) */
+    /* the insert for the layout and the CPU, chosen with the kernel */
+    void (*add)(amq_prefix *f, uint64_t h);
 };
 
 /* ---- a key's place ------------------------------------------------------ */
@@ -149,13 +159,11 @@ static inline uint64_t hdr_get(const uint8_t *bin, const pf_shape *s) {
     return s->hdr == 8 ? h : h & ((UINT64_C(1) << 56) - 1);
 }
 
+/* (A 7-byte header goes back as one word with the first slot.) */
 static inline void hdr_put(uint8_t *bin, const pf_shape *s, uint64_t h) {
-    if (s->hdr == 8) {
-        amq__put_u64(bin, h);
-        return;
-    }
-    for (unsigned i = 0; i < 7; i++)
-        bin[i] = (uint8_t)(h >> (8 * i));
+    if (s->hdr == 7)
+        h = (h & ((UINT64_C(1) << 56) - 1)) | (uint64_t)bin[7] << 56;
+    amq__put_u64(bin, h);
 }
 
 static inline unsigned slot_get(const uint8_t *bin, const pf_shape *s,
@@ -186,6 +194,12 @@ static inline uint32_t bin_max(const uint8_t *bin, uint64_t hdr,
     return (uint32_t)(q << s->r) | slot_get(bin, s, s->slots - 1);
 }
 
+/* Whether the bin holds K values: the pocket's top bit is then its last
+ * one (K zeros and Q ones fill it). */
+static inline bool bin_full(uint64_t hdr, const pf_shape *s) {
+    return (hdr >> (s->lists + s->slots - 1)) & 1;
+}
+
 /* Values of [0, Q 2^R) above m: what a query routed past m could be. */
 static inline uint64_t values_above(const amq_prefix *f, uint32_t m) {
     return f->span - 1 - m;
@@ -214,6 +228,22 @@ static bool spare_has(const amq_prefix *f, uint64_t bin, uint32_t fp) {
 static inline bool routed(const uint8_t *bin, uint64_t hdr, const pf_shape *s,
                           uint32_t fp) {
     return (unsigned)overflowed(hdr, s) & (unsigned)(fp > bin_max(bin, hdr, s));
+}
+
+/* The same without the largest fingerprint, for the kernels. The zeros
+ * of an overflowed (so full) bin's pocket end at bit qm + K - 1, qm the
+ * largest's list; the bits of ~hdr kept besides them are the flag's
+ * (clear when overflowed, else set, and above every pocket bit). So
+ * t = (those bits) >> (q + K - 1) is 0 when fp's list q is above qm (fp
+ * routed), 1 when it is qm (routed iff r is above the last slot), 2 or
+ * more when q is below qm or the bin never overflowed (not routed): a
+ * shift, a load and two compares. */
+static inline bool routed_fast(const uint8_t *bin, uint64_t hdr,
+                               const pf_shape *s, uint32_t fp) {
+    uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;
+    uint64_t t = (~hdr & keep) >> ((fp >> s->r) + s->slots - 1);
+    unsigned r = fp & ((1u << s->r) - 1);
+    return t <= (uint64_t)(r > slot_get(bin, s, s->slots - 1));
 }
 
 static bool contains_ref(const amq__obj *o, uint64_t h) {
@@ -250,10 +280,30 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
 
 /* Most absent keys match no slot of their bin at all (at full load
  * 1 - (1 - 2^-R)^K of them match one: 9% at R = 8) and are not routed to
- * the spare: they return before the select that finds the list's range.
+ * the spare (routed_fast, computed either way: the flag is a coin toss at
+ * full load): they return before the select that finds the list's range.
  * The branch waits for the line, but it is predicted, so the core goes on
  * to the next keys' reads rather than holding the select's instructions,
- * which wait for the same line, in its schedulers. */
+ * which wait for the same line, in its schedulers. The rest is out of
+ * line, so the common path saves no registers for it; it reads the
+ * header as one word (the bits past the pocket and flag, a 7-byte
+ * header's first slot, are masked off where they matter). */
+#define PF_REST(NAME, W)                                                       \
+    __attribute__((noinline)) PF_BMI_REST static bool NAME(                    \
+        const amq_prefix *f, uint64_t b, uint32_t fp, uint64_t hdr,            \
+        uint64_t eq, bool rt) {                                                \
+        const pf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                       \
+        unsigned lo, hi;                                                       \
+        if (rt)                                                                \
+            return spare_has(f, b, fp);                                        \
+        amq__pk_range64(hdr &pocket_mask(s), fp >> W, true, &lo, &hi);         \
+        return (eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo))) != 0;        \
+    }
+
+#define PF_BMI_REST __attribute__((target("bmi,bmi2,popcnt,lzcnt")))
+PF_REST(rest8, 8)
+PF_REST(rest16, 16)
+
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_prefix *f = (const amq_prefix *)o;                           \
@@ -261,21 +311,146 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
         uint64_t b = bin_of(f, h);                                             \
         uint32_t fp = fp_of(f, h);                                             \
         const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */    \
-        uint64_t hdr = hdr_get(bin, s), eq = EQ(bin, W, fp & ((1u << W) - 1)); \
-        bool rt = routed(bin, hdr, s, fp);                                     \
+        uint64_t hdr = amq__get_u64(bin);                                      \
+        uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                        \
+        bool rt = routed_fast(bin, hdr, s, fp);                                \
         if (__builtin_expect((eq | rt) == 0, 1))                               \
             return false;                                                      \
-        if (rt)                                                                \
-            return spare_has(f, b, fp);                                        \
-        unsigned lo, hi;                                                       \
-        amq__pk_range64(hdr &pocket_mask(s), fp >> W, true, &lo, &hi);         \
-        return (eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo))) != 0;        \
+        return (W == 8 ? rest8 : rest16)(f, b, fp, hdr, eq, rt);               \
     }
 
 PF_KERNEL(k256_8, PF_AVX2, eq_avx2, 8)
 PF_KERNEL(k256_16, PF_AVX2, eq_avx2, 16)
 PF_KERNEL(k512_16, PF_AVX512, eq_avx512, 16)
 #endif
+
+/* ---- inserts ------------------------------------------------------------ */
+
+/* Slots of the bin at most r, one bit each (slot i at bit i), by the
+ * line compares of `isa` (lines.h); not forced inline, so the portable
+ * path may name them (it never runs them, see pocket.h). */
+#ifdef PF_X86
+PF_AVX2 static inline uint64_t le_avx2(const uint8_t *bin, unsigned w,
+                                       unsigned r) {
+    return w == 8 ? amq__half_le256(bin, r) >> 7
+                  : amq__line_le256_16(bin, r) >> 4;
+}
+
+PF_AVX512 static inline uint64_t le_avx512(const uint8_t *bin, unsigned r) {
+    return amq__line_le512(bin, 16, r) >> 4;
+}
+#endif
+
+/* Where r goes in list q's slots [lo, hi): after the equal and smaller
+ * ones (the list is sorted). The vector paths count them (one compare,
+ * no loop whose exit depends on the bin's bytes); the portable path
+ * steps through them. */
+AMQ__PK_INLINE unsigned sorted_place(const uint8_t *bin, const pf_shape *s,
+                                     unsigned lo, unsigned hi, unsigned r,
+                                     unsigned isa) {
+#ifdef PF_X86
+    if (isa != AMQ__PK_PORTABLE) {
+        uint64_t le = isa == AMQ__PK_AVX2 || s->r == 8 ? le_avx2(bin, s->r, r)
+                                                       : le_avx512(bin, r);
+        return lo + amq__popcount64(
+                        le & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo)));
+    }
+#endif
+    (void)isa;
+    unsigned at = lo;
+    while (at < hi && slot_get(bin, s, at) <= r)
+        at++;
+    return at;
+}
+
+/* fp into a bin with room whose header is hdr, in sorted place. isa: the
+ * code that finds the place and opens the slot (pocket.h). */
+AMQ__PK_INLINE void bin_put(uint8_t *bin, const pf_shape *s, uint64_t hdr,
+                            uint32_t fp, unsigned isa) {
+    unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1), lo, hi;
+    uint64_t pocket = hdr & pocket_mask(s);
+    unsigned w = s->r / 8;
+    amq__pk_range64(pocket, q, isa != AMQ__PK_PORTABLE, &lo, &hi);
+    unsigned at = sorted_place(bin, s, lo, hi, r, isa);
+    /* the bin has room: its last slot is empty and may be dropped */
+    amq__pk_open(bin, s->bytes, s->hdr + at * w, s->hdr + s->slots * w, w, r,
+                 isa);
+    pocket = amq__pk_ins64b(pocket, at + q, isa != AMQ__PK_PORTABLE);
+    hdr_put(bin, s, pocket | (hdr & ~pocket_mask(s)));
+}
+
+/* The last slot of a full bin taken out; the new header. */
+static inline uint64_t bin_drop_last(uint8_t *bin, const pf_shape *s,
+                                     uint64_t hdr, uint32_t max) {
+    uint64_t pocket = hdr & pocket_mask(s);
+    unsigned last = s->slots - 1;
+    slot_put(bin, s, last, 0);
+    pocket = amq__pk_del64(pocket, last + (max >> s->r));
+    return pocket | (hdr & ~pocket_mask(s));
+}
+
+static void forward(amq_prefix *f, uint64_t b, uint32_t fp) {
+    amq__sbbf_put(f->spare_wr, f->spare_blocks, spare_key(b, fp));
+    f->spare_items++;
+}
+
+/* A full bin keeps the smaller of fp and its largest and forwards the
+ * other. Both cases as one: the largest is taken out and the smaller put
+ * in (when that is the largest itself it goes back to the same slot and
+ * the same pocket bit: the bin is unchanged, as the rule says), so no
+ * branch on a comparison that goes either way at random. */
+AMQ__PK_INLINE void add_full(amq_prefix *f, uint64_t b, uint8_t *bin,
+                             uint64_t hdr, uint32_t fp, const pf_shape *s,
+                             unsigned isa) {
+    uint32_t max = bin_max(bin, hdr, s);
+    uint32_t keep = fp < max ? fp : max, out = fp < max ? max : fp;
+    if (overflowed(hdr, s))
+        f->above -= values_above(f, max);
+    bin_put(bin, s, bin_drop_last(bin, s, hdr, max), keep, isa);
+    forward(f, b, out);
+    hdr = hdr_get(bin, s) | UINT64_C(1) << s->flag;
+    hdr_put(bin, s, hdr);
+    f->above += values_above(f, bin_max(bin, hdr, s));
+}
+
+/* One insert per (code, layout), the shape a constant in each (a 32-byte
+ * bin takes the AVX2 code on an AVX-512 CPU too). A bin with room takes
+ * fp; a full one goes out of line (add_full), so
+ * the common path saves no registers for it. The branch on the bin's
+ * fill remains: a full bin forwards to the spare, a write elsewhere. */
+#define PF_ADD(NAME, ATTR, ISA, SHAPE)                                         \
+    __attribute__((noinline)) ATTR static void NAME##_full(                    \
+        amq_prefix *f, uint64_t b, uint8_t *bin, uint64_t hdr, uint32_t fp) {  \
+        add_full(f, b, bin, hdr, fp, &SHAPE, ISA);                             \
+    }                                                                          \
+    ATTR static void NAME(amq_prefix *f, uint64_t h) {                         \
+        uint64_t b = bin_of(f, h);                                             \
+        uint32_t fp = fp_of(f, h);                                             \
+        uint8_t *bin = f->wr + (size_t)b * SHAPE.bytes;                        \
+        uint64_t hdr = hdr_get(bin, &SHAPE);                                   \
+        f->o.items++;                                                          \
+        if (bin_full(hdr, &SHAPE))                                             \
+            NAME##_full(f, b, bin, hdr, fp);                                   \
+        else                                                                   \
+            bin_put(bin, &SHAPE, hdr, fp, ISA);                                \
+    }
+
+PF_ADD(add_p8, , AMQ__PK_PORTABLE, SHAPE8)
+PF_ADD(add_p16, , AMQ__PK_PORTABLE, SHAPE16)
+#ifdef PF_X86
+#define PF_VBMI                                                                \
+    __attribute__((flatten, target("avx512f,avx512bw,avx512vbmi,avx2,bmi,"     \
+                                   "bmi2,popcnt,lzcnt")))
+PF_ADD(add_a8, PF_AVX2, AMQ__PK_AVX2, SHAPE8)
+PF_ADD(add_a16, PF_AVX2, AMQ__PK_AVX2, SHAPE16)
+PF_ADD(add_x16, PF_AVX512, AMQ__PK_AVX512, SHAPE16)
+PF_ADD(add_v16, PF_VBMI, AMQ__PK_VBMI, SHAPE16)
+#endif
+
+amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t h) {
+    f->add(f, h);
+    return AMQ_OK;
+}
 
 /* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
 static void choose(amq_prefix *f, bool scalar) {
@@ -284,11 +459,15 @@ static void choose(amq_prefix *f, bool scalar) {
     /* a 32-byte bin is one AVX2 compare: no AVX-512 kernel for it */
     f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
                                   w8 ? NULL : k512_16);
-    f->bmi = !scalar && amq__cpu_has_avx2();
+    /* indexed by amq__pk_isa; a 32-byte bin's inserts are AVX2 at most */
+    static void (*const add8[])(amq_prefix *, uint64_t) = {add_p8, add_a8,
+                                                           add_a8, add_a8};
+    static void (*const add16[])(amq_prefix *, uint64_t) = {add_p16, add_a16,
+                                                            add_x16, add_v16};
+    f->add = (w8 ? add8 : add16)[amq__pk_isa(scalar)];
 #else
-    (void)w8;
     f->o.contains = contains_ref;
-    f->bmi = false;
+    f->add = w8 ? add_p8 : add_p16;
 #endif
 }
 
@@ -305,77 +484,6 @@ void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h, size_t n,
             amq__prefetch(bin_at(f, bin_of(f, h[i + AHEAD])));
         out[i] = f->o.contains(&f->o, h[i]);
     }
-}
-
-/* ---- inserts ------------------------------------------------------------ */
-
-/* fp into a bin with room, after the equal and smaller remainders of its
- * list (lists stay sorted). bmi: see pocket.h. */
-AMQ__PK_INLINE void bin_put(uint8_t *bin, const pf_shape *s, uint32_t fp,
-                            bool bmi) {
-    unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1), lo, hi;
-    uint64_t hdr = hdr_get(bin, s), pocket = hdr & pocket_mask(s);
-    unsigned w = s->r / 8;
-    amq__pk_range64(pocket, q, bmi, &lo, &hi);
-    unsigned at = lo;
-    while (at < hi && slot_get(bin, s, at) <= r)
-        at++;
-    /* the bin has room: its last slot is empty and may be dropped */
-    amq__pk_open_slot(bin, s->bytes, s->hdr + at * w, s->hdr + s->slots * w, w,
-                      r);
-    pocket = amq__pk_ins64(pocket, at + q);
-    hdr_put(bin, s, pocket | (hdr & ~pocket_mask(s)));
-}
-
-/* The last slot of a full bin taken out. */
-static void bin_drop_last(uint8_t *bin, const pf_shape *s, uint32_t max) {
-    uint64_t hdr = hdr_get(bin, s), pocket = hdr & pocket_mask(s);
-    unsigned last = s->slots - 1;
-    slot_put(bin, s, last, 0);
-    pocket = amq__pk_del64(pocket, last + (max >> s->r));
-    hdr_put(bin, s, pocket | (hdr & ~pocket_mask(s)));
-}
-
-static void forward(amq_prefix *f, uint64_t b, uint32_t fp) {
-    amq__sbbf_put(f->spare_wr, f->spare_blocks, spare_key(b, fp));
-    f->spare_items++;
-}
-
-AMQ__PK_INLINE void add_in(amq_prefix *f, uint64_t h, bool bmi) {
-    const pf_shape *s = f->s;
-    uint64_t b = bin_of(f, h);
-    uint32_t fp = fp_of(f, h);
-    uint8_t *bin = f->wr + (size_t)b * s->bytes;
-    uint64_t hdr = hdr_get(bin, s);
-    f->o.items++;
-    if (amq__pk_fill64(hdr & pocket_mask(s), s->lists, bmi) < s->slots) {
-        bin_put(bin, s, fp, bmi);
-        return;
-    }
-    uint32_t max = bin_max(bin, hdr, s);
-    if (overflowed(hdr, s))
-        f->above -= values_above(f, max);
-    if (fp >= max) {
-        forward(f, b, fp);
-    } else {
-        bin_drop_last(bin, s, max);
-        bin_put(bin, s, fp, bmi);
-        forward(f, b, max);
-        max = bin_max(bin, hdr_get(bin, s), s);
-    }
-    hdr_put(bin, s, hdr_get(bin, s) | (UINT64_C(1) << s->flag));
-    f->above += values_above(f, max);
-}
-
-static void add_any(amq_prefix *f, uint64_t h) { add_in(f, h, false); }
-PF_BMI static void add_bmi(amq_prefix *f, uint64_t h) { add_in(f, h, true); }
-
-amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t h) {
-    if (f->bmi)
-        add_bmi(f, h);
-    else
-        add_any(f, h);
-    return AMQ_OK;
 }
 
 /* Batch insert: bins prefetched for writing AHEAD keys early; the same
