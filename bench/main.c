@@ -323,12 +323,36 @@ static FILE *open_out(const char *dir, const char *file) {
     return f;
 }
 
-static int write_outputs(const bench_cfg *cfg, const bench_results *r) {
-    if (mkdir(cfg->out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "amq_bench: cannot create %s: %s\n", cfg->out_dir,
-                strerror(errno));
+/* The output directory and its parents, made before anything is measured
+ * (a run is long; a path it cannot write should fail at once). */
+static int make_out_dir(const char *dir) {
+    char path[1024];
+    size_t len = strlen(dir);
+    if (len == 0 || len >= sizeof path) {
+        fprintf(stderr, "amq_bench: bad output directory '%s'\n", dir);
         return -1;
     }
+    memcpy(path, dir, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        char c = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "amq_bench: cannot create %s: %s\n", path,
+                    strerror(errno));
+            return -1;
+        }
+        path[i] = c;
+    }
+    FILE *probe = open_out(dir, "results.md");
+    if (probe == NULL)
+        return -1;
+    fclose(probe);
+    return 0;
+}
+
+static int write_outputs(const bench_cfg *cfg, const bench_results *r) {
     FILE *md = open_out(cfg->out_dir, "results.md");
     FILE *csv = open_out(cfg->out_dir, "results.csv");
     FILE *svg = open_out(cfg->out_dir, "results.svg");
@@ -354,6 +378,8 @@ int main(int argc, char **argv) {
         usage(pa > 0 ? stdout : stderr);
         return pa > 0 ? 0 : 2;
     }
+    if (make_out_dir(cfg.out_dir) != 0)
+        return 1;
     uint64_t t0 = bench_now_ns();
     size_t ns = make_subjects(&cfg, subjects, &results);
     for (size_t i = 0; i < cfg.nsizes; i++)
@@ -363,9 +389,10 @@ int main(int argc, char **argv) {
     results.nhash = bench_hash_cost(1u << 16, 5, results.hash, 4);
     results.seconds = bench_seconds_since(t0);
     bench_write_markdown(stdout, &cfg, &results);
-    int rc = write_outputs(&cfg, &results);
+    if (write_outputs(&cfg, &results) != 0)
+        return 1;
     bench_progress("done in %.1f s; wrote %s/results.{md,csv,svg} (sink %llu)",
                    results.seconds, cfg.out_dir,
                    (unsigned long long)bench_sink_value());
-    return rc == 0 ? 0 : 1;
+    return 0;
 }
