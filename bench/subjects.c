@@ -260,8 +260,9 @@ static double blocked_bound(void *obj, uint64_t n) {
 }
 
 static void blocked_describe(void *obj, char *buf, size_t cap) {
-    snprintf(buf, cap, "blocked:blocks=%llu,k=%u",
-             (unsigned long long)amq_blocked_blocks(obj), amq_blocked_k(obj));
+    snprintf(buf, cap, "blocked:blocks=%llu,k=%u,layout=%u",
+             (unsigned long long)amq_blocked_blocks(obj), amq_blocked_k(obj),
+             amq_blocked_layout(obj));
 }
 
 static const bench_ops blocked_ops = {

@@ -19,7 +19,7 @@
  * (position of the last one) + 1 - Q values. A word of w bits holds
  * Q + S <= w of them.
  *
- * Everything here is inline. The update helpers come in a portable form
+ * Everything here is inline. The update functions come in a portable form
  * (the reference) and forms for BMI2 (PDEP inserts a pocket's 0) and for
  * vector registers (a slot opened in a line with one load, a move, two
  * blends and one store: AVX2, AVX-512BW, VBMI); a structure picks its
