@@ -56,6 +56,8 @@ typedef struct dyn_api {
     void (*batch)(const void *f, const uint64_t *h, size_t n, uint8_t *out);
     size_t (*size)(const void *f);
     double (*bound)(const void *f);
+    /* through the amq/query.h object; NULL: the family has none */
+    uint64_t (*inl)(const void *f, const uint64_t *k, size_t n);
 } dyn_api;
 
 /* A family's loops call its typed functions directly, as a program does
@@ -151,15 +153,33 @@ static void mf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
 static size_t mf_size(const void *f) { return amq_morton_size_bytes(f); }
 static double mf_bound(const void *f) { return amq_morton_fpr_bound(f); }
 
+/* The inline loops: the query object made once per timed loop (as a
+ * program makes it once per filter), the query compiled into the loop;
+ * the typed call where the filter has no object. */
+static uint64_t ck_inl(const void *f, const uint64_t *k, size_t n) {
+    amq_cuckoo_query q;
+    uint64_t hits = 0;
+    if (amq_cuckoo_query_of(f, &q) != AMQ_OK)
+        return ck_hits(f, k, n);
+    for (size_t i = 0; i < n; i++)
+        hits += amq_cuckoo_query_contains(&q, k[i]);
+    return hits;
+}
 static const dyn_api dyn_apis[] = {
-    {"cuckoo", ck_new, ck_free, ck_adds, ck_hits, ck_batch, ck_size, ck_bound},
-    {"vacuum", ck_new, ck_free, ck_adds, ck_hits, ck_batch, ck_size, ck_bound},
-    {"qf", qf_new, qf_free, qf_adds, qf_hits, qf_batch, qf_size, qf_bound},
-    {"cqf", qf_new, qf_free, qf_adds, qf_hits, qf_batch, qf_size, qf_bound},
+    {"cuckoo", ck_new, ck_free, ck_adds, ck_hits, ck_batch, ck_size, ck_bound,
+     ck_inl},
+    {"vacuum", ck_new, ck_free, ck_adds, ck_hits, ck_batch, ck_size, ck_bound,
+     ck_inl},
+    {"qf", qf_new, qf_free, qf_adds, qf_hits, qf_batch, qf_size, qf_bound,
+     NULL},
+    {"cqf", qf_new, qf_free, qf_adds, qf_hits, qf_batch, qf_size, qf_bound,
+     NULL},
     {"vqf", vqf_new, vqf_free, vqf_adds, vqf_hits, vqf_batch, vqf_size,
-     vqf_bound},
-    {"prefix", pf_new, pf_free, pf_adds, pf_hits, pf_batch, pf_size, pf_bound},
-    {"morton", mf_new, mf_free, mf_adds, mf_hits, mf_batch, mf_size, mf_bound},
+     vqf_bound, NULL},
+    {"prefix", pf_new, pf_free, pf_adds, pf_hits, pf_batch, pf_size, pf_bound,
+     NULL},
+    {"morton", mf_new, mf_free, mf_adds, mf_hits, mf_batch, mf_size, mf_bound,
+     NULL},
 };
 
 static bool named(const char *spec, const char *base) {
@@ -367,25 +387,18 @@ static const bench_ops static_typed_ops = {
 
 /* ---- inline queries (amq/query.h): the typed build, queried in the loop -- */
 
-/* cuckoo and vacuum through amq_cuckoo_query_contains (the typed row's
- * filter; the typed call where the filter has no query object). */
-static uint64_t inl_cuckoo(void *obj, const uint64_t *k, size_t n) {
+/* The dynamic families with a query object (dyn_api.inl). */
+static uint64_t inl_dyn(void *obj, const uint64_t *k, size_t n) {
     const dyn_obj *d = obj;
-    amq_cuckoo_query q;
-    uint64_t hits = 0;
-    if (amq_cuckoo_query_of(d->f, &q) != AMQ_OK)
-        return d->api->hits(d->f, k, n);
-    for (size_t i = 0; i < n; i++)
-        hits += amq_cuckoo_query_contains(&q, k[i]);
-    return hits;
+    return d->api->inl(d->f, k, n);
 }
 
-static const bench_ops inline_cuckoo_ops = {
+static const bench_ops inline_dyn_ops = {
     .path = "inline",
     .create = dyn_create,
     .destroy = dyn_destroy,
     .insert = dyn_insert,
-    .query_scalar = inl_cuckoo,
+    .query_scalar = inl_dyn,
     .query_batch = dyn_batch,
     .size_bytes = dyn_size,
     .fpr_bound = dyn_bound,
@@ -424,9 +437,8 @@ static const bench_ops inline_ops = {
 const bench_ops *bench_inline_ops(const char *spec) {
     if (strcmp(spec, "fuse8") == 0)
         return &inline_ops;
-    if (named(spec, "cuckoo") || named(spec, "vacuum"))
-        return &inline_cuckoo_ops;
-    return NULL;
+    const dyn_api *api = dyn_find(spec);
+    return api != NULL && api->inl != NULL ? &inline_dyn_ops : NULL;
 }
 
 /* ---- lookup -------------------------------------------------------------- */
