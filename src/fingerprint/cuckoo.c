@@ -412,20 +412,35 @@ INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum) {
     return (((a - lo) & ~a) | ((b - lo) & ~b)) & t->lanes_hi;
 }
 
-static bool probe_sum(const amq__obj *o, uint64_t h) {
-    return table_probe(o, h, true);
-}
-static bool probe_xor(const amq__obj *o, uint64_t h) {
-    return table_probe(o, h, false);
-}
-/* With the alternate table: the query object's kernel (c->q), the form a
- * constant. */
-static bool probe_sum_tab(const amq__obj *o, uint64_t h) {
-    return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0);
-}
-static bool probe_xor_tab(const amq__obj *o, uint64_t h) {
-    return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1);
-}
+/* The kernels: the sum or xor form, the alternate bucket computed or read
+ * from the alternate table (then the query object's kernel, c->q, the
+ * form a constant); each twice, plain x86-64 and, for CPUs with BMI2
+ * (chosen at run time), compiled for it: the buckets' variable shifts
+ * become SHRX, with no count moved through CL. */
+#if defined(__x86_64__)
+#define CK_BMI2 __attribute__((target("bmi,bmi2")))
+#else
+#define CK_BMI2
+#endif
+#define CK_KERNELS(P, ATTR)                                                    \
+    ATTR static bool P##sum(const amq__obj *o, uint64_t h) {                   \
+        return table_probe(o, h, true);                                        \
+    }                                                                          \
+    ATTR static bool P## xor (const amq__obj *o, uint64_t h) {                 \
+        return table_probe(o, h, false);                                       \
+    } ATTR static bool P##sum_tab(const amq__obj *o, uint64_t h) {             \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0);           \
+    }                                                                          \
+    ATTR static bool P##xor_tab(const amq__obj *o, uint64_t h) {               \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1);           \
+    }
+CK_KERNELS(probe_, )
+CK_KERNELS(probeb_, CK_BMI2)
+
+/* [BMI2][alternate table][xor form] */
+static const amq__contains_fn ck_kernels[2][2][2] = {
+    {{probe_sum, probe_xor}, {probe_sum_tab, probe_xor_tab}},
+    {{probeb_sum, probeb_xor}, {probeb_sum_tab, probeb_xor_tab}}};
 
 static bool contains_chain(const amq__obj *o, uint64_t h);
 
@@ -467,7 +482,9 @@ static void choose_kernel(amq_cuckoo *c) {
         alt_table_free(c);
     if (!one) {
         c->o.contains = contains_chain;
-    } else if (c->alt != NULL) {
+        return;
+    }
+    if (c->alt != NULL) {
         amq_cuckoo_query q = {(const uint8_t *)t->rd,
                               c->alt,
                               t->lanes,
@@ -478,9 +495,10 @@ static void choose_kernel(amq_cuckoo *c) {
                               4 * t->fbits,
                               t->half == 0};
         c->q = q;
-        c->o.contains = t->half != 0 ? probe_sum_tab : probe_xor_tab;
-    } else
-        c->o.contains = t->half != 0 ? probe_sum : probe_xor;
+    }
+    /* (amq__cpu_has_avx2 answers for BMI2 too) */
+    c->o.contains =
+        ck_kernels[amq__cpu_has_avx2() != 0][c->alt != NULL][t->half == 0];
 }
 
 static unsigned table_count(const amq__ctab *t, uint64_t h) {
