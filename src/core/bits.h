@@ -144,8 +144,17 @@ static inline uint64_t amq__merged_items(uint64_t dst, uint64_t src,
 
 /* Run-time CPU feature checks (cached), below the ceiling amq__cpu_cap
  * sets. AVX2 implies BMI2 and POPCNT; AVX-512 means F, BW, VL and DQ (and
- * AVX2); VPOPCNTDQ implies AVX-512. */
-enum { AMQ__CPU_SCALAR = 0, AMQ__CPU_AVX2 = 1, AMQ__CPU_AVX512 = 2 };
+ * AVX2); VPOPCNTDQ and VBMI imply AVX-512. The ceilings: scalar, AVX2,
+ * AVX-512 without its extensions (the Skylake-X set), and everything
+ * (AMQ__CPU_MAX: VPOPCNTDQ and VBMI too), so a machine with all of them
+ * runs every kernel a narrower one would choose. */
+enum {
+    AMQ__CPU_SCALAR = 0,
+    AMQ__CPU_AVX2 = 1,
+    AMQ__CPU_AVX512 = 2,
+    AMQ__CPU_AVX512_EXT = 3,
+    AMQ__CPU_MAX = AMQ__CPU_AVX512_EXT
+};
 int amq__cpu_has_avx2(void);
 int amq__cpu_has_avx512(void);
 int amq__cpu_has_vpopcntdq(void);

@@ -1,14 +1,15 @@
 /*
  * cpu.c — run-time CPU feature detection for choosing SIMD paths.
  *
- * Structures pick their kernels (scalar, AVX2, AVX-512) when they are
- * created or loaded, from these answers. Tests lower the ceiling with
- * amq__cpu_cap so that a machine with AVX-512 also runs the AVX2 and
- * scalar kernels, each held against the scalar reference.
+ * Structures pick their kernels (scalar, AVX2, AVX-512, AVX-512 with
+ * VPOPCNTDQ or VBMI) when they are created or loaded, from these answers.
+ * Tests lower the ceiling with amq__cpu_cap so that a machine with every
+ * extension also runs the narrower kernels, each held against the scalar
+ * reference.
  */
 #include "core/bits.h"
 
-static int cap_level = AMQ__CPU_AVX512;
+static int cap_level = AMQ__CPU_MAX;
 
 void amq__cpu_cap(int level) {
     __atomic_store_n(&cap_level, level, __ATOMIC_RELAXED);
@@ -62,12 +63,12 @@ int amq__cpu_has_avx512(void) {
 
 int amq__cpu_has_vpopcntdq(void) {
     static int cached = -1;
-    return capped(AMQ__CPU_AVX512) && detect(&cached, probe_vpopcntdq);
+    return capped(AMQ__CPU_AVX512_EXT) && detect(&cached, probe_vpopcntdq);
 }
 
 int amq__cpu_has_vbmi(void) {
     static int cached = -1;
-    return capped(AMQ__CPU_AVX512) && detect(&cached, probe_vbmi);
+    return capped(AMQ__CPU_AVX512_EXT) && detect(&cached, probe_vbmi);
 }
 #else
 int amq__cpu_has_avx2(void) { return 0; }

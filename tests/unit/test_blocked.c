@@ -161,7 +161,7 @@ static void agree_for(uint64_t nblocks, unsigned k, unsigned layout, int cap,
     CHECK_OK(amq_blocked_new_layout(nblocks, k, layout, &scalar_opt, &s));
     amq__cpu_cap(cap);
     CHECK_OK(amq_blocked_new_layout(nblocks, k, layout, NULL, &v));
-    amq__cpu_cap(AMQ__CPU_AVX512);
+    amq__cpu_cap(AMQ__CPU_MAX);
     if (s == NULL || v == NULL)
         goto out;
     CHECK(amq_blocked_layout(s) == layout && amq_blocked_layout(v) == layout);
@@ -203,7 +203,8 @@ out:
 
 static void test_paths_agree(void) {
     size_t n = check_quick() ? 10000 : 50000;
-    const int caps[] = {AMQ__CPU_SCALAR, AMQ__CPU_AVX2, AMQ__CPU_AVX512};
+    const int caps[] = {AMQ__CPU_SCALAR, AMQ__CPU_AVX2, AMQ__CPU_AVX512,
+                        AMQ__CPU_AVX512_EXT};
     const uint64_t sizes[] = {1, 2, 3, 1001, 40001};
     for (unsigned layout = 0; layout <= 1; layout++) {
         for (size_t c = 0; c < 3; c++) {

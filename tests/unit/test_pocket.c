@@ -119,9 +119,9 @@ static amq_filter *made_under(const char *spec, uint64_t cap, int level) {
     amq_filter *f = NULL;
     memset(&opt, 0, sizeof opt);
     opt.flags = level == REF ? AMQ_OPT_SCALAR : 0u;
-    amq__cpu_cap(level == REF ? AMQ__CPU_AVX512 : level);
+    amq__cpu_cap(level == REF ? AMQ__CPU_MAX : level);
     CHECK_OK(amq_filter_new(spec, cap, 0.01, &opt, &f, NULL));
-    amq__cpu_cap(AMQ__CPU_AVX512);
+    amq__cpu_cap(AMQ__CPU_MAX);
     return f;
 }
 
@@ -129,7 +129,7 @@ static amq_filter *made_under(const char *spec, uint64_t cap, int level) {
  * the same statuses, frames and answers as the reference. */
 static void same_tables(const char *spec, uint64_t cap, uint64_t n) {
     static const int levels[] = {AMQ__CPU_SCALAR, AMQ__CPU_AVX2,
-                                 AMQ__CPU_AVX512};
+                                 AMQ__CPU_AVX512, AMQ__CPU_AVX512_EXT};
     amq_filter *ref = made_under(spec, cap, REF);
     if (ref == NULL)
         return;
