@@ -56,15 +56,16 @@ extern "C" {
 #define AMQ__FUSE_MUL3 0xd6e8feb86659fd93ULL
 #define AMQ__FUSE_MULFP 0xa0761d6478bd642fULL
 
+/* Slot i of a table of `width`-bit slots (8, 16, 32; little-endian, as
+ * the formats are: amq builds only for little-endian targets). */
 static inline uint32_t amq__fuse_get(const uint8_t *t, unsigned width,
-                                     uint32_t i) {
-    const uint8_t *p = t + (size_t)i * (width / 8);
+                                     size_t i) {
+    uint16_t v16;
+    uint32_t v32;
     switch (width) {
-    case 8: return p[0];
-    case 16: return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-    default:
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-               (uint32_t)p[3] << 24;
+    case 8: return t[i];
+    case 16: memcpy(&v16, t + 2 * i, 2); return v16;
+    default: memcpy(&v32, t + 4 * i, 4); return v32;
     }
 }
 

@@ -161,15 +161,8 @@ static void xf_set_lg(xf_shape *s) {
 }
 
 /* One implementation for every width: the width is a run-time parameter
- * that the callers below pass as a constant, so each gets specialised. */
-static inline uint32_t xf_get(const uint8_t *t, unsigned width, size_t i) {
-    switch (width) {
-    case 8: return t[i];
-    case 16: return amq__get_u16(t + 2 * i);
-    default: return amq__get_u32(t + 4 * i);
-    }
-}
-
+ * that the callers below pass as a constant, so each gets specialised.
+ * Reading a slot is amq/query.h's (the format's one reader); writing: */
 static inline void xf_put(uint8_t *t, unsigned width, size_t i, uint32_t v) {
     switch (width) {
     case 8: t[i] = (uint8_t)v; break;
@@ -188,7 +181,7 @@ static bool xf_contains_ref(const amq__obj *o, uint64_t h) {
     xf_slots(&f->s, x, p);
     uint32_t v = xf_fingerprint(x, f->s.width);
     for (unsigned i = 0; i < f->s.ways; i++)
-        v ^= xf_get(f->fp, f->s.width, p[i]);
+        v ^= amq__fuse_get(f->fp, f->s.width, p[i]);
     return v == 0;
 }
 
@@ -212,11 +205,11 @@ XF_INLINE bool xf_probe(const amq__obj *o, uint64_t h, unsigned width,
                                width, ways);
     uint64_t x = xf_mix(h, f->seed);
     uint32_t v = xf_fingerprint(x, width);
-    v ^= xf_get(t, width, xf_way(m, false, 0, x, 0));
-    v ^= xf_get(t, width, xf_way(m, false, 0, x, 1));
-    v ^= xf_get(t, width, xf_way(m, false, 0, x, 2));
+    v ^= amq__fuse_get(t, width, xf_way(m, false, 0, x, 0));
+    v ^= amq__fuse_get(t, width, xf_way(m, false, 0, x, 1));
+    v ^= amq__fuse_get(t, width, xf_way(m, false, 0, x, 2));
     if (ways == 4)
-        v ^= xf_get(t, width, xf_way(m, false, 0, x, 3));
+        v ^= amq__fuse_get(t, width, xf_way(m, false, 0, x, 3));
     return v == 0;
 }
 
@@ -341,7 +334,7 @@ XF_INLINE void xf_batch_k(const amq_xor *f, const uint64_t *h, size_t n,
         for (size_t j = 0; j < len; j++) {
             uint32_t v = xf_fingerprint(x[j], width);
             for (unsigned k = 0; k < ways; k++)
-                v ^= xf_get(t, width, p[j][k]);
+                v ^= amq__fuse_get(t, width, p[j][k]);
             out[i + j] = v == 0;
         }
     }
@@ -649,7 +642,7 @@ XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
             uint32_t at = q[i], v = xf_fingerprint(key[i], width);
             for (unsigned k = 0; k < ways; k++)
                 if (p[k] != at)
-                    v ^= xf_get(tab, width, p[k]);
+                    v ^= amq__fuse_get(tab, width, p[k]);
             xf_put(tab, width, at, v);
         }
         if (i >= XF_AHEAD && i - XF_AHEAD < n) {

@@ -52,18 +52,9 @@
 #define TAG_ABSENT 1u
 #define KEY_LEN 16
 
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static void make_key(uint64_t seed, uint64_t i, uint32_t tag,
                      uint8_t key[KEY_LEN]) {
-    uint64_t a = mix64(i + seed * 0x9e3779b97f4a7c15ULL);
+    uint64_t a = amq_mix64(i + seed * 0x9e3779b97f4a7c15ULL);
     uint64_t b = ((uint64_t)tag << 32) | (uint32_t)seed;
     memcpy(key, &a, 8);
     memcpy(key + 8, &b, 8);
