@@ -163,13 +163,22 @@ AMQ_API amq_status amq_cuckoo_query_of(const amq_cuckoo *f,
 AMQ_API amq_status amq_filter_cuckoo_query(const amq_filter *f,
                                            amq_cuckoo_query *q);
 
+/* Bucket b's bits in the low bits of one unaligned 64-bit load from the
+ * byte holding its first bit, clamped to the table's last 8 bytes (a
+ * larger shift then), so a read never leaves the table. Bits above the
+ * bucket are a neighbour's; the zero-lane test never looks at them. */
+static inline uint64_t amq__cuckoo_word(const uint8_t *table, uint64_t last8,
+                                        uint32_t bucket_bits, uint32_t b) {
+    uint64_t pos = (uint64_t)b * bucket_bits, byte = pos >> 3;
+    byte = byte < last8 ? byte : last8;
+    uint64_t w;
+    memcpy(&w, table + byte, 8); /* little-endian hosts */
+    return w >> (pos - 8 * byte);
+}
+
 static inline uint64_t amq__cuckoo_bucket(const amq_cuckoo_query *q,
                                           uint32_t b) {
-    uint64_t pos = (uint64_t)b * q->bucket_bits, byte = pos >> 3;
-    byte = byte < q->last8 ? byte : q->last8;
-    uint64_t w;
-    memcpy(&w, q->table + byte, 8); /* little-endian hosts */
-    return w >> (pos - 8 * byte);
+    return amq__cuckoo_word(q->table, q->last8, q->bucket_bits, b);
 }
 
 /* The query; `form` a constant at every call site: 0 sum, 1 xor, -1 the

@@ -374,16 +374,12 @@ INLINE bool table_contains(const amq__ctab *t, bool scalar, uint64_t h) {
 
 /* ---- the one-table query kernels ------------------------------------------ */
 
-/* Bucket b's 4f bits (f <= 16) in the low bits of one unaligned 64-bit
- * load from the byte holding its first bit, or, for the last few buckets,
- * from the table's last 8 bytes (with a larger shift), so a read never
- * leaves the table: a clamp instead of the branch on straddling a word
- * that get_bits takes. Bits above the bucket are a neighbour's; the
- * zero-lane test never looks at them (a borrow only travels upwards). */
+/* Bucket b's 4f bits (f <= 16): amq/query.h's clamped unaligned load (a
+ * clamp instead of the branch on straddling a word that get_bits takes;
+ * the zero-lane test never looks above the bucket: a borrow only travels
+ * upwards). */
 INLINE uint64_t bucket_word(const amq__ctab *t, uint32_t b) {
-    uint64_t pos = slot_pos(b, 0, t->fbits), byte = pos >> 3;
-    byte = byte < t->last8 ? byte : t->last8;
-    return amq__get_u64((const uint8_t *)t->rd + byte) >> (pos - 8 * byte);
+    return amq__cuckoo_word((const uint8_t *)t->rd, t->last8, 4 * t->fbits, b);
 }
 
 /* The other bucket of fp, the reference way (mix of fp, then the form). */
