@@ -95,8 +95,11 @@
  * AMQ_STATIC_MAX_ATTEMPTS returns AMQ_ERR_FULL. Builds are deterministic.
  *
  * Frames: version-1 parameters (40 bytes, one standard layer, from before
- * bumping) still load and save back unchanged; new frames carry version 2
- * with one 24-byte record per layer (t_params_write).
+ * bumping) still load and save back unchanged; versions 2 and 3 carry one
+ * 24-byte record per layer (t_params_write). They differ in the key's
+ * equation only: version 3 (new filters) derives the coefficients from x
+ * by a multiply, version 2 by a second mix (rb_coef_lo). Each loaded
+ * filter keeps its version, and its kernels are chosen for it.
  *
  * Invariants: 1 <= r <= 32, r + (U > 0) <= 32 per layer; W in {64, 128};
  * items == 0 iff layers == 0 (an empty filter has no table and answers
@@ -143,7 +146,8 @@ typedef struct rb_probe {
 } rb_probe;
 
 static inline __attribute__((always_inline)) rb_probe rb_probe_at(
-    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band) {
+    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band,
+    bool v3) {
     rb_probe p;
     uint64_t b = s / 64;
     unsigned sh = (unsigned)(s % 64);
@@ -151,12 +155,12 @@ static inline __attribute__((always_inline)) rb_probe rb_probe_at(
     p.w0 = l->sol + rb_offset(l, r, b);
     p.w1 = sh != 0 || band == 128 ? p.w0 + p.cols : p.w0;
     p.w2 = sh != 0 && band == 128 ? p.w1 + rb_cols(l, r, b + 1) : p.w1;
-    uint64_t lo = rb_coef_lo(x);
+    uint64_t lo = rb_coef_lo(x, v3);
     p.c0 = lo << sh;
     p.c1 = rb_spill(lo, sh);
     p.c2 = 0;
     if (band == 128) {
-        uint64_t hi = rb_coef_hi(x);
+        uint64_t hi = rb_coef_hi(x, v3);
         p.c1 |= hi << sh;
         p.c2 = rb_spill(hi, sh);
     }
@@ -183,8 +187,9 @@ static inline __attribute__((always_inline)) uint32_t rb_acc_scalar(
 }
 
 static inline __attribute__((always_inline)) bool rb_check_w(
-    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band) {
-    rb_probe p = rb_probe_at(l, r, x, s, band);
+    const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band,
+    bool v3) {
+    rb_probe p = rb_probe_at(l, r, x, s, band, v3);
     return rb_verdict(&p, rb_acc_scalar(&p, band));
 }
 
@@ -192,8 +197,8 @@ static inline __attribute__((always_inline)) bool rb_check_w(
  * (retrieval reads them as the value). */
 static inline __attribute__((always_inline)) uint32_t rb_product_w(
     const rb_layer *l, uint32_t r, uint64_t x, uint64_t s, unsigned band,
-    uint32_t *ncols) {
-    rb_probe p = rb_probe_at(l, r, x, s, band);
+    bool v3, uint32_t *ncols) {
+    rb_probe p = rb_probe_at(l, r, x, s, band, v3);
     *ncols = p.cols;
     return rb_acc_scalar(&p, band);
 }
@@ -225,20 +230,20 @@ static inline __attribute__((always_inline)) const rb_layer *rb_layer_of(
 }
 
 static inline __attribute__((always_inline)) bool rb_query_w(
-    const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band) {
+    const amq_ribbon *f, uint64_t x, uint32_t i, unsigned band, bool v3) {
     uint64_t s;
     const rb_layer *l = rb_layer_of(f, &x, &s, i);
-    return rb_check_w(l, f->r, x, s, band);
+    return rb_check_w(l, f->r, x, s, band, v3);
 }
 
 /* Retrieval: the key's columns are its value (a retrieval structure has
  * no upper blocks: every layer stores r columns). */
 static inline __attribute__((always_inline)) uint32_t rb_retrieve_w(
-    const amq_ribbon *f, uint64_t x, unsigned band) {
+    const amq_ribbon *f, uint64_t x, unsigned band, bool v3) {
     uint64_t s;
     uint32_t cols;
     const rb_layer *l = rb_layer_of(f, &x, &s, 0);
-    return rb_product_w(l, f->r, x, s, band, &cols) & rb_mask(cols);
+    return rb_product_w(l, f->r, x, s, band, v3, &cols) & rb_mask(cols);
 }
 
 /* Every cache line of words [p, p + n). */
@@ -266,7 +271,7 @@ static inline __attribute__((always_inline)) void rb_stage(
 
 static inline __attribute__((always_inline)) void rb_batch_w(
     const amq_ribbon *f, const uint64_t *h, size_t n, uint8_t *out,
-    unsigned band) {
+    unsigned band, bool v3) {
     const rb_layer *l = &f->layer[0];
     uint64_t span = (band / 64 + 1) * (uint64_t)(f->r + 1);
     uint64_t x[RB_AHEAD], s[RB_AHEAD];
@@ -279,47 +284,49 @@ static inline __attribute__((always_inline)) void rb_batch_w(
         if (i + RB_AHEAD < n)
             rb_stage(f, l, h[i + RB_AHEAD], span, &x[k], &s[k]);
         if (l->coded && rb_goes_on(f, l, si))
-            out[i] = rb_query_w(f, xi, 1, band);
+            out[i] = rb_query_w(f, xi, 1, band, v3);
         else
-            out[i] = rb_check_w(l, f->r, xi, si, band);
+            out[i] = rb_check_w(l, f->r, xi, si, band, v3);
     }
 }
 
 /* The portable paths (the reference) and, on x86-64 with POPCNT, the same
  * code compiled for it: a parity is then one instruction instead of a
- * six-step fold. AMQ_OPT_SCALAR forces the portable paths. */
+ * six-step fold. AMQ_OPT_SCALAR forces the portable paths. Each is
+ * instantiated per band and coefficient form (RB_FORMS). */
+#define RB_FORMS(CALL)                                                         \
+    (f->band == 128 ? (f->version >= 3 ? CALL(128, true) : CALL(128, false))   \
+                    : (f->version >= 3 ? CALL(64, true) : CALL(64, false)))
+#define RB_QUERY(B, V) rb_query_w(f, h, 0, B, V)
+#define RB_RETRIEVE(B, V) rb_retrieve_w(f, h, B, V)
+#define RB_BATCH(B, V) rb_batch_w(f, h, n, out, B, V)
+
 static bool rb_contains_ref(const amq_ribbon *f, uint64_t h) {
-    return f->band == 128 ? rb_query_w(f, h, 0, 128) : rb_query_w(f, h, 0, 64);
+    return RB_FORMS(RB_QUERY);
 }
 static void rb_batch_ref(const amq_ribbon *f, const uint64_t *h, size_t n,
                          uint8_t *out) {
-    if (f->band == 128)
-        rb_batch_w(f, h, n, out, 128);
-    else
-        rb_batch_w(f, h, n, out, 64);
+    RB_FORMS(RB_BATCH);
 }
 
 static uint32_t rb_retrieve_ref(const amq_ribbon *f, uint64_t h) {
-    return f->band == 128 ? rb_retrieve_w(f, h, 128) : rb_retrieve_w(f, h, 64);
+    return RB_FORMS(RB_RETRIEVE);
 }
 
 #if defined(__x86_64__)
 __attribute__((target("popcnt"))) static uint32_t rb_retrieve_fast(
     const amq_ribbon *f, uint64_t h) {
-    return f->band == 128 ? rb_retrieve_w(f, h, 128) : rb_retrieve_w(f, h, 64);
+    return RB_FORMS(RB_RETRIEVE);
 }
 __attribute__((target("popcnt"))) static bool rb_contains_fast(
     const amq_ribbon *f, uint64_t h) {
-    return f->band == 128 ? rb_query_w(f, h, 0, 128) : rb_query_w(f, h, 0, 64);
+    return RB_FORMS(RB_QUERY);
 }
 __attribute__((target("popcnt"))) static void rb_batch_fast(const amq_ribbon *f,
                                                             const uint64_t *h,
                                                             size_t n,
                                                             uint8_t *out) {
-    if (f->band == 128)
-        rb_batch_w(f, h, n, out, 128);
-    else
-        rb_batch_w(f, h, n, out, 64);
+    RB_FORMS(RB_BATCH);
 }
 static bool rb_cpu_fast(void) {
     __builtin_cpu_init();
@@ -438,41 +445,48 @@ RB_ACC512(rb_acc_vpop, RB_VPOP, rb_pop512)
 
 /* One kernel per (instruction set, band): layer 0 with the vector column
  * loop; a key bumped on finishes on the scalar walk. */
-#define RB_KERNEL(NAME, ATTR, ACC, BAND)                                       \
+#define RB_KERNEL(NAME, ATTR, ACC, BAND, V3)                                   \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_ribbon *f = (const amq_ribbon *)o;                           \
         uint64_t x, s;                                                         \
         const rb_layer *l = rb_first(f, h, &x, &s);                            \
         if (l == NULL)                                                         \
-            return rb_query_w(f, x, 1, BAND);                                  \
-        rb_probe p = rb_probe_at(l, f->r, x, s, BAND);                         \
+            return rb_query_w(f, x, 1, BAND, V3);                              \
+        rb_probe p = rb_probe_at(l, f->r, x, s, BAND, V3);                     \
         return rb_verdict(&p, ACC(&p, BAND));                                  \
     }
 
-RB_KERNEL(rb_k_avx2_64, RB_AVX2, rb_acc_avx2, 64)
-RB_KERNEL(rb_k_avx2_128, RB_AVX2, rb_acc_avx2, 128)
-RB_KERNEL(rb_k_avx512_64, RB_AVX512, rb_acc_avx512, 64)
-RB_KERNEL(rb_k_avx512_128, RB_AVX512, rb_acc_avx512, 128)
-RB_KERNEL(rb_k_vpop_64, RB_VPOP, rb_acc_vpop, 64)
-RB_KERNEL(rb_k_vpop_128, RB_VPOP, rb_acc_vpop, 128)
+/* [coefficient form: version 3, versions 1-2][band: 64, 128] */
+#define RB_KERNELS(NAME, ATTR, ACC)                                            \
+    RB_KERNEL(NAME##_64, ATTR, ACC, 64, true)                                  \
+    RB_KERNEL(NAME##_128, ATTR, ACC, 128, true)                                \
+    RB_KERNEL(NAME##_64_v2, ATTR, ACC, 64, false)                              \
+    RB_KERNEL(NAME##_128_v2, ATTR, ACC, 128, false)                            \
+    static bool (*const NAME[2][2])(const amq__obj *, uint64_t) = {            \
+        {NAME##_64, NAME##_128}, {NAME##_64_v2, NAME##_128_v2}};
+
+RB_KERNELS(rb_k_avx2, RB_AVX2, rb_acc_avx2)
+RB_KERNELS(rb_k_avx512, RB_AVX512, rb_acc_avx512)
+RB_KERNELS(rb_k_vpop, RB_VPOP, rb_acc_vpop)
 #endif
 
 /* The kernel for f's band and the CPU: AMQ_OPT_SCALAR keeps the portable
  * reference, else the widest vector code the CPU has. */
 static void rb_choose(amq_ribbon *f, bool scalar) {
-    bool w128 = f->band == 128;
+    unsigned w128 = f->band == 128, v2 = f->version < 3;
     f->o.contains = f->layers == 0 ? rb_k_none : scalar ? rb_k_ref : rb_k_fast;
     if (f->layers == 0 || scalar)
         return;
 #if defined(__x86_64__)
     if (amq__cpu_has_vpopcntdq())
-        f->o.contains = w128 ? rb_k_vpop_128 : rb_k_vpop_64;
+        f->o.contains = rb_k_vpop[v2][w128];
     else if (amq__cpu_has_avx512())
-        f->o.contains = w128 ? rb_k_avx512_128 : rb_k_avx512_64;
+        f->o.contains = rb_k_avx512[v2][w128];
     else if (amq__cpu_has_avx2())
-        f->o.contains = w128 ? rb_k_avx2_128 : rb_k_avx2_64;
+        f->o.contains = rb_k_avx2[v2][w128];
 #else
     (void)w128;
+    (void)v2;
 #endif
 }
 
@@ -666,6 +680,7 @@ void amq_ribbon_free(amq_ribbon *f) { amq__obj_free(f ? &f->o : NULL); }
 void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band, bool bump) {
     const rb_bucket_shape *b = band == 128 ? &rb_bucket128 : &rb_bucket64;
     memset(f, 0, sizeof *f);
+    f->version = RB_VERSION;
     f->r = bits64 / 64;
     f->bits64 = bits64;
     f->band = band;

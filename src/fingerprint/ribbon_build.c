@@ -68,7 +68,7 @@ typedef struct rb_shape {
     uint32_t bucket_log2;
     uint32_t thr[4];
     const rb_values *vals; /* retrieval: values by original hash, or NULL */
-    const amq_ribbon *f;   /* retrieval: the layers' seeds              */
+    const amq_ribbon *f;   /* the coefficient form; retrieval: seeds     */
     uint32_t layer;
 } rb_shape;
 
@@ -103,9 +103,10 @@ static uint32_t rb_value_of(const rb_shape *g, uint64_t x) {
 static inline rb_eq rb_equation(uint64_t x, const rb_shape *g, unsigned band) {
     rb_eq e;
     e.start = amq__reduce64(x, g->starts);
-    e.coef = rb_coef_lo(x);
+    bool v3 = g->f->version >= 3;
+    e.coef = rb_coef_lo(x, v3);
     if (band == 128)
-        e.coef |= (rb_u128)rb_coef_hi(x) << 64;
+        e.coef |= (rb_u128)rb_coef_hi(x, v3) << 64;
     e.fp = (g->vals != NULL ? rb_value_of(g, x) : rb_fp(x)) & g->mask;
     return e;
 }

@@ -1,7 +1,8 @@
 /*
  * ribbon_frame.c — "ribbon" in the generic interface, and its frames
- * (version 1, standard Ribbon from before bumping, still loads and saves
- * back unchanged; version 2 carries one record per layer).
+ * (version 1, standard Ribbon from before bumping, and version 2, the
+ * coefficients by a second mix, still load and save back unchanged;
+ * version 3, new filters, has version 2's layout).
  */
 #include <math.h>
 #include <string.h>
@@ -121,21 +122,23 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
  * as it came), 40 bytes: seed u64 | items u64 | blocks u64 | r u32 |
  * upper u32 | bits64 u32 | band u32.
  *
- * Version 2, 48 + 24 L bytes (never 40): version u32 = 2 | band u32 |
+ * Versions 2 and 3, 48 + 24 L bytes (never 40): version u32 | band u32 |
  * bits64 u32 | r u32 | items u64 | layers L u32 (0..8) | flags u32 (bit 0:
  * bumped) | bucket u32 (B) | t1 u16 | t2 u16 | reserved u64 = 0; then per
  * layer: seed u64 | blocks u64
  * | upper u32 | reserved u32 = 0. Standard filters have B = t1 = t2 = 0
  * and L <= 1. The payload: every layer's solution words (u64, block by
  * block), then the codes of layers 0..L-2 (u64 words, bucket k at bits
- * 2(k mod 32) of word k/32; bits past the last bucket are 0). */
+ * 2(k mod 32) of word k/32; bits past the last bucket are 0). The
+ * version names the key's equation: 3, the coefficients as products of
+ * the mixed hash; 2, as a second mix of it (rb_coef_lo, rb_coef_hi). */
 #define V1_LEN 40
 #define V2_HEAD 48
 #define V2_LAYER 24
 
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_ribbon *f = (const amq_ribbon *)o;
-    if (f->legacy) {
+    if (f->version == 1) {
         amq__wr_u64(w, f->layer[0].seed);
         amq__wr_u64(w, o->items);
         amq__wr_u64(w, f->layer[0].blocks);
@@ -145,7 +148,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
         amq__wr_u32(w, f->band);
         return;
     }
-    amq__wr_u32(w, RB_VERSION);
+    amq__wr_u32(w, f->version);
     amq__wr_u32(w, f->band);
     amq__wr_u32(w, f->bits64);
     amq__wr_u32(w, f->r);
@@ -204,7 +207,7 @@ static amq_status v1_parse(amq__rd *r, size_t len, amq_ribbon *f) {
         (upper != 0 && cols == 32))
         return amq__rd_bad(r, at_upper, "%u upper blocks", upper);
     amq__rb_header(f, bits64, band, false);
-    f->legacy = true;
+    f->version = 1;
     f->o.items = items;
     f->layers = blocks != 0;
     f->layer[0].seed = seed;
@@ -214,7 +217,7 @@ static amq_status v1_parse(amq__rd *r, size_t len, amq_ribbon *f) {
     return AMQ_OK;
 }
 
-/* The header fields (first 48 bytes) of a version-2 frame; *at_items:
+/* The header fields (first 48 bytes) of a version-2 or -3 frame; *at_items:
  * where the key count sits. */
 static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
     uint32_t version, band, bits64, cols, layers, flags, bucket, thr;
@@ -230,7 +233,7 @@ static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
     size_t at_thr = amq__rd_u32(r, &thr);
     AMQ_RETURN_IF_ERR(amq__rd_zero64(r));
     uint32_t t1 = thr & 0xffff, t2 = thr >> 16;
-    if (version != RB_VERSION)
+    if (version != 2 && version != RB_VERSION)
         return amq__rd_bad(r, at_version, "unknown parameter version %u",
                            version);
     if (band != 64 && band != 128)
@@ -252,6 +255,7 @@ static amq_status v2_head(amq__rd *r, amq_ribbon *f, size_t *at_items) {
     if (flags == 0 ? thr != 0 : (t1 > t2 || t2 > bucket))
         return amq__rd_bad(r, at_thr, "thresholds %u, %u", t1, t2);
     amq__rb_header(f, bits64, band, flags == 1);
+    f->version = version;
     if (flags == 1) {
         f->bucket_log2 = amq__log2_floor(bucket);
         f->thr[1] = t1;

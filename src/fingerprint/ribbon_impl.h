@@ -33,7 +33,8 @@
  * (whose steps cost more) at 0.99, ~37 steps, 0.15% (47 steps at 0.97). */
 #define RB_LOAD64 0.97
 #define RB_LOAD128 0.99
-#define RB_VERSION 2
+/* The parameter version new filters are saved with (ribbon_frame.c). */
+#define RB_VERSION 3
 /* The curve's key count: rows per key as at n = 10^6, for standard
  * Ribbon from rb_overhead, for bumped Ribbon measured (all layers' rows
  * over keys, docs/structures.md, "Ribbon"). */
@@ -49,8 +50,10 @@
 
 typedef unsigned __int128 rb_u128;
 
-/* Multipliers deriving the coefficients and the fingerprint from the mixed
- * hash (odd, from splitmix64). Part of the file format: never edit. */
+/* Constants deriving the coefficients and the fingerprint from the mixed
+ * hash (odd, from splitmix64): the coefficients' multipliers (version 3)
+ * or the values xored in before a second mix (versions 1 and 2). Part of
+ * the file format: never edit. */
 #define COEF_XOR 0x3c6ef372fe94f82bULL
 #define COEF_XOR_HI 0x510e527fade682d1ULL
 #define FP_MUL 0xa54ff53a5f1d36f1ULL
@@ -82,7 +85,7 @@ struct amq_ribbon {
     uint32_t bucket_log2; /* bumped layers: 2^this starts per bucket   */
     uint32_t thr[4];      /* threshold per code: 0, t1, t2, B          */
     bool bump;            /* built as BuRR (else standard)             */
-    bool legacy;          /* loaded from a version-1 frame             */
+    uint32_t version;     /* parameters: 3 (new filters), 2 or 1       */
     bool fast;            /* query with POPCNT (not AMQ_OPT_SCALAR)    */
 };
 
@@ -102,11 +105,22 @@ static inline uint64_t rb_unmix(uint64_t x) {
     return x;
 }
 
-static inline uint64_t rb_coef_lo(uint64_t x) {
-    return amq__mix64(x ^ COEF_XOR) | 1;
+/* The coefficient row from the mixed hash x: v3 (version 3, every new
+ * filter) takes the low word as x times an odd constant, and the high
+ * word (W = 128) as that product with its top half folded down, times a
+ * second one: one multiply per query at W = 64 instead of a second mix.
+ * Keys that share a start share x's top bits, not its low ones, and each
+ * bit of a product depends on every bit of x below it. Versions 1 and 2
+ * mixed x again for each word (~10 instructions, a probe read's worth of
+ * time per query at 10^8 keys; docs/structures.md, "Ribbon"). */
+static inline uint64_t rb_coef_lo(uint64_t x, bool v3) {
+    return (v3 ? x * COEF_XOR : amq__mix64(x ^ COEF_XOR)) | 1;
 }
-static inline uint64_t rb_coef_hi(uint64_t x) {
-    return amq__mix64(x ^ COEF_XOR_HI);
+static inline uint64_t rb_coef_hi(uint64_t x, bool v3) {
+    if (!v3)
+        return amq__mix64(x ^ COEF_XOR_HI);
+    uint64_t p = x * COEF_XOR;
+    return (p ^ (p >> 32)) * COEF_XOR_HI;
 }
 static inline uint32_t rb_fp(uint64_t x) {
     return (uint32_t)((x * FP_MUL) >> 32);

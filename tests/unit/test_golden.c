@@ -13,11 +13,15 @@
  * still valid, shape) keeps its old frames in tests/golden/legacy/ under
  * their old names: those must still load, answer every golden key and save
  * back to the same bytes (old files stay readable), but are not rebuilt.
+ * So do the frames of an earlier format version, in a subdirectory of
+ * legacy/ per version (legacy/ribbon-v2/: Ribbon's parameter version 2,
+ * and the static maplets made of it); every subdirectory is checked.
  *
  * The directory is found from this file's path, or AMQ_GOLDEN_DIR.
  */
 #include "check.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,16 +113,39 @@ static void check_load(const char *name, const amq_type_info *ti,
     amq_filter_free(g);
 }
 
+/* The earlier frames named `name` in legacy/ and its subdirectories: load
+ * only. */
+static void check_legacy(const char *dir, const amq_type_info *ti,
+                         const char *name) {
+    char path[1200];
+    size_t glen = 0;
+    snprintf(path, sizeof path, "%s/legacy/%s", dir, name);
+    uint8_t *gold = read_file(path, &glen);
+    if (gold != NULL)
+        check_load(name, ti, gold, glen);
+    free(gold);
+    snprintf(path, sizeof path, "%s/legacy", dir);
+    DIR *d = opendir(path);
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/legacy/%s/%s", dir, e->d_name, name);
+        gold = read_file(path, &glen);
+        if (gold != NULL)
+            check_load(path, ti, gold, glen);
+        free(gold);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
 static void check_golden(const char *dir, const amq_type_info *ti,
                          golden_variant v) {
     char name[96], path[1200];
     golden_file_name(ti->name, v, name, sizeof name);
-    snprintf(path, sizeof path, "%s/legacy/%s", dir, name);
+    check_legacy(dir, ti, name);
     size_t glen = 0;
-    uint8_t *gold = read_file(path, &glen);
-    if (gold != NULL) /* an earlier shape of this type: load only */
-        check_load(name, ti, gold, glen);
-    free(gold);
+    uint8_t *gold;
 
     snprintf(path, sizeof path, "%s/%s", dir, name);
     gold = read_file(path, &glen);

@@ -131,7 +131,7 @@ static const type_cases cases[] = {
                {"reserved", 36, 4, V_ONE, 0, SAME}}},
     {"xor16", {{"seg_count", 20, 4, V_PLUS1, 0, SAME},
                {"family", 32, 4, V_ONE, 0, SAME}}},
-    {"ribbon", {{"version", 0, 4, CONST(3), 0, SAME},
+    {"ribbon", {{"version", 0, 4, CONST(4), 0, SAME},
                 {"band", 4, 4, CONST(65), 0, SAME},
                 {"bits", 8, 4, V_ZERO, 0, SAME},
                 {"columns", 12, 4, V_PLUS1, 0, SAME},
@@ -175,7 +175,7 @@ static const type_cases cases[] = {
                  {"part params", 16, 4, V_HUGE, 0, SAME},
                  {"part reserved", 20, 4, V_ONE, 0, 16},
                  {"part payload", 24, 8, V_HUGE, 0, SAME},
-                 {"member version", 32, 4, CONST(3), 0, SAME}}},
+                 {"member version", 32, 4, CONST(4), 0, SAME}}},
 };
 /* clang-format on */
 

@@ -400,15 +400,105 @@ static void test_frames(void) {
     free(h);
 }
 
+/* ---- earlier versions ----------------------------------------------------
+ * tests/golden/legacy/ribbon-v2/ holds frames saved by amq before
+ * parameter version 3, from keys(n, seed) of this file:
+ *   standard-w64.amq   ribbon:bits=6.25,bump=0          n = 3000, seed 55
+ *   bumped-w64.amq     ribbon:bits=6.5                  n = 4000, seed 71
+ *   bumped-w128.amq    ribbon:bits=7.5,w=128            n = 4000, seed 72
+ *   standard-w128.amq  ribbon:bits=9.75,w=128,bump=0    n = 4000, seed 74
+ * (and the golden frames of that version, which test_golden checks). */
+
+static uint8_t *v2_frame(const char *name, size_t *len) {
+    char dir[1024], path[1200];
+    const char *env = getenv("AMQ_GOLDEN_DIR");
+    snprintf(dir, sizeof dir, "%s", env != NULL && env[0] ? env : __FILE__);
+    char *slash = strrchr(dir, '/'); /* .../tests/unit/test_ribbon.c */
+    if ((env == NULL || env[0] == '\0') && slash != NULL)
+        snprintf(slash, sizeof dir - (size_t)(slash - dir), "/../golden");
+    snprintf(path, sizeof path, "%.1000s/legacy/ribbon-v2/%.64s", dir, name);
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    CHECK_MSG(fp != NULL, "%.200s: cannot open", path);
+    if (fp == NULL)
+        return NULL;
+    uint8_t *buf = aligned_alloc(64, 1 << 16);
+    size_t got = buf != NULL ? fread(buf, 1, 1 << 16, fp) : 0;
+    fclose(fp);
+    CHECK(got > 0 && got < (1 << 16));
+    *len = got;
+    return buf;
+}
+
+/* Version-2 frames load, hold their keys, keep the version (their kernels
+ * use its equations) and save back unchanged; a version-3 frame relabelled
+ * as version 2 is read with version 2's equations and loses its keys. */
+static void test_version2(void) {
+    static const struct {
+        const char *file, *spec;
+        size_t n;
+        uint64_t seed;
+        uint32_t layers_min;
+    } v2[] = {
+        {"standard-w64.amq", "ribbon:bits=6.25,bump=0", 3000, 55, 1},
+        {"bumped-w64.amq", "ribbon:bits=6.5", 4000, 71, 2},
+        {"bumped-w128.amq", "ribbon:bits=7.5,w=128", 4000, 72, 2},
+        {"standard-w128.amq", "ribbon:bits=9.75,w=128,bump=0", 4000, 74, 1}};
+    for (size_t c = 0; c < 4; c++) {
+        check_seed = 90 + c;
+        size_t len, flen;
+        uint8_t *fr = v2_frame(v2[c].file, &len);
+        uint64_t *h = keys(v2[c].n, v2[c].seed);
+        amq_filter *v = NULL;
+        if (fr != NULL)
+            CHECK_OK(amq_filter_load(fr, len, NULL, &v, NULL));
+        if (v != NULL && h != NULL) {
+            CHECK(get32(fr + PARAMS) == 2 &&
+                  get32(fr + PARAMS + 24) >= v2[c].layers_min);
+            check_copies(v, fr, len, h, v2[c].n);
+            uint64_t fp = 0, trials = 200000, s = 7 + c;
+            for (uint64_t i = 0; i < trials; i++)
+                fp += amq_filter_contains_hash(v, check_next(&s));
+            CHECK_MSG(rate_agrees(amq_filter_fpr_bound(v), fp, trials),
+                      "%s: measured %g, bound %g", v2[c].file,
+                      (double)fp / (double)trials, amq_filter_fpr_bound(v));
+            /* the same keys now: version 3, other bytes */
+            uint8_t *now;
+            amq_filter *f = built(v2[c].spec, h, v2[c].n, &now, &flen);
+            if (f != NULL && now != NULL) {
+                CHECK(get32(now + PARAMS) == 3);
+                CHECK(flen != len || memcmp(now, fr, len) != 0);
+                memcpy(now + PARAMS, (const uint32_t[]){2}, 4);
+                amq__frame_seal(now, flen);
+                amq_filter *w = NULL;
+                CHECK_OK(amq_filter_load(now, flen, NULL, &w, NULL));
+                size_t miss = 0;
+                for (size_t i = 0; w != NULL && i < v2[c].n; i++)
+                    miss += !amq_filter_contains_hash(w, h[i]);
+                CHECK_MSG(miss > v2[c].n / 2, "%s relabelled: %zu missing",
+                          v2[c].file, miss);
+                amq_filter_free(w);
+            }
+            amq_filter_free(f);
+            free(now);
+        }
+        amq_filter_free(v);
+        free(fr);
+        free(h);
+    }
+}
+
 /* A version-1 frame (standard Ribbon before bumping) made by hand from a
- * standard filter's layer: it loads, answers alike and saves back as
- * version 1. */
+ * version-2 standard filter's layer (version 1 has version 2's
+ * equations): it loads, answers alike and saves back as version 1. */
 static void test_version1(void) {
     check_seed = 55;
     size_t n = 3000, len;
     uint64_t *h = keys(n, 55);
-    uint8_t *fr;
-    amq_filter *f = built("ribbon:bits=6.25,bump=0", h, n, &fr, &len);
+    uint8_t *fr = v2_frame("standard-w64.amq", &len);
+    amq_filter *f = NULL;
+    if (fr != NULL)
+        CHECK_OK(amq_filter_load(fr, len, NULL, &f, NULL));
     if (f != NULL && fr != NULL) {
         const uint8_t *p = fr + PARAMS;
         CHECK(get32(p) == 2 && get32(p + 24) == 1 && get32(p + 28) == 0);
@@ -479,8 +569,10 @@ static void test_corrupt(void) {
     const uint8_t *p = fr + PARAMS;
     uint32_t layers = get32(p + 24);
     CHECK(layers >= 2);
+    CHECK(get32(p) == 3);
+    refuse(fr, len, 0, 4, 0, "version");
     refuse(fr, len, 0, 4, 1, "version");
-    refuse(fr, len, 0, 4, 3, "version");
+    refuse(fr, len, 0, 4, 4, "version");
     refuse(fr, len, 4, 4, 96, "band");
     refuse(fr, len, 4, 4, 0, "band");
     refuse(fr, len, 8, 4, 63, "bits64");
@@ -663,6 +755,7 @@ int main(void) {
     test_spec();
     test_frames();
     test_version1();
+    test_version2();
     test_corrupt();
     test_param_edits();
     test_adversarial();
