@@ -284,17 +284,25 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
  * full load): they return before the select that finds the list's range.
  * The branch waits for the line, but it is predicted, so the core goes on
  * to the next keys' reads rather than holding the select's instructions,
- * which wait for the same line, in its schedulers. The rest is out of
- * line, so the common path saves no registers for it; it reads the
- * header as one word (the bits past the pocket and flag, a 7-byte
- * header's first slot, are masked off where they matter). */
+ * which wait for the same line, in its schedulers. Every instruction that
+ * waits for the line costs (docs/bench.md, "Where the time goes"), so the
+ * common path tests the route coarsely: routed_fast's t below 2 (the bin
+ * overflowed and fp's list is at or above its largest's), with the limit
+ * shifted before the line arrives; one shift, a load and two compares
+ * fewer. The rest is out of line, so the common path saves no registers
+ * for it: the exact route and the list's range. (At capacity 8.5% of
+ * absent keys are near and 7.6% routed, so the coarse test sends few
+ * more keys out of line than the exact one did.) It reads the header as
+ * one word (the bits past the pocket and flag, a 7-byte header's first
+ * slot, are masked off where they matter). */
 #define PF_REST(NAME, W)                                                       \
     __attribute__((noinline)) PF_BMI_REST static bool NAME(                    \
         const amq_prefix *f, uint64_t b, uint32_t fp, uint64_t hdr,            \
-        uint64_t eq, bool rt) {                                                \
+        uint64_t eq, bool near) {                                              \
         const pf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                       \
+        const uint8_t *bin = f->rd + (size_t)b * s->bytes;                     \
         unsigned lo, hi;                                                       \
-        if (rt)                                                                \
+        if (near && routed_fast(bin, hdr, s, fp))                              \
             return spare_has(f, b, fp);                                        \
         amq__pk_range64(hdr &pocket_mask(s), fp >> W, true, &lo, &hi);         \
         return (eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo))) != 0;        \
@@ -313,10 +321,12 @@ PF_REST(rest16, 16)
         const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */    \
         uint64_t hdr = amq__get_u64(bin);                                      \
         uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                        \
-        bool rt = routed_fast(bin, hdr, s, fp);                                \
-        if (__builtin_expect((eq | rt) == 0, 1))                               \
+        uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;               \
+        uint64_t lim = UINT64_C(2) << ((fp >> W) + s->slots - 1);              \
+        bool near = (~hdr & keep) < lim; /* routed_fast's t < 2 */             \
+        if (__builtin_expect((eq | near) == 0, 1))                             \
             return false;                                                      \
-        return (W == 8 ? rest8 : rest16)(f, b, fp, hdr, eq, rt);               \
+        return (W == 8 ? rest8 : rest16)(f, b, fp, hdr, eq, near);             \
     }
 
 PF_KERNEL(k256_8, PF_AVX2, eq_avx2, 8)
