@@ -49,7 +49,13 @@ extern "C" {
 /* Binary fuse filters: a key's mixed hash x = mix64(h + seed) picks its
  * start segment reduce64(x, S) and, in each of the next `ways` segments of
  * 2^lg slots, the slot (x M_i) >> (64 - lg); its fingerprint is the top w
- * bits of x M_fp. The multipliers are odd constants (from splitmix64). */
+ * bits of x M_fp. The multipliers are odd constants (from splitmix64).
+ * That is mapping 0. Mapping 1 (3-way filters built now): slot
+ * p0 = reduce64(x, S 2^lg), its start segment's and the offset in it at
+ * once, then p1 = (p0 + 2^lg) xor ((x >> 18) mod 2^lg) and
+ * p2 = (p0 + 2 2^lg) xor (x mod 2^lg): the offsets in the next segments
+ * are bits of x below those that place p0 (lg <= 18), as in Graf and
+ * Lemire's binary fuse filters; the same fingerprint. */
 #define AMQ__FUSE_MUL0 0x9e3779b97f4a7c15ULL
 #define AMQ__FUSE_MUL1 0xc2b2ae3d27d4eb4fULL
 #define AMQ__FUSE_MUL2 0x165667b19e3779f9ULL
@@ -93,6 +99,32 @@ static inline __attribute__((always_inline)) bool amq__fuse_probe(
     return v == 0;
 }
 
+/* Mapping 1's three slots (segments of 2^lg slots, shift = 64 - lg). */
+static inline __attribute__((always_inline)) void amq__fuse_slots3(
+    uint64_t x, uint64_t seg_count, unsigned shift, uint64_t seg_len,
+    uint32_t p[3]) {
+    uint64_t p0 = amq_reduce64(x, seg_count << (64 - shift));
+    uint64_t mask = seg_len - 1;
+    p[0] = (uint32_t)p0;
+    p[1] = (uint32_t)((p0 + seg_len) ^ ((x >> 18) & mask));
+    p[2] = (uint32_t)((p0 + 2 * seg_len) ^ (x & mask));
+}
+
+/* The query of a 3-way table of mapping 1: straight-line code, `width` a
+ * constant at every call site. */
+static inline __attribute__((always_inline)) bool amq__fuse_probe3s(
+    const uint8_t *t, uint64_t seed, uint64_t seg_count, unsigned shift,
+    uint64_t seg_len, uint64_t h, unsigned width) {
+    uint64_t x = amq_mix64(h + seed);
+    uint32_t p[3];
+    amq__fuse_slots3(x, seg_count, shift, seg_len, p);
+    uint32_t v = (uint32_t)((x * AMQ__FUSE_MULFP) >> (64 - width));
+    v ^= amq__fuse_get(t, width, p[0]);
+    v ^= amq__fuse_get(t, width, p[1]);
+    v ^= amq__fuse_get(t, width, p[2]);
+    return v == 0;
+}
+
 /* ---- 3-way binary fuse filters with 8-bit fingerprints ------------------ */
 
 typedef struct amq_fuse8_query {
@@ -101,7 +133,7 @@ typedef struct amq_fuse8_query {
     uint64_t seg_count; /* start segments                           */
     uint64_t seg_len;   /* slots per segment, 2^lg                  */
     uint32_t shift;     /* 64 - lg                                  */
-    uint32_t reserved;  /* 0                                        */
+    uint32_t mapping;   /* the filter's slot mapping: 0 or 1        */
 } amq_fuse8_query;
 
 /* Fills *q for f, a filter built by amq_fuse_build(..., 8, 3, ...) (the
@@ -119,9 +151,14 @@ AMQ_API amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q);
 AMQ_API amq_status amq_filter_fuse8_query(const amq_filter *f,
                                           amq_fuse8_query *q);
 
-/* Exactly amq_xor_contains_hash(f, h) for the f that q was made from. */
+/* Exactly amq_xor_contains_hash(f, h) for the f that q was made from.
+ * The branch on the mapping is the same for every key (predicted; in a
+ * loop the compiler may hoist it). */
 static inline bool amq_fuse8_query_contains(const amq_fuse8_query *q,
                                             uint64_t h) {
+    if (q->mapping)
+        return amq__fuse_probe3s(q->slots, q->seed, q->seg_count, q->shift,
+                                 q->seg_len, h, 8);
     return amq__fuse_probe(q->slots, q->seed, q->seg_count, q->shift,
                            q->seg_len, h, 8, 3);
 }

@@ -17,6 +17,12 @@
  *                                        segments; S start segments)
  *   xor     |   p0   |   p1   |   p2   |   S = 1, L = (1.23 n + 32) / 3
  *
+ * Way i's offset in its segment is (x M_i) >> (64 - lg) (mapping 0). A
+ * 3-way fuse filter with 2^lg slots a segment is built with mapping 1
+ * (amq/query.h): p0 = reduce(x, S 2^lg) gives the start segment and way
+ * 0's offset at once, ways 1 and 2 take slices of x below it, xored into
+ * the same position of the next segments: one multiply a query instead
+ * of four. The frame carries the mapping; loaded filters keep theirs.
  * Query: fp(x) == T[p0] ^ T[p1] ^ ... ^ T[p_{ways-1}], where fp(x) is w bits
  * of x taken independently of the bits that choose the slots.
  *
@@ -79,7 +85,9 @@ typedef enum xf_family { XF_XOR, XF_FUSE } xf_family;
 typedef struct xf_shape {
     uint32_t ways, width;
     uint32_t seg_len, seg_count; /* both 0 for an empty filter */
-    uint32_t lg; /* log2(seg_len) if a power of two, else XF_ANY_LEN */
+    uint32_t lg;      /* log2(seg_len) if a power of two, else XF_ANY_LEN */
+    uint32_t mapping; /* 1: slices (amq/query.h; 3-way fuse, lg known),
+                         0: offsets by multiplies */
 } xf_shape;
 
 #define XF_ANY_LEN 255u
@@ -114,8 +122,17 @@ static inline uint32_t xf_fingerprint(uint64_t x, unsigned width) {
 
 #define XF_INLINE static inline __attribute__((always_inline))
 
-/* The hot loops get `ways` and `pow2` (seg_len is 2^lg, lg >= 1) as
- * constants from dispatchers, so each loop is compiled once per
+/* How the hot loops map a key (a constant in each, from dispatchers):
+ * offsets by multiplies in segments of any length or of 2^lg slots, or
+ * mapping 1's slices. */
+enum { XF_ANY, XF_POW2, XF_SLICE };
+
+static inline unsigned xf_form(const xf_shape *s) {
+    return s->mapping ? XF_SLICE : s->lg != XF_ANY_LEN ? XF_POW2 : XF_ANY;
+}
+
+/* The hot loops get `ways` and `form` (XF_POW2: seg_len is 2^lg, lg >= 1)
+ * as constants from dispatchers, so each loop is compiled once per
  * combination. reduce(y, L) = floor(y L / 2^64) is the shift
  * y >> (64 - lg) when L = 2^lg (always so for fuse, except a grown
  * one-segment table); a segment of one slot takes the general form, whose
@@ -141,15 +158,19 @@ XF_INLINE uint32_t xf_way(xf_map m, bool pow2, uint64_t first, uint64_t x,
     return (uint32_t)(first + i * m.seg_len + off);
 }
 
-XF_INLINE void xf_map_slots(xf_map m, unsigned ways, bool pow2, uint64_t x,
+XF_INLINE void xf_map_slots(xf_map m, unsigned ways, unsigned form, uint64_t x,
                             uint32_t p[4]) {
-    uint64_t first = xf_first(m, pow2, x);
+    if (form == XF_SLICE) { /* 3-way */
+        amq__fuse_slots3(x, m.seg_count, m.shift, m.seg_len, p);
+        return;
+    }
+    uint64_t first = xf_first(m, form == XF_POW2, x);
     for (unsigned i = 0; i < ways; i++)
-        p[i] = xf_way(m, pow2, first, x, i);
+        p[i] = xf_way(m, form == XF_POW2, first, x, i);
 }
 
 static inline void xf_slots(const xf_shape *s, uint64_t x, uint32_t p[4]) {
-    xf_map_slots(xf_map_of(s), s->ways, s->lg != XF_ANY_LEN, x, p);
+    xf_map_slots(xf_map_of(s), s->ways, xf_form(s), x, p);
 }
 
 /* Fills s->lg from s->seg_len; call after every change of seg_len. */
@@ -213,6 +234,14 @@ XF_INLINE bool xf_probe(const amq__obj *o, uint64_t h, unsigned width,
     return v == 0;
 }
 
+/* Mapping 1 (3-way, segments of 2^lg slots, any number of them). */
+XF_INLINE bool xf_probe_sliced(const amq__obj *o, uint64_t h, unsigned width) {
+    const amq_xor *f = (const amq_xor *)o;
+    const xf_map m = f->map;
+    return amq__fuse_probe3s(f->fp, f->seed, m.seg_count, m.shift, m.seg_len, h,
+                             width);
+}
+
 /* The kernels, per form, width and ways; each twice: plain x86-64 and,
  * for CPUs with BMI2 (chosen at run time), compiled for it, which turns
  * the variable shifts of the slot mapping into SHLX/SHRX (no shift count
@@ -259,7 +288,17 @@ XF_INLINE bool xf_probe(const amq__obj *o, uint64_t h, unsigned width,
     }                                                                          \
     ATTR static bool P##seg32_4(const amq__obj *o, uint64_t h) {               \
         return xf_probe(o, h, 32, 4, false);                                   \
+    }                                                                          \
+    ATTR static bool P##sl8(const amq__obj *o, uint64_t h) {                   \
+        return xf_probe_sliced(o, h, 8);                                       \
+    }                                                                          \
+    ATTR static bool P##sl16(const amq__obj *o, uint64_t h) {                  \
+        return xf_probe_sliced(o, h, 16);                                      \
+    }                                                                          \
+    ATTR static bool P##sl32(const amq__obj *o, uint64_t h) {                  \
+        return xf_probe_sliced(o, h, 32);                                      \
     }
+
 XF_KERNELS(xf_, )
 XF_KERNELS(xfb_, XF_BMI2)
 
@@ -277,6 +316,9 @@ XF_KERNELS(xfb_, XF_BMI2)
     }
 static const amq__contains_fn xf_kernels[2][2][3][2] = {XF_TABLE(xf_),
                                                         XF_TABLE(xfb_)};
+/* [BMI2][width 8, 16, 32]: mapping 1 */
+static const amq__contains_fn xf_sliced[2][3] = {{xf_sl8, xf_sl16, xf_sl32},
+                                                 {xfb_sl8, xfb_sl16, xfb_sl32}};
 
 /* The query for f's shape: a kernel where one fits, else the reference
  * (also under AMQ_OPT_SCALAR, so tests can hold one against the other). */
@@ -288,6 +330,8 @@ static void xf_choose(amq_xor *f, bool scalar) {
         f->o.contains = xf_contains_none;
     else if (scalar)
         f->o.contains = xf_contains_ref;
+    else if (f->s.mapping)
+        f->o.contains = xf_sliced[bmi2][w];
     else if (f->s.seg_count == 1)
         f->o.contains = xf_kernels[bmi2][0][w][f->s.ways == 4];
     else if (f->s.lg != XF_ANY_LEN)
@@ -307,7 +351,7 @@ amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q) {
         f->slots == 0 || f->s.lg == XF_ANY_LEN)
         return AMQ_ERR_UNSUPPORTED;
     amq_fuse8_query r = {f->fp,          f->seed,      f->map.seg_count,
-                         f->map.seg_len, f->map.shift, 0};
+                         f->map.seg_len, f->map.shift, f->s.mapping};
     *q = r;
     return AMQ_OK;
 }
@@ -316,7 +360,7 @@ amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q) {
  * them; the group's 48-64 cache misses overlap. */
 XF_INLINE void xf_batch_k(const amq_xor *f, const uint64_t *h, size_t n,
                           uint8_t *out, unsigned width, unsigned ways,
-                          bool pow2) {
+                          unsigned form) {
     const xf_map m = xf_map_of(&f->s);
     const uint8_t *t = f->fp;
     const uint64_t seed = f->seed;
@@ -327,7 +371,7 @@ XF_INLINE void xf_batch_k(const amq_xor *f, const uint64_t *h, size_t n,
         uint32_t p[XF_BATCH][4];
         for (size_t j = 0; j < len; j++) {
             x[j] = xf_mix(h[i + j], seed);
-            xf_map_slots(m, ways, pow2, x[j], p[j]);
+            xf_map_slots(m, ways, form, x[j], p[j]);
             for (unsigned k = 0; k < ways; k++)
                 amq__prefetch(t + (size_t)p[j][k] * bytes);
         }
@@ -342,15 +386,17 @@ XF_INLINE void xf_batch_k(const amq_xor *f, const uint64_t *h, size_t n,
 
 XF_INLINE void xf_batch_w(const amq_xor *f, const uint64_t *h, size_t n,
                           uint8_t *out, unsigned width) {
-    bool pow2 = f->s.lg != XF_ANY_LEN;
-    if (f->s.ways == 3 && pow2)
-        xf_batch_k(f, h, n, out, width, 3, true);
+    unsigned form = xf_form(&f->s);
+    if (form == XF_SLICE)
+        xf_batch_k(f, h, n, out, width, 3, XF_SLICE);
+    else if (f->s.ways == 3 && form == XF_POW2)
+        xf_batch_k(f, h, n, out, width, 3, XF_POW2);
     else if (f->s.ways == 3)
-        xf_batch_k(f, h, n, out, width, 3, false);
-    else if (pow2)
-        xf_batch_k(f, h, n, out, width, 4, true);
+        xf_batch_k(f, h, n, out, width, 3, XF_ANY);
+    else if (form == XF_POW2)
+        xf_batch_k(f, h, n, out, width, 4, XF_POW2);
     else
-        xf_batch_k(f, h, n, out, width, 4, false);
+        xf_batch_k(f, h, n, out, width, 4, XF_ANY);
 }
 
 void amq_xor_contains_batch(const amq_xor *f, const uint64_t *h, size_t n,
@@ -399,6 +445,7 @@ static amq_status xf_shape_for(xf_family fam, unsigned ways, unsigned width,
     s->width = width;
     s->seg_len = s->seg_count = 0;
     s->lg = XF_ANY_LEN;
+    s->mapping = 0;
     if (n == 0)
         return AMQ_OK;
     double dn = (double)n, want = dn * xf_factor(fam, ways, dn);
@@ -419,6 +466,7 @@ static amq_status xf_shape_for(xf_family fam, unsigned ways, unsigned width,
         return AMQ_ERR_OVERFLOW;
     s->seg_count = (uint32_t)segs;
     xf_set_lg(s);
+    s->mapping = ways == 3 && s->lg != XF_ANY_LEN;
     return AMQ_OK;
 }
 
@@ -434,6 +482,8 @@ static void xf_grow(xf_shape *s) {
     else
         s->seg_count += s->seg_count / 8 + 1;
     xf_set_lg(s);
+    if (s->lg == XF_ANY_LEN) /* a one-segment fuse filter grown */
+        s->mapping = 0;
 }
 
 /* Seed of attempt i: a fixed sequence, so builds are deterministic. */
@@ -520,7 +570,7 @@ static void xf_group(uint64_t seed, const uint64_t *h, size_t n,
  * does not change the result). v holds mixed hashes if `mixed`, else the
  * caller's hashes. Each key's slots are computed and prefetched XF_AHEAD
  * keys before they are updated. */
-XF_INLINE void xf_count(const xf_shape *s, unsigned ways, bool pow2,
+XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
                         uint64_t seed, const uint64_t *v, bool mixed, size_t n,
                         xf_slot *t) {
     const xf_map m = xf_map_of(s);
@@ -536,7 +586,7 @@ XF_INLINE void xf_count(const xf_shape *s, unsigned ways, bool pow2,
         }
         if (i < n) {
             x[r] = mixed ? v[i] : xf_mix(v[i], seed);
-            xf_map_slots(m, ways, pow2, x[r], p[r]);
+            xf_map_slots(m, ways, form, x[r], p[r]);
             for (unsigned k = 0; k < ways; k++)
                 amq__prefetch_w(&t[p[r][k]]);
         }
@@ -556,7 +606,7 @@ XF_INLINE void xf_count(const xf_shape *s, unsigned ways, bool pow2,
  * earlier are its key's.) A peeled slot is written back over the queue's
  * consumed front: queue[0..done) ends as the slot each key was peeled at,
  * key[0..done) as the key. Returns done. */
-XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, bool pow2,
+XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, unsigned form,
                                xf_work *w) {
     const xf_map m = xf_map_of(s);
     xf_slot *t = w->slot;
@@ -572,7 +622,7 @@ XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, bool pow2,
             amq__prefetch_w(&t[q[head + 2 * XF_AHEAD]]);
         for (; seen < tail && seen < head + XF_AHEAD; seen++) {
             uint32_t *p = ring[seen % XF_AHEAD];
-            xf_map_slots(m, ways, pow2, t[q[seen]].x, p);
+            xf_map_slots(m, ways, form, t[q[seen]].x, p);
             for (unsigned k = 0; k < ways; k++)
                 amq__prefetch_w(&t[p[k]]);
         }
@@ -597,7 +647,7 @@ XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, bool pow2,
 /* Peel the hypergraph of `n` keys; true if every key was peeled. A fuse
  * build first groups the keys (the counting pass then stays in a window
  * of segments); a xor build has no window to gain. */
-XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, bool pow2,
+XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, unsigned form,
                          uint64_t seed, const uint64_t *h, size_t n,
                          xf_work *w) {
     if (w->dirty)
@@ -605,23 +655,25 @@ XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, bool pow2,
     w->dirty = true;
     if (s->seg_count > 1) {
         xf_group(seed, h, n, w->key);
-        xf_count(s, ways, pow2, seed, w->key, true, n, w->slot);
+        xf_count(s, ways, form, seed, w->key, true, n, w->slot);
     } else {
-        xf_count(s, ways, pow2, seed, h, false, n, w->slot);
+        xf_count(s, ways, form, seed, h, false, n, w->slot);
     }
-    return xf_peel_queue(s, ways, pow2, w) == n;
+    return xf_peel_queue(s, ways, form, w) == n;
 }
 
 static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
                     size_t n, xf_work *w) {
-    bool pow2 = s->lg != XF_ANY_LEN;
-    if (s->ways == 3 && pow2)
-        return xf_peel_k(s, 3, true, seed, h, n, w);
+    unsigned form = xf_form(s);
+    if (form == XF_SLICE)
+        return xf_peel_k(s, 3, XF_SLICE, seed, h, n, w);
+    if (s->ways == 3 && form == XF_POW2)
+        return xf_peel_k(s, 3, XF_POW2, seed, h, n, w);
     if (s->ways == 3)
-        return xf_peel_k(s, 3, false, seed, h, n, w);
-    if (pow2)
-        return xf_peel_k(s, 4, true, seed, h, n, w);
-    return xf_peel_k(s, 4, false, seed, h, n, w);
+        return xf_peel_k(s, 3, XF_ANY, seed, h, n, w);
+    if (form == XF_POW2)
+        return xf_peel_k(s, 4, XF_POW2, seed, h, n, w);
+    return xf_peel_k(s, 4, XF_ANY, seed, h, n, w);
 }
 
 /* Fingerprints in reverse peeling order: a key's slot is assigned after
@@ -629,7 +681,7 @@ static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
  * slots is final. Each key's slots are computed XF_AHEAD keys early, kept
  * in a ring and prefetched. */
 XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
-                           bool pow2, const xf_work *w, size_t n,
+                           unsigned form, const xf_work *w, size_t n,
                            uint8_t *tab) {
     const xf_map m = xf_map_of(s);
     const uint32_t *q = w->queue;
@@ -647,7 +699,7 @@ XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
         }
         if (i >= XF_AHEAD && i - XF_AHEAD < n) {
             uint32_t *p = ring[i % XF_AHEAD]; /* i's entry is consumed */
-            xf_map_slots(m, ways, pow2, key[i - XF_AHEAD], p);
+            xf_map_slots(m, ways, form, key[i - XF_AHEAD], p);
             for (unsigned k = 0; k < ways; k++)
                 amq__prefetch_w(tab + (size_t)p[k] * bytes);
         }
@@ -656,15 +708,17 @@ XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
 
 XF_INLINE void xf_assign_w(const xf_shape *s, unsigned width, const xf_work *w,
                            size_t n, uint8_t *tab) {
-    bool pow2 = s->lg != XF_ANY_LEN;
-    if (s->ways == 3 && pow2)
-        xf_assign_k(s, width, 3, true, w, n, tab);
+    unsigned form = xf_form(s);
+    if (form == XF_SLICE)
+        xf_assign_k(s, width, 3, XF_SLICE, w, n, tab);
+    else if (s->ways == 3 && form == XF_POW2)
+        xf_assign_k(s, width, 3, XF_POW2, w, n, tab);
     else if (s->ways == 3)
-        xf_assign_k(s, width, 3, false, w, n, tab);
-    else if (pow2)
-        xf_assign_k(s, width, 4, true, w, n, tab);
+        xf_assign_k(s, width, 3, XF_ANY, w, n, tab);
+    else if (form == XF_POW2)
+        xf_assign_k(s, width, 4, XF_POW2, w, n, tab);
     else
-        xf_assign_k(s, width, 4, false, w, n, tab);
+        xf_assign_k(s, width, 4, XF_ANY, w, n, tab);
 }
 
 static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
@@ -901,8 +955,11 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 }
 
 /* params: seed u64 | items u64 | seg_len u32 | seg_count u32 | ways u32 |
- * width u32 | family u32 (0 xor, 1 fuse) | reserved u32 (0). The family
- * tells a one-segment fuse filter from a xor filter of the same shape. */
+ * width u32 | family u32 (0 xor, 1 fuse) | mapping u32 (0: offsets by
+ * multiplies, every xor filter and the fuse filters of earlier releases;
+ * 1: slices, the 3-way fuse filters built now; a reader from before it
+ * refuses 1, the word it required to be 0). The family tells a
+ * one-segment fuse filter from a xor filter of the same shape. */
 #define PARAMS_LEN 40
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_xor *f = (const amq_xor *)o;
@@ -913,7 +970,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u32(w, f->s.ways);
     amq__wr_u32(w, f->s.width);
     amq__wr_u32(w, f->fam == XF_XOR ? 0 : 1);
-    amq__wr_u32(w, 0);
+    amq__wr_u32(w, f->s.mapping);
 }
 
 /* Where each parameter of a frame sits. */
@@ -968,11 +1025,16 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     at.ways = amq__rd_u32(r, &s.ways);
     at.width = amq__rd_u32(r, &s.width);
     at.fam = amq__rd_u32(r, &fam);
-    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
+    size_t at_mapping = amq__rd_u32(r, &s.mapping);
     xf_set_lg(&s);
     if (fam != (k->fam == XF_XOR ? 0u : 1u))
         return amq__rd_bad(r, at.fam, "family %u does not match", fam);
     AMQ_RETURN_IF_ERR(check_shape(r, k, &s, items, len, &at));
+    /* mapping 1: a 3-way fuse filter of 2^lg slots a segment, lg <= 18
+     * (its two offset slices must not overlap) */
+    if (s.mapping > 1 || (s.mapping == 1 && (k->fam != XF_FUSE || s.ways != 3 ||
+                                             s.lg == XF_ANY_LEN || s.lg > 18)))
+        return amq__rd_bad(r, at_mapping, "slot mapping %u", s.mapping);
     AMQ_RETURN_IF_ERR(xf_alloc(&s, opt, view ? payload : NULL, &f));
     if (!view && len != 0)
         memcpy(f->o.block.ptr, payload, len);

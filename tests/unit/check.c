@@ -46,6 +46,33 @@ uint8_t *check_frame(const amq_filter *f, size_t *len) {
     return buf;
 }
 
+uint8_t *check_golden_file(const char *rel, size_t *len) {
+    char dir[1024], path[1400];
+    const char *env = getenv("AMQ_GOLDEN_DIR");
+    snprintf(dir, sizeof dir, "%s", env != NULL && env[0] ? env : __FILE__);
+    char *slash = strrchr(dir, '/'); /* .../tests/unit/check.c */
+    if ((env == NULL || env[0] == '\0') && slash != NULL)
+        snprintf(slash, sizeof dir - (size_t)(slash - dir), "/../golden");
+    snprintf(path, sizeof path, "%.1000s/%.300s", dir, rel);
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long size = -1;
+    if (fp != NULL && fseek(fp, 0, SEEK_END) == 0)
+        size = ftell(fp);
+    if (size > 0 && fseek(fp, 0, SEEK_SET) == 0)
+        buf = aligned_alloc(64, ((size_t)size + 63) / 64 * 64);
+    if (buf != NULL && fread(buf, 1, (size_t)size, fp) != (size_t)size) {
+        free(buf);
+        buf = NULL;
+    }
+    if (fp != NULL)
+        fclose(fp);
+    CHECK_MSG(buf != NULL, "%.200s: cannot read", path);
+    *len = buf != NULL ? (size_t)size : 0;
+    return buf;
+}
+
 bool check_same_frame(const amq_filter *a, const amq_filter *b) {
     size_t la, lb;
     uint8_t *fa = check_frame(a, &la), *fb = check_frame(b, &lb);

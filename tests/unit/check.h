@@ -30,6 +30,10 @@ bool check_quick(void);
 uint8_t *check_frame(const amq_filter *f, size_t *len);
 /* a and b save to identical bytes. */
 bool check_same_frame(const amq_filter *a, const amq_filter *b);
+/* The bytes of tests/golden/<rel> (AMQ_GOLDEN_DIR, if set, is the
+ * directory instead) in a 64-byte aligned buffer the caller frees; NULL,
+ * and a failed check, if it cannot be read. */
+uint8_t *check_golden_file(const char *rel, size_t *len);
 
 /* splitmix64: deterministic key streams from a seed. */
 static inline uint64_t check_next(uint64_t *s) {

@@ -15,7 +15,8 @@
  * back to the same bytes (old files stay readable), but are not rebuilt.
  * So do the frames of an earlier format version, in a subdirectory of
  * legacy/ per version (legacy/ribbon-v2/: Ribbon's parameter version 2,
- * and the static maplets made of it); every subdirectory is checked.
+ * and the static maplets made of it; legacy/fuse-map0/: fuse filters of
+ * slot mapping 0); every subdirectory is checked.
  *
  * The directory is found from this file's path, or AMQ_GOLDEN_DIR.
  */

@@ -410,24 +410,9 @@ static void test_frames(void) {
  * (and the golden frames of that version, which test_golden checks). */
 
 static uint8_t *v2_frame(const char *name, size_t *len) {
-    char dir[1024], path[1200];
-    const char *env = getenv("AMQ_GOLDEN_DIR");
-    snprintf(dir, sizeof dir, "%s", env != NULL && env[0] ? env : __FILE__);
-    char *slash = strrchr(dir, '/'); /* .../tests/unit/test_ribbon.c */
-    if ((env == NULL || env[0] == '\0') && slash != NULL)
-        snprintf(slash, sizeof dir - (size_t)(slash - dir), "/../golden");
-    snprintf(path, sizeof path, "%.1000s/legacy/ribbon-v2/%.64s", dir, name);
-    *len = 0;
-    FILE *fp = fopen(path, "rb");
-    CHECK_MSG(fp != NULL, "%.200s: cannot open", path);
-    if (fp == NULL)
-        return NULL;
-    uint8_t *buf = aligned_alloc(64, 1 << 16);
-    size_t got = buf != NULL ? fread(buf, 1, 1 << 16, fp) : 0;
-    fclose(fp);
-    CHECK(got > 0 && got < (1 << 16));
-    *len = got;
-    return buf;
+    char rel[128];
+    snprintf(rel, sizeof rel, "legacy/ribbon-v2/%s", name);
+    return check_golden_file(rel, len);
 }
 
 /* Version-2 frames load, hold their keys, keep the version (their kernels

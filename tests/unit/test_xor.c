@@ -261,7 +261,7 @@ static const uint64_t ref_mul[4] = {
 
 typedef struct ref_filter {
     uint64_t seed;
-    uint32_t seg_len, seg_count, ways, width;
+    uint32_t seg_len, seg_count, ways, width, mapping;
     const uint8_t *table;
 } ref_filter;
 
@@ -284,17 +284,34 @@ static bool ref_contains(const ref_filter *r, uint64_t h) {
     x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     uint64_t s = ref_reduce(x, r->seg_count), v = 0;
+    uint64_t p0 = ref_reduce(x, (uint64_t)r->seg_count * r->seg_len);
+    uint64_t slice[3] = {0, x >> 18, x};
     for (unsigned i = 0; i < r->ways; i++) {
         uint64_t slot =
             (s + i) * r->seg_len + ref_reduce(x * ref_mul[i], r->seg_len);
+        if (r->mapping == 1) /* 3 ways, seg_len a power of two */
+            slot = (p0 + i * r->seg_len) ^ (slice[i] & (r->seg_len - 1));
         v ^= ref_get(r->table + slot * (r->width / 8), r->width / 8);
     }
     return v == (x * REF_FP_MUL) >> (64 - r->width);
 }
 
 /* Frame: 64-byte header, 16 generic parameter bytes, then seed u64, items
- * u64, seg_len u32, seg_count u32, ways u32, width u32, family u32 and a
- * reserved u32; the payload at the next multiple of 64 (docs/format.md). */
+ * u64, seg_len u32, seg_count u32, ways u32, width u32, family u32 and the
+ * slot mapping u32; the payload at the next multiple of 64
+ * (docs/format.md). */
+static ref_filter ref_of(const uint8_t *buf) {
+    ref_filter r;
+    r.seed = ref_get(buf + 80, 8);
+    r.seg_len = (uint32_t)ref_get(buf + 96, 4);
+    r.seg_count = (uint32_t)ref_get(buf + 100, 4);
+    r.ways = (uint32_t)ref_get(buf + 104, 4);
+    r.width = (uint32_t)ref_get(buf + 108, 4);
+    r.mapping = (uint32_t)ref_get(buf + 116, 4);
+    r.table = buf + 128;
+    return r;
+}
+
 static void test_reference(const char *spec, size_t n, uint32_t want_len) {
     check_seed = n;
     uint64_t *h = keys(n, n * 7 + 1), s = n;
@@ -308,13 +325,12 @@ static void test_reference(const char *spec, size_t n, uint32_t want_len) {
         return;
     }
     CHECK_OK(amq_filter_save(f, buf, len, NULL));
-    ref_filter r;
-    r.seed = ref_get(buf + 80, 8);
-    r.seg_len = (uint32_t)ref_get(buf + 96, 4);
-    r.seg_count = (uint32_t)ref_get(buf + 100, 4);
-    r.ways = (uint32_t)ref_get(buf + 104, 4);
-    r.width = (uint32_t)ref_get(buf + 108, 4);
-    r.table = buf + 128;
+    ref_filter r = ref_of(buf);
+    CHECK_MSG(r.mapping ==
+                  (strncmp(spec, "fuse", 4) == 0 &&
+                   strstr(spec, "ways=4") == NULL &&
+                   (r.seg_len & (r.seg_len - 1)) == 0 && r.seg_len > 1),
+              "%s n=%zu: mapping %u", spec, n, r.mapping);
     CHECK_MSG(want_len == 0 || r.seg_len == want_len,
               "%s n=%zu: segment length %u, expected %u", spec, n, r.seg_len,
               want_len);
@@ -363,6 +379,52 @@ static void test_deterministic(void) {
     free(h);
 }
 
+/* Fuse frames of slot mapping 0 (every fuse filter saved before mapping
+ * 1): tests/golden/legacy/fuse-map0/segmented-fuse{8,16}.amq, built by
+ * that release from keys(20000, 81) and keys(20000, 82) of this file. They
+ * load, hold their keys, answer as the format's model (mapping 0) and as
+ * the portable reference on fresh keys, and save back unchanged. */
+static void test_mapping0(const char *name, uint64_t seed) {
+    check_seed = seed;
+    char rel[128];
+    snprintf(rel, sizeof rel, "legacy/fuse-map0/%s", name);
+    size_t len;
+    uint8_t *buf = check_golden_file(rel, &len);
+    size_t n = 20000, m = 20000, differ = 0, missing = 0;
+    uint64_t *h = keys(n, seed), s = seed + 1;
+    amq_options scalar = {0};
+    scalar.flags = AMQ_OPT_SCALAR;
+    amq_filter *f = NULL, *g = NULL;
+    if (buf != NULL && len > 128) {
+        CHECK_OK(amq_filter_load(buf, len, NULL, &f, NULL));
+        CHECK_OK(amq_filter_load(buf, len, &scalar, &g, NULL));
+    }
+    if (f != NULL && g != NULL && h != NULL) {
+        ref_filter r = ref_of(buf);
+        CHECK(r.mapping == 0 && r.seg_count > 1 && r.ways == 3);
+        for (size_t i = 0; i < n; i++)
+            missing +=
+                !amq_filter_contains_hash(f, h[i]) || !ref_contains(&r, h[i]);
+        for (size_t i = 0; i < m; i++) {
+            uint64_t x = check_next(&s);
+            bool a = amq_filter_contains_hash(f, x);
+            differ += a != ref_contains(&r, x);
+            differ += a != amq_filter_contains_hash(g, x);
+        }
+        CHECK_MSG(missing == 0 && differ == 0,
+                  "%s: %zu keys missing, %zu answers differ", name, missing,
+                  differ);
+        size_t l2 = 0;
+        uint8_t *again = check_frame(f, &l2);
+        CHECK(again != NULL && l2 == len && memcmp(again, buf, len) == 0);
+        free(again);
+    }
+    amq_filter_free(f);
+    amq_filter_free(g);
+    free(buf);
+    free(h);
+}
+
 int main(void) {
     size_t big = check_quick() ? 100000 : 1000000;
     for (unsigned width = 8; width <= 32; width *= 2) {
@@ -383,5 +445,7 @@ int main(void) {
         for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++)
             test_reference(specs[i], sizes[j],
                            sizes[j] == 2470 && specs[i][0] == 'x' ? 1024 : 0);
+    test_mapping0("segmented-fuse8.amq", 81);
+    test_mapping0("segmented-fuse16.amq", 82);
     return check_report("test_xor");
 }
