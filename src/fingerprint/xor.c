@@ -348,10 +348,10 @@ amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q) {
     if (f == NULL || q == NULL)
         return AMQ_ERR_INVALID;
     if (f->fam != XF_FUSE || f->s.width != 8 || f->s.ways != 3 ||
-        f->slots == 0 || f->s.lg == XF_ANY_LEN)
+        f->slots == 0 || !f->s.mapping)
         return AMQ_ERR_UNSUPPORTED;
     amq_fuse8_query r = {f->fp,          f->seed,      f->map.seg_count,
-                         f->map.seg_len, f->map.shift, f->s.mapping};
+                         f->map.seg_len, f->map.shift, 0};
     *q = r;
     return AMQ_OK;
 }
