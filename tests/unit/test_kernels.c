@@ -10,7 +10,8 @@
  * amq__cpu_cap) and under AMQ_OPT_SCALAR:
  * every load must answer exactly as the reference on inserted keys, on
  * absent keys and on random hashes, through contains_hash, contains (byte
- * keys) and contains_batch. On a machine without AVX-512 the wider
+ * keys) and contains_batch. So must the frames of earlier fuse mappings
+ * and Ribbon equations kept in tests/golden/legacy/. On a machine without AVX-512 the wider
  * ceilings simply choose the same kernels as the narrower ones.
  */
 #include "check.h"
@@ -171,13 +172,10 @@ static void compare(const char *spec, int level, const amq_filter *f,
               (unsigned long long)bytes_differ, batch_differ);
 }
 
-static void run(const char *spec, uint64_t n, uint64_t seed) {
-    check_seed = seed;
-    amq_filter *f = filled(spec, n, seed);
-    if (f == NULL)
-        return;
-    size_t len = 0;
-    uint8_t *buf = check_frame(f, &len);
+/* The frame loaded under every ceiling answers as its portable reference,
+ * which is returned (NULL if the frame did not load). */
+static amq_filter *run_frame(const char *spec, const uint8_t *buf, size_t len,
+                             uint64_t n, uint64_t seed) {
     amq_filter *ref = buf ? load_as(buf, len, AMQ__CPU_MAX, true) : NULL;
     for (int level = AMQ__CPU_SCALAR; ref != NULL && level <= AMQ__CPU_MAX;
          level++) {
@@ -186,11 +184,39 @@ static void run(const char *spec, uint64_t n, uint64_t seed) {
             compare(spec, level, g, ref, n, seed);
         amq_filter_free(g);
     }
+    return ref;
+}
+
+static void run(const char *spec, uint64_t n, uint64_t seed) {
+    check_seed = seed;
+    amq_filter *f = filled(spec, n, seed);
+    if (f == NULL)
+        return;
+    size_t len = 0;
+    uint8_t *buf = check_frame(f, &len);
+    amq_filter *ref = run_frame(spec, buf, len, n, seed);
     /* the filter as built answers as its own reload */
     if (ref != NULL)
         compare(spec, -1, f, ref, n, seed);
     amq_filter_free(ref);
     amq_filter_free(f);
+    free(buf);
+}
+
+/* Frames of earlier mappings and equations (tests/golden/legacy/), which
+ * new builds no longer make: their kernels too, under every ceiling. */
+static const char *const earlier[] = {
+    "fuse-map0/segmented-fuse8.amq", "fuse-map0/segmented-fuse16.amq",
+    "ribbon-v2/bumped-w64.amq",      "ribbon-v2/bumped-w128.amq",
+    "ribbon-v2/standard-w64.amq",    "ribbon-v2/standard-w128.amq"};
+
+static void run_earlier(const char *rel, uint64_t seed) {
+    check_seed = seed;
+    char path[128];
+    size_t len = 0;
+    snprintf(path, sizeof path, "legacy/%s", rel);
+    uint8_t *buf = check_golden_file(path, &len);
+    amq_filter_free(run_frame(rel, buf, len, 20000, seed));
     free(buf);
 }
 
@@ -203,5 +229,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (size_t s = 0; s < nsizes; s++)
             run(shapes[i], sizes[s], 70 + s);
+    for (size_t i = 0; i < sizeof earlier / sizeof *earlier; i++)
+        run_earlier(earlier[i], 90 + i);
     return check_report("test_kernels");
 }
