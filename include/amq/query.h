@@ -169,14 +169,17 @@ static inline bool amq_fuse8_query_contains(const amq_fuse8_query *q,
  * b1 = reduce32(h >> 32, m); its other bucket b2 = (A - b1) mod m (sum
  * form) or b1 xor A (xor form), A read from the filter's alternate table
  * (one entry per fingerprint). A bucket is 4 f-bit slots at bit 4 f b of
- * the table: one unaligned 64-bit load (clamped to the table's last 8
- * bytes), and a zero-lane test of bucket xor fp x lanes. */
+ * the table: one unaligned 64-bit load from the byte holding its first
+ * bit, and a zero-lane test of bucket xor fp x lanes. The load may read
+ * up to 7 bytes past the table's end; they are always there (the library
+ * allocates a table 8 bytes longer than its buckets, and a view's table
+ * is followed in its frame by the frame's checksum), so no clamp waits
+ * on the address. */
 typedef struct amq_cuckoo_query {
     const uint8_t *table; /* the bucket table (borrowed)             */
     const uint32_t *alt;  /* A per fingerprint (borrowed)            */
     uint64_t lanes;       /* bit 0 of each of the 4 slots            */
     uint64_t lanes_hi;    /* bit f - 1 of each                       */
-    uint64_t last8;       /* byte offset of the table's last 8 bytes */
     uint32_t buckets;     /* m                                       */
     uint32_t fp_values;   /* 2^f - 1                                 */
     uint32_t bucket_bits; /* 4 f                                     */
@@ -201,41 +204,41 @@ AMQ_API amq_status amq_filter_cuckoo_query(const amq_filter *f,
                                            amq_cuckoo_query *q);
 
 /* Bucket b's bits in the low bits of one unaligned 64-bit load from the
- * byte holding its first bit, clamped to the table's last 8 bytes (a
- * larger shift then), so a read never leaves the table. Bits above the
- * bucket are a neighbour's; the zero-lane test never looks at them. */
-static inline uint64_t amq__cuckoo_word(const uint8_t *table, uint64_t last8,
+ * byte holding its first bit (the table is followed by at least 8
+ * readable bytes, see above). Bits above the bucket are a neighbour's;
+ * the zero-lane test never looks at them (a borrow only travels upwards).
+ * With f even (4 f a whole number of bytes) the shift is 0. */
+static inline uint64_t amq__cuckoo_word(const uint8_t *table,
                                         uint32_t bucket_bits, uint32_t b) {
-    uint64_t pos = (uint64_t)b * bucket_bits, byte = pos >> 3;
-    byte = byte < last8 ? byte : last8;
-    uint64_t w;
-    memcpy(&w, table + byte, 8); /* little-endian hosts */
-    return w >> (pos - 8 * byte);
+    uint64_t pos = (uint64_t)b * bucket_bits, w;
+    memcpy(&w, table + (pos >> 3), 8); /* little-endian hosts */
+    return w >> (pos & 7);
 }
 
-static inline uint64_t amq__cuckoo_bucket(const amq_cuckoo_query *q,
-                                          uint32_t b) {
-    return amq__cuckoo_word(q->table, q->last8, q->bucket_bits, b);
-}
+/* 1 in the low bit of each of a bucket's 4 f-bit slots. */
+#define AMQ__CUCKOO_LANES(f)                                                   \
+    (UINT64_C(1) | UINT64_C(1) << (f) | UINT64_C(1) << 2 * (f) |               \
+     UINT64_C(1) << 3 * (f))
 
-/* The query; `form` a constant at every call site: 0 sum, 1 xor, -1 the
- * form q names (selected by masks, no branch). */
+/* The query; `xor_form` (1: b1 xor A, 0: the sum form) and `f` constants
+ * at every call site. f = 0: the fingerprint width q names; else that
+ * width, for the library's kernels of the common widths, in which the
+ * shape's numbers fold into the code (no loads of them, and with f even
+ * a bucket's byte is b f / 2, an LEA, and its shift 0). */
 static inline __attribute__((always_inline)) bool amq__cuckoo_probe(
-    const amq_cuckoo_query *q, uint64_t h, int form) {
-    uint32_t fp = (uint32_t)(((uint64_t)(uint32_t)h * q->fp_values) >> 32) + 1;
+    const amq_cuckoo_query *q, uint64_t h, int xor_form, unsigned f) {
+    uint32_t fp_values = f ? (1u << f) - 1 : q->fp_values;
+    uint32_t bucket_bits = f ? 4 * f : q->bucket_bits;
+    uint64_t lo = f ? AMQ__CUCKOO_LANES(f) : q->lanes;
+    uint64_t hi = f ? lo << (f ? f - 1 : 0) : q->lanes_hi;
+    uint32_t fp = (uint32_t)(((uint64_t)(uint32_t)h * fp_values) >> 32) + 1;
     uint32_t b1 = (uint32_t)(((h >> 32) * q->buckets) >> 32);
-    uint32_t a = q->alt[fp], b2;
-    uint32_t sum = a >= b1 ? a - b1 : a - b1 + q->buckets;
-    if (form < 0) {
-        uint32_t m = 0 - q->xor_form;
-        b2 = ((b1 ^ a) & m) | (sum & ~m);
-    } else {
-        b2 = form ? b1 ^ a : sum;
-    }
-    uint64_t lo = q->lanes, pat = fp * lo;
-    uint64_t x = amq__cuckoo_bucket(q, b1) ^ pat;
-    uint64_t y = amq__cuckoo_bucket(q, b2) ^ pat;
-    return ((((x - lo) & ~x) | ((y - lo) & ~y)) & q->lanes_hi) != 0;
+    uint32_t a = q->alt[fp];
+    uint32_t b2 = xor_form ? b1 ^ a : a >= b1 ? a - b1 : a - b1 + q->buckets;
+    uint64_t pat = fp * lo;
+    uint64_t x = amq__cuckoo_word(q->table, bucket_bits, b1) ^ pat;
+    uint64_t y = amq__cuckoo_word(q->table, bucket_bits, b2) ^ pat;
+    return ((((x - lo) & ~x) | ((y - lo) & ~y)) & hi) != 0;
 }
 
 /* Exactly amq_cuckoo_contains_hash(f, h) for the f that q was made from:
@@ -245,8 +248,8 @@ static inline __attribute__((always_inline)) bool amq__cuckoo_probe(
  * slower: two more registers live across the loop). */
 static inline bool amq_cuckoo_query_contains(const amq_cuckoo_query *q,
                                              uint64_t h) {
-    return q->xor_form ? amq__cuckoo_probe(q, h, 1)
-                       : amq__cuckoo_probe(q, h, 0);
+    return q->xor_form ? amq__cuckoo_probe(q, h, 1, 0)
+                       : amq__cuckoo_probe(q, h, 0, 0);
 }
 
 #ifdef __cplusplus

@@ -89,7 +89,11 @@
  * 64-bit word, f > 16 as two, and tests all lanes for the fingerprint with
  * the zero-lane trick ((x - lo) & ~x & hi) on x = word ^ (fp * lo). The
  * scalar per-slot loop is the reference (AMQ_OPT_SCALAR), and f = 8, 16
- * get their own instance of the same inline code with f a constant.
+ * get their own instance of the same inline code with f a constant. The
+ * one-table query kernels (f <= 16) read a bucket by one 8-byte load from
+ * its first byte, which may reach 7 bytes past the table: see table_init
+ * for why those bytes are always there; with the alternate table, f = 8,
+ * 10, 12 and 16 have kernels with the width a constant.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); add returns AMQ_ERR_FULL (or AMQ_ERR_NOMEM when a new table
@@ -374,12 +378,11 @@ INLINE bool table_contains(const amq__ctab *t, bool scalar, uint64_t h) {
 
 /* ---- the one-table query kernels ------------------------------------------ */
 
-/* Bucket b's 4f bits (f <= 16): amq/query.h's clamped unaligned load (a
- * clamp instead of the branch on straddling a word that get_bits takes;
- * the zero-lane test never looks above the bucket: a borrow only travels
- * upwards). */
+/* Bucket b's 4f bits (f <= 16): amq/query.h's unaligned load (no branch
+ * on straddling a word, as get_bits has; it may read 7 bytes past the
+ * table, which are there: see table_init). */
 INLINE uint64_t bucket_word(const amq__ctab *t, uint32_t b) {
-    return amq__cuckoo_word((const uint8_t *)t->rd, t->last8, 4 * t->fbits, b);
+    return amq__cuckoo_word((const uint8_t *)t->rd, 4 * t->fbits, b);
 }
 
 /* The other bucket of fp, the reference way (mix of fp, then the form). */
@@ -425,10 +428,10 @@ INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum) {
     ATTR static bool P## xor (const amq__obj *o, uint64_t h) {                 \
         return table_probe(o, h, false);                                       \
     } ATTR static bool P##sum_tab(const amq__obj *o, uint64_t h) {             \
-        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0);           \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0, 0);        \
     }                                                                          \
     ATTR static bool P##xor_tab(const amq__obj *o, uint64_t h) {               \
-        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1);           \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1, 0);        \
     }
 CK_KERNELS(probe_, )
 CK_KERNELS(probeb_, CK_BMI2)
@@ -437,6 +440,34 @@ CK_KERNELS(probeb_, CK_BMI2)
 static const amq__contains_fn ck_kernels[2][2][2] = {
     {{probe_sum, probe_xor}, {probe_sum_tab, probe_xor_tab}},
     {{probeb_sum, probeb_xor}, {probeb_sum_tab, probeb_xor_tab}}};
+
+/* With the alternate table and a common width, the width a constant: the
+ * shape's numbers fold into the code and, f even, a bucket's address is
+ * one LEA from b, with no shift (measured at 10^8, f = 10: 4.9-5.1 probe
+ * reads a negative query through the call against 3.9; docs/bench.md).
+ * No shift is variable, so one build serves every x86-64 CPU. */
+#define CK_WIDTH(F)                                                            \
+    static bool probe##F##_sum(const amq__obj *o, uint64_t h) {                \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0, F);        \
+    }                                                                          \
+    static bool probe##F##_xor(const amq__obj *o, uint64_t h) {                \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1, F);        \
+    }
+CK_WIDTH(8)
+CK_WIDTH(10)
+CK_WIDTH(12)
+CK_WIDTH(16)
+
+/* The constant-width kernel for f (f = 8, 10, 12, 16), or NULL. */
+static amq__contains_fn width_kernel(unsigned f, bool xor_form) {
+    switch (f) {
+    case 8: return xor_form ? probe8_xor : probe8_sum;
+    case 10: return xor_form ? probe10_xor : probe10_sum;
+    case 12: return xor_form ? probe12_xor : probe12_sum;
+    case 16: return xor_form ? probe16_xor : probe16_sum;
+    default: return NULL;
+    }
+}
 
 static bool contains_chain(const amq__obj *o, uint64_t h);
 
@@ -485,7 +516,6 @@ static void choose_kernel(amq_cuckoo *c) {
                               c->alt,
                               t->lanes,
                               t->lanes_hi,
-                              t->last8,
                               t->buckets,
                               t->fp_values,
                               4 * t->fbits,
@@ -495,6 +525,9 @@ static void choose_kernel(amq_cuckoo *c) {
     /* (amq__cpu_has_avx2 answers for BMI2 too) */
     c->o.contains =
         ck_kernels[amq__cpu_has_avx2() != 0][c->alt != NULL][t->half == 0];
+    amq__contains_fn fixed = width_kernel(t->fbits, t->half == 0);
+    if (c->alt != NULL && fixed != NULL)
+        c->o.contains = fixed;
 }
 
 static unsigned table_count(const amq__ctab *t, uint64_t h) {
@@ -816,11 +849,17 @@ static amq_status table_init(amq_cuckoo *c, amq__ctab *t, uint64_t buckets,
     t->fp_values = (uint32_t)((UINT64_C(1) << fbits) - 1);
     t->lanes = fbits <= 16 ? lane_ones(fbits, 4) : 0;
     t->lanes_hi = t->lanes << (fbits - 1);
-    t->last8 = nwords * 8 - 8;
+    /* A bucket is read by one 8-byte load from its first byte (the query
+     * kernels, amq/query.h), which may reach 7 bytes past the last
+     * bucket: an owned table is allocated 8 bytes longer (zeros, never
+     * part of the table or its frame); a view's table lies in its
+     * frame's payload, which the frame's 8-byte checksum follows. */
     if (borrow != NULL) {
         t->rd = borrow;
         return AMQ_OK;
     }
+    if (!amq__add(bytes, 8, &bytes))
+        return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__block_alloc(&c->o.mem, bytes, 64, &t->table));
     t->wr = t->table.ptr;
     t->rd = t->wr;

@@ -52,7 +52,6 @@ typedef struct amq__ctab {
     uint32_t fp_values; /* 2^f - 1                                        */
     uint64_t lanes;     /* 1 in the low bit of each of the 4 f-bit slots  */
     uint64_t lanes_hi;  /* ... and in the high bit                        */
-    uint64_t last8;     /* byte offset of the table's last 8 bytes        */
 } amq__ctab;
 
 /* What a type contributes: the shapes it builds (the type's variant). */

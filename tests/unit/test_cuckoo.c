@@ -22,7 +22,9 @@
  *   - growth: 64x past capacity without a false negative, measured FPR
  *     against the compound bound, a model test across tables, frames of
  *     chains (round trip, view, every corrupted chain field refused), caps
- *     and allocation failure leave the filter unchanged.
+ *     and allocation failure leave the filter unchanged;
+ *   - reads past the last bucket: views over exactly a frame's bytes, for
+ *     every one-table kernel, answer as the owned filter and the reference.
  */
 #include "check.h"
 
@@ -1000,6 +1002,67 @@ static void test_growth_nomem(void) {
     }
 }
 
+/* A bucket is read by one 8-byte load from its first byte, which reaches
+ * past the last bucket: into an owned table's 8 bytes of padding, or a
+ * view's frame checksum. A view over a heap copy of exactly the frame's
+ * bytes (a sanitizer build sees any read past them), queried on hashes
+ * whose first bucket is the last, answers as the owned filter and as the
+ * slot-by-slot reference, for each kernel: small tables (alternate bucket
+ * computed), widths with a kernel of their own and one without (the
+ * alternate table), both forms. */
+static void test_tail_reads(void) {
+    static const struct {
+        const char *spec;
+        uint64_t buckets;
+    } shapes[] = {{"cuckoo:fp=10,buckets=6", 6},
+                  {"cuckoo:fp=5,buckets=1026", 1026},
+                  {"cuckoo:fp=8,buckets=16384", 16384},
+                  {"cuckoo:fp=10,buckets=60000", 60000},
+                  {"cuckoo:fp=12,buckets=180000", 180000},
+                  {"cuckoo:fp=9,buckets=32768", 32768},
+                  {"vacuum:fp=10,buckets=65536", 65536}};
+    amq_options scalar = {0};
+    scalar.flags = AMQ_OPT_SCALAR;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const char *spec = shapes[i].spec;
+        amq_filter *f = make(spec), *v = NULL, *ref = NULL;
+        uint64_t rng = 77 + i, differ = 0, missing = 0;
+        uint64_t n = shapes[i].buckets < 40000 ? shapes[i].buckets : 40000;
+        for (uint64_t k = 0; f != NULL && k < n; k++)
+            CHECK_OK(amq_filter_add_hash(f, check_next(&rng)));
+        /* keys whose first bucket is the last */
+        for (uint64_t k = 0; f != NULL && k < 4; k++)
+            CHECK_OK(amq_filter_add_hash(f, UINT64_C(0xffffffff) << 32 | k));
+        size_t len = 0;
+        uint8_t *frame = f ? check_frame(f, &len) : NULL;
+        uint8_t *exact = frame ? malloc(len) : NULL;
+        if (exact != NULL) {
+            memcpy(exact, frame, len);
+            CHECK_OK(amq_filter_view(exact, len, NULL, &v, NULL));
+            CHECK_OK(amq_filter_load(frame, len, &scalar, &ref, NULL));
+        }
+        for (uint64_t k = 0; v != NULL && ref != NULL && k < 20000; k++) {
+            uint64_t x = check_next(&rng);
+            if (k % 2 == 0)
+                x |= UINT64_C(0xffffffff) << 32; /* b1 = the last bucket */
+            bool want = amq_filter_contains_hash(ref, x);
+            differ += amq_filter_contains_hash(v, x) != want ||
+                      amq_filter_contains_hash(f, x) != want;
+        }
+        for (uint64_t k = 0; v != NULL && k < 4; k++)
+            missing +=
+                !amq_filter_contains_hash(v, UINT64_C(0xffffffff) << 32 | k);
+        CHECK_MSG(v != NULL && differ == 0 && missing == 0,
+                  "%s: %llu answers differ, %llu keys missing", spec,
+                  (unsigned long long)differ, (unsigned long long)missing);
+        amq_filter_free(ref);
+        amq_filter_free(v);
+        amq_filter_free(f);
+        free(exact);
+        free(frame);
+    }
+}
+
 int main(void) {
     test_max_load();
     test_sum_form();
@@ -1015,5 +1078,6 @@ int main(void) {
     test_growth_specs();
     test_growth_typed();
     test_growth_nomem();
+    test_tail_reads();
     return check_report("test_cuckoo");
 }

@@ -25,7 +25,7 @@
 
 /* Specs run besides every registered type at its defaults: other
  * widths, one-segment and grown forms, small tables whose buckets reach
- * the table's last bytes (cuckoo's clamped loads), bumped and standard
+ * the table's last bytes (cuckoo's loads past the last bucket), bumped and standard
  * Ribbon, 16-bit layouts of the fast dynamic filters. */
 static const char *const shapes[] = {
     "fuse8:ways=4",
@@ -47,6 +47,13 @@ static const char *const shapes[] = {
     /* tables 64 times their fingerprint count: the alternate-table kernels */
     "cuckoo:fp=4,buckets=4096",
     "cuckoo:fp=5,buckets=6000",
+    /* ... and the widths with a kernel of their own (8, 10, 12, 16) */
+    "cuckoo:fp=8,buckets=16384",
+    "cuckoo:fp=10,buckets=60000",
+    "cuckoo:fp=10,buckets=65536",
+    "cuckoo:fp=12,buckets=180000",
+    "cuckoo:fp=16,buckets=2097152",
+    "vacuum:fp=10,buckets=65536",
     "blocked:blocks=97,k=3",
     "blocked:blocks=97,k=12",
     "vqf:r=16",
