@@ -115,10 +115,28 @@ static void qf_batch(const void *f, const uint64_t *h, size_t n, uint8_t *out) {
 static size_t qf_size(const void *f) { return amq_qf_size_bytes(f); }
 static double qf_bound(const void *f) { return amq_qf_fpr_bound(f); }
 
+/* A spec with parameters ("vqf:r=16", "prefix:r=16", "morton:fp=16"): the
+ * table the generic layer makes of it for (n, fpr), as its describe()
+ * string, so that the typed row measures the generic row's table. */
+static amq_status sized(const char *spec, uint64_t n, double fpr, char *desc,
+                        size_t cap) {
+    amq_filter *g = NULL;
+    amq_status st = amq_filter_new(spec, n, fpr, bench_options(), &g, NULL);
+    if (st == AMQ_OK)
+        amq_filter_describe(g, desc, cap);
+    amq_filter_free(g);
+    return st;
+}
+
 static amq_status vqf_new(const char *spec, uint64_t n, double fpr,
                           void **out) {
-    (void)spec;
-    return amq_vqf_new(n, fpr, bench_options(), (amq_vqf **)out);
+    char d[128];
+    if (strchr(spec, ':') == NULL)
+        return amq_vqf_new(n, fpr, bench_options(), (amq_vqf **)out);
+    AMQ_RETURN_IF_ERR(sized(spec, n, fpr, d, sizeof d));
+    return amq_vqf_new_explicit(spec_param(d, "blocks", 0),
+                                spec_param(d, "r", 0), bench_options(),
+                                (amq_vqf **)out);
 }
 static void vqf_free(void *f) { amq_vqf_free(f); }
 DYN_LOOPS(vqf, amq_vqf, amq_vqf_add_hash, amq_vqf_contains_hash)
@@ -130,8 +148,13 @@ static size_t vqf_size(const void *f) { return amq_vqf_size_bytes(f); }
 static double vqf_bound(const void *f) { return amq_vqf_fpr_bound(f); }
 
 static amq_status pf_new(const char *spec, uint64_t n, double fpr, void **out) {
-    (void)spec;
-    return amq_prefix_new(n, fpr, bench_options(), (amq_prefix **)out);
+    char d[128];
+    if (strchr(spec, ':') == NULL)
+        return amq_prefix_new(n, fpr, bench_options(), (amq_prefix **)out);
+    AMQ_RETURN_IF_ERR(sized(spec, n, fpr, d, sizeof d));
+    return amq_prefix_new_explicit(
+        spec_param(d, "bins", 0), spec_param(d, "r", 0),
+        spec_param(d, "spare", 0), bench_options(), (amq_prefix **)out);
 }
 static void pf_free(void *f) { amq_prefix_free(f); }
 DYN_LOOPS(pf, amq_prefix, amq_prefix_add_hash, amq_prefix_contains_hash)
@@ -142,8 +165,13 @@ static size_t pf_size(const void *f) { return amq_prefix_size_bytes(f); }
 static double pf_bound(const void *f) { return amq_prefix_fpr_bound(f); }
 
 static amq_status mf_new(const char *spec, uint64_t n, double fpr, void **out) {
-    (void)spec;
-    return amq_morton_new(n, fpr, bench_options(), (amq_morton **)out);
+    char d[128];
+    if (strchr(spec, ':') == NULL)
+        return amq_morton_new(n, fpr, bench_options(), (amq_morton **)out);
+    AMQ_RETURN_IF_ERR(sized(spec, n, fpr, d, sizeof d));
+    return amq_morton_new_explicit(
+        spec_param(d, "blocks", 0), spec_param(d, "fp", 0),
+        spec_param(d, "max_kicks", 0), bench_options(), (amq_morton **)out);
 }
 static void mf_free(void *f) { amq_morton_free(f); }
 DYN_LOOPS(mf, amq_morton, amq_morton_add_hash, amq_morton_contains_hash)
