@@ -63,10 +63,6 @@
  * 24 beat 8, 16 and 32. */
 #define SBBF_AHEAD 24
 
-static const uint32_t SALT[SBBF_WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu,
-                                          0xa2b7289du, 0x705495c7u, 0x2df1424bu,
-                                          0x9efc4947u, 0x5c6bfb31u};
-
 struct amq_sbbf {
     amq__obj o;            /* o.items counts adds; o.table the blocks    */
     const uint32_t *words; /* what queries read                         */
@@ -141,12 +137,8 @@ static double bits_for(double fpr) {
 
 /* ---- one block, the portable reference --------------------------------- */
 
-static inline uint64_t block_of(uint64_t h, uint64_t nblocks) {
-    return ((h >> 32) * nblocks) >> 32;
-}
-
 static inline uint32_t word_bit(uint32_t x, unsigned i) {
-    return 1u << ((x * SALT[i]) >> 27);
+    return 1u << ((x * AMQ__SBBF_SALT[i]) >> 27);
 }
 
 static inline bool block_test(const uint32_t *blk, uint32_t x) {
@@ -177,25 +169,27 @@ static void batch_scalar(const amq_sbbf *b, const uint64_t *h, size_t n,
     uint64_t nb = b->nblocks;
     size_t ahead = n < SBBF_AHEAD ? n : SBBF_AHEAD, i = 0;
     for (size_t j = 0; j < ahead; j++)
-        amq__prefetch(w + SBBF_WORDS * block_of(h[j], nb));
+        amq__prefetch(w + SBBF_WORDS * amq__sbbf_block_of(h[j], nb));
     for (; i + SBBF_AHEAD < n; i++) {
-        amq__prefetch(w + SBBF_WORDS * block_of(h[i + SBBF_AHEAD], nb));
-        out[i] =
-            block_test(w + SBBF_WORDS * block_of(h[i], nb), (uint32_t)h[i]);
+        amq__prefetch(w +
+                      SBBF_WORDS * amq__sbbf_block_of(h[i + SBBF_AHEAD], nb));
+        out[i] = block_test(w + SBBF_WORDS * amq__sbbf_block_of(h[i], nb),
+                            (uint32_t)h[i]);
     }
     for (; i < n; i++)
-        out[i] =
-            block_test(w + SBBF_WORDS * block_of(h[i], nb), (uint32_t)h[i]);
+        out[i] = block_test(w + SBBF_WORDS * amq__sbbf_block_of(h[i], nb),
+                            (uint32_t)h[i]);
 }
 
 /* ---- on a caller's table (sbbf_core.h) ----------------------------------- */
 
 bool amq__sbbf_has(const uint32_t *words, uint64_t nblocks, uint64_t h) {
-    return block_test(words + SBBF_WORDS * block_of(h, nblocks), (uint32_t)h);
+    return block_test(words + SBBF_WORDS * amq__sbbf_block_of(h, nblocks),
+                      (uint32_t)h);
 }
 
 void amq__sbbf_put(uint32_t *words, uint64_t nblocks, uint64_t h) {
-    block_set(words + SBBF_WORDS * block_of(h, nblocks), (uint32_t)h);
+    block_set(words + SBBF_WORDS * amq__sbbf_block_of(h, nblocks), (uint32_t)h);
 }
 
 amq_status amq__sbbf_blocks_for(uint64_t capacity, double fpr,
@@ -209,30 +203,21 @@ double amq__sbbf_fpr_at(uint64_t nblocks, uint64_t items) {
 
 /* ---- one block, AVX2: the whole block is one register ------------------ */
 
+/* (The block's mask and test are sbbf_core.h's, which the prefix filter's
+ * query kernels inline too.) */
+
 #ifdef SBBF_X86
-__attribute__((target("avx2"))) static inline __m256i mask_avx2(uint32_t x) {
-    const __m256i salt = _mm256_loadu_si256((const __m256i *)SALT);
-    __m256i shift = _mm256_srli_epi32(
-        _mm256_mullo_epi32(_mm256_set1_epi32((int)x), salt), 27);
-    return _mm256_sllv_epi32(_mm256_set1_epi32(1), shift);
-}
-
-__attribute__((target("avx2"))) static inline bool block_test_avx2(
-    const uint32_t *blk, uint32_t x) {
-    __m256i block = _mm256_loadu_si256((const __m256i *)blk);
-    return _mm256_testc_si256(block, mask_avx2(x)) != 0;
-}
-
 __attribute__((target("avx2"))) static void block_set_avx2(uint32_t *blk,
                                                            uint32_t x) {
     __m256i block = _mm256_loadu_si256((const __m256i *)blk);
-    _mm256_storeu_si256((__m256i *)blk, _mm256_or_si256(block, mask_avx2(x)));
+    _mm256_storeu_si256((__m256i *)blk,
+                        _mm256_or_si256(block, amq__sbbf_mask256(x)));
 }
 
 __attribute__((target("avx2"))) static bool contains_avx2(const amq_sbbf *b,
                                                           uint64_t h) {
-    return block_test_avx2(b->words + SBBF_WORDS * block_of(h, b->nblocks),
-                           (uint32_t)h);
+    return amq__sbbf_test256(
+        b->words + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks), (uint32_t)h);
 }
 
 /* The generic layer's kernel (amq__obj.contains). */
@@ -248,15 +233,16 @@ __attribute__((target("avx2"))) static void batch_avx2(const amq_sbbf *b,
     uint64_t nb = b->nblocks;
     size_t ahead = n < SBBF_AHEAD ? n : SBBF_AHEAD, i = 0;
     for (size_t j = 0; j < ahead; j++)
-        amq__prefetch(w + SBBF_WORDS * block_of(h[j], nb));
+        amq__prefetch(w + SBBF_WORDS * amq__sbbf_block_of(h[j], nb));
     for (; i + SBBF_AHEAD < n; i++) {
-        amq__prefetch(w + SBBF_WORDS * block_of(h[i + SBBF_AHEAD], nb));
-        out[i] = block_test_avx2(w + SBBF_WORDS * block_of(h[i], nb),
-                                 (uint32_t)h[i]);
+        amq__prefetch(w +
+                      SBBF_WORDS * amq__sbbf_block_of(h[i + SBBF_AHEAD], nb));
+        out[i] = amq__sbbf_test256(
+            w + SBBF_WORDS * amq__sbbf_block_of(h[i], nb), (uint32_t)h[i]);
     }
     for (; i < n; i++)
-        out[i] = block_test_avx2(w + SBBF_WORDS * block_of(h[i], nb),
-                                 (uint32_t)h[i]);
+        out[i] = amq__sbbf_test256(
+            w + SBBF_WORDS * amq__sbbf_block_of(h[i], nb), (uint32_t)h[i]);
 }
 #endif
 
@@ -264,7 +250,7 @@ __attribute__((target("avx2"))) static void batch_avx2(const amq_sbbf *b,
 
 static bool kernel_scalar(const amq__obj *o, uint64_t h) {
     const amq_sbbf *b = (const amq_sbbf *)o;
-    return block_test(b->words + SBBF_WORDS * block_of(h, b->nblocks),
+    return block_test(b->words + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks),
                       (uint32_t)h);
 }
 
@@ -372,7 +358,7 @@ void amq_sbbf_free(amq_sbbf *b) { amq__obj_free(b ? &b->o : NULL); }
 /* ---- updates and queries ------------------------------------------------ */
 
 void amq_sbbf_add_hash(amq_sbbf *b, uint64_t h) {
-    uint32_t *blk = b->mut + SBBF_WORDS * block_of(h, b->nblocks);
+    uint32_t *blk = b->mut + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, (uint32_t)h);
         __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
@@ -392,7 +378,7 @@ bool amq_sbbf_contains_hash(const amq_sbbf *b, uint64_t h) {
     if (b->avx2)
         return contains_avx2(b, h);
 #endif
-    return block_test(b->words + SBBF_WORDS * block_of(h, b->nblocks),
+    return block_test(b->words + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks),
                       (uint32_t)h);
 }
 

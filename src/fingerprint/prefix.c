@@ -101,10 +101,11 @@ typedef struct pf_shape {
     unsigned hdr;   /* header bytes (the slots follow)         */
     unsigned bytes; /* bin bytes                               */
     unsigned flag;  /* header bit: overflowed                  */
+    unsigned top;   /* lists from here on read the spare too   */
 } pf_shape;
 
-static const pf_shape SHAPE8 = {8, 25, 25, 7, 32, 55};
-static const pf_shape SHAPE16 = {16, 28, 27, 8, 64, 63};
+static const pf_shape SHAPE8 = {8, 25, 25, 7, 32, 55, 21};
+static const pf_shape SHAPE16 = {16, 28, 27, 8, 64, 63, 23};
 
 static const pf_shape *shape_of(unsigned r) {
     return r == 8 ? &SHAPE8 : r == 16 ? &SHAPE16 : NULL;
@@ -312,6 +313,25 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
 PF_REST(rest8, 8)
 PF_REST(rest16, 16)
 
+/* The spare's answer for (b, fp), by its block's AVX2 test. */
+PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
+                                        uint32_t fp) {
+    uint64_t k = spare_key(b, fp);
+    return amq__sbbf_test256(
+        f->spare_rd + AMQ__SBBF_WORDS * amq__sbbf_block_of(k, f->spare_blocks),
+        (uint32_t)k);
+}
+
+/* Keys routed to the spare are a misprediction on a branch that waits for
+ * the bin's line, then the spare's line after it: at capacity they cost
+ * the query 1.9 probe reads of its 3.8 (docs/bench.md). They gather in
+ * the top lists (an overflowed bin keeps the smallest fingerprints, so
+ * its largest lies high in the range): the keys of the top 16% of
+ * fingerprints (lists q >= s->top) hold about 72% of them. Those keys
+ * read the spare's block beside their bin, both lines at once, and answer
+ * routed & spare without a branch on the route; the branch that picks
+ * the path depends on the hash alone, so it resolves long before the
+ * line arrives. The other keys take the common path above. */
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_prefix *f = (const amq_prefix *)o;                           \
@@ -319,9 +339,18 @@ PF_REST(rest16, 16)
         uint64_t b = bin_of(f, h);                                             \
         uint32_t fp = fp_of(f, h);                                             \
         const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */    \
+        uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;               \
+        if ((fp >> W) >= s->top) {                                             \
+            bool spare = spare_has256(f, b, fp);                               \
+            uint64_t hdr = amq__get_u64(bin);                                  \
+            uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                    \
+            bool routed = routed_fast(bin, hdr, s, fp);                        \
+            if (__builtin_expect((eq == 0) | routed, 1))                       \
+                return routed & spare;                                         \
+            return (W == 8 ? rest8 : rest16)(f, b, fp, hdr, eq, false);        \
+        }                                                                      \
         uint64_t hdr = amq__get_u64(bin);                                      \
         uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                        \
-        uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;               \
         uint64_t lim = UINT64_C(2) << ((fp >> W) + s->slots - 1);              \
         bool near = (~hdr & keep) < lim; /* routed_fast's t < 2 */             \
         if (__builtin_expect((eq | near) == 0, 1))                             \
