@@ -32,7 +32,9 @@
  *
  * Speed. The query kernels decide the route without the bin's largest
  * (routed_fast: one shift of the pocket's zeros and one compare with the
- * last slot) and leave the select and the spare out of line. An insert
+ * last slot) and leave the select and the spare out of line; keys of the
+ * top lists, where most routed keys are, read the spare's block with
+ * their bin and answer without a branch on the route. An insert
  * (a function per instruction set and layout, chosen at creation) finds
  * the sorted place by counting the list's slots at most r (one vector
  * compare and a popcount, not a loop that exits at a data-dependent
