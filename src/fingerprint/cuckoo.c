@@ -428,10 +428,12 @@ INLINE bool table_probe(const amq__obj *o, uint64_t h, bool sum) {
     ATTR static bool P## xor (const amq__obj *o, uint64_t h) {                 \
         return table_probe(o, h, false);                                       \
     } ATTR static bool P##sum_tab(const amq__obj *o, uint64_t h) {             \
-        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0, 0);        \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0,            \
+                                 AMQ__CK_BITS);                                \
     }                                                                          \
     ATTR static bool P##xor_tab(const amq__obj *o, uint64_t h) {               \
-        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1, 0);        \
+        return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 1,            \
+                                 AMQ__CK_BITS);                                \
     }
 CK_KERNELS(probe_, )
 CK_KERNELS(probeb_, CK_BMI2)
@@ -441,11 +443,12 @@ static const amq__contains_fn ck_kernels[2][2][2] = {
     {{probe_sum, probe_xor}, {probe_sum_tab, probe_xor_tab}},
     {{probeb_sum, probeb_xor}, {probeb_sum_tab, probeb_xor_tab}}};
 
-/* With the alternate table and a common width, the width a constant: the
- * shape's numbers fold into the code and, f even, a bucket's address is
- * one LEA from b, with no shift (measured at 10^8, f = 10: 4.9-5.1 probe
- * reads a negative query through the call against 3.9; docs/bench.md).
- * No shift is variable, so one build serves every x86-64 CPU. */
+/* With the alternate table and a common (even) width, the width a
+ * constant: a bucket's byte is one LEA from b, with no shift, and the
+ * fingerprint's range is folded into the code (measured at 10^8 through
+ * the call, with the clamp gone too: f = 10 4.9-5.1 -> 3.9 probe reads,
+ * f = 12 4.9 -> 4.0; docs/bench.md). No shift is variable, so one build
+ * serves every x86-64 CPU. */
 #define CK_WIDTH(F)                                                            \
     static bool probe##F##_sum(const amq__obj *o, uint64_t h) {                \
         return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0, F);        \

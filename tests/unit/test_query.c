@@ -5,8 +5,9 @@
  * kernel and the portable reference (AMQ_OPT_SCALAR); one-segment and
  * segmented tables; and every shape it does not cover is refused with
  * the query object left as it was; a cuckoo query (sum and xor forms,
- * vacuum chunks, f = 12 and 16) answers as its filter, also after removes
- * and adds, and the filters it does not cover are refused.
+ * vacuum chunks, f = 12 and 16, odd f = 9 and 13) answers as its filter,
+ * also after removes and adds, and the filters it does not cover are
+ * refused.
  */
 #include "check.h"
 
@@ -279,6 +280,12 @@ int main(void) {
     c = NULL;
     CHECK_OK(amq_cuckoo_new_explicit(2200000, 16, 500, NULL, &c)); /* f=16 */
     test_cuckoo("f16", c, 1000000);
+    c = NULL; /* odd widths: the bit offset and the shift */
+    CHECK_OK(amq_cuckoo_new_explicit(300000, 9, 500, NULL, &c)); /* sum */
+    test_cuckoo("f9", c, 1000000);
+    c = NULL;
+    CHECK_OK(amq_cuckoo_new_explicit(1u << 19, 13, 500, NULL, &c)); /* xor */
+    test_cuckoo("f13", c, 1000000);
     c = NULL;
     CHECK_OK(amq_vacuum_new(1000000, 0.01, NULL, &c));
     test_cuckoo("vacuum", c, 1000000);
