@@ -341,7 +341,6 @@ PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
         uint64_t b = bin_of(f, h);                                             \
         uint32_t fp = fp_of(f, h);                                             \
         const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */    \
-        uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;               \
         if ((fp >> W) >= s->top) {                                             \
             bool spare = spare_has256(f, b, fp);                               \
             uint64_t hdr = amq__get_u64(bin);                                  \
@@ -353,6 +352,7 @@ PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
         }                                                                      \
         uint64_t hdr = amq__get_u64(bin);                                      \
         uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                        \
+        uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;               \
         uint64_t lim = UINT64_C(2) << ((fp >> W) + s->slots - 1);              \
         bool near = (~hdr & keep) < lim; /* routed_fast's t < 2 */             \
         if (__builtin_expect((eq | near) == 0, 1))                             \

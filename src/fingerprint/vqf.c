@@ -333,16 +333,6 @@ VQF_KERNEL(k256_8, VQF_AVX2, amq__line_eq256, 8)
 VQF_KERNEL(k256_16, VQF_AVX2, amq__line_eq256, 16)
 #endif
 
-/* The shortcut stays a branch, and b2's line is asked for (a prefetch,
- * which nothing waits on) before b1's fill is known. Reading both pockets
- * and choosing by masks, with no branch on the lines, was measured too
- * (n = 10^8, three alternated runs): 101-142 ns an insert against 91-124
- * for this, and 94-140 without the prefetch. Every insert then waits for
- * two lines and runs the work of both, where the branch, predicted
- * towards b1 on most inserts, waits for one. The second block's case is
- * out of line (`two`, a noinline function per code and layout), so the
- * common path keeps fewer registers live and saves none for it: 80.7 ->
- * 78.0 ns an insert at 10^8 (means of six alternated runs). */
 /* The second block's case: both fills known, the less full one takes r
  * (b1 on a tie); AMQ_ERR_FULL, changing nothing, when both are full. */
 AMQ__PK_INLINE amq_status add_two(amq_vqf *f, uint8_t *x, uint8_t *y,
@@ -358,6 +348,16 @@ AMQ__PK_INLINE amq_status add_two(amq_vqf *f, uint8_t *x, uint8_t *y,
     return AMQ_OK;
 }
 
+/* The shortcut stays a branch, and b2's line is asked for (a prefetch,
+ * which nothing waits on) before b1's fill is known. Reading both pockets
+ * and choosing by masks, with no branch on the lines, was measured too
+ * (n = 10^8, three alternated runs): 101-142 ns an insert against 91-124
+ * for this, and 94-140 without the prefetch. Every insert then waits for
+ * two lines and runs the work of both, where the branch, predicted
+ * towards b1 on most inserts, waits for one. The second block's case is
+ * out of line (`two`, a noinline function per code and layout), so the
+ * common path keeps fewer registers live and saves none for it: 80.7 ->
+ * 78.0 ns an insert at 10^8 (means of six alternated runs). */
 AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, const vqf_shape *s,
                                  unsigned isa,
                                  amq_status (*two)(amq_vqf *, uint8_t *,
