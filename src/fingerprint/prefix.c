@@ -68,8 +68,11 @@
  * filter keeps as it goes ("above"). So
  *     fpr <= 1 - (1 - pb pf)^n + min(1, pb pf above) * spare rate.
  * Sized from (capacity, fpr): the smaller of R = 8 and R = 16 whose bins
- * (m = capacity / K at least, more if 90% of fpr needs it) and spare
- * (the last 10%) meet fpr: about 10.9 bits per key at ~0.5% for R = 8.
+ * (m = capacity / (K load) at least, more if 90% of fpr needs it) and
+ * spare (the last 10%) meet fpr. The load is the paper's 0.95 unless the
+ * spec says otherwise (load=, from 0.5 to 1): at 0.95, 11.5 bits per key
+ * and 0.41% for R = 8 (5.9% of keys forwarded at capacity); at 1, 11.2
+ * bits and 0.43% (8%), with slower inserts and queries.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); adds cannot fail; views are read-only.
@@ -94,7 +97,9 @@
 
 #define MAX_BINS UINT64_C(0xffffffff)
 #define AHEAD 16
-#define SPARE_SHARE 0.1 /* of the target rate left to the spare */
+#define SPARE_SHARE 0.1   /* of the target rate left to the spare */
+#define LOAD_DEFAULT 0.95 /* keys per bin slot at capacity (load=)  */
+#define LOAD_MIN 0.5
 
 typedef struct pf_shape {
     unsigned r;     /* remainder bits                          */
@@ -587,13 +592,13 @@ static amq_status spare_for(const pf_shape *s, uint64_t bins, double n,
     return amq__sbbf_blocks_for((uint64_t)cap, rate, blocks);
 }
 
-/* One layout's table for (capacity, fpr): bins for the load and for 90%
- * of fpr, the spare for the rest. */
+/* One layout's table for (capacity, fpr): bins for the load (keys per
+ * slot at capacity) and for 90% of fpr, the spare for the rest. */
 static amq_status size_for(const pf_shape *s, uint64_t capacity, double fpr,
-                           pf_size *z) {
+                           double load, pf_size *z) {
     double n = (double)capacity;
     double pf = amq__mulshift_top((uint64_t)s->lists << s->r);
-    double want = ceil(n / s->slots);
+    double want = ceil(n / (s->slots * load));
     double keep = (1.0 - SPARE_SHARE) * fpr;
     double by_rate = ceil(n * pf / -log1p(-keep));
     double b = fmax(1.0, fmax(want, by_rate));
@@ -611,10 +616,11 @@ static amq_status size_for(const pf_shape *s, uint64_t capacity, double fpr,
     return AMQ_OK;
 }
 
-static const pf_shape *shape_for(uint64_t capacity, double fpr, pf_size *z) {
+static const pf_shape *shape_for(uint64_t capacity, double fpr, double load,
+                                 pf_size *z) {
     pf_size a, b;
-    amq_status s8 = size_for(&SHAPE8, capacity, fpr, &a);
-    amq_status s16 = size_for(&SHAPE16, capacity, fpr, &b);
+    amq_status s8 = size_for(&SHAPE8, capacity, fpr, load, &a);
+    amq_status s16 = size_for(&SHAPE16, capacity, fpr, load, &b);
     if (s8 != AMQ_OK && s16 != AMQ_OK)
         return NULL;
     bool use8 = s8 == AMQ_OK && (s16 != AMQ_OK || a.bytes <= b.bytes);
@@ -689,7 +695,7 @@ amq_status amq_prefix_new(uint64_t capacity, double fpr, const amq_options *opt,
     *out = NULL;
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return AMQ_ERR_INVALID;
-    const pf_shape *s = shape_for(capacity, fpr, &z);
+    const pf_shape *s = shape_for(capacity, fpr, LOAD_DEFAULT, &z);
     if (s == NULL)
         return AMQ_ERR_OVERFLOW;
     return pf_alloc(s, z.bins, z.spare_blocks, opt, NULL, out);
@@ -718,7 +724,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t r = 0, bins = 0, spare = 0;
-    bool has_r, has_b, has_s;
+    double load = LOAD_DEFAULT;
+    bool has_r, has_b, has_s, has_l;
     pf_size z;
     amq_prefix *f;
     (void)self;
@@ -727,6 +734,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         amq__spec_u64(spec, "bins", 1, MAX_BINS, &bins, &has_b, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "spare", 1, MAX_BINS, &spare, &has_s, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(spec, "load", LOAD_MIN, 1.0, &load, &has_l, diag));
     const pf_shape *s = has_r ? shape_of((unsigned)r) : &SHAPE8;
     if (s == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
@@ -735,15 +744,19 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     if (has_b != has_s)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "prefix: bins= and spare= go together");
+    if (has_b && has_l)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "prefix: load= sizes the bins; not with bins=");
     if (!has_b) {
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "prefix needs a capacity "
                              "and fpr, or bins=N,spare=M");
-        amq_status st = has_r ? size_for(s, capacity, fpr, &z)
-                              : ((s = shape_for(capacity, fpr, &z)) != NULL
-                                     ? AMQ_OK
-                                     : AMQ_ERR_OVERFLOW);
+        amq_status st = has_r
+                            ? size_for(s, capacity, fpr, load, &z)
+                            : ((s = shape_for(capacity, fpr, load, &z)) != NULL
+                                   ? AMQ_OK
+                                   : AMQ_ERR_OVERFLOW);
         if (st != AMQ_OK)
             return amq__diag(diag, st, 0, "prefix: %llu keys at fpr %g: %s",
                              (unsigned long long)capacity, fpr,
@@ -780,13 +793,15 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
                          (unsigned long long)f->spare_blocks);
 }
 
-/* bits per key <-> fpr. The family: R real, bins at load 1, the pocket
- * header's 2.24 bits per slot and ~0.7 bits of spare: bits = R + 2.94,
- * fpr = 1.25 2^-R (the bins' share and the spare's). With bins= and
- * spare= (a describe() string): that very table at the load the bits
- * give, from the model. With only r=: the bins' rate at the load the bits
- * give (spare bits counted as in the family). */
-#define CURVE_EXTRA 2.94
+/* bits per key <-> fpr. The family: R real, bins at the default load L
+ * (keys per slot), the pocket header's 2.24 bits per slot and ~0.6 bits
+ * of spare per key: bits = (R + 2.24) / L + 0.6, fpr = 1.25 L 2^-R (the
+ * bins' share and the spare's). With bins= and spare= (a describe()
+ * string): that very table at the load the bits give, from the model.
+ * With only r=: the bins' rate at the load the bits give (spare bits
+ * counted as in the family). */
+#define CURVE_HDR 2.24
+#define CURVE_SPARE 0.6
 #define CURVE_FACTOR 1.25
 
 static double shape_fpr(const pf_shape *s, uint64_t bins, uint64_t spare,
@@ -796,7 +811,7 @@ static double shape_fpr(const pf_shape *s, uint64_t bins, uint64_t spare,
             (double)bins * s->bytes + (double)spare * AMQ_SBBF_BLOCK_BYTES;
         return model_fpr(s, bins, spare, 8.0 * bytes / x);
     }
-    double per_slot = 8.0 * s->bytes / s->slots + CURVE_EXTRA - 2.24;
+    double per_slot = 8.0 * s->bytes / s->slots + CURVE_SPARE;
     double load = fmin(1.0, per_slot / x);
     return fmin(1.0, CURVE_FACTOR * load * s->slots /
                          ((double)s->lists * ldexp(1.0, (int)s->r)));
@@ -830,8 +845,12 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     if (has_r && s == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0, "prefix: r is 8 or 16");
     if (s == NULL)
-        *out = inverse ? log2(CURVE_FACTOR / x) + CURVE_EXTRA
-                       : fmin(1.0, CURVE_FACTOR * exp2(CURVE_EXTRA - x));
+        *out = inverse ? (log2(CURVE_FACTOR * LOAD_DEFAULT / x) + CURVE_HDR) /
+                                 LOAD_DEFAULT +
+                             CURVE_SPARE
+                       : fmin(1.0, CURVE_FACTOR * LOAD_DEFAULT *
+                                       exp2(CURVE_HDR -
+                                            LOAD_DEFAULT * (x - CURVE_SPARE)));
     else
         *out = inverse ? shape_bits(s, bins, spare ? spare : 1, x)
                        : shape_fpr(s, bins, spare ? spare : 1, x);
@@ -961,8 +980,10 @@ const amq__type amq__type_prefix = {
                         "holding its smallest fingerprints, the rest in a "
                         "small spare (Even, Even, Morrison 2022)",
              .params = "r=8|16 (remainder bits; default: the smaller table "
-                       "meeting fpr), bins=N,spare=M (32- or 64-byte bins "
-                       "and 32-byte spare blocks, instead of capacity)",
+                       "meeting fpr), load=X (keys per bin slot at "
+                       "capacity, 0.5-1; default 0.95), bins=N,spare=M "
+                       "(32- or 64-byte bins and 32-byte spare blocks, "
+                       "instead of capacity)",
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
     .load = t_load,

@@ -165,6 +165,71 @@ static void prefix_one_bin(void) {
     amq_prefix_free(f);
 }
 
+/* E[(X - K)+] / lambda for a Poisson(lambda) bin load X: the share of
+ * keys a bin turns away. */
+static double forwarded_share(double lambda, unsigned k) {
+    double p = exp(-lambda), sum = 0.0;
+    for (unsigned i = 1; i < 200; i++) {
+        p *= lambda / i;
+        if (i > k)
+            sum += p * (i - k);
+    }
+    return sum / lambda;
+}
+
+static uint64_t described_bins(const char *spec, uint64_t n) {
+    amq_filter *f = NULL;
+    char buf[160];
+    unsigned long long bins = 0;
+    CHECK_OK(amq_filter_new(spec, n, 0.01, NULL, &f, NULL));
+    if (f == NULL)
+        return 0;
+    amq_filter_describe(f, buf, sizeof buf);
+    const char *at = strstr(buf, "bins=");
+    CHECK_MSG(at != NULL && sscanf(at, "bins=%llu", &bins) == 1, "%s: %s", spec,
+              buf);
+    amq_filter_free(f);
+    return bins;
+}
+
+/* load= sizes the bins (n / (K load)); the default is 0.95. At capacity
+ * the forwarded share matches the Poisson model at that load (5.9% at
+ * 0.95, 8.0% at 1), within 10%. */
+static void prefix_load(void) {
+    const uint64_t n = 100000;
+    CHECK(described_bins("prefix", n) == (uint64_t)ceil(n / (25 * 0.95)));
+    CHECK(described_bins("prefix:load=1", n) == n / 25);
+    CHECK(described_bins("prefix:load=0.8", n) == n / 20);
+    amq_filter *f = NULL;
+    CHECK_STATUS(amq_filter_new("prefix:load=0.4", n, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("prefix:load=1.5", n, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("prefix:load=0.9,bins=100,spare=4", n, 0.01,
+                                NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK(f == NULL);
+    for (int i = 0; i < 2; i++) {
+        amq_prefix *p = NULL;
+        if (i == 0)
+            CHECK_OK(amq_prefix_new(n, 0.01, NULL, &p));
+        else
+            CHECK_OK(amq_prefix_new_explicit(n / 25, 8, 512, NULL, &p));
+        if (p == NULL)
+            return;
+        uint64_t s = 41 + (uint64_t)i;
+        for (uint64_t k = 0; k < n; k++)
+            CHECK_OK(amq_prefix_add_hash(p, check_next(&s)));
+        double lambda = (double)n / (double)amq_prefix_bins(p);
+        double want = forwarded_share(lambda, 25);
+        double got = (double)amq_prefix_spare_items(p) / (double)n;
+        CHECK_MSG(fabs(got - want) <= 0.1 * want,
+                  "prefix at load %.3f: forwarded %.4f, model %.4f",
+                  lambda / 25, got, want);
+        amq_prefix_free(p);
+    }
+}
+
 static void prefix_args(void) {
     amq_prefix *f = (amq_prefix *)1;
     CHECK_STATUS(amq_prefix_new_explicit(0, 8, 1, NULL, &f), AMQ_ERR_INVALID);
@@ -324,6 +389,7 @@ int main(void) {
     prefix_overload(8);
     prefix_overload(16);
     prefix_one_bin();
+    prefix_load();
     prefix_args();
     morton_fill(8);
     morton_fill(16);
