@@ -3,8 +3,6 @@
  * query of the line-sized filters (vqf.c, prefix.c, morton.c) starts with:
  * the lanes (8 or 16 bits, little-endian) equal to v as a bitmask, lane i
  * at bit i. The caller then keeps the bits of the slots it asks about.
- * The same for lanes at most v (unsigned): where a sorted list takes a
- * new value, for prefix.c's inserts.
  *
  * AVX-512BW compares the line in one instruction, AVX2 in two (16-bit
  * lanes are packed back to one bit each, in order). Both are inline and
@@ -52,37 +50,6 @@ amq__line_eq256(const uint8_t *p, unsigned w, unsigned v) {
     return (uint32_t)_mm256_movemask_epi8(q);
 }
 
-/* Lanes at most v (unsigned), as the masks above: where a sorted list
- * takes a new value (prefix.c's inserts). */
-__attribute__((target("avx512f,avx512bw"),
-               always_inline)) static inline uint64_t
-amq__line_le512(const uint8_t *p, unsigned w, unsigned v) {
-    __m512i line = _mm512_loadu_si512((const void *)p);
-    if (w == 8)
-        return _mm512_cmple_epu8_mask(line, _mm512_set1_epi8((char)v));
-    return _mm512_cmple_epu16_mask(line, _mm512_set1_epi16((short)v));
-}
-
-/* The first 32 bytes' 8-bit lanes: x <= v iff min(x, v) = x. */
-__attribute__((target("avx2"), always_inline)) static inline uint64_t
-amq__half_le256(const uint8_t *p, unsigned v) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)p);
-    __m256i m = _mm256_min_epu8(a, _mm256_set1_epi8((char)v));
-    return (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, a));
-}
-
-/* 16-bit lanes of a 64-byte line, packed as in amq__line_eq256. */
-__attribute__((target("avx2"), always_inline)) static inline uint64_t
-amq__line_le256_16(const uint8_t *p, unsigned v) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)p);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
-    __m256i x = _mm256_set1_epi16((short)v);
-    __m256i q =
-        _mm256_packs_epi16(_mm256_cmpeq_epi16(_mm256_min_epu16(a, x), a),
-                           _mm256_cmpeq_epi16(_mm256_min_epu16(b, x), b));
-    q = _mm256_permute4x64_epi64(q, 0xd8);
-    return (uint32_t)_mm256_movemask_epi8(q);
-}
 #endif
 
 #endif

@@ -20,11 +20,12 @@
  *
  * The invariant that names the filter: a bin holds the smallest
  * fingerprints of all the keys it was given (a prefix of their sorted
- * sequence), kept sorted (by list, then remainder), and remembers whether
- * it ever turned one away. Insert: a bin with room takes fp in sorted
- * place; a full bin keeps the smaller of fp and its largest, marks itself
- * overflowed and forwards the other, as the pair (bin, fingerprint), to
- * the spare. Query: if the bin overflowed and fp exceeds its largest, the
+ * sequence) and remembers whether it ever turned one away. Insert: a bin
+ * with room appends fp to its list; a full bin first sorts its last list
+ * (so that its last slot is its largest), keeps the smaller of fp and its
+ * largest, marks itself overflowed and forwards the other, as the pair
+ * (bin, fingerprint), to the spare; its last list stays sorted from then
+ * on (the paper's code does the same). Query: if the bin overflowed and fp exceeds its largest, the
  * answer is the spare's (every fingerprint of this bin above the largest
  * was forwarded, and only those); otherwise the bin's list q is searched
  * for r (one vector compare of the line, two selects). A query reads one
@@ -36,14 +37,15 @@
  * top lists, where most routed keys are, read the spare's block with
  * their bin and answer without a branch on the route. An insert
  * (a function per instruction set and layout, chosen at creation) finds
- * the sorted place by counting the list's slots at most r (one vector
- * compare and a popcount, not a loop that exits at a data-dependent
- * slot), opens it with vector code (pocket.h) and updates the pocket by
- * PDEP; a full bin's rule (keep the smaller, forward the larger) runs as
- * one sequence for both outcomes, out of line. The step-by-step search,
- * amq__pk_open_slot and the shift-and-mask pocket update are the
- * reference (AMQ_OPT_SCALAR); test_pocket holds every path to the same
- * bytes and answers.
+ * its list's end by one select, opens the slot there with vector code
+ * (pocket.h) and updates the pocket by PDEP; a full bin's rule (keep the
+ * smaller, forward the larger) runs as one sequence for both outcomes,
+ * out of line. Appending rather than keeping every list sorted spares the
+ * insert a compare of the line, a popcount and a second select, all
+ * waiting for the bin's line: 57 -> 43 ns an insert at 10^8
+ * (docs/bench.md). The portable select, amq__pk_open_slot and the
+ * shift-and-mask pocket update are the reference (AMQ_OPT_SCALAR);
+ * test_pocket holds every path to the same bytes and answers.
  *
  * The spare is a split-block Bloom filter (sbbf_core.h; the paper's
  * "BBF" spare) over mix(bin, fp), sized for the forwards expected at
@@ -54,9 +56,9 @@
  * forwarded ones).
  *
  * Invariants (load checks them): every pocket has exactly Q ones and only
- * pocket and flag bits set; slots past a bin's fill are 0; each list is
- * sorted; an overflowed bin is full; fills plus forwards (spare_items) add
- * up to items.
+ * pocket and flag bits set; slots past a bin's fill are 0; an overflowed
+ * bin is full and its last list sorted; fills plus forwards (spare_items)
+ * add up to items.
  *
  * False positives. An absent key x is reported iff (a) some stored y has
  * (bin, fp) = (bin(x), fp(x)) — wherever y ended up — or (b) x is routed
@@ -372,57 +374,44 @@ PF_KERNEL(k512_16, PF_AVX512, eq_avx512, 16)
 
 /* ---- inserts ------------------------------------------------------------ */
 
-/* Slots of the bin at most r, one bit each (slot i at bit i), by the
- * line compares of `isa` (lines.h); not forced inline, so the portable
- * path may name them (it never runs them, see pocket.h). */
-#ifdef PF_X86
-PF_AVX2 static inline uint64_t le_avx2(const uint8_t *bin, unsigned w,
-                                       unsigned r) {
-    return w == 8 ? amq__half_le256(bin, r) >> 7
-                  : amq__line_le256_16(bin, r) >> 4;
-}
-
-PF_AVX512 static inline uint64_t le_avx512(const uint8_t *bin, unsigned r) {
-    return amq__line_le512(bin, 16, r) >> 4;
-}
-#endif
-
-/* Where r goes in list q's slots [lo, hi): after the equal and smaller
- * ones (the list is sorted). The vector paths count them (one compare,
- * no loop whose exit depends on the bin's bytes); the portable path
- * steps through them. */
-AMQ__PK_INLINE unsigned sorted_place(const uint8_t *bin, const pf_shape *s,
-                                     unsigned lo, unsigned hi, unsigned r,
-                                     unsigned isa) {
-#ifdef PF_X86
-    if (isa != AMQ__PK_PORTABLE) {
-        uint64_t le = isa == AMQ__PK_AVX2 || s->r == 8 ? le_avx2(bin, s->r, r)
-                                                       : le_avx512(bin, r);
-        return lo + amq__popcount64(
-                        le & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo)));
-    }
-#endif
-    (void)isa;
-    unsigned at = lo;
-    while (at < hi && slot_get(bin, s, at) <= r)
-        at++;
-    return at;
-}
-
-/* fp into a bin with room whose header is hdr, in sorted place. isa: the
- * code that finds the place and opens the slot (pocket.h). */
+/* fp appended to its list q in a bin with room whose header is hdr: at
+ * slot end - q, end the list's end (its q-th one), one select. isa: the
+ * code that opens the slot (pocket.h). */
 AMQ__PK_INLINE void bin_put(uint8_t *bin, const pf_shape *s, uint64_t hdr,
                             uint32_t fp, unsigned isa) {
-    unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1), lo, hi;
+    unsigned q = fp >> s->r, r = fp & ((1u << s->r) - 1);
     uint64_t pocket = hdr & pocket_mask(s);
     unsigned w = s->r / 8;
-    amq__pk_range64(pocket, q, isa != AMQ__PK_PORTABLE, &lo, &hi);
-    unsigned at = sorted_place(bin, s, lo, hi, r, isa);
+    unsigned end = amq__pk_sel64(pocket, q, isa != AMQ__PK_PORTABLE);
     /* the bin has room: its last slot is empty and may be dropped */
-    amq__pk_open(bin, s->bytes, s->hdr + at * w, s->hdr + s->slots * w, w, r,
-                 isa);
-    pocket = amq__pk_ins64b(pocket, at + q, isa != AMQ__PK_PORTABLE);
+    amq__pk_open(bin, s->bytes, s->hdr + (end - q) * w, s->hdr + s->slots * w,
+                 w, r, isa);
+    pocket = amq__pk_ins64b(pocket, end, isa != AMQ__PK_PORTABLE);
     hdr_put(bin, s, pocket | (hdr & ~pocket_mask(s)));
+}
+
+/* The slots of a full bin's last list (the one its pocket's last 0 is
+ * in): [*lo, K). */
+static inline void last_list(const uint8_t *bin, const pf_shape *s,
+                             unsigned *lo) {
+    uint64_t pocket = hdr_get(bin, s) & pocket_mask(s);
+    unsigned z = 63u - (unsigned)__builtin_clzll(~pocket & pocket_mask(s));
+    unsigned hi;
+    amq__pk_range64(pocket, z - (s->slots - 1), false, lo, &hi);
+}
+
+/* A full bin's last list sorted, so that its last slot is the bin's
+ * largest fingerprint (insertion sort: the list is short, and this runs
+ * only when a full bin is given a key). */
+static void sort_last(uint8_t *bin, const pf_shape *s) {
+    unsigned lo;
+    last_list(bin, s, &lo);
+    for (unsigned i = lo + 1; i < s->slots; i++) {
+        unsigned v = slot_get(bin, s, i), j = i;
+        for (; j > lo && slot_get(bin, s, j - 1) > v; j--)
+            slot_put(bin, s, j, slot_get(bin, s, j - 1));
+        slot_put(bin, s, j, v);
+    }
 }
 
 /* The last slot of a full bin taken out; the new header. */
@@ -448,11 +437,16 @@ static void forward(amq_prefix *f, uint64_t b, uint32_t fp) {
 AMQ__PK_INLINE void add_full(amq_prefix *f, uint64_t b, uint8_t *bin,
                              uint64_t hdr, uint32_t fp, const pf_shape *s,
                              unsigned isa) {
+    if (!overflowed(hdr, s)) /* an overflowed bin's last list is sorted */
+        sort_last(bin, s);
     uint32_t max = bin_max(bin, hdr, s);
     uint32_t keep = fp < max ? fp : max, out = fp < max ? max : fp;
     if (overflowed(hdr, s))
         f->above -= values_above(f, max);
     bin_put(bin, s, bin_drop_last(bin, s, hdr, max), keep, isa);
+    /* keep may have joined the last list, or emptied it of the largest
+     * and left an earlier list last */
+    sort_last(bin, s);
     forward(f, b, out);
     hdr = hdr_get(bin, s) | UINT64_C(1) << s->flag;
     hdr_put(bin, s, hdr);
@@ -885,10 +879,10 @@ static bool bin_ok(const amq_prefix *f, const uint8_t *bin, uint64_t *fills,
     for (unsigned i = fill; i < s->slots; i++)
         if (slot_get(bin, s, i) != 0)
             return false;
-    for (unsigned q = 0; q < s->lists; q++) {
-        unsigned lo, hi;
-        amq__pk_range64(pocket, q, false, &lo, &hi);
-        for (unsigned i = lo; i + 1 < hi; i++)
+    if (overflowed(hdr, s)) { /* its last slot must be its largest */
+        unsigned lo;
+        last_list(bin, s, &lo);
+        for (unsigned i = lo; i + 1 < s->slots; i++)
             if (slot_get(bin, s, i) > slot_get(bin, s, i + 1))
                 return false;
     }

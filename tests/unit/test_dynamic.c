@@ -337,6 +337,20 @@ static uint8_t *frame_of(const char *spec, size_t n, size_t *len,
     return buf;
 }
 
+/* A patched frame resealed (the checksum: XXH64, seed 0, of everything
+ * before its 8 bytes) and loaded; the filter, if any, freed. */
+static amq_status reload(uint8_t *buf, size_t len, amq_diag *d) {
+    amq_filter *g = NULL;
+    amq_hasher x;
+    memset(d, 0, sizeof *d);
+    CHECK_OK(amq_hasher_init(&x, AMQ_HASH_XXH64, 0, NULL));
+    uint64_t sum = amq_hash64(&x, buf, len - 8);
+    memcpy(buf + len - 8, &sum, 8);
+    amq_status st = amq_filter_load(buf, len, NULL, &g, d);
+    amq_filter_free(g);
+    return st;
+}
+
 /* Patch bytes, reseal the checksum: load must refuse with
  * AMQ_ERR_CORRUPT, pointing at or after the payload. */
 static void broken(const char *spec, size_t n, size_t at, const uint8_t *v,
@@ -346,20 +360,62 @@ static void broken(const char *spec, size_t n, size_t at, const uint8_t *v,
     if (buf == NULL)
         return;
     memcpy(buf + payload + at, v, vlen);
-    /* the checksum: XXH64 (seed 0) of everything before its 8 bytes */
-    amq_filter *g = NULL;
     amq_diag d;
-    amq_hasher x;
-    memset(&d, 0, sizeof d);
-    CHECK_OK(amq_hasher_init(&x, AMQ_HASH_XXH64, 0, NULL));
-    uint64_t sum = amq_hash64(&x, buf, len - 8);
-    memcpy(buf + len - 8, &sum, 8);
-    amq_status st = amq_filter_load(buf, len, NULL, &g, &d);
+    amq_status st = reload(buf, len, &d);
     CHECK_MSG(st == AMQ_ERR_CORRUPT && d.offset >= payload - 64,
               "%s, %s: %s at offset %zu (payload at %zu): %s", spec, what,
               amq_status_name(st), d.offset, payload, d.message);
-    amq_filter_free(g);
     free(buf);
+}
+
+/* A hash whose fingerprint in a one-bin R = 8 filter (Q 2^R = 6400
+ * values) is q 2^8 + r. */
+static uint64_t pf_hash(unsigned q, unsigned r) {
+    uint64_t v = (uint64_t)q << 8 | r;
+    return ((v << 32) + 6399) / 6400;
+}
+
+/* A list keeps its keys in arrival order until its full bin is given
+ * one more; then the bin's last list is sorted, so that its last slot is
+ * its largest, and the frame says so: that list out of order is refused,
+ * other lists out of order load and answer. */
+static void prefix_order(void) {
+    amq_filter *f = NULL;
+    CHECK_OK(amq_filter_new("prefix:bins=1,spare=4", 0, 0.0, NULL, &f, NULL));
+    if (f == NULL)
+        return;
+    static const unsigned top[] = {200, 100, 50, 150};
+    for (int i = 0; i < 3; i++) /* list 24, descending */
+        CHECK_OK(amq_filter_add_hash(f, pf_hash(24, top[i])));
+    for (unsigned r = 30; r > 8; r--) /* list 3, 22 keys, descending */
+        CHECK_OK(amq_filter_add_hash(f, pf_hash(3, r)));
+    size_t len = 0;
+    uint8_t *buf = check_frame(f, &len);
+    uint32_t plen = 0;
+    memcpy(&plen, buf + AMQ__FRAME_OFF_PARAMS_LEN, 4);
+    size_t payload = AMQ__FRAME_HEADER + (plen + 63) / 64 * 64;
+    amq_diag d;
+    /* full, not overflowed: slots in arrival order */
+    CHECK(buf[payload + 7] == 30 && buf[payload + 31] == 50);
+    CHECK_OK(reload(buf, len, &d));
+    free(buf);
+    /* one more: the last list sorted, its largest (200) forwarded */
+    CHECK_OK(amq_filter_add_hash(f, pf_hash(24, top[3])));
+    for (int i = 0; i < 4; i++)
+        CHECK(amq_filter_contains_hash(f, pf_hash(24, top[i])));
+    for (unsigned r = 30; r > 8; r--)
+        CHECK(amq_filter_contains_hash(f, pf_hash(3, r)));
+    buf = check_frame(f, &len);
+    CHECK(buf[payload + 29] == 50 && buf[payload + 30] == 100 &&
+          buf[payload + 31] == 150);
+    CHECK_OK(reload(buf, len, &d));
+    buf[payload + 29] = 150;
+    buf[payload + 31] = 50;
+    amq_status st = reload(buf, len, &d);
+    CHECK_MSG(st == AMQ_ERR_CORRUPT, "last list out of order: %s",
+              amq_status_name(st));
+    free(buf);
+    amq_filter_free(f);
 }
 
 static void frames(void) {
@@ -370,11 +426,12 @@ static void frames(void) {
     broken("vqf", 200, 8, ones, 8, "pocket");
     broken("vqf", 10, 63, &one, 1, "slot past the fill");
     /* prefix: a flag on a bin that is not full; a bit between pocket and
-     * flag; a list out of order */
+     * flag; an overflowed bin's last list out of order */
     uint8_t flag = 0x80;
     broken("prefix", 10, 6, &flag, 1, "overflow flag on a short bin");
     uint8_t gap = 0x20;
     broken("prefix", 10, 6, &gap, 1, "bit between pocket and flag");
+    prefix_order();
     /* morton: counters past 46 slots; a slot past the fill */
     broken("morton", 10, 46, ones, 8, "counters");
     broken("morton", 10, 45, &one, 1, "slot past the fill");
