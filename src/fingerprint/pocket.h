@@ -22,9 +22,10 @@
  * Everything here is inline. The update functions come in a portable form
  * (the reference) and forms for BMI2 (PDEP inserts a pocket's 0) and for
  * vector registers (a slot opened in a line with one load, a move, two
- * blends and one store: AVX2, AVX-512BW, VBMI); a structure picks its
- * update paths once, at creation (amq__pk_isa), as it picks its query
- * kernels.
+ * blends and one store: AVX2, AVX-512BW, VBMI; with AVX-512, the pocket
+ * at the line's start takes its 0 in the same register and store); a
+ * structure picks its update paths once, at creation (amq__pk_isa), as
+ * it picks its query kernels.
  */
 #ifndef AMQ_SRC_FINGERPRINT_POCKET_H
 #define AMQ_SRC_FINGERPRINT_POCKET_H
@@ -206,24 +207,30 @@ __attribute__((target("bmi2"))) static inline uint64_t amq__pk_span(
 /* A 64-byte line, AVX-512BW: each qword shifted up by 8 w bits, the bits
  * it loses carried into the next one from the line moved up a qword
  * (VALIGNQ against zero). */
-__attribute__((target("avx512f,avx512bw,bmi2"))) static inline void
-amq__pk_open_slot512(uint8_t *p, unsigned at, unsigned end, unsigned w,
-                     unsigned v) {
-    __m512i line = _mm512_loadu_si512((const void *)p);
+__attribute__((target("avx512f,avx512bw,bmi2"))) static inline __m512i
+amq__pk_open512(__m512i line, unsigned at, unsigned end, unsigned w,
+                unsigned v) {
     __m512i below = _mm512_alignr_epi64(line, _mm512_setzero_si512(), 7);
     __m512i up = _mm512_or_si512(_mm512_slli_epi64(line, 8 * w),
                                  _mm512_srli_epi64(below, 64 - 8 * w));
     up = w == 1 ? _mm512_mask_set1_epi8(up, UINT64_C(1) << at, (char)v)
                 : _mm512_mask_set1_epi16(up, UINT32_C(1) << (at / 2), (short)v);
-    _mm512_storeu_si512(
-        (void *)p, _mm512_mask_blend_epi8(amq__pk_span(at, end), line, up));
+    return _mm512_mask_blend_epi8(amq__pk_span(at, end), line, up);
+}
+
+__attribute__((target("avx512f,avx512bw,bmi2"))) static inline void
+amq__pk_open_slot512(uint8_t *p, unsigned at, unsigned end, unsigned w,
+                     unsigned v) {
+    __m512i line = _mm512_loadu_si512((const void *)p);
+    _mm512_storeu_si512((void *)p, amq__pk_open512(line, at, end, w, v));
 }
 
 /* The same with VBMI: the move is one byte permute (lane i takes lane
  * i - w), merged under the mask of the bytes that move. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) static inline void
-amq__pk_open_slot_vbmi(uint8_t *p, unsigned at, unsigned end, unsigned w,
-                       unsigned v) {
+__attribute__((
+    target("avx512f,avx512bw,avx512vbmi,bmi2"))) static inline __m512i
+amq__pk_open_vbmi(__m512i line, unsigned at, unsigned end, unsigned w,
+                  unsigned v) {
     static const uint8_t from1[64] = {
         0,  0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
         15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
@@ -234,13 +241,62 @@ amq__pk_open_slot_vbmi(uint8_t *p, unsigned at, unsigned end, unsigned w,
         14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
         30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45,
         46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61};
-    __m512i line = _mm512_loadu_si512((const void *)p);
     __m512i from = _mm512_loadu_si512((const void *)(w == 1 ? from1 : from2));
     __m512i x = _mm512_mask_permutexvar_epi8(line, amq__pk_span(at + w, end),
                                              from, line);
-    x = w == 1 ? _mm512_mask_set1_epi8(x, UINT64_C(1) << at, (char)v)
+    return w == 1
+               ? _mm512_mask_set1_epi8(x, UINT64_C(1) << at, (char)v)
                : _mm512_mask_set1_epi16(x, UINT32_C(1) << (at / 2), (short)v);
-    _mm512_storeu_si512((void *)p, x);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) static inline void
+amq__pk_open_slot_vbmi(uint8_t *p, unsigned at, unsigned end, unsigned w,
+                       unsigned v) {
+    __m512i line = _mm512_loadu_si512((const void *)p);
+    _mm512_storeu_si512((void *)p, amq__pk_open_vbmi(line, at, end, w, v));
+}
+
+/* amq__pk_ins128 (words = 2) or amq__pk_ins64 (words = 1) on a pocket
+ * held in a line's first 8 words bytes (the rest of the line is left as
+ * it is): the bits at or above pos masked out, moved up one (within each
+ * qword, then the carry across by a byte shift of the 128-bit lane) and
+ * merged back, about ten vector instructions with no PDEP and no branch
+ * on which half pos is in. */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i amq__pk_ins_z(
+    __m512i line, unsigned pos, unsigned words) {
+    __m512i c = _mm512_max_epi64(
+        _mm512_sub_epi64(_mm512_set1_epi64((long long)pos),
+                         _mm512_set_epi64(0, 0, 0, 0, 0, 0, 64, 0)),
+        _mm512_setzero_si512());
+    /* each qword's bits at or above pos (a count past 63 gives 0) */
+    __m512i hi = _mm512_sllv_epi64(_mm512_set1_epi64(-1), c);
+    __m512i m = _mm512_and_si512(line, hi);
+    __m512i up = _mm512_slli_epi64(m, 1);
+    if (words == 2)
+        up = _mm512_or_si512(up,
+                             _mm512_bslli_epi128(_mm512_srli_epi64(m, 63), 8));
+    __m512i md = _mm512_ternarylogic_epi64(hi, line, up, 0xae); /* l&~h|u */
+    return _mm512_mask_blend_epi64(words == 2 ? 0x3 : 0x1, line, md);
+}
+
+/* A 64-byte line that starts with a pocket of `words` 64-bit words: a
+ * w-byte slot opened at `at` (past the pocket) for v, as
+ * amq__pk_open_slot does, and a 0 put in the pocket at pos, as
+ * amq__pk_ins128 or amq__pk_ins64 do; one load and one store. */
+__attribute__((target("avx512f,avx512bw,bmi2"))) static inline void
+amq__pk_open_ins512(uint8_t *p, unsigned at, unsigned end, unsigned w,
+                    unsigned v, unsigned pos, unsigned words) {
+    __m512i line = _mm512_loadu_si512((const void *)p);
+    __m512i x = amq__pk_open512(line, at, end, w, v);
+    _mm512_storeu_si512((void *)p, amq__pk_ins_z(x, pos, words));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) static inline void
+amq__pk_open_ins_vbmi(uint8_t *p, unsigned at, unsigned end, unsigned w,
+                      unsigned v, unsigned pos, unsigned words) {
+    __m512i line = _mm512_loadu_si512((const void *)p);
+    __m512i x = amq__pk_open_vbmi(line, at, end, w, v);
+    _mm512_storeu_si512((void *)p, amq__pk_ins_z(x, pos, words));
 }
 
 /* 32 bytes moved up by w inside a 64-byte line, AVX2: `lo` holds the 32

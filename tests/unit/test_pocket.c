@@ -5,7 +5,9 @@
  * 1. Opening a slot in a line (pocket.h): every vector version (AVX2 on
  *    32- and 64-byte lines, AVX-512BW, VBMI, each on a CPU that has it)
  *    against amq__pk_open_slot, byte for byte, on random lines, at every
- *    position and end the structures can ask for, 8- and 16-bit slots.
+ *    position and end the structures can ask for, 8- and 16-bit slots;
+ *    the AVX-512 ones that also put the pocket's 0 in, against
+ *    amq__pk_open_slot and amq__pk_ins64 / amq__pk_ins128.
  * 2. Whole filters: the same inserts into a vqf and a prefix filter
  *    created under each instruction-set ceiling (and AMQ_OPT_SCALAR, the
  *    reference updates) give byte-identical frames, refuse the same key
@@ -93,6 +95,59 @@ static void ref_vs_model(void) {
     CHECK_MSG(bad == 0, "amq__pk_open_slot: %u cases differ from memmove", bad);
 }
 
+/* A slot opened and the pocket's 0 put in, in one store (AVX-512BW and
+ * VBMI, words = 1 or 2 pocket words at the line's start), against
+ * amq__pk_open_slot then amq__pk_ins64 / amq__pk_ins128, at every pocket
+ * position and a random slot. */
+static void open_ins_vs_ref(unsigned trials) {
+#if defined(AMQ__HAVE_PK_VEC)
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    unsigned bad = 0, runs = 0;
+    for (int vbmi = 0; vbmi <= 1; vbmi++) {
+        if (!(vbmi ? amq__cpu_has_vbmi() : amq__cpu_has_avx512()))
+            continue;
+        for (unsigned words = 1; words <= 2; words++)
+            for (unsigned w = 1; w <= 2; w++)
+                for (unsigned pos = 0; pos < 64 * words; pos++)
+                    for (unsigned t = 0; t < trials; t++) {
+                        uint8_t a[64], b[64];
+                        for (unsigned i = 0; i < 64; i += 8) {
+                            uint64_t x = check_next(&seed);
+                            memcpy(a + i, &x, 8);
+                        }
+                        memcpy(b, a, 64);
+                        unsigned first = 8 * words, slots = (64 - first) / w;
+                        unsigned at =
+                            first + w * (unsigned)(check_next(&seed) % slots);
+                        unsigned v = (unsigned)check_next(&seed) & 0xffff;
+                        amq__pk_open_slot(a, 64, at, 64, w, v);
+                        if (words == 2) {
+                            amq__u128 md;
+                            memcpy(&md, a, 16);
+                            md = amq__pk_ins128(md, pos);
+                            memcpy(a, &md, 16);
+                        } else {
+                            uint64_t md = amq__get_u64(a);
+                            amq__put_u64(a, amq__pk_ins64(md, pos));
+                        }
+                        if (vbmi)
+                            amq__pk_open_ins_vbmi(b, at, 64, w, v, pos, words);
+                        else
+                            amq__pk_open_ins512(b, at, 64, w, v, pos, words);
+                        runs++;
+                        if (memcmp(a, b, 64) != 0 && bad++ == 0)
+                            CHECK_MSG(false,
+                                      "open+ins vbmi=%d words=%u w=%u pos=%u "
+                                      "at=%u",
+                                      vbmi, words, w, pos, at);
+                    }
+    }
+    CHECK_MSG(bad == 0, "open+ins: %u of %u lines differ", bad, runs);
+#else
+    (void)trials;
+#endif
+}
+
 static void lines(void) {
     unsigned trials = check_quick() ? 2 : 8;
     ref_vs_model();
@@ -108,6 +163,7 @@ static void lines(void) {
             line_vs_ref("vbmi", open_vbmi, 64, w, trials);
     }
 #endif
+    open_ins_vs_ref(trials);
 }
 
 /* ---- 2. whole filters --------------------------------------------------- */
