@@ -45,6 +45,13 @@ static void open_vbmi(uint8_t *p, unsigned n, unsigned at, unsigned end,
 }
 #endif
 
+static void random_line(uint8_t a[64], uint64_t *seed) {
+    for (unsigned i = 0; i < 64; i += 8) {
+        uint64_t x = check_next(seed);
+        memcpy(a + i, &x, 8);
+    }
+}
+
 /* fn against the reference on `trials` random n-byte lines for every
  * (at, end) with at + w <= end <= n (w = 2: at even). */
 static void line_vs_ref(const char *name, open_fn fn, unsigned n, unsigned w,
@@ -55,10 +62,7 @@ static void line_vs_ref(const char *name, open_fn fn, unsigned n, unsigned w,
         for (unsigned at = 0; at + w <= end; at += w)
             for (unsigned t = 0; t < trials; t++) {
                 uint8_t a[64], b[64];
-                for (unsigned i = 0; i < 64; i += 8) {
-                    uint64_t x = check_next(&seed);
-                    memcpy(a + i, &x, 8);
-                }
+                random_line(a, &seed);
                 memcpy(b, a, 64);
                 unsigned v = (unsigned)check_next(&seed) & 0xffff;
                 amq__pk_open_slot(a, n, at, end, w, v);
@@ -111,10 +115,7 @@ static void open_ins_vs_ref(unsigned trials) {
                 for (unsigned pos = 0; pos < 64 * words; pos++)
                     for (unsigned t = 0; t < trials; t++) {
                         uint8_t a[64], b[64];
-                        for (unsigned i = 0; i < 64; i += 8) {
-                            uint64_t x = check_next(&seed);
-                            memcpy(a + i, &x, 8);
-                        }
+                        random_line(a, &seed);
                         memcpy(b, a, 64);
                         unsigned first = 8 * words, slots = (64 - first) / w;
                         unsigned at =
