@@ -182,7 +182,10 @@ AMQ_API uint32_t amq_filter_caps(const amq_filter *f);
 AMQ_API uint64_t amq_filter_items(const amq_filter *f);
 /* Capacity the filter was sized for (0 if built from explicit parameters). */
 AMQ_API uint64_t amq_filter_capacity(const amq_filter *f);
-/* Bytes of the structure's table(s): what bits/key is computed from. */
+/* Bytes of the structure's table(s): what bits/key is computed from. It
+ * counts tables a structure derives and keeps beside the one it saves
+ * (the prefix filter's route codes), so it can exceed the frame's
+ * payload. */
 AMQ_API size_t amq_filter_size_bytes(const amq_filter *f);
 /* 8 * size_bytes / max(items, 1). */
 AMQ_API double amq_filter_bits_per_key(const amq_filter *f);

@@ -359,7 +359,8 @@ uint32_t amq_filter_caps(const amq_filter *f) {
 uint64_t amq_filter_items(const amq_filter *f) { return f->impl->items; }
 uint64_t amq_filter_capacity(const amq_filter *f) { return f->capacity; }
 size_t amq_filter_size_bytes(const amq_filter *f) {
-    return f->impl->table_bytes;
+    return f->type->size_bytes != NULL ? f->type->size_bytes(f->impl)
+                                       : f->impl->table_bytes;
 }
 double amq_filter_bits_per_key(const amq_filter *f) {
     uint64_t n = amq_filter_items(f);

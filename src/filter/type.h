@@ -87,6 +87,10 @@ struct amq__type {
     uint32_t (*caps)(const amq__obj *o);
 
     double (*fpr_bound)(const amq__obj *o);
+    /* Bytes the structure holds for its queries: what amq_filter_size_bytes
+     * reports. opt: table_bytes (more when it keeps derived tables beside
+     * the one it saves). */
+    size_t (*size_bytes)(const amq__obj *o);
     /* Resolved parameters as "k=v,..." (no name); snprintf semantics. */
     size_t (*describe)(const amq__obj *o, char *buf, size_t cap);
     /* The type's FPR curve: x bits per key -> fpr, or (inverse) x = fpr ->

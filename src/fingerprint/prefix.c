@@ -25,17 +25,18 @@
  * (so that its last slot is its largest), keeps the smaller of fp and its
  * largest, marks itself overflowed and forwards the other, as the pair
  * (bin, fingerprint), to the spare; its last list stays sorted from then
- * on (the paper's code does the same). Query: if the bin overflowed and fp exceeds its largest, the
- * answer is the spare's (every fingerprint of this bin above the largest
- * was forwarded, and only those); otherwise the bin's list q is searched
- * for r (one vector compare of the line, two selects). A query reads one
- * line, and the spare's only when routed there.
+ * on (the paper's code does the same). Query: if the bin overflowed and
+ * fp exceeds its largest, the answer is the spare's (every fingerprint of
+ * this bin above the largest was forwarded, and only those); otherwise
+ * the bin's list q is searched for r (one vector compare of the line, two
+ * selects). A query reads one line: the bin's, or the spare's when routed.
  *
- * Speed. The query kernels decide the route without the bin's largest
- * (routed_fast: one shift of the pocket's zeros and one compare with the
- * last slot) and leave the select and the spare out of line; keys of the
- * top lists, where most routed keys are, read the spare's block with
- * their bin and answer without a branch on the route. An insert
+ * Speed. A byte per bin beside the table (the list of its largest, or
+ * none: "route bytes", derived, not saved) tells a query which line to
+ * read before either arrives, so the route never waits for the bin; the
+ * kernels return on a predicted branch when no slot matches and leave
+ * the select (and the exact route, for keys of the largest's list) out
+ * of line. An insert
  * (a function per instruction set and layout, chosen at creation) finds
  * its list's end by one select, opens the slot there with vector code
  * (pocket.h) and updates the pocket by PDEP; a full bin's rule (keep the
@@ -58,7 +59,8 @@
  * Invariants (load checks them): every pocket has exactly Q ones and only
  * pocket and flag bits set; slots past a bin's fill are 0; an overflowed
  * bin is full and its last list sorted; fills plus forwards (spare_items)
- * add up to items.
+ * add up to items; a bin's route byte is the list of its largest if it
+ * overflowed, else RB_NONE (rebuilt by load).
  *
  * False positives. An absent key x is reported iff (a) some stored y has
  * (bin, fp) = (bin(x), fp(x)) — wherever y ended up — or (b) x is routed
@@ -110,11 +112,10 @@ typedef struct pf_shape {
     unsigned hdr;   /* header bytes (the slots follow)         */
     unsigned bytes; /* bin bytes                               */
     unsigned flag;  /* header bit: overflowed                  */
-    unsigned top;   /* lists from here on read the spare too   */
 } pf_shape;
 
-static const pf_shape SHAPE8 = {8, 25, 25, 7, 32, 55, 21};
-static const pf_shape SHAPE16 = {16, 28, 27, 8, 64, 63, 23};
+static const pf_shape SHAPE8 = {8, 25, 25, 7, 32, 55};
+static const pf_shape SHAPE16 = {16, 28, 27, 8, 64, 63};
 
 static const pf_shape *shape_of(unsigned r) {
     return r == 8 ? &SHAPE8 : r == 16 ? &SHAPE16 : NULL;
@@ -131,6 +132,8 @@ struct amq_prefix {
     uint64_t spare_items; /* fingerprints forwarded                       */
     uint64_t above;       /* sum over overflowed bins of values above max  */
     uint64_t span;        /* Q 2^R                                         */
+    uint8_t *route;       /* a route byte per bin (below)                  */
+    size_t route_bytes;
     const pf_shape *s;
     /* the insert for the layout and the CPU, chosen with the kernel */
     void (*add)(amq_prefix *f, uint64_t h);
@@ -156,6 +159,28 @@ static inline uint64_t spare_key(uint64_t bin, uint32_t fp) {
 
 static inline const uint8_t *bin_at(const amq_prefix *f, uint64_t b) {
     return f->rd + (size_t)b * f->s->bytes;
+}
+
+/* ---- route bytes ----------------------------------------------------------
+ *
+ * Beside the table (not in the frame: load recomputes them from the
+ * bins), a byte per bin says where a query of list q is answered: for an
+ * overflowed bin, the list qm of its largest fingerprint (q < qm: in the
+ * bin; q > qm: in the spare alone; q = qm: the bin's last slot decides);
+ * RB_NONE for a bin that never overflowed (every q: in the bin). The
+ * bytes fit in cache where the bins do not (0.34 bits per key at R = 8),
+ * so a query's route no longer waits for its bin's line. (Packing two
+ * codes to a byte, 4 bits each with an escape for the rare bins whose
+ * largest sits in a low list, measured 0.3-0.4 probe reads slower: the
+ * decode's instructions wait for the code's load.) */
+#define RB_NONE 0xffu
+
+static inline unsigned rb_get(const amq_prefix *f, uint64_t b) {
+    return f->route[b];
+}
+
+static inline void rb_put(amq_prefix *f, uint64_t b, unsigned v) {
+    f->route[b] = (uint8_t)v;
 }
 
 static inline uint64_t pocket_mask(const pf_shape *s) {
@@ -288,31 +313,19 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
                   : amq__line_eq512(bin, 16, r) >> 4;
 }
 
-/* Most absent keys match no slot of their bin at all (at full load
- * 1 - (1 - 2^-R)^K of them match one: 9% at R = 8) and are not routed to
- * the spare (routed_fast, computed either way: the flag is a coin toss at
- * full load): they return before the select that finds the list's range.
- * The branch waits for the line, but it is predicted, so the core goes on
- * to the next keys' reads rather than holding the select's instructions,
- * which wait for the same line, in its schedulers. Every instruction that
- * waits for the line costs (docs/bench.md, "Where the time goes"), so the
- * common path tests the route coarsely: routed_fast's t below 2 (the bin
- * overflowed and fp's list is at or above its largest's), with the limit
- * shifted before the line arrives; one shift, a load and two compares
- * fewer. The rest is out of line, so the common path saves no registers
- * for it: the exact route and the list's range. (At capacity 8.5% of
- * absent keys are near and 7.6% routed, so the coarse test sends few
- * more keys out of line than the exact one did.) It reads the header as
- * one word (the bits past the pocket and flag, a 7-byte header's first
- * slot, are masked off where they matter). */
+/* Out of line: a key whose line matched r somewhere (9% of absent keys
+ * at R = 8), or whose route its bin's last slot decides (`exact`: its
+ * list is the largest's). It has the line:
+ * the exact route, then the list's range. */
 #define PF_REST(NAME, W)                                                       \
     __attribute__((noinline)) PF_BMI_REST static bool NAME(                    \
-        const amq_prefix *f, uint64_t b, uint32_t fp, uint64_t hdr,            \
-        uint64_t eq, bool near) {                                              \
+        const amq_prefix *f, uint64_t b, uint32_t fp, uint64_t eq,             \
+        bool exact) {                                                          \
         const pf_shape *s = W == 8 ? &SHAPE8 : &SHAPE16;                       \
         const uint8_t *bin = f->rd + (size_t)b * s->bytes;                     \
+        uint64_t hdr = amq__get_u64(bin);                                      \
         unsigned lo, hi;                                                       \
-        if (near && routed_fast(bin, hdr, s, fp))                              \
+        if (exact && routed_fast(bin, hdr, s, fp))                             \
             return spare_has(f, b, fp);                                        \
         amq__pk_range64(hdr &pocket_mask(s), fp >> W, true, &lo, &hi);         \
         return (eq & ((UINT64_C(1) << hi) - (UINT64_C(1) << lo))) != 0;        \
@@ -331,16 +344,17 @@ PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
         (uint32_t)k);
 }
 
-/* Keys routed to the spare are a misprediction on a branch that waits for
- * the bin's line, then the spare's line after it: at capacity they cost
- * the query 1.9 probe reads of its 3.8 (docs/bench.md). They gather in
- * the top lists (an overflowed bin keeps the smallest fingerprints, so
- * its largest lies high in the range): the keys of the top 16% of
- * fingerprints (lists q >= s->top) hold about 72% of them. Those keys
- * read the spare's block beside their bin, both lines at once, and answer
- * routed & spare without a branch on the route; the branch that picks
- * the path depends on the hash alone, so it resolves long before the
- * line arrives. The other keys take the common path above. */
+/* The bin's route byte (in cache) picks the one line a key reads, before
+ * either line arrives: keys of lists below the largest's read the bin
+ * (all keys of a bin that never overflowed), keys above it read the
+ * spare alone. Both branches wait only for the code, so a
+ * mispredicted one costs a few cycles, not a line. In the bin, most
+ * absent keys match no slot (at R = 8, 1 - (1 - 2^-8)^K of them match
+ * one: 9% at full load) and return on a predicted branch; the rest,
+ * whose instructions would otherwise all wait for the line in the
+ * schedulers, go out of line. Measured at 10^8 (docs/bench.md): 3.4
+ * probe reads a negative query before the codes (when the route was
+ * tested on the bin's line), 2.4-2.7 with them. */
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_prefix *f = (const amq_prefix *)o;                           \
@@ -348,23 +362,17 @@ PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
         uint64_t b = bin_of(f, h);                                             \
         uint32_t fp = fp_of(f, h);                                             \
         const uint8_t *bin = f->rd + (size_t)b * s->bytes; /* s constant */    \
-        if ((fp >> W) >= s->top) {                                             \
-            bool spare = spare_has256(f, b, fp);                               \
-            uint64_t hdr = amq__get_u64(bin);                                  \
+        unsigned q = fp >> W, qm = rb_get(f, b);                               \
+        if (__builtin_expect(q < qm, 1)) {                                     \
             uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                    \
-            bool routed = routed_fast(bin, hdr, s, fp);                        \
-            if (__builtin_expect((eq == 0) | routed, 1))                       \
-                return routed & spare;                                         \
-            return (W == 8 ? rest8 : rest16)(f, b, fp, hdr, eq, false);        \
+            if (__builtin_expect(eq == 0, 1))                                  \
+                return false;                                                  \
+            return (W == 8 ? rest8 : rest16)(f, b, fp, eq, false);             \
         }                                                                      \
-        uint64_t hdr = amq__get_u64(bin);                                      \
-        uint64_t eq = EQ(bin, W, fp & ((1u << W) - 1));                        \
-        uint64_t keep = pocket_mask(s) | UINT64_C(1) << s->flag;               \
-        uint64_t lim = UINT64_C(2) << ((fp >> W) + s->slots - 1);              \
-        bool near = (~hdr & keep) < lim; /* routed_fast's t < 2 */             \
-        if (__builtin_expect((eq | near) == 0, 1))                             \
-            return false;                                                      \
-        return (W == 8 ? rest8 : rest16)(f, b, fp, hdr, eq, near);             \
+        if (q > qm)                                                            \
+            return spare_has256(f, b, fp);                                     \
+        return (W == 8 ? rest8 : rest16)(                                      \
+            f, b, fp, EQ(bin, W, fp & ((1u << W) - 1)), true);                 \
     }
 
 PF_KERNEL(k256_8, PF_AVX2, eq_avx2, 8)
@@ -450,7 +458,9 @@ AMQ__PK_INLINE void add_full(amq_prefix *f, uint64_t b, uint8_t *bin,
     forward(f, b, out);
     hdr = hdr_get(bin, s) | UINT64_C(1) << s->flag;
     hdr_put(bin, s, hdr);
-    f->above += values_above(f, bin_max(bin, hdr, s));
+    uint32_t top = bin_max(bin, hdr, s);
+    f->above += values_above(f, top);
+    rb_put(f, b, top >> s->r);
 }
 
 /* One insert per (code, layout), the shape a constant in each (a 32-byte
@@ -635,6 +645,24 @@ static double model_fpr(const pf_shape *s, uint64_t bins, uint64_t spare_blocks,
 
 /* ---- construction ------------------------------------------------------- */
 
+static void pf_free(amq_prefix *f) {
+    if (f == NULL)
+        return;
+    amq__free(&f->o.mem, f->route, f->route_bytes);
+    amq__obj_free(&f->o);
+}
+
+/* Every bin's route byte from its header (after a load). */
+static void route_fill(amq_prefix *f) {
+    for (uint64_t b = 0; b < f->nbins; b++) {
+        const uint8_t *bin = bin_at(f, b);
+        uint64_t hdr = hdr_get(bin, f->s);
+        rb_put(f, b,
+               overflowed(hdr, f->s) ? bin_max(bin, hdr, f->s) >> f->s->r
+                                     : RB_NONE);
+    }
+}
+
 static amq_status pf_alloc(const pf_shape *s, uint64_t bins,
                            uint64_t spare_blocks, const amq_options *opt,
                            const uint8_t *view, amq_prefix **out) {
@@ -649,13 +677,20 @@ static amq_status pf_alloc(const pf_shape *s, uint64_t bins,
         !amq__add(a, c, &bytes))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
+    f->route_bytes = (size_t)bins;
+    f->route = amq__alloc(&f->o.mem, f->route_bytes);
+    if (f->route == NULL) {
+        amq__obj_free(&f->o);
+        return AMQ_ERR_NOMEM;
+    }
+    memset(f->route, RB_NONE, f->route_bytes); /* no bin overflowed */
     f->s = s;
     f->nbins = bins;
     f->spare_blocks = spare_blocks;
     f->span = (uint64_t)s->lists << s->r;
     amq_status st = amq__obj_table(&f->o, bytes, view, &wr);
     if (st != AMQ_OK) {
-        amq__obj_free(&f->o);
+        pf_free(f);
         return st;
     }
     f->wr = wr;
@@ -695,13 +730,15 @@ amq_status amq_prefix_new(uint64_t capacity, double fpr, const amq_options *opt,
     return pf_alloc(s, z.bins, z.spare_blocks, opt, NULL, out);
 }
 
-void amq_prefix_free(amq_prefix *f) { amq__obj_free(f ? &f->o : NULL); }
+void amq_prefix_free(amq_prefix *f) { pf_free(f); }
 
 uint64_t amq_prefix_items(const amq_prefix *f) { return f->o.items; }
 uint64_t amq_prefix_bins(const amq_prefix *f) { return f->nbins; }
 unsigned amq_prefix_rbits(const amq_prefix *f) { return f->s->r; }
 uint64_t amq_prefix_spare_items(const amq_prefix *f) { return f->spare_items; }
-size_t amq_prefix_size_bytes(const amq_prefix *f) { return f->o.table_bytes; }
+size_t amq_prefix_size_bytes(const amq_prefix *f) {
+    return f->o.table_bytes + f->route_bytes;
+}
 
 double amq_prefix_fpr_bound(const amq_prefix *f) {
     double p = pair_prob(f->s, f->nbins);
@@ -780,6 +817,10 @@ static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
 static double t_bound(const amq__obj *o) {
     return amq_prefix_fpr_bound((const amq_prefix *)o);
 }
+static void t_destroy(amq__obj *o) { pf_free((amq_prefix *)o); }
+static size_t t_size(const amq__obj *o) {
+    return amq_prefix_size_bytes((const amq_prefix *)o);
+}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_prefix *f = (const amq_prefix *)o;
     return amq__describe(buf, cap, "r=%u,bins=%llu,spare=%llu", f->s->r,
@@ -788,24 +829,24 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
 }
 
 /* bits per key <-> fpr. The family: R real, bins at the default load L
- * (keys per slot), the pocket header's 2.24 bits per slot and ~0.6 bits
- * of spare per key: bits = (R + 2.24) / L + 0.6, fpr = 1.25 L 2^-R (the
- * bins' share and the spare's). With bins= and spare= (a describe()
+ * (keys per slot), the pocket header's 2.24 bits and the route byte's
+ * 0.32 bits per slot, ~0.6 bits of spare per key: bits = (R + 2.56) / L
+ * + 0.6, fpr = 1.25 L 2^-R (the bins' share and the spare's). With bins= and spare= (a describe()
  * string): that very table at the load the bits give, from the model.
  * With only r=: the bins' rate at the load the bits give (spare bits
  * counted as in the family). */
-#define CURVE_HDR 2.24
+#define CURVE_HDR 2.56
 #define CURVE_SPARE 0.6
 #define CURVE_FACTOR 1.25
 
 static double shape_fpr(const pf_shape *s, uint64_t bins, uint64_t spare,
                         double x) {
     if (bins != 0) {
-        double bytes =
-            (double)bins * s->bytes + (double)spare * AMQ_SBBF_BLOCK_BYTES;
+        double bytes = (double)bins * (s->bytes + 1) /* and its route byte */
+                       + (double)spare * AMQ_SBBF_BLOCK_BYTES;
         return model_fpr(s, bins, spare, 8.0 * bytes / x);
     }
-    double per_slot = 8.0 * s->bytes / s->slots + CURVE_SPARE;
+    double per_slot = 8.0 * (s->bytes + 1.0) / s->slots + CURVE_SPARE;
     double load = fmin(1.0, per_slot / x);
     return fmin(1.0, CURVE_FACTOR * load * s->slots /
                          ((double)s->lists * ldexp(1.0, (int)s->r)));
@@ -962,6 +1003,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     f->o.items = p.items;
     f->spare_items = p.spare_items;
     f->above = chk.above;
+    route_fill(f);
     *out = &f->o;
     return AMQ_OK;
 }
@@ -981,11 +1023,13 @@ const amq__type amq__type_prefix = {
              .default_hash = AMQ_HASH_XXH3},
     .create = t_create,
     .load = t_load,
+    .destroy = t_destroy,
     .add = t_add,
     .add_batch = t_add_batch,
     .contains = t_contains,
     .contains_batch = t_batch,
     .fpr_bound = t_bound,
+    .size_bytes = t_size,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

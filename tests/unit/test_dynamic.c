@@ -188,6 +188,12 @@ static uint64_t described_bins(const char *spec, uint64_t n) {
     const char *at = strstr(buf, "bins=");
     CHECK_MSG(at != NULL && sscanf(at, "bins=%llu", &bins) == 1, "%s: %s", spec,
               buf);
+    /* the size counts the bins, the spare and the route bytes (one a
+     * bin, not saved in the frame) */
+    unsigned long long spare = 0;
+    at = strstr(buf, "spare=");
+    CHECK(at != NULL && sscanf(at, "spare=%llu", &spare) == 1);
+    CHECK(amq_filter_size_bytes(f) == bins * 32 + spare * 32 + bins);
     amq_filter_free(f);
     return bins;
 }
