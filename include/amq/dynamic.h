@@ -107,9 +107,10 @@ AMQ_API double amq_vqf_fpr_bound(const amq_vqf *f);
 typedef struct amq_prefix amq_prefix;
 
 /* The smaller of the two layouts (8- or 16-bit remainders) meeting fpr at
- * capacity keys: bins for load 1 (capacity / K bins) or more if 90% of
- * fpr needs them, a spare sized for the expected forwards with the other
- * 10%: about 10.9 bits per key and 0.5% at r = 8. O(bins). */
+ * capacity keys: bins for load 0.95 (capacity / (0.95 K) bins, the
+ * paper's) or more if 90% of fpr needs them, a spare sized for the
+ * expected forwards with the other 10%, and a route byte per bin: about
+ * 11.8 bits per key and 0.41% at r = 8. O(bins). */
 AMQ_API amq_status amq_prefix_new(uint64_t capacity, double fpr,
                                   const amq_options *opt, amq_prefix **out);
 /* bins in [1, 2^32 - 1] (32-byte bins for rbits 8, 64-byte for 16),
@@ -137,7 +138,8 @@ AMQ_API uint64_t amq_prefix_bins(const amq_prefix *f);
 AMQ_API unsigned amq_prefix_rbits(const amq_prefix *f);
 /* Fingerprints the bins forwarded to the spare. */
 AMQ_API uint64_t amq_prefix_spare_items(const amq_prefix *f);
-/* Bins and spare. */
+/* Bins, spare and the route bytes (one per bin, kept beside the table and
+ * rebuilt when a frame is loaded, not saved). */
 AMQ_API size_t amq_prefix_size_bytes(const amq_prefix *f);
 /* 1 - (1 - pb pf)^items + min(1, pb pf above) * spare rate, "above" the
  * fingerprint values a routed query could take (docs/structures.md). */
