@@ -315,8 +315,8 @@ PF_AVX512 static PF_INL uint64_t eq_avx512(const uint8_t *bin, unsigned w,
 
 /* Out of line: a key whose line matched r somewhere (9% of absent keys
  * at R = 8), or whose route its bin's last slot decides (`exact`: its
- * list is the largest's). It has the line:
- * the exact route, then the list's range. */
+ * list is the largest's). It has the line: the exact route, then the
+ * list's range. */
 #define PF_REST(NAME, W)                                                       \
     __attribute__((noinline)) PF_BMI_REST static bool NAME(                    \
         const amq_prefix *f, uint64_t b, uint32_t fp, uint64_t eq,             \
@@ -347,14 +347,14 @@ PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
 /* The bin's route byte (in cache) picks the one line a key reads, before
  * either line arrives: keys of lists below the largest's read the bin
  * (all keys of a bin that never overflowed), keys above it read the
- * spare alone. Both branches wait only for the code, so a
- * mispredicted one costs a few cycles, not a line. In the bin, most
+ * spare alone. Both branches wait only for the route byte (a cache
+ * hit), so a mispredicted one costs a few cycles, not a line. In the bin, most
  * absent keys match no slot (at R = 8, 1 - (1 - 2^-8)^K of them match
  * one: 9% at full load) and return on a predicted branch; the rest,
  * whose instructions would otherwise all wait for the line in the
  * schedulers, go out of line. Measured at 10^8 (docs/bench.md): 3.4
- * probe reads a negative query before the codes (when the route was
- * tested on the bin's line), 2.4-2.7 with them. */
+ * probe reads a negative query before the route bytes (when the route
+ * was tested on the bin's line), 2.35-2.5 with them. */
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_prefix *f = (const amq_prefix *)o;                           \
