@@ -230,7 +230,10 @@ AMQ_API amq_status amq_filter_load(const void *buf, size_t len,
 
 /* Like load, but the filter reads its table in place from buf (zero copy):
  * buf must be 8-byte aligned (AMQ_ERR_ALIGN), outlive the view and stay
- * unmodified. The view answers queries; updates return AMQ_ERR_READONLY. */
+ * unmodified. The view answers queries; updates return AMQ_ERR_READONLY.
+ * A type that keeps a derived table beside its saved one builds it here
+ * from buf (the prefix filter's route bytes: one byte per 32- or 64-byte
+ * bin), so a view of such a type allocates that much. */
 AMQ_API amq_status amq_filter_view(const void *buf, size_t len,
                                    const amq_options *opt, amq_filter **out,
                                    amq_diag *diag);
