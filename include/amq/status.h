@@ -59,6 +59,15 @@ AMQ_API const char *amq_strerror(amq_status status);
 /* The enumerator's name, e.g. "AMQ_ERR_NOMEM". Never NULL; static. */
 AMQ_API const char *amq_status_name(amq_status status);
 
+/* For "did you mean ...?" messages: the word of words[0..n) that `word`
+ * most likely misspells, or NULL when none is close. A candidate is close
+ * when it equals word ignoring case, or is at most max(1, len/3) edits
+ * away (insert, delete, replace, or swap of two neighbouring letters;
+ * len is the candidate's length), and closer than any other. NULL entries
+ * of words are skipped. The result is one of words' pointers. */
+AMQ_API const char *amq_suggest(const char *word, const char *const *words,
+                                size_t n);
+
 /* Propagate a non-OK status to the caller. The name says it returns. */
 #define AMQ_RETURN_IF_ERR(expr)                                                \
     do {                                                                       \

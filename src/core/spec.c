@@ -150,11 +150,49 @@ amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
     return AMQ_OK;
 }
 
-amq_status amq__spec_finish(const amq__spec *s, amq_diag *diag) {
-    for (size_t i = 0; i < s->nkv; i++)
-        if (!s->kv[i].used)
+/* The parameter names of a type's "key=meaning (...), key=..." text, into
+ * names[0..cap): the identifiers before '=' at the start and after ", "
+ * outside parentheses. */
+static size_t known_keys(const char *params, char names[][AMQ__SPEC_KEY_MAX],
+                         size_t cap) {
+    size_t n = 0, depth = 0;
+    bool at_start = true;
+    for (const char *p = params; p != NULL && *p != '\0' && n < cap; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')' && depth > 0)
+            depth--;
+        if (at_start && ident_char(*p)) {
+            size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+            if (p[len] == '=' && len < AMQ__SPEC_KEY_MAX) {
+                memcpy(names[n], p, len);
+                names[n++][len] = '\0';
+            }
+        }
+        at_start = depth == 0 && (*p == ',' || (at_start && *p == ' '));
+    }
+    return n;
+}
+
+amq_status amq__spec_finish(const amq__spec *s, const char *params,
+                            amq_diag *diag) {
+    char names[AMQ__SPEC_MAX_KV * 2][AMQ__SPEC_KEY_MAX];
+    const char *words[AMQ__SPEC_MAX_KV * 2];
+    for (size_t i = 0; i < s->nkv; i++) {
+        if (s->kv[i].used)
+            continue;
+        size_t n = known_keys(params, names, AMQ__SPEC_MAX_KV * 2);
+        for (size_t j = 0; j < n; j++)
+            words[j] = names[j];
+        const char *near = amq_suggest(s->kv[i].key, words, n);
+        if (near != NULL)
             return amq__diag(diag, AMQ_ERR_SPEC, s->kv[i].offset,
-                             "unknown parameter '%s' for '%s'", s->kv[i].key,
-                             s->name);
+                             "unknown parameter '%s' for '%s' (did you "
+                             "mean '%s'?)",
+                             s->kv[i].key, s->name, near);
+        return amq__diag(diag, AMQ_ERR_SPEC, s->kv[i].offset,
+                         "unknown parameter '%s' for '%s'", s->kv[i].key,
+                         s->name);
+    }
     return AMQ_OK;
 }

@@ -44,7 +44,10 @@ amq_status amq__spec_u64(amq__spec *s, const char *key, uint64_t lo,
 amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
                          double *out, bool *found, amq_diag *diag);
 
-/* AMQ_ERR_SPEC naming the first key no getter consumed. */
-amq_status amq__spec_finish(const amq__spec *s, amq_diag *diag);
+/* AMQ_ERR_SPEC naming the first key no getter consumed, with the nearest
+ * of the type's parameter names when one is close (params: the type's
+ * "key=meaning, ..." text, amq_type_info.params; may be NULL). */
+amq_status amq__spec_finish(const amq__spec *s, const char *params,
+                            amq_diag *diag);
 
 #endif

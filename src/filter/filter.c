@@ -72,10 +72,35 @@ static amq_status wrap(const amq__type *t, const amq_options *opt,
     return AMQ_OK;
 }
 
+/* The type name nearest to a misspelt (or capitalised) one, or NULL. */
+static const char *nearest_type(const char *spec) {
+    const char *names[64];
+    size_t n = amq_filter_type_count(), len = strcspn(spec, ":");
+    char word[AMQ__SPEC_NAME_MAX];
+    if (n > sizeof names / sizeof names[0] || len >= sizeof word)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        names[i] = amq_filter_type_at(i)->name;
+    memcpy(word, spec, len);
+    word[len] = '\0';
+    return amq__type_by_name(word) != NULL ? NULL : amq_suggest(word, names, n);
+}
+
 amq_status amq__filter_lookup(const char *spec, amq__spec *s,
                               const amq__type **t, amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(amq__spec_parse(spec, s, diag));
+    amq_status st = amq__spec_parse(spec, s, diag);
+    const char *near =
+        st == AMQ_ERR_SPEC && spec != NULL ? nearest_type(spec) : NULL;
+    if (near != NULL) /* "Bloom": names are lower case */
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "unknown structure '%.*s' (did you mean '%s'?)",
+                         (int)strcspn(spec, ":"), spec, near);
+    AMQ_RETURN_IF_ERR(st);
     *t = amq__type_by_name(s->name);
+    if (*t == NULL && (near = nearest_type(s->name)) != NULL)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "unknown structure '%s' (did you mean '%s'?)", s->name,
+                         near);
     if (*t == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "unknown structure '%s' (see amq help types)",
@@ -97,7 +122,8 @@ static amq_status make_impl(amq_filter *f, amq__spec s, const amq__make *a,
         st = t->build(t, &s, a->hashes, a->n, a->fpr, opt, &f->impl, diag);
     else
         st = t->create(t, &s, a->capacity, a->fpr, opt, &f->impl, diag);
-    if (st == AMQ_OK && (st = amq__spec_finish(&s, diag)) != AMQ_OK)
+    if (st == AMQ_OK &&
+        (st = amq__spec_finish(&s, t->info.params, diag)) != AMQ_OK)
         destroy(t, f->impl);
     else if (st == AMQ_OK)
         set_kernel(t, f->impl);
@@ -393,7 +419,7 @@ static amq_status curve(const char *spec, double x, double *out, bool inverse) {
     if (t->curve == NULL)
         return AMQ_ERR_UNSUPPORTED;
     AMQ_RETURN_IF_ERR(t->curve(t, &s, x, inverse, out, NULL));
-    return amq__spec_finish(&s, NULL);
+    return amq__spec_finish(&s, t->info.params, NULL);
 }
 
 amq_status amq_curve_fpr(const char *spec, double bits_per_key, double *fpr) {

@@ -264,11 +264,24 @@ static void test_spec_parser_direct(void) {
     /* Unconsumed "m" is reported by finish. */
     amq_diag d;
     memset(&d, 0, sizeof d);
-    CHECK_STATUS(amq__spec_finish(&p, &d), AMQ_ERR_SPEC);
+    CHECK_STATUS(amq__spec_finish(&p, NULL, &d), AMQ_ERR_SPEC);
     CHECK(d.message[0] != '\0' && d.offset == 6);
     CHECK_OK(amq__spec_u64(&p, "m", 1, UINT64_MAX, &v, NULL, NULL));
     CHECK(v == 8000);
-    CHECK_OK(amq__spec_finish(&p, NULL));
+    CHECK_OK(amq__spec_finish(&p, NULL, NULL));
+
+    /* An unknown key is matched against the type's parameter text, whose
+     * commas inside parentheses do not start a name. */
+    CHECK_OK(amq__spec_parse("bloom:kk=6", &p, NULL));
+    memset(&d, 0, sizeof d);
+    CHECK_STATUS(amq__spec_finish(&p, "k=HASHES (1-64, m=no), m=BITS", &d),
+                 AMQ_ERR_SPEC);
+    CHECK(strstr(d.message, "did you mean 'k'?") != NULL);
+    CHECK_OK(amq__spec_parse("bloom:zzz=6", &p, NULL));
+    memset(&d, 0, sizeof d);
+    CHECK_STATUS(amq__spec_finish(&p, "k=HASHES (1-64, zzy=no), m=BITS", &d),
+                 AMQ_ERR_SPEC);
+    CHECK(strstr(d.message, "did you mean") == NULL);
 
     /* Absent keys leave the output untouched. */
     v = 12345;
@@ -398,8 +411,50 @@ static void test_spec_via_filter_new(void) {
     CHECK(amq_filter_type_find("") == NULL);
 }
 
+/* The diagnostic of a spec amq_filter_new refuses. */
+static void refused_with(const char *spec, const char *want) {
+    amq_filter *f = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_STATUS(amq_filter_new(spec, 1000, 0.01, NULL, &f, &d), AMQ_ERR_SPEC);
+    CHECK_MSG(strstr(d.message, want) != NULL, "%s: '%s' lacks '%s'", spec,
+              d.message, want);
+    amq_filter_free(f);
+}
+
+static void test_suggest(void) {
+    static const char *const words[] = {"build", "query",   NULL,
+                                        "bloom", "blocked", "info"};
+    size_t n = sizeof words / sizeof words[0];
+    CHECK(amq_suggest("buidl", words, n) == words[0]); /* swap */
+    CHECK(amq_suggest("quer", words, n) == words[1]);  /* delete */
+    CHECK(amq_suggest("blom", words, n) == words[3]);  /* insert */
+    CHECK(amq_suggest("Bloom", words, n) == words[3]); /* case */
+    CHECK(amq_suggest("BLOCKED", words, n) == words[4]);
+    CHECK(amq_suggest("inof", words, n) == words[5]);
+    CHECK(amq_suggest("frobnicate", words, n) == NULL); /* nothing close */
+    CHECK(amq_suggest("xyz", words, n) == NULL);
+    CHECK(amq_suggest("", words, n) == NULL);
+    CHECK(amq_suggest(NULL, words, n) == NULL);
+    CHECK(amq_suggest("build", NULL, 0) == NULL);
+    char longw[100];
+    memset(longw, 'a', sizeof longw - 1);
+    longw[sizeof longw - 1] = '\0';
+    CHECK(amq_suggest(longw, words, n) == NULL);
+
+    refused_with("blom", "did you mean 'bloom'?");
+    refused_with("Bloom", "did you mean 'bloom'?");
+    refused_with("SBBF:blocks=4", "did you mean 'sbbf'?");
+    refused_with("cukoo", "did you mean 'cuckoo'?");
+    refused_with("frobnicate", "see amq help types");
+    refused_with("bloom:kk=5", "did you mean 'k'?");
+    refused_with("cuckoo:fpp=12", "did you mean 'fp'?");
+    refused_with("bloom:k=", "missing value");
+}
+
 int main(void) {
     test_status();
+    test_suggest();
     test_version();
     test_hash_vectors();
     test_hash_props();
