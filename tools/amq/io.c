@@ -14,49 +14,64 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "parse.h"
 
 /* ---- keys ------------------------------------------------------------------ */
+
+/* Keys come through the text layer of seqio.c (parse.h): a file or a pipe,
+ * plain or gzip (recognised by its magic bytes, whatever the name), read
+ * in large blocks and split on '\n'. */
+
+static int keys_fail(const cli_keys *k) {
+    cli_error("%s: %s", k->name, k->in.err);
+    return -1;
+}
 
 bool cli_keys_open(cli_keys *k, const char *path, bool binary,
                    bool skip_empty) {
     memset(k, 0, sizeof *k);
     k->binary = binary;
     k->skip_empty = skip_empty;
+    k->fd = -1;
     if (path == NULL || strcmp(path, "-") == 0) {
-        k->fp = stdin;
+        k->fd = STDIN_FILENO;
         k->name = "<stdin>";
-        return true;
+        if (isatty(STDIN_FILENO))
+            cli_error("reading keys from the terminal, one per line (end "
+                      "with Ctrl-D; give a KEYFILE or --key K instead)");
+    } else {
+        k->name = path;
+        k->fd = open(path, O_RDONLY | O_CLOEXEC);
+        k->owns_fd = true;
+        if (k->fd < 0) {
+            cli_error("%s: cannot open: %s", path, strerror(errno));
+            return false;
+        }
     }
-    k->name = path;
-    k->fp = fopen(path, "rb");
-    if (k->fp == NULL) {
-        cli_error("%s: cannot open: %s", path, strerror(errno));
+    k->reading = true;
+    if (!seq_open_fd(&k->in, k->fd)) {
+        keys_fail(k);
+        cli_keys_close(k);
         return false;
     }
     return true;
 }
 
-static int read_error(cli_keys *k) {
-    cli_error("%s: read error: %s", k->name, strerror(errno));
-    return -1;
-}
-
 static int next_binary(cli_keys *k, const uint8_t **key, size_t *len) {
-    uint8_t *b = (uint8_t *)k->buf;
-    size_t got = fread(b, 1, 8, k->fp);
+    size_t got = 0;
+    if (!seq_read(&k->in, k->word, 8, &got))
+        return keys_fail(k);
     if (got == 8) {
-        *key = b;
+        *key = k->word;
         *len = 8;
         k->count++;
         return 1;
     }
-    if (ferror(k->fp))
-        return read_error(k);
     if (got != 0) {
         cli_error("%s: binary input ends with %zu stray byte%s (keys are 8 "
-                  "bytes each; %llu whole keys read)",
+                  "bytes each; %llu whole key%s read)",
                   k->name, got, got == 1 ? "" : "s",
-                  (unsigned long long)k->count);
+                  (unsigned long long)k->count, k->count == 1 ? "" : "s");
         return -1;
     }
     return 0;
@@ -64,20 +79,17 @@ static int next_binary(cli_keys *k, const uint8_t **key, size_t *len) {
 
 static int next_text(cli_keys *k, const uint8_t **key, size_t *len) {
     for (;;) {
-        errno = 0;
-        ssize_t n = getline(&k->buf, &k->cap, k->fp);
-        if (n < 0)
-            return ferror(k->fp) ? read_error(k) : 0;
-        k->line++;
-        size_t l = (size_t)n;
-        if (l > 0 && k->buf[l - 1] == '\n')
-            l--;
-        if (l > 0 && k->buf[l - 1] == '\r')
-            l--;
-        if (l == 0 && k->skip_empty)
+        uint64_t start;
+        int got = seq_line(&k->in, &start);
+        if (got < 0)
+            return keys_fail(k);
+        if (got == 0)
+            return 0;
+        k->line = k->in.line;
+        if (k->in.buf_len == 0 && k->skip_empty)
             continue;
-        *key = (const uint8_t *)k->buf;
-        *len = l;
+        *key = (const uint8_t *)(k->in.buf ? k->in.buf : "");
+        *len = k->in.buf_len;
         k->count++;
         return 1;
     }
@@ -92,15 +104,18 @@ void cli_keys_open_list(cli_keys *k, const char *const *list, size_t n) {
 
 uint64_t cli_keys_size(const cli_keys *k) {
     struct stat sb;
-    if (k->fp == NULL || fstat(fileno(k->fp), &sb) != 0 ||
-        !S_ISREG(sb.st_mode) || sb.st_size < 0)
+    if (!k->reading || fstat(k->fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        sb.st_size < 0)
         return 0;
     return (uint64_t)sb.st_size;
 }
 
+/* Bytes of the input file consumed: compressed bytes for gzip, so that
+ * progress is a fraction of the file's size either way. */
 uint64_t cli_keys_offset(const cli_keys *k) {
-    off_t off = k->fp != NULL ? ftello(k->fp) : -1;
-    return off < 0 ? 0 : (uint64_t)off;
+    if (!k->reading)
+        return 0;
+    return k->in.gz ? k->in.zin : k->in.offset;
 }
 
 static uint64_t keys_offset(const void *k) { return cli_keys_offset(k); }
@@ -188,20 +203,14 @@ int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len) {
         *len = strlen(k->list[k->count++]);
         return 1;
     }
-    if (k->binary && k->buf == NULL) {
-        k->buf = malloc(8);
-        if (k->buf == NULL) {
-            cli_error("%s: out of memory", k->name);
-            return -1;
-        }
-    }
     return k->binary ? next_binary(k, key, len) : next_text(k, key, len);
 }
 
 void cli_keys_close(cli_keys *k) {
-    if (k->fp != NULL && k->fp != stdin)
-        fclose(k->fp);
-    free(k->buf);
+    if (k->reading)
+        seq_close(&k->in);
+    if (k->owns_fd && k->fd >= 0)
+        close(k->fd);
     memset(k, 0, sizeof *k);
 }
 

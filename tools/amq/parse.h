@@ -8,7 +8,8 @@
  *            2^v (or, for sets, a comma list of ids below v);
  *   seq      FASTA and FASTQ records from a file descriptor or a memory
  *            buffer, plain or gzip (zlib; concatenated members too),
- *            detected from the first bytes.
+ *            detected from the first bytes; its lines and bytes serve
+ *            every other input of the tool (key files, pairs).
  */
 #ifndef AMQ_TOOLS_PARSE_H
 #define AMQ_TOOLS_PARSE_H
@@ -78,6 +79,10 @@ int seq_next(seq_reader *r);
  * dropped), for inputs that are lines rather than records: 1, 0 at the
  * end, -1 on error. *start: the byte offset where it starts. */
 int seq_line(seq_reader *r, uint64_t *start);
+
+/* Up to n bytes of the (decompressed) text into dst, for inputs of fixed
+ * width records; *got < n only at the end. false (with err) on error. */
+bool seq_read(seq_reader *r, void *dst, size_t n, size_t *got);
 
 /* ---- k-mers -------------------------------------------------------------------- */
 

@@ -224,6 +224,27 @@ int seq_line(seq_reader *r, uint64_t *start) {
     return 1;
 }
 
+bool seq_read(seq_reader *r, void *dst, size_t n, size_t *got) {
+    uint8_t *d = dst;
+    *got = 0;
+    while (*got < n) {
+        if (r->out_pos >= r->out_len) {
+            if (!refill(r))
+                return false;
+            if (r->out_len == 0)
+                break;
+        }
+        size_t take = r->out_len - r->out_pos;
+        if (take > n - *got)
+            take = n - *got;
+        memcpy(d + *got, r->out + r->out_pos, take);
+        r->out_pos += take;
+        r->offset += take;
+        *got += take;
+    }
+    return true;
+}
+
 /* "line L (byte B): msg". */
 static int line_error(seq_reader *r, uint64_t start, const char *msg) {
     snprintf(r->err, sizeof r->err, "line %llu (byte %llu): %s",
