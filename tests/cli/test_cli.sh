@@ -194,7 +194,14 @@ check "unknown type writes no file" test ! -e x.amq
 run 2 "bad spec parameter" "$AMQ" build --type bloom:zz=1 --fpr 0.01 -o x.amq keys
 run 2 "fpr out of range" "$AMQ" build --type bloom --fpr 1.5 -o x.amq keys
 run 2 "fpr not a number" "$AMQ" build --type bloom --fpr abc -o x.amq keys
-run 2 "missing --type" "$AMQ" build --fpr 0.01 -o x.amq keys
+# Defaults: no --type is the smallest type that takes keys later, no
+# --fpr is 1%.
+run 0 "build with no --type and no --fpr" "$AMQ" build -o dflt.amq keys
+expect_in "takes keys one by one" err "the default type is a dynamic one"
+run 0 "info of the default build" "$AMQ" info dflt.amq
+expect_in "target fpr: *0.01" out "the default rate is 1%"
+run 0 "the default type takes more keys" "$AMQ" add dflt.amq --key later
+run 0 "and finds them" "$AMQ" query dflt.amq --key later
 run 2 "missing -o" "$AMQ" build --type bloom --fpr 0.01 keys
 check "usage shown" has "usage: amq build" err
 run 2 "unknown option" "$AMQ" build --frob --type bloom --fpr 0.01 -o x.amq keys
@@ -337,7 +344,7 @@ run 0 "auto filter has every key" "$AMQ" query -c auto.amq keys
 check "auto: 2000 keys" test "$(cat out)" = 2000
 run 0 "--type auto:dynamic,deletes" "$AMQ" build -q --type auto:dynamic,deletes --fpr 0.01 -o autod.amq keys
 run 0 "remove from the auto:deletes filter" "$AMQ" remove -q autod.amq --key key-1
-run 2 "--type auto without --fpr" "$AMQ" build --type auto -o x.amq keys
+run 0 "--type auto without --fpr (1%)" "$AMQ" build --type auto -o x.amq keys
 run 2 "--type auto:frob" "$AMQ" build --type auto:frob --fpr 0.01 -o x.amq keys
 run 0 "fuse16 at 1%" "$AMQ" build --type fuse16 --fpr 0.01 -o f16.amq keys
 check "fixed width noted, ribbon named" sh -c 'grep -q "fixed-width" err && grep -q "ribbon meets 0.01" err'

@@ -32,7 +32,8 @@
 
 typedef struct build_opts {
     const char *spec, *output, *input;
-    double fpr;         /* 0: not given (explicit spec parameters)       */
+    double fpr; /* --fpr, else CLI_DEFAULT_FPR                   */
+    bool fpr_given;
     uint64_t capacity;  /* 0: size for the key count                     */
     amq_hash_kind hash; /* AMQ_HASH_DEFAULT: the type's                  */
     uint64_t seed;
@@ -108,7 +109,9 @@ static bool parse_hash(build_opts *o, const char *s) {
 static bool take_option(build_opts *o, int id, const char *v) {
     switch (id) {
     case OPT_TYPE: o->spec = v; return true;
-    case OPT_FPR: return cli_parse_fpr("build", "--fpr", v, &o->fpr);
+    case OPT_FPR:
+        o->fpr_given = true;
+        return cli_parse_fpr("build", "--fpr", v, &o->fpr);
     case OPT_CAPACITY:
         if (!cli_parse_u64("build", "--capacity", v, &o->capacity))
             return false;
@@ -166,10 +169,6 @@ static bool resolve_auto(build_opts *o) {
     if (strncmp(o->spec, "auto", 4) != 0 ||
         (o->spec[4] != 0 && o->spec[4] != ':'))
         return true;
-    if (o->fpr == 0.0) {
-        cli_usage_error("build", "--type auto needs --fpr E");
-        return false;
-    }
     cli_need need = {
         .n = o->capacity, .fpr = o->fpr, .allow_static = o->capacity == 0};
     if (o->spec[4] == ':' && !auto_words(o->spec + 5, &need))
@@ -182,13 +181,20 @@ static bool resolve_auto(build_opts *o) {
     return name != NULL;
 }
 
+/* Without --fpr, a spec that may fix the shape itself (explicit sizes,
+ * fixed-width static types) is tried without a target first. */
+static bool try_explicit(const build_opts *o) {
+    return !o->fpr_given &&
+           (strchr(o->spec, ':') != NULL || spec_is_static(o->spec));
+}
+
 static bool check_args(build_opts *o) {
     if (o->spec == NULL)
-        cli_usage_error("build", "missing --type SPEC");
-    else if (o->output == NULL)
+        o->spec = CLI_DEFAULT_TYPE;
+    if (!o->fpr_given)
+        o->fpr = CLI_DEFAULT_FPR;
+    if (o->output == NULL)
         cli_usage_error("build", "missing -o FILE");
-    else if (o->capacity != 0 && o->fpr == 0.0)
-        cli_usage_error("build", "--capacity needs --fpr");
     else if (!resolve_auto(o))
         return false;
     else if (o->capacity != 0 && spec_is_static(o->spec))
@@ -226,11 +232,11 @@ static int parse_args(int argc, char **argv, build_opts *o) {
 static int new_filter(build_ctx *c, uint64_t capacity, amq_filter **out) {
     amq_diag diag;
     memset(&diag, 0, sizeof diag);
-    double fpr = c->o.fpr;
-    if (fpr == 0.0)
-        capacity = 0; /* explicit parameters in the spec */
-    amq_status st =
-        amq_filter_new(c->o.spec, capacity, fpr, &c->opt, out, &diag);
+    amq_status st = AMQ_ERR_SPEC;
+    if (try_explicit(&c->o))
+        st = amq_filter_new(c->o.spec, 0, 0.0, &c->opt, out, NULL);
+    if (st == AMQ_ERR_SPEC)
+        st = amq_filter_new(c->o.spec, capacity, c->o.fpr, &c->opt, out, &diag);
     if (st == AMQ_OK)
         return CLI_EXIT_OK;
     size_t len = strlen("--type ''") + strlen(c->o.spec) + 1;
@@ -239,9 +245,6 @@ static int new_filter(build_ctx *c, uint64_t capacity, amq_filter **out) {
         snprintf(what, len, "--type '%s'", c->o.spec);
     cli_status_error(what ? what : "--type", st, &diag);
     free(what);
-    if (fpr == 0.0)
-        cli_error("hint: give --fpr E unless the spec has explicit "
-                  "parameters (e.g. bloom:m=BITS,k=K)");
     return CLI_EXIT_ERR;
 }
 
@@ -430,9 +433,6 @@ static int finish_error(const build_ctx *c, amq_status st, const amq_diag *d,
         snprintf(what, len, "building '%s'", c->o.spec);
     cli_status_error(what ? what : "build", st, d);
     free(what);
-    if (c->o.fpr == 0.0 && st == AMQ_ERR_SPEC)
-        cli_error("hint: give --fpr E unless the spec has explicit "
-                  "parameters (e.g. bloom:m=BITS,k=K)");
     return CLI_EXIT_ERR;
 }
 
@@ -450,7 +450,11 @@ static int build_sized(build_ctx *c, cli_keys *k) {
     int rc = read_keys(c, b, k);
     if (rc == CLI_EXIT_OK) {
         cli_progress_phase(&c->progress, "constructing", 0);
-        st = amq_builder_finish(b, c->o.fpr, &c->filter, &d);
+        st = AMQ_ERR_SPEC;
+        if (try_explicit(&c->o)) /* a failed finish keeps the keys */
+            st = amq_builder_finish(b, 0.0, &c->filter, NULL);
+        if (st == AMQ_ERR_SPEC)
+            st = amq_builder_finish(b, c->o.fpr, &c->filter, &d);
         if (st != AMQ_OK) {
             cli_progress_done(&c->progress);
             rc = finish_error(c, st, &d, amq_builder_count(b));
@@ -467,7 +471,7 @@ static int build_sized(build_ctx *c, cli_keys *k) {
 static void note_fixed_width(const build_ctx *c) {
     const amq_filter *f = c->filter;
     double bound = amq_filter_fpr_bound(f), bits = 0.0;
-    if (c->o.quiet || c->o.fpr == 0.0 || bound >= c->o.fpr / 1.5 ||
+    if (c->o.quiet || !c->o.fpr_given || bound >= c->o.fpr / 1.5 ||
         !(amq_filter_caps(f) & AMQ_CAP_STATIC))
         return;
     cli_need need = {

@@ -710,20 +710,12 @@ static int cmd_features(int argc, char **argv) {
 /* ---- dispatch -------------------------------------------------------------------------- */
 
 int cli_cmd_cascade(int argc, char **argv) {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } subs[] = {{"train", cmd_train},       {"query", cmd_query},
-                {"info", cmd_info},         {"audit", cmd_audit},
-                {"features", cmd_features}, {"eval", cli_cascade_eval}};
-    if (argc < 2)
-        return cli_usage_error(
-            "cascade",
-            "missing subcommand (train, query, info, audit, features, eval)");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help_print(stdout, "cascade") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-        if (strcmp(argv[1], subs[i].name) == 0)
-            return subs[i].run(argc - 1, argv + 1);
-    return cli_usage_error("cascade", "unknown subcommand '%s'", argv[1]);
+    static const cli_command subs[] = {{"train", cmd_train},
+                                       {"query", cmd_query},
+                                       {"info", cmd_info},
+                                       {"audit", cmd_audit},
+                                       {"features", cmd_features},
+                                       {"eval", cli_cascade_eval},
+                                       {NULL, NULL}};
+    return cli_dispatch("cascade", subs, argc, argv);
 }

@@ -17,10 +17,16 @@
 #include <stdio.h>
 
 #include "amq/amq.h"
+#include "parse.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_NONE 1
 #define CLI_EXIT_ERR 2
+
+/* What `build` and `map build` make when not told: the smallest type that
+ * still takes keys one by one (so `amq add` works later) at 1%. */
+#define CLI_DEFAULT_TYPE "auto:dynamic"
+#define CLI_DEFAULT_FPR 0.01
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -85,6 +91,29 @@ int cli_help_command(int argc, char **argv);
 /* "amq CMD: message", the usage line and a pointer to `amq help CMD` on
  * stderr; returns CLI_EXIT_ERR. */
 int cli_usage_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* A verb and its entry point: argv[0] is the verb itself. */
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} cli_command;
+
+/* `amq COMMAND SUB ...`: runs the sub whose name is argv[1] with
+ * (argc - 1, argv + 1); answers -h/--help with COMMAND's help; a missing
+ * or unknown sub is a usage error naming the subs (and the nearest one).
+ * subs ends with a NULL name. */
+int cli_dispatch(const char *command, const cli_command *subs, int argc,
+                 char **argv);
+/* "unknown WHAT 'WORD' (did you mean 'X'?)" as a usage error of command
+ * (or, for command "", a plain error pointing at 'amq help'); names is
+ * NULL-terminated. Returns CLI_EXIT_ERR. */
+int cli_unknown_word(const char *command, const char *what, const char *word,
+                     const char *const *names);
+
+/* A subcommand that takes only min..max positional arguments (and
+ * -h/--help) into out[]: -1 to go on, else the exit status. */
+int cli_positionals(const char *command, int argc, char **argv, size_t min,
+                    size_t max, const char **out);
 
 /* ---- option parsing (util.c) --------------------------------------------- */
 
@@ -203,9 +232,9 @@ void cli_progress_done(cli_progress *p);
 
 /* Keys one per line (trailing "\n" and "\r" stripped; an empty line is the
  * empty key) or, with binary, little-endian u64 keys of 8 bytes each; or
- * the keys given on the command line (--key K). */
+ * the keys given on the command line (--key K). A file or pipe that starts
+ * with the gzip magic is decompressed first (concatenated members too). */
 typedef struct cli_keys {
-    FILE *fp;
     const char *const
         *list; /* command-line keys, when not NULL                 */
     size_t list_n;
@@ -214,14 +243,19 @@ typedef struct cli_keys {
     bool skip_empty;
     uint64_t count; /* keys returned so far                             */
     uint64_t line;  /* text: line number of the last key                */
-    char *buf;
-    size_t cap;
+    int fd;         /* the input (stdin: not closed)                    */
+    bool owns_fd;
+    bool reading;  /* in is open                                       */
+    seq_reader in; /* the text layer: plain or gzip, split into lines  */
+    uint8_t word[8];
 } cli_keys;
 
-/* path NULL or "-" reads stdin. Returns false after printing an error. */
+/* path NULL or "-" reads stdin (with a note on stderr when it is a
+ * terminal). Returns false after printing an error. */
 bool cli_keys_open(cli_keys *k, const char *path, bool binary, bool skip_empty);
 /* 1 and the key (valid until the next call), 0 at the end, -1 after
- * printing an error (read error, binary input not a multiple of 8). */
+ * printing an error (read error, corrupt or truncated gzip, binary input
+ * not a multiple of 8). */
 int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len);
 void cli_keys_close(cli_keys *k);
 /* Keys from the command line: list[0..n) (not copied; argv outlives it).

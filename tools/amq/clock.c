@@ -912,15 +912,7 @@ static int cmd_eval(int argc, char **argv) {
 }
 
 int cli_cmd_clock(int argc, char **argv) {
-    if (argc < 2)
-        return cli_usage_error("clock", "missing subcommand (simulate, eval)");
-    if (strcmp(argv[1], "simulate") == 0)
-        return cmd_simulate(argc - 1, argv + 1);
-    if (strcmp(argv[1], "eval") == 0)
-        return cmd_eval(argc - 1, argv + 1);
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        cli_help_print(stdout, "clock");
-        return CLI_EXIT_OK;
-    }
-    return cli_usage_error("clock", "unknown subcommand '%s'", argv[1]);
+    static const cli_command subs[] = {
+        {"simulate", cmd_simulate}, {"eval", cmd_eval}, {NULL, NULL}};
+    return cli_dispatch("clock", subs, argc, argv);
 }

@@ -385,25 +385,33 @@ static int kmer_query(const char *path, const char *input) {
     return rc;
 }
 
+static int run_count(int argc, char **argv) { return kmer_count(argc, argv); }
+
+static int run_histo(int argc, char **argv) {
+    const char *pos[1];
+    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos);
+    return rc >= 0 ? rc : kmer_histo(pos[0]);
+}
+
+static int run_dump(int argc, char **argv) {
+    const char *pos[1];
+    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos);
+    return rc >= 0 ? rc : kmer_dump(pos[0]);
+}
+
+static int run_query(int argc, char **argv) {
+    const char *pos[2] = {NULL, NULL};
+    int rc = cli_positionals("kmer", argc, argv, 1, 2, pos);
+    return rc >= 0 ? rc : kmer_query(pos[0], pos[1]);
+}
+
 int cli_cmd_kmer(int argc, char **argv) {
-    if (argc < 2)
-        return cli_usage_error("kmer", "missing count, query, histo, dump, "
-                                       "index or search");
-    const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0)
-        return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-    if (strcmp(sub, "count") == 0)
-        return kmer_count(argc, argv);
-    if (strcmp(sub, "index") == 0)
-        return cli_kmer_index(argc, argv);
-    if (strcmp(sub, "search") == 0)
-        return cli_kmer_search(argc, argv);
-    if ((strcmp(sub, "histo") == 0 || strcmp(sub, "dump") == 0) && argc == 3)
-        return sub[0] == 'h' ? kmer_histo(argv[2]) : kmer_dump(argv[2]);
-    if (strcmp(sub, "query") == 0 && (argc == 3 || argc == 4))
-        return kmer_query(argv[2], argc == 4 ? argv[3] : NULL);
-    return cli_usage_error("kmer",
-                           "'%s': expected count, query F [INPUT], "
-                           "histo F, dump F, index or search",
-                           sub);
+    static const cli_command subs[] = {{"count", run_count},
+                                       {"query", run_query},
+                                       {"histo", run_histo},
+                                       {"dump", run_dump},
+                                       {"index", cli_kmer_index},
+                                       {"search", cli_kmer_search},
+                                       {NULL, NULL}};
+    return cli_dispatch("kmer", subs, argc, argv);
 }

@@ -183,7 +183,7 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
     o->files = calloc((size_t)argc, sizeof *o->files);
     if (o->files == NULL)
         return cli_usage_error("kmer", "out of memory");
-    cli_args_init(&a, "kmer", argc - 1, argv + 1);
+    cli_args_init(&a, "kmer", argc, argv);
     while ((id = cli_next(&a, kmer_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;

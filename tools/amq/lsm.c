@@ -248,13 +248,7 @@ static int plan(int argc, char **argv) {
 }
 
 int cli_cmd_lsm(int argc, char **argv) {
-    if (argc < 2)
-        return cli_usage_error(LSM_CMD, "expected 'plan' or 'simulate'");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help_print(stdout, LSM_CMD) ? CLI_EXIT_OK : CLI_EXIT_ERR;
-    if (strcmp(argv[1], "plan") == 0)
-        return plan(argc - 1, argv + 1);
-    if (strcmp(argv[1], "simulate") == 0)
-        return lsm_simulate(argc - 1, argv + 1);
-    return cli_usage_error(LSM_CMD, "unknown subcommand '%s'", argv[1]);
+    static const cli_command subs[] = {
+        {"plan", plan}, {"simulate", lsm_simulate}, {NULL, NULL}};
+    return cli_dispatch(LSM_CMD, subs, argc, argv);
 }

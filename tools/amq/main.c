@@ -2,14 +2,10 @@
  * main.c — entry point of the amq tool: dispatches `amq COMMAND ...` to the
  * subcommand's file and handles the global --help / --version.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "cli.h"
-
-typedef struct cli_command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} cli_command;
 
 static const cli_command commands[] = {
     {"build", cli_cmd_build},
@@ -31,13 +27,35 @@ static const cli_command commands[] = {
     {NULL, NULL},
 };
 
+/* The command names, NULL-terminated (for suggestions). */
+static const char *const *command_names(void) {
+    static const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; commands[i].name != NULL; i++)
+        names[i] = commands[i].name;
+    return names;
+}
+
 static int print_version(void) {
     printf("amq %d.%d.%d (library %s)\n", AMQ_VERSION_MAJOR, AMQ_VERSION_MINOR,
            AMQ_VERSION_PATCH, amq_version());
     return CLI_EXIT_OK;
 }
 
-int main(int argc, char **argv) {
+/* Everything printed must reach its destination: a full disk or a closed
+ * pipe behind stdout is an error (exit 2), whatever the command did. */
+static int finish(int rc) {
+    errno = 0;
+    bool flushed = fflush(stdout) == 0;
+    int e = errno;
+    if (!flushed || ferror(stdout)) {
+        cli_error("<stdout>: write error%s%s", e != 0 ? ": " : "",
+                  e != 0 ? strerror(e) : "");
+        return CLI_EXIT_ERR;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv) {
     if (argc < 2) {
         cli_help_print(stderr, NULL);
         return CLI_EXIT_ERR;
@@ -51,6 +69,9 @@ int main(int argc, char **argv) {
     for (const cli_command *c = commands; c->name != NULL; c++)
         if (strcmp(c->name, name) == 0)
             return c->run(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (try 'amq help')", name);
-    return CLI_EXIT_ERR;
+    return cli_unknown_word("", "command", name, command_names());
+}
+
+int main(int argc, char **argv) {
+    return finish(run(argc, argv));
 }

@@ -116,7 +116,7 @@ static int check_args(map_opts *o) {
 static int parse_args(int argc, char **argv, map_opts *o) {
     cli_args a;
     int id, r;
-    cli_args_init(&a, "map", argc - 1, argv + 1);
+    cli_args_init(&a, "map", argc, argv);
     o->src.command = "map";
     while ((id = cli_next(&a, map_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
@@ -323,9 +323,9 @@ static int map_get(map_opts *o) {
     if (st != AMQ_OK)
         return cli_status_error(o->src.file, st, &d);
     if (!amq_maplet_is(m)) {
-        amq_filter_free(m);
         cli_error("%s: a %s filter, not a maplet (amq query answers it)",
                   o->src.file, amq_filter_info(m)->name);
+        amq_filter_free(m);
         return CLI_EXIT_ERR;
     }
     bool ids = is_set(m) && !o->raw;
@@ -460,22 +460,11 @@ out:
     return rc;
 }
 
-int cli_cmd_map(int argc, char **argv) {
-    static const char *const subs[] = {"build", "get", "add", "del", "merge"};
+/* One subcommand; argv[0] is its name. */
+static int map_run(const char *sub, int argc, char **argv) {
     map_opts o;
     memset(&o, 0, sizeof o);
-    if (argc < 2)
-        return cli_usage_error("map", "missing build, get, add, del or merge");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help_print(stdout, "map") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-    for (size_t i = 0; i < 5 && o.sub == NULL; i++)
-        if (strcmp(argv[1], subs[i]) == 0)
-            o.sub = subs[i];
-    if (o.sub == NULL)
-        return cli_usage_error("map",
-                               "unknown '%s' (build, get, add, del, "
-                               "merge)",
-                               argv[1]);
+    o.sub = sub;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0) {
         if (strcmp(o.sub, "build") == 0)
@@ -489,4 +478,21 @@ int cli_cmd_map(int argc, char **argv) {
     }
     cli_key_source_free(&o.src);
     return rc;
+}
+
+static int run_build(int argc, char **argv) {
+    return map_run("build", argc, argv);
+}
+static int run_get(int argc, char **argv) { return map_run("get", argc, argv); }
+static int run_add(int argc, char **argv) { return map_run("add", argc, argv); }
+static int run_del(int argc, char **argv) { return map_run("del", argc, argv); }
+static int run_merge(int argc, char **argv) {
+    return map_run("merge", argc, argv);
+}
+
+int cli_cmd_map(int argc, char **argv) {
+    static const cli_command subs[] = {{"build", run_build}, {"get", run_get},
+                                       {"add", run_add},     {"del", run_del},
+                                       {"merge", run_merge}, {NULL, NULL}};
+    return cli_dispatch("map", subs, argc, argv);
 }

@@ -341,10 +341,10 @@ const char *cli_recommend_type(const cli_need *need, FILE *why) {
     const char *name = n > 0 ? rows[0].type->name : NULL;
     if (name != NULL && why != NULL)
         fprintf(why,
-                "amq: --type auto: %s, the smallest type%s that "
+                "amq: --type auto: %s, the smallest type that %s"
                 "meets %g%s%s: %.2f bits/key, %s memory reads per query "
                 "(amq recommend shows the others)\n",
-                name, need->allow_static ? "" : " that takes keys one by one",
+                name, need->allow_static ? "" : "takes keys one by one and ",
                 need->fpr, need->deletes ? " with deletes" : "",
                 need->counts ? " and counts" : "", rows[0].bits,
                 rows[0].reads_text);

@@ -216,11 +216,14 @@ static int cmd_plan(int argc, char **argv) {
 }
 
 static int cmd_slot(int argc, char **argv) {
-    if (argc < 2)
-        return cli_usage_error("shard", "slot needs at least one key");
-    for (int i = 1; i < argc; i++)
-        printf("%s\t%u\n", argv[i], amq_shard_slot(argv[i], strlen(argv[i])));
-    return CLI_EXIT_OK;
+    const char **keys = calloc((size_t)argc, sizeof *keys);
+    if (keys == NULL)
+        return cli_status_error("shard slot", AMQ_ERR_NOMEM, NULL);
+    int rc = cli_positionals("shard", argc, argv, 1, (size_t)argc, keys);
+    for (int i = 0; rc < 0 && i < argc && keys[i] != NULL; i++)
+        printf("%s\t%u\n", keys[i], amq_shard_slot(keys[i], strlen(keys[i])));
+    free(keys);
+    return rc < 0 ? CLI_EXIT_OK : rc;
 }
 
 static const cli_opt route_options[] = {
@@ -240,9 +243,13 @@ static int cmd_route(int argc, char **argv) {
     while ((id = cli_next(&a, route_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "shard") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if (id == OPT_SHARDS &&
             !cli_parse_u64("shard", "--shards", a.value, &shards))
             return CLI_EXIT_ERR;
+        if (id == CLI_NEXT_POS && path != NULL)
+            return cli_usage_error("shard", "route takes one KEYFILE");
         if (id == CLI_NEXT_POS)
             path = a.value;
     }
@@ -258,15 +265,9 @@ static int cmd_route(int argc, char **argv) {
 }
 
 int cli_cmd_shard(int argc, char **argv) {
-    if (argc < 2)
-        return cli_usage_error("shard", "expected plan, slot or route");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help_print(stdout, "shard") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-    if (strcmp(argv[1], "plan") == 0)
-        return cmd_plan(argc - 1, argv + 1);
-    if (strcmp(argv[1], "slot") == 0)
-        return cmd_slot(argc - 1, argv + 1);
-    if (strcmp(argv[1], "route") == 0)
-        return cmd_route(argc - 1, argv + 1);
-    return cli_usage_error("shard", "unknown subcommand '%s'", argv[1]);
+    static const cli_command subs[] = {{"plan", cmd_plan},
+                                       {"slot", cmd_slot},
+                                       {"route", cmd_route},
+                                       {NULL, NULL}};
+    return cli_dispatch("shard", subs, argc, argv);
 }

@@ -59,6 +59,30 @@ static int take_value(cli_args *a, const cli_opt *o, const char *inline_val,
     return o->id;
 }
 
+/* "unknown option '--tpye'" with the nearest long option of the table. */
+static int unknown_long(const cli_args *a, const cli_opt *opts,
+                        const char *name, size_t len) {
+    const char *names[64], *near = NULL;
+    char word[64];
+    size_t n = 0;
+    for (; opts->name != NULL && n < 63; opts++)
+        names[n++] = opts->name;
+    names[n++] = "help";
+    if (len < sizeof word) {
+        memcpy(word, name, len);
+        word[len] = '\0';
+        near = amq_suggest(word, names, n);
+    }
+    if (near != NULL)
+        cli_usage_error(a->command,
+                        "unknown option '--%.*s' (did you mean "
+                        "--%s?)",
+                        (int)len, name, near);
+    else
+        cli_usage_error(a->command, "unknown option '--%.*s'", (int)len, name);
+    return CLI_NEXT_ERR;
+}
+
 static int next_long(cli_args *a, const cli_opt *opts, const char *arg) {
     const char *name = arg + 2;
     const char *eq = strchr(name, '=');
@@ -66,10 +90,8 @@ static int next_long(cli_args *a, const cli_opt *opts, const char *arg) {
     const cli_opt *o = find_long(opts, name, len);
     if (o == NULL && len == 4 && memcmp(name, "help", 4) == 0 && !eq)
         return CLI_OPT_HELP;
-    if (o == NULL) {
-        cli_usage_error(a->command, "unknown option '%.*s'", (int)len + 2, arg);
-        return CLI_NEXT_ERR;
-    }
+    if (o == NULL)
+        return unknown_long(a, opts, name, len);
     return take_value(a, o, eq ? eq + 1 : NULL, arg);
 }
 
@@ -100,6 +122,69 @@ int cli_next(cli_args *a, const cli_opt *opts) {
     if (arg[1] == '-')
         return next_long(a, opts, arg);
     return next_short(a, opts, arg);
+}
+
+/* ---- commands ---------------------------------------------------------------- */
+
+int cli_unknown_word(const char *command, const char *what, const char *word,
+                     const char *const *names) {
+    size_t n = 0;
+    while (names[n] != NULL)
+        n++;
+    const char *near = amq_suggest(word, names, n);
+    char hint[96] = "";
+    if (near != NULL)
+        snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    if (command[0] != '\0')
+        return cli_usage_error(command, "unknown %s '%s'%s", what, word, hint);
+    cli_error("unknown %s '%s'%s; try 'amq help'", what, word, hint);
+    return CLI_EXIT_ERR;
+}
+
+int cli_dispatch(const char *command, const cli_command *subs, int argc,
+                 char **argv) {
+    const char *names[32];
+    size_t n = 0;
+    for (; subs[n].name != NULL && n < 31; n++)
+        names[n] = subs[n].name;
+    names[n] = NULL;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        bool help = argc >= 2;
+        if (!help) {
+            char list[256] = "";
+            for (size_t i = 0; i < n; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list),
+                         "%s%s", i ? ", " : "", names[i]);
+            return cli_usage_error(command, "missing subcommand (%s)", list);
+        }
+        return cli_help_print(stdout, command) ? CLI_EXIT_OK : CLI_EXIT_ERR;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(argv[1], subs[i].name) == 0)
+            return subs[i].run(argc - 1, argv + 1);
+    return cli_unknown_word(command, "subcommand", argv[1], names);
+}
+
+int cli_positionals(const char *command, int argc, char **argv, size_t min,
+                    size_t max, const char **out) {
+    static const cli_opt none[] = {{NULL, 0, false, 0}};
+    cli_args a;
+    size_t n = 0;
+    int id;
+    cli_args_init(&a, command, argc, argv);
+    while ((id = cli_next(&a, none)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, command) ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (n == max)
+            return cli_usage_error(command, "%s: too many arguments", argv[0]);
+        out[n++] = a.value;
+    }
+    if (n < min)
+        return cli_usage_error(command, "%s: missing FILE", argv[0]);
+    return -1;
 }
 
 /* ---- numbers -------------------------------------------------------------------- */
