@@ -391,8 +391,9 @@ AMQ_API size_t amq_cascade_save_size(const amq_cascade *c);
 AMQ_API amq_status amq_cascade_save(const amq_cascade *c, uint8_t *buf,
                                     size_t cap, size_t *len);
 /* Validates every field before use. Errors: AMQ_ERR_CORRUPT,
- * AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION (another major, or a frame that is
- * not a cascade), AMQ_ERR_NOMEM (diag says where). */
+ * AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION (another major, an unknown type id),
+ * AMQ_ERR_KIND (a filter's or a clock's frame; diag says which),
+ * AMQ_ERR_NOMEM (diag says where). */
 AMQ_API amq_status amq_cascade_load(const uint8_t *buf, size_t len,
                                     const amq_options *opt, amq_cascade **out,
                                     amq_diag *diag);

@@ -215,6 +215,7 @@ AMQ_API size_t amq_clock_save_size(const amq_clock *c);
 AMQ_API amq_status amq_clock_save(const amq_clock *c, uint8_t *buf, size_t cap,
                                   size_t *len);
 /* Errors: AMQ_ERR_CORRUPT, AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION, AMQ_ERR_HASH,
+ * AMQ_ERR_KIND (the frame holds a filter or a cascade; diag says which),
  * AMQ_ERR_NOMEM (diag says where). opt supplies only the allocator. */
 AMQ_API amq_status amq_clock_load(const uint8_t *buf, size_t len,
                                   const amq_options *opt, amq_clock **out,

@@ -164,9 +164,24 @@ AMQ_API amq_status amq_filter_count_hash(const amq_filter *f, uint64_t hash,
                                          uint64_t *out);
 
 /* dst |= src / dst &= src for filters of the same type, shape and hasher.
- * Errors: AMQ_ERR_UNSUPPORTED, AMQ_ERR_INCOMPATIBLE, AMQ_ERR_READONLY. */
+ * Errors: AMQ_ERR_UNSUPPORTED, AMQ_ERR_INCOMPATIBLE, AMQ_ERR_READONLY.
+ *
+ * An intersection answers keys in every input, and a key in only some
+ * inputs passes at the rate of an input that lacks it, not at the rate of
+ * the AND's sparser table. So after amq_filter_intersect, fpr_bound() is
+ * the largest of the inputs' bounds at that moment: a certified bound for
+ * every key outside the intersection (keys in no input pass more rarely:
+ * amq_filter_is_intersection gives that bound too). The frame keeps it
+ * (docs/format.md). An intersection is final: it takes no more keys and no
+ * union (AMQ_ERR_UNSUPPORTED; caps show AMQ_CAP_STATIC and no UNION), since
+ * a key added later would void that bound; it may be intersected again. */
 AMQ_API amq_status amq_filter_union(amq_filter *dst, const amq_filter *src);
 AMQ_API amq_status amq_filter_intersect(amq_filter *dst, const amq_filter *src);
+/* Whether f was made by amq_filter_intersect; if so and none_bound is not
+ * NULL, *none_bound = the certified bound for keys in none of its inputs
+ * (the table's own rate, below fpr_bound()). */
+AMQ_API bool amq_filter_is_intersection(const amq_filter *f,
+                                        double *none_bound);
 
 /* Estimate of the number of distinct keys from the structure's contents
  * (e.g. Bloom fill ratio). AMQ_ERR_UNSUPPORTED where not available. */
@@ -178,7 +193,8 @@ AMQ_API const amq_type_info *amq_filter_info(const amq_filter *f);
 /* AMQ_CAP_* of this filter: an operation outside them returns
  * AMQ_ERR_UNSUPPORTED and leaves the filter as it was. */
 AMQ_API uint32_t amq_filter_caps(const amq_filter *f);
-/* Number of add() calls that succeeded minus removes. */
+/* Number of add() calls that succeeded minus removes (a maplet with
+ * op=sum counts each put of v as v adds: the sum of its values). */
 AMQ_API uint64_t amq_filter_items(const amq_filter *f);
 /* Capacity the filter was sized for (0 if built from explicit parameters). */
 AMQ_API uint64_t amq_filter_capacity(const amq_filter *f);
@@ -187,7 +203,9 @@ AMQ_API uint64_t amq_filter_capacity(const amq_filter *f);
  * (the prefix filter's route codes), so it can exceed the frame's
  * payload. */
 AMQ_API size_t amq_filter_size_bytes(const amq_filter *f);
-/* 8 * size_bytes / max(items, 1). */
+/* 8 * size_bytes / max(keys, 1): keys are the items, except in a maplet
+ * with op=sum (not multiset), whose items are the sum of its values and
+ * whose keys are the fingerprints it holds (amq_maplet_shape.distinct). */
 AMQ_API double amq_filter_bits_per_key(const amq_filter *f);
 /* Certified upper bound on the false-positive probability right now. */
 AMQ_API double amq_filter_fpr_bound(const amq_filter *f);
@@ -223,7 +241,9 @@ AMQ_API amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
  * allocation) and copy it into a new filter. opt supplies the allocator and
  * flags; the hasher comes from the frame.
  * Errors: AMQ_ERR_CORRUPT, AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION (unknown major
- * version, incompatible feature or type id), AMQ_ERR_NOMEM. */
+ * version, incompatible feature or type id), AMQ_ERR_KIND (a frame of amq's
+ * that is not a filter: a clock or a learned cascade; diag says which and
+ * what reads it), AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_filter_load(const void *buf, size_t len,
                                    const amq_options *opt, amq_filter **out,
                                    amq_diag *diag);

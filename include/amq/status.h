@@ -34,7 +34,8 @@ extern "C" {
     X(AMQ_ERR_ALIGN, 13, "buffer is not suitably aligned")                     \
     X(AMQ_ERR_NOT_FOUND, 14, "key not found")                                  \
     X(AMQ_ERR_IO, 15, "input/output error")                                    \
-    X(AMQ_ERR_HASH, 16, "hash mode unavailable or key missing")
+    X(AMQ_ERR_HASH, 16, "hash mode unavailable or key missing")                \
+    X(AMQ_ERR_KIND, 17, "frame holds another kind of object")
 
 typedef enum amq_status {
 #define AMQ__STATUS_ENUM(name, value, msg) name = value,

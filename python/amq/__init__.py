@@ -77,13 +77,15 @@ class ReadOnlyError(Error): pass                       # noqa: E701
 class NotFoundError(Error, KeyError): pass             # noqa: E701
 class FileError(Error, OSError): pass                  # noqa: E701
 class HashError(Error, ValueError): pass               # noqa: E701
+class KindError(Error, ValueError): pass               # noqa: E701
 
 
 # Pinned status values (include/amq/status.h) to their exceptions.
 _ERRORS = {1: NoMemoryError, 2: InvalidError, 3: SizeOverflowError,
            4: UnsupportedError, 5: FullError, 6: SpecError, 7: CorruptError,
            8: VersionError, 9: ChecksumError, 10: IncompatibleError,
-           11: ReadOnlyError, 14: NotFoundError, 15: FileError, 16: HashError}
+           11: ReadOnlyError, 14: NotFoundError, 15: FileError, 16: HashError,
+           17: KindError}
 
 
 def _check(status, diag=None):

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock/parts.h"
+#include "filter/type.h"
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/spec.h"
@@ -383,8 +384,8 @@ amq_status amq_clock_save(const amq_clock *c, uint8_t *buf, size_t cap,
     amq__frame_begin(buf, total,
                      is_bloom(c) ? AMQ__CLOCK_TYPE_BLOOM
                                  : AMQ__CLOCK_TYPE_VECTOR,
-                     is_bloom(c) ? &c->b.hasher : &plain, AMQ__CLOCK_PARAMS_LEN,
-                     body, &params, &payload);
+                     is_bloom(c) ? &c->b.hasher : &plain, 0,
+                     AMQ__CLOCK_PARAMS_LEN, body, &params, &payload);
     write_params(c, params);
     if (is_bloom(c))
         amq__bclock_body_write(&c->b.cur, c->b.m, payload);
@@ -453,11 +454,10 @@ amq_status amq_clock_load(const uint8_t *buf, size_t len,
     if (out == NULL || (buf == NULL && len > 0))
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &f, diag));
+    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, 0, &f, diag));
     if (f.type_id != AMQ__CLOCK_TYPE_BLOOM &&
         f.type_id != AMQ__CLOCK_TYPE_VECTOR)
-        return amq__diag(diag, AMQ_ERR_CORRUPT, 12, "type %u is not a clock",
-                         (unsigned)f.type_id);
+        return amq__frame_not(f.type_id, "a clock", diag);
     if (f.params_len != AMQ__CLOCK_PARAMS_LEN)
         return amq__diag(diag, AMQ_ERR_CORRUPT, 64, "params are %zu bytes",
                          f.params_len);

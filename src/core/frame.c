@@ -49,8 +49,9 @@ size_t amq__frame_size(size_t params_len, size_t payload_len,
 }
 
 void amq__frame_begin(uint8_t *buf, size_t total, uint16_t type_id,
-                      const amq_hasher *hasher, size_t params_len,
-                      size_t payload_len, uint8_t **params, uint8_t **payload) {
+                      const amq_hasher *hasher, uint32_t incompat,
+                      size_t params_len, size_t payload_len, uint8_t **params,
+                      uint8_t **payload) {
     size_t payload_off = 0;
     (void)amq__frame_size(params_len, payload_len, &payload_off);
     memset(buf, 0, total);
@@ -59,7 +60,7 @@ void amq__frame_begin(uint8_t *buf, size_t total, uint16_t type_id,
     amq__put_u16(buf + AMQ__FRAME_OFF_MINOR, AMQ__FRAME_MINOR);
     amq__put_u16(buf + AMQ__FRAME_OFF_TYPE, type_id);
     buf[AMQ__FRAME_OFF_HASH_KIND] = (uint8_t)hasher->kind;
-    amq__put_u32(buf + AMQ__FRAME_OFF_INCOMPAT, 0);
+    amq__put_u32(buf + AMQ__FRAME_OFF_INCOMPAT, incompat);
     amq__put_u32(buf + AMQ__FRAME_OFF_COMPAT, hasher->kind == AMQ_HASH_SIPHASH
                                                   ? AMQ__FRAME_COMPAT_SECRET_KEY
                                                   : 0);
@@ -105,8 +106,8 @@ static amq_status parse_hasher(const uint8_t *buf, uint32_t compat,
                            keyed ? buf + AMQ__FRAME_OFF_KEY : NULL);
 }
 
-static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t *compat,
-                              amq_diag *diag) {
+static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t known,
+                              amq__frame *f, amq_diag *diag) {
     uint16_t major;
     uint32_t incompat;
     if (len < AMQ__FRAME_HEADER + 8)
@@ -120,10 +121,11 @@ static amq_status check_fixed(const uint8_t *buf, size_t len, uint32_t *compat,
                          "format major version %u (this library reads %u)",
                          major, AMQ__FRAME_MAJOR);
     incompat = amq__get_u32(buf + AMQ__FRAME_OFF_INCOMPAT);
-    if ((incompat & ~AMQ__FRAME_INCOMPAT_KNOWN) != 0)
+    if ((incompat & ~known) != 0)
         return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_INCOMPAT,
                          "unknown incompatible feature flags 0x%x", incompat);
-    *compat = amq__get_u32(buf + AMQ__FRAME_OFF_COMPAT);
+    f->incompat = incompat;
+    f->compat = amq__get_u32(buf + AMQ__FRAME_OFF_COMPAT);
     if (buf[AMQ__FRAME_OFF_RSV1] != 0 ||
         amq__get_u32(buf + AMQ__FRAME_OFF_RSV2) != 0)
         return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_RSV1,
@@ -165,21 +167,19 @@ static amq_status check_lengths(const uint8_t *buf, size_t len, amq__frame *f,
     return AMQ_OK;
 }
 
-amq_status amq__frame_parse(const uint8_t *buf, size_t len, amq__frame *f,
-                            amq_diag *diag) {
-    uint32_t compat = 0;
+amq_status amq__frame_parse(const uint8_t *buf, size_t len, uint32_t known,
+                            amq__frame *f, amq_diag *diag) {
     if (buf == NULL && len != 0)
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "NULL buffer");
     memset(f, 0, sizeof *f);
-    AMQ_RETURN_IF_ERR(check_fixed(buf, len, &compat, diag));
+    AMQ_RETURN_IF_ERR(check_fixed(buf, len, known, f, diag));
     AMQ_RETURN_IF_ERR(check_lengths(buf, len, f, diag));
     if (XXH64(buf, len - 8, 0) != amq__get_u64(buf + len - 8))
         return amq__diag(diag, AMQ_ERR_CHECKSUM, len - 8,
                          "XXH64 checksum does not match the contents");
     /* Unknown compatible feature bits are ignorable by definition. */
-    AMQ_RETURN_IF_ERR(parse_hasher(buf, compat, &f->hasher, diag));
+    AMQ_RETURN_IF_ERR(parse_hasher(buf, f->compat, &f->hasher, diag));
     f->type_id = amq__get_u16(buf + AMQ__FRAME_OFF_TYPE);
     f->minor = amq__get_u16(buf + AMQ__FRAME_OFF_MINOR);
-    f->compat = compat;
     return AMQ_OK;
 }

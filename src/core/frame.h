@@ -27,8 +27,11 @@
 #define AMQ__FRAME_MINOR 0
 #define AMQ__FRAME_HEADER 64
 #define AMQ__FRAME_PAYLOAD_ALIGN 64
-/* No incompatible features defined yet: any bit set is refused. */
-#define AMQ__FRAME_INCOMPAT_KNOWN 0u
+/* incompat bit 0 (filters only): the filter is an intersection, and its
+ * generic parameter block carries a third field, the certified bound for
+ * a key outside the intersection (docs/format.md). A reader that does not
+ * know a bit refuses the frame; each parser names the bits it knows. */
+#define AMQ__FRAME_INCOMPAT_INTERSECTION 0x1u
 /* compat bit 0: the hash key is a secret (SipHash): treat the file as one. */
 #define AMQ__FRAME_COMPAT_SECRET_KEY 0x1u
 #define AMQ__FRAME_COMPAT_KNOWN 0x1u
@@ -64,6 +67,7 @@ enum {
 typedef struct amq__frame {
     uint16_t type_id;
     uint16_t minor;
+    uint32_t incompat;
     uint32_t compat;
     amq_hasher hasher;
     const uint8_t *params;
@@ -77,16 +81,19 @@ size_t amq__frame_size(size_t params_len, size_t payload_len,
                        size_t *payload_off);
 
 /* Write header at buf (frame_size bytes available) and return pointers to
- * where the caller writes params and payload; padding is zeroed. */
+ * where the caller writes params and payload; padding is zeroed. incompat:
+ * the frame's incompatible feature bits. */
 void amq__frame_begin(uint8_t *buf, size_t total, uint16_t type_id,
-                      const amq_hasher *hasher, size_t params_len,
-                      size_t payload_len, uint8_t **params, uint8_t **payload);
+                      const amq_hasher *hasher, uint32_t incompat,
+                      size_t params_len, size_t payload_len, uint8_t **params,
+                      uint8_t **payload);
 /* Compute and store the checksum once params and payload are written. */
 void amq__frame_seal(uint8_t *buf, size_t total);
 
 /* Validate every header field, the padding and the checksum of the frame in
- * buf[0..len). On success fill f (pointers into buf). */
-amq_status amq__frame_parse(const uint8_t *buf, size_t len, amq__frame *f,
-                            amq_diag *diag);
+ * buf[0..len). On success fill f (pointers into buf). An incompatible
+ * feature bit outside `known` is AMQ_ERR_VERSION. */
+amq_status amq__frame_parse(const uint8_t *buf, size_t len, uint32_t known,
+                            amq__frame *f, amq_diag *diag);
 
 #endif

@@ -14,6 +14,7 @@
  * indirect call beyond the typed one and no per-call switch. The frame's parameter block starts with two generic
  * fields (capacity u64, target fpr f64) followed by the type's own block.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,8 +30,7 @@ struct amq_filter {
     amq__obj *impl;
     amq__mem mem;
     amq_hasher hasher;
-    uint64_t capacity;
-    double target_fpr;
+    amq__generic g; /* capacity, target; the bound outside an intersection */
     bool view;
 };
 
@@ -172,8 +172,8 @@ amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
         amq__free(&f->mem, f, sizeof *f);
         return st;
     }
-    f->capacity = t->build != NULL ? a.n : a.capacity;
-    f->target_fpr = a.fpr;
+    f->g.capacity = t->build != NULL ? a.n : a.capacity;
+    f->g.target_fpr = a.fpr;
     if (t->build == NULL && a.hashes != NULL &&
         (st = fill(f, &a, diag)) != AMQ_OK) {
         amq_filter_free(f);
@@ -243,10 +243,16 @@ uint64_t amq_filter_hash(const amq_filter *f, const void *key, size_t len) {
     return amq_hash64(&f->hasher, key, len);
 }
 
+/* An intersection is final: a key added to it would void its bound for
+ * keys in only some of the inputs (filter.h), so it takes none. */
+static bool takes_keys(const amq_filter *f) {
+    return f->type->add != NULL && f->g.outside_bound == 0.0;
+}
+
 amq_status amq_filter_add_hash(amq_filter *f, uint64_t hash) {
     if (f->view)
         return AMQ_ERR_READONLY;
-    if (f->type->add == NULL)
+    if (!takes_keys(f))
         return AMQ_ERR_UNSUPPORTED;
     return f->type->add(f->impl, hash);
 }
@@ -259,7 +265,7 @@ amq_status amq_filter_add_batch(amq_filter *f, const uint64_t *hashes, size_t n,
         st = AMQ_ERR_INVALID;
     else if (f->view)
         st = AMQ_ERR_READONLY;
-    else if (f->type->add == NULL)
+    else if (!takes_keys(f))
         st = AMQ_ERR_UNSUPPORTED;
     else if (f->type->add_batch != NULL)
         st = f->type->add_batch(f->impl, hashes, n, &i);
@@ -355,6 +361,8 @@ static amq_status merge(amq_filter *dst, const amq_filter *src,
         return AMQ_ERR_READONLY;
     if (dst->type != src->type || !same_hasher(&dst->hasher, &src->hasher))
         return AMQ_ERR_INCOMPATIBLE;
+    if (op == AMQ__UNION && src->g.outside_bound > 0.0)
+        return AMQ_ERR_UNSUPPORTED; /* would carry src's keys-in-one-input */
     return dst->type->merge(dst->impl, src->impl, op);
 }
 
@@ -362,8 +370,27 @@ amq_status amq_filter_union(amq_filter *dst, const amq_filter *src) {
     return merge(dst, src, AMQ__UNION, AMQ_CAP_UNION);
 }
 
+/* A key outside the intersection is missing from some input, whose table
+ * it then passes at most at that input's rate (its probes are set in the
+ * AND only where they are set in every input): the largest of the inputs'
+ * bounds covers every such key, keys in no input included. */
 amq_status amq_filter_intersect(amq_filter *dst, const amq_filter *src) {
-    return merge(dst, src, AMQ__INTERSECT, AMQ_CAP_INTERSECT);
+    if (dst == NULL || src == NULL)
+        return AMQ_ERR_INVALID;
+    double before = fmax(amq_filter_fpr_bound(dst), amq_filter_fpr_bound(src));
+    AMQ_RETURN_IF_ERR(merge(dst, src, AMQ__INTERSECT, AMQ_CAP_INTERSECT));
+    /* A bound of 0 (an empty input) still marks the filter: the smallest
+     * positive double stands for it. */
+    dst->g.outside_bound = fmin(1.0, fmax(before, DBL_MIN));
+    return AMQ_OK;
+}
+
+bool amq_filter_is_intersection(const amq_filter *f, double *none_bound) {
+    if (f == NULL || f->g.outside_bound == 0.0)
+        return false;
+    if (none_bound != NULL)
+        *none_bound = f->type->fpr_bound(f->impl);
+    return true;
 }
 
 amq_status amq_filter_estimate_items(const amq_filter *f, double *out) {
@@ -380,22 +407,34 @@ const amq_type_info *amq_filter_info(const amq_filter *f) {
     return &f->type->info;
 }
 uint32_t amq_filter_caps(const amq_filter *f) {
-    return f->type->caps != NULL ? f->type->caps(f->impl) : f->type->info.caps;
+    uint32_t caps =
+        f->type->caps != NULL ? f->type->caps(f->impl) : f->type->info.caps;
+    if (f->g.outside_bound > 0.0) /* final: no keys, no union */
+        caps = (caps & ~(uint32_t)AMQ_CAP_UNION) | AMQ_CAP_STATIC;
+    return caps;
 }
 uint64_t amq_filter_items(const amq_filter *f) { return f->impl->items; }
-uint64_t amq_filter_capacity(const amq_filter *f) { return f->capacity; }
+uint64_t amq_filter_capacity(const amq_filter *f) { return f->g.capacity; }
 size_t amq_filter_size_bytes(const amq_filter *f) {
     return f->type->size_bytes != NULL ? f->type->size_bytes(f->impl)
                                        : f->impl->table_bytes;
 }
+/* Per key: a summing maplet's items are the sum of its values, its keys
+ * the fingerprints it holds. */
 double amq_filter_bits_per_key(const amq_filter *f) {
     uint64_t n = amq_filter_items(f);
+    amq_maplet_shape s;
+    if (f->type->maplet != NULL) {
+        f->type->maplet->shape(f->impl, &s);
+        if (s.op == AMQ_MAPLET_SUM && !s.multiset)
+            n = s.distinct;
+    }
     return 8.0 * (double)amq_filter_size_bytes(f) / (double)(n ? n : 1);
 }
 double amq_filter_fpr_bound(const amq_filter *f) {
-    return f->type->fpr_bound(f->impl);
+    return fmax(f->type->fpr_bound(f->impl), f->g.outside_bound);
 }
-double amq_filter_target_fpr(const amq_filter *f) { return f->target_fpr; }
+double amq_filter_target_fpr(const amq_filter *f) { return f->g.target_fpr; }
 const amq_hasher *amq_filter_hasher(const amq_filter *f) { return &f->hasher; }
 bool amq_filter_is_view(const amq_filter *f) { return f->view; }
 
@@ -433,19 +472,19 @@ amq_status amq_curve_bits(const char *spec, double fpr, double *bits_per_key) {
 /* ---- serialization ----------------------------------------------------- */
 
 size_t amq_filter_serialized_size(const amq_filter *f) {
-    return amq__obj_frame_size(f->type, f->impl);
+    return amq__obj_frame_size(f->type, f->impl, &f->g);
 }
 
 amq_status amq_filter_save(const amq_filter *f, void *buf, size_t cap,
                            size_t *written) {
-    return amq__obj_save(f->type, f->impl, &f->hasher, f->capacity,
-                         f->target_fpr, buf, cap, written);
+    return amq__obj_save(f->type, f->impl, &f->hasher, &f->g, buf, cap,
+                         written);
 }
 
 bool amq__filter_pieces(const amq_filter *f, uint8_t head[AMQ__FRAME_HEAD_MAX],
                         const uint8_t tail[8], amq__piece out[3]) {
-    return amq__obj_pieces(f->type, f->impl, &f->hasher, f->capacity,
-                           f->target_fpr, head, tail, out);
+    return amq__obj_pieces(f->type, f->impl, &f->hasher, &f->g, head, tail,
+                           out);
 }
 
 static amq_status open_frame(const void *buf, size_t len,
@@ -470,8 +509,7 @@ static amq_status open_frame(const void *buf, size_t len,
     }
     f->impl = impl;
     f->hasher = info.hasher;
-    f->capacity = info.capacity;
-    f->target_fpr = info.target_fpr;
+    f->g = info.generic;
     f->view = view;
     *out = f;
     return AMQ_OK;

@@ -4,9 +4,12 @@
  * (sketch/frame_io.c), so both write the same bytes and refuse the same
  * damage.
  *
- *   [header | capacity u64 | target fpr f64 | type params | payload | xxh64]
+ *   [header | capacity u64 | target fpr f64 | (outside bound f64) |
+ *    type params | payload | xxh64]
  *
- * The generic pair is the amq_filter's target; a typed sketch writes 0, 0.
+ * The generic fields are the amq_filter's target, and for an intersection
+ * (incompatible feature bit 0) the bound for keys outside it; a typed
+ * sketch writes 0, 0.
  */
 #ifndef AMQ_SRC_FILTER_FRAME_IO_H
 #define AMQ_SRC_FILTER_FRAME_IO_H
@@ -15,16 +18,23 @@
 #include "core/frame.h"
 #include "filter/type.h"
 
+/* The generic fields of a filter's frame. */
+typedef struct amq__generic {
+    uint64_t capacity;    /* 0: explicit parameters                     */
+    double target_fpr;    /* 0: none                                    */
+    double outside_bound; /* > 0 only for an intersection (<= 1)        */
+} amq__generic;
+
 /* Bytes the frame of o (type t) takes: 0 on overflow. */
-size_t amq__obj_frame_size(const amq__type *t, const amq__obj *o);
+size_t amq__obj_frame_size(const amq__type *t, const amq__obj *o,
+                           const amq__generic *g);
 
 /* Write o's frame into buf[cap]: AMQ_ERR_BUFFER when cap is short,
  * AMQ_ERR_OVERFLOW when the frame cannot be represented. *written (may be
  * NULL) is the frame's length, 0 on failure. */
 amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
-                         const amq_hasher *h, uint64_t capacity,
-                         double target_fpr, void *buf, size_t cap,
-                         size_t *written);
+                         const amq_hasher *h, const amq__generic *g, void *buf,
+                         size_t cap, size_t *written);
 
 /* Bytes before the payload at most: header, parameters, padding. */
 #define AMQ__FRAME_HEAD_MAX                                                    \
@@ -37,9 +47,8 @@ amq_status amq__obj_save(const amq__type *t, const amq__obj *o,
  * itself (no table to point at) or the frame cannot be represented: use
  * amq__obj_save then. */
 bool amq__obj_pieces(const amq__type *t, const amq__obj *o, const amq_hasher *h,
-                     uint64_t capacity, double target_fpr,
-                     uint8_t head[AMQ__FRAME_HEAD_MAX], const uint8_t tail[8],
-                     amq__piece out[3]);
+                     const amq__generic *g, uint8_t head[AMQ__FRAME_HEAD_MAX],
+                     const uint8_t tail[8], amq__piece out[3]);
 
 /* amq__obj_pieces of a filter's object (filter.c). */
 bool amq__filter_pieces(const amq_filter *f, uint8_t head[AMQ__FRAME_HEAD_MAX],
@@ -49,8 +58,7 @@ bool amq__filter_pieces(const amq_filter *f, uint8_t head[AMQ__FRAME_HEAD_MAX],
 typedef struct amq__opened {
     const amq__type *type;
     amq_hasher hasher;
-    uint64_t capacity;
-    double target_fpr;
+    amq__generic generic;
 } amq__opened;
 
 /* Check the frame in buf[len] and let its type load the object (a view

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/diag.h"
+#include "core/frame.h"
 #include "filter/type.h"
 
 static const amq__type *const types[] = {
 #define AMQ__TYPE(id, name) &amq__type_##name,
-#define AMQ__FRAME_ONLY(id, name)
+#define AMQ__FRAME_ONLY(id, name, what)
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
@@ -36,6 +38,32 @@ const amq__type *amq__type_by_id(uint16_t id) {
         if (types[i]->info.type_id == id)
             return types[i];
     return NULL;
+}
+
+static const struct {
+    uint16_t id;
+    const char *what;
+} others[] = {
+#define AMQ__TYPE(id, name)
+#define AMQ__FRAME_ONLY(id, name, what) {id, what},
+#include "filter/types.def"
+#undef AMQ__TYPE
+#undef AMQ__FRAME_ONLY
+};
+
+amq_status amq__frame_not(uint16_t id, const char *want, amq_diag *diag) {
+    const amq__type *t = amq__type_by_id(id);
+    if (t != NULL)
+        return amq__diag(diag, AMQ_ERR_KIND, AMQ__FRAME_OFF_TYPE,
+                         "the frame holds a %s filter (type %u), not %s",
+                         t->info.name, id, want);
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (others[i].id == id)
+            return amq__diag(diag, AMQ_ERR_KIND, AMQ__FRAME_OFF_TYPE,
+                             "the frame holds %s (type %u), not %s",
+                             others[i].what, id, want);
+    return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
+                     "unknown structure type id %u (a newer amq?)", id);
 }
 
 const amq_type_info *amq_filter_type_find(const char *spec) {

@@ -111,7 +111,7 @@ struct amq__type {
 
 /* const amq__type amq__type_NAME for every line of types.def. */
 #define AMQ__TYPE(id, name) extern const amq__type amq__type_##name;
-#define AMQ__FRAME_ONLY(id, name)
+#define AMQ__FRAME_ONLY(id, name, what)
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
@@ -119,6 +119,10 @@ struct amq__type {
 /* Registry lookups (registry.c). */
 const amq__type *amq__type_by_name(const char *name);
 const amq__type *amq__type_by_id(uint16_t id);
+/* AMQ_ERR_KIND into diag, saying what a frame of type id holds (a filter
+ * type, a clock, a cascade) when it is not what `want` ("a filter", "a
+ * cascade") reads; AMQ_ERR_VERSION for an id no part of amq knows. */
+amq_status amq__frame_not(uint16_t id, const char *want, amq_diag *diag);
 
 /* The pieces several types share. */
 

@@ -177,7 +177,7 @@ amq_status amq_cascade_save(const amq_cascade *c, uint8_t *buf, size_t cap,
     if (buf == NULL || cap < total)
         return AMQ_ERR_BUFFER;
     uint8_t *params, *payload;
-    amq__frame_begin(buf, total, TYPE_CASCADE, &c->hasher, plen,
+    amq__frame_begin(buf, total, TYPE_CASCADE, &c->hasher, 0, plen,
                      payload_size(c), &params, &payload);
     write_params(c, params);
     write_payload(c, payload);

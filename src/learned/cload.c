@@ -17,6 +17,7 @@
 #include "core/frame.h"
 #include "core/spec.h"
 #include "filter/ids.h"
+#include "filter/type.h"
 #include "learned/learned.h"
 
 #define TYPE_CASCADE AMQ__ID_cascade
@@ -386,11 +387,9 @@ amq_status amq_cascade_load(const uint8_t *buf, size_t len,
     if (out == NULL || (buf == NULL && len > 0))
         return AMQ_ERR_INVALID;
     *out = NULL;
-    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, &f, diag));
+    AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, 0, &f, diag));
     if (f.type_id != TYPE_CASCADE)
-        return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
-                         "frame type %u is not a cascade (302)",
-                         (unsigned)f.type_id);
+        return amq__frame_not(f.type_id, "a cascade", diag);
     AMQ_RETURN_IF_ERR(read_header(&f, &h, diag));
     AMQ_RETURN_IF_ERR(check_header(&f, &h, diag));
     amq__mem_init(&mem, opt);

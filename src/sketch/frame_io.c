@@ -23,6 +23,9 @@
 #include "amq/sketch.h"
 #include "filter/frame_io.h"
 
+/* A typed sketch has no target: the generic fields are zero. */
+static const amq__generic no_target;
+
 static amq_status save(const amq__type *t, const amq__obj *o,
                        const amq_hasher *h, void *buf, size_t cap,
                        size_t *written) {
@@ -30,7 +33,7 @@ static amq_status save(const amq__type *t, const amq__obj *o,
         *written = 0;
     if (h == NULL)
         return AMQ_ERR_INVALID;
-    return amq__obj_save(t, o, h, 0, 0.0, buf, cap, written);
+    return amq__obj_save(t, o, h, &no_target, buf, cap, written);
 }
 
 /* Open a frame of type t only, with the caller's allocator and the
@@ -54,7 +57,7 @@ static amq_status load(const amq__type *t, const void *buf, size_t len,
 static const amq__obj *obj(const void *p) { return p; }
 
 size_t amq_cms_serialized_size(const amq_cms *c) {
-    return amq__obj_frame_size(&amq__type_cms, obj(c));
+    return amq__obj_frame_size(&amq__type_cms, obj(c), &no_target);
 }
 
 amq_status amq_cms_save(const amq_cms *c, const amq_hasher *hasher, void *buf,
@@ -70,7 +73,7 @@ amq_status amq_cms_load(const void *buf, size_t len, const amq_options *opt,
 }
 
 size_t amq_topk_serialized_size(const amq_topk *t) {
-    return amq__obj_frame_size(&amq__type_topk, obj(t));
+    return amq__obj_frame_size(&amq__type_topk, obj(t), &no_target);
 }
 
 amq_status amq_topk_save(const amq_topk *t, void *buf, size_t cap,

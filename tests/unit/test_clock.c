@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "amq/clock.h"
+#include "amq/filter.h"
 #include "check.h"
 
 static amq_clock *bloom(uint32_t m, uint32_t k, uint32_t hist) {
@@ -830,7 +831,33 @@ static void test_bad_input(void) {
     CHECK_STATUS(amq_clock_encode(a, small, sizeof small, &need),
                  AMQ_ERR_BUFFER);
     CHECK(need == amq_clock_encoded_size(a));
-    /* a filter frame is not a clock */
+    /* a filter frame is not a clock, nor a clock frame a filter */
+    amq_filter *f = NULL;
+    CHECK_OK(amq_filter_new("bloom", 100, 0.01, NULL, &f, NULL));
+    size_t fl = f ? amq_filter_serialized_size(f) : 0, w = 0;
+    uint8_t *fb = malloc(fl ? fl : 1);
+    if (f != NULL && fb != NULL) {
+        CHECK_OK(amq_filter_save(f, fb, fl, &w));
+        amq_clock *x = NULL;
+        amq_diag dg;
+        memset(&dg, 0, sizeof dg);
+        CHECK_STATUS(amq_clock_load(fb, fl, NULL, &x, &dg), AMQ_ERR_KIND);
+        CHECK_MSG(strstr(dg.message, "bloom filter (type 1), not a clock"),
+                  "%s", dg.message);
+    }
+    free(fb);
+    amq_filter_free(f);
+    size_t cl = amq_clock_save_size(d);
+    uint8_t *cb = malloc(cl);
+    if (cb != NULL && amq_clock_save(d, cb, cl, &w) == AMQ_OK) {
+        amq_diag dg;
+        memset(&dg, 0, sizeof dg);
+        CHECK_STATUS(amq_filter_load(cb, cl, NULL, &f, &dg), AMQ_ERR_KIND);
+        CHECK_MSG(strstr(dg.message, "a vector clock") &&
+                      strstr(dg.message, "not a filter"),
+                  "%s", dg.message);
+    }
+    free(cb);
     amq_clock_free(d);
     amq_clock_free(v);
     for (int i = 0; i < 5; i++)

@@ -717,6 +717,7 @@ static void test_corruption(const amq_type_info *ti) {
 static void header_fields(const amq_type_info *ti, uint8_t *buf, size_t len) {
     static const uint8_t one[8] = {1, 0, 0, 0, 0, 0, 0, 0};
     static const uint8_t two[2] = {2, 0}, zero2[2] = {0, 0};
+    static const uint8_t two4[4] = {2, 0, 0, 0};
     static const uint8_t ff[8] = {0xff, 0xff, 0xff, 0xff,
                                   0xff, 0xff, 0xff, 0xff};
     static const uint8_t letter[1] = {'X'};
@@ -730,7 +731,9 @@ static void header_fields(const amq_type_info *ti, uint8_t *buf, size_t len) {
     field_case(buf, len, 14, zero2, 1, AMQ_OK, "hash kind 0");
     field_case(buf, len, 14, ff, 1, AMQ_OK, "hash kind 255");
     field_case(buf, len, 15, one, 1, AMQ_OK, "reserved byte 15");
-    field_case(buf, len, 16, one, 4, AMQ_ERR_VERSION, "incompat bit 0");
+    /* bit 0 (an intersection) needs its 24-byte generic block */
+    field_case(buf, len, 16, one, 4, AMQ_OK, "incompat bit 0");
+    field_case(buf, len, 16, two4, 4, AMQ_ERR_VERSION, "incompat bit 1");
     field_case(buf, len, 16, ff, 4, AMQ_ERR_VERSION, "incompat all");
     field_case(buf, len, 48, ff, 4, AMQ_OK, "params len");
     field_case(buf, len, 52, one, 4, AMQ_OK, "reserved u32 at 52");
