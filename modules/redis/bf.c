@@ -29,9 +29,11 @@
 
 static void spec_of(char *buf, size_t cap, double eps, uint64_t n, uint32_t g,
                     bool nonscaling) {
+    char e[AMQ_REAL_TEXT_MAX];
     snprintf(buf, cap,
-             "n0=%llu,eps=%.17g,growth=%u,ratio=0.5,max_stages=%u,max_bytes=0",
-             (unsigned long long)n, eps, g, nonscaling ? 1u : BF_MAX_STAGES);
+             "n0=%llu,eps=%s,growth=%u,ratio=0.5,max_stages=%u,max_bytes=0",
+             (unsigned long long)n, amq_real_text(eps, e), g,
+             nonscaling ? 1u : BF_MAX_STAGES);
 }
 
 bool bf_build(rval *v, double eps, uint64_t cap, uint32_t g, bool nonscaling,

@@ -327,11 +327,13 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_scalable_config *c = &((const amq_scalable *)o)->cfg;
+    char eps[AMQ_REAL_TEXT_MAX], ratio[AMQ_REAL_TEXT_MAX];
     return amq__describe(buf, cap,
-                         "n0=%llu,eps=%.17g,growth=%u,ratio=%.17g,"
+                         "n0=%llu,eps=%s,growth=%u,ratio=%s,"
                          "max_stages=%u,max_bytes=%llu",
-                         (unsigned long long)c->initial_capacity, c->fpr,
-                         c->growth, c->ratio, c->max_stages,
+                         (unsigned long long)c->initial_capacity,
+                         amq_real_text(c->fpr, eps), c->growth,
+                         amq_real_text(c->ratio, ratio), c->max_stages,
                          (unsigned long long)c->max_bytes);
 }
 

@@ -150,6 +150,17 @@ amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
     return AMQ_OK;
 }
 
+const char *amq_real_text(double v, char out[AMQ_REAL_TEXT_MAX]) {
+    /* %.17g always reads back; the first shorter precision that does is
+     * the shortest form. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, AMQ_REAL_TEXT_MAX, "%.*g", prec, v);
+        if (strtod(out, NULL) == v || v != v)
+            break;
+    }
+    return out;
+}
+
 /* The parameter names of a type's "key=meaning (...), key=..." text, into
  * names[0..cap): the identifiers before '=' at the start and after ", "
  * outside parentheses. */

@@ -96,8 +96,10 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_ribbon *f = (const amq_ribbon *)o;
-    return amq__describe(buf, cap, "bits=%.17g,w=%u%s", amq_ribbon_bits(f),
-                         f->band, f->bump ? "" : ",bump=0");
+    char bits[AMQ_REAL_TEXT_MAX];
+    return amq__describe(buf, cap, "bits=%s,w=%u%s",
+                         amq_real_text(amq_ribbon_bits(f), bits), f->band,
+                         f->bump ? "" : ",bump=0");
 }
 
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,

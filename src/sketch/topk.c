@@ -538,9 +538,11 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_topk *t = (const amq_topk *)o;
-    return amq__describe(
-        buf, cap, "k=%u,width=%llu,depth=%u,decay=%.17g,keylen=%u", t->k,
-        (unsigned long long)t->width, t->depth, t->decay, t->keylen);
+    char decay[AMQ_REAL_TEXT_MAX];
+    return amq__describe(buf, cap,
+                         "k=%u,width=%llu,depth=%u,decay=%s,keylen=%u", t->k,
+                         (unsigned long long)t->width, t->depth,
+                         amq_real_text(t->decay, decay), t->keylen);
 }
 
 /* params: k u32 | depth u32 | width u64 | decay f64 | keylen u32 |

@@ -107,7 +107,14 @@ run 0 "build from stdin" sh -c '"$1" build -q --type sbbf --fpr 0.01 -o stdin.am
 check "stdin and file builds are identical" cmp -s stdin.amq sbbf.amq
 run 0 "build --capacity" "$AMQ" build --type bloom --fpr 0.01 --capacity 2000 -o cap.amq keys
 check "--capacity = count gives the sized build's bytes" cmp -s cap.amq bloom.amq
-run 0 "build --capacity 100 (overfull)" "$AMQ" build --type bloom --fpr 0.01 -n 100 -o over.amq keys
+# Over capacity: written (no key lost), a warning, exit 3.
+run 3 "build --capacity 100 (overfull): exit 3" "$AMQ" build --type bloom --fpr 0.01 -n 100 -o over.amq keys
+expect_in "warning: over.amq holds 2000 keys but was sized for 100" err "overfull warning"
+expect_in "amq build -n 2000" err "overfull hint"
+run 0 "overfull info" "$AMQ" info over.amq
+expect_in "OVER: 2000 keys" out "info marks an overfull filter"
+run 0 "within capacity: no warning" "$AMQ" build --type bloom --fpr 0.01 -n 2000 -o notover.amq keys
+check "within capacity: no warning text" sh -c '! grep -q warning err'
 run 0 "overfull filter still has every key" "$AMQ" query over.amq keys
 check "overfull query prints every key" cmp -s out keys
 printf 'alpha\r\nbeta\r\n\ngamma' >crlf
@@ -249,7 +256,7 @@ run 2 "remove a key that is not there" "$AMQ" remove cuckoo.amq --key never-adde
 check "remove: names the key" has "never-added-key" err
 check "failed remove leaves the file unchanged" cmp -s cuckoo.amq before.amq
 run 0 "remove --missing-ok" "$AMQ" remove --missing-ok cuckoo.amq --key never-added-key --key key-1
-check "--missing-ok reports the skipped key" has "1 keys were not in the filter" err
+check "--missing-ok reports the skipped key" has "1 key was not in the filter" err
 run 2 "remove from a bloom filter" "$AMQ" remove bloom.amq --key key-1
 check "remove refusal names types that can" has "types that can" err
 run 2 "add to a static filter" "$AMQ" add xor8.amq --key x
@@ -263,7 +270,8 @@ run 2 "add one key 20 times to a cuckoo filter" "$AMQ" add dup.amq dups
 check "full: line number given" has "line 9" err
 check "full: says the key is already there" has "already in the filter 8 times" err
 check "full: file unchanged" cmp -s dup.amq dup0.amq
-run 0 "add -o OUT" "$AMQ" add -q -o out.amq bloom.amq more
+run 3 "add -o OUT past capacity: exit 3" "$AMQ" add -q -o out.amq bloom.amq more
+expect_in "warning: out.amq holds 2501 keys" err "add past capacity warns even with -q"
 check "add -o leaves FILE alone" sh -c '! cmp -s out.amq bloom.amq'
 run 2 "add: missing FILE" "$AMQ" add
 run 2 "add: missing filter file" "$AMQ" add no-such.amq --key x

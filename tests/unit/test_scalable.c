@@ -221,7 +221,7 @@ static void test_config(void) {
     if (f != NULL) {
         amq_filter_describe(f, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, "scalable:n0=100,eps=0.001,growth=4,"
-                              "ratio=0.90000000000000002,max_stages=64,"
+                              "ratio=0.9,max_stages=64,"
                               "max_bytes=0") == 0,
                   "%s", buf);
     }

@@ -371,6 +371,16 @@ static void test_args(void) {
               amq_topk_decay(t) == 1.08);
     amq_topk_free(t);
     amq_topk_free(NULL);
+
+    /* The spec it describes writes reals in their shortest form. */
+    amq_filter *f = NULL;
+    char spec[128];
+    CHECK_OK(amq_filter_new("topk:k=10", 0, 0.0, NULL, &f, NULL));
+    if (f != NULL) {
+        amq_filter_describe(f, spec, sizeof spec);
+        CHECK_MSG(strstr(spec, ",decay=1.08,") != NULL, "%s", spec);
+    }
+    amq_filter_free(f);
 }
 
 int main(void) {

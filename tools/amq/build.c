@@ -291,6 +291,11 @@ static int build_streaming(build_ctx *c, cli_keys *k) {
             rc = add_status(c, k, k->count, st);
             if (st == AMQ_ERR_FULL && cli_explain_full(c->filter, key, len))
                 cli_error("hint: --unique adds each distinct key once");
+            else if (st == AMQ_ERR_FULL)
+                cli_error("hint: the filter was sized for %llu keys (-n); "
+                          "give a larger -n, or none to size it for the "
+                          "input",
+                          (unsigned long long)c->o.capacity);
             return rc;
         }
         cli_progress_tick_keys(p, k);
@@ -491,14 +496,16 @@ static void note_fixed_width(const build_ctx *c) {
 static void print_summary(const build_ctx *c, size_t bytes) {
     char *desc = cli_describe(c->filter);
     fprintf(stderr,
-            "amq: wrote %s (%zu bytes): %s, %llu keys, %.2f bits/key, "
+            "amq: wrote %s (%zu bytes): %s, %llu key%s, %.2f bits/key, "
             "fpr bound %.3g\n",
             strcmp(c->o.output, "-") == 0 ? "<stdout>" : c->o.output, bytes,
             desc ? desc : "?", (unsigned long long)amq_filter_items(c->filter),
+            cli_s(amq_filter_items(c->filter)),
             amq_filter_bits_per_key(c->filter),
             amq_filter_fpr_bound(c->filter));
     free(desc);
     note_fixed_width(c);
+    cli_note_forgets(c->filter);
 }
 
 /* amq_filter_save_file (atomic; 0600 for a keyed filter), or stdout. */
@@ -508,7 +515,7 @@ static int save(build_ctx *c) {
     cli_progress_done(&c->progress);
     if (ok && !c->o.quiet)
         print_summary(c, amq_filter_serialized_size(c->filter));
-    return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
+    return ok ? cli_check_capacity(c->filter, c->o.output) : CLI_EXIT_ERR;
 }
 
 static void prepare_options(build_ctx *c) {

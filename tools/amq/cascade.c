@@ -308,12 +308,13 @@ static void print_summary(const amq_cascade *c) {
     amq_cascade_stats s;
     amq_cascade_get_stats(c, &s, NULL, 0, NULL);
     fprintf(stderr,
-            "amq: cascade (%s): %llu members, %u levels, %.3f bits/key "
+            "amq: cascade (%s): %llu member%s, %u level%s, %.3f bits/key "
             "(model %zu B, residuals %zu B), certified FPR bound %.4g "
             "(estimate %.4g), built in %.2f s\n",
             amq_learned_method_name(s.method), (unsigned long long)s.members,
-            s.levels, s.bits_per_key, s.model_bytes, s.residual_bytes,
-            s.fpr_bound, s.fpr_estimate, s.build_seconds);
+            cli_s(s.members), s.levels, cli_s(s.levels), s.bits_per_key,
+            s.model_bytes, s.residual_bytes, s.fpr_bound, s.fpr_estimate,
+            s.build_seconds);
 }
 
 static int train_and_write(const train_opts *o, const ckeys *m,

@@ -22,6 +22,10 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_NONE 1
 #define CLI_EXIT_ERR 2
+/* build, add, merge: the file was written, but the filter holds more keys
+ * than it was sized for and its certified bound is above its target (a
+ * warning on stderr says by how much and what to do). */
+#define CLI_EXIT_OVER 3
 
 /* What `build` and `map build` make when not told: the smallest type that
  * still takes keys one by one (so `amq add` works later) at 1%. */
@@ -115,6 +119,9 @@ int cli_unknown_word(const char *command, const char *what, const char *word,
 int cli_positionals(const char *command, int argc, char **argv, size_t min,
                     size_t max, const char **out);
 
+/* "s" unless n is 1: "%llu key%s" reads right for every count. */
+static inline const char *cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
 /* ---- option parsing (util.c) --------------------------------------------- */
 
 typedef struct cli_opt {
@@ -178,6 +185,20 @@ char *cli_types_with(uint32_t caps, uint32_t without);
 void cli_json_number(FILE *out, double v);
 /* A JSON string with '"', '\\' and control characters escaped. */
 void cli_json_string(FILE *out, const char *s);
+
+/* The keys a filter holds: its items, but a summing maplet's fingerprints
+ * (its items are the sum of its values). */
+uint64_t cli_filter_keys(const amq_filter *f);
+
+/* The over-capacity policy of every command that writes a filter: when f
+ * holds more keys than its capacity and its certified bound exceeds its
+ * target, a warning naming file and what to do; returns CLI_EXIT_OVER
+ * then, else CLI_EXIT_OK. */
+int cli_check_capacity(const amq_filter *f, const char *file);
+
+/* A note on stderr when f forgets old keys by design (AMQ_CAP_FORGETS):
+ * a user of a "no false negatives" tool must not be surprised. */
+void cli_note_forgets(const amq_filter *f);
 
 /* After AMQ_ERR_FULL on adding key (the filter unchanged): a hint line
  * when the key is already in it several times (a cuckoo table holds at

@@ -18,7 +18,12 @@ typedef struct info_facts {
     const amq_type_info *type;
     char *params;
     const amq_hasher *hasher;
-    uint64_t items, capacity;
+    uint64_t items, keys, capacity;
+    uint32_t caps;
+    bool sketch;       /* a frequency sketch: no membership bound         */
+    bool intersection; /* its bound covers keys outside it; none_bound     */
+    double none_bound; /* keys in no input of an intersection             */
+    bool over;         /* more keys than capacity, bound above target     */
     size_t bytes, file_bytes;
     double bits_per_key, bound, target;
     double eps; /* what the lower bound is computed for; 0: none   */
@@ -40,7 +45,11 @@ static const cli_opt info_options[] = {
 static void derive_bounds(info_facts *x) {
     x->eps = 0.0;
     x->eps_from = "none";
-    if (x->items > 0 && x->bound > 0.0 && x->bound < 1.0) {
+    if (x->sketch) {
+        x->lower = x->ratio = NAN;
+        return;
+    }
+    if (x->keys > 0 && x->bound > 0.0 && x->bound < 1.0) {
         x->eps = x->bound;
         x->eps_from = "certified bound";
     } else if (x->target > 0.0 && x->target < 1.0) {
@@ -59,6 +68,10 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff) {
     x->params = cli_describe(f);
     x->hasher = amq_filter_hasher(f);
     x->items = amq_filter_items(f);
+    x->keys = cli_filter_keys(f);
+    x->caps = amq_filter_caps(f);
+    x->sketch = (x->caps & AMQ_CAP_SKETCH) != 0;
+    x->intersection = amq_filter_is_intersection(f, &x->none_bound);
     x->capacity = amq_filter_capacity(f);
     x->bytes = amq_filter_size_bytes(f);
     x->file_bytes = ff->file_len;
@@ -66,6 +79,10 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff) {
     x->bound = amq_filter_fpr_bound(f);
     x->target = amq_filter_target_fpr(f);
     x->view = ff->is_view;
+    x->over = x->capacity > 0 && x->keys > x->capacity && x->target > 0 &&
+              x->bound > x->target;
+    if (x->sketch)
+        x->bits_per_key = NAN;
     derive_bounds(x);
     x->maplet = amq_maplet_get_shape(f, &x->shape) == AMQ_OK;
     x->map_lower =
@@ -113,19 +130,51 @@ static void print_maplet_text(const info_facts *x) {
     fputs(" (log2(1/eps) + value bits)\n", stdout);
 }
 
+static void print_items_text(const info_facts *x) {
+    printf("%-12s %llu", "items:", (unsigned long long)x->items);
+    if (x->keys != x->items)
+        printf(" (the sum of its values; %llu key%s)",
+               (unsigned long long)x->keys, cli_s(x->keys));
+    fputc('\n', stdout);
+    printf("%-12s %llu%s", "capacity:", (unsigned long long)x->capacity,
+           x->capacity ? "" : " (explicit parameters)");
+    if (x->over)
+        printf(" (OVER: %llu keys; the bound is above the target: rebuild "
+               "with -n %llu or more)",
+               (unsigned long long)x->keys, (unsigned long long)x->keys);
+    fputc('\n', stdout);
+}
+
+static void print_bound_text(const info_facts *x) {
+    if (x->sketch) {
+        printf("%-12s n/a (a frequency sketch: it answers counts and heavy "
+               "hitters, not membership)\n",
+               "fpr bound:");
+        return;
+    }
+    printf("%-12s %.6g (certified, at the current load",
+           "fpr bound:", x->bound);
+    if (x->intersection)
+        printf(", for any key outside the intersection; %.6g for keys in no "
+               "input",
+               x->none_bound);
+    fputs(")\n", stdout);
+    if (x->caps & AMQ_CAP_FORGETS)
+        printf("%-12s yes: old keys fade by design (false negatives for keys "
+               "added long ago; only the newest is promised)\n",
+               "forgets:");
+}
+
 static void print_text(const info_facts *x) {
     printf("%-12s %s\n", "file:", x->file);
     printf("%-12s %s\n", "type:", x->type ? x->type->name : "?");
     printf("%-12s %s\n", "params:", x->params ? x->params : "?");
     print_hash_text(x->hasher);
-    printf("%-12s %llu\n", "items:", (unsigned long long)x->items);
-    printf("%-12s %llu%s\n", "capacity:", (unsigned long long)x->capacity,
-           x->capacity ? "" : " (explicit parameters)");
+    print_items_text(x);
     printf("%-12s %zu (file %zu)\n", "bytes:", x->bytes, x->file_bytes);
-    printf("%-12s %.4f%s\n", "bits/key:", x->bits_per_key,
-           x->items ? "" : " (empty: per one key)");
-    printf("%-12s %.6g (certified, at the current load)\n",
-           "fpr bound:", x->bound);
+    print_number_or_na("bits/key:", x->bits_per_key, "%.4f");
+    fputs(x->keys || x->sketch ? "\n" : " (empty: per one key)\n", stdout);
+    print_bound_text(x);
     print_number_or_na("target fpr:", x->target > 0 ? x->target : NAN, "%g");
     fputc('\n', stdout);
     print_number_or_na("lower bound:", x->lower, "%.4f bits/key");
@@ -175,11 +224,18 @@ static void print_json(const info_facts *x) {
     json_str_field("hash", amq_hash_kind_name(x->hasher->kind), false);
     json_bool_field("keyed", x->hasher->kind == AMQ_HASH_SIPHASH);
     json_u64_field("items", x->items);
+    json_u64_field("keys", x->keys);
     json_u64_field("capacity", x->capacity);
+    json_bool_field("over_capacity", x->over);
     json_u64_field("bytes", x->bytes);
     json_u64_field("file_bytes", x->file_bytes);
     json_num_field("bits_per_key", x->bits_per_key);
-    json_num_field("fpr_bound", x->bound);
+    json_num_field("fpr_bound", x->sketch ? NAN : x->bound);
+    json_bool_field("sketch", x->sketch);
+    json_bool_field("forgets", (x->caps & AMQ_CAP_FORGETS) != 0);
+    json_bool_field("intersection", x->intersection);
+    if (x->intersection)
+        json_num_field("intersection_none_fpr_bound", x->none_bound);
     json_num_field("target_fpr", x->target);
     json_num_field("lower_bound_bits_per_key", x->lower);
     json_num_field("lower_bound_eps", x->eps > 0 ? x->eps : NAN);

@@ -72,6 +72,4 @@ static int run(int argc, char **argv) {
     return cli_unknown_word("", "command", name, command_names());
 }
 
-int main(int argc, char **argv) {
-    return finish(run(argc, argv));
-}
+int main(int argc, char **argv) { return finish(run(argc, argv)); }

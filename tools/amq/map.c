@@ -246,25 +246,39 @@ static char *build_spec(const map_opts *o) {
     return s;
 }
 
-/* The maplet the spec makes, from the pairs (or for --capacity, empty
- * and then filled pair by pair). */
-static int make_maplet(const map_opts *o, const char *spec,
-                       const amq_options *opt, const pairs *p, amq_maplet **m) {
-    amq_diag d;
+/* The maplet the spec makes at rate fpr (0: the spec's own shape), from
+ * the pairs (or for --capacity, empty and then filled pair by pair). */
+static amq_status try_maplet(const map_opts *o, const char *spec, double fpr,
+                             const amq_options *opt, const pairs *p,
+                             amq_maplet **m, amq_diag *d) {
     amq_status st;
-    memset(&d, 0, sizeof d);
     if (o->capacity != 0) {
-        st = amq_maplet_new(spec, o->capacity, o->fpr, opt, m, &d);
+        st = amq_maplet_new(spec, fpr > 0 ? o->capacity : 0, fpr, opt, m, d);
         for (size_t i = 0; st == AMQ_OK && i < p->n; i++)
             if ((st = amq_maplet_put_hash(*m, p->h[i], p->v[i])) != AMQ_OK) {
-                snprintf(d.message, sizeof d.message, "pair %zu of %zu", i + 1,
-                         p->n);
+                snprintf(d->message, sizeof d->message, "pair %zu of %zu",
+                         i + 1, p->n);
                 amq_maplet_free(*m);
                 *m = NULL;
             }
     } else {
-        st = amq_maplet_build(spec, p->h, p->v, p->n, o->fpr, opt, m, &d);
+        st = amq_maplet_build(spec, p->h, p->v, p->n, fpr, opt, m, d);
     }
+    return st;
+}
+
+/* Without --fpr: the spec's own shape when it fixes one (kbits=, q= and
+ * r=), else the default rate. */
+static int make_maplet(const map_opts *o, const char *spec,
+                       const amq_options *opt, const pairs *p, amq_maplet **m) {
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = AMQ_ERR_SPEC;
+    if (o->fpr == 0.0)
+        st = try_maplet(o, spec, 0.0, opt, p, m, NULL);
+    if (st == AMQ_ERR_SPEC || st == AMQ_ERR_INVALID)
+        st = try_maplet(o, spec, o->fpr > 0 ? o->fpr : CLI_DEFAULT_FPR, opt, p,
+                        m, &d);
     if (st == AMQ_OK)
         return CLI_EXIT_OK;
     return cli_status_error(spec, st, &d);
@@ -296,10 +310,12 @@ static int map_build(const map_opts *o) {
     rc = st == AMQ_OK ? CLI_EXIT_OK : cli_status_error(o->output, st, &d);
     if (rc == CLI_EXIT_OK && !o->quiet)
         fprintf(stderr,
-                "amq: %s: %zu pairs, %llu keys, %.2f bits/key, "
+                "amq: %s: %zu pair%s, %llu key%s, %.2f bits/key, "
                 "fpr bound %.3g\n",
-                o->output, p.n, (unsigned long long)amq_filter_items(m),
-                amq_filter_bits_per_key(m), amq_filter_fpr_bound(m));
+                o->output, p.n, cli_s(p.n),
+                (unsigned long long)cli_filter_keys(m),
+                cli_s(cli_filter_keys(m)), amq_filter_bits_per_key(m),
+                amq_filter_fpr_bound(m));
 out:
     amq_maplet_free(m);
     free(p.h);

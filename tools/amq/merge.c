@@ -131,13 +131,23 @@ int cli_cmd_merge(int argc, char **argv) {
             rc = CLI_EXIT_ERR;
     if (rc < 0)
         rc = cli_filter_save(f, o.output) ? CLI_EXIT_OK : CLI_EXIT_ERR;
+    double none = 0;
     if (rc == CLI_EXIT_OK && !o.quiet)
         fprintf(stderr,
                 "amq: wrote %s: %s of %zu filters, %.2f bits/key, "
-                "fpr bound %.3g\n",
+                "fpr bound %.3g",
                 strcmp(o.output, "-") == 0 ? "<stdout>" : o.output,
                 o.intersect ? "intersection" : "union", o.nfiles,
                 amq_filter_bits_per_key(f), amq_filter_fpr_bound(f));
+    if (rc == CLI_EXIT_OK && !o.quiet && amq_filter_is_intersection(f, &none))
+        fprintf(stderr,
+                " for a key outside the intersection (%.3g for keys in no "
+                "input)",
+                none);
+    if (rc == CLI_EXIT_OK && !o.quiet)
+        fputc('\n', stderr);
+    if (rc == CLI_EXIT_OK && !o.intersect)
+        rc = cli_check_capacity(f, o.output);
     amq_filter_free(f);
     free(o.files);
     return rc;

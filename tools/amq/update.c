@@ -94,6 +94,14 @@ static int parse_args(int argc, char **argv, update_opts *o) {
 static bool check_filter(const update_opts *o, const amq_filter *f) {
     uint32_t caps = amq_filter_caps(f);
     const char *name = amq_filter_info(f)->name;
+    if (amq_filter_is_intersection(f, NULL)) {
+        cli_error("%s: an intersection of filters cannot %s keys (its "
+                  "certified bound holds for the inputs it was made from); "
+                  "%s the inputs and intersect them again",
+                  o->file, o->op == OP_ADD ? "take more" : "drop",
+                  o->op == OP_ADD ? "add the keys to" : "remove them from");
+        return false;
+    }
     if (caps & AMQ_CAP_STATIC) {
         cli_error("%s: '%s' is static: it is built once from all its keys "
                   "and cannot %s keys; rebuild it with 'amq build --type %s' "
@@ -144,8 +152,10 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
         if (st != AMQ_OK) {
             cli_progress_done(&p);
             rc = key_failed(o, k, f, st);
-            if (st == AMQ_ERR_FULL)
-                cli_explain_full(f, key, len);
+            if (st == AMQ_ERR_FULL && !cli_explain_full(f, key, len))
+                cli_error("hint: %s was sized for %llu keys; rebuild it "
+                          "larger (amq build -n N) from all its keys",
+                          o->file, (unsigned long long)amq_filter_capacity(f));
             return rc;
         }
         r->applied++;
@@ -159,16 +169,18 @@ static void print_summary(const update_opts *o, const amq_filter *f,
                           const update_result *r) {
     const char *out = o->output ? o->output : o->file;
     fprintf(stderr,
-            "amq: %s %llu keys %s %s: %llu items, %.2f bits/key, "
+            "amq: %s %llu key%s %s %s: %llu items, %.2f bits/key, "
             "fpr bound %.3g\n",
             o->op == OP_ADD ? "added" : "removed",
-            (unsigned long long)r->applied, o->op == OP_ADD ? "to" : "from",
+            (unsigned long long)r->applied, cli_s(r->applied),
+            o->op == OP_ADD ? "to" : "from",
             strcmp(out, "-") == 0 ? "<stdout>" : out,
             (unsigned long long)amq_filter_items(f), amq_filter_bits_per_key(f),
             amq_filter_fpr_bound(f));
     if (r->missing > 0)
-        fprintf(stderr, "amq: %llu keys were not in the filter (skipped)\n",
-                (unsigned long long)r->missing);
+        fprintf(stderr, "amq: %llu key%s not in the filter (skipped)\n",
+                (unsigned long long)r->missing,
+                r->missing == 1 ? " was" : "s were");
 }
 
 static int update(int argc, char **argv, update_op op, const char *command) {
@@ -192,8 +204,12 @@ static int update(int argc, char **argv, update_op op, const char *command) {
             rc = cli_filter_save(f, o.output ? o.output : o.file)
                      ? CLI_EXIT_OK
                      : CLI_EXIT_ERR;
-        if (rc == CLI_EXIT_OK && !o.quiet)
+        if (rc == CLI_EXIT_OK && !o.quiet) {
             print_summary(&o, f, &r);
+            cli_note_forgets(f);
+        }
+        if (rc == CLI_EXIT_OK && op == OP_ADD)
+            rc = cli_check_capacity(f, o.output ? o.output : o.file);
     }
     amq_filter_free(f);
     cli_key_source_free(&o.src);

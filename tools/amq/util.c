@@ -318,19 +318,8 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
 /* ---- JSON -------------------------------------------------------------------- */
 
 void cli_json_number(FILE *out, double v) {
-    char buf[32];
-    if (!isfinite(v)) {
-        fputs("null", out);
-        return;
-    }
-    /* %.17g always round-trips; the first shorter precision that reads
-     * back as the same double is the shortest representation. */
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    fputs(buf, out);
+    char buf[AMQ_REAL_TEXT_MAX];
+    fputs(isfinite(v) ? amq_real_text(v, buf) : "null", out);
 }
 
 void cli_json_string(FILE *out, const char *s) {
@@ -345,6 +334,42 @@ void cli_json_string(FILE *out, const char *s) {
             fputc(c, out);
     }
     fputc('"', out);
+}
+
+/* ---- filters that outgrow their size ---------------------------------------- */
+
+uint64_t cli_filter_keys(const amq_filter *f) {
+    amq_maplet_shape s;
+    if (amq_maplet_get_shape(f, &s) == AMQ_OK && s.op == AMQ_MAPLET_SUM &&
+        !s.multiset)
+        return s.distinct;
+    return amq_filter_items(f);
+}
+
+int cli_check_capacity(const amq_filter *f, const char *file) {
+    uint64_t keys = cli_filter_keys(f), cap = amq_filter_capacity(f);
+    double bound = amq_filter_fpr_bound(f), target = amq_filter_target_fpr(f);
+    if (cap == 0 || keys <= cap || !(target > 0.0) || bound <= target)
+        return CLI_EXIT_OK;
+    cli_error("warning: %s holds %llu keys but was sized for %llu: its "
+              "false-positive bound is %.3g, above its target %g",
+              strcmp(file, "-") == 0 ? "<stdout>" : file,
+              (unsigned long long)keys, (unsigned long long)cap, bound, target);
+    cli_error("hint: rebuild it with 'amq build -n %llu' or more (or no -n, "
+              "to size it for the input); exit status 3",
+              (unsigned long long)keys);
+    return CLI_EXIT_OVER;
+}
+
+void cli_note_forgets(const amq_filter *f) {
+    if (!(amq_filter_caps(f) & AMQ_CAP_FORGETS))
+        return;
+    cli_error("note: %s forgets old keys by design: a key added long ago may "
+              "no longer be reported (a false negative); only the newest key "
+              "is promised (docs/structures.md has the retention curve; "
+              "stable:horizon=H keeps every key of the last H times capacity "
+              "adds, in 8 times the memory)",
+              amq_filter_info(f)->name);
 }
 
 /* ---- time and progress ------------------------------------------------------ */
