@@ -70,7 +70,7 @@ one() { # label files k threads
     # gzip), so no one's time includes decompression.
     # shellcheck disable=SC2086
     zcat -f $files >all.seq
-    measure "$base.amq" "$AMQ" kmer count -k "$k" -C -t "$t" -n "$slots" -q -o "$base.amq" all.seq
+    measure "$base.amq" "$AMQ" kmer count -k "$k" -C -j "$t" -n "$slots" -q -o "$base.amq" all.seq
     measure "$base.jf" jellyfish count -m "$k" -s "$n" -C -t "$t" -o "$base.jf" all.seq
     fmt=-fm
     case $label in reads*) fmt=-fq ;; esac

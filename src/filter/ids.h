@@ -8,7 +8,7 @@
 
 enum amq__type_id {
 #define AMQ__TYPE(id, name) AMQ__ID_##name = id,
-#define AMQ__FRAME_ONLY(id, name, what) AMQ__ID_##name = id,
+#define AMQ__FRAME_ONLY(id, name, what, reader) AMQ__ID_##name = id,
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
@@ -19,7 +19,7 @@ enum amq__type_id {
 static inline int amq__type_ids_are_unique(int id) {
     switch (id) {
 #define AMQ__TYPE(id, name) case id:
-#define AMQ__FRAME_ONLY(id, name, what) case id:
+#define AMQ__FRAME_ONLY(id, name, what, reader) case id:
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY

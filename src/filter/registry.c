@@ -12,7 +12,7 @@
 
 static const amq__type *const types[] = {
 #define AMQ__TYPE(id, name) &amq__type_##name,
-#define AMQ__FRAME_ONLY(id, name, what)
+#define AMQ__FRAME_ONLY(id, name, what, reader)
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
@@ -42,10 +42,10 @@ const amq__type *amq__type_by_id(uint16_t id) {
 
 static const struct {
     uint16_t id;
-    const char *what;
+    const char *what, *reader;
 } others[] = {
 #define AMQ__TYPE(id, name)
-#define AMQ__FRAME_ONLY(id, name, what) {id, what},
+#define AMQ__FRAME_ONLY(id, name, what, reader) {id, what, reader},
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
@@ -60,8 +60,9 @@ amq_status amq__frame_not(uint16_t id, const char *want, amq_diag *diag) {
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (others[i].id == id)
             return amq__diag(diag, AMQ_ERR_KIND, AMQ__FRAME_OFF_TYPE,
-                             "the frame holds %s (type %u), not %s",
-                             others[i].what, id, want);
+                             "the frame holds %s (type %u), not %s: %s "
+                             "read it",
+                             others[i].what, id, want, others[i].reader);
     return amq__diag(diag, AMQ_ERR_VERSION, AMQ__FRAME_OFF_TYPE,
                      "unknown structure type id %u (a newer amq?)", id);
 }

@@ -111,7 +111,7 @@ struct amq__type {
 
 /* const amq__type amq__type_NAME for every line of types.def. */
 #define AMQ__TYPE(id, name) extern const amq__type amq__type_##name;
-#define AMQ__FRAME_ONLY(id, name, what)
+#define AMQ__FRAME_ONLY(id, name, what, reader)
 #include "filter/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY

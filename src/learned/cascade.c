@@ -60,7 +60,17 @@ amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
                                        amq_cascade_config *out,
                                        amq_diag *diag) {
     amq_cascade_config c = *in;
-    AMQ_RETURN_IF_ERR(amq__model_config_resolve(&c.model, &c.model));
+    uint32_t dim = c.model.features.dim_bits;
+    if (dim != 0 &&
+        (dim < AMQ_FEATURE_DIM_BITS_MIN || dim > AMQ_FEATURE_DIM_BITS_MAX))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "feature dimension bits must be %u to %u, got %u",
+                         AMQ_FEATURE_DIM_BITS_MIN, AMQ_FEATURE_DIM_BITS_MAX,
+                         dim);
+    if (amq__model_config_resolve(&c.model, &c.model) != AMQ_OK)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "model parameters out of range (n-grams 1 to 4, a "
+                         "finite learning rate and l2)");
     if ((c.fpr > 0.0) == (c.bits_per_key > 0.0) ||
         (c.fpr > 0 && bad01(c.fpr)) || !isfinite(c.bits_per_key) ||
         c.bits_per_key < 0.0 || c.fpr < 0.0)
@@ -73,12 +83,29 @@ amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
         c.eta = 1e-3;
     if (c.holdout == 0.0)
         c.holdout = 0.5;
-    if (c.bins < 8 || c.bins > AMQ_CASCADE_MAX_BINS || bad01(c.eta) ||
-        c.eta >= 0.5 || bad01(c.holdout) || c.levels > AMQ_CASCADE_MAX_LEVELS ||
-        (unsigned)c.method > AMQ_LEARNED_PLBF ||
+    if (c.bins < 8 || c.bins > AMQ_CASCADE_MAX_BINS)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "bins must be 8 to %u, got %u", AMQ_CASCADE_MAX_BINS,
+                         c.bins);
+    if (bad01(c.eta) || c.eta >= 0.5)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "eta must be in (0, 0.5), got %g", c.eta);
+    if (bad01(c.holdout))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "the held-out share must be in (0, 1), got %g",
+                         c.holdout);
+    if (c.levels > AMQ_CASCADE_MAX_LEVELS)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0, "at most %u levels, got %u",
+                         AMQ_CASCADE_MAX_LEVELS, c.levels);
+    if (c.headroom >= c.bins)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "headroom %u must be below the %u bins", c.headroom,
+                         c.bins);
+    if ((unsigned)c.method > AMQ_LEARNED_PLBF ||
         (unsigned)c.partition > AMQ_PARTITION_EQUAL_MASS ||
-        (unsigned)c.tail > AMQ_TAIL_REJECT || c.headroom >= c.bins)
-        return amq__diag(diag, AMQ_ERR_INVALID, 0, "parameter out of range");
+        (unsigned)c.tail > AMQ_TAIL_REJECT)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "unknown method, partition or tail");
     if (c.tail == AMQ_TAIL_REJECT && !(c.delta >= 0.0 && c.delta < 1.0))
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "delta must be in [0, 1)");
     if (c.method == AMQ_LEARNED_LBF || c.method == AMQ_LEARNED_SANDWICH) {

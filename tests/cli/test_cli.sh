@@ -166,9 +166,9 @@ check "keyed round trip: every key" cmp -s out keys
 run 0 "info keyed" "$AMQ" info keyed.amq
 check "info keyed shows siphash" has "siphash" out
 check "keyed file is private (0600)" test "$(ls -l keyed.amq | cut -c1-10)" = "-rw-------"
-run 0 "build --keyed-hash again" "$AMQ" build -k --type sbbf --fpr 0.01 -o keyed2.amq keys
+run 0 "build --keyed-hash again" "$AMQ" build --keyed-hash --type sbbf --fpr 0.01 -o keyed2.amq keys
 check "two keyed builds use different keys" sh -c '! cmp -s keyed.amq keyed2.amq'
-run 0 "build --keyed-hash --capacity" "$AMQ" build -k --type bloom --fpr 0.01 --capacity 5000 -o keyed3.amq keys
+run 0 "build --keyed-hash --capacity" "$AMQ" build --keyed-hash --type bloom --fpr 0.01 --capacity 5000 -o keyed3.amq keys
 run 0 "query keyed --capacity" "$AMQ" query keyed3.amq keys
 check "keyed --capacity: every key" cmp -s out keys
 
@@ -276,7 +276,7 @@ check "add -o leaves FILE alone" sh -c '! cmp -s out.amq bloom.amq'
 run 2 "add: missing FILE" "$AMQ" add
 run 2 "add: missing filter file" "$AMQ" add no-such.amq --key x
 check "add: missing file named" has "no-such.amq" err
-run 0 "build keyed cuckoo" "$AMQ" build -q -k --type cuckoo --fpr 0.01 -n 4000 -o kc.amq keys
+run 0 "build keyed cuckoo" "$AMQ" build -q --keyed-hash --type cuckoo --fpr 0.01 -n 4000 -o kc.amq keys
 run 0 "add to keyed" "$AMQ" add -q kc.amq more
 check "keyed file stays private after add" test "$(ls -l kc.amq | cut -c1-10)" = "-rw-------"
 
@@ -382,7 +382,7 @@ run 0 "demo --type sbbf" "$AMQ" demo --n 1000 --type sbbf --fpr 0.05
 run 2 "demo --type nosuch" "$AMQ" demo --n 1000 --type nosuch
 
 # ---- clock simulator ------------------------------------------------------------
-run 0 "clock simulate --json" "$AMQ" clock simulate -e 2000 --json
+run 0 "clock simulate --json" "$AMQ" clock simulate --events 2000 --json
 check "clock: no ordered pair reported concurrent" has '"missed_orderings": 0,' out
 check "clock: json names the fields" has '"mean_claimed_fp_exact"' out
 

@@ -27,7 +27,7 @@ sort -u m.txt > members.txt
 sort -u n.txt > nonmembers.txt
 M=$(wc -l < members.txt)
 
-run 0 "train" "$AMQ" cascade train -m members.txt -n nonmembers.txt --fpr 0.05 \
+run 0 "train" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 \
     --dim-bits 12 --quantize --bins 32 -o c.amq
 [ -s c.amq ] && pass || fail "train wrote no file"
 expect_in "certified FPR bound" err "train summary"
@@ -40,25 +40,25 @@ run 0 "info json" "$AMQ" cascade info --json c.amq
 expect_in '"fpr_bound"' out "json fpr_bound"
 expect_in '"bits_per_key"' out "json bits_per_key"
 expect_in '"levels": \[' out "json levels"
-run 0 "audit" "$AMQ" cascade audit c.amq -m members.txt -n nonmembers.txt --rate 0.5
+run 0 "audit" "$AMQ" cascade audit c.amq --members members.txt --nonmembers nonmembers.txt --rate 0.5
 expect_in "verdict" out "audit verdict"
 expect_in "false negatives 0" out "audit: no false negatives"
 run 0 "features" "$AMQ" cascade features --dim-bits 12 --label 0 nonmembers.txt
 head -n1 out | grep -qE '^0( [0-9]+:-?[0-9]+)+$' && pass || fail "svmlight line"
-run 0 "budget" "$AMQ" cascade train -m members.txt -n nonmembers.txt \
+run 0 "budget" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt \
     --bits-per-key 40 --dim-bits 10 --quantize --levels 2 --method plbf -o b.amq
 
 # bad input: exit 2, nothing written
 : > empty.txt
-run 2 "empty members" "$AMQ" cascade train -m empty.txt -n nonmembers.txt --fpr 0.05 -o x.amq
+run 2 "empty members" "$AMQ" cascade train --members empty.txt --nonmembers nonmembers.txt --fpr 0.05 -o x.amq
 expect_in "no keys" err "empty message"
 head -n 25 members.txt > both.txt
 cat nonmembers.txt >> both.txt
-run 2 "keys in both sets" "$AMQ" cascade train -m members.txt -n both.txt --fpr 0.05 -o x.amq
+run 2 "keys in both sets" "$AMQ" cascade train --members members.txt --nonmembers both.txt --fpr 0.05 -o x.amq
 expect_in "25 of the" err "overlap count"
-run 2 "unreachable target" "$AMQ" cascade train -m members.txt -n nonmembers.txt --fpr 1e-9 -o x.amq
+run 2 "unreachable target" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 1e-9 -o x.amq
 expect_in "certif" err "unreachable message"
-run 2 "no target" "$AMQ" cascade train -m members.txt -n nonmembers.txt -o x.amq
+run 2 "no target" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt -o x.amq
 [ -e x.amq ] && fail "a failed train wrote x.amq" || pass
 "$AMQ" build --type sbbf --fpr 0.01 -o f.amq members.txt 2>/dev/null
 run 2 "not a cascade" "$AMQ" cascade info f.amq

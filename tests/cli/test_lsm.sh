@@ -15,45 +15,45 @@ empty() { if [ -s "$1" ]; then fail "$2: $1 not empty"; else pass; fi; }
 run 0 "plan generated" "$AMQ" lsm plan --levels 5 --ratio 10 --keys 1e6 \
     --bits-per-key 8 --workload weights:100,50,10,2,1 --curve model
 expect_in "uniform 0.0214158, optimal 0.000205667" out "H0 totals"
-run 0 "plan json" "$AMQ" lsm plan -L 4 -b 6 --curve bloom --json
+run 0 "plan json" "$AMQ" lsm plan -L 4 -B 6 --curve bloom --json
 for k in '"runs":' '"cost_uniform":' '"cost_optimal":' '"bits_per_key":' \
     '"spec":"bloom:k=' '"fpr":' '"name":"L4"' '"lookups":'; do
     has "$k" out "plan json"
 done
-run 0 "plan fuse" "$AMQ" lsm plan -L 3 -b 12 --curve fuse
+run 0 "plan fuse" "$AMQ" lsm plan -L 3 -B 12 --curve fuse
 expect_in "fuse" out "fuse picks"
 
 printf 'name,keys,lookups\nhot,1000,90\nwarm,10000,9\ncold,100000,1\n' >runs.csv
-run 0 "plan csv" "$AMQ" lsm plan --csv runs.csv -b 10 --curve ribbon
+run 0 "plan csv" "$AMQ" lsm plan --csv runs.csv -B 10 --curve ribbon
 expect_in "ribbon:bits=" out "csv ribbon picks"
 expect_in "| cold | 100000 |" out "csv rows"
-run 0 "plan csv stdin" sh -c "'$AMQ' lsm plan --csv - -b 10 --json <runs.csv"
+run 0 "plan csv stdin" sh -c "'$AMQ' lsm plan --csv - -B 10 --json <runs.csv"
 expect_in '"name":"warm"' out "csv from stdin"
 
 printf 'a,1000,1\nb,-5,1\n' >neg.csv
-run 2 "negative keys" "$AMQ" lsm plan --csv neg.csv -b 8
+run 2 "negative keys" "$AMQ" lsm plan --csv neg.csv -B 8
 expect_in "neg.csv: line 2: keys" err "negative keys names the line"
 empty out "negative keys"
 printf 'a,1000,1\nb,2000\n' >short.csv
-run 2 "short row" "$AMQ" lsm plan --csv short.csv -b 8
+run 2 "short row" "$AMQ" lsm plan --csv short.csv -B 8
 expect_in "line 2: expected 3 fields" err "short row"
 printf 'a,NaN,1\n' >nan.csv
-run 2 "NaN keys" "$AMQ" lsm plan --csv nan.csv -b 8
+run 2 "NaN keys" "$AMQ" lsm plan --csv nan.csv -B 8
 expect_in "line 1: keys" err "NaN"
 printf 'a,0,1\n' >zero.csv
-run 2 "zero keys" "$AMQ" lsm plan --csv zero.csv -b 8
+run 2 "zero keys" "$AMQ" lsm plan --csv zero.csv -B 8
 printf 'a,10,0\nb,10,0\n' >idle.csv
-run 2 "no lookups" "$AMQ" lsm plan --csv idle.csv -b 8
+run 2 "no lookups" "$AMQ" lsm plan --csv idle.csv -B 8
 expect_in "0 lookups" err "no lookups"
-run 2 "missing csv" "$AMQ" lsm plan --csv nope.csv -b 8
-run 2 "csv with levels" "$AMQ" lsm plan --csv runs.csv --levels 3 -b 8
+run 2 "missing csv" "$AMQ" lsm plan --csv nope.csv -B 8
+run 2 "csv with levels" "$AMQ" lsm plan --csv runs.csv --levels 3 -B 8
 run 2 "no budget" "$AMQ" lsm plan -L 3
-run 2 "bad workload" "$AMQ" lsm plan -L 3 -b 8 --workload weights:1,2
+run 2 "bad workload" "$AMQ" lsm plan -L 3 -B 8 --workload weights:1,2
 expect_in "weights" err "bad workload"
-run 2 "bad curve" "$AMQ" lsm plan -L 3 -b 8 --curve bloom:k=99
-run 2 "sketch curve" "$AMQ" lsm plan -L 3 -b 8 --curve topk
-run 2 "bad number" "$AMQ" lsm plan -L 3 -b eight
-run 2 "fractional levels" "$AMQ" lsm plan -L 2.5 -b 8
+run 2 "bad curve" "$AMQ" lsm plan -L 3 -B 8 --curve bloom:k=99
+run 2 "sketch curve" "$AMQ" lsm plan -L 3 -B 8 --curve topk
+run 2 "bad number" "$AMQ" lsm plan -L 3 -B eight
+run 2 "fractional levels" "$AMQ" lsm plan -L 2.5 -B 8
 run 2 "no subcommand" "$AMQ" lsm
 run 2 "bad subcommand" "$AMQ" lsm tune
 run 0 "help" "$AMQ" lsm --help

@@ -140,7 +140,7 @@ for k in 21 31; do
         check "every count = jellyfish (k=$k, $input)" cmp -s d.amq d.jf
     done
 done
-run 0 "kmer count, 2 threads" "$AMQ" kmer count -k 31 -C -t 2 -q -o t2.amq reads.fq.gz
+run 0 "kmer count, 2 threads" "$AMQ" kmer count -k 31 -C -j 2 -q -o t2.amq reads.fq.gz
 check "threads give the same bytes" cmp -s t2.amq c31.amq
 run 0 "kmer count, small start, grows" "$AMQ" kmer count -k 21 -C -n 100 -q -o g.amq genome.fa
 "$AMQ" kmer dump g.amq | sort >d.g

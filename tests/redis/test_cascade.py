@@ -71,7 +71,7 @@ def train(amq, tmp, name, members, nonmembers, extra=()):
     write_lines(mp, members)
     write_lines(np_, nonmembers)
     out = os.path.join(tmp, name)
-    subprocess.run([amq, "cascade", "train", "-m", mp, "-n", np_, "-e",
+    subprocess.run([amq, "cascade", "train", "--members", mp, "--nonmembers", np_, "-e",
                     "0.02", "--aux", str(AUX), "--dim-bits", "12", "-q",
                     "-o", out] + list(extra), check=True, capture_output=True)
     with open(out, "rb") as f:

@@ -405,7 +405,7 @@ def test_cli(c, r, amq, tmp):
     with open(kv, "w") as f:
         f.write("alpha\t3\nbeta\t7\nalpha\t4\n")
     subprocess.run([amq, "map", "build", "--type", "smaplet", "--op", "max",
-                    "-v", "4", "--fpr", "0.01", "-o", path, kv], check=True,
+                    "--value-bits", "4", "--fpr", "0.01", "-o", path, kv], check=True,
                    capture_output=True)
     with open(path, "rb") as f:
         c.ok(r.execute_command("AMQ.LOAD", "fromcli", f.read()) and

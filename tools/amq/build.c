@@ -67,7 +67,7 @@ static const cli_opt build_options[] = {
     {"type", 't', true, OPT_TYPE},
     {"fpr", 'e', true, OPT_FPR},
     {"capacity", 'n', true, OPT_CAPACITY},
-    {"keyed-hash", 'k', false, OPT_KEYED},
+    {"keyed-hash", 0, false, OPT_KEYED},
     {"hash", 0, true, OPT_HASH},
     {"seed", 0, true, OPT_SEED},
     {"binary", 'b', false, OPT_BINARY},

@@ -159,8 +159,8 @@ enum {
 };
 
 static const cli_opt train_options[] = {
-    {"members", 'm', true, T_MEMBERS},
-    {"nonmembers", 'n', true, T_NONMEMBERS},
+    {"members", 0, true, T_MEMBERS},
+    {"nonmembers", 0, true, T_NONMEMBERS},
     {"calib-frac", 0, true, T_CALIB_FRAC},
     {"fpr", 'e', true, T_FPR},
     {"bits-per-key", 'B', true, T_BITS},
@@ -249,8 +249,14 @@ static bool take_number(train_opts *o, int id, const char *v) {
         return cli_parse_real("cascade", "--delta", v, 0, 0.99, &c->delta);
     case T_BINS: return parse_u32("--bins", v, AMQ_CASCADE_MAX_BINS, &c->bins);
     case T_DIM:
-        return parse_u32("--dim-bits", v, AMQ_FEATURE_DIM_BITS_MAX,
-                         &c->model.features.dim_bits);
+        if (!parse_u32("--dim-bits", v, AMQ_FEATURE_DIM_BITS_MAX,
+                       &c->model.features.dim_bits))
+            return false;
+        if (c->model.features.dim_bits >= AMQ_FEATURE_DIM_BITS_MIN)
+            return true;
+        cli_usage_error("cascade", "--dim-bits: %u to %u (2^D model weights)",
+                        AMQ_FEATURE_DIM_BITS_MIN, AMQ_FEATURE_DIM_BITS_MAX);
+        return false;
     case T_HEADROOM:
         return parse_u32("--headroom", v, AMQ_CASCADE_MAX_BINS, &c->headroom);
     case T_EPOCHS: return parse_u32("--epochs", v, 1000, &c->model.epochs);
@@ -304,6 +310,12 @@ static int parse_train(int argc, char **argv, train_opts *o) {
     return -1;
 }
 
+/* What a user pays: the whole file (model, tables, filters and frame)
+ * per member. */
+static double file_bits_per_key(const amq_cascade_stats *s, uint64_t bytes) {
+    return 8.0 * (double)bytes / (double)(s->members ? s->members : 1);
+}
+
 static void print_summary(const amq_cascade *c) {
     amq_cascade_stats s;
     amq_cascade_get_stats(c, &s, NULL, 0, NULL);
@@ -312,9 +324,9 @@ static void print_summary(const amq_cascade *c) {
             "(model %zu B, residuals %zu B), certified FPR bound %.4g "
             "(estimate %.4g), built in %.2f s\n",
             amq_learned_method_name(s.method), (unsigned long long)s.members,
-            cli_s(s.members), s.levels, cli_s(s.levels), s.bits_per_key,
-            s.model_bytes, s.residual_bytes, s.fpr_bound, s.fpr_estimate,
-            s.build_seconds);
+            cli_s(s.members), s.levels, cli_s(s.levels),
+            file_bits_per_key(&s, amq_cascade_save_size(c)), s.model_bytes,
+            s.residual_bytes, s.fpr_bound, s.fpr_estimate, s.build_seconds);
 }
 
 static int train_and_write(const train_opts *o, const ckeys *m,
@@ -325,8 +337,17 @@ static int train_and_write(const train_opts *o, const ckeys *m,
         fprintf(stderr, "amq: training on %zu members, %zu non-members...\n",
                 m->k.n, n->k.n);
     amq_status st = amq_cascade_train(&m->k, &n->k, &o->cfg, NULL, &c, &d);
+    if (st == AMQ_ERR_FULL) { /* what FULL means for a target */
+        cli_error("cascade train: the target cannot be certified: %s; nothing "
+                  "written",
+                  d.message);
+        cli_error("hint: a looser --fpr, more non-members (the certify split "
+                  "bounds the rate it can prove), or --bits-per-key B");
+        return CLI_EXIT_ERR;
+    }
     if (st != AMQ_OK) {
-        cli_error("cascade train: %s: %s", amq_strerror(st), d.message);
+        cli_error("cascade train: %s%s%s", amq_strerror(st),
+                  d.message[0] ? ": " : "", d.message);
         return CLI_EXIT_ERR;
     }
     st = amq_cascade_save_file(c, o->output, &d);
@@ -371,9 +392,10 @@ static int cmd_query(int argc, char **argv) {
     static const cli_opt opts[] = {{"count", 'c', false, 1},
                                    {"invert", 'v', false, 2},
                                    {"quiet", 'q', false, 3},
+                                   {"json", 0, false, 4},
                                    {NULL, 0, false, 0}};
     const char *file = NULL, *input = NULL;
-    bool count = false, invert = false, quiet = false;
+    bool count = false, invert = false, quiet = false, json = false;
     cli_args a;
     int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
@@ -386,7 +408,7 @@ static int cmd_query(int argc, char **argv) {
             input = a.value;
         else if (id == CLI_NEXT_POS)
             return cli_usage_error("cascade", "query: too many arguments");
-        count |= id == 1, invert |= id == 2, quiet |= id == 3;
+        count |= id == 1, invert |= id == 2, quiet |= id == 3, json |= id == 4;
     }
     if (file == NULL)
         return cli_usage_error("cascade", "query needs a cascade FILE");
@@ -398,12 +420,22 @@ static int cmd_query(int argc, char **argv) {
     size_t len;
     uint64_t selected = 0;
     int r = -1;
+    cli_json j;
+    cli_json_init(&j, stdout, false);
     if (cli_keys_open(&k, input, false, false)) {
         while ((r = cli_keys_next(&k, &key, &len)) == 1) {
-            if (amq_cascade_contains(c, key, len) == invert)
+            bool member = amq_cascade_contains(c, key, len);
+            if (member == invert)
                 continue;
             selected++;
-            if (!count && !quiet) {
+            if (count || quiet)
+                continue;
+            if (json) {
+                cli_json_open(&j, NULL, '{');
+                cli_json_key(&j, key, len, false);
+                cli_json_bool(&j, "member", member);
+                cli_json_close(&j);
+            } else {
                 fwrite(key, 1, len, stdout);
                 putchar('\n');
             }
@@ -414,7 +446,8 @@ static int cmd_query(int argc, char **argv) {
     if (r != 0)
         return CLI_EXIT_ERR;
     if (count && !quiet)
-        printf("%llu\n", (unsigned long long)selected);
+        printf(json ? "{\"count\":%llu}\n" : "%llu\n",
+               (unsigned long long)selected);
     if (fflush(stdout) != 0)
         return CLI_EXIT_ERR;
     return selected > 0 ? CLI_EXIT_OK : CLI_EXIT_NONE;
@@ -423,7 +456,7 @@ static int cmd_query(int argc, char **argv) {
 /* ---- info --------------------------------------------------------------------------- */
 
 static void info_text(const amq_cascade_stats *s, const amq_cascade_level *l,
-                      size_t nl) {
+                      size_t nl, uint64_t file_bytes) {
     printf("method          %s\nversion         %llu\nmodel           %016llx "
            "(%zu bytes)\n",
            amq_learned_method_name(s->method), (unsigned long long)s->version,
@@ -452,49 +485,53 @@ static void info_text(const amq_cascade_stats *s, const amq_cascade_level *l,
                l[i].spec[0] ? l[i].spec
                             : (l[i].eps >= 1 ? "(accept)" : "(reject)"));
     }
-    printf("bits/key        %.4f (model %zu B, residuals %zu B, initial %zu B, "
+    printf("bits/key        %.4f (the file's %llu bytes per member; in its "
+           "structures %.4f: model %zu B, residuals %zu B, initial %zu B, "
            "buffer %zu B, tables %zu B)\n",
+           file_bits_per_key(s, file_bytes), (unsigned long long)file_bytes,
            s->bits_per_key, s->model_bytes, s->residual_bytes, s->front_bytes,
            s->aux_bytes, s->table_bytes);
     printf("fpr bound       %.6g (estimate %.6g; target %g)\n", s->fpr_bound,
            s->fpr_estimate, s->target_fpr);
 }
 
-static void json_num(const char *key, double v, bool comma) {
-    if (isfinite(v))
-        printf("\"%s\": %.17g%s", key, v, comma ? ", " : "");
-    else
-        printf("\"%s\": null%s", key, comma ? ", " : "");
-}
-
 static void info_json(const amq_cascade_stats *s, const amq_cascade_level *l,
-                      size_t nl) {
-    printf("{\"method\": \"%s\", \"version\": %llu, \"members\": %llu, ",
-           amq_learned_method_name(s->method), (unsigned long long)s->version,
-           (unsigned long long)s->members);
-    json_num("fpr_bound", s->fpr_bound, true);
-    json_num("fpr_estimate", s->fpr_estimate, true);
-    json_num("bits_per_key", s->bits_per_key, true);
-    json_num("p0", s->p0_hat, true);
-    json_num("p0_upper", s->p0_upper, true);
-    printf("\"model_bytes\": %zu, \"residual_bytes\": %zu, \"levels\": [",
-           s->model_bytes, s->residual_bytes);
+                      size_t nl, uint64_t file_bytes) {
+    cli_json j;
+    cli_json_init(&j, stdout, true);
+    cli_json_open(&j, NULL, '{');
+    cli_json_str(&j, "method", amq_learned_method_name(s->method));
+    cli_json_u64(&j, "version", s->version);
+    cli_json_u64(&j, "members", s->members);
+    cli_json_num(&j, "fpr_bound", s->fpr_bound);
+    cli_json_num(&j, "fpr_estimate", s->fpr_estimate);
+    cli_json_num(&j, "target_fpr", s->target_fpr);
+    cli_json_num(&j, "bits_per_key", file_bits_per_key(s, file_bytes));
+    cli_json_num(&j, "structure_bits_per_key", s->bits_per_key);
+    cli_json_u64(&j, "file_bytes", file_bytes);
+    cli_json_num(&j, "p0", s->p0_hat);
+    cli_json_num(&j, "p0_upper", s->p0_upper);
+    cli_json_u64(&j, "model_bytes", s->model_bytes);
+    cli_json_u64(&j, "residual_bytes", s->residual_bytes);
+    cli_json_open(&j, "levels", '[');
     for (size_t i = 0; i < nl; i++) {
-        printf("%s{", i ? ", " : "");
-        json_num("tau_lo", l[i].tau_lo, true);
-        json_num("tau_hi", l[i].tau_hi, true);
-        json_num("p", l[i].p_hat, true);
-        json_num("p_upper", l[i].p_upper, true);
-        json_num("eps", l[i].eps, true);
-        printf("\"n\": %llu, \"bytes\": %zu, \"spec\": \"%s\"}",
-               (unsigned long long)l[i].n, l[i].bytes, l[i].spec);
+        cli_json_open(&j, NULL, '{');
+        cli_json_num(&j, "tau_lo", l[i].tau_lo);
+        cli_json_num(&j, "tau_hi", l[i].tau_hi);
+        cli_json_num(&j, "p", l[i].p_hat);
+        cli_json_num(&j, "p_upper", l[i].p_upper);
+        cli_json_num(&j, "eps", l[i].eps);
+        cli_json_u64(&j, "n", l[i].n);
+        cli_json_u64(&j, "bytes", l[i].bytes);
+        cli_json_str(&j, "spec", l[i].spec);
+        cli_json_close(&j);
     }
-    printf("]}\n");
+    cli_json_close(&j);
+    cli_json_close(&j);
 }
 
 static int cmd_info(int argc, char **argv) {
-    static const cli_opt opts[] = {{"json", 'j', false, 1},
-                                   {NULL, 0, false, 0}};
+    static const cli_opt opts[] = {{"json", 0, false, 1}, {NULL, 0, false, 0}};
     const char *file = NULL;
     bool json = false;
     cli_args a;
@@ -519,10 +556,11 @@ static int cmd_info(int argc, char **argv) {
     amq_cascade_level l[AMQ_CASCADE_MAX_LEVELS + 1];
     size_t nl = 0;
     amq_cascade_get_stats(c, &s, l, AMQ_CASCADE_MAX_LEVELS + 1, &nl);
+    uint64_t bytes = amq_cascade_save_size(c);
     if (json)
-        info_json(&s, l, nl);
+        info_json(&s, l, nl, bytes);
     else
-        info_text(&s, l, nl);
+        info_text(&s, l, nl, bytes);
     amq_cascade_free(c);
     return CLI_EXIT_OK;
 }
@@ -551,8 +589,46 @@ static void audit_print(const amq_audit_report *r, const amq_audit_level *l) {
                            : "bound confirmed");
 }
 
+static void audit_json(const amq_audit_report *r, const amq_audit_level *l) {
+    cli_json j;
+    cli_json_init(&j, stdout, true);
+    cli_json_open(&j, NULL, '{');
+    cli_json_str(&j, "verdict",
+                 r->violated     ? "violated"
+                 : r->unverified ? "unverified"
+                                 : "confirmed");
+    cli_json_u64(&j, "queries", r->queries);
+    cli_json_u64(&j, "sampled", r->sampled);
+    cli_json_u64(&j, "members", r->members);
+    cli_json_u64(&j, "nonmembers", r->nonmembers);
+    cli_json_u64(&j, "false_negatives", r->false_negatives);
+    cli_json_num(&j, "fpr", r->fpr_hat);
+    cli_json_num(&j, "fpr_lower", r->fpr_lower);
+    cli_json_num(&j, "fpr_upper", r->fpr_upper);
+    cli_json_num(&j, "bound", r->bound_build);
+    cli_json_num(&j, "audit_bound", r->bound_audit);
+    cli_json_num(&j, "drift_chi2", r->drift_chi2);
+    cli_json_u64(&j, "drift_df", r->drift_df);
+    cli_json_num(&j, "drift_pvalue", r->drift_pvalue);
+    cli_json_num(&j, "drift_psi", r->drift_psi);
+    cli_json_open(&j, "levels", '[');
+    for (size_t i = 0; i < r->nlevels; i++) {
+        cli_json_open(&j, NULL, '{');
+        cli_json_num(&j, "p", l[i].p_hat);
+        cli_json_num(&j, "p_lower", l[i].p_lower);
+        cli_json_num(&j, "p_upper", l[i].p_upper);
+        cli_json_num(&j, "p_build", l[i].p_build);
+        cli_json_bool(&j, "unverified", l[i].unverified);
+        cli_json_bool(&j, "violated", l[i].violated);
+        cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_close(&j);
+}
+
+/* CLI_EXIT_VIOLATED when the audit rejects the bound. */
 static int audit_run(amq_cascade *c, const ckeys *m, const ckeys *n,
-                     double rate, uint64_t seed) {
+                     double rate, uint64_t seed, bool json) {
     amq_audit *a = NULL;
     if (amq_audit_new(c, rate, seed, NULL, &a) != AMQ_OK) {
         cli_error("cascade audit: cannot start the audit");
@@ -572,26 +648,30 @@ static int audit_run(amq_cascade *c, const ckeys *m, const ckeys *n,
     amq_audit_report r;
     amq_audit_level l[AMQ_CASCADE_MAX_LEVELS + 1];
     amq_audit_get_report(a, &r, l, AMQ_CASCADE_MAX_LEVELS + 1);
-    audit_print(&r, l);
+    if (json)
+        audit_json(&r, l);
+    else
+        audit_print(&r, l);
     amq_audit_free(a);
-    return CLI_EXIT_OK;
+    return r.violated ? CLI_EXIT_VIOLATED : CLI_EXIT_OK;
 }
 
 static int cmd_audit(int argc, char **argv) {
-    static const cli_opt opts[] = {{"members", 'm', true, 1},
-                                   {"nonmembers", 'n', true, 2},
-                                   {"rate", 0, true, 3},
-                                   {"seed", 0, true, 4},
-                                   {NULL, 0, false, 0}};
+    static const cli_opt opts[] = {
+        {"members", 0, true, 1}, {"nonmembers", 0, true, 2},
+        {"rate", 0, true, 3},    {"seed", 0, true, 4},
+        {"json", 0, false, 5},   {NULL, 0, false, 0}};
     const char *file = NULL, *mp = NULL, *np = NULL;
     double rate = 1.0;
     uint64_t seed = 1;
+    bool json = false;
     cli_args a;
     int id, rc = CLI_EXIT_OK;
     cli_args_init(&a, "cascade", argc, argv);
     while ((id = next_opt(&a, opts, &rc)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return rc;
+        json |= id == 5;
         if ((id == 3 &&
              !cli_parse_real("cascade", "--rate", a.value, 1e-9, 1, &rate)) ||
             (id == 4 && !cli_parse_u64("cascade", "--seed", a.value, &seed)))
@@ -615,7 +695,7 @@ static int cmd_audit(int argc, char **argv) {
     rc = CLI_EXIT_ERR;
     if (ckeys_read(&m, mp, "members")) {
         if (ckeys_read(&n, np, "non-members")) {
-            rc = audit_run(c, &m, &n, rate, seed);
+            rc = audit_run(c, &m, &n, rate, seed, json);
             ckeys_free(&n);
         }
         ckeys_free(&m);

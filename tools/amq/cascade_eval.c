@@ -488,7 +488,7 @@ static bool load_real(dataset *d, const eval_opts *o, const char *name) {
 
 static int eval_parse(int argc, char **argv, eval_opts *o) {
     static const cli_opt opts[] = {
-        {"data", 'd', true, 1},     {"out", 'o', true, 2},
+        {"data", 0, true, 1},       {"out", 'o', true, 2},
         {"only", 0, true, 3},       {"quick", 0, false, 4},
         {"resplits", 0, true, 5},   {"dim-bits", 0, true, 6},
         {"kv-members", 0, true, 7}, {"dump", 0, true, 8},

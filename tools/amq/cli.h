@@ -26,6 +26,8 @@
  * than it was sized for and its certified bound is above its target (a
  * warning on stderr says by how much and what to do). */
 #define CLI_EXIT_OVER 3
+/* cascade audit: the audit rejects the cascade's certified bound. */
+#define CLI_EXIT_VIOLATED 4
 
 /* What `build` and `map build` make when not told: the smallest type that
  * still takes keys one by one (so `amq add` works later) at 1%. */
@@ -115,9 +117,10 @@ int cli_unknown_word(const char *command, const char *what, const char *word,
                      const char *const *names);
 
 /* A subcommand that takes only min..max positional arguments (and
- * -h/--help) into out[]: -1 to go on, else the exit status. */
+ * -h/--help, and --json when json is not NULL) into out[]: -1 to go on,
+ * else the exit status. */
 int cli_positionals(const char *command, int argc, char **argv, size_t min,
-                    size_t max, const char **out);
+                    size_t max, const char **out, bool *json);
 
 /* "s" unless n is 1: "%llu key%s" reads right for every count. */
 static inline const char *cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
@@ -155,7 +158,8 @@ void cli_args_init(cli_args *a, const char *command, int argc, char **argv);
 int cli_next(cli_args *a, const cli_opt *opts);
 
 /* Numbers: false (after a usage error) unless the whole string parses.
- * u64 accepts a k/M/G suffix (powers of 1000). */
+ * u64 accepts a k/M/G suffix (powers of 1000) and decimal or scientific
+ * forms of whole numbers (1e6, 1.5M). */
 bool cli_parse_u64(const char *command, const char *opt, const char *s,
                    uint64_t *out);
 bool cli_parse_fpr(const char *command, const char *opt, const char *s,
@@ -180,11 +184,39 @@ char *cli_describe(const amq_filter *f);
  * hints; NULL if out of memory). */
 char *cli_types_with(uint32_t caps, uint32_t without);
 
+/* ---- JSON (json.c) -------------------------------------------------------- */
+
 /* A JSON number: the shortest decimal that reads back as exactly v
  * (9.0177536, not 9.0177536000000007); null when v is not finite. */
 void cli_json_number(FILE *out, double v);
-/* A JSON string with '"', '\\' and control characters escaped. */
+/* A JSON string of s (NULL: ""), or of n bytes: '"', '\\' and control
+ * characters escaped, and bytes outside valid UTF-8 as \u00XX. */
 void cli_json_string(FILE *out, const char *s);
+void cli_json_bytes(FILE *out, const void *bytes, size_t n);
+
+/* A writer: open objects and arrays, name members, close; commas and
+ * layout are its business. Compact: one line a document (JSON Lines for a
+ * stream of records); pretty: a member a line. Every key argument is NULL
+ * for an array element or the document itself. */
+#define CLI_JSON_DEPTH 8
+typedef struct cli_json {
+    FILE *out;
+    bool pretty;
+    int depth;
+    char kind[CLI_JSON_DEPTH]; /* '{' or '['                       */
+    bool comma[CLI_JSON_DEPTH];
+} cli_json;
+
+void cli_json_init(cli_json *j, FILE *out, bool pretty);
+void cli_json_open(cli_json *j, const char *key, char bracket); /* { or [ */
+void cli_json_close(cli_json *j); /* the outermost ends its line */
+void cli_json_num(cli_json *j, const char *key, double v);
+void cli_json_u64(cli_json *j, const char *key, uint64_t v);
+void cli_json_i64(cli_json *j, const char *key, int64_t v);
+void cli_json_bool(cli_json *j, const char *key, bool v);
+void cli_json_null(cli_json *j, const char *key);
+void cli_json_str(cli_json *j, const char *key, const char *s);
+void cli_json_key_bytes(cli_json *j, const char *key, const void *p, size_t n);
 
 /* The keys a filter holds: its items, but a summing maplet's fingerprints
  * (its items are the sum of its values). */
@@ -326,6 +358,12 @@ int cli_key_source_check(const cli_key_source *s);
 /* Open the keys; false after printing an error. */
 bool cli_key_source_open(const cli_key_source *s, cli_keys *k);
 void cli_key_source_free(cli_key_source *s);
+
+/* Print a key as the tool's text output does: its bytes, or for a binary
+ * key (8 bytes) its decimal number; and as a JSON member "key" (a string,
+ * or the number). */
+void cli_print_key(FILE *out, const uint8_t *key, size_t len, bool binary);
+void cli_json_key(cli_json *j, const uint8_t *key, size_t len, bool binary);
 
 /* u64 from 8 little-endian bytes, and back. */
 uint64_t cli_load_le64(const uint8_t *p);

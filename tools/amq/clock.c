@@ -370,14 +370,19 @@ static const char *topo_name(topo t) {
     return t == TOPO_RING ? "ring" : (t == TOPO_STAR ? "star" : "complete");
 }
 
-static void print_bins(FILE *out, const char *name, const sim_bin *b) {
-    fprintf(out, "  \"calibration_%s\": [", name);
-    for (int i = 0; i < SIM_BINS; i++)
-        fprintf(out, "%s{\"n\": %llu, \"claimed\": %.6g, \"observed\": %.6g}",
-                i ? ", " : "", (unsigned long long)b[i].n,
-                ratio(b[i].claimed, (double)b[i].n),
-                ratio((double)b[i].dominated, (double)b[i].n));
-    fputs("],\n", out);
+static void print_bins(cli_json *j, const char *name, const sim_bin *b) {
+    char key[40];
+    snprintf(key, sizeof key, "calibration_%s", name);
+    cli_json_open(j, key, '[');
+    for (int i = 0; i < SIM_BINS; i++) {
+        cli_json_open(j, NULL, '{');
+        cli_json_u64(j, "n", b[i].n);
+        cli_json_num(j, "claimed", ratio(b[i].claimed, (double)b[i].n));
+        cli_json_num(j, "observed",
+                     ratio((double)b[i].dominated, (double)b[i].n));
+        cli_json_close(j);
+    }
+    cli_json_close(j);
 }
 
 static double vector_bytes(const sim_result *r) {
@@ -388,57 +393,56 @@ static double vector_bytes(const sim_result *r) {
 
 static void print_json(FILE *out, const sim_opts *o, const sim_result *r) {
     double msgs = (double)r->messages, conc = (double)r->concurrent;
-    fprintf(out, "{\n  \"nodes\": %llu,\n  \"m\": %u,\n  \"k\": %u,\n",
-            (unsigned long long)o->nodes, o->m, o->k);
-    fprintf(out, "  \"events\": %llu,\n  \"pairs\": %llu,\n",
-            (unsigned long long)r->events, (unsigned long long)r->pairs);
-    fprintf(out, "  \"true_concurrent_pairs\": %llu,\n",
-            (unsigned long long)r->concurrent);
-    fprintf(out, "  \"false_before_verdicts\": %llu,\n",
-            (unsigned long long)r->false_verdicts);
-    fprintf(out, "  \"observed_fp_rate\": %.6g,\n",
-            ratio((double)r->false_verdicts, conc));
-    fprintf(out, "  \"mean_claimed_fp_paper\": %.6g,\n",
-            ratio(r->claim_paper, conc));
-    fprintf(out, "  \"mean_claimed_fp_exact\": %.6g,\n",
-            ratio(r->claim_exact, conc));
-    fprintf(out, "  \"missed_orderings\": %llu,\n",
-            (unsigned long long)r->missed);
-    fprintf(out, "  \"bytes_per_message_bloom\": %.2f,\n",
-            ratio(r->bytes_bloom, msgs));
-    fprintf(out, "  \"bytes_per_message_vector\": %.2f,\n", vector_bytes(r));
-    fprintf(out, "  \"bytes_per_message_vector_dense\": %.2f,\n",
-            ratio(r->bytes_dense, msgs));
-    if (r->vector_exact)
-        fprintf(out, "  \"bytes_per_message_vector_sparse\": %.2f,\n",
-                ratio(r->bytes_sparse, msgs));
-    else
-        fputs("  \"bytes_per_message_vector_sparse\": null,\n", out);
-    fprintf(out, "  \"vector_bytes_exact\": %s,\n",
-            r->vector_exact ? "true" : "false");
-    fprintf(out, "  \"true_ordered_pairs\": %llu,\n",
-            (unsigned long long)r->ordered);
     static const char *dn[4] = {"exact", "exact_history", "paper",
                                 "paper_history"};
-    fprintf(out, "  \"threshold\": %g,\n", o->threshold);
+    cli_json j;
+    cli_json_init(&j, out, true);
+    cli_json_open(&j, NULL, '{');
+    cli_json_u64(&j, "nodes", o->nodes);
+    cli_json_u64(&j, "m", o->m);
+    cli_json_u64(&j, "k", o->k);
+    cli_json_u64(&j, "events", r->events);
+    cli_json_u64(&j, "pairs", r->pairs);
+    cli_json_u64(&j, "true_concurrent_pairs", r->concurrent);
+    cli_json_u64(&j, "false_before_verdicts", r->false_verdicts);
+    cli_json_num(&j, "observed_fp_rate",
+                 ratio((double)r->false_verdicts, conc));
+    cli_json_num(&j, "mean_claimed_fp_paper", ratio(r->claim_paper, conc));
+    cli_json_num(&j, "mean_claimed_fp_exact", ratio(r->claim_exact, conc));
+    cli_json_u64(&j, "missed_orderings", r->missed);
+    cli_json_num(&j, "bytes_per_message_bloom", ratio(r->bytes_bloom, msgs));
+    cli_json_num(&j, "bytes_per_message_vector", vector_bytes(r));
+    cli_json_num(&j, "bytes_per_message_vector_dense",
+                 ratio(r->bytes_dense, msgs));
+    if (r->vector_exact)
+        cli_json_num(&j, "bytes_per_message_vector_sparse",
+                     ratio(r->bytes_sparse, msgs));
+    else
+        cli_json_null(&j, "bytes_per_message_vector_sparse");
+    cli_json_bool(&j, "vector_bytes_exact", r->vector_exact);
+    cli_json_u64(&j, "true_ordered_pairs", r->ordered);
+    cli_json_num(&j, "threshold", o->threshold);
     for (int i = 0; i < 4; i++) {
         const sim_decide *d = &r->dec[i];
-        fprintf(
-            out,
-            "  \"decide_%s\": {\"precision\": %.6g, \"recall\": %.6g, "
-            "\"accuracy\": %.6g},\n",
-            dn[i], ratio((double)d->tp, (double)(d->tp + d->fp)),
-            ratio((double)d->tp, (double)r->ordered),
+        char key[32];
+        snprintf(key, sizeof key, "decide_%s", dn[i]);
+        cli_json_open(&j, key, '{');
+        cli_json_num(&j, "precision",
+                     ratio((double)d->tp, (double)(d->tp + d->fp)));
+        cli_json_num(&j, "recall", ratio((double)d->tp, (double)r->ordered));
+        cli_json_num(
+            &j, "accuracy",
             ratio((double)(d->tp + r->concurrent - d->fp), (double)r->pairs));
+        cli_json_close(&j);
     }
-    print_bins(out, "paper", r->paper);
-    print_bins(out, "exact", r->exact);
-    fprintf(out,
-            "  \"topology\": \"%s\",\n  \"history\": %llu,\n  \"seed\": %llu,\n"
-            "  \"messages\": %llu,\n  \"seconds\": %.3f\n}\n",
-            topo_name(o->topology), (unsigned long long)o->history,
-            (unsigned long long)o->seed, (unsigned long long)r->messages,
-            r->seconds);
+    print_bins(&j, "paper", r->paper);
+    print_bins(&j, "exact", r->exact);
+    cli_json_str(&j, "topology", topo_name(o->topology));
+    cli_json_u64(&j, "history", o->history);
+    cli_json_u64(&j, "seed", o->seed);
+    cli_json_u64(&j, "messages", r->messages);
+    cli_json_num(&j, "seconds", r->seconds);
+    cli_json_close(&j);
 }
 
 static void print_text(FILE *out, const sim_opts *o, const sim_result *r) {
@@ -489,20 +493,20 @@ enum {
 };
 
 static const cli_opt sim_optv[] = {
-    {"nodes", 'n', true, O_NODES},
-    {"m", 'm', true, O_M},
-    {"k", 'k', true, O_K},
-    {"events", 'e', true, O_EVENTS},
+    {"nodes", 0, true, O_NODES},
+    {"m", 0, true, O_M},
+    {"k", 0, true, O_K},
+    {"events", 0, true, O_EVENTS},
     {"seed", 's', true, O_SEED},
     {"pairs", 0, true, O_PAIRS},
     {"history", 0, true, O_HISTORY},
-    {"topology", 't', true, O_TOPO},
+    {"topology", 0, true, O_TOPO},
     {"send-rate", 0, true, O_SEND},
     {"internal", 0, true, O_INTERNAL},
     {"loss", 0, true, O_LOSS},
     {"churn", 0, true, O_CHURN},
     {"fanout", 0, true, O_FANOUT},
-    {"json", 'j', false, O_JSON},
+    {"json", 0, false, O_JSON},
     {"threshold", 0, true, O_THRESH},
     {"vc-limit", 0, true, O_VCLIMIT},
     {"reservoir", 0, true, O_RES},

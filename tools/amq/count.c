@@ -23,7 +23,7 @@
 typedef struct count_opts {
     cli_key_source src;
     uint64_t top;
-    bool has_top;
+    bool has_top, json;
 } count_opts;
 
 /* One distinct key for --top: its bytes live in the arena. */
@@ -39,11 +39,12 @@ typedef struct count_set {
     size_t used, arena_cap;
 } count_set;
 
-enum { OPT_TOP = 1 };
+enum { OPT_TOP = 1, OPT_JSON };
 
 static const cli_opt count_options[] = {
     CLI_KEY_SOURCE_OPTIONS,
-    {"top", 't', true, OPT_TOP},
+    {"top", 0, true, OPT_TOP},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -61,7 +62,9 @@ static int parse_args(int argc, char **argv, count_opts *o) {
             return cli_help_print(stdout, "count") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if ((r = cli_key_source_take(&o->src, id, a.value)) < 0)
             return CLI_EXIT_ERR;
-        if (r == 0) { /* --top */
+        if (r == 0 && id == OPT_JSON)
+            o->json = true;
+        else if (r == 0) { /* --top */
             o->has_top = true;
             if (!cli_parse_u64("count", "--top", a.value, &o->top))
                 return CLI_EXIT_ERR;
@@ -72,13 +75,21 @@ static int parse_args(int argc, char **argv, count_opts *o) {
 
 /* ---- output ------------------------------------------------------------------ */
 
+/* "COUNT<TAB>KEY", or a JSON record. */
 static void print_count(const count_opts *o, uint64_t count, const uint8_t *key,
                         size_t len) {
+    bool binary = o->src.binary && o->src.keys.n == 0;
+    if (o->json) {
+        cli_json j;
+        cli_json_init(&j, stdout, false);
+        cli_json_open(&j, NULL, '{');
+        cli_json_key(&j, key, len, binary);
+        cli_json_u64(&j, "count", count);
+        cli_json_close(&j);
+        return;
+    }
     printf("%llu\t", (unsigned long long)count);
-    if (o->src.binary && o->src.keys.n == 0 && len == 8)
-        printf("%llu", (unsigned long long)cli_load_le64(key));
-    else if (len > 0)
-        fwrite(key, 1, len, stdout);
+    cli_print_key(stdout, key, len, binary);
     putchar('\n');
 }
 

@@ -21,27 +21,32 @@ typedef cli_help_topic help_topic;
     "terminal\n"                                                               \
     "  -q, --quiet          no summary and no progress on stderr\n"            \
     "\n"                                                                       \
-    "Exit status: 0, or 2 on an error (FILE unchanged)."
+    "Exit status: 0, 2 on an error (FILE unchanged); add: 1 with --new\n"      \
+    "when no key was new, 3 when FILE now holds more keys than its\n"          \
+    "capacity and its bound is above its target (written, with a warning)."
 
 static const help_topic topics[] = {
     {"build",
-     "amq build --type SPEC --fpr E [--capacity N] [--keyed-hash] -o FILE "
-     "[KEYFILE]",
+     "amq build [--type SPEC] [--fpr E] [--capacity N] [--keyed-hash] -o "
+     "FILE [KEYFILE]",
      "Build a filter from keys and save it to FILE.\n"
      "\n"
      "Keys are read from KEYFILE (or stdin when absent or '-'), one per\n"
-     "line; a trailing \"\\n\" and then \"\\r\" are stripped, and an empty\n"
-     "line is the empty key (use --skip-empty to ignore empty lines).\n"
+     "line, plain or gzip; a trailing \"\\n\" and then \"\\r\" are stripped,\n"
+     "and an empty line is the empty key (--skip-empty ignores them).\n"
      "\n"
      "  -t, --type SPEC      structure spec NAME[:key=value,...], e.g. bloom,\n"
      "                       blocked, sbbf, bloom:k=5 (see 'amq help types');\n"
      "                       auto[:dynamic,deletes,counts] takes the type\n"
-     "                       'amq recommend' picks for --fpr and says why\n"
-     "  -e, --fpr E          target false-positive rate, 0 < E < 1\n"
+     "                       'amq recommend' picks for --fpr and says why;\n"
+     "                       default auto:dynamic (the smallest type that\n"
+     "                       takes keys later with 'amq add')\n"
+     "  -e, --fpr E          target false-positive rate, 0 < E < 1 (default\n"
+     "                       0.01; explicit sizes in SPEC take precedence)\n"
      "  -n, --capacity N     size for N keys and add keys while reading;\n"
      "                       without it all keys are read (and hashed) first\n"
      "                       and the filter is sized for their count\n"
-     "  -k, --keyed-hash     SipHash-2-4 with a fresh random 128-bit key, for\n"
+     "      --keyed-hash     SipHash-2-4 with a fresh random 128-bit key, for\n"
      "                       keys an adversary may choose. The key is STORED\n"
      "                       IN FILE (written mode 0600): keep FILE secret\n"
      "      --hash KIND      xxh3, xxh64 or siphash (default: the type's)\n"
@@ -62,7 +67,9 @@ static const help_topic topics[] = {
      "Progress (reading and hashing, in percent of KEYFILE; constructing;\n"
      "writing) is drawn on stderr for long builds when it is a terminal.\n"
      "Exit status: 0 built, 2 error (a filter that fills up reports the key\n"
-     "number, says when the input repeats that key, and writes nothing)."},
+     "number, says when the input repeats that key, and writes nothing),\n"
+     "3 written but over capacity: more keys than --capacity and a bound\n"
+     "above --fpr (a warning says what to rebuild with)."},
     {"query", "amq query FILE [KEYFILE | --key K...]",
      "Print every key of KEYFILE (or stdin) that may be in the filter FILE,\n"
      "one per line, in input order. The file is mapped and queried in place\n"
@@ -77,10 +84,12 @@ static const help_topic topics[] = {
      "  -c, --count          print only the number of possible members\n"
      "  -v, --invert         print the keys that are certainly absent instead\n"
      "  -q, --quiet          print nothing; only the exit status\n"
+     "      --json           a JSON record a line instead: {\"key\": K,\n"
+     "                       \"member\": true|false} ({\"count\": N} with -c)\n"
      "\n"
      "Exit status: 0 if some key may be a member, 1 if none is, 2 on error\n"
      "(with --invert: 0 if some key is absent)."},
-    {"add", "amq add FILE [KEYFILE | --key K...] [-o OUT]",
+    {"add", "amq add FILE [KEYFILE | --key K...] [--new] [-o OUT]",
      "Add keys to an existing filter file (a dynamic type: bloom, blocked,\n"
      "sbbf, cuckoo, qf, ...). The file is loaded, every key is added, and\n"
      "the new filter replaces FILE (or is written to OUT) atomically: after\n"
@@ -88,8 +97,12 @@ static const help_topic topics[] = {
      "the run with its line number and nothing is written. Static types\n"
      "(xor, fuse, ribbon) are refused: rebuild them from all keys.\n"
      "\n"
-     "      --key K          add K (repeatable) instead of reading "
-     "keys\n" UPDATE_OPTIONS},
+     "      --key K          add K (repeatable) instead of reading keys\n"
+     "      --new            test-and-add: print each key the filter did not\n"
+     "                       already report, in order, and add only those\n"
+     "                       (a key repeated in the input prints once)\n"
+     "      --json           with --new: {\"key\": K, \"new\": true} "
+     "lines\n" UPDATE_OPTIONS},
     {"remove", "amq remove FILE [KEYFILE | --key K...] [-o OUT]",
      "Remove keys from a filter file whose type deletes (counting, dleft,\n"
      "cuckoo, vacuum, qf, cqf, spectral:mode=ms). Atomic like 'amq add'.\n"
@@ -112,7 +125,11 @@ static const help_topic topics[] = {
      "      --intersect      intersection instead of union (Bloom family)\n"
      "  -q, --quiet          no summary on stderr\n"
      "\n"
-     "Exit status: 0, or 2 on an error (nothing written)."},
+     "Exit status: 0, 2 on an error (nothing written), 3 when a union\n"
+     "holds more keys than its capacity and its bound is above its target\n"
+     "(written, with a warning). An intersection's bound is the largest of\n"
+     "its inputs' (a key in one input passes at the other's rate); it takes\n"
+     "no more keys."},
     {"count", "amq count FILE [KEYFILE | --key K...] [--top N]",
      "Print how many times each key was added, as \"COUNT<TAB>KEY\" in input\n"
      "order, for the types that count (cms, topk, cqf, qf, cuckoo, vacuum,\n"
@@ -120,12 +137,13 @@ static const help_topic topics[] = {
      "never undercount; topk (HeavyKeeper) never overcounts.\n"
      "\n"
      "      --key K          count K (repeatable) instead of reading keys\n"
-     "  -t, --top N          only the N distinct keys with the largest "
+     "      --top N          only the N distinct keys with the largest "
      "counts,\n"
      "                       largest first (0: all); for topk, the keys in\n"
      "                       its heavy-hitter list\n"
      "  -b, --binary         keys are little-endian u64s; printed as numbers\n"
      "      --skip-empty     ignore empty lines\n"
+     "      --json           {\"key\": K, \"count\": N} lines instead\n"
      "\n"
      "Exit status: 0, or 2 on an error or a type that does not count."},
     {"info", "amq info [--json] FILE...",
@@ -138,11 +156,12 @@ static const help_topic topics[] = {
      "Several files are described one after the other (a blank line\n"
      "between them); a file that cannot be read is reported and skipped.\n"
      "\n"
-     "  -j, --json           one JSON object per file (an array for several);\n"
+     "      --json           one JSON object per file (an array for several);\n"
      "                       numbers in their shortest exact form\n"
      "\n"
      "Exit status: 0, or 2 if a file is unreadable, corrupt or truncated."},
-    {"recommend", "amq recommend -n N --fpr E [--deletes] [--count] [--static]",
+    {"recommend",
+     "amq recommend -n N [--fpr E] [--deletes] [--counts] [--static]",
      "Which type to build for N keys at false-positive rate E, and why: a\n"
      "table of every type that meets the need, with the bits per key its\n"
      "curve needs for E, the memory for N keys and the memory reads per\n"
@@ -152,12 +171,16 @@ static const help_topic topics[] = {
      "E in fewer bits is named.\n"
      "\n"
      "  -n, --capacity N     number of keys (k/M/G suffixes)\n"
-     "  -e, --fpr E          target false-positive rate, 0 < E < 1\n"
-     "  -d, --deletes        keys will be removed: types that delete\n"
-     "  -c, --count          multiplicities are needed: types that count\n"
-     "  -s, --static         every key is known before the build: static\n"
+     "  -e, --fpr E          target false-positive rate, 0 < E < 1 (default\n"
+     "                       0.01)\n"
+     "      --deletes        keys will be removed: types that delete\n"
+     "      --counts         multiplicities are needed: types that count\n"
+     "      --static         every key is known before the build: static\n"
      "                       types (xor, fuse, ribbon) may be chosen\n"
      "  -q, --quiet          print only the recommended type's name\n"
+     "      --json           the need, every candidate (type, bits_per_key,\n"
+     "                       bytes, reads_per_query, fpr, fixed_width), the\n"
+     "                       types not considered and why, the two picks\n"
      "\n"
      "Exit status: 0, or 2 on bad usage or when no type meets the need."},
     {"demo", "amq demo [--n N] [--fpr E] [--seed S] [--type SPEC]...",
@@ -198,11 +221,13 @@ static const help_topic topics[] = {
      "  --headroom H       bins above tau_0 whose members are also stored\n"
      "query C [KEYFILE]    print keys that may be members (-c count, -v "
      "invert,\n"
-     "                     -q quiet); exit 0 if some may be, 1 if none\n"
+     "                     -q quiet, --json records); exit 0 if some may\n"
+     "                     be, 1 if none\n"
      "info [--json] C      intervals, p with its upper limit, n, bits, eps,\n"
      "                     the bound\n"
-     "audit C --members M --nonmembers N [--rate R] [--seed S]\n"
-     "                     shadow-sampling audit of C on labelled keys\n"
+     "audit C --members M --nonmembers N [--rate R] [--seed S] [--json]\n"
+     "                     shadow-sampling audit of C on labelled keys;\n"
+     "                     exit 4 when it finds the bound VIOLATED\n"
      "features [--dim-bits D] [--label 0|1] KEYFILE\n"
      "                     feature vectors in svmlight format\n"
      "eval [--data DIR] [--out DIR] [--only hosts,words,kv] [--quick]\n"
@@ -210,9 +235,11 @@ static const help_topic topics[] = {
      "     [--dump DIR]  (the model's split and AUC, for the sklearn check)\n"
      "                     the tables of docs/cascade.md\n"
      "\n"
-     "Exit status: 0 success, 2 bad input (empty sets, keys in both sets,\n"
-     "an unreachable target, a file that is not a cascade); nothing is\n"
-     "written on error."},
+     "Exit status: 0 success, 1 (query: no key may be a member), 2 bad\n"
+     "input (empty sets, keys in both sets, a target the held-out keys\n"
+     "cannot certify, a file that is not a cascade; nothing is written),\n"
+     "4 (audit: the bound is violated: rebuild, or fall back to a plain\n"
+     "filter)."},
     {"clock", "amq clock simulate|eval [OPTIONS]",
      "Bloom clocks against vector-clock truth (docs/clock.md).\n"
      "\n"
@@ -223,11 +250,11 @@ static const help_topic topics[] = {
      "eval: simulate over N = 10 .. 100000 and (m, k) = (64,3), (256,4),\n"
      "(1024,6); prints a markdown table, calibration bins and throughput.\n"
      "\n"
-     "  -n, --nodes N        node slots (default 100)\n"
-     "  -m, --m M            Bloom clock cells (default 256)\n"
-     "  -k, --k K            hashes per event (default 4)\n"
-     "  -e, --events E       stop after E events (default 20000)\n"
-     "  -t, --topology T     complete, ring or star (default complete)\n"
+     "      --nodes N        node slots (default 100)\n"
+     "      --m M            Bloom clock cells (default 256)\n"
+     "      --k K            hashes per event (default 4)\n"
+     "      --events E       stop after E events (default 20000)\n"
+     "      --topology T     complete, ring or star (default complete)\n"
      "      --send-rate P    per step: probability of a send (default 0.5)\n"
      "      --internal P     per step: probability of an internal event (0.5)\n"
      "      --fanout F       peers per send (default 1)\n"
@@ -239,14 +266,14 @@ static const help_topic topics[] = {
      "      --reservoir R    recent events kept for pairs (default 1024)\n"
      "      --vc-limit N     run real vector clocks up to N nodes (2048)\n"
      "  -s, --seed S         (default 42)\n"
-     "  -j, --json           simulate: one JSON object\n"
+     "      --json           simulate: one JSON object\n"
      "      --quick          eval: N <= 1000, fewer events\n"
      "      --max-nodes N    eval: skip larger N\n"
      "      --svg FILE       eval: write the calibration plot\n"
      "\n"
      "Exit status: 0, or 2 on bad usage, an error, or an ordered pair\n"
      "reported concurrent (impossible by construction)."},
-    {"map", "amq map build|get|add|del|merge ... (see below)",
+    {"map", "amq map build|get|add|del|merge [OPTIONS]",
      "Maplets: approximate maps from keys to small values (docs/maplets.md).\n"
      "Input lines are key<TAB>value; the key is every byte before the tab,\n"
      "the value a decimal number below 2^B, or for --op or a comma list of\n"
@@ -259,9 +286,10 @@ static const help_topic topics[] = {
      "                        (static: Ribbon retrieval + membership filter)\n"
      "      --multiset        one slot per pair: del works for every OP\n"
      "      -n, --capacity N  room for N pairs (default: the pairs read)\n"
-     "  amq map get FILE [KEYFILE | --key K...] [--raw]\n"
+     "  amq map get FILE [KEYFILE | --key K...] [--raw] [--json]\n"
      "      prints key<TAB>value for every key found (sets as id lists,\n"
-     "      --raw: the bit mask); exit 0 if some key was found, 1 if none\n"
+     "      --raw: the bit mask; --json: {\"key\", \"value\" or \"ids\"}\n"
+     "      lines); exit 0 if some key was found, 1 if none\n"
      "  amq map add FILE [PAIRS] [-o OUT]   put pairs; a full maplet is\n"
      "      resized (twice the slots) and the new bound reported\n"
      "  amq map del FILE [PAIRS] [-o OUT]   undo pairs (sum, multiset)\n"
@@ -270,19 +298,20 @@ static const help_topic topics[] = {
      "  -q, --quiet          no summary on stderr\n"
      "\n"
      "Exit status: 0, 1 (get: no key found), 2 on any error."},
-    {"kmer", "amq kmer count|query|histo|dump|index|search ... (see below)",
+    {"kmer", "amq kmer count|query|histo|dump|index|search [OPTIONS]",
      "k-mers of FASTA/FASTQ files (plain or gzip) in maplets; any base\n"
      "but ACGT (either case) breaks the k-mer window, as jellyfish does.\n"
      "\n"
-     "  amq kmer count -k K [-C] [-t T] [--exact | --fpr E] -o F FILE...\n"
+     "  amq kmer count -k K [-C] [-j T] [--exact | --fpr E] -o F FILE...\n"
      "      counts (sum); -C canonical (the smaller strand); --exact\n"
      "      (default, k <= 32): fingerprints are the k-mers, counts exact;\n"
-     "      -t T threads; -v B value bits (default 1); -n N distinct k-mers\n"
+     "      -j T threads; --value-bits B (default 1); -n N distinct k-mers\n"
      "      to size for (default: grows as needed)\n"
      "  amq kmer query F [KMERS | SEQFILE]   KMER<TAB>count, absent = 0\n"
      "  amq kmer histo F                     'count frequency' lines, as\n"
      "                                       jellyfish histo\n"
      "  amq kmer dump F                      KMER<TAB>count (exact only)\n"
+     "      (query, histo, dump, search: --json for JSON lines)\n"
      "  amq kmer index -k K [--fpr E] -o IDX FILE...   k-mer -> the set of\n"
      "      files holding it (at most 64 files; names in IDX.names)\n"
      "  amq kmer search IDX QUERY.fa [--theta T]   files holding at least\n"
@@ -308,10 +337,11 @@ static const help_topic topics[] = {
      "  -t, --type SPEC      structure type (bloom, cuckoo, qf, ...)\n"
      "  -e, --fpr E          target rate over absent-item queries\n"
      "  -n, --keys LIST      items per shard, comma-separated\n"
-     "  -q, --queries LIST   absent-item queries per shard (any scale)\n"
+     "      --queries LIST   absent-item queries per shard (any scale)\n"
      "      --name NAME      logical filter name (default filter)\n"
      "      --slots LIST     one slot range LO-HI per shard (CLUSTER SLOTS)\n"
-     "  -c, --commands       print only the AMQ.RESERVE lines for redis-cli\n"
+     "      --commands       print only the AMQ.RESERVE lines for redis-cli\n"
+     "      --json           plan, slot, route: JSON instead of text\n"
      "slot: the cluster slot of each KEY (as CLUSTER KEYSLOT).\n"
      "route: the shard (0..S-1) of each key of KEYFILE (or stdin).\n"
      "\n"
@@ -327,16 +357,16 @@ static const help_topic topics[] = {
      "  -T, --ratio T        size ratio (default 10), level 1 the smallest\n"
      "  -n, --keys N         keys in all levels (default 1e6)\n"
      "  -w, --workload W     uniform, zipf:S or weights:a,b,... (normalised)\n"
-     "  -b, --bits-per-key B memory budget per key (required)\n"
-     "  -c, --curve C        model (e^(-c b)) or a type spec (default bloom)\n"
+     "  -B, --bits-per-key B memory budget per key (required)\n"
+     "      --curve C        model (e^(-c b)) or a type spec (default bloom)\n"
      "      --c X            the model's exponent (default (ln 2)^2)\n"
-     "  -j, --json           runs, cost_uniform, cost_optimal as JSON\n"
+     "      --json           runs, cost_uniform, cost_optimal as JSON\n"
      "\n"
      "simulate --law h0|loglaw|robustness|frontier|curves: the paper's\n"
      "setup by default, a markdown table of closed form against simulation.\n"
-     "  -c, --curve C        model (default) or a type spec\n"
+     "      --curve C        model (default) or a type spec\n"
      "      --svg FILE       write the law's plot\n"
-     "  -j, --json           one JSON object\n"
+     "      --json           one JSON object\n"
      "  -s, --seed S         (defaults: loglaw 0, robustness 1, frontier 2)\n"
      "      --quick          small sizes (tests)\n"
      "  h0:         --levels 5 --ratio 10 --keys 1e6 --bits-per-key 8\n"
@@ -374,8 +404,9 @@ const cli_help_topic *cli_help_topics(void) { return topics; }
 const char *cli_help_epilogue(void) {
     return "'amq help COMMAND' describes a command, 'amq help types' lists "
            "the\n"
-           "structure types. Exit status: 0 success, 1 query found no member,\n"
-           "2 error or bad usage.\n";
+           "structure types. Exit status: 0 success, 1 nothing found (query,\n"
+           "map get, kmer search, add --new), 2 error or bad usage, 3 written\n"
+           "but over capacity (build, add, merge).\n";
 }
 
 static void print_overview(FILE *out) {

@@ -38,7 +38,7 @@ typedef struct info_facts {
 enum { OPT_JSON = 1 };
 
 static const cli_opt info_options[] = {
-    {"json", 'j', false, OPT_JSON},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -191,68 +191,43 @@ static void print_text(const info_facts *x) {
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-/* Each field after the first is preceded by a comma. */
-static void json_key(const char *name, bool first) {
-    printf("%s\n  \"%s\": ", first ? "" : ",", name);
-}
-
-static void json_str_field(const char *name, const char *v, bool first) {
-    json_key(name, first);
-    cli_json_string(stdout, v);
-}
-
-static void json_num_field(const char *name, double v) {
-    json_key(name, false);
-    cli_json_number(stdout, v);
-}
-
-static void json_u64_field(const char *name, uint64_t v) {
-    json_key(name, false);
-    printf("%llu", (unsigned long long)v);
-}
-
-static void json_bool_field(const char *name, bool v) {
-    json_key(name, false);
-    fputs(v ? "true" : "false", stdout);
-}
-
-static void print_json(const info_facts *x) {
-    putchar('{');
-    json_str_field("file", x->file, true);
-    json_str_field("type", x->type ? x->type->name : "", false);
-    json_str_field("params", x->params, false);
-    json_str_field("hash", amq_hash_kind_name(x->hasher->kind), false);
-    json_bool_field("keyed", x->hasher->kind == AMQ_HASH_SIPHASH);
-    json_u64_field("items", x->items);
-    json_u64_field("keys", x->keys);
-    json_u64_field("capacity", x->capacity);
-    json_bool_field("over_capacity", x->over);
-    json_u64_field("bytes", x->bytes);
-    json_u64_field("file_bytes", x->file_bytes);
-    json_num_field("bits_per_key", x->bits_per_key);
-    json_num_field("fpr_bound", x->sketch ? NAN : x->bound);
-    json_bool_field("sketch", x->sketch);
-    json_bool_field("forgets", (x->caps & AMQ_CAP_FORGETS) != 0);
-    json_bool_field("intersection", x->intersection);
+static void print_json(cli_json *j, const info_facts *x) {
+    cli_json_open(j, NULL, '{');
+    cli_json_str(j, "file", x->file);
+    cli_json_str(j, "type", x->type ? x->type->name : "");
+    cli_json_str(j, "params", x->params);
+    cli_json_str(j, "hash", amq_hash_kind_name(x->hasher->kind));
+    cli_json_bool(j, "keyed", x->hasher->kind == AMQ_HASH_SIPHASH);
+    cli_json_u64(j, "items", x->items);
+    cli_json_u64(j, "keys", x->keys);
+    cli_json_u64(j, "capacity", x->capacity);
+    cli_json_bool(j, "over_capacity", x->over);
+    cli_json_u64(j, "bytes", x->bytes);
+    cli_json_u64(j, "file_bytes", x->file_bytes);
+    cli_json_num(j, "bits_per_key", x->bits_per_key);
+    cli_json_num(j, "fpr_bound", x->sketch ? NAN : x->bound);
+    cli_json_bool(j, "sketch", x->sketch);
+    cli_json_bool(j, "forgets", (x->caps & AMQ_CAP_FORGETS) != 0);
+    cli_json_bool(j, "intersection", x->intersection);
     if (x->intersection)
-        json_num_field("intersection_none_fpr_bound", x->none_bound);
-    json_num_field("target_fpr", x->target);
-    json_num_field("lower_bound_bits_per_key", x->lower);
-    json_num_field("lower_bound_eps", x->eps > 0 ? x->eps : NAN);
-    json_num_field("ratio", x->ratio);
-    json_bool_field("view", x->view);
+        cli_json_num(j, "intersection_none_fpr_bound", x->none_bound);
+    cli_json_num(j, "target_fpr", x->target);
+    cli_json_num(j, "lower_bound_bits_per_key", x->lower);
+    cli_json_num(j, "lower_bound_eps", x->eps > 0 ? x->eps : NAN);
+    cli_json_num(j, "ratio", x->ratio);
+    cli_json_bool(j, "view", x->view);
     if (x->maplet) {
         const amq_maplet_shape *m = &x->shape;
-        json_str_field("maplet_op", amq_maplet_op_name(m->op), false);
-        json_u64_field("value_bits", m->value_bits);
-        json_bool_field("multiset", m->multiset);
-        json_bool_field("static", m->is_static);
-        json_u64_field("exact_key_bits", m->key_bits);
-        json_u64_field("fingerprints", m->distinct);
-        json_u64_field("used_slots", m->used_slots);
-        json_num_field("maplet_lower_bound_bits_per_key", x->map_lower);
+        cli_json_str(j, "maplet_op", amq_maplet_op_name(m->op));
+        cli_json_u64(j, "value_bits", m->value_bits);
+        cli_json_bool(j, "multiset", m->multiset);
+        cli_json_bool(j, "static", m->is_static);
+        cli_json_u64(j, "exact_key_bits", m->key_bits);
+        cli_json_u64(j, "fingerprints", m->distinct);
+        cli_json_u64(j, "used_slots", m->used_slots);
+        cli_json_num(j, "maplet_lower_bound_bits_per_key", x->map_lower);
     }
-    fputs("\n}", stdout);
+    cli_json_close(j);
 }
 
 /* ---- command ------------------------------------------------------------------ */
@@ -290,15 +265,15 @@ static int parse_args(int argc, char **argv, info_opts *o) {
 }
 
 /* Describe one file; false after printing an error. */
-static bool info_one(const info_opts *o, const char *file, bool first) {
+static bool info_one(const info_opts *o, cli_json *j, const char *file,
+                     bool first) {
     cli_filter_file ff;
     if (!cli_filter_open(&ff, file))
         return false;
     info_facts x;
     gather(&x, file, &ff);
     if (o->json) {
-        fputs(first ? "" : ",\n", stdout);
-        print_json(&x);
+        print_json(j, &x);
     } else {
         fputs(first ? "" : "\n", stdout);
         print_text(&x);
@@ -320,19 +295,19 @@ int cli_cmd_info(int argc, char **argv) {
      * blocks separated by a blank line. A file that fails is reported on
      * stderr and skipped; the exit status is then 2. */
     bool array = o.json && o.nfiles > 1, first = true;
+    cli_json j;
+    cli_json_init(&j, stdout, true);
     rc = CLI_EXIT_OK;
     if (array)
-        fputs("[", stdout);
+        cli_json_open(&j, NULL, '[');
     for (size_t i = 0; i < o.nfiles; i++) {
-        if (info_one(&o, o.files[i], first))
+        if (info_one(&o, &j, o.files[i], first))
             first = false;
         else
             rc = CLI_EXIT_ERR;
     }
     if (array)
-        fputs("]", stdout);
-    if (o.json && (array || !first))
-        fputc('\n', stdout);
+        cli_json_close(&j);
     free(o.files);
     if (fflush(stdout) != 0) {
         cli_error("<stdout>: write error");

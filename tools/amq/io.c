@@ -214,6 +214,20 @@ void cli_keys_close(cli_keys *k) {
     memset(k, 0, sizeof *k);
 }
 
+void cli_print_key(FILE *out, const uint8_t *key, size_t len, bool binary) {
+    if (binary && len == 8)
+        fprintf(out, "%llu", (unsigned long long)cli_load_le64(key));
+    else if (len > 0)
+        fwrite(key, 1, len, out);
+}
+
+void cli_json_key(cli_json *j, const uint8_t *key, size_t len, bool binary) {
+    if (binary && len == 8)
+        cli_json_u64(j, "key", cli_load_le64(key));
+    else
+        cli_json_key_bytes(j, "key", key, len);
+}
+
 uint64_t cli_load_le64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)

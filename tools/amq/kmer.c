@@ -259,8 +259,23 @@ static int cmp_u64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* `jellyfish histo`: "count frequency" for every count held. */
-static int kmer_histo(const char *path) {
+/* A k-mer and its count: "KMER<TAB>COUNT" or a JSON record. */
+static void print_kmer(const char *text, uint64_t count, bool json) {
+    if (!json) {
+        printf("%s\t%llu\n", text, (unsigned long long)count);
+        return;
+    }
+    cli_json j;
+    cli_json_init(&j, stdout, false);
+    cli_json_open(&j, NULL, '{');
+    cli_json_str(&j, "kmer", text);
+    cli_json_u64(&j, "count", count);
+    cli_json_close(&j);
+}
+
+/* `jellyfish histo`: "count frequency" for every count held (JSON:
+ * {"count": C, "kmers": N}). */
+static int kmer_histo(const char *path, bool json) {
     kmer_conf c;
     amq_filter *m = kmer_open(path, &c);
     amq_maplet_iter it;
@@ -289,15 +304,19 @@ static int kmer_histo(const char *path) {
     for (uint64_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && counts[j] == counts[i]; j++)
             ;
-        printf("%llu %llu\n", (unsigned long long)counts[i],
-               (unsigned long long)(j - i));
+        if (json)
+            printf("{\"count\":%llu,\"kmers\":%llu}\n",
+                   (unsigned long long)counts[i], (unsigned long long)(j - i));
+        else
+            printf("%llu %llu\n", (unsigned long long)counts[i],
+                   (unsigned long long)(j - i));
     }
     free(counts);
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
 /* `jellyfish dump -c -t`: "KMER<TAB>count" (exact mode only). */
-static int kmer_dump(const char *path) {
+static int kmer_dump(const char *path, bool json) {
     kmer_conf c;
     amq_filter *m = kmer_open(path, &c);
     amq_maplet_iter it;
@@ -316,14 +335,14 @@ static int kmer_dump(const char *path) {
     while (amq_maplet_iter_next(&it, &fp, &v, &e)) {
         amq_maplet_exact_key(m, fp, &code);
         kmer_text(code, c.k, text);
-        printf("%s\t%llu\n", text, (unsigned long long)v);
+        print_kmer(text, v, json);
     }
     amq_filter_free(m);
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-static void print_count(const amq_filter *m, const kmer_conf *c,
-                        uint64_t code) {
+static void print_count(const amq_filter *m, const kmer_conf *c, uint64_t code,
+                        bool json) {
     char text[40];
     uint64_t v = 0;
     uint64_t rc = code;
@@ -334,12 +353,12 @@ static void print_count(const amq_filter *m, const kmer_conf *c,
     }
     amq_maplet_get_hash(m, kmer_hash(m, c, rc < code ? rc : code), &v);
     kmer_text(code, c->k, text);
-    printf("%s\t%llu\n", text, (unsigned long long)v);
+    print_kmer(text, v, json);
 }
 
 /* Counts of the k-mers listed one per line, or of every k-mer of the
  * sequences of a FASTA/FASTQ file (told apart by the first byte). */
-static int kmer_query(const char *path, const char *input) {
+static int kmer_query(const char *path, const char *input, bool json) {
     kmer_conf c;
     amq_filter *m = kmer_open(path, &c);
     seq_reader r;
@@ -358,7 +377,7 @@ static int kmer_query(const char *path, const char *input) {
             kmer_roll_init(&kr, c.k);
             for (size_t i = 0; i < r.seq_len; i++)
                 if (kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
-                    print_count(m, &c, fwd);
+                    print_count(m, &c, fwd, json);
         }
         if (got < 0)
             rc = kmer_input_error(input ? input : "<stdin>", &r);
@@ -375,7 +394,7 @@ static int kmer_query(const char *path, const char *input) {
                 rc = CLI_EXIT_ERR;
                 break;
             }
-            print_count(m, &c, code);
+            print_count(m, &c, code, json);
         }
         if (got < 0)
             rc = kmer_input_error(input ? input : "<stdin>", &r);
@@ -389,20 +408,23 @@ static int run_count(int argc, char **argv) { return kmer_count(argc, argv); }
 
 static int run_histo(int argc, char **argv) {
     const char *pos[1];
-    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos);
-    return rc >= 0 ? rc : kmer_histo(pos[0]);
+    bool json = false;
+    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos, &json);
+    return rc >= 0 ? rc : kmer_histo(pos[0], json);
 }
 
 static int run_dump(int argc, char **argv) {
     const char *pos[1];
-    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos);
-    return rc >= 0 ? rc : kmer_dump(pos[0]);
+    bool json = false;
+    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos, &json);
+    return rc >= 0 ? rc : kmer_dump(pos[0], json);
 }
 
 static int run_query(int argc, char **argv) {
     const char *pos[2] = {NULL, NULL};
-    int rc = cli_positionals("kmer", argc, argv, 1, 2, pos);
-    return rc >= 0 ? rc : kmer_query(pos[0], pos[1]);
+    bool json = false;
+    int rc = cli_positionals("kmer", argc, argv, 1, 2, pos, &json);
+    return rc >= 0 ? rc : kmer_query(pos[0], pos[1], json);
 }
 
 int cli_cmd_kmer(int argc, char **argv) {

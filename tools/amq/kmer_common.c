@@ -110,21 +110,17 @@ enum {
     OPT_CAP,
     OPT_OUT,
     OPT_QUIET,
-    OPT_THETA
+    OPT_THETA,
+    OPT_JSON
 };
 
 static const cli_opt kmer_options[] = {
-    {"kmer", 'k', true, OPT_K},
-    {"canonical", 'C', false, OPT_CANON},
-    {"threads", 't', true, OPT_THREADS},
-    {"fpr", 'e', true, OPT_FPR},
-    {"exact", 0, false, OPT_EXACT},
-    {"value-bits", 'v', true, OPT_VBITS},
-    {"capacity", 'n', true, OPT_CAP},
-    {"output", 'o', true, OPT_OUT},
-    {"quiet", 'q', false, OPT_QUIET},
-    {"theta", 0, true, OPT_THETA},
-    {NULL, 0, false, 0},
+    {"kmer", 'k', true, OPT_K},          {"canonical", 'C', false, OPT_CANON},
+    {"threads", 'j', true, OPT_THREADS}, {"fpr", 'e', true, OPT_FPR},
+    {"exact", 0, false, OPT_EXACT},      {"value-bits", 0, true, OPT_VBITS},
+    {"capacity", 'n', true, OPT_CAP},    {"output", 'o', true, OPT_OUT},
+    {"quiet", 'q', false, OPT_QUIET},    {"theta", 0, true, OPT_THETA},
+    {"json", 0, false, OPT_JSON},        {NULL, 0, false, 0},
 };
 
 static bool take_number(const char *opt, const char *v, uint64_t lo,
@@ -149,7 +145,7 @@ static bool take_count_option(kmer_opts *o, int id, const char *v) {
         return true;
     case OPT_CANON: o->c.canonical = true; return true;
     case OPT_THREADS:
-        if (!take_number("-t", v, 1, 64, &x))
+        if (!take_number("--threads", v, 1, 64, &x))
             return false;
         o->threads = (unsigned)x;
         return true;
@@ -191,6 +187,8 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
             return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if (id == CLI_NEXT_POS)
             o->files[o->nfiles++] = (char *)a.value;
+        else if (id == OPT_JSON && theta != NULL)
+            o->json = true;
         else if (id == OPT_THETA && theta != NULL) {
             char *end;
             *theta = strtod(a.value, &end);

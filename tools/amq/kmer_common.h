@@ -40,11 +40,12 @@ typedef struct kmer_opts {
     const char *output;
     char **files; /* the positionals (malloc'ed array, argv strings) */
     size_t nfiles;
-    bool quiet;
+    bool quiet, json; /* json: search only                      */
 } kmer_opts;
 
-/* Options and positionals after argv[1] (the subcommand); theta (search)
- * may be NULL. -1 to go on, else the exit status after a usage error. */
+/* Options and positionals after argv[0] (the subcommand); theta (search:
+ * --theta and --json) may be NULL. -1 to go on, else the exit status
+ * after a usage error. */
 int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
 /* The capacity and rate a new k-mer maplet starts with. */
 uint64_t kmer_start_capacity(const kmer_opts *o);

@@ -196,6 +196,7 @@ typedef struct search_ctx {
     double theta;
     uint64_t *q; /* the query's distinct k-mers */
     size_t qcap, hits;
+    bool json;
 } search_ctx;
 
 /* One query: its distinct k-mers, each file's share, the files at theta. */
@@ -229,7 +230,17 @@ static bool search_one(search_ctx *s, const seq_reader *r) {
         double share = (double)per[f] / (double)d;
         if (share + 1e-12 < s->theta || per[f] == 0)
             continue;
-        printf("%s\t%s\t%.6f\n", r->name, s->nm.name[f], share);
+        if (s->json) {
+            cli_json j;
+            cli_json_init(&j, stdout, false);
+            cli_json_open(&j, NULL, '{');
+            cli_json_str(&j, "query", r->name);
+            cli_json_str(&j, "file", s->nm.name[f]);
+            cli_json_num(&j, "share", share);
+            cli_json_close(&j);
+        } else {
+            printf("%s\t%s\t%.6f\n", r->name, s->nm.name[f], share);
+        }
         s->hits++;
     }
     return true;
@@ -242,6 +253,7 @@ int cli_kmer_search(int argc, char **argv) {
     memset(&s, 0, sizeof s);
     s.theta = 0.8;
     int rc = kmer_parse_args(argc, argv, &o, &s.theta);
+    s.json = o.json;
     if (rc < 0 && o.nfiles != 2)
         rc = cli_usage_error("kmer", "search needs IDX QUERY.fa");
     amq_maplet_shape sh;

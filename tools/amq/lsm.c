@@ -37,11 +37,11 @@ static const cli_opt plan_options[] = {
     {"levels", 'L', true, O_LEVELS},
     {"ratio", 'T', true, O_RATIO},
     {"keys", 'n', true, O_KEYS},
-    {"bits-per-key", 'b', true, O_BPK},
+    {"bits-per-key", 'B', true, O_BPK},
     {"workload", 'w', true, O_WORKLOAD},
-    {"curve", 'c', true, O_CURVE},
+    {"curve", 0, true, O_CURVE},
     {"c", 0, true, O_C},
-    {"json", 'j', false, O_JSON},
+    {"json", 0, false, O_JSON},
     {"help", 'h', false, CLI_OPT_HELP},
     {NULL, 0, false, 0},
 };
@@ -67,7 +67,7 @@ static int plan_option(int id, const char *v, plan_opts *o) {
         break;
     case O_RATIO:
         o->generated = true;
-        ok = lsm_parse_double("ratio", v, 1.0000001, 1e6, &o->ratio);
+        ok = lsm_parse_double("ratio", v, 1, 1e6, &o->ratio);
         break;
     case O_KEYS:
         o->generated = true;
@@ -180,33 +180,43 @@ static void print_plan_text(const plan_opts *o, const amq_lsm_run *r, size_t n,
            t->optimal.memory_bits, t->optimal.kkt_residual);
 }
 
-static void print_pick_json(const char *prefix, const amq_alloc_pick *p) {
-    printf(",\"%sbits_per_key\":%.17g,\"%sspec\":", prefix, p->bits_per_key,
-           prefix);
-    cli_json_string(stdout, p->spec);
-    printf(",\"%sfpr\":%.17g", prefix, p->fpr);
+static void print_pick_json(cli_json *j, const char *prefix,
+                            const amq_alloc_pick *p) {
+    char key[40];
+    snprintf(key, sizeof key, "%sbits_per_key", prefix);
+    cli_json_num(j, key, p->bits_per_key);
+    snprintf(key, sizeof key, "%sspec", prefix);
+    cli_json_str(j, key, p->spec);
+    snprintf(key, sizeof key, "%sfpr", prefix);
+    cli_json_num(j, key, p->fpr);
 }
 
 static void print_plan_json(const plan_opts *o, const amq_lsm_run *r, size_t n,
                             const amq_alloc_pick *opt,
                             const amq_alloc_pick *uni,
                             const amq_lsm_totals *t) {
-    printf("{\"curve\":");
-    cli_json_string(stdout, o->curve);
-    printf(",\"bits_per_key\":%.17g,\"memory_bits\":%.17g,"
-           "\"memory_used_bits\":%.17g,\"cost_uniform\":%.17g,"
-           "\"cost_optimal\":%.17g,\"kkt_residual\":%.3g,\"runs\":[",
-           o->bpk, t->memory_bits, t->optimal.memory_bits, t->cost_uniform,
-           t->cost_optimal, t->optimal.kkt_residual);
+    cli_json j;
+    cli_json_init(&j, stdout, false);
+    cli_json_open(&j, NULL, '{');
+    cli_json_str(&j, "curve", o->curve);
+    cli_json_num(&j, "bits_per_key", o->bpk);
+    cli_json_num(&j, "memory_bits", t->memory_bits);
+    cli_json_num(&j, "memory_used_bits", t->optimal.memory_bits);
+    cli_json_num(&j, "cost_uniform", t->cost_uniform);
+    cli_json_num(&j, "cost_optimal", t->cost_optimal);
+    cli_json_num(&j, "kkt_residual", t->optimal.kkt_residual);
+    cli_json_open(&j, "runs", '[');
     for (size_t i = 0; i < n; i++) {
-        printf("%s{\"name\":", i ? "," : "");
-        cli_json_string(stdout, r[i].name);
-        printf(",\"keys\":%.17g,\"lookups\":%.17g", r[i].keys, r[i].lookups);
-        print_pick_json("", &opt[i]);
-        print_pick_json("uniform_", &uni[i]);
-        putchar('}');
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "name", r[i].name);
+        cli_json_num(&j, "keys", r[i].keys);
+        cli_json_num(&j, "lookups", r[i].lookups);
+        print_pick_json(&j, "", &opt[i]);
+        print_pick_json(&j, "uniform_", &uni[i]);
+        cli_json_close(&j);
     }
-    printf("]}\n");
+    cli_json_close(&j);
+    cli_json_close(&j);
 }
 
 static int plan(int argc, char **argv) {

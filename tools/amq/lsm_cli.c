@@ -14,7 +14,16 @@ bool lsm_parse_double(const char *opt, const char *s, double lo, double hi,
                       double *out) {
     char name[64];
     snprintf(name, sizeof name, "--%s", opt);
-    return cli_parse_real(LSM_CMD, name, s, lo, hi, out);
+    if (!cli_parse_real(LSM_CMD, name, s, lo, hi, out))
+        return false;
+    if (strcmp(opt, "ratio") != 0 || *out > 1.0)
+        return true;
+    /* T = 1 is no tree at all: every level the size of the last. */
+    cli_usage_error(LSM_CMD,
+                    "--ratio: the size ratio T must be above 1, got "
+                    "'%s'",
+                    s);
+    return false;
 }
 
 bool lsm_parse_list(const char *opt, const char *s, double *out, size_t cap,

@@ -12,7 +12,8 @@
 
 int lsm_simulate(int argc, char **argv);
 
-/* A finite number in [lo, hi]; false after a usage error. */
+/* A finite number in [lo, hi] (--ratio: above 1); false after a usage
+ * error. */
 bool lsm_parse_double(const char *opt, const char *s, double lo, double hi,
                       double *out);
 /* Comma-separated numbers (at most cap); false after a usage error. */

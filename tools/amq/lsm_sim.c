@@ -62,16 +62,16 @@ enum {
 
 static const cli_opt sim_options[] = {
     {"law", 'l', true, O_LAW},
-    {"curve", 'c', true, O_CURVE},
+    {"curve", 0, true, O_CURVE},
     {"c", 0, true, O_C},
     {"seed", 's', true, O_SEED},
     {"svg", 0, true, O_SVG},
-    {"json", 'j', false, O_JSON},
+    {"json", 0, false, O_JSON},
     {"quick", 0, false, O_QUICK},
     {"levels", 'L', true, O_LEVELS},
     {"ratio", 'T', true, O_RATIO},
     {"keys", 'n', true, O_KEYS},
-    {"bits-per-key", 'b', true, O_BPK},
+    {"bits-per-key", 'B', true, O_BPK},
     {"weights", 'w', true, O_WEIGHTS},
     {"runs", 0, true, O_RUNS},
     {"alpha", 0, true, O_ALPHA},
@@ -141,7 +141,7 @@ static const num_opt numbers[] = {
     NUM(O_C, "c", 1e-6, 100, c),
     NUM(O_SEED, "seed", 0, 9007199254740992.0, seed),
     NUM(O_LEVELS, "levels", 1, 64, levels),
-    NUM(O_RATIO, "ratio", 1.0000001, 1e6, ratio),
+    NUM(O_RATIO, "ratio", 1, 1e6, ratio),
     NUM(O_KEYS, "keys", 1, 1e18, keys),
     NUM(O_BPK, "bits-per-key", 0, 1e4, bpk),
     NUM(O_RUNS, "runs", 2, 1e6, runs),
@@ -256,6 +256,13 @@ static double model_planned(const h0_result *r, const amq_alloc_curve *real,
     return sum / w;
 }
 
+/* A law's JSON object, opened with its name (one line). */
+static void json_law(cli_json *j, const char *law) {
+    cli_json_init(j, stdout, false);
+    cli_json_open(j, NULL, '{');
+    cli_json_str(j, "law", law);
+}
+
 static bool h0_run(const sim_opts *o, const amq_alloc_curve *curve,
                    h0_result *r) {
     size_t nw;
@@ -288,7 +295,7 @@ static bool h0_run(const sim_opts *o, const amq_alloc_curve *curve,
     return true;
 }
 
-static void h0_plot(const sim_opts *o, const h0_result *r) {
+static bool h0_plot(const sim_opts *o, const h0_result *r) {
     plot p;
     double x[64], fu[64], fo[64], fm[64];
     for (size_t i = 0; i < r->n; i++)
@@ -301,7 +308,7 @@ static void h0_plot(const sim_opts *o, const h0_result *r) {
     if (strcmp(o->curve, "model") != 0)
         plot_add(&p, "model's bits, real filters", x, fm, r->n, true, true)
             ->dashed = true;
-    plot_write(&p, o->svg);
+    return plot_write(&p, o->svg);
 }
 
 static int law_h0(const sim_opts *o, const amq_alloc_curve *curve) {
@@ -311,13 +318,16 @@ static int law_h0(const sim_opts *o, const amq_alloc_curve *curve) {
     const amq_lsm_totals *t = &r.t;
     double red = 1 - t->cost_optimal / t->cost_uniform;
     if (o->json) {
-        printf("{\"law\":\"h0\",\"curve\":");
-        cli_json_string(stdout, o->curve);
-        printf(",\"cost_uniform\":%.17g,\"cost_monkey\":%.17g,"
-               "\"reduction\":%.17g,\"cost_model_planned\":%.17g,"
-               "\"paper_uniform\":%g,\"paper_monkey\":%g}\n",
-               t->cost_uniform, t->cost_optimal, red, r.model_planned_cost,
-               PAPER_UNIFORM, PAPER_MONKEY);
+        cli_json j;
+        json_law(&j, "h0");
+        cli_json_str(&j, "curve", o->curve);
+        cli_json_num(&j, "cost_uniform", t->cost_uniform);
+        cli_json_num(&j, "cost_monkey", t->cost_optimal);
+        cli_json_num(&j, "reduction", red);
+        cli_json_num(&j, "cost_model_planned", r.model_planned_cost);
+        cli_json_num(&j, "paper_uniform", PAPER_UNIFORM);
+        cli_json_num(&j, "paper_monkey", PAPER_MONKEY);
+        cli_json_close(&j);
     } else {
         printf("H0 on curve %s: %zu levels, T = %g, %g keys, %g bits/key\n\n"
                "| level | keys | weight | uniform b | uniform fpr | Monkey b "
@@ -341,9 +351,7 @@ static int law_h0(const sim_opts *o, const amq_alloc_curve *curve) {
                    100 * (r.model_planned_cost / t->cost_optimal - 1),
                    o->curve);
     }
-    if (o->svg)
-        h0_plot(o, &r);
-    return CLI_EXIT_OK;
+    return o->svg && !h0_plot(o, &r) ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 
 /* ---- log-law ------------------------------------------------------------- */
@@ -355,6 +363,7 @@ static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve) {
     double *lw = calloc(n, sizeof *lw), *b = calloc(n, sizeof *b);
     double bpk = isnan(o->bpk) ? 8 : o->bpk;
     amq_lsm_fit fit;
+    bool written = true;
     amq_status st = lw && b
                         ? amq_lsm_loglaw(n, o->alpha, bpk,
                                          o->seed_set ? (uint64_t)o->seed : 0,
@@ -365,11 +374,15 @@ static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve) {
         return cli_status_error("loglaw", st, NULL);
     }
     double closed = strcmp(o->curve, "model") == 0 ? 1 / o->c : NAN;
-    if (o->json)
-        printf("{\"law\":\"loglaw\",\"slope\":%.17g,\"slope_closed_form\":"
-               "%.17g,\"r2\":%.17g,\"runs_with_bits\":%zu}\n",
-               fit.slope, closed, fit.r2, fit.n);
-    else {
+    if (o->json) {
+        cli_json j;
+        json_law(&j, "loglaw");
+        cli_json_num(&j, "slope", fit.slope);
+        cli_json_num(&j, "slope_closed_form", closed);
+        cli_json_num(&j, "r2", fit.r2);
+        cli_json_u64(&j, "runs_with_bits", fit.n);
+        cli_json_close(&j);
+    } else {
         char cf[32];
         snprintf(cf, sizeof cf, isnan(closed) ? "- (model only)" : "%.4f (1/c)",
                  closed);
@@ -396,10 +409,10 @@ static int law_loglaw(const sim_opts *o, const amq_alloc_curve *curve) {
         plot_add(&p, "optimal allocation", lw, b, n, false, true);
         plot_add(&p, "least-squares line", fx, fy, 2, true, false)->dashed =
             true;
-        plot_write(&p, o->svg);
+        written = plot_write(&p, o->svg);
     }
     free(lw), free(b);
-    return CLI_EXIT_OK;
+    return written ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
 /* ---- robustness ---------------------------------------------------------- */
@@ -440,13 +453,17 @@ static void robust_print(const sim_opts *o, const robust_run *s,
     size_t n = (size_t)o->draws;
     bool model = strcmp(o->curve, "model") == 0;
     if (o->json) {
-        printf("{\"law\":\"robustness\",\"slope\":%.17g,\"r2\":%.17g,"
-               "\"rel_err_small\":%.17g,\"rel_err_large\":%.17g,"
-               "\"slope_large\":%.17g,\"common_excess\":%.17g,"
-               "\"differential_excess\":%.17g,\"max_gap_exact\":%.3g}\n",
-               s->r.fit.slope, s->r.fit.r2, s->r.rel_err_half_law,
-               l->r.rel_err_half_law, l->r.fit.slope, s->r.common_excess,
-               s->r.differential_excess, model ? max_gap(s, n) : NAN);
+        cli_json j;
+        json_law(&j, "robustness");
+        cli_json_num(&j, "slope", s->r.fit.slope);
+        cli_json_num(&j, "r2", s->r.fit.r2);
+        cli_json_num(&j, "rel_err_small", s->r.rel_err_half_law);
+        cli_json_num(&j, "rel_err_large", l->r.rel_err_half_law);
+        cli_json_num(&j, "slope_large", l->r.fit.slope);
+        cli_json_num(&j, "common_excess", s->r.common_excess);
+        cli_json_num(&j, "differential_excess", s->r.differential_excess);
+        cli_json_num(&j, "max_gap_exact", model ? max_gap(s, n) : NAN);
+        cli_json_close(&j);
         return;
     }
     printf("Robustness law on curve %s: %g segments, %g bits/key, Zipf %g, "
@@ -470,7 +487,7 @@ static void robust_print(const sim_opts *o, const robust_run *s,
                fmax(max_gap(s, n), max_gap(l, n)));
 }
 
-static void robust_plot(const sim_opts *o, const robust_run *s,
+static bool robust_plot(const sim_opts *o, const robust_run *s,
                         const robust_run *l) {
     size_t n = (size_t)o->draws;
     double hx[2] = {0, 0}, hy[2];
@@ -483,7 +500,7 @@ static void robust_plot(const sim_opts *o, const robust_run *s,
     plot_add(&p, "small errors", s->D, s->E, n, false, true);
     plot_add(&p, "large errors", l->D, l->E, n, false, true);
     plot_add(&p, "closed form D/2", hx, hy, 2, true, false)->dashed = true;
-    plot_write(&p, o->svg);
+    return plot_write(&p, o->svg);
 }
 
 static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve) {
@@ -499,8 +516,8 @@ static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve) {
         rc = cli_status_error("robustness", st, NULL);
     } else {
         robust_print(o, &s, &l);
-        if (o->svg)
-            robust_plot(o, &s, &l);
+        if (o->svg && !robust_plot(o, &s, &l))
+            rc = CLI_EXIT_ERR;
     }
     free(s.D), free(s.E), free(s.X), free(l.D), free(l.E), free(l.X);
     return rc;
@@ -511,16 +528,25 @@ static int law_robustness(const sim_opts *o, const amq_alloc_curve *curve) {
 static void frontier_print(const sim_opts *o, const amq_lsm_drift *d, size_t n,
                            const amq_lsm_frontier *f) {
     if (o->json) {
-        printf("{\"law\":\"frontier\",\"rstar\":%.17g,\"quad_k\":%.17g,"
-               "\"quad_r2\":%.17g,\"small_k\":%.17g,"
-               "\"coarse_over_rstar\":%.17g,\"fallback_over_rstar\":%.17g,"
-               "\"points\":[",
-               f->rstar, f->quad_k, f->quad_r2, f->small_k,
-               f->r_coarse / f->rstar, f->r_fallback / f->rstar);
-        for (size_t i = 0; i < n; i++)
-            printf("%s{\"sigma\":%.17g,\"r\":%.17g,\"V\":%.17g,\"G\":%.17g}",
-                   i ? "," : "", d[i].sigma, d[i].r, d[i].V, d[i].G);
-        printf("]}\n");
+        cli_json j;
+        json_law(&j, "frontier");
+        cli_json_num(&j, "rstar", f->rstar);
+        cli_json_num(&j, "quad_k", f->quad_k);
+        cli_json_num(&j, "quad_r2", f->quad_r2);
+        cli_json_num(&j, "small_k", f->small_k);
+        cli_json_num(&j, "coarse_over_rstar", f->r_coarse / f->rstar);
+        cli_json_num(&j, "fallback_over_rstar", f->r_fallback / f->rstar);
+        cli_json_open(&j, "points", '[');
+        for (size_t i = 0; i < n; i++) {
+            cli_json_open(&j, NULL, '{');
+            cli_json_num(&j, "sigma", d[i].sigma);
+            cli_json_num(&j, "r", d[i].r);
+            cli_json_num(&j, "V", d[i].V);
+            cli_json_num(&j, "G", d[i].G);
+            cli_json_close(&j);
+        }
+        cli_json_close(&j);
+        cli_json_close(&j);
         return;
     }
     printf("Adaptivity frontier on curve %s (%s drift): %g segments, %g "
@@ -548,7 +574,7 @@ static void frontier_print(const sim_opts *o, const amq_lsm_drift *d, size_t n,
            f->r_fallback / f->rstar);
 }
 
-static void frontier_plot(const sim_opts *o, const amq_lsm_drift *d, size_t n,
+static bool frontier_plot(const sim_opts *o, const amq_lsm_drift *d, size_t n,
                           const amq_lsm_frontier *f) {
     double x[MAX_SIGMAS], y[MAX_SIGMAS], cx[64], c3[64], c2[64];
     double hx[2] = {0.01, 20}, h1[2] = {0.1, 0.1}, h2[2] = {1, 1};
@@ -569,7 +595,7 @@ static void frontier_plot(const sim_opts *o, const amq_lsm_drift *d, size_t n,
         true;
     plot_add(&p, "V = 0.1", hx, h1, 2, true, false);
     plot_add(&p, "V = 1 (uniform is as good)", hx, h2, 2, true, false);
-    plot_write(&p, o->svg);
+    return plot_write(&p, o->svg);
 }
 
 static int law_frontier(const sim_opts *o, const amq_alloc_curve *curve) {
@@ -603,9 +629,7 @@ static int law_frontier(const sim_opts *o, const amq_alloc_curve *curve) {
     if (st != AMQ_OK)
         return cli_status_error("frontier", st, NULL);
     frontier_print(o, d, n, &f);
-    if (o->svg)
-        frontier_plot(o, d, n, &f);
-    return CLI_EXIT_OK;
+    return o->svg && !frontier_plot(o, d, n, &f) ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 
 /* ---- curves: the real types ---------------------------------------------- */
@@ -706,19 +730,25 @@ static bool type_laws(const sim_opts *o, const amq_alloc_curve *c,
 
 static void curves_print(const sim_opts *o, const type_curve *t, size_t n) {
     if (o->json) {
-        printf("{\"law\":\"curves\",\"model_c\":%.17g,\"types\":[", o->c);
+        cli_json j;
+        json_law(&j, "curves");
+        cli_json_num(&j, "model_c", o->c);
+        cli_json_open(&j, "types", '[');
         for (size_t i = 0; i < n; i++) {
-            printf("%s{\"spec\":", i ? "," : "");
-            cli_json_string(stdout, t[i].spec);
-            printf(",\"beta_eff\":%.17g,\"r2\":%.17g,\"sat16\":%.17g,"
-                   "\"h0_uniform\":%.17g,\"h0_monkey\":%.17g,"
-                   "\"h0_model_planned\":%.17g,\"loglaw_slope\":%.17g,"
-                   "\"robust_slope\":%.17g}",
-                   -t[i].fit.slope, t[i].fit.r2, t[i].sat16, t[i].uniform,
-                   t[i].monkey_real, t[i].monkey_model, t[i].loglaw_slope,
-                   t[i].robust_slope);
+            cli_json_open(&j, NULL, '{');
+            cli_json_str(&j, "spec", t[i].spec);
+            cli_json_num(&j, "beta_eff", -t[i].fit.slope);
+            cli_json_num(&j, "r2", t[i].fit.r2);
+            cli_json_num(&j, "sat16", t[i].sat16);
+            cli_json_num(&j, "h0_uniform", t[i].uniform);
+            cli_json_num(&j, "h0_monkey", t[i].monkey_real);
+            cli_json_num(&j, "h0_model_planned", t[i].monkey_model);
+            cli_json_num(&j, "loglaw_slope", t[i].loglaw_slope);
+            cli_json_num(&j, "robust_slope", t[i].robust_slope);
+            cli_json_close(&j);
         }
-        printf("]}\n");
+        cli_json_close(&j);
+        cli_json_close(&j);
         return;
     }
     printf("Real curves: filters of %g keys built at %g..%g bits/key (step "
@@ -747,7 +777,7 @@ static void curves_print(const sim_opts *o, const type_curve *t, size_t n) {
     }
 }
 
-static void curves_plot(const sim_opts *o, const type_curve *t, size_t n) {
+static bool curves_plot(const sim_opts *o, const type_curve *t, size_t n) {
     plot p;
     double mx[2] = {o->range[0], o->range[1]}, my[2];
     for (int k = 0; k < 2; k++)
@@ -757,7 +787,7 @@ static void curves_plot(const sim_opts *o, const type_curve *t, size_t n) {
     for (size_t i = 0; i < n && i + 1 < PLOT_MAX_SERIES; i++)
         plot_add(&p, t[i].spec, t[i].b, t[i].fpr, t[i].n, true, true);
     plot_add(&p, "model e^(-c b)", mx, my, 2, true, false)->dashed = true;
-    plot_write(&p, o->svg);
+    return plot_write(&p, o->svg);
 }
 
 static int law_curves(const sim_opts *o) {
@@ -782,9 +812,7 @@ static int law_curves(const sim_opts *o) {
         n++;
     }
     curves_print(o, t, n);
-    if (o->svg)
-        curves_plot(o, t, n);
-    return CLI_EXIT_OK;
+    return o->svg && !curves_plot(o, t, n) ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */

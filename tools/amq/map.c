@@ -31,7 +31,7 @@ typedef struct map_opts {
     size_t nfiles;
     uint64_t vbits, capacity;
     double fpr;
-    bool multiset, raw, quiet;
+    bool multiset, raw, quiet, json;
     cli_key_source src; /* get */
 } map_opts;
 
@@ -44,20 +44,22 @@ enum {
     OPT_MULTISET,
     OPT_OUTPUT,
     OPT_RAW,
-    OPT_QUIET
+    OPT_QUIET,
+    OPT_JSON
 };
 
 static const cli_opt map_options[] = {
     CLI_KEY_SOURCE_OPTIONS,
     {"type", 't', true, OPT_TYPE},
     {"op", 0, true, OPT_OP},
-    {"value-bits", 'v', true, OPT_VBITS},
+    {"value-bits", 0, true, OPT_VBITS},
     {"fpr", 'e', true, OPT_FPR},
     {"capacity", 'n', true, OPT_CAPACITY},
     {"multiset", 0, false, OPT_MULTISET},
     {"output", 'o', true, OPT_OUTPUT},
     {"raw", 0, false, OPT_RAW},
     {"quiet", 'q', false, OPT_QUIET},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -79,6 +81,7 @@ static bool take_option(map_opts *o, int id, const char *v) {
     case OPT_MULTISET: o->multiset = true; return true;
     case OPT_OUTPUT: o->output = v; return true;
     case OPT_RAW: o->raw = true; return true;
+    case OPT_JSON: o->json = true; return true;
     case OPT_QUIET:
         o->quiet = true;
         cli_progress_set_mode(CLI_PROGRESS_OFF);
@@ -155,6 +158,32 @@ static void print_value(FILE *out, uint64_t v, bool ids) {
             fprintf(out, "%s%u", sep, i);
             sep = ",";
         }
+}
+
+/* "KEY<TAB>VALUE", or a JSON record: "value" a number, "ids" a list. */
+static void print_pair(const map_opts *o, const uint8_t *key, size_t len,
+                       uint64_t v, bool ids) {
+    if (!o->json) {
+        fwrite(key, 1, len, stdout);
+        putchar('\t');
+        print_value(stdout, v, ids);
+        putchar('\n');
+        return;
+    }
+    cli_json j;
+    cli_json_init(&j, stdout, false);
+    cli_json_open(&j, NULL, '{');
+    cli_json_key(&j, key, len, false);
+    if (ids) {
+        cli_json_open(&j, "ids", '[');
+        for (unsigned i = 0; i < 64; i++)
+            if (v >> i & 1)
+                cli_json_u64(&j, NULL, i);
+        cli_json_close(&j);
+    } else {
+        cli_json_u64(&j, "value", v);
+    }
+    cli_json_close(&j);
 }
 
 static bool is_set(const amq_maplet *m) {
@@ -354,10 +383,7 @@ static int map_get(map_opts *o) {
         if (amq_maplet_get(m, key, len, &v) != AMQ_OK)
             continue;
         found++;
-        fwrite(key, 1, len, stdout);
-        putchar('\t');
-        print_value(stdout, v, ids);
-        putchar('\n');
+        print_pair(o, key, len, v, ids);
     }
     cli_keys_close(&k);
     amq_filter_free(m);

@@ -17,7 +17,7 @@
 
 typedef struct query_opts {
     cli_key_source src; /* FILE, KEYFILE or --key, --binary, --skip-empty */
-    bool count_only, invert, quiet, mark;
+    bool count_only, invert, quiet, mark, json;
 } query_opts;
 
 typedef struct query_chunk {
@@ -29,7 +29,7 @@ typedef struct query_chunk {
     size_t cap;
 } query_chunk;
 
-enum { OPT_COUNT = 1, OPT_INVERT, OPT_QUIET, OPT_MARK };
+enum { OPT_COUNT = 1, OPT_INVERT, OPT_QUIET, OPT_MARK, OPT_JSON };
 
 static const cli_opt query_options[] = {
     CLI_KEY_SOURCE_OPTIONS,
@@ -37,6 +37,7 @@ static const cli_opt query_options[] = {
     {"invert", 'v', false, OPT_INVERT},
     {"quiet", 'q', false, OPT_QUIET},
     {"mark", 'm', false, OPT_MARK},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -46,6 +47,7 @@ static void take_flag(query_opts *o, int id) {
     case OPT_INVERT: o->invert = true; break;
     case OPT_QUIET: o->quiet = true; break;
     case OPT_MARK: o->mark = true; break;
+    case OPT_JSON: o->json = true; break;
     default: break;
     }
 }
@@ -93,18 +95,24 @@ static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
     return true;
 }
 
+/* A line: the key (with --mark after 1 or 0), or a JSON record. */
 static void print_key(const query_opts *o, const query_chunk *q, size_t i) {
     const uint8_t *key = q->bytes + q->off[i];
     size_t len = q->off[i + 1] - q->off[i];
+    bool binary = o->src.binary && o->src.keys.n == 0;
+    if (o->json) {
+        cli_json j;
+        cli_json_init(&j, stdout, false);
+        cli_json_open(&j, NULL, '{');
+        cli_json_key(&j, key, len, binary);
+        cli_json_bool(&j, "member", q->hit[i] != 0);
+        cli_json_close(&j);
+        return;
+    }
     if (o->mark)
         fputs(q->hit[i] ? "1\t" : "0\t", stdout);
-    if (o->src.binary && o->src.keys.n == 0 && len == 8)
-        printf("%llu\n", (unsigned long long)cli_load_le64(key));
-    else {
-        if (len > 0)
-            fwrite(key, 1, len, stdout);
-        putchar('\n');
-    }
+    cli_print_key(stdout, key, len, binary);
+    putchar('\n');
 }
 
 /* Query the chunk, print its selected keys, and empty it. */
@@ -158,7 +166,9 @@ static int query_file(const query_opts *o, const amq_filter *f) {
     if (q != NULL)
         free(q->bytes);
     free(q);
-    if (selected >= 0 && o->count_only && !o->quiet)
+    if (selected >= 0 && o->count_only && !o->quiet && o->json)
+        printf("{\"count\":%lld}\n", (long long)selected);
+    else if (selected >= 0 && o->count_only && !o->quiet)
         printf("%lld\n", (long long)selected);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error("<stdout>: write error");

@@ -18,10 +18,13 @@
  *     resolved spec of a small filter built for E.
  *
  * Memory reads per query come from each structure's layout (see
- * docs/structures.md): one cache line for the blocked filters and the
- * quotient filters' block-local lookup, two buckets for cuckoo/vacuum,
- * three slots for xor/fuse, one band of solution columns for Ribbon, k
- * bits for the classic Bloom family. Random memory reads are what a query
+ * docs/structures.md): one cache line for the blocked filters, the prefix
+ * filter (its bin's or the spare's) and the quotient filters' block-local
+ * lookup (maplets too), two buckets for cuckoo/vacuum, both blocks for
+ * vqf, the morton filter's second block only when its overflow bit says
+ * so, three slots for xor/fuse, one band of solution columns for Ribbon
+ * (the static maplet's membership part is one), k bits for the classic
+ * Bloom family. Random memory reads are what a query
  * of a filter larger than the cache costs, so "fastest" is the fewest
  * reads, ties broken by space; "smallest" is the fewest bits per key. The
  * recommendation is the smallest, and the fastest is named beside it when
@@ -69,6 +72,11 @@ static const rec_access access_table[] = {
     {"fuse16", 3, "3 (nearby)", NULL},
     {"fuse32", 3, "3 (nearby)", NULL},
     {"ribbon", 2, "1-2", NULL},
+    {"vqf", 2, "2", NULL},
+    {"prefix", 1, "1", NULL},
+    {"morton", 2, "1-2", NULL},
+    {"maplet", 2, "1-2", NULL},
+    {"smaplet", 2, "1-2", NULL},
     {"bloom", 0, NULL, "k"},
     {"partitioned", 0, NULL, "k"},
     {"counting", 0, NULL, "k"},
@@ -79,18 +87,28 @@ static const rec_access access_table[] = {
     {"cms", 0, NULL, "depth"},
 };
 
-enum { OPT_N = 1, OPT_FPR, OPT_DELETES, OPT_COUNTS, OPT_STATIC, OPT_QUIET };
+enum {
+    OPT_N = 1,
+    OPT_FPR,
+    OPT_DELETES,
+    OPT_COUNTS,
+    OPT_STATIC,
+    OPT_QUIET,
+    OPT_JSON
+};
 
 /* -q: only the name (for `amq build --type "$(amq recommend -q ...)"`). */
-static bool name_only;
+static bool name_only, json_out;
 
 static const cli_opt rec_options[] = {
     {"capacity", 'n', true, OPT_N},
     {"fpr", 'e', true, OPT_FPR},
-    {"deletes", 'd', false, OPT_DELETES},
-    {"count", 'c', false, OPT_COUNTS},
-    {"static", 's', false, OPT_STATIC},
+    {"deletes", 0, false, OPT_DELETES},
+    {"counts", 0, false, OPT_COUNTS},
+    {"count", 0, false, OPT_COUNTS},
+    {"static", 0, false, OPT_STATIC},
     {"quiet", 'q', false, OPT_QUIET},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -119,6 +137,7 @@ static int parse_args(int argc, char **argv, rec_opts *o) {
         case OPT_COUNTS: o->counts = true; break;
         case OPT_STATIC: o->allow_static = true; break;
         case OPT_QUIET: name_only = true; break;
+        case OPT_JSON: json_out = true; break;
         default: break;
         }
     }
@@ -127,7 +146,7 @@ static int parse_args(int argc, char **argv, rec_opts *o) {
     if (o->n == 0)
         return cli_usage_error("recommend", "missing -n N (keys, at least 1)");
     if (o->fpr == 0.0)
-        return cli_usage_error("recommend", "missing --fpr E");
+        o->fpr = CLI_DEFAULT_FPR;
     return -1;
 }
 
@@ -352,12 +371,65 @@ const char *cli_recommend_type(const cli_need *need, FILE *why) {
     return name;
 }
 
+/* The need, the candidates smallest first, the others with the reason,
+ * and the two picks. */
+static int print_json(const rec_opts *o) {
+    size_t n;
+    rec_row *rows = rank(o, NULL, &n);
+    if (rows == NULL || n == 0) {
+        free(rows);
+        cli_error(rows == NULL ? "out of memory" : "no type meets this need");
+        return CLI_EXIT_ERR;
+    }
+    cli_json j;
+    cli_json_init(&j, stdout, true);
+    cli_json_open(&j, NULL, '{');
+    cli_json_open(&j, "need", '{');
+    cli_json_u64(&j, "keys", o->n);
+    cli_json_num(&j, "fpr", o->fpr);
+    cli_json_bool(&j, "deletes", o->deletes);
+    cli_json_bool(&j, "counts", o->counts);
+    cli_json_bool(&j, "static", o->allow_static);
+    cli_json_close(&j);
+    cli_json_str(&j, "recommended", rows[0].type->name);
+    cli_json_str(&j, "fastest", fastest(rows, n)->type->name);
+    cli_json_open(&j, "types", '[');
+    for (size_t i = 0; i < n; i++) {
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "type", rows[i].type->name);
+        cli_json_num(&j, "bits_per_key", rows[i].bits);
+        cli_json_num(&j, "bytes", rows[i].bits * (double)o->n / 8.0);
+        cli_json_str(&j, "reads_per_query", rows[i].reads_text);
+        cli_json_num(&j, "fpr", rows[i].eps);
+        cli_json_bool(&j, "fixed_width", rows[i].fixed);
+        cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_open(&j, "not_considered", '[');
+    for (size_t i = 0; i < amq_filter_type_count(); i++) {
+        const amq_type_info *t = amq_filter_type_at(i);
+        const char *why = unfit(o, t);
+        if (why == NULL)
+            continue;
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "type", t->name);
+        cli_json_str(&j, "why", why);
+        cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_close(&j);
+    free(rows);
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_recommend(int argc, char **argv) {
     rec_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    if (json_out)
+        return print_json(&o);
     if (name_only) {
         const char *name = cli_recommend_type(&o, NULL);
         if (name == NULL)

@@ -24,17 +24,19 @@ enum {
     OPT_NAME,
     OPT_SLOTS,
     OPT_COMMANDS,
-    OPT_SHARDS
+    OPT_SHARDS,
+    OPT_JSON
 };
 
 static const cli_opt plan_options[] = {
     {"type", 't', true, OPT_TYPE},
     {"fpr", 'e', true, OPT_FPR},
     {"keys", 'n', true, OPT_KEYS},
-    {"queries", 'q', true, OPT_QUERIES},
+    {"queries", 0, true, OPT_QUERIES},
     {"name", 0, true, OPT_NAME},
     {"slots", 0, true, OPT_SLOTS},
-    {"commands", 'c', false, OPT_COMMANDS},
+    {"commands", 0, false, OPT_COMMANDS},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -89,22 +91,23 @@ typedef struct plan_args {
     double keys[SHARD_MAX], queries[SHARD_MAX];
     uint16_t lo[SHARD_MAX], hi[SHARD_MAX];
     int nkeys, nqueries, nslots;
-    bool commands;
+    bool commands, json;
 } plan_args;
 
-static bool read_plan_args(plan_args *p, int argc, char **argv) {
+/* -1 to go on, else the exit status. */
+static int read_plan_args(plan_args *p, int argc, char **argv) {
     cli_args a;
     int id;
     cli_args_init(&a, "shard", argc, argv);
     p->name = "filter";
     while ((id = cli_next(&a, plan_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
-            return false;
-        if (id == CLI_OPT_HELP) {
-            cli_help_print(stdout, "shard");
-            exit(CLI_EXIT_OK);
-        }
-        if (id == OPT_TYPE)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "shard") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (id == OPT_JSON)
+            p->json = true;
+        else if (id == OPT_TYPE)
             p->type = a.value;
         else if (id == OPT_NAME)
             p->name = a.value;
@@ -112,30 +115,28 @@ static bool read_plan_args(plan_args *p, int argc, char **argv) {
             p->commands = true;
         else if (id == OPT_FPR &&
                  !cli_parse_fpr("shard", "--fpr", a.value, &p->eps))
-            return false;
+            return CLI_EXIT_ERR;
         else if (id == OPT_KEYS &&
                  (p->nkeys = parse_list("--keys", a.value, p->keys)) < 0)
-            return false;
+            return CLI_EXIT_ERR;
         else if (id == OPT_QUERIES &&
                  (p->nqueries = parse_list("--queries", a.value, p->queries)) <
                      0)
-            return false;
+            return CLI_EXIT_ERR;
         else if (id == OPT_SLOTS &&
                  (p->nslots = parse_slots(a.value, p->lo, p->hi)) < 0)
-            return false;
+            return CLI_EXIT_ERR;
         else if (id == CLI_NEXT_POS)
-            return cli_usage_error("shard", "plan takes no file"), false;
+            return cli_usage_error("shard", "plan takes no file");
     }
     if (p->type == NULL || p->eps == 0 || p->nkeys == 0)
         return cli_usage_error("shard", "plan needs --type, --fpr and "
-                                        "--keys"),
-               false;
+                                        "--keys");
     if ((p->nqueries != 0 && p->nqueries != p->nkeys) ||
         (p->nslots != 0 && p->nslots != p->nkeys))
         return cli_usage_error("shard", "--keys, --queries and --slots "
-                                        "name the same number of shards"),
-               false;
-    return true;
+                                        "name the same number of shards");
+    return -1;
 }
 
 /* Shard s's hash tag: in its --slots range, or in the s-th of S equal
@@ -152,12 +153,48 @@ static bool shard_tag(const plan_args *p, int s, char *tag, size_t cap) {
     return amq_shard_tag(lo, hi, tag, cap) == AMQ_OK;
 }
 
+static void print_plan_json(const plan_args *p, const amq_alloc_pick *pick,
+                            const amq_shard_plan_summary *sum, double qsum) {
+    char tag[24], key[64];
+    cli_json j;
+    cli_json_init(&j, stdout, true);
+    cli_json_open(&j, NULL, '{');
+    cli_json_str(&j, "type", p->type);
+    cli_json_num(&j, "target_fpr", p->eps);
+    cli_json_num(&j, "fpr", sum->fpr);
+    cli_json_num(&j, "memory_bits", sum->memory_bits);
+    cli_json_num(&j, "uniform_memory_bits", sum->uniform_bits);
+    cli_json_open(&j, "shards", '[');
+    for (int s = 0; s < p->nkeys; s++) {
+        if (!shard_tag(p, s, tag, sizeof tag))
+            tag[0] = 0;
+        snprintf(key, sizeof key, "%s{%s}", p->name, tag);
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "key", key);
+        cli_json_num(&j, "items", p->keys[s]);
+        cli_json_num(&j, "share", (p->nqueries ? p->queries[s] : 1) / qsum);
+        if (pick[s].spec[0])
+            cli_json_str(&j, "spec", pick[s].spec);
+        else
+            cli_json_null(&j, "spec"); /* no filter: always "maybe" */
+        cli_json_num(&j, "fpr", pick[s].fpr);
+        cli_json_num(&j, "bits_per_key", pick[s].bits_per_key);
+        cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_close(&j);
+}
+
 static void print_plan(const plan_args *p, const amq_alloc_pick *pick,
                        const amq_shard_plan_summary *sum) {
     char tag[24];
     double qsum = 0;
     for (int s = 0; s < p->nkeys; s++)
         qsum += p->nqueries ? p->queries[s] : 1;
+    if (p->json && !p->commands) {
+        print_plan_json(p, pick, sum, qsum);
+        return;
+    }
     if (!p->commands)
         printf("%-5s %-24s %12s %8s %-20s %10s %9s\n", "shard", "key", "items",
                "share", "spec", "fpr", "bits/key");
@@ -194,8 +231,9 @@ static int cmd_plan(int argc, char **argv) {
     amq_diag diag;
     memset(&p, 0, sizeof p);
     memset(&diag, 0, sizeof diag);
-    if (!read_plan_args(&p, argc, argv))
-        return CLI_EXIT_ERR;
+    int rc = read_plan_args(&p, argc, argv);
+    if (rc >= 0)
+        return rc;
     pick = calloc((size_t)p.nkeys, sizeof *pick);
     if (pick == NULL)
         return cli_status_error("shard plan", AMQ_ERR_NOMEM, NULL);
@@ -219,15 +257,28 @@ static int cmd_slot(int argc, char **argv) {
     const char **keys = calloc((size_t)argc, sizeof *keys);
     if (keys == NULL)
         return cli_status_error("shard slot", AMQ_ERR_NOMEM, NULL);
-    int rc = cli_positionals("shard", argc, argv, 1, (size_t)argc, keys);
-    for (int i = 0; rc < 0 && i < argc && keys[i] != NULL; i++)
-        printf("%s\t%u\n", keys[i], amq_shard_slot(keys[i], strlen(keys[i])));
+    bool json = false;
+    int rc = cli_positionals("shard", argc, argv, 1, (size_t)argc, keys, &json);
+    cli_json j;
+    cli_json_init(&j, stdout, false);
+    for (int i = 0; rc < 0 && i < argc && keys[i] != NULL; i++) {
+        unsigned slot = amq_shard_slot(keys[i], strlen(keys[i]));
+        if (!json) {
+            printf("%s\t%u\n", keys[i], slot);
+            continue;
+        }
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "key", keys[i]);
+        cli_json_u64(&j, "slot", slot);
+        cli_json_close(&j);
+    }
     free(keys);
     return rc < 0 ? CLI_EXIT_OK : rc;
 }
 
 static const cli_opt route_options[] = {
-    {"shards", 's', true, OPT_SHARDS},
+    {"shards", 0, true, OPT_SHARDS},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -239,8 +290,10 @@ static int cmd_route(int argc, char **argv) {
     const uint8_t *key;
     size_t len;
     int id, r;
+    bool json = false;
     cli_args_init(&a, "shard", argc, argv);
     while ((id = cli_next(&a, route_options)) != CLI_NEXT_END) {
+        json |= id == OPT_JSON;
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
@@ -258,8 +311,19 @@ static int cmd_route(int argc, char **argv) {
                                SHARD_MAX);
     if (!cli_keys_open(&k, path, false, false))
         return CLI_EXIT_ERR;
-    while ((r = cli_keys_next(&k, &key, &len)) == 1)
-        printf("%zu\n", amq_shard_of(key, len, (size_t)shards));
+    cli_json j;
+    cli_json_init(&j, stdout, false);
+    while ((r = cli_keys_next(&k, &key, &len)) == 1) {
+        size_t s = amq_shard_of(key, len, (size_t)shards);
+        if (!json) {
+            printf("%zu\n", s);
+            continue;
+        }
+        cli_json_open(&j, NULL, '{');
+        cli_json_key(&j, key, len, false);
+        cli_json_u64(&j, "shard", s);
+        cli_json_close(&j);
+    }
     cli_keys_close(&k);
     return r < 0 ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }

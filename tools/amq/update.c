@@ -11,6 +11,11 @@
  * Static types (xor, fuse, ribbon) are built once from all their keys and
  * cannot change; the command refuses them and says how to rebuild. Types
  * without deletion refuse `remove` and name the types that have it.
+ *
+ * `add --new` is test-and-add for a stream (what BF.ADD's 0/1 answers):
+ * each key the filter does not already report is added and printed, in
+ * input order, so a key repeated within one run is printed once (and a
+ * new key may, at the filter's false-positive rate, look old).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +28,21 @@ typedef struct update_opts {
     update_op op;
     const char *command, *file, *output; /* file: src.file              */
     cli_key_source src;
-    bool quiet, missing_ok;
+    bool quiet, missing_ok, print_new, json;
 } update_opts;
 
 typedef struct update_result {
-    uint64_t applied, missing;
+    uint64_t applied, missing, old; /* old: --new keys already reported */
 } update_result;
 
-enum { OPT_OUTPUT = 1, OPT_QUIET, OPT_PROGRESS, OPT_MISSING_OK };
+enum {
+    OPT_OUTPUT = 1,
+    OPT_QUIET,
+    OPT_PROGRESS,
+    OPT_MISSING_OK,
+    OPT_NEW,
+    OPT_JSON
+};
 
 static const cli_opt update_options[] = {
     CLI_KEY_SOURCE_OPTIONS,
@@ -38,6 +50,8 @@ static const cli_opt update_options[] = {
     {"quiet", 'q', false, OPT_QUIET},
     {"progress", 0, false, OPT_PROGRESS},
     {"missing-ok", 0, false, OPT_MISSING_OK},
+    {"new", 0, false, OPT_NEW},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -56,7 +70,17 @@ static bool take_option(update_opts *o, int id, const char *v) {
             o->missing_ok = true;
             return true;
         }
-        cli_usage_error(o->command, "unknown option '--missing-ok'");
+        cli_usage_error(o->command, "--missing-ok is for amq remove");
+        return false;
+    case OPT_NEW:
+    case OPT_JSON:
+        if (o->op == OP_ADD) {
+            o->print_new |= id == OPT_NEW;
+            o->json |= id == OPT_JSON;
+            return true;
+        }
+        cli_usage_error(o->command, "%s is for amq add",
+                        id == OPT_NEW ? "--new" : "--json");
         return false;
     default: return false;
     }
@@ -65,6 +89,9 @@ static bool take_option(update_opts *o, int id, const char *v) {
 static int check_args(update_opts *o) {
     int rc = cli_key_source_check(&o->src);
     o->file = o->src.file;
+    if (rc < 0 && o->json && !o->print_new)
+        return cli_usage_error(o->command, "--json prints the new keys of "
+                                           "--new: give both");
     if (rc < 0 && o->output == NULL && strcmp(o->file, "-") == 0)
         return cli_usage_error(o->command, "FILE '-' needs -o OUT");
     return rc;
@@ -135,6 +162,23 @@ static int key_failed(const update_opts *o, const cli_keys *k,
     return CLI_EXIT_ERR;
 }
 
+/* A key --new found new: its line, or a JSON record. */
+static void print_new_key(const update_opts *o, const uint8_t *key,
+                          size_t len) {
+    bool binary = o->src.binary && o->src.keys.n == 0;
+    if (o->json) {
+        cli_json j;
+        cli_json_init(&j, stdout, false);
+        cli_json_open(&j, NULL, '{');
+        cli_json_key(&j, key, len, binary);
+        cli_json_bool(&j, "new", true);
+        cli_json_close(&j);
+        return;
+    }
+    cli_print_key(stdout, key, len, binary);
+    putchar('\n');
+}
+
 static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
                       update_result *r) {
     cli_progress p;
@@ -143,6 +187,10 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
     int rc;
     cli_progress_init(&p, o->op == OP_ADD ? "adding" : "removing", 0);
     while ((rc = cli_keys_next(k, &key, &len)) == 1) {
+        if (o->print_new && amq_filter_contains(f, key, len)) {
+            r->old++;
+            continue;
+        }
         amq_status st = o->op == OP_ADD ? amq_filter_add(f, key, len)
                                         : amq_filter_remove(f, key, len);
         if (st == AMQ_ERR_NOT_FOUND && o->missing_ok) {
@@ -159,6 +207,8 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
             return rc;
         }
         r->applied++;
+        if (o->print_new)
+            print_new_key(o, key, len);
         cli_progress_tick(&p, k->count);
     }
     cli_progress_done(&p);
@@ -177,6 +227,11 @@ static void print_summary(const update_opts *o, const amq_filter *f,
             strcmp(out, "-") == 0 ? "<stdout>" : out,
             (unsigned long long)amq_filter_items(f), amq_filter_bits_per_key(f),
             amq_filter_fpr_bound(f));
+    if (r->old > 0)
+        fprintf(stderr,
+                "amq: %llu key%s already in the filter (not added "
+                "again)\n",
+                (unsigned long long)r->old, r->old == 1 ? " was" : "s were");
     if (r->missing > 0)
         fprintf(stderr, "amq: %llu key%s not in the filter (skipped)\n",
                 (unsigned long long)r->missing,
@@ -197,7 +252,7 @@ static int update(int argc, char **argv, update_op op, const char *command) {
     if (rc < 0 && !cli_key_source_open(&o.src, &k))
         rc = CLI_EXIT_ERR;
     if (rc < 0) {
-        update_result r = {0, 0};
+        update_result r = {0, 0, 0};
         rc = apply_keys(&o, f, &k, &r);
         cli_keys_close(&k);
         if (rc == CLI_EXIT_OK)
@@ -210,6 +265,8 @@ static int update(int argc, char **argv, update_op op, const char *command) {
         }
         if (rc == CLI_EXIT_OK && op == OP_ADD)
             rc = cli_check_capacity(f, o.output ? o.output : o.file);
+        if (rc == CLI_EXIT_OK && o.print_new && r.applied == 0)
+            rc = CLI_EXIT_NONE;
     }
     amq_filter_free(f);
     cli_key_source_free(&o.src);

@@ -167,17 +167,23 @@ int cli_dispatch(const char *command, const cli_command *subs, int argc,
 }
 
 int cli_positionals(const char *command, int argc, char **argv, size_t min,
-                    size_t max, const char **out) {
+                    size_t max, const char **out, bool *json) {
     static const cli_opt none[] = {{NULL, 0, false, 0}};
+    static const cli_opt with_json[] = {{"json", 0, false, 1},
+                                        {NULL, 0, false, 0}};
     cli_args a;
     size_t n = 0;
     int id;
     cli_args_init(&a, command, argc, argv);
-    while ((id = cli_next(&a, none)) != CLI_NEXT_END) {
+    while ((id = cli_next(&a, json ? with_json : none)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
             return cli_help_print(stdout, command) ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (id == 1) {
+            *json = true;
+            continue;
+        }
         if (n == max)
             return cli_usage_error(command, "%s: too many arguments", argv[0]);
         out[n++] = a.value;
@@ -199,6 +205,23 @@ static uint64_t suffix_multiplier(char c) {
     }
 }
 
+/* "1.5e6", "2.5M": a decimal or scientific number (and suffix) whose value
+ * is a whole number below 2^64. */
+static bool parse_real_count(const char *s, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mul = (double)suffix_multiplier(*end);
+    if (mul != 1)
+        end++;
+    v *= mul;
+    if (errno != 0 || *end != 0 || !(v >= 0 && v < 18446744073709551616.0) ||
+        v != floor(v))
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
 bool cli_parse_u64(const char *command, const char *opt, const char *s,
                    uint64_t *out) {
     char *end = NULL;
@@ -206,6 +229,11 @@ bool cli_parse_u64(const char *command, const char *opt, const char *s,
     if (s[0] < '0' || s[0] > '9')
         goto bad;
     unsigned long long v = strtoull(s, &end, 10);
+    if (*end == '.' || *end == 'e' || *end == 'E') {
+        if (parse_real_count(s, out))
+            return true;
+        goto bad;
+    }
     uint64_t mul = suffix_multiplier(*end);
     if (mul != 1)
         end++;
@@ -214,7 +242,10 @@ bool cli_parse_u64(const char *command, const char *opt, const char *s,
     *out = (uint64_t)v * mul;
     return true;
 bad:
-    cli_usage_error(command, "%s: '%s' is not a non-negative integer", opt, s);
+    cli_usage_error(command,
+                    "%s: '%s' is not a whole number (digits, 1e6, or a k/M/G "
+                    "suffix: 2M)",
+                    opt, s);
     return false;
 }
 
@@ -316,25 +347,6 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
-
-void cli_json_number(FILE *out, double v) {
-    char buf[AMQ_REAL_TEXT_MAX];
-    fputs(isfinite(v) ? amq_real_text(v, buf) : "null", out);
-}
-
-void cli_json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (; s != NULL && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
 
 /* ---- filters that outgrow their size ---------------------------------------- */
 
