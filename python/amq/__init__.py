@@ -323,8 +323,20 @@ class Filter:
         self.close()
 
     def copy(self):
-        """An independent, modifiable copy."""
+        """An independent, modifiable copy (of a view too: its own table)."""
         return Filter.from_bytes(self.to_bytes())
+
+    # copy.copy, copy.deepcopy and pickle go through the frame: each object
+    # owns its own C filter (two owning one pointer would free it twice),
+    # and hashes are the same in every process.
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        return (Filter.from_bytes, (self.to_bytes(),))
 
     # ---- one key ----
 

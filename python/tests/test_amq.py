@@ -5,7 +5,9 @@ Run: AMQ_LIBRARY=build/libamq.so PYTHONPATH=python \
 (ctest runs it as the `python` test.)
 """
 
+import copy
 import os
+import pickle
 import stat
 import tempfile
 import unittest
@@ -185,6 +187,51 @@ class TestFiles(unittest.TestCase):
         self.assertEqual(c.info()["items"], 2001)
         self.assertEqual(amq.Filter.from_bytes(f.to_bytes()).to_bytes(),
                          f.to_bytes())
+
+    def test_copy_and_pickle_own_their_filter(self):
+        f = amq.Filter("blocked", 1000, 0.01)
+        f.add_many(keys(b"c", 500))
+        for g in (copy.copy(f), copy.deepcopy(f),
+                  pickle.loads(pickle.dumps(f)), f.copy()):
+            self.assertEqual(g.to_bytes(), f.to_bytes())
+            g.add(b"only-in-the-copy")
+            self.assertIn(b"only-in-the-copy", g)
+            self.assertNotEqual(g.to_bytes(), f.to_bytes())
+            del g  # freeing one must leave the other whole
+        self.assertTrue(all(f.contains_many(keys(b"c", 500))))
+        f.save(self.path)
+        v = amq.Filter.open(self.path)  # a view copies into its own table
+        w = copy.copy(v)
+        v.close()
+        self.assertFalse(w.is_view)
+        w.add(b"after")
+        self.assertTrue(all(w.contains_many(keys(b"c", 500))))
+
+    def test_frames_of_another_kind(self):
+        # A vector clock's frame, made through the C API (the binding has
+        # no clocks yet), is refused as what it is.
+        import ctypes
+        from amq._native import lib
+        P = ctypes.c_void_p
+        lib.amq_clock_new_vector.argtypes = [ctypes.c_int, ctypes.c_uint64, P,
+                                             ctypes.POINTER(P)]
+        lib.amq_clock_save_size.argtypes = [P]
+        lib.amq_clock_save_size.restype = ctypes.c_size_t
+        lib.amq_clock_save.argtypes = [P, ctypes.c_char_p, ctypes.c_size_t,
+                                       ctypes.POINTER(ctypes.c_size_t)]
+        lib.amq_clock_free.argtypes = [P]
+        c = P()
+        self.assertEqual(lib.amq_clock_new_vector(2, 1, None,
+                                                  ctypes.byref(c)), 0)
+        n = lib.amq_clock_save_size(c)
+        buf = ctypes.create_string_buffer(n)
+        done = ctypes.c_size_t()
+        self.assertEqual(lib.amq_clock_save(c, buf, n, ctypes.byref(done)), 0)
+        lib.amq_clock_free(c)
+        with self.assertRaises(amq.KindError) as e:
+            amq.Filter.from_bytes(buf.raw[:done.value])
+        self.assertIn("vector clock", str(e.exception))
+        self.assertIsInstance(e.exception, ValueError)
 
     def test_keyed_file_is_private(self):
         a = amq.Filter("blocked", 100, 0.01, keyed=True)

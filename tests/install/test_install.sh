@@ -50,6 +50,27 @@ fi
 check "installed completion is valid bash" bash -n "$P/share/bash-completion/completions/amq"
 check "installed amq runs" "$P/bin/amq" --version
 
+# The installed Redis module loads into Debian's redis-server and answers
+# (the server on loopback, stopped by its PID).
+check "installed module is executable" test -x "$P/lib/amq/amq-redis.so"
+if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
+    port=$((20000 + $$ % 20000))
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$T" --loadmodule "$P/lib/amq/amq-redis.so" >"$T/redis.log" 2>&1 &
+    rpid=$!
+    up=0
+    for _ in $(seq 1 50); do
+        if redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then up=1; break; fi
+        sleep 0.1
+    done
+    check "redis-server starts with the installed module" test "$up" -eq 1
+    check "the installed module answers BF.ADD" sh -c "redis-cli -p $port BF.ADD k a | grep -qx 1"
+    check "and BF.EXISTS" sh -c "redis-cli -p $port BF.EXISTS k a | grep -qx 1"
+    kill "$rpid" 2>/dev/null
+    wait "$rpid" 2>/dev/null
+    [ "$up" -eq 1 ] || sed 's/^/  redis| /' "$T/redis.log" | tail -5 >&2
+fi
+
 # The installed headers compile in strict ISO mode, as C and as C++ (the
 # inline queries of amq/query.h are code in a header).
 check "headers compile as pedantic C11" cc -std=c11 -Wall -Wextra -pedantic \
