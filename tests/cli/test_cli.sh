@@ -408,5 +408,74 @@ run 2 "shard plan: bad slot range" "$AMQ" shard plan --type bloom --fpr 0.01 \
 run 2 "shard route without --shards" "$AMQ" shard route keys.txt
 run 2 "shard: unknown subcommand" "$AMQ" shard nosuch
 
+# ---- edges a user meets ----------------------------------------------------------
+# gzip key files, by their magic, for every verb that reads keys
+seq 1 3000 | sed 's/^/gz-/' >gzkeys
+gzip -c gzkeys >gzkeys.gz
+cp gzkeys.gz renamed.txt
+run 0 "build from gzip keys" "$AMQ" build -q -t sbbf -o gz1.amq gzkeys.gz
+run 0 "build from the plain keys" "$AMQ" build -q -t sbbf -o gz2.amq gzkeys
+check "gzip and plain keys give the same filter" cmp -s gz1.amq gz2.amq
+run 0 "a gzip file named .txt is still gzip" "$AMQ" build -q -t sbbf -o gz3.amq renamed.txt
+check "(same bytes)" cmp -s gz1.amq gz3.amq
+run 0 "query with gzip keys" "$AMQ" query --count gz1.amq gzkeys.gz
+check "every gzip key answers" test "$(cat out)" = 3000
+cat gzkeys.gz gzkeys.gz >twice.gz
+run 0 "concatenated gzip members" "$AMQ" query --count gz1.amq twice.gz
+check "both members read" test "$(cat out)" = 6000
+head -c 200 gzkeys.gz >cut.gz
+run 2 "truncated gzip" "$AMQ" build -q -t sbbf -o cut.amq cut.gz
+expect_in "cut short" err "truncated gzip named"
+check "truncated gzip writes nothing" test ! -e cut.amq
+# a filter that forgets says so
+run 0 "build stable" "$AMQ" build -t stable -n 1000 -o st.amq keys
+expect_in "stable forgets old keys" err "stable build notes it forgets"
+run 0 "info stable" "$AMQ" info st.amq
+expect_in "forgets: *yes" out "info says it forgets"
+# a sketch has no membership bound
+run 0 "build topk" "$AMQ" build -q -t topk:k=10 -o tk.amq keys
+run 0 "info topk" "$AMQ" info tk.amq
+expect_in "fpr bound: *n/a (a frequency sketch" out "topk: no bound"
+expect_in "decay=1.08," out "topk: decay in its shortest form"
+# a summing maplet counts keys, not the values' sum
+awk '{ print $0 "\t5" }' keys >sum5.tsv
+run 0 "map build sum" "$AMQ" map build -q --op sum -o sum.amq sum5.tsv
+run 0 "info sum maplet" "$AMQ" info --json sum.amq
+keys_seen=$(sed -n 's/.*"keys": \([0-9]*\).*/\1/p' out)
+check "sum maplet: its keys are its fingerprints (2000 less collisions)" \
+    test "$keys_seen" -ge 1900 -a "$keys_seen" -le 2000
+expect_in '"items": 10000' out "sum maplet: items are the sum"
+# an intersection states what its bound covers, and is final
+head -n 1500 keys >ia
+tail -n 1500 keys >ib
+"$AMQ" build -q -t bloom -n 2000 -o ia.amq ia
+"$AMQ" build -q -t bloom -n 2000 -o ib.amq ib
+run 0 "intersect" "$AMQ" merge --intersect -o iab.amq ia.amq ib.amq
+expect_in "for a key outside the intersection" err "merge says what the bound covers"
+run 0 "info intersection" "$AMQ" info iab.amq
+expect_in "for any key outside the intersection" out "info: the intersection's bound"
+run 2 "add to an intersection" "$AMQ" add iab.amq --key x
+expect_in "intersection of filters cannot take" err "intersection refuses keys"
+# test-and-add
+printf 'key-1\nfresh\nfresh\nfresh2\n' >stream
+cp bloom.amq tadd.amq
+run 0 "add --new" "$AMQ" add -q --new tadd.amq stream
+check "add --new prints the new keys once, in order" test "$(cat out | tr '\n' ' ')" = "fresh fresh2 "
+run 1 "add --new with nothing new: exit 1" "$AMQ" add -q --new tadd.amq stream
+check "add --new: nothing printed" test ! -s out
+run 2 "--new is for add" "$AMQ" remove cuckoo.amq --new --key x
+# counts in scientific form
+run 0 "recommend -n 1e6" "$AMQ" recommend -q -n 1e6
+run 0 "build -n 2.5k" "$AMQ" build -q -t bloom -n 2.5k -o sci.amq keys
+run 0 "info of it" "$AMQ" info --json sci.amq
+expect_in '"capacity": 2500' out "2.5k is 2500"
+run 2 "1.5 keys is not a count" "$AMQ" build -q -t bloom -n 1.5 -o x.amq keys
+# messages
+run 2 "lsm --ratio 1" "$AMQ" lsm plan -B 8 -T 1
+expect_in "must be above 1" err "ratio message"
+run 2 "plot into a missing folder" "$AMQ" lsm simulate --law loglaw --quick --svg no-dir/x.svg
+run 0 "recommend names reads for every type" "$AMQ" recommend -n 1M --static
+check "recommend: no '?' in reads" sh -c "! grep -q '| ? |' out"
+
 cd / && rm -rf "$T"
 finish test_cli

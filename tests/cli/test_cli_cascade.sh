@@ -66,6 +66,16 @@ expect_in "not a cascade" err "type message"
 head -c 1000 c.amq > t.amq
 run 2 "truncated" "$AMQ" cascade query t.amq members.txt
 run 2 "unknown subcommand" "$AMQ" cascade frobnicate
+# an audit that rejects the bound exits 4: members' look-alikes as queries
+sed 's/^/x/' members.txt >lookalike.txt
+run 4 "audit of a shifted workload: exit 4" "$AMQ" cascade audit c.amq --members members.txt --nonmembers lookalike.txt
+expect_in "VIOLATED" out "the verdict"
+run 0 "cascade info" "$AMQ" cascade info --json c.amq
+check "bits/key counts the whole file" python3 -c "
+import json, os; d = json.load(open('out'))
+assert abs(d['bits_per_key'] - 8 * os.path.getsize('c.amq') / d['members']) < 1e-9, d"
+run 2 "dim-bits below the range" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 --dim-bits 8 -o x.amq
+expect_in "dim-bits: 10 to 20" err "dim-bits message"
 run 0 "help" "$AMQ" help cascade
 
 cd / && rm -rf "$T"

@@ -88,9 +88,11 @@ const cli_help_topic *cli_help_topics(void);
 /* Text after the overview's usage lines (exit status, pointers). */
 const char *cli_help_epilogue(void);
 
-/* manpage.c: amq.1 in roff, and a bash completion script. */
+/* manpage.c: amq.1 in roff (`amq help --man`), the completion scripts for
+ * bash, zsh and fish (`amq help --completion [SHELL]`) and the examples
+ * session (`amq help examples`, the man page's EXAMPLES). */
 void cli_man_page(FILE *out);
-void cli_bash_completion(FILE *out);
+void cli_examples(FILE *out);
 /* `amq help [topic]` without the generated forms (--man, --completion),
  * which cli_cmd_help (manpage.c) answers first. */
 int cli_help_command(int argc, char **argv);

@@ -56,9 +56,9 @@ typedef struct demo_row {
 enum { OPT_N = 1, OPT_FPR, OPT_SEED, OPT_TYPE };
 
 static const cli_opt demo_options[] = {
-    {"n", 'n', true, OPT_N},       {"fpr", 'e', true, OPT_FPR},
-    {"seed", 's', true, OPT_SEED}, {"type", 't', true, OPT_TYPE},
-    {NULL, 0, false, 0},
+    {"capacity", 'n', true, OPT_N}, {"n", 0, true, OPT_N},
+    {"fpr", 'e', true, OPT_FPR},    {"seed", 's', true, OPT_SEED},
+    {"type", 't', true, OPT_TYPE},  {NULL, 0, false, 0},
 };
 
 /* ---- arguments --------------------------------------------------------------- */

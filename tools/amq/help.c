@@ -183,7 +183,7 @@ static const help_topic topics[] = {
      "                       types not considered and why, the two picks\n"
      "\n"
      "Exit status: 0, or 2 on bad usage or when no type meets the need."},
-    {"demo", "amq demo [--n N] [--fpr E] [--seed S] [--type SPEC]...",
+    {"demo", "amq demo [-n N] [--fpr E] [--seed S] [--type SPEC]...",
      "Compare every registered type on built-in data: N pseudo-random 8-byte\n"
      "keys (splitmix64) are inserted through the generic interface and N\n"
      "distinct absent keys are queried. Each filter is saved, loaded back and\n"
@@ -193,7 +193,7 @@ static const help_topic topics[] = {
      "single query and batch query (on pre-hashed keys; hashing is timed\n"
      "separately in the last column).\n"
      "\n"
-     "  -n, --n N            keys per set (default 1000000; k/M suffixes)\n"
+     "  -n, --capacity N     keys per set (default 1000000; k/M suffixes)\n"
      "  -e, --fpr E          target false-positive rate (default 0.01)\n"
      "  -s, --seed S         key generator seed (default 42)\n"
      "  -t, --type SPEC      run only this spec (repeatable)\n"
@@ -320,12 +320,14 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, 1 (search: no file matched), 2 on any error (a bad\n"
      "record, corrupt gzip: the message names the line or byte)."},
-    {"shard",
-     "amq shard plan --type SPEC --fpr E --keys N1,N2,... [--queries "
-     "Q1,Q2,...] [--name NAME] [--slots LO-HI,...] [--commands] | slot KEY... "
-     "| route --shards S [KEYFILE]",
+    {"shard", "amq shard plan|slot|route [OPTIONS]",
      "One logical filter over the shards of a Redis Cluster with one\n"
      "false-positive budget (docs/redis.md, 'Sharded filter').\n"
+     "\n"
+     "  amq shard plan --type SPEC --fpr E --keys N1,N2,... [--queries\n"
+     "      Q1,Q2,...] [--name NAME] [--slots LO-HI,...] [--commands]\n"
+     "  amq shard slot KEY...\n"
+     "  amq shard route --shards S [KEYFILE]\n"
      "\n"
      "plan: shard s holds N_s items and answered Q_s of the queries for\n"
      "absent items (measured; equal shares when omitted). Splits the target\n"
@@ -341,6 +343,7 @@ static const help_topic topics[] = {
      "      --name NAME      logical filter name (default filter)\n"
      "      --slots LIST     one slot range LO-HI per shard (CLUSTER SLOTS)\n"
      "      --commands       print only the AMQ.RESERVE lines for redis-cli\n"
+     "      --shards S       route: the number of shards, 1..1024\n"
      "      --json           plan, slot, route: JSON instead of text\n"
      "slot: the cluster slot of each KEY (as CLUSTER KEYSLOT).\n"
      "route: the shard (0..S-1) of each key of KEYFILE (or stdin).\n"
@@ -382,13 +385,17 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, or 2 on bad usage or input (a CSV error names the\n"
      "line and byte)."},
-    {"help", "amq help [COMMAND | types | --man | --completion]",
-     "Show the overview, a command's help, or with 'types' every structure\n"
-     "type with its spec parameters. 'amq COMMAND --help' works too.\n"
+    {"help",
+     "amq help [COMMAND | types | examples | --man | --completion [SHELL]]",
+     "Show the overview, a command's help, with 'types' every structure\n"
+     "type with its spec parameters, or with 'examples' a session from a\n"
+     "key file to merged filters. 'amq COMMAND --help' works too.\n"
      "\n"
      "      --man            print the manual page amq(1) in roff, made from\n"
      "                       these help texts ('make install' installs it)\n"
-     "      --completion     print the bash completion script for amq"},
+     "      --completion SHELL  print the completion script for bash\n"
+     "                       (default), zsh or fish ('make install' installs\n"
+     "                       all three)"},
     {NULL, NULL, NULL},
 };
 
@@ -406,7 +413,8 @@ const char *cli_help_epilogue(void) {
            "the\n"
            "structure types. Exit status: 0 success, 1 nothing found (query,\n"
            "map get, kmer search, add --new), 2 error or bad usage, 3 written\n"
-           "but over capacity (build, add, merge).\n";
+           "but over capacity (build, add, merge), 4 an audit rejects the\n"
+           "certified bound (cascade audit).\n";
 }
 
 static void print_overview(FILE *out) {
@@ -494,6 +502,8 @@ int cli_help_command(int argc, char **argv) {
     }
     if (strcmp(topic, "--help") == 0 || strcmp(topic, "-h") == 0)
         topic = "help";
+    else if (topic[0] == '-')
+        return cli_usage_error("help", "unknown option '%s'", topic);
     if (!cli_help_print(stdout, topic))
         return cli_usage_error("help", "no help for '%s'", topic);
     return CLI_EXIT_OK;

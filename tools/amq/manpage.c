@@ -5,16 +5,19 @@
  *
  * `amq help --man` prints roff: the synopsis is every command's usage
  * line, each command's section is its help body set without filling (the
- * texts are already laid out for 80 columns), and the structure types come
- * from amq_filter_type_at. `amq help --completion` prints a bash script
- * whose option lists are read from the option lines of the same bodies:
+ * texts are already laid out for 80 columns), the structure types come
+ * from amq_filter_type_at, and EXAMPLES is the session of `amq help
+ * examples`. `amq help --completion [bash|zsh|fish]` prints a completion
+ * script whose option lists are read from the option lines of the same
+ * bodies, and whose subcommands from the usage lines:
  *
+ *     "amq cascade train|query|info|audit|features|eval [OPTIONS]"
  *     "  -t, --type SPEC      structure spec ..."
  *        ^short ^long  ^argument (upper case; SPEC completes type names,
- *                       KIND hash kinds, FILE/OUT file names)
+ *                       KIND hash kinds, FILE/OUT/DIR file names)
  *
- * CMake runs both at build time (build/amq.1, build/amq.bash-completion)
- * and `make install` installs them. The `amq help` command starts here:
+ * CMake runs them at build time (build/amq.1, build/amq.*-completion) and
+ * `make install` installs them where each shell looks. The `amq help` command starts here:
  * the two generated forms, then help.c's topics (so help.c, which this
  * file reads, does not call back into it).
  */
@@ -67,6 +70,44 @@ static void man_types(FILE *out) {
     }
 }
 
+/* ---- examples ---------------------------------------------------------------- */
+
+/* A session from a key file to every kind of answer: the man page's
+ * EXAMPLES, `amq help examples`, and run as written by the CLI tests. */
+static const char *const examples[] = {
+    "seq 1 100000 > keys.txt",
+    "amq build -o users.amq keys.txt",
+    "amq info users.amq",
+    "amq query users.amq --key 17 --key not-a-key --mark",
+    "printf '17\\nnew-user\\nnew-user\\n' | amq add --new users.amq",
+    "gzip -k keys.txt && amq build --type cuckoo -o c.amq keys.txt.gz",
+    "amq remove c.amq --key 17",
+    "amq recommend -n 1e6 --deletes",
+    "seq 1 50000 > a.txt && seq 25000 75000 > b.txt",
+    "amq build -t bloom -n 100000 -o a.amq a.txt",
+    "amq build -t bloom -n 100000 -o b.amq b.txt",
+    "amq merge -o union.amq a.amq b.amq",
+    "amq merge --intersect -o both.amq a.amq b.amq",
+    "amq build -t cms -e 0.001 -o counts.amq keys.txt",
+    "amq count counts.amq --key 17 --json",
+    NULL,
+};
+
+void cli_examples(FILE *out) {
+    for (size_t i = 0; examples[i] != NULL; i++)
+        fprintf(out, "    %s\n", examples[i]);
+}
+
+static void man_examples(FILE *out) {
+    fputs(".SH EXAMPLES\n"
+          "From a key file to a filter, its answers, updates and merges "
+          "('amq help examples' prints the same lines):\n.PP\n.nf\n",
+          out);
+    for (size_t i = 0; examples[i] != NULL; i++)
+        roff_text(out, examples[i]);
+    fputs(".fi\n", out);
+}
+
 void cli_man_page(FILE *out) {
     const cli_help_topic *t;
     fprintf(out, ".TH AMQ 1 \"\" \"amq %d.%d.%d\" \"User Commands\"\n",
@@ -91,6 +132,7 @@ void cli_man_page(FILE *out) {
         fputs(".fi\n", out);
     }
     man_types(out);
+    man_examples(out);
     fputs(".SH EXIT STATUS\n", out);
     roff_text(out, cli_help_epilogue());
     fputs(".SH SEE ALSO\nThe documentation in the source tree: docs/cli.md "
@@ -99,8 +141,12 @@ void cli_man_page(FILE *out) {
           out);
 }
 
-/* ---- bash completion ------------------------------------------------------------ */
+/* ---- completion ------------------------------------------------------------------ */
 
+/* What completion knows of a command, read from its help topic: the
+ * option lines of its body and the subcommands of its usage line
+ * ("amq cascade train|query|... [OPTIONS]": the word after the command,
+ * when it holds '|'). */
 typedef struct opt_line {
     char shortopt[3];
     char longopt[40];
@@ -130,63 +176,110 @@ static bool parse_opt_line(const char *s, size_t len, opt_line *o) {
     return true;
 }
 
+typedef void (*opt_fn)(FILE *out, const cli_help_topic *t, const opt_line *o);
+
 /* Calls fn for every option line of a help body. */
-static void each_option(const char *body, FILE *out,
-                        void (*fn)(FILE *, const opt_line *)) {
+static void each_option(const cli_help_topic *t, FILE *out, opt_fn fn) {
+    const char *body = t->body;
     while (*body) {
         const char *nl = strchr(body, '\n');
         size_t len = nl ? (size_t)(nl - body) : strlen(body);
         opt_line o;
         if (parse_opt_line(body, len, &o))
-            fn(out, &o);
+            fn(out, t, &o);
         body += len + (nl != NULL);
     }
 }
 
-static void emit_names(FILE *out, const opt_line *o) {
+/* The subcommands of t's usage line, space-separated, into buf ("" when
+ * none); `help` completes command names and "types". */
+static void subcommands(const cli_help_topic *t, char *buf, size_t cap) {
+    const char *w = t->usage + strlen("amq ") + strlen(t->name);
+    size_t len = 0;
+    buf[0] = '\0';
+    if (strcmp(t->name, "help") == 0) {
+        for (const cli_help_topic *c = cli_help_topics(); c->name; c++)
+            len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s ",
+                                    c->name);
+        snprintf(buf + len, len < cap ? cap - len : 0, "types");
+        return;
+    }
+    if (*w != ' ')
+        return;
+    w++;
+    size_t n = strcspn(w, " ");
+    if (memchr(w, '|', n) == NULL || n >= cap)
+        return;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = w[i] == '|' ? ' ' : w[i];
+    buf[n] = '\0';
+}
+
+/* How the word after an option completes: by its argument's name. */
+typedef enum { ARG_NONE, ARG_TYPE, ARG_HASH, ARG_FILE, ARG_WORD } arg_kind;
+
+static arg_kind arg_of(const opt_line *o) {
+    if (o->arg[0] == 0)
+        return ARG_NONE;
+    if (strcmp(o->arg, "SPEC") == 0)
+        return ARG_TYPE;
+    if (strcmp(o->arg, "KIND") == 0)
+        return ARG_HASH;
+    if (strcmp(o->arg, "FILE") == 0 || strcmp(o->arg, "OUT") == 0 ||
+        strcmp(o->arg, "DIR") == 0)
+        return ARG_FILE;
+    return ARG_WORD; /* a number or a word: nothing to offer */
+}
+
+static void type_names(FILE *out) {
+    for (size_t i = 0; i < amq_filter_type_count(); i++)
+        fprintf(out, "%s%s", i ? " " : "", amq_filter_type_at(i)->name);
+}
+
+static void command_names(FILE *out) {
+    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++)
+        fprintf(out, "%s%s", t == cli_help_topics() ? "" : " ", t->name);
+}
+
+/* ---- bash ---- */
+
+static void bash_names(FILE *out, const cli_help_topic *t, const opt_line *o) {
+    (void)t;
     fprintf(out, " %s%s%s", o->shortopt, o->shortopt[0] ? " " : "", o->longopt);
 }
 
-/* What the word after an option completes to, by its argument's name. */
-static void emit_value_case(FILE *out, const opt_line *o) {
-    const char *a = o->arg;
-    if (a[0] == 0)
-        return; /* a flag */
-    fprintf(out, "            %s%s%s)", o->shortopt, o->shortopt[0] ? "|" : "",
-            o->longopt);
-    if (strcmp(a, "SPEC") == 0)
-        fputs(" COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); return ;;\n",
-              out);
-    else if (strcmp(a, "KIND") == 0)
-        fputs(" COMPREPLY=($(compgen -W \"xxh3 xxh64 siphash\" -- \"$cur\"));"
-              " return ;;\n",
-              out);
-    else if (strcmp(a, "FILE") == 0 || strcmp(a, "OUT") == 0)
-        fputs(" COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", out);
-    else
-        fputs(" COMPREPLY=(); return ;;\n", out); /* a number: no words */
+static void bash_value_case(FILE *out, const cli_help_topic *t,
+                            const opt_line *o) {
+    static const char *const reply[] = {
+        [ARG_TYPE] = "COMPREPLY=($(compgen -W \"$types\" -- \"$cur\"))",
+        [ARG_HASH] = "COMPREPLY=($(compgen -W \"xxh3 xxh64 siphash\" -- "
+                     "\"$cur\"))",
+        [ARG_FILE] = "COMPREPLY=($(compgen -f -- \"$cur\"))",
+        [ARG_WORD] = "COMPREPLY=()",
+    };
+    arg_kind k = arg_of(o);
+    (void)t;
+    if (k == ARG_NONE)
+        return;
+    fprintf(out, "            %s%s%s) %s; return ;;\n", o->shortopt,
+            o->shortopt[0] ? "|" : "", o->longopt, reply[k]);
 }
 
-static void completion_command(FILE *out, const cli_help_topic *t) {
+static void bash_command(FILE *out, const cli_help_topic *t) {
+    char subs[256];
+    subcommands(t, subs, sizeof subs);
     fprintf(out, "    %s)\n        case \"$prev\" in\n", t->name);
-    each_option(t->body, out, emit_value_case);
+    each_option(t, out, bash_value_case);
     fprintf(out, "        esac\n        opts=\"--help");
-    each_option(t->body, out, emit_names);
+    each_option(t, out, bash_names);
     fputs("\"\n", out);
-    if (strcmp(t->name, "help") == 0)
-        fputs("        [ \"$COMP_CWORD\" -eq 2 ] && words=\"$commands "
-              "types\" ;;\n",
-              out);
-    else if (strcmp(t->name, "clock") == 0)
-        fputs("        [ \"$COMP_CWORD\" -eq 2 ] && words=\"simulate eval\" "
-              ";;\n",
-              out);
-    else
-        fputs("        ;;\n", out);
+    if (subs[0] != '\0')
+        fprintf(out, "        [ \"$COMP_CWORD\" -eq 2 ] && words=\"%s\"\n",
+                subs);
+    fputs("        ;;\n", out);
 }
 
-void cli_bash_completion(FILE *out) {
-    const cli_help_topic *t;
+static void bash_completion(FILE *out) {
     fputs("# bash completion for amq, generated by 'amq help --completion'\n"
           "# from the program's own help texts.\n"
           "_amq() {\n"
@@ -194,11 +287,9 @@ void cli_bash_completion(FILE *out) {
           "    local prev=${COMP_WORDS[COMP_CWORD-1]}\n"
           "    local commands=\"",
           out);
-    for (t = cli_help_topics(); t->name != NULL; t++)
-        fprintf(out, "%s%s", t == cli_help_topics() ? "" : " ", t->name);
+    command_names(out);
     fputs("\"\n    local types=\"", out);
-    for (size_t i = 0; i < amq_filter_type_count(); i++)
-        fprintf(out, "%s%s", i ? " " : "", amq_filter_type_at(i)->name);
+    type_names(out);
     fputs("\"\n    local opts=\"\" words=\"\"\n"
           "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
           "        COMPREPLY=($(compgen -W \"$commands --help --version\" "
@@ -207,10 +298,10 @@ void cli_bash_completion(FILE *out) {
           "    fi\n"
           "    case \"${COMP_WORDS[1]}\" in\n",
           out);
-    for (t = cli_help_topics(); t->name != NULL; t++)
-        completion_command(out, t);
+    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++)
+        bash_command(out, t);
     fputs("    esac\n"
-          "    if [ -n \"$words\" ]; then\n"
+          "    if [ -n \"$words\" ] && [ \"${cur#-}\" = \"$cur\" ]; then\n"
           "        COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
           "    elif [ \"${cur#-}\" != \"$cur\" ]; then\n"
           "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
@@ -223,14 +314,143 @@ void cli_bash_completion(FILE *out) {
           out);
 }
 
+/* ---- zsh ---- */
+
+static void zsh_value_case(FILE *out, const cli_help_topic *t,
+                           const opt_line *o) {
+    static const char *const reply[] = {
+        [ARG_TYPE] = "compadd -a types",
+        [ARG_HASH] = "compadd xxh3 xxh64 siphash",
+        [ARG_FILE] = "_files",
+        [ARG_WORD] = ":",
+    };
+    arg_kind k = arg_of(o);
+    (void)t;
+    if (k != ARG_NONE)
+        fprintf(out, "        %s%s%s) %s; return ;;\n", o->shortopt,
+                o->shortopt[0] ? "|" : "", o->longopt, reply[k]);
+}
+
+static void zsh_command(FILE *out, const cli_help_topic *t) {
+    char subs[256];
+    subcommands(t, subs, sizeof subs);
+    fprintf(out, "    %s)\n      subs=(%s)\n      opts=(--help", t->name, subs);
+    each_option(t, out, bash_names);
+    fputs(")\n      case $prev in\n", out);
+    each_option(t, out, zsh_value_case);
+    fputs("      esac ;;\n", out);
+}
+
+static void zsh_completion(FILE *out) {
+    fputs("#compdef amq\n"
+          "# zsh completion for amq, generated by 'amq help --completion "
+          "zsh'\n# from the program's own help texts.\n"
+          "_amq() {\n"
+          "  local -a commands types subs opts\n"
+          "  local prev=${words[CURRENT-1]}\n"
+          "  commands=(",
+          out);
+    command_names(out);
+    fputs(")\n  types=(", out);
+    type_names(out);
+    fputs(")\n"
+          "  if (( CURRENT == 2 )); then\n"
+          "    compadd -a commands; compadd -- --help --version; return\n"
+          "  fi\n"
+          "  case ${words[2]} in\n",
+          out);
+    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++)
+        zsh_command(out, t);
+    fputs("  esac\n"
+          "  if (( CURRENT == 3 && ${#subs} > 0 )) && [[ $PREFIX != -* ]]; "
+          "then\n"
+          "    compadd -a subs\n"
+          "  elif [[ $PREFIX == -* ]]; then\n"
+          "    compadd -a opts\n"
+          "  else\n"
+          "    _files\n"
+          "  fi\n"
+          "}\n"
+          "_amq \"$@\"\n",
+          out);
+}
+
+/* ---- fish ---- */
+
+static void fish_option(FILE *out, const cli_help_topic *t, const opt_line *o) {
+    arg_kind k = arg_of(o);
+    fprintf(out, "complete -c amq -n '__fish_seen_subcommand_from %s'",
+            t->name);
+    if (o->shortopt[0])
+        fprintf(out, " -s %c", o->shortopt[1]);
+    fprintf(out, " -l %s", o->longopt + 2);
+    if (k == ARG_TYPE) {
+        fputs(" -x -a '", out);
+        type_names(out);
+        fputc('\'', out);
+    } else if (k == ARG_HASH) {
+        fputs(" -x -a 'xxh3 xxh64 siphash'", out);
+    } else if (k == ARG_FILE) {
+        fputs(" -r -F", out);
+    } else if (k == ARG_WORD) {
+        fputs(" -x", out);
+    }
+    fputc('\n', out);
+}
+
+static void fish_completion(FILE *out) {
+    fputs("# fish completion for amq, generated by 'amq help --completion "
+          "fish'\n# from the program's own help texts.\n"
+          "complete -c amq -f\n"
+          "complete -c amq -n '__fish_use_subcommand' -l help\n"
+          "complete -c amq -n '__fish_use_subcommand' -l version\n",
+          out);
+    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++) {
+        char subs[256];
+        fprintf(out,
+                "complete -c amq -n '__fish_use_subcommand' -a %s -d '%s'\n",
+                t->name, t->name);
+        subcommands(t, subs, sizeof subs);
+        if (subs[0] != '\0')
+            fprintf(out,
+                    "complete -c amq -n '__fish_seen_subcommand_from %s; and "
+                    "test (count (commandline -opc)) -eq 2' -a '%s'\n",
+                    t->name, subs);
+        else if (strcmp(t->name, "help") != 0)
+            fprintf(out,
+                    "complete -c amq -n '__fish_seen_subcommand_from %s' -F\n",
+                    t->name);
+        fprintf(out,
+                "complete -c amq -n '__fish_seen_subcommand_from %s' "
+                "-l help\n",
+                t->name);
+        each_option(t, out, fish_option);
+    }
+}
+
 /* `amq help`: the generated forms here, every other topic from help.c. */
 int cli_cmd_help(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--man") == 0) {
         cli_man_page(stdout);
         return CLI_EXIT_OK;
     }
-    if (argc == 2 && strcmp(argv[1], "--completion") == 0) {
-        cli_bash_completion(stdout);
+    if (argc == 2 && strcmp(argv[1], "examples") == 0) {
+        cli_examples(stdout);
+        return CLI_EXIT_OK;
+    }
+    if ((argc == 2 || argc == 3) && strcmp(argv[1], "--completion") == 0) {
+        const char *shell = argc == 3 ? argv[2] : "bash";
+        if (strcmp(shell, "bash") == 0)
+            bash_completion(stdout);
+        else if (strcmp(shell, "zsh") == 0)
+            zsh_completion(stdout);
+        else if (strcmp(shell, "fish") == 0)
+            fish_completion(stdout);
+        else
+            return cli_usage_error("help",
+                                   "--completion: bash, zsh or fish, "
+                                   "not '%s'",
+                                   shell);
         return CLI_EXIT_OK;
     }
     return cli_help_command(argc, argv);
