@@ -31,9 +31,14 @@ from array import array
 from . import _native
 from ._native import lib, Diag, Hasher, Options
 
-__all__ = ["Filter", "Error", "types", "version", "curve_bits", "curve_fpr",
-           "CAP_REMOVE", "CAP_COUNT", "CAP_UNION", "CAP_INTERSECT",
-           "CAP_STATIC", "CAP_SKETCH", "CAP_FORGETS"]
+__all__ = ["Filter", "Error", "NoMemoryError", "InvalidError",
+           "SizeOverflowError", "UnsupportedError", "FullError", "SpecError",
+           "CorruptError", "VersionError", "ChecksumError",
+           "IncompatibleError", "ReadOnlyError", "NotFoundError", "FileError",
+           "HashError", "KindError", "types", "version", "curve_bits",
+           "curve_fpr", "CAP_REMOVE", "CAP_COUNT", "CAP_UNION",
+           "CAP_INTERSECT", "CAP_CONCURRENT", "CAP_ESTIMATE", "CAP_STATIC",
+           "CAP_SKETCH", "CAP_FORGETS"]
 
 CAP_REMOVE = 0x01
 CAP_COUNT = 0x02

@@ -37,7 +37,9 @@ Directives, in HTML comments (invisible when rendered):
 Each file runs in a fresh directory holding links to the source tree's
 top-level entries (build/ is the build directory), so `build/amq` and
 `python/` work as they do from a checkout, and whatever an example writes
-stays out of the tree. The build directory is first on PATH (`amq` is the
+stays out of the tree. The Makefile and CMakeLists.txt are left out: an
+example cannot rebuild the tree under test (skip `make` examples; CI
+builds first). The build directory is first on PATH (`amq` is the
 tool just built); AMQ_LIBRARY and PYTHONPATH point at the build's library
 and the binding.
 
@@ -318,7 +320,10 @@ class Runner:
         bindir = os.path.join(work, ".bin")
         os.makedirs(bindir)
         for name in os.listdir(self.source):
-            if name in (".git", "build") or name.startswith("build-"):
+            # No Makefile or CMakeLists.txt: an example must not rebuild or
+            # reconfigure the tree under test (build/ is the real one).
+            if name in (".git", "build", "Makefile", "CMakeLists.txt") or \
+                    name.startswith("build-"):
                 continue
             os.symlink(os.path.join(self.source, name),
                        os.path.join(work, name))

@@ -337,7 +337,7 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
     if ((amq_filter_caps(f) & AMQ_CAP_COUNT) == 0 ||
         amq_filter_count_hash(f, amq_filter_hash(f, key, len), &copies) !=
             AMQ_OK ||
-        copies == 0)
+        copies < 2)
         return false;
     cli_error("hint: this key is already in the filter %llu times; a "
               "fingerprint filter holds only a few copies of one key "
@@ -345,8 +345,6 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
               (unsigned long long)copies);
     return true;
 }
-
-/* ---- JSON -------------------------------------------------------------------- */
 
 /* ---- filters that outgrow their size ---------------------------------------- */
 
