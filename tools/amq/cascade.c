@@ -448,8 +448,6 @@ static int cmd_query(int argc, char **argv) {
     if (count && !quiet)
         printf(json ? "{\"count\":%llu}\n" : "%llu\n",
                (unsigned long long)selected);
-    if (fflush(stdout) != 0)
-        return CLI_EXIT_ERR;
     return selected > 0 ? CLI_EXIT_OK : CLI_EXIT_NONE;
 }
 

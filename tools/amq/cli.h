@@ -5,8 +5,10 @@
  * line and a clock.
  *
  * The tool uses only the public headers (amq/amq.h). Exit codes are part of
- * its interface: 0 success (query: some key may be a member), 1 query found
- * no member, 2 any error or bad usage.
+ * its interface: 0 success (query: some key may be a member), 1 nothing
+ * found, 2 any error or bad usage, 3 written but over capacity, 4 an audit
+ * rejects a bound. Whatever a command prints to stdout is checked once, at
+ * exit (main.c): a write that failed makes the exit status 2.
  */
 #ifndef AMQ_TOOLS_CLI_H
 #define AMQ_TOOLS_CLI_H

@@ -214,10 +214,6 @@ static int count_file(const count_opts *o, const amq_filter *f) {
         return CLI_EXIT_ERR;
     int rc = o->has_top ? count_top(o, f, &k) : count_each(o, f, &k);
     cli_keys_close(&k);
-    if (rc == CLI_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
-        cli_error("<stdout>: write error");
-        rc = CLI_EXIT_ERR;
-    }
     return rc;
 }
 

@@ -104,8 +104,9 @@ static const help_topic topics[] = {
      "      --json           with --new: {\"key\": K, \"new\": true} "
      "lines\n" UPDATE_OPTIONS},
     {"remove", "amq remove FILE [KEYFILE | --key K...] [-o OUT]",
-     "Remove keys from a filter file whose type deletes (counting, dleft,\n"
-     "cuckoo, vacuum, qf, cqf, spectral:mode=ms). Atomic like 'amq add'.\n"
+     "Remove keys from a filter file whose type deletes ('remove' among its\n"
+     "capabilities in 'amq help types'; also spectral:mode=ms). Atomic like\n"
+     "'amq add'.\n"
      "Remove only keys that were added: in a fingerprint filter a key never\n"
      "added may match and remove another key's fingerprint, which that key\n"
      "then misses. A key that is not in the filter is an error (nothing is\n"

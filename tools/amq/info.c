@@ -309,9 +309,5 @@ int cli_cmd_info(int argc, char **argv) {
     if (array)
         cli_json_close(&j);
     free(o.files);
-    if (fflush(stdout) != 0) {
-        cli_error("<stdout>: write error");
-        return CLI_EXIT_ERR;
-    }
     return rc;
 }

@@ -274,8 +274,6 @@ int cli_kmer_search(int argc, char **argv) {
                        : CLI_EXIT_NONE;
         kmer_input_close(&r, fd);
     }
-    if (rc != CLI_EXIT_ERR && fflush(stdout) != 0)
-        rc = CLI_EXIT_ERR;
     amq_filter_free(s.m);
     free(s.q);
     free(s.nm.name);

@@ -389,10 +389,6 @@ static int map_get(map_opts *o) {
     amq_filter_free(m);
     if (got < 0)
         return CLI_EXIT_ERR;
-    if (fflush(stdout) != 0) {
-        cli_error("<stdout>: write error");
-        return CLI_EXIT_ERR;
-    }
     return found ? CLI_EXIT_OK : CLI_EXIT_NONE;
 }
 

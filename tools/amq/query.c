@@ -170,10 +170,6 @@ static int query_file(const query_opts *o, const amq_filter *f) {
         printf("{\"count\":%lld}\n", (long long)selected);
     else if (selected >= 0 && o->count_only && !o->quiet)
         printf("%lld\n", (long long)selected);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("<stdout>: write error");
-        return CLI_EXIT_ERR;
-    }
     if (selected < 0)
         return CLI_EXIT_ERR;
     return selected > 0 ? CLI_EXIT_OK : CLI_EXIT_NONE;
