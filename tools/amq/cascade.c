@@ -421,7 +421,6 @@ static int cmd_query(int argc, char **argv) {
     uint64_t selected = 0;
     int r = -1;
     cli_json j;
-    cli_json_init(&j, stdout, false);
     if (cli_keys_open(&k, input, false, false)) {
         while ((r = cli_keys_next(&k, &key, &len)) == 1) {
             bool member = amq_cascade_contains(c, key, len);
@@ -431,8 +430,7 @@ static int cmd_query(int argc, char **argv) {
             if (count || quiet)
                 continue;
             if (json) {
-                cli_json_open(&j, NULL, '{');
-                cli_json_key(&j, key, len, false);
+                cli_json_key_record(&j, key, len, false);
                 cli_json_bool(&j, "member", member);
                 cli_json_close(&j);
             } else {

@@ -361,6 +361,9 @@ int cli_key_source_take(cli_key_source *s, int id, const char *value);
 int cli_key_source_check(const cli_key_source *s);
 /* Open the keys; false after printing an error. */
 bool cli_key_source_open(const cli_key_source *s, cli_keys *k);
+/* Whether the keys are binary u64s (--binary applies to KEYFILE, never to
+ * --key strings), to print them as numbers. */
+bool cli_key_source_binary(const cli_key_source *s);
 void cli_key_source_free(cli_key_source *s);
 
 /* Print a key as the tool's text output does: its bytes, or for a binary
@@ -368,6 +371,10 @@ void cli_key_source_free(cli_key_source *s);
  * or the number). */
 void cli_print_key(FILE *out, const uint8_t *key, size_t len, bool binary);
 void cli_json_key(cli_json *j, const uint8_t *key, size_t len, bool binary);
+/* A record of a stream of keys: j opened (compact) on stdout as an object
+ * holding the key; the caller adds its fields and closes it (one line). */
+void cli_json_key_record(cli_json *j, const uint8_t *key, size_t len,
+                         bool binary);
 
 /* u64 from 8 little-endian bytes, and back. */
 uint64_t cli_load_le64(const uint8_t *p);

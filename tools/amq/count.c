@@ -78,12 +78,10 @@ static int parse_args(int argc, char **argv, count_opts *o) {
 /* "COUNT<TAB>KEY", or a JSON record. */
 static void print_count(const count_opts *o, uint64_t count, const uint8_t *key,
                         size_t len) {
-    bool binary = o->src.binary && o->src.keys.n == 0;
+    bool binary = cli_key_source_binary(&o->src);
     if (o->json) {
         cli_json j;
-        cli_json_init(&j, stdout, false);
-        cli_json_open(&j, NULL, '{');
-        cli_json_key(&j, key, len, binary);
+        cli_json_key_record(&j, key, len, binary);
         cli_json_u64(&j, "count", count);
         cli_json_close(&j);
         return;

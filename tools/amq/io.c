@@ -193,6 +193,10 @@ bool cli_key_source_open(const cli_key_source *s, cli_keys *k) {
     return true;
 }
 
+bool cli_key_source_binary(const cli_key_source *s) {
+    return s->binary && s->keys.n == 0;
+}
+
 void cli_key_source_free(cli_key_source *s) { cli_key_list_free(&s->keys); }
 
 int cli_keys_next(cli_keys *k, const uint8_t **key, size_t *len) {
@@ -226,6 +230,13 @@ void cli_json_key(cli_json *j, const uint8_t *key, size_t len, bool binary) {
         cli_json_u64(j, "key", cli_load_le64(key));
     else
         cli_json_key_bytes(j, "key", key, len);
+}
+
+void cli_json_key_record(cli_json *j, const uint8_t *key, size_t len,
+                         bool binary) {
+    cli_json_init(j, stdout, false);
+    cli_json_open(j, NULL, '{');
+    cli_json_key(j, key, len, binary);
 }
 
 uint64_t cli_load_le64(const uint8_t *p) {

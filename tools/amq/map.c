@@ -171,9 +171,7 @@ static void print_pair(const map_opts *o, const uint8_t *key, size_t len,
         return;
     }
     cli_json j;
-    cli_json_init(&j, stdout, false);
-    cli_json_open(&j, NULL, '{');
-    cli_json_key(&j, key, len, false);
+    cli_json_key_record(&j, key, len, false);
     if (ids) {
         cli_json_open(&j, "ids", '[');
         for (unsigned i = 0; i < 64; i++)

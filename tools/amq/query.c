@@ -99,12 +99,10 @@ static bool chunk_push(query_chunk *q, const amq_filter *f, const uint8_t *key,
 static void print_key(const query_opts *o, const query_chunk *q, size_t i) {
     const uint8_t *key = q->bytes + q->off[i];
     size_t len = q->off[i + 1] - q->off[i];
-    bool binary = o->src.binary && o->src.keys.n == 0;
+    bool binary = cli_key_source_binary(&o->src);
     if (o->json) {
         cli_json j;
-        cli_json_init(&j, stdout, false);
-        cli_json_open(&j, NULL, '{');
-        cli_json_key(&j, key, len, binary);
+        cli_json_key_record(&j, key, len, binary);
         cli_json_bool(&j, "member", q->hit[i] != 0);
         cli_json_close(&j);
         return;

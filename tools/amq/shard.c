@@ -312,15 +312,13 @@ static int cmd_route(int argc, char **argv) {
     if (!cli_keys_open(&k, path, false, false))
         return CLI_EXIT_ERR;
     cli_json j;
-    cli_json_init(&j, stdout, false);
     while ((r = cli_keys_next(&k, &key, &len)) == 1) {
         size_t s = amq_shard_of(key, len, (size_t)shards);
         if (!json) {
             printf("%zu\n", s);
             continue;
         }
-        cli_json_open(&j, NULL, '{');
-        cli_json_key(&j, key, len, false);
+        cli_json_key_record(&j, key, len, false);
         cli_json_u64(&j, "shard", s);
         cli_json_close(&j);
     }

@@ -165,12 +165,10 @@ static int key_failed(const update_opts *o, const cli_keys *k,
 /* A key --new found new: its line, or a JSON record. */
 static void print_new_key(const update_opts *o, const uint8_t *key,
                           size_t len) {
-    bool binary = o->src.binary && o->src.keys.n == 0;
+    bool binary = cli_key_source_binary(&o->src);
     if (o->json) {
         cli_json j;
-        cli_json_init(&j, stdout, false);
-        cli_json_open(&j, NULL, '{');
-        cli_json_key(&j, key, len, binary);
+        cli_json_key_record(&j, key, len, binary);
         cli_json_bool(&j, "new", true);
         cli_json_close(&j);
         return;
