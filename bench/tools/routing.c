@@ -264,7 +264,18 @@ static void row(const cfg *c, unsigned runs) {
 int main(int argc, char **argv) {
     cfg c = {1000000, 200000, 0.01, "qf", 7};
     char runs[128] = "4,8,16,32,64";
-    for (int i = 1; i + 1 < argc; i += 2) {
+    static const char usage[] =
+        "usage: amq_routing [--keys N] [--fpr E] [--runs 4,8,16,32,64] "
+        "[--lookups M] [--filter qf|blocked|bloom] [--seed S]\n";
+    for (int i = 1; i < argc; i += 2) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (i + 1 == argc) {
+            fprintf(stderr, "amq_routing: %s needs a value\n%s", argv[i], usage);
+            return 2;
+        }
         if (strcmp(argv[i], "--keys") == 0)
             c.keys = (size_t)strtod(argv[i + 1], NULL);
         else if (strcmp(argv[i], "--fpr") == 0)
@@ -278,7 +289,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--seed") == 0)
             c.seed = strtoull(argv[i + 1], NULL, 10);
         else {
-            fprintf(stderr, "amq_routing: unknown option %s\n", argv[i]);
+            fprintf(stderr, "amq_routing: unknown option %s\n%s", argv[i],
+                    usage);
             return 2;
         }
     }

@@ -91,9 +91,10 @@ AMQ_API const char *amq_hash_kind_name(amq_hash_kind kind);
 /* ---- numbers in text ---------------------------------------------------- */
 
 /* v as the shortest decimal that reads back (strtod) as exactly v: 1.08,
- * not 1.0800000000000001. How amq writes a real into a spec (describe), so
- * a described spec parses to the same parameters; for finite v it is also
- * a JSON number. "inf", "-inf" or "nan" otherwise. Returns buf. */
+ * not 1.0800000000000001; a whole number below 2^53 as its digits (20000).
+ * How amq writes a real into a spec (describe), so a described spec parses
+ * to the same parameters; for finite v it is also a JSON number. "inf",
+ * "-inf" or "nan" otherwise. Returns buf. */
 #define AMQ_REAL_TEXT_MAX 32
 AMQ_API const char *amq_real_text(double v, char buf[AMQ_REAL_TEXT_MAX]);
 

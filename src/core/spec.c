@@ -151,6 +151,11 @@ amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
 }
 
 const char *amq_real_text(double v, char out[AMQ_REAL_TEXT_MAX]) {
+    /* A whole number below 2^53 as its digits (20000, not 2e+04). */
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(out, AMQ_REAL_TEXT_MAX, "%.0f", v);
+        return out;
+    }
     /* %.17g always reads back; the first shorter precision that does is
      * the shortest form. */
     for (int prec = 1; prec <= 17; prec++) {

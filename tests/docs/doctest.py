@@ -212,7 +212,7 @@ def console_commands(body):
             c = line[2:]
             while c.endswith("\\") and i + 1 < len(lines):
                 i += 1
-                c = c[:-1] + "\n" + lines[i]
+                c = c + "\n" + lines[i]  # sh joins the lines itself
             code = 0
             m = re.search(r"\s#\s*exit\s+(\d+)\s*$", c)
             if m:
