@@ -273,7 +273,8 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (i + 1 == argc) {
-            fprintf(stderr, "amq_routing: %s needs a value\n%s", argv[i], usage);
+            fprintf(stderr, "amq_routing: %s needs a value\n%s", argv[i],
+                    usage);
             return 2;
         }
         if (strcmp(argv[i], "--keys") == 0)
