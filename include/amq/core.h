@@ -83,6 +83,17 @@ AMQ_API amq_status amq_hash64_batch(const amq_hasher *h, const void *data,
                                     const size_t *offsets, size_t n,
                                     uint64_t *out);
 
+/* Hash n byte keys stored at a fixed stride, key i being the lens[i]
+ * bytes at data + i * stride (lens NULL: every key is stride bytes): the
+ * layout of a NumPy integer array (stride 8, lens NULL, each key its 8
+ * bytes, little-endian on x86-64) or of a fixed-width bytes array (lens the
+ * lengths without padding). out[i] = amq_hash64(h, key i).
+ * Errors: AMQ_ERR_INVALID (NULL h, data or out with n > 0; a length
+ * above stride), checked before anything is written. O(total bytes). */
+AMQ_API amq_status amq_hash64_strided(const amq_hasher *h, const void *data,
+                                      size_t stride, const size_t *lens,
+                                      size_t n, uint64_t *out);
+
 /* Fill buf with n cryptographically random bytes (libsodium). */
 AMQ_API void amq_random_bytes(void *buf, size_t n);
 

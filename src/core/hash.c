@@ -73,6 +73,27 @@ amq_status amq_hash64_batch(const amq_hasher *h, const void *data,
     return AMQ_OK;
 }
 
+amq_status amq_hash64_strided(const amq_hasher *h, const void *data,
+                              size_t stride, const size_t *lens, size_t n,
+                              uint64_t *out) {
+    const uint8_t *bytes = data;
+    if (n == 0)
+        return AMQ_OK;
+    if (h == NULL || bytes == NULL || out == NULL)
+        return AMQ_ERR_INVALID;
+    if (lens == NULL) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = amq_hash64(h, bytes + i * stride, stride);
+        return AMQ_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (lens[i] > stride)
+            return AMQ_ERR_INVALID;
+    for (size_t i = 0; i < n; i++)
+        out[i] = amq_hash64(h, bytes + i * stride, lens[i]);
+    return AMQ_OK;
+}
+
 void amq_hash128(const amq_hasher *h, const void *key, size_t len,
                  uint64_t out[2]) {
     static const uint8_t empty[1] = {0};

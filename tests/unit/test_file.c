@@ -1,6 +1,6 @@
 /*
  * test_file.c — amq_filter_save_file / open_file / load_file and
- * amq_hash64_batch.
+ * amq_hash64_batch and amq_hash64_strided.
  *
  * Properties: the saved file is byte for byte amq_filter_save's frame for
  * every type, with
@@ -346,6 +346,37 @@ static void test_hash_batch(void) {
     CHECK_STATUS(amq_hash64_batch(&h, keys, off, 0, NULL), AMQ_OK);
 }
 
+/* Fixed-stride keys hash as the same bytes hashed one by one: whole
+ * records (8-byte integers) and records cut to their lengths. */
+static void test_hash_strided(void) {
+    const uint64_t ints[4] = {0, 1, 0xffffffffffffffffull, 1234567};
+    const char recs[] = "ab\0\0xyz\0\0\0\0\0wxyz"; /* stride 4 */
+    const size_t lens[4] = {2, 3, 0, 4}, too_long[2] = {2, 5};
+    uint64_t out[4] = {0};
+    amq_hasher h;
+    uint8_t key[AMQ_HASH_KEY_BYTES] = {7};
+    for (int kind = AMQ_HASH_XXH3; kind <= AMQ_HASH_SIPHASH; kind++) {
+        CHECK_STATUS(amq_hasher_init(&h, (amq_hash_kind)kind, 5, key), AMQ_OK);
+        CHECK_STATUS(amq_hash64_strided(&h, ints, 8, NULL, 4, out), AMQ_OK);
+        for (int i = 0; i < 4; i++)
+            CHECK_MSG(out[i] == amq_hash64(&h, &ints[i], 8), "kind %d int %d",
+                      kind, i);
+        CHECK_STATUS(amq_hash64_strided(&h, recs, 4, lens, 4, out), AMQ_OK);
+        for (int i = 0; i < 4; i++)
+            CHECK_MSG(out[i] == amq_hash64(&h, recs + 4 * i, lens[i]),
+                      "kind %d record %d", kind, i);
+    }
+    memset(out, 0, sizeof out);
+    CHECK_STATUS(amq_hash64_strided(&h, recs, 4, too_long, 2, out),
+                 AMQ_ERR_INVALID);
+    CHECK(out[0] == 0); /* nothing written */
+    CHECK_STATUS(amq_hash64_strided(&h, NULL, 8, NULL, 1, out),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_hash64_strided(NULL, ints, 8, NULL, 1, out),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_hash64_strided(&h, NULL, 8, NULL, 0, NULL), AMQ_OK);
+}
+
 static void remove_dir(void) {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -373,6 +404,7 @@ int main(void) {
     test_bad_files();
     test_pipe();
     test_hash_batch();
+    test_hash_strided();
     remove_dir();
     return check_report("test_file");
 }
