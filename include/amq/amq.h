@@ -8,7 +8,8 @@
  * number of keys is not known in advance, or for the static types (xor,
  * fuse, ribbon), which are built once from all keys, amq/builder.h takes
  * the keys and builds the filter sized for them (amq_builder_new, _add,
- * _finish). Every fallible call returns an amq_status
+ * _finish); amq/recommend.h says which type to build for a need
+ * (amq_recommend). Every fallible call returns an amq_status
  * (amq/status.h; amq_strerror names it). The other headers are the typed
  * APIs of each family (bloom.h, counting.h, cuckoo.h, quotient.h,
  * static.h, sketch.h), the Bloom clocks (clock.h) and the queries compiled
@@ -24,6 +25,7 @@
 #include "amq/core.h"
 #include "amq/filter.h"
 #include "amq/builder.h"
+#include "amq/recommend.h"
 #include "amq/bloom.h"
 #include "amq/counting.h"
 #include "amq/sketch.h"

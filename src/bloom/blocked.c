@@ -915,6 +915,8 @@ const amq__type amq__type_blocked = {
                        "position, the default; 0 = the mix layout of "
                        "frames older readers understand)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 1,
+    .reads_text = "1",
     .create = t_create,
     .load = t_load,
     .add = t_add,

@@ -382,6 +382,7 @@ const amq__type amq__type_bloom = {
              .params = "k=HASHES (1-64, default optimal), m=BITS (explicit "
                        "size instead of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = t_add,

@@ -558,6 +558,7 @@ const amq__type amq__type_compressed = {
                        "size), z=BITS (target transmitted bits per key: "
                        "choose k and m for the lowest FPR)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = amq__partitioned_add,

@@ -193,6 +193,7 @@ const amq__type amq__type_counting = {
                        "default optimal), m=COUNTERS (explicit size instead "
                        "of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = t_add,

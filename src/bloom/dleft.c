@@ -632,6 +632,7 @@ const amq__type amq__type_dleft = {
                        "2), rbits=REMAINDER_BITS (1-32, default from fpr), "
                        "buckets=PER_SUBTABLE (explicit size)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "d",
     .create = t_create,
     .load = t_load,
     .add = t_add,

@@ -427,6 +427,7 @@ const amq__type amq__type_partitioned = {
              .params = "k=HASHES (slices, 1-64, default optimal), m=BITS "
                        "(explicit total size instead of capacity/fpr)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = amq__partitioned_add,

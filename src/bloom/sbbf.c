@@ -573,6 +573,8 @@ const amq__type amq__type_sbbf = {
                        "capacity/fpr), pow2=1 (round blocks up to a power "
                        "of two, as Parquet writers do)",
              .default_hash = AMQ_HASH_XXH64},
+    .reads = 1,
+    .reads_text = "1",
     .create = t_create,
     .load = t_load,
     .add = t_add,

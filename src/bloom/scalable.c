@@ -528,6 +528,8 @@ const amq__type amq__type_scalable = {
                        "0.5), max_stages=S (1-64, default 64), max_bytes=B "
                        "(cap on all tables, 0 = none)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = AMQ_READS_MANY,
+    .reads_text = "k per stage",
     .create = t_create,
     .load = t_load,
     .destroy = t_destroy,

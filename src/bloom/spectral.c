@@ -280,6 +280,7 @@ const amq__type amq__type_spectral = {
                        "default 8), k=HASHES (1-32, default optimal), "
                        "m=COUNTERS (explicit size)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = t_add,

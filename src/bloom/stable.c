@@ -548,6 +548,8 @@ const amq__type amq__type_stable = {
                        "horizon=H (p such that no key is forgotten within "
                        "H x capacity adds; max 255 by default)",
              .default_hash = AMQ_HASH_XXH3},
+    /* k cells of one table, as the Bloom filter (from the layout) */
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = t_add,

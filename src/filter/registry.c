@@ -26,6 +26,8 @@ const amq_type_info *amq_filter_type_at(size_t i) {
     return i < NTYPES ? &types[i]->info : NULL;
 }
 
+const amq__type *amq__type_at(size_t i) { return i < NTYPES ? types[i] : NULL; }
+
 const amq__type *amq__type_by_name(const char *name) {
     for (size_t i = 0; i < NTYPES; i++)
         if (strcmp(types[i]->info.name, name) == 0)

@@ -33,6 +33,7 @@
 #define AMQ_SRC_FILTER_TYPE_H
 
 #include "amq/filter.h"
+#include "amq/recommend.h"
 #include "core/cursor.h"
 #include "core/obj.h"
 #include "core/spec.h"
@@ -46,6 +47,18 @@ struct amq__maplet_ops;
 struct amq__type {
     amq_type_info info; /* info.default_hash: hash kind for DEFAULT */
     const void *variant;
+
+    /* Random memory reads of one query of a table larger than the cache
+     * (amq/recommend.h ranks the fastest type by them), from the layout
+     * (docs/structures.md). A type with a fixed count sets reads (the upper
+     * end; AMQ_READS_MANY when no fixed count bounds them) and reads_text
+     * (how it is said: "1-2", "3 (nearby)"); a type whose count is one of
+     * its parameters names that spec key in reads_param ("k", "d",
+     * "depth") instead and leaves the other two 0 and NULL: the resolved
+     * value of the key is the reads. Every type sets one of the two. */
+    unsigned reads;
+    const char *reads_text;
+    const char *reads_param;
 
     /* Construct from a parsed spec and a target; capacity == 0 and
      * fpr == 0 when the spec must carry explicit parameters. Consumes spec
@@ -116,7 +129,9 @@ struct amq__type {
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
 
-/* Registry lookups (registry.c). */
+/* Registry lookups (registry.c). amq__type_at(i) is the type behind
+ * amq_filter_type_at(i) (NULL past the end). */
+const amq__type *amq__type_at(size_t i);
 const amq__type *amq__type_by_name(const char *name);
 const amq__type *amq__type_by_id(uint16_t id);
 /* AMQ_ERR_KIND into diag, saying what a frame of type id holds (a filter

@@ -1461,6 +1461,8 @@ const amq__type amq__type_cuckoo = {
                        "full; fp from fpr/2), max_links=N (2-32, default "
                        "32), max_bytes=B (cap on all tables, 0 = none)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "2",
     .create = t_create,
     .load = amq__ctab_t_load,
     .destroy = amq__ctab_t_destroy,

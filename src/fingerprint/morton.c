@@ -888,6 +888,8 @@ const amq__type amq__type_morton = {
                        "instead of capacity), max_kicks=N (evictions per "
                        "insert, default 256)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "1-2",
     .create = t_create,
     .load = t_load,
     .destroy = t_destroy,

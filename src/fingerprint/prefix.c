@@ -1021,6 +1021,8 @@ const amq__type amq__type_prefix = {
                        "(32- or 64-byte bins and 32-byte spare blocks, "
                        "instead of capacity)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 1,
+    .reads_text = "1",
     .create = t_create,
     .load = t_load,
     .destroy = t_destroy,

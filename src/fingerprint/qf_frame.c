@@ -349,6 +349,8 @@ const amq__type amq__type_qf = {
              .summary = "rank-and-select quotient filter (copies per key)",
              .params = QF_PARAMS,
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "1-2",
     .variant = &mode_qf,
     QF_CALLBACKS};
 
@@ -360,5 +362,7 @@ const amq__type amq__type_cqf = {
              .summary = "counting quotient filter (variable-length counters)",
              .params = QF_PARAMS,
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "1-2",
     .variant = &mode_cqf,
     QF_CALLBACKS};

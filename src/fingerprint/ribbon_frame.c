@@ -369,6 +369,8 @@ const amq__type amq__type_ribbon = {
                        "(band width), bump=1 (BuRR, default) or 0 "
                        "(standard Ribbon)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "1-2",
     .build = t_build,
     .load = t_load,
     .contains = t_contains,

@@ -294,6 +294,8 @@ const amq__type amq__type_vacuum = {
                        "(default 500), grow=1 (as cuckoo), max_links=N, "
                        "max_bytes=B",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "2 (one chunk)",
     .create = t_create,
     .load = amq__ctab_t_load,
     .destroy = amq__ctab_t_destroy,

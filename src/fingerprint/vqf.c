@@ -793,6 +793,8 @@ const amq__type amq__type_vqf = {
                        "meeting fpr), blocks=N (64-byte blocks, instead of "
                        "capacity)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "2",
     .create = t_create,
     .load = t_load,
     .add = t_add,

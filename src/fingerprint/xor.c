@@ -1047,8 +1047,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 
 #define XOR_PARAMS "ways=3 (fixed; xor filters are 3-wise)"
 #define FUSE_PARAMS "ways=3 or 4 (segments per key, default 3)"
+/* Three slots a query reads; fuse's lie in adjacent segments. */
+#define XOR_READS "3"
+#define FUSE_READS "3 (nearby)"
 
-/* Everything but the info and the variant is shared. */
+/* Everything but the info, the variant and the reads' wording is shared. */
 #define XF_COMMON                                                              \
     .build = t_build, .load = t_load, .contains = t_contains,                  \
     .contains_batch = t_batch, .fpr_bound = t_bound, .describe = t_describe,   \
@@ -1060,21 +1063,24 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         .params = prm, .default_hash = AMQ_HASH_XXH3                           \
     }
 
-#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS)                             \
+#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS, READS)                      \
     static const xf_kind kind_##NAME = {#NAME, FAM, WIDTH};                    \
     const amq__type amq__type_##NAME = {                                       \
         .info = XF_INFO(#NAME, AMQ__ID_##NAME, SUMMARY, PARAMS),               \
         .variant = &kind_##NAME,                                               \
+        .reads = 3,                                                            \
+        .reads_text = READS,                                                   \
         XF_COMMON}
 
-XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)", XOR_PARAMS);
+XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)", XOR_PARAMS,
+        XOR_READS);
 XF_TYPE(xor16, XF_XOR, 16, "xor filter, 16-bit fingerprints (static)",
-        XOR_PARAMS);
+        XOR_PARAMS, XOR_READS);
 XF_TYPE(xor32, XF_XOR, 32, "xor filter, 32-bit fingerprints (static)",
-        XOR_PARAMS);
+        XOR_PARAMS, XOR_READS);
 XF_TYPE(fuse8, XF_FUSE, 8, "binary fuse filter, 8-bit fingerprints (static)",
-        FUSE_PARAMS);
+        FUSE_PARAMS, FUSE_READS);
 XF_TYPE(fuse16, XF_FUSE, 16, "binary fuse filter, 16-bit fingerprints (static)",
-        FUSE_PARAMS);
+        FUSE_PARAMS, FUSE_READS);
 XF_TYPE(fuse32, XF_FUSE, 32, "binary fuse filter, 32-bit fingerprints (static)",
-        FUSE_PARAMS);
+        FUSE_PARAMS, FUSE_READS);

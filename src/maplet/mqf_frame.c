@@ -468,6 +468,8 @@ const amq__type amq__type_maplet = {
                        "for integer keys < 2^K, 8-64), concurrent=1, "
                        "q=LOG2_SLOTS, slots=HOME_SLOTS, r=REMAINDER_BITS",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "1-2",
     .create = t_create,
     .load = t_load,
     .destroy = t_destroy,

@@ -565,6 +565,8 @@ const amq__type amq__type_smaplet = {
                        "8), member=ribbon|fuse8|fuse16|fuse32|xor8|xor16|"
                        "xor32 (the membership filter; default ribbon)",
              .default_hash = AMQ_HASH_XXH3},
+    .reads = 2,
+    .reads_text = "1-2",
     .build = t_build,
     .load = t_load,
     .destroy = sm_free,

@@ -569,6 +569,7 @@ const amq__type amq__type_cms = {
                        "them: sized so an absent key reads nonzero with "
                        "probability fpr at capacity",
              .default_hash = AMQ_HASH_XXH3},
+    .reads_param = "depth",
     .create = t_create,
     .load = t_load,
     .add = t_add,

@@ -716,6 +716,8 @@ const amq__type amq__type_topk = {
                        "decay=BASE (> 1, default 1.08), keylen=BYTES of key "
                        "kept per item (0-1024, default 64)",
              .default_hash = AMQ_HASH_XXH3},
+    /* contains scans the k heap slots, a line or more each (from the layout) */
+    .reads_param = "k",
     .create = t_create,
     .load = t_load,
     .add = t_add,

@@ -143,7 +143,7 @@ static bool spec_is_static(const char *spec) {
 }
 
 /* The words after "auto:" (dynamic, deletes, counts) into the need. */
-static bool auto_words(const char *w, cli_need *need) {
+static bool auto_words(const char *w, amq_need *need) {
     while (*w) {
         size_t len = strcspn(w, ",");
         if (len == 7 && strncmp(w, "dynamic", len) == 0)
@@ -169,7 +169,7 @@ static bool resolve_auto(build_opts *o) {
     if (strncmp(o->spec, "auto", 4) != 0 ||
         (o->spec[4] != 0 && o->spec[4] != ':'))
         return true;
-    cli_need need = {
+    amq_need need = {
         .n = o->capacity, .fpr = o->fpr, .allow_static = o->capacity == 0};
     if (o->spec[4] == ':' && !auto_words(o->spec + 5, &need))
         return false;
@@ -479,7 +479,7 @@ static void note_fixed_width(const build_ctx *c) {
     if (c->o.quiet || !c->o.fpr_given || bound >= c->o.fpr / 1.5 ||
         !(amq_filter_caps(f) & AMQ_CAP_STATIC))
         return;
-    cli_need need = {
+    amq_need need = {
         .n = amq_filter_items(f), .fpr = c->o.fpr, .allow_static = true};
     const char *better = cli_recommend_type(&need, NULL);
     fprintf(stderr,

@@ -59,18 +59,12 @@ int cli_cmd_cascade(int argc, char **argv); /* cascade.c */
 int cli_cmd_map(int argc, char **argv);     /* map.c: maplets              */
 int cli_cmd_kmer(int argc, char **argv);    /* kmer.c, kmer_index.c        */
 
-/* recommend.c: what a filter must do, and the type `amq recommend` picks
- * for it (the smallest that meets fpr; the hook behind `--type auto`). */
-typedef struct cli_need {
-    uint64_t n;        /* keys                                            */
-    double fpr;        /* target rate, 0 < fpr < 1                        */
-    bool deletes;      /* AMQ_CAP_REMOVE needed                           */
-    bool counts;       /* AMQ_CAP_COUNT needed                            */
-    bool allow_static; /* every key is known before the build             */
-} cli_need;
-/* The type's canonical name (static storage), or NULL when no type meets
- * the need. When why is not NULL, one line saying why is written there. */
-const char *cli_recommend_type(const cli_need *need, FILE *why);
+/* recommend.c: the type `amq recommend` picks for a need (amq_recommend's
+ * first: the smallest that meets fpr; the hook behind `--type auto`). The
+ * type's canonical name (static storage), or NULL when no type meets the
+ * need. need->n may be 0 (keys not counted yet). When why is not NULL, one
+ * line saying why is written there. */
+const char *cli_recommend_type(const amq_need *need, FILE *why);
 int cli_cmd_shard(int argc, char **argv);
 int cli_cmd_lsm(int argc, char **argv); /* lsm.c */
 

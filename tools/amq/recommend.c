@@ -2,90 +2,24 @@
  * recommend.c — `amq recommend -n N --fpr E [--deletes] [--count]
  * [--static]`: which structure to build for a need, and why.
  *
- * Space comes from the library's own curves: amq_curve_bits(type, E) is the
- * bits per key a type needs for rate E (the curve every structure exports
- * for the allocation engine). Two things the curve does not say are found
- * by asking the library directly:
- *
- *   - fixed-width static types (xor8/16/32, fuse8/16/32) cannot be shaped
- *     by E: their rate is 2^-w whatever is asked. A small probe build at E
- *     either fails (the width cannot reach E: the type is out) or reports
- *     its certified bound; a bound well below E means the type spends the
- *     bits of that lower rate, which is what the table shows, and the
- *     command says which type meets E in fewer bits;
- *   - the parameter that sets a type's memory reads per query (k for the
- *     Bloom family, d for d-left, depth for Count-Min) is read from the
- *     resolved spec of a small filter built for E.
- *
- * Memory reads per query come from each structure's layout (see
- * docs/structures.md): one cache line for the blocked filters, the prefix
- * filter (its bin's or the spare's) and the quotient filters' block-local
- * lookup (maplets too), two buckets for cuckoo/vacuum, both blocks for
- * vqf, the morton filter's second block only when its overflow bit says
- * so, three slots for xor/fuse, one band of solution columns for Ribbon
- * (the static maplet's membership part is one), k bits for the classic
- * Bloom family. Random memory reads are what a query
- * of a filter larger than the cache costs, so "fastest" is the fewest
- * reads, ties broken by space; "smallest" is the fewest bits per key. The
- * recommendation is the smallest, and the fastest is named beside it when
- * it differs.
+ * The library ranks (amq_recommend, amq/recommend.h): every type that
+ * meets the need with the bits per key it would really spend, the rate it
+ * would really give (a fixed-width static type well below E gives its own)
+ * and its memory reads per query, smallest first. This file prints that:
+ * the types left out and why (from their capabilities, or for a static
+ * type that cannot reach E the library's own reason, from a build at E
+ * without keys), the table, and the verdict. Random memory reads are what
+ * a query of a filter larger than the cache costs, so "fastest" is the
+ * fewest reads, ties broken by space; "smallest" is the fewest bits per
+ * key. The recommendation is the smallest, and the fastest is named beside
+ * it when it differs. cli_recommend_type is the same pick for `amq build
+ * --type auto`.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-#define PROBE_KEYS 2048
-
-typedef cli_need rec_opts;
-
-typedef struct rec_row {
-    const amq_type_info *type;
-    double bits;    /* bits per key it would really spend              */
-    double eps;     /* rate it would really give (E unless fixed)      */
-    unsigned reads; /* memory reads per query (upper end)              */
-    char reads_text[32];
-    bool fixed; /* a fixed-width type below E                      */
-} rec_row;
-
-/* Reads per query by layout; param names the spec key holding the count
- * for the types whose reads grow with it. */
-typedef struct rec_access {
-    const char *name;
-    unsigned reads;
-    const char *text;
-    const char *param;
-} rec_access;
-
-static const rec_access access_table[] = {
-    {"blocked", 1, "1", NULL},
-    {"sbbf", 1, "1", NULL},
-    {"qf", 2, "1-2", NULL},
-    {"cqf", 2, "1-2", NULL},
-    {"cuckoo", 2, "2", NULL},
-    {"vacuum", 2, "2 (one chunk)", NULL},
-    {"xor8", 3, "3", NULL},
-    {"xor16", 3, "3", NULL},
-    {"xor32", 3, "3", NULL},
-    {"fuse8", 3, "3 (nearby)", NULL},
-    {"fuse16", 3, "3 (nearby)", NULL},
-    {"fuse32", 3, "3 (nearby)", NULL},
-    {"ribbon", 2, "1-2", NULL},
-    {"vqf", 2, "2", NULL},
-    {"prefix", 1, "1", NULL},
-    {"morton", 2, "1-2", NULL},
-    {"maplet", 2, "1-2", NULL},
-    {"smaplet", 2, "1-2", NULL},
-    {"bloom", 0, NULL, "k"},
-    {"partitioned", 0, NULL, "k"},
-    {"counting", 0, NULL, "k"},
-    {"spectral", 0, NULL, "k"},
-    {"compressed", 0, NULL, "k"},
-    {"scalable", 99, "k per stage", NULL},
-    {"dleft", 0, NULL, "d"},
-    {"cms", 0, NULL, "depth"},
-};
 
 enum {
     OPT_N = 1,
@@ -113,7 +47,7 @@ static const cli_opt rec_options[] = {
 };
 
 /* -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, rec_opts *o) {
+static int parse_args(int argc, char **argv, amq_need *o) {
     cli_args a;
     int id;
     bool ok = true;
@@ -150,81 +84,11 @@ static int parse_args(int argc, char **argv, rec_opts *o) {
     return -1;
 }
 
-/* ---- facts about one type ------------------------------------------------------ */
+/* ---- why a type is left out ---------------------------------------------------- */
 
-static const rec_access *find_access(const char *name) {
-    for (size_t i = 0; i < sizeof access_table / sizeof access_table[0]; i++)
-        if (strcmp(access_table[i].name, name) == 0)
-            return &access_table[i];
-    return NULL;
-}
-
-/* The value of `key=` in a resolved spec ("bloom:m=9585059,k=7"). */
-static unsigned spec_value(const char *spec, const char *key) {
-    size_t kl = strlen(key);
-    for (const char *p = strchr(spec, ':'); p != NULL; p = strchr(p, ',')) {
-        p++;
-        if (strncmp(p, key, kl) == 0 && p[kl] == '=')
-            return (unsigned)strtoul(p + kl + 1, NULL, 10);
-    }
-    return 0;
-}
-
-/* Reads per query; for k-type structures from a small filter for E. */
-static void fill_reads(rec_row *r, double fpr) {
-    const rec_access *a = find_access(r->type->name);
-    r->reads = 99;
-    snprintf(r->reads_text, sizeof r->reads_text, "?");
-    if (a == NULL)
-        return;
-    if (a->param == NULL) {
-        r->reads = a->reads;
-        snprintf(r->reads_text, sizeof r->reads_text, "%s", a->text);
-        return;
-    }
-    amq_filter *f = NULL;
-    if (amq_filter_new(r->type->name, 1000, fpr, NULL, &f, NULL) != AMQ_OK)
-        return;
-    char *d = cli_describe(f);
-    unsigned v = d ? spec_value(d, a->param) : 0;
-    if (v > 0) {
-        r->reads = v;
-        snprintf(r->reads_text, sizeof r->reads_text, "%s = %u", a->param, v);
-    }
-    free(d);
-    amq_filter_free(f);
-}
-
-/* A static type built from PROBE_KEYS hashes at E: false when it cannot
- * reach E (why in *why); else its certified rate in *eps. */
-static bool probe_static(const char *name, double fpr, double *eps, char *why,
-                         size_t cap) {
-    uint64_t *h = malloc(PROBE_KEYS * sizeof *h), s = 1;
-    amq_filter *f = NULL;
-    amq_diag diag;
-    memset(&diag, 0, sizeof diag);
-    *eps = fpr;
-    if (h == NULL)
-        return true;
-    for (size_t i = 0; i < PROBE_KEYS; i++) {
-        uint64_t z = (s += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        h[i] = z ^ (z >> 31);
-    }
-    amq_status st = amq_filter_build(name, h, PROBE_KEYS, fpr, NULL, &f, &diag);
-    free(h);
-    if (st == AMQ_ERR_INVALID) {
-        snprintf(why, cap, "%s", diag.message);
-        return false;
-    }
-    if (st == AMQ_OK)
-        *eps = amq_filter_fpr_bound(f);
-    amq_filter_free(f);
-    return true;
-}
-
-/* Why the type is not a candidate for this need; NULL if it is. */
-static const char *unfit(const rec_opts *o, const amq_type_info *t) {
+/* Why the type is not a candidate for this need by its capabilities (the
+ * ones amq_recommend checks); NULL if it is. */
+static const char *unfit(const amq_need *o, const amq_type_info *t) {
     if (t->caps & AMQ_CAP_SKETCH)
         return "a frequency sketch, not a membership filter";
     if (t->caps & AMQ_CAP_FORGETS)
@@ -238,32 +102,42 @@ static const char *unfit(const rec_opts *o, const amq_type_info *t) {
     return NULL;
 }
 
-/* Fill r for type t; false (with the reason written to log, if not NULL)
- * if it cannot meet E. */
-static bool evaluate(const rec_opts *o, const amq_type_info *t, rec_row *r,
-                     FILE *log) {
-    char why[160] = "";
-    memset(r, 0, sizeof *r);
-    r->type = t;
-    r->eps = o->fpr;
-    if (amq_curve_bits(t->name, o->fpr, &r->bits) != AMQ_OK)
-        return false;
-    if (t->caps & AMQ_CAP_STATIC) {
-        if (!probe_static(t->name, o->fpr, &r->eps, why, sizeof why)) {
-            if (log != NULL)
-                fprintf(log, "  %-12s cannot reach %g: %s\n", t->name, o->fpr,
-                        why);
-            return false;
-        }
-        /* Well below E: the width, not E, sets its size. */
-        if (r->eps < o->fpr / 1.5 &&
-            amq_curve_bits(t->name, r->eps, &r->bits) == AMQ_OK)
-            r->fixed = true;
-        else
-            r->eps = o->fpr;
+static bool listed(const amq_choice *rows, size_t n, const amq_type_info *t) {
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].type == t)
+            return true;
+    return false;
+}
+
+/* A static type that fits but was not ranked cannot reach E: the library
+ * says why when asked to build it at E. */
+static void print_unreached(const amq_need *o, const amq_type_info *t) {
+    amq_filter *f = NULL;
+    amq_diag diag;
+    double bits;
+    memset(&diag, 0, sizeof diag);
+    if (!(t->caps & AMQ_CAP_STATIC) ||
+        amq_curve_bits(t->name, o->fpr, &bits) != AMQ_OK)
+        return;
+    if (amq_filter_build(t->name, NULL, 0, o->fpr, NULL, &f, &diag) == AMQ_OK ||
+        diag.message[0] == 0)
+        printf("  %-12s cannot reach %g\n", t->name, o->fpr);
+    else
+        printf("  %-12s cannot reach %g: %s\n", t->name, o->fpr, diag.message);
+    amq_filter_free(f);
+}
+
+/* Every type not in rows, in the registry's order, with the reason. */
+static void print_left_out(const amq_need *o, const amq_choice *rows,
+                           size_t n) {
+    for (size_t i = 0; i < amq_filter_type_count(); i++) {
+        const amq_type_info *t = amq_filter_type_at(i);
+        const char *why = unfit(o, t);
+        if (why != NULL)
+            printf("  %-12s %s\n", t->name, why);
+        else if (!listed(rows, n, t))
+            print_unreached(o, t);
     }
-    fill_reads(r, o->fpr);
-    return true;
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -278,107 +152,107 @@ static void print_bytes(double bytes) {
     printf(u == 0 ? "%.0f %s" : "%.1f %s", bytes, unit[u]);
 }
 
-static int by_bits(const void *a, const void *b) {
-    const rec_row *x = a, *y = b;
-    return x->bits < y->bits ? -1 : x->bits > y->bits;
-}
-
-static void print_table(const rec_opts *o, const rec_row *rows, size_t n) {
+static void print_table(const amq_need *o, const amq_choice *rows, size_t n) {
     printf("\n| type | bits/key | memory for %llu keys | reads/query | "
            "note |\n|---|---:|---:|---|---|\n",
            (unsigned long long)o->n);
     for (size_t i = 0; i < n; i++) {
-        const rec_row *r = &rows[i];
-        printf("| %s | %.2f | ", r->type->name, r->bits);
-        print_bytes(r->bits * (double)o->n / 8.0);
+        const amq_choice *r = &rows[i];
+        printf("| %s | %.2f | ", r->type->name, r->bits_per_key);
+        print_bytes(r->bits_per_key * (double)o->n / 8.0);
         printf(" | %s | ", r->reads_text);
         if (r->fixed)
-            printf("fixed width: gives %.3g whatever --fpr asks", r->eps);
+            printf("fixed width: gives %.3g whatever --fpr asks", r->fpr);
         printf(" |\n");
     }
 }
 
-static const rec_row *fastest(const rec_row *rows, size_t n) {
-    const rec_row *best = NULL;
+static const amq_choice *fastest(const amq_choice *rows, size_t n) {
+    const amq_choice *best = NULL;
     for (size_t i = 0; i < n; i++)
         if (best == NULL || rows[i].reads < best->reads)
             best = &rows[i]; /* rows are by bits: ties keep the smaller */
     return best;
 }
 
-static void print_verdict(const rec_opts *o, const rec_row *rows, size_t n) {
-    const rec_row *small = &rows[0], *fast = fastest(rows, n);
+static void print_verdict(const amq_need *o, const amq_choice *rows, size_t n) {
+    const amq_choice *small = &rows[0], *fast = fastest(rows, n);
     printf("\nrecommended: %s — the smallest that meets %g for %s: %.2f "
            "bits/key (the bound log2(1/eps) is %.2f), %s memory reads per "
            "query.\n",
            small->type->name, o->fpr,
-           o->deletes ? "adds and deletes" : "this need", small->bits,
+           o->deletes ? "adds and deletes" : "this need", small->bits_per_key,
            log2(1.0 / o->fpr), small->reads_text);
     if (fast != small)
         printf("fastest: %s — %s memory read%s per query for %.2f "
                "bits/key (%+.0f%% memory).\n",
                fast->type->name, fast->reads_text, fast->reads == 1 ? "" : "s",
-               fast->bits, 100.0 * (fast->bits / small->bits - 1.0));
+               fast->bits_per_key,
+               100.0 * (fast->bits_per_key / small->bits_per_key - 1.0));
     const char *sep = "note: fixed-width types give their own rate, not "
                       "--fpr:";
     for (size_t i = 0; i < n; i++)
         if (rows[i].fixed && &rows[i] != small) {
             printf("%s %s %.3g in %.2f bits/key", sep, rows[i].type->name,
-                   rows[i].eps, rows[i].bits);
+                   rows[i].fpr, rows[i].bits_per_key);
             sep = ",";
         }
     if (*sep == ',')
         printf("; %s meets %g in %.2f.\n", small->type->name, o->fpr,
-               small->bits);
+               small->bits_per_key);
     printf("build it with: amq build --type %s --fpr %g -o FILE KEYFILE\n",
            small->type->name, o->fpr);
 }
 
-/* Every type fit for the need, smallest first (*n of them; NULL with *n
- * = 0 when out of memory). The others go to log with the reason. */
-static rec_row *rank(const rec_opts *o, FILE *log, size_t *n) {
-    size_t nt = amq_filter_type_count();
-    rec_row *rows = calloc(nt ? nt : 1, sizeof *rows);
-    *n = 0;
-    if (rows == NULL)
+/* Every type fit for the need, smallest first (*n of them), in a buffer
+ * the caller frees; NULL after printing an error, or when none fits
+ * (*n = 0: the caller says so once it has printed the others). */
+static amq_choice *rank(const amq_need *o, size_t *n) {
+    size_t cap = amq_filter_type_count();
+    amq_choice *rows = calloc(cap ? cap : 1, sizeof *rows);
+    amq_status st = rows ? amq_recommend(o, rows, cap, n) : AMQ_ERR_NOMEM;
+    if (st != AMQ_OK) {
+        free(rows);
+        *n = 0;
+        cli_error("%s",
+                  st == AMQ_ERR_NOMEM ? "out of memory" : amq_strerror(st));
         return NULL;
-    for (size_t i = 0; i < nt; i++) {
-        const amq_type_info *t = amq_filter_type_at(i);
-        const char *why = t ? unfit(o, t) : "?";
-        if (why != NULL && log != NULL)
-            fprintf(log, "  %-12s %s\n", t ? t->name : "?", why);
-        else if (why == NULL && evaluate(o, t, &rows[*n], log))
-            (*n)++;
     }
-    qsort(rows, *n, sizeof *rows, by_bits);
     return rows;
 }
 
-const char *cli_recommend_type(const cli_need *need, FILE *why) {
-    size_t n;
-    rec_row *rows = rank(need, NULL, &n);
-    const char *name = n > 0 ? rows[0].type->name : NULL;
-    if (name != NULL && why != NULL)
+const char *cli_recommend_type(const amq_need *need, FILE *why) {
+    amq_need known = *need;
+    amq_choice top;
+    size_t n = 0;
+    /* The ranking does not depend on n (amq/recommend.h): keys not yet
+     * counted are asked for as one. */
+    if (known.n == 0)
+        known.n = 1;
+    if (amq_recommend(&known, &top, 1, &n) != AMQ_OK || n == 0)
+        return NULL;
+    if (why != NULL)
         fprintf(why,
                 "amq: --type auto: %s, the smallest type that %s"
                 "meets %g%s%s: %.2f bits/key, %s memory reads per query "
                 "(amq recommend shows the others)\n",
-                name, need->allow_static ? "" : "takes keys one by one and ",
+                top.type->name,
+                need->allow_static ? "" : "takes keys one by one and ",
                 need->fpr, need->deletes ? " with deletes" : "",
-                need->counts ? " and counts" : "", rows[0].bits,
-                rows[0].reads_text);
-    free(rows);
-    return name;
+                need->counts ? " and counts" : "", top.bits_per_key,
+                top.reads_text);
+    return top.type->name;
 }
 
 /* The need, the candidates smallest first, the others with the reason,
  * and the two picks. */
-static int print_json(const rec_opts *o) {
+static int print_json(const amq_need *o) {
     size_t n;
-    rec_row *rows = rank(o, NULL, &n);
+    amq_choice *rows = rank(o, &n);
     if (rows == NULL || n == 0) {
+        if (rows != NULL)
+            cli_error("no type meets this need");
         free(rows);
-        cli_error(rows == NULL ? "out of memory" : "no type meets this need");
         return CLI_EXIT_ERR;
     }
     cli_json j;
@@ -397,10 +271,10 @@ static int print_json(const rec_opts *o) {
     for (size_t i = 0; i < n; i++) {
         cli_json_open(&j, NULL, '{');
         cli_json_str(&j, "type", rows[i].type->name);
-        cli_json_num(&j, "bits_per_key", rows[i].bits);
-        cli_json_num(&j, "bytes", rows[i].bits * (double)o->n / 8.0);
+        cli_json_num(&j, "bits_per_key", rows[i].bits_per_key);
+        cli_json_num(&j, "bytes", rows[i].bits_per_key * (double)o->n / 8.0);
         cli_json_str(&j, "reads_per_query", rows[i].reads_text);
-        cli_json_num(&j, "fpr", rows[i].eps);
+        cli_json_num(&j, "fpr", rows[i].fpr);
         cli_json_bool(&j, "fixed_width", rows[i].fixed);
         cli_json_close(&j);
     }
@@ -423,7 +297,7 @@ static int print_json(const rec_opts *o) {
 }
 
 int cli_cmd_recommend(int argc, char **argv) {
-    rec_opts o;
+    amq_need o;
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
@@ -443,10 +317,13 @@ int cli_cmd_recommend(int argc, char **argv) {
            o.counts ? ", counts" : "",
            o.allow_static ? ", all keys known up front" : "");
     size_t n;
-    rec_row *rows = rank(&o, stdout, &n);
+    amq_choice *rows = rank(&o, &n);
+    if (rows == NULL)
+        return CLI_EXIT_ERR;
+    print_left_out(&o, rows, n);
     if (n == 0) {
         free(rows);
-        cli_error(rows == NULL ? "out of memory" : "no type meets this need");
+        cli_error("no type meets this need");
         return CLI_EXIT_ERR;
     }
     print_table(&o, rows, n);
