@@ -3,8 +3,8 @@
 #
 #   cmake -DMANIFEST=build/install_manifest.txt -P cmake/uninstall.cmake
 #
-# Directories of amq's own (…/include/amq, …/cmake/amq) are removed when
-# they end up empty; shared directories (bin, lib, share/man) never are.
+# Directories of amq's own (…/include/amq, …/cmake/amq, the Python package
+# with the bytecode python3 left in it) are removed when they end up empty; shared directories (bin, lib, share/man) never are.
 if(NOT DEFINED MANIFEST OR NOT EXISTS "${MANIFEST}")
   message(FATAL_ERROR "amq: nothing to uninstall: no install manifest "
                       "'${MANIFEST}' (install from this build directory first)")
@@ -23,6 +23,9 @@ endforeach()
 list(REMOVE_DUPLICATES dirs)
 foreach(dir IN LISTS dirs)
   get_filename_component(name "${dir}" NAME)
+  if(name STREQUAL "amq")  # what python3 compiled of the installed package
+    file(REMOVE_RECURSE "${dir}/__pycache__")
+  endif()
   file(GLOB left "${dir}/*")
   if(name STREQUAL "amq" AND IS_DIRECTORY "${dir}" AND NOT left)
     file(REMOVE_RECURSE "${dir}")

@@ -81,6 +81,44 @@ if command -v c++ >/dev/null 2>&1; then
         "$SRC/tests/install/consumer/main.c"
 fi
 
+# The Python package: installed beside the library, it finds it with no
+# AMQ_LIBRARY or LD_LIBRARY_PATH, also after the prefix is moved; and
+# `pip install ./python` into a fresh venv finds the library through
+# pkg-config at install time.
+PY=/usr/bin/python3
+if [ -x "$PY" ]; then
+    pyver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    site="lib/python$pyver/dist-packages"
+    for f in amq/__init__.py amq/_config.py amq/py.typed; do
+        check "installed $site/$f" test -e "$P/$site/$f"
+    done
+    py_uses() { # PREFIX SITE-DIR: import amq from SITE-DIR, with PREFIX's library
+        (cd "$T" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$2" "$PY" -c "
+import amq, amq._native as n
+assert n.lib._name.startswith('$1/'), n.lib._name
+f = amq.Filter(1000, 0.01)
+f.add('x')
+assert 'x' in f and amq.__version__ == amq.version()")
+    }
+    check "installed package imports, with the installed library" py_uses "$P" "$P/$site"
+    mv "$P" "$T/moved"
+    check "and from the moved prefix" py_uses "$T/moved" "$T/moved/$site"
+    mv "$T/moved" "$P"
+    if "$PY" -m venv --system-site-packages "$T/venv" >"$T/venv.log" 2>&1; then
+        check "pip install ./python into a venv" env PYTHONDONTWRITEBYTECODE=1 \
+            PKG_CONFIG_PATH="$P/lib/pkgconfig" "$T/venv/bin/pip" install \
+            --no-cache-dir -q "$SRC/python"
+        check "the venv's amq uses the installed library" sh -c \
+            "cd '$T' && PYTHONDONTWRITEBYTECODE=1 '$T/venv/bin/python' -c \"
+import amq, amq._native as n
+assert n.lib._name.startswith('$P/'), n.lib._name
+assert amq.__file__.startswith('$T/venv/'), amq.__file__
+assert amq.Filter('blocked', 100, 0.01).capacity == 100\""
+    else
+        echo "test_install: no python3 venv (Debian python3-venv); pip install not checked" >&2
+    fi
+fi
+
 # pkg-config, from where it was installed and after moving the prefix.
 pc_build() { # PREFIX OUTPUT
     PKG_CONFIG_PATH="$1/lib/pkgconfig" sh -c \
