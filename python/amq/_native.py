@@ -1,24 +1,34 @@
 """Loading libamq and declaring the C functions the binding calls.
 
-The shared library is found, in order, through the AMQ_LIBRARY environment
-variable (a path to libamq.so), next to this package (a libamq.so* copied
-into python/amq/), and the system loader (libamq.so.0 after `make install`).
-Only ctypes from the standard library is used: nothing is compiled when the
-package is installed or imported.
+The shared library is found, in order, through:
 
-Structures mirrored here follow include/amq/core.h, status.h and filter.h
-on the 64-bit ABI the library is built for; their sizes are checked at
-import (a mismatch raises ImportError rather than corrupting memory).
+1. the AMQ_LIBRARY environment variable (a path to libamq.so; when it is
+   set, nothing else is tried);
+2. a libamq.so* installed inside this package (a wheel built from a source
+   checkout without an installed library carries its own);
+3. the library directory recorded when the package was installed (pkg-config
+   or `make install` wrote it into _config.py);
+4. the system loader (libamq.so.0 after `make install` into a system prefix);
+5. `pkg-config --variable=libdir amq` asked now (PKG_CONFIG_PATH).
+
+Only ctypes from the standard library is used: nothing is compiled when the
+package is imported. Structures mirrored here follow include/amq/*.h on the
+64-bit ABI the library is built for; their sizes are checked at import (a
+mismatch raises ImportError rather than corrupting memory).
 """
 
 import ctypes
 import ctypes.util
 import glob
 import os
+import subprocess
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 c_size_t = ctypes.c_size_t
 c_u8p = ctypes.POINTER(ctypes.c_uint8)
 c_u64p = ctypes.POINTER(ctypes.c_uint64)
+c_dp = ctypes.POINTER(ctypes.c_double)
+c_sizep = ctypes.POINTER(ctypes.c_size_t)
 HASH_KEY_BYTES = 16
 
 
@@ -47,108 +57,155 @@ class TypeInfo(ctypes.Structure):
                 ("params", ctypes.c_char_p), ("default_hash", ctypes.c_int)]
 
 
-def _candidates():
+def _recorded_libdir() -> str:
+    try:
+        from . import _config  # type: ignore[attr-defined]  # at install
+    except ImportError:
+        return ""
+    return str(getattr(_config, "LIBDIR", "") or "")
+
+
+def _pkg_config_libdir() -> str:
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "amq"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def _candidates() -> Iterator[str]:
     env = os.environ.get("AMQ_LIBRARY")
     if env:
         yield env
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    for path in sorted(glob.glob(os.path.join(here, "libamq.so*"))):
-        yield path
+    yield from sorted(glob.glob(os.path.join(here, "libamq.so*")))
+    libdir = _recorded_libdir()
+    if libdir:
+        yield os.path.join(libdir, "libamq.so.0")
     found = ctypes.util.find_library("amq")
     if found:
         yield found
     yield "libamq.so.0"
+    libdir = _pkg_config_libdir()
+    if libdir:
+        yield os.path.join(libdir, "libamq.so.0")
 
 
-def _load():
+def _load() -> ctypes.CDLL:
     errors = []
     for name in _candidates():
         try:
             return ctypes.CDLL(name)
         except OSError as e:
             errors.append("%s: %s" % (name, e))
-    raise ImportError("amq: cannot load libamq (set AMQ_LIBRARY to the path "
-                      "of libamq.so, or run `make install`): " +
-                      "; ".join(errors))
+    raise ImportError("amq: cannot load libamq (install it with `make "
+                      "install`, set PKG_CONFIG_PATH to its prefix's "
+                      "lib/pkgconfig, or set AMQ_LIBRARY to the path of "
+                      "libamq.so): " + "; ".join(errors))
 
 
 lib = _load()
 
-_P = ctypes.c_void_p
-_S = ctypes.c_int  # amq_status
-_DP = ctypes.POINTER(Diag)
-_PROTOTYPES = {
+P = ctypes.c_void_p
+S = ctypes.c_int  # amq_status
+DP = ctypes.POINTER(Diag)
+PP = ctypes.POINTER(P)
+OP = ctypes.POINTER(Options)
+HP = ctypes.POINTER(Hasher)
+
+Prototypes = Dict[str, Tuple[Any, Sequence[Any]]]
+
+
+def declare(prototypes: Prototypes) -> None:
+    """Give each named C function its result and argument types; an
+    ImportError names the first one the loaded library lacks."""
+    for name, (res, args) in prototypes.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise ImportError("amq: %s lacks %s (an older libamq?)" %
+                              (lib._name, name)) from None
+        fn.restype = res
+        fn.argtypes = list(args)
+
+
+def check_sizes(sizes: Dict[Any, int]) -> None:
+    """ImportError unless every mirrored structure has its C size."""
+    for t, size in sizes.items():
+        if ctypes.sizeof(t) != size:
+            raise ImportError("amq: %s is %d bytes here, %d in the C "
+                              "library's 64-bit ABI" %
+                              (t.__name__, ctypes.sizeof(t), size))
+
+
+declare({
     "amq_version": (ctypes.c_char_p, []),
-    "amq_strerror": (ctypes.c_char_p, [_S]),
-    "amq_status_name": (ctypes.c_char_p, [_S]),
+    "amq_strerror": (ctypes.c_char_p, [S]),
+    "amq_status_name": (ctypes.c_char_p, [S]),
     "amq_hash_kind_name": (ctypes.c_char_p, [ctypes.c_int]),
-    "amq_hash64_batch": (_S, [ctypes.POINTER(Hasher), ctypes.c_void_p,
-                              ctypes.c_void_p, c_size_t, ctypes.c_void_p]),
+    "amq_hash64_batch": (S, [HP, P, P, c_size_t, P]),
+    "amq_hash64_strided": (S, [HP, P, c_size_t, P, c_size_t, P]),
     "amq_filter_type_count": (c_size_t, []),
     "amq_filter_type_at": (ctypes.POINTER(TypeInfo), [c_size_t]),
     "amq_filter_type_find": (ctypes.POINTER(TypeInfo), [ctypes.c_char_p]),
-    "amq_filter_new": (_S, [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_double,
-                            ctypes.POINTER(Options), ctypes.POINTER(_P), _DP]),
-    "amq_filter_build": (_S, [ctypes.c_char_p, ctypes.c_void_p, c_size_t,
-                              ctypes.c_double, ctypes.POINTER(Options),
-                              ctypes.POINTER(_P), _DP]),
-    "amq_filter_resolve_hasher": (_S, [ctypes.c_char_p,
-                                       ctypes.POINTER(Options),
-                                       ctypes.POINTER(Hasher)]),
-    "amq_filter_free": (None, [_P]),
-    "amq_filter_add": (_S, [_P, ctypes.c_char_p, c_size_t]),
-    "amq_filter_add_batch": (_S, [_P, ctypes.c_void_p, c_size_t,
-                                  ctypes.POINTER(c_size_t)]),
-    "amq_filter_contains": (ctypes.c_bool, [_P, ctypes.c_char_p, c_size_t]),
-    "amq_filter_contains_batch": (None, [_P, ctypes.c_void_p, c_size_t,
-                                         ctypes.c_void_p]),
-    "amq_filter_remove": (_S, [_P, ctypes.c_char_p, c_size_t]),
-    "amq_filter_hash": (ctypes.c_uint64, [_P, ctypes.c_char_p, c_size_t]),
-    "amq_filter_count_hash": (_S, [_P, ctypes.c_uint64,
-                                   ctypes.POINTER(ctypes.c_uint64)]),
-    "amq_filter_union": (_S, [_P, _P]),
-    "amq_filter_intersect": (_S, [_P, _P]),
-    "amq_filter_info": (ctypes.POINTER(TypeInfo), [_P]),
-    "amq_filter_caps": (ctypes.c_uint32, [_P]),
-    "amq_filter_items": (ctypes.c_uint64, [_P]),
-    "amq_filter_capacity": (ctypes.c_uint64, [_P]),
-    "amq_filter_size_bytes": (c_size_t, [_P]),
-    "amq_filter_bits_per_key": (ctypes.c_double, [_P]),
-    "amq_filter_fpr_bound": (ctypes.c_double, [_P]),
-    "amq_filter_target_fpr": (ctypes.c_double, [_P]),
-    "amq_filter_hasher": (ctypes.POINTER(Hasher), [_P]),
-    "amq_filter_is_view": (ctypes.c_bool, [_P]),
-    "amq_filter_describe": (c_size_t, [_P, ctypes.c_char_p, c_size_t]),
-    "amq_filter_serialized_size": (c_size_t, [_P]),
-    "amq_filter_save": (_S, [_P, ctypes.c_void_p, c_size_t,
-                             ctypes.POINTER(c_size_t)]),
-    "amq_filter_load": (_S, [ctypes.c_char_p, c_size_t,
-                             ctypes.POINTER(Options), ctypes.POINTER(_P),
-                             _DP]),
-    "amq_filter_save_file": (_S, [_P, ctypes.c_char_p, _DP]),
-    "amq_filter_open_file": (_S, [ctypes.c_char_p, ctypes.POINTER(Options),
-                                  ctypes.POINTER(_P), _DP]),
-    "amq_filter_load_file": (_S, [ctypes.c_char_p, ctypes.POINTER(Options),
-                                  ctypes.POINTER(_P), _DP]),
-    "amq_curve_fpr": (_S, [ctypes.c_char_p, ctypes.c_double,
-                           ctypes.POINTER(ctypes.c_double)]),
-    "amq_curve_bits": (_S, [ctypes.c_char_p, ctypes.c_double,
-                            ctypes.POINTER(ctypes.c_double)]),
-}
+    "amq_filter_new": (S, [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_double,
+                           OP, PP, DP]),
+    "amq_filter_build": (S, [ctypes.c_char_p, P, c_size_t, ctypes.c_double,
+                             OP, PP, DP]),
+    "amq_filter_resolve_hasher": (S, [ctypes.c_char_p, OP, HP]),
+    "amq_filter_free": (None, [P]),
+    "amq_filter_add": (S, [P, ctypes.c_char_p, c_size_t]),
+    "amq_filter_add_batch": (S, [P, P, c_size_t, c_sizep]),
+    "amq_filter_contains": (ctypes.c_bool, [P, ctypes.c_char_p, c_size_t]),
+    "amq_filter_contains_batch": (None, [P, P, c_size_t, P]),
+    "amq_filter_remove": (S, [P, ctypes.c_char_p, c_size_t]),
+    "amq_filter_remove_hash": (S, [P, ctypes.c_uint64]),
+    "amq_filter_hash": (ctypes.c_uint64, [P, ctypes.c_char_p, c_size_t]),
+    "amq_filter_count_hash": (S, [P, ctypes.c_uint64, c_u64p]),
+    "amq_filter_union": (S, [P, P]),
+    "amq_filter_intersect": (S, [P, P]),
+    "amq_filter_is_intersection": (ctypes.c_bool, [P, c_dp]),
+    "amq_filter_estimate_items": (S, [P, c_dp]),
+    "amq_filter_info": (ctypes.POINTER(TypeInfo), [P]),
+    "amq_filter_caps": (ctypes.c_uint32, [P]),
+    "amq_filter_items": (ctypes.c_uint64, [P]),
+    "amq_filter_capacity": (ctypes.c_uint64, [P]),
+    "amq_filter_size_bytes": (c_size_t, [P]),
+    "amq_filter_bits_per_key": (ctypes.c_double, [P]),
+    "amq_filter_fpr_bound": (ctypes.c_double, [P]),
+    "amq_filter_target_fpr": (ctypes.c_double, [P]),
+    "amq_filter_hasher": (HP, [P]),
+    "amq_filter_is_view": (ctypes.c_bool, [P]),
+    "amq_filter_describe": (c_size_t, [P, ctypes.c_char_p, c_size_t]),
+    "amq_filter_serialized_size": (c_size_t, [P]),
+    "amq_filter_save": (S, [P, P, c_size_t, c_sizep]),
+    "amq_filter_load": (S, [ctypes.c_char_p, c_size_t, OP, PP, DP]),
+    "amq_filter_save_file": (S, [P, ctypes.c_char_p, DP]),
+    "amq_filter_open_file": (S, [ctypes.c_char_p, OP, PP, DP]),
+    "amq_filter_load_file": (S, [ctypes.c_char_p, OP, PP, DP]),
+    "amq_curve_fpr": (S, [ctypes.c_char_p, ctypes.c_double, c_dp]),
+    "amq_curve_bits": (S, [ctypes.c_char_p, ctypes.c_double, c_dp]),
+})
 
-for _name, (_res, _args) in _PROTOTYPES.items():
-    try:
-        _fn = getattr(lib, _name)
-    except AttributeError:
-        raise ImportError("amq: %s lacks %s (an older libamq?)" %
-                          (lib._name, _name)) from None
-    _fn.restype = _res
-    _fn.argtypes = _args
+check_sizes({Diag: 168, Hasher: 32, Options: 40, TypeInfo: 40, c_size_t: 8})
 
-_SIZES = {Diag: 168, Hasher: 32, Options: 40, TypeInfo: 40, c_size_t: 8}
-for _t, _size in _SIZES.items():
-    if ctypes.sizeof(_t) != _size:
-        raise ImportError("amq: %s is %d bytes here, %d in the C library's "
-                          "64-bit ABI" % (_t.__name__, ctypes.sizeof(_t),
-                                          _size))
+
+def cstr(s: str) -> bytes:
+    """A str argument for a const char * parameter."""
+    if not isinstance(s, str):
+        raise TypeError("expected str, got %s" % type(s).__name__)
+    return s.encode()
+
+
+def text_of(fn: Any, *args: Any) -> str:
+    """The text a snprintf-style C function (buf, cap as its last two
+    arguments, returning the full length) writes."""
+    n = fn(*args, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fn(*args, buf, n + 1)
+    return buf.value.decode()
+
+
+__all__: List[str] = []
