@@ -268,7 +268,7 @@ static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
         add_only_specs(cfg, s, &n, r);
     if (cfg->peer && wanted(cfg, "libbloom")) {
         add_subject(s, &n, "libbloom", "libbloom", &bench_libbloom_ops);
-        /* at the split-block filter's bits/key: the equal-space bar */
+        /* at the split-block filter's bits/key: the equal-space comparison */
         add_subject(s, &n, "libbloom@sbbf", "libbloom@sbbf",
                     &bench_libbloom_ops);
     }

@@ -118,8 +118,8 @@ static void md_speed(FILE *f, const bench_results *r, uint64_t n) {
     fputc('\n', f);
 }
 
-/* Every query path over the probe timed beside it: what the issues set
- * their targets on (one-at-a-time paths against independent reads,
+/* Every query path over the probe timed beside it: what the targets are
+ * set on (one-at-a-time paths against independent reads,
  * batches against batched reads), and the scalar path against pure
  * latency. */
 static void md_probe_ratios(FILE *f, const bench_results *r, uint64_t n) {

@@ -94,7 +94,7 @@ typedef struct amq_keys {
 #define AMQ_FEATURE_DIM_BITS_MAX 20u
 
 typedef struct amq_feature_config {
-    uint32_t dim_bits;  /* 10..20; 0: 16 (the range is 14..18)      */
+    uint32_t dim_bits;  /* 10..20; 0: 16                                   */
     uint32_t ngram_max; /* 1..4; 0: 4                                       */
 } amq_feature_config;
 
