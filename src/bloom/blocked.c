@@ -110,10 +110,10 @@
 #endif
 
 #include "amq/bloom.h"
-#include "bloom/poisson.h"
+#include "core/poisson.h"
 #include "core/bits.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define BLOCK_BITS 512
 #define BLOCK_WORDS 8

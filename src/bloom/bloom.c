@@ -41,7 +41,7 @@
 #include "core/bits.h"
 #include "core/fpr.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define BLOOM_MAX_K 64
 #define BLOOM_BATCH 16

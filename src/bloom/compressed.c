@@ -50,7 +50,7 @@
 #include "bloom/partitioned.h"
 #include "core/bits.h"
 #include "core/frame.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define DEFAULT_K 2
 #define MAX_EXPANSION 4096

@@ -42,7 +42,7 @@
 #include "core/bits.h"
 #include "core/mem.h"
 #include "core/spec.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define AMQ__CTR_MAX_K 32
 

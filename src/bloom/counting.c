@@ -34,7 +34,7 @@
 
 #include "amq/counting.h"
 #include "bloom/counters.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define COUNTING_WIDTHS ((UINT64_C(1) << 4) | (UINT64_C(1) << 8))
 

@@ -60,7 +60,7 @@
 #include "amq/counting.h"
 #include "core/bits.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define DL_MAX_D 8
 #define DL_MAX_CELLS 32

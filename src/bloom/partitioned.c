@@ -35,7 +35,7 @@
 #include "bloom/partitioned.h"
 #include "core/bits.h"
 #include "core/fpr.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define PART_BATCH 16
 

@@ -14,7 +14,7 @@
 #include "core/cursor.h"
 #include "core/mem.h"
 #include "core/spec.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define AMQ__PART_MAX_K 64
 

@@ -48,11 +48,11 @@
 #endif
 
 #include "amq/bloom.h"
-#include "bloom/poisson.h"
+#include "core/poisson.h"
 #include "core/bits.h"
 #include "core/mem.h"
-#include "bloom/sbbf_core.h"
-#include "filter/type.h"
+#include "core/sbbf_core.h"
+#include "type/type.h"
 
 #define SBBF_WORDS 8
 #define SBBF_BLOCK_BITS 256

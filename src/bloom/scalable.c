@@ -43,7 +43,7 @@
 #include "bloom/partitioned.h"
 #include "core/bits.h"
 #include "core/frame.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define SC_BATCH 64
 

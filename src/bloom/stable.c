@@ -50,7 +50,7 @@
 
 #include "bloom/partitioned.h"
 #include "core/bits.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define STABLE_MAX 255u
 #define DEFAULT_MAX 3u /* the paper's design: 2-bit cells */

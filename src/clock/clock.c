@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "clock/parts.h"
-#include "filter/type.h"
+#include "type/type.h"
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/spec.h"

@@ -12,7 +12,7 @@
 
 #include "amq/clock.h"
 #include "core/mem.h"
-#include "filter/ids.h"
+#include "type/ids.h"
 
 #define AMQ__CLOCK_TYPE_BLOOM AMQ__ID_bloom_clock
 #define AMQ__CLOCK_TYPE_VECTOR AMQ__ID_vector_clock

@@ -40,7 +40,7 @@
 #include "core/mem.h"
 #include "core/diag.h"
 #include "core/file_io.h"
-#include "filter/frame_io.h"
+#include "type/frame_io.h"
 
 /* ---- saving -------------------------------------------------------------- */
 

@@ -21,9 +21,9 @@
 
 #include "amq/query.h"
 #include "core/mem.h"
-#include "filter/frame_io.h"
+#include "type/frame_io.h"
 #include "filter/make.h"
-#include "maplet/ops.h"
+#include "type/maplet_ops.h"
 
 struct amq_filter {
     const amq__type *type;

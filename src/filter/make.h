@@ -9,7 +9,7 @@
 #ifndef AMQ_SRC_FILTER_MAKE_H
 #define AMQ_SRC_FILTER_MAKE_H
 
-#include "filter/type.h"
+#include "type/type.h"
 
 typedef struct amq__make {
     uint64_t capacity;      /* a dynamic type without hashes             */

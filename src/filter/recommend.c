@@ -50,7 +50,7 @@ enum {
     NTYPES = 0
 #define AMQ__TYPE(id, name) +1
 #define AMQ__FRAME_ONLY(id, name, what, reader)
-#include "filter/types.def"
+#include "type/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
 };

@@ -33,7 +33,7 @@
 #include "amq/cuckoo.h"
 #include "amq/query.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define AMQ__CT_RANGES 4
 

@@ -91,11 +91,11 @@
 #endif
 
 #include "amq/dynamic.h"
-#include "bloom/poisson.h"
-#include "bloom/sbbf_core.h"
+#include "core/poisson.h"
+#include "core/sbbf_core.h"
 #include "core/fpr.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 #include "fingerprint/lines.h"
 #include "fingerprint/pocket.h"
 

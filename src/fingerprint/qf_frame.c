@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fingerprint/qf_codec.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 /* ---- validation of loaded tables ----------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include "core/frame.h"
 #include "core/sort.h"
 #include "fingerprint/ribbon_impl.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 /* ---- the generic interface ---------------------------------------------- */
 

@@ -91,7 +91,7 @@
 #include "amq/dynamic.h"
 #include "core/fpr.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 #include "fingerprint/lines.h"
 #include "fingerprint/pocket.h"
 

@@ -69,7 +69,7 @@
 #include "core/bits.h"
 #include "core/mem.h"
 #include "core/sort.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define XF_BATCH 16
 #define XF_GROW_EVERY 8

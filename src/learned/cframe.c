@@ -28,7 +28,7 @@
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/spec.h"
-#include "filter/ids.h"
+#include "type/ids.h"
 #include "learned/learned.h"
 
 #define TYPE_CASCADE AMQ__ID_cascade

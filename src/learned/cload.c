@@ -16,8 +16,8 @@
 #include "core/bits.h"
 #include "core/frame.h"
 #include "core/spec.h"
-#include "filter/ids.h"
-#include "filter/type.h"
+#include "type/ids.h"
+#include "type/type.h"
 #include "learned/learned.h"
 
 #define TYPE_CASCADE AMQ__ID_cascade

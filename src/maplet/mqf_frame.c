@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "maplet/mqf.h"
-#include "maplet/ops.h"
+#include "type/maplet_ops.h"
 
 #define MQ_DEFAULT_V 8
 #define MQ_MIN_KBITS 8

@@ -34,7 +34,7 @@
 #include "core/sort.h"
 #include "fingerprint/ribbon_impl.h"
 #include "maplet/mqf.h"
-#include "maplet/ops.h"
+#include "type/maplet_ops.h"
 
 #define SM_PARTS 3 /* the member and up to two value structures */
 #define SM_PAD 64

@@ -52,7 +52,7 @@
 #include "core/bits.h"
 #include "core/fpr.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define CMS_BATCH 8
 #define CMS_PREFETCH_ROWS 4

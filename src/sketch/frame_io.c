@@ -8,7 +8,7 @@
  * The bytes are exactly the frame amq_filter_save writes for a "cms" or
  * "topk" filter (docs/format.md) built from explicit parameters: generic
  * block capacity 0 and target fpr 0, then the type's own parameters and
- * payload; filter/frame_io.c writes and opens both. So a typed
+ * payload; type/frame_io.c writes and opens both. So a typed
  * sketch saved here opens with amq_filter_load (and `amq info`), and a
  * frame saved from a generic "cms"/"topk" filter opens here.
  *
@@ -21,7 +21,7 @@
  * AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION), made before anything is allocated.
  */
 #include "amq/sketch.h"
-#include "filter/frame_io.h"
+#include "type/frame_io.h"
 
 /* A typed sketch has no target: the generic fields are zero. */
 static const amq__generic no_target;

@@ -52,7 +52,7 @@
 #include "amq/sketch.h"
 #include "core/bits.h"
 #include "core/mem.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define TOPK_GOLDEN 0x9e3779b97f4a7c15ULL
 #define TOPK_RNG_SEED 0x6a09e667f3bcc909ULL

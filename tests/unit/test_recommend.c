@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 #define MAX_ROWS 64
 

@@ -22,7 +22,7 @@
 
 #include "amq/sketch.h"
 #include "core/bits.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 enum { UMAX = 100000 };
 

@@ -9,7 +9,7 @@
 #include "core/bits.h"
 #include "core/cursor.h"
 #include "core/frame.h"
-#include "filter/frame_io.h"
+#include "type/frame_io.h"
 
 /* 16 bytes, or 24 for an intersection. */
 static size_t generic_len(const amq__generic *g) {

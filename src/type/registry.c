@@ -8,12 +8,12 @@
 
 #include "core/diag.h"
 #include "core/frame.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 static const amq__type *const types[] = {
 #define AMQ__TYPE(id, name) &amq__type_##name,
 #define AMQ__FRAME_ONLY(id, name, what, reader)
-#include "filter/types.def"
+#include "type/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
 };
@@ -48,7 +48,7 @@ static const struct {
 } others[] = {
 #define AMQ__TYPE(id, name)
 #define AMQ__FRAME_ONLY(id, name, what, reader) {id, what, reader},
-#include "filter/types.def"
+#include "type/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
 };

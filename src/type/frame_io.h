@@ -11,12 +11,12 @@
  * (incompatible feature bit 0) the bound for keys outside it; a typed
  * sketch writes 0, 0.
  */
-#ifndef AMQ_SRC_FILTER_FRAME_IO_H
-#define AMQ_SRC_FILTER_FRAME_IO_H
+#ifndef AMQ_SRC_TYPE_FRAME_IO_H
+#define AMQ_SRC_TYPE_FRAME_IO_H
 
 #include "core/file_io.h"
 #include "core/frame.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 /* The generic fields of a filter's frame. */
 typedef struct amq__generic {

@@ -3,13 +3,13 @@
  *
  *   AMQ__ID_bloom == 1, AMQ__ID_blocked == 2, ..., AMQ__ID_bloom_clock == 300
  */
-#ifndef AMQ_SRC_FILTER_IDS_H
-#define AMQ_SRC_FILTER_IDS_H
+#ifndef AMQ_SRC_TYPE_IDS_H
+#define AMQ_SRC_TYPE_IDS_H
 
 enum amq__type_id {
 #define AMQ__TYPE(id, name) AMQ__ID_##name = id,
 #define AMQ__FRAME_ONLY(id, name, what, reader) AMQ__ID_##name = id,
-#include "filter/types.def"
+#include "type/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
 };
@@ -20,7 +20,7 @@ static inline int amq__type_ids_are_unique(int id) {
     switch (id) {
 #define AMQ__TYPE(id, name) case id:
 #define AMQ__FRAME_ONLY(id, name, what, reader) case id:
-#include "filter/types.def"
+#include "type/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
         return 1;

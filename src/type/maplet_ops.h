@@ -1,15 +1,15 @@
 /*
- * ops.h — what a maplet type adds to its amq__type (filter/type.h): the
- * calls of amq/maplet.h, which maplet.c dispatches through
+ * maplet_ops.h — what a maplet type adds to its amq__type (type/type.h): the
+ * calls of amq/maplet.h, which filter/maplet.c dispatches through
  * amq__type.maplet. Slots marked "opt" may be NULL (the call is then
  * AMQ_ERR_UNSUPPORTED). The generic filter callbacks of a maplet type see
  * it as a filter whose add puts the value 1.
  */
-#ifndef AMQ_SRC_MAPLET_OPS_H
-#define AMQ_SRC_MAPLET_OPS_H
+#ifndef AMQ_SRC_TYPE_MAPLET_OPS_H
+#define AMQ_SRC_TYPE_MAPLET_OPS_H
 
 #include "amq/maplet.h"
-#include "filter/type.h"
+#include "type/type.h"
 
 typedef struct amq__maplet_ops {
     amq_status (*put)(amq__obj *o, uint64_t h, uint64_t v); /* opt: static */

@@ -20,8 +20,8 @@
  * when lambda is in the thousands. lambda must be positive (callers answer
  * an empty filter, FPR 0, before walking).
  */
-#ifndef AMQ_SRC_BLOOM_POISSON_H
-#define AMQ_SRC_BLOOM_POISSON_H
+#ifndef AMQ_SRC_CORE_POISSON_H
+#define AMQ_SRC_CORE_POISSON_H
 
 #include <math.h>
 #include <stdint.h>

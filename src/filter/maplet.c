@@ -1,6 +1,6 @@
 /*
  * maplet.c — amq/maplet.h: the calls that carry values, on any filter
- * whose type has maplet callbacks (ops.h). A maplet is an amq_filter, so
+ * whose type has maplet callbacks (type/maplet_ops.h). A maplet is an amq_filter, so
  * this layer only checks arguments and modes, hashes byte keys with the
  * filter's hasher, refuses updates of views, and dispatches:
  *
@@ -12,7 +12,7 @@
 
 #include "filter/make.h"
 #include "maplet/mqf.h"
-#include "maplet/ops.h"
+#include "type/maplet_ops.h"
 
 static const amq__maplet_ops *ops_of(const amq_filter *f) {
     return f != NULL ? amq__filter_type(f)->maplet : NULL;

@@ -1,6 +1,13 @@
 /*
  * type.h — the table of callbacks behind amq_filter (as Redis's dictType).
  *
+ * src/type/ is the contract every structure implements, below the
+ * structures: this descriptor, the ids and the X-macro list of types
+ * (ids.h, types.def), frame I/O of a type (frame_io.h), the maplet
+ * callbacks (maplet_ops.h) and the registry's lookups (registry.c).
+ * src/filter/ dispatches over it (amq_filter_*, amq_maplet_*, builder,
+ * files, recommend); a structure includes from here and from core/ only.
+ *
  * Each structure file defines `const amq__type amq__type_<name>` for every
  * spec name it serves (types.def lists them; registry.c collects them). A
  * structure object starts with the common header amq__obj (core/obj.h), so
@@ -29,15 +36,15 @@
  *     aligned in a mapped frame, read-only) instead of copying it;
  *   - a failing call leaves the object as it was.
  */
-#ifndef AMQ_SRC_FILTER_TYPE_H
-#define AMQ_SRC_FILTER_TYPE_H
+#ifndef AMQ_SRC_TYPE_TYPE_H
+#define AMQ_SRC_TYPE_TYPE_H
 
 #include "amq/filter.h"
 #include "amq/recommend.h"
 #include "core/cursor.h"
 #include "core/obj.h"
 #include "core/spec.h"
-#include "filter/ids.h"
+#include "type/ids.h"
 
 typedef enum amq__merge_op { AMQ__UNION, AMQ__INTERSECT } amq__merge_op;
 
@@ -118,14 +125,14 @@ struct amq__type {
     void (*payload_write)(const amq__obj *o, uint8_t *dst); /* opt: table */
 
     /* Maplets (amq/maplet.h): the calls that carry values
-     * (src/maplet/ops.h). NULL for every other type. */
+     * (src/type/maplet_ops.h). NULL for every other type. */
     const struct amq__maplet_ops *maplet;
 };
 
 /* const amq__type amq__type_NAME for every line of types.def. */
 #define AMQ__TYPE(id, name) extern const amq__type amq__type_##name;
 #define AMQ__FRAME_ONLY(id, name, what, reader)
-#include "filter/types.def"
+#include "type/types.def"
 #undef AMQ__TYPE
 #undef AMQ__FRAME_ONLY
 

@@ -4,8 +4,8 @@
  * 32-bit words (AMQ_SBBF_BLOCK_BYTES), block from the high 32 bits of the
  * hash, one bit per word from the low 32 (Parquet's layout).
  */
-#ifndef AMQ_SRC_BLOOM_SBBF_CORE_H
-#define AMQ_SRC_BLOOM_SBBF_CORE_H
+#ifndef AMQ_SRC_CORE_SBBF_CORE_H
+#define AMQ_SRC_CORE_SBBF_CORE_H
 
 #include <stdbool.h>
 #include <stdint.h>
