@@ -5,7 +5,7 @@
  *   RedisModule_OnLoad ─► rm_bind (rm.h) ─► data types amq-bloom, amq-cuckf,
  *                         amq-cmsk_, amq-topkh, amq-filtr, amq-cascd
  *                         ─► commands
- *   a command call ─► trampoline i ─► run(): argv as byte ranges, a host
+ *   a command call ─► entry_<handler> ─► run(): argv as byte ranges, a host
  *                     whose callbacks open keys, reply, replicate, notify
  *                     ─► g_cmds[i].fn ─► close the keys it opened
  *
@@ -207,24 +207,26 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     return REDISMODULE_OK;
 }
 
-/* One C entry point per table row (the server passes no user data):
- * cmd_B_D runs row 8·B + D. */
-/* clang-format off */
-#define TRAMPOLINE(b, d)                                                       \
-    static int cmd_##b##_##d(RedisModuleCtx *c, RedisModuleString **v,         \
-                             int n) {                                          \
-        return run(c, v, n, 8 * (b) + (d));                                    \
+/* One C entry point per row of commands.def (the server passes no user
+ * data), each running its row of g_cmds: both are made from the one list,
+ * in its order. */
+enum {
+#define AMQ_REDIS_CMD(name, fn, flags, first, last, step, keys) ROW_##fn,
+#include "commands.def"
+#undef AMQ_REDIS_CMD
+    NROWS
+};
+#define AMQ_REDIS_CMD(name, fn, flags, first, last, step, keys)                \
+    static int entry_##fn(RedisModuleCtx *c, RedisModuleString **v, int n) {   \
+        return run(c, v, n, ROW_##fn);                                         \
     }
-#define T8(b)                                                                  \
-    TRAMPOLINE(b, 0) TRAMPOLINE(b, 1) TRAMPOLINE(b, 2) TRAMPOLINE(b, 3)        \
-    TRAMPOLINE(b, 4) TRAMPOLINE(b, 5) TRAMPOLINE(b, 6) TRAMPOLINE(b, 7)
-T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) T8(8) T8(9)
-#define E8(b)                                                                  \
-    cmd_##b##_0, cmd_##b##_1, cmd_##b##_2, cmd_##b##_3, cmd_##b##_4,           \
-    cmd_##b##_5, cmd_##b##_6, cmd_##b##_7
-static const RedisModuleCmdFunc trampolines[] = {
-    E8(0), E8(1), E8(2), E8(3), E8(4), E8(5), E8(6), E8(7), E8(8), E8(9)};
-/* clang-format on */
+#include "commands.def"
+#undef AMQ_REDIS_CMD
+static const RedisModuleCmdFunc entries[NROWS] = {
+#define AMQ_REDIS_CMD(name, fn, flags, first, last, step, keys) entry_##fn,
+#include "commands.def"
+#undef AMQ_REDIS_CMD
+};
 
 /* ---- data type callbacks -------------------------------------------------------- */
 
@@ -348,16 +350,25 @@ static int create_types(RedisModuleCtx *ctx) {
 
 static int create_commands(RedisModuleCtx *ctx) {
     char flags[64];
-    if (g_ncmds > sizeof trampolines / sizeof trampolines[0])
+    if (g_ncmds != NROWS) { /* one list makes both: never, but say so */
+        RedisModule_Log(ctx, "warning",
+                        "amq: %zu commands in the table, %d entry points",
+                        g_ncmds, (int)NROWS);
         return REDISMODULE_ERR;
+    }
     for (size_t i = 0; i < g_ncmds; i++) {
         const cmd_def *c = &g_cmds[i];
         snprintf(flags, sizeof flags, "%s%s", c->flags,
                  c->keys ? " getkeys-api" : "");
-        if (RedisModule_CreateCommand(ctx, c->name, trampolines[i], flags,
-                                      c->first, c->last,
-                                      c->step) != REDISMODULE_OK)
+        if (RedisModule_CreateCommand(ctx, c->name, entries[i], flags, c->first,
+                                      c->last, c->step) != REDISMODULE_OK) {
+            RedisModule_Log(ctx, "warning",
+                            "amq: cannot register %s (flags \"%s\"): a "
+                            "command of that name exists (another module "
+                            "loaded first?) or the server refuses its flags",
+                            c->name, flags);
             return REDISMODULE_ERR;
+        }
     }
     return REDISMODULE_OK;
 }

@@ -8,6 +8,7 @@ Run: test_module.py --module build/modules/redis/amq-redis.so --amq build/amq
 """
 import os
 import random
+import re
 import socket
 import subprocess
 import tempfile
@@ -533,11 +534,31 @@ def test_replication(c, args, servers):
          "LOADCHUNK replicated")
 
 
+def test_command_table(c, r):
+    """Every row of modules/redis/commands.def is a command the server
+    knows, with the arity and key positions the row gives."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "modules", "redis", "commands.def")
+    rows = re.findall(r'^AMQ_REDIS_CMD\("([A-Z.]+)", \w+, [^,]+, (-?\d+), '
+                      r'(-?\d+), (-?\d+)', open(path).read(), re.M)
+    c.ok(len(rows) >= 60, "commands.def has its %d rows" % len(rows))
+    info = r.command()  # redis-py: every command, name -> its fields
+    for name, first, last, step in rows:
+        got = info.get(name, info.get(name.lower()))
+        c.ok(got is not None, "%s registered" % name)
+        if got is not None:
+            pos = (got["first_key_pos"], got["last_key_pos"],
+                   got["step_count"])
+            c.ok(pos == (int(first), int(last), int(step)),
+                 "%s key positions %s" % (name, pos))
+
+
 def main(args, c, servers):
     srv = Server(args.module)
     servers.append(srv)
     r = srv.client
     tmp = tempfile.mkdtemp(dir=srv.dir)
+    test_command_table(c, r)
     test_bf(c, r)
     test_cf(c, r)
     test_cms(c, r)
