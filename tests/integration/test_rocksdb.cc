@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -118,23 +119,37 @@ static void CheckFilterSizes(rocksdb::DB *db,
     for (const auto &l : meta.levels)
         for (const auto &f : l.files)
             level_of[f.name] = l.level;
-    int checked = 0, levels_seen = 0, last = -1;
+    int checked = 0;
+    std::set<int> written_at; // levels whose filters were seen
     for (const auto &[path, tp] : props) {
         std::string name = path.substr(path.rfind('/'));
         if (!level_of.count(name) || tp->num_entries < 1000)
             continue;
+        // A file keeps the filter of the level it was written at: its own,
+        // or a shallower one when a compaction moved it down unchanged (a
+        // trivial move, which RocksDB does whenever nothing overlaps).
         int level = level_of[name];
-        double want = p.BitsForLevel(level);
         double got = 8.0 * static_cast<double>(tp->filter_size) /
                      static_cast<double>(tp->num_entries);
+        int written = level;
+        for (int l = level; l >= 0; l--) {
+            double w = p.BitsForLevel(l);
+            if (std::fabs(got - w) <= 0.06 * w + 0.2) {
+                written = l;
+                break;
+            }
+        }
+        double want = p.BitsForLevel(written);
         EXPECT(std::fabs(got - want) <= 0.06 * want + 0.2,
-               "%s at level %d: %.2f bits/key, policy %.2f", name.c_str(),
-               level, got, want);
+               "%s at level %d: %.2f bits/key, policy %.2f (or a shallower "
+               "level's)",
+               name.c_str(), level, got, want);
         checked++;
-        levels_seen += level != last;
-        last = level;
+        written_at.insert(written);
     }
-    EXPECT(checked >= 3 && levels_seen >= 2, "%d files checked", checked);
+    EXPECT(checked >= 3 && written_at.size() >= 2,
+           "%d files checked, filters of %zu levels", checked,
+           written_at.size());
 }
 
 static void TestDatabase() {
