@@ -132,7 +132,7 @@ typedef struct amq_model_config {
                           /* probability: high-scoring non-members count   */
                           /* more. 0: plain weighted logistic loss         */
     bool quantize;        /* int8 weights (4x smaller, integer scoring)   */
-    amq_calibration calibration;
+    amq_calibration calibration; /* 0: NONE; amq_cascade_config_init: PLATT */
     uint64_t seed; /* shuffling; same seed and data, same model   */
 } amq_model_config;
 
@@ -227,7 +227,9 @@ typedef struct amq_cascade_config {
                            /* also holds, so τ_0 may later rise that far    */
 } amq_cascade_config;
 
-/* Fill cfg with the defaults (every field as its comment says for 0). */
+/* Fill cfg with the defaults: every field as its comment says for 0,
+ * except the model's calibration, which is AMQ_CALIB_PLATT (a zeroed
+ * config trains uncalibrated, AMQ_CALIB_NONE). */
 AMQ_API void amq_cascade_config_init(amq_cascade_config *cfg);
 
 /* Train the model, choose thresholds and sizes, build the residuals.
@@ -447,9 +449,11 @@ typedef struct amq_audit_report {
     size_t nlevels;
 } amq_audit_report;
 
-/* The audit keeps a pointer to c, which must outlive it and not be
- * rebuilt under it (another version's cascade gives AMQ_ERR_INCOMPATIBLE
- * in record). rate in (0, 1]. Errors: AMQ_ERR_INVALID, AMQ_ERR_NOMEM. */
+/* The audit keeps a pointer to c, which must outlive its use (sample,
+ * record, observe, report) and not be rebuilt under it (another version's
+ * cascade gives AMQ_ERR_INCOMPATIBLE in record); amq_audit_free does not
+ * read c, so an audit may be freed after its cascade. rate in (0, 1].
+ * Errors: AMQ_ERR_INVALID, AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_audit_new(const amq_cascade *c, double rate,
                                  uint64_t seed, const amq_options *opt,
                                  amq_audit **out);

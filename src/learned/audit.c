@@ -40,6 +40,7 @@
 struct amq_audit {
     amq__mem mem;
     const amq_cascade *c;
+    size_t bins; /* the cascade's, kept: freeing needs no cascade */
     uint64_t model_id, version;
     uint64_t rng;
     double rate;
@@ -60,8 +61,9 @@ amq_status amq_audit_new(const amq_cascade *c, double rate, uint64_t seed,
     if (a == NULL)
         return AMQ_ERR_NOMEM;
     a->mem = mem;
-    a->hits = amq__zalloc(&mem, (size_t)c->bins * 8);
-    a->accepted = amq__zalloc(&mem, (size_t)c->bins * 8);
+    a->bins = (size_t)c->bins;
+    a->hits = amq__zalloc(&mem, a->bins * 8);
+    a->accepted = amq__zalloc(&mem, a->bins * 8);
     if (a->hits == NULL || a->accepted == NULL) {
         amq_audit_free(a);
         return AMQ_ERR_NOMEM;
@@ -80,9 +82,8 @@ void amq_audit_free(amq_audit *a) {
     if (a == NULL)
         return;
     amq__mem mem = a->mem;
-    size_t bins = a->c != NULL ? (size_t)a->c->bins : 0;
-    amq__free(&mem, a->hits, bins * 8);
-    amq__free(&mem, a->accepted, bins * 8);
+    amq__free(&mem, a->hits, a->bins * 8);
+    amq__free(&mem, a->accepted, a->bins * 8);
     amq__free(&mem, a, sizeof *a);
 }
 

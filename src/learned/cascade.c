@@ -115,7 +115,7 @@ amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
                              amq_learned_method_name(c.method));
         c.levels = 1;
     }
-    if (c.aux_fpr < 0.0 || c.aux_fpr >= 1.0)
+    if (!(c.aux_fpr >= 0.0 && c.aux_fpr < 1.0)) /* NaN too */
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "aux fpr out of range");
     if (c.aux_fpr == 0.0)
         c.aux_fpr = c.fpr > 0.0 ? c.fpr / 10.0 : 1e-3;

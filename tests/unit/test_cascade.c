@@ -443,6 +443,12 @@ static void test_bad_input(void) {
     cfg.bits_per_key = 0;
     CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d),
                  AMQ_ERR_INVALID);
+    cfg = base_config();
+    cfg.aux_capacity = 10;
+    cfg.aux_fpr = NAN; /* refused, not taken for in range */
+    CHECK_STATUS(amq_cascade_train(&m.k, &n.k, &cfg, NULL, &c, &d),
+                 AMQ_ERR_INVALID);
+    CHECK_MSG(strstr(d.message, "aux fpr") != NULL, "%s", d.message);
     gen_free(&m);
     gen_free(&n);
     gen_free(&both);
@@ -488,7 +494,13 @@ static void test_audit(void) {
                       r.drift_pvalue, r.drift_psi);
             CHECK(r.violated && r.unverified);
         }
-        amq_audit_free(a);
+        if (which == 0)
+            amq_audit_free(a);
+        else { /* an audit may outlive its cascade's free */
+            amq_cascade_free(c);
+            c = NULL;
+            amq_audit_free(a);
+        }
     }
     amq_cascade_free(c);
     gen_free(&m);
