@@ -64,9 +64,10 @@
  * 2^64 - 1: a key's, or, for the quotient maplet's sum, the total of all
  * keys' counts, which amq_filter_items reports; unchanged), AMQ_ERR_NOT_FOUND (get of an absent key, delete of
  * a pair not held; unchanged), AMQ_ERR_UNSUPPORTED (an operation the
- * maplet's mode cannot do, or a filter that is not a maplet),
- * AMQ_ERR_INCOMPATIBLE (merge of different shapes, operators, value
- * widths, modes or hashers), AMQ_ERR_READONLY (a view or a static maplet).
+ * maplet's mode cannot do, an update of a static maplet, or a filter
+ * that is not a maplet), AMQ_ERR_INCOMPATIBLE (merge of different shapes,
+ * operators, value widths, modes or hashers), AMQ_ERR_READONLY (an update
+ * of a view).
  * A failing call leaves the maplet as it was.
  *
  * Thread-safety: as amq/filter.h. A quotient maplet created with
@@ -198,7 +199,8 @@ AMQ_API amq_status amq_maplet_merge(amq_maplet *dst, const amq_maplet *src);
  * quotient, so fingerprints and values are unchanged (an exact maplet
  * stays exact) and the bound of the stored set is unchanged, but the
  * maplet now fills toward twice the rate it was sized for: the bound at
- * the new capacity is amq_maplet_resized_bound(). Needs r >= 2. */
+ * the new capacity is amq_maplet_resized_bound(). Needs r >= 2 (else
+ * AMQ_ERR_INVALID). */
 AMQ_API amq_status amq_maplet_resize(amq_maplet *m);
 /* The bound amq_filter_fpr_bound() will report when the maplet holds as
  * many keys as it has home slots times 0.95 (its capacity). */
