@@ -22,7 +22,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@sh scripts/demo.sh $(BUILD)/amq
+	@sh scripts/demo.sh $(BUILD)/amq $(BUILD)/amq-lab
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -1,17 +1,19 @@
-# help-files.cmake — write amq.1 and the bash, zsh and fish completions
-# from the built tool's own help texts (`amq help --man`,
-# `amq help --completion SHELL`):
+# help-files.cmake — write a tool's man page and its bash, zsh and fish
+# completions from the built tool's own help texts (`TOOL help --man`,
+# `TOOL help --completion SHELL`):
 #
-#   cmake -DAMQ=path/to/amq -DDIR=outdir -P cmake/help-files.cmake
+#   cmake -DTOOL=path/to/amq -DNAME=amq -DDIR=outdir -P cmake/help-files.cmake
+#
+# writes outdir/NAME.1 and outdir/NAME.{bash,zsh,fish}-completion.
 function(amq_help_file file)
-  execute_process(COMMAND "${AMQ}" help ${ARGN} OUTPUT_FILE "${DIR}/${file}"
+  execute_process(COMMAND "${TOOL}" help ${ARGN} OUTPUT_FILE "${DIR}/${file}"
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "amq help ${ARGN} failed (${rc})")
+    message(FATAL_ERROR "${NAME} help ${ARGN} failed (${rc})")
   endif()
 endfunction()
 
-amq_help_file(amq.1 --man)
+amq_help_file(${NAME}.1 --man)
 foreach(shell bash zsh fish)
-  amq_help_file(amq.${shell}-completion --completion ${shell})
+  amq_help_file(${NAME}.${shell}-completion --completion ${shell})
 endforeach()

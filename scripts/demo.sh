@@ -1,23 +1,31 @@
 #!/bin/sh
-# demo.sh — what `make demo` runs: `amq demo` (every type on built-in data,
-# one markdown table), then the file-based commands end to end on generated
-# keys: build, info, query every key back, query absent keys.
+# demo.sh — what `make demo` runs: `amq-lab demo` (every type on built-in
+# data, one markdown table), then amq's file-based commands end to end on
+# generated keys: build, info, query every key back, query absent keys.
 #
-# usage: scripts/demo.sh path/to/amq
-# env:   AMQ_DEMO_N     keys for `amq demo` (default 1000000)
+# usage: scripts/demo.sh path/to/amq [path/to/amq-lab]   (default: the
+#        amq-lab beside amq)
+# env:   AMQ_DEMO_N     keys for `amq-lab demo` (default 1000000)
 #        AMQ_DEMO_KEYS  keys for the file-based part (default 100000)
 set -eu
 
-BIN=${1:?usage: demo.sh path/to/amq}
+BIN=${1:?usage: demo.sh path/to/amq [path/to/amq-lab]}
+LAB=${2:-$(dirname "$BIN")/amq-lab}
 N=${AMQ_DEMO_N:-1000000}
 K=${AMQ_DEMO_KEYS:-100000}
 case $BIN in
 /*) ;;
 *) BIN="$(pwd)/$BIN" ;;
 esac
-[ -x "$BIN" ] || { echo "demo.sh: $BIN is not an executable" >&2; exit 2; }
+case $LAB in
+/*) ;;
+*) LAB="$(pwd)/$LAB" ;;
+esac
+for b in "$BIN" "$LAB"; do
+    [ -x "$b" ] || { echo "demo.sh: $b is not an executable" >&2; exit 2; }
+done
 
-"$BIN" demo --n "$N"
+"$LAB" demo --n "$N"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/amq-demo.XXXXXX")
 trap 'rm -rf "$T"' EXIT

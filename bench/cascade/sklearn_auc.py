@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Cross-check of amq's logistic-regression scorer against scikit-learn.
 
-    build/amq cascade eval --data DIR --dump SPLIT [--only hosts,words,kv]
+    build/amq-lab cascade eval --data DIR --dump SPLIT [--only hosts,words,kv]
     /usr/bin/python3 bench/cascade/sklearn_auc.py build/amq SPLIT
 
 For each dataset the eval wrote its model's training keys (train_m,

@@ -16,7 +16,7 @@ prices the same bits everywhere against it, as `amq lsm plan` does.
 
 The laws (loglaw, robustness, drift and frontier, measure) are the
 library's simulations, deterministic for a given seed; their keyword
-defaults are the paper's setups, the same as `amq lsm simulate`'s.
+defaults are the paper's setups, the same as `amq-lab lsm simulate`'s.
 """
 
 import ctypes
@@ -561,7 +561,7 @@ def drift(sigma: float, segments: int = 64, keys: float = 1e6,
 def drift_sweep(lo: float = 0.01, hi: float = 1.2, count: int = 18, *,
                 seed: int = 2, **kw: Any) -> List[Drift]:
     """drift() at `count` sigmas log-spaced from lo to hi, the i-th with
-    seed + i: the sweep `amq lsm simulate --law frontier` runs (its
+    seed + i: the sweep `amq-lab lsm simulate --law frontier` runs (its
     --sigmas lo,hi,count). Other keywords go to drift()."""
     n = _count(count, "count", 1, 256)
     lo_, hi_ = _real(lo, "lo"), _real(hi, "hi")
@@ -629,7 +629,7 @@ def measure(curve: CurveLike, bits_per_key: float, keys: int = 1000000,
             queries: int = 10000000, *, seed: int = 0) -> Measurement:
     """Build a filter of `keys` random keys at the curve's realisable
     choice for bits_per_key (Curve.at) and count false positives over
-    `queries` random strangers (defaults: `amq lsm simulate --law
+    `queries` random strangers (defaults: `amq-lab lsm simulate --law
     curves`'s sizes). UnsupportedError for the model or a caller's curve
     (nothing to build), InvalidError for keys or queries 0, the errors of
     building the filter."""

@@ -14,12 +14,17 @@ from amq.alloc import BLOOM_C
 
 AMQ_TOOL = os.environ.get("AMQ_TOOL", os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "amq"))
-HAVE_TOOL = os.access(AMQ_TOOL, os.X_OK)
+LAB_TOOL = os.environ.get("AMQ_LAB", os.path.join(
+    os.path.dirname(AMQ_TOOL), "amq-lab"))
+HAVE_TOOL = os.access(AMQ_TOOL, os.X_OK) and os.access(LAB_TOOL, os.X_OK)
 
 
-def tool(*args):
-    out = subprocess.run([AMQ_TOOL, "lsm"] + list(args), capture_output=True,
-                         text=True, check=True).stdout
+def tool(verb, *args):
+    """`amq lsm plan ...`, or `amq-lab lsm simulate ...` (the laws are
+    experiments), as parsed JSON."""
+    prog = AMQ_TOOL if verb == "plan" else LAB_TOOL
+    out = subprocess.run([prog, "lsm", verb] + list(args),
+                         capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
 

@@ -1,5 +1,6 @@
 # harness.sh — what the CLI test scripts share (sourced, not run): the
-# amq binary's absolute path in $AMQ, a fresh working directory $T (cd'd
+# amq binary's absolute path in $AMQ, amq-lab's in $LAB (the one beside
+# amq unless AMQ_LAB names another), a fresh working directory $T (cd'd
 # into), counters, and the run/check helpers. Each script ends with
 # `finish NAME`.
 #
@@ -10,6 +11,11 @@ AMQ=${1:?usage: $0 path/to/amq [tmpdir]}
 case $AMQ in
 /*) ;;
 *) AMQ="$(pwd)/$AMQ" ;;
+esac
+LAB=${AMQ_LAB:-$(dirname "$AMQ")/amq-lab}
+case $LAB in
+/*) ;;
+*) LAB="$(pwd)/$LAB" ;;
 esac
 T=${2:-${TMPDIR:-/tmp}/amq-test-cli.$$}
 rm -rf "$T" && mkdir -p "$T" || exit 2

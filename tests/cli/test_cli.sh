@@ -2,8 +2,8 @@
 # test_cli.sh — end-to-end tests of the amq command-line tool: exit codes,
 # build -> query returns every key for every membership type,
 # info fields, corrupt and truncated files, --binary, --keyed-hash, usage
-# errors and help. Prints "test_cli: N passed, N failed"; exits 1 on any
-# failure.
+# errors and help (amq-lab's commands: test_lab.sh). Prints "test_cli: N
+# passed, N failed"; exits 1 on any failure.
 #
 # usage: tests/cli/test_cli.sh path/to/amq [TMPDIR]
 . "$(dirname "$0")/harness.sh" "$@"
@@ -37,7 +37,7 @@ check "help build shows usage" has "usage: amq build" out
 run 0 "amq help types" "$AMQ" help types
 check "help types lists sbbf" has "sbbf" out
 cp out types.txt
-for c in build query add remove merge count info recommend demo clock help; do
+for c in build query add remove merge count info recommend cascade map kmer shard lsm help; do
     run 0 "amq $c --help" "$AMQ" "$c" --help
     check "amq $c --help shows its usage" has "usage: amq $c" out
 done
@@ -217,7 +217,6 @@ run 2 "build: missing key file" "$AMQ" build --type bloom --fpr 0.01 -o x.amq no
 run 2 "query without FILE" "$AMQ" query
 run 2 "query with too many arguments" "$AMQ" query a b c
 run 2 "info without FILE" "$AMQ" info
-run 2 "demo with a bad --n" "$AMQ" demo --n 0
 
 # ---- query --key / --mark, info over several files ----------------------------------------------
 run 0 "query --key" "$AMQ" query tight.amq --key key-7 --key nothing-here-1
@@ -358,33 +357,17 @@ run 0 "fuse16 at 1%" "$AMQ" build --type fuse16 --fpr 0.01 -o f16.amq keys
 check "fixed width noted, ribbon named" sh -c 'grep -q "fixed-width" err && grep -q "ribbon meets 0.01" err'
 run 0 "-q --progress prints nothing" "$AMQ" build -q --progress --type bloom --fpr 0.01 -o p.amq keys
 check "quiet wins over --progress" test ! -s err
-run 2 "demo --type xor8 at 0.001 is refused like build" "$AMQ" demo -n 500 --fpr 0.001 --type xor8
-run 0 "demo of every type at 0.001" "$AMQ" demo -n 500 --fpr 0.001
-check "demo skips xor8 at 0.001 with the reason" has "xor8 | skipped, as amq build refuses it" out
 
 # ---- man page and completion ----------------------------------------------------------------------
 run 0 "help --man" "$AMQ" help --man
 check "man page has a NAME section" grep -q "^\.SH NAME" out
-for c in build query add remove merge count info recommend demo clock help; do
+for c in build query add remove merge count info recommend cascade map kmer shard lsm help; do
     check "man page describes $c" grep -q "^\.SS $c\$" out
 done
+check "man page points at amq-lab" grep -q "amq\\\\-lab(1)" out
 run 0 "help --completion" "$AMQ" help --completion
 check "completion is valid bash" bash -n out
 check "completion knows add's --key" grep -q -- "--key" out
-
-# ---- demo -------------------------------------------------------------------------------------
-run 0 "demo --n 3000" "$AMQ" demo --n 3000
-check "demo prints the table header" has "| type | bits/key |" out
-for t in $types $forgetting; do
-    check "demo has a row for $t" has "^| $t |" out
-done
-run 0 "demo --type sbbf" "$AMQ" demo --n 1000 --type sbbf --fpr 0.05
-run 2 "demo --type nosuch" "$AMQ" demo --n 1000 --type nosuch
-
-# ---- clock simulator ------------------------------------------------------------
-run 0 "clock simulate --json" "$AMQ" clock simulate --events 2000 --json
-check "clock: no ordered pair reported concurrent" has '"missed_orderings": 0,' out
-check "clock: json names the fields" has '"mean_claimed_fp_exact"' out
 
 # ---- sharded filter (amq shard) ------------------------------------------------
 run 0 "shard slot" "$AMQ" shard slot foo somekey "{user1000}.following" user1000
@@ -473,7 +456,6 @@ run 2 "1.5 keys is not a count" "$AMQ" build -q -t bloom -n 1.5 -o x.amq keys
 # messages
 run 2 "lsm --ratio 1" "$AMQ" lsm plan -B 8 -T 1
 expect_in "must be above 1" err "ratio message"
-run 2 "plot into a missing folder" "$AMQ" lsm simulate --law loglaw --quick --svg no-dir/x.svg
 run 0 "recommend names reads for every type" "$AMQ" recommend -n 1M --static
 check "recommend: no '?' in reads" sh -c "! grep -q '| ? |' out"
 

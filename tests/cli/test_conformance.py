@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""test_conformance.py — every verb of the amq tool held to the same rules.
+"""test_conformance.py — every verb of the amq tools held to the same rules.
 
-Walks every verb and subcommand the tool's own overview and usage lines
-name, and asserts of each:
+Walks every verb and subcommand each tool's own overview and usage lines
+name (amq, the user's tool, and amq-lab, the experiments), and asserts of
+each:
 
   --help          exit 0, its usage on stdout;
   a bad option    exit 2, "unknown option" with the usage and 'amq help';
@@ -19,9 +20,12 @@ name, and asserts of each:
   completion      bash, zsh and fish scripts complete verbs, subcommands,
                   options and type names;
   examples        `amq help examples` (the man page's EXAMPLES) runs as
-                  written.
+                  written;
+  the split       amq names exactly the user's verbs, amq-lab the
+                  experiments, and each experiment's old amq command line
+                  exits 2 naming its amq-lab one.
 
-usage: test_conformance.py path/to/amq [TMPDIR]
+usage: test_conformance.py path/to/amq path/to/amq-lab [TMPDIR]
 """
 
 import json
@@ -33,7 +37,11 @@ import sys
 import tempfile
 
 AMQ = os.path.abspath(sys.argv[1])
-TMP = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="amq-conf-")
+LAB = os.path.abspath(sys.argv[2])
+TMP = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="amq-conf-")
+USER_VERBS = ["build", "query", "add", "remove", "merge", "count", "info",
+              "recommend", "cascade", "map", "kmer", "shard", "lsm", "help"]
+LAB_VERBS = ["demo", "clock", "lsm", "cascade", "help"]
 failures = []
 passed = 0
 
@@ -47,9 +55,17 @@ def check(cond, what):
         print("FAIL:", what, file=sys.stderr)
 
 
-def amq(*args, stdin=None, stdout=subprocess.PIPE, env=None):
-    return subprocess.run([AMQ, *args], cwd=TMP, input=stdin, stdout=stdout,
+def run(tool, *args, stdin=None, stdout=subprocess.PIPE, env=None):
+    return subprocess.run([tool, *args], cwd=TMP, input=stdin, stdout=stdout,
                           stderr=subprocess.PIPE, env=env, timeout=300)
+
+
+def amq(*args, **kw):
+    return run(AMQ, *args, **kw)
+
+
+def name_of(tool):
+    return os.path.basename(tool)
 
 
 def text(r):
@@ -89,23 +105,27 @@ def setup():
 
 # ---- what the tool says of itself ----------------------------------------------
 
-def verbs():
-    """(verb, [subcommands]) from the overview's usage lines."""
-    out, _ = text(amq("help"))
+def verbs(tool):
+    """(verb, [subcommands]) from the overview's usage lines: the word
+    after a verb names its subcommands when it is lower-case words joined
+    by '|'."""
+    out, _ = text(run(tool, "help"))
     found = []
     for line in out.splitlines():
-        m = re.match(r"  amq ([a-z]+)(?: (\S+))?", line)
+        m = re.match(r"  %s ([a-z]+)(?: (\S+))?" % re.escape(name_of(tool)),
+                     line)
         if not m:
             continue
-        subs = m.group(2).split("|") if m.group(2) and "|" in m.group(2) \
-            and not m.group(2).startswith("[") else []
+        word = m.group(2) or ""
+        subs = word.split("|") if re.fullmatch(r"[a-z]+(\|[a-z]+)*", word) \
+            else []
         found.append((m.group(1), subs))
     return found
 
 
-def option_lines(verb):
+def option_lines(tool, verb):
     """(short, long, ARG) of every option line of the verb's help."""
-    out, _ = text(amq("help", verb))
+    out, _ = text(run(tool, "help", verb))
     opts = []
     for line in out.splitlines():
         m = re.match(r"\s+(?:(-[A-Za-z]), )?(--[a-z][a-z0-9-]*)(?: ([A-Z]\S*))?",
@@ -124,26 +144,28 @@ VALUE = {"SPEC": "bloom", "E": "0.01", "N": "10", "K": "5", "S": "1",
          "DIR": ".", "Y": "1"}
 
 
-def test_help_and_usage(all_verbs):
+def test_help_and_usage(tool, all_verbs):
+    name = name_of(tool)
     for verb, subs in all_verbs:
-        r = amq(verb, "--help")
+        r = run(tool, verb, "--help")
         out, _ = text(r)
-        check(r.returncode == 0 and ("usage: amq %s" % verb) in out,
-              "%s --help: exit %d" % (verb, r.returncode))
+        check(r.returncode == 0 and ("usage: %s %s" % (name, verb)) in out,
+              "%s %s --help: exit %d" % (name, verb, r.returncode))
         for sub in subs:
-            r = amq(verb, sub, "--help")
+            r = run(tool, verb, sub, "--help")
             out, err = text(r)
-            check(r.returncode == 0 and "usage: amq %s" % verb in out,
-                  "%s %s --help: exit %d %s" % (verb, sub, r.returncode, err))
+            check(r.returncode == 0 and "usage: %s %s" % (name, verb) in out,
+                  "%s %s %s --help: exit %d %s" % (name, verb, sub,
+                                                   r.returncode, err))
         head = [verb] + subs[:1]
-        r = amq(*head, "--no-such-option")
+        r = run(tool, *head, "--no-such-option")
         _, err = text(r)
         check(r.returncode == 2 and "unknown option '--no-such-option'" in err
-              and "Try 'amq help %s'" % verb in err,
-              "%s: a bad option: exit %d, %r" % (" ".join(head), r.returncode,
-                                                  err))
+              and "Try '%s help %s'" % (name, verb) in err,
+              "%s %s: a bad option: exit %d, %r" % (name, " ".join(head),
+                                                     r.returncode, err))
         if subs:
-            r = amq(verb)
+            r = run(tool, verb)
             _, err = text(r)
             listed = re.search(r"missing subcommand \(([^)]*)\)", err)
             check(r.returncode == 2 and listed is not None and
@@ -151,7 +173,7 @@ def test_help_and_usage(all_verbs):
                   "%s: the dispatcher's subcommands %r are the usage's %r" %
                   (verb, listed and listed.group(1), subs))
             typo = subs[0][:-1] + "x" if len(subs[0]) > 3 else subs[0] + "x"
-            r = amq(verb, typo)
+            r = run(tool, verb, typo)
             _, err = text(r)
             check(r.returncode == 2 and "did you mean '%s'" % subs[0] in err,
                   "%s %s: no suggestion: %r" % (verb, typo, err))
@@ -172,22 +194,25 @@ def test_suggestions():
               "amq %s: %r lacks %r" % (" ".join(args), err, want))
 
 
-def test_options(all_verbs):
-    """Documented options are accepted; one meaning per short letter."""
+def test_options(tools):
+    """Documented options are accepted; one meaning per short letter, in
+    both tools."""
     letters = {}
-    for verb, subs in all_verbs:
-        for short, long_, arg in option_lines(verb):
-            if short:
-                letters.setdefault(short, set()).add(long_)
-            value = [VALUE.get(arg, "1")] if arg else []
-            heads = [[verb, s] for s in subs] or [[verb]]
-            ok = False
-            for head in heads:
-                r = amq(*head, long_, *value, "--help")
-                if "unknown option" not in text(r)[1]:
-                    ok = True
-                    break
-            check(ok, "%s: documented %s is refused" % (verb, long_))
+    for tool, all_verbs in tools:
+        for verb, subs in all_verbs:
+            for short, long_, arg in option_lines(tool, verb):
+                if short:
+                    letters.setdefault(short, set()).add(long_)
+                value = [VALUE.get(arg, "1")] if arg else []
+                heads = [[verb, s] for s in subs] or [[verb]]
+                ok = False
+                for head in heads:
+                    r = run(tool, *head, long_, *value, "--help")
+                    if "unknown option" not in text(r)[1]:
+                        ok = True
+                        break
+                check(ok, "%s %s: documented %s is refused" %
+                      (name_of(tool), verb, long_))
     # One meaning a letter; a meaning may have one long name per context
     # (how many keys: a filter's capacity, an LSM tree's or shards' keys).
     same = [{"--capacity", "--keys"}]
@@ -228,10 +253,16 @@ DATA = [
     (["shard", "route", "--shards", "4", "keys.txt"], None, True),
     (["lsm", "plan", "-B", "8"], None, True),
     (["lsm", "plan", "--csv", "runs.csv", "-B", "8"], None, True),
+    (["add", "--new", "f.amq", "-o", "g.amq", "--key", "fresh"], None, True),
+]
+# The same of amq-lab's.
+LAB_DATA = [
+    (["--version"], None, False),
+    (["help"], None, False),
+    (["help", "--man"], None, False),
     (["lsm", "simulate", "--law", "loglaw", "--quick"], None, True),
     (["lsm", "simulate", "--law", "frontier", "--quick"], None, True),
     (["clock", "simulate", "--events", "2000"], None, True),
-    (["add", "--new", "f.amq", "-o", "g.amq", "--key", "fresh"], None, True),
     (["demo", "--n", "2000", "-t", "bloom"], None, False),
 ]
 
@@ -252,28 +283,29 @@ def parse_json(out):
         return False
 
 
-def test_data_commands():
-    for args, stdin, has_json in DATA:
-        r = amq(*args, stdin=stdin)
+def test_data_commands(tool, data):
+    name = name_of(tool)
+    for args, stdin, has_json in data:
+        cmd = " ".join([name] + args)
+        r = run(tool, *args, stdin=stdin)
         out, err = text(r)
         check(r.returncode in (0, 1) and out,
-              "amq %s: exit %d, %d bytes out, %r" % (" ".join(args),
-                                                   r.returncode, len(out), err))
+              "%s: exit %d, %d bytes out, %r" % (cmd, r.returncode, len(out),
+                                                err))
         with open("/dev/full", "wb") as full:
-            r = amq(*args, stdin=stdin, stdout=full)
+            r = run(tool, *args, stdin=stdin, stdout=full)
         _, err = text(r)
         check(r.returncode == 2 and "write error" in err,
-              "amq %s > /dev/full: exit %d, %r" % (" ".join(args),
-                                                  r.returncode, err))
+              "%s > /dev/full: exit %d, %r" % (cmd, r.returncode, err))
         if not has_json:
             continue
-        r = amq(*args, "--json", stdin=stdin)
+        r = run(tool, *args, "--json", stdin=stdin)
         out, err = text(r)
         check(r.returncode in (0, 1) and parse_json(out),
-              "amq %s --json: exit %d, not JSON: %r %r" %
-              (" ".join(args), r.returncode, out[:200], err))
+              "%s --json: exit %d, not JSON: %r %r" %
+              (cmd, r.returncode, out[:200], err))
         check(not re.search(r"[:\[,]\s*-?(nan|inf)", out, re.I),
-              "amq %s --json prints a non-finite number" % " ".join(args))
+              "%s --json prints a non-finite number" % cmd)
 
 
 # Commands given a file that does not exist: (args, the name shown).
@@ -338,22 +370,21 @@ def test_wrong_kind_of_file():
           "cascade info on a filter: %r" % text(r)[1])
 
 
-def test_completion():
-    verbs_subs = dict(verbs())
-    bash = amq("help", "--completion", "bash").stdout.decode()
-    zsh = amq("help", "--completion", "zsh").stdout.decode()
-    fish = amq("help", "--completion", "fish").stdout.decode()
+def test_completion(tool, cases):
+    name = name_of(tool)
+    fn = "_" + name.replace("-", "_")
+    verbs_subs = dict(verbs(tool))
+    bash = run(tool, "help", "--completion", "bash").stdout.decode()
+    zsh = run(tool, "help", "--completion", "zsh").stdout.decode()
+    fish = run(tool, "help", "--completion", "fish").stdout.decode()
     open(os.path.join(TMP, "c.bash"), "w").write(bash)
     open(os.path.join(TMP, "c.zsh"), "w").write(zsh)
     open(os.path.join(TMP, "c.fish"), "w").write(fish)
-    cases = [(["amq", "bui"], "build"), (["amq", "cascade", "tr"], "train"),
-             (["amq", "build", "--ty"], "--type"),
-             (["amq", "build", "-t", "blo"], "blocked"),
-             (["amq", "kmer", "h"], "histo"), (["amq", "help", "ty"], "types")]
     for words, want in cases:
-        script = ('source ./c.bash; COMP_WORDS=(%s); COMP_CWORD=%d; _amq; '
+        words = [name] + words
+        script = ('source ./c.bash; COMP_WORDS=(%s); COMP_CWORD=%d; %s; '
                   'printf "%%s\\n" "${COMPREPLY[@]}"' %
-                  (" ".join(words), len(words) - 1))
+                  (" ".join(words), len(words) - 1, fn))
         r = subprocess.run(["bash", "-c", script], cwd=TMP,
                            capture_output=True, timeout=60)
         check(want in r.stdout.decode().split(),
@@ -378,7 +409,41 @@ def test_completion():
             got = [l.split("\t")[0] for l in r.stdout.decode().splitlines()]
             check(want in got, "fish completes %r to %r, got %r" %
                   (words, want, got))
-    check(all(v in bash for v in verbs_subs), "bash names every verb")
+    check(all(v in bash for v in verbs_subs), "bash names every verb of %s"
+          % name)
+
+
+AMQ_COMPLETIONS = [(["bui"], "build"), (["cascade", "tr"], "train"),
+                   (["build", "--ty"], "--type"),
+                   (["build", "-t", "blo"], "blocked"),
+                   (["kmer", "h"], "histo"), (["lsm", "p"], "plan"),
+                   (["help", "ty"], "types")]
+LAB_COMPLETIONS = [(["cl"], "clock"), (["clock", "si"], "simulate"),
+                   (["lsm", "si"], "simulate"), (["cascade", "e"], "eval"),
+                   (["demo", "--ty"], "--type"),
+                   (["demo", "-t", "blo"], "blocked"),
+                   (["help", "de"], "demo")]
+
+
+def test_split(amq_verbs, lab_verbs):
+    """amq holds the user's verbs, amq-lab the experiments; the old amq
+    command lines of the experiments point at their amq-lab ones."""
+    check([v for v, _ in amq_verbs] == USER_VERBS,
+          "amq names the user's verbs: %r" % [v for v, _ in amq_verbs])
+    check([v for v, _ in lab_verbs] == LAB_VERBS,
+          "amq-lab names the experiments: %r" % [v for v, _ in lab_verbs])
+    for words in (["demo", "-n", "100"], ["clock", "simulate"],
+                  ["clock", "eval", "--quick"], ["lsm", "simulate"],
+                  ["cascade", "eval"]):
+        r = amq(*words)
+        out, err = text(r)
+        check(r.returncode == 2 and not out and
+              "moved to amq-lab: amq-lab %s" % " ".join(words) in err,
+              "amq %s: exit %d, %r" % (" ".join(words), r.returncode, err))
+        head = [w for w in words[:2] if not w.startswith("-")]
+        r = run(LAB, *head, "--help")
+        check(r.returncode == 0, "amq-lab %s --help: exit %d" %
+              (" ".join(head), r.returncode))
 
 
 def test_examples():
@@ -403,15 +468,18 @@ def test_examples():
 
 def main():
     setup()
-    all_verbs = verbs()
-    check(len(all_verbs) >= 16, "the overview names the verbs")
-    test_help_and_usage(all_verbs)
+    amq_verbs, lab_verbs = verbs(AMQ), verbs(LAB)
+    test_split(amq_verbs, lab_verbs)
+    test_help_and_usage(AMQ, amq_verbs)
+    test_help_and_usage(LAB, lab_verbs)
     test_suggestions()
-    test_options(all_verbs)
-    test_data_commands()
+    test_options([(AMQ, amq_verbs), (LAB, lab_verbs)])
+    test_data_commands(AMQ, DATA)
+    test_data_commands(LAB, LAB_DATA)
     test_missing_files()
     test_wrong_kind_of_file()
-    test_completion()
+    test_completion(AMQ, AMQ_COMPLETIONS)
+    test_completion(LAB, LAB_COMPLETIONS)
     test_examples()
     print("test_conformance: %d passed, %d failed" % (passed, len(failures)))
     shutil.rmtree(TMP, ignore_errors=True)

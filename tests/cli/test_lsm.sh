@@ -1,12 +1,13 @@
 #!/bin/sh
-# test_lsm.sh — end-to-end tests of `amq lsm plan` and `amq lsm simulate`:
-# the plan from a generated tree and from CSV (text and JSON), bad CSV rows
-# naming their line with exit 2 and nothing on stdout, option conflicts,
-# every law at --quick sizes with its SVG, and the H0 numbers of the
-# paper's repository. Prints "test_lsm: N passed, N failed"; exits 1 on
-# any failure.
+# test_lsm.sh — end-to-end tests of `amq lsm plan` and `amq-lab lsm
+# simulate`: the plan from a generated tree and from CSV (text and JSON),
+# bad CSV rows naming their line with exit 2 and nothing on stdout, option
+# conflicts, every law at --quick sizes with its SVG, and the H0 numbers of
+# the paper's repository. Prints "test_lsm: N passed, N failed"; exits 1
+# on any failure.
 #
-# usage: tests/cli/test_lsm.sh path/to/amq [TMPDIR]
+# usage: tests/cli/test_lsm.sh path/to/amq [TMPDIR]   (amq-lab: beside amq,
+#        or $AMQ_LAB)
 . "$(dirname "$0")/harness.sh" "$@"
 
 empty() { if [ -s "$1" ]; then fail "$2: $1 not empty"; else pass; fi; }
@@ -57,33 +58,38 @@ run 2 "fractional levels" "$AMQ" lsm plan -L 2.5 -B 8
 run 2 "no subcommand" "$AMQ" lsm
 run 2 "bad subcommand" "$AMQ" lsm tune
 run 0 "help" "$AMQ" lsm --help
-expect_in "simulate --law" out "help text"
+expect_in "amq-lab lsm simulate" out "help text points at the laws"
+run 0 "simulate help" "$LAB" lsm --help
+expect_in "simulate --law" out "simulate's help text"
+run 2 "simulate is amq-lab's" "$AMQ" lsm simulate --law h0
+expect_in "moved to amq-lab" err "amq lsm simulate's pointer"
+empty out "amq lsm simulate"
 
 # ---- simulate -----------------------------------------------------------------
-run 0 "h0" "$AMQ" lsm simulate --law h0 --svg h0.svg
+run 0 "h0" "$LAB" lsm simulate --law h0 --svg h0.svg
 expect_in "| Monkey | 0.000206 | 0.000205667 |" out "H0 Monkey"
 expect_in "<svg" h0.svg "h0 plot"
-run 0 "h0 real" "$AMQ" lsm simulate --law h0 --curve blocked --json
+run 0 "h0 real" "$LAB" lsm simulate --law h0 --curve blocked --json
 expect_in '"cost_model_planned":' out "h0 json"
-run 0 "loglaw" "$AMQ" lsm simulate --law loglaw --svg loglaw.svg
+run 0 "loglaw" "$LAB" lsm simulate --law loglaw --svg loglaw.svg
 expect_in "| slope of b\* on ln w | 2.0814 (1/c) | 2.0814 | 2.0814 |" out "log-law slope"
 expect_in "</svg>" loglaw.svg "loglaw plot"
-run 0 "robustness" "$AMQ" lsm simulate --law robustness --quick --svg rob.svg
+run 0 "robustness" "$LAB" lsm simulate --law robustness --quick --svg rob.svg
 expect_in "common-factor" out "robustness table"
-run 0 "frontier" "$AMQ" lsm simulate --law frontier --quick --json
+run 0 "frontier" "$LAB" lsm simulate --law frontier --quick --json
 expect_in '"quad_k":' out "frontier json"
-run 0 "frontier linear" "$AMQ" lsm simulate --law frontier --quick \
+run 0 "frontier linear" "$LAB" lsm simulate --law frontier --quick \
     --drift linear --sigmas 0.001,0.01,3 --svg fr.svg
 expect_in "linear drift" out "linear drift"
-run 0 "curves" "$AMQ" lsm simulate --law curves --quick --types bloom,fuse \
+run 0 "curves" "$LAB" lsm simulate --law curves --quick --types bloom,fuse \
     --svg curves.svg
 expect_in "| fuse |" out "curves table"
-run 2 "no law" "$AMQ" lsm simulate
-run 2 "unknown law" "$AMQ" lsm simulate --law h9
-run 2 "bad drift" "$AMQ" lsm simulate --law frontier --drift fast
-run 2 "bad sigmas" "$AMQ" lsm simulate --law frontier --sigmas 1,2
-run 2 "weights count" "$AMQ" lsm simulate --law h0 --weights 1,2,3
-run 2 "unknown type" "$AMQ" lsm simulate --law curves --types bloom,nosuch
+run 2 "no law" "$LAB" lsm simulate
+run 2 "unknown law" "$LAB" lsm simulate --law h9
+run 2 "bad drift" "$LAB" lsm simulate --law frontier --drift fast
+run 2 "bad sigmas" "$LAB" lsm simulate --law frontier --sigmas 1,2
+run 2 "weights count" "$LAB" lsm simulate --law h0 --weights 1,2,3
+run 2 "unknown type" "$LAB" lsm simulate --law curves --types bloom,nosuch
 
 cd / && rm -rf "$T"
 finish test_lsm

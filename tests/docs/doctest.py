@@ -39,8 +39,8 @@ top-level entries (build/ is the build directory), so `build/amq` and
 `python/` work as they do from a checkout, and whatever an example writes
 stays out of the tree. The Makefile and CMakeLists.txt are left out: an
 example cannot rebuild the tree under test (skip `make` examples; CI
-builds first). The build directory is first on PATH (`amq` is the
-tool just built); AMQ_LIBRARY and PYTHONPATH point at the build's library
+builds first). The build directory is first on PATH (`amq` and `amq-lab`
+are the tools just built); AMQ_LIBRARY and PYTHONPATH point at the build's library
 and the binding.
 
 usage: doctest.py --source DIR --build DIR [--check] [FILE.md ...]
@@ -62,7 +62,8 @@ import time
 
 RUN = {"sh", "console", "python", "pycon", "c"}
 TEXT = {"text", "cmake", "json", "svmlight", "roff", "csv", "tsv", "diff"}
-COMMANDISH = re.compile(r"^(\$ |amq |make |redis-cli |redis-server |python3 |"
+COMMANDISH = re.compile(r"^(\$ |amq |amq-lab |make |redis-cli |redis-server |"
+                        r"python3 |"
                         r"sh |seq |printf |cmake |AMQ_LIBRARY=|scripts/|"
                         r"tests/|build/|bench/|\./)")
 TIMEOUT = 600

@@ -1,7 +1,7 @@
 /*
  * fuzz_kvline.c — libFuzzer target for the `amq map` line parser
- * (tools/amq/kvline.c). replay.c runs it over tests/fuzz/corpus/kvline in
- * ordinary CI.
+ * (tools/common/kvline.c). replay.c runs it over tests/fuzz/corpus/kvline
+ * in ordinary CI.
  *
  * The first byte chooses the value width (1..64) and whether values are
  * id lists; the rest is split into lines, each parsed. Properties (a

@@ -1,7 +1,7 @@
 /*
- * fuzz_seq.c — libFuzzer target for the FASTA/FASTQ reader of the amq
- * tool (tools/amq/seqio.c), plain or gzip. replay.c runs it over
- * tests/fuzz/corpus/seq in ordinary CI.
+ * fuzz_seq.c — libFuzzer target for the FASTA/FASTQ reader of the
+ * command-line tools (tools/common/seqio.c), plain or gzip. replay.c runs
+ * it over tests/fuzz/corpus/seq in ordinary CI.
  *
  * Properties (a violation aborts): nothing crashes, hangs or leaks,
  * whatever the bytes; every record's sequence is printable ASCII (tabs

@@ -4,8 +4,9 @@
 # user would: a program built with `pkg-config --cflags --libs amq` runs
 # without LD_LIBRARY_PATH, also after the prefix is moved (amq.pc is
 # relative to its own directory); a throwaway CMake project finds amq with
-# find_package and links amq::amq and amq::amq_static; the man page and
-# the bash completion are installed; uninstall removes every file.
+# find_package and links amq::amq and amq::amq_static; both tools (amq,
+# amq-lab), their man pages and completions are installed; uninstall
+# removes every file.
 # Prints "test_install: N passed, N failed".
 #
 # usage: tests/install/test_install.sh SOURCE_DIR BUILD_DIR [TMPDIR]
@@ -36,10 +37,14 @@ manifest="$BUILD/install_manifest.txt"
 P="$T/prefix"
 check "cmake --install --prefix" cmake --install "$BUILD" --prefix "$P"
 cp "$manifest" "$T/manifest.test"
-for f in bin/amq include/amq/amq.h include/amq/filter.h include/amq/version.h lib/libamq.so \
-    lib/libamq.a lib/pkgconfig/amq.pc lib/cmake/amq/amqConfig.cmake \
-    lib/cmake/amq/amqConfigVersion.cmake share/man/man1/amq.1 \
-    share/bash-completion/completions/amq lib/amq/amq-redis.so; do
+for f in bin/amq bin/amq-lab include/amq/amq.h include/amq/filter.h \
+    include/amq/version.h lib/libamq.so lib/libamq.a lib/pkgconfig/amq.pc \
+    lib/cmake/amq/amqConfig.cmake lib/cmake/amq/amqConfigVersion.cmake \
+    share/man/man1/amq.1 share/man/man1/amq-lab.1 \
+    share/bash-completion/completions/amq \
+    share/bash-completion/completions/amq-lab \
+    share/zsh/site-functions/_amq-lab \
+    share/fish/vendor_completions.d/amq-lab.fish lib/amq/amq-redis.so; do
     check "installed $f" test -e "$P/$f"
 done
 check "amq.pc is relative to its directory" grep -q '^prefix=${pcfiledir}/../..$' "$P/lib/pkgconfig/amq.pc"
@@ -49,6 +54,8 @@ if command -v man >/dev/null 2>&1; then
 fi
 check "installed completion is valid bash" bash -n "$P/share/bash-completion/completions/amq"
 check "installed amq runs" "$P/bin/amq" --version
+check "installed amq-lab runs" "$P/bin/amq-lab" --version
+check "installed amq-lab completion is valid bash" bash -n "$P/share/bash-completion/completions/amq-lab"
 
 # The installed Redis module loads into Debian's redis-server and answers
 # (the server on loopback, stopped by its PID).

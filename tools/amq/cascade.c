@@ -1,6 +1,6 @@
 /*
- * cascade.c — `amq cascade train|query|info|audit|features|eval`: the
- * learned Bloom filter cascade (amq/cascade.h) from the command line.
+ * cascade.c — `amq cascade train|query|info|audit|features`: the learned
+ * Bloom filter cascade (amq/cascade.h) from the command line.
  *
  *   train     key files in, a cascade file out (written atomically; on any
  *             error nothing is written and the exit status is 2)
@@ -12,94 +12,21 @@
  *             audit and prints its report
  *   features  the feature vectors in svmlight format (the scikit-learn
  *             cross-check reads them)
- *   eval      the evaluation tables (cascade_eval.c)
+ *
+ * The evaluation tables of docs/cascade.md are `amq-lab cascade eval`
+ * (tools/lab/cascade_eval.c).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "ckeys.h"
+#include "verbs.h"
 
-#include "cascade_cli.h"
-
-/* ---- key sets ------------------------------------------------------------------ */
-
-bool ckeys_push(ckeys *c, const uint8_t *p, size_t len) {
-    size_t at = c->k.n ? (size_t)c->offsets[c->k.n] : 0;
-    if (c->k.n + 2 > c->cap_keys) {
-        size_t n = c->cap_keys ? 2 * c->cap_keys : 1024;
-        uint64_t *o = realloc(c->offsets, n * sizeof *o);
-        if (o == NULL)
-            goto oom;
-        c->offsets = o;
-        c->cap_keys = n;
-    }
-    if (at + len > c->cap_bytes) {
-        size_t n = 2 * (at + len) + 4096;
-        uint8_t *b = realloc(c->bytes, n);
-        if (b == NULL)
-            goto oom;
-        c->bytes = b;
-        c->cap_bytes = n;
-    }
-    if (len > 0)
-        memcpy(c->bytes + at, p, len);
-    c->offsets[0] = 0;
-    c->offsets[++c->k.n] = at + len;
-    c->k.bytes = c->bytes;
-    c->k.offsets = c->offsets;
-    return true;
-oom:
-    cli_error("out of memory after %zu keys", c->k.n);
-    return false;
-}
-
-void ckeys_free(ckeys *c) {
-    free(c->bytes);
-    free(c->offsets);
-    memset(c, 0, sizeof *c);
-}
-
-bool ckeys_read(ckeys *c, const char *path, const char *label) {
-    cli_keys k;
-    const uint8_t *key;
-    size_t len;
-    int r;
-    memset(c, 0, sizeof *c);
-    if (!cli_keys_open(&k, path, false, true))
-        return false;
-    cli_progress p;
-    cli_progress_init(&p, label, 0);
-    while ((r = cli_keys_next(&k, &key, &len)) == 1) {
-        if (!ckeys_push(c, key, len)) {
-            r = -1;
-            break;
-        }
-        cli_progress_tick(&p, k.count);
-    }
-    cli_progress_done(&p);
-    cli_keys_close(&k);
-    if (r < 0)
-        ckeys_free(c);
-    return r == 0;
-}
-
-bool ckeys_split(const ckeys *in, uint64_t seed, double lo, double hi,
-                 ckeys *out) {
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < in->k.n; i++) {
-        const uint8_t *p = in->k.bytes + in->k.offsets[i];
-        size_t len = (size_t)(in->k.offsets[i + 1] - in->k.offsets[i]);
-        double u = (double)(XXH3_64bits_withSeed(p, len, seed) >> 11) * 0x1p-53;
-        if (u >= lo && u < hi && !ckeys_push(out, p, len))
-            return false;
-    }
-    return true;
-}
-
-amq_cascade *ccascade_open(const char *path) {
+/* Load a cascade file; NULL after printing an error naming the file and
+ * the byte. */
+static amq_cascade *ccascade_open(const char *path) {
     amq_cascade *c = NULL;
     amq_diag d = {0, ""};
     amq_status st = amq_cascade_load_file(path, NULL, &c, &d);
@@ -787,12 +714,8 @@ static int cmd_features(int argc, char **argv) {
 /* ---- dispatch -------------------------------------------------------------------------- */
 
 int cli_cmd_cascade(int argc, char **argv) {
-    static const cli_command subs[] = {{"train", cmd_train},
-                                       {"query", cmd_query},
-                                       {"info", cmd_info},
-                                       {"audit", cmd_audit},
-                                       {"features", cmd_features},
-                                       {"eval", cli_cascade_eval},
-                                       {NULL, NULL}};
+    static const cli_command subs[] = {
+        {"train", cmd_train}, {"query", cmd_query},       {"info", cmd_info},
+        {"audit", cmd_audit}, {"features", cmd_features}, {NULL, NULL}};
     return cli_dispatch("cascade", subs, argc, argv);
 }

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 typedef struct count_opts {
     cli_key_source src;

@@ -1,14 +1,12 @@
 /*
- * help.c — `amq help [COMMAND|types]`, the text behind every --help, and
- * the usage message printed for bad arguments. The man page and the bash
- * completion are generated from these texts (manpage.c; `amq help --man`,
- * `amq help --completion`), so the three cannot disagree. docs/cli.md says
- * the same at greater length; keep the two in step.
+ * help.c — the amq tool's help texts: one topic a verb (the text behind
+ * `amq help COMMAND` and every --help), the overview's epilogue, and the
+ * examples session. tools/common prints them (help.c), turns them into
+ * the man page and the completion scripts (manpage.c) and names them in
+ * usage errors, so the three cannot disagree. docs/cli.md says the same at
+ * greater length; keep the two in step.
  */
-#include <stdarg.h>
-#include <string.h>
-
-#include "cli.h"
+#include "verbs.h"
 
 typedef cli_help_topic help_topic;
 
@@ -184,24 +182,7 @@ static const help_topic topics[] = {
      "                       types not considered and why, the two picks\n"
      "\n"
      "Exit status: 0, or 2 on bad usage or when no type meets the need."},
-    {"demo", "amq demo [-n N] [--fpr E] [--seed S] [--type SPEC]...",
-     "Compare every registered type on built-in data: N pseudo-random 8-byte\n"
-     "keys (splitmix64) are inserted through the generic interface and N\n"
-     "distinct absent keys are queried. Each filter is saved, loaded back and\n"
-     "must re-save to identical bytes; any false negative is an error.\n"
-     "Prints a markdown table: bits/key, the lower bound log2(1/eps), the\n"
-     "measured and certified false-positive rates, and ns per key for insert,\n"
-     "single query and batch query (on pre-hashed keys; hashing is timed\n"
-     "separately in the last column).\n"
-     "\n"
-     "  -n, --capacity N     keys per set (default 1000000; k/M suffixes)\n"
-     "  -e, --fpr E          target false-positive rate (default 0.01)\n"
-     "  -s, --seed S         key generator seed (default 42)\n"
-     "  -t, --type SPEC      run only this spec (repeatable)\n"
-     "\n"
-     "Exit status: 0, or 2 on a false negative, a round-trip mismatch or a\n"
-     "library error."},
-    {"cascade", "amq cascade train|query|info|audit|features|eval [OPTIONS]",
+    {"cascade", "amq cascade train|query|info|audit|features [OPTIONS]",
      "The learned Bloom filter cascade with a certified bound\n"
      "(docs/cascade.md).\n"
      "\n"
@@ -232,49 +213,14 @@ static const help_topic topics[] = {
      "                     exit 4 when it finds the bound VIOLATED\n"
      "features [--dim-bits D] [--label 0|1] KEYFILE\n"
      "                     feature vectors in svmlight format\n"
-     "eval [--data DIR] [--out DIR] [--only hosts,words,kv] [--quick]\n"
-     "     [--resplits R] [--dim-bits D] [--kv-members N] [--residual SPEC]\n"
-     "     [--dump DIR]  (the model's split and AUC, for the sklearn check)\n"
-     "                     the tables of docs/cascade.md\n"
+     "\n"
+     "The measurements of docs/cascade.md: 'amq-lab cascade eval'.\n"
      "\n"
      "Exit status: 0 success, 1 (query: no key may be a member), 2 bad\n"
      "input (empty sets, keys in both sets, a target the held-out keys\n"
      "cannot certify, a file that is not a cascade; nothing is written),\n"
      "4 (audit: the bound is violated: rebuild, or fall back to a plain\n"
      "filter)."},
-    {"clock", "amq clock simulate|eval [OPTIONS]",
-     "Bloom clocks against vector-clock truth (docs/clock.md).\n"
-     "\n"
-     "simulate: N nodes; each step a random node may have an internal\n"
-     "event and may send its timestamp (a send is an event); receives\n"
-     "merge. Every compared pair's Bloom verdict is checked against exact\n"
-     "causality and both claimed false-positive probabilities are scored.\n"
-     "eval: simulate over N = 10 .. 100000 and (m, k) = (64,3), (256,4),\n"
-     "(1024,6); prints a markdown table, calibration bins and throughput.\n"
-     "\n"
-     "      --nodes N        node slots (default 100)\n"
-     "      --m M            Bloom clock cells (default 256)\n"
-     "      --k K            hashes per event (default 4)\n"
-     "      --events E       stop after E events (default 20000)\n"
-     "      --topology T     complete, ring or star (default complete)\n"
-     "      --send-rate P    per step: probability of a send (default 0.5)\n"
-     "      --internal P     per step: probability of an internal event (0.5)\n"
-     "      --fanout F       peers per send (default 1)\n"
-     "      --loss P         probability a message is lost (default 0)\n"
-     "      --churn P        per step: a node leaves, a new one joins (0)\n"
-     "      --history H      timestamps each node remembers (default 8)\n"
-     "      --pairs P        comparisons after each event (default 2)\n"
-     "      --threshold T    decide 'ordered' when claimed fp <= T (0.01)\n"
-     "      --reservoir R    recent events kept for pairs (default 1024)\n"
-     "      --vc-limit N     run real vector clocks up to N nodes (2048)\n"
-     "  -s, --seed S         (default 42)\n"
-     "      --json           simulate: one JSON object\n"
-     "      --quick          eval: N <= 1000, fewer events\n"
-     "      --max-nodes N    eval: skip larger N\n"
-     "      --svg FILE       eval: write the calibration plot\n"
-     "\n"
-     "Exit status: 0, or 2 on bad usage, an error, or an ordered pair\n"
-     "reported concurrent (impossible by construction)."},
     {"map", "amq map build|get|add|del|merge [OPTIONS]",
      "Maplets: approximate maps from keys to small values (docs/maplets.md).\n"
      "Input lines are key<TAB>value; the key is every byte before the tab,\n"
@@ -351,12 +297,11 @@ static const help_topic topics[] = {
      "route: the shard (0..S-1) of each key of KEYFILE (or stdin).\n"
      "\n"
      "Exit status: 0, or 2 on bad usage or an impossible target."},
-    {"lsm", "amq lsm plan|simulate [OPTIONS]",
-     "Bits per key for each run of an LSM tree (Monkey), and the laws of\n"
-     "filter-memory tuning reproduced (docs/lsm.md).\n"
+    {"lsm", "amq lsm plan [OPTIONS]",
+     "Bits per key for each run of an LSM tree (Monkey): the allocation\n"
+     "engine's choice per run against the same bits everywhere, each run\n"
+     "with the spec to build and its predicted rate (docs/lsm.md).\n"
      "\n"
-     "plan: the allocation engine's choice per run against the same bits\n"
-     "everywhere, each run with the spec to build and its predicted rate.\n"
      "      --csv FILE       runs as name,keys,lookups rows ('-': stdin)\n"
      "  -L, --levels L       or a leveled tree of L levels (default 5)\n"
      "  -T, --ratio T        size ratio (default 10), level 1 the smallest\n"
@@ -367,23 +312,7 @@ static const help_topic topics[] = {
      "      --c X            the model's exponent (default (ln 2)^2)\n"
      "      --json           runs, cost_uniform, cost_optimal as JSON\n"
      "\n"
-     "simulate --law h0|loglaw|robustness|frontier|curves: the paper's\n"
-     "setup by default, a markdown table of closed form against simulation.\n"
-     "      --curve C        model (default) or a type spec\n"
-     "      --svg FILE       write the law's plot\n"
-     "      --json           one JSON object\n"
-     "  -s, --seed S         (defaults: loglaw 0, robustness 1, frontier 2)\n"
-     "      --quick          small sizes (tests)\n"
-     "  h0:         --levels 5 --ratio 10 --keys 1e6 --bits-per-key 8\n"
-     "              --weights 100,50,10,2,1\n"
-     "  loglaw:     --runs 50 --alpha 0.3 --bits-per-key 8\n"
-     "  robustness: --segments 64 --bits-per-key 10 --skew 0.9 --draws 600\n"
-     "              --scale 0.02,0.25 (sd range of the log errors)\n"
-     "  frontier:   --segments 64 --keys 1e6 --bits-per-key 10 --epoch 30\n"
-     "              --steps 1500 --warmup 100 --theta 0.03 --skew 0.9\n"
-     "              --sigmas 0.01,1.2,18 --drift walk|linear\n"
-     "  curves:     --types bloom,blocked,... --range 2,20,1 (bits/key)\n"
-     "              --build-keys 1e6 --queries 1e7\n"
+     "The laws of filter-memory tuning, reproduced: 'amq-lab lsm simulate'.\n"
      "\n"
      "Exit status: 0, or 2 on bad usage or input (a CSV error names the\n"
      "line and byte)."},
@@ -401,112 +330,53 @@ static const help_topic topics[] = {
     {NULL, NULL, NULL},
 };
 
-static const help_topic *find_topic(const char *name) {
-    for (const help_topic *t = topics; t->name != NULL; t++)
-        if (strcmp(t->name, name) == 0)
-            return t;
-    return NULL;
-}
+/* A session from a key file to every kind of answer: the man page's
+ * EXAMPLES, `amq help examples`, and run as written by the CLI tests. */
+static const char *const examples[] = {
+    "seq 1 100000 > keys.txt",
+    "amq build -o users.amq keys.txt",
+    "amq info users.amq",
+    "amq query users.amq --key 17 --key not-a-key --mark",
+    "printf '17\\nnew-user\\nnew-user\\n' | amq add --new users.amq",
+    "gzip -k keys.txt && amq build --type cuckoo -o c.amq keys.txt.gz",
+    "amq remove c.amq --key 17",
+    "amq recommend -n 1e6 --deletes",
+    "seq 1 50000 > a.txt && seq 25000 75000 > b.txt",
+    "amq build -t bloom -n 100000 -o a.amq a.txt",
+    "amq build -t bloom -n 100000 -o b.amq b.txt",
+    "amq merge -o union.amq a.amq b.amq",
+    "amq merge --intersect -o both.amq a.amq b.amq",
+    "amq build -t cms -e 0.001 -o counts.amq keys.txt",
+    "amq count counts.amq --key 17 --json",
+    NULL,
+};
 
-const cli_help_topic *cli_help_topics(void) { return topics; }
-
-const char *cli_help_epilogue(void) {
-    return "'amq help COMMAND' describes a command, 'amq help types' lists "
-           "the\n"
-           "structure types. Exit status: 0 success, 1 nothing found (query,\n"
-           "map get, kmer search, add --new), 2 error or bad usage, 3 written\n"
-           "but over capacity (build, add, merge), 4 an audit rejects the\n"
-           "certified bound (cascade audit).\n";
-}
-
-static void print_overview(FILE *out) {
-    fputs("amq — approximate membership filters\n\nusage:\n", out);
-    for (const help_topic *t = topics; t->name != NULL; t++)
-        fprintf(out, "  %s\n", t->usage);
-    fputs("  amq --version\n\n", out);
-    fputs(cli_help_epilogue(), out);
-}
-
-bool cli_help_print(FILE *out, const char *command) {
-    if (command == NULL) {
-        print_overview(out);
-        return true;
-    }
-    const help_topic *t = find_topic(command);
-    if (t == NULL)
-        return false;
-    fprintf(out, "usage: %s\n\n%s\n", t->usage, t->body);
-    return true;
-}
-
-int cli_usage_error(const char *command, const char *fmt, ...) {
-    va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "amq %s: ", command);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    const help_topic *t = find_topic(command);
-    if (t != NULL)
-        fprintf(stderr, "usage: %s\nTry 'amq help %s'.\n", t->usage, command);
-    return CLI_EXIT_ERR;
-}
-
-static void print_caps(FILE *out, uint32_t caps) {
-    static const struct {
-        uint32_t bit;
-        const char *name;
-    } names[] = {
-        {AMQ_CAP_REMOVE, "remove"},         {AMQ_CAP_COUNT, "count"},
-        {AMQ_CAP_UNION, "union"},           {AMQ_CAP_INTERSECT, "intersect"},
-        {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
-        {AMQ_CAP_STATIC, "static"},         {AMQ_CAP_SKETCH, "sketch"},
-        {AMQ_CAP_FORGETS, "forgets"},
-    };
-    const char *sep = "";
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (caps & names[i].bit) {
-            fprintf(out, "%s%s", sep, names[i].name);
-            sep = ",";
-        }
-    if (*sep == 0)
-        fputs("-", out);
-}
-
-static void print_types(FILE *out) {
-    size_t n = amq_filter_type_count();
-    fprintf(out, "%zu structure types (spec: NAME[:key=value,...]):\n", n);
-    for (size_t i = 0; i < n; i++) {
-        const amq_type_info *t = amq_filter_type_at(i);
-        if (t == NULL)
-            continue;
-        fprintf(out, "\n  %-12s %s\n", t->name, t->summary ? t->summary : "");
-        fprintf(out, "  %-12s params: %s\n", "",
-                t->params && *t->params ? t->params : "(none)");
-        fprintf(out, "  %-12s id %u, capabilities: ", "", (unsigned)t->type_id);
-        print_caps(out, t->caps);
-        fputc('\n', out);
-    }
-}
-
-int cli_help_command(int argc, char **argv) {
-    if (argc > 2)
-        return cli_usage_error("help", "too many arguments");
-    if (argc < 2) {
-        print_overview(stdout);
-        return CLI_EXIT_OK;
-    }
-    const char *topic = argv[1];
-    if (strcmp(topic, "types") == 0) {
-        print_types(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(topic, "--help") == 0 || strcmp(topic, "-h") == 0)
-        topic = "help";
-    else if (topic[0] == '-')
-        return cli_usage_error("help", "unknown option '%s'", topic);
-    if (!cli_help_print(stdout, topic))
-        return cli_usage_error("help", "no help for '%s'", topic);
-    return CLI_EXIT_OK;
-}
+const cli_tool cli_tool_self = {
+    .name = "amq",
+    .title = "amq — approximate membership filters",
+    .summary = "build, query, update and inspect approximate membership "
+               "filters",
+    .description =
+        "amq builds filters (Bloom family, cuckoo, quotient, xor, binary "
+        "fuse, Ribbon, sketches) from keys, one per line, saves them in one "
+        "checksummed frame, and queries, updates, merges and describes the "
+        "saved files. Every command accepts -h and --help. The experiments "
+        "and evaluations (demo, clock, lsm simulate, cascade eval) are "
+        "amq-lab(1).",
+    .topics = topics,
+    .epilogue =
+        "'amq help COMMAND' describes a command, 'amq help types' lists the\n"
+        "structure types. Exit status: 0 success, 1 nothing found (query,\n"
+        "map get, kmer search, add --new), 2 error or bad usage, 3 written\n"
+        "but over capacity (build, add, merge), 4 an audit rejects the\n"
+        "certified bound (cascade audit). Experiments and evaluations (demo,\n"
+        "clock, lsm simulate, cascade eval): amq-lab.\n",
+    .see_also = "amq-lab(1). The documentation in the source tree: "
+                "docs/cli.md (this tool), docs/structures.md, "
+                "docs/format.md, and the C headers amq/amq.h and "
+                "amq/filter.h.",
+    .examples = examples,
+    .examples_intro = "From a key file to a filter, its answers, updates and "
+                      "merges ('amq help examples' prints the same lines):",
+    .types = true,
+};

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 typedef struct info_facts {
     const char *file;

@@ -16,7 +16,7 @@
 #ifndef AMQ_TOOLS_KMER_COMMON_H
 #define AMQ_TOOLS_KMER_COMMON_H
 
-#include "cli.h"
+#include "verbs.h"
 #include "parse.h"
 
 #define KMER_TAG 0x6b6d6572ULL /* "kmer" */

@@ -1,8 +1,8 @@
 /*
  * lsm.c — `amq lsm plan`: how many bits each run's filter gets (Monkey),
  * on the model e^(-c b) or a structure type's real curve, against the
- * same bits everywhere (the helpers it shares with `amq lsm simulate`:
- * lsm_cli.c).
+ * same bits everywhere (the options it shares with `amq-lab lsm
+ * simulate`: tools/common/lsm_args.c).
  *
  * The tree comes from a CSV file (name,keys,lookups; docs/lsm.md) or is
  * generated: L levels with size ratio T holding N keys, lookups from a
@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lsm_cli.h"
+#include "lsm_args.h"
+#include "verbs.h"
 
 /* ---- plan ---------------------------------------------------------------- */
 
@@ -121,6 +122,22 @@ static int parse_plan(int argc, char **argv, plan_opts *o) {
         return -1;
     }
     return 0;
+}
+
+/* A leveled tree with a workload; false after printing an error. */
+static bool lsm_tree(unsigned levels, double ratio, double keys,
+                     const char *workload, amq_lsm_run *runs) {
+    amq_diag d = {0};
+    if (amq_lsm_levels(levels, ratio, keys, runs) != AMQ_OK) {
+        cli_usage_error(LSM_CMD, "--levels 1..64, --ratio > 1, --keys > 0");
+        return false;
+    }
+    amq_status st = amq_lsm_workload(workload, runs, levels, &d);
+    if (st != AMQ_OK) {
+        lsm_option_error("workload", workload, st, &d);
+        return false;
+    }
+    return true;
 }
 
 /* Runs from the CSV file, into a malloc'ed array. */
@@ -258,7 +275,6 @@ static int plan(int argc, char **argv) {
 }
 
 int cli_cmd_lsm(int argc, char **argv) {
-    static const cli_command subs[] = {
-        {"plan", plan}, {"simulate", lsm_simulate}, {NULL, NULL}};
+    static const cli_command subs[] = {{"plan", plan}, {NULL, NULL}};
     return cli_dispatch(LSM_CMD, subs, argc, argv);
 }

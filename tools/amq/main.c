@@ -1,11 +1,11 @@
 /*
- * main.c — entry point of the amq tool: dispatches `amq COMMAND ...` to the
- * subcommand's file and handles the global --help / --version.
+ * main.c — entry point of the amq tool: the user's verbs, dispatched by
+ * cli_main (tools/common), and a pointer for each experiment that now
+ * lives in amq-lab, so an old command line says where it went.
  */
-#include <errno.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 static const cli_command commands[] = {
     {"build", cli_cmd_build},
@@ -17,8 +17,6 @@ static const cli_command commands[] = {
     {"info", cli_cmd_info},
     {"recommend", cli_cmd_recommend},
     {"help", cli_cmd_help},
-    {"demo", cli_cmd_demo},
-    {"clock", cli_cmd_clock},
     {"shard", cli_cmd_shard},
     {"cascade", cli_cmd_cascade},
     {"lsm", cli_cmd_lsm},
@@ -27,49 +25,67 @@ static const cli_command commands[] = {
     {NULL, NULL},
 };
 
-/* The command names, NULL-terminated (for suggestions). */
-static const char *const *command_names(void) {
-    static const char *names[sizeof commands / sizeof commands[0]];
-    for (size_t i = 0; commands[i].name != NULL; i++)
-        names[i] = commands[i].name;
-    return names;
+/* The experiments and evaluations of amq-lab: a verb, or one subcommand
+ * of it (sub not NULL); the first match names what moved. */
+static const struct moved {
+    const char *verb, *sub;
+} moved[] = {
+    {"demo", NULL},  {"clock", "simulate"}, {"clock", "eval"},
+    {"clock", NULL}, {"lsm", "simulate"},   {"cascade", "eval"},
+    {NULL, NULL},
+};
+
+static const struct moved *find_moved(const char *verb, const char *sub) {
+    for (const struct moved *m = moved; m->verb != NULL; m++)
+        if (strcmp(m->verb, verb) == 0 &&
+            (m->sub == NULL || (sub != NULL && strcmp(m->sub, sub) == 0)))
+            return m;
+    return NULL;
 }
 
-static int print_version(void) {
-    printf("amq %d.%d.%d (library %s)\n", AMQ_VERSION_MAJOR, AMQ_VERSION_MINOR,
-           AMQ_VERSION_PATCH, amq_version());
-    return CLI_EXIT_OK;
-}
-
-/* Everything printed must reach its destination: a full disk or a closed
- * pipe behind stdout is an error (exit 2), whatever the command did. */
-static int finish(int rc) {
-    errno = 0;
-    bool flushed = fflush(stdout) == 0;
-    int e = errno;
-    if (!flushed || ferror(stdout)) {
-        cli_error("<stdout>: write error%s%s", e != 0 ? ": " : "",
-                  e != 0 ? strerror(e) : "");
-        return CLI_EXIT_ERR;
+/* A word as the shell takes it back: as it is when plain, else quoted. */
+static void print_word(const char *w) {
+    if (*w != '\0' &&
+        strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                  "QRSTUVWXYZ0123456789_-+=.,:/@%") == strlen(w)) {
+        fputs(w, stderr);
+        return;
     }
-    return rc;
+    fputc('\'', stderr);
+    for (; *w; w++)
+        if (*w == '\'')
+            fputs("'\\''", stderr);
+        else
+            fputc(*w, stderr);
+    fputc('\'', stderr);
 }
 
-static int run(int argc, char **argv) {
-    if (argc < 2) {
-        cli_help_print(stderr, NULL);
-        return CLI_EXIT_ERR;
+/* "amq: 'clock simulate' moved to amq-lab: amq-lab clock simulate ..."
+ * with the words given after the moved command (help: its help). */
+static int moved_error(const struct moved *m, int argc, char **argv,
+                       bool help) {
+    fflush(stdout);
+    fprintf(stderr, "amq: '%s%s%s' moved to amq-lab: amq-lab ", m->verb,
+            m->sub ? " " : "", m->sub ? m->sub : "");
+    if (help)
+        fprintf(stderr, "help %s", m->verb);
+    for (int i = 1; !help && i < argc; i++) {
+        if (i > 1)
+            fputc(' ', stderr);
+        print_word(argv[i]);
     }
-    const char *name = argv[1];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-        return cli_help_print(stdout, NULL) ? CLI_EXIT_OK : CLI_EXIT_ERR;
-    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 ||
-        strcmp(name, "version") == 0)
-        return print_version();
-    for (const cli_command *c = commands; c->name != NULL; c++)
-        if (strcmp(c->name, name) == 0)
-            return c->run(argc - 1, argv + 1);
-    return cli_unknown_word("", "command", name, command_names());
+    fputc('\n', stderr);
+    return CLI_EXIT_ERR;
 }
 
-int main(int argc, char **argv) { return finish(run(argc, argv)); }
+int main(int argc, char **argv) {
+    const struct moved *m = NULL;
+    if (argc >= 2)
+        m = find_moved(argv[1], argc >= 3 ? argv[2] : NULL);
+    if (m != NULL)
+        return moved_error(m, argc, argv, false);
+    if (argc == 3 && strcmp(argv[1], "help") == 0 &&
+        (m = find_moved(argv[2], NULL)) != NULL && m->sub == NULL)
+        return moved_error(m, argc, argv, true);
+    return cli_main(argc, argv, commands);
+}

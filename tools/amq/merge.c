@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 typedef struct merge_opts {
     const char **files;

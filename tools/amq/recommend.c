@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 enum {
     OPT_N = 1,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 #define SHARD_MAX 1024
 

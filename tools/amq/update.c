@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verbs.h"
 
 typedef enum update_op { OP_ADD, OP_REMOVE } update_op;
 

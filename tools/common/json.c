@@ -1,5 +1,5 @@
 /*
- * json.c — the one JSON writer behind every `--json` of the amq tool.
+ * json.c — the one JSON writer behind every `--json` of the tools.
  *
  * A writer keeps a stack of open containers and whether each needs a
  * comma before its next member, so the callers name fields and never

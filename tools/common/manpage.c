@@ -1,25 +1,28 @@
 /*
- * manpage.c — amq(1) and the bash completion, generated from the help
- * texts (help.c) and the type registry, so that `amq help`, the manual
- * page and the completion always describe the same program.
+ * manpage.c — a tool's man page and completion scripts, generated from
+ * its help texts (cli_tool_self) and the type registry, so that `TOOL
+ * help`, the manual page and the completion always describe the same
+ * program.
  *
- * `amq help --man` prints roff: the synopsis is every command's usage
+ * `TOOL help --man` prints roff: the synopsis is every command's usage
  * line, each command's section is its help body set without filling (the
  * texts are already laid out for 80 columns), the structure types come
- * from amq_filter_type_at, and EXAMPLES is the session of `amq help
- * examples`. `amq help --completion [bash|zsh|fish]` prints a completion
- * script whose option lists are read from the option lines of the same
- * bodies, and whose subcommands from the usage lines:
+ * from amq_filter_type_at, and EXAMPLES is the session of `TOOL help
+ * examples` (for a tool that has one). `TOOL help --completion
+ * [bash|zsh|fish]` prints a completion script whose option lists are read
+ * from the option lines of the same bodies, and whose subcommands from the
+ * usage lines:
  *
- *     "amq cascade train|query|info|audit|features|eval [OPTIONS]"
+ *     "amq cascade train|query|info|audit|features [OPTIONS]"
  *     "  -t, --type SPEC      structure spec ..."
  *        ^short ^long  ^argument (upper case; SPEC completes type names,
  *                       KIND hash kinds, FILE/OUT/DIR file names)
  *
- * CMake runs them at build time (build/amq.1, build/amq.*-completion) and
- * `make install` installs them where each shell looks. The `amq help` command starts here:
- * the two generated forms, then help.c's topics (so help.c, which this
- * file reads, does not call back into it).
+ * CMake runs them at build time (build/amq.1, build/amq.*-completion and
+ * the same for amq-lab) and `make install` installs them where each shell
+ * looks. The `help` command starts here: the generated forms, then
+ * help.c's topics (so help.c, which this file reads, does not call back
+ * into it).
  */
 #include <ctype.h>
 #include <string.h>
@@ -70,83 +73,72 @@ static void man_types(FILE *out) {
     }
 }
 
-/* ---- examples ---------------------------------------------------------------- */
+/* ---- the page ------------------------------------------------------------------ */
 
-/* A session from a key file to every kind of answer: the man page's
- * EXAMPLES, `amq help examples`, and run as written by the CLI tests. */
-static const char *const examples[] = {
-    "seq 1 100000 > keys.txt",
-    "amq build -o users.amq keys.txt",
-    "amq info users.amq",
-    "amq query users.amq --key 17 --key not-a-key --mark",
-    "printf '17\\nnew-user\\nnew-user\\n' | amq add --new users.amq",
-    "gzip -k keys.txt && amq build --type cuckoo -o c.amq keys.txt.gz",
-    "amq remove c.amq --key 17",
-    "amq recommend -n 1e6 --deletes",
-    "seq 1 50000 > a.txt && seq 25000 75000 > b.txt",
-    "amq build -t bloom -n 100000 -o a.amq a.txt",
-    "amq build -t bloom -n 100000 -o b.amq b.txt",
-    "amq merge -o union.amq a.amq b.amq",
-    "amq merge --intersect -o both.amq a.amq b.amq",
-    "amq build -t cms -e 0.001 -o counts.amq keys.txt",
-    "amq count counts.amq --key 17 --json",
-    NULL,
-};
-
-void cli_examples(FILE *out) {
-    for (size_t i = 0; examples[i] != NULL; i++)
-        fprintf(out, "    %s\n", examples[i]);
+static void examples(FILE *out) {
+    for (const char *const *e = cli_tool_self.examples; *e != NULL; e++)
+        fprintf(out, "    %s\n", *e);
 }
 
 static void man_examples(FILE *out) {
-    fputs(".SH EXAMPLES\n"
-          "From a key file to a filter, its answers, updates and merges "
-          "('amq help examples' prints the same lines):\n.PP\n.nf\n",
-          out);
-    for (size_t i = 0; examples[i] != NULL; i++)
-        roff_text(out, examples[i]);
+    fputs(".SH EXAMPLES\n", out);
+    roff_text(out, cli_tool_self.examples_intro);
+    fputs(".PP\n.nf\n", out);
+    for (const char *const *e = cli_tool_self.examples; *e != NULL; e++)
+        roff_text(out, *e);
     fputs(".fi\n", out);
 }
 
-void cli_man_page(FILE *out) {
+/* The page's title: the tool's name in capitals. */
+static void man_title(FILE *out) {
+    fputs(".TH ", out);
+    for (const char *c = cli_tool_self.name; *c; c++)
+        fputc(toupper((unsigned char)*c), out);
+    fprintf(out, " 1 \"\" \"%s %d.%d.%d\" \"User Commands\"\n",
+            cli_tool_self.name, AMQ_VERSION_MAJOR, AMQ_VERSION_MINOR,
+            AMQ_VERSION_PATCH);
+}
+
+static void man_page(FILE *out) {
+    const cli_tool *tool = &cli_tool_self;
     const cli_help_topic *t;
-    fprintf(out, ".TH AMQ 1 \"\" \"amq %d.%d.%d\" \"User Commands\"\n",
-            AMQ_VERSION_MAJOR, AMQ_VERSION_MINOR, AMQ_VERSION_PATCH);
-    fputs(".SH NAME\namq \\- build, query, update and inspect approximate "
-          "membership filters\n.SH SYNOPSIS\n.nf\n",
-          out);
-    for (t = cli_help_topics(); t->name != NULL; t++)
+    char line[256];
+    man_title(out);
+    snprintf(line, sizeof line, "%s - %s", tool->name, tool->summary);
+    fputs(".SH NAME\n", out);
+    roff_text(out, line);
+    fputs(".SH SYNOPSIS\n.nf\n", out);
+    for (t = tool->topics; t->name != NULL; t++)
         roff_text(out, t->usage);
-    fputs("amq \\-\\-version\n.fi\n.SH DESCRIPTION\n", out);
-    fputs("amq builds filters (Bloom family, cuckoo, quotient, xor, binary "
-          "fuse, Ribbon, sketches) from keys, one per line, saves them in "
-          "one checksummed frame, and queries, updates, merges and "
-          "describes the saved files. Every command accepts \\-h and "
-          "\\-\\-help.\n.SH COMMANDS\n",
-          out);
-    for (t = cli_help_topics(); t->name != NULL; t++) {
+    snprintf(line, sizeof line, "%s --version", tool->name);
+    roff_text(out, line);
+    fputs(".fi\n.SH DESCRIPTION\n", out);
+    roff_text(out, tool->description);
+    fputs(".SH COMMANDS\n", out);
+    for (t = tool->topics; t->name != NULL; t++) {
         fprintf(out, ".SS %s\n.B ", t->name);
         roff_text(out, t->usage);
         fputs(".PP\n.nf\n", out);
         roff_text(out, t->body);
         fputs(".fi\n", out);
     }
-    man_types(out);
-    man_examples(out);
+    if (tool->types)
+        man_types(out);
+    if (tool->examples != NULL)
+        man_examples(out);
     fputs(".SH EXIT STATUS\n", out);
-    roff_text(out, cli_help_epilogue());
-    fputs(".SH SEE ALSO\nThe documentation in the source tree: docs/cli.md "
-          "(this tool), docs/structures.md, docs/format.md, and the C "
-          "headers amq/amq.h and amq/filter.h.\n",
-          out);
+    roff_text(out, tool->epilogue);
+    fputs(".SH SEE ALSO\n", out);
+    roff_text(out, tool->see_also);
 }
 
 /* ---- completion ------------------------------------------------------------------ */
 
 /* What completion knows of a command, read from its help topic: the
  * option lines of its body and the subcommands of its usage line
- * ("amq cascade train|query|... [OPTIONS]": the word after the command,
- * when it holds '|'). */
+ * ("amq cascade train|query|... [OPTIONS]", "amq lsm plan [OPTIONS]":
+ * the word after the command, when it is lower-case words joined by
+ * '|'). */
 typedef struct opt_line {
     char shortopt[3];
     char longopt[40];
@@ -192,23 +184,24 @@ static void each_option(const cli_help_topic *t, FILE *out, opt_fn fn) {
 }
 
 /* The subcommands of t's usage line, space-separated, into buf ("" when
- * none); `help` completes command names and "types". */
+ * none); `help` completes command names (and "types"). */
 static void subcommands(const cli_help_topic *t, char *buf, size_t cap) {
-    const char *w = t->usage + strlen("amq ") + strlen(t->name);
+    const char *w = t->usage + strlen(cli_tool_self.name) + 1 + strlen(t->name);
     size_t len = 0;
     buf[0] = '\0';
     if (strcmp(t->name, "help") == 0) {
-        for (const cli_help_topic *c = cli_help_topics(); c->name; c++)
-            len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s ",
-                                    c->name);
-        snprintf(buf + len, len < cap ? cap - len : 0, "types");
+        for (const cli_help_topic *c = cli_tool_self.topics; c->name; c++)
+            len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0,
+                                    "%s%s", len ? " " : "", c->name);
+        if (cli_tool_self.types)
+            snprintf(buf + len, len < cap ? cap - len : 0, " types");
         return;
     }
     if (*w != ' ')
         return;
     w++;
     size_t n = strcspn(w, " ");
-    if (memchr(w, '|', n) == NULL || n >= cap)
+    if (n == 0 || n >= cap || strspn(w, "abcdefghijklmnopqrstuvwxyz|") != n)
         return;
     for (size_t i = 0; i < n; i++)
         buf[i] = w[i] == '|' ? ' ' : w[i];
@@ -237,8 +230,16 @@ static void type_names(FILE *out) {
 }
 
 static void command_names(FILE *out) {
-    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++)
-        fprintf(out, "%s%s", t == cli_help_topics() ? "" : " ", t->name);
+    const cli_help_topic *first = cli_tool_self.topics;
+    for (const cli_help_topic *t = first; t->name != NULL; t++)
+        fprintf(out, "%s%s", t == first ? "" : " ", t->name);
+}
+
+/* The shell function's name: "_" and the tool's, '-' made '_'. */
+static void function_name(FILE *out) {
+    fputc('_', out);
+    for (const char *c = cli_tool_self.name; *c; c++)
+        fputc(*c == '-' ? '_' : *c, out);
 }
 
 /* ---- bash ---- */
@@ -280,9 +281,13 @@ static void bash_command(FILE *out, const cli_help_topic *t) {
 }
 
 static void bash_completion(FILE *out) {
-    fputs("# bash completion for amq, generated by 'amq help --completion'\n"
-          "# from the program's own help texts.\n"
-          "_amq() {\n"
+    const char *name = cli_tool_self.name;
+    fprintf(out,
+            "# bash completion for %s, generated by '%s help --completion'\n"
+            "# from the program's own help texts.\n",
+            name, name);
+    function_name(out);
+    fputs("() {\n"
           "    local cur=${COMP_WORDS[COMP_CWORD]}\n"
           "    local prev=${COMP_WORDS[COMP_CWORD-1]}\n"
           "    local commands=\"",
@@ -298,7 +303,7 @@ static void bash_completion(FILE *out) {
           "    fi\n"
           "    case \"${COMP_WORDS[1]}\" in\n",
           out);
-    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++)
+    for (const cli_help_topic *t = cli_tool_self.topics; t->name; t++)
         bash_command(out, t);
     fputs("    esac\n"
           "    if [ -n \"$words\" ] && [ \"${cur#-}\" = \"$cur\" ]; then\n"
@@ -310,8 +315,10 @@ static void bash_completion(FILE *out) {
           "        compopt -o filenames 2>/dev/null\n"
           "    fi\n"
           "}\n"
-          "complete -F _amq amq\n",
+          "complete -F ",
           out);
+    function_name(out);
+    fprintf(out, " %s\n", name);
 }
 
 /* ---- zsh ---- */
@@ -342,10 +349,14 @@ static void zsh_command(FILE *out, const cli_help_topic *t) {
 }
 
 static void zsh_completion(FILE *out) {
-    fputs("#compdef amq\n"
-          "# zsh completion for amq, generated by 'amq help --completion "
-          "zsh'\n# from the program's own help texts.\n"
-          "_amq() {\n"
+    const char *name = cli_tool_self.name;
+    fprintf(out,
+            "#compdef %s\n"
+            "# zsh completion for %s, generated by '%s help --completion "
+            "zsh'\n# from the program's own help texts.\n",
+            name, name, name);
+    function_name(out);
+    fputs("() {\n"
           "  local -a commands types subs opts\n"
           "  local prev=${words[CURRENT-1]}\n"
           "  commands=(",
@@ -359,7 +370,7 @@ static void zsh_completion(FILE *out) {
           "  fi\n"
           "  case ${words[2]} in\n",
           out);
-    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++)
+    for (const cli_help_topic *t = cli_tool_self.topics; t->name; t++)
         zsh_command(out, t);
     fputs("  esac\n"
           "  if (( CURRENT == 3 && ${#subs} > 0 )) && [[ $PREFIX != -* ]]; "
@@ -370,17 +381,18 @@ static void zsh_completion(FILE *out) {
           "  else\n"
           "    _files\n"
           "  fi\n"
-          "}\n"
-          "_amq \"$@\"\n",
+          "}\n",
           out);
+    function_name(out);
+    fputs(" \"$@\"\n", out);
 }
 
 /* ---- fish ---- */
 
 static void fish_option(FILE *out, const cli_help_topic *t, const opt_line *o) {
     arg_kind k = arg_of(o);
-    fprintf(out, "complete -c amq -n '__fish_seen_subcommand_from %s'",
-            t->name);
+    fprintf(out, "complete -c %s -n '__fish_seen_subcommand_from %s'",
+            cli_tool_self.name, t->name);
     if (o->shortopt[0])
         fprintf(out, " -s %c", o->shortopt[1]);
     fprintf(out, " -l %s", o->longopt + 2);
@@ -398,44 +410,47 @@ static void fish_option(FILE *out, const cli_help_topic *t, const opt_line *o) {
     fputc('\n', out);
 }
 
-static void fish_completion(FILE *out) {
-    fputs("# fish completion for amq, generated by 'amq help --completion "
-          "fish'\n# from the program's own help texts.\n"
-          "complete -c amq -f\n"
-          "complete -c amq -n '__fish_use_subcommand' -l help\n"
-          "complete -c amq -n '__fish_use_subcommand' -l version\n",
-          out);
-    for (const cli_help_topic *t = cli_help_topics(); t->name != NULL; t++) {
-        char subs[256];
+static void fish_command(FILE *out, const cli_help_topic *t) {
+    const char *name = cli_tool_self.name;
+    char subs[256];
+    fprintf(out, "complete -c %s -n '__fish_use_subcommand' -a %s -d '%s'\n",
+            name, t->name, t->name);
+    subcommands(t, subs, sizeof subs);
+    if (subs[0] != '\0')
         fprintf(out,
-                "complete -c amq -n '__fish_use_subcommand' -a %s -d '%s'\n",
-                t->name, t->name);
-        subcommands(t, subs, sizeof subs);
-        if (subs[0] != '\0')
-            fprintf(out,
-                    "complete -c amq -n '__fish_seen_subcommand_from %s; and "
-                    "test (count (commandline -opc)) -eq 2' -a '%s'\n",
-                    t->name, subs);
-        else if (strcmp(t->name, "help") != 0)
-            fprintf(out,
-                    "complete -c amq -n '__fish_seen_subcommand_from %s' -F\n",
-                    t->name);
-        fprintf(out,
-                "complete -c amq -n '__fish_seen_subcommand_from %s' "
-                "-l help\n",
-                t->name);
-        each_option(t, out, fish_option);
-    }
+                "complete -c %s -n '__fish_seen_subcommand_from %s; and "
+                "test (count (commandline -opc)) -eq 2' -a '%s'\n",
+                name, t->name, subs);
+    else if (strcmp(t->name, "help") != 0)
+        fprintf(out, "complete -c %s -n '__fish_seen_subcommand_from %s' -F\n",
+                name, t->name);
+    fprintf(out, "complete -c %s -n '__fish_seen_subcommand_from %s' -l help\n",
+            name, t->name);
+    each_option(t, out, fish_option);
 }
 
-/* `amq help`: the generated forms here, every other topic from help.c. */
+static void fish_completion(FILE *out) {
+    const char *name = cli_tool_self.name;
+    fprintf(out,
+            "# fish completion for %s, generated by '%s help --completion "
+            "fish'\n# from the program's own help texts.\n"
+            "complete -c %s -f\n"
+            "complete -c %s -n '__fish_use_subcommand' -l help\n"
+            "complete -c %s -n '__fish_use_subcommand' -l version\n",
+            name, name, name, name, name);
+    for (const cli_help_topic *t = cli_tool_self.topics; t->name; t++)
+        fish_command(out, t);
+}
+
+/* `TOOL help`: the generated forms here, every other topic from help.c. */
 int cli_cmd_help(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--man") == 0) {
-        cli_man_page(stdout);
+        man_page(stdout);
         return CLI_EXIT_OK;
     }
-    if (argc == 2 && strcmp(argv[1], "examples") == 0) {
-        cli_examples(stdout);
+    if (argc == 2 && strcmp(argv[1], "examples") == 0 &&
+        cli_tool_self.examples != NULL) {
+        examples(stdout);
         return CLI_EXIT_OK;
     }
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--completion") == 0) {

@@ -1,7 +1,7 @@
 /*
- * util.c — small helpers for the amq tool: the option parser every
- * subcommand uses, number parsing, error messages, a monotonic clock and
- * the progress bar drawn on stderr during long builds.
+ * util.c — small helpers for the command-line tools: the option parser
+ * every subcommand uses, number parsing, error messages, a monotonic clock
+ * and the progress bar drawn on stderr during long builds.
  */
 #include <errno.h>
 #include <math.h>
@@ -137,7 +137,8 @@ int cli_unknown_word(const char *command, const char *what, const char *word,
         snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
     if (command[0] != '\0')
         return cli_usage_error(command, "unknown %s '%s'%s", what, word, hint);
-    cli_error("unknown %s '%s'%s; try 'amq help'", what, word, hint);
+    cli_error("unknown %s '%s'%s; try '%s help'", what, word, hint,
+              cli_tool_self.name);
     return CLI_EXIT_ERR;
 }
 
@@ -283,7 +284,7 @@ bool cli_parse_real(const char *command, const char *opt, const char *s,
 void cli_error(const char *fmt, ...) {
     va_list ap;
     fflush(stdout);
-    fputs("amq: ", stderr);
+    fprintf(stderr, "%s: ", cli_tool_self.name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

@@ -1,5 +1,5 @@
 /*
- * parse.h — the amq tool's two text parsers, kept pure (no printing, no
+ * parse.h — the tools' two text parsers, kept pure (no printing, no
  * exit; an error is a message naming the line and byte) so that libFuzzer
  * targets (tests/fuzz/fuzz_kvline.c, fuzz_seq.c) can drive them:
  *

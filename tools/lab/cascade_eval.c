@@ -1,5 +1,5 @@
 /*
- * cascade_eval.c — `amq cascade eval`: the measurements behind
+ * cascade_eval.c — `amq-lab cascade eval`: the measurements behind
  * docs/cascade.md, on the real key sets fetched by
  * scripts/fetch-cascade-data.sh and on synthetic key-value keys.
  *
@@ -37,7 +37,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cascade_cli.h"
+#include "ckeys.h"
+#include "lab.h"
 
 #define TEST_SEED 0x7e57ULL
 #define POOL_SEED 0x9001ULL
@@ -75,6 +76,21 @@ static void say(const char *fmt, ...) {
         va_end(ap);
     }
     fflush(stdout);
+}
+
+/* The keys with lo <= u(key, seed) < hi (u as amq's split: XXH3 top 53
+ * bits), for held-out test parts. */
+static bool ckeys_split(const ckeys *in, uint64_t seed, double lo, double hi,
+                        ckeys *out) {
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < in->k.n; i++) {
+        const uint8_t *p = in->k.bytes + in->k.offsets[i];
+        size_t len = (size_t)(in->k.offsets[i + 1] - in->k.offsets[i]);
+        double u = (double)(XXH3_64bits_withSeed(p, len, seed) >> 11) * 0x1p-53;
+        if (u >= lo && u < hi && !ckeys_push(out, p, len))
+            return false;
+    }
+    return true;
 }
 
 /* ---- synthetic key-value keys --------------------------------------------------- */
@@ -586,7 +602,7 @@ static void eval_dataset(dataset *d, const eval_opts *o) {
     speed(d);
 }
 
-int cli_cascade_eval(int argc, char **argv) {
+static int cascade_eval(int argc, char **argv) {
     eval_opts o = {.data = "cascade-data",
                    .out = NULL,
                    .dim_bits = 14,
@@ -628,4 +644,9 @@ int cli_cascade_eval(int argc, char **argv) {
     if (md != NULL)
         fclose(md);
     return CLI_EXIT_OK;
+}
+
+int lab_cmd_cascade(int argc, char **argv) {
+    static const cli_command subs[] = {{"eval", cascade_eval}, {NULL, NULL}};
+    return cli_dispatch("cascade", subs, argc, argv);
 }

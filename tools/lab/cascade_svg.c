@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "cascade_cli.h"
+#include "lab.h"
 
 #define W 720.0
 #define H 440.0

@@ -1,5 +1,5 @@
 /*
- * clock.c — `amq clock simulate` and `amq clock eval`: the Bloom clock
+ * clock.c — `amq-lab clock simulate` and `amq-lab clock eval`: the Bloom clock
  * against vector-clock truth in a simulated message-passing system.
  *
  * The simulation. N node slots; each step one random node may have an
@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "amq/clock.h"
-#include "cli.h"
+#include "lab.h"
 
 #define SIM_BINS 8
 #define SIM_RES_DEFAULT 1024
@@ -755,7 +755,7 @@ static bool write_svg(const char *path, const sim_bin *paper,
           "<text x='16' y='230' transform='rotate(-90 16 230)' "
           "text-anchor='middle'>observed: fraction reported ordered</text>\n"
           "<text x='310' y='28' text-anchor='middle'>Bloom clock calibration "
-          "(amq clock eval); 0 drawn at 1e-7</text>\n"
+          "(amq-lab clock eval); 0 drawn at 1e-7</text>\n"
           "<circle cx='80' cy='60' r='5' fill='#c0392b'/><text x='90' y='64'>"
           "paper eq. (3)</text>\n<rect x='75.5' y='75.5' width='9' height='9' "
           "fill='#2266aa'/><text x='90' y='84'>ours (occupancy)</text>\n",
@@ -915,7 +915,7 @@ static int cmd_eval(int argc, char **argv) {
     return missed == 0 ? CLI_EXIT_OK : CLI_EXIT_ERR;
 }
 
-int cli_cmd_clock(int argc, char **argv) {
+int lab_cmd_clock(int argc, char **argv) {
     static const cli_command subs[] = {
         {"simulate", cmd_simulate}, {"eval", cmd_eval}, {NULL, NULL}};
     return cli_dispatch("clock", subs, argc, argv);

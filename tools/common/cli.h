@@ -1,14 +1,19 @@
 /*
- * cli.h — what the amq command-line tool's files share: exit codes, the
- * subcommand entry points, a small option parser, error reporting, key
- * input, filter files (opened in place, saved atomically), a progress
- * line and a clock.
+ * cli.h — what the command-line tools share (tools/common, one static
+ * library linked by `amq`, the user's tool, and by `amq-lab`, the
+ * experiments): exit codes, the program around the commands, help texts
+ * and usage errors, a small option parser, error reporting, key input,
+ * filter files (opened in place, saved atomically), a JSON writer, a
+ * progress line and a clock.
  *
- * The tool uses only the public headers (amq/amq.h). Exit codes are part of
- * its interface: 0 success (query: some key may be a member), 1 nothing
- * found, 2 any error or bad usage, 3 written but over capacity, 4 an audit
- * rejects a bound. Whatever a command prints to stdout is checked once, at
- * exit (main.c): a write that failed makes the exit status 2.
+ * The tools use only the public headers (amq/amq.h). Exit codes are part
+ * of their interface: 0 success (query: some key may be a member), 1
+ * nothing found, 2 any error or bad usage, 3 written but over capacity, 4
+ * an audit rejects a bound. Whatever a command prints to stdout is checked
+ * once, at exit (cli_main): a write that failed makes the exit status 2.
+ *
+ * Each program defines cli_tool_self, its name and help texts; messages,
+ * usage lines, `help`, the man page and the completion scripts read it.
  */
 #ifndef AMQ_TOOLS_CLI_H
 #define AMQ_TOOLS_CLI_H
@@ -31,70 +36,41 @@
 /* cascade audit: the audit rejects the cascade's certified bound. */
 #define CLI_EXIT_VIOLATED 4
 
-/* What `build` and `map build` make when not told: the smallest type that
- * still takes keys one by one (so `amq add` works later) at 1%. */
-#define CLI_DEFAULT_TYPE "auto:dynamic"
-#define CLI_DEFAULT_FPR 0.01
-
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define CLI_PRINTF(f, a)
 #endif
 
-/* ---- subcommands (one file each) ---------------------------------------- */
+/* ---- the program ---------------------------------------------------------- */
 
-int cli_cmd_build(int argc, char **argv);
-int cli_cmd_query(int argc, char **argv);
-int cli_cmd_info(int argc, char **argv);
-int cli_cmd_help(int argc, char **argv); /* manpage.c, then help.c */
-int cli_cmd_demo(int argc, char **argv);
-int cli_cmd_clock(int argc, char **argv);
-int cli_cmd_add(int argc, char **argv);    /* update.c */
-int cli_cmd_remove(int argc, char **argv); /* update.c */
-int cli_cmd_merge(int argc, char **argv);
-int cli_cmd_count(int argc, char **argv);
-int cli_cmd_recommend(int argc, char **argv);
-int cli_cmd_cascade(int argc, char **argv); /* cascade.c */
-int cli_cmd_map(int argc, char **argv);     /* map.c: maplets              */
-int cli_cmd_kmer(int argc, char **argv);    /* kmer.c, kmer_index.c        */
-
-/* recommend.c: the type `amq recommend` picks for a need (amq_recommend's
- * first: the smallest that meets fpr; the hook behind `--type auto`). The
- * type's canonical name (static storage), or NULL when no type meets the
- * need. need->n may be 0 (keys not counted yet). When why is not NULL, one
- * line saying why is written there. */
-const char *cli_recommend_type(const amq_need *need, FILE *why);
-int cli_cmd_shard(int argc, char **argv);
-int cli_cmd_lsm(int argc, char **argv); /* lsm.c */
-
-/* help.c: print the help of a command (NULL: the overview) to out; false if
- * the command is unknown. */
-bool cli_help_print(FILE *out, const char *command);
-
-/* The help texts, one per command, in the overview's order; the array
- * ends with a NULL name. The man page and the bash completion are generated
+/* One help text a command, in the overview's order; an array of them ends
+ * with a NULL name. The man page and the completion scripts are generated
  * from them (manpage.c), so all three say the same. */
 typedef struct cli_help_topic {
     const char *name;
     const char *usage; /* one line, after "usage: "                        */
     const char *body;
 } cli_help_topic;
-const cli_help_topic *cli_help_topics(void);
-/* Text after the overview's usage lines (exit status, pointers). */
-const char *cli_help_epilogue(void);
 
-/* manpage.c: amq.1 in roff (`amq help --man`), the completion scripts for
- * bash, zsh and fish (`amq help --completion [SHELL]`) and the examples
- * session (`amq help examples`, the man page's EXAMPLES). */
-void cli_man_page(FILE *out);
-void cli_examples(FILE *out);
-/* `amq help [topic]` without the generated forms (--man, --completion),
- * which cli_cmd_help (manpage.c) answers first. */
-int cli_help_command(int argc, char **argv);
-/* "amq CMD: message", the usage line and a pointer to `amq help CMD` on
- * stderr; returns CLI_EXIT_ERR. */
-int cli_usage_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* A program: what its messages, help, man page and completion say. */
+typedef struct cli_tool {
+    const char *name;        /* "amq": "amq: ...", "usage: amq build ..."  */
+    const char *title;       /* the overview's first line                  */
+    const char *summary;     /* the man page's NAME, after "TOOL - "       */
+    const char *description; /* the man page's DESCRIPTION                 */
+    const cli_help_topic *topics;
+    const char *epilogue; /* after the overview's usage lines; EXIT STATUS */
+    const char *see_also; /* the man page's SEE ALSO                       */
+    /* `help examples` and the man page's EXAMPLES (after its intro),
+     * NULL-terminated; NULL: none. */
+    const char *const *examples;
+    const char *examples_intro;
+    bool types; /* `help types` and the man page's STRUCTURE TYPES         */
+} cli_tool;
+
+/* Defined by each program (tools/amq/help.c, tools/lab/help.c). */
+extern const cli_tool cli_tool_self;
 
 /* A verb and its entry point: argv[0] is the verb itself. */
 typedef struct cli_command {
@@ -102,14 +78,34 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
 } cli_command;
 
-/* `amq COMMAND SUB ...`: runs the sub whose name is argv[1] with
+/* The whole program (tool.c): `TOOL COMMAND ...` runs the command of
+ * commands (NULL-terminated) named argv[1]; -h/--help prints the
+ * overview, -V/--version/version the version; no command, or an unknown
+ * one, is an error. Returns the exit status after checking that stdout
+ * took everything printed. */
+int cli_main(int argc, char **argv, const cli_command *commands);
+
+/* help.c: print the help of a command (NULL: the overview) to out; false if
+ * the command is unknown. */
+bool cli_help_print(FILE *out, const char *command);
+/* `TOOL help [topic | types | examples | --man | --completion [SHELL]]`
+ * (manpage.c); every tool's command table holds it as "help". */
+int cli_cmd_help(int argc, char **argv);
+/* help.c: `TOOL help [topic | types]`, without the generated forms
+ * (--man, --completion, examples), which cli_cmd_help answers first. */
+int cli_help_command(int argc, char **argv);
+/* "TOOL CMD: message", the usage line and a pointer to `TOOL help CMD` on
+ * stderr; returns CLI_EXIT_ERR. */
+int cli_usage_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* `TOOL COMMAND SUB ...`: runs the sub whose name is argv[1] with
  * (argc - 1, argv + 1); answers -h/--help with COMMAND's help; a missing
  * or unknown sub is a usage error naming the subs (and the nearest one).
  * subs ends with a NULL name. */
 int cli_dispatch(const char *command, const cli_command *subs, int argc,
                  char **argv);
 /* "unknown WHAT 'WORD' (did you mean 'X'?)" as a usage error of command
- * (or, for command "", a plain error pointing at 'amq help'); names is
+ * (or, for command "", a plain error pointing at 'TOOL help'); names is
  * NULL-terminated. Returns CLI_EXIT_ERR. */
 int cli_unknown_word(const char *command, const char *what, const char *word,
                      const char *const *names);
@@ -168,9 +164,9 @@ bool cli_parse_real(const char *command, const char *opt, const char *s,
 
 /* ---- errors (util.c) ------------------------------------------------------ */
 
-/* "amq: " fmt "\n" on stderr. */
+/* "TOOL: " fmt "\n" on stderr. */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
-/* "amq: WHAT: <amq_strerror> (at byte N: <diag>)" on stderr; the
+/* "TOOL: WHAT: <amq_strerror> (at byte N: <diag>)" on stderr; the
  * parenthesis only when diag carries a message. Returns CLI_EXIT_ERR. */
 int cli_status_error(const char *what, amq_status st, const amq_diag *diag);
 
@@ -383,7 +379,7 @@ typedef struct cli_filter_file {
 } cli_filter_file;
 
 /* amq_filter_open_file: the file mapped and viewed in place (zero copy),
- * or read and loaded (pipes; "-" is stdin). Prints "amq: PATH: ..." and
+ * or read and loaded (pipes; "-" is stdin). Prints "TOOL: PATH: ..." and
  * returns false on error. */
 bool cli_filter_open(cli_filter_file *ff, const char *path);
 void cli_filter_close(cli_filter_file *ff);
@@ -393,11 +389,11 @@ bool cli_filter_load(const char *path, amq_filter **out);
 /* Save f to path with amq_filter_save_file (atomic; 0600 when keyed), or
  * to stdout for "-". Prints and returns false on error. */
 bool cli_filter_save(const amq_filter *f, const char *path);
-/* "amq: PATH: ..." for a status from a file call: the system's reason for
+/* "TOOL: PATH: ..." for a status from a file call: the system's reason for
  * AMQ_ERR_IO, else cli_status_error's form. Returns CLI_EXIT_ERR. */
 int cli_file_error(const char *path, amq_status st, const amq_diag *diag);
 /* Read a whole file (path NULL or "-": stdin) into a malloc'ed buffer the
- * caller frees. Prints "amq: PATH: ..." and returns false on error. */
+ * caller frees. Prints "TOOL: PATH: ..." and returns false on error. */
 bool cli_read_file(const char *path, uint8_t **out, size_t *len);
 
 #endif

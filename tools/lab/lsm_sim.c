@@ -1,5 +1,5 @@
 /*
- * lsm_sim.c — `amq lsm simulate --law LAW`: the paper's laws with the
+ * lsm_sim.c — `amq-lab lsm simulate --law LAW`: the paper's laws with the
  * paper's setups (docs/lsm.md), each printed as a markdown table of the
  * closed form against the simulation, optionally as JSON and an SVG plot.
  *
@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lsm_cli.h"
+#include "lab.h"
+#include "lsm_args.h"
 #include "plot.h"
 
 #define PAPER_UNIFORM 0.021416 /* H0 in the paper's repository */
@@ -157,6 +158,32 @@ static const num_opt numbers[] = {
     NUM(O_BUILD, "build-keys", 1, 1e9, build),
 };
 
+/* Comma-separated numbers (at most cap); false after a usage error. */
+static bool parse_list(const char *opt, const char *s, double *out, size_t cap,
+                       size_t *n) {
+    char buf[512];
+    *n = 0;
+    if (strlen(s) >= sizeof buf) {
+        cli_usage_error(LSM_CMD, "--%s: list too long", opt);
+        return false;
+    }
+    strcpy(buf, s);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*n == cap) {
+            cli_usage_error(LSM_CMD, "--%s: at most %zu values", opt, cap);
+            return false;
+        }
+        if (!lsm_parse_double(opt, tok, -1e300, 1e300, &out[(*n)++]))
+            return false;
+    }
+    if (*n == 0) {
+        cli_usage_error(LSM_CMD, "--%s: empty list", opt);
+        return false;
+    }
+    return true;
+}
+
 /* Options given as lists: --scale lo,hi --sigmas lo,hi,n --range lo,hi,step */
 static int list_option(int id, const char *v, sim_opts *o) {
     double t[3];
@@ -165,7 +192,7 @@ static int list_option(int id, const char *v, sim_opts *o) {
                        : id == O_SIGMAS ? "sigmas"
                                         : "range";
     size_t want = id == O_SCALE ? 2 : 3;
-    if (!lsm_parse_list(name, v, t, 3, &n))
+    if (!parse_list(name, v, t, 3, &n))
         return -1;
     bool ok = n == want && t[0] > 0 && t[1] >= t[0] &&
               (want == 2 || (t[2] >= 1 && t[2] <= MAX_SIGMAS) ||
@@ -270,7 +297,7 @@ static bool h0_run(const sim_opts *o, const amq_alloc_curve *curve,
     if (!whole("levels", o->levels))
         return false;
     r->n = (size_t)o->levels;
-    if (!lsm_parse_list("weights", o->weights, w, 64, &nw))
+    if (!parse_list("weights", o->weights, w, 64, &nw))
         return false;
     if (nw != r->n) {
         cli_usage_error(LSM_CMD, "--weights: %zu values for %zu levels", nw,
@@ -856,7 +883,7 @@ static int parse_sim(int argc, char **argv, sim_opts *o) {
     return 0;
 }
 
-int lsm_simulate(int argc, char **argv) {
+static int simulate(int argc, char **argv) {
     sim_opts o;
     int parsed = parse_sim(argc, argv, &o), rc;
     if (parsed != 0)
@@ -877,4 +904,9 @@ int lsm_simulate(int argc, char **argv) {
     rc = law(&o, curve);
     amq_alloc_curve_free(curve);
     return rc;
+}
+
+int lab_cmd_lsm(int argc, char **argv) {
+    static const cli_command subs[] = {{"simulate", simulate}, {NULL, NULL}};
+    return cli_dispatch(LSM_CMD, subs, argc, argv);
 }

@@ -1,5 +1,5 @@
 /*
- * io.c — the amq tool's input and output: keys read one per line, as
+ * io.c — the tools' input and output: keys read one per line, as
  * little-endian u64s or from the command line; filter files opened,
  * loaded and saved through the library's file calls (amq_filter_open_file
  * maps and views in place; amq_filter_save_file writes a temporary file,

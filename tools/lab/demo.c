@@ -1,5 +1,5 @@
 /*
- * demo.c — `amq demo`: every registered type on the same built-in data,
+ * demo.c — `amq-lab demo`: every registered type on the same built-in data,
  * compared in one markdown table.
  *
  * Data: 2N outputs of splitmix64 from one seed, as 8-byte little-endian
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lab.h"
 
 #define DEMO_MAX_TYPES 64
 #define DEMO_BATCH 1024
@@ -352,7 +352,7 @@ static bool run_static(const char *spec, const demo_opts *o, demo_data *d,
 /* ---- the table ------------------------------------------------------------------ */
 
 static void print_header(const demo_opts *o) {
-    printf("amq demo: N = %llu present + %llu absent splitmix64 keys "
+    printf("amq-lab demo: N = %llu present + %llu absent splitmix64 keys "
            "(8 bytes, seed %llu), target eps = %g\n\n",
            (unsigned long long)o->n, (unsigned long long)o->n,
            (unsigned long long)o->seed, o->fpr);
@@ -426,7 +426,7 @@ static int demo_run(const demo_opts *o, demo_data *d) {
     return failures ? CLI_EXIT_ERR : CLI_EXIT_OK;
 }
 
-int cli_cmd_demo(int argc, char **argv) {
+int lab_cmd_demo(int argc, char **argv) {
     demo_opts o;
     memset(&o, 0, sizeof o);
     o.n = 1000000;
