@@ -34,7 +34,7 @@ typedef struct bench_cfg {
     size_t queries;      /* max positive and negative queries per n      */
     size_t batch;        /* hashes per contains_batch call               */
     size_t probe_group;  /* addresses prefetched together by the probe   */
-    bool probe_huge;     /* advise huge pages for the probe, as amq does */
+    bool probe_huge;     /* 2 MB-align and advise the probe's arrays     */
     uint64_t seed;       /* key stream seed                              */
     const char *out_dir; /* results.md / .csv / .svg go here             */
     const char *only;    /* comma list of subject names, NULL = all      */

@@ -38,7 +38,7 @@ static void usage(FILE *f) {
         "  --queries N      max positive and negative queries (default 1e7)\n"
         "  --batch N        hashes per batch call (default 4096)\n"
         "  --probe-group N  addresses the probe prefetches together (16)\n"
-        "  --probe-pages P  huge (default: as amq's tables) or base pages\n"
+        "  --probe-pages P  huge (default) or base pages\n"
         "  --only LIST      only these types (and/or libbloom)\n"
         "  --no-typed       skip the typed fast-path rows\n"
         "  --no-peer        skip libbloom\n"

@@ -4,9 +4,12 @@
  *
  *   array   bytes rounded up to whole 64-byte lines, filled with random
  *           words (which also faults every page in before timing); from
- *           4 MB up it is 2 MB-aligned and advised MADV_HUGEPAGE, the
- *           treatment amq gives its own tables (--probe-pages base: not),
- *           so the probe sees the same TLB behaviour as the filter;
+ *           4 MB up it is 2 MB-aligned and advised MADV_HUGEPAGE as a
+ *           whole (--probe-pages base: neither), as the counting allocator
+ *           (util.c) treats the filters' tables, so the probe sees the
+ *           same TLB behaviour as the filter (amq's default allocator,
+ *           core/mem.c, aligns tables to 64 bytes only and advises the
+ *           page-aligned span inside a table of 4 MB or more);
  *   stream  the same negative-key stream the queries use; read i touches
  *           line reduce(stream[i], lines) (multiply-shift), one uint64.
  *

@@ -111,9 +111,13 @@ void bench_progress(const char *fmt, ...) {
 /* ---- the counting allocator ------------------------------------------- */
 
 /* amq objects in the benchmark allocate through this, so a build's peak
- * memory is measured, not computed. It does what amq's own default does
- * for large tables (2 MB alignment and a transparent-huge-page hint from
- * 4 MB up), so timings are those of the default allocator. */
+ * memory is measured, not computed. amq gives memory from a caller's
+ * allocator no huge-page advice, so this gives it: blocks of 4 MB and more
+ * are 2 MB-aligned and advised MADV_HUGEPAGE as a whole, as the probe's
+ * arrays are (probe.c). That is a little more than amq's default allocator
+ * does (core/mem.c: 64-byte alignment, the advice on the page-aligned span
+ * inside a table of 4 MB or more), whose tables keep base pages in the
+ * partial 2 MB stretches at their ends. */
 #define HUGE_FROM ((size_t)4 << 20)
 #define HUGE_ALIGN ((size_t)2 << 20)
 

@@ -154,9 +154,8 @@ AMQ_API amq_status amq_filter_fuse8_query(const amq_filter *f,
                                           amq_fuse8_query *q);
 
 /* Exactly amq_xor_contains_hash(f, h) for the f that q was made from
- * (slot mapping 1: one mapping, so no branch per key; a branch on the
- * mapping, which compilers do not hoist out of the caller's loop, cost
- * 0.4 of a probe read a key at 10^8). */
+ * (slot mapping 1: one mapping, so no branch per key; compilers do not
+ * hoist a branch on the mapping out of the caller's loop). */
 static inline bool amq_fuse8_query_contains(const amq_fuse8_query *q,
                                             uint64_t h) {
     return amq__fuse_probe3s(q->slots, q->seed, q->seg_count, q->shift,
@@ -233,7 +232,7 @@ enum {
  * constants at every call site. The lanes are constants only while they
  * fit a multiply's 32-bit immediate (f <= 10); wider ones come from q,
  * since a 64-bit constant's product with fp became a chain of shifts and
- * adds (0.6 of a probe read at 10^8 for f = 12). */
+ * adds. */
 static inline __attribute__((always_inline)) bool amq__cuckoo_probe(
     const amq_cuckoo_query *q, uint64_t h, int xor_form, unsigned how) {
     uint32_t fp_values = how >= 4 ? (1u << how) - 1 : q->fp_values;
@@ -261,10 +260,8 @@ static inline __attribute__((always_inline)) bool amq__cuckoo_probe(
 /* Exactly amq_cuckoo_contains_hash(f, h) for the f that q was made from:
  * both buckets' loads depend on h only, and the branches are on the
  * table's form and on whether f is even, the same for every key (so
- * predicted, and in a loop compilers hoist them: with the byte offset
- * for even f, inline f = 10 measured 4.1 -> 3.6 probe reads at 10^8;
- * selecting the form by masks instead measured slower: two more
- * registers live across the loop). */
+ * predicted, and in a loop compilers hoist them; selecting the form by
+ * masks instead is slower: two more registers live across the loop). */
 static inline bool amq_cuckoo_query_contains(const amq_cuckoo_query *q,
                                              uint64_t h) {
     if (q->bucket_bits % 8 != 0)

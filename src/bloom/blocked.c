@@ -35,50 +35,27 @@
  * the first position is known; layout 1 needs one 16-lane 32-bit multiply
  * for all k positions (multiply-shift, as in the split-block filter).
  *
- * The salts. Each p_j alone is uniform (SALT[j] is odd, so t -> t * SALT[j]
- * permutes the 32-bit words). Pairs are the danger: were SALT[i] = 3 *
- * SALT[j], p_i would be about 3 p_j mod 512 and the pair would act like one
- * position. Generally, for r = SALT[j] / SALT[i] mod 2^32 the points
- * (t SALT[i], t SALT[j]) form a lattice; if it has a short vector (u,
- * u r mod 2^32), (p_i, p_j) crowds on few lines of the 512 x 512 grid. The
- * salts below are splitmix64 outputs (seed 0x616d712d626c6b, "amq-blk",
- * high halves forced odd) kept only if, against every salt before, the
- * shortest such vector is at least 2^14 long in the max norm (at most
- * 2^18 between the lattice lines, against 2^23-wide grid cells); the
- * minimum over the 120 pairs is 18219. test_blocked_layout re-checks this
- * and measures the FPR against the bound (see FPR below).
+ * The salts below are splitmix64 outputs (seed 0x616d712d626c6b, "amq-blk",
+ * high halves forced odd), each kept only if its lattice with every salt
+ * before has no vector shorter than 2^14 in the max norm (the minimum over
+ * the 120 pairs is 18219), so no pair of positions crowds onto a few lines
+ * of the 512 x 512 grid. Why that criterion: docs/structures.md §blocked,
+ * The salts; test_blocked_layout re-checks it and measures the FPR.
  *
  * Invariants: B >= 1, 1 <= k <= 16, the owned table is 64-byte aligned (one
  * block per line); `items` counts adds.
  *
  * FPR. Positions are drawn with replacement, so a key may set fewer than k
- * distinct bits, and a stranger may need fewer than k. Textbook formulas
- * ignore this; at k = 8 in 512 bits two positions coincide 5% of the time,
- * which would make a certified bound 5% optimistic. We model it exactly (in
- * the ideal-hash model): a stranger's k draws hit d distinct cells with
- * probability P_k(d), and d given cells are all set after t = k*i uniform
- * draws by i keys with probability sum_j (-1)^j C(d,j) (1 - j/m)^t
- * (inclusion–exclusion). Folding the two sums gives, per block load i,
- *
- *     fpr_block(i) = sum_{j=0..k} c_j r_j^i,   r_j = (1 - j/m)^k,
- *     c_j = (-1)^j sum_{d>=j} P_k(d) C(d,j),
- *
- * averaged over the Poisson load (poisson.h). The alternating sum loses
- * about 1e-12 in absolute terms (|c_j| < 2^14), so the curve is accurate
- * for rates well above that, which covers any sensible blocked filter.
- * That is the expected rate of a filter of n keys, the curve sizing uses;
- * fpr_bound() is the rate of this very table instead, from its blocks'
- * popcounts (a filter's rate scatters around the expectation: by about
- * 1/sqrt(B) relative, more for keys that are not distinct).
- *
- * Both layouts only approximate that model: layout 1's k positions come
- * from 32 bits (2^32 position tuples, not 2^(9k)), layout 0's from t and
- * one or two mixes. The measured rate of layout-1 filters at 4 to 24
- * bits/key and k from 1 to 16 stays within sampling error of the model
- * and of fpr_bound(), as layout 0's does (test_blocked_layout, 4 sigma;
- * with 4 x 10^7 strangers per shape both stay within about one sigma,
- * docs/structures.md), and its pairs of positions coincide 1/512 of the
- * time, as independent draws would.
+ * distinct bits, and the curve counts that exactly: per block load i,
+ * fpr_block(i) = sum_{j=0..k} c_j r_j^i with r_j = (1 - j/m)^k and c_j =
+ * (-1)^j sum_{d>=j} P_k(d) C(d,j) (inclusion–exclusion), averaged over the
+ * Poisson load (poisson.h): the expected rate of a filter of n keys, which
+ * sizing uses. fpr_bound() is the rate of this very table, from its blocks'
+ * popcounts. Both layouts approximate the model of k independent positions
+ * (layout 1's come from 32 bits), and their measured rates stay within
+ * sampling error of it (test_blocked_layout, 4 sigma). Derivation and
+ * measurements: docs/structures.md §blocked, Bound and curve, and "Does the
+ * FPR model hold for layout 1?".
  *
  * SIMD. With AVX-512 the block is one register. Layout 1: one vpmulld
  * of t by the 16 salts, shifts give each lane's word (p >> 5, picked with

@@ -4,14 +4,12 @@
  * second hash of the key. Probe i reads bit reduce(h * A[i], m), where A is a
  * fixed table of odd 64-bit multipliers and reduce is multiply-shift.
  *
- * Why not K–M double hashing g_i = h1 + i*h2? It was our first version, and
- * the contract suite caught it: double hashing has only ~m^2 distinct probe
- * sets, so its false-positive rate has a floor of order 1/(k m) to n/m^2 that
- * K–M's asymptotic theorem hides. Measured (tests/unit/test_bloom.c keeps the
- * check): n = 100, eps = 0.1% -> 22% above (X/m)^k; n = 1 -> 3000x above.
- * k multiply-shift hashes of h have ~2^64 probe sets and match (X/m)^k to
- * within sampling noise at every size, for the same cost (k independent
- * multiplies instead of k dependent adds). docs/structures.md has the table.
+ * Not K–M double hashing g_i = h1 + i*h2: its ~m^2 distinct probe sets give
+ * small filters a false-positive floor well above (X/m)^k, where k
+ * multiply-shift hashes of h match (X/m)^k at every size for the same cost
+ * (tests/unit/test_bloom.c checks it). Derivation and measurements:
+ * docs/structures.md §bloom, "Why not Kirsch–Mitzenmacher double
+ * hashing".
  *
  *   words[0]            words[1]                   words[m/64 - 1]
  *   +------------------+------------------+ ... +------------------+

@@ -34,9 +34,10 @@
  *     delete never touches another fingerprint — unlike the naive scheme with
  *     d independent hashes, where x could erase y's copy of a shared
  *     remainder;
- *   - false positives: a key y is reported iff f_y equals a stored
- *     fingerprint; with F stored fingerprints, P(false positive) =
- *     F / (B 2^r) (about d * load * 2^-r with load = F / (d B) per bucket).
+ *   - false positives: a key is reported iff its fingerprint is one of the
+ *     F stored ones, so fpr_bound() = F (1/(B 2^r) + 2^-63), about
+ *     d * load * 2^-r (derivation: docs/structures.md §dleft, "Bound,
+ *     derived").
  *
  * Counters: cb bits per cell (2 in the paper) count keys sharing one
  * fingerprint (duplicates, or fingerprint collisions). A counter at

@@ -17,23 +17,19 @@
  *   add x:  decrement cells start .. start+P-1 (wrapping), then
  *           cells reduce(h * M_i, m), i < k  := Max
  *
- * Stable point (the paper's Theorem 1, re-derived in docs/structures.md):
- * per add a cell is set with probability k/m and otherwise decremented with
- * probability P/m, so looking back from "now" it is zero iff Max
- * decrements came before the last set:
+ * Stable point (the paper's Theorem 1): the fraction of zero cells tends to
+ * z = (A / (1 + A))^Max with A = P (1/k - 1/m), and the stable FPR to
+ * (1 - z)^k (amq_stable_fpr; derivation: docs/structures.md §"Stable Bloom
+ * filter", Stable point).
  *
- *   z = (A / (1 + A))^Max,  A = P (1/k - 1/m),  stable FPR = (1 - z)^k.
- *
- * Sizing for (capacity n, fpr eps) — the generic contract: cells and k as
- * the Bloom filter for (n, eps), Max = 255, and P the largest number such
- * that a cell receives Max decrements within 2n adds with probability
- * <= 1e-12 (Poisson tail). A key is then kept for at least 2n later adds
- * (except with probability < k 1e-12), and at capacity the filter is
- * exactly a Bloom filter; it forgets after that and its FPR settles at
- * amq_stable_fpr() — for eps = 1% that is about 0.5: a filter that must
- * hold n keys without loss cannot also be a tight stable filter in the
- * same memory (docs/structures.md). "stable=RATE" sizes P from a target
- * stable FPR instead (the paper's design), and then old keys go sooner.
+ * Sizing for (capacity n, fpr eps), the paper's design: cells and k as the
+ * Bloom filter for (n, eps), Max = DEFAULT_MAX (3, 2-bit cells), and P the
+ * fewest decrements per add whose stable FPR is at most eps (stable_p).
+ * "stable=RATE" sets P for another stable FPR; "horizon=H" takes Max =
+ * HOLD_MAX (255) and the largest P that loses no key within H n later adds
+ * but with probability <= 1e-12 (recency_p), a Bloom filter up to capacity
+ * with a stable FPR near 0.5 (docs/structures.md, "Keeping every recent
+ * key").
  *
  * Invariants: m is a positive multiple of 64; 1 <= k <= 64; 1 <= Max <= 255
  * and every cell holds 0..Max; P <= m; `nonzero` counts nonzero cells, so

@@ -67,23 +67,13 @@
  * load); the bits after the last slot are zero. Table i + 1 is exactly the
  * type's shape for twice table i's buckets, at min(f_i + 1, 32) bits.
  *
- * False positives. An absent key x with fingerprint φ and buckets {a, a'}
- * is reported by a table iff some stored key y has fp(y) = φ and
- * i1(y) ∈ {a, a'}: equal fingerprints give equal deltas (xor) or equal H
- * (sum), so then y's own pair is {a, a'} and y sits in one of them —
- * wherever the walks moved it. Under a uniform hash fp and i1 are
- * independent, P(fp(y) = φ) <= q = ceil(2^32/(2^f-1))/2^32 and
- * P(i1(y) ∈ {a, a'}) <= p2 = 2 ceil(2^32/m)/2^32 for every x, independently
- * for each distinct key, so a table holding n_i slots reports x with
- *     P_i <= b_i = 1 - (1 - q_i p2_i)^(n_i)
- * (exact for distinct keys in the hash model; ~ 8 α 2^-f at load α). It
- * does not depend on where keys were placed, nor on the form of alt. The
- * tables hold disjoint keys, so given x their reports are independent and
- * each is below its b_i whatever x is: the chain reports x with probability
- * at most 1 - Π (1 - b_i), the certified bound (below the union bound
- * Σ b_i by second-order terms). With one more bit per table, b_i halves
- * from table to table at equal load, so the compound bound stays below
- * 2 b_0-ish however far the chain grows (docs/structures.md ("Cuckoo family")).
+ * False positives: table i holding n_i fingerprints reports an absent key
+ * with probability at most b_i = 1 - (1 - q_i p2_i)^(n_i), q =
+ * ceil(2^32/(2^f-1))/2^32 and p2 = 2 ceil(2^32/m)/2^32 (~ 8 α 2^-f at load
+ * α, whatever the placement and the form of alt), and a chain at most
+ * 1 - Π (1 - b_i), the certified bound; one more bit per table keeps it
+ * below about 2 b_0 however far the chain grows. Derivation:
+ * docs/structures.md §"Cuckoo family", Guarantee and fpr_bound().
  *
  * Bucket compare: a bucket is 4f <= 128 bits; f <= 16 reads it as one
  * 64-bit word, f > 16 as two, and tests all lanes for the fingerprint with
@@ -445,10 +435,8 @@ static const amq__contains_fn ck_kernels[2][2][2] = {
 
 /* With the alternate table and a common (even) width, the width a
  * constant: a bucket's byte is one LEA from b, with no shift, and the
- * fingerprint's range is folded into the code (measured at 10^8 through
- * the call, with the clamp gone too: f = 10 4.9-5.1 -> 3.9 probe reads,
- * f = 12 4.9 -> 4.0; docs/bench.md). No shift is variable, so one build
- * serves every x86-64 CPU. */
+ * fingerprint's range is folded into the code. No shift is variable, so
+ * one build serves every x86-64 CPU. */
 #define CK_WIDTH(F)                                                            \
     static bool probe##F##_sum(const amq__obj *o, uint64_t h) {                \
         return amq__cuckoo_probe(&((const amq_cuckoo *)o)->q, h, 0, F);        \

@@ -1,8 +1,8 @@
 /*
  * morton.c — the Morton filter (Breslow, Jayasena, "Morton Filters:
  * Faster, Space-Efficient Cuckoo Filters via Biasing, Compression, and
- * Decoupled Logical Sparsity", PVLDB 11, 2018). (The review in
- * /work/shared/papers credits Morton filters to Putze et al. with time
+ * Decoupled Logical Sparsity", PVLDB 11, 2018). (The review "Bloom
+ * filters at fifty" credits Morton filters to Putze et al. with time
  * decay; that is another structure: see docs/structures.md.)
  *
  * A cuckoo filter whose buckets are compressed into 64-byte blocks: a
@@ -46,14 +46,11 @@
  * (its OTA bit in b1's block is then set) or a walk moved it out of b1
  * (which sets exactly that bit too: the bit of the bucket a victim leaves).
  *
- * False positives: as for the cuckoo filter, a stored y is found by an
- * absent x only if fp(y) = fp(x) and y's bucket is b1(x) or b2(x), so
- *     fpr <= 1 - (1 - 2^-R p2)^items,  p2 = 2 ceil(2^32 / M) / 2^32,
- * ~ 2 (S / BK) load 2^-R. The OTA makes the measured rate lower (b2 is
- * read for a fraction of the keys), but not by the share of its bits set:
- * x's bit is set more often when a twin y (same fingerprint and b1)
- * moved to b2 — exactly the y x then finds. Weighting b2 by that share
- * undercut the measured rate by 4 sigma; the bound keeps both buckets.
+ * False positives: the cuckoo filter's bound, fpr_bound() = 1 - (1 -
+ * 2^-R p2)^items with p2 = 2 ceil(2^32 / M) / 2^32, ~ 2 (S / BK) load
+ * 2^-R; it keeps both buckets, since weighting b2 by the share of OTA bits
+ * set is not an upper bound. Derivation: docs/structures.md §"Morton
+ * filter", Bound.
  *
  * Invariants (load checks them): counters sum to at most S per block,
  * slots past the sum are 0, the blocks' sums add up to items.

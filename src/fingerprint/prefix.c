@@ -43,8 +43,7 @@
  * smaller, forward the larger) runs as one sequence for both outcomes,
  * out of line. Appending rather than keeping every list sorted spares the
  * insert a compare of the line, a popcount and a second select, all
- * waiting for the bin's line: 57 -> 43 ns an insert at 10^8
- * (docs/bench.md). The portable select, amq__pk_open_slot and the
+ * waiting for the bin's line. The portable select, amq__pk_open_slot and the
  * shift-and-mask pocket update are the reference (AMQ_OPT_SCALAR);
  * test_pocket holds every path to the same bytes and answers.
  *
@@ -62,15 +61,12 @@
  * add up to items; a bin's route byte is the list of its largest if it
  * overflowed, else RB_NONE (rebuilt by load).
  *
- * False positives. An absent key x is reported iff (a) some stored y has
- * (bin, fp) = (bin(x), fp(x)) — wherever y ended up — or (b) x is routed
- * to the spare and the spare reports its pair though it was never stored.
- * With pb and pf the largest probabilities of one bin and of one
- * fingerprint (multiply-shift of 32-bit halves), P(a) <= 1 - (1 - pb pf)^n
- * (about load / 2^R), and x is routed with probability at most
- * pb pf sum_(overflowed bins) (values above the bin's largest), a sum the
- * filter keeps as it goes ("above"). So
- *     fpr <= 1 - (1 - pb pf)^n + min(1, pb pf above) * spare rate.
+ * False positives: a stored key with the same (bin, fp), or the spare
+ * erring for a routed key, so fpr_bound() = 1 - (1 - pb pf)^n +
+ * min(1, pb pf above) * spare rate, with pb and pf the largest
+ * probabilities of one bin and one fingerprint and "above" the sum over
+ * overflowed bins of the values above the bin's largest, which the filter
+ * keeps as it goes. Derivation: docs/structures.md §"Prefix filter", Bound.
  * Sized from (capacity, fpr): the smaller of R = 8 and R = 16 whose bins
  * (m = capacity / (K load) at least, more if 90% of fpr needs it) and
  * spare (the last 10%) meet fpr. The load is the paper's 0.95 unless the
@@ -169,10 +165,10 @@ static inline const uint8_t *bin_at(const amq_prefix *f, uint64_t b) {
  * bin; q > qm: in the spare alone; q = qm: the bin's last slot decides);
  * RB_NONE for a bin that never overflowed (every q: in the bin). The
  * bytes fit in cache where the bins do not (0.34 bits per key at R = 8),
- * so a query's route no longer waits for its bin's line. (Packing two
- * codes to a byte, 4 bits each with an escape for the rare bins whose
- * largest sits in a low list, measured 0.3-0.4 probe reads slower: the
- * decode's instructions wait for the code's load.) */
+ * so a query's route does not wait for its bin's line. (Two codes to a
+ * byte, 4 bits each with an escape for the rare bins whose largest sits
+ * in a low list, are slower: the decode's instructions wait for the
+ * code's load.) */
 #define RB_NONE 0xffu
 
 static inline unsigned rb_get(const amq_prefix *f, uint64_t b) {
@@ -352,9 +348,7 @@ PF_AVX2 static PF_INL bool spare_has256(const amq_prefix *f, uint64_t b,
  * absent keys match no slot (at R = 8, 1 - (1 - 2^-8)^K of them match
  * one: 9% at full load) and return on a predicted branch; the rest,
  * whose instructions would otherwise all wait for the line in the
- * schedulers, go out of line. Measured at 10^8 (docs/bench.md): 3.4
- * probe reads a negative query before the route bytes (when the route
- * was tested on the bin's line), 2.35-2.5 with them. */
+ * schedulers, go out of line. */
 #define PF_KERNEL(NAME, ATTR, EQ, W)                                           \
     ATTR static bool NAME(const amq__obj *o, uint64_t h) {                     \
         const amq_prefix *f = (const amq_prefix *)o;                           \

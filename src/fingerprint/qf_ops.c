@@ -313,10 +313,9 @@ static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
  * core keeps in flight, and an instruction that waits for the block's
  * lines sits in a scheduler until they arrive: the general lookup of an
  * absent key had ~50 of them (the run's bounds, its slots, and branches on
- * both), so about one query at a time was in flight. Measured at 10^8
- * keys on the development VM, a kernel that only reads the occupieds word
- * runs at 2.8 probe reads, the same kernel with the whole branch-free run
- * test below at 13. Hence two levels:
+ * both), so about one query at a time was in flight; a kernel that only
+ * reads the occupieds word runs several times faster than the same kernel
+ * with the whole branch-free run test below. Hence two levels:
  *
  *   - has_vbmi (slots of up to 8 bits, AVX-512 VBMI): ~20 instructions on
  *     the lines and one branch, predicted "absent", that ~75% of absent

@@ -52,14 +52,11 @@
  * ~20 steps in an overloaded band (~4 in a standard one), so a build
  * takes ~1.6x (W = 64) to ~3x (W = 128) as long as a standard one.
  *
- * Rate, exactly. Whether a query leaves layer i depends only on its start
- * there, uniform over the layer's m - W + 1 starts, and its next hash is
- * independent of that start. With open_i(b) the starts of block b that stay
- * in layer i, reach_0 = 1 and reach_(i+1) = reach_i * bumped_i / starts_i,
- *
- *     fpr = sum_i reach_i * sum_b open_i(b) 2^-cols_i(b) / starts_i,
- *
- * which fpr_bound() returns (computed from the codes, at build and load).
+ * Rate, exactly: fpr_bound() = sum_i reach_i * sum_b open_i(b)
+ * 2^-cols_i(b) / starts_i, with open_i(b) the starts of block b that stay in
+ * layer i, reach_0 = 1 and reach_(i+1) = reach_i * bumped_i / starts_i,
+ * computed from the codes at build and at load. Derivation:
+ * docs/structures.md §"Ribbon", Guarantee and bound (exact).
  *
  * Storage: a layer is column-major, interleaved in 64-row blocks (the
  * "ICML" layout): block b holds one 64-bit word per column, so a query
@@ -80,10 +77,10 @@
  * fewer in lower blocks (a key's equation only involves rows at or after
  * its start). A key checks the columns of its start block. U is the fewest
  * last blocks holding a share φ of the layer's unbumped starts, so every
- * layer, hence the filter, stays at or below 2^-r (1 - φ/2). Mixing 2^-r
- * and 2^-(r+1) linearly is worse than 2^-(r + φ) by convexity (at most
- * 0.086 bits, at φ = 1/2): bits=6.5 gives 2^-6.415; a target fpr is met by
- * choosing φ from the mixed formula, not from the log.
+ * layer, hence the filter, stays at or below 2^-r (1 - φ/2); a target fpr
+ * is met by choosing φ from that mixed formula (amq__rb_bits_for), which
+ * is worse than 2^-(r + φ) by convexity (docs/structures.md §"Ribbon",
+ * Fractional bits).
  *
  * Build steps: sort the mixed hashes (partition by top bits, counting sort
  * on the next bits, insertion sort for the rare ties; this also drops

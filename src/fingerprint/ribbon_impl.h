@@ -111,8 +111,8 @@ static inline uint64_t rb_unmix(uint64_t x) {
  * second one: one multiply per query at W = 64 instead of a second mix.
  * Keys that share a start share x's top bits, not its low ones, and each
  * bit of a product depends on every bit of x below it. Versions 1 and 2
- * mixed x again for each word (~10 instructions, a probe read's worth of
- * time per query at 10^8 keys; docs/structures.md, "Ribbon"). */
+ * mixed x again for each word (~10 instructions more on every query's
+ * path). */
 static inline uint64_t rb_coef_lo(uint64_t x, bool v3) {
     return (v3 ? x * COEF_XOR : amq__mix64(x ^ COEF_XOR)) | 1;
 }

@@ -20,19 +20,13 @@
  *       range[0] = L0 (a quarter of the keys roam a whole chunk),
  *       range[1..3] ever smaller (the rest stay local, which is cheaper).
  *
- * Choosing the ranges. Keys whose range is at most L_j are the groups
- * j..3, a fraction (4 - j)/4 of all keys, and they never leave their
- * L_j-chunk; that chunk can take them only if their number stays below what
- * a random walk reaches in a table of its size. At load α a chunk of L
- * buckets receives on average μ = 4 L α (4 - j)/4 of them, binomially, so
- * the fullest of c = m / L chunks is about μ + sqrt(μ) sqrt(2 ln c). We take
- * L_j as the smallest power of two (at least 8) with
- *     μ + sqrt(μ) (sqrt(2 ln c) + 1) <= 0.955 · 4 L,
- * using the design load α = AMQ__CT_VACUUM_LOAD (0.94). This follows the
- * paper's recipe (a balls-into-bins bound on the fullest chunk, and load
- * (1 - j/4) for range j); the exact tail bound and the 0.955 are ours —
- * the paper does not pin them down — and docs/structures.md ("Cuckoo family") checks the
- * result by measuring the load at the first failed insert.
+ * Choosing the ranges: the largest range L0 is the smallest power of two
+ * (at least 8) whose chunks, at the design load α = AMQ__CT_VACUUM_LOAD
+ * (0.94), pass chunk_fits: the fullest of c = m / L0 chunks, about
+ * μ + sqrt(μ) (sqrt(2 ln c) + 1) keys for μ = 4 L0 α, stays within
+ * CHUNK_FILL (0.955) of its 4 L0 slots; the other ranges are L0 / 4^j, at
+ * least 8 (ranges_for). Derivation, and the first-failure loads that check
+ * it: docs/structures.md §"Vacuum: alternate ranges".
  *
  * Everything else — fingerprints, buckets, the eviction walk with undo, the
  * certified bound (which depends only on m and f), growth by chaining — is

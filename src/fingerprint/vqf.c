@@ -39,18 +39,13 @@
  * block's fill are 0; the fills sum to `items`. (Any such table is valid:
  * load checks exactly this.)
  *
- * False positives. An absent key x is reported iff some stored key y has
- * tag(y) = tag(x) and sits in b1(x) or b2(x). The tag is a multiply-shift
- * of t onto Q 2^R values, each hit by at most ceil(2^32 / (Q 2^R)) of the
- * 2^32 values of t; b1 a multiply-shift of the other half of h,
- * independent of it. Given equal tags, y's block c is b2(x) iff
- * b1(x) = H - c: one value of b1 either way. With pqr and pb the largest
- * probabilities of one tag and of one block,
- *     fpr <= 1 - (1 - 2 pb pqr)^items  ~ 2 items / (B Q 2^R),
- * about 2 (S / Q) load / 2^R: 0.43% at R = 8 and the design load 92%
- * (11.6 bits per key), 2.3e-5 at R = 16 and 86% (21.3 bits per key).
- * Sized from (capacity, fpr), the smaller of the two layouts that meets
- * fpr at capacity is built (with the cuckoo filter's margin for small
+ * False positives: fpr_bound() = 1 - (1 - 2 pb pqr)^items, pb and pqr the
+ * largest probabilities of one block and one tag, about 2 (S / Q) load /
+ * 2^R: 0.43% at R = 8 and the design load 92% (11.6 bits per key),
+ * 2.0e-5 at R = 16 and 86% (21.3 bits per key). Derivation:
+ * docs/structures.md §"Vector quotient filter", Bound. Sized from
+ * (capacity, fpr), the smaller of the two layouts that meets fpr at
+ * capacity is built (shape_for; with the cuckoo filter's margin for small
  * tables, 1.5 sqrt(n) + 8 slots).
  *
  * Speed: a query reads two cache lines, independent of each other; the
@@ -65,7 +60,7 @@
  * moves (AVX2) and two blends (pocket.h), the pocket takes its 0 in the
  * same vector register and store on AVX-512 (amq__pk_ins_z: about ten
  * vector instructions where the PDEP form takes some twenty that all wait
- * for the block's line; 77 -> 56 ns an insert at 10^8) and by PDEP on AVX2;
+ * for the block's line) and by PDEP on AVX2;
  * the word loop (amq__pk_open_slot) and the shift-and-mask pocket update
  * are the reference (AMQ_OPT_SCALAR), and test_pocket holds every path
  * to the same bytes. Remove is the reference code on every CPU.
@@ -303,8 +298,8 @@ static VQF_INL uint64_t in_list(const uint8_t *blk, const vqf_shape *s,
  * selects that find list q's slot range, on as few blocks as can hold the
  * key. The selects are ~45 instructions a block, all waiting for the
  * block's line; while they wait they fill the core's schedulers, and with
- * both blocks' there one query's misses were all the core had in flight
- * (0.87 of a dependent read per query at 10^8). So:
+ * both blocks' there one query's misses were all the core had in flight.
+ * So:
  *   - no lane equal to r in either block (an absent key, at the design
  *     load, matches a lane with probability 1 - (1 - 2^-R)^(2 S): 29% at
  *     R = 8): false, before any select;
@@ -367,14 +362,12 @@ AMQ__PK_INLINE amq_status add_two(amq_vqf *f, uint8_t *x, uint8_t *y,
 
 /* The shortcut stays a branch, and b2's line is asked for (a prefetch,
  * which nothing waits on) before b1's fill is known. Reading both pockets
- * and choosing by masks, with no branch on the lines, was measured too
- * (n = 10^8, three alternated runs): 101-142 ns an insert against 91-124
- * for this, and 94-140 without the prefetch. Every insert then waits for
- * two lines and runs the work of both, where the branch, predicted
- * towards b1 on most inserts, waits for one. The second block's case is
- * out of line (`two`, a noinline function per code and layout), so the
- * common path keeps fewer registers live and saves none for it: 80.7 ->
- * 78.0 ns an insert at 10^8 (means of six alternated runs). */
+ * and choosing by masks, with no branch on the lines, is slower: every
+ * insert then waits for two lines and runs the work of both, where the
+ * branch, predicted towards b1 on most inserts, waits for one. The second
+ * block's case is out of line (`two`, a noinline function per code and
+ * layout), so the common path keeps fewer registers live and saves none
+ * for it. */
 AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, const vqf_shape *s,
                                  unsigned isa,
                                  amq_status (*two)(amq_vqf *, uint8_t *,

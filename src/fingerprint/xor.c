@@ -245,8 +245,7 @@ XF_INLINE bool xf_probe_sliced(const amq__obj *o, uint64_t h, unsigned width) {
 /* The kernels, per form, width and ways; each twice: plain x86-64 and,
  * for CPUs with BMI2 (chosen at run time), compiled for it, which turns
  * the variable shifts of the slot mapping into SHLX/SHRX (no shift count
- * moved through CL first: 56 -> 53 instructions in the 8-bit 3-way
- * segmented kernel, fuse8 5.68-5.78 -> 5.54-5.58 probe reads at 10^8). */
+ * moved through CL first). */
 #if defined(__x86_64__)
 #define XF_BMI2 __attribute__((target("bmi,bmi2")))
 #else

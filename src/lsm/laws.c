@@ -1,5 +1,5 @@
 /*
- * laws.c — the static laws behind `amq lsm simulate`, checked numerically
+ * laws.c — the static laws behind `amq-lab lsm simulate`, checked numerically
  * with the paper's own setups, on any curve (drift.c has the frontier).
  *
  *   log-law      equal runs, Dirichlet hotness: regress the optimal bits

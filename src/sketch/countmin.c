@@ -26,19 +26,15 @@
  * probability >= 1 - e^{-d} (Markov per row, independent rows) holds too.
  * Counters saturate at MAX instead of wrapping; `saturated` counts them.
  *
- * As a membership filter (amq/filter.h "cms"): contains = estimate > 0.
- * Which counters are nonzero does not depend on the update rule (a zero
- * counter of x always becomes nonzero, a nonzero one stays so), so the
- * sketch is exactly a partitioned Bloom filter with d parts of w cells: a
- * key never added is reported with probability prod_r (nonzero_r / w).
- * `nonzero[r]` is kept exact on every update and recomputed after merge and
- * load, so fpr_bound() is that product for this very sketch.
- *
- * Sizing from (capacity n, fpr) — the generic interface — is Bloom sizing
- * in cells: the fewest cells per key c at which the best integer depth d
- * gives (1 - e^{-d/c})^d <= fpr, w = ceil(c·n/d). The frequency guarantee
- * then follows with eps = e/w and delta = e^{-d}; at n keys each added once,
- * e/w·N = e·d/c ≈ 1.9 counts with probability >= 1 - fpr^1.44.
+ * As a membership filter (amq/filter.h "cms"): contains = estimate > 0, and
+ * the nonzero counters are those of a partitioned Bloom filter with d parts
+ * of w cells whatever the update rule, so fpr_bound() = prod_r (nonzero_r /
+ * w), `nonzero[r]` kept exact on every update and recomputed after merge
+ * and load. Sized from (capacity n, fpr) like a Bloom filter in cells (the
+ * fewest cells per key c at which the best integer depth d gives
+ * (1 - e^{-d/c})^d <= fpr, w = ceil(c·n/d)). Derivations, and what that
+ * sizing means for the frequency guarantee: docs/structures.md §"Count-Min
+ * sketch".
  *
  * Failure modes: none after construction (updates neither allocate nor
  * fail; saturation is reported, not refused). Construction and load fail
