@@ -70,7 +70,7 @@ struct amq_partitioned {
     uint64_t slice; /* bits per slice, multiple of 64 */
     uint64_t slice_words;
     unsigned k;
-    uint64_t ones[AMQ__PART_MAX_K];
+    uint64_t ones[]; /* k: set bits per slice, for the bound */
 };
 
 /* ---- the mathematics ---------------------------------------------------- */
@@ -105,7 +105,8 @@ amq_status amq__partitioned_make(const amq__mem *mem, uint64_t slice_bits,
         return AMQ_ERR_OVERFLOW;
     amq_partitioned *p;
     void *wr;
-    AMQ_RETURN_IF_ERR(amq__obj_new_in(sizeof *p, mem, (void **)&p));
+    AMQ_RETURN_IF_ERR(
+        amq__obj_new_in(sizeof *p + k * sizeof p->ones[0], mem, (void **)&p));
     p->slice = slice_bits;
     p->slice_words = slice_bits / 64;
     p->k = k;

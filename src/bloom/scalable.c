@@ -47,13 +47,19 @@
 
 #define SC_BATCH 64
 
+typedef struct scal_stage {
+    amq_partitioned *f;
+    uint64_t cap; /* n_i   */
+    double eps;   /* eps_i */
+} scal_stage;
+
+/* The stages live in an array that grows with them (doubling, up to
+ * max_stages), so a filter that never grows pays for one stage, not 64. */
 struct amq_scalable {
     amq__obj o; /* o.items counts adds; o.table_bytes all stages' tables */
     amq_scalable_config cfg; /* resolved: no zero defaults left */
-    unsigned nstages;
-    amq_partitioned *stage[AMQ_SCALABLE_MAX_STAGES];
-    uint64_t cap[AMQ_SCALABLE_MAX_STAGES]; /* n_i */
-    double eps[AMQ_SCALABLE_MAX_STAGES];   /* eps_i */
+    unsigned nstages, room;  /* stages in use, and st's length */
+    scal_stage *st;
 };
 
 /* ---- configuration ------------------------------------------------------ */
@@ -81,6 +87,27 @@ static bool same_config(const amq_scalable_config *a,
            a->max_stages == b->max_stages && a->max_bytes == b->max_bytes;
 }
 
+/* Room in s->st for want stages (want <= max_stages); on AMQ_ERR_NOMEM
+ * nothing changed. */
+static amq_status reserve(amq_scalable *s, unsigned want) {
+    if (want <= s->room)
+        return AMQ_OK;
+    unsigned room = s->room == 0 ? 1 : s->room;
+    while (room < want)
+        room *= 2;
+    if (room > s->cfg.max_stages)
+        room = s->cfg.max_stages;
+    scal_stage *st = amq__zalloc(&s->o.mem, room * sizeof *st);
+    if (st == NULL)
+        return AMQ_ERR_NOMEM;
+    if (s->nstages > 0)
+        memcpy(st, s->st, s->nstages * sizeof *st);
+    amq__free(&s->o.mem, s->st, s->room * sizeof *st);
+    s->st = st;
+    s->room = room;
+    return AMQ_OK;
+}
+
 /* n_i and eps_i of the stage after the newest (i = nstages), computed
  * step by step from the previous stage so every platform agrees. */
 static amq_status next_target(const amq_scalable *s, uint64_t *n, double *eps) {
@@ -90,10 +117,10 @@ static amq_status next_target(const amq_scalable *s, uint64_t *n, double *eps) {
         *eps = s->cfg.fpr * (1.0 - s->cfg.ratio);
         return AMQ_OK;
     }
-    if (s->cap[i - 1] > UINT64_MAX / s->cfg.growth)
+    if (s->st[i - 1].cap > UINT64_MAX / s->cfg.growth)
         return AMQ_ERR_FULL;
-    *n = s->cap[i - 1] * s->cfg.growth;
-    *eps = s->eps[i - 1] * s->cfg.ratio;
+    *n = s->st[i - 1].cap * s->cfg.growth;
+    *eps = s->st[i - 1].eps * s->cfg.ratio;
     return AMQ_OK;
 }
 
@@ -116,10 +143,9 @@ static amq_status open_stage(amq_scalable *s) {
     if (!amq__add(s->o.table_bytes, bytes, &total) ||
         (s->cfg.max_bytes != 0 && total > s->cfg.max_bytes))
         return s->nstages == 0 ? AMQ_ERR_INVALID : AMQ_ERR_FULL;
+    AMQ_RETURN_IF_ERR(reserve(s, s->nstages + 1));
     AMQ_RETURN_IF_ERR(amq__partitioned_make(&s->o.mem, slice, k, NULL, &p));
-    s->stage[s->nstages] = p;
-    s->cap[s->nstages] = n;
-    s->eps[s->nstages] = eps;
+    s->st[s->nstages] = (scal_stage){p, n, eps};
     s->nstages++;
     s->o.table_bytes = total;
     return AMQ_OK;
@@ -156,7 +182,8 @@ void amq_scalable_free(amq_scalable *s) {
     if (s == NULL)
         return;
     for (unsigned i = 0; i < s->nstages; i++)
-        amq_partitioned_free(s->stage[i]);
+        amq_partitioned_free(s->st[i].f);
+    amq__free(&s->o.mem, s->st, s->room * sizeof *s->st);
     amq__obj_free(&s->o);
 }
 
@@ -164,11 +191,11 @@ void amq_scalable_free(amq_scalable *s) {
 
 amq_status amq_scalable_add_hash(amq_scalable *s, uint64_t h) {
     unsigned last = s->nstages - 1;
-    if (amq_partitioned_items(s->stage[last]) >= s->cap[last]) {
+    if (amq_partitioned_items(s->st[last].f) >= s->st[last].cap) {
         AMQ_RETURN_IF_ERR(open_stage(s));
         last++;
     }
-    amq_partitioned_add_hash(s->stage[last], h);
+    amq_partitioned_add_hash(s->st[last].f, h);
     s->o.items++;
     return AMQ_OK;
 }
@@ -176,7 +203,7 @@ amq_status amq_scalable_add_hash(amq_scalable *s, uint64_t h) {
 /* Newest first: the newest stage is the largest and holds the most keys. */
 bool amq_scalable_contains_hash(const amq_scalable *s, uint64_t h) {
     for (unsigned i = s->nstages; i-- > 0;)
-        if (amq_partitioned_contains_hash(s->stage[i], h))
+        if (amq_partitioned_contains_hash(s->st[i].f, h))
             return true;
     return false;
 }
@@ -188,7 +215,7 @@ void amq_scalable_contains_batch(const amq_scalable *s, const uint64_t *h,
         size_t len = n - i < SC_BATCH ? n - i : SC_BATCH;
         memset(out + i, 0, len);
         for (unsigned j = s->nstages; j-- > 0;) {
-            amq_partitioned_contains_batch(s->stage[j], h + i, len, tmp);
+            amq_partitioned_contains_batch(s->st[j].f, h + i, len, tmp);
             for (size_t t = 0; t < len; t++)
                 out[i + t] |= tmp[t];
         }
@@ -204,7 +231,7 @@ static bool same_shape(const amq_partitioned *a, const amq_partitioned *b) {
 static amq_status copy_stages(amq_scalable *dst, const amq_scalable *src,
                               unsigned from, amq_partitioned **copies) {
     for (unsigned i = from; i < src->nstages; i++) {
-        const amq_partitioned *p = src->stage[i];
+        const amq_partitioned *p = src->st[i].f;
         amq_status st =
             amq__partitioned_make(&dst->o.mem, amq__partitioned_slice_bits(p),
                                   amq_partitioned_k(p), NULL, &copies[i]);
@@ -230,16 +257,16 @@ amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
         return AMQ_ERR_INCOMPATIBLE;
     common = dst->nstages < src->nstages ? dst->nstages : src->nstages;
     for (unsigned i = 0; i < common; i++)
-        if (!same_shape(dst->stage[i], src->stage[i]) ||
-            dst->cap[i] != src->cap[i] || dst->eps[i] != src->eps[i])
+        if (!same_shape(dst->st[i].f, src->st[i].f) ||
+            dst->st[i].cap != src->st[i].cap ||
+            dst->st[i].eps != src->st[i].eps)
             return AMQ_ERR_INCOMPATIBLE;
+    AMQ_RETURN_IF_ERR(reserve(dst, src->nstages));
     AMQ_RETURN_IF_ERR(copy_stages(dst, src, common, copies));
     for (unsigned i = 0; i < common; i++)
-        amq_partitioned_union(dst->stage[i], src->stage[i]);
+        amq_partitioned_union(dst->st[i].f, src->st[i].f);
     for (unsigned i = common; i < src->nstages; i++) {
-        dst->stage[i] = copies[i];
-        dst->cap[i] = src->cap[i];
-        dst->eps[i] = src->eps[i];
+        dst->st[i] = (scal_stage){copies[i], src->st[i].cap, src->st[i].eps};
         dst->o.table_bytes += amq__partitioned_bytes(copies[i]);
     }
     if (src->nstages > dst->nstages)
@@ -251,14 +278,14 @@ amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
 double amq_scalable_fpr_bound(const amq_scalable *s) {
     double miss = 1.0;
     for (unsigned i = 0; i < s->nstages; i++)
-        miss *= 1.0 - amq_partitioned_fpr_bound(s->stage[i]);
+        miss *= 1.0 - amq_partitioned_fpr_bound(s->st[i].f);
     return 1.0 - miss;
 }
 
 double amq_scalable_target_sum(const amq_scalable *s) {
     double sum = 0.0;
     for (unsigned i = 0; i < s->nstages; i++)
-        sum += s->eps[i];
+        sum += s->st[i].eps;
     return sum;
 }
 
@@ -365,17 +392,17 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u32(w, 0);
     amq__wr_u64(w, o->items);
     for (unsigned i = 0; i < s->nstages; i++) {
-        amq__wr_u64(w, s->cap[i]);
-        amq__wr_f64(w, s->eps[i]);
-        amq__partitioned_params_write(s->stage[i], w);
+        amq__wr_u64(w, s->st[i].cap);
+        amq__wr_f64(w, s->st[i].eps);
+        amq__partitioned_params_write(s->st[i].f, w);
     }
 }
 
 static void t_payload_write(const amq__obj *o, uint8_t *dst) {
     const amq_scalable *s = (const amq_scalable *)o;
     for (unsigned i = 0; i < s->nstages; i++) {
-        size_t b = amq__partitioned_bytes(s->stage[i]);
-        memcpy(dst, amq__partitioned_cwords(s->stage[i]), b);
+        size_t b = amq__partitioned_bytes(s->st[i].f);
+        memcpy(dst, amq__partitioned_cwords(s->st[i].f), b);
         dst += b;
     }
 }
@@ -491,6 +518,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     AMQ_RETURN_IF_ERR(parse_head(r, &c, &stages, &items, &at));
     AMQ_RETURN_IF_ERR(parse_stages(r, &c, stages, len, items, &at, rec));
     AMQ_RETURN_IF_ERR(alloc_scalable(&c, opt, &s));
+    amq_status e0 = reserve(s, stages);
+    if (e0 != AMQ_OK) {
+        amq_scalable_free(s);
+        return e0;
+    }
     for (unsigned i = 0; i < stages; i++) {
         const uint8_t *src = payload + s->o.table_bytes;
         amq_partitioned *st;
@@ -505,9 +537,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
             memcpy(amq__partitioned_words(st), src, rec[i].bytes);
         amq__partitioned_recount(st);
         amq__partitioned_set_items(st, rec[i].items);
-        s->stage[i] = st;
-        s->cap[i] = rec[i].cap;
-        s->eps[i] = rec[i].eps;
+        s->st[i] = (scal_stage){st, rec[i].cap, rec[i].eps};
         s->nstages = i + 1;
         s->o.table_bytes += rec[i].bytes;
     }
