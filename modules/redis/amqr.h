@@ -71,9 +71,10 @@ typedef struct cf_part {
     uint64_t capacity;
     uint32_t bucket_size, max_iter, expansion;
     uint64_t deleted;
-    unsigned nlinks;
-    amq_filter *link[CF_MAX_LINKS]; /* "cuckoo", sub-filter i holds
-                                       capacity * expansion^i */
+    unsigned nlinks, room;
+    amq_filter **link; /* room entries, from the value's own allocator:
+                          "cuckoo", sub-filter i holds capacity *
+                          expansion^i */
 } cf_part;
 
 typedef struct cms_part {

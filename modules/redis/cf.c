@@ -82,6 +82,34 @@ static double link_bytes(const cf_part *c, uint64_t n) {
     return (double)link_buckets(c, n) * 4 * fp_bits(c->bucket_size) / 8 + 512;
 }
 
+/* Room for link i (at most CF_MAX_LINKS), the array growing by doubling
+ * through the value's counting allocator, so that MEMORY USAGE sees it. */
+static bool link_room(rval *v, unsigned i, char *err, size_t cap) {
+    cf_part *c = &v->u.cf;
+    if (i < c->room)
+        return true;
+    unsigned room = c->room == 0 ? 1 : c->room * 2;
+    while (room <= i)
+        room *= 2;
+    if (room > CF_MAX_LINKS)
+        room = CF_MAX_LINKS;
+    amq_filter **l = v->alloc.alloc(v->alloc.ctx, room * sizeof *l);
+    if (l == NULL || i >= room) {
+        if (l != NULL)
+            v->alloc.free(v->alloc.ctx, l, room * sizeof *l);
+        snprintf(err, cap, "out of memory");
+        return false;
+    }
+    memset(l, 0, room * sizeof *l);
+    if (c->nlinks > 0)
+        memcpy(l, c->link, c->nlinks * sizeof *l);
+    if (c->link != NULL)
+        v->alloc.free(v->alloc.ctx, c->link, c->room * sizeof *l);
+    c->link = l;
+    c->room = room;
+    return true;
+}
+
 static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
     cf_part *c = &v->u.cf;
     char spec[96];
@@ -93,6 +121,8 @@ static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
         snprintf(err, cap, "capacity overflows");
         return false;
     }
+    if (!link_room(v, i, err, cap))
+        return false;
     snprintf(spec, sizeof spec, "cuckoo:fp=%u,buckets=%llu,max_kicks=%u", f,
              (unsigned long long)link_buckets(c, n), c->max_iter);
     amq_status st =
@@ -151,7 +181,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
         snprintf(err, cap, "a CF value holds 1 to %d frames", CF_MAX_LINKS);
         return false;
     }
-    if (!rv_load_filter(v, b, len, &c->link[i], err, cap))
+    if (!link_room(v, i, err, cap) ||
+        !rv_load_filter(v, b, len, &c->link[i], err, cap))
         return false;
     c->nlinks = i + 1;
     amq_filter_describe(c->link[i], d, sizeof d);
@@ -172,8 +203,13 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 }
 
 static void destroy(rval *v) {
-    for (unsigned i = 0; i < v->u.cf.nlinks; i++)
-        amq_filter_free(v->u.cf.link[i]);
+    cf_part *c = &v->u.cf;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        amq_filter_free(c->link[i]);
+    if (c->link != NULL)
+        v->alloc.free(v->alloc.ctx, c->link, c->room * sizeof *c->link);
+    c->link = NULL;
+    c->room = c->nlinks = 0;
 }
 
 const fam_ops cf_ops = {"cf",    "amq-cuckf", "CF.LOADCHUNK", 32,
