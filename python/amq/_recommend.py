@@ -44,6 +44,9 @@ def recommend(n: Union[int, float], fpr: float, *, deletes: bool = False,
         n = int(n)
     if n < 0:
         raise ValueError("n must be at least 1, not %d" % n)
+    if not 0.0 < fpr < 1.0:  # the C call says only "invalid argument"
+        from ._errors import InvalidError
+        raise InvalidError(2, "fpr must be in (0, 1), got %r" % fpr)
     need = _Need(n, fpr, deletes, counts, allow_static)
     count = c_size_t()
     check(lib.amq_recommend(ctypes.byref(need), None, 0, ctypes.byref(count)))
