@@ -90,11 +90,11 @@ typedef struct amq_keys {
  * per-kind tag), so φ is the same on every machine. docs/cascade.md
  * lists the exact constants. */
 #define AMQ_FEATURE_MAX_BYTES 256u
-#define AMQ_FEATURE_DIM_BITS_MIN 10u
+#define AMQ_FEATURE_DIM_BITS_MIN 8u
 #define AMQ_FEATURE_DIM_BITS_MAX 20u
 
 typedef struct amq_feature_config {
-    uint32_t dim_bits;  /* 10..20; 0: 16                                   */
+    uint32_t dim_bits;  /* 8..20; 0: 16                                    */
     uint32_t ngram_max; /* 1..4; 0: 4                                       */
 } amq_feature_config;
 
@@ -200,8 +200,9 @@ typedef struct amq_cascade_config {
     amq_model_config model;
     amq_learned_method method;
     /* Exactly one target: fpr > 0 (minimise memory with the certified bound
-     * <= fpr) or bits_per_key > 0 (minimise the bound with all memory —
-     * residuals, model, tables — within bits_per_key per member). */
+     * <= fpr) or bits_per_key > 0 (minimise the bound with the saved
+     * frame — model, tables, residuals, frame — within bits_per_key per
+     * member). */
     double fpr;
     double bits_per_key;
     uint32_t levels; /* residual filters, tail guard included; 0: auto */
@@ -225,7 +226,38 @@ typedef struct amq_cascade_config {
                            /* remove gives AMQ_ERR_FULL; 0: 1% of members   */
     uint32_t headroom;     /* bins above τ_0 whose members the top residual */
                            /* also holds, so τ_0 may later rise that far    */
+    /* What amq_cascade_train chooses itself (AMQ_CHOOSE_*); a choice left
+     * out takes the field as given. amq_cascade_config_init: all. */
+    uint32_t choose;
+    /* A distribution-free cap E in (fpr, 1): an initial filter of the
+     * residual type at rate E over every member in front of the learned
+     * route (the sandwich), so the FPR is <= E for any query distribution
+     * (amq_cascade_stats.worst_case_bound) and the certified bound is E
+     * times the learned route's; amq_cascade_set_fallback answers with it
+     * alone. 0: none (cascade method only). */
+    double worst_case;
 } amq_cascade_config;
+
+/* Training's choices. MODEL: the feature dimensions (2^8 .. 2^18, every
+ * other power) and int8 or float weights, smallest total first, stopping
+ * when the model alone outweighs the best result (model.features.dim_bits
+ * and model.quantize are ignored). RESIDUAL: the residual type (ribbon,
+ * fuse8, xor8 without an insert buffer; blocked, cuckoo, qf with one).
+ * BINS: 32, 64, 128 or 256 bins (the tables cost 21 bytes a bin). PLAIN:
+ * a plain filter of the best static type (ribbon, fuse, xor, blocked) over
+ * every member is a candidate too, kept when smaller (at a memory target:
+ * when its bound is lower) than every learned cascade, so training never
+ * returns more than the plain filter (amq_cascade_is_plain); only without
+ * an insert buffer. Every candidate is certified the same way and compared
+ * by its saved bytes. Because the K learned candidates share one certify
+ * split, each is certified at eta / K, so the one kept holds with
+ * confidence 1 - eta (union bound; amq_cascade_stats.eta reports eta / K).
+ * Only the cascade method chooses. */
+#define AMQ_CHOOSE_MODEL 0x1u
+#define AMQ_CHOOSE_RESIDUAL 0x2u
+#define AMQ_CHOOSE_BINS 0x4u
+#define AMQ_CHOOSE_PLAIN 0x8u
+#define AMQ_CHOOSE_ALL 0xFu
 
 /* Fill cfg with the defaults: every field as its comment says for 0,
  * except the model's calibration, which is AMQ_CALIB_PLATT (a zeroed
@@ -373,6 +405,16 @@ typedef struct amq_cascade_stats {
      * a load this is what the frame recorded (0, or the time in frames
      * written by earlier versions, which save back unchanged). */
     double build_seconds;
+    double learned_bound;    /* the certified bound of the learned route     */
+                             /* (fpr_bound unless in fallback)               */
+    double worst_case_bound; /* for any non-member distribution: the    */
+                             /* initial filter's rate (+ the buffer's);  */
+                             /* a plain filter's own; 1 otherwise        */
+    bool fallback;           /* amq_cascade_fallback                    */
+    bool plain; /* no model: training found a plain filter smaller than   */
+                /* every learned cascade (amq_cascade_is_plain)           */
+    double plain_bytes; /* training's best plain filter at the same target */
+                        /* (its file's bytes), 0 if none was compared     */
 } amq_cascade_stats;
 
 /* Fill stats and, if levels is not NULL, up to cap levels (interval I_1
@@ -382,6 +424,26 @@ AMQ_API void amq_cascade_get_stats(const amq_cascade *c,
                                    amq_cascade_level *levels, size_t cap,
                                    size_t *nlevels);
 AMQ_API const amq_model *amq_cascade_model(const amq_cascade *c);
+
+/* True when c is a plain filter: training keeps one (no model, one
+ * residual over every member, the filter's own frame as the file) when it
+ * is smaller than every learned cascade at the target; loading a filter's
+ * frame gives one too. Its bound is the filter's own, for any query
+ * distribution. */
+AMQ_API bool amq_cascade_is_plain(const amq_cascade *c);
+
+/* Fallback: with on, the learned bound is withdrawn and the bound in
+ * force (amq_cascade_fpr_bound, stats.fpr_bound) is worst_case_bound,
+ * which holds for any query distribution; what a server does when an
+ * audit says the learned bound no longer holds, until a rebuild. The
+ * answers do not change: a key passes only if the initial filter passes
+ * it, so the learned route behind it can only lower the rate, never raise
+ * it above the initial filter's (answering with the initial filter alone
+ * would accept more). Saved in the frame. Errors: AMQ_ERR_UNSUPPORTED
+ * (on, without an initial filter: train with a worst-case cap),
+ * AMQ_ERR_INVALID. */
+AMQ_API amq_status amq_cascade_set_fallback(amq_cascade *c, bool on);
+AMQ_API bool amq_cascade_fallback(const amq_cascade *c);
 AMQ_API const char *amq_learned_method_name(amq_learned_method m);
 
 /* ---- the frame (docs/format.md, type id 302) ------------------------------- */

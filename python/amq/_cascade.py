@@ -12,7 +12,10 @@ given at training is certified from a held-out split of that sample:
     FPR <= p_0 + sum_l p_l * eps_l (+ eps_aux)
 
 with each p_l replaced by its Clopper-Pearson upper limit, so it holds
-with probability at least 1 - eta over the draw of that split.
+with probability at least 1 - eta over the draw of that split. Training
+chooses the model, the residual type and the bins itself, and keeps a
+plain filter (no model: Cascade.plain) when no learned cascade is
+smaller.
 
 Keys are what amq.Filter takes (str as UTF-8, bytes-like, int as 8 bytes
 little-endian), in lists, iterables or NumPy arrays (integer, bytes or str
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _keys
-from ._errors import ClosedError, InvalidError, check
+from ._errors import ClosedError, InvalidError, UnsupportedError, check
 from ._filter import options
 from ._handle import Handle, load_frame, save_frame
 from ._native import (DP, OP, PP, Diag, P, S, c_dp, c_sizep, check_sizes,
@@ -41,8 +44,15 @@ PathLike = Union[str, bytes, "os.PathLike[str]"]
 
 MAX_LEVELS = 16
 MAX_BINS = 4096
-DIM_BITS_MIN = 10
+DIM_BITS_MIN = 8
 DIM_BITS_MAX = 20
+
+# What training chooses by itself (amq_cascade_config.choose).
+CHOOSE_MODEL = 0x1
+CHOOSE_RESIDUAL = 0x2
+CHOOSE_BINS = 0x4
+CHOOSE_PLAIN = 0x8
+CHOOSE_ALL = 0xF
 
 KINDS = ("cascade", "lbf", "sandwich", "plbf")
 PARTITIONS = ("optimal", "equal-members", "equal-mass")
@@ -82,7 +92,8 @@ class _CascadeConfig(ctypes.Structure):
                 ("holdout", ctypes.c_double), ("residual", ctypes.c_char_p),
                 ("aux", ctypes.c_char_p), ("aux_capacity", ctypes.c_uint64),
                 ("aux_fpr", ctypes.c_double), ("max_stale", ctypes.c_uint64),
-                ("headroom", ctypes.c_uint32)]
+                ("headroom", ctypes.c_uint32), ("choose", ctypes.c_uint32),
+                ("worst_case", ctypes.c_double)]
 
 
 class _Score(ctypes.Structure):
@@ -121,7 +132,11 @@ class _Stats(ctypes.Structure):
                 ("aux_bytes", ctypes.c_size_t),
                 ("table_bytes", ctypes.c_size_t),
                 ("bits_per_key", ctypes.c_double),
-                ("build_seconds", ctypes.c_double)]
+                ("build_seconds", ctypes.c_double),
+                ("learned_bound", ctypes.c_double),
+                ("worst_case_bound", ctypes.c_double),
+                ("fallback", ctypes.c_bool), ("plain", ctypes.c_bool),
+                ("plain_bytes", ctypes.c_double)]
 
 
 class _AuditLevel(ctypes.Structure):
@@ -151,7 +166,7 @@ class _AuditReport(ctypes.Structure):
 
 
 check_sizes({_Keys: 24, _FeatureConfig: 8, _ModelConfig: 64,
-             _CascadeConfig: 176, _Score: 16, _Level: 192, _Stats: 224,
+             _CascadeConfig: 184, _Score: 16, _Level: 192, _Stats: 256,
              _AuditLevel: 48, _AuditReport: 136})
 
 _KP = ctypes.POINTER(_Keys)
@@ -175,6 +190,9 @@ declare({
     "amq_cascade_get_stats": (None, [P, ctypes.POINTER(_Stats),
                                      ctypes.POINTER(_Level), _Z, c_sizep]),
     "amq_cascade_model": (P, [P]),
+    "amq_cascade_is_plain": (ctypes.c_bool, [P]),
+    "amq_cascade_set_fallback": (S, [P, ctypes.c_bool]),
+    "amq_cascade_fallback": (ctypes.c_bool, [P]),
     "amq_model_probability": (ctypes.c_double, [P, ctypes.c_double]),
     "amq_model_score_batch": (None, [P, _KP, c_dp]),
     "amq_learned_method_name": (ctypes.c_char_p, [ctypes.c_int]),
@@ -361,12 +379,48 @@ def _number(what: str, value: Any) -> float:
     return float(value)
 
 
+def _bool(what: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("%s must be a bool, not %s" %
+                        (what, type(value).__name__))
+    return value
+
+
+def _choices(cfg: _CascadeConfig, kw: Dict[str, Any]) -> None:
+    """What training chooses: everything (amq_cascade_config_init's
+    CHOOSE_ALL) but what a keyword pins. A model given by dim_bits or
+    quantize takes the other from the C defaults (2^16 dimensions, float
+    weights)."""
+    choose = CHOOSE_ALL
+    m = cfg.model
+    if kw["dim_bits"] is not None:
+        m.features.dim_bits = _uint("dim_bits", kw["dim_bits"], 32)
+        choose &= ~CHOOSE_MODEL
+    if kw["quantize"] is not None:
+        m.quantize = _bool("quantize", kw["quantize"])
+        choose &= ~CHOOSE_MODEL
+    if kw["residual"] is not None:
+        cfg.residual = cstr(kw["residual"])
+        choose &= ~CHOOSE_RESIDUAL
+    if kw["bins"] is not None:
+        cfg.bins = _uint("bins", kw["bins"], 32)
+        choose &= ~CHOOSE_BINS
+    if _bool("learned", kw["learned"]):
+        choose &= ~CHOOSE_PLAIN
+    cfg.choose = choose
+    if kw["worst_case"] is not None:
+        cfg.worst_case = _real("worst_case", kw["worst_case"])
+        if not 0 < cfg.worst_case < 1:
+            raise InvalidError(2, "worst_case must be in (fpr, 1), got %r" %
+                               cfg.worst_case)
+
+
 def _config(kw: Dict[str, Any]) -> _CascadeConfig:
     """amq_cascade_config from the keyword arguments of Cascade()."""
     cfg = _CascadeConfig()
     lib.amq_cascade_config_init(ctypes.byref(cfg))
+    _choices(cfg, kw)
     m = cfg.model
-    m.features.dim_bits = _uint("dim_bits", kw["dim_bits"], 32)
     m.features.ngram_max = _uint("ngram_max", kw["ngram_max"], 32)
     m.epochs = _uint("epochs", kw["epochs"], 32)
     m.learning_rate = _real("learning_rate", kw["learning_rate"])
@@ -378,9 +432,6 @@ def _config(kw: Dict[str, Any]) -> _CascadeConfig:
             raise InvalidError(2, "member_weight must be > 0 (None: "
                                "balanced)")
     m.tail_weight = _real("tail_weight", kw["tail_weight"])
-    if not isinstance(kw["quantize"], bool):
-        raise TypeError("quantize must be a bool")
-    m.quantize = kw["quantize"]
     m.calibration = _pick("calibration", kw["calibration"], CALIBRATIONS)
     m.seed = _uint("seed", kw["seed"], 64)
     cfg.method = _pick("kind", kw["kind"], KINDS)
@@ -395,13 +446,11 @@ def _config(kw: Dict[str, Any]) -> _CascadeConfig:
     if levels is not None and levels != "auto" and cfg.levels == 0:
         raise InvalidError(2, "levels must be 1 to %d, or None (auto)" %
                            MAX_LEVELS)
-    cfg.bins = _uint("bins", kw["bins"], 32)
     cfg.partition = _pick("partition", kw["partition"], PARTITIONS)
     cfg.tail = _pick("tail", kw["tail"], TAILS)
     cfg.delta = _real("delta", kw["delta"])
     cfg.eta = _real("eta", kw["eta"])
     cfg.holdout = _real("holdout", kw["holdout"])
-    cfg.residual = cstr(kw["residual"])
     cfg.aux = cstr(kw["aux"])
     cfg.aux_capacity = _uint("aux_capacity", kw["aux_capacity"], 64)
     if kw["aux_fpr"] is not None:
@@ -493,17 +542,36 @@ class Cascade(Handle):
     kind picks what is built: "cascade" (the DP intervals sized by the
     allocation engine), or a baseline: "lbf" (one threshold, one backup
     filter), "sandwich" (an initial filter in front of an LBF), "plbf"
-    (the DP intervals with PLBF's closed-form sizes). Every other keyword
-    is a field of amq_cascade_config with its C default; None keeps the
-    C library's computed default (levels: chosen; member_weight:
-    balanced; aux_fpr: fpr / 10, or 1e-3 with a memory target;
-    max_stale: 1% of the members). l2 = 0 means no penalty. seed is the
-    model's shuffling seed (same seed and data: the same cascade, byte
-    for byte); keyed and hash_seed choose the residual filters' hasher
-    as for amq.Filter.
+    (the DP intervals with PLBF's closed-form sizes).
+
+    A "cascade" chooses for itself what dim_bits, quantize, residual and
+    bins leave as None: it builds and certifies every candidate (models
+    of 2^8 .. 2^18 dimensions with int8 or float weights, the residual
+    types, 32 to 256 bins) and keeps the smallest file (at a memory
+    target, the lowest bound). A value given pins it: dim_bits or
+    quantize the model (the other then takes its C default: 2^16
+    dimensions, float weights), residual the residual spec, bins the
+    bin count. A plain filter over every member (no model) is a
+    candidate too, kept when no learned cascade is smaller, so training
+    never returns more than the plain filter (see plain); learned=True
+    leaves it out. The baselines choose nothing: None there means the
+    C defaults (2^16 float weights, "sbbf", 256 bins).
+
+    worst_case=E (a "cascade" only, fpr < E < 1) puts an initial filter
+    at rate E over every member in front of the learned route, so the
+    false-positive rate is at most E for any query distribution
+    (worst_case_bound) and fallback can switch the learned route off.
+
+    Every other keyword is a field of amq_cascade_config with its C
+    default; None keeps the C library's computed default (levels:
+    chosen; member_weight: balanced; aux_fpr: fpr / 10, or 1e-3 with a
+    memory target; max_stale: 1% of the members). l2 = 0 means no
+    penalty. seed is the model's shuffling seed (same seed and data: the
+    same cascade, byte for byte); keyed and hash_seed choose the residual
+    filters' hasher as for amq.Filter.
 
     Queries from several threads are safe while nobody calls add(),
-    remove() or set_accept_bin().
+    remove() or set_accept_bin(), or sets fallback.
     """
 
     __slots__ = ("_pins", "_held")
@@ -515,27 +583,29 @@ class Cascade(Handle):
                  bits_per_key: Optional[float] = None,
                  kind: str = "cascade",
                  levels: Union[int, str, None] = None,
-                 bins: int = 256,
+                 bins: Optional[int] = None,
                  partition: str = "optimal",
                  tail: str = "guard",
                  delta: float = 0.0,
                  eta: float = 1e-3,
                  holdout: float = 0.5,
-                 residual: str = "sbbf",
+                 residual: Optional[str] = None,
                  aux: str = "blocked",
                  aux_capacity: int = 0,
                  aux_fpr: Optional[float] = None,
                  max_stale: Optional[int] = None,
                  headroom: int = 0,
-                 dim_bits: int = 16,
+                 dim_bits: Optional[int] = None,
                  ngram_max: int = 4,
                  epochs: int = 6,
                  learning_rate: float = 0.2,
                  l2: float = 1e-7,
                  member_weight: Optional[float] = None,
                  tail_weight: float = 0.0,
-                 quantize: bool = False,
+                 quantize: Optional[bool] = None,
                  calibration: str = "platt",
+                 learned: bool = False,
+                 worst_case: Optional[float] = None,
                  seed: int = 0,
                  keyed: bool = False,
                  hash_seed: int = 0) -> None:
@@ -579,14 +649,17 @@ class Cascade(Handle):
 
     @classmethod
     def from_bytes(cls, data: Any) -> "Cascade":
-        """A cascade from its frame (bytes-like), copied. CorruptError or
-        ChecksumError for a damaged frame, KindError for a filter's."""
+        """A cascade from its frame (bytes-like), copied. A filter's frame
+        (what a plain cascade saves) gives a plain cascade. CorruptError
+        or ChecksumError for a damaged frame, KindError for another kind's
+        (a clock's, a maplet's)."""
         return cls._wrap(load_frame(lib.amq_cascade_load, data))
 
     def to_bytes(self) -> bytes:
         """The cascade's frame (type 302): model, tables, residuals,
-        counters. A trained cascade's frame depends only on its data and
-        options (no time is recorded)."""
+        counters; a plain cascade's is its filter's own frame, which
+        amq.Filter.from_bytes reads. A trained cascade's frame depends
+        only on its data and options (no time is recorded)."""
         return save_frame(lib.amq_cascade_save_size, lib.amq_cascade_save,
                           self._h())
 
@@ -595,7 +668,8 @@ class Cascade(Handle):
 
     @classmethod
     def load(cls, path: PathLike) -> "Cascade":
-        """Read a cascade file (`amq cascade train` writes them)."""
+        """Read a cascade file (`amq cascade train` writes them); any
+        filter's file gives a plain cascade."""
         handle = ctypes.c_void_p()
         diag = Diag()
         check(lib.amq_cascade_load_file(os.fsencode(path), None,
@@ -640,20 +714,21 @@ class Cascade(Handle):
 
     def score(self, key: Any) -> float:
         """The raw score (logit) the cascade's model gives key; the
-        thresholds compare these."""
+        thresholds compare these. A plain cascade scores every key 0.0
+        (its one bin)."""
         k = _key(key)
         return float(lib.amq_cascade_score(self._h(), k, len(k)).raw)
 
     def scores(self, keys: Any) -> Any:
         """score() of every key: a NumPy float64 array for a NumPy array
         of keys, else a list of float."""
-        model = lib.amq_cascade_model(self._h())
+        model = lib.amq_cascade_model(self._h())  # None: plain, scores 0
         np = _keys.numpy_of(keys)
         if np is not None:
             out = np.zeros(len(keys), dtype=np.float64)
             pos = 0
             for ks in key_chunks(keys):
-                if ks.n:
+                if ks.n and model:
                     lib.amq_model_score_batch(
                         model, ks.ref(),
                         ctypes.cast(out.ctypes.data + 8 * pos, c_dp))
@@ -662,15 +737,21 @@ class Cascade(Handle):
         res: List[float] = []
         for ks in key_chunks(keys):
             buf = (ctypes.c_double * max(ks.n, 1))()
-            if ks.n:
+            if ks.n and model:
                 lib.amq_model_score_batch(model, ks.ref(), buf)
             res.extend(buf[:ks.n])
         return res
 
     def probability(self, raw: float) -> float:
-        """The calibrated probability of a raw score (monotone)."""
-        return float(lib.amq_model_probability(
-            lib.amq_cascade_model(self._h()), _number("raw", raw)))
+        """The calibrated probability of a raw score (monotone).
+        UnsupportedError for a plain cascade, which has no model to
+        calibrate."""
+        x = _number("raw", raw)
+        model = lib.amq_cascade_model(self._h())
+        if not model:
+            raise UnsupportedError(4, "a plain cascade has no model, so no "
+                                   "calibrated probability")
+        return float(lib.amq_model_probability(model, x))
 
     def bin(self, raw: float) -> int:
         """The histogram bin (0 .. bins-1) of a raw score."""
@@ -721,6 +802,44 @@ class Cascade(Handle):
         """The certified bound on the false-positive rate now: it holds
         with probability >= 1 - eta over the draw of the certify split."""
         return float(lib.amq_cascade_fpr_bound(self._h()))
+
+    @property
+    def learned_bound(self) -> float:
+        """The certified bound of the learned route (fpr_bound unless in
+        fallback)."""
+        return float(self._stats()[0].learned_bound)
+
+    @property
+    def worst_case_bound(self) -> float:
+        """The bound for any query distribution: the initial filter's
+        rate (worst_case=) with the insert buffer's, a plain cascade's
+        own rate, 1.0 for a learned cascade without an initial filter."""
+        return _worst_case(self._stats()[0])
+
+    @property
+    def plain(self) -> bool:
+        """True when this is a plain filter (no model): training found
+        none of its learned cascades smaller, or a filter's frame was
+        loaded. Its bound holds for any query distribution."""
+        return bool(lib.amq_cascade_is_plain(self._h()))
+
+    @property
+    def fallback(self) -> bool:
+        """With True the learned bound is withdrawn: fpr_bound is
+        worst_case_bound, which holds for any query distribution; what to
+        do when an audit says the learned bound broke, until a rebuild.
+        The answers do not change (the initial filter already gates every
+        one). Saved in the frame. Setting True without an initial filter
+        (train with worst_case=) raises UnsupportedError."""
+        return bool(lib.amq_cascade_fallback(self._h()))
+
+    @fallback.setter
+    def fallback(self, on: bool) -> None:
+        st = lib.amq_cascade_set_fallback(self._h(), _bool("fallback", on))
+        if st == 4:
+            raise UnsupportedError(st, "no initial filter to fall back to: "
+                                   "train with worst_case=")
+        check(st)
 
     @property
     def fpr_estimate(self) -> float:
@@ -796,7 +915,11 @@ class Cascade(Handle):
             "residual_bytes": s.residual_bytes,
             "front_bytes": s.front_bytes, "aux_bytes": s.aux_bytes,
             "table_bytes": s.table_bytes,
-            "build_seconds": s.build_seconds}
+            "build_seconds": s.build_seconds,
+            "learned_bound": s.learned_bound,
+            "worst_case_bound": _worst_case(s),
+            "fallback": bool(s.fallback), "plain": bool(s.plain),
+            "plain_bytes": s.plain_bytes}
         d["levels"] = [{
             "bin_lo": lv.bin_lo, "bin_hi": lv.bin_hi,
             "tau_lo": lv.tau_lo, "tau_hi": lv.tau_hi,
@@ -844,6 +967,17 @@ class Cascade(Handle):
                        s.aux_bytes, s.table_bytes))
         out.append("fpr bound       %.6g (estimate %.6g; target %g)" % (
             s.fpr_bound, s.fpr_estimate, s.target_fpr))
+        if s.plain or s.worst_case_bound < 1.0:
+            out.append("worst case      %.6g (for any query distribution: "
+                       "the %s)" % (_worst_case(s), "filter's own rate"
+                                    if s.plain else "initial filter's rate"))
+        else:
+            out.append("worst case      none (no initial filter; train with "
+                       "--worst-case E for a cap and a fallback)")
+        if s.fallback:
+            out.append("fallback        on: the worst-case bound is in force "
+                       "(learned bound %.6g withdrawn)" % s.learned_bound)
+        out.append("chose           " + _choice(s, frame))
         return "\n".join(out) + "\n"
 
     # ---- audits ----
@@ -875,12 +1009,34 @@ class Cascade(Handle):
         if self.closed:
             return "<amq.Cascade closed>"
         s = self._stats()[0]
+        if s.plain:
+            return "<amq.Cascade plain filter, %d members, fpr bound " \
+                "%.3g>" % (s.members, s.fpr_bound)
         return "<amq.Cascade %s, %d members, %d levels, fpr bound %.3g>" % (
             _method_name(s.method), s.members, s.levels, s.fpr_bound)
 
 
 def _method_name(m: int) -> str:
     return str(lib.amq_learned_method_name(m).decode())
+
+
+def _worst_case(s: _Stats) -> float:
+    """A plain filter's own bound holds for any query distribution (the C
+    stats give 1 there: no initial filter), as `amq cascade info` says."""
+    return float(s.fpr_bound if s.plain else s.worst_case_bound)
+
+
+def _choice(s: _Stats, frame: int) -> str:
+    """Which candidate training kept, against its best plain filter (the
+    "chose" line of `amq cascade info`)."""
+    if s.plain:
+        return "a plain filter: no learned cascade was smaller at this " \
+            "target%s" % ("" if s.plain_bytes > 0 else
+                          " (or it was loaded as one)")
+    if s.plain_bytes > 0:
+        return "learned, %.1f%% of the best plain filter's %.0f bytes" % (
+            100.0 * frame / s.plain_bytes, s.plain_bytes)
+    return "learned (no plain filter compared)"
 
 
 def _file_bits(s: _Stats, frame: int) -> float:

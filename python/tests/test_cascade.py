@@ -25,8 +25,10 @@ except ImportError:  # numpy is optional
 TOOL = os.environ.get("AMQ_TOOL", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "amq"))
 
-# Small and quick: 2^12 weights, 64 bins, two levels.
-FAST = dict(dim_bits=12, bins=64, levels=2)
+# Small and quick, every choice pinned: 2^12 float weights, 64 bins, two
+# levels of sbbf, and a learned cascade (a plain filter would be smaller
+# for this set: see TestChoices).
+FAST = dict(dim_bits=12, bins=64, levels=2, residual="sbbf", learned=True)
 
 
 def hosts(seed=7):
@@ -45,6 +47,20 @@ def hosts(seed=7):
 
 
 MEMBERS, NONMEMBERS, FRESH = hosts()
+
+
+def shapes(seed=3):
+    """Members and non-members of two shapes (ad servers, web hosts) that
+    the model tells apart: a learned cascade far smaller than a plain
+    filter."""
+    r = random.Random(seed)
+    ids = r.sample(range(1, 10 ** 7), 34000)
+    members = ["ad%d.tracker.example" % i for i in ids[:10000]]
+    pool = ["www%d.example.org" % i for i in ids[10000:]]
+    return members, pool[:20000], pool[20000:]
+
+
+SHAPES = shapes()
 
 
 def slack(bound, n):
@@ -97,7 +113,7 @@ class TestTraining(CascadeCase):
 
     def test_memory_target(self):
         c = Cascade(MEMBERS, NONMEMBERS, bits_per_key=24, dim_bits=10,
-                    bins=32, levels=2, quantize=True)
+                    bins=32, levels=2, quantize=True, learned=True)
         self.assertLessEqual(c.bits_per_key, 24 + 1e-9)
         self.assertEqual(c.info()["target_bits_per_key"], 24)
         self.assertTrue(all(c.contains_many(MEMBERS)))
@@ -159,18 +175,21 @@ class TestErrors(CascadeCase):
         with self.assertRaises(amq.FullError):  # smaller than the model
             Cascade(MEMBERS, NONMEMBERS, bits_per_key=2, **FAST)
         with self.assertRaises(amq.SpecError):
-            Cascade(MEMBERS, NONMEMBERS, fpr=0.02, residual="nope", **FAST)
+            Cascade(MEMBERS, NONMEMBERS, fpr=0.02,
+                    **dict(FAST, residual="nope"))
         with self.assertRaisesRegex(amq.InvalidError, "one backup"):
             Cascade(MEMBERS, NONMEMBERS, fpr=0.02, kind="lbf", levels=2)
 
     def test_bad_options(self):
         bad = [dict(kind="bloom"), dict(partition="best"), dict(tail="x"),
-               dict(calibration="sigmoid"), dict(dim_bits=9),
+               dict(calibration="sigmoid"), dict(dim_bits=7),
                dict(dim_bits=2 ** 32 + 16), dict(bins=-1), dict(bins=4),
                dict(levels=0), dict(levels=17), dict(eta=float("nan")),
                dict(aux_fpr=float("nan")), dict(holdout=1.5),
                dict(fpr=float("inf")), dict(fpr=-0.1), dict(seed=-1),
-               dict(member_weight=0)]
+               dict(member_weight=0), dict(worst_case=0),
+               dict(worst_case=1), dict(worst_case=0.01),  # <= fpr
+               dict(worst_case=0.1, kind="plbf")]
         for kw in bad:
             with self.subTest(kw=kw):
                 args = dict(fpr=0.02, **FAST)
@@ -178,7 +197,8 @@ class TestErrors(CascadeCase):
                 with self.assertRaises(amq.InvalidError):
                     Cascade(MEMBERS, NONMEMBERS, **args)
         for kw in [dict(fpr="0.01"), dict(bins=64.0), dict(kind=1),
-                   dict(quantize=1), dict(residual=b"sbbf")]:
+                   dict(quantize=1), dict(residual=b"sbbf"),
+                   dict(learned=None), dict(worst_case="0.1")]:
             with self.subTest(kw=kw):
                 args = dict(fpr=0.02, **FAST)
                 args.update(kw)
@@ -270,16 +290,28 @@ class TestFrames(CascadeCase):
             Cascade.from_bytes("frame")
 
     def test_other_kinds(self):
-        f = amq.Filter("blocked", 100, 0.01)
-        with self.assertRaisesRegex(amq.KindError, "blocked"):
-            Cascade.from_bytes(f.to_bytes())
+        clock = amq.BloomClock(64, 3)
+        with self.assertRaises(amq.KindError):
+            Cascade.from_bytes(clock.to_bytes())
         with self.assertRaises(amq.KindError):
             amq.Filter.from_bytes(self.c.to_bytes())
+
+    def test_filter_frames_are_plain_cascades(self):
+        f = amq.Filter("blocked", 100, 0.01)
+        f.add_many(["k%d" % i for i in range(100)])
+        probe = ["k%d" % i for i in range(3000)]
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "f.amq")
             f.save(path)
-            with self.assertRaises(amq.KindError):
-                Cascade.load(path)
+            loaded = [Cascade.from_bytes(f.to_bytes()), Cascade.load(path)]
+        for c in loaded:
+            self.assertTrue(c.plain)
+            self.assertEqual(c.to_bytes(), f.to_bytes())
+            self.assertEqual(c.contains_many(probe), f.contains_many(probe))
+            self.assertEqual(c.members, 100)
+            self.assertEqual(c.fpr_bound, f.fpr_bound)
+            self.assertEqual(c.info()["plain_bytes"], 0)  # none compared
+            self.assertIn("loaded as one", c.describe())
 
 
 class TestUpdates(CascadeCase):
@@ -388,6 +420,148 @@ class TestAudit(CascadeCase):
         a.close()  # frees the audit, then the cascade it kept
 
 
+class TestChoices(CascadeCase):
+    """What training chooses by itself, and what a keyword pins."""
+
+    @classmethod
+    def setUpClass(cls):
+        members, sample, _ = SHAPES
+        cls.c = Cascade(members, sample, fpr=0.01)
+
+    def test_small_set_is_a_plain_filter(self):
+        members = MEMBERS[::5]
+        c = Cascade(members, NONMEMBERS, fpr=0.02)
+        self.assertTrue(c.plain)
+        info = c.info()
+        self.assertTrue(info["plain"])
+        self.assertEqual(info["model_bytes"], 0)
+        self.assertEqual(info["plain_bytes"], c.size_bytes)
+        self.assertIn("plain filter", repr(c))
+        self.assertIn("chose           a plain filter", c.describe())
+        self.assertTrue(all(c.contains_many(members)))
+        self.assertLessEqual(c.fpr_bound, 0.02)
+        self.assertEqual(c.worst_case_bound, c.fpr_bound)  # any queries
+        self.assertBoundHolds(c)
+        # its frame is the filter's: amq.Filter reads it, same answers
+        f = amq.Filter.from_bytes(c.to_bytes())
+        probe = members + FRESH
+        self.assertEqual(c.contains_many(probe), f.contains_many(probe))
+        self.assertEqual([k in c for k in FRESH[:500]],
+                         f.contains_many(FRESH[:500]))
+        self.assertEqual(f.fpr_bound, c.fpr_bound)
+        self.assertEqual(f.to_bytes(), c.to_bytes())
+        d = Cascade.from_bytes(c.to_bytes())
+        self.assertTrue(d.plain)
+        self.assertEqual(d.contains_many(probe), f.contains_many(probe))
+        # no model: every key scores 0.0, nothing to calibrate or fall
+        # back to
+        self.assertEqual(c.scores(probe[:10]), [0.0] * 10)
+        self.assertEqual(c.score(probe[0]), 0.0)
+        self.assertEqual(c.bin(c.score(probe[0])), 0)
+        if np is not None:
+            self.assertEqual(c.scores(np.array(probe)).tolist(),
+                             [0.0] * len(probe))
+        with self.assertRaises(amq.UnsupportedError):
+            c.probability(0.0)
+        with self.assertRaises(TypeError):
+            c.probability("0")
+        with self.assertRaises(amq.UnsupportedError):
+            c.fallback = True
+        c.fallback = False
+        self.assertFalse(c.fallback)
+        # audits and rebuilds work on it
+        r = c.audit(FRESH, members)
+        self.assertEqual(r.false_negatives, 0)
+        self.assertEqual(r.bound_build, c.fpr_bound)
+        e = c.rebuild(members[:200], FRESH[:2000], FRESH[2000:4000])
+        self.assertTrue(e.plain)
+        self.assertEqual(e.version, 2)
+        self.assertTrue(all(e.contains_many(members[:200])))
+        # learned=True: always a learned cascade, larger here
+        g = Cascade(members, NONMEMBERS, fpr=0.02, learned=True, bins=32)
+        self.assertFalse(g.plain)
+        self.assertGreater(g.size_bytes, c.size_bytes)
+        self.assertEqual(g.info()["plain_bytes"], 0)  # none compared
+
+    def test_learnable_set_is_learned(self):
+        members, _, fresh = SHAPES
+        c = self.c
+        self.assertFalse(c.plain)
+        info = c.info()
+        self.assertFalse(info["plain"])
+        self.assertGreater(info["model_bytes"], 0)
+        self.assertGreater(info["plain_bytes"], 0)
+        self.assertLess(c.size_bytes, info["plain_bytes"])
+        self.assertIn("learned, ", c.describe())
+        self.assertTrue(all(c.contains_many(members)))
+        self.assertLessEqual(c.fpr_bound, 0.01)
+        self.assertBoundHolds(c, fresh)
+        self.assertEqual(c.learned_bound, c.fpr_bound)
+        self.assertEqual(c.worst_case_bound, 1.0)  # no initial filter
+        with self.assertRaises(amq.UnsupportedError):
+            c.fallback = True
+        for lv in info["levels"]:  # a static residual, when there is one
+            self.assertIn(lv["spec"].split(":")[0],
+                          ("", "ribbon", "fuse8", "xor8"))
+
+    def test_worst_case_and_fallback(self):
+        members, sample, fresh = SHAPES
+        c = Cascade(members, sample, fpr=0.01, worst_case=0.1, bins=32,
+                    learned=True)
+        self.assertFalse(c.plain)
+        self.assertLessEqual(c.worst_case_bound, 0.1)
+        self.assertLessEqual(c.fpr_bound, 0.01)
+        self.assertEqual(c.learned_bound, c.fpr_bound)
+        self.assertGreater(c.info()["front_bytes"], 0)
+        self.assertFalse(c.fallback)
+        learned = sum(c.contains_many(fresh))
+        c.fallback = True
+        self.assertTrue(c.fallback)
+        self.assertEqual(c.fpr_bound, c.worst_case_bound)
+        info = c.info()
+        self.assertTrue(info["fallback"])
+        self.assertEqual(info["fpr_bound"], info["worst_case_bound"])
+        self.assertLessEqual(info["learned_bound"], 0.01)
+        self.assertIn("fallback        on", c.describe())
+        self.assertTrue(all(c.contains_many(members)))
+        rate = self.assertBoundHolds(c, fresh)
+        # the answers stay the learned route's: only the promise changes
+        self.assertEqual(round(rate * len(fresh)), learned)
+        d = Cascade.from_bytes(c.to_bytes())  # the frame keeps it
+        self.assertTrue(d.fallback)
+        self.assertEqual(d.contains_many(fresh), c.contains_many(fresh))
+        with self.assertRaises(TypeError):
+            c.fallback = 1
+        c.fallback = False
+        self.assertEqual(c.fpr_bound, c.learned_bound)
+        self.assertEqual(sum(c.contains_many(fresh)), learned)
+
+    def test_pins_are_kept(self):
+        c = Cascade(MEMBERS, NONMEMBERS, fpr=0.02, residual="blocked",
+                    dim_bits=10, quantize=True, bins=64, learned=True)
+        info = c.info()
+        specs = [lv["spec"] for lv in info["levels"] if lv["spec"]]
+        self.assertTrue(specs)
+        for spec in specs:
+            self.assertTrue(spec.startswith("blocked:"), spec)
+        # int8 weights: 2^10 bytes, and a few for the calibration
+        self.assertGreaterEqual(info["model_bytes"], 2 ** 10)
+        self.assertLess(info["model_bytes"], 2 ** 10 + 256)
+        d = Cascade(MEMBERS, NONMEMBERS, fpr=0.02, dim_bits=10, bins=32,
+                    learned=True)  # float weights, the C default
+        info = d.info()
+        self.assertGreaterEqual(info["model_bytes"], 4 * 2 ** 10)
+        self.assertLess(info["model_bytes"], 4 * 2 ** 10 + 256)
+        self.assertEqual(info["bins"], 32)
+        # the baselines choose nothing: None is the C default
+        lbf = Cascade(MEMBERS, NONMEMBERS, fpr=0.02, kind="lbf")
+        info = lbf.info()
+        self.assertEqual(info["bins"], 256)
+        self.assertGreaterEqual(info["model_bytes"], 4 * 2 ** 16)
+        self.assertTrue(info["levels"][0]["spec"].startswith("sbbf:"))
+        self.assertEqual(info["plain_bytes"], 0)
+
+
 @unittest.skipUnless(np, "numpy is not installed")
 class TestNumpy(CascadeCase):
     def test_arrays(self):
@@ -461,7 +635,9 @@ class TestTool(CascadeCase):
             for k in ("method", "version", "members", "fpr_bound",
                       "fpr_estimate", "target_fpr", "bits_per_key",
                       "structure_bits_per_key", "file_bytes", "p0",
-                      "p0_upper", "model_bytes", "residual_bytes"):
+                      "p0_upper", "model_bytes", "residual_bytes",
+                      "learned_bound", "worst_case_bound", "fallback",
+                      "plain", "plain_bytes"):
                 self.assertEqual(tool[k], mine[k], k)
             self.assertEqual([lv["n"] for lv in tool["levels"]],
                              [lv["n"] for lv in mine["levels"]])
@@ -476,7 +652,8 @@ class TestTool(CascadeCase):
             out = self.run_tool("train", "-q", "--members", m,
                                 "--nonmembers", n, "--fpr", "0.02",
                                 "--dim-bits", "12", "--bins", "64", "-L",
-                                "2", "-o", c)
+                                "2", "--residual", "sbbf", "--learned",
+                                "-o", c)
             self.assertEqual(out.returncode, 0, out.stderr)
             d = Cascade.load(c)
             # the same data and options train the same cascade

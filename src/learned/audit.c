@@ -69,7 +69,7 @@ amq_status amq_audit_new(const amq_cascade *c, double rate, uint64_t seed,
         return AMQ_ERR_NOMEM;
     }
     a->c = c;
-    a->model_id = c->model->id;
+    a->model_id = amq__cascade_model_id(c);
     a->version = c->version;
     a->rng = seed;
     a->rate = rate;
@@ -101,9 +101,9 @@ amq_status amq_audit_record(amq_audit *a, const void *key, size_t len,
     if (a == NULL || (key == NULL && len > 0))
         return AMQ_ERR_INVALID;
     const amq_cascade *c = a->c;
-    if (c->model->id != a->model_id || c->version != a->version)
+    if (amq__cascade_model_id(c) != a->model_id || c->version != a->version)
         return AMQ_ERR_INCOMPATIBLE;
-    double z = amq_model_score(c->model, key, len);
+    double z = amq_cascade_score(c, key, len).raw;
     bool acc = amq_cascade_contains(c, key, len);
     a->sampled++;
     if (is_member) {

@@ -32,6 +32,7 @@
  * bound), and then the sum bounds the true rate.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -52,6 +53,7 @@ void amq_cascade_config_init(amq_cascade_config *cfg) {
     cfg->model.learning_rate = 0.2;
     cfg->model.l2 = 1e-7;
     cfg->model.calibration = AMQ_CALIB_PLATT;
+    cfg->choose = AMQ_CHOOSE_ALL;
 }
 
 static bool bad01(double x) { return !(x > 0.0 && x < 1.0); }
@@ -115,6 +117,20 @@ amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
                              amq_learned_method_name(c.method));
         c.levels = 1;
     }
+    if (c.choose & ~AMQ_CHOOSE_ALL)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0, "unknown choice flags");
+    if (c.method != AMQ_LEARNED_CASCADE)
+        c.choose = 0;
+    if (!(c.worst_case >= 0.0 && c.worst_case < 1.0) ||
+        (c.worst_case > 0.0 && c.method != AMQ_LEARNED_CASCADE))
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "the worst-case cap must be in (fpr, 1), with the "
+                         "cascade method");
+    if (c.worst_case > 0.0 && c.fpr > 0.0 && c.worst_case <= c.fpr)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0,
+                         "a worst-case cap of %g at or below the target %g "
+                         "is a plain filter: train without the cap",
+                         c.worst_case, c.fpr);
     if (!(c.aux_fpr >= 0.0 && c.aux_fpr < 1.0)) /* NaN too */
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "aux fpr out of range");
     if (c.aux_fpr == 0.0)
@@ -157,7 +173,7 @@ amq_status amq__cascade_alloc(const amq_model *model, uint32_t bins,
     c->memb = amq__zalloc(mem, bins_bytes(bins, sizeof(uint32_t)));
     amq_status st = AMQ_ERR_NOMEM;
     if (c->edges && c->hold && c->cert && c->tune && c->memb)
-        st = amq__model_clone(model, mem, &c->model);
+        st = model == NULL ? AMQ_OK : amq__model_clone(model, mem, &c->model);
     if (st != AMQ_OK) {
         amq_cascade_free(c);
         return st;
@@ -167,6 +183,33 @@ amq_status amq__cascade_alloc(const amq_model *model, uint32_t bins,
     *out = c;
     return AMQ_OK;
 }
+
+amq_status amq__cascade_plain(amq_filter *f, const amq_cascade_config *cfg,
+                              const amq__mem *mem, amq_cascade **out) {
+    amq_cascade *c;
+    amq_status st =
+        amq__cascade_alloc(NULL, 1, cfg, amq_filter_hasher(f), mem, &c);
+    if (st != AMQ_OK) {
+        amq_filter_free(f);
+        return st;
+    }
+    snprintf(c->residual_spec, sizeof c->residual_spec, "%s",
+             amq_filter_info(f)->name);
+    memcpy(c->aux_spec, c->residual_spec, sizeof c->aux_spec);
+    c->cfg.residual = c->residual_spec;
+    c->cfg.aux = c->aux_spec;
+    c->cfg.aux_capacity = 0;
+    c->nregions = 1;
+    c->regions[0] =
+        (amq__region){.f = f, .bin_hi = 1, .n = amq_filter_items(f)};
+    c->hold[0] = 0;
+    c->members = c->regions[0].n;
+    c->memb[0] = (uint32_t)c->members;
+    *out = c;
+    return AMQ_OK;
+}
+
+bool amq_cascade_is_plain(const amq_cascade *c) { return c->model == NULL; }
 
 void amq_cascade_free(amq_cascade *c) {
     if (c == NULL)
@@ -198,8 +241,17 @@ uint32_t amq_cascade_bin(const amq_cascade *c, double raw) {
     return amq__bin_of(c->edges, c->bins, raw);
 }
 
+/* A plain cascade has no model: every key scores 0 (one bin). */
+static double score_of(const amq_cascade *c, const void *key, size_t len) {
+    return c->model != NULL ? amq_model_score(c->model, key, len) : 0.0;
+}
+
+uint64_t amq__cascade_model_id(const amq_cascade *c) {
+    return c->model != NULL ? c->model->id : 0;
+}
+
 amq_score amq_cascade_score(const amq_cascade *c, const void *key, size_t len) {
-    amq_score s = {amq_model_score(c->model, key, len), c->model->id};
+    amq_score s = {score_of(c, key, len), amq__cascade_model_id(c)};
     return s;
 }
 
@@ -226,8 +278,7 @@ static bool decide(const amq_cascade *c, double z, uint64_t h) {
 }
 
 bool amq_cascade_contains(const amq_cascade *c, const void *key, size_t len) {
-    return decide(c, amq_model_score(c->model, key, len),
-                  amq_hash64(&c->hasher, key, len));
+    return decide(c, score_of(c, key, len), amq_hash64(&c->hasher, key, len));
 }
 
 amq_status amq_cascade_contains_scored(const amq_cascade *c, const void *key,
@@ -235,7 +286,7 @@ amq_status amq_cascade_contains_scored(const amq_cascade *c, const void *key,
                                        bool *out) {
     if (c == NULL || s == NULL || out == NULL || (key == NULL && len > 0))
         return AMQ_ERR_INVALID;
-    if (s->model_id != c->model->id)
+    if (s->model_id != amq__cascade_model_id(c))
         return AMQ_ERR_INCOMPATIBLE;
     *out = decide(c, s->raw, amq_hash64(&c->hasher, key, len));
     return AMQ_OK;
@@ -249,7 +300,10 @@ void amq_cascade_contains_batch(const amq_cascade *c, const amq_keys *keys,
     for (size_t at = 0; at < keys->n; at += BATCH) {
         size_t n = keys->n - at < BATCH ? keys->n - at : BATCH;
         amq_keys part = {keys->bytes, keys->offsets + at, n};
-        amq_model_score_batch(c->model, &part, z);
+        if (c->model != NULL)
+            amq_model_score_batch(c->model, &part, z);
+        else
+            memset(z, 0, sizeof z);
         for (size_t i = 0; i < n; i++) {
             size_t len;
             const uint8_t *p = amq__key(keys, at + i, &len);
@@ -323,9 +377,33 @@ double amq__cascade_bound(const amq_cascade *c, bool point_estimate) {
     return bound < 1.0 ? bound : 1.0;
 }
 
-double amq_cascade_fpr_bound(const amq_cascade *c) {
-    return amq__cascade_bound(c, false);
+/* The bound for any non-member distribution: the front filter's rate
+ * (its hashes see no score), 1 without one. */
+static double worst_case_bound(const amq_cascade *c) {
+    if (c->model == NULL) /* a plain filter's rate holds for any query */
+        return amq__cascade_bound(c, false);
+    if (c->front == NULL)
+        return 1.0;
+    double b = amq_filter_fpr_bound(c->front);
+    if (c->aux != NULL)
+        b += amq_filter_fpr_bound(c->aux);
+    return b < 1.0 ? b : 1.0;
 }
+
+double amq_cascade_fpr_bound(const amq_cascade *c) {
+    return c->fallback ? worst_case_bound(c) : amq__cascade_bound(c, false);
+}
+
+amq_status amq_cascade_set_fallback(amq_cascade *c, bool on) {
+    if (c == NULL)
+        return AMQ_ERR_INVALID;
+    if (on && c->front == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    c->fallback = on;
+    return AMQ_OK;
+}
+
+bool amq_cascade_fallback(const amq_cascade *c) { return c->fallback; }
 
 /* ---- building from a plan ------------------------------------------------------------- */
 
@@ -496,8 +574,7 @@ static amq_status drop(amq_cascade *c, amq_filter *f, uint64_t h,
 
 static amq_status remove_built(amq_cascade *c, const void *key, size_t len,
                                uint64_t h) {
-    uint32_t b =
-        amq__bin_of(c->edges, c->bins, amq_model_score(c->model, key, len));
+    uint32_t b = amq__bin_of(c->edges, c->bins, score_of(c, key, len));
     uint8_t r = c->hold[b];
     amq__region *g = r < c->nregions ? &c->regions[r] : NULL;
     amq_filter *f = g != NULL ? g->f : NULL;
@@ -551,7 +628,7 @@ amq_status amq_cascade_set_accept_bin(amq_cascade *c, uint32_t bin) {
 
 size_t amq__cascade_bytes(const amq_cascade *c, size_t *model, size_t *residual,
                           size_t *front, size_t *aux, size_t *tables) {
-    *model = amq_model_size_bytes(c->model);
+    *model = c->model != NULL ? amq_model_size_bytes(c->model) : 0;
     *residual = 0;
     for (uint32_t r = 0; r < c->nregions; r++)
         if (c->regions[r].f != NULL)
@@ -583,9 +660,12 @@ static void fill_level(const amq_cascade *c, uint32_t lo, uint32_t hi,
     l->bin_hi = hi;
     l->tau_lo = edge_at(c, lo);
     l->tau_hi = edge_at(c, hi);
-    l->prob_lo = lo == 0 ? 0.0 : amq_model_probability(c->model, l->tau_lo);
-    l->prob_hi =
-        hi >= c->bins ? 1.0 : amq_model_probability(c->model, l->tau_hi);
+    l->prob_lo = lo == 0 || c->model == NULL
+                     ? 0.0
+                     : amq_model_probability(c->model, l->tau_lo);
+    l->prob_hi = hi >= c->bins || c->model == NULL
+                     ? 1.0
+                     : amq_model_probability(c->model, l->tau_hi);
     l->certify_hits = cert_between(c, lo, hi);
     double n = (double)c->certify_n;
     l->p_hat = n > 0 ? l->certify_hits / n : 0.0;
@@ -617,7 +697,9 @@ void amq_cascade_get_stats(const amq_cascade *c, amq_cascade_stats *s,
     s->max_accept_bin = c->max_accept;
     s->reject_bins = c->reject_bins;
     s->version = c->version;
-    s->model_id = c->model->id;
+    s->model_id = amq__cascade_model_id(c);
+    s->plain = c->model == NULL;
+    s->plain_bytes = c->plain_bytes;
     s->members = c->members;
     s->added = c->added;
     s->removed = c->removed;
@@ -630,8 +712,11 @@ void amq_cascade_get_stats(const amq_cascade *c, amq_cascade_stats *s,
     uint64_t k0 = cert_between(c, c->accept_bin, c->bins);
     s->p0_hat = c->certify_n ? (double)k0 / (double)c->certify_n : 0.0;
     s->p0_upper = amq__cp_upper(k0, c->certify_n, c->cfg.eta);
-    s->fpr_bound = amq__cascade_bound(c, false);
-    s->fpr_estimate = amq__cascade_bound(c, true);
+    s->fpr_bound = amq_cascade_fpr_bound(c);
+    s->fpr_estimate = c->fallback ? s->fpr_bound : amq__cascade_bound(c, true);
+    s->learned_bound = amq__cascade_bound(c, false);
+    s->worst_case_bound = worst_case_bound(c);
+    s->fallback = c->fallback;
     s->tail_fnr = c->members ? (double)c->tail_members / (double)c->members : 0;
     s->front_eps = c->front ? amq_filter_fpr_bound(c->front) : 0.0;
     s->aux_eps = c->aux ? amq_filter_fpr_bound(c->aux) : 0.0;

@@ -2,7 +2,7 @@
  * cframe.c — the cascade in the common frame (docs/format.md, type 302).
  *
  *   header (64)  the common frame header; its hasher is the residuals'
- *   params       fixed block (472 bytes: counters, targets, specs, the
+ *   params       fixed block (480 bytes: counters, targets, specs, the
  *                model's shape and calibration constants) + 32 bytes per
  *                region (bins, n, stale, flags)
  *   payload      8-byte aligned sections, in this order:
@@ -32,12 +32,14 @@
 #include "learned/learned.h"
 
 #define TYPE_CASCADE AMQ__ID_cascade
-#define PARAMS_VERSION 1
-#define FIXED 472
+#define PARAMS_VERSION 2
+/* version 1 frames (472 bytes, no plain size) save back as they came */
+#define FIXED(c) ((c)->params_version == 1 ? 472u : 480u)
 #define REGION_BYTES 32
 #define SPEC_BYTES 96
 #define FLAG_FRONT 0x1u
 #define FLAG_AUX 0x2u
+#define FLAG_FALLBACK 0x4u
 #define RFLAG_FILTER 0x1u
 #define RFLAG_ACCEPT 0x2u
 
@@ -62,8 +64,10 @@ static size_t payload_size(const amq_cascade *c) {
 size_t amq_cascade_save_size(const amq_cascade *c) {
     if (c == NULL)
         return 0;
-    return amq__frame_size(FIXED + REGION_BYTES * c->nregions, payload_size(c),
-                           NULL);
+    if (c->model == NULL) /* a plain filter is saved as its own frame */
+        return amq_filter_serialized_size(c->regions[0].f);
+    return amq__frame_size(FIXED(c) + REGION_BYTES * c->nregions,
+                           payload_size(c), NULL);
 }
 
 /* ---- writing --------------------------------------------------------------------- */
@@ -94,10 +98,16 @@ static void write_model_params(const amq_model *m, uint8_t *p) {
 
 static void write_params(const amq_cascade *c, uint8_t *p) {
     const amq_cascade_config *k = &c->cfg;
-    uint32_t flags = (c->front ? FLAG_FRONT : 0) | (c->aux ? FLAG_AUX : 0);
-    const uint32_t u32s[8] = {
-        PARAMS_VERSION, (uint32_t)k->method, c->bins,        c->nregions,
-        c->accept_bin,  c->max_accept,       c->reject_bins, flags};
+    uint32_t flags = (c->front ? FLAG_FRONT : 0) | (c->aux ? FLAG_AUX : 0) |
+                     (c->fallback ? FLAG_FALLBACK : 0);
+    const uint32_t u32s[8] = {c->params_version == 1 ? 1u : PARAMS_VERSION,
+                              (uint32_t)k->method,
+                              c->bins,
+                              c->nregions,
+                              c->accept_bin,
+                              c->max_accept,
+                              c->reject_bins,
+                              flags};
     for (int i = 0; i < 8; i++)
         amq__put_u32(p + 4 * i, u32s[i]);
     const uint64_t u64s[10] = {c->version,   c->model->id,   c->members,
@@ -120,9 +130,11 @@ static void write_params(const amq_cascade *c, uint8_t *p) {
     put_spec(p + 184, c->residual_spec);
     put_spec(p + 280, c->aux_spec);
     write_model_params(c->model, p + 376);
+    if (c->params_version != 1)
+        amq__put_f64(p + 472, c->plain_bytes);
     for (uint32_t r = 0; r < c->nregions; r++) {
         const amq__region *g = &c->regions[r];
-        uint8_t *q = p + FIXED + REGION_BYTES * r;
+        uint8_t *q = p + FIXED(c) + REGION_BYTES * r;
         amq__put_u32(q, g->bin_lo);
         amq__put_u32(q + 4, g->bin_hi);
         amq__put_u64(q + 8, g->n);
@@ -169,7 +181,9 @@ amq_status amq_cascade_save(const amq_cascade *c, uint8_t *buf, size_t cap,
                             size_t *len) {
     if (c == NULL || len == NULL)
         return AMQ_ERR_INVALID;
-    size_t plen = FIXED + REGION_BYTES * c->nregions, total;
+    if (c->model == NULL)
+        return amq_filter_save(c->regions[0].f, buf, cap, len);
+    size_t plen = FIXED(c) + REGION_BYTES * c->nregions, total;
     total = amq__frame_size(plen, payload_size(c), NULL);
     *len = total;
     if (total == 0)

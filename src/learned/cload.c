@@ -21,7 +21,9 @@
 #include "learned/learned.h"
 
 #define TYPE_CASCADE AMQ__ID_cascade
-#define FIXED 472
+/* the fixed parameters: 472 bytes in version 1, 480 (+ the plain
+ * filter's bytes) in version 2 */
+#define FIXED(h) ((h)->params_version == 1 ? 472u : 480u)
 #define REGION_BYTES 32
 #define SPEC_BYTES 96
 #define RFLAG_FILTER 0x1u
@@ -54,8 +56,8 @@ typedef struct header {
     double build_seconds;
     amq_cascade_config cfg;
     char residual[SPEC_BYTES], aux[SPEC_BYTES];
-    double scale, bias, platt_a, platt_b;
-    uint32_t iso_n;
+    double scale, bias, platt_a, platt_b, plain_bytes;
+    uint32_t iso_n, params_version;
 } header;
 
 static bool spec_ok(const uint8_t *p, char *out) {
@@ -115,12 +117,21 @@ static void read_counters(const uint8_t *p, header *h) {
 static amq_status read_header(const amq__frame *f, header *h, amq_diag *diag) {
     const uint8_t *p = f->params;
     memset(h, 0, sizeof *h);
-    if (f->params_len < FIXED)
+    if (f->params_len < 4)
         return bad(diag, 48, "cascade parameters are too short");
-    if (amq__get_u32(p) != 1)
+    h->params_version = amq__get_u32(p);
+    if (h->params_version != 1 && h->params_version != 2)
         return amq__diag(diag, AMQ_ERR_VERSION, 64,
-                         "cascade parameters version %u (this library reads 1)",
-                         amq__get_u32(p));
+                         "cascade parameters version %u (this library reads "
+                         "1 and 2)",
+                         h->params_version);
+    if (f->params_len < FIXED(h))
+        return bad(diag, 48, "cascade parameters are too short");
+    if (h->params_version >= 2) {
+        h->plain_bytes = amq__get_f64(p + 472);
+        if (!(h->plain_bytes >= 0.0 && h->plain_bytes < 1e300))
+            return bad(diag, 64 + 472, "bad plain filter size");
+    }
     read_counters(p, h);
     amq_cascade_config *k = &h->cfg;
     k->method = (amq_learned_method)h->method;
@@ -147,11 +158,12 @@ static amq_status read_header(const amq__frame *f, header *h, amq_diag *diag) {
 static amq_status check_header(const amq__frame *f, header *h, amq_diag *diag) {
     amq_cascade_config rc;
     if (h->nregions > AMQ_CASCADE_MAX_LEVELS ||
-        f->params_len != FIXED + (size_t)REGION_BYTES * h->nregions)
+        f->params_len != FIXED(h) + (size_t)REGION_BYTES * h->nregions)
         return bad(diag, 64, "region count disagrees with the parameters");
     if (h->bins == 0 || h->bins > AMQ_CASCADE_MAX_BINS ||
         h->reject_bins > h->accept_bin || h->accept_bin > h->max_accept ||
-        h->max_accept > h->bins || (h->flags & ~3u) != 0 || h->version == 0 ||
+        h->max_accept > h->bins || (h->flags & ~7u) != 0 ||
+        ((h->flags & 4u) && !(h->flags & 1u)) || h->version == 0 ||
         h->max_stale == 0 || !(h->build_seconds >= 0.0))
         return bad(diag, 68, "bins, thresholds or flags out of range");
     amq_cascade_config probe = h->cfg;
@@ -245,7 +257,7 @@ static amq_status read_regions(const amq__frame *f, amq_cascade *c,
     for (uint32_t b = 0; b < h->reject_bins; b++)
         c->hold[b] = AMQ__HOLD_REJECT;
     for (uint32_t i = 0; i < h->nregions; i++) {
-        const uint8_t *q = f->params + FIXED + REGION_BYTES * i;
+        const uint8_t *q = f->params + FIXED(h) + REGION_BYTES * i;
         amq__region *g = &c->regions[i];
         g->bin_lo = amq__get_u32(q);
         g->bin_hi = amq__get_u32(q + 4);
@@ -257,13 +269,14 @@ static amq_status read_regions(const amq__frame *f, amq_cascade *c,
         if (g->bin_lo != expect || g->bin_hi <= g->bin_lo ||
             g->bin_hi > h->bins || (fl & ~3u) != 0 ||
             amq__get_u32(q + 28) != 0 || (fl == (RFLAG_FILTER | RFLAG_ACCEPT)))
-            return bad(diag, 64 + FIXED + REGION_BYTES * i, "bad region");
+            return bad(diag, 64 + FIXED(h) + REGION_BYTES * i, "bad region");
         for (uint32_t b = g->bin_lo; b < g->bin_hi; b++) {
             c->hold[b] = (uint8_t)i;
             held += c->memb[b];
         }
         if (g->n > held || g->stale > g->n)
-            return bad(diag, 64 + FIXED + REGION_BYTES * i + 8, "region count");
+            return bad(diag, 64 + FIXED(h) + REGION_BYTES * i + 8,
+                       "region count");
         expect = g->bin_hi;
     }
     if (expect != (h->nregions ? h->max_accept : h->accept_bin) ||
@@ -312,7 +325,7 @@ static amq_status read_filters(reader *r, const amq__frame *f, amq_cascade *c,
     amq_options o = {.allocator = &c->mem.a};
     for (uint32_t i = 0; i < c->nregions; i++) {
         amq__region *g = &c->regions[i];
-        if (!(amq__get_u32(f->params + FIXED + REGION_BYTES * i + 24) &
+        if (!(amq__get_u32(f->params + FIXED(h) + REGION_BYTES * i + 24) &
               RFLAG_FILTER))
             continue;
         AMQ_RETURN_IF_ERR(read_filter(r, c, &o, &g->f));
@@ -324,6 +337,7 @@ static amq_status read_filters(reader *r, const amq__frame *f, amq_cascade *c,
         AMQ_RETURN_IF_ERR(read_filter(r, c, &o, &c->front));
     if (h->flags & 2u)
         AMQ_RETURN_IF_ERR(read_filter(r, c, &o, &c->aux));
+    c->fallback = (h->flags & 4u) != 0;
     if (r->at != r->len)
         return bad(r->diag, r->base + r->at, "bytes after the last section");
     return AMQ_OK;
@@ -344,6 +358,8 @@ static void adopt_counters(amq_cascade *c, const header *h) {
     c->max_stale = h->max_stale;
     c->build_seconds = h->build_seconds;
     c->frame_seconds = h->build_seconds;
+    c->plain_bytes = h->plain_bytes;
+    c->params_version = h->params_version;
     memcpy(c->residual_spec, h->residual, sizeof c->residual_spec);
     memcpy(c->aux_spec, h->aux, sizeof c->aux_spec);
     c->cfg.residual = c->residual_spec;
@@ -378,6 +394,25 @@ static amq_status load_body(const amq__frame *f, const header *h,
     return AMQ_OK;
 }
 
+/* A filter's frame is a plain cascade: what training writes when no
+ * learned cascade is smaller. */
+static amq_status load_plain(const uint8_t *buf, size_t len,
+                             const amq_options *opt, amq_cascade **out,
+                             amq_diag *diag) {
+    amq_filter *flt;
+    amq_cascade_config cfg;
+    amq__mem mem;
+    AMQ_RETURN_IF_ERR(amq_filter_load(buf, len, opt, &flt, diag));
+    amq_cascade_config_init(&cfg);
+    cfg.fpr = amq_filter_target_fpr(flt);
+    if (!(cfg.fpr > 0.0 && cfg.fpr < 1.0))
+        cfg.fpr = amq_filter_fpr_bound(flt);
+    if (!(cfg.fpr > 0.0 && cfg.fpr < 1.0))
+        cfg.fpr = 0.5;
+    amq__mem_init(&mem, opt);
+    return amq__cascade_plain(flt, &cfg, &mem, out);
+}
+
 amq_status amq_cascade_load(const uint8_t *buf, size_t len,
                             const amq_options *opt, amq_cascade **out,
                             amq_diag *diag) {
@@ -388,6 +423,8 @@ amq_status amq_cascade_load(const uint8_t *buf, size_t len,
         return AMQ_ERR_INVALID;
     *out = NULL;
     AMQ_RETURN_IF_ERR(amq__frame_parse(buf, len, 0, &f, diag));
+    if (f.type_id != TYPE_CASCADE && amq__type_by_id(f.type_id) != NULL)
+        return load_plain(buf, len, opt, out, diag);
     if (f.type_id != TYPE_CASCADE)
         return amq__frame_not(f.type_id, "a cascade", diag);
     AMQ_RETURN_IF_ERR(read_header(&f, &h, diag));

@@ -189,7 +189,7 @@ typedef struct amq__plan {
 
 struct amq_cascade {
     amq__mem mem;
-    amq_model *model;
+    amq_model *model; /* NULL: a plain filter (amq__cascade_plain)       */
     amq_cascade_config cfg; /* resolved; spec strings point into c        */
     char residual_spec[96], aux_spec[96];
     amq_hasher hasher;   /* residuals' and the buffer's               */
@@ -203,6 +203,10 @@ struct amq_cascade {
     uint32_t nregions;
     amq__region regions[AMQ_CASCADE_MAX_LEVELS];
     amq_filter *front; /* sandwich: initial filter over all members */
+    bool fallback;     /* the bound in force is the worst-case cap   */
+    double plain_bytes; /* training's best plain filter, 0: none       */
+    uint32_t params_version; /* frame parameters saved: 2, or a loaded  */
+                             /* frame's own (1 saves back as it was)    */
     amq_filter *aux;   /* insert buffer (NULL: none)                 */
     uint32_t *cert;    /* bins: certify non-members per bin          */
     uint32_t *tune;    /* bins: tune non-members per bin             */
@@ -228,6 +232,14 @@ amq_status amq__cascade_alloc(const amq_model *model, uint32_t bins,
                               const amq_cascade_config *cfg,
                               const amq_hasher *hasher, const amq__mem *mem,
                               amq_cascade **out);
+/* A plain filter as a cascade (no model, one bin, one region holding
+ * every member in f, which the cascade takes over, freed on failure too):
+ * what training keeps when no learned cascade is smaller, and what loading
+ * a filter's frame gives. model NULL marks it. */
+amq_status amq__cascade_plain(amq_filter *f, const amq_cascade_config *cfg,
+                              const amq__mem *mem, amq_cascade **out);
+/* The model's id, 0 for a plain cascade. */
+uint64_t amq__cascade_model_id(const amq_cascade *c);
 /* Per-bin counts of scores (counts zeroed first). */
 void amq__histogram(const amq_cascade *c, const double *z, size_t n,
                     uint32_t *counts);
@@ -246,6 +258,50 @@ void amq__cascade_clear(amq_cascade *c);
 /* The total bytes of c (model, filters, tables). */
 size_t amq__cascade_bytes(const amq_cascade *c, size_t *model, size_t *residual,
                           size_t *front, size_t *aux, size_t *tables);
+
+/* ---- training (train.c, choose.c) ----------------------------------------- */
+
+/* Raw scores of the members, tune and certify sets under one model. */
+typedef struct amq__scores {
+    double *m, *t, *c;
+    size_t nm, nt, nc;
+} amq__scores;
+
+void amq__scores_free(const amq__mem *mem, amq__scores *z);
+/* A cascade around a copy of model from scored sets: bins, plan, filters,
+ * checked against the target (cfg resolved; its residual NULL: sbbf). */
+amq_status amq__cascade_build_scored(const amq_model *model,
+                                     const amq_keys *members,
+                                     const amq__scores *z,
+                                     const amq_cascade_config *cfg,
+                                     const amq_hasher *hasher,
+                                     const amq__mem *mem, amq_cascade **out,
+                                     amq_diag *diag);
+
+/* The parts training splits the key sets into (train.c); with a given
+ * model only members, tune and certify are read. */
+typedef struct amq__train_sets {
+    const amq_keys *members; /* every member, once                      */
+    const amq_keys *train_m, *calib_m, *train_n, *tune, *certify;
+} amq__train_sets;
+
+/* Training's choices (cfg->choose, resolved cfg): every candidate model
+ * (or the given one), residual and bin count built and certified, and the
+ * plain filters; the smallest (or, at a memory target, the lowest bound)
+ * kept. */
+amq_status amq__cascade_choose(const amq__train_sets *s,
+                               const amq_model *model,
+                               const amq_cascade_config *cfg,
+                               const amq_options *opt, amq_cascade **out,
+                               amq_diag *diag);
+/* A plain filter of spec over every member for the target of cfg (fpr, or
+ * bits per key with its frame), as a plain cascade. AMQ_ERR_FULL when it
+ * misses the target. */
+amq_status amq__cascade_train_plain(const amq_keys *members, const char *spec,
+                                    const amq_cascade_config *cfg,
+                                    const amq_hasher *hasher,
+                                    const amq__mem *mem, amq_cascade **out,
+                                    amq_diag *diag);
 
 /* Resolve config defaults (spec strings are copied into c by the
  * caller). */

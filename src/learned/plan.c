@@ -18,7 +18,7 @@
  *
  * Methods:
  *   cascade   the above, k chosen (levels = 0: the best of 1..8; a level
- *             must save 0.5% to be added);
+ *             must save 0.5% of the residuals' bits to be added);
  *   lbf       k = 1;
  *   sandwich  k = 1 behind an initial filter over all members: the
  *             initial filter's bits b_f are scanned (0..16 bits per key,
@@ -293,14 +293,20 @@ static bool cut_for(const planner *p, uint32_t j, uint32_t k, uint32_t *cuts) {
     }
 }
 
-static bool better(const amq_cascade_config *cfg, const candidate *a,
-                   const candidate *b, double margin) {
+/* a beats b; with a margin, by that share of what the plan decides (the
+ * residuals' bits, or the bound), not of the fixed costs (model, tables,
+ * frame), which would make a level's gain look smaller the larger the
+ * model. */
+static bool better(const planner *p, const candidate *a, const candidate *b,
+                   double margin) {
     if (!a->ok)
         return false;
     if (!b->ok)
         return true;
-    return cfg->fpr > 0.0 ? a->total_bits < b->total_bits * (1.0 - margin)
-                          : a->cost < b->cost * (1.0 - margin);
+    double fixed = p->fixed_bits;
+    return p->c->cfg.fpr > 0.0
+               ? a->total_bits - fixed < (b->total_bits - fixed) * (1 - margin)
+               : a->cost < b->cost * (1.0 - margin);
 }
 
 static void evaluate(const planner *p, uint32_t j, uint32_t k,
@@ -322,7 +328,7 @@ static void best_for_k(const planner *p, uint32_t k, candidate *best) {
     best->ok = false;
     for (uint32_t j = p->lo + k; j <= p->c->bins; j++) {
         evaluate(p, j, k, &cand);
-        if (better(&p->c->cfg, &cand, best, 0.0))
+        if (better(p, &cand, best, 0.0))
             *best = cand;
     }
 }
@@ -357,8 +363,11 @@ static amq_status planner_init(planner *p, const amq_cascade *c) {
     if (c->cfg.aux_capacity > 0 &&
         amq_curve_bits(c->aux_spec, c->cfg.aux_fpr, &aux_bits) != AMQ_OK)
         return AMQ_ERR_SPEC;
-    p->fixed_bits =
-        8.0 * (double)(model + tables) + aux_bits * (double)c->cfg.aux_capacity;
+    /* the frame: header, fixed parameters, checksum (a region's entry and
+     * its filter's frame are the realised plan's; the check after building
+     * tightens the target by what they add) */
+    p->fixed_bits = 8.0 * (double)(model + tables + 64 + 480 + 8) +
+                    aux_bits * (double)c->cfg.aux_capacity;
     return AMQ_OK;
 }
 
@@ -388,7 +397,7 @@ static amq_status search(planner *p, candidate *best, amq_diag *diag) {
     for (uint32_t k = cfg->levels ? cfg->levels : 1; k <= kmax; k++) {
         candidate cand;
         best_for_k(p, k, &cand);
-        if (better(cfg, &cand, best, best->ok ? LEVEL_GAIN : 0.0))
+        if (better(p, &cand, best, best->ok ? LEVEL_GAIN : 0.0))
             *best = cand;
     }
     return AMQ_OK;
@@ -431,11 +440,36 @@ static amq_status certify_sizes(const planner *p, candidate *best,
     return AMQ_OK;
 }
 
+/* With a worst-case cap E the front filter (every member, rate E, the
+ * residual type) comes first; the learned route behind it is planned for
+ * fpr / E, or within the budget left after the front's bits. */
+static amq_status cap_front(const amq_cascade *c, amq_cascade *tmp,
+                            double *front_bits, amq_diag *diag) {
+    *tmp = *c;
+    *front_bits = 0.0;
+    double e = c->cfg.worst_case;
+    if (!(e > 0.0))
+        return AMQ_OK;
+    if (amq_curve_bits(c->residual_spec, e, front_bits) != AMQ_OK)
+        return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                         "%s has no curve for the worst-case cap",
+                         c->residual_spec);
+    *front_bits *= (double)c->members;
+    if (c->cfg.fpr > 0.0)
+        tmp->cfg.fpr = fmin(c->cfg.fpr / e, 1.0 - 1e-9);
+    return AMQ_OK;
+}
+
 amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
                              amq_diag *diag) {
     planner p;
     candidate best = {.ok = false};
+    amq_cascade capped;
+    double front_bits;
+    AMQ_RETURN_IF_ERR(cap_front(c, &capped, &front_bits, diag));
+    c = &capped;
     amq_status st = planner_init(&p, c);
+    p.fixed_bits += front_bits;
     if (st == AMQ_OK)
         st = amq_alloc_curve_spec(c->residual_spec, NULL, &p.curve, diag);
     if (st == AMQ_OK && c->cfg.method == AMQ_LEARNED_PLBF)
@@ -455,6 +489,10 @@ amq_status amq__cascade_plan(const amq_cascade *c, amq__plan *plan,
         st = certify_sizes(&p, &best, diag);
     if (st == AMQ_OK)
         *plan = best.plan;
+    if (st == AMQ_OK && c->cfg.worst_case > 0.0) {
+        memcpy(plan->front_spec, c->residual_spec, sizeof plan->front_spec);
+        plan->front_fpr = c->cfg.worst_case;
+    }
     planner_free(&p);
     return st;
 }

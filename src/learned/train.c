@@ -33,32 +33,44 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Scores of members, tune and certify; edges; the three histograms. */
-static amq_status score_and_bin(amq_cascade *c, const amq_keys *members,
-                                const amq_keys *tune, const amq_keys *certify,
-                                double **zm) {
-    double *zt = NULL, *zc = NULL;
-    uint32_t bins = c->bins;
-    amq_status st = amq__model_score_keys(c->model, members, zm);
+/* Raw scores of the three sets the cascade is built from. */
+static amq_status score_sets(const amq_model *m, const amq__mem *mem,
+                             const amq_keys *members, const amq_keys *tune,
+                             const amq_keys *certify, amq__scores *z) {
+    memset(z, 0, sizeof *z);
+    amq_status st = amq__model_score_keys(m, members, &z->m);
     if (st == AMQ_OK)
-        st = amq__model_score_keys(c->model, tune, &zt);
+        st = amq__model_score_keys(m, tune, &z->t);
     if (st == AMQ_OK)
-        st = amq__model_score_keys(c->model, certify, &zc);
-    if (st == AMQ_OK)
-        st = amq__bin_edges(&c->mem, *zm, members->n, zt, tune->n, c->bins,
-                            c->edges, &bins);
-    if (st == AMQ_OK) {
-        c->bins = bins;
-        amq__histogram(c, *zm, members->n, c->memb);
-        amq__histogram(c, zt, tune->n, c->tune);
-        amq__histogram(c, zc, certify->n, c->cert);
-        c->tune_n = tune->n;
-        c->certify_n = certify->n;
-        c->members = members->n;
-    }
-    amq__free(&c->mem, zt, tune->n * sizeof(double));
-    amq__free(&c->mem, zc, certify->n * sizeof(double));
+        st = amq__model_score_keys(m, certify, &z->c);
+    z->nm = members->n;
+    z->nt = tune->n;
+    z->nc = certify->n;
+    if (st != AMQ_OK)
+        amq__scores_free(mem, z);
     return st;
+}
+
+void amq__scores_free(const amq__mem *mem, amq__scores *z) {
+    amq__free(mem, z->m, z->m ? z->nm * sizeof(double) : 0);
+    amq__free(mem, z->t, z->t ? z->nt * sizeof(double) : 0);
+    amq__free(mem, z->c, z->c ? z->nc * sizeof(double) : 0);
+    memset(z, 0, sizeof *z);
+}
+
+/* Edges and the three histograms from the scores. */
+static amq_status bin_scores(amq_cascade *c, const amq__scores *z) {
+    uint32_t bins = c->bins;
+    AMQ_RETURN_IF_ERR(amq__bin_edges(&c->mem, z->m, z->nm, z->t, z->nt, c->bins,
+                                     c->edges, &bins));
+    c->bins = bins;
+    amq__histogram(c, z->m, z->nm, c->memb);
+    amq__histogram(c, z->t, z->nt, c->tune);
+    amq__histogram(c, z->c, z->nc, c->cert);
+    c->tune_n = z->nt;
+    c->certify_n = z->nc;
+    c->members = z->nm;
+    return AMQ_OK;
 }
 
 /* Plan, fill, check; on a miss tighten the internal target and retry. */
@@ -74,18 +86,20 @@ static amq_status realise(amq_cascade *c, const amq_keys *members,
             st = amq__cascade_fill(c, &plan, members, zm, diag);
         if (st != AMQ_OK)
             break;
-        amq_cascade_stats s;
-        amq_cascade_get_stats(c, &s, NULL, 0, NULL);
-        if (want_fpr > 0.0 && s.fpr_bound > want_fpr)
-            c->cfg.fpr *= 0.995 * want_fpr / s.fpr_bound;
-        else if (want_bits > 0.0 && s.bits_per_key > want_bits)
-            c->cfg.bits_per_key *= 0.998 * want_bits / s.bits_per_key;
+        /* a memory target counts the file: model, tables, filters, frame */
+        double bound = amq_cascade_fpr_bound(c),
+               bits = 8.0 * (double)amq_cascade_save_size(c) /
+                      (double)(c->members ? c->members : 1);
+        if (want_fpr > 0.0 && bound > want_fpr)
+            c->cfg.fpr *= 0.995 * want_fpr / bound;
+        else if (want_bits > 0.0 && bits > want_bits)
+            c->cfg.bits_per_key *= 0.998 * want_bits / bits;
         else
             break;
         st = amq__diag(diag, AMQ_ERR_FULL, 0,
                        "the built filters miss the target (bound %.4g, %.4g "
                        "bits per key)",
-                       s.fpr_bound, s.bits_per_key);
+                       bound, bits);
     }
     c->cfg.fpr = want_fpr;
     c->cfg.bits_per_key = want_bits;
@@ -105,15 +119,14 @@ static amq_status copy_spec(char *dst, size_t cap, const char *src,
     return AMQ_OK;
 }
 
-static amq_status build_with(const amq_model *model, const amq_keys *members,
-                             const amq_keys *tune, const amq_keys *certify,
-                             const amq_cascade_config *cfg,
-                             const amq_hasher *hasher, const amq__mem *mem,
-                             amq_cascade **out, amq_diag *diag) {
-    double t0 = now_seconds(), *zm = NULL;
+amq_status amq__cascade_build_scored(
+    const amq_model *model, const amq_keys *members, const amq__scores *z,
+    const amq_cascade_config *cfg, const amq_hasher *hasher,
+    const amq__mem *mem, amq_cascade **out, amq_diag *diag) {
+    double t0 = now_seconds();
     amq_cascade *c;
-    uint32_t bins = cfg->bins;
-    AMQ_RETURN_IF_ERR(amq__cascade_alloc(model, bins, cfg, hasher, mem, &c));
+    AMQ_RETURN_IF_ERR(
+        amq__cascade_alloc(model, cfg->bins, cfg, hasher, mem, &c));
     amq_status st = copy_spec(c->residual_spec, sizeof c->residual_spec,
                               cfg->residual, "sbbf", diag);
     if (st == AMQ_OK)
@@ -122,10 +135,9 @@ static amq_status build_with(const amq_model *model, const amq_keys *members,
     c->cfg.residual = c->residual_spec;
     c->cfg.aux = c->aux_spec;
     if (st == AMQ_OK)
-        st = score_and_bin(c, members, tune, certify, &zm);
+        st = bin_scores(c, z);
     if (st == AMQ_OK)
-        st = realise(c, members, zm, diag);
-    amq__free(mem, zm, members->n * sizeof(double));
+        st = realise(c, members, z->m, diag);
     if (st != AMQ_OK) {
         amq_cascade_free(c);
         return st;
@@ -133,6 +145,19 @@ static amq_status build_with(const amq_model *model, const amq_keys *members,
     c->build_seconds = now_seconds() - t0;
     *out = c;
     return AMQ_OK;
+}
+
+static amq_status build_with(const amq_model *model, const amq_keys *members,
+                             const amq_keys *tune, const amq_keys *certify,
+                             const amq_cascade_config *cfg,
+                             const amq_hasher *hasher, const amq__mem *mem,
+                             amq_cascade **out, amq_diag *diag) {
+    amq__scores z;
+    AMQ_RETURN_IF_ERR(score_sets(model, mem, members, tune, certify, &z));
+    amq_status st = amq__cascade_build_scored(model, members, &z, cfg, hasher,
+                                              mem, out, diag);
+    amq__scores_free(mem, &z);
+    return st;
 }
 
 static bool sets_ok(const amq_keys *a, const amq_keys *b, const amq_keys *c) {
@@ -158,6 +183,10 @@ amq_status amq_cascade_build(const amq_model *model, const amq_keys *members,
     rc.model = model->cfg;
     AMQ_RETURN_IF_ERR(amq__hasher_from_options(opt, AMQ_HASH_XXH3, &h));
     amq__mem_init(&mem, opt);
+    if (rc.choose & ~AMQ_CHOOSE_MODEL) { /* the residual, bins, plain */
+        amq__train_sets s = {members, NULL, NULL, NULL, tune, certify};
+        return amq__cascade_choose(&s, model, &rc, opt, out, diag);
+    }
     return build_with(model, members, tune, certify, &rc, &h, &mem, out, diag);
 }
 
@@ -170,8 +199,13 @@ amq_status amq_cascade_rebuild(const amq_cascade *c, const amq_keys *members,
     if (!sets_ok(members, tune, certify))
         return amq__diag(diag, AMQ_ERR_INVALID, 0,
                          "members, tune and certify sets must be non-empty");
-    AMQ_RETURN_IF_ERR(build_with(c->model, members, tune, certify, &c->cfg,
-                                 &c->hasher, &c->mem, out, diag));
+    if (c->model == NULL)
+        AMQ_RETURN_IF_ERR(amq__cascade_train_plain(members, c->residual_spec,
+                                                   &c->cfg, &c->hasher, &c->mem,
+                                                   out, diag));
+    else
+        AMQ_RETURN_IF_ERR(build_with(c->model, members, tune, certify, &c->cfg,
+                                     &c->hasher, &c->mem, out, diag));
     (*out)->version = c->version + 1;
     return AMQ_OK;
 }
@@ -248,22 +282,19 @@ amq_status amq_cascade_train(const amq_keys *members,
     AMQ_RETURN_IF_ERR(check_sets(&mem, members, nonmembers, diag));
     double t0 = now_seconds();
     amq_status st = split_all(&mem, members, nonmembers, &rc, &p, diag);
-    amq_model *model = NULL;
     if (st == AMQ_OK) {
         /* with very few members every one trains and calibrates */
-        const amq_keys *tm =
-            p.train_m.view.n ? &p.train_m.view : &p.members.view;
-        const amq_keys *cm =
-            p.calib_m.view.n ? &p.calib_m.view : &p.members.view;
-        st = amq_model_train(tm, &p.train_n.view, cm, &p.tune.view, &rc.model,
-                             opt, &model);
+        amq__train_sets s = {
+            &p.members.view,
+            p.train_m.view.n ? &p.train_m.view : &p.members.view,
+            p.calib_m.view.n ? &p.calib_m.view : &p.members.view,
+            &p.train_n.view,
+            &p.tune.view,
+            &p.certify.view};
+        st = amq__cascade_choose(&s, NULL, &rc, opt, out, diag);
     }
     if (st == AMQ_OK)
-        st = amq_cascade_build(model, &p.members.view, &p.tune.view,
-                               &p.certify.view, &rc, opt, out, diag);
-    if (st == AMQ_OK)
         (*out)->build_seconds = now_seconds() - t0;
-    amq_model_free(model);
     parts_free(&mem, &p);
     return st;
 }

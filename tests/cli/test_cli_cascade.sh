@@ -28,7 +28,7 @@ sort -u n.txt > nonmembers.txt
 M=$(wc -l < members.txt)
 
 run 0 "train" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 \
-    --dim-bits 12 --quantize --bins 32 -o c.amq
+    --dim-bits 12 --quantize --bins 32 --learned -o c.amq
 [ -s c.amq ] && pass || fail "train wrote no file"
 expect_in "certified FPR bound" err "train summary"
 run 0 "query members" "$AMQ" cascade query -c c.amq members.txt
@@ -56,13 +56,34 @@ head -n 25 members.txt > both.txt
 cat nonmembers.txt >> both.txt
 run 2 "keys in both sets" "$AMQ" cascade train --members members.txt --nonmembers both.txt --fpr 0.05 -o x.amq
 expect_in "25 of the" err "overlap count"
-run 2 "unreachable target" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 1e-9 -o x.amq
+run 2 "unreachable target" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 1e-9 --learned -o x.amq
 expect_in "certif" err "unreachable message"
 run 2 "no target" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt -o x.amq
 [ -e x.amq ] && fail "a failed train wrote x.amq" || pass
 "$AMQ" build --type sbbf --fpr 0.01 -o f.amq members.txt 2>/dev/null
-run 2 "not a cascade" "$AMQ" cascade info f.amq
-expect_in "not a cascade" err "type message"
+# a filter's file is a plain cascade; a file that is no frame is refused
+run 0 "a filter as a cascade" "$AMQ" cascade info f.amq
+expect_in "a plain filter" out "plain info"
+run 0 "a plain cascade answers" "$AMQ" cascade query -c f.amq members.txt
+[ "$(cat out)" = "$M" ] && pass || fail "plain query found $(cat out) of $M members"
+printf 'not a frame at all, just some text\n' > junk.amq
+run 2 "not a cascade" "$AMQ" cascade info junk.amq
+# no flags: training keeps what is smallest, never above the plain filter
+run 0 "default train" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 -o d.amq
+expect_in "amq: chose " err "the choice is said"
+"$AMQ" build -q --type ribbon --fpr 0.05 -o r.amq members.txt 2>/dev/null
+check "default no larger than plain ribbon" test "$(wc -c < d.amq)" -le "$(wc -c < r.amq)"
+run 0 "a target no learned cascade certifies is a plain filter" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 1e-9 -o p.amq
+run 0 "plain info" "$AMQ" cascade info p.amq
+expect_in "a plain filter" out "plain said"
+# a worst-case cap: an initial filter, both bounds reported
+run 0 "worst-case cap" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.01 --worst-case 0.2 --learned -o w.amq
+run 0 "cap info" "$AMQ" cascade info --json w.amq
+check "cap at most 0.2, bound at most 0.01" python3 -c "
+import json; d = json.load(open('out'))
+assert d['worst_case_bound'] <= 0.2 and d['fpr_bound'] <= 0.01, d"
+run 2 "a cap below the target" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 --worst-case 0.01 -o x.amq
+expect_in "at or below the target" err "cap message"
 head -c 1000 c.amq > t.amq
 run 2 "truncated" "$AMQ" cascade query t.amq members.txt
 run 2 "unknown subcommand" "$AMQ" cascade frobnicate
@@ -74,8 +95,8 @@ run 0 "cascade info" "$AMQ" cascade info --json c.amq
 check "bits/key counts the whole file" python3 -c "
 import json, os; d = json.load(open('out'))
 assert abs(d['bits_per_key'] - 8 * os.path.getsize('c.amq') / d['members']) < 1e-9, d"
-run 2 "dim-bits below the range" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 --dim-bits 8 -o x.amq
-expect_in "dim-bits: 10 to 20" err "dim-bits message"
+run 2 "dim-bits below the range" "$AMQ" cascade train --members members.txt --nonmembers nonmembers.txt --fpr 0.05 --dim-bits 7 -o x.amq
+expect_in "dim-bits: 8 to 20" err "dim-bits message"
 run 0 "help" "$AMQ" help cascade
 
 cd / && rm -rf "$T"

@@ -86,4 +86,35 @@ static inline void gen_hosts(uint64_t seed, size_t nm, size_t nn, double noise,
     }
 }
 
+/* An allocator that fails its fail_at-th call (0: never) and counts calls
+ * and live bytes, for the out-of-memory sweeps: a run with fail_at = 0
+ * gives the number of calls to sweep. */
+typedef struct oom_ctx {
+    unsigned long calls, fail_at;
+    long long live;
+} oom_ctx;
+
+static inline bool oom_fails(oom_ctx *x) {
+    x->calls++;
+    return x->fail_at != 0 && x->calls == x->fail_at;
+}
+static inline void *oom_alloc(void *c, size_t n) {
+    oom_ctx *x = c;
+    if (oom_fails(x))
+        return NULL;
+    x->live += (long long)n;
+    return malloc(n);
+}
+static inline void *oom_realloc(void *c, void *p, size_t o, size_t n) {
+    oom_ctx *x = c;
+    if (oom_fails(x))
+        return NULL;
+    x->live += (long long)n - (long long)o;
+    return realloc(p, n);
+}
+static inline void oom_free(void *c, void *p, size_t n) {
+    ((oom_ctx *)c)->live -= (long long)n;
+    free(p);
+}
+
 #endif

@@ -41,6 +41,7 @@ static amq_cascade_config base_config(void) {
     cfg.bins = 64;
     cfg.fpr = 0.01;
     cfg.model.seed = 7;
+    cfg.choose = 0; /* these tests pin the learned route's parameters */
     return cfg;
 }
 
@@ -361,19 +362,40 @@ static void test_frame_and_versions(void) {
         buf = save(c, &len);
     }
     free(buf);
-    /* a plain filter's frame is not a cascade */
+    /* a filter's frame is a plain cascade: the same answers, the same
+     * bytes back, the filter's bound */
     amq_filter *f = NULL;
     CHECK_OK(amq_filter_new("sbbf", 100, 0.01, NULL, &f, NULL));
+    for (int i = 0; i < 100; i++)
+        CHECK_OK(amq_filter_add(f, &i, sizeof i));
     size_t fl = amq_filter_serialized_size(f), w;
     uint8_t *fb = malloc(fl);
     CHECK_OK(amq_filter_save(f, fb, fl, &w));
     amq_cascade *x = NULL;
     amq_diag dg = {0, ""};
-    CHECK_STATUS(amq_cascade_load(fb, fl, NULL, &x, &dg), AMQ_ERR_KIND);
-    CHECK_MSG(strstr(dg.message, "sbbf filter (type 3), not a cascade"), "%s",
-              dg.message);
-    free(fb);
+    CHECK_OK(amq_cascade_load(fb, fl, NULL, &x, &dg));
+    CHECK(amq_cascade_is_plain(x));
+    for (int i = 0; i < 2000; i++)
+        CHECK(amq_cascade_contains(x, &i, sizeof i) ==
+              amq_filter_contains(f, &i, sizeof i));
+    CHECK(amq_cascade_fpr_bound(x) == amq_filter_fpr_bound(f));
+    size_t xl = 0;
+    uint8_t *xb = save(x, &xl);
+    CHECK(xl == fl && memcmp(xb, fb, fl) == 0);
+    free(xb);
+    amq_cascade_free(x);
     amq_filter_free(f);
+    free(fb);
+    /* a clock's frame is not */
+    amq_clock *clk = NULL;
+    CHECK_OK(amq_clock_new_bloom(64, 3, 0, NULL, &clk));
+    size_t cl = amq_clock_save_size(clk);
+    uint8_t *cb = malloc(cl);
+    CHECK_OK(amq_clock_save(clk, cb, cl, &w));
+    CHECK_STATUS(amq_cascade_load(cb, cl, NULL, &x, &dg), AMQ_ERR_KIND);
+    CHECK(x == NULL);
+    free(cb);
+    amq_clock_free(clk);
     /* versions: a rebuild is a new version; foreign scores are refused */
     CHECK_OK(amq_cascade_rebuild(c, &m.k, &n.k, &n.k, &r, NULL));
     if (r != NULL) {
@@ -543,33 +565,6 @@ static void test_shards(void) {
                  AMQ_ERR_INVALID);
 }
 
-/* An allocator that fails its N-th call and tracks live bytes. */
-typedef struct oom_ctx {
-    unsigned long calls, fail_at;
-    long long live;
-} oom_ctx;
-
-static void *oom_alloc(void *c, size_t n) {
-    oom_ctx *x = c;
-    if (x->fail_at != 0 && ++x->calls == x->fail_at)
-        return NULL;
-    if (x->fail_at == 0)
-        x->calls++;
-    x->live += (long long)n;
-    return malloc(n);
-}
-static void *oom_realloc(void *c, void *p, size_t o, size_t n) {
-    oom_ctx *x = c;
-    if (x->fail_at != 0 && ++x->calls == x->fail_at)
-        return NULL;
-    x->live += (long long)n - (long long)o;
-    return realloc(p, n);
-}
-static void oom_free(void *c, void *p, size_t n) {
-    ((oom_ctx *)c)->live -= (long long)n;
-    free(p);
-}
-
 /* Every allocation of a small train and of a load fails once in turn: the
  * call reports AMQ_ERR_NOMEM, returns no object and leaks nothing (the
  * allocator's live byte count returns to zero). */
@@ -621,6 +616,206 @@ static void test_oom(void) {
     gen_free(&n);
 }
 
+/* ---- fallback (amq_cascade_set_fallback) ----------------------------------- */
+
+static const uint8_t *key_at(const gen_keys *g, size_t i, size_t *len) {
+    *len = g->k.offsets[i + 1] - g->k.offsets[i];
+    return g->k.bytes + g->k.offsets[i];
+}
+
+/* What the initial filter alone answers (it sees the key's hash mixed
+ * with its salt, learned/learned.h). */
+static bool front_says(const amq_cascade *c, const uint8_t *p, size_t len) {
+    uint64_t h = amq_hash64(&c->hasher, p, len);
+    return amq_filter_contains_hash(c->front, amq_mix64(h ^ AMQ__FRONT_SALT));
+}
+
+/* Every answer, scalar and batch, agrees, and every positive passes the
+ * initial filter (the learned route only rejects more); returns the
+ * positives. */
+static size_t check_front_answers(const amq_cascade *c, const gen_keys *g,
+                                  const char *what) {
+    size_t pos = 0, differ = 0, outside = 0, len;
+    uint8_t *out = malloc(g->k.n);
+    amq_cascade_contains_batch(c, &g->k, out);
+    for (size_t i = 0; i < g->k.n; i++) {
+        const uint8_t *p = key_at(g, i, &len);
+        bool a = amq_cascade_contains(c, p, len);
+        differ += a != (out[i] != 0);
+        outside += a && !front_says(c, p, len);
+        pos += a;
+    }
+    free(out);
+    CHECK_MSG(differ == 0 && outside == 0,
+              "%s: %zu batch answers differ, %zu pass without the initial "
+              "filter",
+              what, differ, outside);
+    return pos;
+}
+
+/* A frame's cascade flags (u32 at params + 28) set to flags, resealed
+ * (the checksum is XXH64, seed 0, of every byte before it). */
+#define FRAME_FLAGS_AT 92u
+static void reseal_flags(uint8_t *buf, size_t len, uint32_t flags) {
+    amq_hasher x;
+    for (int i = 0; i < 4; i++)
+        buf[FRAME_FLAGS_AT + (size_t)i] = (uint8_t)(flags >> (8 * i));
+    CHECK_OK(amq_hasher_init(&x, AMQ_HASH_XXH64, 0, NULL));
+    uint64_t sum = amq_hash64(&x, buf, len - 8);
+    for (int i = 0; i < 8; i++)
+        buf[len - 8 + (size_t)i] = (uint8_t)(sum >> (8 * i));
+}
+
+static uint32_t frame_flags(const uint8_t *buf) {
+    uint32_t f = 0;
+    for (int i = 0; i < 4; i++)
+        f |= (uint32_t)buf[FRAME_FLAGS_AT + (size_t)i] << (8 * i);
+    return f;
+}
+
+/* A cascade with a worst-case cap: in fallback the answers are the ones
+ * it gave before (every positive within the initial filter's), every
+ * member is found, the bound reported is worst_case_bound (which holds on
+ * member-shaped non-members too); off again gives the learned bound back;
+ * a rebuild starts on the learned route. */
+static void test_fallback_answers(const amq_cascade_config *cfg,
+                                  const gen_keys *m, const gen_keys *n,
+                                  const gen_keys *fresh,
+                                  const gen_keys *drifted) {
+    amq_cascade *c = NULL, *r = NULL;
+    amq_cascade_stats s0, s1;
+    CHECK_OK(amq_cascade_train(&m->k, &n->k, cfg, NULL, &c, NULL));
+    if (c == NULL)
+        return;
+    amq_cascade_get_stats(c, &s0, NULL, 0, NULL);
+    CHECK(c->front != NULL && !s0.fallback && !amq_cascade_fallback(c));
+    CHECK(s0.fpr_bound == s0.learned_bound);
+    CHECK_MSG(s0.worst_case_bound > 0 && s0.worst_case_bound <= cfg->worst_case,
+              "worst case %g, cap %g", s0.worst_case_bound, cfg->worst_case);
+    uint8_t *before = malloc(drifted->k.n);
+    amq_cascade_contains_batch(c, &drifted->k, before);
+    CHECK_OK(amq_cascade_set_fallback(c, true));
+    CHECK_OK(amq_cascade_set_fallback(c, true)); /* idempotent */
+    amq_cascade_get_stats(c, &s1, NULL, 0, NULL);
+    CHECK(amq_cascade_fallback(c) && s1.fallback);
+    CHECK(s1.fpr_bound == s1.worst_case_bound &&
+          amq_cascade_fpr_bound(c) == s1.worst_case_bound &&
+          s1.fpr_estimate == s1.fpr_bound);
+    CHECK(s1.learned_bound == s0.learned_bound &&
+          s1.worst_case_bound == s0.worst_case_bound);
+    CHECK(check_front_answers(c, m, "members") == m->k.n);
+    check_front_answers(c, fresh, "fresh non-members");
+    size_t fp = check_front_answers(c, drifted, "member-shaped non-members");
+    uint8_t *during = malloc(drifted->k.n);
+    amq_cascade_contains_batch(c, &drifted->k, during);
+    CHECK_MSG(memcmp(before, during, drifted->k.n) == 0,
+              "the fallback changed answers");
+    free(during);
+    double w = s1.worst_case_bound, q = (double)drifted->k.n;
+    double slack = 3.5 * sqrt(w * (1 - w) / q) + 3.0 / q;
+    CHECK_MSG((double)fp / q <= w + slack, "fallback rate %g > worst case %g",
+              (double)fp / q, w);
+    CHECK_OK(amq_cascade_set_fallback(c, false));
+    uint8_t *after = malloc(drifted->k.n);
+    amq_cascade_contains_batch(c, &drifted->k, after);
+    CHECK(!amq_cascade_fallback(c) &&
+          amq_cascade_fpr_bound(c) == s0.learned_bound &&
+          memcmp(before, after, drifted->k.n) == 0);
+    CHECK_OK(amq_cascade_set_fallback(c, true));
+    CHECK_OK(amq_cascade_rebuild(c, &m->k, &n->k, &n->k, &r, NULL));
+    CHECK(r != NULL && !amq_cascade_fallback(r));
+    free(before);
+    free(after);
+    amq_cascade_free(r);
+    amq_cascade_free(c);
+}
+
+/* The flag in the frame: saved and loaded (identical bytes, the same
+ * answers), cleared when off; flag 4 without flag 1 (fallback without an
+ * initial filter) is refused; a cascade without an initial filter refuses
+ * to fall back and is left as it was. */
+static void check_fallback_frames(amq_cascade *c, amq_cascade *nf,
+                                  const gen_keys *drifted) {
+    amq_cascade *d = NULL;
+    size_t len, len2;
+    uint8_t *off = save(c, &len);
+    CHECK((frame_flags(off) & 5u) == 1u);
+    CHECK_OK(amq_cascade_set_fallback(c, true));
+    uint8_t *on = save(c, &len2);
+    CHECK(len2 == len && (frame_flags(on) & 5u) == 5u);
+    CHECK_OK(amq_cascade_load(on, len2, NULL, &d, NULL));
+    if (d != NULL) {
+        uint8_t *again = save(d, &len2);
+        CHECK(amq_cascade_fallback(d) && len2 == len &&
+              memcmp(on, again, len) == 0);
+        CHECK(amq_cascade_fpr_bound(d) == amq_cascade_fpr_bound(c));
+        check_front_answers(d, drifted, "loaded in fallback");
+        CHECK_OK(amq_cascade_set_fallback(d, false));
+        free(again);
+        again = save(d, &len2);
+        CHECK(len2 == len && memcmp(off, again, len) == 0);
+        free(again);
+    }
+    amq_cascade_free(d);
+    d = NULL;
+    /* the resealed edit loads when the flags are consistent ... */
+    reseal_flags(off, len, frame_flags(off) | 4u);
+    CHECK(memcmp(off, on, len) == 0);
+    /* ... and a fallback without an initial filter is refused */
+    CHECK_STATUS(amq_cascade_set_fallback(nf, true), AMQ_ERR_UNSUPPORTED);
+    CHECK(!amq_cascade_fallback(nf));
+    uint8_t *nb = save(nf, &len);
+    CHECK((frame_flags(nb) & 1u) == 0);
+    uint8_t *keep = malloc(len);
+    memcpy(keep, nb, len);
+    CHECK_OK(amq_cascade_set_fallback(nf, false));
+    uint8_t *same = save(nf, &len2);
+    CHECK(len2 == len && memcmp(same, keep, len) == 0);
+    reseal_flags(nb, len, frame_flags(nb) | 4u);
+    CHECK_STATUS(amq_cascade_load(nb, len, NULL, &d, NULL), AMQ_ERR_CORRUPT);
+    CHECK(d == NULL);
+    CHECK_STATUS(amq_cascade_set_fallback(NULL, true), AMQ_ERR_INVALID);
+    free(off);
+    free(on);
+    free(nb);
+    free(keep);
+    free(same);
+}
+
+static void test_fallback_frames(const amq_cascade_config *cfg,
+                                 const gen_keys *m, const gen_keys *n,
+                                 const gen_keys *drifted) {
+    amq_cascade_config learned = *cfg;
+    learned.worst_case = 0;
+    amq_cascade *c = NULL, *nf = NULL;
+    CHECK_OK(amq_cascade_train(&m->k, &n->k, cfg, NULL, &c, NULL));
+    CHECK_OK(amq_cascade_train(&m->k, &n->k, &learned, NULL, &nf, NULL));
+    if (c != NULL && nf != NULL)
+        check_fallback_frames(c, nf, drifted);
+    amq_cascade_free(c);
+    amq_cascade_free(nf);
+}
+
+static void test_fallback(void) {
+    gen_keys m, n, fm, fresh, drifted, dn;
+    check_seed = 91;
+    gen_hosts(91, quick(2000), quick(16000), 0.2, &m, &n);
+    gen_hosts(92, 1, quick(10000), 0.2, &fm, &fresh);
+    /* member-shaped keys that are not in m: a shift of the queries */
+    gen_hosts(93, quick(10000), 1, 0.2, &drifted, &dn);
+    amq_cascade_config cfg = base_config();
+    cfg.fpr = 0.02;
+    cfg.worst_case = 0.1;
+    test_fallback_answers(&cfg, &m, &n, &fresh, &drifted);
+    test_fallback_frames(&cfg, &m, &n, &drifted);
+    gen_free(&m);
+    gen_free(&n);
+    gen_free(&fm);
+    gen_free(&fresh);
+    gen_free(&drifted);
+    gen_free(&dn);
+}
+
 int main(void) {
     test_oom();
     test_audit();
@@ -631,5 +826,6 @@ int main(void) {
     test_updates();
     test_frame_and_versions();
     test_bad_input();
+    test_fallback();
     return check_report("test_cascade");
 }

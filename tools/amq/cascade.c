@@ -82,7 +82,10 @@ enum {
     T_DELTA,
     T_EPOCHS,
     T_QUIET,
-    T_PARTITION
+    T_PARTITION,
+    T_WORST,
+    T_FLOAT,
+    T_LEARNED
 };
 
 static const cli_opt train_options[] = {
@@ -109,6 +112,9 @@ static const cli_opt train_options[] = {
     {"epochs", 0, true, T_EPOCHS},
     {"quiet", 'q', false, T_QUIET},
     {"partition", 0, true, T_PARTITION},
+    {"worst-case", 0, true, T_WORST},
+    {"float", 0, false, T_FLOAT},
+    {"learned", 0, false, T_LEARNED},
     {NULL, 0, false, 0},
 };
 
@@ -174,8 +180,14 @@ static bool take_number(train_opts *o, int id, const char *v) {
                               &c->model.tail_weight);
     case T_DELTA:
         return cli_parse_real("cascade", "--delta", v, 0, 0.99, &c->delta);
-    case T_BINS: return parse_u32("--bins", v, AMQ_CASCADE_MAX_BINS, &c->bins);
+    case T_WORST:
+        return cli_parse_real("cascade", "--worst-case", v, 1e-12, 0.999999,
+                              &c->worst_case);
+    case T_BINS:
+        c->choose &= ~AMQ_CHOOSE_BINS;
+        return parse_u32("--bins", v, AMQ_CASCADE_MAX_BINS, &c->bins);
     case T_DIM:
+        c->choose &= ~AMQ_CHOOSE_MODEL;
         if (!parse_u32("--dim-bits", v, AMQ_FEATURE_DIM_BITS_MAX,
                        &c->model.features.dim_bits))
             return false;
@@ -208,8 +220,16 @@ static bool take_train(train_opts *o, int id, const char *v) {
     case T_MEMBERS: o->members = v; return true;
     case T_NONMEMBERS: o->nonmembers = v; return true;
     case T_OUTPUT: o->output = v; return true;
-    case T_RESIDUAL: o->cfg.residual = v; return true;
-    case T_QUANT: o->cfg.model.quantize = true; return true;
+    case T_RESIDUAL:
+        o->cfg.residual = v;
+        o->cfg.choose &= ~AMQ_CHOOSE_RESIDUAL;
+        return true;
+    case T_QUANT:
+    case T_FLOAT:
+        o->cfg.model.quantize = id == T_QUANT;
+        o->cfg.choose &= ~AMQ_CHOOSE_MODEL;
+        return true;
+    case T_LEARNED: o->cfg.choose &= ~AMQ_CHOOSE_PLAIN; return true;
     case T_QUIET: o->quiet = true; return true;
     default: return take_number(o, id, v);
     }
@@ -243,9 +263,23 @@ static double file_bits_per_key(const amq_cascade_stats *s, uint64_t bytes) {
     return 8.0 * (double)bytes / (double)(s->members ? s->members : 1);
 }
 
+/* Which candidate won, against the best plain filter training built. */
+static void print_choice(FILE *out, const amq_cascade_stats *s, size_t bytes) {
+    if (s->plain)
+        fprintf(out, "a plain filter, no model (training keeps one when no "
+                     "learned cascade is smaller; --learned for one)\n");
+    else if (s->plain_bytes > 0)
+        fprintf(out, "learned, %.1f%% of the best plain filter's %.0f bytes\n",
+                100.0 * (double)bytes / s->plain_bytes, s->plain_bytes);
+    else
+        fprintf(out, "learned (no plain filter compared)\n");
+}
+
 static void print_summary(const amq_cascade *c) {
     amq_cascade_stats s;
     amq_cascade_get_stats(c, &s, NULL, 0, NULL);
+    fprintf(stderr, "amq: chose ");
+    print_choice(stderr, &s, amq_cascade_save_size(c));
     fprintf(stderr,
             "amq: cascade (%s): %llu member%s, %u level%s, %.3f bits/key "
             "(model %zu B, residuals %zu B), certified FPR bound %.4g "
@@ -416,6 +450,19 @@ static void info_text(const amq_cascade_stats *s, const amq_cascade_level *l,
            s->aux_bytes, s->table_bytes);
     printf("fpr bound       %.6g (estimate %.6g; target %g)\n", s->fpr_bound,
            s->fpr_estimate, s->target_fpr);
+    if (s->worst_case_bound < 1.0)
+        printf("worst case      %.6g (for any query distribution: the %s)\n",
+               s->worst_case_bound,
+               s->plain ? "filter's own rate" : "initial filter's rate");
+    else
+        printf("worst case      none (no initial filter; train with "
+               "--worst-case E for a cap and a fallback)\n");
+    if (s->fallback)
+        printf("fallback        on: the worst-case bound is in force "
+               "(learned bound %.6g withdrawn)\n",
+               s->learned_bound);
+    printf("chose           ");
+    print_choice(stdout, s, file_bytes);
 }
 
 static void info_json(const amq_cascade_stats *s, const amq_cascade_level *l,
@@ -436,6 +483,11 @@ static void info_json(const amq_cascade_stats *s, const amq_cascade_level *l,
     cli_json_num(&j, "p0_upper", s->p0_upper);
     cli_json_u64(&j, "model_bytes", s->model_bytes);
     cli_json_u64(&j, "residual_bytes", s->residual_bytes);
+    cli_json_num(&j, "learned_bound", s->learned_bound);
+    cli_json_num(&j, "worst_case_bound", s->worst_case_bound);
+    cli_json_bool(&j, "fallback", s->fallback);
+    cli_json_bool(&j, "plain", s->plain);
+    cli_json_num(&j, "plain_bytes", s->plain_bytes);
     cli_json_open(&j, "levels", '[');
     for (size_t i = 0; i < nl; i++) {
         cli_json_open(&j, NULL, '{');
