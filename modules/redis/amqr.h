@@ -3,7 +3,8 @@
  *
  *   redis-server ──► module.c (rm.h API) ──► host ──► commands (bf.c cf.c
  *                                                     cms.c topk.c amqcmd.c
- *                                                     mapcmd.c casccmd.c)
+ *                                                     mapcmd.c casccmd.c
+ *                                                     cascaudit.c)
  *   fuzz target  ──► its own in-memory host ──┘             │
  *                                                     value.c (rval, blob)
  *                                                           │
@@ -91,8 +92,12 @@ typedef struct amq_part {
     amq_filter *f;
 } amq_part;
 
+/* A cascade's audit (cascaudit.c): in memory only, never in the blob. */
+typedef struct casc_audit casc_audit;
+
 typedef struct casc_part {
     amq_cascade *c;
+    casc_audit *audit; /* NULL: not audited */
 } casc_part;
 
 /* A SCANDUMP stream being received by LOADCHUNK: the blob's first `have`
@@ -218,6 +223,9 @@ typedef struct host_ops {
     void (*replicate_verbatim)(host *h);
     void (*replicate)(host *h, const char *cmd, const rarg *args, int n);
     void (*notify)(host *h, const char *event, int argi);
+    /* The same in the module class ('d' of notify-keyspace-events): a
+     * key's state an operator acts on (a cascade falling back). */
+    void (*notify_module)(host *h, const char *event, int argi);
     /* May the command allocate `bytes` more? false: it must refuse. */
     bool (*budget)(host *h, double bytes);
 } host_ops;
@@ -360,6 +368,22 @@ int casc_add(host *h);
 int casc_del(host *h);
 int casc_info(host *h);
 int casc_dump(host *h);
+int casc_audit_cmd(host *h);
+int casc_samples(host *h);
+int casc_truth(host *h);
+int casc_fallback(host *h);
+
+/* The audit's side of the cascade family (cascaudit.c). */
+/* Count one query of item; a sampled one waits for AMQ.CASCADE.SAMPLES. */
+void casc_audit_query(casc_audit *a, const rarg *item);
+void casc_audit_free(rval *v);
+/* What AMQ.CASCADE.INFO shows of the audit; false when there is none. */
+typedef struct casc_audit_view {
+    double rate;
+    uint64_t window, windows, sampled, pending, dropped;
+    amq_audit_report report;
+} casc_audit_view;
+bool casc_audit_view_of(const rval *v, casc_audit_view *out);
 
 /* Shared by AMQ.*, AMQ.MAP.* and AMQ.CASCADE.* (amqcmd.c). */
 /* The one frame of the value at argv[1] of family fam (0: any) as a bulk

@@ -10,8 +10,17 @@
  *   AMQ.CASCADE.DEL key BUILT|ADDED item...
  *                                      a member leaves (removed, or counted
  *                                      stale where its filter cannot remove)
- *   AMQ.CASCADE.INFO key               method, intervals, certified bound ...
+ *   AMQ.CASCADE.INFO key               method, intervals, certified bound,
+ *                                      route, audit ...
  *   AMQ.CASCADE.DUMP key               the frame back
+ *   AMQ.CASCADE.AUDIT key RATE r [SEED s] [WINDOW n] | OFF
+ *                                      start (restart) or stop the shadow-
+ *                                      sampling audit of the key's queries
+ *   AMQ.CASCADE.SAMPLES key [COUNT n]  pop sampled query items, oldest first
+ *   AMQ.CASCADE.TRUTH key item 0|1 ... the truth about them (1: a member);
+ *                                      a violated bound switches the key to
+ *                                      its initial filter
+ *   AMQ.CASCADE.FALLBACK key ON|OFF    switch the bound in force by hand
  *
  * A cascade is trained offline: the model needs labelled member and
  * non-member sets, which a key-value server does not see. So the server
@@ -29,6 +38,26 @@
  * DEBUG DIGEST — is the same. LOAD replicates the frame verbatim; ADD and
  * DEL replicate the items that changed the cascade, so a refused item (a
  * full buffer) is not replayed.
+ *
+ * Audits and the fallback (cascaudit.c). A cascade's certified bound holds
+ * for the query distribution its held-out non-members came from; the
+ * audit checks that on the live queries, and when it finds the bound
+ * violated the key falls back: the bound it reports becomes the
+ * worst-case bound, which holds whatever is asked (amq_cascade_set_fallback;
+ * the answers stay the same, because the initial filter already gates
+ * every one of them). The fallback is part of the frame (flag 4), so RDB,
+ * DUMP/RESTORE, COPY, the AOF rewrite and a full sync carry it. The audit
+ * is not: it is the server's evidence about the queries it answered, in
+ * memory, and AUDIT, SAMPLES and TRUTH are not replicated. What is
+ * replicated is the decision: a TRUTH that switches the key replicates
+ * `AMQ.CASCADE.FALLBACK key ON`, and FALLBACK replicates itself when it
+ * changed the bound in force, so replicas and the AOF apply the switch at the same
+ * point of the write stream. Replicating TRUTH instead would not do: the
+ * audit's verdict depends on which queries it sampled and in which window,
+ * and a replica answers other queries (or none), so it could reach
+ * another verdict from the same truths. A replica's copy therefore has no
+ * audit, and queries answered by replicas are not sampled: audit on the
+ * primary.
  */
 #include <stdio.h>
 #include <string.h>
@@ -66,7 +95,10 @@ static bool c_frame_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
     return st == AMQ_OK || rv_frame_refused(err, cap, st, &diag);
 }
 
-static void c_destroy(rval *v) { amq_cascade_free(v->u.casc.c); }
+static void c_destroy(rval *v) {
+    casc_audit_free(v);
+    amq_cascade_free(v->u.casc.c);
+}
 
 const fam_ops casc_ops = {"cascade",
                           "amq-cascd",
@@ -186,7 +218,10 @@ int casc_load(host *h) {
     return 0;
 }
 
+/* The audit is no part of the value's state (nothing of it is in the
+ * blob), so a query counts in it through a value it only reads. */
 static bool contains(const rval *v, const rarg *item) {
+    casc_audit_query(v->u.casc.audit, item);
     return amq_cascade_contains(v->u.casc.c, item->p, item->n);
 }
 
@@ -210,6 +245,8 @@ int casc_mexists(host *h) {
         return r_err(h, "ERR out of memory");
     }
     amq_cascade_contains_batch(v->u.casc.c, &k, out);
+    for (int i = 2; i < h->argc; i++)
+        casc_audit_query(v->u.casc.audit, &h->argv[i]);
     h->ops->r_arr(h, (long)n);
     for (size_t i = 0; i < n; i++)
         h->ops->r_int(h, out[i]);
@@ -301,6 +338,41 @@ static void r_real(host *h, const char *name, double x) {
     h->ops->r_double(h, x);
 }
 
+static void r_flag(host *h, const char *name, bool x) {
+    r_num(h, name, x ? 1 : 0);
+}
+
+/* The audit as a map (a null without one). */
+static void r_audit(host *h, const rval *v) {
+    casc_audit_view a;
+    if (!casc_audit_view_of(v, &a)) {
+        h->ops->r_null(h);
+        return;
+    }
+    const amq_audit_report *r = &a.report;
+    h->ops->r_map(h, 20);
+    r_real(h, "Rate", a.rate);
+    r_num(h, "Window", (long long)a.window);
+    r_num(h, "Windows", (long long)a.windows);
+    r_num(h, "Pending", (long long)a.pending);
+    r_num(h, "Dropped", (long long)a.dropped);
+    r_num(h, "Queries", (long long)r->queries);
+    r_num(h, "Sampled", (long long)a.sampled);
+    r_num(h, "Members reported", (long long)r->members);
+    r_num(h, "Non-members reported", (long long)r->nonmembers);
+    r_num(h, "False positives", (long long)r->false_positives);
+    r_num(h, "False negatives", (long long)r->false_negatives);
+    r_real(h, "FPR estimate", r->fpr_hat);
+    r_real(h, "FPR low", r->fpr_lower);
+    r_real(h, "FPR high", r->fpr_upper);
+    r_real(h, "Build bound", r->bound_build);
+    r_real(h, "Audit bound", r->bound_audit);
+    r_real(h, "Drift p-value", r->drift_pvalue);
+    r_real(h, "Drift PSI", r->drift_psi);
+    r_flag(h, "Unverified", r->unverified);
+    r_flag(h, "Violated", r->violated);
+}
+
 /* One interval I_ℓ as a map. */
 static void r_level(host *h, const amq_cascade_level *l) {
     h->ops->r_map(h, 9);
@@ -329,7 +401,7 @@ int casc_info(host *h) {
     if (nl > sizeof lv / sizeof lv[0])
         nl = sizeof lv / sizeof lv[0];
     snprintf(id, sizeof id, "%016llx", (unsigned long long)s.model_id);
-    h->ops->r_map(h, 20);
+    h->ops->r_map(h, 24);
     r_cstr(h, "Method", amq_learned_method_name(s.method));
     r_num(h, "Version", (long long)s.version);
     r_cstr(h, "Model id", id);
@@ -349,9 +421,14 @@ int casc_info(host *h) {
     r_real(h, "Error estimate", s.fpr_estimate);
     r_real(h, "Confidence", 1.0 - s.eta);
     r_real(h, "Accepted share bound", s.p0_upper);
+    r_flag(h, "Fallback", s.fallback);
+    r_real(h, "Learned bound", s.learned_bound);
+    r_real(h, "Worst-case bound", s.worst_case_bound);
     r_name(h, "Intervals");
     h->ops->r_arr(h, (long)nl);
     for (size_t i = 0; i < nl; i++)
         r_level(h, &lv[i]);
+    r_name(h, "Audit");
+    r_audit(h, v);
     return 0;
 }

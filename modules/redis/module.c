@@ -130,6 +130,11 @@ static void h_notify(host *h, const char *event, int argi) {
                                     ((rhost *)h)->argv[argi]);
 }
 
+static void h_notify_module(host *h, const char *event, int argi) {
+    RedisModule_NotifyKeyspaceEvent(CTX(h), REDISMODULE_NOTIFY_MODULE, event,
+                                    ((rhost *)h)->argv[argi]);
+}
+
 /* Refuse what would pass maxmemory, half the machine's memory, or 16 TiB.
  * Below 1 MiB the server's own deny-oom check (before the command runs) is
  * enough, and the INFO section is not worth building. */
@@ -155,10 +160,10 @@ static bool h_budget(host *h, double bytes) {
     return !(sys > 0 && bytes > sys / 2);
 }
 
-static const host_ops redis_host = {h_lookup,    h_store,  h_remove, h_int,
-                                    h_err,       h_simple, h_arr,    h_map,
-                                    h_null,      h_str,    h_double, h_verbatim,
-                                    h_replicate, h_notify, h_budget};
+static const host_ops redis_host = {
+    h_lookup,    h_store,  h_remove,        h_int,   h_err,    h_simple,
+    h_arr,       h_map,    h_null,          h_str,   h_double, h_verbatim,
+    h_replicate, h_notify, h_notify_module, h_budget};
 
 /* ---- command dispatch ---------------------------------------------------------- */
 

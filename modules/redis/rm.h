@@ -47,6 +47,7 @@ typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 
 /* Keyspace notification classes */
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2)
+#define REDISMODULE_NOTIFY_MODULE (1 << 13) /* 'd', Redis 7.0 */
 
 /* SetModuleOptions: rdb_load sees short reads as IsIOError, not a panic */
 #define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)

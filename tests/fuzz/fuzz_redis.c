@@ -191,7 +191,7 @@ static bool gate(void *h, double bytes) { return f_budget(h, bytes); }
 static const host_ops fuzz_host = {f_lookup,    f_store,  f_remove, f_int,
                                    f_err,       f_simple, f_arr,    f_map,
                                    f_null,      f_str,    f_double, f_verbatim,
-                                   f_replicate, f_notify, f_budget};
+                                   f_replicate, f_notify, f_notify, f_budget};
 
 /* encode -> decode -> encode gives the same bytes; so does the copy. */
 static void check_value(const rval *v) {
