@@ -20,6 +20,7 @@
  * scorers (where a small model already leaves little for the residuals).
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "core/diag.h"
@@ -267,17 +268,59 @@ static amq_status try_scored(chooser *ch, const amq_model *m) {
     return st == AMQ_OK && ch->fatal ? ch->last : st;
 }
 
-static amq_status train_and_try(chooser *ch, uint32_t dim_bits, bool quantize) {
-    amq_model_config mc = ch->cfg->model;
-    mc.features.dim_bits = dim_bits;
-    mc.quantize = quantize;
-    const amq__train_sets *s = ch->s;
+/* One model of the search: trained on its own (it reads the sets and the
+ * config, nothing another job writes), then tried in the search's order. */
+typedef struct model_job {
+    const chooser *ch;
+    uint32_t dim_bits;
+    bool quantize;
     amq_model *m;
-    AMQ_RETURN_IF_ERR(amq_model_train(s->train_m, s->train_n, s->calib_m,
-                                      s->tune, &mc, ch->opt, &m));
-    amq_status st = try_scored(ch, m);
-    amq_model_free(m);
+    amq_status st;
+} model_job;
+
+static void *train_job(void *arg) {
+    model_job *j = arg;
+    amq_model_config mc = j->ch->cfg->model;
+    mc.features.dim_bits = j->dim_bits;
+    mc.quantize = j->quantize;
+    const amq__train_sets *s = j->ch->s;
+    j->st = amq_model_train(s->train_m, s->train_n, s->calib_m, s->tune, &mc,
+                            j->ch->opt, &j->m);
+    return NULL;
+}
+
+/* Try a trained job's candidates and free its model; *won when one of
+ * them became the best. */
+static amq_status try_job(chooser *ch, model_job *j, bool *won) {
+    const amq_cascade *prev = ch->best;
+    amq_status st = j->st == AMQ_OK ? try_scored(ch, j->m) : j->st;
+    amq_model_free(j->m);
+    j->m = NULL;
+    *won = ch->best != prev;
     return st;
+}
+
+static amq_status train_and_try(chooser *ch, uint32_t dim_bits, bool quantize,
+                                bool *won) {
+    model_job j = {ch, dim_bits, quantize, NULL, AMQ_OK};
+    train_job(&j);
+    return try_job(ch, &j, won);
+}
+
+/* Two models at once, on two threads when the allocator is the default
+ * one (a caller's allocator is only ever called from the caller's
+ * thread). The result is the sequential search's: the second model is
+ * tried after the first, and one the first would have pruned cannot win
+ * (its weights alone outweigh the best). */
+static void train_pair(const chooser *ch, model_job *a, model_job *b) {
+    pthread_t t;
+    bool spawned = (ch->opt == NULL || ch->opt->allocator == NULL) &&
+                   pthread_create(&t, NULL, train_job, b) == 0;
+    train_job(a);
+    if (spawned)
+        pthread_join(t, NULL);
+    else
+        train_job(b);
 }
 
 /* The smallest a learned cascade with a model of these weights can be. */
@@ -290,24 +333,36 @@ static bool model_can_win(const chooser *ch, uint32_t dim_bits, bool quantize) {
 
 static amq_status search_models(chooser *ch) {
     const amq_model_config *mc = &ch->cfg->model;
+    bool won;
     if (!(ch->cfg->choose & AMQ_CHOOSE_MODEL)) {
         if (!model_can_win(ch, mc->features.dim_bits, mc->quantize))
             return AMQ_OK;
-        return train_and_try(ch, mc->features.dim_bits, mc->quantize);
+        return train_and_try(ch, mc->features.dim_bits, mc->quantize, &won);
     }
     uint32_t best_dim = 0;
-    for (uint32_t d = DIM_MIN; d <= DIM_MAX; d += DIM_STEP) {
-        if (!model_can_win(ch, d, true))
-            break;
-        const amq_cascade *prev = ch->best;
-        AMQ_RETURN_IF_ERR(train_and_try(ch, d, true));
-        if (ch->best != prev)
-            best_dim = d;
+    for (uint32_t d = DIM_MIN; d <= DIM_MAX && model_can_win(ch, d, true);) {
+        uint32_t e = d + DIM_STEP;
+        model_job a = {ch, d, true, NULL, AMQ_OK};
+        model_job b = {ch, e, true, NULL, AMQ_OK};
+        bool two = e <= DIM_MAX && model_can_win(ch, e, true);
+        if (two)
+            train_pair(ch, &a, &b);
+        else
+            train_job(&a);
+        amq_status st = try_job(ch, &a, &won);
+        best_dim = won ? d : best_dim;
+        if (two) {
+            amq_status sb = try_job(ch, &b, &won);
+            best_dim = won ? e : best_dim;
+            st = st != AMQ_OK ? st : sb;
+        }
+        AMQ_RETURN_IF_ERR(st);
+        d = two ? e + DIM_STEP : e;
     }
     /* float weights at a quarter of the dimensions cost the same bytes */
     if (best_dim >= DIM_MIN + DIM_STEP &&
         model_can_win(ch, best_dim - 2, false))
-        AMQ_RETURN_IF_ERR(train_and_try(ch, best_dim - 2, false));
+        AMQ_RETURN_IF_ERR(train_and_try(ch, best_dim - 2, false, &won));
     return AMQ_OK;
 }
 
