@@ -32,12 +32,12 @@
 
 #include "learned/learned.h"
 
-#define STX 0x02u
-#define ETX 0x03u
-#define M1 0x9E3779B97F4A7C15ULL
+#define STX AMQ__FEAT_STX
+#define ETX AMQ__FEAT_ETX
+#define M1 AMQ__FEAT_M1
 
 enum feature_kind {
-    KIND_NGRAM = 1,
+    KIND_NGRAM = AMQ__FEAT_KIND_NGRAM,
     KIND_LENGTH = 2,
     KIND_DIGITS = 3,
     KIND_LETTERS = 4,
@@ -175,13 +175,12 @@ INLINE void ngrams(sink *k, int mode, const uint8_t *key, size_t len,
     }
 }
 
-static bool is_sep(uint8_t b) { return byte_class[b] >= CLS_SEP; }
-
-/* Length, shares and separator counts. */
-INLINE void shape(sink *k, int mode, const uint8_t *key, size_t len) {
+/* What the 13 shape features are made of, in one pass over the key: class
+ * counters in registers (a table of counts in memory stalls on
+ * store-to-load forwarding when one class repeats) and the token bounds. */
+void amq__shape_scan(const uint8_t *key, size_t len, amq__key_shape *s) {
     size_t digits = 0, letters = 0, seps[5] = {0}, nsep = 0;
-    /* counters in registers: a table of counts in memory stalls on
-     * store-to-load forwarding when one class repeats */
+    size_t first = len, second = len, last = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned c = byte_class[key[i]];
         digits += c == CLS_DIGIT;
@@ -189,16 +188,22 @@ INLINE void shape(sink *k, int mode, const uint8_t *key, size_t len) {
         if (c >= CLS_SEP) {
             seps[c - CLS_SEP]++;
             nsep++;
+            if (first == len)
+                first = i;
+            else if (second == len)
+                second = i;
+            last = i + 1;
         }
     }
-    size_t d = len == 0 ? 1 : len;
-    uint64_t v[4] = {len < 63 ? len : 63, 8 * digits / d, 8 * letters / d,
-                     8 * (len - digits - letters) / d};
-    for (unsigned j = 0; j < 4; j++)
-        emit(k, mode, mix(pack(v[j], 0, KIND_LENGTH + j)));
-    for (unsigned s = 0; s < 5; s++)
-        emit(k, mode, mix(pack(seps[s] < 15 ? seps[s] : 15, 0, KIND_SEP + s)));
-    emit(k, mode, mix(pack(nsep + 1 < 31 ? nsep + 1 : 31, 0, KIND_SEGMENTS)));
+    s->len = len;
+    s->digits = digits;
+    s->letters = letters;
+    for (unsigned j = 0; j < 5; j++)
+        s->seps[j] = seps[j];
+    s->nsep = nsep;
+    s->first = first;
+    s->second = second;
+    s->last = last;
 }
 
 static uint64_t token_hash(const uint8_t *p, size_t n, unsigned kind) {
@@ -206,21 +211,34 @@ static uint64_t token_hash(const uint8_t *p, size_t n, unsigned kind) {
                ((uint64_t)kind << 48));
 }
 
-/* First token, first two tokens, last token. */
-INLINE void tokens(sink *k, int mode, const uint8_t *key, size_t len) {
-    size_t first = len, second = len, last = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (!is_sep(key[i]))
-            continue;
-        if (first == len)
-            first = i;
-        else if (second == len)
-            second = i;
-        last = i + 1;
-    }
-    emit(k, mode, token_hash(key, first, KIND_FIRST));
-    emit(k, mode, token_hash(key, second, KIND_FIRST2));
-    emit(k, mode, token_hash(key + last, len - last, KIND_LAST));
+/* Length, shares, separator counts, segments; then the first token, the
+ * first two tokens and the last token. */
+void amq__shape_hashes(const amq__key_shape *s, const uint8_t *key,
+                       uint64_t h[AMQ__FEAT_SHAPE]) {
+    /* len <= AMQ_FEATURE_MAX_BYTES: 32-bit division gives the same
+     * quotients as 64-bit, for a fraction of its latency */
+    uint32_t len = (uint32_t)s->len, d = len == 0 ? 1 : len;
+    uint32_t digits = (uint32_t)s->digits, letters = (uint32_t)s->letters;
+    uint64_t v[4] = {len < 63 ? len : 63, 8 * digits / d, 8 * letters / d,
+                     8 * (len - digits - letters) / d};
+    for (unsigned j = 0; j < 4; j++)
+        h[j] = mix(pack(v[j], 0, KIND_LENGTH + j));
+    for (unsigned j = 0; j < 5; j++)
+        h[4 + j] =
+            mix(pack(s->seps[j] < 15 ? s->seps[j] : 15, 0, KIND_SEP + j));
+    h[9] = mix(pack(s->nsep + 1 < 31 ? s->nsep + 1 : 31, 0, KIND_SEGMENTS));
+    h[10] = token_hash(key, s->first, KIND_FIRST);
+    h[11] = token_hash(key, s->second, KIND_FIRST2);
+    h[12] = token_hash(key + s->last, s->len - s->last, KIND_LAST);
+}
+
+INLINE void shape(sink *k, int mode, const uint8_t *key, size_t len) {
+    amq__key_shape s;
+    uint64_t h[AMQ__FEAT_SHAPE];
+    amq__shape_scan(key, len, &s);
+    amq__shape_hashes(&s, key, h);
+    for (unsigned j = 0; j < AMQ__FEAT_SHAPE; j++)
+        emit(k, mode, h[j]);
 }
 
 INLINE void generate(sink *k, int mode, const amq_feature_config *cfg,
@@ -230,7 +248,6 @@ INLINE void generate(sink *k, int mode, const amq_feature_config *cfg,
     k->bits = cfg->dim_bits;
     ngrams(k, mode, key, len, cfg->ngram_max);
     shape(k, mode, key, len);
-    tokens(k, mode, key, len);
 }
 
 size_t amq__features(const amq_feature_config *cfg, const uint8_t *key,

@@ -202,15 +202,15 @@ struct amq_cascade {
     uint32_t reject_bins;
     uint32_t nregions;
     amq__region regions[AMQ_CASCADE_MAX_LEVELS];
-    amq_filter *front; /* sandwich: initial filter over all members */
-    bool fallback;     /* the bound in force is the worst-case cap   */
-    double plain_bytes; /* training's best plain filter, 0: none       */
+    amq_filter *front;       /* sandwich: initial filter over all members */
+    bool fallback;           /* the bound in force is the worst-case cap   */
+    double plain_bytes;      /* training's best plain filter, 0: none       */
     uint32_t params_version; /* frame parameters saved: 2, or a loaded  */
                              /* frame's own (1 saves back as it was)    */
-    amq_filter *aux;   /* insert buffer (NULL: none)                 */
-    uint32_t *cert;    /* bins: certify non-members per bin          */
-    uint32_t *tune;    /* bins: tune non-members per bin             */
-    uint32_t *memb;    /* bins: members per bin                      */
+    amq_filter *aux;         /* insert buffer (NULL: none)                 */
+    uint32_t *cert;          /* bins: certify non-members per bin          */
+    uint32_t *tune;          /* bins: tune non-members per bin             */
+    uint32_t *memb;          /* bins: members per bin                      */
     uint64_t certify_n, tune_n, members;
     uint64_t version;
     uint64_t added, removed, stale_other, tail_members;
@@ -270,13 +270,10 @@ typedef struct amq__scores {
 void amq__scores_free(const amq__mem *mem, amq__scores *z);
 /* A cascade around a copy of model from scored sets: bins, plan, filters,
  * checked against the target (cfg resolved; its residual NULL: sbbf). */
-amq_status amq__cascade_build_scored(const amq_model *model,
-                                     const amq_keys *members,
-                                     const amq__scores *z,
-                                     const amq_cascade_config *cfg,
-                                     const amq_hasher *hasher,
-                                     const amq__mem *mem, amq_cascade **out,
-                                     amq_diag *diag);
+amq_status amq__cascade_build_scored(
+    const amq_model *model, const amq_keys *members, const amq__scores *z,
+    const amq_cascade_config *cfg, const amq_hasher *hasher,
+    const amq__mem *mem, amq_cascade **out, amq_diag *diag);
 
 /* The parts training splits the key sets into (train.c); with a given
  * model only members, tune and certify are read. */
@@ -289,8 +286,7 @@ typedef struct amq__train_sets {
  * (or the given one), residual and bin count built and certified, and the
  * plain filters; the smallest (or, at a memory target, the lowest bound)
  * kept. */
-amq_status amq__cascade_choose(const amq__train_sets *s,
-                               const amq_model *model,
+amq_status amq__cascade_choose(const amq__train_sets *s, const amq_model *model,
                                const amq_cascade_config *cfg,
                                const amq_options *opt, amq_cascade **out,
                                amq_diag *diag);
@@ -307,5 +303,58 @@ amq_status amq__cascade_train_plain(const amq_keys *members, const char *spec,
  * caller). */
 amq_status amq__cascade_config_resolve(const amq_cascade_config *in,
                                        amq_cascade_config *out, amq_diag *diag);
+
+/* ---- fast scoring (features.c, model.c, score_avx2.c, score_avx512.c) ---- */
+
+/* The constants of φ that the vector kernels repeat (features.c's essay). */
+#define AMQ__FEAT_STX 0x02u
+#define AMQ__FEAT_ETX 0x03u
+#define AMQ__FEAT_M1 0x9E3779B97F4A7C15ULL
+#define AMQ__FEAT_KIND_NGRAM 1u
+
+/* What the 13 shape features of a key (at most AMQ_FEATURE_MAX_BYTES)
+ * are made of: class counts and the token bounds (first and second
+ * separator, one past the last; len and 0 when absent). */
+typedef struct amq__key_shape {
+    size_t len, digits, letters, nsep;
+    size_t seps[5]; /* . / : - _ */
+    size_t first, second, last;
+} amq__key_shape;
+
+/* The scalar scan of key (len already clamped). */
+void amq__shape_scan(const uint8_t *key, size_t len, amq__key_shape *s);
+/* The 13 hashed shape features in emission order: index in the top
+ * dim_bits bits of h[j], sign in the bit below (as for an n-gram). */
+void amq__shape_hashes(const amq__key_shape *s, const uint8_t *key,
+                       uint64_t h[AMQ__FEAT_SHAPE]);
+
+/* Keys a batch kernel scores at once (the widest kernel's lanes). */
+#define AMQ__SCORE_LANES 16u
+
+/* One instruction set's scorers; every one gives amq__features_dot_q /
+ * amq__features_dot_f's value bit for bit (cfg resolved). batch_f scores
+ * n <= lanes float keys side by side, keys of similar length best. */
+typedef struct amq__score_kernels {
+    const char *name;
+    unsigned lanes; /* keys a batch call scores side by side            */
+    int32_t (*dot_q)(const amq_feature_config *cfg, const uint8_t *key,
+                     size_t len, const int8_t *q);
+    float (*dot_f)(const amq_feature_config *cfg, const uint8_t *key,
+                   size_t len, const float *w);
+    void (*batch_f)(const amq_feature_config *cfg, const uint8_t *const *key,
+                    const size_t *len, size_t n, const float *w, float *out);
+} amq__score_kernels;
+
+/* Defined on x86-64 only (score_avx2.c, score_avx512.c). */
+extern const amq__score_kernels amq__score_avx2;
+extern const amq__score_kernels amq__score_avx512;
+
+/* The kernels of a CPU level (AMQ__CPU_SCALAR, AMQ__CPU_AVX2,
+ * AMQ__CPU_AVX512), or NULL when the build, the machine or amq__cpu_cap
+ * rules it out. The scalar level is features.c's reference. */
+const amq__score_kernels *amq__score_kernels_at(int level);
+/* The widest available: what the model's scoring uses, chosen per call
+ * (the answer is cached by core/cpu.c). */
+const amq__score_kernels *amq__score_kernels_best(void);
 
 #endif

@@ -168,27 +168,115 @@ double amq__model_dot(const amq_model *m, const uint32_t *idx,
     return (double)acc + m->bias;
 }
 
-/* The fused path: features summed as they are hashed (no lists). The
- * same value as amq__model_dot over amq__features' list. */
-double amq_model_score(const amq_model *m, const void *key, size_t len) {
-    if (m->q != NULL)
-        return (double)amq__features_dot_q(&m->cfg.features, key, len, m->q) *
-                   m->scale +
-               m->bias;
-    return (double)amq__features_dot_f(&m->cfg.features, key, len, m->w) +
-           m->bias;
+/* ---- the kernels: the scalar reference and the vector ones ------------------ */
+
+static void scalar_batch_f(const amq_feature_config *cfg,
+                           const uint8_t *const *key, const size_t *len,
+                           size_t n, const float *w, float *out) {
+    for (size_t i = 0; i < n; i++)
+        out[i] = amq__features_dot_f(cfg, key[i], len[i], w);
 }
 
-/* The fused scorer key by key. A two-key pipeline that hashed key i + 1's
- * features and prefetched their weights while summing key i's was measured
- * slower at every table size up to 2^18 weights (bench/tools/
- * bench_cascade.c): the hashing, not the weight loads, is the cost. */
+static const amq__score_kernels score_scalar = {
+    .name = "scalar",
+    .lanes = 1,
+    .dot_q = amq__features_dot_q,
+    .dot_f = amq__features_dot_f,
+    .batch_f = scalar_batch_f,
+};
+
+const amq__score_kernels *amq__score_kernels_at(int level) {
+    switch (level) {
+    case AMQ__CPU_SCALAR: return &score_scalar;
+#if defined(__x86_64__)
+    case AMQ__CPU_AVX2: return amq__cpu_has_avx2() ? &amq__score_avx2 : NULL;
+    case AMQ__CPU_AVX512:
+        return amq__cpu_has_avx512() ? &amq__score_avx512 : NULL;
+#endif
+    default: return NULL;
+    }
+}
+
+const amq__score_kernels *amq__score_kernels_best(void) {
+#if defined(__x86_64__)
+    if (amq__cpu_has_avx512())
+        return &amq__score_avx512;
+    if (amq__cpu_has_avx2())
+        return &amq__score_avx2;
+#endif
+    return &score_scalar;
+}
+
+/* One key: the hashing, the gathers and (int8) the sum in vector
+ * registers; the same value as amq__model_dot over amq__features' list. */
+double amq_model_score(const amq_model *m, const void *key, size_t len) {
+    const amq__score_kernels *k = amq__score_kernels_best();
+    if (m->q != NULL)
+        return (double)k->dot_q(&m->cfg.features, key, len, m->q) * m->scale +
+               m->bias;
+    return (double)k->dot_f(&m->cfg.features, key, len, m->w) + m->bias;
+}
+
+/* A batch. int8 keys one after the other: the sum has no order, so one
+ * key fills whole vectors and a batch gains nothing from lanes. Float
+ * keys side by side, one per lane, so their chains of adds run in
+ * parallel; a lane idles once its key ends, so each chunk of keys is put
+ * in order of length first (a counting sort) and scored a kernel's width
+ * at a time. Prefetching the weights was measured and not kept (docs/
+ * cascade.md, "Speed"): the gathers' loads overlap without it. */
+#define SCORE_CHUNK 256
+
+static void score_chunk_f(const amq_model *m, const amq__score_kernels *k,
+                          const amq_keys *keys, size_t at, size_t n,
+                          double *out) {
+    uint16_t start[AMQ_FEATURE_MAX_BYTES + 2] = {0};
+    uint16_t order[SCORE_CHUNK];
+    size_t len[SCORE_CHUNK];
+    for (size_t i = 0; i < n; i++) {
+        size_t l = (size_t)(keys->offsets[at + i + 1] - keys->offsets[at + i]);
+        len[i] = l < AMQ_FEATURE_MAX_BYTES ? l : AMQ_FEATURE_MAX_BYTES;
+        start[len[i] + 1]++;
+    }
+    for (size_t l = 1; l <= AMQ_FEATURE_MAX_BYTES; l++)
+        start[l] = (uint16_t)(start[l] + start[l - 1]);
+    for (size_t i = 0; i < n; i++)
+        order[start[len[i]]++] = (uint16_t)i;
+    for (size_t g = 0; g < n; g += k->lanes) {
+        const uint8_t *kp[AMQ__SCORE_LANES];
+        size_t kl[AMQ__SCORE_LANES];
+        float z[AMQ__SCORE_LANES];
+        size_t w = n - g < k->lanes ? n - g : k->lanes;
+        for (size_t j = 0; j < w; j++) {
+            size_t i = order[g + j];
+            kp[j] = keys->bytes + keys->offsets[at + i];
+            kl[j] = len[i];
+        }
+        k->batch_f(&m->cfg.features, kp, kl, w, m->w, z);
+        for (size_t j = 0; j < w; j++)
+            out[order[g + j]] = (double)z[j] + m->bias;
+    }
+}
+
 void amq_model_score_batch(const amq_model *m, const amq_keys *keys,
                            double *out) {
-    for (size_t i = 0; i < keys->n; i++)
-        out[i] =
-            amq_model_score(m, keys->bytes + keys->offsets[i],
-                            (size_t)(keys->offsets[i + 1] - keys->offsets[i]));
+    const amq__score_kernels *k = amq__score_kernels_best();
+    if (m->q != NULL || k->lanes == 1) {
+        for (size_t i = 0; i < keys->n; i++) {
+            size_t len;
+            const uint8_t *p = amq__key(keys, i, &len);
+            out[i] = m->q != NULL
+                         ? (double)k->dot_q(&m->cfg.features, p, len, m->q) *
+                                   m->scale +
+                               m->bias
+                         : (double)k->dot_f(&m->cfg.features, p, len, m->w) +
+                               m->bias;
+        }
+        return;
+    }
+    for (size_t at = 0; at < keys->n; at += SCORE_CHUNK)
+        score_chunk_f(m, k, keys, at,
+                      keys->n - at < SCORE_CHUNK ? keys->n - at : SCORE_CHUNK,
+                      out + at);
 }
 
 amq_status amq__model_score_keys(const amq_model *m, const amq_keys *k,
