@@ -24,6 +24,9 @@
  *
  * Cost: about 4 (len + 2) + 13 features; each n-gram is two multiplies on a
  * sliding 32-bit window, no per-gram memory traffic besides the output.
+ * This file is the scalar reference: score_kernel.h computes the same φ
+ * in vector lanes (AVX2, AVX-512) and must give its scores bit for bit
+ * (test_score).
  */
 #include <string.h>
 

@@ -24,9 +24,11 @@
  *
  * Layout: one array of 2^dim_bits weights (float32: 256 KiB at the
  * default 16 bits; int8: 64 KiB). Scoring hashes a key's ~4 (len + 2)
- * features and sums their weights as it goes (features.c's fused
- * generator); the stored-list path (amq__features + amq__model_dot) is the
- * reference the tests compare it with.
+ * features and sums their weights with the widest kernels the CPU offers,
+ * chosen per call (score_avx512.c, score_avx2.c; features.c's fused
+ * generator is the scalar reference, and the stored-list path,
+ * amq__features + amq__model_dot, the definition the tests hold all of
+ * them to). Training reads the stored lists.
  */
 #include <math.h>
 #include <string.h>
@@ -222,8 +224,9 @@ double amq_model_score(const amq_model *m, const void *key, size_t len) {
  * keys side by side, one per lane, so their chains of adds run in
  * parallel; a lane idles once its key ends, so each chunk of keys is put
  * in order of length first (a counting sort) and scored a kernel's width
- * at a time. Prefetching the weights was measured and not kept (docs/
- * cascade.md, "Speed"): the gathers' loads overlap without it. */
+ * at a time. Prefetching the next key's weights was measured and not
+ * kept (docs/cascade.md, "Speed"): ~150 prefetches a key cost more than
+ * the misses they hide, even at 2^20 weights. */
 #define SCORE_CHUNK 256
 
 static void score_chunk_f(const amq_model *m, const amq__score_kernels *k,
