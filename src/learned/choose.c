@@ -154,21 +154,17 @@ static amq_status plain_at_budget(const char *spec, const uint64_t *h, size_t n,
     return AMQ_OK;
 }
 
-amq_status amq__cascade_train_plain(const amq_keys *members, const char *spec,
-                                    const amq_cascade_config *cfg,
-                                    const amq_hasher *hasher,
-                                    const amq__mem *mem, amq_cascade **out,
-                                    amq_diag *diag) {
-    uint64_t *h;
+/* The plain filter of spec from the members' hashes. */
+static amq_status plain_of_hashes(const uint64_t *h, size_t n, const char *spec,
+                                  const amq_cascade_config *cfg,
+                                  const amq_hasher *hasher, const amq__mem *mem,
+                                  amq_cascade **out, amq_diag *diag) {
     amq_filter *f = NULL;
     amq_options o = hasher_options(hasher, mem);
-    AMQ_RETURN_IF_ERR(hash_members(members, hasher, mem, &h));
     amq_status st =
         cfg->fpr > 0.0
-            ? amq_filter_build(spec, h, members->n, cfg->fpr, &o, &f, diag)
-            : plain_at_budget(spec, h, members->n, cfg->bits_per_key, &o, &f,
-                              diag);
-    amq__free(mem, h, (members->n ? members->n : 1) * sizeof *h);
+            ? amq_filter_build(spec, h, n, cfg->fpr, &o, &f, diag)
+            : plain_at_budget(spec, h, n, cfg->bits_per_key, &o, &f, diag);
     if (st == AMQ_OK && cfg->fpr > 0.0 &&
         amq_filter_fpr_bound(f) > cfg->fpr * (1.0 + 1e-9)) {
         amq_filter_free(f);
@@ -183,13 +179,32 @@ amq_status amq__cascade_train_plain(const amq_keys *members, const char *spec,
     return amq__cascade_plain(f, &pc, mem, out);
 }
 
+amq_status amq__cascade_train_plain(const amq_keys *members, const char *spec,
+                                    const amq_cascade_config *cfg,
+                                    const amq_hasher *hasher,
+                                    const amq__mem *mem, amq_cascade **out,
+                                    amq_diag *diag) {
+    uint64_t *h;
+    AMQ_RETURN_IF_ERR(hash_members(members, hasher, mem, &h));
+    amq_status st =
+        plain_of_hashes(h, members->n, spec, cfg, hasher, mem, out, diag);
+    amq__free(mem, h, (members->n ? members->n : 1) * sizeof *h);
+    return st;
+}
+
 static void try_plain(chooser *ch) {
+    const amq_keys *k = ch->s->members;
+    uint64_t *h;
+    amq_status hs = hash_members(k, &ch->hasher, &ch->mem, &h);
+    if (hs != AMQ_OK) {
+        failed(ch, hs, NULL, false);
+        return;
+    }
     for (size_t i = 0; i < COUNT(PLAIN_TYPES) && !ch->fatal; i++) {
         amq_cascade *c;
         amq_diag d = {0, {0}};
-        amq_status st =
-            amq__cascade_train_plain(ch->s->members, PLAIN_TYPES[i], ch->cfg,
-                                     &ch->hasher, &ch->mem, &c, &d);
+        amq_status st = plain_of_hashes(h, k->n, PLAIN_TYPES[i], ch->cfg,
+                                        &ch->hasher, &ch->mem, &c, &d);
         if (st != AMQ_OK) {
             failed(ch, st, &d, false);
             continue;
@@ -199,6 +214,7 @@ static void try_plain(chooser *ch) {
             ch->plain_bytes = bytes;
         offer(ch, c);
     }
+    amq__free(&ch->mem, h, (k->n ? k->n : 1) * sizeof *h);
 }
 
 /* ---- learned candidates ------------------------------------------------------------- */
@@ -253,19 +269,12 @@ static void try_model(chooser *ch, const amq_model *m, const amq__scores *z) {
 /* Score the sets with m and try its candidates. */
 static amq_status try_scored(chooser *ch, const amq_model *m) {
     const amq__train_sets *s = ch->s;
-    amq__scores z = {0};
-    amq_status st = AMQ_ERR_NOMEM;
-    if (amq__model_score_keys(m, s->members, &z.m) == AMQ_OK &&
-        amq__model_score_keys(m, s->tune, &z.t) == AMQ_OK &&
-        amq__model_score_keys(m, s->certify, &z.c) == AMQ_OK)
-        st = AMQ_OK;
-    z.nm = s->members->n;
-    z.nt = s->tune->n;
-    z.nc = s->certify->n;
-    if (st == AMQ_OK)
-        try_model(ch, m, &z);
+    amq__scores z;
+    AMQ_RETURN_IF_ERR(
+        amq__score_sets(m, &ch->mem, s->members, s->tune, s->certify, &z));
+    try_model(ch, m, &z);
     amq__scores_free(&ch->mem, &z);
-    return st == AMQ_OK && ch->fatal ? ch->last : st;
+    return ch->fatal ? ch->last : AMQ_OK;
 }
 
 /* One model of the search: trained on its own (it reads the sets and the

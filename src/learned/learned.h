@@ -267,6 +267,10 @@ typedef struct amq__scores {
     size_t nm, nt, nc;
 } amq__scores;
 
+/* The scores of members, tune and certify under m (freed on failure). */
+amq_status amq__score_sets(const amq_model *m, const amq__mem *mem,
+                           const amq_keys *members, const amq_keys *tune,
+                           const amq_keys *certify, amq__scores *z);
 void amq__scores_free(const amq__mem *mem, amq__scores *z);
 /* A cascade around a copy of model from scored sets: bins, plan, filters,
  * checked against the target (cfg resolved; its residual NULL: sbbf). */

@@ -4,7 +4,8 @@
  * include it once each, after defining
  *
  *   SK_W          the lanes of a vector (8 or 16 32-bit lanes);
- *   SK_FN         the attributes of every helper (target, always_inline);
+ *   SK_FN         the attributes of every inner function (target,
+ *                 always_inline);
  *   SK_ENTRY      the attributes of the entry points (target);
  *   vu, vf, vm    an integer vector, a float vector, a lane mask;
  *   sk_fr         a framed key: sk_fr_init, sk_fr_windows (the 32-bit

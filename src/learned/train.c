@@ -33,10 +33,9 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Raw scores of the three sets the cascade is built from. */
-static amq_status score_sets(const amq_model *m, const amq__mem *mem,
-                             const amq_keys *members, const amq_keys *tune,
-                             const amq_keys *certify, amq__scores *z) {
+amq_status amq__score_sets(const amq_model *m, const amq__mem *mem,
+                           const amq_keys *members, const amq_keys *tune,
+                           const amq_keys *certify, amq__scores *z) {
     memset(z, 0, sizeof *z);
     amq_status st = amq__model_score_keys(m, members, &z->m);
     if (st == AMQ_OK)
@@ -153,7 +152,7 @@ static amq_status build_with(const amq_model *model, const amq_keys *members,
                              const amq_hasher *hasher, const amq__mem *mem,
                              amq_cascade **out, amq_diag *diag) {
     amq__scores z;
-    AMQ_RETURN_IF_ERR(score_sets(model, mem, members, tune, certify, &z));
+    AMQ_RETURN_IF_ERR(amq__score_sets(model, mem, members, tune, certify, &z));
     amq_status st = amq__cascade_build_scored(model, members, &z, cfg, hasher,
                                               mem, out, diag);
     amq__scores_free(mem, &z);
