@@ -35,6 +35,7 @@
 /* ---- count: the workers ------------------------------------------------------ */
 
 enum { KQ = 8 }; /* batches in flight */
+#define AMQ_KMER_MAX_LOAD 0.95
 
 typedef struct kcount {
     amq_maplet *m;
@@ -45,16 +46,71 @@ typedef struct kcount {
     size_t len[KQ], head, tail, queued;
     bool done;
     uint64_t gen;   /* resizes so far (under grow)              */
+    uint64_t vmax;  /* the largest value one put takes          */
     amq_status err; /* the first failure (under mu)             */
 } kcount;
 
-/* Add 1 for each of h[0..n); a full maplet is resized once by whoever
- * finds it full first (gen tells the others it happened). */
-static amq_status put_batch(kcount *kc, const uint64_t *h, size_t n) {
+/* Whether n more puts keep the table at or below its maximum load (a
+ * quotient table slows sharply past it, long before it is full). Other
+ * workers may add beside this one: the check is a trigger for a resize,
+ * not a guarantee, and a put that does not fit still reports FULL. */
+static bool kmer_room(const amq_maplet *m, size_t n) {
+    amq_maplet_shape s;
+    amq_maplet_get_shape(m, &s);
+    return (double)(s.used_slots + n) <= AMQ_KMER_MAX_LOAD * (double)s.slots;
+}
+
+/* LSD radix sort of h[0..n) by 8-bit digits, through tmp; the result
+ * is in h. */
+static void sort_hashes(uint64_t *h, uint64_t *tmp, size_t n) {
+    uint64_t *a = h, *b = tmp;
+    for (unsigned sh = 0; sh < 64; sh += 8) {
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            cnt[a[i] >> sh & 255]++;
+        size_t at = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[cnt[a[i] >> sh & 255]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+}
+
+/* Add 1 for each of h[0..n): sorted, repeats collapsed into counts, put
+ * in table order; a full maplet is resized once by whoever finds it full
+ * first (gen tells the others it happened). */
+static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
     amq_status st = AMQ_OK;
+    uint64_t *tmp = malloc(n * sizeof *tmp + 1);
+    if (tmp == NULL)
+        return AMQ_ERR_NOMEM;
+    sort_hashes(h, tmp, n);
+    uint64_t *val = tmp, vmax = kc->vmax;
+    size_t u = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && h[j] == h[i]; j++)
+            ;
+        for (uint64_t c = j - i; c > 0;) {
+            uint64_t x = c < vmax ? c : vmax;
+            h[u] = h[i];
+            val[u++] = x;
+            c -= x;
+        }
+    }
     pthread_rwlock_rdlock(&kc->grow);
-    for (size_t i = 0; i < n && st == AMQ_OK; i++) {
-        st = amq_maplet_put_hash(kc->m, h[i], 1);
+    for (size_t i = 0; i < u && st == AMQ_OK;) {
+        size_t done = 0;
+        if (!kmer_room(kc->m, u - i))
+            st = AMQ_ERR_FULL;
+        else
+            st = amq_maplet_put_batch(kc->m, h + i, val + i, u - i, &done);
+        i += done;
         if (st != AMQ_ERR_FULL)
             continue;
         uint64_t gen = kc->gen;
@@ -64,9 +120,9 @@ static amq_status put_batch(kcount *kc, const uint64_t *h, size_t n) {
         kc->gen += st == AMQ_OK && kc->gen == gen;
         pthread_rwlock_unlock(&kc->grow);
         pthread_rwlock_rdlock(&kc->grow);
-        i -= st == AMQ_OK; /* try this k-mer again */
     }
     pthread_rwlock_unlock(&kc->grow);
+    free(tmp);
     return st;
 }
 
@@ -223,6 +279,7 @@ static int kmer_count(int argc, char **argv) {
         free(o.files);
         return cli_status_error("maplet", st, &d);
     }
+    kc.vmax = o.vbits >= 64 ? UINT64_MAX : (1ULL << o.vbits) - 1;
     pthread_rwlock_init(&kc.grow, NULL);
     pthread_mutex_init(&kc.mu, NULL);
     pthread_cond_init(&kc.ready, NULL);
