@@ -129,6 +129,13 @@ AMQ_API amq_status amq_maplet_new(const char *spec, uint64_t capacity,
                                   double fpr, const amq_options *opt,
                                   amq_maplet **out, amq_diag *diag);
 
+/* The home slots one key whose values sum to count takes in a sum
+ * maplet of v value bits and r remainder bits: 1 up to 2^v - 1, 2 up to
+ * twice that, more for larger counts. Sizing a table from a count
+ * distribution: capacity = the sum over keys, for a table at its maximum
+ * load. 0 for count 0, v outside 1..64 or r outside 1..64. */
+AMQ_API uint64_t amq_maplet_sum_slots(unsigned v, unsigned r, uint64_t count);
+
 /* A maplet from n (hash, value) pairs: a static maplet is built from them
  * (repeated hashes have their values combined first), a dynamic one is
  * sized for n and filled in order. Hashes must come from the maplet's

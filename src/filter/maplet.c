@@ -80,6 +80,12 @@ static amq_status build_dynamic(const amq__type *t, const amq__spec *s,
     return AMQ_OK;
 }
 
+uint64_t amq_maplet_sum_slots(unsigned v, unsigned r, uint64_t count) {
+    if (count == 0 || v < 1 || v > 64 || r < 1 || r > 64)
+        return 0;
+    return mq_sum_slots(r + v, v >= 64 ? ~0ULL : (1ULL << v) - 1, count);
+}
+
 amq_status amq_maplet_build(const char *spec, const uint64_t *hashes,
                             const uint64_t *values, size_t n, double fpr,
                             const amq_options *opt, amq_maplet **out,

@@ -110,29 +110,46 @@ typedef struct mgroup {
 } mgroup;
 
 /* Symbols of a counter for remainder rem skip the marker word (rem, 0). */
+static inline mq_u128 mq_base_of(unsigned width) {
+    return width >= 128 ? ~(mq_u128)0 : ((mq_u128)1 << width) - 1;
+}
+
 static inline mq_u128 mq_base(const amq_qf *f) {
-    return f->width >= 128 ? ~(mq_u128)0 : ((mq_u128)1 << f->width) - 1;
+    return mq_base_of(f->width);
 }
 
 /* 2m, the largest count of the two-slot form (saturated for v = 64, where
  * every count fits one slot). */
-static inline uint64_t mq_pair_max(const amq_qf *f) {
-    return f->vmask <= UINT64_MAX / 2 ? 2 * f->vmask : UINT64_MAX;
+static inline uint64_t mq_pair_max_of(uint64_t vmask) {
+    return vmask <= UINT64_MAX / 2 ? 2 * vmask : UINT64_MAX;
 }
 
-/* Slots of a sum group of count c >= 1. */
-static inline uint64_t mq_sum_len(const amq_qf *f, uint64_t c) {
-    if (c <= f->vmask)
+static inline uint64_t mq_pair_max(const amq_qf *f) {
+    return mq_pair_max_of(f->vmask);
+}
+
+/* Slots of a sum group of count c >= 1 in a table of width-bit slots
+ * whose value field is vmask: one slot up to the field's maximum m, two
+ * up to 2m, else two markers around the base-(2^width - 1) digits of the
+ * rest. */
+static inline uint64_t mq_sum_slots(unsigned width, uint64_t vmask,
+                                    uint64_t c) {
+    if (c <= vmask)
         return 1;
-    if (c <= mq_pair_max(f))
+    uint64_t pair = mq_pair_max_of(vmask);
+    if (c <= pair)
         return 2;
-    mq_u128 d = (mq_u128)(c - mq_pair_max(f) - 1), b = mq_base(f);
+    mq_u128 d = (mq_u128)(c - pair - 1), b = mq_base_of(width);
     uint64_t k = 1;
     while (d >= b) {
         d /= b;
         k++;
     }
     return k + 2;
+}
+
+static inline uint64_t mq_sum_len(const amq_qf *f, uint64_t c) {
+    return mq_sum_slots(f->width, f->vmask, c);
 }
 
 /* The slots of the sum group (rem, c >= 1) into out; returns their

@@ -572,6 +572,45 @@ static uint64_t counter_slots(uint64_t c, unsigned r, unsigned v) {
     return k + 2;
 }
 
+/* amq_maplet_sum_slots is what a key's count takes in a real table and
+ * what the reference above says, at the form boundaries of several
+ * shapes; 0 for what is not a count or a shape. */
+static void test_sum_slots(void) {
+    static const unsigned vr[][2] = {{1, 7}, {2, 5}, {4, 10}, {8, 3}};
+    for (size_t i = 0; i < sizeof vr / sizeof vr[0]; i++) {
+        unsigned v = vr[i][0], r = vr[i][1];
+        uint64_t m = (UINT64_C(1) << v) - 1, base = (UINT64_C(1) << (r + v)) - 1;
+        uint64_t cs[] = {1,        m,           m + 1,       2 * m,
+                         2 * m + 1, 2 * m + base, 2 * m + base + 1,
+                         2 * m + base * base + 1};
+        for (size_t j = 0; j < sizeof cs / sizeof cs[0]; j++) {
+            char spec[64];
+            snprintf(spec, sizeof spec, "maplet:op=sum,v=%u,r=%u,slots=256", v,
+                     r);
+            amq_maplet *mp = mk(spec, 0, 0, 0);
+            if (mp == NULL)
+                return;
+            for (uint64_t left = cs[j]; left > 0;) {
+                uint64_t put = left < m ? left : m;
+                CHECK_OK(amq_maplet_put_hash(mp, 12345, put));
+                left -= put;
+            }
+            uint64_t got = amq_maplet_sum_slots(v, r, cs[j]);
+            CHECK_MSG(got == shape(mp).used_slots &&
+                          got == counter_slots(cs[j], r, v),
+                      "v=%u r=%u count %llu: %llu slots, the table %llu", v,
+                      r, (unsigned long long)cs[j], (unsigned long long)got,
+                      (unsigned long long)shape(mp).used_slots);
+            amq_maplet_free(mp);
+        }
+    }
+    CHECK(amq_maplet_sum_slots(4, 10, 0) == 0);
+    CHECK(amq_maplet_sum_slots(0, 10, 1) == 0);
+    CHECK(amq_maplet_sum_slots(65, 10, 1) == 0);
+    CHECK(amq_maplet_sum_slots(4, 0, 1) == 0);
+    CHECK(amq_maplet_sum_slots(64, 64, UINT64_MAX) == 1);
+}
+
 /* Zipf counts: a heavy key takes a counter of a few slots (one digit of
  * r + v bits each), not one slot per occurrence. */
 static void test_zipf_counters(void) {
@@ -841,6 +880,7 @@ int main(void) {
     test_resize();
     test_values();
     test_space();
+    test_sum_slots();
     test_zipf_counters();
     test_strong_tail();
     test_exact();
