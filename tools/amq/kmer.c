@@ -182,50 +182,27 @@ static amq_status submit(kcount *kc, uint64_t *h, size_t n, unsigned threads) {
 
 /* ---- count: reading --------------------------------------------------------------- */
 
-/* Every k-mer of one file, in batches; 0, an exit status, or -1 when
- * the maplet refused a batch (count_all reports it after the workers). */
-static int count_file(const kmer_opts *o, kcount *kc, const char *path,
-                      uint64_t *kmers) {
-    seq_reader r;
-    int fd, got, rc = 0;
-    if (!kmer_input_open(path, &r, &fd))
-        return CLI_EXIT_ERR;
-    uint64_t *h = malloc(KMER_BATCH * sizeof *h);
-    size_t n = 0;
-    while (h != NULL && (got = seq_next(&r)) == 1) {
-        kmer_roll kr;
-        uint64_t fwd, rev;
-        kmer_roll_init(&kr, o->c.k);
-        for (size_t i = 0; i < r.seq_len; i++) {
-            if (!kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
-                continue;
-            h[n++] = kmer_hash(kc->m, &o->c, kmer_code(&o->c, fwd, rev));
-            if (n < KMER_BATCH)
-                continue;
-            *kmers += n;
-            if (submit(kc, h, n, o->threads) != AMQ_OK) {
-                rc = -1;
-                goto out;
-            }
-            h = malloc(KMER_BATCH * sizeof *h);
-            n = 0;
-            if (h == NULL)
-                break;
-        }
-    }
-    if (h == NULL) {
-        cli_error("%s: out of memory", path);
-        rc = CLI_EXIT_ERR;
-    } else if (got < 0) {
-        rc = kmer_input_error(path, &r);
-        free(h);
-    } else {
-        *kmers += n;
-        rc = submit(kc, h, n, o->threads) != AMQ_OK ? -1 : 0;
-    }
-out:
-    kmer_input_close(&r, fd);
-    return rc;
+typedef struct count_sink {
+    const kmer_opts *o;
+    kcount *kc;
+    uint64_t kmers;
+} count_sink;
+
+/* A batch of codes: hashed in place and handed on; -1 when the maplet
+ * refused a batch (count_all reports it after the workers). */
+static int count_batch(void *ctx, uint64_t **codes, size_t n) {
+    count_sink *cs = ctx;
+    uint64_t *h = *codes;
+    for (size_t i = 0; i < n; i++)
+        h[i] = kmer_hash(cs->kc->m, &cs->o->c, h[i]);
+    cs->kmers += n;
+    *codes = malloc(KMER_BATCH * sizeof **codes);
+    if (submit(cs->kc, h, n, cs->o->threads) != AMQ_OK)
+        return -1;
+    if (*codes != NULL)
+        return 0;
+    cli_error("out of memory");
+    return CLI_EXIT_ERR;
 }
 
 static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
@@ -235,8 +212,10 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
     for (unsigned t = 0; t < workers_for(o->threads); t++)
         if (pthread_create(&th[started], NULL, count_worker, kc) == 0)
             started++;
+    count_sink cs = {o, kc, 0};
     for (size_t i = 0; i < o->nfiles && rc == 0; i++)
-        rc = count_file(o, kc, o->files[i], kmers);
+        rc = kmer_scan(&o->c, o->files[i], count_batch, &cs);
+    *kmers = cs.kmers;
     pthread_mutex_lock(&kc->mu);
     kc->done = true;
     pthread_cond_broadcast(&kc->ready);

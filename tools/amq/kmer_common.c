@@ -60,6 +60,41 @@ int kmer_input_error(const char *path, const seq_reader *r) {
     return CLI_EXIT_ERR;
 }
 
+int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink,
+              void *ctx) {
+    seq_reader r;
+    int fd, got = 0, rc = 0;
+    if (!kmer_input_open(path, &r, &fd))
+        return CLI_EXIT_ERR;
+    uint64_t *codes = malloc(KMER_BATCH * sizeof *codes);
+    size_t n = 0;
+    if (codes == NULL) {
+        cli_error("%s: out of memory", path);
+        rc = CLI_EXIT_ERR;
+    }
+    while (rc == 0 && (got = seq_next(&r)) == 1) {
+        kmer_roll kr;
+        uint64_t fwd, rev;
+        kmer_roll_init(&kr, c->k);
+        for (size_t i = 0; i < r.seq_len && rc == 0; i++) {
+            if (!kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
+                continue;
+            codes[n++] = kmer_code(c, fwd, rev);
+            if (n == KMER_BATCH) {
+                rc = sink(ctx, &codes, n);
+                n = 0;
+            }
+        }
+    }
+    if (rc == 0 && got < 0)
+        rc = kmer_input_error(path, &r);
+    else if (rc == 0 && n > 0)
+        rc = sink(ctx, &codes, n);
+    free(codes);
+    kmer_input_close(&r, fd);
+    return rc;
+}
+
 uint64_t kmer_input_estimate(char **files, size_t n) {
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {

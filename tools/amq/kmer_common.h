@@ -93,6 +93,19 @@ void kmer_input_close(seq_reader *r, int fd);
 /* "PATH: <the reader's message>" and CLI_EXIT_ERR. */
 int kmer_input_error(const char *path, const seq_reader *r);
 
+/* A batch of n k-mer codes from kmer_scan: 0 to go on, with *codes the
+ * buffer (KMER_BATCH long) the next batch is written to (the same one,
+ * or a fresh one when the sink keeps this one, NULL only with an
+ * error); else the scan stops and returns that value (the sink has
+ * reported why). */
+typedef int (*kmer_sink)(void *ctx, uint64_t **codes, size_t n);
+
+/* Every k-mer code of the file at path ("-": stdin), canonical if c says
+ * so, in batches of at most KMER_BATCH. 0, CLI_EXIT_ERR after an input
+ * error (reported), or what the sink returned. */
+int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink,
+              void *ctx);
+
 /* The uncompressed input size a list of files suggests (bytes; a gzip
  * file counts 4 times its size): the k-mers it holds are fewer. */
 uint64_t kmer_input_estimate(char **files, size_t n);

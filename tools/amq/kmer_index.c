@@ -24,32 +24,24 @@
 
 /* ---- index --------------------------------------------------------------- */
 
-/* Every k-mer of file i into m with bit i. 0 or an exit status. */
-static int index_file(amq_maplet *m, const kmer_conf *c, const char *path,
-                      unsigned i, uint64_t *kmers) {
-    seq_reader r;
-    int fd, got;
-    if (!kmer_input_open(path, &r, &fd))
-        return CLI_EXIT_ERR;
-    while ((got = seq_next(&r)) == 1) {
-        kmer_roll kr;
-        uint64_t fwd, rev;
-        kmer_roll_init(&kr, c->k);
-        for (size_t j = 0; j < r.seq_len; j++) {
-            if (!kmer_roll_push(&kr, r.seq[j], &fwd, &rev))
-                continue;
-            uint64_t h = kmer_hash(m, c, kmer_code(c, fwd, rev));
-            amq_status st = kmer_put(m, h, UINT64_C(1) << i);
-            if (st != AMQ_OK) {
-                kmer_input_close(&r, fd);
-                return cli_status_error(path, st, NULL);
-            }
-            (*kmers)++;
-        }
+typedef struct index_sink {
+    amq_maplet *m;
+    const kmer_conf *c;
+    const char *path;
+    uint64_t bit, kmers;
+} index_sink;
+
+/* A batch of one input's k-mers into the index with its bit. */
+static int index_batch(void *ctx, uint64_t **codes, size_t n) {
+    index_sink *is = ctx;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = kmer_hash(is->m, is->c, (*codes)[i]);
+        amq_status st = kmer_put(is->m, h, is->bit);
+        if (st != AMQ_OK)
+            return cli_status_error(is->path, st, NULL);
     }
-    int rc = got < 0 ? kmer_input_error(path, &r) : 0;
-    kmer_input_close(&r, fd);
-    return rc;
+    is->kmers += n;
+    return 0;
 }
 
 /* IDX.names: the inputs, one per line, written atomically. */
@@ -110,10 +102,13 @@ int cli_kmer_index(int argc, char **argv) {
         free(o.files);
         return cli_status_error("maplet", st, &d);
     }
-    uint64_t kmers = 0;
+    index_sink is = {m, &o.c, NULL, 0, 0};
     rc = 0;
-    for (size_t i = 0; i < o.nfiles && rc == 0; i++)
-        rc = index_file(m, &o.c, o.files[i], (unsigned)i, &kmers);
+    for (size_t i = 0; i < o.nfiles && rc == 0; i++) {
+        is.path = o.files[i];
+        is.bit = UINT64_C(1) << i;
+        rc = kmer_scan(&o.c, o.files[i], index_batch, &is);
+    }
     if (rc == 0 && !write_names(o.output, o.files, o.nfiles))
         rc = CLI_EXIT_ERR;
     if (rc == 0)
@@ -124,7 +119,7 @@ int cli_kmer_index(int argc, char **argv) {
         fprintf(stderr,
                 "amq: %s: %zu inputs, %llu k-mers, %llu distinct, "
                 "%.2f bits each\n",
-                o.output, o.nfiles, (unsigned long long)kmers,
+                o.output, o.nfiles, (unsigned long long)is.kmers,
                 (unsigned long long)s.distinct,
                 8.0 * (double)amq_filter_size_bytes(m) /
                     (double)(s.distinct ? s.distinct : 1));
