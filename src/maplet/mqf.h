@@ -114,9 +114,7 @@ static inline mq_u128 mq_base_of(unsigned width) {
     return width >= 128 ? ~(mq_u128)0 : ((mq_u128)1 << width) - 1;
 }
 
-static inline mq_u128 mq_base(const amq_qf *f) {
-    return mq_base_of(f->width);
-}
+static inline mq_u128 mq_base(const amq_qf *f) { return mq_base_of(f->width); }
 
 /* 2m, the largest count of the two-slot form (saturated for v = 64, where
  * every count fits one slot). */

@@ -579,9 +579,15 @@ static void test_sum_slots(void) {
     static const unsigned vr[][2] = {{1, 7}, {2, 5}, {4, 10}, {8, 3}};
     for (size_t i = 0; i < sizeof vr / sizeof vr[0]; i++) {
         unsigned v = vr[i][0], r = vr[i][1];
-        uint64_t m = (UINT64_C(1) << v) - 1, base = (UINT64_C(1) << (r + v)) - 1;
-        uint64_t cs[] = {1,        m,           m + 1,       2 * m,
-                         2 * m + 1, 2 * m + base, 2 * m + base + 1,
+        uint64_t m = (UINT64_C(1) << v) - 1,
+                 base = (UINT64_C(1) << (r + v)) - 1;
+        uint64_t cs[] = {1,
+                         m,
+                         m + 1,
+                         2 * m,
+                         2 * m + 1,
+                         2 * m + base,
+                         2 * m + base + 1,
                          2 * m + base * base + 1};
         for (size_t j = 0; j < sizeof cs / sizeof cs[0]; j++) {
             char spec[64];
@@ -598,8 +604,8 @@ static void test_sum_slots(void) {
             uint64_t got = amq_maplet_sum_slots(v, r, cs[j]);
             CHECK_MSG(got == shape(mp).used_slots &&
                           got == counter_slots(cs[j], r, v),
-                      "v=%u r=%u count %llu: %llu slots, the table %llu", v,
-                      r, (unsigned long long)cs[j], (unsigned long long)got,
+                      "v=%u r=%u count %llu: %llu slots, the table %llu", v, r,
+                      (unsigned long long)cs[j], (unsigned long long)got,
                       (unsigned long long)shape(mp).used_slots);
             amq_maplet_free(mp);
         }

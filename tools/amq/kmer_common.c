@@ -60,8 +60,7 @@ int kmer_input_error(const char *path, const seq_reader *r) {
     return CLI_EXIT_ERR;
 }
 
-int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink,
-              void *ctx) {
+int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink, void *ctx) {
     seq_reader r;
     int fd, got = 0, rc = 0;
     if (!kmer_input_open(path, &r, &fd))

@@ -103,8 +103,7 @@ typedef int (*kmer_sink)(void *ctx, uint64_t **codes, size_t n);
 /* Every k-mer code of the file at path ("-": stdin), canonical if c says
  * so, in batches of at most KMER_BATCH. 0, CLI_EXIT_ERR after an input
  * error (reported), or what the sink returned. */
-int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink,
-              void *ctx);
+int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink, void *ctx);
 
 /* The uncompressed input size a list of files suggests (bytes; a gzip
  * file counts 4 times its size): the k-mers it holds are fewer. */
