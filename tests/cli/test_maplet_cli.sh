@@ -140,12 +140,47 @@ for k in 21 31; do
         check "every count = jellyfish (k=$k, $input)" cmp -s d.amq d.jf
     done
 done
-run 0 "kmer count, 2 threads" "$AMQ" kmer count -k 31 -C -j 2 -q -o t2.amq reads.fq.gz
-check "threads give the same bytes" cmp -s t2.amq c31.amq
+for t in 1 2 3; do
+    run 0 "kmer count, $t threads" "$AMQ" kmer count -k 31 -C -j $t -q -o t$t.amq reads.fq.gz
+    check "$t threads give the default's bytes" cmp -s t$t.amq c31.amq
+done
 run 0 "kmer count, small start, grows" "$AMQ" kmer count -k 21 -C -n 100 -q -o g.amq genome.fa
 "$AMQ" kmer dump g.amq | sort >d.g
 jellyfish count -m 21 -s 1M -C -o g.jf genome.fa && jellyfish dump -c -t g.jf | sort >d.gj
 check "grown counts = jellyfish" cmp -s d.g d.gj
+run 0 "kmer count from stdin" sh -c '"$1" kmer count -k 21 -C -q -o s.amq - <genome.fa' sh "$AMQ"
+"$AMQ" kmer dump s.amq | sort >d.s
+check "stdin counts (no first pass, grows) = jellyfish" cmp -s d.s d.gj
+
+# Sized from the input: one chromosome-long record (read in pieces, its
+# k-mers across the pieces' seams counted once), about 1.2 M distinct
+# k-mers (sampled, not all kept, by the first pass): the counts equal
+# jellyfish's, the table never doubled (a doubling leaves it at most
+# half full) and the width the pass chose is not beaten by another.
+awk 'BEGIN { srand(23); b = "ACGT"; print ">chrL one long record";
+    for (l = 0; l < 18000; l++) { s = "";
+        for (i = 0; i < 70; i++) s = s substr(b, int(rand() * 4) + 1, 1);
+        print s } }' >long.fa
+run 0 "kmer count of a long record" "$AMQ" kmer count -k 25 -C -q -o long.amq long.fa
+"$AMQ" kmer dump long.amq | sort >d.l
+jellyfish count -m 25 -s 2M -C -o l.jf long.fa && jellyfish dump -c -t l.jf | sort >d.lj
+check "long record counts = jellyfish" cmp -s d.l d.lj
+slots_of() { "$AMQ" info --json "$1" | awk -F': ' -v k="$2" '$1 ~ "\"" k "\"" { gsub(/,/, "", $2); print $2 }'; }
+check "the sized table did not grow" awk -v u="$(slots_of long.amq used_slots)" \
+    -v n="$(slots_of long.amq home_slots)" \
+    'BEGIN { exit !(n > 0 && u / n > 0.5 && u / n <= 0.95) }'
+v=$(slots_of long.amq value_bits)
+for w in 1 2 4 8; do
+    "$AMQ" kmer count -k 25 -C -q --value-bits $w -o w$w.amq long.fa
+    check "value bits $v (chosen) no larger than $w bits" \
+        test "$(wc -c <long.amq)" -le "$(wc -c <w$w.amq)"
+done
+run 0 "info on an exact k-mer maplet" "$AMQ" info long.amq
+expect_in "fpr bound: *0 (exact" out "info: an exact maplet has no false positives"
+expect_in "target fpr: *n/a (exact)" out "info: no target for an exact maplet"
+run 0 "info --json on an exact k-mer maplet" "$AMQ" info --json long.amq
+expect_in '"exact": true' out "json: exact"
+expect_in '"target_fpr": null' out "json: no target"
 
 # Approximate counting: never below the truth.
 run 0 "kmer count --fpr" "$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o ap.amq genome.fa

@@ -31,6 +31,7 @@ typedef struct info_facts {
     double lower, ratio; /* NAN when undefined                             */
     bool view;
     bool maplet; /* a maplet: the shape below                       */
+    bool exact;  /* an exact maplet: no false positive, no target    */
     amq_maplet_shape shape;
     double map_lower; /* log2(1/eps) + value bits                        */
 } info_facts;
@@ -83,8 +84,11 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff) {
               x->bound > x->target;
     if (x->sketch)
         x->bits_per_key = NAN;
-    derive_bounds(x);
     x->maplet = amq_maplet_get_shape(f, &x->shape) == AMQ_OK;
+    x->exact = x->maplet && x->shape.key_bits != 0;
+    if (x->exact) /* one fingerprint per key below 2^K */
+        x->bound = x->target = 0;
+    derive_bounds(x);
     x->map_lower =
         x->maplet && x->lower > 0 ? x->lower + x->shape.value_bits : NAN;
 }
@@ -152,6 +156,12 @@ static void print_bound_text(const info_facts *x) {
                "fpr bound:");
         return;
     }
+    if (x->exact) {
+        printf("%-12s 0 (exact: every key below 2^%u has its own "
+               "fingerprint)\n",
+               "fpr bound:", x->shape.key_bits);
+        return;
+    }
     printf("%-12s %.6g (certified, at the current load",
            "fpr bound:", x->bound);
     if (x->intersection)
@@ -176,7 +186,7 @@ static void print_text(const info_facts *x) {
     fputs(x->keys || x->sketch ? "\n" : " (empty: per one key)\n", stdout);
     print_bound_text(x);
     print_number_or_na("target fpr:", x->target > 0 ? x->target : NAN, "%g");
-    fputc('\n', stdout);
+    fputs(x->exact ? " (exact)\n" : "\n", stdout);
     print_number_or_na("lower bound:", x->lower, "%.4f bits/key");
     if (x->eps > 0.0)
         printf(" (log2(1/eps), eps = %s %.6g)", x->eps_from, x->eps);
@@ -211,7 +221,7 @@ static void print_json(cli_json *j, const info_facts *x) {
     cli_json_bool(j, "intersection", x->intersection);
     if (x->intersection)
         cli_json_num(j, "intersection_none_fpr_bound", x->none_bound);
-    cli_json_num(j, "target_fpr", x->target);
+    cli_json_num(j, "target_fpr", x->exact ? NAN : x->target);
     cli_json_num(j, "lower_bound_bits_per_key", x->lower);
     cli_json_num(j, "lower_bound_eps", x->eps > 0 ? x->eps : NAN);
     cli_json_num(j, "ratio", x->ratio);
@@ -222,9 +232,12 @@ static void print_json(cli_json *j, const info_facts *x) {
         cli_json_u64(j, "value_bits", m->value_bits);
         cli_json_bool(j, "multiset", m->multiset);
         cli_json_bool(j, "static", m->is_static);
+        cli_json_bool(j, "exact", x->exact);
         cli_json_u64(j, "exact_key_bits", m->key_bits);
         cli_json_u64(j, "fingerprints", m->distinct);
         cli_json_u64(j, "used_slots", m->used_slots);
+        cli_json_u64(j, "home_slots", m->slots);
+        cli_json_u64(j, "remainder_bits", m->remainder_bits);
         cli_json_num(j, "maplet_lower_bound_bits_per_key", x->map_lower);
     }
     cli_json_close(j);

@@ -34,8 +34,7 @@
 
 /* ---- count: the workers ------------------------------------------------------ */
 
-enum { KQ = 8 }; /* batches in flight */
-#define AMQ_KMER_MAX_LOAD 0.95
+enum { KQ = 4 }; /* batches in flight */
 
 typedef struct kcount {
     amq_maplet *m;
@@ -50,14 +49,19 @@ typedef struct kcount {
     amq_status err; /* the first failure (under mu)             */
 } kcount;
 
-/* Whether n more puts keep the table at or below its maximum load (a
- * quotient table slows sharply past it, long before it is full). Other
- * workers may add beside this one: the check is a trigger for a resize,
- * not a guarantee, and a put that does not fit still reports FULL. */
-static bool kmer_room(const amq_maplet *m, size_t n) {
+/* How many of n more puts to make before the table grows: each takes at
+ * most one more slot (a value is at most 2^v - 1), so as many as keep it
+ * at or below its maximum load (a quotient table slows sharply past it);
+ * 0, to grow first, when that is a small share of n. Other workers may
+ * add beside this one: the count is a trigger for a resize, not a
+ * guarantee, and a put that does not fit still reports FULL. */
+static size_t kmer_room(const amq_maplet *m, size_t n) {
     amq_maplet_shape s;
     amq_maplet_get_shape(m, &s);
-    return (double)(s.used_slots + n) <= AMQ_KMER_MAX_LOAD * (double)s.slots;
+    double room = KMER_MAX_LOAD * (double)s.slots - (double)s.used_slots;
+    if (room >= (double)n)
+        return n;
+    return room < (double)n / 16 ? 0 : (size_t)room;
 }
 
 /* LSD radix sort of h[0..n) by 8-bit digits, through tmp; the result
@@ -105,11 +109,11 @@ static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
     }
     pthread_rwlock_rdlock(&kc->grow);
     for (size_t i = 0; i < u && st == AMQ_OK;) {
-        size_t done = 0;
-        if (!kmer_room(kc->m, u - i))
+        size_t done = 0, room = kmer_room(kc->m, u - i);
+        if (room == 0)
             st = AMQ_ERR_FULL;
         else
-            st = amq_maplet_put_batch(kc->m, h + i, val + i, u - i, &done);
+            st = amq_maplet_put_batch(kc->m, h + i, val + i, room, &done);
         i += done;
         if (st != AMQ_ERR_FULL)
             continue;
@@ -232,8 +236,8 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
 static int kmer_count(int argc, char **argv) {
     kmer_opts o;
     memset(&o, 0, sizeof o);
-    o.threads = 1;
-    o.vbits = 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o.threads = cpus < 1 ? 1u : cpus > 64 ? 64u : (unsigned)cpus;
     o.c.exact = true;
     int rc = kmer_parse_args(argc, argv, &o, NULL);
     if (rc < 0 && (o.c.k == 0 || o.output == NULL || o.nfiles == 0))
@@ -242,23 +246,29 @@ static int kmer_count(int argc, char **argv) {
         rc = cli_usage_error("kmer", "give --fpr E or --exact");
     if (rc < 0)
         rc = kmer_check_exact(&o.c);
+    kmer_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (rc < 0 && o.capacity == 0)
+        rc = kmer_plan_input(&o, &plan);
     if (rc >= 0) {
         free(o.files);
         return rc;
     }
-    uint64_t cap = kmer_start_capacity(&o);
+    unsigned v;
+    uint64_t cap;
+    double fpr;
+    kmer_size_table(&o, &plan, &v, &cap, &fpr);
     kcount kc;
     memset(&kc, 0, sizeof kc);
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st =
-        kmer_maplet_new(&o.c, "sum", o.vbits, cap, kmer_start_fpr(&o),
-                        workers_for(o.threads) > 1, &kc.m, &d);
+    amq_status st = kmer_maplet_new(&o.c, "sum", v, cap, fpr,
+                                    workers_for(o.threads) > 1, &kc.m, &d);
     if (st != AMQ_OK) {
         free(o.files);
         return cli_status_error("maplet", st, &d);
     }
-    kc.vmax = o.vbits >= 64 ? UINT64_MAX : (1ULL << o.vbits) - 1;
+    kc.vmax = v >= 64 ? UINT64_MAX : (1ULL << v) - 1;
     pthread_rwlock_init(&kc.grow, NULL);
     pthread_mutex_init(&kc.mu, NULL);
     pthread_cond_init(&kc.ready, NULL);

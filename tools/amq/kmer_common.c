@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,10 +72,13 @@ int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink, void *ctx) {
         cli_error("%s: out of memory", path);
         rc = CLI_EXIT_ERR;
     }
+    kmer_roll kr;
+    uint64_t fwd, rev;
+    kmer_roll_init(&kr, c->k);
+    r.chunk = 1u << 20; /* a chromosome is read a megabase at a time */
     while (rc == 0 && (got = seq_next(&r)) == 1) {
-        kmer_roll kr;
-        uint64_t fwd, rev;
-        kmer_roll_init(&kr, c->k);
+        if (!r.cont)
+            kmer_roll_init(&kr, c->k);
         for (size_t i = 0; i < r.seq_len && rc == 0; i++) {
             if (!kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
                 continue;
@@ -237,20 +241,20 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta) {
     return -1;
 }
 
-/* Without --capacity, a maplet starts at an eighth of the input's bytes
- * and grows by doubling: an exact one losslessly; an approximate one
- * starts with 3 more remainder bits (fpr / 8), so three doublings still
- * meet the target (each moves a bit into the quotient) and more raise the
- * bound, which amq info reports. With --capacity it is sized at fpr. */
-uint64_t kmer_start_capacity(const kmer_opts *o) {
-    if (o->capacity)
-        return o->capacity;
-    uint64_t est = kmer_input_estimate(o->files, o->nfiles) / 8;
-    return est > 4096 ? est : 4096;
-}
-
-double kmer_start_fpr(const kmer_opts *o) {
-    return o->capacity || o->c.exact ? o->fpr : o->fpr / 8;
+void kmer_size_table(const kmer_opts *o, const kmer_plan *p, unsigned *v,
+                     uint64_t *capacity, double *fpr) {
+    *v = o->vbits ? o->vbits : 8;
+    *fpr = o->fpr;
+    if (o->capacity) {
+        *capacity = (uint64_t)ceil((double)o->capacity * (1 + KMER_SLACK));
+    } else if (p != NULL && p->known) {
+        *v = p->vbits;
+        *capacity = p->capacity;
+    } else {
+        uint64_t est = kmer_input_estimate(o->files, o->nfiles) / 8;
+        *capacity = est > 4096 ? est : 4096;
+        *fpr = o->c.exact ? o->fpr : o->fpr / 8;
+    }
 }
 
 int kmer_check_exact(const kmer_conf *c) {

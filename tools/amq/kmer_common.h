@@ -21,6 +21,10 @@
 
 #define KMER_TAG 0x6b6d6572ULL /* "kmer" */
 #define KMER_BATCH 65536
+/* The load a k-mer table is sized for and grows past (a quotient table
+ * slows sharply above it), and the room left over an estimate. */
+#define KMER_MAX_LOAD 0.95
+#define KMER_SLACK 0.03
 
 typedef struct kmer_conf {
     unsigned k;
@@ -47,9 +51,26 @@ typedef struct kmer_opts {
  * --theta and --json) may be NULL. -1 to go on, else the exit status
  * after a usage error. */
 int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
-/* The capacity and rate a new k-mer maplet starts with. */
-uint64_t kmer_start_capacity(const kmer_opts *o);
-double kmer_start_fpr(const kmer_opts *o);
+/* What one pass over the input says (kmer_size.c): without one (stdin
+ * among the inputs), known is false. */
+typedef struct kmer_plan {
+    bool known;
+    uint64_t kmers, distinct; /* k-mers read; distinct ones, estimated */
+    unsigned vbits;           /* the value width of the smallest table */
+    uint64_t capacity;        /* the slots its counts take, with slack */
+} kmer_plan;
+
+/* Plan a count from its inputs (o->vbits, when set, is kept): -1 to go
+ * on, else the exit status after an input error. */
+int kmer_plan_input(const kmer_opts *o, kmer_plan *p);
+
+/* How a new k-mer table is sized: from a plan, else from -n (distinct
+ * k-mers), else from the input's bytes with room to grow; v is the value
+ * width (o->vbits, the plan's, or 8), capacity in slots, and the fpr it
+ * is made at (an unsized approximate table starts 8 times lower, so the
+ * doublings it may need still meet the target). */
+void kmer_size_table(const kmer_opts *o, const kmer_plan *p, unsigned *v,
+                     uint64_t *capacity, double *fpr);
 /* -1 if the settings can be made, else CLI_EXIT_ERR after a usage error
  * (exact mode needs k >= 4). */
 int kmer_check_exact(const kmer_conf *c);

@@ -17,6 +17,7 @@
  * file (no false negatives) and adds a file only when enough of Q's
  * k-mers share fingerprints with its k-mers.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,12 +93,24 @@ int cli_kmer_index(int argc, char **argv) {
         free(o.files);
         return rc;
     }
+    kmer_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (o.capacity == 0 && (rc = kmer_plan_input(&o, &plan)) >= 0) {
+        free(o.files);
+        return rc;
+    }
+    /* one slot per distinct k-mer, whatever its set */
+    plan.capacity =
+        (uint64_t)ceil((double)plan.distinct * (1 + KMER_SLACK)) + 64;
+    unsigned v;
+    uint64_t cap;
+    double fpr;
+    kmer_size_table(&o, &plan, &v, &cap, &fpr);
     amq_maplet *m = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st =
-        kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles, kmer_start_capacity(&o),
-                        kmer_start_fpr(&o), false, &m, &d);
+    amq_status st = kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles, cap, fpr,
+                                    false, &m, &d);
     if (st != AMQ_OK) {
         free(o.files);
         return cli_status_error("maplet", st, &d);

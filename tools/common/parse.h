@@ -59,6 +59,10 @@ typedef struct seq_reader {
     char *name; /* its name (after '>' or '@')             */
     size_t name_len, name_cap;
     uint64_t records;
+    size_t chunk; /* FASTA: a longer record comes in pieces of about
+                       this many bases (0: whole; set after opening)    */
+    bool cont;    /* this piece continues the record before it      */
+    bool in_rec;  /* the record goes on after this piece             */
     char err[PARSE_ERR_MAX];
 } seq_reader;
 
@@ -68,7 +72,8 @@ bool seq_open_fd(seq_reader *r, int fd);
 bool seq_open_mem(seq_reader *r, const void *mem, size_t len);
 void seq_close(seq_reader *r);
 
-/* The next record into r->seq / r->name: 1, or 0 at a clean end, or -1
+/* The next record (or, with r->chunk, piece of one) into r->seq /
+ * r->name: 1, or 0 at a clean end, or -1
  * with r->err ("line L (byte B): ..."): a first line that is neither
  * FASTA nor FASTQ, a FASTQ record cut short or whose quality line does not
  * match its sequence, a NUL or non-ASCII byte in a sequence, corrupt or

@@ -304,11 +304,18 @@ static int first_header(seq_reader *r, uint64_t *start) {
 static int fasta_next(seq_reader *r) {
     uint64_t start = 0;
     int got = 1;
-    if (!r->have_line) /* the end, or the first record */
-        return 0;
-    r->have_line = false;
-    if (set_name(r, start) < 0)
-        return -1;
+    r->cont = r->in_rec;
+    if (r->in_rec) { /* the next piece of the same record */
+        r->in_rec = false;
+        r->seq_len = 0;
+        r->seq[0] = '\0';
+    } else {
+        if (!r->have_line) /* the end, or the first record */
+            return 0;
+        r->have_line = false;
+        if (set_name(r, start) < 0)
+            return -1;
+    }
     while ((got = seq_line(r, &start)) == 1) {
         if (r->buf_len > 0 && r->buf[0] == '>') {
             r->have_line = true;
@@ -318,6 +325,10 @@ static int fasta_next(seq_reader *r) {
             return -1;
         if (!buf_append(&r->seq, &r->seq_len, &r->seq_cap, r->buf, r->buf_len))
             return line_error(r, start, "out of memory");
+        if (r->chunk != 0 && r->seq_len >= r->chunk) {
+            r->in_rec = true;
+            return 1;
+        }
     }
     return got < 0 ? -1 : 1;
 }
