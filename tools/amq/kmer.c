@@ -5,15 +5,19 @@
  * from here (index and search: kmer_index.c; what they share:
  * kmer_common.c).
  *
- * count: the main thread reads FASTA/FASTQ (plain or gzip, seqio.c),
- * rolls each sequence's k-mers (any base but ACGT restarts the window, as
- * jellyfish does), takes the canonical strand if asked, hashes them and
- * hands batches of 65536 hashes to the workers (-t T: T - 1 of them, the
- * reader being the T-th), which add 1 per k-mer into a maplet with the sum
- * operator, in concurrent mode (the quotient filter's region locks) when
- * there are two or more. A full maplet is resized by whichever
- * worker hits it first, under a write lock the others wait on (exact mode
- * stays exact: the fingerprint is the whole k-mer in every shape).
+ * count: a first pass (kmer_size.c) sizes the table and picks its value
+ * width from a sample of the input's k-mers. Then the main thread reads
+ * FASTA/FASTQ (plain or gzip, seqio.c), rolls each sequence's k-mers (any
+ * base but ACGT restarts the window, as jellyfish does), takes the
+ * canonical strand if asked, hashes them and hands batches of 65536
+ * hashes to the workers (-j T: T - 1 of them, the reader being the T-th),
+ * which sort each batch, collapse its repeats into counts and add them
+ * in table order into a maplet with the sum operator, in concurrent mode
+ * (the quotient filter's region locks) when there are two or more. A
+ * maplet at its maximum load (an estimate short, or stdin, which has no
+ * first pass) is resized by whichever worker finds it so first, under a
+ * write lock the others wait on (exact mode stays exact: the fingerprint
+ * is the whole k-mer in every shape).
  *
  *   reader ──batches──► worker 1 ─┐
  *          ──batches──► worker 2 ─┼─► maplet (op=sum, v bits, concurrent)
