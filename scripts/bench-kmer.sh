@@ -9,8 +9,10 @@
 #     k-mer by k-mer, and the histograms are equal;
 #   - approximate mode (--fpr): the share of k-mers whose count is wrong,
 #     the mean excess of the wrong ones, against the certified bound.
-# Every counter is sized for the distinct k-mers (jellyfish -s, amq
-# --capacity: the count of a first exact run), as one would size a table.
+# amq runs at its defaults (it sizes its table from a first pass over the
+# input) and, labelled pre-sized, with -n the distinct k-mers; jellyfish
+# needs a size and gets the distinct k-mers (-s, from a first amq run);
+# kmc needs none.
 #
 #   scripts/bench-kmer.sh [AMQ] [DATA] [OUT]
 #     AMQ   the amq binary (default build/amq)
@@ -52,8 +54,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.2f", b > 0 ? a / b : 0) }';
 GENOMES="$DATA/genomes/mtb.fna $DATA/genomes/mlep.fna"
 READS="$DATA/reads/reads_1.fq.gz $DATA/reads/reads_2.fq.gz $DATA/reads/longreads.fq.gz"
 TABLE="$OUT/kmer.md"
-printf '| data | k | threads | distinct k-mers | amq s | jellyfish s | kmc s | amq MB | jellyfish MB | kmc MB | amq/jf time | amq/jf memory | amq/kmc time | amq/kmc memory | exact = jellyfish | exact = kmc |\n' >"$TABLE"
-printf '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|:-:|\n' >>"$TABLE"
+printf '| data | k | threads | distinct k-mers | amq s | jellyfish s | kmc s | amq MB | jellyfish MB | kmc MB | amq/jf time | amq/jf memory | amq/kmc time | amq/kmc memory | pre-sized amq s | pre-sized amq MB | exact = jellyfish | exact = kmc |\n' >"$TABLE"
+printf '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|:-:|\n' >>"$TABLE"
 APPROX="$OUT/approx.md"
 printf '| data | k | fpr target | bound | wrong counts | share | bound x distinct | mean excess of the wrong | bits/k-mer |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n' >"$APPROX"
 
@@ -63,14 +65,12 @@ one() { # label files k threads
     # shellcheck disable=SC2086
     "$AMQ" kmer count -k "$k" -C -q -o size.amq $files
     n=$("$AMQ" info --json size.amq | awk -F': ' '/"fingerprints"/ { gsub(/,/, "", $2); print $2 }')
-    # amq is sized for the slots its counts take (a count of 2 or more
-    # takes two or three), jellyfish for the distinct k-mers
-    slots=$("$AMQ" info --json size.amq | awk -F': ' '/"used_slots"/ { gsub(/,/, "", $2); print $2 }')
     # Every counter reads the same uncompressed file (jellyfish reads no
     # gzip), so no one's time includes decompression.
     # shellcheck disable=SC2086
     zcat -f $files >all.seq
-    measure "$base.amq" "$AMQ" kmer count -k "$k" -C -j "$t" -n "$slots" -q -o "$base.amq" all.seq
+    measure "$base.amq" "$AMQ" kmer count -k "$k" -C -j "$t" -q -o "$base.amq" all.seq
+    measure "$base.amqn" "$AMQ" kmer count -k "$k" -C -j "$t" -n "$n" -q -o "$base.amqn" all.seq
     measure "$base.jf" jellyfish count -m "$k" -s "$n" -C -t "$t" -o "$base.jf" all.seq
     fmt=-fm
     case $label in reads*) fmt=-fq ;; esac
@@ -83,13 +83,15 @@ one() { # label files k threads
     ej=no ek=no
     cmp -s a.txt j.txt && ej=yes
     cmp -s a.txt ks.txt && ek=yes
+    "$AMQ" kmer dump "$base.amqn" | LC_ALL=C sort | cmp -s - a.txt || ej=no
     a=$(secs "$base.amq") j=$(secs "$base.jf") c=$(secs "$base.kmc")
     am=$(rss "$base.amq") jm=$(rss "$base.jf") cm=$(rss "$base.kmc")
-    printf '| %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |\n' \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %.1f | %s | %s |\n' \
         "$label" "$k" "$t" "$n" "$a" "$j" "$c" \
         "$(ratio "$am" 1024)" "$(ratio "$jm" 1024)" \
         "$(ratio "$cm" 1024)" "$(ratio "$a" "$j")" \
         "$(ratio "$am" "$jm")" "$(ratio "$a" "$c")" "$(ratio "$am" "$cm")" \
+        "$(secs "$base.amqn")" "$(ratio "$(rss "$base.amqn")" 1024)" \
         "$ej" "$ek" >>"$TABLE"
     [ "$t" = 1 ] && approx "$label" "$files" "$k" "$n"
     rm -f a.txt ks.txt k.txt all.seq
@@ -98,7 +100,7 @@ one() { # label files k threads
 approx() { # label files k distinct: j.txt holds the true counts
     for e in 0.01 0.001; do
         # shellcheck disable=SC2086
-        "$AMQ" kmer count -k "$3" -C --fpr "$e" -n "$slots" -q -o ap.amq $2
+        "$AMQ" kmer count -k "$3" -C --fpr "$e" -q -o ap.amq $2
         cut -f1 j.txt >kmers.txt
         "$AMQ" kmer query ap.amq kmers.txt >q.txt
         bound=$("$AMQ" info --json ap.amq | awk -F': ' '/"fpr_bound"/ { gsub(/,/, "", $2); print $2 }')

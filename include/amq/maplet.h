@@ -74,11 +74,12 @@
  * AMQ_OPT_CONCURRENT (or concurrent=1) takes put, delete, get and
  * get_batch from any number of threads at once (each call atomic, under
  * the quotient filter's region locks, amq/quotient.h); merge, resize,
- * drop_value, iteration and saving need it quiet.
+ * drop_value, keep_values, iteration and saving need it quiet.
  *
  * Complexity (quotient maplet): put, get and delete are O(1) expected plus
- * the cluster they shift, as a quotient filter; merge, resize and
- * drop_value are one linear pass, built aside (unchanged on failure).
+ * the cluster they shift, as a quotient filter; merge, resize,
+ * drop_value and keep_values are one linear pass, built aside (unchanged
+ * on failure).
  */
 #ifndef AMQ_MAPLET_H
 #define AMQ_MAPLET_H
@@ -195,6 +196,15 @@ AMQ_API amq_status amq_maplet_delete_hash(amq_maplet *m, uint64_t hash,
  * the keys (e.g. a run of an LSM node compacted away), in one linear pass.
  * AMQ_ERR_UNSUPPORTED in combine mode. */
 AMQ_API amq_status amq_maplet_drop_value(amq_maplet *m, uint64_t value);
+
+/* Keep only the entries whose value lies in [lo, hi] (a key's combined
+ * value in combine mode, e.g. k-mers counted lo to hi times; each pair's
+ * value in multiset mode), in one linear pass built aside. Afterwards
+ * amq_filter_items is the kept pairs (multiset), the sum of the kept
+ * values (sum), or the kept keys. AMQ_ERR_INVALID for lo > hi,
+ * AMQ_ERR_UNSUPPORTED for a static maplet. */
+AMQ_API amq_status amq_maplet_keep_values(amq_maplet *m, uint64_t lo,
+                                          uint64_t hi);
 
 /* ---- whole-maplet operations ---------------------------------------------- */
 

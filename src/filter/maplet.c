@@ -227,6 +227,16 @@ amq_status amq_maplet_drop_value(amq_maplet *m, uint64_t value) {
     return st == AMQ_OK ? o->drop_value(amq__filter_obj(m), value) : st;
 }
 
+amq_status amq_maplet_keep_values(amq_maplet *m, uint64_t lo, uint64_t hi) {
+    const amq__maplet_ops *o;
+    amq_status st = writable(m, &o);
+    if (st == AMQ_OK && o->keep_values == NULL)
+        st = AMQ_ERR_UNSUPPORTED;
+    if (st == AMQ_OK && lo > hi)
+        st = AMQ_ERR_INVALID;
+    return st == AMQ_OK ? o->keep_values(amq__filter_obj(m), lo, hi) : st;
+}
+
 /* ---- whole-maplet operations ---------------------------------------------------- */
 
 amq_status amq_maplet_merge(amq_maplet *dst, const amq_maplet *src) {

@@ -265,6 +265,7 @@ void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
 amq_status amq__mq_merge(amq_qf *dst, const amq_qf *src);
 amq_status amq__mq_resize(amq_qf *f);
 amq_status amq__mq_drop_value(amq_qf *f, uint64_t v);
+amq_status amq__mq_keep_values(amq_qf *f, uint64_t lo, uint64_t hi);
 amq_status amq__mq_validate(amq_qf *f, const struct amq__rd *r);
 bool amq__mq_same_shape(const amq_qf *a, const amq_qf *b);
 /* Iteration: state st (zeroed to start) -> the next group. */

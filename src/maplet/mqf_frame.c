@@ -394,6 +394,9 @@ static amq_status m_drop(amq__obj *o, uint64_t v) {
         return MQ(o)->multiset ? AMQ_ERR_INVALID : AMQ_ERR_UNSUPPORTED;
     return amq__mq_drop_value(MQ(o), v);
 }
+static amq_status m_keep(amq__obj *o, uint64_t lo, uint64_t hi) {
+    return amq__mq_keep_values(MQ(o), lo, hi);
+}
 static amq_status m_resize(amq__obj *o) { return amq__mq_resize(MQ(o)); }
 /* D = 0.95 N keys over N 2^r fingerprints. */
 static double m_capacity_bound(const amq__obj *o) {
@@ -447,6 +450,7 @@ static const amq__maplet_ops mq_ops = {.put = m_put,
                                        .get_all = m_get_all,
                                        .del = m_del,
                                        .drop_value = m_drop,
+                                       .keep_values = m_keep,
                                        .resize = m_resize,
                                        .capacity_bound = m_capacity_bound,
                                        .shape = m_shape,

@@ -177,20 +177,33 @@ amq_status amq__mq_resize(amq_qf *f) {
     return mq_swap_in(f, &b, f->o.items, st);
 }
 
-amq_status amq__mq_drop_value(amq_qf *f, uint64_t v) {
+/* Keep the entries (groups in combine mode, pairs in multiset mode)
+ * whose value is in [lo, hi] (out: the one value to drop), in one pass
+ * built aside. Items afterwards: the kept pairs in multiset mode, the sum
+ * of the kept values for a sum in combine mode, else the kept entries. */
+static amq_status mq_keep(amq_qf *f, uint64_t lo, uint64_t hi, bool out) {
     uint64_t st4[4] = {0}, fp, kept = 0;
     mgroup g;
     mbuild b;
-    if (!f->multiset)
-        return AMQ_ERR_UNSUPPORTED;
     AMQ_RETURN_IF_ERR(mq_empty_like(f, f->nslots, f->rbits, &b));
+    bool sum = mq_counters(f);
     amq_status st = AMQ_OK;
     while (st == AMQ_OK && mq_entry(f, st4, &fp, &g))
-        if (g.value != v) {
+        if ((g.value >= lo && g.value <= hi) != out) {
             st = mb_append(&b, fp, g.value);
-            kept++;
+            kept += sum ? g.value : 1;
         }
     return mq_swap_in(f, &b, kept, st);
+}
+
+amq_status amq__mq_drop_value(amq_qf *f, uint64_t v) {
+    if (!f->multiset)
+        return AMQ_ERR_UNSUPPORTED;
+    return mq_keep(f, v, v, true);
+}
+
+amq_status amq__mq_keep_values(amq_qf *f, uint64_t lo, uint64_t hi) {
+    return mq_keep(f, lo, hi, false);
 }
 
 /* ---- validation of a loaded table ------------------------------------------------ */

@@ -25,8 +25,9 @@ typedef struct amq__maplet_ops {
                           size_t cap, size_t *n);           /* opt: get */
     amq_status (*del)(amq__obj *o, uint64_t h, uint64_t v); /* opt */
     amq_status (*drop_value)(amq__obj *o, uint64_t v);      /* opt */
-    amq_status (*resize)(amq__obj *o);                      /* opt */
-    double (*capacity_bound)(const amq__obj *o);            /* opt */
+    amq_status (*keep_values)(amq__obj *o, uint64_t lo, uint64_t hi); /* opt */
+    amq_status (*resize)(amq__obj *o);                                /* opt */
+    double (*capacity_bound)(const amq__obj *o);                      /* opt */
     /* Static types: build from (hash, value) pairs, repeated hashes'
      * values combined by the operator. NULL for dynamic types. */
     amq_status (*build)(const amq__type *self, amq__spec *spec,

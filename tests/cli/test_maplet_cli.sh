@@ -182,6 +182,43 @@ run 0 "info --json on an exact k-mer maplet" "$AMQ" info --json long.amq
 expect_in '"exact": true' out "json: exact"
 expect_in '"target_fpr": null' out "json: no target"
 
+# Count thresholds and the quality filter, as jellyfish's -L/-U and -Q.
+gzip -dc reads.fq.gz >r.fq
+jellyfish count -m 21 -s 1M -C -o r.jf r.fq
+run 0 "kmer count -L 2 -U 5" "$AMQ" kmer count -k 21 -C -L 2 -U 5 -q -o lu.amq reads.fq.gz
+"$AMQ" kmer dump lu.amq | sort >d.lu
+jellyfish dump -c -t -L 2 -U 5 r.jf | sort >d.luj
+check "count -L/-U keeps jellyfish's k-mers" sh -c 'test -s d.luj && cmp -s d.lu d.luj'
+run 0 "kmer count, all counts" "$AMQ" kmer count -k 21 -C -q -o all.amq reads.fq.gz
+"$AMQ" kmer dump -L 3 -U 7 all.amq | sort >d.dl
+jellyfish dump -c -t -L 3 -U 7 r.jf | sort >d.dlj
+check "dump -L/-U = jellyfish dump -L/-U" sh -c 'test -s d.dlj && cmp -s d.dl d.dlj'
+"$AMQ" kmer histo -L 3 -U 7 all.amq >h.l
+jellyfish histo r.jf | awk '$1 >= 3 && $1 <= 7' >h.lj
+check "histo -L/-U = jellyfish's histogram in range" sh -c 'test -s h.lj && cmp -s h.l h.lj'
+run 2 "-L above -U refused" "$AMQ" kmer dump -L 5 -U 2 all.amq
+expect_in "above -U" err "-L/-U refusal names them"
+awk 'BEGIN { srand(3) } NR % 4 == 0 { q = "";
+        for (i = 0; i < length($0); i++) q = q sprintf("%c", 35 + int(rand() * 40));
+        print q; next } { print }' r.fq >rq.fq
+jellyfish count -m 21 -s 1M -C -Q + -o rq.jf rq.fq
+run 0 "kmer count -Q +" "$AMQ" kmer count -k 21 -C -Q + -q -o rq.amq rq.fq
+"$AMQ" kmer dump rq.amq | sort >d.q
+jellyfish dump -c -t rq.jf | sort >d.qj
+check "quality filter = jellyfish -Q" sh -c 'test -s d.qj && cmp -s d.q d.qj'
+jellyfish dump -c -t r.jf | sort >d.rj
+check "the quality filter drops k-mers" test "$(wc -l <d.q)" -lt "$(wc -l <d.rj)"
+run 2 "-Q takes one character" "$AMQ" kmer count -k 21 -Q 20 -o x.amq rq.fq
+
+# A memory limit: refused up front when the sized table passes it, and
+# when a table read from stdin would have to grow past it; nothing is
+# written either way.
+run 2 "--memory below the sized table" "$AMQ" kmer count -k 25 -C --memory 2M -o mem.amq long.fa
+expect_in "more than the memory limit" err "memory refusal explains"
+run 2 "--memory stops growth" sh -c '"$1" kmer count -k 25 -C --memory 12M -o mem.amq - <long.fa' sh "$AMQ"
+expect_in "growing it needs" err "growth refusal explains"
+check "refused counts write nothing" test ! -e mem.amq
+
 # Approximate counting: never below the truth.
 run 0 "kmer count --fpr" "$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o ap.amq genome.fa
 cut -f1 d.gj >kmers.txt

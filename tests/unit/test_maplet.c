@@ -423,6 +423,58 @@ static void test_delete(void) {
     }
 }
 
+/* keep_values: a key stays, with its value, exactly when its combined
+ * value is in range (sum counters of every form included); multiset
+ * pairs are kept one by one; items follow; bad ranges are refused and
+ * leave the maplet as it was. */
+static void test_keep_values(void) {
+    check_seed = 21;
+    amq_maplet *m = mk("maplet:op=sum,v=2", 8000, 0.0001, 0);
+    if (m == NULL)
+        return;
+    enum { K = 2000 };
+    uint64_t want = 0, total = 0;
+    for (uint64_t i = 0; i < K; i++)
+        for (uint64_t c = i % 13 + 1; c > 0;) {
+            uint64_t put = c < 3 ? c : 3;
+            CHECK_OK(amq_maplet_put(m, &i, 8, put));
+            c -= put;
+            total += put;
+        }
+    CHECK_STATUS(amq_maplet_keep_values(m, 5, 4), AMQ_ERR_INVALID);
+    CHECK(amq_filter_items(m) == total);
+    CHECK_OK(amq_maplet_keep_values(m, 3, 9));
+    uint64_t wrong = 0;
+    for (uint64_t i = 0; i < K; i++) {
+        uint64_t v = 0, c = i % 13 + 1;
+        amq_status st = amq_maplet_get(m, &i, 8, &v);
+        bool in = c >= 3 && c <= 9;
+        wrong += in ? st != AMQ_OK || v != c : st == AMQ_OK && v == c;
+        want += in ? c : 0;
+    }
+    CHECK_MSG(wrong == 0, "keep_values: %llu keys wrong",
+              (unsigned long long)wrong);
+    CHECK(amq_filter_items(m) == want);
+    CHECK(reloads(m));
+    amq_maplet_free(m);
+    m = mk("maplet:op=or,v=6,multiset=1", 2000, 0.001, 0);
+    if (m == NULL)
+        return;
+    for (uint64_t i = 0; i < 1500; i++)
+        CHECK_OK(amq_maplet_put(m, &i, 8, i % 5));
+    CHECK_OK(amq_maplet_keep_values(m, 1, 2));
+    CHECK(amq_filter_items(m) == 600);
+    wrong = 0;
+    for (uint64_t i = 0; i < 1500; i++) {
+        uint64_t v;
+        amq_status st = amq_maplet_get(m, &i, 8, &v);
+        bool in = i % 5 == 1 || i % 5 == 2;
+        wrong += in && (st != AMQ_OK || (v & (i % 5)) != i % 5);
+    }
+    CHECK(wrong == 0);
+    amq_maplet_free(m);
+}
+
 /* Resize: twice the slots, same fingerprints and values, the bound of the
  * stored set unchanged, the capacity bound doubled; exact stays exact. */
 static void test_resize(void) {
@@ -883,6 +935,7 @@ int main(void) {
     test_build_merge();
     test_merge_refused();
     test_delete();
+    test_keep_values();
     test_resize();
     test_values();
     test_space();

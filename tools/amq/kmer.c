@@ -48,9 +48,11 @@ typedef struct kcount {
     uint64_t *slot[KQ];
     size_t len[KQ], head, tail, queued;
     bool done;
-    uint64_t gen;   /* resizes so far (under grow)              */
-    uint64_t vmax;  /* the largest value one put takes          */
-    amq_status err; /* the first failure (under mu)             */
+    uint64_t gen;    /* resizes so far (under grow)              */
+    uint64_t vmax;   /* the largest value one put takes          */
+    uint64_t memory; /* bytes the table may take (--memory)     */
+    bool over;       /* growing would pass it (under grow)      */
+    amq_status err;  /* the first failure (under mu)             */
 } kcount;
 
 /* How many of n more puts to make before the table grows: each takes at
@@ -66,6 +68,17 @@ static size_t kmer_room(const amq_maplet *m, size_t n) {
     if (room >= (double)n)
         return n;
     return room < (double)n / 16 ? 0 : (size_t)room;
+}
+
+/* Twice the slots, unless the table a resize builds beside the old one
+ * (twice its size) would pass the memory limit: then AMQ_ERR_NOMEM with
+ * kc->over set. Under the write lock. */
+static amq_status grow(kcount *kc) {
+    if (3.0 * (double)amq_filter_size_bytes(kc->m) > (double)kc->memory) {
+        kc->over = true;
+        return AMQ_ERR_NOMEM;
+    }
+    return amq_maplet_resize(kc->m);
 }
 
 /* LSD radix sort of h[0..n) by 8-bit digits, through tmp; the result
@@ -124,7 +137,7 @@ static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
         uint64_t gen = kc->gen;
         pthread_rwlock_unlock(&kc->grow);
         pthread_rwlock_wrlock(&kc->grow);
-        st = kc->gen == gen ? amq_maplet_resize(kc->m) : AMQ_OK;
+        st = kc->gen == gen ? grow(kc) : AMQ_OK;
         kc->gen += st == AMQ_OK && kc->gen == gen;
         pthread_rwlock_unlock(&kc->grow);
         pthread_rwlock_rdlock(&kc->grow);
@@ -230,7 +243,15 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
     pthread_mutex_unlock(&kc->mu);
     for (unsigned t = 0; t < started; t++)
         pthread_join(th[t], NULL);
-    if (rc <= 0 && kc->err != AMQ_OK) /* the workers are done: no race */
+    if (rc <= 0 && kc->over) { /* the workers are done: no race */
+        cli_error("the table is full at %.1f MB and growing it needs %.1f MB "
+                  "in all, more than the memory limit of %.1f MB: give more "
+                  "--memory, or count with --fpr E; nothing written",
+                  (double)amq_filter_size_bytes(kc->m) / 1e6,
+                  3.0 * (double)amq_filter_size_bytes(kc->m) / 1e6,
+                  (double)kc->memory / 1e6);
+        rc = CLI_EXIT_ERR;
+    } else if (rc <= 0 && kc->err != AMQ_OK)
         rc = cli_status_error("counting", kc->err, NULL);
     return rc < 0 ? CLI_EXIT_ERR : rc;
 }
@@ -250,6 +271,10 @@ static int kmer_count(int argc, char **argv) {
         rc = cli_usage_error("kmer", "give --fpr E or --exact");
     if (rc < 0)
         rc = kmer_check_exact(&o.c);
+    if (rc < 0 && o.upper != 0 && o.lower > o.upper)
+        rc = cli_usage_error("kmer", "-L %llu is above -U %llu",
+                             (unsigned long long)o.lower,
+                             (unsigned long long)o.upper);
     kmer_plan plan;
     memset(&plan, 0, sizeof plan);
     if (rc < 0 && o.capacity == 0)
@@ -273,6 +298,18 @@ static int kmer_count(int argc, char **argv) {
         return cli_status_error("maplet", st, &d);
     }
     kc.vmax = v >= 64 ? UINT64_MAX : (1ULL << v) - 1;
+    kc.memory = kmer_memory_limit(&o);
+    if ((double)amq_filter_size_bytes(kc.m) > (double)kc.memory) {
+        cli_error("the table for about %llu distinct k-mers takes %.1f MB, "
+                  "more than the memory limit of %.1f MB: give more "
+                  "--memory, or count with --fpr E; nothing written",
+                  (unsigned long long)(plan.known ? plan.distinct : cap),
+                  (double)amq_filter_size_bytes(kc.m) / 1e6,
+                  (double)kc.memory / 1e6);
+        amq_maplet_free(kc.m);
+        free(o.files);
+        return CLI_EXIT_ERR;
+    }
     pthread_rwlock_init(&kc.grow, NULL);
     pthread_mutex_init(&kc.mu, NULL);
     pthread_cond_init(&kc.ready, NULL);
@@ -280,6 +317,11 @@ static int kmer_count(int argc, char **argv) {
     uint64_t kmers = 0;
     double t0 = cli_now();
     rc = count_all(&o, &kc, &kmers);
+    if (rc == 0 && (o.lower > 1 || o.upper != 0)) {
+        st = amq_maplet_keep_values(kc.m, o.lower ? o.lower : 1,
+                                    o.upper ? o.upper : UINT64_MAX);
+        rc = st == AMQ_OK ? 0 : cli_status_error("-L/-U", st, NULL);
+    }
     if (rc == 0)
         rc = kmer_save(kc.m, o.output);
     amq_maplet_shape s;
@@ -325,7 +367,20 @@ static void print_kmer(const char *text, uint64_t count, bool json) {
 
 /* `jellyfish histo`: "count frequency" for every count held (JSON:
  * {"count": C, "kmers": N}). */
-static int kmer_histo(const char *path, bool json) {
+/* What histo and dump take: the file, --json, and the counts shown. */
+typedef struct kmer_out {
+    const char *path;
+    bool json;
+    uint64_t lo, hi;
+} kmer_out;
+
+static bool count_in(const kmer_out *o, uint64_t v) {
+    return v >= o->lo && v <= o->hi;
+}
+
+static int kmer_histo(const kmer_out *out) {
+    const char *path = out->path;
+    bool json = out->json;
     kmer_conf c;
     amq_filter *m = kmer_open(path, &c);
     amq_maplet_iter it;
@@ -342,7 +397,7 @@ static int kmer_histo(const char *path, bool json) {
             counts = nc;
             cap *= 2;
         }
-        if (counts != NULL)
+        if (counts != NULL && count_in(out, v))
             counts[n++] = v;
     }
     amq_filter_free(m);
@@ -366,7 +421,9 @@ static int kmer_histo(const char *path, bool json) {
 }
 
 /* `jellyfish dump -c -t`: "KMER<TAB>count" (exact mode only). */
-static int kmer_dump(const char *path, bool json) {
+static int kmer_dump(const kmer_out *out) {
+    const char *path = out->path;
+    bool json = out->json;
     kmer_conf c;
     amq_filter *m = kmer_open(path, &c);
     amq_maplet_iter it;
@@ -383,6 +440,8 @@ static int kmer_dump(const char *path, bool json) {
     }
     amq_maplet_iter_init(m, &it);
     while (amq_maplet_iter_next(&it, &fp, &v, &e)) {
+        if (!count_in(out, v))
+            continue;
         amq_maplet_exact_key(m, fp, &code);
         kmer_text(code, c.k, text);
         print_kmer(text, v, json);
@@ -456,18 +515,54 @@ static int kmer_query(const char *path, const char *input, bool json) {
 
 static int run_count(int argc, char **argv) { return kmer_count(argc, argv); }
 
+/* FILE [--json] [-L N] [-U N]: -1 to go on, else the exit status. */
+static int parse_out(int argc, char **argv, kmer_out *o) {
+    enum { O_JSON = 1, O_LOWER, O_UPPER };
+    static const cli_opt opts[] = {{"json", 0, false, O_JSON},
+                                   {"lower-count", 'L', true, O_LOWER},
+                                   {"upper-count", 'U', true, O_UPPER},
+                                   {NULL, 0, false, 0}};
+    cli_args a;
+    int id;
+    memset(o, 0, sizeof *o);
+    o->lo = 1;
+    o->hi = UINT64_MAX;
+    cli_args_init(&a, "kmer", argc, argv);
+    while ((id = cli_next(&a, opts)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "kmer") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        if (id == O_JSON)
+            o->json = true;
+        else if (id == O_LOWER || id == O_UPPER) {
+            if (!cli_parse_u64("kmer", id == O_LOWER ? "-L" : "-U", a.value,
+                               id == O_LOWER ? &o->lo : &o->hi))
+                return CLI_EXIT_ERR;
+        } else if (o->path != NULL)
+            return cli_usage_error("kmer", "%s: too many arguments", argv[0]);
+        else
+            o->path = a.value;
+    }
+    if (o->path == NULL)
+        return cli_usage_error("kmer", "%s: missing FILE", argv[0]);
+    if (o->lo > o->hi)
+        return cli_usage_error("kmer", "-L %llu is above -U %llu",
+                               (unsigned long long)o->lo,
+                               (unsigned long long)o->hi);
+    return -1;
+}
+
 static int run_histo(int argc, char **argv) {
-    const char *pos[1];
-    bool json = false;
-    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos, &json);
-    return rc >= 0 ? rc : kmer_histo(pos[0], json);
+    kmer_out o;
+    int rc = parse_out(argc, argv, &o);
+    return rc >= 0 ? rc : kmer_histo(&o);
 }
 
 static int run_dump(int argc, char **argv) {
-    const char *pos[1];
-    bool json = false;
-    int rc = cli_positionals("kmer", argc, argv, 1, 1, pos, &json);
-    return rc >= 0 ? rc : kmer_dump(pos[0], json);
+    kmer_out o;
+    int rc = parse_out(argc, argv, &o);
+    return rc >= 0 ? rc : kmer_dump(&o);
 }
 
 static int run_query(int argc, char **argv) {

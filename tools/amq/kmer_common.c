@@ -79,6 +79,10 @@ int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink, void *ctx) {
     while (rc == 0 && (got = seq_next(&r)) == 1) {
         if (!r.cont)
             kmer_roll_init(&kr, c->k);
+        if (c->min_qual != 0 && r.qual != NULL) /* as jellyfish -Q */
+            for (size_t i = 0; i < r.seq_len; i++)
+                if ((unsigned char)r.qual[i] < c->min_qual)
+                    r.seq[i] = 'N';
         for (size_t i = 0; i < r.seq_len && rc == 0; i++) {
             if (!kmer_roll_push(&kr, r.seq[i], &fwd, &rev))
                 continue;
@@ -149,16 +153,30 @@ enum {
     OPT_OUT,
     OPT_QUIET,
     OPT_THETA,
-    OPT_JSON
+    OPT_JSON,
+    OPT_LOWER,
+    OPT_UPPER,
+    OPT_QUAL,
+    OPT_MEMORY
 };
 
 static const cli_opt kmer_options[] = {
-    {"kmer", 'k', true, OPT_K},          {"canonical", 'C', false, OPT_CANON},
-    {"threads", 'j', true, OPT_THREADS}, {"fpr", 'e', true, OPT_FPR},
-    {"exact", 0, false, OPT_EXACT},      {"value-bits", 0, true, OPT_VBITS},
-    {"capacity", 'n', true, OPT_CAP},    {"output", 'o', true, OPT_OUT},
-    {"quiet", 'q', false, OPT_QUIET},    {"theta", 0, true, OPT_THETA},
-    {"json", 0, false, OPT_JSON},        {NULL, 0, false, 0},
+    {"kmer", 'k', true, OPT_K},
+    {"canonical", 'C', false, OPT_CANON},
+    {"threads", 'j', true, OPT_THREADS},
+    {"fpr", 'e', true, OPT_FPR},
+    {"exact", 0, false, OPT_EXACT},
+    {"value-bits", 0, true, OPT_VBITS},
+    {"capacity", 'n', true, OPT_CAP},
+    {"output", 'o', true, OPT_OUT},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"theta", 0, true, OPT_THETA},
+    {"json", 0, false, OPT_JSON},
+    {"lower-count", 'L', true, OPT_LOWER},
+    {"upper-count", 'U', true, OPT_UPPER},
+    {"min-qual-char", 'Q', true, OPT_QUAL},
+    {"memory", 0, true, OPT_MEMORY},
+    {NULL, 0, false, 0},
 };
 
 static bool take_number(const char *opt, const char *v, uint64_t lo,
@@ -201,6 +219,20 @@ static bool take_count_option(kmer_opts *o, int id, const char *v) {
         return true;
     case OPT_CAP: return cli_parse_u64("kmer", "--capacity", v, &o->capacity);
     case OPT_OUT: o->output = v; return true;
+    case OPT_LOWER: return take_number("-L", v, 1, UINT64_MAX, &o->lower);
+    case OPT_UPPER: return take_number("-U", v, 1, UINT64_MAX, &o->upper);
+    case OPT_QUAL:
+        if (v[0] < '!' || v[0] > '~' || v[1] != '\0') {
+            cli_usage_error("kmer",
+                            "-Q wants one quality character ('!' to '~'), "
+                            "got '%s'",
+                            v);
+            return false;
+        }
+        o->c.min_qual = (unsigned char)v[0];
+        return true;
+    case OPT_MEMORY:
+        return take_number("--memory", v, 1 << 20, UINT64_MAX, &o->memory);
     case OPT_QUIET:
         o->quiet = true;
         cli_progress_set_mode(CLI_PROGRESS_OFF);
@@ -255,6 +287,15 @@ void kmer_size_table(const kmer_opts *o, const kmer_plan *p, unsigned *v,
         *capacity = est > 4096 ? est : 4096;
         *fpr = o->c.exact ? o->fpr : o->fpr / 8;
     }
+}
+
+uint64_t kmer_memory_limit(const kmer_opts *o) {
+    if (o->memory)
+        return o->memory;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return UINT64_MAX;
+    return (uint64_t)(0.8 * (double)pages * (double)page);
 }
 
 int kmer_check_exact(const kmer_conf *c) {

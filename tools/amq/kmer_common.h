@@ -29,6 +29,8 @@
 typedef struct kmer_conf {
     unsigned k;
     bool canonical, exact;
+    unsigned char min_qual; /* reading FASTQ: a base of lower quality
+                               breaks the window (0: none; not stored) */
 } kmer_conf;
 
 static inline uint64_t kmer_seed(const kmer_conf *c) {
@@ -41,6 +43,8 @@ typedef struct kmer_opts {
     unsigned threads, vbits;
     double fpr;
     uint64_t capacity;
+    uint64_t lower, upper; /* -L/-U: counts kept (upper 0: no limit)  */
+    uint64_t memory;       /* --memory: bytes the table may take       */
     const char *output;
     char **files; /* the positionals (malloc'ed array, argv strings) */
     size_t nfiles;
@@ -71,6 +75,10 @@ int kmer_plan_input(const kmer_opts *o, kmer_plan *p);
  * doublings it may need still meet the target). */
 void kmer_size_table(const kmer_opts *o, const kmer_plan *p, unsigned *v,
                      uint64_t *capacity, double *fpr);
+/* The bytes a k-mer table may take: --memory, else 80% of the machine's
+ * physical memory (a table past it would swap). */
+uint64_t kmer_memory_limit(const kmer_opts *o);
+
 /* -1 if the settings can be made, else CLI_EXIT_ERR after a usage error
  * (exact mode needs k >= 4). */
 int kmer_check_exact(const kmer_conf *c);

@@ -59,10 +59,12 @@ typedef struct seq_reader {
     char *name; /* its name (after '>' or '@')             */
     size_t name_len, name_cap;
     uint64_t records;
-    size_t chunk; /* FASTA: a longer record comes in pieces of about
+    size_t chunk;     /* FASTA: a longer record comes in pieces of about
                        this many bases (0: whole; set after opening)    */
-    bool cont;    /* this piece continues the record before it      */
-    bool in_rec;  /* the record goes on after this piece             */
+    bool cont;        /* this piece continues the record before it      */
+    bool in_rec;      /* the record goes on after this piece             */
+    const char *qual; /* FASTQ: the record's quality line (seq_len
+                         bytes) until the next call; NULL for FASTA     */
     char err[PARSE_ERR_MAX];
 } seq_reader;
 

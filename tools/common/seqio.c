@@ -305,6 +305,7 @@ static int fasta_next(seq_reader *r) {
     uint64_t start = 0;
     int got = 1;
     r->cont = r->in_rec;
+    r->qual = NULL;
     if (r->in_rec) { /* the next piece of the same record */
         r->in_rec = false;
         r->seq_len = 0;
@@ -379,6 +380,7 @@ static int fastq_next(seq_reader *r) {
                  r->buf_len, r->seq_len);
         return line_error(r, start, msg);
     }
+    r->qual = r->buf;
     return 1;
 }
 
