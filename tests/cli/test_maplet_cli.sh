@@ -210,6 +210,42 @@ jellyfish dump -c -t r.jf | sort >d.rj
 check "the quality filter drops k-mers" test "$(wc -l <d.q)" -lt "$(wc -l <d.rj)"
 run 2 "-Q takes one character" "$AMQ" kmer count -k 21 -Q 20 -o x.amq rq.fq
 
+# Merge: samples counted apart (different sizes, so different shapes and
+# value widths) merge into the joint count, byte for byte.
+awk 'NR <= 1200' r.fq >p1.fq
+awk 'NR > 1200 && NR <= 6000' r.fq >p2.fq
+awk 'NR > 6000' r.fq >p3.fq
+for i in 1 2 3; do
+    "$AMQ" kmer count -k 21 -C -q -o p$i.amq p$i.fq
+done
+check "the parts have different shapes" sh -c \
+    '"$1" info p1.amq | grep params >s1 && "$1" info p2.amq | grep params >s2 && ! cmp -s s1 s2' sh "$AMQ"
+run 0 "kmer merge of three samples" "$AMQ" kmer merge -q -o merged.amq p1.amq p2.amq p3.amq
+"$AMQ" kmer dump merged.amq | sort >d.m
+check "merged counts = jellyfish's joint count" cmp -s d.m d.rj
+check "merged = one joint count, byte for byte" cmp -s merged.amq all.amq
+run 0 "kmer merge -L 2" "$AMQ" kmer merge -q -L 2 -o m2.amq p1.amq p2.amq p3.amq
+"$AMQ" kmer dump m2.amq | sort >d.m2
+jellyfish dump -c -t -L 2 r.jf | sort >d.rj2
+check "merge -L 2 = jellyfish dump -L 2" cmp -s d.m2 d.rj2
+"$AMQ" kmer count -k 25 -C -q -o k25.amq p1.fq
+run 2 "merge across k refused" "$AMQ" kmer merge -o bad.amq p1.amq k25.amq
+expect_in "same k, strands and mode" err "merge refusal names what differs"
+"$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o a1.amq p1.fq
+"$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o a2.amq p2.fq
+run 2 "approximate tables of different shapes refused" "$AMQ" kmer merge -o bad.amq a1.amq a2.amq
+expect_in "merge only when" err "approximate refusal explains"
+check "refused merges write nothing" test ! -e bad.amq
+"$AMQ" kmer count -k 21 -C --fpr 0.01 -n 60000 -q -o b1.amq p1.fq
+"$AMQ" kmer count -k 21 -C --fpr 0.01 -n 60000 -q -o b2.amq p2.fq
+run 0 "approximate tables counted alike merge" "$AMQ" kmer merge -o ab.amq b1.amq b2.amq
+cat p1.fq p2.fq >p12.fq
+jellyfish count -m 21 -s 1M -C -o p12.jf p12.fq && jellyfish dump -c -t p12.jf | sort >d.p12
+cut -f1 d.p12 >k12.txt
+"$AMQ" kmer query ab.amq k12.txt >q12.txt
+check "approximate merged counts never below the joint truth" sh -c \
+    'paste q12.txt d.p12 | awk -F"\t" "\$2 < \$4 { bad++ } END { exit bad > 0 }"'
+
 # A memory limit: refused up front when the sized table passes it, and
 # when a table read from stdin would have to grow past it; nothing is
 # written either way.

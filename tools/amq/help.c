@@ -257,7 +257,7 @@ static const help_topic topics[] = {
      "  -q, --quiet          no summary on stderr\n"
      "\n"
      "Exit status: 0, 1 (get: no key found), 2 on any error."},
-    {"kmer", "amq kmer count|query|histo|dump|index|search [OPTIONS]",
+    {"kmer", "amq kmer count|query|histo|dump|merge|index|search [OPTIONS]",
      "k-mers of FASTA/FASTQ files (plain or gzip) in maplets; any base\n"
      "but ACGT (either case) breaks the k-mer window, as jellyfish does.\n"
      "\n"
@@ -277,6 +277,8 @@ static const help_topic topics[] = {
      "                                       jellyfish histo\n"
      "  amq kmer dump F [-L N] [-U N]        KMER<TAB>count (exact only)\n"
      "      (query, histo, dump, search: --json for JSON lines)\n"
+     "  amq kmer merge -o F A B...           the joint count of tables\n"
+     "      counted apart, exact ones whatever their shapes (-L/-U too)\n"
      "  amq kmer index -k K [--fpr E] -o IDX FILE...   k-mer -> the set of\n"
      "      files holding it (at most 64 files; names in IDX.names)\n"
      "  amq kmer search IDX QUERY.fa [--theta T]   files holding at least\n"

@@ -1,5 +1,5 @@
 /*
- * kmer.c — `amq kmer count|query|histo|dump`: k-mer counting on a
+ * kmer.c — `amq kmer count|query|histo|dump|merge`: k-mer counting on a
  * counting maplet, as Squeakr does on the counting quotient filter
  * (Pandey, Bender, Johnson, Patro 2017); `amq kmer` dispatches every verb
  * from here (index and search: kmer_index.c; what they share:
@@ -103,27 +103,12 @@ static void sort_hashes(uint64_t *h, uint64_t *tmp, size_t n) {
     }
 }
 
-/* Add 1 for each of h[0..n): sorted, repeats collapsed into counts, put
- * in table order; a full maplet is resized once by whoever finds it full
- * first (gen tells the others it happened). */
-static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
+/* Put (h[i], val[i]) for i < u (values at most kc->vmax) in that order;
+ * a full maplet is resized once by whoever finds it full first (gen
+ * tells the others it happened). */
+static amq_status put_pairs(kcount *kc, const uint64_t *h, const uint64_t *val,
+                            size_t u) {
     amq_status st = AMQ_OK;
-    uint64_t *tmp = malloc(n * sizeof *tmp + 1);
-    if (tmp == NULL)
-        return AMQ_ERR_NOMEM;
-    sort_hashes(h, tmp, n);
-    uint64_t *val = tmp, vmax = kc->vmax;
-    size_t u = 0;
-    for (size_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && h[j] == h[i]; j++)
-            ;
-        for (uint64_t c = j - i; c > 0;) {
-            uint64_t x = c < vmax ? c : vmax;
-            h[u] = h[i];
-            val[u++] = x;
-            c -= x;
-        }
-    }
     pthread_rwlock_rdlock(&kc->grow);
     for (size_t i = 0; i < u && st == AMQ_OK;) {
         size_t done = 0, room = kmer_room(kc->m, u - i);
@@ -143,6 +128,29 @@ static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
         pthread_rwlock_rdlock(&kc->grow);
     }
     pthread_rwlock_unlock(&kc->grow);
+    return st;
+}
+
+/* Add 1 for each of h[0..n): sorted, repeats collapsed into counts (at
+ * most vmax a put), put in table order. */
+static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
+    uint64_t *tmp = malloc(n * sizeof *tmp + 1);
+    if (tmp == NULL)
+        return AMQ_ERR_NOMEM;
+    sort_hashes(h, tmp, n);
+    uint64_t *val = tmp, vmax = kc->vmax;
+    size_t u = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && h[j] == h[i]; j++)
+            ;
+        for (uint64_t c = j - i; c > 0;) {
+            uint64_t x = c < vmax ? c : vmax;
+            h[u] = h[i];
+            val[u++] = x;
+            c -= x;
+        }
+    }
+    amq_status st = put_pairs(kc, h, val, u);
     free(tmp);
     return st;
 }
@@ -226,6 +234,20 @@ static int count_batch(void *ctx, uint64_t **codes, size_t n) {
     return CLI_EXIT_ERR;
 }
 
+/* The exit status after a put failed with st: past the memory limit
+ * (kc->over), or another failure. */
+static int table_error(const kcount *kc, amq_status st) {
+    if (!kc->over)
+        return cli_status_error("counting", st, NULL);
+    cli_error("the table is full at %.1f MB and growing it needs %.1f MB "
+              "in all, more than the memory limit of %.1f MB: give more "
+              "--memory, or count with --fpr E; nothing written",
+              (double)amq_filter_size_bytes(kc->m) / 1e6,
+              3.0 * (double)amq_filter_size_bytes(kc->m) / 1e6,
+              (double)kc->memory / 1e6);
+    return CLI_EXIT_ERR;
+}
+
 static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
     pthread_t th[64];
     unsigned started = 0;
@@ -243,17 +265,76 @@ static int count_all(const kmer_opts *o, kcount *kc, uint64_t *kmers) {
     pthread_mutex_unlock(&kc->mu);
     for (unsigned t = 0; t < started; t++)
         pthread_join(th[t], NULL);
-    if (rc <= 0 && kc->over) { /* the workers are done: no race */
-        cli_error("the table is full at %.1f MB and growing it needs %.1f MB "
-                  "in all, more than the memory limit of %.1f MB: give more "
-                  "--memory, or count with --fpr E; nothing written",
-                  (double)amq_filter_size_bytes(kc->m) / 1e6,
-                  3.0 * (double)amq_filter_size_bytes(kc->m) / 1e6,
-                  (double)kc->memory / 1e6);
-        rc = CLI_EXIT_ERR;
-    } else if (rc <= 0 && kc->err != AMQ_OK)
-        rc = cli_status_error("counting", kc->err, NULL);
+    if (rc <= 0 && kc->err != AMQ_OK) /* the workers are done: no race */
+        rc = table_error(kc, kc->err);
     return rc < 0 ? CLI_EXIT_ERR : rc;
+}
+
+/* ---- count and merge: the table ------------------------------------------------- */
+
+/* A new table as o and plan say, within the memory limit: -1 to go on,
+ * else the exit status after an error. */
+static int table_open(kcount *kc, const kmer_opts *o, const kmer_plan *plan,
+                      bool concurrent) {
+    unsigned v;
+    uint64_t cap;
+    double fpr;
+    kmer_size_table(o, plan, &v, &cap, &fpr);
+    memset(kc, 0, sizeof *kc);
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st =
+        kmer_maplet_new(&o->c, "sum", v, cap, fpr, concurrent, &kc->m, &d);
+    if (st != AMQ_OK)
+        return cli_status_error("maplet", st, &d);
+    kc->vmax = v >= 64 ? UINT64_MAX : (1ULL << v) - 1;
+    kc->memory = kmer_memory_limit(o);
+    if ((double)amq_filter_size_bytes(kc->m) > (double)kc->memory) {
+        cli_error("the table for about %llu distinct k-mers takes %.1f MB, "
+                  "more than the memory limit of %.1f MB: give more "
+                  "--memory, or count with --fpr E; nothing written",
+                  (unsigned long long)(plan->known ? plan->distinct : cap),
+                  (double)amq_filter_size_bytes(kc->m) / 1e6,
+                  (double)kc->memory / 1e6);
+        amq_maplet_free(kc->m);
+        return CLI_EXIT_ERR;
+    }
+    pthread_rwlock_init(&kc->grow, NULL);
+    pthread_mutex_init(&kc->mu, NULL);
+    pthread_cond_init(&kc->ready, NULL);
+    pthread_cond_init(&kc->room, NULL);
+    return -1;
+}
+
+/* After the puts (rc: 0 or the exit status): -L/-U, save, the summary
+ * line, and the table freed. The exit status. */
+static int table_finish(kcount *kc, const kmer_opts *o, int rc, uint64_t kmers,
+                        double t0) {
+    if (rc == 0 && (o->lower > 1 || o->upper != 0)) {
+        amq_status st = amq_maplet_keep_values(
+            kc->m, o->lower ? o->lower : 1, o->upper ? o->upper : UINT64_MAX);
+        rc = st == AMQ_OK ? 0 : cli_status_error("-L/-U", st, NULL);
+    }
+    if (rc == 0)
+        rc = kmer_save(kc->m, o->output);
+    amq_maplet_shape s;
+    amq_maplet_get_shape(kc->m, &s);
+    if (rc == 0 && !o->quiet)
+        fprintf(stderr,
+                "amq: %s: %llu k-mers, %llu distinct%s, %.2f bits "
+                "each, %.2f s\n",
+                o->output, (unsigned long long)kmers,
+                (unsigned long long)s.distinct,
+                o->lower > 1 || o->upper != 0 ? " kept (-L/-U)" : "",
+                8.0 * (double)amq_filter_size_bytes(kc->m) /
+                    (double)(s.distinct ? s.distinct : 1),
+                cli_now() - t0);
+    amq_maplet_free(kc->m);
+    pthread_rwlock_destroy(&kc->grow);
+    pthread_mutex_destroy(&kc->mu);
+    pthread_cond_destroy(&kc->ready);
+    pthread_cond_destroy(&kc->room);
+    return rc;
 }
 
 /* ---- count: the command ------------------------------------------------------------ */
@@ -283,63 +364,170 @@ static int kmer_count(int argc, char **argv) {
         free(o.files);
         return rc;
     }
-    unsigned v;
-    uint64_t cap;
-    double fpr;
-    kmer_size_table(&o, &plan, &v, &cap, &fpr);
     kcount kc;
-    memset(&kc, 0, sizeof kc);
-    amq_diag d;
-    memset(&d, 0, sizeof d);
-    amq_status st = kmer_maplet_new(&o.c, "sum", v, cap, fpr,
-                                    workers_for(o.threads) > 1, &kc.m, &d);
-    if (st != AMQ_OK) {
+    if ((rc = table_open(&kc, &o, &plan, workers_for(o.threads) > 1)) >= 0) {
         free(o.files);
-        return cli_status_error("maplet", st, &d);
+        return rc;
     }
-    kc.vmax = v >= 64 ? UINT64_MAX : (1ULL << v) - 1;
-    kc.memory = kmer_memory_limit(&o);
-    if ((double)amq_filter_size_bytes(kc.m) > (double)kc.memory) {
-        cli_error("the table for about %llu distinct k-mers takes %.1f MB, "
-                  "more than the memory limit of %.1f MB: give more "
-                  "--memory, or count with --fpr E; nothing written",
-                  (unsigned long long)(plan.known ? plan.distinct : cap),
-                  (double)amq_filter_size_bytes(kc.m) / 1e6,
-                  (double)kc.memory / 1e6);
-        amq_maplet_free(kc.m);
-        free(o.files);
-        return CLI_EXIT_ERR;
-    }
-    pthread_rwlock_init(&kc.grow, NULL);
-    pthread_mutex_init(&kc.mu, NULL);
-    pthread_cond_init(&kc.ready, NULL);
-    pthread_cond_init(&kc.room, NULL);
     uint64_t kmers = 0;
     double t0 = cli_now();
     rc = count_all(&o, &kc, &kmers);
-    if (rc == 0 && (o.lower > 1 || o.upper != 0)) {
-        st = amq_maplet_keep_values(kc.m, o.lower ? o.lower : 1,
-                                    o.upper ? o.upper : UINT64_MAX);
-        rc = st == AMQ_OK ? 0 : cli_status_error("-L/-U", st, NULL);
+    rc = table_finish(&kc, &o, rc, kmers, t0);
+    free(o.files);
+    return rc;
+}
+
+/* ---- merge --------------------------------------------------------------------------- */
+
+static void conf_text(const kmer_conf *c, char out[64]) {
+    snprintf(out, 64, "k = %u, %s, %s", c->k,
+             c->canonical ? "canonical" : "both strands",
+             c->exact ? "exact" : "approximate");
+}
+
+/* Open every input; false after an error (those opened are freed). All
+ * must share k, strands and mode. */
+static bool merge_open(const kmer_opts *o, amq_filter **in, kmer_conf *c) {
+    for (size_t i = 0; i < o->nfiles; i++) {
+        kmer_conf ci;
+        in[i] = kmer_open(o->files[i], &ci);
+        bool ok = in[i] != NULL;
+        if (ok && i == 0)
+            *c = ci;
+        else if (ok && (ci.k != c->k || ci.canonical != c->canonical ||
+                        ci.exact != c->exact)) {
+            char a[64], b[64];
+            conf_text(&ci, a);
+            conf_text(c, b);
+            cli_error("%s: %s, but %s: %s: k-mer tables merge only with the "
+                      "same k, strands and mode",
+                      o->files[i], a, o->files[0], b);
+            ok = false;
+        }
+        if (!ok) {
+            for (size_t j = 0; j <= i; j++)
+                amq_filter_free(in[j]);
+            return false;
+        }
     }
-    if (rc == 0)
-        rc = kmer_save(kc.m, o.output);
-    amq_maplet_shape s;
-    amq_maplet_get_shape(kc.m, &s);
-    if (rc == 0 && !o.quiet)
-        fprintf(stderr,
-                "amq: %s: %llu k-mers, %llu distinct, %.2f bits "
-                "each, %.2f s\n",
-                o.output, (unsigned long long)kmers,
-                (unsigned long long)s.distinct,
-                8.0 * (double)amq_filter_size_bytes(kc.m) /
-                    (double)(s.distinct ? s.distinct : 1),
-                cli_now() - t0);
-    amq_maplet_free(kc.m);
-    pthread_rwlock_destroy(&kc.grow);
-    pthread_mutex_destroy(&kc.mu);
-    pthread_cond_destroy(&kc.ready);
-    pthread_cond_destroy(&kc.room);
+    return true;
+}
+
+/* Exact tables: sized from a sample of their k-mers and summed counts,
+ * every entry put again under its k-mer (any shapes). kmers: the sum of
+ * the counts. 0 or the exit status. */
+static int merge_exact(const kmer_opts *o, amq_filter **in, uint64_t *kmers) {
+    kmer_census *cs = kmer_census_new();
+    uint64_t *h = malloc(KMER_BATCH * sizeof *h);
+    uint64_t *val = malloc(KMER_BATCH * sizeof *val);
+    int rc = cs != NULL && h != NULL && val != NULL ? -1 : CLI_EXIT_ERR;
+    amq_maplet_iter it;
+    uint64_t fp, v, e, code;
+    for (size_t i = 0; rc < 0 && i < o->nfiles; i++) {
+        amq_maplet_iter_init(in[i], &it);
+        while (amq_maplet_iter_next(&it, &fp, &v, &e))
+            if (amq_maplet_exact_key(in[i], fp, &code) == AMQ_OK)
+                kmer_census_add(cs, code, v);
+    }
+    kmer_plan plan;
+    kcount kc;
+    if (rc < 0) {
+        kmer_census_plan(cs, o, &plan);
+        rc = table_open(&kc, o, &plan, false);
+    } else
+        cli_error("out of memory");
+    kmer_census_free(cs);
+    if (rc >= 0) {
+        free(h);
+        free(val);
+        return rc;
+    }
+    double t0 = cli_now();
+    amq_status st = AMQ_OK;
+    size_t n = 0;
+    for (size_t i = 0; st == AMQ_OK && i < o->nfiles; i++) {
+        amq_maplet_iter_init(in[i], &it);
+        while (st == AMQ_OK && amq_maplet_iter_next(&it, &fp, &v, &e)) {
+            amq_maplet_exact_key(in[i], fp, &code);
+            uint64_t hh = kmer_hash(kc.m, &o->c, code);
+            *kmers += v;
+            for (uint64_t left = v; left > 0 && st == AMQ_OK;) {
+                uint64_t x = left < kc.vmax ? left : kc.vmax;
+                h[n] = hh;
+                val[n++] = x;
+                left -= x;
+                if (n == KMER_BATCH) {
+                    st = put_pairs(&kc, h, val, n);
+                    n = 0;
+                }
+            }
+        }
+    }
+    if (st == AMQ_OK)
+        st = put_pairs(&kc, h, val, n);
+    free(h);
+    free(val);
+    return table_finish(&kc, o, st == AMQ_OK ? 0 : table_error(&kc, st), *kmers,
+                        t0);
+}
+
+/* Approximate tables keep fingerprints, which cannot be hashed again:
+ * they merge when they share a shape. 0 or the exit status. */
+static int merge_approx(const kmer_opts *o, amq_filter **in) {
+    amq_filter *dst = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_filter_load_file(o->files[0], NULL, &dst, &d);
+    if (st != AMQ_OK)
+        return cli_status_error(o->files[0], st, &d);
+    for (size_t i = 1; st == AMQ_OK && i < o->nfiles; i++) {
+        st = amq_maplet_merge(dst, in[i]);
+        if (st == AMQ_ERR_INCOMPATIBLE)
+            cli_error("%s and %s differ in shape: approximate k-mer tables "
+                      "keep fingerprints, not k-mers, and merge only when "
+                      "counted alike (--fpr, -n and --value-bits); exact "
+                      "tables (the default) merge whatever their shapes",
+                      o->files[0], o->files[i]);
+        else if (st == AMQ_ERR_FULL)
+            cli_error("%s: the merged table is full: count the inputs "
+                      "with a larger -n",
+                      o->files[i]);
+        else if (st != AMQ_OK)
+            cli_status_error(o->files[i], st, NULL);
+    }
+    if (st == AMQ_OK && (o->lower > 1 || o->upper != 0))
+        st = amq_maplet_keep_values(dst, o->lower ? o->lower : 1,
+                                    o->upper ? o->upper : UINT64_MAX);
+    int rc = st == AMQ_OK ? kmer_save(dst, o->output) : CLI_EXIT_ERR;
+    amq_filter_free(dst);
+    return rc;
+}
+
+static int kmer_merge(int argc, char **argv) {
+    kmer_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = kmer_parse_args(argc, argv, &o, NULL);
+    if (rc < 0 && (o.output == NULL || o.nfiles == 0))
+        rc = cli_usage_error("kmer", "merge needs -o FILE and k-mer tables");
+    if (rc < 0 && o.upper != 0 && o.lower > o.upper)
+        rc = cli_usage_error("kmer", "-L %llu is above -U %llu",
+                             (unsigned long long)o.lower,
+                             (unsigned long long)o.upper);
+    amq_filter **in = rc < 0 ? calloc(o.nfiles, sizeof *in) : NULL;
+    if (rc < 0 && in == NULL)
+        rc = cli_usage_error("kmer", "out of memory");
+    if (rc < 0 && !merge_open(&o, in, &o.c))
+        rc = CLI_EXIT_ERR;
+    if (rc >= 0) {
+        free(in);
+        free(o.files);
+        return rc;
+    }
+    uint64_t kmers = 0;
+    rc = o.c.exact ? merge_exact(&o, in, &kmers) : merge_approx(&o, in);
+    for (size_t i = 0; i < o.nfiles; i++)
+        amq_filter_free(in[i]);
+    free(in);
     free(o.files);
     return rc;
 }
@@ -365,8 +553,6 @@ static void print_kmer(const char *text, uint64_t count, bool json) {
     cli_json_close(&j);
 }
 
-/* `jellyfish histo`: "count frequency" for every count held (JSON:
- * {"count": C, "kmers": N}). */
 /* What histo and dump take: the file, --json, and the counts shown. */
 typedef struct kmer_out {
     const char *path;
@@ -378,6 +564,8 @@ static bool count_in(const kmer_out *o, uint64_t v) {
     return v >= o->lo && v <= o->hi;
 }
 
+/* `jellyfish histo`: "count frequency" for every count held in range
+ * (JSON: {"count": C, "kmers": N}). */
 static int kmer_histo(const kmer_out *out) {
     const char *path = out->path;
     bool json = out->json;
@@ -573,12 +761,10 @@ static int run_query(int argc, char **argv) {
 }
 
 int cli_cmd_kmer(int argc, char **argv) {
-    static const cli_command subs[] = {{"count", run_count},
-                                       {"query", run_query},
-                                       {"histo", run_histo},
-                                       {"dump", run_dump},
-                                       {"index", cli_kmer_index},
-                                       {"search", cli_kmer_search},
-                                       {NULL, NULL}};
+    static const cli_command subs[] = {
+        {"count", run_count},        {"query", run_query},
+        {"histo", run_histo},        {"dump", run_dump},
+        {"merge", kmer_merge},       {"index", cli_kmer_index},
+        {"search", cli_kmer_search}, {NULL, NULL}};
     return cli_dispatch("kmer", subs, argc, argv);
 }

@@ -64,6 +64,15 @@ typedef struct kmer_plan {
     uint64_t capacity;        /* the slots its counts take, with slack */
 } kmer_plan;
 
+/* A sample of k-mers with their counts, by hash (kmer_size.c); added to
+ * one occurrence or one table entry at a time. */
+typedef struct kmer_census kmer_census;
+kmer_census *kmer_census_new(void); /* NULL when out of memory */
+void kmer_census_free(kmer_census *c);
+void kmer_census_add(kmer_census *c, uint64_t code, uint64_t count);
+/* The table for the k-mers added, as o would make it. */
+void kmer_census_plan(const kmer_census *c, const kmer_opts *o, kmer_plan *p);
+
 /* Plan a count from its inputs (o->vbits, when set, is kept): -1 to go
  * on, else the exit status after an input error. */
 int kmer_plan_input(const kmer_opts *o, kmer_plan *p);

@@ -28,12 +28,13 @@
 enum { SAMPLE_MAX = 1 << 16, MAX_V = 32 };
 #define META_BITS 2.125 /* per slot beside r + v: 2 flags, an offset/64 */
 
-typedef struct census {
+struct kmer_census {
     uint64_t *key, *count; /* open addressing, 2 SAMPLE_MAX; key 0: empty */
     size_t n;              /* sampled distinct                              */
     unsigned level;
     uint64_t kmers;
-} census;
+};
+typedef kmer_census census;
 
 #define TABLE (2 * (size_t)SAMPLE_MAX)
 
@@ -85,18 +86,42 @@ static void raise_level(census *c) {
     free(count);
 }
 
+kmer_census *kmer_census_new(void) {
+    census *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->key = calloc(TABLE, sizeof *c->key);
+    c->count = calloc(TABLE, sizeof *c->count);
+    if (c->key == NULL || c->count == NULL) {
+        kmer_census_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void kmer_census_free(kmer_census *c) {
+    if (c == NULL)
+        return;
+    free(c->key);
+    free(c->count);
+    free(c);
+}
+
+void kmer_census_add(kmer_census *c, uint64_t code, uint64_t count) {
+    uint64_t h = mix(code);
+    c->kmers += count;
+    if (!kept(c, h))
+        return;
+    add(c, h, count);
+    while (c->n > SAMPLE_MAX && c->level < 63)
+        raise_level(c);
+}
+
 static int census_batch(void *ctx, uint64_t **codes, size_t n) {
     census *c = ctx;
     const uint64_t *x = *codes;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = mix(x[i]);
-        if (!kept(c, h))
-            continue;
-        add(c, h, 1);
-        while (c->n > SAMPLE_MAX && c->level < 63)
-            raise_level(c);
-    }
-    c->kmers += n;
+    for (size_t i = 0; i < n; i++)
+        kmer_census_add(c, x[i], 1);
     return 0;
 }
 
@@ -151,39 +176,39 @@ static double plan_at(const census *c, const kmer_opts *o, unsigned v,
     return bits;
 }
 
+void kmer_census_plan(const kmer_census *c, const kmer_opts *o, kmer_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->known = true;
+    p->kmers = c->kmers;
+    double all = ldexp(1, (int)(2 * o->c.k)); /* 4^k k-mers in all */
+    double d = (double)c->n * ldexp(1, (int)c->level);
+    p->distinct = (uint64_t)(d < all ? d : all);
+    double best = INFINITY;
+    unsigned lo = o->vbits ? o->vbits : 1, hi = o->vbits ? o->vbits : MAX_V;
+    for (unsigned v = lo; v <= hi; v++) {
+        uint64_t slots;
+        double bits = plan_at(c, o, v, &slots);
+        if (bits < best) {
+            best = bits;
+            p->vbits = v;
+            p->capacity = slots > 64 ? slots : 64;
+        }
+    }
+}
+
 int kmer_plan_input(const kmer_opts *o, kmer_plan *p) {
     memset(p, 0, sizeof *p);
     for (size_t i = 0; i < o->nfiles; i++)
         if (strcmp(o->files[i], "-") == 0)
             return -1; /* stdin is read once: no plan */
-    census c;
-    memset(&c, 0, sizeof c);
-    c.key = calloc(TABLE, sizeof *c.key);
-    c.count = calloc(TABLE, sizeof *c.count);
-    int rc = c.key != NULL && c.count != NULL ? 0 : CLI_EXIT_ERR;
+    census *c = kmer_census_new();
+    int rc = c != NULL ? 0 : CLI_EXIT_ERR;
     if (rc != 0)
         cli_error("out of memory");
     for (size_t i = 0; i < o->nfiles && rc == 0; i++)
-        rc = kmer_scan(&o->c, o->files[i], census_batch, &c);
-    if (rc == 0) {
-        p->known = true;
-        p->kmers = c.kmers;
-        double all = ldexp(1, (int)(2 * o->c.k)); /* 4^k k-mers in all */
-        double d = (double)c.n * ldexp(1, (int)c.level);
-        p->distinct = (uint64_t)(d < all ? d : all);
-        double best = INFINITY;
-        unsigned lo = o->vbits ? o->vbits : 1, hi = o->vbits ? o->vbits : MAX_V;
-        for (unsigned v = lo; v <= hi; v++) {
-            uint64_t slots;
-            double bits = plan_at(&c, o, v, &slots);
-            if (bits < best) {
-                best = bits;
-                p->vbits = v;
-                p->capacity = slots > 64 ? slots : 64;
-            }
-        }
-    }
-    free(c.key);
-    free(c.count);
+        rc = kmer_scan(&o->c, o->files[i], census_batch, c);
+    if (rc == 0)
+        kmer_census_plan(c, o, p);
+    kmer_census_free(c);
     return rc == 0 ? -1 : rc;
 }
