@@ -279,6 +279,7 @@ printf '>span\n' >>queries.fa
 awk 'NR > 120 && NR < 140' genome.fa >>queries.fa
 run 0 "kmer search" "$AMQ" kmer search idx.amq queries.fa --theta 0.3
 sort out >search.amq
+brute_search() {
 awk -v K=$K -v theta=0.3 '
     function canon(s,   i, r, c) {
         r = "";
@@ -318,9 +319,51 @@ awk -v K=$K -v theta=0.3 '
             if (total[q] > 0 && h > 0 && h / total[q] >= theta - 1e-12)
                 printf("%s\t%s\t%.6f\n", q, files[f], h / total[q]);
         }
-    }' part1.fa part2.fa part3.fa part4.fa queries.fa | sort >search.brute
+    }' "$@" queries.fa | sort
+}
+brute_search part1.fa part2.fa part3.fa part4.fa >search.brute
 check "search = brute force (files and shares)" cmp -s search.amq search.brute
 check "search found something" test -s search.brute
+
+# Past 64 inputs: 150 overlapping windows of the genome (each base in
+# about six), indexed on 1 and 2 threads (the same bytes), searched
+# against the brute force; approximate mode never misses an input.
+awk '!/^>/ { g = g toupper($0) } END {
+        for (i = 0; i < 150; i++)
+            printf(">w%d\n%s\n", i, substr(g, i * 170 + 1, 1000)) > sprintf("w%03d.fa", i) }' genome.fa
+W=$(ls w[0-9][0-9][0-9].fa)
+# shellcheck disable=SC2086
+run 0 "kmer index of 150 inputs" "$AMQ" kmer index -k $K -j 1 -q -o widx.amq $W
+# shellcheck disable=SC2086
+run 0 "kmer index, 2 threads" "$AMQ" kmer index -k $K -j 2 -q -o widx2.amq $W
+check "threads give the same index" sh -c 'cmp -s widx.amq widx2.amq && cmp -s widx.amq.classes widx2.amq.classes'
+run 0 "kmer search of 150 inputs" "$AMQ" kmer search widx.amq queries.fa --theta 0.3
+sort out >wsearch.amq
+# shellcheck disable=SC2086
+brute_search $W >wsearch.brute
+check "150-input search = brute force" cmp -s wsearch.amq wsearch.brute
+check "some query is in several inputs" sh -c \
+    'cut -f1 wsearch.brute | sort | uniq -c | awk "\$1 > 1 { m = 1 } END { exit !m }"'
+# shellcheck disable=SC2086
+run 0 "approximate index" "$AMQ" kmer index -k $K --fpr 0.05 -q -o aidx.amq $W
+run 0 "approximate search" "$AMQ" kmer search aidx.amq queries.fa --theta 0.3
+sort out >asearch.amq
+check "approximate search misses no input (shares at least the truth)" \
+    awk -F'\t' 'NR == FNR { a[$1 "\t" $2] = $3; next }
+        { n++; if (!(($1 "\t" $2) in a) || a[$1 "\t" $2] + 1e-9 < $3) bad++ }
+        END { exit !(n > 0 && bad == 0) }' asearch.amq wsearch.brute
+cp widx.amq.classes classes.good
+printf 'XXXX' | dd of=widx.amq.classes bs=1 seek=40 conv=notrunc 2>/dev/null
+run 2 "corrupt colour classes" "$AMQ" kmer search widx.amq queries.fa
+expect_in "checksum mismatch" err "corrupt classes named"
+head -c 100 classes.good >widx.amq.classes
+run 2 "truncated colour classes" "$AMQ" kmer search widx.amq queries.fa
+expect_in "classes" err "truncated classes named"
+cp classes.good widx.amq.classes
+rm -f widx.amq.classes
+run 2 "missing colour classes" "$AMQ" kmer search widx.amq queries.fa
+expect_in "write the index" err "missing classes: what to do"
+cp classes.good widx.amq.classes
 run 1 "search with nothing at theta 1" "$AMQ" kmer search idx.amq q.fa --theta 1
 
 # ---- bad sequence input ------------------------------------------------------------

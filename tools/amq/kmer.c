@@ -81,38 +81,6 @@ static amq_status grow(kcount *kc) {
     return amq_maplet_resize(kc->m);
 }
 
-/* LSD radix sort of h[0..n) by 11-bit digits, through tmp; the result
- * is in h. One pass counts every digit; a digit all hashes share is
- * skipped (an exact table's hashes have their low 64 - K bits zero). */
-enum { DIGIT = 11, DIGITS = (64 + DIGIT - 1) / DIGIT };
-static void sort_hashes(uint64_t *h, uint64_t *tmp, size_t n) {
-    static _Thread_local uint32_t cnt[DIGITS][1u << DIGIT];
-    memset(cnt, 0, sizeof cnt);
-    const uint64_t mask = (1u << DIGIT) - 1;
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < DIGITS; d++)
-            cnt[d][h[i] >> (d * DIGIT) & mask]++;
-    uint64_t *a = h, *b = tmp;
-    for (unsigned d = 0; d < DIGITS; d++) {
-        unsigned sh = d * DIGIT;
-        if (n == 0 || cnt[d][h[0] >> sh & mask] == n)
-            continue; /* every hash has this digit */
-        uint32_t at = 0;
-        for (unsigned x = 0; x <= mask; x++) {
-            uint32_t c = cnt[d][x];
-            cnt[d][x] = at;
-            at += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            b[cnt[d][a[i] >> sh & mask]++] = a[i];
-        uint64_t *t = a;
-        a = b;
-        b = t;
-    }
-    if (a != h)
-        memcpy(h, a, n * sizeof *h);
-}
-
 /* Put (h[i], val[i]) for i < u (values at most kc->vmax) in that order;
  * a full maplet is resized once by whoever finds it full first (gen
  * tells the others it happened). */
@@ -147,7 +115,7 @@ static amq_status put_batch(kcount *kc, uint64_t *h, size_t n) {
     uint64_t *tmp = malloc(n * sizeof *tmp + 1);
     if (tmp == NULL)
         return AMQ_ERR_NOMEM;
-    sort_hashes(h, tmp, n);
+    kmer_sort(h, tmp, n);
     uint64_t *val = tmp, vmax = kc->vmax;
     size_t u = 0;
     for (size_t i = 0, j; i < n; i = j) {

@@ -61,6 +61,38 @@ int kmer_input_error(const char *path, const seq_reader *r) {
     return CLI_EXIT_ERR;
 }
 
+/* LSD radix sort by 11-bit digits: one pass counts every digit, and a
+ * digit all hashes share is skipped (an exact table's hashes have their
+ * low 64 - K bits zero). */
+enum { DIGIT = 11, DIGITS = (64 + DIGIT - 1) / DIGIT };
+void kmer_sort(uint64_t *h, uint64_t *tmp, size_t n) {
+    static _Thread_local uint32_t cnt[DIGITS][1u << DIGIT];
+    memset(cnt, 0, sizeof cnt);
+    const uint64_t mask = (1u << DIGIT) - 1;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned d = 0; d < DIGITS; d++)
+            cnt[d][h[i] >> (d * DIGIT) & mask]++;
+    uint64_t *a = h, *b = tmp;
+    for (unsigned d = 0; d < DIGITS; d++) {
+        unsigned sh = d * DIGIT;
+        if (n == 0 || cnt[d][h[0] >> sh & mask] == n)
+            continue; /* every hash has this digit */
+        uint32_t at = 0;
+        for (unsigned x = 0; x <= mask; x++) {
+            uint32_t c = cnt[d][x];
+            cnt[d][x] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[cnt[d][a[i] >> sh & mask]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != h)
+        memcpy(h, a, n * sizeof *h);
+}
+
 int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink, void *ctx) {
     seq_reader r;
     int fd, got = 0, rc = 0;

@@ -131,6 +131,9 @@ void kmer_input_close(seq_reader *r, int fd);
 /* "PATH: <the reader's message>" and CLI_EXIT_ERR. */
 int kmer_input_error(const char *path, const seq_reader *r);
 
+/* Sort h[0..n) in increasing order, through tmp (n long). */
+void kmer_sort(uint64_t *h, uint64_t *tmp, size_t n);
+
 /* A batch of n k-mer codes from kmer_scan: 0 to go on, with *codes the
  * buffer (KMER_BATCH long) the next batch is written to (the same one,
  * or a fresh one when the sink keeps this one, NULL only with an

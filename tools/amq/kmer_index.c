@@ -2,12 +2,16 @@
  * kmer_index.c — `amq kmer index` and `amq kmer search`: sequence search
  * in the manner of Mantis (Pandey et al. 2018) on a maplet.
  *
- * index: one maplet maps every canonical k-mer of the inputs to the set
- * of inputs holding it, a bit mask of up to 64 file ids combined with or
- * (exact mode by default: the fingerprint is the whole k-mer, so the sets
- * are exact; --fpr makes it approximate, and a k-mer may then be reported
- * in the files of the other k-mers sharing its fingerprint). The input
- * names go to IDX.names, one per line, written before IDX.
+ * index: each input's distinct canonical k-mers are read and sorted (the
+ * inputs on every thread), then merged in hash order; the inputs holding
+ * a k-mer form its colour class (colors.h: each distinct set stored once,
+ * numbered), and one maplet maps the k-mer to its class + 1, so any number
+ * of inputs costs a class id per k-mer. Exact mode by default: the
+ * fingerprint is the whole k-mer, so the sets are exact; with --fpr,
+ * k-mers that share a fingerprint share the class of the union of their
+ * sets (a k-mer may then be reported in the inputs of others, never
+ * missing its own). IDX.names holds the inputs, one per line, and
+ * IDX.classes the classes, both written before IDX.
  *
  * search: for each query sequence, the set Q of its distinct canonical
  * k-mers; for every file f, the share of Q whose set holds f; files with
@@ -18,31 +22,250 @@
  * k-mers share fingerprints with its k-mers.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "colors.h"
 #include "kmer_common.h"
 
-/* ---- index --------------------------------------------------------------- */
+/* ---- index: each input's distinct k-mers -------------------------------------- */
 
-typedef struct index_sink {
-    amq_maplet *m;
+typedef struct kset { /* one input's distinct k-mer hashes, increasing */
+    uint64_t *h;
+    size_t n, cap;
+} kset;
+
+typedef struct index_job {
+    const kmer_opts *o;
+    const amq_maplet *hasher; /* the index's hashes (any size will do) */
+    kset *sets;
+    int *rc;
+    size_t next; /* the next input to read (under mu) */
+    uint64_t kmers;
+    pthread_mutex_t mu;
+} index_job;
+
+typedef struct set_sink {
+    kset *s;
+    const amq_maplet *m;
     const kmer_conf *c;
-    const char *path;
-    uint64_t bit, kmers;
-} index_sink;
+    uint64_t kmers;
+} set_sink;
 
-/* A batch of one input's k-mers into the index with its bit. */
-static int index_batch(void *ctx, uint64_t **codes, size_t n) {
-    index_sink *is = ctx;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = kmer_hash(is->m, is->c, (*codes)[i]);
-        amq_status st = kmer_put(is->m, h, is->bit);
-        if (st != AMQ_OK)
-            return cli_status_error(is->path, st, NULL);
+static int set_batch(void *ctx, uint64_t **codes, size_t n) {
+    set_sink *ss = ctx;
+    kset *s = ss->s;
+    if (s->n + n > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : KMER_BATCH;
+        while (cap < s->n + n)
+            cap *= 2;
+        uint64_t *h = realloc(s->h, cap * sizeof *h);
+        if (h == NULL) {
+            cli_error("out of memory");
+            return CLI_EXIT_ERR;
+        }
+        s->h = h;
+        s->cap = cap;
     }
-    is->kmers += n;
+    for (size_t i = 0; i < n; i++)
+        s->h[s->n++] = kmer_hash(ss->m, ss->c, (*codes)[i]);
+    ss->kmers += n;
     return 0;
+}
+
+/* Read input i into its set: sorted, repeats dropped. */
+static int read_set(index_job *j, size_t i) {
+    set_sink ss = {&j->sets[i], j->hasher, &j->o->c, 0};
+    int rc = kmer_scan(&j->o->c, j->o->files[i], set_batch, &ss);
+    kset *s = &j->sets[i];
+    uint64_t *tmp = rc == 0 ? malloc(s->n * sizeof *tmp + 1) : NULL;
+    if (rc == 0 && tmp == NULL) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_ERR;
+    }
+    if (rc == 0) {
+        kmer_sort(s->h, tmp, s->n);
+        size_t d = 0;
+        for (size_t k = 0; k < s->n; k++)
+            if (d == 0 || s->h[d - 1] != s->h[k])
+                s->h[d++] = s->h[k];
+        s->n = d;
+    }
+    free(tmp);
+    pthread_mutex_lock(&j->mu);
+    j->kmers += ss.kmers;
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+static void *index_worker(void *arg) {
+    index_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        size_t i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->o->nfiles)
+            return NULL;
+        j->rc[i] = read_set(j, i);
+    }
+}
+
+/* Every input's set, on o->threads threads; 0 or the first input's exit
+ * status. */
+static int read_sets(index_job *j) {
+    pthread_t th[64];
+    unsigned started = 0, want = j->o->threads;
+    want = want < j->o->nfiles ? want : (unsigned)j->o->nfiles;
+    for (unsigned t = 1; t < want; t++)
+        if (pthread_create(&th[started], NULL, index_worker, j) == 0)
+            started++;
+    index_worker(j);
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    for (size_t i = 0; i < j->o->nfiles; i++)
+        if (j->rc[i] != 0)
+            return j->rc[i];
+    return 0;
+}
+
+/* ---- index: the colour classes ------------------------------------------------- */
+
+/* A min-heap of the inputs by their next hash, ties by input id, so the
+ * inputs holding a k-mer come out in increasing order. */
+typedef struct mheap {
+    uint32_t *id;
+    size_t n;
+    const kset *sets;
+    size_t *pos;
+} mheap;
+
+static bool heap_less(const mheap *q, uint32_t a, uint32_t b) {
+    uint64_t x = q->sets[a].h[q->pos[a]], y = q->sets[b].h[q->pos[b]];
+    return x < y || (x == y && a < b);
+}
+
+static void heap_down(mheap *q, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < q->n && heap_less(q, q->id[l], q->id[m]))
+            m = l;
+        if (l + 1 < q->n && heap_less(q, q->id[l + 1], q->id[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        uint32_t t = q->id[i];
+        q->id[i] = q->id[m];
+        q->id[m] = t;
+        i = m;
+    }
+}
+
+/* The union of the sets, in hash order, each k-mer with its class + 1
+ * (h, v: *n of them, malloc'ed). false when out of memory. */
+static bool merge_sets(const kset *sets, size_t e, color_table *ct,
+                       uint64_t **hs, uint64_t **vs, size_t *n) {
+    size_t total = 0;
+    for (size_t i = 0; i < e; i++)
+        total += sets[i].n;
+    mheap q = {malloc(e * sizeof *q.id + 1), 0, sets,
+               calloc(e + 1, sizeof *q.pos)};
+    uint32_t *ids = malloc(e * sizeof *ids + 1);
+    uint64_t *h = malloc(total * sizeof *h + 1),
+             *v = malloc(total * sizeof *v + 1);
+    bool ok =
+        q.id != NULL && q.pos != NULL && ids != NULL && h != NULL && v != NULL;
+    for (size_t i = 0; ok && i < e; i++)
+        if (sets[i].n > 0)
+            q.id[q.n++] = (uint32_t)i;
+    for (size_t i = q.n; ok && i-- > 0;)
+        heap_down(&q, i);
+    size_t d = 0;
+    while (ok && q.n > 0) {
+        uint64_t x = sets[q.id[0]].h[q.pos[q.id[0]]];
+        size_t k = 0;
+        while (q.n > 0 && sets[q.id[0]].h[q.pos[q.id[0]]] == x) {
+            uint32_t i = q.id[0];
+            ids[k++] = i;
+            if (++q.pos[i] == sets[i].n)
+                q.id[0] = q.id[--q.n];
+            heap_down(&q, 0);
+        }
+        uint64_t c = color_add(ct, ids, k);
+        ok = c != UINT64_MAX;
+        h[d] = x;
+        v[d++] = c + 1;
+    }
+    free(q.id);
+    free(q.pos);
+    free(ids);
+    if (!ok) {
+        free(h);
+        free(v);
+        return false;
+    }
+    *hs = h;
+    *vs = v;
+    *n = d;
+    return true;
+}
+
+/* Approximate mode: k-mers whose hashes share a fingerprint in m share
+ * an entry, so each such run (adjacent in hash order) gets the class of
+ * the union of their sets: a k-mer's answer then holds every input it is
+ * in. The pairs are compacted in place. false when out of memory. */
+static bool unite_collisions(const amq_maplet *m, color_table *ct, uint64_t *h,
+                             uint64_t *v, size_t *n) {
+    uint32_t *a = malloc(ct->experiments * sizeof *a + 1);
+    uint32_t *b = malloc(ct->experiments * sizeof *b + 1);
+    uint32_t *u = malloc(ct->experiments * sizeof *u + 1);
+    bool ok = a != NULL && b != NULL && u != NULL;
+    size_t d = 0;
+    for (size_t i = 0, j; ok && i < *n; i = j) {
+        uint64_t fp = amq_maplet_fingerprint(m, h[i]);
+        uint64_t cls = v[i];
+        for (j = i + 1; ok && j < *n && amq_maplet_fingerprint(m, h[j]) == fp;
+             j++) {
+            size_t na = color_ids(ct, cls - 1, a),
+                   nb = color_ids(ct, v[j] - 1, b);
+            size_t x = 0, y = 0, k = 0;
+            while (x < na || y < nb) { /* the sorted union */
+                if (y == nb || (x < na && a[x] < b[y]))
+                    u[k++] = a[x++];
+                else if (x == na || b[y] < a[x])
+                    u[k++] = b[y++];
+                else {
+                    u[k++] = a[x++];
+                    y++;
+                }
+            }
+            uint64_t c = color_add(ct, u, k);
+            ok = c != UINT64_MAX;
+            cls = c + 1;
+        }
+        h[d] = h[i];
+        v[d++] = cls;
+    }
+    free(a);
+    free(b);
+    free(u);
+    *n = d;
+    return ok;
+}
+
+/* Put the (h, v) pairs, growing a full table. */
+static amq_status put_all(amq_maplet *m, const uint64_t *h, const uint64_t *v,
+                          size_t n) {
+    amq_status st = AMQ_OK;
+    for (size_t i = 0; i < n && st == AMQ_OK;) {
+        size_t done = 0;
+        st = amq_maplet_put_batch(m, h + i, v + i, n - i, &done);
+        i += done;
+        if (st == AMQ_ERR_FULL)
+            st = amq_maplet_resize(m);
+    }
+    return st;
 }
 
 /* IDX.names: the inputs, one per line, written atomically. */
@@ -74,9 +297,86 @@ static bool write_names(const char *idx, char **files, size_t n) {
     return ok;
 }
 
+/* The bits that name classes 1..C. */
+static unsigned class_bits(uint64_t classes) {
+    return classes ? 64u - (unsigned)__builtin_clzll(classes) : 1u;
+}
+
+/* The index maplet of the n (hash, class + 1) pairs into *out, within
+ * the memory limit: -1 to go on, else the exit status after an error.
+ * In approximate mode the pairs are united by fingerprint first, which
+ * may add classes: the table is then made again with wider values (the
+ * same slots and remainders, so the same fingerprints). */
+static int fill_index(const kmer_opts *o, color_table *ct, uint64_t *h,
+                      uint64_t *v, size_t n, amq_maplet **out) {
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_maplet *m = NULL;
+    uint64_t cap = o->capacity ? o->capacity : n + n / 50 + 64;
+    unsigned vbits = class_bits(ct->classes);
+    amq_status st =
+        kmer_maplet_new(&o->c, "max", vbits, cap, o->fpr, false, &m, &d);
+    if (st == AMQ_OK && !o->c.exact) {
+        if (!unite_collisions(m, ct, h, v, &n))
+            st = AMQ_ERR_NOMEM;
+        else if (class_bits(ct->classes) != vbits) {
+            amq_maplet_free(m);
+            m = NULL;
+            st = kmer_maplet_new(&o->c, "max", class_bits(ct->classes), cap,
+                                 o->fpr, false, &m, &d);
+        }
+    }
+    if (st != AMQ_OK) {
+        amq_maplet_free(m);
+        return cli_status_error("maplet", st, &d);
+    }
+    if ((double)amq_filter_size_bytes(m) > (double)kmer_memory_limit(o)) {
+        cli_error("the index of %zu distinct k-mers takes %.1f MB, more "
+                  "than the memory limit of %.1f MB; nothing written",
+                  n, (double)amq_filter_size_bytes(m) / 1e6,
+                  (double)kmer_memory_limit(o) / 1e6);
+        amq_maplet_free(m);
+        return CLI_EXIT_ERR;
+    }
+    if ((st = put_all(m, h, v, n)) != AMQ_OK) {
+        amq_maplet_free(m);
+        return cli_status_error("maplet", st, NULL);
+    }
+    *out = m;
+    return -1;
+}
+
+/* IDX.classes, written atomically. */
+static bool write_classes(const char *idx, const color_table *ct) {
+    uint8_t *buf = NULL;
+    size_t n = 0, len = strlen(idx);
+    char *path = malloc(len + 16), *tmp = malloc(len + 24);
+    bool ok = path != NULL && tmp != NULL && color_encode(ct, &buf, &n);
+    if (ok) {
+        snprintf(path, len + 16, "%s.classes", idx);
+        snprintf(tmp, len + 24, "%s.classes.tmp", idx);
+        FILE *fp = fopen(tmp, "wb");
+        ok = fp != NULL && fwrite(buf, 1, n, fp) == n;
+        if (fp != NULL && fclose(fp) != 0)
+            ok = false;
+        if (ok && rename(tmp, path) != 0)
+            ok = false;
+        if (!ok)
+            remove(tmp);
+    }
+    if (!ok)
+        cli_error("%s.classes: cannot write the colour classes", idx);
+    free(buf);
+    free(path);
+    free(tmp);
+    return ok;
+}
+
 int cli_kmer_index(int argc, char **argv) {
     kmer_opts o;
     memset(&o, 0, sizeof o);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o.threads = cpus < 1 ? 1u : cpus > 64 ? 64u : (unsigned)cpus;
     o.c.exact = true;
     o.c.canonical = true;
     int rc = kmer_parse_args(argc, argv, &o, NULL);
@@ -84,60 +384,64 @@ int cli_kmer_index(int argc, char **argv) {
         rc = cli_usage_error("kmer", "index needs -k K, -o IDX and inputs");
     if (rc < 0)
         rc = kmer_check_exact(&o.c);
-    if (rc < 0 && o.nfiles > 64)
-        rc = cli_usage_error("kmer",
-                             "index takes at most 64 inputs (the "
-                             "sets are 64-bit masks), got %zu",
-                             o.nfiles);
-    if (rc >= 0) {
-        free(o.files);
-        return rc;
-    }
-    kmer_plan plan;
-    memset(&plan, 0, sizeof plan);
-    if (o.capacity == 0 && (rc = kmer_plan_input(&o, &plan)) >= 0) {
-        free(o.files);
-        return rc;
-    }
-    /* one slot per distinct k-mer, whatever its set */
-    plan.capacity =
-        (uint64_t)ceil((double)plan.distinct * (1 + KMER_SLACK)) + 64;
-    unsigned v;
-    uint64_t cap;
-    double fpr;
-    kmer_size_table(&o, &plan, &v, &cap, &fpr);
+    if (rc < 0 && o.nfiles > UINT32_MAX)
+        rc = cli_usage_error("kmer", "too many inputs");
     amq_maplet *m = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);
-    amq_status st = kmer_maplet_new(&o.c, "or", (unsigned)o.nfiles, cap, fpr,
-                                    false, &m, &d);
-    if (st != AMQ_OK) {
-        free(o.files);
-        return cli_status_error("maplet", st, &d);
-    }
-    index_sink is = {m, &o.c, NULL, 0, 0};
-    rc = 0;
-    for (size_t i = 0; i < o.nfiles && rc == 0; i++) {
-        is.path = o.files[i];
-        is.bit = UINT64_C(1) << i;
-        rc = kmer_scan(&o.c, o.files[i], index_batch, &is);
-    }
-    if (rc == 0 && !write_names(o.output, o.files, o.nfiles))
-        rc = CLI_EXIT_ERR;
-    if (rc == 0)
-        rc = kmer_save(m, o.output);
-    if (rc == 0 && !o.quiet) {
-        amq_maplet_shape s;
-        amq_maplet_get_shape(m, &s);
-        fprintf(stderr,
-                "amq: %s: %zu inputs, %llu k-mers, %llu distinct, "
-                "%.2f bits each\n",
-                o.output, o.nfiles, (unsigned long long)is.kmers,
-                (unsigned long long)s.distinct,
-                8.0 * (double)amq_filter_size_bytes(m) /
-                    (double)(s.distinct ? s.distinct : 1));
-    }
+    amq_status st = AMQ_OK;
+    if (rc < 0) /* the hashes only depend on k, the mode and the seed */
+        st = kmer_maplet_new(&o.c, "max", 1, 4096, o.fpr ? o.fpr : 0.5, false,
+                             &m, &d);
+    if (rc < 0 && st != AMQ_OK)
+        rc = cli_status_error("maplet", st, &d);
+    index_job j = {
+        &o, m, calloc(o.nfiles, sizeof(kset)), calloc(o.nfiles, sizeof(int)),
+        0,  0, PTHREAD_MUTEX_INITIALIZER};
+    if (rc < 0 && (j.sets == NULL || j.rc == NULL))
+        rc = cli_usage_error("kmer", "out of memory");
+    double t0 = cli_now();
+    if (rc < 0)
+        rc = read_sets(&j) ? CLI_EXIT_ERR : -1;
+    color_table ct;
+    uint64_t *h = NULL, *v = NULL;
+    size_t n = 0;
+    bool have_ct = rc < 0 && color_init(&ct, o.nfiles);
+    if (rc < 0 && (!have_ct || !merge_sets(j.sets, o.nfiles, &ct, &h, &v, &n)))
+        rc = cli_usage_error("kmer", "out of memory");
+    for (size_t i = 0; j.sets != NULL && i < o.nfiles; i++)
+        free(j.sets[i].h);
     amq_maplet_free(m);
+    m = NULL;
+    if (rc < 0) /* one slot per k-mer: its class + 1 */
+        rc = fill_index(&o, &ct, h, v, n, &m);
+    free(h);
+    free(v);
+    if (rc < 0)
+        rc = write_names(o.output, o.files, o.nfiles) &&
+                     write_classes(o.output, &ct)
+                 ? kmer_save(m, o.output)
+                 : CLI_EXIT_ERR;
+    if (rc == 0 && !o.quiet) {
+        size_t classes_bytes = 0;
+        uint8_t *buf = NULL;
+        if (color_encode(&ct, &buf, &classes_bytes))
+            free(buf);
+        fprintf(stderr,
+                "amq: %s: %zu inputs, %llu k-mers, %zu distinct, %llu colour "
+                "classes, %.2f bits each (%.2f the classes), %.2f s\n",
+                o.output, o.nfiles, (unsigned long long)j.kmers, n,
+                (unsigned long long)ct.classes,
+                8.0 * (double)(amq_filter_size_bytes(m) + classes_bytes) /
+                    (double)(n ? n : 1),
+                8.0 * (double)classes_bytes / (double)(n ? n : 1),
+                cli_now() - t0);
+    }
+    if (have_ct)
+        color_free(&ct);
+    amq_maplet_free(m);
+    free(j.sets);
+    free(j.rc);
     free(o.files);
     return rc;
 }
@@ -202,15 +506,18 @@ typedef struct search_ctx {
     kmer_conf c;
     names nm;
     double theta;
-    uint64_t *q; /* the query's distinct k-mers */
+    color_table ct; /* the classes: value v is class v - 1           */
+    uint64_t *q;    /* the query's distinct k-mers, then their values */
     size_t qcap, hits;
-    bool json;
+    uint64_t *per; /* per input: the query's k-mers it holds        */
+    uint32_t *ids;
+    bool json, bad; /* bad: an error was reported */
 } search_ctx;
 
-/* One query: its distinct k-mers, each file's share, the files at theta. */
+/* One query: its distinct k-mers, each input's share, the inputs at theta
+ * (each class's ids are read once however many k-mers have it). */
 static bool search_one(search_ctx *s, const seq_reader *r) {
     size_t n = 0;
-    uint64_t per[64] = {0};
     kmer_roll kr;
     uint64_t fwd, rev;
     if (r->seq_len > s->qcap) {
@@ -224,19 +531,37 @@ static bool search_one(search_ctx *s, const seq_reader *r) {
         if (kmer_roll_push(&kr, r->seq[i], &fwd, &rev))
             s->q[n++] = kmer_code(&s->c, fwd, rev);
     qsort(s->q, n, sizeof *s->q, cmp_u64);
-    size_t d = 0;
+    size_t d = 0, held = 0;
     for (size_t i = 0; i < n; i++)
         if (d == 0 || s->q[d - 1] != s->q[i])
             s->q[d++] = s->q[i];
     for (size_t i = 0; i < d; i++) {
-        uint64_t set = 0;
-        amq_maplet_get_hash(s->m, kmer_hash(s->m, &s->c, s->q[i]), &set);
-        for (unsigned f = 0; f < s->nm.n; f++)
-            per[f] += set >> f & 1;
+        uint64_t v = 0;
+        amq_maplet_get_hash(s->m, kmer_hash(s->m, &s->c, s->q[i]), &v);
+        if (v > s->ct.classes) {
+            cli_error("a k-mer of query '%s' has class %llu of %llu: the "
+                      "index and its classes do not match",
+                      r->name, (unsigned long long)v,
+                      (unsigned long long)s->ct.classes);
+            s->bad = true;
+            return false;
+        }
+        if (v != 0)
+            s->q[held++] = v;
     }
-    for (unsigned f = 0; d > 0 && f < s->nm.n; f++) {
-        double share = (double)per[f] / (double)d;
-        if (share + 1e-12 < s->theta || per[f] == 0)
+    qsort(s->q, held, sizeof *s->q, cmp_u64);
+    memset(s->per, 0, s->nm.n * sizeof *s->per);
+    for (size_t i = 0, j; i < held; i = j) {
+        for (j = i; j < held && s->q[j] == s->q[i]; j++)
+            ;
+        size_t k = color_ids(&s->ct, s->q[i] - 1, s->ids);
+        for (size_t x = 0; x < k; x++)
+            if (s->ids[x] < s->nm.n)
+                s->per[s->ids[x]] += j - i;
+    }
+    for (size_t f = 0; d > 0 && f < s->nm.n; f++) {
+        double share = (double)s->per[f] / (double)d;
+        if (share + 1e-12 < s->theta || s->per[f] == 0)
             continue;
         if (s->json) {
             cli_json j;
@@ -254,6 +579,56 @@ static bool search_one(search_ctx *s, const seq_reader *r) {
     return true;
 }
 
+/* IDX.classes into s->ct; false after an error naming the file. */
+static bool read_classes(const char *idx, search_ctx *s) {
+    size_t len = strlen(idx);
+    char *path = malloc(len + 16);
+    if (path == NULL)
+        return false;
+    snprintf(path, len + 16, "%s.classes", idx);
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    char err[PARSE_ERR_MAX] = "";
+    bool ok = cli_read_file(path, &buf, &n);
+    if (!ok)
+        cli_error("%s: cannot read the colour classes (write the index "
+                  "again with amq kmer index)",
+                  path);
+    else if (!(ok = color_parse(buf, n, &s->ct, err)))
+        cli_error("%s: %s", path, err);
+    free(buf);
+    free(path);
+    return ok;
+}
+
+/* The index, its classes and its inputs' names (one per experiment). */
+static bool open_index(const char *idx, search_ctx *s) {
+    amq_maplet_shape sh;
+    if ((s->m = kmer_open(idx, &s->c)) == NULL ||
+        amq_maplet_get_shape(s->m, &sh) != AMQ_OK)
+        return false;
+    if (sh.op != AMQ_MAPLET_MAX) {
+        cli_error("%s: a k-mer index of 64-bit sets, from an earlier amq: "
+                  "build it again with amq kmer index",
+                  idx);
+        return false;
+    }
+    if (!read_classes(idx, s))
+        return false;
+    if (sh.value_bits < 64 && s->ct.classes >> sh.value_bits != 0) {
+        cli_error("%s.classes: %llu classes, more than the index's %u-bit "
+                  "values name: not this index's classes",
+                  idx, (unsigned long long)s->ct.classes, sh.value_bits);
+        return false;
+    }
+    unsigned e = (unsigned)s->ct.experiments;
+    if (!read_names(idx, e, &s->nm))
+        return false;
+    s->per = calloc(e, sizeof *s->per);
+    s->ids = calloc(e, sizeof *s->ids);
+    return s->per != NULL && s->ids != NULL;
+}
+
 int cli_kmer_search(int argc, char **argv) {
     kmer_opts o;
     search_ctx s;
@@ -264,10 +639,7 @@ int cli_kmer_search(int argc, char **argv) {
     s.json = o.json;
     if (rc < 0 && o.nfiles != 2)
         rc = cli_usage_error("kmer", "search needs IDX QUERY.fa");
-    amq_maplet_shape sh;
-    if (rc < 0 && ((s.m = kmer_open(o.files[0], &s.c)) == NULL ||
-                   amq_maplet_get_shape(s.m, &sh) != AMQ_OK ||
-                   !read_names(o.files[0], sh.value_bits, &s.nm)))
+    if (rc < 0 && !open_index(o.files[0], &s))
         rc = CLI_EXIT_ERR;
     seq_reader r;
     int fd = -1, got = 0;
@@ -276,13 +648,18 @@ int cli_kmer_search(int argc, char **argv) {
     if (rc < 0) {
         while ((got = seq_next(&r)) == 1 && search_one(&s, &r))
             ;
-        rc = got < 0   ? kmer_input_error(o.files[1], &r)
-             : got > 0 ? cli_status_error("search", AMQ_ERR_NOMEM, NULL)
-             : s.hits  ? CLI_EXIT_OK
-                       : CLI_EXIT_NONE;
+        rc = got < 0 ? kmer_input_error(o.files[1], &r)
+             : got > 0
+                 ? (s.bad ? CLI_EXIT_ERR
+                          : cli_status_error("search", AMQ_ERR_NOMEM, NULL))
+             : s.hits ? CLI_EXIT_OK
+                      : CLI_EXIT_NONE;
         kmer_input_close(&r, fd);
     }
     amq_filter_free(s.m);
+    color_free(&s.ct);
+    free(s.per);
+    free(s.ids);
     free(s.q);
     free(s.nm.name);
     free(s.nm.text);
