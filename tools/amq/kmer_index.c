@@ -474,7 +474,10 @@ static bool read_names(const char *idx, unsigned want, names *nm) {
         nm->text = nt;
         cap *= 2;
     }
-    nm->name = calloc(want + 1, sizeof *nm->name);
+    size_t lines = 0; /* counted first: want comes from a file too */
+    for (size_t i = 0; nm->text != NULL && i < got; i++)
+        lines += nm->text[i] == '\n';
+    nm->name = lines == want ? calloc(want + 1, sizeof *nm->name) : NULL;
     bool ok = fp != NULL && nm->text != NULL && nm->name != NULL;
     for (char *p = ok ? nm->text : NULL; p != NULL && p < nm->text + got;) {
         char *nl = memchr(p, '\n', (size_t)(nm->text + got - p));
@@ -625,7 +628,7 @@ static bool open_index(const char *idx, search_ctx *s) {
     if (!read_names(idx, e, &s->nm))
         return false;
     s->per = calloc(e, sizeof *s->per);
-    s->ids = calloc(e, sizeof *s->ids);
+    s->ids = calloc(e, sizeof *s->ids); /* e names: e is the file's size */
     return s->per != NULL && s->ids != NULL;
 }
 

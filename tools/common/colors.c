@@ -31,8 +31,7 @@ static size_t put_varint(uint8_t *out, uint64_t x) {
 
 /* The varint at p[*at..end), advancing *at; false if it runs past end or
  * past 64 bits. */
-static bool get_varint(const uint8_t *p, size_t end, size_t *at,
-                       uint64_t *x) {
+static bool get_varint(const uint8_t *p, size_t end, size_t *at, uint64_t *x) {
     *x = 0;
     for (unsigned sh = 0; sh < 64 && *at < end; sh += 7) {
         uint8_t b = p[(*at)++];
@@ -170,7 +169,8 @@ bool color_encode(const color_table *t, uint8_t **buf, size_t *len) {
     put_u64(p + 24, t->pool_len);
     for (uint64_t c = 0; c <= t->classes; c++)
         put_u64(p + HEAD + 8 * c, t->off[c]);
-    memcpy(p + HEAD + 8 * (t->classes + 1), t->pool, t->pool_len);
+    if (t->pool_len > 0)
+        memcpy(p + HEAD + 8 * (t->classes + 1), t->pool, t->pool_len);
     put_u64(p + n - 8, bytes_hash(p, n - 8));
     *buf = p;
     *len = n;
@@ -178,8 +178,7 @@ bool color_encode(const color_table *t, uint8_t **buf, size_t *len) {
 }
 
 static bool fail(char *err, const char *msg, uint64_t at) {
-    snprintf(err, PARSE_ERR_MAX, "%s (byte %llu)", msg,
-             (unsigned long long)at);
+    snprintf(err, PARSE_ERR_MAX, "%s (byte %llu)", msg, (unsigned long long)at);
     return false;
 }
 
@@ -205,8 +204,7 @@ bool color_parse(const uint8_t *buf, size_t len, color_table *t,
     memset(t, 0, sizeof *t);
     if (len < HEAD + 16 || memcmp(buf, COLOR_MAGIC, 8) != 0)
         return fail(err, "not a colour class file", 0);
-    uint64_t e = get_u64(buf + 8), c = get_u64(buf + 16),
-             p = get_u64(buf + 24);
+    uint64_t e = get_u64(buf + 8), c = get_u64(buf + 16), p = get_u64(buf + 24);
     if (e == 0 || e > UINT32_MAX || c > (len - HEAD - 16) / 8 ||
         p != len - HEAD - 16 - 8 * c)
         return fail(err, "sizes that do not match the file's length", 8);

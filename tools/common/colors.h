@@ -48,7 +48,8 @@ void color_free(color_table *t);
  * E), added if new; UINT64_MAX when out of memory. */
 uint64_t color_add(color_table *t, const uint32_t *ids, size_t n);
 
-/* The ids of class c into out (room for E of them); their number. */
+/* The ids of class c into out (room for E of them, or for as many as
+ * the pool has bytes: an id takes one byte or more); their number. */
 size_t color_ids(const color_table *t, uint64_t c, uint32_t *out);
 
 /* The file's bytes into *buf (malloc'ed), and their length; false when
