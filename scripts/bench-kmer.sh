@@ -9,7 +9,7 @@
 #     k-mer by k-mer, and the histograms are equal;
 #   - approximate mode (--fpr): the share of k-mers whose count is wrong,
 #     the mean excess of the wrong ones, against the certified bound.
-# amq runs at its defaults (it sizes its table from a first pass over the
+# Each time is the median of three runs. amq runs at its defaults (it sizes its table from a first pass over the
 # input) and, labelled pre-sized, with -n the distinct k-mers; jellyfish
 # needs a size and gets the distinct k-mers (-s, from a first amq run);
 # kmc needs none.
@@ -37,15 +37,22 @@ for tool in jellyfish kmc kmc_tools /usr/bin/time; do
     }
 done
 
-# measure NAME CMD...: run CMD under GNU time; "seconds KB" into NAME.t
+# measure NAME CMD...: run CMD three times under GNU time; the median
+# seconds and the largest peak KB into NAME.t (this machine is noisy).
 measure() {
     name=$1
     shift
-    /usr/bin/time -f "%e %M" -o "$name.t" "$@" >"$name.log" 2>&1 || {
-        echo "bench-kmer: $name failed:" >&2
-        tail -5 "$name.log" >&2
-        exit 2
-    }
+    : >"$name.runs"
+    for run in 1 2 3; do
+        /usr/bin/time -f "%e %M" -o "$name.t" "$@" >"$name.log" 2>&1 || {
+            echo "bench-kmer: $name failed:" >&2
+            tail -5 "$name.log" >&2
+            exit 2
+        }
+        cat "$name.t" >>"$name.runs"
+    done
+    sort -n "$name.runs" | awk '{ t[NR] = $1; if ($2 > m) m = $2 }
+        END { print t[2], m }' >"$name.t"
 }
 secs() { cut -d' ' -f1 "$1.t"; }
 rss() { cut -d' ' -f2 "$1.t"; }

@@ -139,29 +139,66 @@ static void shape_for(const kmer_opts *o, double slots, uint64_t *n,
     *r = lg >= kbits ? 1u : kbits - lg;
 }
 
-/* The slots the sample's counts take at v, scaled to the whole input,
- * with the slack. */
-static double slots_at(const census *c, unsigned v, unsigned r) {
-    double sum = 0;
+/* The sample's counts, each distinct count with how many k-mers have
+ * it, and what one sampled k-mer stands for. */
+typedef struct spread {
+    uint64_t *count, *times;
+    size_t n;
+    double scale, est; /* 2^level; the distinct k-mers estimated */
+} spread;
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool spread_of(const census *c, spread *sp) {
+    memset(sp, 0, sizeof *sp);
+    sp->count = malloc((c->n + 1) * sizeof *sp->count);
+    sp->times = malloc((c->n + 1) * sizeof *sp->times);
+    if (sp->count == NULL || sp->times == NULL) {
+        free(sp->count);
+        free(sp->times);
+        return false;
+    }
+    size_t m = 0;
     for (size_t i = 0; i < TABLE; i++)
         if (c->key[i] != 0)
-            sum += (double)amq_maplet_sum_slots(v, r, c->count[i]);
-    return sum * ldexp(1, (int)c->level) * (1 + KMER_SLACK);
+            sp->count[m++] = c->count[i];
+    qsort(sp->count, m, sizeof *sp->count, cmp_u64);
+    for (size_t i = 0, j; i < m; i = j) {
+        for (j = i; j < m && sp->count[j] == sp->count[i]; j++)
+            ;
+        sp->count[sp->n] = sp->count[i];
+        sp->times[sp->n++] = j - i;
+    }
+    sp->scale = ldexp(1, (int)c->level);
+    sp->est = (double)m * sp->scale;
+    return true;
+}
+
+/* The slots the sample's counts take at v, scaled to the whole input,
+ * with the slack. */
+static double slots_at(const spread *sp, unsigned v, unsigned r) {
+    double sum = 0;
+    for (size_t i = 0; i < sp->n; i++)
+        sum += (double)amq_maplet_sum_slots(v, r, sp->count[i]) *
+               (double)sp->times[i];
+    return sum * sp->scale * (1 + KMER_SLACK);
 }
 
 /* The plan at one width: the capacity to ask for (slots at the maximum
  * load) and the table's bits. An exact table's remainders are one bit
  * shorter from the next power of two of home slots on, which may make
  * the larger table the smaller one. */
-static double plan_at(const census *c, const kmer_opts *o, unsigned v,
+static double plan_at(const spread *sp, const kmer_opts *o, unsigned v,
                       uint64_t *capacity) {
     uint64_t n;
     unsigned r;
-    double est = (double)c->n * ldexp(1, (int)c->level);
-    shape_for(o, est, &n, &r); /* a first r, then the one of the table */
-    double s = slots_at(c, v, r);
+    shape_for(o, sp->est, &n, &r); /* a first r, then the one of the table */
+    double s = slots_at(sp, v, r);
     shape_for(o, s, &n, &r);
-    s = slots_at(c, v, r);
+    s = slots_at(sp, v, r);
     *capacity = (uint64_t)ceil(s);
     double bits = (double)n * (r + v + META_BITS);
     unsigned lg = 63u - (unsigned)__builtin_clzll(n);
@@ -183,17 +220,24 @@ void kmer_census_plan(const kmer_census *c, const kmer_opts *o, kmer_plan *p) {
     double all = ldexp(1, (int)(2 * o->c.k)); /* 4^k k-mers in all */
     double d = (double)c->n * ldexp(1, (int)c->level);
     p->distinct = (uint64_t)(d < all ? d : all);
+    spread sp;
+    if (!spread_of(c, &sp)) { /* no plan: the table grows */
+        p->known = false;
+        return;
+    }
     double best = INFINITY;
     unsigned lo = o->vbits ? o->vbits : 1, hi = o->vbits ? o->vbits : MAX_V;
     for (unsigned v = lo; v <= hi; v++) {
         uint64_t slots;
-        double bits = plan_at(c, o, v, &slots);
+        double bits = plan_at(&sp, o, v, &slots);
         if (bits < best) {
             best = bits;
             p->vbits = v;
             p->capacity = slots > 64 ? slots : 64;
         }
     }
+    free(sp.count);
+    free(sp.times);
 }
 
 int kmer_plan_input(const kmer_opts *o, kmer_plan *p) {
