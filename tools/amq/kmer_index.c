@@ -132,73 +132,161 @@ static int read_sets(index_job *j) {
 
 /* ---- index: the colour classes ------------------------------------------------- */
 
-/* A min-heap of the inputs by their next hash, ties by input id, so the
- * inputs holding a k-mer come out in increasing order. */
-typedef struct mheap {
-    uint32_t *id;
-    size_t n;
-    const kset *sets;
-    size_t *pos;
-} mheap;
+/* A min-heap of the inputs by their next hash (kept in the entry, so a
+ * comparison reads the heap only), ties by input id, so the inputs
+ * holding a k-mer come out in increasing order. */
+typedef struct mhead {
+    uint64_t h;
+    uint32_t id;
+} mhead;
 
-static bool heap_less(const mheap *q, uint32_t a, uint32_t b) {
-    uint64_t x = q->sets[a].h[q->pos[a]], y = q->sets[b].h[q->pos[b]];
-    return x < y || (x == y && a < b);
+static bool head_less(mhead a, mhead b) {
+    return a.h < b.h || (a.h == b.h && a.id < b.id);
 }
 
-static void heap_down(mheap *q, size_t i) {
+static void heap_down(mhead *q, size_t n, size_t i) {
+    mhead x = q[i];
     for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < q->n && heap_less(q, q->id[l], q->id[m]))
-            m = l;
-        if (l + 1 < q->n && heap_less(q, q->id[l + 1], q->id[m]))
+        size_t l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && head_less(q[l + 1], q[l]))
             m = l + 1;
-        if (m == i)
-            return;
-        uint32_t t = q->id[i];
-        q->id[i] = q->id[m];
-        q->id[m] = t;
+        if (!head_less(q[m], x))
+            break;
+        q[i] = q[m];
         i = m;
     }
+    q[i] = x;
+}
+
+/* The first of s's hashes at or above x. */
+static size_t lower_bound(const kset *s, uint64_t x) {
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->h[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One share of the hash space, [lo, hi] (inclusive), merged on its own
+ * thread: its k-mers in hash order into h/v from `at` on, each with its
+ * class + 1 in a table of the share's own (first seen, first numbered). */
+typedef struct mrange {
+    const kset *sets;
+    size_t e;
+    uint64_t lo, hi;
+    size_t at, d;
+    uint64_t *h, *v;
+    color_table ct;
+    bool ok;
+} mrange;
+
+static void *merge_range(void *arg) {
+    mrange *m = arg;
+    mhead *q = malloc(m->e * sizeof *q + 1);
+    size_t *pos = malloc((m->e + 1) * sizeof *pos),
+           *end = malloc((m->e + 1) * sizeof *end);
+    uint32_t *ids = malloc(m->e * sizeof *ids + 1);
+    size_t nq = 0;
+    m->ok = q != NULL && pos != NULL && end != NULL && ids != NULL &&
+            color_init(&m->ct, m->e);
+    for (size_t i = 0; m->ok && i < m->e; i++) {
+        pos[i] = lower_bound(&m->sets[i], m->lo);
+        end[i] = m->hi == UINT64_MAX ? m->sets[i].n
+                                     : lower_bound(&m->sets[i], m->hi + 1);
+        if (pos[i] < end[i])
+            q[nq++] = (mhead){m->sets[i].h[pos[i]], (uint32_t)i};
+    }
+    for (size_t i = nq; m->ok && i-- > 0;)
+        heap_down(q, nq, i);
+    uint64_t *h = m->h + m->at, *v = m->v + m->at;
+    while (m->ok && nq > 0) {
+        uint64_t x = q[0].h;
+        size_t k = 0;
+        while (nq > 0 && q[0].h == x) {
+            uint32_t i = q[0].id;
+            ids[k++] = i;
+            if (++pos[i] == end[i])
+                q[0] = q[--nq];
+            else
+                q[0].h = m->sets[i].h[pos[i]];
+            heap_down(q, nq, 0);
+        }
+        uint64_t c = color_add(&m->ct, ids, k);
+        m->ok = c != UINT64_MAX;
+        h[m->d] = x;
+        v[m->d++] = c + 1;
+    }
+    free(q);
+    free(pos);
+    free(end);
+    free(ids);
+    return NULL;
 }
 
 /* The union of the sets, in hash order, each k-mer with its class + 1
- * (h, v: *n of them, malloc'ed). false when out of memory. */
-static bool merge_sets(const kset *sets, size_t e, color_table *ct,
-                       uint64_t **hs, uint64_t **vs, size_t *n) {
+ * (h, v: *n of them, malloc'ed), on `threads` threads, one share of the
+ * hash space each. The shares' classes are then numbered in share order,
+ * each share's in its own order: the numbers a single pass in hash order
+ * gives, so the index is the same on any number of threads. false when
+ * out of memory. */
+static bool merge_sets(const kset *sets, size_t e, unsigned threads,
+                       color_table *ct, uint64_t **hs, uint64_t **vs,
+                       size_t *n) {
     size_t total = 0;
     for (size_t i = 0; i < e; i++)
         total += sets[i].n;
-    mheap q = {malloc(e * sizeof *q.id + 1), 0, sets,
-               calloc(e + 1, sizeof *q.pos)};
-    uint32_t *ids = malloc(e * sizeof *ids + 1);
+    unsigned t = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    mrange r[64];
+    pthread_t th[64];
+    bool started[64] = {false};
     uint64_t *h = malloc(total * sizeof *h + 1),
              *v = malloc(total * sizeof *v + 1);
-    bool ok =
-        q.id != NULL && q.pos != NULL && ids != NULL && h != NULL && v != NULL;
-    for (size_t i = 0; ok && i < e; i++)
-        if (sets[i].n > 0)
-            q.id[q.n++] = (uint32_t)i;
-    for (size_t i = q.n; ok && i-- > 0;)
-        heap_down(&q, i);
-    size_t d = 0;
-    while (ok && q.n > 0) {
-        uint64_t x = sets[q.id[0]].h[q.pos[q.id[0]]];
-        size_t k = 0;
-        while (q.n > 0 && sets[q.id[0]].h[q.pos[q.id[0]]] == x) {
-            uint32_t i = q.id[0];
-            ids[k++] = i;
-            if (++q.pos[i] == sets[i].n)
-                q.id[0] = q.id[--q.n];
-            heap_down(&q, 0);
-        }
-        uint64_t c = color_add(ct, ids, k);
-        ok = c != UINT64_MAX;
-        h[d] = x;
-        v[d++] = c + 1;
+    bool ok = h != NULL && v != NULL;
+    size_t at = 0;
+    for (unsigned i = 0; i < t; i++) {
+        uint64_t lo = i == 0 ? 0 : (uint64_t)((UINT64_MAX / t) * i) + 1;
+        uint64_t hi = i + 1 == t ? UINT64_MAX : (UINT64_MAX / t) * (i + 1);
+        r[i] = (mrange){sets, e, lo, hi, at, 0, h, v, {0}, false};
+        for (size_t s = 0; ok && s < e; s++) /* room: the share's entries */
+            at +=
+                (hi == UINT64_MAX ? sets[s].n : lower_bound(&sets[s], hi + 1)) -
+                lower_bound(&sets[s], lo);
     }
-    free(q.id);
-    free(q.pos);
+    for (unsigned i = 1; ok && i < t; i++)
+        started[i] = pthread_create(&th[i], NULL, merge_range, &r[i]) == 0;
+    if (ok)
+        merge_range(&r[0]);
+    for (unsigned i = 1; ok && i < t; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            merge_range(&r[i]);
+    }
+    size_t d = 0;
+    uint32_t *ids = malloc(e * sizeof *ids + 1);
+    ok = ok && ids != NULL;
+    for (unsigned i = 0; i < t; i++) {
+        uint64_t *map =
+            ok && r[i].ok ? malloc((r[i].ct.classes + 1) * sizeof *map) : NULL;
+        ok = ok && r[i].ok && map != NULL;
+        for (uint64_t c = 0; ok && c < r[i].ct.classes; c++) {
+            map[c] = color_add(ct, ids, color_ids(&r[i].ct, c, ids));
+            ok = map[c] != UINT64_MAX;
+        }
+        for (size_t x = 0; ok && x < r[i].d; x++) {
+            h[d] = h[r[i].at + x];
+            v[d++] = map[v[r[i].at + x] - 1] + 1;
+        }
+        free(map);
+        if (r[i].ok || r[i].ct.off != NULL)
+            color_free(&r[i].ct);
+    }
     free(ids);
     if (!ok) {
         free(h);
@@ -407,7 +495,8 @@ int cli_kmer_index(int argc, char **argv) {
     uint64_t *h = NULL, *v = NULL;
     size_t n = 0;
     bool have_ct = rc < 0 && color_init(&ct, o.nfiles);
-    if (rc < 0 && (!have_ct || !merge_sets(j.sets, o.nfiles, &ct, &h, &v, &n)))
+    if (rc < 0 &&
+        (!have_ct || !merge_sets(j.sets, o.nfiles, o.threads, &ct, &h, &v, &n)))
         rc = cli_usage_error("kmer", "out of memory");
     for (size_t i = 0; j.sets != NULL && i < o.nfiles; i++)
         free(j.sets[i].h);
