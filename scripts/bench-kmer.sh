@@ -9,14 +9,15 @@
 #     k-mer by k-mer, and the histograms are equal;
 #   - approximate mode (--fpr): the share of k-mers whose count is wrong,
 #     the mean excess of the wrong ones, against the certified bound.
-# Each time is the median of three runs. amq runs at its defaults (it sizes its table from a first pass over the
+# Each time is the median of three runs (one for the larger sets). amq runs at its defaults (it sizes its table from a first pass over the
 # input) and, labelled pre-sized, with -n the distinct k-mers; jellyfish
 # needs a size and gets the distinct k-mers (-s, from a first amq run);
 # kmc needs none.
 #
 #   scripts/bench-kmer.sh [AMQ] [DATA] [OUT]
 #     AMQ   the amq binary (default build/amq)
-#     DATA  from fetch-kmer-data.sh (default bench-data; fetched if absent)
+#     DATA  from fetch-kmer-data.sh (default bench-data; fetched if absent;
+#           with its "large" sets, rows for them too)
 #     OUT   where the table and logs go (default bench-out/kmer)
 set -eu
 AMQ=${1:-build/amq}
@@ -43,7 +44,7 @@ measure() {
     name=$1
     shift
     : >"$name.runs"
-    for run in 1 2 3; do
+    for run in $(seq "$RUNS"); do
         /usr/bin/time -f "%e %M" -o "$name.t" "$@" >"$name.log" 2>&1 || {
             echo "bench-kmer: $name failed:" >&2
             tail -5 "$name.log" >&2
@@ -52,7 +53,7 @@ measure() {
         cat "$name.t" >>"$name.runs"
     done
     sort -n "$name.runs" | awk '{ t[NR] = $1; if ($2 > m) m = $2 }
-        END { print t[2], m }' >"$name.t"
+        END { print t[int((NR + 1) / 2)], m }' >"$name.t"
 }
 secs() { cut -d' ' -f1 "$1.t"; }
 rss() { cut -d' ' -f2 "$1.t"; }
@@ -80,7 +81,7 @@ one() { # label files k threads
     measure "$base.amqn" "$AMQ" kmer count -k "$k" -C -j "$t" -n "$n" -q -o "$base.amqn" all.seq
     measure "$base.jf" jellyfish count -m "$k" -s "$n" -C -t "$t" -o "$base.jf" all.seq
     fmt=-fm
-    case $label in reads*) fmt=-fq ;; esac
+    case $label in reads* | cdna*) fmt=-fq ;; esac
     rm -rf kmctmp && mkdir kmctmp
     measure "$base.kmc" kmc -k"$k" -ci1 -cs4294967295 -t"$t" "$fmt" all.seq "$base.kmc" kmctmp
     "$AMQ" kmer dump "$base.amq" | LC_ALL=C sort >a.txt
@@ -121,12 +122,22 @@ approx() { # label files k distinct: j.txt holds the true counts
     done
 }
 
+RUNS=3
 for k in 21 31; do
     for t in 1 2; do
         one genomes "$GENOMES" "$k" "$t"
         one reads "$READS" "$k" "$t"
     done
 done
+# The larger sets (fetch-kmer-data.sh DIR large), when present: two
+# threads, one run each (minutes of jellyfish).
+if [ -d "$DATA/large" ]; then
+    RUNS=1
+    for k in 21 31; do
+        one assemblies "$(ls "$DATA"/large/klebs_*.fna | tr '\n' ' ')" "$k" 2
+        one cdna "$DATA/large/sirv.fq" "$k" 2
+    done
+fi
 cat "$TABLE"
 echo
 cat "$APPROX"

@@ -12,8 +12,8 @@
 #     truth; query of k-mer lists and of sequences;
 #   - kmer index/search against a brute force in awk: the same files and
 #     shares for every query;
-#   - truncated FASTQ, corrupt gzip and binary input: exit 2 naming the
-#     line or byte, nothing written.
+#   - truncated FASTQ, truncated or corrupt gzip and xz, and binary input:
+#     exit 2 naming the line or byte, nothing written.
 #
 # usage: tests/cli/test_maplet_cli.sh path/to/amq [TMPDIR]
 . "$(dirname "$0")/harness.sh" "$@"
@@ -381,6 +381,16 @@ cp reads.fq.gz corrupt.fq.gz
 printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.gz bs=1 seek=3000 conv=notrunc 2>/dev/null
 run 2 "corrupt gzip" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.gz
 check "corrupt gzip: byte named" has "corrupt gzip data at compressed byte" err
+xz -c reads.fq >reads.fq.xz
+run 0 "kmer count of xz" "$AMQ" kmer count -k 31 -C -q -o xz.amq reads.fq.xz
+check "xz counts = gzip counts, byte for byte" cmp -s xz.amq c31.amq
+head -c 4000 reads.fq.xz >cut.fq.xz
+run 2 "truncated xz" "$AMQ" kmer count -k 5 -o bad.amq cut.fq.xz
+check "truncated xz named" has "xz stream cut short" err
+cp reads.fq.xz corrupt.fq.xz
+printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.xz bs=1 seek=3000 conv=notrunc 2>/dev/null
+run 2 "corrupt xz" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.xz
+check "corrupt xz: byte named" has "corrupt xz data at compressed byte" err
 printf 'not a sequence file\n' >text.txt
 run 2 "not FASTA/FASTQ" "$AMQ" kmer count -k 5 -o bad.amq text.txt
 check "format named" has "neither FASTA" err

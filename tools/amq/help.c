@@ -30,7 +30,8 @@ static const help_topic topics[] = {
      "Build a filter from keys and save it to FILE.\n"
      "\n"
      "Keys are read from KEYFILE (or stdin when absent or '-'), one per\n"
-     "line, plain or gzip; a trailing \"\\n\" and then \"\\r\" are stripped,\n"
+     "line, plain, gzip or xz; a trailing \"\\n\" and then \"\\r\" are "
+     "stripped,\n"
      "and an empty line is the empty key (--skip-empty ignores them).\n"
      "\n"
      "  -t, --type SPEC      structure spec NAME[:key=value,...], e.g. bloom,\n"
@@ -258,8 +259,9 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, 1 (get: no key found), 2 on any error."},
     {"kmer", "amq kmer count|query|histo|dump|merge|index|search [OPTIONS]",
-     "k-mers of FASTA/FASTQ files (plain or gzip) in maplets; any base\n"
-     "but ACGT (either case) breaks the k-mer window, as jellyfish does.\n"
+     "k-mers of FASTA/FASTQ files (plain, gzip or xz) in maplets; any\n"
+     "base but ACGT (either case) breaks the k-mer window, as jellyfish\n"
+     "does.\n"
      "\n"
      "  amq kmer count -k K [-C] [-j T] [--exact | --fpr E] -o F FILE...\n"
      "      counts (sum); -C canonical (the smaller strand); --exact\n"

@@ -474,6 +474,10 @@ int cli_kmer_index(int argc, char **argv) {
         rc = kmer_check_exact(&o.c);
     if (rc < 0 && o.nfiles > UINT32_MAX)
         rc = cli_usage_error("kmer", "too many inputs");
+    if (rc >= 0) { /* --help, or a usage error */
+        free(o.files);
+        return rc;
+    }
     amq_maplet *m = NULL;
     amq_diag d;
     memset(&d, 0, sizeof d);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <lzma.h>
 #include <zlib.h>
 
 #define PARSE_ERR_MAX 200
@@ -45,6 +46,8 @@ typedef struct seq_reader {
     size_t mem_len, mem_pos;
     bool gz, zlive, eof;
     z_stream z;
+    bool xz, lzlive; /* xz (liblzma), as gz */
+    lzma_stream lz;
     uint8_t *in, *out; /* compressed input, decompressed bytes   */
     size_t in_len, out_len, out_pos;
     uint64_t offset; /* bytes of text consumed (decompressed)  */

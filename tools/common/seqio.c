@@ -1,12 +1,14 @@
 /*
- * seqio.c — FASTA and FASTQ records, plain or gzip (parse.h).
+ * seqio.c — FASTA and FASTQ records, plain, gzip or xz (parse.h).
  *
  * Three layers, each pulling from the one below:
  *
  *   raw bytes     read(2) from a descriptor, or a memory buffer
  *   text bytes    the raw bytes, or zlib's inflate of them when they start
  *                 with the gzip magic 1f 8b (a new member may follow the
- *                 end of one, as `cat a.gz b.gz` makes)
+ *                 end of one, as `cat a.gz b.gz` makes), or liblzma's
+ *                 decoding when they start with the xz magic fd 37 7a 58
+ *                 5a 00 (concatenated streams too)
  *   lines         split on '\n' ('\r' before it dropped), counted, with
  *                 the byte offset of each line's start for messages
  *
@@ -67,6 +69,21 @@ static bool seq_open(seq_reader *r) {
     if (!raw_read(r, r->in, SEQ_IN, &got))
         return false;
     r->gz = got >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b;
+    r->xz = got >= 6 && memcmp(r->in,
+                               "\xfd"
+                               "7zXZ\0",
+                               6) == 0;
+    if (r->xz) {
+        lzma_stream init = LZMA_STREAM_INIT;
+        r->lz = init;
+        if (lzma_stream_decoder(&r->lz, UINT64_MAX, LZMA_CONCATENATED) !=
+            LZMA_OK)
+            return seq_fail(r, "%s", "liblzma cannot start");
+        r->lzlive = true;
+        r->lz.next_in = r->in;
+        r->lz.avail_in = got;
+        return true;
+    }
     if (!r->gz) { /* plain: the first bytes are text already */
         memcpy(r->out, r->in, got);
         r->out_len = got;
@@ -98,6 +115,8 @@ bool seq_open_mem(seq_reader *r, const void *mem, size_t len) {
 void seq_close(seq_reader *r) {
     if (r->zlive)
         inflateEnd(&r->z);
+    if (r->lzlive)
+        lzma_end(&r->lz);
     free(r->in);
     free(r->out);
     free(r->buf);
@@ -155,6 +174,39 @@ static bool gz_refill(seq_reader *r) {
     return true;
 }
 
+static bool xz_refill(seq_reader *r) {
+    r->lz.next_out = r->out;
+    r->lz.avail_out = SEQ_OUT;
+    while (r->lz.avail_out == SEQ_OUT && !r->eof) {
+        lzma_action act = LZMA_RUN;
+        if (r->lz.avail_in == 0) {
+            size_t got = 0;
+            if (!raw_read(r, r->in, SEQ_IN, &got))
+                return false;
+            r->lz.next_in = r->in;
+            r->lz.avail_in = got;
+            act = got == 0 ? LZMA_FINISH : LZMA_RUN;
+        }
+        size_t before = r->lz.avail_in;
+        lzma_ret lr = lzma_code(&r->lz, act);
+        r->zin += before - r->lz.avail_in;
+        if (lr == LZMA_STREAM_END) {
+            r->eof = true;
+        } else if (lr == LZMA_BUF_ERROR && act == LZMA_FINISH) {
+            return seq_fail(r, "%s", "xz stream cut short (truncated file)");
+        } else if (lr != LZMA_OK) {
+            char what[120];
+            snprintf(what, sizeof what,
+                     "corrupt xz data at compressed byte %llu (liblzma "
+                     "error %d)",
+                     (unsigned long long)r->zin, (int)lr);
+            return seq_fail(r, "%s", what);
+        }
+    }
+    r->out_len = SEQ_OUT - r->lz.avail_out;
+    return true;
+}
+
 /* Make out[out_pos..out_len) non-empty, or set eof. */
 static bool refill(seq_reader *r) {
     r->out_pos = 0;
@@ -163,6 +215,8 @@ static bool refill(seq_reader *r) {
         return true;
     if (r->gz)
         return gz_refill(r);
+    if (r->xz)
+        return xz_refill(r);
     size_t got = 0;
     if (!raw_read(r, r->out, SEQ_OUT, &got))
         return false;
