@@ -12,7 +12,8 @@
 #     truth; query of k-mer lists and of sequences;
 #   - kmer index/search against a brute force in awk: the same files and
 #     shares for every query;
-#   - truncated FASTQ, truncated or corrupt gzip and xz, and binary input:
+#   - truncated FASTQ, truncated or corrupt gzip, xz and bzip2, and binary
+#     input:
 #     exit 2 naming the line or byte, nothing written.
 #
 # usage: tests/cli/test_maplet_cli.sh path/to/amq [TMPDIR]
@@ -391,6 +392,20 @@ cp reads.fq.xz corrupt.fq.xz
 printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.xz bs=1 seek=3000 conv=notrunc 2>/dev/null
 run 2 "corrupt xz" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.xz
 check "corrupt xz: byte named" has "corrupt xz data at compressed byte" err
+bzip2 -c reads.fq >reads.fq.bz2
+run 0 "kmer count of bzip2" "$AMQ" kmer count -k 31 -C -q -o bz.amq reads.fq.bz2
+check "bzip2 counts = gzip counts, byte for byte" cmp -s bz.amq c31.amq
+bzip2 -c p1.fq >two.bz2 && bzip2 -c p2.fq >>two.bz2
+run 0 "concatenated bzip2 streams" "$AMQ" kmer count -k 21 -C -q -o two.amq two.bz2
+"$AMQ" kmer count -k 21 -C -q -o p12.amq p12.fq
+check "both streams counted" cmp -s two.amq p12.amq
+head -c 4000 reads.fq.bz2 >cut.fq.bz2
+run 2 "truncated bzip2" "$AMQ" kmer count -k 5 -o bad.amq cut.fq.bz2
+check "truncated bzip2 named" has "bzip2 stream cut short" err
+cp reads.fq.bz2 corrupt.fq.bz2
+printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.bz2 bs=1 seek=3000 conv=notrunc 2>/dev/null
+run 2 "corrupt bzip2" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.bz2
+check "corrupt bzip2: byte named" has "corrupt bzip2 data at compressed byte" err
 printf 'not a sequence file\n' >text.txt
 run 2 "not FASTA/FASTQ" "$AMQ" kmer count -k 5 -o bad.amq text.txt
 check "format named" has "neither FASTA" err

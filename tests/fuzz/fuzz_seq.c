@@ -1,7 +1,7 @@
 /*
  * fuzz_seq.c — libFuzzer target for the FASTA/FASTQ reader of the
- * command-line tools (tools/common/seqio.c), plain, gzip or xz. replay.c runs
- * it over tests/fuzz/corpus/seq in ordinary CI.
+ * command-line tools (tools/common/seqio.c), plain, gzip, xz or bzip2.
+ * replay.c runs it over tests/fuzz/corpus/seq in ordinary CI.
  *
  * Properties (a violation aborts): nothing crashes, hangs or leaks,
  * whatever the bytes; every record's sequence is printable ASCII (tabs
@@ -97,7 +97,8 @@ static int read_all(const uint8_t *data, size_t size, unsigned k, text *out,
     }
     if (got < 0)
         require(strstr(r.err, "line") != NULL || strstr(r.err, "gzip") ||
-                    strstr(r.err, "xz") || strstr(r.err, "memory"),
+                    strstr(r.err, "xz") || strstr(r.err, "bzip2") ||
+                    strstr(r.err, "memory"),
                 "an error without a line or a cause");
     bool gz = r.gz;
     seq_close(&r);

@@ -30,7 +30,7 @@ static const help_topic topics[] = {
      "Build a filter from keys and save it to FILE.\n"
      "\n"
      "Keys are read from KEYFILE (or stdin when absent or '-'), one per\n"
-     "line, plain, gzip or xz; a trailing \"\\n\" and then \"\\r\" are "
+     "line, plain, gzip, xz or bzip2; a trailing \"\\n\" and then \"\\r\" are "
      "stripped,\n"
      "and an empty line is the empty key (--skip-empty ignores them).\n"
      "\n"
@@ -259,9 +259,9 @@ static const help_topic topics[] = {
      "\n"
      "Exit status: 0, 1 (get: no key found), 2 on any error."},
     {"kmer", "amq kmer count|query|histo|dump|merge|index|search [OPTIONS]",
-     "k-mers of FASTA/FASTQ files (plain, gzip or xz) in maplets; any\n"
-     "base but ACGT (either case) breaks the k-mer window, as jellyfish\n"
-     "does.\n"
+     "k-mers of FASTA/FASTQ files (plain, gzip, xz or bzip2) in maplets;\n"
+     "any base but ACGT (either case) breaks the k-mer window, as\n"
+     "jellyfish does.\n"
      "\n"
      "  amq kmer count -k K [-C] [-j T] [--exact | --fpr E] -o F FILE...\n"
      "      counts (sum); -C canonical (the smaller strand); --exact\n"

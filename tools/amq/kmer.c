@@ -644,8 +644,8 @@ static int kmer_query(const char *path, const char *input, bool json) {
         amq_filter_free(m);
         return CLI_EXIT_ERR;
     }
-    bool seqs =
-        r.gz || r.xz || (r.out_len > 0 && (r.out[0] == '>' || r.out[0] == '@'));
+    bool seqs = r.gz || r.xz || r.bz ||
+                (r.out_len > 0 && (r.out[0] == '>' || r.out[0] == '@'));
     if (seqs) {
         while ((got = seq_next(&r)) == 1) {
             kmer_roll kr;

@@ -142,7 +142,8 @@ uint64_t kmer_input_estimate(char **files, size_t n) {
             continue;
         size_t len = strlen(files[i]);
         bool gz = (len > 3 && strcmp(files[i] + len - 3, ".gz") == 0) ||
-                  (len > 3 && strcmp(files[i] + len - 3, ".xz") == 0);
+                  (len > 3 && strcmp(files[i] + len - 3, ".xz") == 0) ||
+                  (len > 4 && strcmp(files[i] + len - 4, ".bz2") == 0);
         total += (uint64_t)st.st_size * (gz ? 4 : 1);
     }
     return total;

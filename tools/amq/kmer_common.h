@@ -146,8 +146,8 @@ typedef int (*kmer_sink)(void *ctx, uint64_t **codes, size_t n);
  * error (reported), or what the sink returned. */
 int kmer_scan(const kmer_conf *c, const char *path, kmer_sink sink, void *ctx);
 
-/* The uncompressed input size a list of files suggests (bytes; a gzip or
- * xz file counts 4 times its size): the k-mers it holds are fewer. */
+/* The uncompressed input size a list of files suggests (bytes; a gzip,
+ * xz or bzip2 file counts 4 times its size): the k-mers it holds are fewer. */
 uint64_t kmer_input_estimate(char **files, size_t n);
 
 /* A new k-mer maplet for about `capacity` distinct k-mers: exact (kbits =

@@ -110,12 +110,12 @@ uint64_t cli_keys_size(const cli_keys *k) {
     return (uint64_t)sb.st_size;
 }
 
-/* Bytes of the input file consumed: compressed bytes for gzip and xz, so
- * that progress is a fraction of the file's size either way. */
+/* Bytes of the input file consumed: compressed bytes for gzip, xz and
+ * bzip2, so that progress is a fraction of the file's size either way. */
 uint64_t cli_keys_offset(const cli_keys *k) {
     if (!k->reading)
         return 0;
-    return k->in.gz || k->in.xz ? k->in.zin : k->in.offset;
+    return k->in.gz || k->in.xz || k->in.bz ? k->in.zin : k->in.offset;
 }
 
 static uint64_t keys_offset(const void *k) { return cli_keys_offset(k); }

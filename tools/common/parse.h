@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <bzlib.h>
 #include <lzma.h>
 #include <zlib.h>
 
@@ -48,6 +49,8 @@ typedef struct seq_reader {
     z_stream z;
     bool xz, lzlive; /* xz (liblzma), as gz */
     lzma_stream lz;
+    bool bz, bzlive; /* bzip2 (libbz2), as gz */
+    bz_stream bzs;
     uint8_t *in, *out; /* compressed input, decompressed bytes   */
     size_t in_len, out_len, out_pos;
     uint64_t offset; /* bytes of text consumed (decompressed)  */

@@ -1,5 +1,5 @@
 /*
- * seqio.c — FASTA and FASTQ records, plain, gzip or xz (parse.h).
+ * seqio.c — FASTA and FASTQ records, plain, gzip, xz or bzip2 (parse.h).
  *
  * Three layers, each pulling from the one below:
  *
@@ -8,7 +8,8 @@
  *                 with the gzip magic 1f 8b (a new member may follow the
  *                 end of one, as `cat a.gz b.gz` makes), or liblzma's
  *                 decoding when they start with the xz magic fd 37 7a 58
- *                 5a 00 (concatenated streams too)
+ *                 5a 00, or libbz2's when they start with "BZh1".."BZh9"
+ *                 (concatenated streams too, as pbzip2 writes)
  *   lines         split on '\n' ('\r' before it dropped), counted, with
  *                 the byte offset of each line's start for messages
  *
@@ -60,6 +61,8 @@ static bool raw_read(seq_reader *r, uint8_t *dst, size_t cap, size_t *got) {
     }
 }
 
+static bool bz_start(seq_reader *r);
+
 static bool seq_open(seq_reader *r) {
     r->in = malloc(SEQ_IN);
     r->out = malloc(SEQ_OUT);
@@ -73,6 +76,14 @@ static bool seq_open(seq_reader *r) {
                                "\xfd"
                                "7zXZ\0",
                                6) == 0;
+    r->bz = got >= 4 && memcmp(r->in, "BZh", 3) == 0 && r->in[3] >= '1' &&
+            r->in[3] <= '9';
+    if (r->bz) {
+        memset(&r->bzs, 0, sizeof r->bzs);
+        r->bzs.next_in = (char *)r->in;
+        r->bzs.avail_in = (unsigned)got;
+        return bz_start(r);
+    }
     if (r->xz) {
         lzma_stream init = LZMA_STREAM_INIT;
         r->lz = init;
@@ -117,6 +128,8 @@ void seq_close(seq_reader *r) {
         inflateEnd(&r->z);
     if (r->lzlive)
         lzma_end(&r->lz);
+    if (r->bzlive)
+        BZ2_bzDecompressEnd(&r->bzs);
     free(r->in);
     free(r->out);
     free(r->buf);
@@ -207,6 +220,60 @@ static bool xz_refill(seq_reader *r) {
     return true;
 }
 
+/* A decoder for the bzip2 stream at next_in (the first, or one after
+ * the end of another), keeping where input and output stand. */
+static bool bz_start(seq_reader *r) {
+    bz_stream keep = r->bzs;
+    memset(&r->bzs, 0, sizeof r->bzs);
+    if (BZ2_bzDecompressInit(&r->bzs, 0, 0) != BZ_OK)
+        return seq_fail(r, "%s", "libbz2 cannot start");
+    r->bzlive = true;
+    r->bzs.next_in = keep.next_in;
+    r->bzs.avail_in = keep.avail_in;
+    r->bzs.next_out = keep.next_out;
+    r->bzs.avail_out = keep.avail_out;
+    return true;
+}
+
+static bool bz_refill(seq_reader *r) {
+    r->bzs.next_out = (char *)r->out;
+    r->bzs.avail_out = SEQ_OUT;
+    while (r->bzs.avail_out == SEQ_OUT) {
+        if (r->bzs.avail_in == 0) {
+            size_t got = 0;
+            if (!raw_read(r, r->in, SEQ_IN, &got))
+                return false;
+            if (got == 0 && r->bzlive)
+                return seq_fail(r, "%s",
+                                "bzip2 stream cut short (truncated file)");
+            if (got == 0) { /* the end, after a whole stream */
+                r->eof = true;
+                break;
+            }
+            r->bzs.next_in = (char *)r->in;
+            r->bzs.avail_in = (unsigned)got;
+        }
+        if (!r->bzlive && !bz_start(r))
+            return false;
+        unsigned before = r->bzs.avail_in;
+        int br = BZ2_bzDecompress(&r->bzs);
+        r->zin += before - r->bzs.avail_in;
+        if (br == BZ_STREAM_END) {
+            BZ2_bzDecompressEnd(&r->bzs);
+            r->bzlive = false;
+        } else if (br != BZ_OK) {
+            char what[120];
+            snprintf(what, sizeof what,
+                     "corrupt bzip2 data at compressed byte %llu (libbz2 "
+                     "error %d)",
+                     (unsigned long long)r->zin, br);
+            return seq_fail(r, "%s", what);
+        }
+    }
+    r->out_len = SEQ_OUT - r->bzs.avail_out;
+    return true;
+}
+
 /* Make out[out_pos..out_len) non-empty, or set eof. */
 static bool refill(seq_reader *r) {
     r->out_pos = 0;
@@ -217,6 +284,8 @@ static bool refill(seq_reader *r) {
         return gz_refill(r);
     if (r->xz)
         return xz_refill(r);
+    if (r->bz)
+        return bz_refill(r);
     size_t got = 0;
     if (!raw_read(r, r->out, SEQ_OUT, &got))
         return false;
