@@ -232,6 +232,10 @@ check "merge -L 2 = jellyfish dump -L 2" cmp -s d.m2 d.rj2
 "$AMQ" kmer count -k 25 -C -q -o k25.amq p1.fq
 run 2 "merge across k refused" "$AMQ" kmer merge -o bad.amq p1.amq k25.amq
 expect_in "same k, strands and mode" err "merge refusal names what differs"
+run 2 "merge refuses count's settings" "$AMQ" kmer merge -k 25 -o bad.amq p1.amq p2.amq
+expect_in "from its tables" err "merge: k comes from the tables"
+run 2 "index refuses -L" "$AMQ" kmer index -k 21 -L 2 -o bad.amq p1.fq
+expect_in "not index" err "index: -L is refused, not ignored"
 "$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o a1.amq p1.fq
 "$AMQ" kmer count -k 21 -C --fpr 0.01 -q -o a2.amq p2.fq
 run 2 "approximate tables of different shapes refused" "$AMQ" kmer merge -o bad.amq a1.amq a2.amq
@@ -375,23 +379,22 @@ check "truncated FASTQ: line named" sh -c 'grep -q "line 7" err && grep -q "cut 
 printf '@r1\nACGTACGT\n+\nIII\n' >qual.fq
 run 2 "quality length" "$AMQ" kmer count -k 5 -o bad.amq qual.fq
 check "quality length named" has "3 quality values for 8 bases" err
-head -c 4000 reads.fq.gz >cut.fq.gz
-run 2 "truncated gzip" "$AMQ" kmer count -k 5 -o bad.amq cut.fq.gz
-check "truncated gzip named" has "gzip stream cut short" err
-cp reads.fq.gz corrupt.fq.gz
-printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.gz bs=1 seek=3000 conv=notrunc 2>/dev/null
-run 2 "corrupt gzip" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.gz
-check "corrupt gzip: byte named" has "corrupt gzip data at compressed byte" err
+# cut_and_corrupt EXT NAME: reads.fq.EXT cut short and overwritten in the
+# middle: both refused, the message naming the stream and the byte.
+cut_and_corrupt() {
+    head -c 4000 "reads.fq.$1" >"cut.fq.$1"
+    run 2 "truncated $2" "$AMQ" kmer count -k 5 -o bad.amq "cut.fq.$1"
+    check "truncated $2 named" has "$2 stream cut short" err
+    cp "reads.fq.$1" "corrupt.fq.$1"
+    printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of="corrupt.fq.$1" bs=1 seek=3000 conv=notrunc 2>/dev/null
+    run 2 "corrupt $2" "$AMQ" kmer count -k 5 -o bad.amq "corrupt.fq.$1"
+    check "corrupt $2: byte named" has "corrupt $2 data at compressed byte" err
+}
+cut_and_corrupt gz gzip
 xz -c reads.fq >reads.fq.xz
 run 0 "kmer count of xz" "$AMQ" kmer count -k 31 -C -q -o xz.amq reads.fq.xz
 check "xz counts = gzip counts, byte for byte" cmp -s xz.amq c31.amq
-head -c 4000 reads.fq.xz >cut.fq.xz
-run 2 "truncated xz" "$AMQ" kmer count -k 5 -o bad.amq cut.fq.xz
-check "truncated xz named" has "xz stream cut short" err
-cp reads.fq.xz corrupt.fq.xz
-printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.xz bs=1 seek=3000 conv=notrunc 2>/dev/null
-run 2 "corrupt xz" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.xz
-check "corrupt xz: byte named" has "corrupt xz data at compressed byte" err
+cut_and_corrupt xz xz
 bzip2 -c reads.fq >reads.fq.bz2
 run 0 "kmer count of bzip2" "$AMQ" kmer count -k 31 -C -q -o bz.amq reads.fq.bz2
 check "bzip2 counts = gzip counts, byte for byte" cmp -s bz.amq c31.amq
@@ -399,13 +402,7 @@ bzip2 -c p1.fq >two.bz2 && bzip2 -c p2.fq >>two.bz2
 run 0 "concatenated bzip2 streams" "$AMQ" kmer count -k 21 -C -q -o two.amq two.bz2
 "$AMQ" kmer count -k 21 -C -q -o p12.amq p12.fq
 check "both streams counted" cmp -s two.amq p12.amq
-head -c 4000 reads.fq.bz2 >cut.fq.bz2
-run 2 "truncated bzip2" "$AMQ" kmer count -k 5 -o bad.amq cut.fq.bz2
-check "truncated bzip2 named" has "bzip2 stream cut short" err
-cp reads.fq.bz2 corrupt.fq.bz2
-printf 'XXXXXXXXXXXXXXXXXXXXXXXX' | dd of=corrupt.fq.bz2 bs=1 seek=3000 conv=notrunc 2>/dev/null
-run 2 "corrupt bzip2" "$AMQ" kmer count -k 5 -o bad.amq corrupt.fq.bz2
-check "corrupt bzip2: byte named" has "corrupt bzip2 data at compressed byte" err
+cut_and_corrupt bz2 bzip2
 printf 'not a sequence file\n' >text.txt
 run 2 "not FASTA/FASTQ" "$AMQ" kmer count -k 5 -o bad.amq text.txt
 check "format named" has "neither FASTA" err

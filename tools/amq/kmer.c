@@ -487,6 +487,12 @@ static int kmer_merge(int argc, char **argv) {
     int rc = kmer_parse_args(argc, argv, &o, NULL);
     if (rc < 0 && (o.output == NULL || o.nfiles == 0))
         rc = cli_usage_error("kmer", "merge needs -o FILE and k-mer tables");
+    if (rc < 0 && (o.c.k != 0 || o.c.canonical || o.c.exact || o.fpr != 0 ||
+                   o.c.min_qual != 0))
+        rc = cli_usage_error("kmer",
+                             "merge takes k, strands and mode from its "
+                             "tables: -k, -C, -Q, --exact and --fpr are for "
+                             "count");
     if (rc < 0 && o.upper != 0 && o.lower > o.upper)
         rc = cli_usage_error("kmer", "-L %llu is above -U %llu",
                              (unsigned long long)o.lower,

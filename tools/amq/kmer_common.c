@@ -1,8 +1,8 @@
 /*
  * kmer_common.c — what the `amq kmer` verbs share (kmer_common.h): the k-mer
- * shape a maplet was counted with, FASTA/FASTQ input, the counting
- * maplet's creation and its put that grows a full table, the count and
- * index options, saving and opening.
+ * shape a maplet was counted with, FASTA/FASTQ input read in batches of
+ * codes, the batches' sort, the maplet's creation and sizing, the memory
+ * limit, the options, saving and opening.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,13 +165,6 @@ amq_status kmer_maplet_new(const kmer_conf *c, const char *op, unsigned v,
                  concurrent ? ",concurrent=1" : "");
     return amq_maplet_new(spec, capacity ? capacity : 1, c->exact ? 0.5 : fpr,
                           &opt, out, diag);
-}
-
-amq_status kmer_put(amq_maplet *m, uint64_t h, uint64_t v) {
-    amq_status st = amq_maplet_put_hash(m, h, v);
-    while (st == AMQ_ERR_FULL && (st = amq_maplet_resize(m)) == AMQ_OK)
-        st = amq_maplet_put_hash(m, h, v);
-    return st;
 }
 
 /* ---- options --------------------------------------------------------------------- */

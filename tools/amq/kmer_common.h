@@ -59,9 +59,9 @@ int kmer_parse_args(int argc, char **argv, kmer_opts *o, double *theta);
  * among the inputs), known is false. */
 typedef struct kmer_plan {
     bool known;
-    uint64_t kmers, distinct; /* k-mers read; distinct ones, estimated */
-    unsigned vbits;           /* the value width of the smallest table */
-    uint64_t capacity;        /* the slots its counts take, with slack */
+    uint64_t distinct; /* distinct k-mers, estimated            */
+    unsigned vbits;    /* the value width of the smallest table */
+    uint64_t capacity; /* the slots its counts take, with slack */
 } kmer_plan;
 
 /* A sample of k-mers with their counts, by hash (kmer_size.c); added to
@@ -155,9 +155,5 @@ uint64_t kmer_input_estimate(char **files, size_t n);
 amq_status kmer_maplet_new(const kmer_conf *c, const char *op, unsigned v,
                            uint64_t capacity, double fpr, bool concurrent,
                            amq_maplet **out, amq_diag *diag);
-
-/* Put (h, v), resizing the maplet when it is full (twice the slots; an
- * exact maplet stays exact). */
-amq_status kmer_put(amq_maplet *m, uint64_t h, uint64_t v);
 
 #endif

@@ -310,10 +310,11 @@ static bool unite_collisions(const amq_maplet *m, color_table *ct, uint64_t *h,
     uint32_t *u = malloc(ct->experiments * sizeof *u + 1);
     bool ok = a != NULL && b != NULL && u != NULL;
     size_t d = 0;
-    for (size_t i = 0, j; ok && i < *n; i = j) {
-        uint64_t fp = amq_maplet_fingerprint(m, h[i]);
+    uint64_t fp = *n > 0 ? amq_maplet_fingerprint(m, h[0]) : 0, next = 0;
+    for (size_t i = 0, j; ok && i < *n; i = j, fp = next) {
         uint64_t cls = v[i];
-        for (j = i + 1; ok && j < *n && amq_maplet_fingerprint(m, h[j]) == fp;
+        for (j = i + 1;
+             ok && j < *n && (next = amq_maplet_fingerprint(m, h[j])) == fp;
              j++) {
             size_t na = color_ids(ct, cls - 1, a),
                    nb = color_ids(ct, v[j] - 1, b);
@@ -474,6 +475,9 @@ int cli_kmer_index(int argc, char **argv) {
         rc = kmer_check_exact(&o.c);
     if (rc < 0 && o.nfiles > UINT32_MAX)
         rc = cli_usage_error("kmer", "too many inputs");
+    if (rc < 0 && (o.lower != 0 || o.upper != 0))
+        rc = cli_usage_error("kmer", "-L and -U are for count, dump, histo "
+                                     "and merge, not index");
     if (rc >= 0) { /* --help, or a usage error */
         free(o.files);
         return rc;

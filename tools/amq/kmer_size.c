@@ -32,7 +32,6 @@ struct kmer_census {
     uint64_t *key, *count; /* open addressing, 2 SAMPLE_MAX; key 0: empty */
     size_t n;              /* sampled distinct                              */
     unsigned level;
-    uint64_t kmers;
 };
 typedef kmer_census census;
 
@@ -109,7 +108,6 @@ void kmer_census_free(kmer_census *c) {
 
 void kmer_census_add(kmer_census *c, uint64_t code, uint64_t count) {
     uint64_t h = mix(code);
-    c->kmers += count;
     if (!kept(c, h))
         return;
     add(c, h, count);
@@ -216,7 +214,6 @@ static double plan_at(const spread *sp, const kmer_opts *o, unsigned v,
 void kmer_census_plan(const kmer_census *c, const kmer_opts *o, kmer_plan *p) {
     memset(p, 0, sizeof *p);
     p->known = true;
-    p->kmers = c->kmers;
     double all = ldexp(1, (int)(2 * o->c.k)); /* 4^k k-mers in all */
     double d = (double)c->n * ldexp(1, (int)c->level);
     p->distinct = (uint64_t)(d < all ? d : all);
