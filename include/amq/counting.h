@@ -44,6 +44,7 @@
 #define AMQ_COUNTING_H
 
 #include "amq/core.h"
+#include "amq/filter.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,10 @@ extern "C" {
 /* ---- counting Bloom filter --------------------------------------------- */
 
 typedef struct amq_counting amq_counting;
+
+/* The structure of a filter of type "counting" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_counting *amq_counting_of(const amq_filter *f);
 
 /* Sized for capacity keys at fpr (the classic Bloom sizing in counters),
  * width 4 or 8 bits per counter.
@@ -94,6 +99,10 @@ AMQ_API double amq_counting_fpr_bound(const amq_counting *c);
 
 typedef struct amq_dleft amq_dleft;
 
+/* The structure of a filter of type "dleft" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_dleft *amq_dleft_of(const amq_filter *f);
+
 /* d = 4 subtables, 8 cells per bucket filled to 6 on average at capacity,
  * 2-bit cell counters, remainder bits r = ceil(log2(capacity / (B fpr))).
  * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM. */
@@ -127,6 +136,10 @@ AMQ_API double amq_dleft_fpr_bound(const amq_dleft *f);
 /* ---- spectral Bloom filter --------------------------------------------- */
 
 typedef struct amq_spectral amq_spectral;
+
+/* The structure of a filter of type "spectral" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_spectral *amq_spectral_of(const amq_filter *f);
 
 typedef enum amq_spectral_mode {
     AMQ_SPECTRAL_MI = 0, /* minimal increase: raise only the minimum    */

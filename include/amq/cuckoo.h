@@ -70,6 +70,7 @@
 #define AMQ_CUCKOO_H
 
 #include "amq/core.h"
+#include "amq/filter.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,10 @@ extern "C" {
 #define AMQ_CUCKOO_MAX_LINKS 32 /* tables in a growing filter           */
 
 typedef struct amq_cuckoo amq_cuckoo;
+
+/* The structure of a filter of type "cuckoo" or "vacuum" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_cuckoo *amq_cuckoo_of(const amq_filter *f);
 
 /* ---- the mathematics (pure functions) ---------------------------------- */
 

@@ -53,6 +53,7 @@
 #define AMQ_DYNAMIC_H
 
 #include "amq/core.h"
+#include "amq/filter.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,10 @@ extern "C" {
 /* ---- vector quotient filter ------------------------------------------- */
 
 typedef struct amq_vqf amq_vqf;
+
+/* The structure of a filter of type "vqf" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_vqf *amq_vqf_of(const amq_filter *f);
 
 /* Design loads: capacity keys fill at most this share of the slots. The
  * first insert to fail comes at 93.9-94.6% (r = 8) and 89.4-89.8%
@@ -106,6 +111,10 @@ AMQ_API double amq_vqf_fpr_bound(const amq_vqf *f);
 
 typedef struct amq_prefix amq_prefix;
 
+/* The structure of a filter of type "prefix" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_prefix *amq_prefix_of(const amq_filter *f);
+
 /* The smaller of the two layouts (8- or 16-bit remainders) meeting fpr at
  * capacity keys: bins for load 0.95 (capacity / (0.95 K) bins, the
  * paper's) or more if 90% of fpr needs them, a spare sized for the
@@ -148,6 +157,10 @@ AMQ_API double amq_prefix_fpr_bound(const amq_prefix *f);
 /* ---- Morton filter ----------------------------------------------------- */
 
 typedef struct amq_morton amq_morton;
+
+/* The structure of a filter of type "morton" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_morton *amq_morton_of(const amq_filter *f);
 
 /* Design load: capacity keys fill at most this share of the slots (plus
  * the cuckoo filter's margin for small tables, 1.5 sqrt(n) + 8 slots). */

@@ -69,6 +69,7 @@
 #define AMQ_QUOTIENT_H
 
 #include "amq/core.h"
+#include "amq/filter.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,10 @@ extern "C" {
  * function works on both, and amq_cqf_insert/remove on a qf insert or
  * remove count single copies. */
 typedef struct amq_qf amq_qf;
+
+/* The structure of a filter of type "qf" or "cqf" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_qf *amq_qf_of(const amq_filter *f);
 
 #define AMQ_QF_MAX_LOAD 0.95
 #define AMQ_QF_MAX_RBITS 58 /* 64-bit hash = log2(N >= 64) + r bits */

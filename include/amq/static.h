@@ -54,6 +54,7 @@
 #define AMQ_STATIC_H
 
 #include "amq/core.h"
+#include "amq/filter.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,10 @@ extern "C" {
 /* ---- xor and binary fuse filters (one handle) ------------------------- */
 
 typedef struct amq_xor amq_xor;
+
+/* The structure of a filter of type "xor8/16/32" or "fuse8/16/32" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_xor *amq_xor_of(const amq_filter *f);
 
 /* Xor filter over hashes[0..n) with w-bit fingerprints (w = 8, 16, 32).
  * Errors: AMQ_ERR_INVALID (width, NULL arguments), AMQ_ERR_OVERFLOW (more
@@ -99,6 +104,10 @@ AMQ_API size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways);
 /* ---- ribbon ------------------------------------------------------------ */
 
 typedef struct amq_ribbon amq_ribbon;
+
+/* The structure of a filter of type "ribbon" made with amq/filter.h (its own
+ * object, valid while the filter lives); NULL for any other filter. */
+AMQ_API amq_ribbon *amq_ribbon_of(const amq_filter *f);
 
 /* Bumped Ribbon (BuRR) over hashes[0..n). bits in [1, 32]: solution
  * columns per row, fractional values allowed in steps of 1/64 (rounded);

@@ -183,6 +183,26 @@ amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
     return AMQ_OK;
 }
 
+amq_status amq__filter_adopt(const amq__type *t, amq__obj *o,
+                             const amq_options *opt, amq_filter **out) {
+    static const amq_options defaults;
+    amq_filter *f = NULL;
+    amq_status st = wrap(t, opt != NULL ? opt : &defaults, &f);
+    if (st == AMQ_OK)
+        st = amq__hasher_from_options(opt != NULL ? opt : &defaults,
+                                      t->info.default_hash, &f->hasher);
+    if (st != AMQ_OK) {
+        if (f != NULL)
+            amq__free(&f->mem, f, sizeof *f);
+        destroy(t, o);
+        return st;
+    }
+    f->impl = o;
+    set_kernel(t, o);
+    *out = f;
+    return AMQ_OK;
+}
+
 amq_status amq_filter_new(const char *spec, uint64_t capacity, double fpr,
                           const amq_options *opt, amq_filter **out,
                           amq_diag *diag) {

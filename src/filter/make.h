@@ -29,7 +29,14 @@ amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
                             const amq__make *args, const amq_options *opt,
                             amq_filter **out, amq_diag *diag);
 
-/* The structure and the type behind a filter (maplet.c). */
+/* A filter around o, an object of type t made by the type's own code
+ * (a structure-specific constructor: from a foreign format, a merge of
+ * several): opt's hasher, no capacity or target. The filter owns o; on
+ * failure (AMQ_ERR_NOMEM, AMQ_ERR_HASH) o is freed. */
+amq_status amq__filter_adopt(const amq__type *t, amq__obj *o,
+                             const amq_options *opt, amq_filter **out);
+
+/* The structure and the type behind a filter (maplet.c, typed.c). */
 const amq__type *amq__filter_type(const amq_filter *f);
 amq__obj *amq__filter_obj(const amq_filter *f);
 

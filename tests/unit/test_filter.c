@@ -1,7 +1,8 @@
 /*
  * test_filter.c — generic-layer entry points not covered by the contract
  * suite: amq_filter_build (for dynamic types: identical to new + add) and
- * amq_filter_resolve_hasher (the hasher a new filter will get).
+ * amq_filter_resolve_hasher (the hasher a new filter will get) and the
+ * amq_X_of accessors (each answers for its own types only).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -135,10 +136,87 @@ static void test_add_batch_bad_args(void) {
     amq_filter_free(f);
 }
 
+typedef void *(*of_fn)(const amq_filter *);
+#define OF(h)                                                                  \
+    static void *of_##h(const amq_filter *f) { return amq_##h##_of(f); }
+OF(bloom)
+OF(blocked)
+OF(sbbf)
+OF(partitioned)
+OF(scalable)
+OF(stable)
+OF(compressed)
+OF(counting)
+OF(dleft)
+OF(spectral)
+OF(cuckoo)
+OF(qf)
+OF(xor)
+OF(ribbon)
+OF(vqf)
+OF(prefix)
+OF(morton)
+
+static const struct {
+    const char *handle;
+    of_fn of;
+    const char *types; /* the spec names whose object it is, ' '-framed */
+} accessors[] = {
+    {"bloom", of_bloom, " bloom "},
+    {"blocked", of_blocked, " blocked "},
+    {"sbbf", of_sbbf, " sbbf "},
+    {"partitioned", of_partitioned, " partitioned "},
+    {"scalable", of_scalable, " scalable "},
+    {"stable", of_stable, " stable "},
+    {"compressed", of_compressed, " compressed "},
+    {"counting", of_counting, " counting "},
+    {"dleft", of_dleft, " dleft "},
+    {"spectral", of_spectral, " spectral "},
+    {"cuckoo", of_cuckoo, " cuckoo vacuum "},
+    {"qf", of_qf, " qf cqf "},
+    {"xor", of_xor, " xor8 xor16 xor32 fuse8 fuse16 fuse32 "},
+    {"ribbon", of_ribbon, " ribbon "},
+    {"vqf", of_vqf, " vqf "},
+    {"prefix", of_prefix, " prefix "},
+    {"morton", of_morton, " morton "},
+};
+
+/* Every registered type against every accessor: an accessor gives the
+ * filter's object for its own types, NULL for the rest and for NULL. */
+static void test_structure_of(void) {
+    uint64_t h[64];
+    for (size_t i = 0; i < 64; i++)
+        h[i] = (i + 1) * 0x9e3779b97f4a7c15ULL;
+    for (size_t t = 0; t < amq_filter_type_count(); t++) {
+        const amq_type_info *ti = amq_filter_type_at(t);
+        char frame[64];
+        amq_filter *f = NULL;
+        CHECK_OK(amq_filter_build(ti->name, h, 64, 0.01, NULL, &f, NULL));
+        if (f == NULL)
+            continue;
+        snprintf(frame, sizeof frame, " %s ", ti->name);
+        for (size_t a = 0; a < sizeof accessors / sizeof accessors[0]; a++) {
+            bool own = strstr(accessors[a].types, frame) != NULL;
+            void *p = accessors[a].of(f);
+            if ((p != NULL) != own)
+                CHECK_MSG(false, "%s_of on a %s filter: %s",
+                          accessors[a].handle, ti->name,
+                          p != NULL ? "an object" : "NULL");
+            CHECK(accessors[a].of(NULL) == NULL);
+        }
+        amq_filter_free(f);
+    }
+    amq_filter *b = NULL;
+    CHECK_OK(amq_filter_new("bloom:k=5", 1000, 0.01, NULL, &b, NULL));
+    CHECK(b != NULL && amq_bloom_k(amq_bloom_of(b)) == 5);
+    amq_filter_free(b);
+}
+
 int main(void) {
     test_add_batch_bad_args();
     test_build_equals_new_plus_add();
     test_build_bad_args();
     test_resolve_hasher();
+    test_structure_of();
     return check_report("test_filter");
 }
