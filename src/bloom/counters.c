@@ -64,22 +64,21 @@ amq_status amq__ctr_new(size_t self_bytes, uint64_t m, unsigned width,
     return AMQ_OK;
 }
 
-size_t amq__ctr_bytes(const amq__ctr *c) {
-    return (size_t)(c->m >> (6 - c->lw)) * 8;
-}
-
 /* ---- updates and queries ------------------------------------------------ */
 
-void amq__ctr_add_all(amq__ctr *c, uint64_t h) {
+amq_status amq__ctr_add(amq__obj *o, uint64_t h) {
+    amq__ctr *c = (amq__ctr *)o;
     for (unsigned j = 0; j < c->k; j++)
         amq__ctr_inc(c, amq__ctr_probe(c, h, j));
     c->o.items++;
+    return AMQ_OK;
 }
 
 /* Decrement every probe; at the first zero, put back what was taken (probes
  * may repeat, so the check must happen while decrementing). Saturated
  * counters are left alone both ways. */
-amq_status amq__ctr_remove_all(amq__ctr *c, uint64_t h) {
+amq_status amq__ctr_remove(amq__obj *o, uint64_t h) {
+    amq__ctr *c = (amq__ctr *)o;
     uint32_t taken = 0;
     for (unsigned j = 0; j < c->k; j++) {
         uint64_t i = amq__ctr_probe(c, h, j), v = amq__ctr_get(c, i);
@@ -108,12 +107,15 @@ uint64_t amq__ctr_min(const amq__ctr *c, uint64_t h) {
     return lo;
 }
 
-uint64_t amq__ctr_count(const amq__ctr *c, uint64_t h) {
+amq_status amq__ctr_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    const amq__ctr *c = (const amq__ctr *)o;
     uint64_t lo = amq__ctr_min(c, h);
-    return lo == c->max ? UINT64_MAX : lo;
+    *out = lo == c->max ? UINT64_MAX : lo;
+    return AMQ_OK;
 }
 
-bool amq__ctr_contains(const amq__ctr *c, uint64_t h) {
+bool amq__ctr_contains(const amq__obj *o, uint64_t h) {
+    const amq__ctr *c = (const amq__ctr *)o;
     for (unsigned j = 0; j < c->k; j++)
         if (amq__ctr_get(c, amq__ctr_probe(c, h, j)) == 0)
             return false;
@@ -122,8 +124,9 @@ bool amq__ctr_contains(const amq__ctr *c, uint64_t h) {
 
 /* Prefetch the words of the first two probes of a group of keys before
  * testing any of them, so their misses overlap. */
-void amq__ctr_contains_batch(const amq__ctr *c, const uint64_t *h, size_t n,
+void amq__ctr_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
                              uint8_t *out) {
+    const amq__ctr *c = (const amq__ctr *)o;
     size_t i = 0;
     for (; i + CTR_BATCH <= n; i += CTR_BATCH) {
         for (size_t j = 0; j < CTR_BATCH; j++) {
@@ -132,13 +135,13 @@ void amq__ctr_contains_batch(const amq__ctr *c, const uint64_t *h, size_t n,
                 amq__prefetch(amq__ctr_word(c, amq__ctr_probe(c, h[i + j], 1)));
         }
         for (size_t j = 0; j < CTR_BATCH; j++)
-            out[i + j] = amq__ctr_contains(c, h[i + j]);
+            out[i + j] = amq__ctr_contains(o, h[i + j]);
     }
     for (; i < n; i++)
-        out[i] = amq__ctr_contains(c, h[i]);
+        out[i] = amq__ctr_contains(o, h[i]);
 }
 
-void amq__ctr_recount(amq__ctr *c) {
+static void recount(amq__ctr *c) {
     c->nonzero = 0;
     c->saturated = 0;
     for (uint64_t i = 0; i < c->m; i++) {
@@ -148,28 +151,33 @@ void amq__ctr_recount(amq__ctr *c) {
     }
 }
 
-amq_status amq__ctr_merge_add(amq__ctr *dst, const amq__ctr *src) {
-    if (dst->m != src->m || dst->k != src->k || dst->width != src->width)
+amq_status amq__ctr_merge(amq__obj *dst, const amq__obj *src,
+                          amq__merge_op op) {
+    amq__ctr *d = (amq__ctr *)dst;
+    const amq__ctr *s = (const amq__ctr *)src;
+    (void)op; /* union only: the caps keep intersect away */
+    if (d->m != s->m || d->k != s->k || d->width != s->width)
         return AMQ_ERR_INCOMPATIBLE;
-    for (uint64_t i = 0; i < dst->m; i++) {
-        uint64_t s = amq__ctr_get(dst, i) + amq__ctr_get(src, i);
-        amq__ctr_set(dst, i, s < dst->max ? s : dst->max);
+    for (uint64_t i = 0; i < d->m; i++) {
+        uint64_t v = amq__ctr_get(d, i) + amq__ctr_get(s, i);
+        amq__ctr_set(d, i, v < d->max ? v : d->max);
     }
-    amq__ctr_recount(dst);
+    recount(d);
     /* Adds minus removes of both sides: the union's multiset size. */
-    dst->o.items = amq__sat_add64(dst->o.items, src->o.items);
+    d->o.items = amq__sat_add64(d->o.items, s->o.items);
     return AMQ_OK;
 }
 
-double amq__ctr_fpr_bound(const amq__ctr *c) {
+double amq__ctr_fpr_bound(const amq__obj *o) {
+    const amq__ctr *c = (const amq__ctr *)o;
     return pow((double)c->nonzero / (double)c->m, (double)c->k);
 }
 
-double amq__ctr_estimate(const amq__ctr *c) {
+amq_status amq__ctr_estimate(const amq__obj *o, double *out) {
+    const amq__ctr *c = (const amq__ctr *)o;
     double m = (double)c->m, x = (double)c->nonzero;
-    if (c->nonzero >= c->m)
-        return INFINITY;
-    return -(m / (double)c->k) * log1p(-x / m);
+    *out = c->nonzero >= c->m ? INFINITY : -(m / (double)c->k) * log1p(-x / m);
+    return AMQ_OK;
 }
 
 /* ---- sizing and curve --------------------------------------------------- */
@@ -186,10 +194,10 @@ double amq__ctr_curve_cells(double fpr, unsigned k) {
     return amq__cells_for(fpr, k, AMQ__CTR_MAX_K);
 }
 
-amq_status amq__ctr_size_for(uint64_t capacity, double fpr, unsigned width,
-                             unsigned *k, uint64_t *m) {
+/* m and k (k = 0 on entry: chosen) for capacity keys at fpr. */
+static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
+                           uint64_t *m) {
     double cells, mm;
-    (void)width;
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return AMQ_ERR_INVALID;
     cells = amq__ctr_curve_cells(fpr, *k);
@@ -203,8 +211,8 @@ amq_status amq__ctr_size_for(uint64_t capacity, double fpr, unsigned width,
 }
 
 amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
-                               unsigned width, unsigned *k, uint64_t *m,
-                               const char *name, amq_diag *diag) {
+                               unsigned *k, uint64_t *m, const char *name,
+                               amq_diag *diag) {
     uint64_t kk = 0, mm = 0;
     bool has_m;
     AMQ_RETURN_IF_ERR(
@@ -217,7 +225,7 @@ amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "%s needs a capacity and fpr, or m=COUNTERS",
                              name);
-        return amq__ctr_size_for(capacity, fpr, width, k, m);
+        return size_for(capacity, fpr, k, m);
     }
     if (*k == 0)
         *k = capacity ? best_k((double)mm / (double)capacity) : 7;
@@ -227,7 +235,8 @@ amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
 
 /* ---- serialisation ------------------------------------------------------ */
 
-void amq__ctr_params_write(const amq__ctr *c, amq__wr *w) {
+void amq__ctr_params_write(const amq__obj *o, amq__wr *w) {
+    const amq__ctr *c = (const amq__ctr *)o;
     amq__wr_u64(w, c->m);
     amq__wr_u32(w, c->k);
     amq__wr_u32(w, c->width);
@@ -268,36 +277,7 @@ amq_status amq__ctr_open(size_t self_bytes, const amq__ctr_shape *s,
     if (!view)
         memcpy(c->words, payload, len);
     c->o.items = s->items;
-    amq__ctr_recount(c);
+    recount(c);
     *out = c;
     return AMQ_OK;
-}
-
-/* ---- generic-interface callbacks ------------------------------------------ */
-
-bool amq__ctr_t_contains(const amq__obj *o, uint64_t h) {
-    return amq__ctr_contains((const amq__ctr *)o, h);
-}
-void amq__ctr_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                      uint8_t *out) {
-    amq__ctr_contains_batch((const amq__ctr *)o, h, n, out);
-}
-amq_status amq__ctr_t_remove(amq__obj *o, uint64_t h) {
-    return amq__ctr_remove_all((amq__ctr *)o, h);
-}
-amq_status amq__ctr_t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
-    *out = amq__ctr_count((const amq__ctr *)o, h);
-    return AMQ_OK;
-}
-amq_status amq__ctr_t_union(amq__obj *dst, const amq__obj *src,
-                            amq__merge_op op) {
-    (void)op; /* union only: the caps keep intersect away */
-    return amq__ctr_merge_add((amq__ctr *)dst, (const amq__ctr *)src);
-}
-amq_status amq__ctr_t_estimate(const amq__obj *o, double *out) {
-    *out = amq__ctr_estimate((const amq__ctr *)o);
-    return AMQ_OK;
-}
-double amq__ctr_t_bound(const amq__obj *o) {
-    return amq__ctr_fpr_bound((const amq__ctr *)o);
 }

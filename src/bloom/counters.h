@@ -98,28 +98,35 @@ static inline bool amq__ctr_inc(amq__ctr *c, uint64_t i) {
 amq_status amq__ctr_new(size_t self_bytes, uint64_t m, unsigned width,
                         unsigned k, const amq_options *opt,
                         const uint64_t *borrow, amq__ctr **out);
-size_t amq__ctr_bytes(const amq__ctr *c);
 
-/* Increment all k counters (Fan et al.; spectral minimum selection). */
-void amq__ctr_add_all(amq__ctr *c, uint64_t h);
-/* Undo add_all: AMQ_ERR_NOT_FOUND (and no change) if a probe reads 0. */
-amq_status amq__ctr_remove_all(amq__ctr *c, uint64_t h);
 /* Smallest of the key's k counters (0 at the first zero). */
 uint64_t amq__ctr_min(const amq__ctr *c, uint64_t h);
-bool amq__ctr_contains(const amq__ctr *c, uint64_t h);
-void amq__ctr_contains_batch(const amq__ctr *c, const uint64_t *h, size_t n,
+
+/* ---- type callbacks shared by counting and spectral --------------------- */
+
+/* Each takes an object that starts with its amq__ctr, and has the slot's
+ * signature in amq__type (type/type.h), so a descriptor points at it. */
+
+/* Increment all k counters (Fan et al.; spectral minimum selection).
+ * Always AMQ_OK: a saturated counter just stays. */
+amq_status amq__ctr_add(amq__obj *o, uint64_t h);
+/* Undo add: AMQ_ERR_NOT_FOUND (and no change) if a probe reads 0. */
+amq_status amq__ctr_remove(amq__obj *o, uint64_t h);
+/* Every one of the key's counters nonzero. */
+bool amq__ctr_contains(const amq__obj *o, uint64_t h);
+void amq__ctr_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
                              uint8_t *out);
-/* min as a multiplicity: UINT64_MAX when it is saturated (then the true
- * count is at least max and unknown). */
-uint64_t amq__ctr_count(const amq__ctr *c, uint64_t h);
-/* dst += src counter-wise, saturating; AMQ_ERR_INCOMPATIBLE unless m, k and
- * width agree. */
-amq_status amq__ctr_merge_add(amq__ctr *dst, const amq__ctr *src);
-void amq__ctr_recount(amq__ctr *c);
-/* (nonzero / m)^k. */
-double amq__ctr_fpr_bound(const amq__ctr *c);
+/* The minimum as a multiplicity: UINT64_MAX when it is saturated (then the
+ * true count is at least max and unknown). */
+amq_status amq__ctr_count(const amq__obj *o, uint64_t h, uint64_t *out);
+/* dst += src counter-wise, saturating: the filter of the multiset union
+ * (union only: the caps keep intersect away). AMQ_ERR_INCOMPATIBLE unless
+ * m, k and width agree. */
+amq_status amq__ctr_merge(amq__obj *dst, const amq__obj *src, amq__merge_op op);
 /* -(m/k) ln(1 - nonzero/m). */
-double amq__ctr_estimate(const amq__ctr *c);
+amq_status amq__ctr_estimate(const amq__obj *o, double *out);
+/* (nonzero / m)^k. */
+double amq__ctr_fpr_bound(const amq__obj *o);
 
 /* ---- sizing and curve (cells = counters per key) ---------------------- */
 
@@ -128,13 +135,11 @@ double amq__ctr_estimate(const amq__ctr *c);
 double amq__ctr_curve_fpr(double cells, unsigned k);
 /* Smallest cells per key meeting fpr (k = 0: best integer k). */
 double amq__ctr_curve_cells(double fpr, unsigned k);
-/* m and k (k = 0 on entry: chosen) for capacity keys at fpr. */
-amq_status amq__ctr_size_for(uint64_t capacity, double fpr, unsigned width,
-                             unsigned *k, uint64_t *m);
-/* Read k= and m= from a spec and resolve the shape (capacity/fpr or m). */
+/* Read k= and m= from a spec and resolve the shape: m given, or m and k
+ * (k unless given) for capacity keys at fpr. */
 amq_status amq__ctr_spec_shape(amq__spec *spec, uint64_t capacity, double fpr,
-                               unsigned width, unsigned *k, uint64_t *m,
-                               const char *name, amq_diag *diag);
+                               unsigned *k, uint64_t *m, const char *name,
+                               amq_diag *diag);
 
 /* ---- serialisation ------------------------------------------------------ */
 
@@ -146,7 +151,8 @@ typedef struct amq__ctr_shape {
     unsigned k, width;
 } amq__ctr_shape;
 
-void amq__ctr_params_write(const amq__ctr *c, amq__wr *w);
+/* The common block alone: counting's params_write. */
+void amq__ctr_params_write(const amq__obj *o, amq__wr *w);
 /* Read and validate the common block against a payload of payload_len
  * bytes; width_ok has bit w set for each allowed width. */
 amq_status amq__ctr_params_read(amq__rd *r, size_t payload_len,
@@ -156,17 +162,5 @@ amq_status amq__ctr_params_read(amq__rd *r, size_t payload_len,
 amq_status amq__ctr_open(size_t self_bytes, const amq__ctr_shape *s,
                          const uint8_t *payload, size_t len, bool view,
                          const amq_options *opt, amq__ctr **out);
-
-/* Generic-interface callbacks shared by counting and spectral (the object
- * starts with its amq__ctr). */
-bool amq__ctr_t_contains(const amq__obj *o, uint64_t h);
-void amq__ctr_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                      uint8_t *out);
-amq_status amq__ctr_t_remove(amq__obj *o, uint64_t h);
-amq_status amq__ctr_t_count(const amq__obj *o, uint64_t h, uint64_t *out);
-amq_status amq__ctr_t_union(amq__obj *dst, const amq__obj *src,
-                            amq__merge_op op);
-amq_status amq__ctr_t_estimate(const amq__obj *o, double *out);
-double amq__ctr_t_bound(const amq__obj *o);
 
 #endif

@@ -53,62 +53,14 @@ static amq_status alloc_counting(uint64_t m, unsigned k, unsigned width,
     return AMQ_OK;
 }
 
-amq_status amq_counting_new(uint64_t capacity, double fpr, unsigned width,
-                            const amq_options *opt, amq_counting **out) {
-    unsigned k = 0;
-    uint64_t m = 0;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(amq__ctr_size_for(capacity, fpr, width, &k, &m));
-    return alloc_counting(m, k, width, opt, out);
-}
+/* ---- the getters of amq/counting.h ------------------------------------- */
 
-amq_status amq_counting_new_explicit(uint64_t m, unsigned k, unsigned width,
-                                     const amq_options *opt,
-                                     amq_counting **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return alloc_counting(m, k, width, opt, out);
-}
-
-void amq_counting_free(amq_counting *f) { amq__obj_free(f ? &f->c.o : NULL); }
-
-void amq_counting_add_hash(amq_counting *f, uint64_t h) {
-    amq__ctr_add_all(&f->c, h);
-}
-amq_status amq_counting_remove_hash(amq_counting *f, uint64_t h) {
-    return amq__ctr_remove_all(&f->c, h);
-}
-bool amq_counting_contains_hash(const amq_counting *f, uint64_t h) {
-    return amq__ctr_contains(&f->c, h);
-}
-void amq_counting_contains_batch(const amq_counting *f, const uint64_t *h,
-                                 size_t n, uint8_t *out) {
-    amq__ctr_contains_batch(&f->c, h, n, out);
-}
-uint64_t amq_counting_count_hash(const amq_counting *f, uint64_t h) {
-    return amq__ctr_count(&f->c, h);
-}
-amq_status amq_counting_union(amq_counting *dst, const amq_counting *src) {
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
-    return amq__ctr_merge_add(&dst->c, &src->c);
-}
-double amq_counting_estimate_items(const amq_counting *f) {
-    return amq__ctr_estimate(&f->c);
-}
 uint64_t amq_counting_saturated(const amq_counting *f) {
     return f->c.saturated;
 }
 uint64_t amq_counting_counters(const amq_counting *f) { return f->c.m; }
 unsigned amq_counting_k(const amq_counting *f) { return f->c.k; }
 unsigned amq_counting_width(const amq_counting *f) { return f->c.width; }
-uint64_t amq_counting_items(const amq_counting *f) { return f->c.o.items; }
-double amq_counting_fpr_bound(const amq_counting *f) {
-    return amq__ctr_fpr_bound(&f->c);
-}
 
 /* ---- the generic interface --------------------------------------------- */
 
@@ -131,18 +83,14 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     uint64_t m = 0;
     (void)self;
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
-    AMQ_RETURN_IF_ERR(amq__ctr_spec_shape(spec, capacity, fpr, width, &k, &m,
-                                          "counting", diag));
+    AMQ_RETURN_IF_ERR(
+        amq__ctr_spec_shape(spec, capacity, fpr, &k, &m, "counting", diag));
     amq_counting *f;
     AMQ_RETURN_IF_ERR(alloc_counting(m, k, width, opt, &f));
     *out = &f->c.o;
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    amq__ctr_add_all((amq__ctr *)o, h);
-    return AMQ_OK;
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq__ctr *c = (const amq__ctr *)o;
     return amq__describe(buf, cap, "m=%llu,k=%u,width=%u",
@@ -161,11 +109,6 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     *out = inverse ? width * amq__ctr_curve_cells(x, (unsigned)k)
                    : amq__ctr_curve_fpr(x / width, (unsigned)k);
     return AMQ_OK;
-}
-
-/* params: the counter block alone */
-static void t_params_write(const amq__obj *o, amq__wr *w) {
-    amq__ctr_params_write((const amq__ctr *)o, w);
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,
@@ -196,15 +139,15 @@ const amq__type amq__type_counting = {
     .reads_param = "k",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = amq__ctr_t_contains,
-    .contains_batch = amq__ctr_t_batch,
-    .remove = amq__ctr_t_remove,
-    .count = amq__ctr_t_count,
-    .merge = amq__ctr_t_union,
-    .estimate = amq__ctr_t_estimate,
-    .fpr_bound = amq__ctr_t_bound,
+    .add = amq__ctr_add,
+    .contains = amq__ctr_contains,
+    .contains_batch = amq__ctr_contains_batch,
+    .remove = amq__ctr_remove,
+    .count = amq__ctr_count,
+    .merge = amq__ctr_merge,
+    .estimate = amq__ctr_estimate,
+    .fpr_bound = amq__ctr_fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
-    .params_write = t_params_write,
+    .params_write = amq__ctr_params_write, /* the counter block alone */
 };

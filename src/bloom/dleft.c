@@ -278,37 +278,10 @@ static amq_status rbits_for(uint64_t capacity, double fpr, uint64_t buckets,
     return AMQ_OK;
 }
 
-amq_status amq_dleft_new(uint64_t capacity, double fpr, const amq_options *opt,
-                         amq_dleft **out) {
-    uint64_t b;
-    unsigned r;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
-        return AMQ_ERR_INVALID;
-    b = buckets_for(capacity, DL_DEFAULT_D, DL_DEFAULT_CELLS);
-    if (b > DL_MAX_BUCKETS)
-        return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(rbits_for(capacity, fpr, b, &r));
-    return alloc_dleft(DL_DEFAULT_D, DL_DEFAULT_CELLS, b, r, DL_DEFAULT_CBITS,
-                       opt, NULL, out);
-}
-
-amq_status amq_dleft_new_explicit(unsigned d, unsigned cells, uint64_t buckets,
-                                  unsigned rbits, unsigned cbits,
-                                  const amq_options *opt, amq_dleft **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return alloc_dleft(d, cells, buckets, rbits, cbits, opt, NULL, out);
-}
-
-void amq_dleft_free(amq_dleft *f) { amq__obj_free(f ? &f->o : NULL); }
-
 /* ---- updates and queries ------------------------------------------------ */
 
-amq_status amq_dleft_add_hash(amq_dleft *f, uint64_t h) {
+static amq_status dleft_add(amq__obj *o, uint64_t h) {
+    amq_dleft *f = (amq_dleft *)o;
     dl_loc loc;
     unsigned best = 0, best_load = f->cells;
     int slot = -1;
@@ -338,7 +311,8 @@ amq_status amq_dleft_add_hash(amq_dleft *f, uint64_t h) {
     return AMQ_OK;
 }
 
-amq_status amq_dleft_remove_hash(amq_dleft *f, uint64_t h) {
+static amq_status dleft_remove(amq__obj *o, uint64_t h) {
+    amq_dleft *f = (amq_dleft *)o;
     dl_loc loc;
     uint64_t bucket;
     unsigned j;
@@ -354,27 +328,34 @@ amq_status amq_dleft_remove_hash(amq_dleft *f, uint64_t h) {
     return AMQ_OK;
 }
 
-bool amq_dleft_contains_hash(const amq_dleft *f, uint64_t h) {
+static bool dleft_contains(const amq__obj *o, uint64_t h) {
+    const amq_dleft *f = (const amq_dleft *)o;
     dl_loc loc;
     locate(f, h, &loc);
     return lookup(f, &loc);
 }
 
-uint64_t amq_dleft_count_hash(const amq_dleft *f, uint64_t h) {
+/* The fingerprint's cell counter: 0 if absent, UINT64_MAX if saturated. */
+static amq_status dleft_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    const amq_dleft *f = (const amq_dleft *)o;
     dl_loc loc;
     uint64_t bucket;
     unsigned j;
     locate(f, h, &loc);
-    if (!find(f, &loc, &bucket, &j))
-        return 0;
+    if (!find(f, &loc, &bucket, &j)) {
+        *out = 0;
+        return AMQ_OK;
+    }
     uint64_t cnt = cell_get(f, bucket, j) & f->cmax;
-    return cnt == f->cmax ? UINT64_MAX : cnt;
+    *out = cnt == f->cmax ? UINT64_MAX : cnt;
+    return AMQ_OK;
 }
 
 /* Batch: locate a group of keys and prefetch the first word of each of
  * their d buckets, then scan; the d misses of every key overlap. */
-void amq_dleft_contains_batch(const amq_dleft *f, const uint64_t *h, size_t n,
-                              uint8_t *out) {
+static void dleft_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                                 uint8_t *out) {
+    const amq_dleft *f = (const amq_dleft *)o;
     dl_loc loc[DL_BATCH];
     for (size_t i = 0; i < n; i += DL_BATCH) {
         size_t g = n - i < DL_BATCH ? n - i : DL_BATCH;
@@ -388,18 +369,19 @@ void amq_dleft_contains_batch(const amq_dleft *f, const uint64_t *h, size_t n,
     }
 }
 
-uint64_t amq_dleft_fingerprints(const amq_dleft *f) { return f->occupied; }
-uint64_t amq_dleft_items(const amq_dleft *f) { return f->o.items; }
-size_t amq_dleft_size_bytes(const amq_dleft *f) { return f->nwords * 8; }
-
 /* F / (B 2^r), plus 2^-63 per fingerprint for the non-uniformity of
  * q = reduce(h, B) (an interval of at most ceil(2^64 / B) hashes per
  * bucket, at most ceil(that / 2^r) per residue of s). */
-double amq_dleft_fpr_bound(const amq_dleft *f) {
+static double dleft_fpr_bound(const amq__obj *o) {
+    const amq_dleft *f = (const amq_dleft *)o;
     double per = 1.0 / ((double)f->buckets * ldexp(1.0, (int)f->rbits));
     double p = (double)f->occupied * (per + 0x1p-63);
     return p < 1.0 ? p : 1.0;
 }
+
+/* ---- the getter of amq/counting.h --------------------------------------- */
+
+uint64_t amq_dleft_fingerprints(const amq_dleft *f) { return f->occupied; }
 
 /* ---- the generic interface --------------------------------------------- */
 
@@ -458,26 +440,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq_dleft_add_hash((amq_dleft *)o, h);
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_dleft_contains_hash((const amq_dleft *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_dleft_contains_batch((const amq_dleft *)o, h, n, out);
-}
-static amq_status t_remove(amq__obj *o, uint64_t h) {
-    return amq_dleft_remove_hash((amq_dleft *)o, h);
-}
-static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
-    *out = amq_dleft_count_hash((const amq_dleft *)o, h);
-    return AMQ_OK;
-}
-static double t_bound(const amq__obj *o) {
-    return amq_dleft_fpr_bound((const amq_dleft *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_dleft *f = (const amq_dleft *)o;
     return amq__describe(buf, cap,
@@ -613,7 +575,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         memcpy(f->words, payload, len);
     amq_status st = check_cells(f, &occupied, r);
     if (st != AMQ_OK) {
-        amq_dleft_free(f);
+        amq__obj_free(&f->o);
         return st;
     }
     f->o.items = items;
@@ -636,12 +598,12 @@ const amq__type amq__type_dleft = {
     .reads_param = "d",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .count = t_count,
-    .fpr_bound = t_bound,
+    .add = dleft_add,
+    .contains = dleft_contains,
+    .contains_batch = dleft_contains_batch,
+    .remove = dleft_remove,
+    .count = dleft_count,
+    .fpr_bound = dleft_fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -73,30 +73,6 @@ static amq_status alloc_spectral(uint64_t m, unsigned k, unsigned width,
     return AMQ_OK;
 }
 
-amq_status amq_spectral_new(uint64_t capacity, double fpr,
-                            amq_spectral_mode mode, unsigned width,
-                            const amq_options *opt, amq_spectral **out) {
-    unsigned k = 0;
-    uint64_t m = 0;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(amq__ctr_size_for(capacity, fpr, width, &k, &m));
-    return alloc_spectral(m, k, width, mode, opt, out);
-}
-
-amq_status amq_spectral_new_explicit(uint64_t m, unsigned k, unsigned width,
-                                     amq_spectral_mode mode,
-                                     const amq_options *opt,
-                                     amq_spectral **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return alloc_spectral(m, k, width, mode, opt, out);
-}
-
-void amq_spectral_free(amq_spectral *s) { amq__obj_free(s ? &s->c.o : NULL); }
-
 /* Minimal increase: raise the counters that hold the minimum. Re-reading
  * each counter makes a probe that repeats count once. */
 static void add_minimal_increase(amq__ctr *c, uint64_t h) {
@@ -109,45 +85,33 @@ static void add_minimal_increase(amq__ctr *c, uint64_t h) {
     c->o.items++;
 }
 
-void amq_spectral_add_hash(amq_spectral *s, uint64_t h) {
-    if (s->mode == AMQ_SPECTRAL_MI)
+static amq_status spectral_add(amq__obj *o, uint64_t h) {
+    amq_spectral *s = (amq_spectral *)o;
+    if (s->mode == AMQ_SPECTRAL_MI) {
         add_minimal_increase(&s->c, h);
-    else
-        amq__ctr_add_all(&s->c, h);
+        return AMQ_OK;
+    }
+    return amq__ctr_add(o, h);
 }
 
-amq_status amq_spectral_remove_hash(amq_spectral *s, uint64_t h) {
-    if (s->mode != AMQ_SPECTRAL_MS)
-        return AMQ_ERR_UNSUPPORTED;
-    return amq__ctr_remove_all(&s->c, h);
-}
-
-uint64_t amq_spectral_count_hash(const amq_spectral *s, uint64_t h) {
-    return amq__ctr_count(&s->c, h);
-}
-bool amq_spectral_contains_hash(const amq_spectral *s, uint64_t h) {
-    return amq__ctr_contains(&s->c, h);
-}
-void amq_spectral_contains_batch(const amq_spectral *s, const uint64_t *h,
-                                 size_t n, uint8_t *out) {
-    amq__ctr_contains_batch(&s->c, h, n, out);
-}
-amq_status amq_spectral_union(amq_spectral *dst, const amq_spectral *src) {
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
-    if (dst->mode != src->mode)
+/* Sound for both modes, but only between equal modes: a union of MI and
+ * MS counters would let an MS filter remove from MI counters. */
+static amq_status spectral_merge(amq__obj *dst, const amq__obj *src,
+                                 amq__merge_op op) {
+    const amq_spectral *d = (const amq_spectral *)dst;
+    const amq_spectral *s = (const amq_spectral *)src;
+    if (d->mode != s->mode)
         return AMQ_ERR_INCOMPATIBLE;
-    return amq__ctr_merge_add(&dst->c, &src->c);
+    return amq__ctr_merge(dst, src, op);
 }
+
+/* ---- the getters of amq/counting.h ------------------------------------- */
+
 amq_spectral_mode amq_spectral_get_mode(const amq_spectral *s) {
     return s->mode;
 }
 uint64_t amq_spectral_saturated(const amq_spectral *s) {
     return s->c.saturated;
-}
-uint64_t amq_spectral_items(const amq_spectral *s) { return s->c.o.items; }
-double amq_spectral_fpr_bound(const amq_spectral *s) {
-    return amq__ctr_fpr_bound(&s->c);
 }
 
 /* ---- the generic interface --------------------------------------------- */
@@ -194,22 +158,13 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     (void)self;
     AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag));
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
-    AMQ_RETURN_IF_ERR(amq__ctr_spec_shape(spec, capacity, fpr, width, &k, &m,
-                                          "spectral", diag));
+    AMQ_RETURN_IF_ERR(
+        amq__ctr_spec_shape(spec, capacity, fpr, &k, &m, "spectral", diag));
     AMQ_RETURN_IF_ERR(alloc_spectral(m, k, width, mode, opt, &s));
     *out = &s->c.o;
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    amq_spectral_add_hash((amq_spectral *)o, h);
-    return AMQ_OK;
-}
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    (void)op; /* union only: the caps keep intersect away */
-    return amq_spectral_union((amq_spectral *)dst, (const amq_spectral *)src);
-}
 /* Minimum selection can remove; minimal increase cannot (the generic
  * layer refuses what caps leave out). */
 static uint32_t t_caps(const amq__obj *o) {
@@ -242,7 +197,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 /* params: the counter block | mode u32 | reserved u32 */
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_spectral *s = (const amq_spectral *)o;
-    amq__ctr_params_write(&s->c, w);
+    amq__ctr_params_write(o, w);
     amq__wr_u32(w, (uint32_t)s->mode);
     amq__wr_u32(w, 0);
 }
@@ -283,14 +238,14 @@ const amq__type amq__type_spectral = {
     .reads_param = "k",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = amq__ctr_t_contains,
-    .contains_batch = amq__ctr_t_batch,
-    .remove = amq__ctr_t_remove,
-    .count = amq__ctr_t_count,
-    .merge = t_merge,
+    .add = spectral_add,
+    .contains = amq__ctr_contains,
+    .contains_batch = amq__ctr_contains_batch,
+    .remove = amq__ctr_remove, /* mode=ms only: see t_caps */
+    .count = amq__ctr_count,
+    .merge = spectral_merge,
     .caps = t_caps,
-    .fpr_bound = amq__ctr_t_bound,
+    .fpr_bound = amq__ctr_fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

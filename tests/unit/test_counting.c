@@ -2,7 +2,8 @@
  * test_counting.c — the counting Bloom filter beyond the contract suite:
  * insert-then-remove restores the exact bytes, removal of absent keys,
  * sticky saturation and its count, union = filter of the multiset union,
- * the typed API agreeing with the generic one, and spec handling.
+ * the sizing, estimate and batch queries, the getters of amq/counting.h,
+ * and spec handling.
  */
 #include "check.h"
 
@@ -19,6 +20,13 @@ static amq_filter *make(const char *spec, uint64_t n, double eps) {
     CHECK_MSG(st == AMQ_OK, "new(%s): %s %s", spec, amq_status_name(st),
               st == AMQ_OK ? "" : d.message);
     return f;
+}
+
+/* The key's count (checked to succeed). */
+static uint64_t count(const amq_filter *f, uint64_t h) {
+    uint64_t n = 0;
+    CHECK_OK(amq_filter_count_hash(f, h, &n));
+    return n;
 }
 
 /* Insert x, remove x: the filter's bytes are back, over many random
@@ -93,72 +101,74 @@ static void test_remove_absent(void) {
 
 static void test_saturation(void) {
     check_seed = 12;
-    amq_counting *c = NULL;
-    CHECK_OK(amq_counting_new_explicit(1024, 4, 4, NULL, &c));
-    if (c == NULL)
+    amq_filter *f = make("counting:m=1024,k=4,width=4", 0, 0);
+    const amq_counting *c = amq_counting_of(f);
+    CHECK(c != NULL);
+    if (c == NULL) {
+        amq_filter_free(f);
         return;
+    }
     const uint64_t x = 0x1234567887654321ULL;
     for (int i = 0; i < 14; i++)
-        amq_counting_add_hash(c, x);
-    CHECK(amq_counting_count_hash(c, x) == 14);
+        CHECK_OK(amq_filter_add_hash(f, x));
+    CHECK(count(f, x) == 14);
     CHECK(amq_counting_saturated(c) == 0);
-    amq_counting_add_hash(c, x); /* 15 = 2^4 - 1: sticky from here */
+    CHECK_OK(amq_filter_add_hash(f, x)); /* 15 = 2^4 - 1: sticky from here */
     uint64_t sat = amq_counting_saturated(c);
     CHECK(sat >= 1 && sat <= 4);
-    CHECK(amq_counting_count_hash(c, x) == UINT64_MAX);
+    CHECK(count(f, x) == UINT64_MAX);
     for (int i = 0; i < 20; i++)
-        amq_counting_add_hash(c, x);
+        CHECK_OK(amq_filter_add_hash(f, x));
     CHECK(amq_counting_saturated(c) == sat);
     for (int i = 0; i < 35; i++)
-        CHECK_OK(amq_counting_remove_hash(c, x));
+        CHECK_OK(amq_filter_remove_hash(f, x));
     /* Still there: a saturated counter never goes down. */
-    CHECK(amq_counting_contains_hash(c, x));
+    CHECK(amq_filter_contains_hash(f, x));
     CHECK(amq_counting_saturated(c) == sat);
-    CHECK(amq_counting_items(c) == 0);
-    amq_counting_free(c);
+    CHECK(amq_filter_items(f) == 0);
+    amq_filter_free(f);
 
     /* 8-bit counters count exactly to 254 for a lone key. */
-    CHECK_OK(amq_counting_new_explicit(1024, 5, 8, NULL, &c));
-    if (c == NULL)
+    f = make("counting:m=1024,k=5,width=8", 0, 0);
+    if (f == NULL)
         return;
     for (int i = 0; i < 200; i++)
-        amq_counting_add_hash(c, x);
-    CHECK(amq_counting_count_hash(c, x) == 200);
+        CHECK_OK(amq_filter_add_hash(f, x));
+    CHECK(count(f, x) == 200);
     for (int i = 0; i < 200; i++)
-        CHECK_OK(amq_counting_remove_hash(c, x));
-    CHECK(!amq_counting_contains_hash(c, x));
-    CHECK(amq_counting_count_hash(c, x) == 0);
-    CHECK_STATUS(amq_counting_remove_hash(c, x), AMQ_ERR_NOT_FOUND);
-    CHECK(amq_counting_fpr_bound(c) == 0.0);
-    amq_counting_free(c);
+        CHECK_OK(amq_filter_remove_hash(f, x));
+    CHECK(!amq_filter_contains_hash(f, x));
+    CHECK(count(f, x) == 0);
+    CHECK_STATUS(amq_filter_remove_hash(f, x), AMQ_ERR_NOT_FOUND);
+    CHECK(amq_filter_fpr_bound(f) == 0.0);
+    amq_filter_free(f);
 }
 
 /* Probes that repeat (k much larger than m): a remove that meets a zero
  * part-way must put back what it took. */
 static void test_repeated_probes(void) {
     check_seed = 13;
-    amq_counting *c = NULL;
-    CHECK_OK(amq_counting_new_explicit(16, 24, 8, NULL, &c));
-    if (c == NULL)
+    amq_filter *f = make("counting:m=16,k=24,width=8", 0, 0);
+    if (f == NULL)
         return;
     uint64_t rng = 13;
     unsigned refused = 0;
     for (int t = 0; t < 200; t++) {
         uint64_t x = check_next(&rng), y = check_next(&rng);
-        amq_counting_add_hash(c, x);
-        uint64_t before = amq_counting_count_hash(c, x);
-        if (amq_counting_remove_hash(c, y) == AMQ_ERR_NOT_FOUND) {
+        CHECK_OK(amq_filter_add_hash(f, x));
+        uint64_t before = count(f, x);
+        if (amq_filter_remove_hash(f, y) == AMQ_ERR_NOT_FOUND) {
             refused++;
-            CHECK(amq_counting_count_hash(c, x) == before);
+            CHECK(count(f, x) == before);
         } else {
-            amq_counting_add_hash(c, y);
+            CHECK_OK(amq_filter_add_hash(f, y));
         }
-        CHECK_OK(amq_counting_remove_hash(c, x));
-        CHECK(amq_counting_items(c) == 0);
-        CHECK(amq_counting_fpr_bound(c) == 0.0); /* all counters zero */
+        CHECK_OK(amq_filter_remove_hash(f, x));
+        CHECK(amq_filter_items(f) == 0);
+        CHECK(amq_filter_fpr_bound(f) == 0.0); /* all counters zero */
     }
     CHECK(refused > 100);
-    amq_counting_free(c);
+    amq_filter_free(f);
 }
 
 /* union(A, B) is byte for byte the filter of A's and B's keys together. */
@@ -195,30 +205,40 @@ static void test_union(void) {
 
 static void test_typed_and_specs(void) {
     check_seed = 15;
-    amq_counting *c = NULL;
-    CHECK_STATUS(amq_counting_new(10000, 0.01, 5, NULL, &c), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_counting_new(0, 0.01, 4, NULL, &c), AMQ_ERR_INVALID);
-    CHECK_OK(amq_counting_new(10000, 0.01, 4, NULL, &c));
-    if (c != NULL) {
-        CHECK(amq_counting_k(c) == 7 && amq_counting_width(c) == 4);
+    amq_filter *c = NULL;
+    CHECK_STATUS(
+        amq_filter_new("counting:width=5", 10000, 0.01, NULL, &c, NULL),
+        AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("counting", 0, 0.01, NULL, &c, NULL),
+                 AMQ_ERR_INVALID);
+    c = make("counting:width=4", 10000, 0.01);
+    const amq_counting *t = amq_counting_of(c);
+    CHECK(t != NULL);
+    if (t != NULL) {
+        CHECK(amq_counting_k(t) == 7 && amq_counting_width(t) == 4);
         /* Classic Bloom sizing in counters: 9.59 counters per key. */
-        double per = (double)amq_counting_counters(c) / 10000.0;
+        double per = (double)amq_counting_counters(t) / 10000.0;
         CHECK_MSG(per > 9.58 && per < 9.62, "%g counters per key", per);
         uint64_t rng = 15, h[256];
         uint8_t out[256];
         for (int i = 0; i < 5000; i++)
-            amq_counting_add_hash(c, check_next(&rng));
-        double est = amq_counting_estimate_items(c);
+            CHECK_OK(amq_filter_add_hash(c, check_next(&rng)));
+        double est = 0;
+        CHECK_OK(amq_filter_estimate_items(c, &est));
         CHECK_MSG(fabs(est - 5000) < 250, "estimate %g", est);
         for (int i = 0; i < 256; i++)
             h[i] = check_next(&rng);
-        amq_counting_contains_batch(c, h, 256, out);
+        amq_filter_contains_batch(c, h, 256, out);
         unsigned bad = 0;
         for (int i = 0; i < 256; i++)
-            bad += out[i] != amq_counting_contains_hash(c, h[i]);
+            bad += out[i] != amq_filter_contains_hash(c, h[i]);
         CHECK(bad == 0);
-        amq_counting_free(c);
     }
+    amq_filter_free(c);
+    /* amq_counting_of answers only for a counting filter. */
+    amq_filter *other = make("spectral", 100, 0.01);
+    CHECK(amq_counting_of(other) == NULL && amq_counting_of(NULL) == NULL);
+    amq_filter_free(other);
     amq_diag d;
     amq_filter *f = NULL;
     CHECK_STATUS(amq_filter_new("counting:width=5", 100, 0.01, NULL, &f, &d),
@@ -233,6 +253,9 @@ static void test_typed_and_specs(void) {
         amq_filter_describe(f, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, "counting:m=1000,k=3,width=8") == 0, "%s", buf);
         CHECK(amq_filter_size_bytes(f) == 1000);
+        const amq_counting *t8 = amq_counting_of(f);
+        CHECK(t8 != NULL && amq_counting_counters(t8) == 1000 &&
+              amq_counting_k(t8) == 3 && amq_counting_width(t8) == 8);
     }
     amq_filter_free(f);
     /* The curve is the Bloom curve stretched by the width. */

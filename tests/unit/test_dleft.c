@@ -116,36 +116,46 @@ static void test_insert_remove_restores(void) {
     }
 }
 
+/* The key's count (checked to succeed). */
+static uint64_t count(const amq_filter *f, uint64_t h) {
+    uint64_t n = 0;
+    CHECK_OK(amq_filter_count_hash(f, h, &n));
+    return n;
+}
+
 static void test_counts_and_absent(void) {
     check_seed = 21;
-    amq_dleft *f = NULL;
-    CHECK_OK(amq_dleft_new(1000, 0.001, NULL, &f));
-    if (f == NULL)
+    amq_filter *f = make("dleft", 1000, 0.001);
+    const amq_dleft *t = amq_dleft_of(f);
+    CHECK(t != NULL);
+    if (t == NULL) {
+        amq_filter_free(f);
         return;
+    }
     uint64_t rng = 21;
     for (int i = 0; i < 500; i++) {
         uint64_t x = check_next(&rng);
-        CHECK_OK(amq_dleft_add_hash(f, x));
-        CHECK_OK(amq_dleft_add_hash(f, x));
-        CHECK(amq_dleft_count_hash(f, x) >= 2);
+        CHECK_OK(amq_filter_add_hash(f, x));
+        CHECK_OK(amq_filter_add_hash(f, x));
+        CHECK(count(f, x) >= 2);
     }
-    CHECK(amq_dleft_items(f) == 1000);
-    CHECK(amq_dleft_fingerprints(f) <= 500 && amq_dleft_fingerprints(f) > 490);
+    CHECK(amq_filter_items(f) == 1000);
+    CHECK(amq_dleft_fingerprints(t) <= 500 && amq_dleft_fingerprints(t) > 490);
     const uint64_t y = 0xfeedfacecafebeefULL;
     for (int i = 0; i < 3; i++)
-        CHECK_OK(amq_dleft_add_hash(f, y));
-    CHECK(amq_dleft_count_hash(f, y) == UINT64_MAX); /* 2-bit counter: 3 */
+        CHECK_OK(amq_filter_add_hash(f, y));
+    CHECK(count(f, y) == UINT64_MAX); /* 2-bit counter: 3 */
     for (int i = 0; i < 5; i++)
-        CHECK_OK(amq_dleft_remove_hash(f, y)); /* sticky: stays */
-    CHECK(amq_dleft_contains_hash(f, y));
+        CHECK_OK(amq_filter_remove_hash(f, y)); /* sticky: stays */
+    CHECK(amq_filter_contains_hash(f, y));
     unsigned refused = 0;
     for (int i = 0; i < 1000; i++) {
         uint64_t z = check_next(&rng);
-        if (!amq_dleft_contains_hash(f, z)) {
-            uint64_t fp = amq_dleft_fingerprints(f);
-            CHECK_STATUS(amq_dleft_remove_hash(f, z), AMQ_ERR_NOT_FOUND);
-            CHECK(amq_dleft_fingerprints(f) == fp);
-            CHECK(amq_dleft_count_hash(f, z) == 0);
+        if (!amq_filter_contains_hash(f, z)) {
+            uint64_t fp = amq_dleft_fingerprints(t);
+            CHECK_STATUS(amq_filter_remove_hash(f, z), AMQ_ERR_NOT_FOUND);
+            CHECK(amq_dleft_fingerprints(t) == fp);
+            CHECK(count(f, z) == 0);
             refused++;
         }
     }
@@ -154,12 +164,24 @@ static void test_counts_and_absent(void) {
     uint8_t out[100];
     for (int i = 0; i < 100; i++)
         h[i] = i % 2 ? check_next(&rng) : y;
-    amq_dleft_contains_batch(f, h, 100, out);
+    amq_filter_contains_batch(f, h, 100, out);
     unsigned bad = 0;
     for (int i = 0; i < 100; i++)
-        bad += out[i] != amq_dleft_contains_hash(f, h[i]);
+        bad += out[i] != amq_filter_contains_hash(f, h[i]);
     CHECK(bad == 0);
-    amq_dleft_free(f);
+    /* The bound is the stored fingerprints over B 2^r. */
+    char buf[128];
+    unsigned long long b = 0;
+    unsigned r = 0;
+    amq_filter_describe(f, buf, sizeof buf);
+    CHECK(sscanf(buf, "dleft:d=%*u,cells=%*u,buckets=%llu,rbits=%u", &b, &r) ==
+          2);
+    double want = (double)amq_dleft_fingerprints(t) *
+                  (1.0 / ((double)b * ldexp(1.0, (int)r)) + 0x1p-63);
+    CHECK_MSG(amq_filter_fpr_bound(f) == want, "bound %g, expected %g",
+              amq_filter_fpr_bound(f), want);
+    CHECK(amq_dleft_of(NULL) == NULL);
+    amq_filter_free(f);
 }
 
 /* Two subtables of one bucket of one cell: two fingerprints fit; a third
