@@ -60,9 +60,6 @@ enum { MODE_RAW = 0, MODE_ONES = 1, MODE_ZEROS = 2, MODE_COUNT = 3 };
 
 /* A compressed filter is a partitioned filter in memory: the handle is
  * the amq_partitioned itself, and only saving and loading differ. */
-static amq_partitioned *part(amq_compressed *c) {
-    return (amq_partitioned *)(void *)c;
-}
 static const amq_partitioned *cpart(const amq_compressed *c) {
     return (const amq_partitioned *)(const void *)c;
 }
@@ -123,7 +120,7 @@ static uint64_t coded_word(const uint64_t *w, size_t i, int mode) {
 }
 
 static uint64_t ones_of(const amq_partitioned *p) {
-    const uint64_t *w = amq__partitioned_cwords(p);
+    const uint64_t *w = p->words;
     size_t n = amq__partitioned_bytes(p) / 8;
     uint64_t ones = 0;
     for (size_t i = 0; i < n; i++)
@@ -135,7 +132,7 @@ static uint64_t ones_of(const amq_partitioned *p) {
  * parameters lo .. lo + RICE_TRIES - 1, in one pass. */
 static void gap_bits(const amq_partitioned *p, int mode, unsigned lo,
                      uint64_t bits[RICE_TRIES]) {
-    const uint64_t *w = amq__partitioned_cwords(p);
+    const uint64_t *w = p->words;
     size_t n = amq__partitioned_bytes(p) / 8;
     uint64_t prev = UINT64_MAX; /* -1 */
     memset(bits, 0, RICE_TRIES * sizeof bits[0]);
@@ -165,7 +162,7 @@ static bool admissible(uint64_t m, size_t bytes) {
  * of raw and the two gap codes with their best tried r (ties: lower mode,
  * then lower r). */
 static coding choose(const amq_partitioned *p) {
-    uint64_t m = amq_partitioned_bits(p), bits[RICE_TRIES];
+    uint64_t m = p->slice * p->k, bits[RICE_TRIES];
     coding best = {MODE_RAW, 0, ones_of(p), amq__partitioned_bytes(p)};
     for (int mode = MODE_ONES; mode < MODE_COUNT; mode++) {
         uint64_t c = mode == MODE_ONES ? best.ones : m - best.ones;
@@ -203,7 +200,7 @@ static void put_ones(bitw *w, uint64_t q) {
 }
 
 static void encode(const amq_partitioned *p, const coding *c, uint8_t *dst) {
-    const uint64_t *words = amq__partitioned_cwords(p);
+    const uint64_t *words = p->words;
     size_t n = amq__partitioned_bytes(p) / 8;
     if (c->mode == MODE_RAW) {
         memcpy(dst, words, amq__partitioned_bytes(p));
@@ -270,43 +267,6 @@ static amq_status decode(const uint8_t *src, size_t len, uint64_t m, uint64_t c,
 
 /* ---- construction ------------------------------------------------------- */
 
-static amq_status wrap(const amq__mem *mem, uint64_t slice, unsigned k,
-                       amq_compressed **out) {
-    amq_partitioned *p;
-    AMQ_RETURN_IF_ERR(amq__partitioned_make(mem, slice, k, NULL, &p));
-    *out = (amq_compressed *)(void *)p;
-    return AMQ_OK;
-}
-
-amq_status amq_compressed_new(uint64_t capacity, double fpr, unsigned k,
-                              const amq_options *opt, amq_compressed **out) {
-    uint64_t slice;
-    amq__mem mem;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (k == 0)
-        k = DEFAULT_K;
-    AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &k, &slice));
-    amq__mem_init(&mem, opt);
-    return wrap(&mem, slice, k, out);
-}
-
-amq_status amq_compressed_new_explicit(uint64_t m_bits, unsigned k,
-                                       const amq_options *opt,
-                                       amq_compressed **out) {
-    amq__mem mem;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (k == 0 || k > AMQ__PART_MAX_K || m_bits == 0 ||
-        m_bits > (UINT64_C(1) << 62))
-        return AMQ_ERR_INVALID;
-    uint64_t s = ((m_bits + k - 1) / k + 63) / 64 * 64;
-    amq__mem_init(&mem, opt);
-    return wrap(&mem, s, k, out);
-}
-
 /* Mitzenmacher's design: for each k, the array whose entropy per key is
  * z_bits, capped at 16 z bits per key of working memory; keep the k with
  * the lowest FPR. */
@@ -330,73 +290,36 @@ static amq_status design_for_size(double z, unsigned *k, double *bpk) {
     return best < 2.0 ? AMQ_OK : AMQ_ERR_INVALID;
 }
 
-amq_status amq_compressed_new_for_size(uint64_t capacity, double z_bits,
-                                       const amq_options *opt,
-                                       amq_compressed **out) {
+/* The z= design for capacity keys at z_bits of entropy per key. */
+static amq_status new_for_size(const amq__mem *mem, uint64_t capacity,
+                               double z_bits, amq_partitioned **out) {
     unsigned k = 0;
     double b = 0.0;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (capacity == 0)
-        return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(design_for_size(z_bits, &k, &b));
     double m = ceil(b * (double)capacity);
     if (!(m < 0x1p62))
         return AMQ_ERR_OVERFLOW;
-    return amq_compressed_new_explicit((uint64_t)m, k, opt, out);
+    return amq__partitioned_explicit(mem, (uint64_t)m, k, out);
 }
 
-void amq_compressed_free(amq_compressed *c) { amq_partitioned_free(part(c)); }
+/* ---- the structure's own calls ------------------------------------------ */
 
-/* ---- the working filter ------------------------------------------------- */
-
-void amq_compressed_add_hash(amq_compressed *c, uint64_t h) {
-    amq_partitioned_add_hash(part(c), h);
-}
-bool amq_compressed_contains_hash(const amq_compressed *c, uint64_t h) {
-    return amq_partitioned_contains_hash(cpart(c), h);
-}
-void amq_compressed_contains_batch(const amq_compressed *c, const uint64_t *h,
-                                   size_t n, uint8_t *out) {
-    amq_partitioned_contains_batch(cpart(c), h, n, out);
-}
-amq_status amq_compressed_union(amq_compressed *dst,
-                                const amq_compressed *src) {
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
-    return amq_partitioned_union(part(dst), cpart(src));
-}
-amq_status amq_compressed_intersect(amq_compressed *dst,
-                                    const amq_compressed *src) {
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
-    return amq_partitioned_intersect(part(dst), cpart(src));
-}
 size_t amq_compressed_encoded_bytes(const amq_compressed *c) {
     return choose(cpart(c)).bytes;
 }
-double amq_compressed_fpr_bound(const amq_compressed *c) {
-    return amq_partitioned_fpr_bound(cpart(c));
-}
 uint64_t amq_compressed_bits(const amq_compressed *c) {
-    return amq_partitioned_bits(cpart(c));
+    return cpart(c)->slice * cpart(c)->k;
 }
-unsigned amq_compressed_k(const amq_compressed *c) {
-    return amq_partitioned_k(cpart(c));
-}
-uint64_t amq_compressed_items(const amq_compressed *c) {
-    return amq_partitioned_items(cpart(c));
-}
+unsigned amq_compressed_k(const amq_compressed *c) { return cpart(c)->k; }
 
 /* ---- the generic interface --------------------------------------------- */
 
 /* The filter a spec asks for: an explicit size, a size target z, or the
  * default design for (capacity, fpr). */
 static amq_status make(amq__spec *spec, uint64_t capacity, double fpr,
-                       const amq_options *opt, amq_compressed **out,
+                       const amq__mem *mem, amq_partitioned **out,
                        amq_diag *diag) {
-    uint64_t k = 0, m = 0;
+    uint64_t k = 0, m = 0, slice;
     double z = 0.0;
     bool has_m, has_z;
     AMQ_RETURN_IF_ERR(
@@ -409,8 +332,8 @@ static amq_status make(amq__spec *spec, uint64_t capacity, double fpr,
                          "compressed: give one of m= "
                          "and z=");
     if (has_m)
-        return amq_compressed_new_explicit(m, k ? (unsigned)k : DEFAULT_K, opt,
-                                           out);
+        return amq__partitioned_explicit(mem, m, k ? (unsigned)k : DEFAULT_K,
+                                         out);
     if (capacity == 0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "compressed needs a capacity "
@@ -420,19 +343,23 @@ static amq_status make(amq__spec *spec, uint64_t capacity, double fpr,
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "compressed: z= chooses "
                              "k itself; give one of k= and z=");
-        return amq_compressed_new_for_size(capacity, z, opt, out);
+        return new_for_size(mem, capacity, z, out);
     }
-    return amq_compressed_new(capacity, fpr, (unsigned)k, opt, out);
+    unsigned kk = k ? (unsigned)k : DEFAULT_K;
+    AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &kk, &slice));
+    return amq__partitioned_make(mem, slice, kk, NULL, out);
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
-    amq_compressed *c;
+    amq_partitioned *p;
+    amq__mem mem;
     (void)self;
-    AMQ_RETURN_IF_ERR(make(spec, capacity, fpr, opt, &c, diag));
-    *out = (amq__obj *)(void *)c; /* the partitioned filter's header */
+    amq__mem_init(&mem, opt);
+    AMQ_RETURN_IF_ERR(make(spec, capacity, fpr, &mem, &p, diag));
+    *out = &p->o;
     return AMQ_OK;
 }
 
@@ -454,7 +381,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_partitioned *p = (const amq_partitioned *)o;
     coding cd = choose(p);
-    amq__partitioned_params_write(p, w);
+    amq__partitioned_params_write(o, w);
     amq__wr_u32(w, (uint32_t)cd.mode);
     amq__wr_u32(w, cd.r);
     amq__wr_u64(w, cd.ones);
@@ -507,7 +434,7 @@ static amq_status check_params(amq__rd *r, size_t len, uint64_t *slice,
 static amq_status fill_words(amq_partitioned *p, const coding *cd,
                              const uint8_t *payload, size_t len,
                              const amq__rd *r) {
-    uint64_t *w = amq__partitioned_words(p), m = amq_partitioned_bits(p);
+    uint64_t *w = p->words, m = p->slice * p->k;
     size_t bytes = amq__partitioned_bytes(p);
     if (cd->mode == MODE_RAW) {
         memcpy(w, payload, len);
@@ -533,18 +460,18 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     unsigned k = 0;
     coding cd = {0, 0, 0, 0};
     amq__mem mem;
-    amq_compressed *c;
+    amq_partitioned *p;
     (void)self, (void)view; /* a view decodes into owned memory too */
     AMQ_RETURN_IF_ERR(check_params(r, len, &slice, &k, &items, &cd));
     amq__mem_init(&mem, opt);
-    AMQ_RETURN_IF_ERR(wrap(&mem, slice, k, &c));
-    amq_status st = fill_words(part(c), &cd, payload, len, r);
+    AMQ_RETURN_IF_ERR(amq__partitioned_make(&mem, slice, k, NULL, &p));
+    amq_status st = fill_words(p, &cd, payload, len, r);
     if (st != AMQ_OK) {
-        amq_compressed_free(c);
+        amq__obj_free(&p->o);
         return st;
     }
-    amq__partitioned_set_items(part(c), items);
-    *out = (amq__obj *)(void *)c; /* the partitioned filter's header */
+    p->o.items = items;
+    *out = &p->o;
     return AMQ_OK;
 }
 

@@ -64,15 +64,6 @@ const uint64_t amq__part_mul[AMQ__PART_MAX_K] = {
     0x4acc13db1bd97b63ULL, 0x980bd246e848ebbdULL, 0x7c3c7afb9b8baad9ULL,
     0xf709372f88d35857ULL};
 
-struct amq_partitioned {
-    amq__obj o; /* o.items counts adds; o.table the k slices */
-    uint64_t *words;
-    uint64_t slice; /* bits per slice, multiple of 64 */
-    uint64_t slice_words;
-    unsigned k;
-    uint64_t ones[]; /* k: set bits per slice, for the bound */
-};
-
 /* ---- the mathematics ---------------------------------------------------- */
 
 double amq__partitioned_curve(double b, unsigned k) {
@@ -136,37 +127,14 @@ amq_status amq__partitioned_size_for(uint64_t capacity, double fpr, unsigned *k,
     return AMQ_OK;
 }
 
-amq_status amq_partitioned_new(uint64_t capacity, double fpr,
-                               const amq_options *opt, amq_partitioned **out) {
-    unsigned k = 0;
-    uint64_t s;
-    amq__mem mem;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &k, &s));
-    amq__mem_init(&mem, opt);
-    return amq__partitioned_make(&mem, s, k, NULL, out);
-}
-
-amq_status amq_partitioned_new_explicit(uint64_t m_bits, unsigned k,
-                                        const amq_options *opt,
-                                        amq_partitioned **out) {
-    amq__mem mem;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
+amq_status amq__partitioned_explicit(const amq__mem *mem, uint64_t m_bits,
+                                     unsigned k, amq_partitioned **out) {
     if (k == 0 || k > AMQ__PART_MAX_K || m_bits == 0 ||
         m_bits > (UINT64_C(1) << 62))
         return AMQ_ERR_INVALID;
     uint64_t s = (m_bits + k - 1) / k;
     s = (s + 63) / 64 * 64;
-    amq__mem_init(&mem, opt);
-    return amq__partitioned_make(&mem, s, k, NULL, out);
-}
-
-void amq_partitioned_free(amq_partitioned *p) {
-    amq__obj_free(p ? &p->o : NULL);
+    return amq__partitioned_make(mem, s, k, NULL, out);
 }
 
 /* ---- updates and queries ------------------------------------------------ */
@@ -177,7 +145,8 @@ static inline uint64_t probe(const amq_partitioned *p, uint64_t h, unsigned i) {
            amq__reduce64(h * amq__part_mul[i], p->slice);
 }
 
-void amq_partitioned_add_hash(amq_partitioned *p, uint64_t h) {
+amq_status amq__partitioned_add(amq__obj *o, uint64_t h) {
+    amq_partitioned *p = (amq_partitioned *)o;
     for (unsigned i = 0; i < p->k; i++) {
         uint64_t bit = probe(p, h, i);
         uint64_t mask = 1ULL << (bit & 63), old = p->words[bit >> 6];
@@ -185,9 +154,11 @@ void amq_partitioned_add_hash(amq_partitioned *p, uint64_t h) {
         p->ones[i] += (old & mask) == 0;
     }
     p->o.items++;
+    return AMQ_OK;
 }
 
-bool amq_partitioned_contains_hash(const amq_partitioned *p, uint64_t h) {
+bool amq__partitioned_contains(const amq__obj *o, uint64_t h) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
     for (unsigned i = 0; i < p->k; i++) {
         uint64_t bit = probe(p, h, i);
         if ((p->words[bit >> 6] & (1ULL << (bit & 63))) == 0)
@@ -198,8 +169,9 @@ bool amq_partitioned_contains_hash(const amq_partitioned *p, uint64_t h) {
 
 /* Prefetch the first two probes of a group before testing any key of it:
  * most absent keys stop at one of them. */
-void amq_partitioned_contains_batch(const amq_partitioned *p, const uint64_t *h,
-                                    size_t n, uint8_t *out) {
+void amq__partitioned_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
     size_t i = 0;
     for (; i + PART_BATCH <= n; i += PART_BATCH) {
         for (size_t j = 0; j < PART_BATCH; j++) {
@@ -208,10 +180,10 @@ void amq_partitioned_contains_batch(const amq_partitioned *p, const uint64_t *h,
                 amq__prefetch(&p->words[probe(p, h[i + j], 1) >> 6]);
         }
         for (size_t j = 0; j < PART_BATCH; j++)
-            out[i + j] = amq_partitioned_contains_hash(p, h[i + j]);
+            out[i + j] = amq__partitioned_contains(o, h[i + j]);
     }
     for (; i < n; i++)
-        out[i] = amq_partitioned_contains_hash(p, h[i]);
+        out[i] = amq__partitioned_contains(o, h[i]);
 }
 
 void amq__partitioned_recount(amq_partitioned *p) {
@@ -224,10 +196,10 @@ void amq__partitioned_recount(amq_partitioned *p) {
     }
 }
 
-static amq_status merge_words(amq_partitioned *dst, const amq_partitioned *src,
-                              amq__merge_op op) {
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
+amq_status amq__partitioned_merge(amq__obj *o, const amq__obj *other,
+                                  amq__merge_op op) {
+    amq_partitioned *dst = (amq_partitioned *)o;
+    const amq_partitioned *src = (const amq_partitioned *)other;
     if (dst->slice != src->slice || dst->k != src->k)
         return AMQ_ERR_INCOMPATIBLE;
     size_t words = (size_t)dst->slice_words * dst->k;
@@ -239,29 +211,24 @@ static amq_status merge_words(amq_partitioned *dst, const amq_partitioned *src,
     return AMQ_OK;
 }
 
-amq_status amq_partitioned_union(amq_partitioned *dst,
-                                 const amq_partitioned *src) {
-    return merge_words(dst, src, AMQ__UNION);
-}
-
-amq_status amq_partitioned_intersect(amq_partitioned *dst,
-                                     const amq_partitioned *src) {
-    return merge_words(dst, src, AMQ__INTERSECT);
-}
-
 /* Each slice is a one-hash Bloom filter of s bits holding every key:
  * n_i = -s ln(1 - ones_i/s); the slices' mean is the estimate. */
-double amq_partitioned_estimate_items(const amq_partitioned *p) {
+amq_status amq__partitioned_estimate(const amq__obj *o, double *out) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
     double s = (double)p->slice, sum = 0.0;
     for (unsigned i = 0; i < p->k; i++) {
-        if (p->ones[i] >= p->slice)
-            return INFINITY;
+        if (p->ones[i] >= p->slice) {
+            *out = INFINITY;
+            return AMQ_OK;
+        }
         sum += -s * log1p(-(double)p->ones[i] / s);
     }
-    return sum / (double)p->k;
+    *out = sum / (double)p->k;
+    return AMQ_OK;
 }
 
-double amq_partitioned_fpr_bound(const amq_partitioned *p) {
+double amq__partitioned_bound(const amq__obj *o) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
     double prod = 1.0, s = (double)p->slice;
     for (unsigned i = 0; i < p->k; i++)
         prod *= (double)p->ones[i] / s;
@@ -272,25 +239,15 @@ uint64_t amq_partitioned_bits(const amq_partitioned *p) {
     return p->slice * p->k;
 }
 unsigned amq_partitioned_k(const amq_partitioned *p) { return p->k; }
-uint64_t amq_partitioned_items(const amq_partitioned *p) { return p->o.items; }
 
 /* ---- internal access ---------------------------------------------------- */
 
-uint64_t *amq__partitioned_words(amq_partitioned *p) { return p->words; }
-const uint64_t *amq__partitioned_cwords(const amq_partitioned *p) {
-    return p->words;
-}
 size_t amq__partitioned_bytes(const amq_partitioned *p) {
     return (size_t)p->slice_words * p->k * 8;
 }
-uint64_t amq__partitioned_slice_bits(const amq_partitioned *p) {
-    return p->slice;
-}
-void amq__partitioned_set_items(amq_partitioned *p, uint64_t items) {
-    p->o.items = items;
-}
 
-void amq__partitioned_params_write(const amq_partitioned *p, amq__wr *w) {
+void amq__partitioned_params_write(const amq__obj *o, amq__wr *w) {
+    const amq_partitioned *p = (const amq_partitioned *)o;
     amq__wr_u64(w, p->slice);
     amq__wr_u32(w, p->k);
     amq__wr_u32(w, 0);
@@ -327,56 +284,32 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     uint64_t k = 0, m = 0;
     bool has_m;
     amq_partitioned *p;
+    amq__mem mem;
     (void)self;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "k", 1, AMQ__PART_MAX_K, &k, NULL, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "m", 64, UINT64_C(1) << 60, &m, &has_m, diag));
+    amq__mem_init(&mem, opt);
     if (!has_m) {
         unsigned kk = (unsigned)k;
         uint64_t s;
-        amq__mem mem;
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "partitioned needs a "
                              "capacity and fpr, or m=BITS");
         AMQ_RETURN_IF_ERR(amq__partitioned_size_for(capacity, fpr, &kk, &s));
-        amq__mem_init(&mem, opt);
         AMQ_RETURN_IF_ERR(amq__partitioned_make(&mem, s, kk, NULL, &p));
     } else {
         if (k == 0)
             k = capacity ? amq_bloom_optimal_k((double)m / (double)capacity)
                          : 7;
-        AMQ_RETURN_IF_ERR(
-            amq_partitioned_new_explicit(m, (unsigned)k, opt, &p));
+        AMQ_RETURN_IF_ERR(amq__partitioned_explicit(&mem, m, (unsigned)k, &p));
     }
     *out = &p->o;
     return AMQ_OK;
 }
 
-amq_status amq__partitioned_add(amq__obj *o, uint64_t h) {
-    amq_partitioned_add_hash((amq_partitioned *)o, h);
-    return AMQ_OK;
-}
-bool amq__partitioned_contains(const amq__obj *o, uint64_t h) {
-    return amq_partitioned_contains_hash((const amq_partitioned *)o, h);
-}
-void amq__partitioned_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                            uint8_t *out) {
-    amq_partitioned_contains_batch((const amq_partitioned *)o, h, n, out);
-}
-amq_status amq__partitioned_merge(amq__obj *dst, const amq__obj *src,
-                                  amq__merge_op op) {
-    return merge_words((amq_partitioned *)dst, (const amq_partitioned *)src,
-                       op);
-}
-amq_status amq__partitioned_estimate(const amq__obj *o, double *out) {
-    *out = amq_partitioned_estimate_items((const amq_partitioned *)o);
-    return AMQ_OK;
-}
-double amq__partitioned_bound(const amq__obj *o) {
-    return amq_partitioned_fpr_bound((const amq_partitioned *)o);
-}
 size_t amq__partitioned_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_partitioned *p = (const amq_partitioned *)o;
     return amq__describe(buf, cap, "m=%llu,k=%u",
@@ -392,10 +325,6 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     *out = inverse ? amq__partitioned_bits_for(x, (unsigned)k)
                    : amq__partitioned_curve(x, (unsigned)k);
     return AMQ_OK;
-}
-
-static void t_params_write(const amq__obj *o, amq__wr *w) {
-    amq__partitioned_params_write((const amq_partitioned *)o, w);
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,
@@ -439,5 +368,5 @@ const amq__type amq__type_partitioned = {
     .fpr_bound = amq__partitioned_bound,
     .describe = amq__partitioned_describe,
     .curve = t_curve,
-    .params_write = t_params_write,
+    .params_write = amq__partitioned_params_write,
 };

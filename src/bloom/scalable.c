@@ -46,6 +46,19 @@
 #include "type/type.h"
 
 #define SC_BATCH 64
+#define SC_MAX_STAGES 64
+
+/* Stage i (from 0) is a partitioned filter for n_i = n0 growth^i keys at
+ * eps_i = eps (1 - ratio) ratio^i; the spec keys of the same names, all
+ * resolved (create and load validate them). */
+typedef struct scal_config {
+    uint64_t initial_capacity; /* n_0 >= 1                            */
+    double fpr;                /* eps, the total target, in (0, 1)    */
+    unsigned growth;           /* 1..16                               */
+    double ratio;              /* tightening, in (0, 1)               */
+    unsigned max_stages;       /* 1..64                               */
+    uint64_t max_bytes;        /* cap on all tables; 0 = none         */
+} scal_config;
 
 typedef struct scal_stage {
     amq_partitioned *f;
@@ -57,31 +70,14 @@ typedef struct scal_stage {
  * max_stages), so a filter that never grows pays for one stage, not 64. */
 struct amq_scalable {
     amq__obj o; /* o.items counts adds; o.table_bytes all stages' tables */
-    amq_scalable_config cfg; /* resolved: no zero defaults left */
-    unsigned nstages, room;  /* stages in use, and st's length */
+    scal_config cfg;
+    unsigned nstages, room; /* stages in use, and st's length */
     scal_stage *st;
 };
 
 /* ---- configuration ------------------------------------------------------ */
 
-static amq_status resolve(const amq_scalable_config *in,
-                          amq_scalable_config *out) {
-    *out = *in;
-    if (out->growth == 0)
-        out->growth = 2;
-    if (out->ratio == 0.0)
-        out->ratio = 0.5;
-    if (out->max_stages == 0)
-        out->max_stages = AMQ_SCALABLE_MAX_STAGES;
-    if (out->initial_capacity == 0 || !(out->fpr > 0.0 && out->fpr < 1.0) ||
-        out->growth > 16 || !(out->ratio > 0.0 && out->ratio < 1.0) ||
-        out->max_stages > AMQ_SCALABLE_MAX_STAGES)
-        return AMQ_ERR_INVALID;
-    return AMQ_OK;
-}
-
-static bool same_config(const amq_scalable_config *a,
-                        const amq_scalable_config *b) {
+static bool same_config(const scal_config *a, const scal_config *b) {
     return a->initial_capacity == b->initial_capacity && a->fpr == b->fpr &&
            a->growth == b->growth && a->ratio == b->ratio &&
            a->max_stages == b->max_stages && a->max_bytes == b->max_bytes;
@@ -151,8 +147,8 @@ static amq_status open_stage(amq_scalable *s) {
     return AMQ_OK;
 }
 
-static amq_status alloc_scalable(const amq_scalable_config *cfg,
-                                 const amq_options *opt, amq_scalable **out) {
+static amq_status alloc_scalable(const scal_config *cfg, const amq_options *opt,
+                                 amq_scalable **out) {
     amq_scalable *s;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *s, opt, (void **)&s));
     s->cfg = *cfg;
@@ -160,62 +156,46 @@ static amq_status alloc_scalable(const amq_scalable_config *cfg,
     return AMQ_OK;
 }
 
-amq_status amq_scalable_new(const amq_scalable_config *cfg,
-                            const amq_options *opt, amq_scalable **out) {
-    amq_scalable_config c;
-    amq_scalable *s;
-    if (out == NULL || cfg == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(resolve(cfg, &c));
-    AMQ_RETURN_IF_ERR(alloc_scalable(&c, opt, &s));
-    amq_status st = open_stage(s);
-    if (st != AMQ_OK) {
-        amq_scalable_free(s);
-        return st;
-    }
-    *out = s;
-    return AMQ_OK;
-}
-
-void amq_scalable_free(amq_scalable *s) {
-    if (s == NULL)
-        return;
+static void scal_destroy(amq__obj *o) {
+    amq_scalable *s = (amq_scalable *)o;
     for (unsigned i = 0; i < s->nstages; i++)
-        amq_partitioned_free(s->st[i].f);
-    amq__free(&s->o.mem, s->st, s->room * sizeof *s->st);
-    amq__obj_free(&s->o);
+        amq__obj_free(&s->st[i].f->o);
+    amq__free(&o->mem, s->st, s->room * sizeof *s->st);
+    amq__obj_free(o);
 }
 
 /* ---- updates and queries ------------------------------------------------ */
 
-amq_status amq_scalable_add_hash(amq_scalable *s, uint64_t h) {
+static amq_status scal_add(amq__obj *o, uint64_t h) {
+    amq_scalable *s = (amq_scalable *)o;
     unsigned last = s->nstages - 1;
-    if (amq_partitioned_items(s->st[last].f) >= s->st[last].cap) {
+    if (s->st[last].f->o.items >= s->st[last].cap) {
         AMQ_RETURN_IF_ERR(open_stage(s));
         last++;
     }
-    amq_partitioned_add_hash(s->st[last].f, h);
-    s->o.items++;
+    amq__partitioned_add(&s->st[last].f->o, h);
+    o->items++;
     return AMQ_OK;
 }
 
 /* Newest first: the newest stage is the largest and holds the most keys. */
-bool amq_scalable_contains_hash(const amq_scalable *s, uint64_t h) {
+static bool scal_contains(const amq__obj *o, uint64_t h) {
+    const amq_scalable *s = (const amq_scalable *)o;
     for (unsigned i = s->nstages; i-- > 0;)
-        if (amq_partitioned_contains_hash(s->st[i].f, h))
+        if (amq__partitioned_contains(&s->st[i].f->o, h))
             return true;
     return false;
 }
 
-void amq_scalable_contains_batch(const amq_scalable *s, const uint64_t *h,
-                                 size_t n, uint8_t *out) {
+static void scal_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                       uint8_t *out) {
+    const amq_scalable *s = (const amq_scalable *)o;
     uint8_t tmp[SC_BATCH];
     for (size_t i = 0; i < n; i += SC_BATCH) {
         size_t len = n - i < SC_BATCH ? n - i : SC_BATCH;
         memset(out + i, 0, len);
         for (unsigned j = s->nstages; j-- > 0;) {
-            amq_partitioned_contains_batch(s->st[j].f, h + i, len, tmp);
+            amq__partitioned_batch(&s->st[j].f->o, h + i, len, tmp);
             for (size_t t = 0; t < len; t++)
                 out[i + t] |= tmp[t];
         }
@@ -223,8 +203,7 @@ void amq_scalable_contains_batch(const amq_scalable *s, const uint64_t *h,
 }
 
 static bool same_shape(const amq_partitioned *a, const amq_partitioned *b) {
-    return amq_partitioned_k(a) == amq_partitioned_k(b) &&
-           amq__partitioned_slice_bits(a) == amq__partitioned_slice_bits(b);
+    return a->k == b->k && a->slice == b->slice;
 }
 
 /* Copies of src's stages [from, src->nstages), all or nothing. */
@@ -232,27 +211,30 @@ static amq_status copy_stages(amq_scalable *dst, const amq_scalable *src,
                               unsigned from, amq_partitioned **copies) {
     for (unsigned i = from; i < src->nstages; i++) {
         const amq_partitioned *p = src->st[i].f;
-        amq_status st =
-            amq__partitioned_make(&dst->o.mem, amq__partitioned_slice_bits(p),
-                                  amq_partitioned_k(p), NULL, &copies[i]);
+        amq_status st = amq__partitioned_make(&dst->o.mem, p->slice, p->k, NULL,
+                                              &copies[i]);
         if (st != AMQ_OK) {
             while (i-- > from)
-                amq_partitioned_free(copies[i]);
+                amq__obj_free(&copies[i]->o);
             return st;
         }
-        memcpy(amq__partitioned_words(copies[i]), amq__partitioned_cwords(p),
-               amq__partitioned_bytes(p));
+        memcpy(copies[i]->words, p->words, amq__partitioned_bytes(p));
         amq__partitioned_recount(copies[i]);
-        amq__partitioned_set_items(copies[i], amq_partitioned_items(p));
+        copies[i]->o.items = p->o.items;
     }
     return AMQ_OK;
 }
 
-amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
-    amq_partitioned *copies[AMQ_SCALABLE_MAX_STAGES];
+/* Stage-wise OR; stages src has and dst lacks are copied. Union only (the
+ * caps keep intersect away): a key common to both filters may sit in
+ * different stages of each. */
+static amq_status scal_union(amq__obj *o, const amq__obj *other,
+                             amq__merge_op op) {
+    amq_scalable *dst = (amq_scalable *)o;
+    const amq_scalable *src = (const amq_scalable *)other;
+    amq_partitioned *copies[SC_MAX_STAGES];
     unsigned common;
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
+    (void)op;
     if (!same_config(&dst->cfg, &src->cfg))
         return AMQ_ERR_INCOMPATIBLE;
     common = dst->nstages < src->nstages ? dst->nstages : src->nstages;
@@ -264,7 +246,7 @@ amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
     AMQ_RETURN_IF_ERR(reserve(dst, src->nstages));
     AMQ_RETURN_IF_ERR(copy_stages(dst, src, common, copies));
     for (unsigned i = 0; i < common; i++)
-        amq_partitioned_union(dst->st[i].f, src->st[i].f);
+        amq__partitioned_merge(&dst->st[i].f->o, &src->st[i].f->o, AMQ__UNION);
     for (unsigned i = common; i < src->nstages; i++) {
         dst->st[i] = (scal_stage){copies[i], src->st[i].cap, src->st[i].eps};
         dst->o.table_bytes += amq__partitioned_bytes(copies[i]);
@@ -275,10 +257,12 @@ amq_status amq_scalable_union(amq_scalable *dst, const amq_scalable *src) {
     return AMQ_OK;
 }
 
-double amq_scalable_fpr_bound(const amq_scalable *s) {
+/* 1 - prod_i (1 - b_i) over the stages' exact bounds b_i. */
+static double scal_bound(const amq__obj *o) {
+    const amq_scalable *s = (const amq_scalable *)o;
     double miss = 1.0;
     for (unsigned i = 0; i < s->nstages; i++)
-        miss *= 1.0 - amq_partitioned_fpr_bound(s->st[i].f);
+        miss *= 1.0 - amq__partitioned_bound(&s->st[i].f->o);
     return 1.0 - miss;
 }
 
@@ -290,70 +274,58 @@ double amq_scalable_target_sum(const amq_scalable *s) {
 }
 
 unsigned amq_scalable_stages(const amq_scalable *s) { return s->nstages; }
-uint64_t amq_scalable_items(const amq_scalable *s) { return s->o.items; }
-size_t amq_scalable_bytes(const amq_scalable *s) { return s->o.table_bytes; }
 
 /* ---- the generic interface --------------------------------------------- */
+
+static amq_status read_spec(amq__spec *spec, scal_config *c, amq_diag *diag) {
+    uint64_t growth = 2, stages = SC_MAX_STAGES;
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "n0", 1, UINT64_C(1) << 48,
+                                    &c->initial_capacity, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(spec, "eps", 1e-300, 0.999999999, &c->fpr, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "growth", 1, 16, &growth, NULL, diag));
+    c->ratio = 0.5;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_f64(spec, "ratio", 0.01, 0.99, &c->ratio, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_stages", 1, SC_MAX_STAGES,
+                                    &stages, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_bytes", 0, UINT64_C(1) << 60,
+                                    &c->max_bytes, NULL, diag));
+    c->growth = (unsigned)growth;
+    c->max_stages = (unsigned)stages;
+    return AMQ_OK;
+}
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **impl,
                            amq_diag *diag) {
     (void)self;
-    amq_scalable_config c = {.initial_capacity = capacity, .fpr = fpr};
-    uint64_t growth = 2, stages = AMQ_SCALABLE_MAX_STAGES;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "n0", 1, UINT64_C(1) << 48,
-                                    &c.initial_capacity, NULL, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_f64(spec, "eps", 1e-300, 0.999999999, &c.fpr, NULL, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "growth", 1, 16, &growth, NULL, diag));
-    c.ratio = 0.5;
-    AMQ_RETURN_IF_ERR(
-        amq__spec_f64(spec, "ratio", 0.01, 0.99, &c.ratio, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(
-        spec, "max_stages", 1, AMQ_SCALABLE_MAX_STAGES, &stages, NULL, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "max_bytes", 0, UINT64_C(1) << 60,
-                                    &c.max_bytes, NULL, diag));
+    scal_config c = {.initial_capacity = capacity, .fpr = fpr};
+    amq_scalable *s;
+    AMQ_RETURN_IF_ERR(read_spec(spec, &c, diag));
     if (c.initial_capacity == 0 || c.fpr == 0.0)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "scalable needs a capacity "
                          "and fpr, or n0=KEYS,eps=RATE");
-    c.growth = (unsigned)growth;
-    c.max_stages = (unsigned)stages;
-    amq_scalable *s = NULL;
-    amq_status st = amq_scalable_new(&c, opt, &s);
-    if (st == AMQ_ERR_INVALID && c.max_bytes != 0)
-        return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                         "max_bytes=%llu is smaller "
-                         "than the first stage",
-                         (unsigned long long)c.max_bytes);
-    if (st == AMQ_OK)
-        *impl = &s->o;
-    return st;
+    AMQ_RETURN_IF_ERR(alloc_scalable(&c, opt, &s));
+    amq_status st = open_stage(s);
+    if (st != AMQ_OK) {
+        scal_destroy(&s->o);
+        if (st == AMQ_ERR_INVALID && c.max_bytes != 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "max_bytes=%llu is smaller "
+                             "than the first stage",
+                             (unsigned long long)c.max_bytes);
+        return st;
+    }
+    *impl = &s->o;
+    return AMQ_OK;
 }
 
-static void t_destroy(amq__obj *o) { amq_scalable_free((amq_scalable *)o); }
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq_scalable_add_hash((amq_scalable *)o, h);
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_scalable_contains_hash((const amq_scalable *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_scalable_contains_batch((const amq_scalable *)o, h, n, out);
-}
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    (void)op; /* union only: the caps keep intersect away */
-    return amq_scalable_union((amq_scalable *)dst, (const amq_scalable *)src);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_scalable_fpr_bound((const amq_scalable *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
-    const amq_scalable_config *c = &((const amq_scalable *)o)->cfg;
+    const scal_config *c = &((const amq_scalable *)o)->cfg;
     char eps[AMQ_REAL_TEXT_MAX], ratio[AMQ_REAL_TEXT_MAX];
     return amq__describe(buf, cap,
                          "n0=%llu,eps=%s,growth=%u,ratio=%s,"
@@ -394,7 +366,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     for (unsigned i = 0; i < s->nstages; i++) {
         amq__wr_u64(w, s->st[i].cap);
         amq__wr_f64(w, s->st[i].eps);
-        amq__partitioned_params_write(s->st[i].f, w);
+        amq__partitioned_params_write(&s->st[i].f->o, w);
     }
 }
 
@@ -402,7 +374,7 @@ static void t_payload_write(const amq__obj *o, uint8_t *dst) {
     const amq_scalable *s = (const amq_scalable *)o;
     for (unsigned i = 0; i < s->nstages; i++) {
         size_t b = amq__partitioned_bytes(s->st[i].f);
-        memcpy(dst, amq__partitioned_cwords(s->st[i].f), b);
+        memcpy(dst, s->st[i].f->words, b);
         dst += b;
     }
 }
@@ -414,8 +386,8 @@ typedef struct head_at {
 
 /* The header block, validated into cfg, the stage count and the total
  * item count. */
-static amq_status parse_head(amq__rd *r, amq_scalable_config *c,
-                             unsigned *stages, uint64_t *items, head_at *at) {
+static amq_status parse_head(amq__rd *r, scal_config *c, unsigned *stages,
+                             uint64_t *items, head_at *at) {
     uint32_t growth, max_stages, n;
     if (r->len < HEAD_LEN)
         return amq__rd_bad(r, r->base, "parameter block too short");
@@ -436,9 +408,9 @@ static amq_status parse_head(amq__rd *r, amq_scalable_config *c,
         return amq__rd_bad(r, at_fpr, "target rate out of range");
     if (growth == 0 || growth > 16)
         return amq__rd_bad(r, at_growth, "growth %u outside 1..16", growth);
-    if (max_stages == 0 || max_stages > AMQ_SCALABLE_MAX_STAGES)
+    if (max_stages == 0 || max_stages > SC_MAX_STAGES)
         return amq__rd_bad(r, at_max, "max_stages %u outside 1..%d", max_stages,
-                           AMQ_SCALABLE_MAX_STAGES);
+                           SC_MAX_STAGES);
     if (!(c->ratio > 0.0 && c->ratio < 1.0))
         return amq__rd_bad(r, at_ratio, "tightening ratio out of range");
     if (n == 0 || n > max_stages || r->len != HEAD_LEN + (size_t)STAGE_LEN * n)
@@ -481,7 +453,7 @@ static amq_status parse_stage(amq__rd *r, size_t left, stage_rec *st) {
 
 /* Every stage's shape; they must fill the payload, respect max_bytes and
  * add up to the total item count. */
-static amq_status parse_stages(amq__rd *r, const amq_scalable_config *c,
+static amq_status parse_stages(amq__rd *r, const scal_config *c,
                                unsigned stages, size_t len, uint64_t items,
                                const head_at *at_head, stage_rec *rec) {
     size_t used = 0;
@@ -508,11 +480,11 @@ static amq_status parse_stages(amq__rd *r, const amq_scalable_config *c,
 static amq_status t_load(const amq__type *self, amq__rd *r,
                          const uint8_t *payload, size_t len, bool view,
                          const amq_options *opt, amq__obj **out) {
-    amq_scalable_config c;
+    scal_config c;
     unsigned stages = 0;
     uint64_t items = 0;
     head_at at = {0, 0};
-    stage_rec rec[AMQ_SCALABLE_MAX_STAGES];
+    stage_rec rec[SC_MAX_STAGES];
     amq_scalable *s;
     (void)self;
     AMQ_RETURN_IF_ERR(parse_head(r, &c, &stages, &items, &at));
@@ -520,7 +492,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     AMQ_RETURN_IF_ERR(alloc_scalable(&c, opt, &s));
     amq_status e0 = reserve(s, stages);
     if (e0 != AMQ_OK) {
-        amq_scalable_free(s);
+        scal_destroy(&s->o);
         return e0;
     }
     for (unsigned i = 0; i < stages; i++) {
@@ -530,13 +502,13 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
             &s->o.mem, rec[i].slice, rec[i].k,
             view ? (const uint64_t *)(const void *)src : NULL, &st);
         if (e != AMQ_OK) {
-            amq_scalable_free(s);
+            scal_destroy(&s->o);
             return e;
         }
         if (!view)
-            memcpy(amq__partitioned_words(st), src, rec[i].bytes);
+            memcpy(st->words, src, rec[i].bytes);
         amq__partitioned_recount(st);
-        amq__partitioned_set_items(st, rec[i].items);
+        st->o.items = rec[i].items;
         s->st[i] = (scal_stage){st, rec[i].cap, rec[i].eps};
         s->nstages = i + 1;
         s->o.table_bytes += rec[i].bytes;
@@ -562,12 +534,12 @@ const amq__type amq__type_scalable = {
     .reads_text = "k per stage",
     .create = t_create,
     .load = t_load,
-    .destroy = t_destroy,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .merge = t_merge,
-    .fpr_bound = t_bound,
+    .destroy = scal_destroy,
+    .add = scal_add,
+    .contains = scal_contains,
+    .contains_batch = scal_batch,
+    .merge = scal_union,
+    .fpr_bound = scal_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -178,35 +178,6 @@ static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
     return AMQ_OK;
 }
 
-amq_status amq_stable_new(uint64_t capacity, double fpr, const amq_options *opt,
-                          amq_stable **out) {
-    unsigned k = 0;
-    uint64_t m;
-    amq__mem mem;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &m));
-    amq__mem_init(&mem, opt);
-    return alloc_stable(&mem, m, k, DEFAULT_MAX,
-                        stable_p(m, k, DEFAULT_MAX, fpr), NULL, out);
-}
-
-amq_status amq_stable_new_explicit(uint64_t m_cells, unsigned k, unsigned max,
-                                   uint64_t p, const amq_options *opt,
-                                   amq_stable **out) {
-    amq__mem mem;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (m_cells == 0 || m_cells > (UINT64_C(1) << 58))
-        return AMQ_ERR_INVALID;
-    amq__mem_init(&mem, opt);
-    return alloc_stable(&mem, round_cells(m_cells), k, max, p, NULL, out);
-}
-
-void amq_stable_free(amq_stable *s) { amq__obj_free(s ? &s->o : NULL); }
-
 /* ---- cells -------------------------------------------------------------- */
 
 /* The least significant bit of every w-bit lane. */
@@ -294,7 +265,8 @@ static inline uint64_t probe(const amq_stable *s, uint64_t h, unsigned i) {
     return amq__reduce64(h * amq__part_mul[i], s->m);
 }
 
-void amq_stable_add_hash(amq_stable *s, uint64_t h) {
+static amq_status stable_add(amq__obj *o, uint64_t h) {
+    amq_stable *s = (amq_stable *)o;
     if (s->p > 0) {
         uint64_t a = run_start(s, h), first = s->m - a;
         if (s->p <= first) {
@@ -313,26 +285,29 @@ void amq_stable_add_hash(amq_stable *s, uint64_t h) {
         *word = (*word & ~(cell_mask(s) << sh)) | (full << sh);
     }
     s->o.items++;
+    return AMQ_OK;
 }
 
-bool amq_stable_contains_hash(const amq_stable *s, uint64_t h) {
+static bool stable_contains(const amq__obj *o, uint64_t h) {
+    const amq_stable *s = (const amq_stable *)o;
     for (unsigned i = 0; i < s->k; i++)
         if (cell_get(s, probe(s, h, i)) == 0)
             return false;
     return true;
 }
 
-void amq_stable_contains_batch(const amq_stable *s, const uint64_t *h, size_t n,
-                               uint8_t *out) {
+static void stable_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                         uint8_t *out) {
+    const amq_stable *s = (const amq_stable *)o;
     size_t i = 0;
     for (; i + STABLE_BATCH <= n; i += STABLE_BATCH) {
         for (size_t j = 0; j < STABLE_BATCH; j++)
             amq__prefetch(&s->words[(probe(s, h[i + j], 0) * s->w) >> 6]);
         for (size_t j = 0; j < STABLE_BATCH; j++)
-            out[i + j] = amq_stable_contains_hash(s, h[i + j]);
+            out[i + j] = stable_contains(o, h[i + j]);
     }
     for (; i < n; i++)
-        out[i] = amq_stable_contains_hash(s, h[i]);
+        out[i] = stable_contains(o, h[i]);
 }
 
 /* Recount nonzero cells; false if a cell holds more than max. */
@@ -348,7 +323,10 @@ static bool recount(amq_stable *s) {
     return true;
 }
 
-double amq_stable_fpr_bound(const amq_stable *s) {
+/* (nonzero cells / m)^k: exact for a key never added, at the current
+ * state. */
+static double stable_bound(const amq__obj *o) {
+    const amq_stable *s = (const amq_stable *)o;
     return pow((double)s->nonzero / (double)s->m, (double)s->k);
 }
 
@@ -356,7 +334,6 @@ uint64_t amq_stable_cells(const amq_stable *s) { return s->m; }
 unsigned amq_stable_k(const amq_stable *s) { return s->k; }
 unsigned amq_stable_max(const amq_stable *s) { return s->max; }
 uint64_t amq_stable_p(const amq_stable *s) { return s->p; }
-uint64_t amq_stable_items(const amq_stable *s) { return s->o.items; }
 
 /* ---- the generic interface --------------------------------------------- */
 
@@ -443,20 +420,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    amq_stable_add_hash((amq_stable *)o, h);
-    return AMQ_OK;
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_stable_contains_hash((const amq_stable *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_stable_contains_batch((const amq_stable *)o, h, n, out);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_stable_fpr_bound((const amq_stable *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_stable *s = (const amq_stable *)o;
     return amq__describe(buf, cap, "m=%llu,k=%u,max=%u,p=%llu",
@@ -524,7 +487,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         memcpy(s->words, payload, len);
     s->o.items = items;
     if (!recount(s)) {
-        amq_stable_free(s);
+        amq__obj_free(&s->o);
         return amq__rd_bad(r, r->payload_at, "a cell exceeds max=%u", max);
     }
     *out = &s->o;
@@ -548,10 +511,10 @@ const amq__type amq__type_stable = {
     .reads_param = "k",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .fpr_bound = t_bound,
+    .add = stable_add,
+    .contains = stable_contains,
+    .contains_batch = stable_batch,
+    .fpr_bound = stable_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

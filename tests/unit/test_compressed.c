@@ -25,17 +25,17 @@ static double h2(double q) {
     return q <= 0 || q >= 1 ? 0 : -q * log2(q) - (1 - q) * log2(1 - q);
 }
 
-static void fill(amq_compressed *c, uint64_t seed, size_t n) {
+static void fill(amq_filter *f, uint64_t seed, size_t n) {
     uint64_t r = seed;
     for (size_t i = 0; i < n; i++)
-        amq_compressed_add_hash(c, check_next(&r));
+        CHECK_OK(amq_filter_add_hash(f, check_next(&r)));
 }
 
-static double measure(const amq_compressed *c, uint64_t seed, size_t t) {
+static double measure(const amq_filter *f, uint64_t seed, size_t t) {
     uint64_t r = seed;
     size_t fp = 0;
     for (size_t i = 0; i < t; i++)
-        fp += amq_compressed_contains_hash(c, check_next(&r));
+        fp += amq_filter_contains_hash(f, check_next(&r));
     return (double)fp / (double)t;
 }
 
@@ -48,21 +48,27 @@ static void tradeoff(void) {
     for (size_t e = 0; e < sizeof eps / sizeof eps[0]; e++) {
         double std_bits = amq_bloom_bits_for_fpr(eps[e]);
         for (unsigned k = 1; k <= 4; k++) {
-            amq_compressed *c = NULL;
+            amq_filter *f = NULL;
+            char spec[64];
             check_seed = 1000 * e + k;
             if (k == 1 && eps[e] < 0.001)
                 continue; /* 10^4 bits per key of working memory */
-            CHECK_OK(amq_compressed_new(n, eps[e], k, NULL, &c));
-            if (c == NULL)
+            snprintf(spec, sizeof spec, "compressed:k=%u", k);
+            CHECK_OK(amq_filter_new(spec, n, eps[e], NULL, &f, NULL));
+            const amq_compressed *c = amq_compressed_of(f);
+            if (c == NULL) {
+                amq_filter_free(f);
                 return;
-            fill(c, check_seed, n);
+            }
+            CHECK(amq_compressed_k(c) == k);
+            fill(f, check_seed, n);
             double mem = (double)amq_compressed_bits(c) / (double)n;
-            double bound = amq_compressed_fpr_bound(c);
+            double bound = amq_filter_fpr_bound(f);
             double fillq = pow(bound, 1.0 / k); /* every slice alike */
             double ent = mem * h2(fillq);
             double sent =
                 8.0 * (double)amq_compressed_encoded_bytes(c) / (double)n;
-            double meas = measure(c, ~check_seed, t);
+            double meas = measure(f, ~check_seed, t);
             double sigma = sqrt(bound / (double)t);
             CHECK_MSG(sent <= ent * 1.06 + 0.05 && sent >= ent * 0.97,
                       "eps %g k %u: sent %g vs entropy %g", eps[e], k, sent,
@@ -76,9 +82,17 @@ static void tradeoff(void) {
                           sent, std_bits);
             printf("%-7g %-3u %9.2f %9.2f %9.2f %9.2f %10.3g %10.3g\n", eps[e],
                    k, mem, ent, sent, std_bits, bound, meas);
-            amq_compressed_free(c);
+            amq_filter_free(f);
         }
     }
+}
+
+/* "compressed:z=Z" for n keys; the target fpr is not used by the z=
+ * design, but amq_filter_new wants one with a capacity. */
+static amq_status for_size(uint64_t n, double z, amq_filter **out) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "compressed:z=%g", z);
+    return amq_filter_new(spec, n, n != 0 ? 0.01 : 0.0, NULL, out, NULL);
 }
 
 /* A transmission budget of z bits per key: the design's FPR beats the
@@ -87,14 +101,17 @@ static void budget(void) {
     static const double zs[] = {6, 8, 12};
     size_t n = check_quick() ? 20000 : 100000;
     for (size_t i = 0; i < 3; i++) {
-        amq_compressed *c = NULL;
+        amq_filter *f = NULL;
         check_seed = 50 + i;
-        CHECK_OK(amq_compressed_new_for_size(n, zs[i], NULL, &c));
-        if (c == NULL)
+        CHECK_OK(for_size(n, zs[i], &f));
+        const amq_compressed *c = amq_compressed_of(f);
+        if (c == NULL) {
+            amq_filter_free(f);
             return;
-        fill(c, check_seed, n);
+        }
+        fill(f, check_seed, n);
         double sent = 8.0 * (double)amq_compressed_encoded_bytes(c) / (double)n;
-        double bound = amq_compressed_fpr_bound(c);
+        double bound = amq_filter_fpr_bound(f);
         double std = amq_bloom_fpr(zs[i], 1, amq_bloom_optimal_k(zs[i]));
         CHECK_MSG(bound < std * 0.9, "z=%g: %g vs standard %g", zs[i], bound,
                   std);
@@ -103,12 +120,12 @@ static void budget(void) {
                "FPR %.4g vs standard %.4g\n",
                zs[i], amq_compressed_k(c),
                (double)amq_compressed_bits(c) / (double)n, sent, bound, std);
-        amq_compressed_free(c);
+        amq_filter_free(f);
     }
-    amq_compressed *c = NULL;
-    CHECK_STATUS(amq_compressed_new_for_size(100, 0.5, NULL, &c),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_compressed_new_for_size(0, 8, NULL, &c), AMQ_ERR_INVALID);
+    amq_filter *f = NULL;
+    CHECK_STATUS(for_size(100, 0.5, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(for_size(0, 8, &f), AMQ_ERR_SPEC);
+    CHECK(f == NULL);
 }
 
 static uint64_t payload_len(const uint8_t *frame) {

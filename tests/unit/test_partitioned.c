@@ -15,58 +15,76 @@
 
 #include "check.h"
 
-static void fill(amq_partitioned *p, uint64_t seed, size_t from, size_t to) {
+static void fill(amq_filter *f, uint64_t seed, size_t from, size_t to) {
     uint64_t s = seed;
     for (size_t i = 0; i < to; i++) {
         uint64_t h = check_next(&s);
         if (i >= from)
-            amq_partitioned_add_hash(p, h);
+            CHECK_OK(amq_filter_add_hash(f, h));
     }
 }
 
-static size_t missing(const amq_partitioned *p, uint64_t seed, size_t from,
+static size_t missing(const amq_filter *f, uint64_t seed, size_t from,
                       size_t to) {
     uint64_t s = seed;
     size_t miss = 0;
     for (size_t i = 0; i < to; i++) {
         uint64_t h = check_next(&s);
         if (i >= from)
-            miss += !amq_partitioned_contains_hash(p, h);
+            miss += !amq_filter_contains_hash(f, h);
     }
     return miss;
 }
 
-static double measure(const amq_partitioned *p, uint64_t seed, size_t t) {
+static double measure(const amq_filter *f, uint64_t seed, size_t t) {
     uint64_t s = seed;
     size_t fp = 0;
     for (size_t i = 0; i < t; i++)
-        fp += amq_partitioned_contains_hash(p, check_next(&s));
+        fp += amq_filter_contains_hash(f, check_next(&s));
     return (double)fp / (double)t;
 }
 
+/* "partitioned" sized for (n, eps). */
+static amq_filter *sized(uint64_t n, double eps) {
+    amq_filter *f = NULL;
+    CHECK_OK(amq_filter_new("partitioned", n, eps, NULL, &f, NULL));
+    return f;
+}
+
 static void test_one_bit_per_slice(void) {
-    amq_partitioned *p = NULL;
+    amq_filter *f = NULL;
     check_seed = 1;
-    CHECK_OK(amq_partitioned_new_explicit(64 * 5, 5, NULL, &p));
-    if (p == NULL)
+    CHECK_OK(amq_filter_new("partitioned:m=320,k=5", 0, 0.0, NULL, &f, NULL));
+    const amq_partitioned *p = amq_partitioned_of(f);
+    CHECK(p != NULL);
+    if (p == NULL) {
+        amq_filter_free(f);
         return;
+    }
     CHECK(amq_partitioned_bits(p) == 320 && amq_partitioned_k(p) == 5);
-    CHECK(amq_partitioned_fpr_bound(p) == 0.0);
-    amq_partitioned_add_hash(p, 0x1234567890abcdefULL);
+    CHECK(amq_filter_fpr_bound(f) == 0.0);
+    CHECK_OK(amq_filter_add_hash(f, 0x1234567890abcdefULL));
     /* exactly one bit in each of the five 64-bit slices */
-    CHECK_MSG(fabs(amq_partitioned_fpr_bound(p) - pow(1.0 / 64, 5)) < 1e-20,
-              "bound %g", amq_partitioned_fpr_bound(p));
-    amq_partitioned_add_hash(p, 0x1234567890abcdefULL); /* idempotent bits */
-    CHECK(fabs(amq_partitioned_fpr_bound(p) - pow(1.0 / 64, 5)) < 1e-20);
-    CHECK(amq_partitioned_items(p) == 2);
-    amq_partitioned_free(p);
-    amq_partitioned_free(NULL);
-    CHECK_STATUS(amq_partitioned_new_explicit(64, 0, NULL, &p),
+    CHECK_MSG(fabs(amq_filter_fpr_bound(f) - pow(1.0 / 64, 5)) < 1e-20,
+              "bound %g", amq_filter_fpr_bound(f));
+    /* idempotent bits */
+    CHECK_OK(amq_filter_add_hash(f, 0x1234567890abcdefULL));
+    CHECK(fabs(amq_filter_fpr_bound(f) - pow(1.0 / 64, 5)) < 1e-20);
+    CHECK(amq_filter_items(f) == 2);
+    amq_filter_free(f);
+    amq_filter_free(NULL);
+    CHECK(amq_partitioned_of(NULL) == NULL);
+    f = NULL;
+    CHECK_STATUS(amq_filter_new("partitioned:m=64,k=0", 0, 0.0, NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_new("partitioned:m=64,k=65", 0, 0.0, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("partitioned", 0, 0.01, NULL, &f, NULL),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_partitioned_new_explicit(64, 65, NULL, &p),
+    CHECK_STATUS(amq_filter_new("partitioned", 10, 1.0, NULL, &f, NULL),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_partitioned_new(0, 0.01, NULL, &p), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_partitioned_new(10, 1.0, NULL, &p), AMQ_ERR_INVALID);
+    CHECK(f == NULL);
 }
 
 static void test_fpr(void) {
@@ -74,17 +92,19 @@ static void test_fpr(void) {
     size_t n = check_quick() ? 50000 : 500000,
            t = check_quick() ? 200000 : 2000000;
     for (size_t e = 0; e < 2; e++) {
-        amq_partitioned *p = NULL;
         check_seed = 10 + e;
-        CHECK_OK(amq_partitioned_new(n, eps[e], NULL, &p));
-        if (p == NULL)
+        amq_filter *f = sized(n, eps[e]);
+        const amq_partitioned *p = amq_partitioned_of(f);
+        if (p == NULL) {
+            amq_filter_free(f);
             return;
-        fill(p, check_seed, 0, n);
-        CHECK(missing(p, check_seed, 0, n) == 0);
-        double m = measure(p, ~check_seed, t);
+        }
+        fill(f, check_seed, 0, n);
+        CHECK(missing(f, check_seed, 0, n) == 0);
+        double m = measure(f, ~check_seed, t);
         double theory = amq_partitioned_fpr((double)amq_partitioned_bits(p),
                                             (double)n, amq_partitioned_k(p));
-        double bound = amq_partitioned_fpr_bound(p);
+        double bound = amq_filter_fpr_bound(f);
         double sigma = sqrt(theory * (1 - theory) / (double)t);
         CHECK_MSG(fabs(m - theory) <= 0.05 * theory + 3 * sigma,
                   "eps %g: measured %g theory %g", eps[e], m, theory);
@@ -95,9 +115,10 @@ static void test_fpr(void) {
         double classic = amq_bloom_fpr((double)amq_partitioned_bits(p),
                                        (double)n, amq_partitioned_k(p));
         CHECK(theory >= classic && theory <= classic * 1.01);
-        double est = amq_partitioned_estimate_items(p);
+        double est = 0.0;
+        CHECK_OK(amq_filter_estimate_items(f, &est));
         CHECK_MSG(fabs(est / (double)n - 1) < 0.02, "estimate %g", est);
-        amq_partitioned_free(p);
+        amq_filter_free(f);
     }
 }
 
@@ -107,15 +128,14 @@ static void test_small(void) {
     double measured = 0, bound = 0;
     int reps = 20;
     for (int r = 0; r < reps; r++) {
-        amq_partitioned *p = NULL;
         check_seed = 100 + (uint64_t)r;
-        CHECK_OK(amq_partitioned_new(3, 0.05, NULL, &p));
-        if (p == NULL)
+        amq_filter *f = sized(3, 0.05);
+        if (f == NULL)
             return;
-        fill(p, check_seed, 0, 3);
-        measured += measure(p, ~check_seed, t);
-        bound += amq_partitioned_fpr_bound(p);
-        amq_partitioned_free(p);
+        fill(f, check_seed, 0, 3);
+        measured += measure(f, ~check_seed, t);
+        bound += amq_filter_fpr_bound(f);
+        amq_filter_free(f);
     }
     measured /= reps;
     bound /= reps;
@@ -125,69 +145,65 @@ static void test_small(void) {
 }
 
 static void test_merge(void) {
-    amq_partitioned *a = NULL, *b = NULL, *all = NULL, *x = NULL, *other = NULL;
     const size_t n = 20000;
     check_seed = 30;
-    CHECK_OK(amq_partitioned_new(2 * n, 0.01, NULL, &a));
-    CHECK_OK(amq_partitioned_new(2 * n, 0.01, NULL, &b));
-    CHECK_OK(amq_partitioned_new(2 * n, 0.01, NULL, &all));
-    CHECK_OK(amq_partitioned_new(2 * n, 0.01, NULL, &x));
-    CHECK_OK(amq_partitioned_new(3 * n, 0.01, NULL, &other));
+    amq_filter *a = sized(2 * n, 0.01), *b = sized(2 * n, 0.01);
+    amq_filter *all = sized(2 * n, 0.01), *x = sized(2 * n, 0.01);
+    amq_filter *other = sized(3 * n, 0.01);
     if (!a || !b || !all || !x || !other)
         goto out;
     fill(a, 30, 0, n);         /* A = [0, n)       */
     fill(b, 30, n / 2, 2 * n); /* B = [n/2, 2n)    */
     fill(all, 30, 0, 2 * n);
     fill(x, 30, 0, n);
-    CHECK_OK(amq_partitioned_union(a, b));
-    CHECK_OK(amq_partitioned_intersect(x, b));
+    CHECK_OK(amq_filter_union(a, b));
+    CHECK_OK(amq_filter_intersect(x, b));
     CHECK(missing(x, 30, n / 2, n) == 0);
     uint64_t s = 31;
     size_t differ = 0, law = 0;
     for (size_t i = 0; i < 200000; i++) {
         uint64_t h = check_next(&s);
-        differ += amq_partitioned_contains_hash(a, h) !=
-                  amq_partitioned_contains_hash(all, h);
-        law += amq_partitioned_contains_hash(x, h) &&
-               !amq_partitioned_contains_hash(b, h);
+        differ +=
+            amq_filter_contains_hash(a, h) != amq_filter_contains_hash(all, h);
+        law +=
+            amq_filter_contains_hash(x, h) && !amq_filter_contains_hash(b, h);
     }
     CHECK_MSG(differ == 0, "union differs from the filter of A u B on %zu",
               differ);
     CHECK(law == 0);
-    CHECK(amq_partitioned_fpr_bound(a) == amq_partitioned_fpr_bound(all));
-    CHECK_STATUS(amq_partitioned_union(a, other), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_partitioned_intersect(a, other), AMQ_ERR_INCOMPATIBLE);
+    CHECK(amq_filter_fpr_bound(a) == amq_filter_fpr_bound(all));
+    CHECK_STATUS(amq_filter_union(a, other), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_intersect(a, other), AMQ_ERR_INCOMPATIBLE);
 out:
-    amq_partitioned_free(a);
-    amq_partitioned_free(b);
-    amq_partitioned_free(all);
-    amq_partitioned_free(x);
-    amq_partitioned_free(other);
+    amq_filter_free(a);
+    amq_filter_free(b);
+    amq_filter_free(all);
+    amq_filter_free(x);
+    amq_filter_free(other);
 }
 
 static void test_batch(void) {
-    amq_partitioned *p = NULL;
     enum { N = 1003 };
     uint64_t h[N], s = 40;
     uint8_t out[N];
     check_seed = 40;
-    CHECK_OK(amq_partitioned_new(400, 0.05, NULL, &p));
-    if (p == NULL)
+    amq_filter *f = sized(400, 0.05);
+    if (f == NULL)
         return;
-    fill(p, 40, 0, 400);
+    fill(f, 40, 0, 400);
     for (size_t i = 0; i < N; i++)
         h[i] = i % 2 ? check_next(&s) : h[i / 4];
     s = 40;
     for (size_t i = 0; i < 300; i++)
         h[3 * i] = check_next(&s); /* a third present */
-    amq_partitioned_contains_batch(p, h, N, out);
+    amq_filter_contains_batch(f, h, N, out);
     size_t bad = 0, pos = 0;
     for (size_t i = 0; i < N; i++) {
-        bad += out[i] != (uint8_t)amq_partitioned_contains_hash(p, h[i]);
+        bad += out[i] != (uint8_t)amq_filter_contains_hash(f, h[i]);
         pos += out[i];
     }
     CHECK(bad == 0 && pos >= 300);
-    amq_partitioned_free(p);
+    amq_filter_free(f);
 }
 
 /* Through the generic interface: spec parameters and describe. */

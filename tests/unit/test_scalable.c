@@ -16,38 +16,47 @@
 
 #include "check.h"
 
-static double measure(const amq_scalable *s, uint64_t seed, size_t t) {
+static double measure(const amq_filter *f, uint64_t seed, size_t t) {
     uint64_t r = seed;
     size_t fp = 0;
     for (size_t i = 0; i < t; i++)
-        fp += amq_scalable_contains_hash(s, check_next(&r));
+        fp += amq_filter_contains_hash(f, check_next(&r));
     return (double)fp / (double)t;
 }
 
-static size_t missing(const amq_scalable *s, uint64_t seed, size_t n) {
+static size_t missing(const amq_filter *f, uint64_t seed, size_t n) {
     uint64_t r = seed;
     size_t miss = 0;
     for (size_t i = 0; i < n; i++)
-        miss += !amq_scalable_contains_hash(s, check_next(&r));
+        miss += !amq_filter_contains_hash(f, check_next(&r));
     return miss;
+}
+
+/* Stages opened so far (0 if f is not a scalable filter). */
+static unsigned stages_of(const amq_filter *f) {
+    const amq_scalable *s = amq_scalable_of(f);
+    return s != NULL ? amq_scalable_stages(s) : 0;
 }
 
 static void growth_case(unsigned growth, double ratio, double eps,
                         size_t full_n) {
-    amq_scalable_config c = {
-        .initial_capacity = 1000, .fpr = eps, .growth = growth, .ratio = ratio};
-    amq_scalable *s = NULL;
+    char spec[128];
+    amq_filter *f = NULL;
     size_t n = check_quick() ? full_n / 10 : full_n;
     size_t t = check_quick() ? 100000 : 400000;
     check_seed = 1000 * growth + (uint64_t)(ratio * 100);
-    CHECK_OK(amq_scalable_new(&c, NULL, &s));
-    if (s == NULL)
+    snprintf(spec, sizeof spec, "scalable:growth=%u,ratio=%g", growth, ratio);
+    CHECK_OK(amq_filter_new(spec, 1000, eps, NULL, &f, NULL));
+    const amq_scalable *s = amq_scalable_of(f);
+    if (s == NULL) {
+        amq_filter_free(f);
         return;
+    }
     uint64_t r = check_seed;
     unsigned stages = 1;
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
-        amq_status st = amq_scalable_add_hash(s, check_next(&r));
+        amq_status st = amq_filter_add_hash(f, check_next(&r));
         if (st != AMQ_OK) {
             CHECK_OK(st);
             break;
@@ -55,7 +64,7 @@ static void growth_case(unsigned growth, double ratio, double eps,
         if (amq_scalable_stages(s) != stages || i + 1 == n) {
             stages = amq_scalable_stages(s);
             double sum = amq_scalable_target_sum(s);
-            double bound = amq_scalable_fpr_bound(s);
+            double bound = amq_filter_fpr_bound(f);
             CHECK_MSG(sum < eps, "g=%u r=%g: targets sum to %g >= %g", growth,
                       ratio, sum, eps);
             CHECK_MSG(bound <= eps * 1.05,
@@ -66,10 +75,10 @@ static void growth_case(unsigned growth, double ratio, double eps,
                 worst = bound;
         }
     }
-    CHECK(amq_scalable_items(s) == n);
-    CHECK_MSG(missing(s, check_seed, n) == 0, "false negatives");
-    double m = measure(s, ~check_seed, t);
-    double bound = amq_scalable_fpr_bound(s);
+    CHECK(amq_filter_items(f) == n);
+    CHECK_MSG(missing(f, check_seed, n) == 0, "false negatives");
+    double m = measure(f, ~check_seed, t);
+    double bound = amq_filter_fpr_bound(f);
     double sigma = sqrt(bound * (1 - bound) / (double)t);
     CHECK_MSG(m <= bound * 1.02 + 4 * sigma + 3.0 / (double)t,
               "measured %g > bound %g", m, bound);
@@ -86,8 +95,8 @@ static void growth_case(unsigned growth, double ratio, double eps,
     printf("scalable g=%u r=%.2f eps=%g: %zu keys, %u stages, %.2f bits/key, "
            "bound %.3g (worst %.3g), measured %.3g\n",
            growth, ratio, eps, n, amq_scalable_stages(s),
-           8.0 * (double)amq_scalable_bytes(s) / (double)n, bound, worst, m);
-    amq_scalable_free(s);
+           8.0 * (double)amq_filter_size_bytes(f) / (double)n, bound, worst, m);
+    amq_filter_free(f);
 }
 
 static uint8_t *frame_of(const amq_filter *f, size_t *len) {
@@ -168,53 +177,56 @@ static void test_caps(void) {
 }
 
 static void test_union(void) {
-    amq_scalable_config c = {.initial_capacity = 500, .fpr = 0.01};
-    amq_scalable *a = NULL, *b = NULL, *o = NULL;
+    amq_filter *a = NULL, *b = NULL, *o = NULL;
     check_seed = 9;
-    CHECK_OK(amq_scalable_new(&c, NULL, &a));
-    CHECK_OK(amq_scalable_new(&c, NULL, &b));
-    c.ratio = 0.8;
-    CHECK_OK(amq_scalable_new(&c, NULL, &o));
+    CHECK_OK(amq_filter_new("scalable", 500, 0.01, NULL, &a, NULL));
+    CHECK_OK(amq_filter_new("scalable", 500, 0.01, NULL, &b, NULL));
+    CHECK_OK(amq_filter_new("scalable:ratio=0.8", 500, 0.01, NULL, &o, NULL));
     if (!a || !b || !o)
         goto out;
     uint64_t r = 9;
     for (int i = 0; i < 600; i++)
-        CHECK_OK(amq_scalable_add_hash(a, check_next(&r)));
+        CHECK_OK(amq_filter_add_hash(a, check_next(&r)));
     for (int i = 0; i < 5000; i++)
-        CHECK_OK(amq_scalable_add_hash(b, check_next(&r)));
-    CHECK(amq_scalable_stages(a) == 2 && amq_scalable_stages(b) == 4);
-    CHECK_OK(amq_scalable_union(a, b));
-    CHECK(amq_scalable_stages(a) == 4 && amq_scalable_items(a) == 5600);
-    CHECK(amq_scalable_bytes(a) == amq_scalable_bytes(b));
+        CHECK_OK(amq_filter_add_hash(b, check_next(&r)));
+    CHECK(stages_of(a) == 2 && stages_of(b) == 4);
+    CHECK_OK(amq_filter_union(a, b));
+    CHECK(stages_of(a) == 4 && amq_filter_items(a) == 5600);
+    CHECK(amq_filter_size_bytes(a) == amq_filter_size_bytes(b));
     CHECK(missing(a, 9, 5600) == 0);
-    CHECK(amq_scalable_fpr_bound(a) >= amq_scalable_fpr_bound(b));
-    CHECK_STATUS(amq_scalable_union(a, o), AMQ_ERR_INCOMPATIBLE);
+    CHECK(amq_filter_fpr_bound(a) >= amq_filter_fpr_bound(b));
+    CHECK_STATUS(amq_filter_union(a, o), AMQ_ERR_INCOMPATIBLE);
     /* the union keeps growing */
     for (int i = 0; i < 3000; i++)
-        CHECK_OK(amq_scalable_add_hash(a, check_next(&r)));
+        CHECK_OK(amq_filter_add_hash(a, check_next(&r)));
     CHECK(missing(a, 9, 8600) == 0);
 out:
-    amq_scalable_free(a);
-    amq_scalable_free(b);
-    amq_scalable_free(o);
+    amq_filter_free(a);
+    amq_filter_free(b);
+    amq_filter_free(o);
 }
 
+/* Out-of-range configurations are refused, through the spec keys or the
+ * target. */
 static void test_config(void) {
-    amq_scalable *s = NULL;
-    amq_scalable_config c = {.initial_capacity = 0, .fpr = 0.01};
-    CHECK_STATUS(amq_scalable_new(&c, NULL, &s), AMQ_ERR_INVALID);
-    c.initial_capacity = 10;
-    c.ratio = 1.0;
-    CHECK_STATUS(amq_scalable_new(&c, NULL, &s), AMQ_ERR_INVALID);
-    c.ratio = 0.0;
-    c.growth = 17;
-    CHECK_STATUS(amq_scalable_new(&c, NULL, &s), AMQ_ERR_INVALID);
-    c.growth = 0;
-    c.max_stages = 65;
-    CHECK_STATUS(amq_scalable_new(&c, NULL, &s), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_scalable_new(NULL, NULL, &s), AMQ_ERR_INVALID);
-    amq_scalable_free(NULL);
     amq_filter *f = NULL;
+    CHECK_STATUS(amq_filter_new("scalable", 0, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_filter_new("scalable:n0=0,eps=0.01", 0, 0.0, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("scalable:ratio=1", 10, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("scalable:growth=17", 10, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_new("scalable:max_stages=65", 10, 0.01, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("scalable", 10, 0.01, NULL, NULL, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    amq_filter_free(NULL);
+    CHECK(amq_scalable_of(NULL) == NULL);
     char buf[256];
     CHECK_OK(amq_filter_new("scalable:growth=4,ratio=0.9", 100, 0.001, NULL, &f,
                             NULL));

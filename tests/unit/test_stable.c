@@ -54,56 +54,65 @@ static void test_formulas(void) {
               z);
 }
 
-static void fill(amq_stable *s, uint64_t *rng, size_t n) {
+static void fill(amq_filter *f, uint64_t *rng, size_t n) {
     for (size_t i = 0; i < n; i++)
-        amq_stable_add_hash(s, check_next(rng));
+        CHECK_OK(amq_filter_add_hash(f, check_next(rng)));
 }
 
-static double measure(const amq_stable *s, uint64_t seed, size_t t) {
+static double measure(const amq_filter *f, uint64_t seed, size_t t) {
     uint64_t r = seed;
     size_t fp = 0;
     for (size_t i = 0; i < t; i++)
-        fp += amq_stable_contains_hash(s, check_next(&r));
+        fp += amq_filter_contains_hash(f, check_next(&r));
     return (double)fp / (double)t;
+}
+
+/* "stable:m=M,k=K,max=MAX,p=P": explicit, no capacity. */
+static amq_status explicit_stable(uint64_t m, unsigned k, unsigned max,
+                                  uint64_t p, amq_filter **out) {
+    char spec[128];
+    snprintf(spec, sizeof spec, "stable:m=%llu,k=%u,max=%u,p=%llu",
+             (unsigned long long)m, k, max, (unsigned long long)p);
+    return amq_filter_new(spec, 0, 0.0, NULL, out, NULL);
 }
 
 static void convergence_case(unsigned max, unsigned k, double target) {
     uint64_t m = check_quick() ? 8192 : 32768;
     size_t t = check_quick() ? 100000 : 400000;
     double p = round(amq_stable_p_for((double)m, k, max, target));
-    amq_stable *s = NULL;
+    amq_filter *f = NULL;
     check_seed = 100 + max;
-    CHECK_OK(amq_stable_new_explicit(m, k, max, (uint64_t)p, NULL, &s));
-    if (s == NULL)
+    CHECK_OK(explicit_stable(m, k, max, (uint64_t)p, &f));
+    if (f == NULL)
         return;
     double stable = amq_stable_fpr((double)m, k, max, p);
     double z = amq_stable_zero_fraction((double)m, k, max, p);
     uint64_t rng = check_seed;
-    fill(s, &rng, (size_t)(20 * m));
+    fill(f, &rng, (size_t)(20 * m));
     /* the exact bound tells the fill: (nonzero/m)^k */
-    double nonzero = pow(amq_stable_fpr_bound(s), 1.0 / k);
+    double nonzero = pow(amq_filter_fpr_bound(f), 1.0 / k);
     double zeros = 1 - nonzero;
     CHECK_MSG(fabs(zeros / z - 1) < 0.03,
               "max %u k %u p %g: zeros %g vs "
               "limit %g",
               max, k, p, zeros, z);
-    double meas = measure(s, ~check_seed, t);
+    double meas = measure(f, ~check_seed, t);
     double sigma = sqrt(stable * (1 - stable) / (double)t);
     CHECK_MSG(fabs(meas - stable) <= 0.10 * stable + 4 * sigma,
               "max %u k %u p %g: measured %g vs stable FPR %g", max, k, p, meas,
               stable);
-    double bound = amq_stable_fpr_bound(s);
+    double bound = amq_filter_fpr_bound(f);
     CHECK_MSG(meas <= bound * 1.02 + 4 * sigma, "measured %g bound %g", meas,
               bound);
     /* ... and it stays there: another 5 m adds move it by little */
-    fill(s, &rng, (size_t)(5 * m));
-    double later = measure(s, check_seed * 3, t);
+    fill(f, &rng, (size_t)(5 * m));
+    double later = measure(f, check_seed * 3, t);
     CHECK_MSG(fabs(later - stable) <= 0.10 * stable + 4 * sigma,
               "drifted to %g from %g", later, stable);
     printf("stable max=%u k=%u p=%g m=%llu: stable FPR %.4f, measured %.4f "
            "(then %.4f), zeros %.4f vs %.4f\n",
            max, k, p, (unsigned long long)m, stable, meas, later, zeros, z);
-    amq_stable_free(s);
+    amq_filter_free(f);
 }
 
 static void test_convergence(void) {
@@ -115,28 +124,27 @@ static void test_convergence(void) {
 
 /* The newest key always answers yes, even when each add wipes the array. */
 static void test_last_key(void) {
-    amq_stable *s = NULL;
+    amq_filter *f = NULL;
     check_seed = 3;
-    CHECK_OK(amq_stable_new_explicit(128, 4, 1, 128, NULL, &s));
-    if (s == NULL)
+    CHECK_OK(explicit_stable(128, 4, 1, 128, &f));
+    if (f == NULL)
         return;
     uint64_t r = 3;
     size_t bad = 0;
     for (int i = 0; i < 10000; i++) {
         uint64_t h = check_next(&r);
-        amq_stable_add_hash(s, h);
-        bad += !amq_stable_contains_hash(s, h);
+        CHECK_OK(amq_filter_add_hash(f, h));
+        bad += !amq_filter_contains_hash(f, h);
         /* p = m: everything else was decremented to 0 first */
-        bad += amq_stable_fpr_bound(s) > pow(4.0 / 128, 4) + 1e-15;
+        bad += amq_filter_fpr_bound(f) > pow(4.0 / 128, 4) + 1e-15;
     }
     CHECK_MSG(bad == 0, "%zu misses of the newest key", bad);
-    amq_stable_free(s);
-    CHECK_STATUS(amq_stable_new_explicit(128, 4, 1, 129, NULL, &s),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_stable_new_explicit(128, 4, 256, 1, NULL, &s),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_stable_new_explicit(128, 0, 3, 1, NULL, &s),
-                 AMQ_ERR_INVALID);
+    amq_filter_free(f);
+    f = NULL;
+    CHECK_STATUS(explicit_stable(128, 4, 1, 129, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(explicit_stable(128, 4, 256, 1, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(explicit_stable(128, 0, 3, 1, &f), AMQ_ERR_SPEC);
+    CHECK(f == NULL);
 }
 
 /* horizon=2: nothing lost within 2n adds, the old forgotten later, memory
@@ -205,11 +213,14 @@ static double pois_below(double lambda, unsigned t) {
  * decremented p/m per add; being set again by later keys only helps). */
 static void test_default_design(void) {
     const size_t n = check_quick() ? 4000 : 20000;
-    amq_stable *s = NULL;
+    amq_filter *f = NULL;
     check_seed = 7;
-    CHECK_OK(amq_stable_new(n, 0.01, NULL, &s));
-    if (s == NULL)
+    CHECK_OK(amq_filter_new("stable", n, 0.01, NULL, &f, NULL));
+    const amq_stable *s = amq_stable_of(f);
+    if (s == NULL) {
+        amq_filter_free(f);
         return;
+    }
     uint64_t m = amq_stable_cells(s), p = amq_stable_p(s);
     unsigned k = amq_stable_k(s);
     CHECK(amq_stable_max(s) == 3);
@@ -221,19 +232,19 @@ static void test_default_design(void) {
     const size_t total = 20 * n, window = n / 10;
     uint64_t *keys = malloc(total * sizeof *keys), r = 7;
     if (keys == NULL) {
-        amq_stable_free(s);
+        amq_filter_free(f);
         return;
     }
     for (size_t i = 0; i < total; i++) {
         keys[i] = check_next(&r);
-        amq_stable_add_hash(s, keys[i]);
+        CHECK_OK(amq_filter_add_hash(f, keys[i]));
     }
-    CHECK(amq_stable_contains_hash(s, keys[total - 1]));
+    CHECK(amq_filter_contains_hash(f, keys[total - 1]));
     /* Retention by age, in ten bands of the last n adds. */
     for (size_t band = 0; band < 10; band++) {
         size_t kept = 0;
         for (size_t a = band * window; a < (band + 1) * window; a++)
-            kept += amq_stable_contains_hash(s, keys[total - 1 - a]);
+            kept += amq_filter_contains_hash(f, keys[total - 1 - a]);
         double age = ((double)band + 1) * (double)window;
         double floor_p = pow(pois_below(age * (double)p / (double)m, 3), k);
         double w = (double)window, got = (double)kept / w;
@@ -244,18 +255,18 @@ static void test_default_design(void) {
     /* The rate for keys never added, at the stable point. */
     size_t fp = 0, trials = check_quick() ? 100000 : 400000;
     for (size_t i = 0; i < trials; i++)
-        fp += amq_stable_contains_hash(s, check_next(&r));
+        fp += amq_filter_contains_hash(f, check_next(&r));
     double meas = (double)fp / (double)trials, t = (double)trials;
     CHECK_MSG(fabs(meas - stable) <=
                   0.10 * stable + 4 * sqrt(stable * (1 - stable) / t),
               "measured %g, stable FPR %g", meas, stable);
-    CHECK(meas <= amq_stable_fpr_bound(s) * 1.1 + 4 * sqrt(stable / t));
+    CHECK(meas <= amq_filter_fpr_bound(f) * 1.1 + 4 * sqrt(stable / t));
     printf("stable default n=%zu eps=0.01: m=%llu (2-bit cells, %.2f bits "
            "per key) k=%u p=%llu, stable FPR %.4f, measured %.4f\n",
            n, (unsigned long long)m, 2.0 * (double)m / (double)n, k,
            (unsigned long long)p, stable, meas);
     free(keys);
-    amq_stable_free(s);
+    amq_filter_free(f);
 }
 
 static void test_generic(void) {
