@@ -1,7 +1,7 @@
 /*
  * amq/query.h — one-key queries compiled into the caller's loop.
  *
- * amq_xor_contains_hash, like every library entry point, is a call: the
+ * amq_filter_contains_hash, like every library entry point, is a call: the
  * caller's loop jumps into the library, the library jumps to the kernel
  * chosen for the filter's shape, and back. In cache that costs a few
  * nanoseconds. Far beyond cache it costs more than it seems: a loop of
@@ -136,13 +136,13 @@ typedef struct amq_fuse8_query {
     uint32_t reserved;  /* 0                                        */
 } amq_fuse8_query;
 
-/* Fills *q for f, a filter built by amq_fuse_build(..., 8, 3, ...) (the
- * spec "fuse8"). Errors: AMQ_ERR_INVALID (NULL arguments),
+/* Fills *q for f, the structure of a filter of type "fuse8"
+ * (amq_xor_of). Errors: AMQ_ERR_INVALID (NULL arguments),
  * AMQ_ERR_UNSUPPORTED (any other width or ways, an xor filter, an empty
  * filter, a small one grown to a segment length that is not a power of
  * two, or one of slot mapping 0, loaded from a frame saved before mapping
- * 1; for those, amq_xor_contains_hash, or build the filter again). *q is
- * unchanged on error. */
+ * 1; for those, amq_filter_contains_hash, or build the filter again). *q
+ * is unchanged on error. */
 AMQ_API amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q);
 
 /* The same for a generic filter of type "fuse8" (built, loaded or a view;
@@ -153,7 +153,7 @@ AMQ_API amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q);
 AMQ_API amq_status amq_filter_fuse8_query(const amq_filter *f,
                                           amq_fuse8_query *q);
 
-/* Exactly amq_xor_contains_hash(f, h) for the f that q was made from
+/* Exactly amq_filter_contains_hash(f, h) for the f that q was made from
  * (slot mapping 1: one mapping, so no branch per key; compilers do not
  * hoist a branch on the mapping out of the caller's loop). */
 static inline bool amq_fuse8_query_contains(const amq_fuse8_query *q,
@@ -185,13 +185,14 @@ typedef struct amq_cuckoo_query {
     uint32_t xor_form;    /* 1: b1 xor A; 0: (A - b1) mod m          */
 } amq_cuckoo_query;
 
-/* Fills *q for f: a cuckoo or vacuum filter of one table that cannot grow
- * (made without growth: not "cuckoo:grow=1"), fingerprints of at most 16
- * bits, big enough to carry its alternate table (at least 64 x 2^(f + 2)
- * bytes: 1 MiB at f = 12, where the table outgrows the caches and a
- * call's cost shows), made without AMQ_OPT_SCALAR. Errors:
+/* Fills *q for f (amq_cuckoo_of): a cuckoo or vacuum filter of one table
+ * that cannot grow (made without growth: not "cuckoo:grow=1"),
+ * fingerprints of at most 16 bits, big enough to carry its alternate
+ * table (at least 64 x 2^(f + 2) bytes: 1 MiB at f = 12, where the table
+ * outgrows the caches and a call's cost shows), made without
+ * AMQ_OPT_SCALAR. Errors:
  * AMQ_ERR_INVALID (NULL arguments), AMQ_ERR_UNSUPPORTED (any other
- * filter: use amq_cuckoo_contains_hash). *q is unchanged on error. The
+ * filter: use amq_filter_contains_hash). *q is unchanged on error. The
  * object reads the live table, so it answers as the filter does after
  * every add and remove (with the filter's own rules for threads: queries
  * concurrent with adds need the caller's lock); valid until the filter is
@@ -257,7 +258,7 @@ static inline __attribute__((always_inline)) bool amq__cuckoo_probe(
     return ((((x - lo) & ~x) | ((y - lo) & ~y)) & hi) != 0;
 }
 
-/* Exactly amq_cuckoo_contains_hash(f, h) for the f that q was made from:
+/* Exactly amq_filter_contains_hash(f, h) for the f that q was made from:
  * both buckets' loads depend on h only, and the branches are on the
  * table's form and on whether f is even, the same for every key (so
  * predicted, and in a loop compilers hoist them; selecting the form by

@@ -289,8 +289,10 @@ static inline __attribute__((always_inline)) void rb_batch_w(
 
 /* The portable paths (the reference) and, on x86-64 with POPCNT, the same
  * code compiled for it: a parity is then one instruction instead of a
- * six-step fold. AMQ_OPT_SCALAR forces the portable paths. Each is
- * instantiated per band and coefficient form (RB_FORMS). */
+ * six-step fold. AMQ_OPT_SCALAR forces the portable paths; elsewhere than
+ * x86-64 the "fast" paths are the portable code again, never chosen
+ * (rb_cpu_fast is false). Each is instantiated per band and coefficient
+ * form (RB_FORMS). */
 #define RB_FORMS(CALL)                                                         \
     (f->band == 128 ? (f->version >= 3 ? CALL(128, true) : CALL(128, false))   \
                     : (f->version >= 3 ? CALL(64, true) : CALL(64, false)))
@@ -298,50 +300,42 @@ static inline __attribute__((always_inline)) void rb_batch_w(
 #define RB_RETRIEVE(B, V) rb_retrieve_w(f, h, B, V)
 #define RB_BATCH(B, V) rb_batch_w(f, h, n, out, B, V)
 
-static bool rb_contains_ref(const amq_ribbon *f, uint64_t h) {
+#if defined(__x86_64__)
+#define RB_POPCNT __attribute__((target("popcnt")))
+static bool rb_cpu_fast(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt");
+}
+#else
+#define RB_POPCNT
+static bool rb_cpu_fast(void) { return false; }
+#endif
+
+/* The one-key queries of a non-empty filter (amq__obj.contains). */
+static bool rb_k_ref(const amq__obj *o, uint64_t h) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
     return RB_FORMS(RB_QUERY);
 }
+RB_POPCNT static bool rb_k_fast(const amq__obj *o, uint64_t h) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
+    return RB_FORMS(RB_QUERY);
+}
+
 static void rb_batch_ref(const amq_ribbon *f, const uint64_t *h, size_t n,
                          uint8_t *out) {
+    RB_FORMS(RB_BATCH);
+}
+RB_POPCNT static void rb_batch_fast(const amq_ribbon *f, const uint64_t *h,
+                                    size_t n, uint8_t *out) {
     RB_FORMS(RB_BATCH);
 }
 
 static uint32_t rb_retrieve_ref(const amq_ribbon *f, uint64_t h) {
     return RB_FORMS(RB_RETRIEVE);
 }
-
-#if defined(__x86_64__)
-__attribute__((target("popcnt"))) static uint32_t rb_retrieve_fast(
-    const amq_ribbon *f, uint64_t h) {
+RB_POPCNT static uint32_t rb_retrieve_fast(const amq_ribbon *f, uint64_t h) {
     return RB_FORMS(RB_RETRIEVE);
 }
-__attribute__((target("popcnt"))) static bool rb_contains_fast(
-    const amq_ribbon *f, uint64_t h) {
-    return RB_FORMS(RB_QUERY);
-}
-__attribute__((target("popcnt"))) static void rb_batch_fast(const amq_ribbon *f,
-                                                            const uint64_t *h,
-                                                            size_t n,
-                                                            uint8_t *out) {
-    RB_FORMS(RB_BATCH);
-}
-static bool rb_cpu_fast(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("popcnt");
-}
-#else
-static uint32_t rb_retrieve_fast(const amq_ribbon *f, uint64_t h) {
-    return rb_retrieve_ref(f, h);
-}
-static bool rb_contains_fast(const amq_ribbon *f, uint64_t h) {
-    return rb_contains_ref(f, h);
-}
-static void rb_batch_fast(const amq_ribbon *f, const uint64_t *h, size_t n,
-                          uint8_t *out) {
-    rb_batch_ref(f, h, n, out);
-}
-static bool rb_cpu_fast(void) { return false; }
-#endif
 
 /* ---- the one-key kernels (amq__obj.contains) ----------------------------- */
 
@@ -359,12 +353,6 @@ static bool rb_k_none(const amq__obj *o, uint64_t h) {
     (void)o;
     (void)h;
     return false;
-}
-static bool rb_k_ref(const amq__obj *o, uint64_t h) {
-    return rb_contains_ref((const amq_ribbon *)o, h);
-}
-static bool rb_k_fast(const amq__obj *o, uint64_t h) {
-    return rb_contains_fast((const amq_ribbon *)o, h);
 }
 
 #if defined(__x86_64__)
@@ -467,12 +455,13 @@ RB_KERNELS(rb_k_avx512, RB_AVX512, rb_acc_avx512)
 RB_KERNELS(rb_k_vpop, RB_VPOP, rb_acc_vpop)
 #endif
 
-/* The kernel for f's band and the CPU: AMQ_OPT_SCALAR keeps the portable
- * reference, else the widest vector code the CPU has. */
-static void rb_choose(amq_ribbon *f, bool scalar) {
+/* The kernel for f's band and the CPU: the portable reference under
+ * AMQ_OPT_SCALAR (f->fast false), else the widest vector code the CPU
+ * has. */
+static void rb_choose(amq_ribbon *f) {
     unsigned w128 = f->band == 128, v2 = f->version < 3;
-    f->o.contains = f->layers == 0 ? rb_k_none : scalar ? rb_k_ref : rb_k_fast;
-    if (f->layers == 0 || scalar)
+    f->o.contains = f->layers == 0 ? rb_k_none : f->fast ? rb_k_fast : rb_k_ref;
+    if (f->layers == 0 || !f->fast)
         return;
 #if defined(__x86_64__)
     if (amq__cpu_has_vpopcntdq())
@@ -487,18 +476,15 @@ static void rb_choose(amq_ribbon *f, bool scalar) {
 #endif
 }
 
-bool amq_ribbon_contains_hash(const amq_ribbon *f, uint64_t h) {
-    return f->o.contains(&f->o, h);
-}
-
 uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h) {
     if (f->layers == 0)
         return 0;
     return f->fast ? rb_retrieve_fast(f, h) : rb_retrieve_ref(f, h);
 }
 
-void amq_ribbon_contains_batch(const amq_ribbon *f, const uint64_t *h, size_t n,
-                               uint8_t *out) {
+void amq__rb_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out) {
+    const amq_ribbon *f = (const amq_ribbon *)o;
     if (f->layers == 0)
         memset(out, 0, n);
     else if (f->fast)
@@ -656,7 +642,7 @@ amq_status amq__rb_new(const amq_ribbon *hdr, const amq_options *opt,
     f->o = o;
     bool scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
     f->fast = !scalar && rb_cpu_fast();
-    rb_choose(f, scalar);
+    rb_choose(f);
     *out = f;
     return AMQ_OK;
 }
@@ -671,8 +657,6 @@ amq_status amq__rb_attach(amq_ribbon *f, size_t words, const uint64_t *borrow) {
     amq__rb_point(f, borrow != NULL ? borrow : wr);
     return AMQ_OK;
 }
-
-void amq_ribbon_free(amq_ribbon *f) { amq__obj_free(f ? &f->o : NULL); }
 
 void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band, bool bump) {
     const rb_bucket_shape *b = band == 128 ? &rb_bucket128 : &rb_bucket64;
@@ -690,21 +674,10 @@ void amq__rb_header(amq_ribbon *f, uint32_t bits64, unsigned band, bool bump) {
     }
 }
 
-uint64_t amq_ribbon_items(const amq_ribbon *f) { return f->o.items; }
-size_t amq_ribbon_size_bytes(const amq_ribbon *f) {
-    size_t words = 0;
-    for (uint32_t i = 0; i < f->layers; i++)
-        words +=
-            f->layer[i].words +
-            (f->layer[i].coded ? rb_meta_words(&f->layer[i], f->bucket_log2)
-                               : 0);
-    return words * 8;
-}
 double amq_ribbon_bits(const amq_ribbon *f) { return f->bits64 / 64.0; }
 unsigned amq_ribbon_band(const amq_ribbon *f) { return f->band; }
 unsigned amq_ribbon_layers(const amq_ribbon *f) { return f->layers; }
 bool amq_ribbon_bumped(const amq_ribbon *f) { return f->bump; }
-double amq_ribbon_fpr_bound(const amq_ribbon *f) { return f->fpr; }
 
 /* ---- the curve ---------------------------------------------------------- */
 

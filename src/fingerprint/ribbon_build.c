@@ -5,7 +5,6 @@
  * layer bucket by bucket; the last layer standard, retried with the next
  * seed), then back-substituted into one table.
  */
-#include <math.h>
 #include <string.h>
 
 #include "core/sort.h"
@@ -365,7 +364,7 @@ static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
     AMQ_RETURN_IF_ERR(amq__rb_new(hdr, opt, &f));
     amq_status st = amq__rb_attach(f, words, NULL);
     if (st != AMQ_OK) {
-        amq_ribbon_free(f);
+        amq__obj_free(&f->o);
         return st;
     }
     for (uint32_t i = 0; i < f->layers; i++) {
@@ -432,24 +431,6 @@ amq_status amq__rb_build_values(const rb_values *vals, unsigned bits,
     if (vals == NULL || bits < 1 || bits > 32)
         return AMQ_ERR_INVALID;
     return rb_build(vals->h, vals->n, bits * 64, 64, true, vals, opt, out);
-}
-
-amq_status amq_ribbon_build(const uint64_t *hashes, size_t n, double bits,
-                            unsigned band, const amq_options *opt,
-                            amq_ribbon **out) {
-    if (!(bits >= 1.0 && bits <= 32.0))
-        return AMQ_ERR_INVALID;
-    return amq__rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band,
-                         true, opt, out);
-}
-
-amq_status amq_ribbon_build_standard(const uint64_t *hashes, size_t n,
-                                     double bits, unsigned band,
-                                     const amq_options *opt, amq_ribbon **out) {
-    if (!(bits >= 1.0 && bits <= 32.0))
-        return AMQ_ERR_INVALID;
-    return amq__rb_build(hashes, n, (uint32_t)floor(bits * 64 + 0.5), band,
-                         false, opt, out);
 }
 
 /* Peak for random keys: the sorted keys (8 n), every layer's band

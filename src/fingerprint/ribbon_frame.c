@@ -84,21 +84,23 @@ static amq_status t_build(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_ribbon_contains_hash((const amq_ribbon *)o, h);
+/* The type's query, for a caller holding the descriptor and the object
+ * (the static maplet's member): the kernel rb_choose picked. */
+static bool rb_contains(const amq__obj *o, uint64_t h) {
+    return o->contains(o, h);
 }
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_ribbon_contains_batch((const amq_ribbon *)o, h, n, out);
+
+/* Exact: computed from the layers and codes at build and load (0 when
+ * empty). */
+static double rb_fpr_bound(const amq__obj *o) {
+    return ((const amq_ribbon *)o)->fpr;
 }
-static double t_bound(const amq__obj *o) {
-    return amq_ribbon_fpr_bound((const amq_ribbon *)o);
-}
+
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_ribbon *f = (const amq_ribbon *)o;
     char bits[AMQ_REAL_TEXT_MAX];
     return amq__describe(buf, cap, "bits=%s,w=%u%s",
-                         amq_real_text(amq_ribbon_bits(f), bits), f->band,
+                         amq_real_text(f->bits64 / 64.0, bits), f->band,
                          f->bump ? "" : ",bump=0");
 }
 
@@ -348,7 +350,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     amq_status st =
         amq__rb_attach(f, words, view ? (const uint64_t *)payload : NULL);
     if (st != AMQ_OK) {
-        amq_ribbon_free(f);
+        amq__obj_free(&f->o);
         return st;
     }
     if (!view && len != 0)
@@ -373,9 +375,9 @@ const amq__type amq__type_ribbon = {
     .reads_text = "1-2",
     .build = t_build,
     .load = t_load,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .fpr_bound = t_bound,
+    .contains = rb_contains,
+    .contains_batch = amq__rb_contains_batch,
+    .fpr_bound = rb_fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

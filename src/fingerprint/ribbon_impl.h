@@ -197,5 +197,10 @@ amq_status amq__rb_build_values(const rb_values *vals, unsigned bits,
                                 const amq_options *opt, amq_ribbon **out);
 /* ribbon.c: the value stored for h (arbitrary for a key not built in). */
 uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h);
+/* ribbon.c: the type's batch query, out[i] = the kernel's answer for h[i]
+ * (each key's code and solution words prefetched RB_AHEAD keys before
+ * they are read). */
+void amq__rb_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out);
 
 #endif

@@ -339,8 +339,10 @@ static void xf_choose(amq_xor *f, bool scalar) {
         f->o.contains = xf_contains_ref;
 }
 
-bool amq_xor_contains_hash(const amq_xor *f, uint64_t h) {
-    return f->o.contains(&f->o, h);
+/* The type's query, for a caller holding the descriptor and the object
+ * (the static maplet's member): the kernel xf_choose picked. */
+static bool xf_contains(const amq__obj *o, uint64_t h) {
+    return o->contains(o, h);
 }
 
 amq_status amq_fuse8_query_of(const amq_xor *f, amq_fuse8_query *q) {
@@ -398,8 +400,9 @@ XF_INLINE void xf_batch_w(const amq_xor *f, const uint64_t *h, size_t n,
         xf_batch_k(f, h, n, out, width, 4, XF_ANY);
 }
 
-void amq_xor_contains_batch(const amq_xor *f, const uint64_t *h, size_t n,
-                            uint8_t *out) {
+static void xf_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                              uint8_t *out) {
+    const amq_xor *f = (const amq_xor *)o;
     if (f->slots == 0) {
         memset(out, 0, n);
         return;
@@ -775,8 +778,6 @@ static amq_status xf_alloc(const xf_shape *s, const amq_options *opt,
     return AMQ_OK;
 }
 
-void amq_xor_free(amq_xor *f) { amq__obj_free(f ? &f->o : NULL); }
-
 /* Try seeds until the keys peel; the shape may grow for small n. */
 static amq_status xf_attempts(const amq__mem *m, xf_shape *s, const uint64_t *h,
                               size_t n, uint64_t *seed, uint64_t *items,
@@ -838,17 +839,6 @@ static amq_status xf_build(const uint64_t *h, size_t n, xf_family fam,
     return st;
 }
 
-amq_status amq_xor_build(const uint64_t *hashes, size_t n, unsigned width,
-                         const amq_options *opt, amq_xor **out) {
-    return xf_build(hashes, n, XF_XOR, width, 3, opt, out);
-}
-
-amq_status amq_fuse_build(const uint64_t *hashes, size_t n, unsigned width,
-                          unsigned ways, const amq_options *opt,
-                          amq_xor **out) {
-    return xf_build(hashes, n, XF_FUSE, width, ways, opt, out);
-}
-
 /* What xf_work_alloc takes for the first attempt's shape: the records
  * (plus the block's alignment slack), the queue and the key array. */
 size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
@@ -868,14 +858,13 @@ size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
     return a;
 }
 
-uint64_t amq_xor_items(const amq_xor *f) { return f->o.items; }
-size_t amq_xor_size_bytes(const amq_xor *f) {
-    return f->slots * (f->s.width / 8);
-}
 unsigned amq_xor_width(const amq_xor *f) { return f->s.width; }
 unsigned amq_xor_ways(const amq_xor *f) { return f->s.ways; }
-double amq_xor_fpr_bound(const amq_xor *f) {
-    return f->o.items == 0 ? 0.0 : ldexp(1.0, -(int)f->s.width);
+
+/* 2^-w, or 0 for an empty filter (it answers false). */
+static double xf_fpr_bound(const amq__obj *o) {
+    const amq_xor *f = (const amq_xor *)o;
+    return o->items == 0 ? 0.0 : ldexp(1.0, -(int)f->s.width);
 }
 
 /* ---- the generic interface ----------------------------------------------- */
@@ -925,18 +914,9 @@ static amq_status t_build(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_xor_contains_hash((const amq_xor *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_xor_contains_batch((const amq_xor *)o, h, n, out);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_xor_fpr_bound((const amq_xor *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
-    return amq__describe(buf, cap, "ways=%u", amq_xor_ways((const amq_xor *)o));
+    const amq_xor *f = (const amq_xor *)o;
+    return amq__describe(buf, cap, "ways=%u", f->s.ways);
 }
 
 /* The family's curve: w-bit fingerprints at c slots per key give 2^-w at
@@ -1052,9 +1032,9 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 
 /* Everything but the info, the variant and the reads' wording is shared. */
 #define XF_COMMON                                                              \
-    .build = t_build, .load = t_load, .contains = t_contains,                  \
-    .contains_batch = t_batch, .fpr_bound = t_bound, .describe = t_describe,   \
-    .curve = t_curve, .params_write = t_params_write
+    .build = t_build, .load = t_load, .contains = xf_contains,                 \
+    .contains_batch = xf_contains_batch, .fpr_bound = xf_fpr_bound,            \
+    .describe = t_describe, .curve = t_curve, .params_write = t_params_write
 
 #define XF_INFO(nm, id, sum, prm)                                              \
     {                                                                          \

@@ -1,11 +1,12 @@
 /*
- * test_fuse.c — binary fuse filters (3- and 4-wise) through the typed API
- * and through "fuse8:ways=4" in the generic one: the space targets at
- * n = 10^6 (9.05 and 8.65 bits per key at w = 8), the 2^-w rate, batch ==
- * scalar, small n with duplicates, and the frame of a 4-wise filter
- * (round trip, view, a 3-wise relabel refused). The contract suite covers
- * fuse8/16/32 with the default ways=3; test_xor.c checks both families'
- * construction memory and queries against the documented mapping.
+ * test_fuse.c — binary fuse filters, 3- and 4-wise ("fuseW" and
+ * "fuseW:ways=4" through amq_filter_build, the shape's getters through
+ * amq_xor_of): the space targets at n = 10^6 (9.05 and 8.65 bits per key
+ * at w = 8), the 2^-w rate, batch == scalar, small n with duplicates, bad
+ * specs, and the frame of a 4-wise filter (round trip, view, a 3-wise
+ * relabel refused). The contract suite covers fuse8/16/32 with the
+ * default ways=3; test_xor.c checks both families' construction memory
+ * and queries against the documented mapping.
  */
 #include "check.h"
 
@@ -22,32 +23,43 @@ static uint64_t *keys(size_t n, uint64_t seed) {
     return h;
 }
 
-static uint64_t missing(const amq_xor *f, const uint64_t *h, size_t n) {
+static uint64_t missing(const amq_filter *f, const uint64_t *h, size_t n) {
     uint64_t miss = 0;
     for (size_t i = 0; i < n; i++)
-        miss += !amq_xor_contains_hash(f, h[i]);
+        miss += !amq_filter_contains_hash(f, h[i]);
     return miss;
+}
+
+/* "fuseW:ways=K" over h[0..n); the status of the build. */
+static amq_status build(const uint64_t *h, size_t n, unsigned width,
+                        unsigned ways, amq_filter **f) {
+    char spec[32];
+    snprintf(spec, sizeof spec, "fuse%u:ways=%u", width, ways);
+    return amq_filter_build(spec, h, n, 0.0, NULL, f, NULL);
 }
 
 static void test_space(unsigned ways, size_t n, double max_bpk) {
     check_seed = ways * 1000 + n;
     uint64_t *h = keys(n, check_seed);
-    amq_xor *f = NULL;
-    CHECK_OK(amq_fuse_build(h, n, 8, ways, NULL, &f));
+    amq_filter *f = NULL;
+    CHECK_OK(build(h, n, 8, ways, &f));
     if (f != NULL) {
-        double bpk = 8.0 * (double)amq_xor_size_bytes(f) / (double)n;
+        double bpk = 8.0 * (double)amq_filter_size_bytes(f) / (double)n;
         CHECK_MSG(bpk <= max_bpk, "fuse8 ways=%u n=%zu: %.4f bits/key > %g",
                   ways, n, bpk, max_bpk);
-        CHECK(amq_xor_ways(f) == ways && amq_xor_items(f) == n);
+        const amq_xor *x = amq_xor_of(f);
+        CHECK(x != NULL && amq_xor_ways(x) == ways && amq_xor_width(x) == 8 &&
+              amq_filter_items(f) == n);
         CHECK(missing(f, h, n) == 0);
         uint64_t s = 99, fp = 0, trials = 400000;
         for (uint64_t i = 0; i < trials; i++)
-            fp += amq_xor_contains_hash(f, check_next(&s));
+            fp += amq_filter_contains_hash(f, check_next(&s));
         double p = (double)fp / (double)trials, e = 1.0 / 256;
         CHECK_MSG(fabs(p - e) <= 4 * sqrt(e / (double)trials),
                   "fuse8 ways=%u: measured %g, exact %g", ways, p, e);
+        CHECK(amq_filter_fpr_bound(f) == e);
     }
-    amq_xor_free(f);
+    amq_filter_free(f);
     free(h);
 }
 
@@ -56,27 +68,27 @@ static void test_batch(unsigned ways, unsigned width) {
     size_t n = 20000, m = 30000;
     uint64_t *h = keys(n, 7), *q = keys(m, 8);
     uint8_t *b = malloc(m + 8);
-    amq_xor *f = NULL;
-    CHECK_OK(amq_fuse_build(h, n, width, ways, NULL, &f));
+    amq_filter *f = NULL;
+    CHECK_OK(build(h, n, width, ways, &f));
     if (f != NULL && q != NULL && b != NULL) {
         for (size_t i = 0; i < m; i += 2)
             q[i] = h[i % n];
         size_t bad = 0;
-        amq_xor_contains_batch(f, q, m, b);
+        amq_filter_contains_batch(f, q, m, b);
         for (size_t i = 0; i < m; i++)
-            bad += b[i] != amq_xor_contains_hash(f, q[i]);
+            bad += b[i] != amq_filter_contains_hash(f, q[i]);
         for (size_t len = 0; len <= 40; len++) {
             memset(b, 0xCC, len + 8);
-            amq_xor_contains_batch(f, q + 3 * len, len, b);
+            amq_filter_contains_batch(f, q + 3 * len, len, b);
             for (size_t i = 0; i < len; i++)
-                bad += b[i] != amq_xor_contains_hash(f, q[3 * len + i]);
+                bad += b[i] != amq_filter_contains_hash(f, q[3 * len + i]);
             for (size_t i = len; i < len + 8; i++)
                 bad += b[i] != 0xCC;
         }
         CHECK_MSG(bad == 0, "fuse%u ways=%u: batch differs on %zu", width, ways,
                   bad);
     }
-    amq_xor_free(f);
+    amq_filter_free(f);
     free(h), free(q), free(b);
 }
 
@@ -88,23 +100,25 @@ static void test_small(unsigned ways) {
         /* Every key twice, in a scrambled order. */
         for (size_t i = 0; i < n; i++)
             h[n + i] = h[(i * 7) % n];
-        amq_xor *f = NULL;
-        if (amq_fuse_build(h, 2 * n, 16, ways, NULL, &f) != AMQ_OK) {
+        amq_filter *f = NULL;
+        if (build(h, 2 * n, 16, ways, &f) != AMQ_OK) {
             fails++;
         } else {
             miss += missing(f, h, 2 * n);
-            wrong += amq_xor_items(f) != n;
+            wrong += amq_filter_items(f) != n;
         }
-        amq_xor_free(f);
+        amq_filter_free(f);
         free(h);
     }
     CHECK_MSG(fails == 0 && miss == 0 && wrong == 0,
               "ways=%u small n: %zu failed, %zu missed, %zu wrong counts", ways,
               fails, miss, wrong);
-    amq_xor *f = NULL;
+    /* A way count out of range is a bad spec value, a width without a
+     * type an unknown name. */
+    amq_filter *f = NULL;
     uint64_t one = 5;
-    CHECK_STATUS(amq_fuse_build(&one, 1, 8, 5, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_fuse_build(&one, 1, 7, 3, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(build(&one, 1, 8, 5, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(build(&one, 1, 7, 3, &f), AMQ_ERR_SPEC);
     CHECK(f == NULL);
 }
 

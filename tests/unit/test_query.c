@@ -1,7 +1,7 @@
 /*
  * test_query.c — the inline query objects of amq/query.h: a fuse8 query
- * answers exactly as the filter it was made from, through the typed
- * handle and the generic one (built, loaded as a view), against the
+ * answers exactly as the filter it was made from, through the structure
+ * (amq_xor_of) and the generic filter (built, loaded as a view), against the
  * kernel and the portable reference (AMQ_OPT_SCALAR); one-segment and
  * segmented tables; and every shape it does not cover is refused with
  * the query object left as it was; a cuckoo query (sum and xor forms,
@@ -24,14 +24,15 @@ static uint64_t *keys(size_t n, uint64_t seed) {
 }
 
 /* q answers as f on the build's keys (all present) and on m fresh ones. */
-static void same_answers(const amq_xor *f, const amq_fuse8_query *q,
+static void same_answers(const amq_filter *f, const amq_fuse8_query *q,
                          const uint64_t *h, size_t n, size_t m) {
     uint64_t miss = 0, differ = 0, s = 4242;
     for (size_t i = 0; i < n; i++)
         miss += !amq_fuse8_query_contains(q, h[i]);
     for (size_t i = 0; i < m; i++) {
         uint64_t x = check_next(&s);
-        differ += amq_fuse8_query_contains(q, x) != amq_xor_contains_hash(f, x);
+        differ +=
+            amq_fuse8_query_contains(q, x) != amq_filter_contains_hash(f, x);
     }
     CHECK_MSG(miss == 0, "n=%zu: %llu false negatives", n,
               (unsigned long long)miss);
@@ -39,22 +40,24 @@ static void same_answers(const amq_xor *f, const amq_fuse8_query *q,
               (unsigned long long)differ);
 }
 
+/* Through the structure of a "fuse8" filter (amq_xor_of). */
 static void test_typed(size_t n, bool scalar) {
     check_seed = n * 2 + scalar;
     amq_options opt = {0};
     opt.flags = scalar ? AMQ_OPT_SCALAR : 0;
     uint64_t *h = keys(n, check_seed);
-    amq_xor *f = NULL;
-    CHECK_OK(amq_fuse_build(h, n, 8, 3, &opt, &f));
+    amq_filter *f = NULL;
+    CHECK_OK(amq_filter_build("fuse8", h, n, 0.0, &opt, &f, NULL));
+    CHECK(amq_xor_of(f) != NULL);
     amq_fuse8_query q;
-    amq_status st = amq_fuse8_query_of(f, &q);
+    amq_status st = amq_fuse8_query_of(amq_xor_of(f), &q);
     /* only a small table grown to a length that is not a power of two
      * may be refused; every table from 1000 keys on is segmented */
     CHECK_MSG(st == AMQ_OK || (st == AMQ_ERR_UNSUPPORTED && n < 1000),
               "n=%zu: %s", n, amq_status_name(st));
     if (st == AMQ_OK)
         same_answers(f, &q, h, n, 200000);
-    amq_xor_free(f);
+    amq_filter_free(f);
     free(h);
 }
 
@@ -131,24 +134,22 @@ static void test_refused(void) {
     amq_fuse8_query q, before;
     memset(&q, 0xa5, sizeof q);
     before = q;
-    amq_xor *f = NULL;
-    CHECK_OK(amq_fuse_build(h, n, 16, 3, NULL, &f));
-    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
-    amq_xor_free(f);
-    f = NULL;
-    CHECK_OK(amq_fuse_build(h, n, 8, 4, NULL, &f));
-    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
-    amq_xor_free(f);
-    f = NULL;
-    CHECK_OK(amq_xor_build(h, n, 8, NULL, &f));
-    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
-    amq_xor_free(f);
-    f = NULL;
-    CHECK_OK(amq_fuse_build(h, 0, 8, 3, NULL, &f)); /* empty */
-    CHECK_STATUS(amq_fuse8_query_of(f, &q), AMQ_ERR_UNSUPPORTED);
+    static const char *const others[] = {"fuse16", "fuse8:ways=4", "xor8"};
+    for (size_t i = 0; i < 3; i++) {
+        amq_filter *f = NULL;
+        CHECK_OK(amq_filter_build(others[i], h, n, 0.0, NULL, &f, NULL));
+        CHECK(amq_xor_of(f) != NULL);
+        CHECK_MSG(amq_fuse8_query_of(amq_xor_of(f), &q) == AMQ_ERR_UNSUPPORTED,
+                  "%s: not refused", others[i]);
+        amq_filter_free(f);
+    }
+    amq_filter *f = NULL;
+    CHECK_OK(amq_filter_build("fuse8", h, 0, 0.0, NULL, &f, NULL)); /* empty */
+    CHECK(amq_xor_of(f) != NULL);
+    CHECK_STATUS(amq_fuse8_query_of(amq_xor_of(f), &q), AMQ_ERR_UNSUPPORTED);
     CHECK_STATUS(amq_fuse8_query_of(NULL, &q), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_fuse8_query_of(f, NULL), AMQ_ERR_INVALID);
-    amq_xor_free(f);
+    CHECK_STATUS(amq_fuse8_query_of(amq_xor_of(f), NULL), AMQ_ERR_INVALID);
+    amq_filter_free(f);
     CHECK(memcmp(&q, &before, sizeof q) == 0);
 
     amq_filter *g = NULL;
@@ -165,16 +166,16 @@ static void test_refused(void) {
 }
 
 /* q answers as c on its keys and on m fresh ones. */
-static void same_cuckoo(const amq_cuckoo *c, const amq_cuckoo_query *q,
+static void same_cuckoo(const amq_filter *c, const amq_cuckoo_query *q,
                         const uint64_t *h, size_t n, size_t m) {
     uint64_t differ = 0, s = 31337;
     for (size_t i = 0; i < n; i++)
         differ += amq_cuckoo_query_contains(q, h[i]) !=
-                  amq_cuckoo_contains_hash(c, h[i]);
+                  amq_filter_contains_hash(c, h[i]);
     for (size_t i = 0; i < m; i++) {
         uint64_t x = check_next(&s);
         differ +=
-            amq_cuckoo_query_contains(q, x) != amq_cuckoo_contains_hash(c, x);
+            amq_cuckoo_query_contains(q, x) != amq_filter_contains_hash(c, x);
     }
     CHECK_MSG(differ == 0, "%llu answers differ from the filter's",
               (unsigned long long)differ);
@@ -183,16 +184,17 @@ static void same_cuckoo(const amq_cuckoo *c, const amq_cuckoo_query *q,
 /* A big one-table filter (sum form, xor form, vacuum chunks): the query
  * object answers as the filter, also after removes and adds on the live
  * table; every present key is found. */
-static void test_cuckoo(const char *what, amq_cuckoo *c, size_t n) {
+static void test_cuckoo(const char *what, amq_filter *c, size_t n) {
     check_seed = n;
     uint64_t *h = keys(n, n + 1);
     size_t added = 0;
-    while (c != NULL && added < n && amq_cuckoo_add_hash(c, h[added]) == AMQ_OK)
+    while (c != NULL && added < n && amq_filter_add_hash(c, h[added]) == AMQ_OK)
         added++;
     CHECK_MSG(added > n / 2, "%s: only %zu of %zu keys went in", what, added,
               n);
     amq_cuckoo_query q;
-    CHECK_OK(amq_cuckoo_query_of(c, &q));
+    memset(&q, 0, sizeof q);
+    CHECK_OK(amq_cuckoo_query_of(amq_cuckoo_of(c), &q));
     if (c != NULL && q.table != NULL) {
         uint64_t miss = 0;
         for (size_t i = 0; i < added; i++)
@@ -202,14 +204,14 @@ static void test_cuckoo(const char *what, amq_cuckoo *c, size_t n) {
         same_cuckoo(c, &q, h, added, 200000);
         size_t bad = 0;
         for (size_t i = 0; i < added / 2; i++)
-            bad += amq_cuckoo_remove_hash(c, h[i]) != AMQ_OK;
+            bad += amq_filter_remove_hash(c, h[i]) != AMQ_OK;
         same_cuckoo(c, &q, h, added, 50000);
         for (size_t i = 0; i < added / 4; i++)
-            bad += amq_cuckoo_add_hash(c, h[i]) != AMQ_OK;
+            bad += amq_filter_add_hash(c, h[i]) != AMQ_OK;
         same_cuckoo(c, &q, h, added, 50000);
         CHECK_MSG(bad == 0, "%s: %zu removes or adds refused", what, bad);
     }
-    amq_cuckoo_free(c);
+    amq_filter_free(c);
     free(h);
 }
 
@@ -217,27 +219,33 @@ static void test_cuckoo_refused(void) {
     amq_cuckoo_query q, before;
     memset(&q, 0x5a, sizeof q);
     before = q;
-    amq_cuckoo *c = NULL;
+    amq_filter *c = NULL;
     amq_options scalar = {0};
     scalar.flags = AMQ_OPT_SCALAR;
-    CHECK_OK(amq_cuckoo_new(1000, 0.01, NULL, &c)); /* in cache: no alt */
-    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
-    amq_cuckoo_free(c);
+    /* in cache: no alt */
+    CHECK_OK(amq_filter_new("cuckoo", 1000, 0.01, NULL, &c, NULL));
+    CHECK_STATUS(amq_cuckoo_query_of(amq_cuckoo_of(c), &q),
+                 AMQ_ERR_UNSUPPORTED);
+    amq_filter_free(c);
     c = NULL;
-    CHECK_OK(amq_cuckoo_new(1000000, 0.01, &scalar, &c));
-    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
-    amq_cuckoo_free(c);
+    CHECK_OK(amq_filter_new("cuckoo", 1000000, 0.01, &scalar, &c, NULL));
+    CHECK_STATUS(amq_cuckoo_query_of(amq_cuckoo_of(c), &q),
+                 AMQ_ERR_UNSUPPORTED);
+    amq_filter_free(c);
     c = NULL;
-    CHECK_OK(amq_cuckoo_new_explicit(1u << 20, 20, 500, NULL, &c)); /* f>16 */
-    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
-    amq_cuckoo_free(c);
+    CHECK_OK(amq_filter_new("cuckoo:buckets=1048576,fp=20,max_kicks=500", 0,
+                            0.0, NULL, &c, NULL)); /* f > 16 */
+    CHECK_STATUS(amq_cuckoo_query_of(amq_cuckoo_of(c), &q),
+                 AMQ_ERR_UNSUPPORTED);
+    amq_filter_free(c);
     c = NULL;
-    CHECK_OK(amq_cuckoo_new(1000000, 0.01, NULL, &c));
-    CHECK_OK(amq_cuckoo_set_growth(c, 4, 0)); /* may grow */
-    CHECK_STATUS(amq_cuckoo_query_of(c, &q), AMQ_ERR_UNSUPPORTED);
+    CHECK_OK(amq_filter_new("cuckoo", 1000000, 0.01, NULL, &c, NULL));
+    CHECK_OK(amq_cuckoo_set_growth(amq_cuckoo_of(c), 4, 0)); /* may grow */
+    CHECK_STATUS(amq_cuckoo_query_of(amq_cuckoo_of(c), &q),
+                 AMQ_ERR_UNSUPPORTED);
     CHECK_STATUS(amq_cuckoo_query_of(NULL, &q), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_query_of(c, NULL), AMQ_ERR_INVALID);
-    amq_cuckoo_free(c);
+    CHECK_STATUS(amq_cuckoo_query_of(amq_cuckoo_of(c), NULL), AMQ_ERR_INVALID);
+    amq_filter_free(c);
     amq_filter *g = NULL;
     CHECK_OK(amq_filter_new("bloom", 1000, 0.01, NULL, &g, NULL));
     CHECK_STATUS(amq_filter_cuckoo_query(g, &q), AMQ_ERR_UNSUPPORTED);
@@ -271,24 +279,26 @@ int main(void) {
     test_generic();
     test_mapping0();
     test_refused();
-    amq_cuckoo *c = NULL;
-    CHECK_OK(amq_cuckoo_new(1000000, 0.01, NULL, &c)); /* sum form */
-    test_cuckoo("sum", c, 1000000);
-    c = NULL;
-    CHECK_OK(amq_cuckoo_new_explicit(1u << 18, 12, 500, NULL, &c)); /* xor */
-    test_cuckoo("xor", c, 1000000);
-    c = NULL;
-    CHECK_OK(amq_cuckoo_new_explicit(2200000, 16, 500, NULL, &c)); /* f=16 */
-    test_cuckoo("f16", c, 1000000);
-    c = NULL; /* odd widths: the bit offset and the shift */
-    CHECK_OK(amq_cuckoo_new_explicit(300000, 9, 500, NULL, &c)); /* sum */
-    test_cuckoo("f9", c, 1000000);
-    c = NULL;
-    CHECK_OK(amq_cuckoo_new_explicit(1u << 19, 13, 500, NULL, &c)); /* xor */
-    test_cuckoo("f13", c, 1000000);
-    c = NULL;
-    CHECK_OK(amq_vacuum_new(1000000, 0.01, NULL, &c));
-    test_cuckoo("vacuum", c, 1000000);
+    /* name, spec, capacity and fpr (0 for a spec's explicit shape) */
+    static const struct {
+        const char *what, *spec;
+        uint64_t capacity;
+        double fpr;
+    } cuckoos[] = {
+        {"sum", "cuckoo", 1000000, 0.01},
+        {"xor", "cuckoo:buckets=262144,fp=12,max_kicks=500", 0, 0.0},
+        {"f16", "cuckoo:buckets=2200000,fp=16,max_kicks=500", 0, 0.0},
+        /* odd widths: the bit offset and the shift (sum form, xor form) */
+        {"f9", "cuckoo:buckets=300000,fp=9,max_kicks=500", 0, 0.0},
+        {"f13", "cuckoo:buckets=524288,fp=13,max_kicks=500", 0, 0.0},
+        {"vacuum", "vacuum", 1000000, 0.01}};
+    for (size_t i = 0; i < sizeof cuckoos / sizeof *cuckoos; i++) {
+        amq_filter *c = NULL;
+        CHECK_OK(amq_filter_new(cuckoos[i].spec, cuckoos[i].capacity,
+                                cuckoos[i].fpr, NULL, &c, NULL));
+        CHECK(amq_cuckoo_of(c) != NULL);
+        test_cuckoo(cuckoos[i].what, c, 1000000);
+    }
     test_cuckoo_refused();
     return check_report("query");
 }

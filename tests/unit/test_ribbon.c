@@ -1,6 +1,7 @@
 /*
- * test_ribbon.c — Ribbon filters through the typed API and the spec
- * "ribbon:bits=B,w=W,bump=0|1": bumped (BuRR, the default) and standard.
+ * test_ribbon.c — Ribbon filters through amq_filter_build and the spec
+ * "ribbon:bits=B,w=W,bump=0|1" (the shape's getters through
+ * amq_ribbon_of): bumped (BuRR, the default) and standard.
  *
  *   - space: at n = 10^6 and bits in {6.5, 7, 8, 8.25, 10, 16} (quick mode:
  *     6.5 and 8.25) a default filter is within 3% of log2(1/fpr_bound),
@@ -34,25 +35,34 @@ static uint64_t *keys(size_t n, uint64_t seed) {
     return h;
 }
 
-static uint64_t missing(const amq_ribbon *f, const uint64_t *h, size_t n) {
+static uint64_t missing(const amq_filter *f, const uint64_t *h, size_t n) {
     uint64_t miss = 0;
     for (size_t i = 0; i < n; i++)
-        miss += !amq_ribbon_contains_hash(f, h[i]);
+        miss += !amq_filter_contains_hash(f, h[i]);
     return miss;
 }
 
+/* "ribbon:bits=B,w=W,bump=0|1" over h[0..n) (bits written exactly). */
 static amq_status build(const uint64_t *h, size_t n, double bits, unsigned band,
-                        bool bump, const amq_options *opt, amq_ribbon **f) {
-    return bump ? amq_ribbon_build(h, n, bits, band, opt, f)
-                : amq_ribbon_build_standard(h, n, bits, band, opt, f);
+                        bool bump, const amq_options *opt, amq_filter **f) {
+    char spec[96];
+    snprintf(spec, sizeof spec, "ribbon:bits=%.17g,w=%u,bump=%d", bits, band,
+             bump);
+    return amq_filter_build(spec, h, n, 0.0, opt, f, NULL);
+}
+
+/* The structure's getters of a filter that is a ribbon (else 0). */
+static unsigned layers(const amq_filter *f) {
+    const amq_ribbon *r = amq_ribbon_of(f);
+    return r != NULL ? amq_ribbon_layers(r) : 0;
 }
 
 /* Absent keys (a stream the built keys never use) that test positive. */
-static uint64_t false_positives(const amq_ribbon *f, uint64_t seed,
+static uint64_t false_positives(const amq_filter *f, uint64_t seed,
                                 uint64_t trials) {
     uint64_t s = seed ^ 0x5bd1e9955bd1e995ULL, fp = 0;
     for (uint64_t i = 0; i < trials; i++)
-        fp += amq_ribbon_contains_hash(f, check_next(&s));
+        fp += amq_filter_contains_hash(f, check_next(&s));
     return fp;
 }
 
@@ -75,17 +85,20 @@ static void test_overhead(void) {
     uint64_t *h = keys(n, 1);
     for (size_t i = 0; h != NULL && i < nb; i++) {
         check_seed = 1000 + i;
-        amq_ribbon *f = NULL;
-        CHECK_OK(amq_ribbon_build(h, n, bits[i], 64, NULL, &f));
-        if (f == NULL)
+        amq_filter *f = NULL;
+        CHECK_OK(build(h, n, bits[i], 64, true, NULL, &f));
+        const amq_ribbon *r = amq_ribbon_of(f);
+        if (r == NULL) {
+            amq_filter_free(f);
             continue;
-        double bound = amq_ribbon_fpr_bound(f);
-        double bpk = 8.0 * (double)amq_ribbon_size_bytes(f) / (double)n;
+        }
+        double bound = amq_filter_fpr_bound(f);
+        double bpk = 8.0 * (double)amq_filter_size_bytes(f) / (double)n;
         double over = bpk / -log2(bound) - 1;
-        CHECK_MSG(amq_ribbon_band(f) == 64 && amq_ribbon_bumped(f) &&
-                      amq_ribbon_layers(f) >= 2,
-                  "bits=%g: band %u, %u layers", bits[i], amq_ribbon_band(f),
-                  amq_ribbon_layers(f));
+        CHECK_MSG(amq_ribbon_band(r) == 64 && amq_ribbon_bumped(r) &&
+                      amq_ribbon_layers(r) >= 2,
+                  "bits=%g: band %u, %u layers", bits[i], amq_ribbon_band(r),
+                  amq_ribbon_layers(r));
         CHECK_MSG(over >= 0 && over <= 0.03,
                   "bits=%g: %.4f bits/key, log2(1/bound) %.4f: overhead "
                   "%.2f%%",
@@ -95,7 +108,7 @@ static void test_overhead(void) {
                   "bits=%g: measured %g, bound %g", bits[i],
                   (double)fp / (double)trials, bound);
         CHECK(missing(f, h, check_quick() ? 100000 : n) == 0);
-        amq_ribbon_free(f);
+        amq_filter_free(f);
     }
     free(h);
 }
@@ -107,15 +120,16 @@ static void test_rate(double bits, unsigned band, bool bump, size_t n,
                       uint64_t trials) {
     check_seed = (uint64_t)(bits * 64) + n + band + bump;
     uint64_t *h = keys(n, check_seed);
-    amq_ribbon *f = NULL;
+    amq_filter *f = NULL;
     CHECK_OK(build(h, n, bits, band, bump, NULL, &f));
-    if (f != NULL) {
-        CHECK(amq_ribbon_band(f) == band && amq_ribbon_bumped(f) == bump);
-        CHECK(amq_ribbon_items(f) == n && missing(f, h, n) == 0);
-        CHECK(amq_ribbon_bits(f) == bits);
+    const amq_ribbon *rb = amq_ribbon_of(f);
+    if (f != NULL && rb != NULL) {
+        CHECK(amq_ribbon_band(rb) == band && amq_ribbon_bumped(rb) == bump);
+        CHECK(amq_filter_items(f) == n && missing(f, h, n) == 0);
+        CHECK(amq_ribbon_bits(rb) == bits);
         double r = floor(bits), frac = bits - r;
         double approx = ldexp(1.0 - frac / 2, -(int)r);
-        double bound = amq_ribbon_fpr_bound(f);
+        double bound = amq_filter_fpr_bound(f);
         CHECK_MSG(bound <= approx * (1 + 1e-12) && bound >= 0.98 * approx,
                   "bits=%g: bound %g, mix formula %g", bits, bound, approx);
         uint64_t fp = false_positives(f, n, trials);
@@ -125,14 +139,14 @@ static void test_rate(double bits, unsigned band, bool bump, size_t n,
         /* Space: solution bits/row x rows/key. Standard: rows within 12%
          * (W = 64) or 5% (W = 128) of n, plus a band of slack. Bumped:
          * within 1% plus the last layers' slack. */
-        double bpk = 8.0 * (double)amq_ribbon_size_bytes(f) / (double)n;
+        double bpk = 8.0 * (double)amq_filter_size_bytes(f) / (double)n;
         double over = bump ? 1.01 : band == 128 ? 1.05 : 1.12;
         double slack = (bump ? 3.0 : 1.0) * (band + 128.0) / (double)n;
         CHECK_MSG(bpk >= bits && bpk <= bits * (over + slack),
                   "bits=%g w=%u bump=%d n=%zu: %g bits/key", bits, band, bump,
                   n, bpk);
     }
-    amq_ribbon_free(f);
+    amq_filter_free(f);
     free(h);
 }
 
@@ -146,35 +160,35 @@ static void test_batch(double bits, unsigned band, bool bump, size_t n) {
     amq_options scal;
     memset(&scal, 0, sizeof scal);
     scal.flags = AMQ_OPT_SCALAR;
-    amq_ribbon *f = NULL, *s = NULL;
+    amq_filter *f = NULL, *s = NULL;
     CHECK_OK(build(h, n, bits, band, bump, NULL, &f));
     CHECK_OK(build(h, n, bits, band, bump, &scal, &s));
     if (f != NULL && s != NULL && q != NULL && b != NULL) {
         for (size_t i = 0; i < m; i += 3)
             q[i] = h[i % n];
         size_t bad = 0;
-        amq_ribbon_contains_batch(f, q, m, b);
+        amq_filter_contains_batch(f, q, m, b);
         for (size_t i = 0; i < m; i++)
-            bad += b[i] != amq_ribbon_contains_hash(f, q[i]) ||
-                   b[i] != amq_ribbon_contains_hash(s, q[i]);
-        amq_ribbon_contains_batch(s, q, m, b);
+            bad += b[i] != amq_filter_contains_hash(f, q[i]) ||
+                   b[i] != amq_filter_contains_hash(s, q[i]);
+        amq_filter_contains_batch(s, q, m, b);
         for (size_t i = 0; i < m; i++)
-            bad += b[i] != amq_ribbon_contains_hash(f, q[i]);
+            bad += b[i] != amq_filter_contains_hash(f, q[i]);
         for (size_t len = 0; len <= 40; len++) {
             memset(b, 0xCC, len + 8);
-            amq_ribbon_contains_batch(f, q + len, len, b);
+            amq_filter_contains_batch(f, q + len, len, b);
             for (size_t i = 0; i < len; i++)
-                bad += b[i] != amq_ribbon_contains_hash(f, q[len + i]);
+                bad += b[i] != amq_filter_contains_hash(f, q[len + i]);
             for (size_t i = len; i < len + 8; i++)
                 bad += b[i] != 0xCC;
         }
         CHECK_MSG(bad == 0, "ribbon bits=%g w=%u bump=%d: %zu differ", bits,
                   band, bump, bad);
-        CHECK(amq_ribbon_size_bytes(f) == amq_ribbon_size_bytes(s) &&
-              amq_ribbon_fpr_bound(f) == amq_ribbon_fpr_bound(s));
+        CHECK(amq_filter_size_bytes(f) == amq_filter_size_bytes(s) &&
+              amq_filter_fpr_bound(f) == amq_filter_fpr_bound(s));
     }
-    amq_ribbon_free(f);
-    amq_ribbon_free(s);
+    amq_filter_free(f);
+    amq_filter_free(s);
     free(h), free(q), free(b);
 }
 
@@ -184,19 +198,20 @@ static void small_case(size_t n, double bits, unsigned band, bool bump,
     uint64_t *h = keys(n + n / 2, n * 31 + band + bump);
     for (size_t i = 0; i < n / 2; i++)
         h[n + i] = h[i];
-    amq_ribbon *f = NULL;
+    amq_filter *f = NULL;
     if (build(h, n + n / 2, bits, band, bump, NULL, &f) != AMQ_OK) {
         (*fails)++;
     } else {
         *miss += missing(f, h, n + n / 2);
-        *wrong += amq_ribbon_items(f) != n;
-        *wrong += (n == 0) != (amq_ribbon_layers(f) == 0);
+        *wrong += amq_filter_items(f) != n;
+        *wrong += amq_ribbon_of(f) == NULL;
+        *wrong += (n == 0) != (layers(f) == 0);
         if (n == 0) {
             *miss += false_positives(f, 3, 1000);
-            *wrong += amq_ribbon_fpr_bound(f) != 0.0;
+            *wrong += amq_filter_fpr_bound(f) != 0.0;
         }
     }
-    amq_ribbon_free(f);
+    amq_filter_free(f);
     free(h);
 }
 
@@ -217,17 +232,21 @@ static void test_small(void) {
     CHECK_MSG(fails == 0 && miss == 0 && wrong == 0,
               "small n: %zu failed, %zu wrong answers, %zu wrong counts", fails,
               miss, wrong);
-    amq_ribbon *f = NULL;
+    /* Bits and band out of range are bad spec values; missing keys or
+     * output are refused. */
+    amq_filter *f = NULL;
     uint64_t one = 1;
-    CHECK_STATUS(amq_ribbon_build(&one, 1, 0.5, 64, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(&one, 1, 33, 64, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(&one, 1, NAN, 64, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(NULL, 1, 8, 64, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(&one, 1, 8, 96, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build_standard(&one, 1, 8, 96, NULL, &f),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_ribbon_build(&one, 1, 8, 64, NULL, NULL), AMQ_ERR_INVALID);
+    CHECK_STATUS(build(&one, 1, 0.5, 64, true, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(build(&one, 1, 33, 64, true, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(build(&one, 1, NAN, 64, true, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(build(NULL, 1, 8, 64, true, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(build(&one, 1, 8, 96, true, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(build(&one, 1, 8, 96, false, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_build("ribbon:bits=8", &one, 1, 0.0, NULL, NULL, NULL),
+        AMQ_ERR_INVALID);
     CHECK(f == NULL);
+    CHECK(amq_ribbon_of(NULL) == NULL);
     CHECK(amq_ribbon_build_memory(1000000, 64) >= 1000000u * 20);
     CHECK(amq_ribbon_build_memory(1000000, 128) >
           amq_ribbon_build_memory(1000000, 64));
@@ -240,21 +259,20 @@ static void test_layers(void) {
     check_seed = 35;
     size_t n = 100000;
     uint64_t *h = keys(n, 35);
-    amq_ribbon *f = NULL, *s = NULL, *t = NULL;
-    CHECK_OK(amq_ribbon_build(h, n, 7.5, 64, NULL, &f));
-    CHECK_OK(amq_ribbon_build_standard(h, n, 7.5, 64, NULL, &s));
-    CHECK_OK(amq_ribbon_build(h, 500, 7.5, 64, NULL, &t));
+    amq_filter *f = NULL, *s = NULL, *t = NULL;
+    CHECK_OK(build(h, n, 7.5, 64, true, NULL, &f));
+    CHECK_OK(build(h, n, 7.5, 64, false, NULL, &s));
+    CHECK_OK(build(h, 500, 7.5, 64, true, NULL, &t));
     if (f != NULL && s != NULL && t != NULL) {
-        CHECK_MSG(amq_ribbon_layers(f) >= 2 && amq_ribbon_layers(f) <= 4,
-                  "%u layers", amq_ribbon_layers(f));
-        CHECK(amq_ribbon_layers(s) == 1 && amq_ribbon_layers(t) == 1);
+        CHECK_MSG(layers(f) >= 2 && layers(f) <= 4, "%u layers", layers(f));
+        CHECK(layers(s) == 1 && layers(t) == 1);
         CHECK(missing(f, h, n) == 0 && missing(s, h, n) == 0);
         /* Bumped Ribbon is the smaller one by ~10%. */
-        CHECK(amq_ribbon_size_bytes(f) * 1.08 < amq_ribbon_size_bytes(s));
+        CHECK(amq_filter_size_bytes(f) * 1.08 < amq_filter_size_bytes(s));
     }
-    amq_ribbon_free(f);
-    amq_ribbon_free(s);
-    amq_ribbon_free(t);
+    amq_filter_free(f);
+    amq_filter_free(s);
+    amq_filter_free(t);
     free(h);
 }
 
@@ -699,17 +717,17 @@ static void test_adversarial(void) {
             continue;
         for (size_t i = 0; i < n; i++)
             h[i] = unfmix64(0x8000000000000000ULL + i * 7) - seed0;
-        amq_ribbon *f = NULL;
+        amq_filter *f = NULL;
         CHECK_OK(build(h, n, 7, 64, bump, NULL, &f));
         if (f != NULL) {
-            CHECK_MSG(missing(f, h, n) == 0 && amq_ribbon_items(f) == n,
+            CHECK_MSG(missing(f, h, n) == 0 && amq_filter_items(f) == n,
                       "n=%zu bump=%d: %llu missing", n, bump,
                       (unsigned long long)missing(f, h, n));
-            CHECK(amq_ribbon_layers(f) == (bump && n > 1024 ? 2u : 1u));
+            CHECK(layers(f) == (bump && n > 1024 ? 2u : 1u));
             uint64_t fp = false_positives(f, c, 200000);
-            CHECK(rate_agrees(amq_ribbon_fpr_bound(f), fp, 200000));
+            CHECK(rate_agrees(amq_filter_fpr_bound(f), fp, 200000));
         }
-        amq_ribbon_free(f);
+        amq_filter_free(f);
         free(h);
     }
 }
