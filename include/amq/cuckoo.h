@@ -3,9 +3,14 @@
  * buckets of four slots, two candidate buckets per key, deletions and
  * duplicate counting, and optional growth by chaining tables.
  *
- * These typed APIs take 64-bit hashes (hash byte keys with amq_hash64). Both
- * structures are also reachable through amq/filter.h as "cuckoo" and
- * "vacuum" (spec key grow=1 for growth).
+ * Both structures are made, filled, queried, saved and freed through
+ * amq/filter.h as "cuckoo" and "vacuum":
+ *   cuckoo:fp=BITS,buckets=N,max_kicks=N   (or a capacity and fpr)
+ *   vacuum:fp=BITS,buckets=N,chunk=L,max_kicks=N
+ * and grow=1,max_links=N,max_bytes=B for growth. This header has what the
+ * generic interface does not say: the sizing mathematics, the shape of a
+ * filter's tables (amq_cuckoo_of gives the structure of such a filter)
+ * and its growth settings.
  *
  *   cuckoo   Fan, Andersen, Kaminsky, Mitzenmacher, "Cuckoo filter:
  *            practically better than Bloom" (CoNEXT 2014). A table of any
@@ -28,16 +33,29 @@
  * A vacuum filter is a cuckoo filter with alternate ranges: both use the
  * amq_cuckoo handle and every amq_cuckoo_* function below.
  *
+ * Spec keys: fp=BITS (4-32; from fpr: ceil(log2(8 / fpr)), one more bit
+ * with grow=1), buckets=N (cuckoo: even, 2 .. 2^31, a power of two selects
+ * the xor form, any other even size the sum form; vacuum: a multiple of the
+ * chunk), chunk=L (vacuum: the largest alternate range, a power of two
+ * dividing buckets; by default chosen from buckets), max_kicks=N (0 ..
+ * AMQ_CUCKOO_MAX_KICKS, default 500). A bad key or value is AMQ_ERR_SPEC;
+ * an fpr below what 32-bit fingerprints reach, AMQ_ERR_INVALID.
+ *
  * Guarantees. No false negatives for every key added and not removed
  * (but see "Failure modes" for removals). A key never added is reported with
  * probability at most
  *     1 - (1 - q * p2)^items,  q = ceil(2^32 / (2^f - 1)) / 2^32,
  *                              p2 = 2 * ceil(2^32 / m) / 2^32
  * (about 8 * load / 2^f; m buckets), and for a chain of tables
- * 1 - prod_i (1 - bound_i): amq_cuckoo_fpr_bound, derived in
+ * 1 - prod_i (1 - bound_i): amq_filter_fpr_bound, derived in
  * docs/structures.md. Sized from (capacity, fpr), f = ceil(log2(8 / fpr))
  * and the table holds capacity keys below the load where inserts start to
- * fail.
+ * fail. Cuckoo: the smallest even table holding capacity keys at a safe
+ * load (design load 0.95 plus a margin for small tables; the first failure
+ * comes at 0.96-0.975). Vacuum: the minimum table rounded up to whole
+ * chunks (4096-65536 buckets); e.g. 10^6 keys at fpr 0.01 take 10.8
+ * bits/key (cuckoo: 10.5; a power-of-two cuckoo table: 21.0); small
+ * capacities (one chunk) get a power-of-two table.
  *
  * Growth (amq_cuckoo_set_growth, or grow=1 in a spec): when the newest
  * table refuses a key, a table with twice the buckets and one more
@@ -59,9 +77,10 @@
  * bounds that copy is another key's, which may then be lost (the same
  * effect as a false-positive delete).
  *
- * Ownership: _new returns an object released with amq_cuckoo_free (NULL
- * accepted). Thread-safety: queries are safe from any number of threads
- * while nobody modifies; updates need external locking.
+ * Ownership: the amq_cuckoo of a filter (amq_cuckoo_of) is the filter's
+ * own object, released with it by amq_filter_free. Thread-safety: queries
+ * and the getters are safe from any number of threads while nobody
+ * modifies; updates and amq_cuckoo_set_growth need external locking.
  * Complexity: contains reads two buckets per table (two cache lines at
  * most); add is O(1) expected, O(max_kicks) worst case (plus allocating a
  * table when growing); remove and count read two buckets per table.
@@ -99,78 +118,20 @@ AMQ_API unsigned amq_cuckoo_fp_bits_for(double fpr);
  * slot) with f-bit fingerprints: 1 - exp(-8 * load * q), q as above. */
 AMQ_API double amq_cuckoo_fpr(double load, unsigned fp_bits);
 
-/* ---- construction ------------------------------------------------------- */
-
-/* Cuckoo filter for capacity keys at fpr: f from fpr, the smallest even
- * table that holds capacity keys at a safe load (design load 0.95 plus a
- * margin for small tables; the first failure comes at 0.96-0.975). No
- * growth (see amq_cuckoo_set_growth).
- * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM. */
-AMQ_API amq_status amq_cuckoo_new(uint64_t capacity, double fpr,
-                                  const amq_options *opt, amq_cuckoo **out);
-/* buckets even in [2, AMQ_CUCKOO_MAX_BUCKETS] (a power of two selects the
- * xor form, any other even size the sum form), 4 <= fp_bits <= 32,
- * max_kicks <= AMQ_CUCKOO_MAX_KICKS; AMQ_ERR_INVALID otherwise. */
-AMQ_API amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
-                                           unsigned max_kicks,
-                                           const amq_options *opt,
-                                           amq_cuckoo **out);
-
-/* Vacuum filter for capacity keys at fpr: the minimum table rounded up to
- * whole chunks (4096-65536 buckets); e.g. 10^6 keys at fpr 0.01 take 10.8
- * bits/key (amq_cuckoo_new: 10.5; a power-of-two cuckoo table: 21.0).
- * Small capacities (one chunk) get a power-of-two table. */
-AMQ_API amq_status amq_vacuum_new(uint64_t capacity, double fpr,
-                                  const amq_options *opt, amq_cuckoo **out);
-/* buckets in [2, AMQ_CUCKOO_MAX_BUCKETS]; chunk a power of two >= 2 dividing
- * buckets, or 0 to choose it (then buckets must be a multiple of the chosen
- * range, or be a power of two; AMQ_ERR_INVALID otherwise). The three
- * smaller ranges follow from buckets and chunk. */
-AMQ_API amq_status amq_vacuum_new_explicit(uint64_t buckets, unsigned fp_bits,
-                                           uint64_t chunk, unsigned max_kicks,
-                                           const amq_options *opt,
-                                           amq_cuckoo **out);
-
-AMQ_API void amq_cuckoo_free(amq_cuckoo *c);
+/* ---- growth ------------------------------------------------------------ */
 
 /* Growth by chaining: max_links in [1, AMQ_CUCKOO_MAX_LINKS] tables at
  * most (1 turns growth off), max_bytes a cap on the tables' total bytes
  * (0 = none). May be called at any time; AMQ_ERR_INVALID (nothing changes)
  * if the filter already has more tables or bytes than the caps allow, or
- * max_bytes != 0 with max_links == 1. An add past the caps fails with
- * AMQ_ERR_FULL, the filter unchanged. */
+ * max_bytes != 0 with max_links == 1, or c is NULL; AMQ_ERR_UNSUPPORTED for
+ * a view (amq_filter_view: its tables are the caller's, read-only). An add
+ * past the caps fails with AMQ_ERR_FULL, the filter unchanged. */
 AMQ_API amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
                                          uint64_t max_bytes);
 
-/* ---- updates and queries ------------------------------------------------ */
-
-/* AMQ_ERR_FULL: no room after max_kicks evictions (and no growth, or past
- * its caps); AMQ_ERR_NOMEM: a new table could not be allocated. The filter
- * is unchanged on every error. */
-AMQ_API amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t hash);
-/* amq_cuckoo_add_hash of h[0], h[1], ... in order, stopping at the first
- * failure (returned; the keys before it stay, it and the rest are not
- * added); *done (may be NULL) = keys added. The same result as the loop,
- * faster: each key's buckets are prefetched a few keys ahead, so the misses
- * of consecutive inserts overlap. AMQ_ERR_INVALID for NULL arguments. */
-AMQ_API amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h,
-                                        size_t n, size_t *done);
-AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t hash);
-/* out[i] = contains(h[i]); prefetches both buckets of a group first. */
-AMQ_API void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h,
-                                       size_t n, uint8_t *out);
-/* Removes one copy, from the newest table holding the key's fingerprint in
- * its buckets. AMQ_ERR_NOT_FOUND if no table does (then nothing changes). */
-AMQ_API amq_status amq_cuckoo_remove_hash(amq_cuckoo *c, uint64_t hash);
-/* Copies of the key's fingerprint in its two buckets of every table (0..8
- * per table): never below the number of times the key was added and not
- * removed. */
-AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, uint64_t hash);
-
 /* ---- properties --------------------------------------------------------- */
 
-/* Slots in use over every table. */
-AMQ_API uint64_t amq_cuckoo_items(const amq_cuckoo *c);
 /* Buckets, fingerprint bits and ranges of the first table. */
 AMQ_API uint64_t amq_cuckoo_buckets(const amq_cuckoo *c);
 AMQ_API unsigned amq_cuckoo_fp_bits(const amq_cuckoo *c);
@@ -185,8 +146,6 @@ AMQ_API amq_status amq_cuckoo_link_info(const amq_cuckoo *c, unsigned i,
                                         uint64_t *items);
 /* items / (4 * buckets of every table). */
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *c);
-AMQ_API size_t amq_cuckoo_size_bytes(const amq_cuckoo *c);
-AMQ_API double amq_cuckoo_fpr_bound(const amq_cuckoo *c);
 
 #ifdef __cplusplus
 }

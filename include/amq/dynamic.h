@@ -2,10 +2,13 @@
  * amq/dynamic.h — the fast dynamic filters: one or two cache lines per
  * insert and per query, built for one-key-at-a-time use.
  *
- * These typed APIs take 64-bit hashes (hash byte keys with amq_hash64). All
- * three are also reachable through amq/filter.h as "vqf", "prefix" and
- * "morton". docs/structures.md derives each bound; docs/format.md has the
- * frames.
+ * All three are made, filled, queried, saved and freed through
+ * amq/filter.h as "vqf", "prefix" and "morton" (spec keys below); this
+ * header has what the generic interface does not say: their layouts'
+ * constants and the getters of a filter's shape and state (amq_X_of gives
+ * the structure of such a filter: its own object, released with it by
+ * amq_filter_free). docs/structures.md derives each bound; docs/format.md
+ * has the frames.
  *
  *   vqf     Pandey, Conway, Durie, Bender, Farach-Colton, Johnson, "Vector
  *           Quotient Filters: Overcoming the Time/Space Trade-Off in Filter
@@ -32,22 +35,23 @@
  *           bucket; cuckoo evictions when both are full; removes.
  *
  * Guarantees. No false negatives for every key added (and, where removes
- * exist, not removed). amq_*_fpr_bound() is an upper bound on the
+ * exist, not removed). amq_filter_fpr_bound() is an upper bound on the
  * probability that a key never added is reported, at the current load.
  * Sized from (capacity, fpr), each builds the smaller of its two
  * remainder widths whose bound at `capacity` keys meets fpr, and holds
  * capacity keys at or below its design load.
  *
- * Thread-safety: queries are safe from any number of threads while no
- * thread modifies the filter; updates need exclusive access.
+ * Thread-safety: queries and the getters are safe from any number of
+ * threads while no thread modifies the filter; updates need exclusive
+ * access.
  *
  * Failure modes. vqf and morton adds can fail with AMQ_ERR_FULL (vqf: both
  * blocks full; morton: no room after max_kicks evictions); the filter is
  * then exactly as before. Removing a key never added may remove another
  * key's fingerprint (a false-positive delete) and so create a false
- * negative: remove only keys you added. Constructors return
- * AMQ_ERR_INVALID (bad arguments), AMQ_ERR_OVERFLOW (too large) or
- * AMQ_ERR_NOMEM.
+ * negative: remove only keys you added. amq_filter_new returns
+ * AMQ_ERR_SPEC (a bad spec key or value), AMQ_ERR_INVALID (capacity or fpr
+ * out of range), AMQ_ERR_OVERFLOW (too large) or AMQ_ERR_NOMEM.
  */
 #ifndef AMQ_DYNAMIC_H
 #define AMQ_DYNAMIC_H
@@ -74,38 +78,21 @@ AMQ_API amq_vqf *amq_vqf_of(const amq_filter *f);
 #define AMQ_VQF_LOAD8 0.92
 #define AMQ_VQF_LOAD16 0.86
 
-/* The smaller of the two layouts (8- or 16-bit remainders) whose bound
- * 1 - (1 - 2 pb pqr)^capacity (about 2 capacity / (B Q 2^r)) meets fpr:
- * 11.6 bits per key and ~0.43% at r = 8. O(blocks). */
-AMQ_API amq_status amq_vqf_new(uint64_t capacity, double fpr,
-                               const amq_options *opt, amq_vqf **out);
-/* blocks in [1, 2^32 - 1] 64-byte blocks, rbits 8 or 16. */
-AMQ_API amq_status amq_vqf_new_explicit(uint64_t blocks, unsigned rbits,
-                                        const amq_options *opt, amq_vqf **out);
-AMQ_API void amq_vqf_free(amq_vqf *f);
+/* Spec "vqf": from (capacity, fpr) the smaller of the two layouts (8- or
+ * 16-bit remainders) whose bound 1 - (1 - 2 pb pqr)^capacity (about
+ * 2 capacity / (B Q 2^r)) meets fpr: 11.6 bits per key and ~0.43% at
+ * r = 8. Keys: r=8|16 (that layout), blocks=N (1 .. 2^32 - 1 64-byte
+ * blocks, instead of capacity).
+ * Updates: an add fails with AMQ_ERR_FULL when both of the key's blocks
+ * are full (nothing changes); O(1), one or two cache lines. The batch add
+ * prefetches a few keys ahead, the batch query both blocks 16 keys ahead.
+ * A remove takes one copy; AMQ_ERR_NOT_FOUND if neither block holds the
+ * key's remainder. */
 
-/* AMQ_ERR_FULL when both of the key's blocks are full (nothing changes).
- * O(1): one or two cache lines. */
-AMQ_API amq_status amq_vqf_add_hash(amq_vqf *f, uint64_t hash);
-/* add_hash of hashes[0..n) in order, stopping at the first failure (its
- * status returned, *done = keys added; done may be NULL); prefetches a
- * few keys ahead. The same result as the loop. */
-AMQ_API amq_status amq_vqf_add_batch(amq_vqf *f, const uint64_t *hashes,
-                                     size_t n, size_t *done);
-AMQ_API bool amq_vqf_contains_hash(const amq_vqf *f, uint64_t hash);
-/* out[i] = contains(hashes[i]); prefetches both blocks 16 keys ahead. */
-AMQ_API void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *hashes,
-                                    size_t n, uint8_t *out);
-/* One copy; AMQ_ERR_NOT_FOUND if neither block holds the key's remainder. */
-AMQ_API amq_status amq_vqf_remove_hash(amq_vqf *f, uint64_t hash);
-
-AMQ_API uint64_t amq_vqf_items(const amq_vqf *f);
 AMQ_API uint64_t amq_vqf_blocks(const amq_vqf *f);
 AMQ_API unsigned amq_vqf_rbits(const amq_vqf *f);
-AMQ_API size_t amq_vqf_size_bytes(const amq_vqf *f);
 /* items / slots. */
 AMQ_API double amq_vqf_load(const amq_vqf *f);
-AMQ_API double amq_vqf_fpr_bound(const amq_vqf *f);
 
 /* ---- prefix filter ------------------------------------------------------ */
 
@@ -115,44 +102,27 @@ typedef struct amq_prefix amq_prefix;
  * object, valid while the filter lives); NULL for any other filter. */
 AMQ_API amq_prefix *amq_prefix_of(const amq_filter *f);
 
-/* The smaller of the two layouts (8- or 16-bit remainders) meeting fpr at
- * capacity keys: bins for load 0.95 (capacity / (0.95 K) bins, the
- * paper's) or more if 90% of fpr needs them, a spare sized for the
- * expected forwards with the other 10%, and a route byte per bin: about
- * 11.8 bits per key and 0.41% at r = 8. O(bins). */
-AMQ_API amq_status amq_prefix_new(uint64_t capacity, double fpr,
-                                  const amq_options *opt, amq_prefix **out);
-/* bins in [1, 2^32 - 1] (32-byte bins for rbits 8, 64-byte for 16),
- * spare_blocks in [1, 2^32 - 1] (32-byte split-block blocks). */
-AMQ_API amq_status amq_prefix_new_explicit(uint64_t bins, unsigned rbits,
-                                           uint64_t spare_blocks,
-                                           const amq_options *opt,
-                                           amq_prefix **out);
-AMQ_API void amq_prefix_free(amq_prefix *f);
+/* Spec "prefix": from (capacity, fpr) the smaller of the two layouts (8-
+ * or 16-bit remainders) meeting fpr at capacity keys: bins for load 0.95
+ * (capacity / (0.95 K) bins, the paper's) or more if 90% of fpr needs
+ * them, a spare sized for the expected forwards with the other 10%, and a
+ * route byte per bin: about 11.8 bits per key and 0.41% at r = 8. Keys:
+ * r=8|16, load=X (keys per bin slot at capacity, 0.5-1), bins=N,spare=M
+ * (1 .. 2^32 - 1 bins of 32 bytes for r = 8, 64 for 16, and 32-byte spare
+ * blocks; instead of capacity).
+ * An add never fails: a full bin forwards to the spare (O(1): one bin,
+ * sometimes one spare block); past the capacity the spare's rate, and
+ * the bound, rise. The batches prefetch bins 16 keys ahead. No removes.
+ * amq_filter_size_bytes counts the bins, the spare and the route bytes
+ * (one per bin, kept beside the table and rebuilt when a frame is loaded,
+ * not saved). The bound: 1 - (1 - pb pf)^items + min(1, pb pf above) *
+ * spare rate, "above" the fingerprint values a routed query could take
+ * (docs/structures.md). */
 
-/* Never fails (AMQ_OK): a full bin forwards to the spare. O(1): one bin,
- * sometimes one spare block. */
-AMQ_API amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t hash);
-/* add_hash of each hash in order, bins prefetched ahead; *done = n. */
-AMQ_API amq_status amq_prefix_add_batch(amq_prefix *f, const uint64_t *hashes,
-                                        size_t n, size_t *done);
-AMQ_API bool amq_prefix_contains_hash(const amq_prefix *f, uint64_t hash);
-/* out[i] = contains(hashes[i]); prefetches bins 16 keys ahead. */
-AMQ_API void amq_prefix_contains_batch(const amq_prefix *f,
-                                       const uint64_t *hashes, size_t n,
-                                       uint8_t *out);
-
-AMQ_API uint64_t amq_prefix_items(const amq_prefix *f);
 AMQ_API uint64_t amq_prefix_bins(const amq_prefix *f);
 AMQ_API unsigned amq_prefix_rbits(const amq_prefix *f);
 /* Fingerprints the bins forwarded to the spare. */
 AMQ_API uint64_t amq_prefix_spare_items(const amq_prefix *f);
-/* Bins, spare and the route bytes (one per bin, kept beside the table and
- * rebuilt when a frame is loaded, not saved). */
-AMQ_API size_t amq_prefix_size_bytes(const amq_prefix *f);
-/* 1 - (1 - pb pf)^items + min(1, pb pf above) * spare rate, "above" the
- * fingerprint values a routed query could take (docs/structures.md). */
-AMQ_API double amq_prefix_fpr_bound(const amq_prefix *f);
 
 /* ---- Morton filter ----------------------------------------------------- */
 
@@ -175,48 +145,28 @@ AMQ_API amq_morton *amq_morton_of(const amq_filter *f);
 #define AMQ_MORTON_B2_8 0.20
 #define AMQ_MORTON_B2_16 0.17
 
-/* The smaller of the two layouts (8- or 16-bit fingerprints) whose bound
- * 1 - (1 - 2^-r p2)^capacity meets fpr: about 11.7 bits per key at
- * r = 8 (bound 0.54%, measured 0.32%). O(blocks). */
-AMQ_API amq_status amq_morton_new(uint64_t capacity, double fpr,
-                                  const amq_options *opt, amq_morton **out);
-/* blocks >= 1 64-byte blocks (at most 2^31 buckets in all), fp_bits 8 or
- * 16, max_kicks <= AMQ_MORTON_MAX_KICKS. */
-AMQ_API amq_status amq_morton_new_explicit(uint64_t blocks, unsigned fp_bits,
-                                           unsigned max_kicks,
-                                           const amq_options *opt,
-                                           amq_morton **out);
-AMQ_API void amq_morton_free(amq_morton *f);
+/* Spec "morton": from (capacity, fpr) the smaller of the two layouts (8-
+ * or 16-bit fingerprints) whose bound 1 - (1 - 2^-r p2)^capacity meets
+ * fpr: about 11.7 bits per key at r = 8 (bound 0.54%, measured 0.32%).
+ * Keys: fp=8|16, blocks=N (64-byte blocks, at most 2^31 buckets in all,
+ * instead of capacity), max_kicks=N (0 .. AMQ_MORTON_MAX_KICKS, default
+ * AMQ_MORTON_DEFAULT_KICKS).
+ * An add fails with AMQ_ERR_FULL (no room within max_kicks evictions) or
+ * AMQ_ERR_NOMEM (the first eviction walk allocates its undo log,
+ * (2 max_kicks + 2) x 72 bytes), the filter then unchanged; amortised
+ * O(1), one line when the first bucket has room. The batches prefetch
+ * first blocks a few keys ahead. A remove takes one copy;
+ * AMQ_ERR_NOT_FOUND if neither bucket holds the fingerprint. The bound:
+ * 1 - (1 - 2^-r p2)^items, p2 = 2 ceil(2^32 / M) / 2^32 (the cuckoo
+ * filter's: both buckets, whatever the OTA says). */
 
-/* AMQ_ERR_FULL (no room within max_kicks evictions) or AMQ_ERR_NOMEM (the
- * first eviction walk allocates its undo log, (2 max_kicks + 2) x 72
- * bytes); the filter is then unchanged. Amortised O(1); one line when the
- * first bucket has room. */
-AMQ_API amq_status amq_morton_add_hash(amq_morton *f, uint64_t hash);
-/* add_hash in order, stopping at the first failure (*done = keys added;
- * done may be NULL); prefetches first blocks a few keys ahead. */
-AMQ_API amq_status amq_morton_add_batch(amq_morton *f, const uint64_t *hashes,
-                                        size_t n, size_t *done);
-AMQ_API bool amq_morton_contains_hash(const amq_morton *f, uint64_t hash);
-/* out[i] = contains(hashes[i]); prefetches first blocks 16 keys ahead. */
-AMQ_API void amq_morton_contains_batch(const amq_morton *f,
-                                       const uint64_t *hashes, size_t n,
-                                       uint8_t *out);
-/* One copy; AMQ_ERR_NOT_FOUND if neither bucket holds the fingerprint. */
-AMQ_API amq_status amq_morton_remove_hash(amq_morton *f, uint64_t hash);
-
-AMQ_API uint64_t amq_morton_items(const amq_morton *f);
 AMQ_API uint64_t amq_morton_blocks(const amq_morton *f);
 AMQ_API unsigned amq_morton_fp_bits(const amq_morton *f);
-AMQ_API size_t amq_morton_size_bytes(const amq_morton *f);
 /* items / slots. */
 AMQ_API double amq_morton_load(const amq_morton *f);
 /* Share of OTA bits set: about the share of absent keys that read two
  * lines. */
 AMQ_API double amq_morton_ota_share(const amq_morton *f);
-/* 1 - (1 - 2^-r p2)^items, p2 = 2 ceil(2^32 / M) / 2^32 (the cuckoo
- * filter's bound: both buckets, whatever the OTA says). */
-AMQ_API double amq_morton_fpr_bound(const amq_morton *f);
 
 #ifdef __cplusplus
 }

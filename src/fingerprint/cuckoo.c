@@ -460,8 +460,6 @@ static amq__contains_fn width_kernel(unsigned f, bool xor_form) {
     }
 }
 
-static bool contains_chain(const amq__obj *o, uint64_t h);
-
 /* The alternate table's entries: 2^f of them, worth their cache footprint
  * only beside a table 64 times their size (one far beyond cache). */
 static size_t alt_table_bytes(const amq__ctab *t) {
@@ -499,7 +497,7 @@ static void choose_kernel(amq_cuckoo *c) {
     else
         alt_table_free(c);
     if (!one) {
-        c->o.contains = contains_chain;
+        c->o.contains = amq__ctab_contains;
         return;
     }
     if (c->alt != NULL) {
@@ -644,7 +642,8 @@ static amq_status grow_and_add(amq_cuckoo *c, uint64_t h) {
     return AMQ_OK;
 }
 
-amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t h) {
+amq_status amq__ctab_add(amq__obj *o, uint64_t h) {
+    amq_cuckoo *c = (amq_cuckoo *)o;
     amq__ctab *t = newest(c);
     amq_status st = table_add(t, c->max_kicks, h);
     if (st == AMQ_OK) {
@@ -656,7 +655,7 @@ amq_status amq_cuckoo_add_hash(amq_cuckoo *c, uint64_t h) {
     return st;
 }
 
-static bool contains_chain(const amq__obj *o, uint64_t h) {
+bool amq__ctab_contains(const amq__obj *o, uint64_t h) {
     const amq_cuckoo *c = (const amq_cuckoo *)o;
     if (table_contains(&c->base, c->scalar, h))
         return true;
@@ -676,10 +675,6 @@ amq_status amq_cuckoo_query_of(const amq_cuckoo *c, amq_cuckoo_query *q) {
     return AMQ_OK;
 }
 
-bool amq_cuckoo_contains_hash(const amq_cuckoo *c, uint64_t h) {
-    return c->o.contains(&c->o, h);
-}
-
 /* How many keys ahead the batch insert prefetches: enough misses in flight
  * to overlap, few enough that the lines are still cached when used. */
 #define ADD_AHEAD 8
@@ -692,29 +687,27 @@ static void prefetch_add(amq_cuckoo *c, uint64_t h) {
     prefetch_bucket(t, k.b2);
 }
 
-amq_status amq_cuckoo_add_batch(amq_cuckoo *c, const uint64_t *h, size_t n,
-                                size_t *done) {
+amq_status amq__ctab_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                               size_t *done) {
+    amq_cuckoo *c = (amq_cuckoo *)o;
     size_t i = 0;
     amq_status st = AMQ_OK;
-    if (c == NULL || (h == NULL && n != 0)) {
-        st = AMQ_ERR_INVALID;
-    } else {
-        for (size_t j = 0; j < n && j < ADD_AHEAD; j++)
-            prefetch_add(c, h[j]);
-        for (; i < n; i++) {
-            if (i + ADD_AHEAD < n)
-                prefetch_add(c, h[i + ADD_AHEAD]);
-            if ((st = amq_cuckoo_add_hash(c, h[i])) != AMQ_OK)
-                break;
-        }
+    for (size_t j = 0; j < n && j < ADD_AHEAD; j++)
+        prefetch_add(c, h[j]);
+    for (; i < n; i++) {
+        if (i + ADD_AHEAD < n)
+            prefetch_add(c, h[i + ADD_AHEAD]);
+        if ((st = amq__ctab_add(o, h[i])) != AMQ_OK)
+            break;
     }
-    if (done != NULL)
-        *done = i;
+    *done = i;
     return st;
 }
 
-void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h, size_t n,
-                               uint8_t *out) {
+/* Both buckets of a group's keys prefetched before any is tested. */
+void amq__ctab_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                              uint8_t *out) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
     for (size_t i = 0; i < n; i += BATCH) {
         size_t g = n - i < BATCH ? n - i : BATCH;
         for (unsigned l = 0; l < c->nlinks; l++)
@@ -722,7 +715,10 @@ void amq_cuckoo_contains_batch(const amq_cuckoo *c, const uint64_t *h, size_t n,
     }
 }
 
-amq_status amq_cuckoo_remove_hash(amq_cuckoo *c, uint64_t h) {
+/* One copy, from the newest table holding the key's fingerprint in its
+ * buckets. */
+amq_status amq__ctab_remove(amq__obj *o, uint64_t h) {
+    amq_cuckoo *c = (amq_cuckoo *)o;
     for (unsigned i = c->nlinks; i-- > 0;) {
         if (table_remove(link_mut(c, i), h)) {
             c->o.items--;
@@ -732,16 +728,18 @@ amq_status amq_cuckoo_remove_hash(amq_cuckoo *c, uint64_t h) {
     return AMQ_ERR_NOT_FOUND;
 }
 
-uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, uint64_t h) {
+/* Copies in the key's two buckets of every table. */
+amq_status amq__ctab_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
     uint64_t n = 0;
     for (unsigned i = 0; i < c->nlinks; i++)
         n += table_count(link_at(c, i), h);
-    return n;
+    *out = n;
+    return AMQ_OK;
 }
 
 /* ---- properties -------------------------------------------------------------- */
 
-uint64_t amq_cuckoo_items(const amq_cuckoo *c) { return c->o.items; }
 uint64_t amq_cuckoo_buckets(const amq_cuckoo *c) { return c->base.buckets; }
 unsigned amq_cuckoo_fp_bits(const amq_cuckoo *c) { return c->base.fbits; }
 unsigned amq_cuckoo_links(const amq_cuckoo *c) { return c->nlinks; }
@@ -773,13 +771,10 @@ double amq_cuckoo_load(const amq_cuckoo *c) {
     return (double)c->o.items / slots;
 }
 
-size_t amq_cuckoo_size_bytes(const amq_cuckoo *c) {
-    return (size_t)chain_bytes(c);
-}
-
 /* 1 - Π (1 - b_i) with 1 - b_i = (1 - q_i p2_i)^(n_i): one expm1 of a sum
  * of logs, accurate at tiny rates. */
-double amq_cuckoo_fpr_bound(const amq_cuckoo *c) {
+double amq__ctab_bound(const amq__obj *o) {
+    const amq_cuckoo *c = (const amq_cuckoo *)o;
     double log_none = 0.0;
     for (unsigned i = 0; i < c->nlinks; i++) {
         const amq__ctab *t = link_at(c, i);
@@ -898,9 +893,8 @@ amq_status amq__ctab_new(const amq__ctab_kind *kind, uint64_t buckets,
     return AMQ_OK;
 }
 
-void amq_cuckoo_free(amq_cuckoo *c) {
-    if (c == NULL)
-        return;
+void amq__ctab_destroy(amq__obj *o) {
+    amq_cuckoo *c = (amq_cuckoo *)o;
     alt_table_free(c);
     for (unsigned i = c->nlinks; i-- > 0;)
         table_release(c, link_mut(c, i));
@@ -912,7 +906,11 @@ void amq_cuckoo_free(amq_cuckoo *c) {
 
 amq_status amq_cuckoo_set_growth(amq_cuckoo *c, unsigned max_links,
                                  uint64_t max_bytes) {
-    if (c == NULL || max_links < 1 || max_links > AMQ_CUCKOO_MAX_LINKS ||
+    if (c == NULL)
+        return AMQ_ERR_INVALID;
+    if (c->base.table.raw == NULL) /* a view: borrowed, read-only tables */
+        return AMQ_ERR_UNSUPPORTED;
+    if (max_links < 1 || max_links > AMQ_CUCKOO_MAX_LINKS ||
         max_links < c->nlinks || (max_links == 1 && max_bytes != 0) ||
         (max_bytes != 0 && max_bytes < chain_bytes(c)))
         return AMQ_ERR_INVALID;
@@ -970,38 +968,11 @@ const amq__ctab_kind amq__ctab_cuckoo_kind = {.name = "cuckoo",
                                               .ranges_ok = cuckoo_ranges_ok,
                                               .shape = cuckoo_shape};
 
-amq_status amq_cuckoo_new_explicit(uint64_t buckets, unsigned fp_bits,
-                                   unsigned max_kicks, const amq_options *opt,
-                                   amq_cuckoo **out) {
-    uint32_t range[AMQ__CT_RANGES];
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (buckets % 2 != 0 || buckets > AMQ_CUCKOO_MAX_BUCKETS)
-        return AMQ_ERR_INVALID;
-    single_range(buckets, range);
-    return amq__ctab_new(&amq__ctab_cuckoo_kind, buckets, fp_bits, range,
-                         max_kicks, opt, out);
-}
-
 static amq_status cuckoo_size(uint64_t capacity, uint64_t *buckets) {
     uint64_t m0;
     uint32_t range[AMQ__CT_RANGES];
     AMQ_RETURN_IF_ERR(amq__ctab_slots_for(capacity, AMQ__CT_CUCKOO_LOAD, &m0));
     return cuckoo_shape(m0, buckets, range);
-}
-
-amq_status amq_cuckoo_new(uint64_t capacity, double fpr, const amq_options *opt,
-                          amq_cuckoo **out) {
-    uint64_t m;
-    unsigned f = amq_cuckoo_fp_bits_for(fpr);
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (f == 0)
-        return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(cuckoo_size(capacity, &m));
-    return amq_cuckoo_new_explicit(m, f, AMQ_CUCKOO_DEFAULT_KICKS, opt, out);
 }
 
 /* ---- spec helpers (shared with vacuum.c) ------------------------------------ */
@@ -1068,33 +1039,7 @@ size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap) {
 
 /* ---- the generic interface (shared callbacks) ------------------------------- */
 
-void amq__ctab_t_destroy(amq__obj *o) { amq_cuckoo_free((amq_cuckoo *)o); }
-amq_status amq__ctab_t_add(amq__obj *o, uint64_t h) {
-    return amq_cuckoo_add_hash((amq_cuckoo *)o, h);
-}
-amq_status amq__ctab_t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                                 size_t *done) {
-    return amq_cuckoo_add_batch((amq_cuckoo *)o, h, n, done);
-}
-bool amq__ctab_t_contains(const amq__obj *o, uint64_t h) {
-    return amq_cuckoo_contains_hash((const amq_cuckoo *)o, h);
-}
-void amq__ctab_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                       uint8_t *out) {
-    amq_cuckoo_contains_batch((const amq_cuckoo *)o, h, n, out);
-}
-amq_status amq__ctab_t_remove(amq__obj *o, uint64_t h) {
-    return amq_cuckoo_remove_hash((amq_cuckoo *)o, h);
-}
-amq_status amq__ctab_t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
-    *out = amq_cuckoo_count_hash((const amq_cuckoo *)o, h);
-    return AMQ_OK;
-}
-double amq__ctab_t_bound(const amq__obj *o) {
-    return amq_cuckoo_fpr_bound((const amq_cuckoo *)o);
-}
-
-size_t amq__ctab_t_describe(const amq__obj *o, char *buf, size_t cap) {
+size_t amq__ctab_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_cuckoo *c = (const amq_cuckoo *)o;
     size_t used =
         c->kind->chunked
@@ -1110,7 +1055,7 @@ size_t amq__ctab_t_describe(const amq__obj *o, char *buf, size_t cap) {
 amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
                                   uint64_t max_bytes, amq_diag *diag) {
     if (amq_cuckoo_set_growth(c, links, max_bytes) != AMQ_OK) {
-        amq_cuckoo_free(c);
+        amq__ctab_destroy(&c->o);
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "max_bytes=%llu is smaller "
                          "than the first table",
@@ -1135,8 +1080,8 @@ static amq_status curve_spec(amq__spec *spec, uint64_t *f, amq_diag *diag) {
     return AMQ_OK;
 }
 
-amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec, double x,
-                             bool inverse, double *out, amq_diag *diag) {
+amq_status amq__ctab_curve(const amq__type *self, amq__spec *spec, double x,
+                           bool inverse, double *out, amq_diag *diag) {
     const amq__ctab_kind *kind = self->variant;
     double a = kind->load;
     uint64_t f;
@@ -1168,7 +1113,7 @@ static void link_write(const amq_cuckoo *c, const amq__ctab *t, amq__wr *w) {
     amq__wr_u64(w, t->items);
 }
 
-void amq__ctab_t_params_write(const amq__obj *o, amq__wr *w) {
+void amq__ctab_params_write(const amq__obj *o, amq__wr *w) {
     const amq_cuckoo *c = (const amq_cuckoo *)o;
     link_write(c, &c->base, w);
     if (c->max_links == 1)
@@ -1180,7 +1125,7 @@ void amq__ctab_t_params_write(const amq__obj *o, amq__wr *w) {
         link_write(c, &c->more[i - 1], w);
 }
 
-void amq__ctab_t_payload_write(const amq__obj *o, uint8_t *dst) {
+void amq__ctab_payload_write(const amq__obj *o, uint8_t *dst) {
     const amq_cuckoo *c = (const amq_cuckoo *)o;
     for (unsigned i = 0; i < c->nlinks; i++) {
         const amq__ctab *t = link_at(c, i);
@@ -1364,7 +1309,7 @@ static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
         amq_status st = table_init(c, t, r->buckets, r->f, r->range,
                                    view ? (const uint64_t *)payload : NULL);
         if (st != AMQ_OK) {
-            amq_cuckoo_free(c);
+            amq__ctab_destroy(&c->o);
             return st;
         }
         if (!view)
@@ -1379,9 +1324,9 @@ static amq_status chain_build(const chain_rec *ch, const uint8_t *payload,
     return AMQ_OK;
 }
 
-amq_status amq__ctab_t_load(const amq__type *self, amq__rd *r,
-                            const uint8_t *payload, size_t len, bool view,
-                            const amq_options *opt, amq__obj **out) {
+amq_status amq__ctab_load(const amq__type *self, amq__rd *r,
+                          const uint8_t *payload, size_t len, bool view,
+                          const amq_options *opt, amq__obj **out) {
     const amq__ctab_kind *kind = self->variant;
     chain_rec ch;
     amq_cuckoo *c;
@@ -1421,6 +1366,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     uint64_t m = 0, max_bytes;
+    uint32_t range[AMQ__CT_RANGES];
     unsigned f, kicks, links = 1;
     amq_cuckoo *c = NULL;
     (void)self;
@@ -1428,7 +1374,9 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, links > 1, &f, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_kicks(spec, &kicks, diag));
     AMQ_RETURN_IF_ERR(spec_buckets(spec, capacity, &m, diag));
-    AMQ_RETURN_IF_ERR(amq_cuckoo_new_explicit(m, f, kicks, opt, &c));
+    single_range(m, range);
+    AMQ_RETURN_IF_ERR(
+        amq__ctab_new(&amq__ctab_cuckoo_kind, m, f, range, kicks, opt, &c));
     AMQ_RETURN_IF_ERR(amq__ctab_apply_growth(c, links, max_bytes, diag));
     *out = &c->o;
     return AMQ_OK;
@@ -1452,17 +1400,17 @@ const amq__type amq__type_cuckoo = {
     .reads = 2,
     .reads_text = "2",
     .create = t_create,
-    .load = amq__ctab_t_load,
-    .destroy = amq__ctab_t_destroy,
-    .add = amq__ctab_t_add,
-    .add_batch = amq__ctab_t_add_batch,
-    .contains = amq__ctab_t_contains,
-    .contains_batch = amq__ctab_t_batch,
-    .remove = amq__ctab_t_remove,
-    .count = amq__ctab_t_count,
-    .fpr_bound = amq__ctab_t_bound,
-    .describe = amq__ctab_t_describe,
-    .curve = amq__ctab_t_curve,
-    .params_write = amq__ctab_t_params_write,
-    .payload_write = amq__ctab_t_payload_write,
+    .load = amq__ctab_load,
+    .destroy = amq__ctab_destroy,
+    .add = amq__ctab_add,
+    .add_batch = amq__ctab_add_batch,
+    .contains = amq__ctab_contains,
+    .contains_batch = amq__ctab_contains_batch,
+    .remove = amq__ctab_remove,
+    .count = amq__ctab_count,
+    .fpr_bound = amq__ctab_bound,
+    .describe = amq__ctab_describe,
+    .curve = amq__ctab_curve,
+    .params_write = amq__ctab_params_write,
+    .payload_write = amq__ctab_payload_write,
 };

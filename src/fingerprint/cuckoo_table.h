@@ -120,29 +120,31 @@ amq_status amq__ctab_spec_growth(amq__spec *spec, unsigned *max_links,
 /* ",grow=1,max_links=N,max_bytes=B" for a growing filter, else "". */
 size_t amq__ctab_describe_growth(const amq_cuckoo *c, char *buf, size_t cap);
 
-/* The generic-interface callbacks both types share (the object is an
- * amq_cuckoo; load and curve read the kind from self->variant). */
-void amq__ctab_t_destroy(amq__obj *o);
-amq_status amq__ctab_t_add(amq__obj *o, uint64_t h);
-amq_status amq__ctab_t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                                 size_t *done);
-bool amq__ctab_t_contains(const amq__obj *o, uint64_t h);
-void amq__ctab_t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                       uint8_t *out);
-amq_status amq__ctab_t_remove(amq__obj *o, uint64_t h);
-amq_status amq__ctab_t_count(const amq__obj *o, uint64_t h, uint64_t *out);
-double amq__ctab_t_bound(const amq__obj *o);
-size_t amq__ctab_t_describe(const amq__obj *o, char *buf, size_t cap);
+/* The generic-interface callbacks both types share, with the slot
+ * signatures of type/type.h (the object is an amq_cuckoo; load and curve
+ * read the kind from self->variant). */
+void amq__ctab_destroy(amq__obj *o);
+amq_status amq__ctab_add(amq__obj *o, uint64_t h);
+amq_status amq__ctab_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                               size_t *done);
+/* The chain loop: every shape, and the AMQ_OPT_SCALAR reference. */
+bool amq__ctab_contains(const amq__obj *o, uint64_t h);
+void amq__ctab_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                              uint8_t *out);
+amq_status amq__ctab_remove(amq__obj *o, uint64_t h);
+amq_status amq__ctab_count(const amq__obj *o, uint64_t h, uint64_t *out);
+double amq__ctab_bound(const amq__obj *o);
+size_t amq__ctab_describe(const amq__obj *o, char *buf, size_t cap);
 /* curve at b bits/key: fp= fixed (f / b load) or the ideal real-valued f
  * at the kind's design load; other keys of the type are consumed and
  * ignored so a describe() string is a valid curve spec. */
-amq_status amq__ctab_t_curve(const amq__type *self, amq__spec *spec, double x,
-                             bool inverse, double *out, amq_diag *diag);
-void amq__ctab_t_params_write(const amq__obj *o, amq__wr *w);
-void amq__ctab_t_payload_write(const amq__obj *o, uint8_t *dst);
-amq_status amq__ctab_t_load(const amq__type *self, amq__rd *r,
-                            const uint8_t *payload, size_t len, bool view,
-                            const amq_options *opt, amq__obj **out);
+amq_status amq__ctab_curve(const amq__type *self, amq__spec *spec, double x,
+                           bool inverse, double *out, amq_diag *diag);
+void amq__ctab_params_write(const amq__obj *o, amq__wr *w);
+void amq__ctab_payload_write(const amq__obj *o, uint8_t *dst);
+amq_status amq__ctab_load(const amq__type *self, amq__rd *r,
+                          const uint8_t *payload, size_t len, bool view,
+                          const amq_options *opt, amq__obj **out);
 /* Growth settings from a spec applied to a new filter (diag on failure,
  * which frees it). */
 amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,

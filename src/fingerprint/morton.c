@@ -362,12 +362,10 @@ static void choose(amq_morton *f, bool scalar) {
 #endif
 }
 
-bool amq_morton_contains_hash(const amq_morton *f, uint64_t h) {
-    return f->o.contains(&f->o, h);
-}
-
-void amq_morton_contains_batch(const amq_morton *f, const uint64_t *h, size_t n,
-                               uint8_t *out) {
+/* First blocks prefetched AHEAD keys before the kernel answers for them. */
+static void contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                           uint8_t *out) {
+    const amq_morton *f = (const amq_morton *)o;
     const mf_shape *s = f->s;
     for (size_t i = 0; i < n && i < AHEAD; i++)
         amq__prefetch(block_at(f, bucket1(f, h[i]) / s->buckets));
@@ -526,14 +524,17 @@ MF_BMI static amq_status add_bmi(amq_morton *f, uint64_t h) {
     return add_in(f, h);
 }
 
-amq_status amq_morton_add_hash(amq_morton *f, uint64_t h) {
+/* The copy compiled for the CPU (chosen with the kernel). */
+static amq_status add_hash(amq__obj *o, uint64_t h) {
+    amq_morton *f = (amq_morton *)o;
     return f->bmi ? add_bmi(f, h) : add_any(f, h);
 }
 
 /* Batch insert: b1's block prefetched for writing AHEAD keys early; the
  * same result as the loop, which stops at the first failure. */
-amq_status amq_morton_add_batch(amq_morton *f, const uint64_t *h, size_t n,
-                                size_t *done) {
+static amq_status add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                            size_t *done) {
+    const amq_morton *f = (const amq_morton *)o;
     const mf_shape *s = f->s;
     size_t i = 0;
     amq_status st = AMQ_OK;
@@ -542,11 +543,10 @@ amq_status amq_morton_add_batch(amq_morton *f, const uint64_t *h, size_t n,
     for (; i < n; i++) {
         if (i + AHEAD < n)
             amq__prefetch_w(block_at(f, bucket1(f, h[i + AHEAD]) / s->buckets));
-        if ((st = amq_morton_add_hash(f, h[i])) != AMQ_OK)
+        if ((st = add_hash(o, h[i])) != AMQ_OK)
             break;
     }
-    if (done != NULL)
-        *done = i;
+    *done = i;
     return st;
 }
 
@@ -567,7 +567,9 @@ static bool take(amq_morton *f, uint64_t b, uint32_t fp) {
     return false;
 }
 
-amq_status amq_morton_remove_hash(amq_morton *f, uint64_t h) {
+/* One copy from b1, or from b2 when b1's OTA bit says it may be there. */
+static amq_status remove_hash(amq__obj *o, uint64_t h) {
+    amq_morton *f = (amq_morton *)o;
     const mf_shape *s = f->s;
     uint32_t fp = fp_of(s, h);
     uint64_t b1 = bucket1(f, h);
@@ -635,18 +637,6 @@ static amq_status mf_alloc(const mf_shape *s, uint64_t blocks, unsigned kicks,
     return AMQ_OK;
 }
 
-amq_status amq_morton_new_explicit(uint64_t blocks, unsigned fp_bits,
-                                   unsigned max_kicks, const amq_options *opt,
-                                   amq_morton **out) {
-    const mf_shape *s = shape_of(fp_bits);
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (s == NULL)
-        return AMQ_ERR_INVALID;
-    return mf_alloc(s, blocks, max_kicks, opt, NULL, out);
-}
-
 static const mf_shape *shape_for(uint64_t capacity, double fpr,
                                  uint64_t *blocks) {
     uint64_t b8 = blocks_for(&SHAPE8, capacity, fpr);
@@ -656,44 +646,30 @@ static const mf_shape *shape_for(uint64_t capacity, double fpr,
     return use8 ? &SHAPE8 : &SHAPE16;
 }
 
-amq_status amq_morton_new(uint64_t capacity, double fpr, const amq_options *opt,
-                          amq_morton **out) {
-    uint64_t blocks;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
-        return AMQ_ERR_INVALID;
-    const mf_shape *s = shape_for(capacity, fpr, &blocks);
-    if (blocks == 0)
-        return AMQ_ERR_OVERFLOW;
-    return mf_alloc(s, blocks, AMQ_MORTON_DEFAULT_KICKS, opt, NULL, out);
-}
-
-void amq_morton_free(amq_morton *f) {
-    if (f == NULL)
-        return;
+/* The undo log (if a walk allocated it), then the object and its table. */
+static void destroy(amq__obj *o) {
+    amq_morton *f = (amq_morton *)o;
     if (f->log != NULL)
-        amq__free(&f->o.mem, f->log,
+        amq__free(&o->mem, f->log,
                   (2 * (size_t)f->max_kicks + 2) * sizeof *f->log);
-    amq__obj_free(&f->o);
+    amq__obj_free(o);
 }
 
-uint64_t amq_morton_items(const amq_morton *f) { return f->o.items; }
 uint64_t amq_morton_blocks(const amq_morton *f) { return f->nblocks; }
 unsigned amq_morton_fp_bits(const amq_morton *f) { return f->s->r; }
-size_t amq_morton_size_bytes(const amq_morton *f) { return f->o.table_bytes; }
 double amq_morton_load(const amq_morton *f) {
     return (double)f->o.items / ((double)f->nblocks * f->s->slots);
 }
 double amq_morton_ota_share(const amq_morton *f) {
     return (double)f->ota_set / ((double)f->nblocks * f->s->ota_bits);
 }
-double amq_morton_fpr_bound(const amq_morton *f) {
-    return bound_for(f->s, f->nblocks, (double)f->o.items);
-}
 
 /* ---- the generic interface ---------------------------------------------- */
+
+static double fpr_bound(const amq__obj *o) {
+    const amq_morton *f = (const amq_morton *)o;
+    return bound_for(f->s, f->nblocks, (double)o->items);
+}
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
@@ -732,27 +708,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static void t_destroy(amq__obj *o) { amq_morton_free((amq_morton *)o); }
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq_morton_add_hash((amq_morton *)o, h);
-}
-static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                              size_t *done) {
-    return amq_morton_add_batch((amq_morton *)o, h, n, done);
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_morton_contains_hash((const amq_morton *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_morton_contains_batch((const amq_morton *)o, h, n, out);
-}
-static amq_status t_remove(amq__obj *o, uint64_t h) {
-    return amq_morton_remove_hash((amq_morton *)o, h);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_morton_fpr_bound((const amq_morton *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_morton *f = (const amq_morton *)o;
     return amq__describe(buf, cap, "fp=%u,blocks=%llu,max_kicks=%u", f->s->r,
@@ -889,13 +844,13 @@ const amq__type amq__type_morton = {
     .reads_text = "1-2",
     .create = t_create,
     .load = t_load,
-    .destroy = t_destroy,
-    .add = t_add,
-    .add_batch = t_add_batch,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .fpr_bound = t_bound,
+    .destroy = destroy,
+    .add = add_hash,
+    .add_batch = add_batch,
+    .contains = contains_ref,
+    .contains_batch = contains_batch,
+    .remove = remove_hash,
+    .fpr_bound = fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

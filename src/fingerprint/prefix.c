@@ -491,7 +491,9 @@ PF_ADD(add_x16, PF_AVX512, AMQ__PK_AVX512, SHAPE16)
 PF_ADD(add_v16, PF_VBMI, AMQ__PK_VBMI, SHAPE16)
 #endif
 
-amq_status amq_prefix_add_hash(amq_prefix *f, uint64_t h) {
+/* The insert chosen for the layout and the CPU; it cannot fail. */
+static amq_status add_hash(amq__obj *o, uint64_t h) {
+    amq_prefix *f = (amq_prefix *)o;
     f->add(f, h);
     return AMQ_OK;
 }
@@ -515,12 +517,10 @@ static void choose(amq_prefix *f, bool scalar) {
 #endif
 }
 
-bool amq_prefix_contains_hash(const amq_prefix *f, uint64_t h) {
-    return f->o.contains(&f->o, h);
-}
-
-void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h, size_t n,
-                               uint8_t *out) {
+/* Bins prefetched AHEAD keys before the kernel answers for them. */
+static void contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                           uint8_t *out) {
+    const amq_prefix *f = (const amq_prefix *)o;
     for (size_t i = 0; i < n && i < AHEAD; i++)
         amq__prefetch(bin_at(f, bin_of(f, h[i])));
     for (size_t i = 0; i < n; i++) {
@@ -532,17 +532,17 @@ void amq_prefix_contains_batch(const amq_prefix *f, const uint64_t *h, size_t n,
 
 /* Batch insert: bins prefetched for writing AHEAD keys early; the same
  * result as the loop (adds cannot fail). */
-amq_status amq_prefix_add_batch(amq_prefix *f, const uint64_t *h, size_t n,
-                                size_t *done) {
+static amq_status add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                            size_t *done) {
+    amq_prefix *f = (amq_prefix *)o;
     for (size_t j = 0; j < n && j < AHEAD; j++)
         amq__prefetch_w(bin_at(f, bin_of(f, h[j])));
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n)
             amq__prefetch_w(bin_at(f, bin_of(f, h[i + AHEAD])));
-        amq_prefix_add_hash(f, h[i]);
+        f->add(f, h[i]);
     }
-    if (done != NULL)
-        *done = n;
+    *done = n;
     return AMQ_OK;
 }
 
@@ -639,11 +639,11 @@ static double model_fpr(const pf_shape *s, uint64_t bins, uint64_t spare_blocks,
 
 /* ---- construction ------------------------------------------------------- */
 
-static void pf_free(amq_prefix *f) {
-    if (f == NULL)
-        return;
-    amq__free(&f->o.mem, f->route, f->route_bytes);
-    amq__obj_free(&f->o);
+/* The route bytes, then the object and its table. */
+static void destroy(amq__obj *o) {
+    amq_prefix *f = (amq_prefix *)o;
+    amq__free(&o->mem, f->route, f->route_bytes);
+    amq__obj_free(o);
 }
 
 /* Every bin's route byte from its header (after a load). */
@@ -684,7 +684,7 @@ static amq_status pf_alloc(const pf_shape *s, uint64_t bins,
     f->span = (uint64_t)s->lists << s->r;
     amq_status st = amq__obj_table(&f->o, bytes, view, &wr);
     if (st != AMQ_OK) {
-        pf_free(f);
+        destroy(&f->o);
         return st;
     }
     f->wr = wr;
@@ -698,51 +698,25 @@ static amq_status pf_alloc(const pf_shape *s, uint64_t bins,
     return AMQ_OK;
 }
 
-amq_status amq_prefix_new_explicit(uint64_t bins, unsigned rbits,
-                                   uint64_t spare_blocks,
-                                   const amq_options *opt, amq_prefix **out) {
-    const pf_shape *s = shape_of(rbits);
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (s == NULL)
-        return AMQ_ERR_INVALID;
-    return pf_alloc(s, bins, spare_blocks, opt, NULL, out);
-}
-
-amq_status amq_prefix_new(uint64_t capacity, double fpr, const amq_options *opt,
-                          amq_prefix **out) {
-    pf_size z;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
-        return AMQ_ERR_INVALID;
-    const pf_shape *s = shape_for(capacity, fpr, LOAD_DEFAULT, &z);
-    if (s == NULL)
-        return AMQ_ERR_OVERFLOW;
-    return pf_alloc(s, z.bins, z.spare_blocks, opt, NULL, out);
-}
-
-void amq_prefix_free(amq_prefix *f) { pf_free(f); }
-
-uint64_t amq_prefix_items(const amq_prefix *f) { return f->o.items; }
 uint64_t amq_prefix_bins(const amq_prefix *f) { return f->nbins; }
 unsigned amq_prefix_rbits(const amq_prefix *f) { return f->s->r; }
 uint64_t amq_prefix_spare_items(const amq_prefix *f) { return f->spare_items; }
-size_t amq_prefix_size_bytes(const amq_prefix *f) {
-    return f->o.table_bytes + f->route_bytes;
+
+/* ---- the generic interface ---------------------------------------------- */
+
+/* The bins and the spare (the table), and the route bytes beside them. */
+static size_t size_bytes(const amq__obj *o) {
+    return o->table_bytes + ((const amq_prefix *)o)->route_bytes;
 }
 
-double amq_prefix_fpr_bound(const amq_prefix *f) {
+static double fpr_bound(const amq__obj *o) {
+    const amq_prefix *f = (const amq_prefix *)o;
     double p = pair_prob(f->s, f->nbins);
     double route = fmin(1.0, p * (double)f->above);
     double b = bins_bound(f->s, f->nbins, (double)f->o.items) +
                route * amq__sbbf_fpr_at(f->spare_blocks, f->spare_items);
     return fmin(1.0, b);
 }
-
-/* ---- the generic interface ---------------------------------------------- */
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
@@ -794,27 +768,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq_prefix_add_hash((amq_prefix *)o, h);
-}
-static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                              size_t *done) {
-    return amq_prefix_add_batch((amq_prefix *)o, h, n, done);
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_prefix_contains_hash((const amq_prefix *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_prefix_contains_batch((const amq_prefix *)o, h, n, out);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_prefix_fpr_bound((const amq_prefix *)o);
-}
-static void t_destroy(amq__obj *o) { pf_free((amq_prefix *)o); }
-static size_t t_size(const amq__obj *o) {
-    return amq_prefix_size_bytes((const amq_prefix *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_prefix *f = (const amq_prefix *)o;
     return amq__describe(buf, cap, "r=%u,bins=%llu,spare=%llu", f->s->r,
@@ -1019,13 +972,13 @@ const amq__type amq__type_prefix = {
     .reads_text = "1",
     .create = t_create,
     .load = t_load,
-    .destroy = t_destroy,
-    .add = t_add,
-    .add_batch = t_add_batch,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .fpr_bound = t_bound,
-    .size_bytes = t_size,
+    .destroy = destroy,
+    .add = add_hash,
+    .add_batch = add_batch,
+    .contains = contains_ref,
+    .contains_batch = contains_batch,
+    .fpr_bound = fpr_bound,
+    .size_bytes = size_bytes,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -166,12 +166,6 @@ const amq__ctab_kind amq__ctab_vacuum_kind = {.name = "vacuum",
                                               .ranges_ok = vacuum_ranges_ok,
                                               .shape = kind_shape};
 
-static amq_status make(uint64_t m, const uint32_t range[4], unsigned f,
-                       unsigned kicks, const amq_options *opt,
-                       amq_cuckoo **out) {
-    return amq__ctab_new(&amq__ctab_vacuum_kind, m, f, range, kicks, opt, out);
-}
-
 /* The ranges of an explicit table of m buckets: from the given chunk (a
  * power of two >= 2 dividing m), or the selected one, which must divide m
  * (a table of one chunk must be a power of two). */
@@ -188,32 +182,6 @@ static amq_status explicit_ranges(uint64_t m, uint64_t chunk,
         return AMQ_ERR_INVALID;
     ranges_for(chunk, range);
     return AMQ_OK;
-}
-
-amq_status amq_vacuum_new_explicit(uint64_t buckets, unsigned fp_bits,
-                                   uint64_t chunk, unsigned max_kicks,
-                                   const amq_options *opt, amq_cuckoo **out) {
-    uint32_t range[4];
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(explicit_ranges(buckets, chunk, range));
-    return make(buckets, range, fp_bits, max_kicks, opt, out);
-}
-
-amq_status amq_vacuum_new(uint64_t capacity, double fpr, const amq_options *opt,
-                          amq_cuckoo **out) {
-    uint64_t m0, m;
-    uint32_t range[4];
-    unsigned f = amq_cuckoo_fp_bits_for(fpr);
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (f == 0)
-        return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(amq__ctab_slots_for(capacity, AMQ__CT_VACUUM_LOAD, &m0));
-    AMQ_RETURN_IF_ERR(vacuum_shape(m0, 0, &m, range));
-    return make(m, range, f, AMQ_CUCKOO_DEFAULT_KICKS, opt, out);
 }
 
 /* ---- the generic interface ------------------------------------------------ */
@@ -268,7 +236,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(amq__ctab_spec_fp(spec, fpr, links > 1, &f, diag));
     AMQ_RETURN_IF_ERR(amq__ctab_spec_kicks(spec, &kicks, diag));
     AMQ_RETURN_IF_ERR(spec_shape(spec, capacity, &m, range, diag));
-    AMQ_RETURN_IF_ERR(make(m, range, f, kicks, opt, &c));
+    AMQ_RETURN_IF_ERR(
+        amq__ctab_new(&amq__ctab_vacuum_kind, m, f, range, kicks, opt, &c));
     AMQ_RETURN_IF_ERR(amq__ctab_apply_growth(c, links, max_bytes, diag));
     *out = &c->o;
     return AMQ_OK;
@@ -291,17 +260,17 @@ const amq__type amq__type_vacuum = {
     .reads = 2,
     .reads_text = "2 (one chunk)",
     .create = t_create,
-    .load = amq__ctab_t_load,
-    .destroy = amq__ctab_t_destroy,
-    .add = amq__ctab_t_add,
-    .add_batch = amq__ctab_t_add_batch,
-    .contains = amq__ctab_t_contains,
-    .contains_batch = amq__ctab_t_batch,
-    .remove = amq__ctab_t_remove,
-    .count = amq__ctab_t_count,
-    .fpr_bound = amq__ctab_t_bound,
-    .describe = amq__ctab_t_describe,
-    .curve = amq__ctab_t_curve,
-    .params_write = amq__ctab_t_params_write,
-    .payload_write = amq__ctab_t_payload_write,
+    .load = amq__ctab_load,
+    .destroy = amq__ctab_destroy,
+    .add = amq__ctab_add,
+    .add_batch = amq__ctab_add_batch,
+    .contains = amq__ctab_contains,
+    .contains_batch = amq__ctab_contains_batch,
+    .remove = amq__ctab_remove,
+    .count = amq__ctab_count,
+    .fpr_bound = amq__ctab_bound,
+    .describe = amq__ctab_describe,
+    .curve = amq__ctab_curve,
+    .params_write = amq__ctab_params_write,
+    .payload_write = amq__ctab_payload_write,
 };

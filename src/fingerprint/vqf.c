@@ -429,14 +429,11 @@ static void choose(amq_vqf *f, bool scalar) {
 #endif
 }
 
-bool amq_vqf_contains_hash(const amq_vqf *f, uint64_t h) {
-    return f->o.contains(&f->o, h);
-}
-
 /* Batch: both blocks of key i + AHEAD are prefetched while key i is
  * answered (by the kernel), so each key's lines were asked for early. */
-void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *h, size_t n,
-                            uint8_t *out) {
+static void contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                           uint8_t *out) {
+    const amq_vqf *f = (const amq_vqf *)o;
     for (size_t i = 0; i < n && i < AHEAD; i++) {
         vqf_key k = key_of(f, h[i]);
         amq__prefetch(block_at(f, k.b1));
@@ -454,12 +451,17 @@ void amq_vqf_contains_batch(const amq_vqf *f, const uint64_t *h, size_t n,
 
 /* ---- updates ------------------------------------------------------------ */
 
-amq_status amq_vqf_add_hash(amq_vqf *f, uint64_t h) { return f->add(f, h); }
+/* The insert chosen for the layout and the CPU. */
+static amq_status add_hash(amq__obj *o, uint64_t h) {
+    amq_vqf *f = (amq_vqf *)o;
+    return f->add(f, h);
+}
 
 /* Batch insert: both blocks of key i + AHEAD prefetched for writing. Same
  * result as the loop, which stops at the first failure. */
-amq_status amq_vqf_add_batch(amq_vqf *f, const uint64_t *h, size_t n,
-                             size_t *done) {
+static amq_status add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                            size_t *done) {
+    amq_vqf *f = (amq_vqf *)o;
     size_t i = 0;
     amq_status st = AMQ_OK;
     for (size_t j = 0; j < n && j < AHEAD; j++) {
@@ -472,15 +474,16 @@ amq_status amq_vqf_add_batch(amq_vqf *f, const uint64_t *h, size_t n,
             amq__prefetch_w(block_at(f, k.b1));
             amq__prefetch_w(block_at(f, k.b2));
         }
-        if ((st = amq_vqf_add_hash(f, h[i])) != AMQ_OK)
+        if ((st = f->add(f, h[i])) != AMQ_OK)
             break;
     }
-    if (done != NULL)
-        *done = i;
+    *done = i;
     return st;
 }
 
-amq_status amq_vqf_remove_hash(amq_vqf *f, uint64_t h) {
+/* One copy, from b1 or else b2. */
+static amq_status remove_hash(amq__obj *o, uint64_t h) {
+    amq_vqf *f = (amq_vqf *)o;
     vqf_key k = key_of(f, h);
     if (!block_take(f->s, f->wr + (size_t)k.b1 * LINE, k.q, k.r) &&
         !block_take(f->s, f->wr + (size_t)k.b2 * LINE, k.q, k.r))
@@ -579,17 +582,6 @@ static amq_status vqf_alloc(const vqf_shape *s, uint64_t blocks,
     return AMQ_OK;
 }
 
-amq_status amq_vqf_new_explicit(uint64_t blocks, unsigned rbits,
-                                const amq_options *opt, amq_vqf **out) {
-    const vqf_shape *s = shape_of(rbits);
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (s == NULL)
-        return AMQ_ERR_INVALID;
-    return vqf_alloc(s, blocks, opt, NULL, out);
-}
-
 /* The smaller layout meeting (capacity, fpr); *blocks 0 if neither can. */
 static const vqf_shape *shape_for(uint64_t capacity, double fpr,
                                   uint64_t *blocks) {
@@ -600,31 +592,10 @@ static const vqf_shape *shape_for(uint64_t capacity, double fpr,
     return use8 ? &SHAPE8 : &SHAPE16;
 }
 
-amq_status amq_vqf_new(uint64_t capacity, double fpr, const amq_options *opt,
-                       amq_vqf **out) {
-    uint64_t blocks;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
-        return AMQ_ERR_INVALID;
-    const vqf_shape *s = shape_for(capacity, fpr, &blocks);
-    if (blocks == 0)
-        return AMQ_ERR_OVERFLOW;
-    return vqf_alloc(s, blocks, opt, NULL, out);
-}
-
-void amq_vqf_free(amq_vqf *f) { amq__obj_free(f ? &f->o : NULL); }
-
-uint64_t amq_vqf_items(const amq_vqf *f) { return f->o.items; }
 uint64_t amq_vqf_blocks(const amq_vqf *f) { return f->nblocks; }
 unsigned amq_vqf_rbits(const amq_vqf *f) { return f->s->r; }
-size_t amq_vqf_size_bytes(const amq_vqf *f) { return f->o.table_bytes; }
 double amq_vqf_load(const amq_vqf *f) {
     return (double)f->o.items / ((double)f->nblocks * f->s->slots);
-}
-double amq_vqf_fpr_bound(const amq_vqf *f) {
-    return bound_for(f->s, f->nblocks, (double)f->o.items);
 }
 
 /* ---- the generic interface ---------------------------------------------- */
@@ -662,26 +633,11 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq_vqf_add_hash((amq_vqf *)o, h);
+static double fpr_bound(const amq__obj *o) {
+    const amq_vqf *f = (const amq_vqf *)o;
+    return bound_for(f->s, f->nblocks, (double)o->items);
 }
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_vqf_contains_hash((const amq_vqf *)o, h);
-}
-static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                              size_t *done) {
-    return amq_vqf_add_batch((amq_vqf *)o, h, n, done);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_vqf_contains_batch((const amq_vqf *)o, h, n, out);
-}
-static amq_status t_remove(amq__obj *o, uint64_t h) {
-    return amq_vqf_remove_hash((amq_vqf *)o, h);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_vqf_fpr_bound((const amq_vqf *)o);
-}
+
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_vqf *f = (const amq_vqf *)o;
     return amq__describe(buf, cap, "r=%u,blocks=%llu", f->s->r,
@@ -790,12 +746,12 @@ const amq__type amq__type_vqf = {
     .reads_text = "2",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .add_batch = t_add_batch,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .fpr_bound = t_bound,
+    .add = add_hash,
+    .add_batch = add_batch,
+    .contains = contains_ref,
+    .contains_batch = contains_batch,
+    .remove = remove_hash,
+    .fpr_bound = fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -246,33 +246,35 @@ static void test_sum_form(void) {
     check_seed = 700;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         uint64_t bad = 0;
+        char spec[64];
+        snprintf(spec, sizeof spec, "cuckoo:fp=8,buckets=%llu,max_kicks=0",
+                 (unsigned long long)sizes[i]);
         for (int key = 0; key < (check_quick() ? 100 : 400); key++) {
-            amq_cuckoo *c = NULL;
-            CHECK_OK(amq_cuckoo_new_explicit(sizes[i], 8, 0, NULL, &c));
+            amq_filter *c = make(spec);
             if (c == NULL)
                 break;
-            uint64_t h = check_next(&rng);
+            uint64_t h = check_next(&rng), cnt = 0;
             for (int j = 0; j < 2 * AMQ_CUCKOO_SLOTS; j++)
-                bad += amq_cuckoo_add_hash(c, h) != AMQ_OK;
-            bad += amq_cuckoo_add_hash(c, h) != AMQ_ERR_FULL;
-            bad += amq_cuckoo_count_hash(c, h) != 2 * AMQ_CUCKOO_SLOTS;
-            amq_cuckoo_free(c);
+                bad += amq_filter_add_hash(c, h) != AMQ_OK;
+            bad += amq_filter_add_hash(c, h) != AMQ_ERR_FULL;
+            bad += amq_filter_count_hash(c, h, &cnt) != AMQ_OK ||
+                   cnt != 2 * AMQ_CUCKOO_SLOTS;
+            amq_filter_free(c);
         }
         CHECK_MSG(bad == 0, "%llu buckets: %llu keys without two buckets",
                   (unsigned long long)sizes[i], (unsigned long long)bad);
     }
-    amq_cuckoo *c = NULL;
-    CHECK_STATUS(amq_cuckoo_new_explicit(1001, 8, 500, NULL, &c),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(3, 8, 500, NULL, &c), AMQ_ERR_INVALID);
-    CHECK(c == NULL);
-    amq_filter *f = NULL;
-    amq_diag d;
-    memset(&d, 0, sizeof d);
-    CHECK_STATUS(
-        amq_filter_new("cuckoo:fp=8,buckets=1001", 0, 0.0, NULL, &f, &d),
-        AMQ_ERR_SPEC);
-    CHECK(f == NULL && d.message[0] != '\0');
+    static const char *const odd[] = {"cuckoo:fp=8,buckets=1001,max_kicks=500",
+                                      "cuckoo:fp=8,buckets=3,max_kicks=500",
+                                      "cuckoo:fp=8,buckets=1001"};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        amq_filter *f = NULL;
+        amq_diag d;
+        memset(&d, 0, sizeof d);
+        CHECK_STATUS(amq_filter_new(odd[i], 0, 0.0, NULL, &f, &d),
+                     AMQ_ERR_SPEC);
+        CHECK(f == NULL && d.message[0] != '\0');
+    }
 }
 
 /* ---- model-based random test ---------------------------------------------- */
@@ -417,62 +419,69 @@ static void test_absent_deletes(void) {
     }
 }
 
-/* ---- typed API, arguments, curve ------------------------------------------ */
+/* ---- explicit shapes, arguments, the getters, curve ------------------------ */
 
 static void test_typed(void) {
-    amq_cuckoo *c = NULL;
+    amq_filter *f = NULL;
     check_seed = 600;
     CHECK(amq_cuckoo_fp_bits_for(0.01) == 10);
     CHECK(amq_cuckoo_fp_bits_for(0.001) == 13);
     CHECK(amq_cuckoo_fp_bits_for(0.5) == 4);
     CHECK(amq_cuckoo_fp_bits_for(1e-12) == 0);
     CHECK(amq_cuckoo_fp_bits_for(0.0) == 0);
-    CHECK_STATUS(amq_cuckoo_new_explicit(1002, 12, 500, NULL, &c), AMQ_OK);
-    amq_cuckoo_free(c);
-    c = NULL;
-    CHECK_STATUS(amq_cuckoo_new_explicit(999, 12, 500, NULL, &c),
+    f = make("cuckoo:fp=12,buckets=1002,max_kicks=500");
+    CHECK(f != NULL && amq_cuckoo_buckets(amq_cuckoo_of(f)) == 1002);
+    amq_filter_free(f);
+    /* odd, past 2^31 buckets, fingerprints outside 4..32, one bucket */
+    static const char *const bad[] = {
+        "cuckoo:fp=12,buckets=999,max_kicks=500",
+        "cuckoo:fp=12,buckets=4294967296,max_kicks=500",
+        "cuckoo:fp=3,buckets=1024,max_kicks=500",
+        "cuckoo:fp=33,buckets=1024,max_kicks=500",
+        "cuckoo:fp=12,buckets=1,max_kicks=500"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = NULL;
+        CHECK_MSG(amq_filter_new(bad[i], 0, 0.0, NULL, &f, NULL) ==
+                          AMQ_ERR_SPEC &&
+                      f == NULL,
+                  "%s accepted", bad[i]);
+    }
+    CHECK_STATUS(amq_filter_new("cuckoo", 1000, 1e-12, NULL, &f, NULL),
                  AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(UINT64_C(1) << 32, 12, 500, NULL, &c),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(1024, 3, 500, NULL, &c),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(1024, 33, 500, NULL, &c),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new_explicit(1, 12, 500, NULL, &c),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cuckoo_new(1000, 1e-12, NULL, &c), AMQ_ERR_INVALID);
-    CHECK(c == NULL);
+    CHECK(f == NULL);
 
     /* max_kicks = 0: both buckets full means FULL at once, unchanged. */
-    CHECK_OK(amq_cuckoo_new_explicit(2, 8, 0, NULL, &c));
-    if (c != NULL) {
+    f = make("cuckoo:fp=8,buckets=2,max_kicks=0");
+    if (f != NULL) {
         uint64_t rng = 601, n = 0;
-        while (amq_cuckoo_add_hash(c, check_next(&rng)) == AMQ_OK)
+        while (amq_filter_add_hash(f, check_next(&rng)) == AMQ_OK)
             n++;
-        CHECK(n == 8 && amq_cuckoo_items(c) == 8);
-        CHECK(amq_cuckoo_load(c) == 1.0);
-        amq_cuckoo_free(c);
+        CHECK(n == 8 && amq_filter_items(f) == 8);
+        CHECK(amq_cuckoo_load(amq_cuckoo_of(f)) == 1.0);
+        amq_filter_free(f);
     }
-    amq_cuckoo_free(NULL);
+    amq_filter_free(NULL);
 
     /* Sized from a target: capacity keys fit, bound at capacity <= fpr. */
     static const double eps[] = {0.05, 0.01, 0.001, 1e-5};
     for (size_t i = 0; i < 4; i++) {
         uint64_t n = check_quick() ? 20000 : 100000, rng = 602, fails = 0;
-        CHECK_OK(amq_cuckoo_new(n, eps[i], NULL, &c));
+        f = NULL;
+        CHECK_OK(amq_filter_new("cuckoo", n, eps[i], NULL, &f, NULL));
+        const amq_cuckoo *c = amq_cuckoo_of(f);
         if (c == NULL)
             continue;
         CHECK(amq_cuckoo_fp_bits(c) == amq_cuckoo_fp_bits_for(eps[i]));
         CHECK(amq_cuckoo_links(c) == 1);
         for (uint64_t k = 0; k < n; k++)
-            fails += amq_cuckoo_add_hash(c, check_next(&rng)) != AMQ_OK;
+            fails += amq_filter_add_hash(f, check_next(&rng)) != AMQ_OK;
         CHECK(fails == 0);
         /* Sized to the capacity (even table), not to a power of two. */
         CHECK_MSG(amq_cuckoo_load(c) > 0.90 && amq_cuckoo_load(c) <= 0.95,
                   "load at capacity %.4f", amq_cuckoo_load(c));
-        CHECK_MSG(amq_cuckoo_fpr_bound(c) <= eps[i], "bound %g > %g",
-                  amq_cuckoo_fpr_bound(c), eps[i]);
-        amq_cuckoo_free(c);
+        CHECK_MSG(amq_filter_fpr_bound(f) <= eps[i], "bound %g > %g",
+                  amq_filter_fpr_bound(f), eps[i]);
+        amq_filter_free(f);
     }
 
     /* The fixed-width curve is the model of a table at load f / b. */
@@ -572,14 +581,14 @@ static void test_growth(void) {
     growth_case("vacuum:grow=1", check_quick() ? n0 : 40000, 0.01);
 
     /* The typed view of the chain: 2x buckets and +1 bit per table. */
-    amq_cuckoo *c = NULL;
-    CHECK_OK(amq_cuckoo_new_explicit(64, 10, 500, NULL, &c));
+    amq_filter *f = make("cuckoo:fp=10,buckets=64,max_kicks=500");
+    amq_cuckoo *c = amq_cuckoo_of(f);
     if (c == NULL)
         return;
     CHECK_OK(amq_cuckoo_set_growth(c, AMQ_CUCKOO_MAX_LINKS, 0));
     uint64_t rng = 803, total = 0;
     for (int i = 0; i < 64 * 4 * 20; i++)
-        CHECK_OK(amq_cuckoo_add_hash(c, check_next(&rng)));
+        CHECK_OK(amq_filter_add_hash(f, check_next(&rng)));
     unsigned links = amq_cuckoo_links(c);
     CHECK_MSG(links >= 5, "%u tables after 20x", links);
     for (unsigned i = 0; i < links; i++) {
@@ -593,11 +602,11 @@ static void test_growth(void) {
                       "table %u left at load %.3f", i,
                       (double)items / (4.0 * (double)m));
     }
-    CHECK(total == amq_cuckoo_items(c));
+    CHECK(total == amq_filter_items(f));
     CHECK_STATUS(amq_cuckoo_link_info(c, links, NULL, NULL, NULL),
                  AMQ_ERR_INVALID);
     CHECK(amq_cuckoo_buckets(c) == 64 && amq_cuckoo_fp_bits(c) == 10);
-    amq_cuckoo_free(c);
+    amq_filter_free(f);
 }
 
 /* Adds, removes, counts and queries across tables against an exact
@@ -908,11 +917,11 @@ static void test_growth_specs(void) {
 }
 
 /* amq_cuckoo_set_growth: argument checks, caps that are reached, and
- * raised again. */
+ * raised again; a view refuses it. */
 static void test_growth_typed(void) {
-    amq_cuckoo *c = NULL;
     check_seed = 1260;
-    CHECK_OK(amq_cuckoo_new_explicit(64, 12, 500, NULL, &c));
+    amq_filter *f = make("cuckoo:fp=12,buckets=64,max_kicks=500");
+    amq_cuckoo *c = amq_cuckoo_of(f);
     if (c == NULL)
         return;
     CHECK_STATUS(amq_cuckoo_set_growth(c, 0, 0), AMQ_ERR_INVALID);
@@ -924,20 +933,35 @@ static void test_growth_typed(void) {
     CHECK_OK(amq_cuckoo_set_growth(c, 4, 0));
     uint64_t rng = 1203;
     while (amq_cuckoo_links(c) < 3)
-        CHECK_OK(amq_cuckoo_add_hash(c, check_next(&rng)));
+        CHECK_OK(amq_filter_add_hash(f, check_next(&rng)));
     CHECK_STATUS(amq_cuckoo_set_growth(c, 2, 0), AMQ_ERR_INVALID);
     CHECK_STATUS(amq_cuckoo_set_growth(c, 3, 1000), AMQ_ERR_INVALID);
     CHECK_OK(amq_cuckoo_set_growth(c, 3, 0)); /* full now at 3 tables */
-    uint64_t items = amq_cuckoo_items(c), x;
+    uint64_t items = amq_filter_items(f), x;
     amq_status st;
-    while ((st = amq_cuckoo_add_hash(c, x = check_next(&rng))) == AMQ_OK)
+    while ((st = amq_filter_add_hash(f, x = check_next(&rng))) == AMQ_OK)
         items++;
     CHECK_STATUS(st, AMQ_ERR_FULL);
-    CHECK(amq_cuckoo_links(c) == 3 && amq_cuckoo_items(c) == items);
+    CHECK(amq_cuckoo_links(c) == 3 && amq_filter_items(f) == items);
     CHECK_OK(amq_cuckoo_set_growth(c, 4, 0)); /* and can grow again */
-    CHECK_OK(amq_cuckoo_add_hash(c, x));
-    CHECK(amq_cuckoo_links(c) == 4 && amq_cuckoo_contains_hash(c, x));
-    amq_cuckoo_free(c);
+    CHECK_OK(amq_filter_add_hash(f, x));
+    CHECK(amq_cuckoo_links(c) == 4 && amq_filter_contains_hash(f, x));
+
+    /* A view's tables are the caller's: its caps stay as its frame says. */
+    size_t len = 0;
+    uint8_t *frame = check_frame(f, &len);
+    amq_filter *v = NULL;
+    if (frame != NULL)
+        CHECK_OK(amq_filter_view(frame, len, NULL, &v, NULL));
+    amq_cuckoo *vc = amq_cuckoo_of(v);
+    CHECK(vc != NULL && amq_cuckoo_links(vc) == 4);
+    if (vc != NULL) {
+        CHECK_STATUS(amq_cuckoo_set_growth(vc, 8, 0), AMQ_ERR_UNSUPPORTED);
+        CHECK_STATUS(amq_cuckoo_set_growth(vc, 4, 0), AMQ_ERR_UNSUPPORTED);
+    }
+    amq_filter_free(v);
+    free(frame);
+    amq_filter_free(f);
 }
 
 /* An allocator that fails the N-th allocation after being armed. */

@@ -1,6 +1,7 @@
 /*
- * test_dynamic.c — the fast dynamic filters through their typed APIs
- * (amq/dynamic.h): vector quotient, prefix and Morton filters. The
+ * test_dynamic.c — the fast dynamic filters (vector quotient, prefix and
+ * Morton filters) through the generic interface and the getters of
+ * amq/dynamic.h. The
  * contract suite covers the generic interface (no false negatives, frames,
  * refusals, the model) and test_kernels every kernel against its
  * reference; here: each layout's fill margin against its design load, the
@@ -11,6 +12,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,29 @@ static double four_sigma(double p, double t) {
     return 4.0 * sqrt(p * (1.0 - p) / t) + 3.0 / t;
 }
 
+/* The filter of spec, for a target (capacity, fpr) or (0, 0) when the spec
+ * has the parameters; NULL, and a failed check, if it is refused. */
+static amq_filter *make(const char *spec, uint64_t capacity, double fpr) {
+    amq_filter *f = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    amq_status st = amq_filter_new(spec, capacity, fpr, NULL, &f, &d);
+    CHECK_MSG(st == AMQ_OK, "new(%.60s): %s %.100s", spec, amq_status_name(st),
+              d.message);
+    return f;
+}
+
+/* The status amq_filter_new gives spec (the filter, if any, freed). */
+static amq_status refusal(const char *spec, uint64_t capacity, double fpr) {
+    amq_filter *f = (amq_filter *)1;
+    amq_status st = amq_filter_new(spec, capacity, fpr, NULL, &f, NULL);
+    CHECK_MSG(st != AMQ_OK || f != NULL, "%s: AMQ_OK without a filter", spec);
+    CHECK_MSG(st == AMQ_OK || f == NULL, "%s: a filter left on failure", spec);
+    if (st == AMQ_OK)
+        amq_filter_free(f);
+    return st;
+}
+
 /* ---- vector quotient filter --------------------------------------------- */
 
 /* Two-choice blocks take keys well past the design load before the first
@@ -35,18 +60,20 @@ static double four_sigma(double p, double t) {
 static void vqf_fill(unsigned r, double design) {
     for (uint64_t seed = 1; seed <= 3; seed++) {
         check_seed = seed;
-        amq_vqf *f = NULL;
-        CHECK_OK(amq_vqf_new_explicit(2000, r, NULL, &f));
-        if (f == NULL)
+        char spec[64];
+        snprintf(spec, sizeof spec, "vqf:blocks=2000,r=%u", r);
+        amq_filter *f = make(spec, 0, 0.0);
+        const amq_vqf *v = amq_vqf_of(f);
+        if (v == NULL)
             return;
         uint64_t s = seed, n = 0;
-        while (amq_vqf_add_hash(f, check_next(&s)) == AMQ_OK)
+        while (amq_filter_add_hash(f, check_next(&s)) == AMQ_OK)
             n++;
-        CHECK_MSG(amq_vqf_load(f) >= design + 0.01,
+        CHECK_MSG(amq_vqf_load(v) >= design + 0.01,
                   "vqf r=%u: first refusal at load %.4f, design %.2f", r,
-                  amq_vqf_load(f), design);
-        CHECK(amq_vqf_items(f) == n);
-        amq_vqf_free(f);
+                  amq_vqf_load(v), design);
+        CHECK(amq_filter_items(f) == n);
+        amq_filter_free(f);
     }
 }
 
@@ -56,49 +83,49 @@ static void vqf_fill(unsigned r, double design) {
 static void vqf_rate(unsigned r, size_t n, double fpr) {
     check_seed = 7 + r;
     uint64_t *h = keys(n, 7 + r);
-    amq_vqf *f = NULL;
-    CHECK_OK(amq_vqf_new(n, fpr, NULL, &f));
-    if (f == NULL || h == NULL) {
+    amq_filter *f = make("vqf", n, fpr);
+    const amq_vqf *v = amq_vqf_of(f);
+    if (v == NULL || h == NULL) {
         free(h);
-        amq_vqf_free(f);
+        amq_filter_free(f);
         return;
     }
-    CHECK(amq_vqf_rbits(f) == r);
+    CHECK(amq_vqf_rbits(v) == r);
     for (size_t i = 0; i < n; i++)
-        CHECK_OK(amq_vqf_add_hash(f, h[i]));
+        CHECK_OK(amq_filter_add_hash(f, h[i]));
     size_t missing = 0;
     for (size_t i = 0; i < n; i++)
-        missing += !amq_vqf_contains_hash(f, h[i]);
+        missing += !amq_filter_contains_hash(f, h[i]);
     CHECK_MSG(missing == 0, "vqf r=%u: %zu false negatives", r, missing);
     double lists = r == 8 ? 80 : 36;
     double model = 2.0 * (double)n /
-                   ((double)amq_vqf_blocks(f) * lists * ldexp(1.0, (int)r));
+                   ((double)amq_vqf_blocks(v) * lists * ldexp(1.0, (int)r));
     uint64_t trials = r == 8 ? 400000 : 4000000, hits = 0, s = 99;
     for (uint64_t t = 0; t < trials; t++)
-        hits += amq_vqf_contains_hash(f, check_next(&s));
-    double p = (double)hits / (double)trials, bound = amq_vqf_fpr_bound(f);
+        hits += amq_filter_contains_hash(f, check_next(&s));
+    double p = (double)hits / (double)trials, bound = amq_filter_fpr_bound(f);
     CHECK_MSG(fabs(p - model) <= 0.05 * model + four_sigma(model, trials),
               "vqf r=%u: measured %g, model %g", r, p, model);
     CHECK_MSG(p <= bound + four_sigma(bound, trials) && bound <= fpr,
               "vqf r=%u: measured %g, bound %g, target %g", r, p, bound, fpr);
     for (size_t i = 0; i < n; i++)
-        CHECK_OK(amq_vqf_remove_hash(f, h[i]));
-    CHECK(amq_vqf_items(f) == 0 && amq_vqf_fpr_bound(f) == 0.0);
-    CHECK_STATUS(amq_vqf_remove_hash(f, h[0]), AMQ_ERR_NOT_FOUND);
-    amq_vqf_free(f);
+        CHECK_OK(amq_filter_remove_hash(f, h[i]));
+    CHECK(amq_filter_items(f) == 0 && amq_filter_fpr_bound(f) == 0.0);
+    CHECK_STATUS(amq_filter_remove_hash(f, h[0]), AMQ_ERR_NOT_FOUND);
+    amq_filter_free(f);
     free(h);
 }
 
 static void vqf_args(void) {
-    amq_vqf *f = (amq_vqf *)1;
-    CHECK_STATUS(amq_vqf_new_explicit(0, 8, NULL, &f), AMQ_ERR_INVALID);
-    CHECK(f == NULL);
-    CHECK_STATUS(amq_vqf_new_explicit(10, 12, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_vqf_new_explicit(UINT64_C(1) << 33, 8, NULL, &f),
-                 AMQ_ERR_OVERFLOW);
-    CHECK_STATUS(amq_vqf_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_vqf_new(10, 1.0, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_vqf_new(10, 0.01, NULL, NULL), AMQ_ERR_INVALID);
+    CHECK_STATUS(refusal("vqf:blocks=0,r=8", 0, 0.0), AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("vqf:blocks=10,r=12", 0, 0.0), AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("vqf:blocks=8589934592,r=8", 0, 0.0), AMQ_ERR_SPEC);
+    /* too many keys for 2^32 - 1 blocks */
+    CHECK_STATUS(refusal("vqf", UINT64_C(1) << 40, 0.01), AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(refusal("vqf", 0, 0.01), AMQ_ERR_INVALID);
+    CHECK_STATUS(refusal("vqf", 10, 1.0), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_filter_new("vqf", 10, 0.01, NULL, NULL, NULL),
+                 AMQ_ERR_INVALID);
 }
 
 /* ---- prefix filter -------------------------------------------------------- */
@@ -110,59 +137,59 @@ static void prefix_overload(unsigned r) {
     const size_t cap = 20000;
     check_seed = 21 + r;
     uint64_t *h = keys(2 * cap, 21 + r);
-    amq_prefix *f = NULL;
-    CHECK_OK(amq_prefix_new(cap, r == 8 ? 0.01 : 0.0005, NULL, &f));
-    if (f == NULL || h == NULL) {
+    amq_filter *f = make("prefix", cap, r == 8 ? 0.01 : 0.0005);
+    const amq_prefix *pf = amq_prefix_of(f);
+    if (pf == NULL || h == NULL) {
         free(h);
-        amq_prefix_free(f);
+        amq_filter_free(f);
         return;
     }
-    CHECK(amq_prefix_rbits(f) == r);
+    CHECK(amq_prefix_rbits(pf) == r);
     double bound_cap = 0;
     for (size_t i = 0; i < 2 * cap; i++) {
-        CHECK_OK(amq_prefix_add_hash(f, h[i]));
+        CHECK_OK(amq_filter_add_hash(f, h[i]));
         if (i + 1 == cap)
-            bound_cap = amq_prefix_fpr_bound(f);
+            bound_cap = amq_filter_fpr_bound(f);
     }
     size_t missing = 0;
     for (size_t i = 0; i < 2 * cap; i++)
-        missing += !amq_prefix_contains_hash(f, h[i]);
+        missing += !amq_filter_contains_hash(f, h[i]);
     CHECK_MSG(missing == 0, "prefix r=%u: %zu false negatives", r, missing);
-    CHECK(amq_prefix_items(f) == 2 * cap);
+    CHECK(amq_filter_items(f) == 2 * cap);
     /* at load 2 about half the keys overflow their bins */
-    CHECK_MSG(amq_prefix_spare_items(f) > cap / 2,
+    CHECK_MSG(amq_prefix_spare_items(pf) > cap / 2,
               "prefix r=%u: %llu forwarded", r,
-              (unsigned long long)amq_prefix_spare_items(f));
+              (unsigned long long)amq_prefix_spare_items(pf));
     uint64_t trials = 1000000, hits = 0, s = 5;
     for (uint64_t t = 0; t < trials; t++)
-        hits += amq_prefix_contains_hash(f, check_next(&s));
+        hits += amq_filter_contains_hash(f, check_next(&s));
     double p = (double)hits / (double)trials;
-    double bound = amq_prefix_fpr_bound(f);
+    double bound = amq_filter_fpr_bound(f);
     CHECK_MSG(bound > bound_cap && p <= bound + four_sigma(bound, trials),
               "prefix r=%u: bound %g at capacity, %g at twice it, "
               "measured %g",
               r, bound_cap, bound, p);
-    amq_prefix_free(f);
+    amq_filter_free(f);
     free(h);
 }
 
 /* A full bin that was only ever given its own 25 keys has forwarded
  * nothing: one bin, K keys, then one more. */
 static void prefix_one_bin(void) {
-    amq_prefix *f = NULL;
     check_seed = 31;
-    CHECK_OK(amq_prefix_new_explicit(1, 8, 1, NULL, &f));
-    if (f == NULL)
+    amq_filter *f = make("prefix:bins=1,r=8,spare=1", 0, 0.0);
+    const amq_prefix *pf = amq_prefix_of(f);
+    if (pf == NULL)
         return;
     uint64_t s = 31, h[26];
     for (int i = 0; i < 26; i++) {
         h[i] = check_next(&s);
-        CHECK_OK(amq_prefix_add_hash(f, h[i]));
-        CHECK(amq_prefix_spare_items(f) == (i < 25 ? 0u : 1u));
+        CHECK_OK(amq_filter_add_hash(f, h[i]));
+        CHECK(amq_prefix_spare_items(pf) == (i < 25 ? 0u : 1u));
     }
     for (int i = 0; i < 26; i++)
-        CHECK(amq_prefix_contains_hash(f, h[i]));
-    amq_prefix_free(f);
+        CHECK(amq_filter_contains_hash(f, h[i]));
+    amq_filter_free(f);
 }
 
 /* E[(X - K)+] / lambda for a Poisson(lambda) bin load X: the share of
@@ -216,34 +243,32 @@ static void prefix_load(void) {
                  AMQ_ERR_SPEC);
     CHECK(f == NULL);
     for (int i = 0; i < 2; i++) {
-        amq_prefix *p = NULL;
-        if (i == 0)
-            CHECK_OK(amq_prefix_new(n, 0.01, NULL, &p));
-        else
-            CHECK_OK(amq_prefix_new_explicit(n / 25, 8, 512, NULL, &p));
+        char spec[64];
+        snprintf(spec, sizeof spec, "prefix:bins=%llu,r=8,spare=512",
+                 (unsigned long long)(n / 25));
+        amq_filter *g = i == 0 ? make("prefix", n, 0.01) : make(spec, 0, 0.0);
+        const amq_prefix *p = amq_prefix_of(g);
         if (p == NULL)
             return;
         uint64_t s = 41 + (uint64_t)i;
         for (uint64_t k = 0; k < n; k++)
-            CHECK_OK(amq_prefix_add_hash(p, check_next(&s)));
+            CHECK_OK(amq_filter_add_hash(g, check_next(&s)));
         double lambda = (double)n / (double)amq_prefix_bins(p);
         double want = forwarded_share(lambda, 25);
         double got = (double)amq_prefix_spare_items(p) / (double)n;
         CHECK_MSG(fabs(got - want) <= 0.1 * want,
                   "prefix at load %.3f: forwarded %.4f, model %.4f",
                   lambda / 25, got, want);
-        amq_prefix_free(p);
+        amq_filter_free(g);
     }
 }
 
 static void prefix_args(void) {
-    amq_prefix *f = (amq_prefix *)1;
-    CHECK_STATUS(amq_prefix_new_explicit(0, 8, 1, NULL, &f), AMQ_ERR_INVALID);
-    CHECK(f == NULL);
-    CHECK_STATUS(amq_prefix_new_explicit(1, 8, 0, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_prefix_new_explicit(1, 9, 1, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_prefix_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_prefix_new(10, 0.0, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(refusal("prefix:bins=0,r=8,spare=1", 0, 0.0), AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("prefix:bins=1,r=8,spare=0", 0, 0.0), AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("prefix:bins=1,r=9,spare=1", 0, 0.0), AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("prefix", 0, 0.01), AMQ_ERR_INVALID);
+    CHECK_STATUS(refusal("prefix", 10, 0.0), AMQ_ERR_INVALID);
 }
 
 /* ---- Morton filter ---------------------------------------------------------- */
@@ -251,18 +276,20 @@ static void prefix_args(void) {
 static void morton_fill(unsigned r) {
     for (uint64_t seed = 1; seed <= 2; seed++) {
         check_seed = seed;
-        amq_morton *f = NULL;
-        CHECK_OK(amq_morton_new_explicit(3000, r, AMQ_MORTON_DEFAULT_KICKS,
-                                         NULL, &f));
-        if (f == NULL)
+        char spec[64];
+        snprintf(spec, sizeof spec, "morton:blocks=3000,fp=%u,max_kicks=%d", r,
+                 AMQ_MORTON_DEFAULT_KICKS);
+        amq_filter *f = make(spec, 0, 0.0);
+        const amq_morton *m = amq_morton_of(f);
+        if (m == NULL)
             return;
         uint64_t s = seed;
-        while (amq_morton_add_hash(f, check_next(&s)) == AMQ_OK)
+        while (amq_filter_add_hash(f, check_next(&s)) == AMQ_OK)
             ;
-        CHECK_MSG(amq_morton_load(f) >= AMQ_MORTON_LOAD + 0.03,
+        CHECK_MSG(amq_morton_load(m) >= AMQ_MORTON_LOAD + 0.03,
                   "morton fp=%u: first refusal at load %.4f", r,
-                  amq_morton_load(f));
-        amq_morton_free(f);
+                  amq_morton_load(m));
+        amq_filter_free(f);
     }
 }
 
@@ -272,28 +299,28 @@ static void morton_fill(unsigned r) {
 static void morton_rate(unsigned r, size_t n, double fpr) {
     check_seed = 41 + r;
     uint64_t *h = keys(n, 41 + r);
-    amq_morton *f = NULL;
-    CHECK_OK(amq_morton_new(n, fpr, NULL, &f));
-    if (f == NULL || h == NULL) {
+    amq_filter *f = make("morton", n, fpr);
+    const amq_morton *m = amq_morton_of(f);
+    if (m == NULL || h == NULL) {
         free(h);
-        amq_morton_free(f);
+        amq_filter_free(f);
         return;
     }
-    CHECK(amq_morton_fp_bits(f) == r);
+    CHECK(amq_morton_fp_bits(m) == r);
     for (size_t i = 0; i < n; i++)
-        CHECK_OK(amq_morton_add_hash(f, h[i]));
-    double share = amq_morton_ota_share(f);
+        CHECK_OK(amq_filter_add_hash(f, h[i]));
+    double share = amq_morton_ota_share(m);
     double b2 = r == 8 ? AMQ_MORTON_B2_8 : AMQ_MORTON_B2_16;
     CHECK_MSG(share > 0.02 && share < b2,
               "morton fp=%u: OTA share %g at "
               "load %g",
-              r, share, amq_morton_load(f));
-    double buckets = (double)amq_morton_blocks(f) * (r == 8 ? 64 : 32);
+              r, share, amq_morton_load(m));
+    double buckets = (double)amq_morton_blocks(m) * (r == 8 ? 64 : 32);
     double model = (1.0 + b2) * (double)n / (buckets * ldexp(1.0, (int)r));
     uint64_t trials = r == 8 ? 1000000 : 20000000, hits = 0, s = 77;
     for (uint64_t t = 0; t < trials; t++)
-        hits += amq_morton_contains_hash(f, check_next(&s));
-    double p = (double)hits / (double)trials, bound = amq_morton_fpr_bound(f);
+        hits += amq_filter_contains_hash(f, check_next(&s));
+    double p = (double)hits / (double)trials, bound = amq_filter_fpr_bound(f);
     CHECK_MSG(fabs(p - model) <= 0.08 * model + four_sigma(model, trials),
               "morton fp=%u: measured %g, model %g", r, p, model);
     CHECK_MSG(p <= bound + four_sigma(bound, trials) && bound <= fpr,
@@ -301,25 +328,29 @@ static void morton_rate(unsigned r, size_t n, double fpr) {
               fpr);
     size_t missing = 0;
     for (size_t i = 0; i < n; i++)
-        missing += amq_morton_remove_hash(f, h[i]) != AMQ_OK;
+        missing += amq_filter_remove_hash(f, h[i]) != AMQ_OK;
     CHECK_MSG(missing == 0, "morton fp=%u: %zu held keys not removed", r,
               missing);
-    CHECK(amq_morton_items(f) == 0 && amq_morton_load(f) == 0.0);
-    amq_morton_free(f);
+    CHECK(amq_filter_items(f) == 0 && amq_morton_load(m) == 0.0);
+    amq_filter_free(f);
     free(h);
 }
 
 static void morton_args(void) {
-    amq_morton *f = (amq_morton *)1;
-    CHECK_STATUS(amq_morton_new_explicit(0, 8, 10, NULL, &f), AMQ_ERR_INVALID);
-    CHECK(f == NULL);
-    CHECK_STATUS(amq_morton_new_explicit(4, 12, 10, NULL, &f), AMQ_ERR_INVALID);
-    CHECK_STATUS(
-        amq_morton_new_explicit(4, 8, AMQ_MORTON_MAX_KICKS + 1, NULL, &f),
-        AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_morton_new_explicit(UINT64_C(1) << 30, 8, 10, NULL, &f),
+    char kicks[64];
+    snprintf(kicks, sizeof kicks, "morton:blocks=4,fp=8,max_kicks=%d",
+             AMQ_MORTON_MAX_KICKS + 1);
+    CHECK_STATUS(refusal("morton:blocks=0,fp=8,max_kicks=10", 0, 0.0),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("morton:blocks=4,fp=12,max_kicks=10", 0, 0.0),
+                 AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal(kicks, 0, 0.0), AMQ_ERR_SPEC);
+    CHECK_STATUS(refusal("morton:blocks=1073741824,fp=8,max_kicks=10", 0, 0.0),
+                 AMQ_ERR_SPEC);
+    /* 2^26 blocks of 64 buckets: past 2^31 buckets */
+    CHECK_STATUS(refusal("morton:blocks=67108864,fp=8,max_kicks=10", 0, 0.0),
                  AMQ_ERR_OVERFLOW);
-    CHECK_STATUS(amq_morton_new(0, 0.01, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(refusal("morton", 0, 0.01), AMQ_ERR_INVALID);
 }
 
 /* ---- frames broken in an invariant ----------------------------------------- */

@@ -16,6 +16,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "amq/cuckoo.h"
@@ -46,32 +47,35 @@ static uint64_t next_pow2(uint64_t x) {
  * sizing before tables of any even size). Fills them; returns their bits
  * per key at capacity. */
 static void trio_case(uint64_t n, double eps, bool fill, double out[3]) {
-    amq_cuckoo *f[3] = {NULL, NULL, NULL};
+    amq_filter *f[3] = {NULL, NULL, NULL};
     double slots = (double)n / 0.94 + 3.5 * sqrt((double)n) + 8.0;
-    CHECK_OK(amq_cuckoo_new(n, eps, NULL, &f[0]));
-    CHECK_OK(amq_vacuum_new(n, eps, NULL, &f[1]));
-    CHECK_OK(amq_cuckoo_new_explicit(next_pow2((uint64_t)ceil(slots / 4)),
-                                     amq_cuckoo_fp_bits_for(eps), 500, NULL,
-                                     &f[2]));
+    char pow2[96];
+    snprintf(pow2, sizeof pow2, "cuckoo:fp=%u,buckets=%llu,max_kicks=500",
+             amq_cuckoo_fp_bits_for(eps),
+             (unsigned long long)next_pow2((uint64_t)ceil(slots / 4)));
+    CHECK_OK(amq_filter_new("cuckoo", n, eps, NULL, &f[0], NULL));
+    CHECK_OK(amq_filter_new("vacuum", n, eps, NULL, &f[1], NULL));
+    CHECK_OK(amq_filter_new(pow2, 0, 0.0, NULL, &f[2], NULL));
     if (f[0] == NULL || f[1] == NULL || f[2] == NULL)
         goto out;
-    check_ranges(f[1]);
-    CHECK(amq_cuckoo_fp_bits(f[0]) == amq_cuckoo_fp_bits(f[1]));
+    check_ranges(amq_cuckoo_of(f[1]));
+    CHECK(amq_cuckoo_fp_bits(amq_cuckoo_of(f[0])) ==
+          amq_cuckoo_fp_bits(amq_cuckoo_of(f[1])));
     for (int k = 0; k < 3; k++) {
         uint64_t rng = n, fails = 0;
-        out[k] = 8.0 * (double)amq_cuckoo_size_bytes(f[k]) / (double)n;
+        out[k] = 8.0 * (double)amq_filter_size_bytes(f[k]) / (double)n;
         if (!fill)
             continue;
         for (uint64_t i = 0; i < n; i++)
-            fails += amq_cuckoo_add_hash(f[k], check_next(&rng)) != AMQ_OK;
+            fails += amq_filter_add_hash(f[k], check_next(&rng)) != AMQ_OK;
         CHECK_MSG(fails == 0, "n=%llu: %llu adds failed below capacity",
                   (unsigned long long)n, (unsigned long long)fails);
-        CHECK_MSG(amq_cuckoo_fpr_bound(f[k]) <= eps, "bound %g > %g",
-                  amq_cuckoo_fpr_bound(f[k]), eps);
+        CHECK_MSG(amq_filter_fpr_bound(f[k]) <= eps, "bound %g > %g",
+                  amq_filter_fpr_bound(f[k]), eps);
     }
 out:
     for (int k = 0; k < 3; k++)
-        amq_cuckoo_free(f[k]);
+        amq_filter_free(f[k]);
 }
 
 static void test_gain(void) {
@@ -120,11 +124,19 @@ static void test_gain(void) {
               100.0 * (1.0 - sum[1] / sum[2]));
 }
 
+/* The filter of a spec with explicit parameters (no target); *out is NULL
+ * when it is refused. */
+static amq_status vacuum_spec(const char *spec, amq_filter **out) {
+    *out = NULL;
+    return amq_filter_new(spec, 0, 0.0, NULL, out, NULL);
+}
+
 static void test_explicit(void) {
-    amq_cuckoo *v = NULL;
+    amq_filter *f = NULL, *g = NULL;
     check_seed = 3;
     /* 5 chunks of 16384 buckets, chosen or given. */
-    CHECK_OK(amq_vacuum_new_explicit(81920, 12, 0, 500, NULL, &v));
+    CHECK_OK(vacuum_spec("vacuum:fp=12,buckets=81920,max_kicks=500", &f));
+    const amq_cuckoo *v = amq_cuckoo_of(f);
     if (v != NULL) {
         uint64_t r[4];
         amq_cuckoo_ranges(v, r);
@@ -133,26 +145,26 @@ static void test_explicit(void) {
                   (unsigned long long)r[1], (unsigned long long)r[2],
                   (unsigned long long)r[3]);
         check_ranges(v);
-        amq_cuckoo_free(v);
     }
-    CHECK_OK(amq_vacuum_new_explicit(3 * 64, 8, 64, 10, NULL, &v));
-    if (v != NULL) {
-        check_ranges(v);
-        amq_cuckoo_free(v);
-    }
+    amq_filter_free(f);
+    CHECK_OK(vacuum_spec("vacuum:fp=8,buckets=192,chunk=64,max_kicks=10", &f));
+    if (amq_cuckoo_of(f) != NULL)
+        check_ranges(amq_cuckoo_of(f));
+    amq_filter_free(f);
     /* Tiny tables are single power-of-two chunks. */
-    CHECK_OK(amq_vacuum_new_explicit(4, 8, 0, 10, NULL, &v));
-    amq_cuckoo_free(v);
-    v = NULL;
-    CHECK_STATUS(amq_vacuum_new_explicit(100, 8, 0, 10, NULL, &v),
-                 AMQ_ERR_INVALID); /* one chunk, not a power of two */
-    CHECK_STATUS(amq_vacuum_new_explicit(81920, 8, 3, 10, NULL, &v),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_vacuum_new_explicit(81920, 8, 65536, 10, NULL, &v),
-                 AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_vacuum_new_explicit(81920, 40, 8192, 10, NULL, &v),
-                 AMQ_ERR_INVALID);
-    CHECK(v == NULL);
+    CHECK_OK(vacuum_spec("vacuum:fp=8,buckets=4,max_kicks=10", &f));
+    amq_filter_free(f);
+    /* one chunk, not a power of two; a chunk not a power of two, or not
+     * dividing the table; 40-bit fingerprints */
+    static const char *const refused[] = {
+        "vacuum:fp=8,buckets=100,max_kicks=10",
+        "vacuum:fp=8,buckets=81920,chunk=3,max_kicks=10",
+        "vacuum:fp=8,buckets=81920,chunk=65536,max_kicks=10",
+        "vacuum:fp=40,buckets=81920,chunk=8192,max_kicks=10"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        CHECK_STATUS(vacuum_spec(refused[i], &f), AMQ_ERR_SPEC);
+        CHECK(f == NULL);
+    }
 
     /* Through specs: bad shapes are spec errors with a message; describe
      * rebuilds the same table. */
@@ -160,14 +172,12 @@ static void test_explicit(void) {
                                       "vacuum:fp=8,buckets=1000",
                                       "vacuum:fp=8,buckets=81920,chunk=65536"};
     for (size_t i = 0; i < 3; i++) {
-        amq_filter *f = NULL;
         amq_diag d;
         memset(&d, 0, sizeof d);
         CHECK_STATUS(amq_filter_new(bad[i], 0, 0.0, NULL, &f, &d),
                      AMQ_ERR_SPEC);
         CHECK(d.message[0] != '\0');
     }
-    amq_filter *f = NULL, *g = NULL;
     CHECK_OK(amq_filter_new("vacuum:chunk=4096", 500000, 0.01, NULL, &f, NULL));
     if (f != NULL) {
         char a[128], b[128];
@@ -185,23 +195,25 @@ static void test_explicit(void) {
 
 /* A non-power-of-two table: measured FPR at 93% load against the bound. */
 static void test_fpr(void) {
-    amq_cuckoo *v = NULL;
+    amq_filter *f = NULL;
     check_seed = 4;
-    CHECK_OK(amq_vacuum_new_explicit(5 * 2048, 8, 2048, 500, NULL, &v));
-    if (v == NULL)
+    CHECK_OK(
+        vacuum_spec("vacuum:fp=8,buckets=10240,chunk=2048,max_kicks=500", &f));
+    if (f == NULL)
         return;
     uint64_t rng = 5, n = 5 * 2048 * 4 * 93 / 100;
     for (uint64_t i = 0; i < n; i++)
-        CHECK_OK(amq_cuckoo_add_hash(v, check_next(&rng)));
+        CHECK_OK(amq_filter_add_hash(f, check_next(&rng)));
     uint64_t trials = check_quick() ? 200000 : 1000000, fp = 0;
     for (uint64_t i = 0; i < trials; i++)
-        fp += amq_cuckoo_contains_hash(v, check_next(&rng));
-    double p = (double)fp / (double)trials, b = amq_cuckoo_fpr_bound(v);
+        fp += amq_filter_contains_hash(f, check_next(&rng));
+    double p = (double)fp / (double)trials, b = amq_filter_fpr_bound(f);
     double sd = sqrt(b * (1 - b) / (double)trials);
     CHECK_MSG(p <= b + 4 * sd && p >= b - 4 * sd - 0.02 * b,
               "measured %g, bound %g", p, b);
-    CHECK(fabs(b - amq_cuckoo_fpr(amq_cuckoo_load(v), 8)) <= 0.01 * b);
-    amq_cuckoo_free(v);
+    CHECK(fabs(b - amq_cuckoo_fpr(amq_cuckoo_load(amq_cuckoo_of(f)), 8)) <=
+          0.01 * b);
+    amq_filter_free(f);
 }
 
 int main(void) {
