@@ -3,9 +3,12 @@
  * and (second half of this header) the Bloom variants: partitioned,
  * scalable, stable and compressed.
  *
- * These typed APIs are the fast path: they take 64-bit hashes (hash byte keys
- * with amq_hash64 and the hasher of your choice). Every type is also reachable
- * through amq/filter.h as "bloom", "blocked" and "sbbf".
+ * The filters are made, filled and queried through amq/filter.h, as
+ * "bloom", "blocked" and "sbbf" (e.g. "bloom:m=8000000,k=6",
+ * "blocked:blocks=4096,k=8,layout=0", "sbbf:blocks=1024"). This header adds
+ * what the generic interface cannot say: the mathematics of each type, the
+ * structure behind a filter (amq_X_of) with its own parameters, and the
+ * split-block filter's Parquet operations (import, bitset, fold).
  *
  *   classic   m bits, k positions reduce(h * A[i], m) from one hash,
  *             FPR (1 - e^{-kn/m})^k, optimal k = (m/n) ln 2.
@@ -22,10 +25,22 @@
  *             Bit-for-bit compatible with Parquet when byte keys are hashed
  *             with XXH64 seed 0 (amq's default for this type).
  *
- * Ownership: _new returns an object released with _free (NULL accepted).
- * Thread-safety: queries are safe from any number of threads while nobody
- * modifies. add_hash may run concurrently only on an object created with
- * AMQ_OPT_CONCURRENT (atomic OR on words; the item count is atomic too).
+ * What amq/filter.h reports for these types: amq_filter_fpr_bound is the
+ * false-positive rate of this very table for a key never added: (ones/m)^k
+ * for bloom; from the blocks' popcounts for blocked and sbbf, O(blocks)
+ * (for sbbf exact at a power-of-two block count, else an upper bound
+ * within 1 + B/2^32). For bloom amq_filter_estimate_items is
+ * -(m/k) ln(1 - X/m), X bits set (Swamidass & Baldi 2007; infinity when
+ * every bit is set). Union and intersection need equal shapes (m and k;
+ * blocks, k and layout; blocks), else AMQ_ERR_INCOMPATIBLE.
+ *
+ * Ownership: an amq_X * from amq_X_of is the filter's own object, valid
+ * while the filter lives; amq_sbbf_from_parquet returns a filter released
+ * with amq_filter_free.
+ * Thread-safety: the getters are queries, safe from any number of threads
+ * while nobody modifies the filter; amq_sbbf_fold modifies it. A filter made
+ * with AMQ_OPT_CONCURRENT takes concurrent adds (atomic OR on words; the
+ * item count is atomic too).
  * Complexity: add and contains O(k) (O(1) cache lines for blocked / sbbf).
  * Space: see amq_*_fpr below and docs/structures.md.
  */
@@ -62,30 +77,15 @@ typedef struct amq_bloom amq_bloom;
  * object, valid while the filter lives); NULL for any other filter. */
 AMQ_API amq_bloom *amq_bloom_of(const amq_filter *f);
 
-/* Sized for capacity keys at fpr: m = ceil(n log2(1/fpr)/ln 2) bits rounded
- * up to whole 64-bit words, k = optimal for m/n.
- * Errors: AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM, AMQ_ERR_HASH. */
-AMQ_API amq_status amq_bloom_new(uint64_t capacity, double fpr,
-                                 const amq_options *opt, amq_bloom **out);
-/* m_bits >= 1 (rounded up to a multiple of 64), 1 <= k <= 64. */
-AMQ_API amq_status amq_bloom_new_explicit(uint64_t m_bits, unsigned k,
-                                          const amq_options *opt,
-                                          amq_bloom **out);
-AMQ_API void amq_bloom_free(amq_bloom *b);
-AMQ_API void amq_bloom_add_hash(amq_bloom *b, uint64_t hash);
-AMQ_API bool amq_bloom_contains_hash(const amq_bloom *b, uint64_t hash);
-AMQ_API void amq_bloom_contains_batch(const amq_bloom *b, const uint64_t *h,
-                                      size_t n, uint8_t *out);
-/* dst |= src, dst &= src. AMQ_ERR_INCOMPATIBLE unless m and k are equal. */
-AMQ_API amq_status amq_bloom_union(amq_bloom *dst, const amq_bloom *src);
-AMQ_API amq_status amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src);
-/* Distinct keys estimated from the fill: -(m/k) ln(1 - X/m), X bits set
- * (Swamidass & Baldi 2007). Infinity when every bit is set. */
-AMQ_API double amq_bloom_estimate_items(const amq_bloom *b);
+/* Sizing ("bloom" with capacity n and fpr): m = ceil(n b) bits rounded up
+ * to whole 64-bit words, b the fewest bits per key at which the best
+ * integer k meets fpr, k that k. Spec keys: m=BITS (rounded up to a
+ * multiple of 64), k=1..64. */
+
+/* m, the bits of the table (a multiple of 64). */
 AMQ_API uint64_t amq_bloom_bits(const amq_bloom *b);
+/* k, the probes a key sets and a query tests. */
 AMQ_API unsigned amq_bloom_k(const amq_bloom *b);
-AMQ_API uint64_t amq_bloom_items(const amq_bloom *b);
-AMQ_API double amq_bloom_fpr_bound(const amq_bloom *b);
 
 /* ---- blocked Bloom (512-bit blocks) ------------------------------------ */
 
@@ -100,37 +100,17 @@ AMQ_API amq_blocked *amq_blocked_of(const amq_filter *f);
 #define AMQ_BLOCKED_LAYOUT_MIX 0u    /* mix64-derived; older frames */
 #define AMQ_BLOCKED_LAYOUT_SALTED 1u /* one multiply per position  */
 
-/* Sized so the blocked FPR curve meets fpr; k chosen to minimise it.
- * Layout AMQ_BLOCKED_LAYOUT_SALTED. */
-AMQ_API amq_status amq_blocked_new(uint64_t capacity, double fpr,
-                                   const amq_options *opt, amq_blocked **out);
-/* blocks >= 1, 1 <= k <= 16; layout AMQ_BLOCKED_LAYOUT_SALTED. */
-AMQ_API amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
-                                            const amq_options *opt,
-                                            amq_blocked **out);
-/* The same with a chosen layout (AMQ_BLOCKED_LAYOUT_*; another value:
- * AMQ_ERR_INVALID). */
-AMQ_API amq_status amq_blocked_new_layout(uint64_t blocks, unsigned k,
-                                          unsigned layout,
-                                          const amq_options *opt,
-                                          amq_blocked **out);
-AMQ_API void amq_blocked_free(amq_blocked *b);
-AMQ_API void amq_blocked_add_hash(amq_blocked *b, uint64_t hash);
-AMQ_API bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t hash);
-AMQ_API void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,
-                                        size_t n, uint8_t *out);
-/* Union / intersection need equal blocks, k and layout, else
- * AMQ_ERR_INCOMPATIBLE. */
-AMQ_API amq_status amq_blocked_union(amq_blocked *dst, const amq_blocked *src);
-AMQ_API amq_status amq_blocked_intersect(amq_blocked *dst,
-                                         const amq_blocked *src);
+/* Sizing ("blocked" with capacity n and fpr): the fewest blocks at which the
+ * blocked FPR curve meets fpr, k (1..16) the one needing fewest; layout
+ * AMQ_BLOCKED_LAYOUT_SALTED. Spec keys: blocks=N, k=1..16 (8 with blocks=
+ * and no target), layout=0|1. */
+
+/* The 64-byte blocks of the table. */
 AMQ_API uint64_t amq_blocked_blocks(const amq_blocked *b);
+/* k, the bits a key sets in its block. */
 AMQ_API unsigned amq_blocked_k(const amq_blocked *b);
+/* AMQ_BLOCKED_LAYOUT_MIX or AMQ_BLOCKED_LAYOUT_SALTED. */
 AMQ_API unsigned amq_blocked_layout(const amq_blocked *b);
-AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
-/* The false-positive rate of this very table for a key never added (from
- * its blocks' popcounts; see docs/structures.md). O(blocks). */
-AMQ_API double amq_blocked_fpr_bound(const amq_blocked *b);
 
 /* ---- split-block Bloom (Apache Parquet) -------------------------------- */
 
@@ -142,38 +122,33 @@ AMQ_API amq_sbbf *amq_sbbf_of(const amq_filter *f);
 
 #define AMQ_SBBF_BLOCK_BYTES 32
 
-/* Sized so amq_sbbf_fpr meets fpr at capacity keys (whole 32-byte blocks). */
-AMQ_API amq_status amq_sbbf_new(uint64_t capacity, double fpr,
-                                const amq_options *opt, amq_sbbf **out);
-AMQ_API amq_status amq_sbbf_new_explicit(uint64_t blocks,
-                                         const amq_options *opt,
-                                         amq_sbbf **out);
-/* Copy a Parquet bitset (the bytes after the BloomFilterHeader: a multiple
- * of 32 bytes, little-endian 32-bit words). AMQ_ERR_INVALID otherwise. */
+/* Sizing ("sbbf" with capacity n and fpr): the fewest 32-byte blocks at
+ * which amq_sbbf_fpr meets fpr. Spec keys: blocks=N (below 2^32), pow2=1
+ * (round up to a power of two, as Parquet writers do). */
+
+/* A new filter holding a copy of a Parquet bitset (the bytes after the
+ * BloomFilterHeader: a multiple of 32 bytes, little-endian 32-bit words),
+ * its item count estimated from the fill. opt (may be NULL) gives the
+ * allocator, flags and hasher: XXH64 seed 0 unless it chooses another, so
+ * byte keys are hashed as Parquet does. The filter is released with
+ * amq_filter_free. Errors: AMQ_ERR_INVALID (NULL bitset or out, a length
+ * of 0 or not a multiple of 32, 2^32 blocks or more), AMQ_ERR_NOMEM,
+ * AMQ_ERR_HASH. */
 AMQ_API amq_status amq_sbbf_from_parquet(const void *bitset, size_t len,
                                          const amq_options *opt,
-                                         amq_sbbf **out);
+                                         amq_filter **out);
 /* The filter's bitset in Parquet's layout (borrowed; valid until the filter
  * is modified or freed). */
 AMQ_API const uint8_t *amq_sbbf_parquet_bitset(const amq_sbbf *b, size_t *len);
-AMQ_API void amq_sbbf_free(amq_sbbf *b);
-AMQ_API void amq_sbbf_add_hash(amq_sbbf *b, uint64_t hash);
-AMQ_API bool amq_sbbf_contains_hash(const amq_sbbf *b, uint64_t hash);
-AMQ_API void amq_sbbf_contains_batch(const amq_sbbf *b, const uint64_t *h,
-                                     size_t n, uint8_t *out);
-AMQ_API amq_status amq_sbbf_union(amq_sbbf *dst, const amq_sbbf *src);
-AMQ_API amq_status amq_sbbf_intersect(amq_sbbf *dst, const amq_sbbf *src);
 /* Halve the filter in place: new block j = old block 2j | old block 2j+1.
  * Exact under Parquet's multiply-shift block index (no false negatives);
  * the FPR rises to that of the smaller filter.
- * AMQ_ERR_INVALID if the block count is odd or 1. */
+ * AMQ_ERR_INVALID if b is NULL, the block count is odd or 1, or b is a
+ * view's (its table is the caller's read-only buffer); b is then
+ * unchanged. */
 AMQ_API amq_status amq_sbbf_fold(amq_sbbf *b);
+/* The 32-byte blocks of the table. */
 AMQ_API uint64_t amq_sbbf_blocks(const amq_sbbf *b);
-AMQ_API uint64_t amq_sbbf_items(const amq_sbbf *b);
-/* The false-positive rate of this very table for a key never added (from
- * its words' popcounts; exact for a power-of-two block count, else an upper
- * bound within 1 + B/2^32). O(blocks). */
-AMQ_API double amq_sbbf_fpr_bound(const amq_sbbf *b);
 
 #ifdef __cplusplus
 }

@@ -108,7 +108,6 @@ struct amq_blocked {
     const uint64_t *words; /* what queries read                          */
     uint64_t *mut;         /* the same table when writable; NULL if view */
     uint64_t nblocks;
-    uint64_t items;
     unsigned k;
     unsigned layout; /* AMQ_BLOCKED_LAYOUT_* */
     bool concurrent;
@@ -649,66 +648,38 @@ static amq_status blocked_alloc(uint64_t nblocks, unsigned k, unsigned layout,
     return AMQ_OK;
 }
 
-amq_status amq_blocked_new_explicit(uint64_t blocks, unsigned k,
-                                    const amq_options *opt, amq_blocked **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return blocked_alloc(blocks, k, AMQ_BLOCKED_LAYOUT_SALTED, opt, NULL, out);
-}
-
-amq_status amq_blocked_new_layout(uint64_t blocks, unsigned k, unsigned layout,
-                                  const amq_options *opt, amq_blocked **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return blocked_alloc(blocks, k, layout, opt, NULL, out);
-}
-
-amq_status amq_blocked_new(uint64_t capacity, double fpr,
-                           const amq_options *opt, amq_blocked **out) {
-    uint64_t blocks;
-    unsigned k;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(shape_for(capacity, fpr, 0, &blocks, &k));
-    return blocked_alloc(blocks, k, AMQ_BLOCKED_LAYOUT_SALTED, opt, NULL, out);
-}
-
-void amq_blocked_free(amq_blocked *b) { amq__obj_free(b ? &b->o : NULL); }
-
 /* ---- updates and queries ------------------------------------------------ */
 
-void amq_blocked_add_hash(amq_blocked *b, uint64_t h) {
+static amq_status blocked_add(amq__obj *o, uint64_t h) {
+    amq_blocked *b = (amq_blocked *)o;
     uint64_t *blk = b->mut + BLOCK_WORDS * block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, h, b->k, b->layout);
         __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
-        return;
+        return AMQ_OK;
     }
     block_set(blk, h, b->k, b->layout);
     b->o.items++;
+    return AMQ_OK;
 }
 
-bool amq_blocked_contains_hash(const amq_blocked *b, uint64_t h) {
-    return b->o.contains(&b->o, h);
-}
-
-void amq_blocked_contains_batch(const amq_blocked *b, const uint64_t *h,
-                                size_t n, uint8_t *out) {
+/* The batch kernel chosen with o.contains (choose_kernel). */
+static void blocked_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                          uint8_t *out) {
+    const amq_blocked *b = (const amq_blocked *)o;
     b->batch(b, h, n, out);
 }
 
-static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
-                              amq__merge_op op) {
-    size_t nw;
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
+/* dst op= src; the generic layer has checked the type, the hasher and that
+ * dst owns its table. */
+static amq_status blocked_merge(amq__obj *dst_o, const amq__obj *src_o,
+                                amq__merge_op op) {
+    amq_blocked *dst = (amq_blocked *)dst_o;
+    const amq_blocked *src = (const amq_blocked *)src_o;
     if (dst->nblocks != src->nblocks || dst->k != src->k ||
         dst->layout != src->layout)
         return AMQ_ERR_INCOMPATIBLE;
-    nw = (size_t)dst->nblocks * BLOCK_WORDS;
+    size_t nw = (size_t)dst->nblocks * BLOCK_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
     dst->o.items =
@@ -716,18 +687,9 @@ static amq_status merge_words(amq_blocked *dst, const amq_blocked *src,
     return AMQ_OK;
 }
 
-amq_status amq_blocked_union(amq_blocked *dst, const amq_blocked *src) {
-    return merge_words(dst, src, AMQ__UNION);
-}
-
-amq_status amq_blocked_intersect(amq_blocked *dst, const amq_blocked *src) {
-    return merge_words(dst, src, AMQ__INTERSECT);
-}
-
 uint64_t amq_blocked_blocks(const amq_blocked *b) { return b->nblocks; }
 unsigned amq_blocked_k(const amq_blocked *b) { return b->k; }
 unsigned amq_blocked_layout(const amq_blocked *b) { return b->layout; }
-uint64_t amq_blocked_items(const amq_blocked *b) { return b->o.items; }
 
 /* The rate of this very table. A stranger's k positions are independent
  * and uniform over the block's 512 bits (the ideal-hash model, as for the
@@ -737,8 +699,9 @@ uint64_t amq_blocked_items(const amq_blocked *b) { return b->o.items; }
  * from (s = 32, or 64 past 2^32 blocks). So the rate is at most
  *     ceil(2^s / B) / 2^s * sum_X count(X) (X / 512)^k,
  * count(X) the blocks with X bits set. O(B) popcounts. */
-double amq_blocked_fpr_bound(const amq_blocked *b) {
+static double blocked_bound(const amq__obj *o) {
     static const double two32 = 4294967296.0;
+    const amq_blocked *b = (const amq_blocked *)o;
     uint64_t count[BLOCK_BITS + 1];
     double sum = 0.0, per_hash;
     memset(count, 0, sizeof count);
@@ -797,24 +760,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    amq_blocked_add_hash((amq_blocked *)o, h);
-    return AMQ_OK;
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_blocked_contains_hash((const amq_blocked *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_blocked_contains_batch((const amq_blocked *)o, h, n, out);
-}
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    return merge_words((amq_blocked *)dst, (const amq_blocked *)src, op);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_blocked_fpr_bound((const amq_blocked *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_blocked *b = (const amq_blocked *)o;
     /* layout=0 only where it is not the default, as a spec would say it */
@@ -896,11 +841,11 @@ const amq__type amq__type_blocked = {
     .reads_text = "1",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .merge = t_merge,
-    .fpr_bound = t_bound,
+    .add = blocked_add,
+    .contains = kernel_ref_one,
+    .contains_batch = blocked_batch,
+    .merge = blocked_merge,
+    .fpr_bound = blocked_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -128,14 +128,6 @@ static amq_status alloc_bloom(uint64_t m_bits, unsigned k,
     return AMQ_OK;
 }
 
-amq_status amq_bloom_new_explicit(uint64_t m_bits, unsigned k,
-                                  const amq_options *opt, amq_bloom **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return alloc_bloom(m_bits, k, opt, NULL, out);
-}
-
 /* m for capacity keys at fpr with k hashes (0: best integer k). */
 static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
                            uint64_t *m) {
@@ -152,26 +144,14 @@ static amq_status size_for(uint64_t capacity, double fpr, unsigned *k,
     return AMQ_OK;
 }
 
-amq_status amq_bloom_new(uint64_t capacity, double fpr, const amq_options *opt,
-                         amq_bloom **out) {
-    unsigned k = 0;
-    uint64_t m;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(size_for(capacity, fpr, &k, &m));
-    return alloc_bloom(m, k, opt, NULL, out);
-}
-
-void amq_bloom_free(amq_bloom *b) { amq__obj_free(b ? &b->o : NULL); }
-
 /* ---- updates and queries ------------------------------------------------ */
 
 static inline uint64_t probe(const amq_bloom *b, uint64_t h, unsigned i) {
     return amq__reduce64(h * probe_mul[i], b->m);
 }
 
-void amq_bloom_add_hash(amq_bloom *b, uint64_t h) {
+static amq_status bloom_add(amq__obj *o, uint64_t h) {
+    amq_bloom *b = (amq_bloom *)o;
     uint64_t fresh = 0;
     for (unsigned i = 0; i < b->k; i++) {
         uint64_t bit = probe(b, h, i);
@@ -192,9 +172,11 @@ void amq_bloom_add_hash(amq_bloom *b, uint64_t h) {
         b->ones += fresh;
         b->o.items++;
     }
+    return AMQ_OK;
 }
 
-bool amq_bloom_contains_hash(const amq_bloom *b, uint64_t h) {
+static bool bloom_contains(const amq__obj *o, uint64_t h) {
+    const amq_bloom *b = (const amq_bloom *)o;
     for (unsigned i = 0; i < b->k; i++) {
         uint64_t bit = probe(b, h, i);
         if ((b->words[bit >> 6] & (1ULL << (bit & 63))) == 0)
@@ -206,8 +188,9 @@ bool amq_bloom_contains_hash(const amq_bloom *b, uint64_t h) {
 /* Batch: prefetch the first two probes of a group of keys before testing
  * any of them, so their cache misses overlap; a negative key usually stops
  * at the first or second probe. */
-void amq_bloom_contains_batch(const amq_bloom *b, const uint64_t *h, size_t n,
-                              uint8_t *out) {
+static void bloom_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                        uint8_t *out) {
+    const amq_bloom *b = (const amq_bloom *)o;
     size_t i = 0;
     for (; i + BLOOM_BATCH <= n; i += BLOOM_BATCH) {
         for (size_t j = 0; j < BLOOM_BATCH; j++) {
@@ -216,10 +199,10 @@ void amq_bloom_contains_batch(const amq_bloom *b, const uint64_t *h, size_t n,
                 amq__prefetch(&b->words[probe(b, h[i + j], 1) >> 6]);
         }
         for (size_t j = 0; j < BLOOM_BATCH; j++)
-            out[i + j] = amq_bloom_contains_hash(b, h[i + j]);
+            out[i + j] = bloom_contains(o, h[i + j]);
     }
     for (; i < n; i++)
-        out[i] = amq_bloom_contains_hash(b, h[i]);
+        out[i] = bloom_contains(o, h[i]);
 }
 
 static uint64_t count_ones(const amq_bloom *b) {
@@ -229,10 +212,12 @@ static uint64_t count_ones(const amq_bloom *b) {
     return ones;
 }
 
-static amq_status merge_words(amq_bloom *dst, const amq_bloom *src,
+/* dst op= src; the generic layer has checked the type, the hasher and that
+ * dst owns its table. */
+static amq_status bloom_merge(amq__obj *dst_o, const amq__obj *src_o,
                               amq__merge_op op) {
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
+    amq_bloom *dst = (amq_bloom *)dst_o;
+    const amq_bloom *src = (const amq_bloom *)src_o;
     if (dst->m != src->m || dst->k != src->k)
         return AMQ_ERR_INCOMPATIBLE;
     amq__bits_merge(dst->words, src->words, (size_t)(dst->m / 8),
@@ -243,28 +228,23 @@ static amq_status merge_words(amq_bloom *dst, const amq_bloom *src,
     return AMQ_OK;
 }
 
-amq_status amq_bloom_union(amq_bloom *dst, const amq_bloom *src) {
-    return merge_words(dst, src, AMQ__UNION);
-}
-
-amq_status amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src) {
-    return merge_words(dst, src, AMQ__INTERSECT);
-}
-
-double amq_bloom_estimate_items(const amq_bloom *b) {
+/* Distinct keys from the fill: -(m/k) ln(1 - X/m), X bits set (Swamidass
+ * & Baldi 2007); infinity when every bit is set. */
+static amq_status bloom_estimate(const amq__obj *o, double *out) {
+    const amq_bloom *b = (const amq_bloom *)o;
     double m = (double)b->m, x = (double)b->ones;
-    if (b->ones >= b->m)
-        return INFINITY;
-    return -(m / (double)b->k) * log1p(-x / m);
+    *out = b->ones >= b->m ? INFINITY : -(m / (double)b->k) * log1p(-x / m);
+    return AMQ_OK;
+}
+
+/* (ones/m)^k: the rate of this very table (see the top of the file). */
+static double bloom_bound(const amq__obj *o) {
+    const amq_bloom *b = (const amq_bloom *)o;
+    return pow((double)b->ones / (double)b->m, (double)b->k);
 }
 
 uint64_t amq_bloom_bits(const amq_bloom *b) { return b->m; }
 unsigned amq_bloom_k(const amq_bloom *b) { return b->k; }
-uint64_t amq_bloom_items(const amq_bloom *b) { return b->o.items; }
-
-double amq_bloom_fpr_bound(const amq_bloom *b) {
-    return pow((double)b->ones / (double)b->m, (double)b->k);
-}
 
 /* ---- the generic interface --------------------------------------------- */
 
@@ -294,28 +274,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    amq_bloom_add_hash((amq_bloom *)o, h);
-    return AMQ_OK;
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_bloom_contains_hash((const amq_bloom *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_bloom_contains_batch((const amq_bloom *)o, h, n, out);
-}
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    return merge_words((amq_bloom *)dst, (const amq_bloom *)src, op);
-}
-static amq_status t_estimate(const amq__obj *o, double *out) {
-    *out = amq_bloom_estimate_items((const amq_bloom *)o);
-    return AMQ_OK;
-}
-static double t_bound(const amq__obj *o) {
-    return amq_bloom_fpr_bound((const amq_bloom *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_bloom *b = (const amq_bloom *)o;
     return amq__describe(buf, cap, "m=%llu,k=%u", (unsigned long long)b->m,
@@ -383,12 +341,12 @@ const amq__type amq__type_bloom = {
     .reads_param = "k",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .merge = t_merge,
-    .estimate = t_estimate,
-    .fpr_bound = t_bound,
+    .add = bloom_add,
+    .contains = bloom_contains,
+    .contains_batch = bloom_batch,
+    .merge = bloom_merge,
+    .estimate = bloom_estimate,
+    .fpr_bound = bloom_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

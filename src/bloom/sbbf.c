@@ -35,8 +35,8 @@
  * 1/sqrt(B) relative, more for keys that are not distinct).
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
- * allocation); adds cannot fail. Views are read-only (the generic layer
- * refuses updates before they reach this file).
+ * allocation); adds cannot fail. Views are read-only: the generic layer
+ * refuses updates before they reach this file, and fold refuses a view.
  */
 #include <math.h>
 #include <stdio.h>
@@ -47,7 +47,7 @@
 #define SBBF_X86 1
 #endif
 
-#include "amq/bloom.h"
+#include "bloom/sbbf.h"
 #include "core/poisson.h"
 #include "core/bits.h"
 #include "core/mem.h"
@@ -213,16 +213,12 @@ __attribute__((target("avx2"))) static void block_set_avx2(uint32_t *blk,
                         _mm256_or_si256(block, amq__sbbf_mask256(x)));
 }
 
-__attribute__((target("avx2"))) static bool contains_avx2(const amq_sbbf *b,
-                                                          uint64_t h) {
-    return amq__sbbf_test256(
-        b->words + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks), (uint32_t)h);
-}
-
-/* The generic layer's kernel (amq__obj.contains). */
+/* The query kernel (amq__obj.contains) where the CPU has AVX2. */
 __attribute__((target("avx2"))) static bool kernel_avx2(const amq__obj *o,
                                                         uint64_t h) {
-    return contains_avx2((const amq_sbbf *)o, h);
+    const amq_sbbf *b = (const amq_sbbf *)o;
+    return amq__sbbf_test256(
+        b->words + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks), (uint32_t)h);
 }
 
 __attribute__((target("avx2"))) static void batch_avx2(const amq_sbbf *b,
@@ -295,24 +291,6 @@ static amq_status sbbf_alloc(uint64_t nblocks, const amq_options *opt,
     return AMQ_OK;
 }
 
-amq_status amq_sbbf_new_explicit(uint64_t blocks, const amq_options *opt,
-                                 amq_sbbf **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return sbbf_alloc(blocks, opt, NULL, out);
-}
-
-amq_status amq_sbbf_new(uint64_t capacity, double fpr, const amq_options *opt,
-                        amq_sbbf **out) {
-    uint64_t nblocks;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(blocks_for(capacity, fpr, &nblocks));
-    return sbbf_alloc(nblocks, opt, NULL, out);
-}
-
 /* Keys a bitset of unknown history probably holds, from the fill of each
  * word: a word with c of 32 bits set has seen about ln(1 - c/32) /
  * ln(1 - 1/32) keys; the eight words of a block are averaged. A full word
@@ -330,19 +308,16 @@ static uint64_t estimate_items(const amq_sbbf *b) {
     return (uint64_t)llround(total);
 }
 
-amq_status amq_sbbf_from_parquet(const void *bitset, size_t len,
-                                 const amq_options *opt, amq_sbbf **out) {
+amq_status amq__sbbf_from_parquet(const void *bitset, size_t len,
+                                  const amq_options *opt, amq__obj **out) {
     amq_sbbf *b;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
     if (bitset == NULL || len == 0 || len % AMQ_SBBF_BLOCK_BYTES != 0 ||
         len / AMQ_SBBF_BLOCK_BYTES > SBBF_MAX_BLOCKS)
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(sbbf_alloc(len / AMQ_SBBF_BLOCK_BYTES, opt, NULL, &b));
     memcpy(b->mut, bitset, len);
     b->o.items = estimate_items(b);
-    *out = b;
+    *out = &b->o;
     return AMQ_OK;
 }
 
@@ -352,16 +327,15 @@ const uint8_t *amq_sbbf_parquet_bitset(const amq_sbbf *b, size_t *len) {
     return (const uint8_t *)b->words;
 }
 
-void amq_sbbf_free(amq_sbbf *b) { amq__obj_free(b ? &b->o : NULL); }
-
 /* ---- updates and queries ------------------------------------------------ */
 
-void amq_sbbf_add_hash(amq_sbbf *b, uint64_t h) {
+static amq_status sbbf_add(amq__obj *o, uint64_t h) {
+    amq_sbbf *b = (amq_sbbf *)o;
     uint32_t *blk = b->mut + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, (uint32_t)h);
         __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
-        return;
+        return AMQ_OK;
     }
 #ifdef SBBF_X86
     if (b->avx2)
@@ -370,19 +344,13 @@ void amq_sbbf_add_hash(amq_sbbf *b, uint64_t h) {
 #endif
         block_set(blk, (uint32_t)h);
     b->o.items++;
+    return AMQ_OK;
 }
 
-bool amq_sbbf_contains_hash(const amq_sbbf *b, uint64_t h) {
-#ifdef SBBF_X86
-    if (b->avx2)
-        return contains_avx2(b, h);
-#endif
-    return block_test(b->words + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks),
-                      (uint32_t)h);
-}
-
-void amq_sbbf_contains_batch(const amq_sbbf *b, const uint64_t *h, size_t n,
-                             uint8_t *out) {
+/* The batch of o.contains' kind (sbbf_alloc). */
+static void sbbf_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                       uint8_t *out) {
+    const amq_sbbf *b = (const amq_sbbf *)o;
 #ifdef SBBF_X86
     if (b->avx2) {
         batch_avx2(b, h, n, out);
@@ -392,14 +360,15 @@ void amq_sbbf_contains_batch(const amq_sbbf *b, const uint64_t *h, size_t n,
     batch_scalar(b, h, n, out);
 }
 
-static amq_status merge_words(amq_sbbf *dst, const amq_sbbf *src,
-                              amq__merge_op op) {
-    size_t nw;
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
+/* dst op= src; the generic layer has checked the type, the hasher and that
+ * dst owns its table. */
+static amq_status sbbf_merge(amq__obj *dst_o, const amq__obj *src_o,
+                             amq__merge_op op) {
+    amq_sbbf *dst = (amq_sbbf *)dst_o;
+    const amq_sbbf *src = (const amq_sbbf *)src_o;
     if (dst->nblocks != src->nblocks)
         return AMQ_ERR_INCOMPATIBLE;
-    nw = (size_t)dst->nblocks * SBBF_WORDS;
+    size_t nw = (size_t)dst->nblocks * SBBF_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
     dst->o.items =
@@ -407,16 +376,9 @@ static amq_status merge_words(amq_sbbf *dst, const amq_sbbf *src,
     return AMQ_OK;
 }
 
-amq_status amq_sbbf_union(amq_sbbf *dst, const amq_sbbf *src) {
-    return merge_words(dst, src, AMQ__UNION);
-}
-
-amq_status amq_sbbf_intersect(amq_sbbf *dst, const amq_sbbf *src) {
-    return merge_words(dst, src, AMQ__INTERSECT);
-}
-
 amq_status amq_sbbf_fold(amq_sbbf *b) {
     uint64_t half;
+    /* mut is NULL in a view: its table is the caller's read-only buffer */
     if (b == NULL || b->mut == NULL || b->nblocks < 2 || b->nblocks % 2 != 0)
         return AMQ_ERR_INVALID;
     half = b->nblocks / 2;
@@ -434,7 +396,6 @@ amq_status amq_sbbf_fold(amq_sbbf *b) {
 }
 
 uint64_t amq_sbbf_blocks(const amq_sbbf *b) { return b->nblocks; }
-uint64_t amq_sbbf_items(const amq_sbbf *b) { return b->o.items; }
 
 /* The rate of this very table. A stranger's hash picks block j for at
  * most ceil(2^32 / B) of the 2^32 values of its high half (multiply-shift)
@@ -445,7 +406,8 @@ uint64_t amq_sbbf_items(const amq_sbbf *b) { return b->o.items; }
  *     ceil(2^32 / B) / 2^32 * sum_j prod_i popcount(w_ji) / 32,
  * exactly for B a power of two. The sum is exact in integers (a block's
  * product is at most 32^8 = 2^40, the sum below 2^72). O(B). */
-double amq_sbbf_fpr_bound(const amq_sbbf *b) {
+static double sbbf_bound(const amq__obj *o) {
+    const amq_sbbf *b = (const amq_sbbf *)o;
     unsigned __int128 sum = 0;
     const uint32_t *w = b->words;
     for (uint64_t j = 0; j < b->nblocks; j++, w += SBBF_WORDS) {
@@ -502,24 +464,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    amq_sbbf_add_hash((amq_sbbf *)o, h);
-    return AMQ_OK;
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_sbbf_contains_hash((const amq_sbbf *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_sbbf_contains_batch((const amq_sbbf *)o, h, n, out);
-}
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    return merge_words((amq_sbbf *)dst, (const amq_sbbf *)src, op);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_sbbf_fpr_bound((const amq_sbbf *)o);
-}
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     return amq__describe(buf, cap, "blocks=%llu",
                          (unsigned long long)((const amq_sbbf *)o)->nblocks);
@@ -576,11 +520,11 @@ const amq__type amq__type_sbbf = {
     .reads_text = "1",
     .create = t_create,
     .load = t_load,
-    .add = t_add,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .merge = t_merge,
-    .fpr_bound = t_bound,
+    .add = sbbf_add,
+    .contains = kernel_scalar,
+    .contains_batch = sbbf_batch,
+    .merge = sbbf_merge,
+    .fpr_bound = sbbf_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

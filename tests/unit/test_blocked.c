@@ -10,7 +10,8 @@
  * that shares none of their code. FPR tolerance, used throughout: a
  * measurement over q strangers must lie within 4 binomial standard
  * deviations plus 5% (relative) of amq_blocked_fpr, and below the certified
- * bound plus 4 sigma.
+ * bound (amq_filter_fpr_bound) plus 4 sigma. Filters are made from specs
+ * through amq/filter.h; amq_blocked_of gives their shape.
  */
 #include <math.h>
 #include <pthread.h>
@@ -90,6 +91,24 @@ static uint64_t *random_hashes(size_t n, uint64_t seed) {
     return h;
 }
 
+/* "blocked:blocks=B,k=K,layout=L" (capacity and fpr 0: the spec's explicit
+ * shape). */
+static amq_status new_shape(uint64_t nblocks, unsigned k, unsigned layout,
+                            const amq_options *opt, amq_filter **out) {
+    char spec[80];
+    snprintf(spec, sizeof spec, "blocked:blocks=%llu,k=%u,layout=%u",
+             (unsigned long long)nblocks, k, layout);
+    return amq_filter_new(spec, 0, 0, opt, out, NULL);
+}
+
+/* Add h[0..n) to f; the adds that failed (none should). */
+static size_t add_all_hashes(amq_filter *f, const uint64_t *h, size_t n) {
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++)
+        failed += amq_filter_add_hash(f, h[i]) != AMQ_OK;
+    return failed;
+}
+
 static bool within_tolerance(double measured, double theory, double q) {
     double sigma = sqrt(theory * (1.0 - theory) / q);
     return fabs(measured - theory) <= 4.0 * sigma + 0.05 * theory;
@@ -156,27 +175,26 @@ static void agree_for(uint64_t nblocks, unsigned k, unsigned layout, int cap,
     uint64_t *present = random_hashes(n, seed);
     uint64_t *absent = random_hashes(n, seed + 1000);
     uint8_t *out_s = malloc(n), *out_v = malloc(n);
-    amq_blocked *s = NULL, *v = NULL;
+    amq_filter *s = NULL, *v = NULL;
     check_seed = seed;
-    CHECK_OK(amq_blocked_new_layout(nblocks, k, layout, &scalar_opt, &s));
+    CHECK_OK(new_shape(nblocks, k, layout, &scalar_opt, &s));
     amq__cpu_cap(cap);
-    CHECK_OK(amq_blocked_new_layout(nblocks, k, layout, NULL, &v));
+    CHECK_OK(new_shape(nblocks, k, layout, NULL, &v));
     amq__cpu_cap(AMQ__CPU_MAX);
     if (s == NULL || v == NULL)
         goto out;
-    CHECK(amq_blocked_layout(s) == layout && amq_blocked_layout(v) == layout);
-    for (size_t i = 0; i < n; i++) {
-        amq_blocked_add_hash(s, present[i]);
-        amq_blocked_add_hash(v, present[i]);
-    }
+    CHECK(amq_blocked_layout(amq_blocked_of(s)) == layout &&
+          amq_blocked_layout(amq_blocked_of(v)) == layout);
+    CHECK(add_all_hashes(s, present, n) == 0);
+    CHECK(add_all_hashes(v, present, n) == 0);
     for (int set = 0; set < 2; set++) {
         const uint64_t *h = set ? absent : present;
         size_t bad = 0, negatives = 0, positives = 0;
-        amq_blocked_contains_batch(s, h, n, out_s);
-        amq_blocked_contains_batch(v, h, n, out_v);
+        amq_filter_contains_batch(s, h, n, out_s);
+        amq_filter_contains_batch(v, h, n, out_v);
         for (size_t i = 0; i < n; i++) {
-            bool one_s = amq_blocked_contains_hash(s, h[i]);
-            bool one_v = amq_blocked_contains_hash(v, h[i]);
+            bool one_s = amq_filter_contains_hash(s, h[i]);
+            bool one_v = amq_filter_contains_hash(v, h[i]);
             bad += out_s[i] != one_s || out_v[i] != one_s || one_v != one_s;
             negatives += !one_s;
             positives += one_s;
@@ -193,8 +211,8 @@ static void agree_for(uint64_t nblocks, unsigned k, unsigned layout, int cap,
                       "degenerate: %zu yes, %zu no", positives, negatives);
     }
 out:
-    amq_blocked_free(s);
-    amq_blocked_free(v);
+    amq_filter_free(s);
+    amq_filter_free(v);
     free(present);
     free(absent);
     free(out_s);
@@ -228,25 +246,24 @@ static void fpr_for(uint64_t nblocks, unsigned k, size_t n, size_t q,
     uint64_t *keys = random_hashes(n, seed),
              *strangers = random_hashes(q, ~seed);
     uint8_t *out = malloc(q > n ? q : n);
-    amq_blocked *b = NULL;
+    amq_filter *b = NULL;
     check_seed = seed;
-    CHECK_OK(amq_blocked_new_explicit(nblocks, k, NULL, &b));
+    CHECK_OK(new_shape(nblocks, k, AMQ_BLOCKED_LAYOUT_SALTED, NULL, &b));
     if (b == NULL)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        amq_blocked_add_hash(b, keys[i]);
-    amq_blocked_contains_batch(b, keys, n, out);
+    CHECK(add_all_hashes(b, keys, n) == 0);
+    amq_filter_contains_batch(b, keys, n, out);
     size_t missing = 0, fp = 0;
     for (size_t i = 0; i < n; i++)
         missing += out[i] == 0;
     CHECK_MSG(missing == 0, "%zu false negatives", missing);
-    amq_blocked_contains_batch(b, strangers, q, out);
+    amq_filter_contains_batch(b, strangers, q, out);
     for (size_t i = 0; i < q; i++)
         fp += out[i];
     double measured = (double)fp / (double)q;
     double bpk = 512.0 * (double)nblocks / (double)n;
     double theory = amq_blocked_fpr(bpk, k, 512);
-    double bound = amq_blocked_fpr_bound(b);
+    double bound = amq_filter_fpr_bound(b);
     double sigma = sqrt(theory * (1.0 - theory) / (double)q);
     CHECK_MSG(within_tolerance(measured, theory, (double)q),
               "%.2f bits/key k=%u: measured %.6f, theory %.6f", bpk, k,
@@ -257,7 +274,7 @@ static void fpr_for(uint64_t nblocks, unsigned k, size_t n, size_t q,
            "textbook %.6f\n",
            bpk, k, measured, theory, amq_bloom_fpr(bpk, 1.0, k));
 out:
-    amq_blocked_free(b);
+    amq_filter_free(b);
     free(keys);
     free(strangers);
     free(out);
@@ -274,27 +291,35 @@ static void test_fpr(void) {
     /* Sizing meets the target at capacity, with the fewest blocks. */
     const double targets[] = {0.1, 0.01, 0.001, 1e-4};
     for (size_t t = 0; t < 4; t++) {
-        amq_blocked *b = NULL;
-        CHECK_OK(amq_blocked_new(n, targets[t], NULL, &b));
-        if (b == NULL)
+        amq_filter *f = NULL;
+        CHECK_OK(amq_filter_new("blocked", n, targets[t], NULL, &f, NULL));
+        if (f == NULL)
             continue;
+        const amq_blocked *b = amq_blocked_of(f);
         uint64_t nb = amq_blocked_blocks(b);
         double bpk = 512.0 * (double)nb / (double)n;
+        CHECK(amq_blocked_layout(b) == AMQ_BLOCKED_LAYOUT_SALTED);
+        CHECK(amq_filter_size_bytes(f) == nb * 64);
         CHECK(amq_blocked_fpr(bpk, amq_blocked_k(b), 512) <= targets[t]);
         double fewer = 512.0 * (double)(nb - 1) / (double)n;
         for (unsigned k = 1; k <= 16; k++)
             CHECK(amq_blocked_fpr(fewer, k, 512) > targets[t]);
-        amq_blocked_free(b);
+        amq_filter_free(f);
     }
-    amq_blocked *b = (amq_blocked *)&b;
-    CHECK_STATUS(amq_blocked_new(0, 0.01, NULL, &b), AMQ_ERR_INVALID);
-    CHECK(b == NULL);
-    CHECK_STATUS(amq_blocked_new(10, 0.0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_blocked_new_explicit(0, 7, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_blocked_new_explicit(10, 0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_blocked_new_explicit(10, 17, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_blocked_new_explicit(UINT64_MAX, 7, NULL, &b),
-                 AMQ_ERR_OVERFLOW);
+    /* What the generic interface returns: a bad target is AMQ_ERR_INVALID,
+     * a spec key out of range AMQ_ERR_SPEC; *out is NULL after each. */
+    amq_filter *f = (amq_filter *)&f;
+    CHECK_STATUS(amq_filter_new("blocked", 0, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_filter_new("blocked", 10, 0.0, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(new_shape(0, 7, 1, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(new_shape(10, 0, 1, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(new_shape(10, 17, 1, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(new_shape(10, 7, 2, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(new_shape(UINT64_MAX, 7, 1, NULL, &f), AMQ_ERR_SPEC);
+    CHECK(f == NULL);
 
     /* The curve's limits: nothing stored, nothing falsely reported. */
     CHECK(amq_blocked_fpr(1e9, 8, 512) < 1e-12);
@@ -366,57 +391,54 @@ static void test_merge(void) {
     size_t n = check_quick() ? 5000 : 50000;
     uint64_t *ha = random_hashes(n, 501), *hb = random_hashes(n, 502);
     uint64_t *common = random_hashes(n, 503);
-    amq_blocked *a = NULL, *b = NULL, *c = NULL, *other_k = NULL,
-                *other_b = NULL, *other_layout = NULL;
+    amq_filter *a = NULL, *b = NULL, *c = NULL, *other_k = NULL,
+               *other_b = NULL, *other_layout = NULL;
+    const unsigned salted = AMQ_BLOCKED_LAYOUT_SALTED;
     check_seed = 501;
-    CHECK_OK(amq_blocked_new_explicit(2000, 7, NULL, &a));
-    CHECK_OK(amq_blocked_new_explicit(2000, 7, NULL, &b));
-    CHECK_OK(amq_blocked_new_explicit(2000, 7, NULL, &c));
-    CHECK_OK(amq_blocked_new_explicit(2000, 8, NULL, &other_k));
-    CHECK_OK(amq_blocked_new_explicit(2001, 7, NULL, &other_b));
-    CHECK_OK(amq_blocked_new_layout(2000, 7, AMQ_BLOCKED_LAYOUT_MIX, NULL,
-                                    &other_layout));
+    CHECK_OK(new_shape(2000, 7, salted, NULL, &a));
+    CHECK_OK(new_shape(2000, 7, salted, NULL, &b));
+    CHECK_OK(new_shape(2000, 7, salted, NULL, &c));
+    CHECK_OK(new_shape(2000, 8, salted, NULL, &other_k));
+    CHECK_OK(new_shape(2001, 7, salted, NULL, &other_b));
+    CHECK_OK(new_shape(2000, 7, AMQ_BLOCKED_LAYOUT_MIX, NULL, &other_layout));
     if (!a || !b || !c || !other_k || !other_b || !other_layout)
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        amq_blocked_add_hash(a, ha[i]);
-        amq_blocked_add_hash(a, common[i]);
-        amq_blocked_add_hash(b, hb[i]);
-        amq_blocked_add_hash(b, common[i]);
-        amq_blocked_add_hash(c, ha[i]);
-        amq_blocked_add_hash(c, common[i]);
-    }
-    CHECK_STATUS(amq_blocked_union(a, other_k), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_blocked_union(a, other_b), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_blocked_intersect(a, other_k), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_blocked_intersect(a, other_b), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_blocked_union(a, other_layout), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_blocked_intersect(other_layout, a), AMQ_ERR_INCOMPATIBLE);
-    CHECK(amq_blocked_items(a) == 2 * n);
+    size_t failed = 0;
+    failed += add_all_hashes(a, ha, n) + add_all_hashes(a, common, n);
+    failed += add_all_hashes(b, hb, n) + add_all_hashes(b, common, n);
+    failed += add_all_hashes(c, ha, n) + add_all_hashes(c, common, n);
+    CHECK(failed == 0);
+    CHECK_STATUS(amq_filter_union(a, other_k), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_union(a, other_b), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_intersect(a, other_k), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_intersect(a, other_b), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_union(a, other_layout), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_intersect(other_layout, a), AMQ_ERR_INCOMPATIBLE);
+    CHECK(amq_filter_items(a) == 2 * n);
 
-    CHECK_OK(amq_blocked_intersect(c, b)); /* c = a ∩ b */
-    CHECK_OK(amq_blocked_union(a, b));     /* a = a ∪ b */
+    CHECK_OK(amq_filter_intersect(c, b)); /* c = a ∩ b */
+    CHECK_OK(amq_filter_union(a, b));     /* a = a ∪ b */
     size_t lost_u = 0, lost_i = 0, extra = 0;
     for (size_t i = 0; i < n; i++) {
-        lost_u += !amq_blocked_contains_hash(a, ha[i]) ||
-                  !amq_blocked_contains_hash(a, hb[i]) ||
-                  !amq_blocked_contains_hash(a, common[i]);
-        lost_i += !amq_blocked_contains_hash(c, common[i]);
+        lost_u += !amq_filter_contains_hash(a, ha[i]) ||
+                  !amq_filter_contains_hash(a, hb[i]) ||
+                  !amq_filter_contains_hash(a, common[i]);
+        lost_i += !amq_filter_contains_hash(c, common[i]);
         /* The intersection answers yes only where both sides do. */
-        extra += amq_blocked_contains_hash(c, ha[i]) &&
-                 !amq_blocked_contains_hash(b, ha[i]);
+        extra += amq_filter_contains_hash(c, ha[i]) &&
+                 !amq_filter_contains_hash(b, ha[i]);
     }
     CHECK_MSG(lost_u == 0, "union lost %zu keys", lost_u);
     CHECK_MSG(lost_i == 0, "intersection lost %zu common keys", lost_i);
     CHECK_MSG(extra == 0, "intersection says yes where b says no: %zu", extra);
-    CHECK(amq_blocked_items(a) == 4 * n && amq_blocked_items(c) == 2 * n);
+    CHECK(amq_filter_items(a) == 4 * n && amq_filter_items(c) == 2 * n);
 out:
-    amq_blocked_free(a);
-    amq_blocked_free(b);
-    amq_blocked_free(c);
-    amq_blocked_free(other_k);
-    amq_blocked_free(other_b);
-    amq_blocked_free(other_layout);
+    amq_filter_free(a);
+    amq_filter_free(b);
+    amq_filter_free(c);
+    amq_filter_free(other_k);
+    amq_filter_free(other_b);
+    amq_filter_free(other_layout);
     free(ha);
     free(hb);
     free(common);

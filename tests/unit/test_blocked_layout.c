@@ -126,25 +126,31 @@ static fpr_run run_for(unsigned layout, unsigned k, double bpk, size_t n,
                        size_t q, uint64_t seed) {
     fpr_run r = {0, 0, 0};
     uint64_t blocks = (uint64_t)ceil(bpk * (double)n / 512.0);
-    amq_blocked *b = NULL;
+    amq_filter *f = NULL;
+    char spec[80];
     uint64_t *h = malloc((q > n ? q : n) * sizeof *h);
     uint8_t *out = malloc(q);
-    CHECK_OK(amq_blocked_new_layout(blocks, k, layout, NULL, &b));
-    if (b == NULL || h == NULL || out == NULL)
+    snprintf(spec, sizeof spec, "blocked:blocks=%llu,k=%u,layout=%u",
+             (unsigned long long)blocks, k, layout);
+    CHECK_OK(amq_filter_new(spec, 0, 0, NULL, &f, NULL));
+    if (f == NULL || h == NULL || out == NULL)
         goto done;
+    CHECK(amq_blocked_layout(amq_blocked_of(f)) == layout);
+    size_t failed = 0;
     for (size_t i = 0; i < n; i++)
-        amq_blocked_add_hash(b, check_next(&seed));
+        failed += amq_filter_add_hash(f, check_next(&seed)) != AMQ_OK;
+    CHECK(failed == 0);
     for (size_t i = 0; i < q; i++)
         h[i] = check_next(&seed);
-    amq_blocked_contains_batch(b, h, q, out);
+    amq_filter_contains_batch(f, h, q, out);
     size_t fp = 0;
     for (size_t i = 0; i < q; i++)
         fp += out[i];
     r.measured = (double)fp / (double)q;
     r.curve = amq_blocked_fpr(512.0 * (double)blocks / (double)n, k, 512);
-    r.bound = amq_blocked_fpr_bound(b);
+    r.bound = amq_filter_fpr_bound(f);
 done:
-    amq_blocked_free(b);
+    amq_filter_free(f);
     free(h);
     free(out);
     return r;

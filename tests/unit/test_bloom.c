@@ -47,45 +47,68 @@ static void test_formulas(void) {
     CHECK(amq_bloom_optimal_k(1000) == 64);
 }
 
-static void fill(amq_bloom *b, uint64_t seed, size_t n) {
+/* Add n keys of the stream from seed; the adds that failed (none should:
+ * a Bloom filter cannot fill up). No CHECK here: workers call it. */
+static size_t add_keys(amq_filter *f, uint64_t seed, size_t n) {
     uint64_t s = seed;
+    size_t failed = 0;
     for (size_t i = 0; i < n; i++)
-        amq_bloom_add_hash(b, check_next(&s));
+        failed += amq_filter_add_hash(f, check_next(&s)) != AMQ_OK;
+    return failed;
+}
+
+static void fill(amq_filter *f, uint64_t seed, size_t n) {
+    size_t failed = add_keys(f, seed, n);
+    CHECK_MSG(failed == 0, "%zu adds failed", failed);
+}
+
+/* "bloom:m=BITS,k=K" (capacity and fpr 0: the spec's explicit size). */
+static amq_status new_explicit(uint64_t m_bits, unsigned k,
+                               const amq_options *opt, amq_filter **out) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "bloom:m=%llu,k=%u", (unsigned long long)m_bits,
+             k);
+    return amq_filter_new(spec, 0, 0, opt, out, NULL);
 }
 
 static void test_sizing_and_fpr(void) {
     size_t n = check_quick() ? 100000 : 1000000, trials = n, fn = 0, fp = 0;
-    amq_bloom *b = NULL;
+    amq_filter *f = NULL;
     uint64_t s;
     check_seed = 42;
-    CHECK_OK(amq_bloom_new(n, 0.01, NULL, &b));
-    if (b == NULL)
+    CHECK_OK(amq_filter_new("bloom", n, 0.01, NULL, &f, NULL));
+    if (f == NULL)
         return;
+    const amq_bloom *b = amq_bloom_of(f);
     double bpk = (double)amq_bloom_bits(b) / (double)n;
     double ideal = 1.44 * log2(100.0);
     CHECK_MSG(fabs(bpk / ideal - 1) < 0.01, "bits/key %g vs %g", bpk, ideal);
     CHECK(amq_bloom_k(b) == 7);
-    fill(b, 42, n);
+    CHECK(amq_filter_size_bytes(f) == amq_bloom_bits(b) / 8);
+    fill(f, 42, n);
+    CHECK(amq_filter_items(f) == n);
     s = 42;
     for (size_t i = 0; i < n; i++)
-        fn += !amq_bloom_contains_hash(b, check_next(&s));
+        fn += !amq_filter_contains_hash(f, check_next(&s));
     CHECK_MSG(fn == 0, "%zu false negatives", fn);
     s = 4242;
     for (size_t i = 0; i < trials; i++)
-        fp += amq_bloom_contains_hash(b, check_next(&s));
+        fp += amq_filter_contains_hash(f, check_next(&s));
     double measured = (double)fp / (double)trials;
     double theory = amq_bloom_fpr((double)amq_bloom_bits(b), (double)n, 7);
     double sigma = sqrt(theory * (1 - theory) / (double)trials);
+    double bound = amq_filter_fpr_bound(f);
     /* 5% of theory (the bar) plus 3 sigma of sampling noise */
     CHECK_MSG(fabs(measured - theory) <= 0.05 * theory + 3 * sigma,
               "measured %g theory %g", measured, theory);
-    CHECK_MSG(measured <= amq_bloom_fpr_bound(b) + 4 * sigma,
-              "measured %g bound %g", measured, amq_bloom_fpr_bound(b));
+    CHECK_MSG(measured <= bound + 4 * sigma, "measured %g bound %g", measured,
+              bound);
     CHECK(theory <= 0.01);
     /* cardinality from fill: within 1% at this size */
-    double est = amq_bloom_estimate_items(b);
+    double est = 0;
+    CHECK_OK(amq_filter_estimate_items(f, &est));
     CHECK_MSG(fabs(est / (double)n - 1) < 0.01, "estimate %g", est);
-    amq_bloom_free(b);
+    amq_filter_free(f);
 }
 
 /* Small filters: the measured rate must follow this filter's own (X/m)^k.
@@ -101,20 +124,21 @@ static void test_small_filters(void) {
         double measured = 0, bound = 0;
         int reps = 10;
         for (int r = 0; r < reps; r++) {
-            amq_bloom *b = NULL;
+            amq_filter *f = NULL;
             uint64_t s = 1000 + (uint64_t)r;
             size_t fp = 0;
             check_seed = s;
-            CHECK_OK(amq_bloom_new(cases[c].n, cases[c].eps, NULL, &b));
-            if (b == NULL)
+            CHECK_OK(amq_filter_new("bloom", cases[c].n, cases[c].eps, NULL, &f,
+                                    NULL));
+            if (f == NULL)
                 return;
-            fill(b, s, cases[c].n);
+            fill(f, s, cases[c].n);
             s = ~s;
             for (size_t i = 0; i < trials; i++)
-                fp += amq_bloom_contains_hash(b, check_next(&s));
+                fp += amq_filter_contains_hash(f, check_next(&s));
             measured += (double)fp / (double)trials;
-            bound += amq_bloom_fpr_bound(b);
-            amq_bloom_free(b);
+            bound += amq_filter_fpr_bound(f);
+            amq_filter_free(f);
         }
         measured /= reps;
         bound /= reps;
@@ -127,120 +151,129 @@ static void test_small_filters(void) {
 }
 
 static void test_batch_agrees(void) {
-    amq_bloom *b = NULL;
+    amq_filter *f = NULL;
     uint64_t h[1003], s = 7;
     uint8_t out[1003];
-    CHECK_OK(amq_bloom_new(500, 0.05, NULL, &b));
-    if (b == NULL)
+    CHECK_OK(amq_filter_new("bloom", 500, 0.05, NULL, &f, NULL));
+    if (f == NULL)
         return;
-    fill(b, 7, 500);
+    fill(f, 7, 500);
     for (size_t i = 0; i < 1003; i++)
         h[i] = check_next(&s);
-    amq_bloom_contains_batch(b, h, 1003, out);
+    amq_filter_contains_batch(f, h, 1003, out);
     size_t bad = 0;
     for (size_t i = 0; i < 1003; i++)
-        bad += out[i] != amq_bloom_contains_hash(b, h[i]);
+        bad += out[i] != amq_filter_contains_hash(f, h[i]);
     CHECK(bad == 0);
-    amq_bloom_free(b);
+    amq_filter_free(f);
 }
 
 static void test_merge(void) {
-    amq_bloom *a = NULL, *b = NULL, *c = NULL, *u = NULL;
-    CHECK_OK(amq_bloom_new_explicit(1 << 16, 5, NULL, &a));
-    CHECK_OK(amq_bloom_new_explicit(1 << 16, 5, NULL, &b));
-    CHECK_OK(amq_bloom_new_explicit(1 << 16, 4, NULL, &c));
-    CHECK_OK(amq_bloom_new_explicit(1 << 16, 5, NULL, &u));
+    amq_filter *a = NULL, *b = NULL, *c = NULL, *u = NULL;
+    CHECK_OK(new_explicit(1 << 16, 5, NULL, &a));
+    CHECK_OK(new_explicit(1 << 16, 5, NULL, &b));
+    CHECK_OK(new_explicit(1 << 16, 4, NULL, &c));
+    CHECK_OK(new_explicit(1 << 16, 5, NULL, &u));
     if (!a || !b || !c || !u)
         return;
     fill(a, 1, 3000);
     fill(b, 2, 3000);
     fill(u, 1, 3000);
     fill(u, 2, 3000);
-    CHECK_STATUS(amq_bloom_union(a, c), AMQ_ERR_INCOMPATIBLE);
-    CHECK_OK(amq_bloom_union(a, b));
+    CHECK_STATUS(amq_filter_union(a, c), AMQ_ERR_INCOMPATIBLE);
+    CHECK_OK(amq_filter_union(a, b));
     /* union of filters = filter of the union, bit for bit */
     uint64_t s1 = 1, s2 = 2;
     size_t miss = 0;
     for (int i = 0; i < 3000; i++) {
-        miss += !amq_bloom_contains_hash(a, check_next(&s1));
-        miss += !amq_bloom_contains_hash(a, check_next(&s2));
+        miss += !amq_filter_contains_hash(a, check_next(&s1));
+        miss += !amq_filter_contains_hash(a, check_next(&s2));
     }
     CHECK(miss == 0);
-    CHECK(amq_bloom_fpr_bound(a) == amq_bloom_fpr_bound(u));
+    CHECK(amq_filter_fpr_bound(a) == amq_filter_fpr_bound(u));
     /* intersection keeps the common keys */
-    amq_bloom *x = NULL, *y = NULL;
-    CHECK_OK(amq_bloom_new_explicit(1 << 16, 5, NULL, &x));
-    CHECK_OK(amq_bloom_new_explicit(1 << 16, 5, NULL, &y));
+    amq_filter *x = NULL, *y = NULL;
+    CHECK_OK(new_explicit(1 << 16, 5, NULL, &x));
+    CHECK_OK(new_explicit(1 << 16, 5, NULL, &y));
     if (x && y) {
         fill(x, 9, 1000);
         fill(x, 10, 1000);
         fill(y, 9, 1000);
         fill(y, 11, 1000);
-        CHECK_OK(amq_bloom_intersect(x, y));
+        CHECK_OK(amq_filter_intersect(x, y));
         uint64_t s = 9;
         miss = 0;
         for (int i = 0; i < 1000; i++)
-            miss += !amq_bloom_contains_hash(x, check_next(&s));
+            miss += !amq_filter_contains_hash(x, check_next(&s));
         CHECK(miss == 0);
     }
-    amq_bloom_free(x);
-    amq_bloom_free(y);
-    amq_bloom_free(a);
-    amq_bloom_free(b);
-    amq_bloom_free(c);
-    amq_bloom_free(u);
+    amq_filter_free(x);
+    amq_filter_free(y);
+    amq_filter_free(a);
+    amq_filter_free(b);
+    amq_filter_free(c);
+    amq_filter_free(u);
 }
 
 struct job {
-    amq_bloom *b;
+    amq_filter *f;
     uint64_t seed;
-    size_t n;
+    size_t n, failed;
 };
 
 static void *worker(void *arg) {
     struct job *j = arg;
-    fill(j->b, j->seed, j->n);
+    j->failed = add_keys(j->f, j->seed, j->n);
     return NULL;
 }
 
 static void test_concurrent(void) {
     amq_options opt = {.flags = AMQ_OPT_CONCURRENT};
-    amq_bloom *par = NULL, *seq = NULL;
+    amq_filter *par = NULL, *seq = NULL;
     size_t n = check_quick() ? 20000 : 200000;
-    CHECK_OK(amq_bloom_new(2 * n, 0.01, &opt, &par));
-    CHECK_OK(amq_bloom_new(2 * n, 0.01, NULL, &seq));
+    CHECK_OK(amq_filter_new("bloom", 2 * n, 0.01, &opt, &par, NULL));
+    CHECK_OK(amq_filter_new("bloom", 2 * n, 0.01, NULL, &seq, NULL));
     if (!par || !seq)
         return;
-    struct job j1 = {par, 100, n}, j2 = {par, 200, n};
+    struct job j1 = {par, 100, n, 0}, j2 = {par, 200, n, 0};
     pthread_t t1, t2;
     CHECK(pthread_create(&t1, NULL, worker, &j1) == 0);
     CHECK(pthread_create(&t2, NULL, worker, &j2) == 0);
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
+    CHECK(j1.failed == 0 && j2.failed == 0);
     fill(seq, 100, n);
     fill(seq, 200, n);
-    CHECK(amq_bloom_items(par) == 2 * n);
-    CHECK(amq_bloom_fpr_bound(par) == amq_bloom_fpr_bound(seq));
+    CHECK(amq_filter_items(par) == 2 * n);
+    CHECK(amq_filter_fpr_bound(par) == amq_filter_fpr_bound(seq));
     uint64_t s = 100;
     size_t miss = 0;
     for (size_t i = 0; i < n; i++)
-        miss += !amq_bloom_contains_hash(par, check_next(&s));
+        miss += !amq_filter_contains_hash(par, check_next(&s));
     CHECK(miss == 0);
-    amq_bloom_free(par);
-    amq_bloom_free(seq);
+    amq_filter_free(par);
+    amq_filter_free(seq);
 }
 
+/* What the generic interface returns for bad targets and shapes: a bad
+ * target is AMQ_ERR_INVALID, a spec key out of range AMQ_ERR_SPEC, a
+ * target no table can meet AMQ_ERR_OVERFLOW; *out is NULL after each. */
 static void test_bad_args(void) {
-    amq_bloom *b = (amq_bloom *)&b;
-    CHECK_STATUS(amq_bloom_new(0, 0.01, NULL, &b), AMQ_ERR_INVALID);
-    CHECK(b == NULL);
-    CHECK_STATUS(amq_bloom_new(10, 1.0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_bloom_new(10, NAN, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_bloom_new_explicit(64, 0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_bloom_new_explicit(64, 65, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_bloom_new(UINT64_MAX, 1e-9, NULL, &b), AMQ_ERR_OVERFLOW);
-    CHECK_STATUS(amq_bloom_new_explicit(UINT64_MAX, 3, NULL, &b),
+    amq_filter *f = (amq_filter *)&f;
+    CHECK_STATUS(amq_filter_new("bloom", 0, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_filter_new("bloom", 10, 1.0, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_filter_new("bloom", 10, NAN, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(new_explicit(64, 0, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(new_explicit(64, 65, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(amq_filter_new("bloom", UINT64_MAX, 1e-9, NULL, &f, NULL),
                  AMQ_ERR_OVERFLOW);
+    CHECK(f == NULL);
+    CHECK_STATUS(new_explicit(UINT64_MAX, 3, NULL, &f), AMQ_ERR_SPEC);
+    CHECK(f == NULL);
 }
 
 int main(void) {

@@ -6,7 +6,9 @@
  * word-at-a-time and AVX2 code is checked against something that shares none
  * of its shortcuts. FPR tolerance, used throughout: a measurement over q
  * strangers must lie within 4 binomial standard deviations plus 5% (relative)
- * of the theoretical rate, and below the certified bound plus 4 sigma.
+ * of the theoretical rate, and below the certified bound plus 4 sigma. Filters
+ * are made from specs through amq/filter.h (amq_sbbf_from_parquet for a
+ * foreign bitset); amq_sbbf_of gives the Parquet bitset, blocks and fold.
  */
 #include <math.h>
 #include <pthread.h>
@@ -74,11 +76,33 @@ static uint64_t *random_hashes(size_t n, uint64_t seed) {
     return h;
 }
 
-static bool same_bitset(const amq_sbbf *a, const amq_sbbf *b) {
+/* "sbbf:blocks=N" (capacity and fpr 0: the spec's explicit size). */
+static amq_status new_blocks(uint64_t nblocks, const amq_options *opt,
+                             amq_filter **out) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "sbbf:blocks=%llu",
+             (unsigned long long)nblocks);
+    return amq_filter_new(spec, 0, 0, opt, out, NULL);
+}
+
+/* Add h[0..n) to f; the adds that failed (none should). No CHECK here:
+ * workers call it. */
+static size_t add_all_hashes(amq_filter *f, const uint64_t *h, size_t n) {
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++)
+        failed += amq_filter_add_hash(f, h[i]) != AMQ_OK;
+    return failed;
+}
+
+static bool same_bitset(const amq_filter *a, const amq_filter *b) {
     size_t la, lb;
-    const uint8_t *pa = amq_sbbf_parquet_bitset(a, &la);
-    const uint8_t *pb = amq_sbbf_parquet_bitset(b, &lb);
+    const uint8_t *pa = amq_sbbf_parquet_bitset(amq_sbbf_of(a), &la);
+    const uint8_t *pb = amq_sbbf_parquet_bitset(amq_sbbf_of(b), &lb);
     return la == lb && memcmp(pa, pb, la) == 0;
+}
+
+static uint64_t blocks_of(const amq_filter *f) {
+    return amq_sbbf_blocks(amq_sbbf_of(f));
 }
 
 static bool within_tolerance(double measured, double theory, double q) {
@@ -106,12 +130,12 @@ static void test_xxh64_is_parquets_hash(void) {
 
 static void conformance_for(uint64_t nblocks, size_t n, uint64_t seed) {
     amq_hasher hasher;
-    amq_sbbf *lib = NULL, *imported = NULL;
+    amq_filter *lib = NULL, *imported = NULL;
     uint8_t *naive = calloc((size_t)nblocks, 32);
     uint64_t *hashes = malloc(n * sizeof *hashes);
     check_seed = seed;
     CHECK_OK(amq_hasher_init(&hasher, AMQ_HASH_XXH64, 0, NULL));
-    CHECK_OK(amq_sbbf_new_explicit(nblocks, NULL, &lib));
+    CHECK_OK(new_blocks(nblocks, NULL, &lib));
     if (lib == NULL)
         goto out;
     for (size_t i = 0; i < n; i++) {
@@ -121,10 +145,10 @@ static void conformance_for(uint64_t nblocks, size_t n, uint64_t seed) {
             key[j] = (uint8_t)check_next(&seed);
         hashes[i] = amq_hash64(&hasher, key, len);
         spec_insert(naive, nblocks, hashes[i]);
-        amq_sbbf_add_hash(lib, hashes[i]);
     }
+    CHECK(add_all_hashes(lib, hashes, n) == 0);
     size_t len;
-    const uint8_t *bits = amq_sbbf_parquet_bitset(lib, &len);
+    const uint8_t *bits = amq_sbbf_parquet_bitset(amq_sbbf_of(lib), &len);
     CHECK(len == (size_t)nblocks * 32);
     CHECK_MSG(memcmp(bits, naive, len) == 0,
               "bitset differs from the spec reference (%llu blocks)",
@@ -137,20 +161,23 @@ static void conformance_for(uint64_t nblocks, size_t n, uint64_t seed) {
         if (imported == NULL)
             continue;
         size_t missing = 0, disagree = 0;
+        /* Parquet's hasher, unless opt chose another */
+        const amq_hasher *ih = amq_filter_hasher(imported);
+        CHECK(ih->kind == AMQ_HASH_XXH64 && ih->seed == 0);
         for (size_t i = 0; i < n; i++) {
-            missing += !amq_sbbf_contains_hash(imported, hashes[i]);
+            missing += !amq_filter_contains_hash(imported, hashes[i]);
             uint64_t stranger = check_next(&seed);
-            disagree += amq_sbbf_contains_hash(imported, stranger) !=
+            disagree += amq_filter_contains_hash(imported, stranger) !=
                         spec_check(naive, nblocks, stranger);
         }
         CHECK_MSG(missing == 0, "%zu keys missing after import", missing);
         CHECK_MSG(disagree == 0, "%zu strangers answered unlike the spec",
                   disagree);
-        amq_sbbf_free(imported);
+        amq_filter_free(imported);
         imported = NULL;
     }
 out:
-    amq_sbbf_free(lib);
+    amq_filter_free(lib);
     free(naive);
     free(hashes);
 }
@@ -165,14 +192,16 @@ static void test_conformance(void) {
 
 static void test_from_parquet_rejects(void) {
     uint8_t buf[64] = {0};
-    amq_sbbf *b = (amq_sbbf *)&b;
-    CHECK_STATUS(amq_sbbf_from_parquet(buf, 0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK(b == NULL);
-    CHECK_STATUS(amq_sbbf_from_parquet(buf, 33, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_sbbf_from_parquet(NULL, 32, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_OK(amq_sbbf_from_parquet(buf, 64, NULL, &b));
-    CHECK(b != NULL && amq_sbbf_blocks(b) == 2 && amq_sbbf_items(b) == 0);
-    amq_sbbf_free(b);
+    amq_filter *f = (amq_filter *)&f;
+    CHECK_STATUS(amq_sbbf_from_parquet(buf, 0, NULL, &f), AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_sbbf_from_parquet(buf, 33, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_sbbf_from_parquet(NULL, 32, NULL, &f), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_sbbf_from_parquet(buf, 32, NULL, NULL), AMQ_ERR_INVALID);
+    CHECK_OK(amq_sbbf_from_parquet(buf, 64, NULL, &f));
+    CHECK(f != NULL && blocks_of(f) == 2 && amq_filter_items(f) == 0);
+    CHECK(f != NULL && amq_filter_size_bytes(f) == 64);
+    amq_filter_free(f);
 }
 
 /* ---- (2) fold ---------------------------------------------------------------- */
@@ -180,39 +209,57 @@ static void test_from_parquet_rejects(void) {
 static void test_fold(void) {
     size_t n = check_quick() ? 5000 : 50000;
     uint64_t *h = random_hashes(n, 21);
-    amq_sbbf *big = NULL;
+    amq_filter *big = NULL;
     check_seed = 21;
-    CHECK_OK(amq_sbbf_new_explicit(4096, NULL, &big));
+    CHECK_OK(new_blocks(4096, NULL, &big));
     if (big == NULL)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        amq_sbbf_add_hash(big, h[i]);
+    CHECK(add_all_hashes(big, h, n) == 0);
     for (uint64_t blocks = 2048; blocks >= 1; blocks /= 2) {
-        amq_sbbf *direct = NULL;
-        CHECK_OK(amq_sbbf_fold(big));
-        CHECK(amq_sbbf_blocks(big) == blocks);
-        CHECK_OK(amq_sbbf_new_explicit(blocks, NULL, &direct));
+        amq_filter *direct = NULL;
+        CHECK_OK(amq_sbbf_fold(amq_sbbf_of(big)));
+        CHECK(blocks_of(big) == blocks);
+        CHECK(amq_filter_size_bytes(big) == blocks * 32);
+        CHECK_OK(new_blocks(blocks, NULL, &direct));
         if (direct == NULL)
             break;
-        for (size_t i = 0; i < n; i++)
-            amq_sbbf_add_hash(direct, h[i]);
+        CHECK(add_all_hashes(direct, h, n) == 0);
         CHECK_MSG(same_bitset(big, direct), "fold to %llu blocks differs",
+                  (unsigned long long)blocks);
+        CHECK_MSG(check_same_frame(big, direct),
+                  "frame after folding to %llu blocks differs",
                   (unsigned long long)blocks);
         size_t missing = 0;
         for (size_t i = 0; i < n; i++)
-            missing += !amq_sbbf_contains_hash(big, h[i]);
+            missing += !amq_filter_contains_hash(big, h[i]);
         CHECK_MSG(missing == 0, "%zu keys lost folding to %llu blocks", missing,
                   (unsigned long long)blocks);
-        amq_sbbf_free(direct);
+        amq_filter_free(direct);
     }
-    CHECK_STATUS(amq_sbbf_fold(big), AMQ_ERR_INVALID); /* 1 block */
-    amq_sbbf *odd = NULL;
-    CHECK_OK(amq_sbbf_new_explicit(7, NULL, &odd));
-    CHECK_STATUS(amq_sbbf_fold(odd), AMQ_ERR_INVALID);
-    CHECK(amq_sbbf_blocks(odd) == 7);
-    amq_sbbf_free(odd);
+    CHECK_STATUS(amq_sbbf_fold(amq_sbbf_of(big)), AMQ_ERR_INVALID); /* 1 */
+    CHECK_STATUS(amq_sbbf_fold(NULL), AMQ_ERR_INVALID);
+    amq_filter *odd = NULL;
+    CHECK_OK(new_blocks(7, NULL, &odd));
+    CHECK_STATUS(amq_sbbf_fold(amq_sbbf_of(odd)), AMQ_ERR_INVALID);
+    CHECK(blocks_of(odd) == 7);
+    amq_filter_free(odd);
+
+    /* A view's table is the caller's buffer: fold refuses it, unchanged. */
+    amq_filter *even = NULL, *view = NULL;
+    size_t len = 0;
+    CHECK_OK(new_blocks(64, NULL, &even));
+    uint8_t *frame = even != NULL ? check_frame(even, &len) : NULL;
+    if (frame != NULL) {
+        CHECK_OK(amq_filter_view(frame, len, NULL, &view, NULL));
+        CHECK(view != NULL && amq_filter_is_view(view));
+        CHECK_STATUS(amq_sbbf_fold(amq_sbbf_of(view)), AMQ_ERR_INVALID);
+        CHECK(view != NULL && blocks_of(view) == 64);
+        amq_filter_free(view);
+    }
+    free(frame);
+    amq_filter_free(even);
 out:
-    amq_sbbf_free(big);
+    amq_filter_free(big);
     free(h);
 }
 
@@ -222,26 +269,24 @@ static void agree_for(uint64_t nblocks, size_t n, uint64_t seed) {
     uint64_t *present = random_hashes(n, seed);
     uint64_t *absent = random_hashes(n, seed + 1000);
     uint8_t *out_s = malloc(n), *out_v = malloc(n);
-    amq_sbbf *s = NULL, *v = NULL;
+    amq_filter *s = NULL, *v = NULL;
     check_seed = seed;
-    CHECK_OK(amq_sbbf_new_explicit(nblocks, &scalar_opt, &s));
-    CHECK_OK(amq_sbbf_new_explicit(nblocks, NULL, &v));
+    CHECK_OK(new_blocks(nblocks, &scalar_opt, &s));
+    CHECK_OK(new_blocks(nblocks, NULL, &v));
     if (s == NULL || v == NULL)
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        amq_sbbf_add_hash(s, present[i]);
-        amq_sbbf_add_hash(v, present[i]);
-    }
+    CHECK(add_all_hashes(s, present, n) == 0);
+    CHECK(add_all_hashes(v, present, n) == 0);
     CHECK_MSG(same_bitset(s, v), "scalar and SIMD adds differ (%llu blocks)",
               (unsigned long long)nblocks);
     for (int set = 0; set < 2; set++) {
         const uint64_t *h = set ? absent : present;
         size_t bad = 0, negatives = 0;
-        amq_sbbf_contains_batch(s, h, n, out_s);
-        amq_sbbf_contains_batch(v, h, n, out_v);
+        amq_filter_contains_batch(s, h, n, out_s);
+        amq_filter_contains_batch(v, h, n, out_v);
         for (size_t i = 0; i < n; i++) {
-            bool one_s = amq_sbbf_contains_hash(s, h[i]);
-            bool one_v = amq_sbbf_contains_hash(v, h[i]);
+            bool one_s = amq_filter_contains_hash(s, h[i]);
+            bool one_v = amq_filter_contains_hash(v, h[i]);
             bad += out_s[i] != one_s || out_v[i] != one_s || one_v != one_s;
             negatives += !one_s;
         }
@@ -251,8 +296,8 @@ static void agree_for(uint64_t nblocks, size_t n, uint64_t seed) {
             CHECK_MSG(negatives == 0, "%zu false negatives", negatives);
     }
 out:
-    amq_sbbf_free(s);
-    amq_sbbf_free(v);
+    amq_filter_free(s);
+    amq_filter_free(v);
     free(present);
     free(absent);
     free(out_s);
@@ -275,24 +320,23 @@ static void fpr_for(uint64_t nblocks, size_t n, size_t q, uint64_t seed,
     uint64_t *keys = random_hashes(n, seed),
              *strangers = random_hashes(q, ~seed);
     uint8_t *out = malloc(q > n ? q : n);
-    amq_sbbf *b = NULL;
+    amq_filter *b = NULL;
     check_seed = seed;
-    CHECK_OK(amq_sbbf_new_explicit(nblocks, NULL, &b));
+    CHECK_OK(new_blocks(nblocks, NULL, &b));
     if (b == NULL)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        amq_sbbf_add_hash(b, keys[i]);
-    amq_sbbf_contains_batch(b, keys, n, out);
+    CHECK(add_all_hashes(b, keys, n) == 0);
+    amq_filter_contains_batch(b, keys, n, out);
     size_t missing = 0, fp = 0;
     for (size_t i = 0; i < n; i++)
         missing += out[i] == 0;
     CHECK_MSG(missing == 0, "%zu false negatives", missing);
-    amq_sbbf_contains_batch(b, strangers, q, out);
+    amq_filter_contains_batch(b, strangers, q, out);
     for (size_t i = 0; i < q; i++)
         fp += out[i];
     double measured = (double)fp / (double)q;
     double bpk = 256.0 * (double)nblocks / (double)n;
-    double theory = amq_sbbf_fpr(bpk), bound = amq_sbbf_fpr_bound(b);
+    double theory = amq_sbbf_fpr(bpk), bound = amq_filter_fpr_bound(b);
     double sigma = sqrt(theory * (1.0 - theory) / (double)q);
     CHECK_MSG(within_tolerance(measured, theory, (double)q),
               "%.2f bits/key: measured %.5f, theory %.5f", bpk, measured,
@@ -305,7 +349,7 @@ static void fpr_for(uint64_t nblocks, size_t n, size_t q, uint64_t seed,
     if (measured_out != NULL)
         *measured_out = measured;
 out:
-    amq_sbbf_free(b);
+    amq_filter_free(b);
     free(keys);
     free(strangers);
     free(out);
@@ -328,39 +372,44 @@ static void test_fpr(void) {
     /* Sizing: the filter meets its target at capacity. */
     const double targets[] = {0.1, 0.01, 0.001};
     for (size_t t = 0; t < 3; t++) {
-        amq_sbbf *b = NULL;
-        CHECK_OK(amq_sbbf_new(n, targets[t], NULL, &b));
-        if (b == NULL)
+        amq_filter *f = NULL;
+        CHECK_OK(amq_filter_new("sbbf", n, targets[t], NULL, &f, NULL));
+        if (f == NULL)
             continue;
-        double bpk = 256.0 * (double)amq_sbbf_blocks(b) / (double)n;
+        double bpk = 256.0 * (double)blocks_of(f) / (double)n;
         CHECK(amq_sbbf_fpr(bpk) <= targets[t]);
-        CHECK(amq_sbbf_fpr(256.0 * (double)(amq_sbbf_blocks(b) - 1) /
-                           (double)n) > targets[t]);
-        amq_sbbf_free(b);
+        CHECK(amq_sbbf_fpr(256.0 * (double)(blocks_of(f) - 1) / (double)n) >
+              targets[t]);
+        amq_filter_free(f);
     }
-    amq_sbbf *b = (amq_sbbf *)&b;
-    CHECK_STATUS(amq_sbbf_new(0, 0.01, NULL, &b), AMQ_ERR_INVALID);
-    CHECK(b == NULL);
-    CHECK_STATUS(amq_sbbf_new(10, 1.0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_sbbf_new(UINT64_C(1) << 62, 1e-9, NULL, &b),
-                 AMQ_ERR_OVERFLOW);
-    CHECK_STATUS(amq_sbbf_new_explicit(0, NULL, &b), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_sbbf_new_explicit(UINT64_C(1) << 32, NULL, &b),
-                 AMQ_ERR_OVERFLOW);
+    /* What the generic interface returns: a bad target is AMQ_ERR_INVALID,
+     * one no table of fewer than 2^32 blocks meets AMQ_ERR_OVERFLOW, a spec
+     * key out of range AMQ_ERR_SPEC; *out is NULL after each. */
+    amq_filter *f = (amq_filter *)&f;
+    CHECK_STATUS(amq_filter_new("sbbf", 0, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK(f == NULL);
+    CHECK_STATUS(amq_filter_new("sbbf", 10, 1.0, NULL, &f, NULL),
+                 AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_filter_new("sbbf", UINT64_C(1) << 62, 1e-9, NULL, &f, NULL),
+        AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(new_blocks(0, NULL, &f), AMQ_ERR_SPEC);
+    CHECK_STATUS(new_blocks(UINT64_C(1) << 32, NULL, &f), AMQ_ERR_SPEC);
+    CHECK(f == NULL);
 }
 
 /* ---- (5) concurrent adds ------------------------------------------------ */
 
 typedef struct adder {
-    amq_sbbf *b;
+    amq_filter *f;
     const uint64_t *h;
-    size_t n;
+    size_t n, failed;
 } adder;
 
 static void *add_all(void *arg) {
     adder *a = arg;
-    for (size_t i = 0; i < a->n; i++)
-        amq_sbbf_add_hash(a->b, a->h[i]);
+    a->failed = add_all_hashes(a->f, a->h, a->n);
     return NULL;
 }
 
@@ -368,26 +417,26 @@ static void test_concurrent(void) {
     size_t n = check_quick() ? 50000 : 400000;
     uint64_t *h = random_hashes(n, 51);
     amq_options copt = {.flags = AMQ_OPT_CONCURRENT};
-    amq_sbbf *par = NULL, *seq = NULL;
+    amq_filter *par = NULL, *seq = NULL;
     check_seed = 51;
     /* Few blocks, so both threads hammer the same words. */
-    CHECK_OK(amq_sbbf_new_explicit(n / 64, &copt, &par));
-    CHECK_OK(amq_sbbf_new_explicit(n / 64, NULL, &seq));
+    CHECK_OK(new_blocks(n / 64, &copt, &par));
+    CHECK_OK(new_blocks(n / 64, NULL, &seq));
     if (par == NULL || seq == NULL)
         goto out;
-    adder a[2] = {{par, h, n / 2}, {par, h + n / 2, n - n / 2}};
+    adder a[2] = {{par, h, n / 2, 0}, {par, h + n / 2, n - n / 2, 0}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
         CHECK(pthread_create(&t[i], NULL, add_all, &a[i]) == 0);
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
-    for (size_t i = 0; i < n; i++)
-        amq_sbbf_add_hash(seq, h[i]);
+    CHECK(a[0].failed == 0 && a[1].failed == 0);
+    CHECK(add_all_hashes(seq, h, n) == 0);
     CHECK(same_bitset(par, seq));
-    CHECK(amq_sbbf_items(par) == n);
+    CHECK(amq_filter_items(par) == n);
 out:
-    amq_sbbf_free(par);
-    amq_sbbf_free(seq);
+    amq_filter_free(par);
+    amq_filter_free(seq);
     free(h);
 }
 
@@ -397,54 +446,51 @@ static void test_merge(void) {
     size_t n = check_quick() ? 5000 : 50000;
     uint64_t *ha = random_hashes(n, 61), *hb = random_hashes(n, 62);
     uint64_t *common = random_hashes(n, 63);
-    amq_sbbf *a = NULL, *b = NULL, *c = NULL, *other = NULL;
+    amq_filter *a = NULL, *b = NULL, *c = NULL, *other = NULL;
     check_seed = 61;
-    CHECK_OK(amq_sbbf_new_explicit(1000, NULL, &a));
-    CHECK_OK(amq_sbbf_new_explicit(1000, NULL, &b));
-    CHECK_OK(amq_sbbf_new_explicit(1000, NULL, &c));
-    CHECK_OK(amq_sbbf_new_explicit(1001, NULL, &other));
+    CHECK_OK(new_blocks(1000, NULL, &a));
+    CHECK_OK(new_blocks(1000, NULL, &b));
+    CHECK_OK(new_blocks(1000, NULL, &c));
+    CHECK_OK(new_blocks(1001, NULL, &other));
     if (a == NULL || b == NULL || c == NULL || other == NULL)
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        amq_sbbf_add_hash(a, ha[i]);
-        amq_sbbf_add_hash(a, common[i]);
-        amq_sbbf_add_hash(b, hb[i]);
-        amq_sbbf_add_hash(b, common[i]);
-        amq_sbbf_add_hash(c, ha[i]);
-        amq_sbbf_add_hash(c, common[i]);
-    }
-    CHECK_STATUS(amq_sbbf_union(a, other), AMQ_ERR_INCOMPATIBLE);
-    CHECK_STATUS(amq_sbbf_intersect(a, other), AMQ_ERR_INCOMPATIBLE);
+    size_t failed = 0;
+    failed += add_all_hashes(a, ha, n) + add_all_hashes(a, common, n);
+    failed += add_all_hashes(b, hb, n) + add_all_hashes(b, common, n);
+    failed += add_all_hashes(c, ha, n) + add_all_hashes(c, common, n);
+    CHECK(failed == 0);
+    CHECK_STATUS(amq_filter_union(a, other), AMQ_ERR_INCOMPATIBLE);
+    CHECK_STATUS(amq_filter_intersect(a, other), AMQ_ERR_INCOMPATIBLE);
     CHECK(same_bitset(a, c)); /* refused merges changed nothing */
 
-    CHECK_OK(amq_sbbf_intersect(c, b)); /* c = a ∩ b */
-    CHECK_OK(amq_sbbf_union(a, b));     /* a = a ∪ b */
+    CHECK_OK(amq_filter_intersect(c, b)); /* c = a ∩ b */
+    CHECK_OK(amq_filter_union(a, b));     /* a = a ∪ b */
     size_t lost_u = 0, lost_i = 0;
     for (size_t i = 0; i < n; i++) {
-        lost_u += !amq_sbbf_contains_hash(a, ha[i]) ||
-                  !amq_sbbf_contains_hash(a, hb[i]) ||
-                  !amq_sbbf_contains_hash(a, common[i]);
-        lost_i += !amq_sbbf_contains_hash(c, common[i]);
+        lost_u += !amq_filter_contains_hash(a, ha[i]) ||
+                  !amq_filter_contains_hash(a, hb[i]) ||
+                  !amq_filter_contains_hash(a, common[i]);
+        lost_i += !amq_filter_contains_hash(c, common[i]);
     }
     CHECK_MSG(lost_u == 0, "union lost %zu keys", lost_u);
     CHECK_MSG(lost_i == 0, "intersection lost %zu common keys", lost_i);
-    CHECK(amq_sbbf_items(a) == 4 * n);
-    CHECK(amq_sbbf_items(c) == 2 * n);
+    CHECK(amq_filter_items(a) == 4 * n);
+    CHECK(amq_filter_items(c) == 2 * n);
     /* Idempotence: a ∪ a = a. */
-    amq_sbbf *copy = NULL;
+    amq_filter *copy = NULL;
     size_t len;
-    const uint8_t *bits = amq_sbbf_parquet_bitset(a, &len);
+    const uint8_t *bits = amq_sbbf_parquet_bitset(amq_sbbf_of(a), &len);
     CHECK_OK(amq_sbbf_from_parquet(bits, len, NULL, &copy));
     if (copy != NULL) {
-        CHECK_OK(amq_sbbf_union(copy, a));
+        CHECK_OK(amq_filter_union(copy, a));
         CHECK(same_bitset(copy, a));
-        amq_sbbf_free(copy);
+        amq_filter_free(copy);
     }
 out:
-    amq_sbbf_free(a);
-    amq_sbbf_free(b);
-    amq_sbbf_free(c);
-    amq_sbbf_free(other);
+    amq_filter_free(a);
+    amq_filter_free(b);
+    amq_filter_free(c);
+    amq_filter_free(other);
     free(ha);
     free(hb);
     free(common);
