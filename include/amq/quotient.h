@@ -12,10 +12,20 @@
  *        counter kept in remainder slots, so a key inserted c times takes
  *        O(log c / r) slots. insert/remove take a count.
  *
- * Both are reachable through amq/filter.h as "qf" and "cqf" with parameters
- *   q=LOG2_SLOTS   or   slots=N (a multiple of 64)   and   r=REMAINDER_BITS;
- * from a target (capacity n, fpr eps): r = ceil(log2(1/eps)) and N = n / 0.95
- * rounded up to a multiple of 64 (at most 95% load at capacity).
+ * Both are made, updated and queried through amq/filter.h as "qf" and
+ * "cqf" (amq_filter_new, _add_hash, _add_batch, _remove_hash,
+ * _contains_hash, _contains_batch, _count_hash, _union, ...) with parameters
+ *   q=LOG2_SLOTS   or   slots=N (a multiple of 64)   and   r=REMAINDER_BITS
+ * (r: 1..58 for qf, 2..58 for cqf; ceil(log2 N) + r <= 64, since the
+ * fingerprint is cut from one 64-bit hash, else AMQ_ERR_OVERFLOW) and
+ * concurrent=1 (as AMQ_OPT_CONCURRENT, below); AMQ_OPT_SCALAR in the
+ * options keeps the portable select and slot-by-slot moves, the reference
+ * the fast paths are tested against. From a target (capacity n, fpr eps):
+ * r = ceil(log2(1/eps)) and N = n / 0.95 rounded up to a multiple of 64
+ * (at most 95% load at capacity). amq_qf_of gives the structure behind
+ * such a filter for the calls below, which the generic API does not have:
+ * counted updates, enumeration, resize, a merge into a new filter, and
+ * the shape.
  *
  * Space: N + E slots (E = min(N, 128) overflow slots past the last home slot)
  * of r bits each, plus 2.125 bits of metadata per slot (one occupied bit, one
@@ -23,39 +33,42 @@
  *
  * False positives: a key never inserted is reported iff its fingerprint equals
  * a stored one. With D distinct stored fingerprints its probability is at most
- * D * (1/(N 2^r) + 2^-64) (amq_qf_fpr_bound()), which is < 0.95 * 2^-r up to
- * capacity (docs/structures.md, "Quotient filters").
+ * D * (1/(N 2^r) + 2^-64) (amq_filter_fpr_bound()), which is < 0.95 * 2^-r up
+ * to capacity (docs/structures.md, "Quotient filters").
  *
  * Errors: AMQ_ERR_FULL when an insert finds no free slot before the end of
  * the table (the filter is unchanged); AMQ_ERR_NOT_FOUND when a remove asks
  * for more copies than are held (unchanged); AMQ_ERR_INCOMPATIBLE for merges
- * of different shapes or modes; AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW,
- * AMQ_ERR_NOMEM (unchanged) elsewhere.
+ * of different shapes or modes; AMQ_ERR_UNSUPPORTED for an update of a view
+ * (amq_filter_view, amq_filter_open_file: its table is the caller's
+ * read-only buffer); AMQ_ERR_INVALID, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM
+ * (unchanged) elsewhere.
  *
- * Ownership: _new/_merge return objects released with amq_qf_free (NULL
- * accepted).
+ * Ownership: the amq_qf of a filter belongs to it (amq_filter_free);
+ * amq_qf_merge returns a new filter the caller releases with
+ * amq_filter_free.
  *
  * Thread-safety. By default queries are safe from any number of threads
  * while nobody modifies, and updates need external locking. A filter
- * created with AMQ_OPT_CONCURRENT in its options (through amq/filter.h:
- * the same flag, or the spec parameter concurrent=1; the type lists
- * AMQ_CAP_CONCURRENT) is in concurrent mode: the table is cut into regions
- * of 4096 slots with one spin lock each, and
- *   - amq_qf_insert/remove, amq_cqf_insert/remove, amq_qf_count/contains,
- *     amq_qf_contains_batch and amq_qf_insert_batch (key by key) may be
- *     called from any number of threads at once, in any mix; each call on
- *     one key is atomic: the final state is the one of some sequential
- *     order of those calls, so counts are exact and FULL / NOT_FOUND
- *     answers are those of that order;
+ * created with AMQ_OPT_CONCURRENT in its options (or the spec parameter
+ * concurrent=1; the type lists AMQ_CAP_CONCURRENT) is in concurrent mode:
+ * the table is cut into regions of 4096 slots with one spin lock each, and
+ *   - amq_filter_add_hash/remove_hash/contains_hash/count_hash,
+ *     amq_filter_contains_batch, amq_filter_add_batch (key by key) and
+ *     amq_cqf_insert/remove may be called from any number of threads at
+ *     once, in any mix; each call on one key is atomic: the final state is
+ *     the one of some sequential order of those calls, so counts are exact
+ *     and FULL / NOT_FOUND answers are those of that order;
  *   - each call on quotient Q locks Q's region and the next one (in
  *     increasing order); if the slots it must shift or read reach past them
  *     (a cluster longer than the window, or a saturated offset looking back
  *     before it) it releases them before changing anything and retakes
  *     every region lock in increasing order, so it never deadlocks;
- *   - merge, merge_into, resize, iteration, serialization and free need the
- *     filter quiet (no call in flight); the properties (items, distinct,
- *     used slots, fpr bound) may be read at any time and are exact once
- *     the calls are done.
+ *   - union, merge, resize, iteration, serialization and free need the
+ *     filter quiet (no call in flight); amq_qf_distinct and
+ *     amq_qf_used_slots may be read at any time and are exact once the
+ *     calls are done (amq_filter_items and amq_filter_fpr_bound too, once
+ *     they are done).
  * Concurrent mode costs one uncontended lock pair per call; the table and
  * its frame are the same in both modes (the mode is not saved: a loaded
  * filter takes it from the load options).
@@ -75,10 +88,9 @@
 extern "C" {
 #endif
 
-/* One type for both: a cqf is an amq_qf in counting mode (created by the
- * amq_cqf_* constructors; amq_qf_is_counting tells). Every amq_qf_*
- * function works on both, and amq_cqf_insert/remove on a qf insert or
- * remove count single copies. */
+/* One type for both: a cqf is an amq_qf in counting mode
+ * (amq_qf_is_counting tells). Every amq_qf_* function works on both, and
+ * amq_cqf_insert/remove on a qf insert or remove count single copies. */
 typedef struct amq_qf amq_qf;
 
 /* The structure of a filter of type "qf" or "cqf" made with amq/filter.h (its own
@@ -88,52 +100,16 @@ AMQ_API amq_qf *amq_qf_of(const amq_filter *f);
 #define AMQ_QF_MAX_LOAD 0.95
 #define AMQ_QF_MAX_RBITS 58 /* 64-bit hash = log2(N >= 64) + r bits */
 
-/* ---- construction ---------------------------------------------------- */
+/* ---- counting (cqf; on a qf they count single copies) ----------------- */
 
-/* Sized for capacity keys at fpr (see above). */
-AMQ_API amq_status amq_qf_new(uint64_t capacity, double fpr,
-                              const amq_options *opt, amq_qf **out);
-AMQ_API amq_status amq_cqf_new(uint64_t capacity, double fpr,
-                               const amq_options *opt, amq_qf **out);
-/* slots: N home slots, a positive multiple of 64; rbits: 1..58 for qf,
- * 2..58 for cqf; ceil(log2 N) + rbits <= 64 (the fingerprint is cut from
- * one 64-bit hash), else AMQ_ERR_OVERFLOW. opt->flags: AMQ_OPT_CONCURRENT
- * (concurrent mode, above), AMQ_OPT_SCALAR (portable select and
- * slot-by-slot moves, the reference the fast paths are tested against). */
-AMQ_API amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
-                                       const amq_options *opt, amq_qf **out);
-AMQ_API amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
-                                        const amq_options *opt, amq_qf **out);
-AMQ_API void amq_qf_free(amq_qf *f);
-
-/* ---- updates and queries (both modes) --------------------------------- */
-
-/* One more copy of hash. AMQ_ERR_FULL (unchanged). */
-AMQ_API amq_status amq_qf_insert(amq_qf *f, uint64_t hash);
-/* amq_qf_insert of h[0], h[1], ... in order, stopping at the first
- * failure (its status is returned; the keys before it stay inserted, it
- * and the rest are not); *done (may be NULL) = keys inserted. The same
- * result as the loop, faster: each key's block is prefetched a few keys
- * ahead so the cache misses of consecutive inserts overlap (a single
- * insert waits for its own miss). AMQ_ERR_INVALID for NULL arguments. */
-AMQ_API amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
-                                       size_t *done);
-/* One copy fewer. AMQ_ERR_NOT_FOUND if none is held (unchanged). */
-AMQ_API amq_status amq_qf_remove(amq_qf *f, uint64_t hash);
-AMQ_API bool amq_qf_contains(const amq_qf *f, uint64_t hash);
-/* Copies held of hash's fingerprint (0 if absent; >= the true count). */
-AMQ_API uint64_t amq_qf_count(const amq_qf *f, uint64_t hash);
-/* out[i] = amq_qf_contains(f, h[i]); each key's block is prefetched 16
- * keys ahead, so the cache misses overlap. */
-AMQ_API void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h, size_t n,
-                                   uint8_t *out);
-
-/* ---- counting (cqf; on a qf they fall back to count single inserts) ---- */
-
-/* count more copies (count >= 1). AMQ_ERR_FULL / AMQ_ERR_OVERFLOW
- * (the count would pass 2^64 - 1) leave the filter unchanged. */
+/* count more copies of hash (count >= 1), in O(log count / r) slots for a
+ * cqf. AMQ_ERR_FULL / AMQ_ERR_OVERFLOW (the count or the item total would
+ * pass 2^64 - 1) leave the filter unchanged; on a qf a count above the
+ * longest group (72 copies) is AMQ_ERR_UNSUPPORTED. AMQ_ERR_INVALID for
+ * NULL f or count 0, AMQ_ERR_UNSUPPORTED for a view. */
 AMQ_API amq_status amq_cqf_insert(amq_qf *f, uint64_t hash, uint64_t count);
-/* count fewer copies; AMQ_ERR_NOT_FOUND if fewer are held (unchanged). */
+/* count fewer copies; AMQ_ERR_NOT_FOUND if fewer are held (unchanged).
+ * AMQ_ERR_INVALID for NULL f or count 0, AMQ_ERR_UNSUPPORTED for a view. */
 AMQ_API amq_status amq_cqf_remove(amq_qf *f, uint64_t hash, uint64_t count);
 
 /* ---- fingerprints and enumeration ------------------------------------- */
@@ -160,17 +136,23 @@ AMQ_API bool amq_qf_iter_next(amq_qf_iter *it, uint64_t *fingerprint,
 /* ---- whole-filter operations -------------------------------------------- */
 
 /* A new filter holding the multiset union of a and b (counts add), built by
- * one linear pass in fingerprint order. Same mode, N and r required
- * (AMQ_ERR_INCOMPATIBLE). AMQ_ERR_FULL if the union does not fit. The
- * result uses opt's allocator and a's hasher is the caller's business. */
-AMQ_API amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
-                                const amq_options *opt, amq_qf **out);
-/* dst += src in place (built aside, then swapped: dst unchanged on error). */
-AMQ_API amq_status amq_qf_merge_into(amq_qf *dst, const amq_qf *src);
-/* Double N and move one bit from the remainder to the quotient (r >= 2):
- * fingerprints are unchanged, so no key is lost and the false-positive
- * rate of the stored set is unchanged, but the filter now fills toward
- * 0.95 * 2^-(r-1): twice the rate it was sized for (docs). */
+ * one linear pass in fingerprint order without copying either; the union
+ * in place is amq_filter_union(dst, src). a and b must be filters of one
+ * type ("qf" or "cqf"), N, r and hasher (AMQ_ERR_INCOMPATIBLE); the result
+ * has their type and hasher, no capacity or target fpr, and opt's
+ * allocator and flags (AMQ_OPT_CONCURRENT, AMQ_OPT_SCALAR; opt may be
+ * NULL; its hash fields are not read). AMQ_ERR_INVALID for a NULL
+ * argument or a filter of another type, AMQ_ERR_FULL if the union does
+ * not fit, AMQ_ERR_OVERFLOW if the item total would pass 2^64 - 1,
+ * AMQ_ERR_NOMEM; *out = NULL on error. */
+AMQ_API amq_status amq_qf_merge(const amq_filter *a, const amq_filter *b,
+                                const amq_options *opt, amq_filter **out);
+/* Double N and move one bit from the remainder to the quotient (r >= 2,
+ * cqf r >= 3, else AMQ_ERR_INVALID): fingerprints are unchanged, so no key
+ * is lost and the false-positive rate of the stored set is unchanged, but
+ * the filter now fills toward 0.95 * 2^-(r-1): twice the rate it was
+ * sized for (docs). Built aside, then swapped: AMQ_ERR_NOMEM,
+ * AMQ_ERR_OVERFLOW leave it unchanged. AMQ_ERR_UNSUPPORTED for a view. */
 AMQ_API amq_status amq_qf_resize(amq_qf *f);
 
 /* ---- properties --------------------------------------------------------- */
@@ -180,13 +162,10 @@ AMQ_API uint64_t amq_qf_table_slots(const amq_qf *f); /* N + E            */
 AMQ_API unsigned amq_qf_rbits(const amq_qf *f);
 AMQ_API bool amq_qf_is_counting(const amq_qf *f);
 AMQ_API bool amq_qf_is_concurrent(const amq_qf *f);
-AMQ_API uint64_t amq_qf_items(const amq_qf *f);    /* copies held      */
 AMQ_API uint64_t amq_qf_distinct(const amq_qf *f); /* D                */
 AMQ_API uint64_t amq_qf_used_slots(const amq_qf *f);
-AMQ_API size_t amq_qf_size_bytes(const amq_qf *f);
 /* Metadata bits per slot: 2.125. */
 AMQ_API double amq_qf_metadata_bits_per_slot(void);
-AMQ_API double amq_qf_fpr_bound(const amq_qf *f);
 
 #ifdef __cplusplus
 }

@@ -529,6 +529,13 @@ static inline void split(const amq_qf *f, uint64_t h, uint64_t *q,
     *r = (uint64_t)p >> (64 - f->rbits);
 }
 
+/* quotient << r | remainder = floor(h N 2^r / 2^64). */
+static inline uint64_t fingerprint_of(const amq_qf *f, uint64_t h) {
+    uint64_t q, r;
+    split(f, h, &q, &r);
+    return q << f->rbits | r;
+}
+
 /* Every line of q's block: the header and the run's slots then arrive
  * together instead of one miss after the other. */
 static inline void prefetch_block(const amq_qf *f, uint64_t q) {

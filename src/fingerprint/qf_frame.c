@@ -199,36 +199,6 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
-static void t_destroy(amq__obj *o) { amq_qf_free((amq_qf *)o); }
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq__qf_insert((amq_qf *)o, h, 1);
-}
-static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                              size_t *done) {
-    return amq_qf_insert_batch((amq_qf *)o, h, n, done);
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return amq_qf_contains((const amq_qf *)o, h);
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    amq_qf_contains_batch((const amq_qf *)o, h, n, out);
-}
-static amq_status t_remove(amq__obj *o, uint64_t h) {
-    return amq__qf_remove((amq_qf *)o, h, 1);
-}
-static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
-    *out = amq_qf_count((const amq_qf *)o, h);
-    return AMQ_OK;
-}
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    (void)op; /* union only: the caps keep intersect away */
-    return amq_qf_merge_into((amq_qf *)dst, (const amq_qf *)src);
-}
-static double t_bound(const amq__obj *o) {
-    return amq_qf_fpr_bound((const amq_qf *)o);
-}
 /* The shape only: concurrent mode is how this process uses the table (a
  * loaded frame gets it from the load options), not part of the frame. */
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
@@ -250,12 +220,12 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     (void)self;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL, diag));
-    double meta = amq_qf_metadata_bits_per_slot();
     if (inverse) {
         double r = log2(AMQ_QF_MAX_LOAD / x);
-        *out = (r + meta) / AMQ_QF_MAX_LOAD;
+        *out = (r + QF_META_BITS) / AMQ_QF_MAX_LOAD;
     } else {
-        double p = AMQ_QF_MAX_LOAD * exp2(-(AMQ_QF_MAX_LOAD * x - meta));
+        double p =
+            AMQ_QF_MAX_LOAD * exp2(-(AMQ_QF_MAX_LOAD * x - QF_META_BITS));
         *out = p < 1.0 ? p : 1.0;
     }
     return AMQ_OK;
@@ -321,7 +291,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
                          "the table",
                          (unsigned long long)items);
     if (st != AMQ_OK) {
-        amq_qf_free(f);
+        amq__qf_destroy(&f->o);
         return st;
     }
     *out = &f->o;
@@ -334,12 +304,15 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     "concurrent=1 (per-region locks: add, remove and queries from many "       \
     "threads; as AMQ_OPT_CONCURRENT)"
 
+/* The updates, lookups, union and bound are qf_ops.c's and quotient.c's
+ * (qf_impl.h). */
 #define QF_CALLBACKS                                                           \
-    .create = t_create, .load = t_load, .destroy = t_destroy, .add = t_add,    \
-    .add_batch = t_add_batch, .contains = t_contains,                          \
-    .contains_batch = t_batch, .remove = t_remove, .count = t_count,           \
-    .merge = t_merge, .fpr_bound = t_bound, .describe = t_describe,            \
-    .curve = t_curve, .params_write = t_params_write
+    .create = t_create, .load = t_load, .destroy = amq__qf_destroy,            \
+    .add = amq__qf_add, .add_batch = amq__qf_add_batch,                        \
+    .contains = amq__qf_contains, .contains_batch = amq__qf_contains_batch,    \
+    .remove = amq__qf_remove, .count = amq__qf_count, .merge = amq__qf_union,  \
+    .fpr_bound = amq__qf_fpr_bound, .describe = t_describe, .curve = t_curve,  \
+    .params_write = t_params_write
 
 const amq__type amq__type_qf = {
     .info = {.name = "qf",

@@ -8,7 +8,8 @@
  *        qf_lock.h      the per-region locks of concurrent mode;
  *        qf_ops.c       insert, remove and lookup (one key or a batch);
  *        quotient.c     construction, merge, resize, enumeration;
- *        qf_frame.c     validation of loaded tables, the generic interface.
+ *        qf_frame.c     validation of loaded tables, the type descriptors
+ *                       (whose callbacks are the functions declared below).
  *
  * Papers: Bender et al., "Don't thrash: how to cache your hash on flash"
  * (VLDB 2012) for the quotient filter; Pandey, Bender, Johnson, Patro, "A
@@ -125,6 +126,7 @@
 #include "amq/quotient.h"
 #include "core/bits.h"
 #include "core/obj.h"
+#include "type/type.h"
 
 #define QF_HDR 17u /* offset byte + occupieds + runends */
 #define QF_OFF_SAT 255u
@@ -135,6 +137,9 @@
 #define QF_REGION_BLOCKS 64u /* concurrent mode: blocks per lock region */
 #define QF_NOWHERE UINT64_MAX
 #define QF_COLD __attribute__((noinline, cold))
+/* Metadata bits per slot: the occupied and run-end bits, and an 8-bit
+ * offset per 64 slots. */
+#define QF_META_BITS (2.0 + 8.0 / 64.0)
 
 struct amq_qf {
     amq__obj o; /* o.items: copies held; o.table_bytes: nblocks * bsize
@@ -177,6 +182,11 @@ static inline void ctr_add(const amq_qf *f, uint64_t *c, uint64_t v) {
         *c += v;
 }
 
+/* A table borrowed from a caller's buffer (a view) is read-only. */
+static inline bool qf_is_view(const amq_qf *f) {
+    return f->o.block.raw == NULL && f->o.table != NULL;
+}
+
 typedef struct group {
     uint64_t x, count, len;
 } group;
@@ -201,12 +211,35 @@ amq_status amq__qf_check_shape(uint64_t n, unsigned r, bool counting);
 amq_status amq__qf_table_bytes(uint64_t n, unsigned w, size_t *out);
 unsigned amq__qf_ceil_log2(uint64_t n);
 
-/* qf_ops.c: k more / fewer copies of hash h (k >= 1). */
-amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k);
-amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k);
 /* qf_ops.c: f->o.contains for f's modes (set once they are); NULL for a
  * maplet's table (vbits > 0), whose type's own lookup then answers. */
 void amq__qf_choose_kernel(amq_qf *f);
+
+/* The callbacks of "qf" and "cqf" (type/type.h has each slot's contract),
+ * over the amq_qf behind o; the maplet shares destroy, fpr_bound and
+ * fingerprint. qf_ops.c: one copy more or fewer, the lookups (contains
+ * is also the kernel of concurrent mode and of AMQ_OPT_SCALAR), and h's
+ * fingerprint. quotient.c: freeing (locks and table too), the union in
+ * place (built aside, then swapped) and the bound. */
+amq_status amq__qf_add(amq__obj *o, uint64_t h);
+amq_status amq__qf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                             size_t *done);
+amq_status amq__qf_remove(amq__obj *o, uint64_t h);
+bool amq__qf_contains(const amq__obj *o, uint64_t h);
+void amq__qf_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out);
+amq_status amq__qf_count(const amq__obj *o, uint64_t h, uint64_t *out);
+uint64_t amq__qf_fingerprint(const amq__obj *o, uint64_t h);
+void amq__qf_destroy(amq__obj *o);
+amq_status amq__qf_union(amq__obj *dst, const amq__obj *src, amq__merge_op op);
+double amq__qf_fpr_bound(const amq__obj *o);
+
+/* quotient.c: a new filter holding the multiset union of a and b (same
+ * mode, N and r, else AMQ_ERR_INCOMPATIBLE), with opt's allocator and
+ * modes; AMQ_ERR_FULL, AMQ_ERR_OVERFLOW, AMQ_ERR_NOMEM (*out = NULL).
+ * amq_qf_merge (filter/typed_quotient.c) wraps it in a filter. */
+amq_status amq__qf_merge(const amq_qf *a, const amq_qf *b,
+                         const amq_options *opt, amq_qf **out);
 
 /* Merges, resizes and the maplet's rebuilds append groups in fingerprint
  * order into an empty table: the next slot, and the run it is in

@@ -431,8 +431,15 @@ static QF_ANY bool has_any(const amq__obj *o, uint64_t h) {
 static QF_ISA bool has_isa(const amq__obj *o, uint64_t h) {
     return has((const amq_qf *)o, h, true);
 }
-static bool has_locked(const amq__obj *o, uint64_t h) {
-    return amq_qf_count((const amq_qf *)o, h) != 0;
+/* Copies held of h's fingerprint, on the code for this CPU. */
+static inline uint64_t count_of(const amq_qf *f, uint64_t h) {
+    return f->use_pdep ? lookup_isa(f, h) : lookup_any(f, h);
+}
+
+/* The kernel of concurrent mode (the region locks) and of AMQ_OPT_SCALAR
+ * (the general lookup), and the type's contains. */
+bool amq__qf_contains(const amq__obj *o, uint64_t h) {
+    return count_of((const amq_qf *)o, h) != 0;
 }
 
 #if defined(__x86_64__)
@@ -525,7 +532,7 @@ void amq__qf_choose_kernel(amq_qf *f) {
     if (f->vbits != 0)
         f->o.contains = NULL; /* a maplet: its type's own lookup */
     else if (f->concurrent || f->scalar)
-        f->o.contains = has_locked;
+        f->o.contains = amq__qf_contains;
 #if defined(__x86_64__)
     else if (vbmi_fits(f))
         f->o.contains = has_vbmi;
@@ -543,66 +550,60 @@ static QF_ISA void batch_isa(const amq_qf *f, const uint64_t *h, size_t n,
     lookup_batch(f, h, n, out);
 }
 
-amq_status amq__qf_insert(amq_qf *f, uint64_t h, uint64_t k) {
-    if (k == 0)
-        return AMQ_ERR_INVALID;
-    return f->use_pdep ? insert_isa(f, h, k) : insert_any(f, h, k);
-}
-amq_status amq__qf_remove(amq_qf *f, uint64_t h, uint64_t k) {
-    if (k == 0)
-        return AMQ_ERR_INVALID;
-    return f->use_pdep ? remove_isa(f, h, k) : remove_any(f, h, k);
+/* ---- the type's callbacks and the counted updates ----------------------- */
+
+amq_status amq__qf_add(amq__obj *o, uint64_t h) {
+    amq_qf *f = (amq_qf *)o;
+    return f->use_pdep ? insert_isa(f, h, 1) : insert_any(f, h, 1);
 }
 
-amq_status amq_qf_insert(amq_qf *f, uint64_t h) {
-    return amq__qf_insert(f, h, 1);
-}
-amq_status amq_qf_remove(amq_qf *f, uint64_t h) {
-    return amq__qf_remove(f, h, 1);
+amq_status amq__qf_remove(amq__obj *o, uint64_t h) {
+    amq_qf *f = (amq_qf *)o;
+    return f->use_pdep ? remove_isa(f, h, 1) : remove_any(f, h, 1);
 }
 
-amq_status amq_qf_insert_batch(amq_qf *f, const uint64_t *h, size_t n,
-                               size_t *done) {
-    size_t dummy;
-    if (done == NULL)
-        done = &dummy;
+amq_status amq__qf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                             size_t *done) {
+    amq_qf *f = (amq_qf *)o;
     *done = 0;
-    if (f == NULL || (h == NULL && n > 0))
-        return AMQ_ERR_INVALID;
     return f->use_pdep ? insert_batch_isa(f, h, n, done)
                        : insert_batch_any(f, h, n, done);
 }
 
-amq_status amq_cqf_insert(amq_qf *f, uint64_t h, uint64_t count) {
-    if (f == NULL || count == 0)
-        return AMQ_ERR_INVALID;
-    return amq__qf_insert(f, h, count);
+amq_status amq__qf_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    *out = count_of((const amq_qf *)o, h);
+    return AMQ_OK;
 }
 
-amq_status amq_cqf_remove(amq_qf *f, uint64_t h, uint64_t count) {
-    if (f == NULL || count == 0)
-        return AMQ_ERR_INVALID;
-    return amq__qf_remove(f, h, count);
-}
-
-uint64_t amq_qf_count(const amq_qf *f, uint64_t h) {
-    return f->use_pdep ? lookup_isa(f, h) : lookup_any(f, h);
-}
-
-bool amq_qf_contains(const amq_qf *f, uint64_t h) {
-    return f->o.contains(&f->o, h);
-}
-
-void amq_qf_contains_batch(const amq_qf *f, const uint64_t *h, size_t n,
-                           uint8_t *out) {
+void amq__qf_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out) {
+    const amq_qf *f = (const amq_qf *)o;
     if (f->use_pdep)
         batch_isa(f, h, n, out);
     else
         batch_any(f, h, n, out);
 }
 
+amq_status amq_cqf_insert(amq_qf *f, uint64_t h, uint64_t count) {
+    if (f == NULL || count == 0)
+        return AMQ_ERR_INVALID;
+    if (qf_is_view(f))
+        return AMQ_ERR_UNSUPPORTED;
+    return f->use_pdep ? insert_isa(f, h, count) : insert_any(f, h, count);
+}
+
+amq_status amq_cqf_remove(amq_qf *f, uint64_t h, uint64_t count) {
+    if (f == NULL || count == 0)
+        return AMQ_ERR_INVALID;
+    if (qf_is_view(f))
+        return AMQ_ERR_UNSUPPORTED;
+    return f->use_pdep ? remove_isa(f, h, count) : remove_any(f, h, count);
+}
+
+uint64_t amq__qf_fingerprint(const amq__obj *o, uint64_t h) {
+    return fingerprint_of((const amq_qf *)o, h);
+}
+
 uint64_t amq_qf_fingerprint(const amq_qf *f, uint64_t h) {
-    uint64_t q, r;
-    split(f, h, &q, &r);
-    return q << f->rbits | r;
+    return fingerprint_of(f, h);
 }

@@ -113,7 +113,7 @@ amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
     }
     amq_status st = amq__obj_table(&f->o, borrow ? bytes : padded, borrow, &wr);
     if (st != AMQ_OK) {
-        amq_qf_free(f);
+        amq__qf_destroy(&f->o);
         return st;
     }
     f->o.table_bytes = bytes;
@@ -136,43 +136,8 @@ amq_status amq__qf_size_for(uint64_t capacity, double fpr, uint64_t *n,
     return AMQ_OK;
 }
 
-static amq_status new_mode(uint64_t capacity, double fpr, bool counting,
-                           const amq_options *opt, amq_qf **out) {
-    uint64_t n;
-    unsigned r;
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    AMQ_RETURN_IF_ERR(amq__qf_size_for(capacity, fpr, &n, &r));
-    if (counting && r < QF_MIN_RBITS_CQF)
-        r = QF_MIN_RBITS_CQF;
-    return amq__qf_alloc(n, r, counting, opt, NULL, out);
-}
-
-amq_status amq_qf_new(uint64_t capacity, double fpr, const amq_options *opt,
-                      amq_qf **out) {
-    return new_mode(capacity, fpr, false, opt, out);
-}
-amq_status amq_cqf_new(uint64_t capacity, double fpr, const amq_options *opt,
-                       amq_qf **out) {
-    return new_mode(capacity, fpr, true, opt, out);
-}
-amq_status amq_qf_new_explicit(uint64_t slots, unsigned rbits,
-                               const amq_options *opt, amq_qf **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return amq__qf_alloc(slots, rbits, false, opt, NULL, out);
-}
-amq_status amq_cqf_new_explicit(uint64_t slots, unsigned rbits,
-                                const amq_options *opt, amq_qf **out) {
-    if (out == NULL)
-        return AMQ_ERR_INVALID;
-    *out = NULL;
-    return amq__qf_alloc(slots, rbits, true, opt, NULL, out);
-}
-
-void amq_qf_free(amq_qf *f) {
+void amq__qf_destroy(amq__obj *o) {
+    amq_qf *f = (amq_qf *)o;
     if (f == NULL)
         return;
     if (f->locks != NULL)
@@ -224,8 +189,8 @@ static bool same_shape(const amq_qf *a, const amq_qf *b) {
            a->width == b->width && a->counting == b->counting;
 }
 
-amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
-                        const amq_options *opt, amq_qf **out) {
+amq_status amq__qf_merge(const amq_qf *a, const amq_qf *b,
+                         const amq_options *opt, amq_qf **out) {
     amq_qf_iter ia, ib;
     uint64_t fa = 0, ca = 0, fb = 0, cb = 0;
     builder bld;
@@ -259,7 +224,7 @@ amq_status amq_qf_merge(const amq_qf *a, const amq_qf *b,
         }
     }
     if (st != AMQ_OK) {
-        amq_qf_free(bld.f);
+        amq__qf_destroy(&bld.f->o);
         return st;
     }
     build_finish(&bld);
@@ -305,14 +270,15 @@ void amq__qf_adopt(amq_qf *f, amq_qf *g) {
     amq__free(&g->o.mem, g, g->o.self_bytes); /* its table is f's now */
 }
 
-amq_status amq_qf_merge_into(amq_qf *dst, const amq_qf *src) {
-    amq_qf *m;
+/* dst += src: merged aside with dst's allocator and modes, then adopted
+ * (dst unchanged on error). A union only: the caps keep intersect away. */
+amq_status amq__qf_union(amq__obj *dst, const amq__obj *src, amq__merge_op op) {
+    amq_qf *d = (amq_qf *)dst, *m;
     amq_options opt;
-    if (dst == NULL || src == NULL)
-        return AMQ_ERR_INVALID;
-    amq__qf_opts_like(dst, &opt);
-    AMQ_RETURN_IF_ERR(amq_qf_merge(dst, src, &opt, &m));
-    amq__qf_adopt(dst, m);
+    (void)op;
+    amq__qf_opts_like(d, &opt);
+    AMQ_RETURN_IF_ERR(amq__qf_merge(d, (const amq_qf *)src, &opt, &m));
+    amq__qf_adopt(d, m);
     return AMQ_OK;
 }
 
@@ -324,6 +290,8 @@ amq_status amq_qf_resize(amq_qf *f) {
     builder bld;
     if (f == NULL)
         return AMQ_ERR_INVALID;
+    if (qf_is_view(f))
+        return AMQ_ERR_UNSUPPORTED;
     if (f->rbits < (f->counting ? QF_MIN_RBITS_CQF + 1 : 2u))
         return AMQ_ERR_INVALID;
     if (f->nslots > UINT64_MAX / 2)
@@ -336,7 +304,7 @@ amq_status amq_qf_resize(amq_qf *f) {
     while (amq_qf_iter_next(&it, &fp, &c)) {
         amq_status st = build_append(&bld, fp, c);
         if (st != AMQ_OK) {
-            amq_qf_free(g);
+            amq__qf_destroy(&g->o);
             return st;
         }
     }
@@ -351,17 +319,16 @@ uint64_t amq_qf_slots(const amq_qf *f) { return f->nslots; }
 uint64_t amq_qf_table_slots(const amq_qf *f) { return f->tslots; }
 unsigned amq_qf_rbits(const amq_qf *f) { return f->rbits; }
 bool amq_qf_is_counting(const amq_qf *f) { return f->counting; }
-uint64_t amq_qf_items(const amq_qf *f) { return ctr_get(&f->o.items); }
 uint64_t amq_qf_distinct(const amq_qf *f) { return ctr_get(&f->distinct); }
 uint64_t amq_qf_used_slots(const amq_qf *f) { return ctr_get(&f->used); }
 bool amq_qf_is_concurrent(const amq_qf *f) { return f->concurrent; }
-size_t amq_qf_size_bytes(const amq_qf *f) { return f->o.table_bytes; }
-double amq_qf_metadata_bits_per_slot(void) { return 2.0 + 8.0 / 64.0; }
+double amq_qf_metadata_bits_per_slot(void) { return QF_META_BITS; }
 
 /* A stranger's fingerprint is floor(h N 2^r / 2^64) for a uniform h: each of
  * the N 2^r values has probability at most 1/(N 2^r) + 2^-64, and it is a
  * false positive iff it hits one of the D stored fingerprints. */
-double amq_qf_fpr_bound(const amq_qf *f) {
+double amq__qf_fpr_bound(const amq__obj *o) {
+    const amq_qf *f = (const amq_qf *)o;
     double space = (double)f->nslots * ldexp(1.0, (int)f->rbits);
     double p = (double)ctr_get(&f->distinct) * (1.0 / space + 0x1p-64);
     return p < 1.0 ? p : 1.0;

@@ -246,32 +246,44 @@ static inline bool mq_decode(const amq_qf *f, uint64_t pos, uint64_t end,
 
 /* ---- across the maplet's files ---------------------------------------------- */
 
-/* mqf_ops.c */
-amq_status amq__mq_put(amq_qf *f, uint64_t h, uint64_t v);
-amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v);
-/* put of (h[i], v[i]) (v NULL: 1) in order, stopping at the first
- * failure; *done = pairs put. */
-amq_status amq__mq_put_batch(amq_qf *f, const uint64_t *h, const uint64_t *v,
-                             size_t n, size_t *done);
-/* AMQ_OK with the combined value and the entries, or AMQ_ERR_NOT_FOUND. */
-amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
-                       uint64_t *entries);
-amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
-                           size_t *n);
-void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
-                       uint64_t *v, uint8_t *found);
+/* The callbacks of the "maplet" type (type/type.h and type/maplet_ops.h
+ * have each slot's contract), over the amq_qf behind o; mqf_frame.c's
+ * descriptor points at them. */
 
-/* mqf_table.c */
-amq_status amq__mq_merge(amq_qf *dst, const amq_qf *src);
-amq_status amq__mq_resize(amq_qf *f);
-amq_status amq__mq_drop_value(amq_qf *f, uint64_t v);
-amq_status amq__mq_keep_values(amq_qf *f, uint64_t lo, uint64_t hi);
+/* mqf_ops.c: put and delete (the filter's add and remove: the value 1),
+ * one pair or a batch (add_batch, or put_batch with v NULL: 1 each). */
+amq_status amq__mq_put(amq__obj *o, uint64_t h, uint64_t v);
+amq_status amq__mq_add(amq__obj *o, uint64_t h);
+amq_status amq__mq_put_batch(amq__obj *o, const uint64_t *h, const uint64_t *v,
+                             size_t n, size_t *done);
+amq_status amq__mq_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                             size_t *done);
+amq_status amq__mq_del(amq__obj *o, uint64_t h, uint64_t v);
+amq_status amq__mq_remove(amq__obj *o, uint64_t h);
+/* mqf_ops.c: lookups; count is the sum (sum) or the stored pairs
+ * (multiset), AMQ_ERR_UNSUPPORTED otherwise. */
+amq_status amq__mq_get(const amq__obj *o, uint64_t h, uint64_t *v);
+amq_status amq__mq_get_all(const amq__obj *o, uint64_t h, uint64_t *v,
+                           size_t cap, size_t *n);
+void amq__mq_get_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                       uint64_t *v, uint8_t *found);
+bool amq__mq_contains(const amq__obj *o, uint64_t h);
+void amq__mq_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out);
+amq_status amq__mq_count(const amq__obj *o, uint64_t h, uint64_t *out);
+
+/* mqf_table.c: the passes that rebuild the table in fingerprint order
+ * (built aside, then adopted), enumeration, and exact mode's keys. */
+amq_status amq__mq_merge(amq__obj *dst, const amq__obj *src, amq__merge_op op);
+amq_status amq__mq_resize(amq__obj *o);
+amq_status amq__mq_drop_value(amq__obj *o, uint64_t v);
+amq_status amq__mq_keep_values(amq__obj *o, uint64_t lo, uint64_t hi);
+bool amq__mq_next(const amq__obj *o, uint64_t st[4], uint64_t *fp, uint64_t *v,
+                  uint64_t *entries);
+amq_status amq__mq_exact_hash(const amq__obj *o, uint64_t key, uint64_t *h);
+amq_status amq__mq_exact_key(const amq__obj *o, uint64_t fp, uint64_t *key);
+
+/* mqf_table.c: the loaded table's invariants (mqf_frame.c). */
 amq_status amq__mq_validate(amq_qf *f, const struct amq__rd *r);
-bool amq__mq_same_shape(const amq_qf *a, const amq_qf *b);
-/* Iteration: state st (zeroed to start) -> the next group. */
-bool amq__mq_next(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g);
-/* Exact mode: the hash of key < 2^K, and the key of a fingerprint. */
-uint64_t amq__mq_exact_hash(const amq_qf *f, uint64_t key);
-uint64_t amq__mq_exact_key(const amq_qf *f, uint64_t fp);
 
 #endif

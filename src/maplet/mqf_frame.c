@@ -1,7 +1,8 @@
 /*
  * mqf_frame.c — the quotient maplet as a registered type ("maplet"): its
- * spec, its frame, the filter callbacks (add puts the value 1) and the
- * maplet calls (ops.h).
+ * spec, its frame, and its descriptor, whose filter callbacks (add puts
+ * the value 1) and maplet calls (type/maplet_ops.h) are mqf_ops.c's and
+ * mqf_table.c's.
  *
  * Frame parameters (after the generic block):
  *
@@ -160,57 +161,20 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
 
 /* ---- the filter callbacks ------------------------------------------------------ */
 
-#define MQ(o) ((amq_qf *)(o))
-#define CMQ(o) ((const amq_qf *)(o))
-
-static void t_destroy(amq__obj *o) { amq_qf_free(MQ(o)); }
-static amq_status t_add(amq__obj *o, uint64_t h) {
-    return amq__mq_put(MQ(o), h, 1);
-}
-static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                              size_t *done) {
-    return amq__mq_put_batch(MQ(o), h, NULL, n, done);
-}
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    uint64_t v;
-    return amq__mq_get(CMQ(o), h, &v, NULL) == AMQ_OK;
-}
-static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                    uint8_t *out) {
-    uint64_t v[256];
-    for (size_t i = 0; i < n; i += 256)
-        amq__mq_get_batch(CMQ(o), h + i, n - i < 256 ? n - i : 256, v, out + i);
-}
-static amq_status t_remove(amq__obj *o, uint64_t h) {
-    return amq__mq_del(MQ(o), h, 1);
-}
-/* sum: the sum (each add counts 1); multiset: the stored pairs. */
-static amq_status t_count(const amq__obj *o, uint64_t h, uint64_t *out) {
-    const amq_qf *f = CMQ(o);
-    uint64_t v, n;
-    if (!mq_is_sum(f) && !f->multiset)
-        return AMQ_ERR_UNSUPPORTED;
-    amq_status st = amq__mq_get(f, h, &v, &n);
-    *out = st == AMQ_OK ? (f->multiset ? n : v) : 0;
-    return st == AMQ_ERR_NOT_FOUND ? AMQ_OK : st;
-}
+/* The updates and lookups are mqf_ops.c's, the rebuilding passes
+ * mqf_table.c's (mqf.h); freeing, the bound and the fingerprint are the
+ * quotient filter's (qf_impl.h). Here: what an instance offers, and its
+ * spec. */
 static uint32_t t_caps(const amq__obj *o) {
-    const amq_qf *f = CMQ(o);
+    const amq_qf *f = (const amq_qf *)o;
     uint32_t c = AMQ_CAP_UNION | AMQ_CAP_CONCURRENT;
     if (mq_is_sum(f) || f->multiset)
         c |= AMQ_CAP_REMOVE | AMQ_CAP_COUNT;
     return c;
 }
-static amq_status t_merge(amq__obj *dst, const amq__obj *src,
-                          amq__merge_op op) {
-    if (op != AMQ__UNION)
-        return AMQ_ERR_UNSUPPORTED;
-    return amq__mq_merge(MQ(dst), CMQ(src));
-}
-static double t_bound(const amq__obj *o) { return amq_qf_fpr_bound(CMQ(o)); }
 
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
-    const amq_qf *f = CMQ(o);
+    const amq_qf *f = (const amq_qf *)o;
     char n[48], r[24] = "", m[16] = "";
     if ((f->nslots & (f->nslots - 1)) == 0)
         snprintf(n, sizeof n, "q=%u", amq__qf_ceil_log2(f->nslots));
@@ -240,7 +204,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     unsigned r = 0;
     (void)self;
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
-    double slot = (double)p.v + amq_qf_metadata_bits_per_slot();
+    double slot = (double)p.v + QF_META_BITS;
     bool sized = p.has_n;
     if (p.has_r || (p.has_k && sized)) {
         AMQ_RETURN_IF_ERR(resolve_shape(&p, 1, 0.5, &n, &r, diag));
@@ -265,7 +229,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 #define PARAMS_LEN 24
 
 static void t_params_write(const amq__obj *o, amq__wr *w) {
-    const amq_qf *f = CMQ(o);
+    const amq_qf *f = (const amq_qf *)o;
     amq__wr_u64(w, f->nslots);
     amq__wr_u32(w, (uint32_t)f->rbits | (uint32_t)f->width << 8 |
                        (uint32_t)f->vbits << 16 | (uint32_t)f->mop << 24);
@@ -358,7 +322,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     if (st == AMQ_OK)
         st = check_items(r, f, p.items, at_items);
     if (st != AMQ_OK) {
-        amq_qf_free(f);
+        amq__qf_destroy(&f->o);
         return st;
     }
     f->o.items = p.items;
@@ -368,42 +332,12 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 
 /* ---- the maplet calls ------------------------------------------------------------- */
 
-static amq_status m_put(amq__obj *o, uint64_t h, uint64_t v) {
-    return amq__mq_put(MQ(o), h, v);
-}
-static amq_status m_put_batch(amq__obj *o, const uint64_t *h, const uint64_t *v,
-                              size_t n, size_t *done) {
-    return amq__mq_put_batch(MQ(o), h, v, n, done);
-}
-static amq_status m_get(const amq__obj *o, uint64_t h, uint64_t *v) {
-    return amq__mq_get(CMQ(o), h, v, NULL);
-}
-static void m_get_batch(const amq__obj *o, const uint64_t *h, size_t n,
-                        uint64_t *v, uint8_t *found) {
-    amq__mq_get_batch(CMQ(o), h, n, v, found);
-}
-static amq_status m_get_all(const amq__obj *o, uint64_t h, uint64_t *v,
-                            size_t cap, size_t *n) {
-    return amq__mq_get_all(CMQ(o), h, v, cap, n);
-}
-static amq_status m_del(amq__obj *o, uint64_t h, uint64_t v) {
-    return amq__mq_del(MQ(o), h, v);
-}
-static amq_status m_drop(amq__obj *o, uint64_t v) {
-    if (v > MQ(o)->vmask)
-        return MQ(o)->multiset ? AMQ_ERR_INVALID : AMQ_ERR_UNSUPPORTED;
-    return amq__mq_drop_value(MQ(o), v);
-}
-static amq_status m_keep(amq__obj *o, uint64_t lo, uint64_t hi) {
-    return amq__mq_keep_values(MQ(o), lo, hi);
-}
-static amq_status m_resize(amq__obj *o) { return amq__mq_resize(MQ(o)); }
 /* D = 0.95 N keys over N 2^r fingerprints. */
 static double m_capacity_bound(const amq__obj *o) {
-    return AMQ_QF_MAX_LOAD * ldexp(1.0, -(int)CMQ(o)->rbits);
+    return AMQ_QF_MAX_LOAD * ldexp(1.0, -(int)((const amq_qf *)o)->rbits);
 }
 static void m_shape(const amq__obj *o, amq_maplet_shape *s) {
-    const amq_qf *f = CMQ(o);
+    const amq_qf *f = (const amq_qf *)o;
     *s = (amq_maplet_shape){(amq_maplet_op)f->mop,
                             f->vbits,
                             f->multiset,
@@ -411,53 +345,25 @@ static void m_shape(const amq__obj *o, amq_maplet_shape *s) {
                             f->kbits,
                             f->rbits,
                             f->nslots,
-                            amq_qf_used_slots(f),
-                            amq_qf_distinct(f)};
-}
-static uint64_t m_fingerprint(const amq__obj *o, uint64_t h) {
-    return amq_qf_fingerprint(CMQ(o), h);
-}
-static amq_status m_exact_hash(const amq__obj *o, uint64_t key, uint64_t *h) {
-    const amq_qf *f = CMQ(o);
-    if (f->kbits == 0)
-        return AMQ_ERR_UNSUPPORTED;
-    if (f->kbits < 64 && key >> f->kbits != 0)
-        return AMQ_ERR_INVALID;
-    *h = amq__mq_exact_hash(f, key);
-    return AMQ_OK;
-}
-static amq_status m_exact_key(const amq__obj *o, uint64_t fp, uint64_t *key) {
-    const amq_qf *f = CMQ(o);
-    if (f->kbits == 0)
-        return AMQ_ERR_UNSUPPORTED;
-    *key = amq__mq_exact_key(f, fp);
-    return AMQ_OK;
-}
-static bool m_next(const amq__obj *o, uint64_t st[4], uint64_t *fp, uint64_t *v,
-                   uint64_t *entries) {
-    mgroup g;
-    if (!amq__mq_next(CMQ(o), st, fp, &g))
-        return false;
-    *v = g.value;
-    *entries = g.n;
-    return true;
+                            ctr_get(&f->used),
+                            ctr_get(&f->distinct)};
 }
 
-static const amq__maplet_ops mq_ops = {.put = m_put,
-                                       .put_batch = m_put_batch,
-                                       .get = m_get,
-                                       .get_batch = m_get_batch,
-                                       .get_all = m_get_all,
-                                       .del = m_del,
-                                       .drop_value = m_drop,
-                                       .keep_values = m_keep,
-                                       .resize = m_resize,
+static const amq__maplet_ops mq_ops = {.put = amq__mq_put,
+                                       .put_batch = amq__mq_put_batch,
+                                       .get = amq__mq_get,
+                                       .get_batch = amq__mq_get_batch,
+                                       .get_all = amq__mq_get_all,
+                                       .del = amq__mq_del,
+                                       .drop_value = amq__mq_drop_value,
+                                       .keep_values = amq__mq_keep_values,
+                                       .resize = amq__mq_resize,
                                        .capacity_bound = m_capacity_bound,
                                        .shape = m_shape,
-                                       .fingerprint = m_fingerprint,
-                                       .exact_hash = m_exact_hash,
-                                       .exact_key = m_exact_key,
-                                       .next = m_next};
+                                       .fingerprint = amq__qf_fingerprint,
+                                       .exact_hash = amq__mq_exact_hash,
+                                       .exact_key = amq__mq_exact_key,
+                                       .next = amq__mq_next};
 
 const amq__type amq__type_maplet = {
     .info = {.name = "maplet",
@@ -476,16 +382,16 @@ const amq__type amq__type_maplet = {
     .reads_text = "1-2",
     .create = t_create,
     .load = t_load,
-    .destroy = t_destroy,
-    .add = t_add,
-    .add_batch = t_add_batch,
-    .contains = t_contains,
-    .contains_batch = t_batch,
-    .remove = t_remove,
-    .count = t_count,
-    .merge = t_merge,
+    .destroy = amq__qf_destroy,
+    .add = amq__mq_add,
+    .add_batch = amq__mq_add_batch,
+    .contains = amq__mq_contains,
+    .contains_batch = amq__mq_contains_batch,
+    .remove = amq__mq_remove,
+    .count = amq__mq_count,
+    .merge = amq__mq_merge,
     .caps = t_caps,
-    .fpr_bound = t_bound,
+    .fpr_bound = amq__qf_fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -394,12 +394,6 @@ static QF_ISA amq_status batch_isa(amq_qf *f, const uint64_t *h,
     return put_batch(f, h, v, n, done);
 }
 
-amq_status amq__mq_put_batch(amq_qf *f, const uint64_t *h, const uint64_t *v,
-                             size_t n, size_t *done) {
-    return f->use_pdep ? batch_isa(f, h, v, n, done)
-                       : batch_any(f, h, v, n, done);
-}
-
 static QF_ANY amq_status del_any(amq_qf *f, uint64_t h, uint64_t v) {
     return mq_update(f, h, v, false);
 }
@@ -420,7 +414,17 @@ static inline amq_status read(const amq_qf *f, uint64_t h, mgroup *g,
                        : read_any(f, h, g, vals, cap, pf);
 }
 
-amq_status amq__mq_put(amq_qf *f, uint64_t h, uint64_t v) {
+/* Key h's group in *g: AMQ_OK, AMQ_ERR_NOT_FOUND (g->len == 0), or
+ * AMQ_ERR_CORRUPT for a counter that cannot be read. */
+static inline amq_status group_of(const amq_qf *f, uint64_t h, mgroup *g) {
+    AMQ_RETURN_IF_ERR(read(f, h, g, NULL, 0, true));
+    return g->len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
+}
+
+/* ---- the type's callbacks ----------------------------------------------------- */
+
+amq_status amq__mq_put(amq__obj *o, uint64_t h, uint64_t v) {
+    amq_qf *f = (amq_qf *)o;
     if (v > f->vmask)
         return AMQ_ERR_INVALID;
     if (v == 0 && mq_is_sum(f))
@@ -428,7 +432,28 @@ amq_status amq__mq_put(amq_qf *f, uint64_t h, uint64_t v) {
     return f->use_pdep ? put_isa(f, h, v) : put_any(f, h, v);
 }
 
-amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v) {
+/* The value 1 fits every width and is no sum's identity. */
+amq_status amq__mq_add(amq__obj *o, uint64_t h) {
+    amq_qf *f = (amq_qf *)o;
+    return f->use_pdep ? put_isa(f, h, 1) : put_any(f, h, 1);
+}
+
+amq_status amq__mq_put_batch(amq__obj *o, const uint64_t *h, const uint64_t *v,
+                             size_t n, size_t *done) {
+    amq_qf *f = (amq_qf *)o;
+    return f->use_pdep ? batch_isa(f, h, v, n, done)
+                       : batch_any(f, h, v, n, done);
+}
+
+amq_status amq__mq_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                             size_t *done) {
+    amq_qf *f = (amq_qf *)o;
+    return f->use_pdep ? batch_isa(f, h, NULL, n, done)
+                       : batch_any(f, h, NULL, n, done);
+}
+
+amq_status amq__mq_del(amq__obj *o, uint64_t h, uint64_t v) {
+    amq_qf *f = (amq_qf *)o;
     if (!f->multiset && !mq_is_sum(f))
         return AMQ_ERR_UNSUPPORTED;
     if (v > f->vmask)
@@ -438,24 +463,43 @@ amq_status amq__mq_del(amq_qf *f, uint64_t h, uint64_t v) {
     return f->use_pdep ? del_isa(f, h, v) : del_any(f, h, v);
 }
 
-amq_status amq__mq_get(const amq_qf *f, uint64_t h, uint64_t *v,
-                       uint64_t *entries) {
-    mgroup g;
-    amq_status st = read(f, h, &g, NULL, 0, true);
-    *v = st == AMQ_OK ? g.value : 0;
-    if (entries != NULL)
-        *entries = st == AMQ_OK ? g.n : 0;
-    if (st != AMQ_OK)
-        return st;
-    return g.len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
+amq_status amq__mq_remove(amq__obj *o, uint64_t h) {
+    amq_qf *f = (amq_qf *)o;
+    if (!f->multiset && !mq_is_sum(f))
+        return AMQ_ERR_UNSUPPORTED;
+    return f->use_pdep ? del_isa(f, h, 1) : del_any(f, h, 1);
 }
 
-amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
-                           size_t *n) {
+amq_status amq__mq_get(const amq__obj *o, uint64_t h, uint64_t *v) {
+    mgroup g;
+    amq_status st = group_of((const amq_qf *)o, h, &g);
+    *v = st == AMQ_OK ? g.value : 0;
+    return st;
+}
+
+bool amq__mq_contains(const amq__obj *o, uint64_t h) {
+    mgroup g;
+    return group_of((const amq_qf *)o, h, &g) == AMQ_OK;
+}
+
+/* sum: the sum (each add counts 1); multiset: the stored pairs. */
+amq_status amq__mq_count(const amq__obj *o, uint64_t h, uint64_t *out) {
+    const amq_qf *f = (const amq_qf *)o;
+    mgroup g;
+    if (!mq_is_sum(f) && !f->multiset)
+        return AMQ_ERR_UNSUPPORTED;
+    amq_status st = group_of(f, h, &g);
+    *out = st == AMQ_OK ? (f->multiset ? g.n : g.value) : 0;
+    return st == AMQ_ERR_NOT_FOUND ? AMQ_OK : st;
+}
+
+amq_status amq__mq_get_all(const amq__obj *o, uint64_t h, uint64_t *v,
+                           size_t cap, size_t *n) {
+    const amq_qf *f = (const amq_qf *)o;
     mgroup g;
     *n = 0;
     if (!f->multiset) {
-        amq_status st = amq__mq_get(f, h, &g.value, NULL);
+        amq_status st = group_of(f, h, &g);
         if (st == AMQ_OK && cap > 0)
             v[0] = g.value;
         *n = st == AMQ_OK;
@@ -467,8 +511,9 @@ amq_status amq__mq_get_all(const amq_qf *f, uint64_t h, uint64_t *v, size_t cap,
 }
 
 /* Each key's block is prefetched QF_PREFETCH keys ahead. */
-void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
+void amq__mq_get_batch(const amq__obj *o, const uint64_t *h, size_t n,
                        uint64_t *v, uint8_t *found) {
+    const amq_qf *f = (const amq_qf *)o;
     size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
     for (size_t i = 0; i < ahead; i++)
         prefetch_block(f, quotient_of(f, h[i]));
@@ -480,4 +525,12 @@ void amq__mq_get_batch(const amq_qf *f, const uint64_t *h, size_t n,
         found[i] = st == AMQ_OK && g.len > 0;
         v[i] = found[i] ? g.value : 0;
     }
+}
+
+/* The batch lookup, its values put aside a chunk at a time. */
+void amq__mq_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
+                            uint8_t *out) {
+    uint64_t v[256];
+    for (size_t i = 0; i < n; i += 256)
+        amq__mq_get_batch(o, h + i, n - i < 256 ? n - i : 256, v, out + i);
 }

@@ -52,9 +52,15 @@ static bool mq_entry(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g) {
     return mq_step(f, st, fp, g, false);
 }
 
-/* The next fingerprint with its combined value. */
-bool amq__mq_next(const amq_qf *f, uint64_t st[4], uint64_t *fp, mgroup *g) {
-    return mq_step(f, st, fp, g, true);
+/* The next fingerprint with its combined value and its stored pairs. */
+bool amq__mq_next(const amq__obj *o, uint64_t st[4], uint64_t *fp, uint64_t *v,
+                  uint64_t *entries) {
+    mgroup g;
+    if (!mq_step((const amq_qf *)o, st, fp, &g, true))
+        return false;
+    *v = g.value;
+    *entries = g.n;
+    return true;
 }
 
 /* ---- writing a table in fingerprint order ------------------------------------- */
@@ -110,7 +116,7 @@ static amq_status mq_empty_like(const amq_qf *f, uint64_t n, unsigned r,
 static amq_status mq_swap_in(amq_qf *f, mbuild *b, uint64_t items,
                              amq_status st) {
     if (st != AMQ_OK) {
-        amq_qf_free(b->f);
+        amq__qf_destroy(&b->f->o);
         return st;
     }
     amq__qf_build_finish(b->f, &b->w);
@@ -121,7 +127,7 @@ static amq_status mq_swap_in(amq_qf *f, mbuild *b, uint64_t items,
 
 /* ---- merge, resize, drop ------------------------------------------------------- */
 
-bool amq__mq_same_shape(const amq_qf *a, const amq_qf *b) {
+static bool same_shape(const amq_qf *a, const amq_qf *b) {
     return a->nslots == b->nslots && a->rbits == b->rbits &&
            a->vbits == b->vbits && a->mop == b->mop &&
            a->multiset == b->multiset && a->kbits == b->kbits;
@@ -132,11 +138,17 @@ static bool mq_before(uint64_t fa, uint64_t va, uint64_t fb, uint64_t vb) {
     return fa < fb || (fa == fb && va < vb);
 }
 
-amq_status amq__mq_merge(amq_qf *dst, const amq_qf *src) {
+/* dst (+)= src, a union only. */
+amq_status amq__mq_merge(amq__obj *dobj, const amq__obj *sobj,
+                         amq__merge_op op) {
+    amq_qf *dst = (amq_qf *)dobj;
+    const amq_qf *src = (const amq_qf *)sobj;
     uint64_t sa[4] = {0}, sb[4] = {0}, fa = 0, fb = 0, items;
     mgroup ga, gb;
     mbuild b;
-    if (!amq__mq_same_shape(dst, src))
+    if (op != AMQ__UNION)
+        return AMQ_ERR_UNSUPPORTED;
+    if (!same_shape(dst, src))
         return AMQ_ERR_INCOMPATIBLE;
     if (__builtin_add_overflow(dst->o.items, src->o.items, &items))
         return AMQ_ERR_OVERFLOW;
@@ -162,7 +174,8 @@ amq_status amq__mq_merge(amq_qf *dst, const amq_qf *src) {
     return mq_swap_in(dst, &b, items, st);
 }
 
-amq_status amq__mq_resize(amq_qf *f) {
+amq_status amq__mq_resize(amq__obj *o) {
+    amq_qf *f = (amq_qf *)o;
     uint64_t st4[4] = {0}, fp;
     mgroup g;
     mbuild b;
@@ -181,7 +194,8 @@ amq_status amq__mq_resize(amq_qf *f) {
  * whose value is in [lo, hi] (out: the one value to drop), in one pass
  * built aside. Items afterwards: the kept pairs in multiset mode, the sum
  * of the kept values for a sum in combine mode, else the kept entries. */
-static amq_status mq_keep(amq_qf *f, uint64_t lo, uint64_t hi, bool out) {
+static inline amq_status mq_keep(amq_qf *f, uint64_t lo, uint64_t hi,
+                                 bool out) {
     uint64_t st4[4] = {0}, fp, kept = 0;
     mgroup g;
     mbuild b;
@@ -196,14 +210,19 @@ static amq_status mq_keep(amq_qf *f, uint64_t lo, uint64_t hi, bool out) {
     return mq_swap_in(f, &b, kept, st);
 }
 
-amq_status amq__mq_drop_value(amq_qf *f, uint64_t v) {
+/* A value wider than v bits is in no pair: AMQ_ERR_INVALID in multiset
+ * mode, where dropping is defined. */
+amq_status amq__mq_drop_value(amq__obj *o, uint64_t v) {
+    amq_qf *f = (amq_qf *)o;
+    if (v > f->vmask)
+        return f->multiset ? AMQ_ERR_INVALID : AMQ_ERR_UNSUPPORTED;
     if (!f->multiset)
         return AMQ_ERR_UNSUPPORTED;
     return mq_keep(f, v, v, true);
 }
 
-amq_status amq__mq_keep_values(amq_qf *f, uint64_t lo, uint64_t hi) {
-    return mq_keep(f, lo, hi, false);
+amq_status amq__mq_keep_values(amq__obj *o, uint64_t lo, uint64_t hi) {
+    return mq_keep((amq_qf *)o, lo, hi, false);
 }
 
 /* ---- validation of a loaded table ------------------------------------------------ */
@@ -320,14 +339,27 @@ static uint64_t ex_unmix(uint64_t x, unsigned k) {
     return ex_unshift(x, s, k);
 }
 
-uint64_t amq__mq_exact_hash(const amq_qf *f, uint64_t key) {
+/* The hash of key < 2^K: its mix at the top of the 64 bits.
+ * AMQ_ERR_UNSUPPORTED outside exact mode, AMQ_ERR_INVALID for a wider
+ * key. */
+amq_status amq__mq_exact_hash(const amq__obj *o, uint64_t key, uint64_t *h) {
+    const amq_qf *f = (const amq_qf *)o;
+    if (f->kbits == 0)
+        return AMQ_ERR_UNSUPPORTED;
+    if (f->kbits < 64 && key >> f->kbits != 0)
+        return AMQ_ERR_INVALID;
     uint64_t x = ex_mix(key, f->kbits);
-    return f->kbits >= 64 ? x : x << (64 - f->kbits);
+    *h = f->kbits >= 64 ? x : x << (64 - f->kbits);
+    return AMQ_OK;
 }
 
 /* f = floor(x N 2^r / 2^K) with N 2^r >= 2^K, so x = ceil(f 2^K / (N 2^r)). */
-uint64_t amq__mq_exact_key(const amq_qf *f, uint64_t fp) {
+amq_status amq__mq_exact_key(const amq__obj *o, uint64_t fp, uint64_t *key) {
+    const amq_qf *f = (const amq_qf *)o;
+    if (f->kbits == 0)
+        return AMQ_ERR_UNSUPPORTED;
     mq_u128 num = (mq_u128)fp << f->kbits;
     mq_u128 den = (mq_u128)f->nslots << f->rbits;
-    return ex_unmix((uint64_t)((num + den - 1) / den), f->kbits);
+    *key = ex_unmix((uint64_t)((num + den - 1) / den), f->kbits);
+    return AMQ_OK;
 }

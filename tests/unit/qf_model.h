@@ -1,7 +1,9 @@
 /*
  * qf_model.h — the shared model tests of test_quotient.c (qf mode) and
  * test_cqf.c (counting mode): an exact multiset of fingerprints driven by
- * random operations, merge = union, resize keeps every key. Every random
+ * random operations, merge = union, resize keeps every key. The filters
+ * are amq_filter "qf" and "cqf" (amq/filter.h); amq_qf_of gives their
+ * structure for the calls of amq/quotient.h and the internal hooks. Every random
  * run drives two filters with the same operations: the one under test
  * (fast or scalar paths, plain or concurrent mode, by seed) and a twin on
  * the other paths; since the layout is a function of the stored multiset,
@@ -13,6 +15,7 @@
 
 #include "check.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,16 @@
  * (the raw table), amq__qf_widenings (operations of a concurrent filter
  * that took every region lock), select in a word. */
 #include "fingerprint/qf_impl.h"
+
+/* The structure behind a qf or cqf filter. */
+static amq_qf *qf(const amq_filter *f) { return amq_qf_of(f); }
+
+/* Copies held of h's fingerprint (amq_filter_count_hash; UINT64_MAX if
+ * the call fails, which no model count equals). */
+static uint64_t count_of(const amq_filter *f, uint64_t h) {
+    uint64_t c = 0;
+    return amq_filter_count_hash(f, h, &c) == AMQ_OK ? c : UINT64_MAX;
+}
 
 /* ---- a multiset of fingerprints: sorted array ---------------------------- */
 
@@ -82,44 +95,48 @@ static void model_sub(model *m, uint64_t fp, uint64_t c) {
 }
 
 /* The filter enumerates exactly the model, in order. */
-static bool same_as_model(const amq_qf *f, const model *m) {
+static bool same_as_model(const amq_filter *f, const model *m) {
     amq_qf_iter it;
     uint64_t fp, c;
     size_t i = 0;
-    amq_qf_iter_init(f, &it);
+    amq_qf_iter_init(qf(f), &it);
     while (amq_qf_iter_next(&it, &fp, &c)) {
         if (i >= m->n || m->e[i].fp != fp || m->e[i].count != c)
             return false;
         i++;
     }
-    return i == m->n && amq_qf_items(f) == m->items &&
-           amq_qf_distinct(f) == m->n;
+    return i == m->n && amq_filter_items(f) == m->items &&
+           amq_qf_distinct(qf(f)) == m->n;
 }
 
 /* Smallest hash whose fingerprint is fp. */
-static uint64_t hash_for(const amq_qf *f, uint64_t fp) {
-    unsigned __int128 space = (unsigned __int128)amq_qf_slots(f)
-                              << amq_qf_rbits(f);
+static uint64_t hash_for(const amq_filter *f, uint64_t fp) {
+    unsigned __int128 space = (unsigned __int128)amq_qf_slots(qf(f))
+                              << amq_qf_rbits(qf(f));
     unsigned __int128 num = (unsigned __int128)fp << 64;
     return (uint64_t)((num + space - 1) / space);
 }
 
 /* ---- random operations against the model --------------------------------- */
 
-/* flags: AMQ_OPT_SCALAR, AMQ_OPT_CONCURRENT. */
+/* A "qf" or "cqf" of `slots` home slots and r-bit remainders; flags:
+ * AMQ_OPT_SCALAR, AMQ_OPT_CONCURRENT. */
 static amq_status make(bool counting, uint64_t slots, unsigned r,
-                       uint32_t flags, amq_qf **out) {
+                       uint32_t flags, amq_filter **out) {
     amq_options opt;
+    char spec[64];
     memset(&opt, 0, sizeof opt);
     opt.flags = flags;
-    return counting ? amq_cqf_new_explicit(slots, r, &opt, out)
-                    : amq_qf_new_explicit(slots, r, &opt, out);
+    snprintf(spec, sizeof spec, "%s:slots=%llu,r=%u", counting ? "cqf" : "qf",
+             (unsigned long long)slots, r);
+    return amq_filter_new(spec, 0, 0, &opt, out, NULL);
 }
 
 /* The two tables hold the same bytes. */
-static bool same_table(const amq_qf *a, const amq_qf *b) {
+static bool same_table(const amq_filter *a, const amq_filter *b) {
     size_t la, lb;
-    const uint8_t *ta = amq__qf_table(a, &la), *tb = amq__qf_table(b, &lb);
+    const uint8_t *ta = amq__qf_table(qf(a), &la),
+                  *tb = amq__qf_table(qf(b), &lb);
     return la == lb && memcmp(ta, tb, la) == 0;
 }
 
@@ -138,9 +155,9 @@ typedef struct snapshot {
     uint64_t items, distinct, used;
 } snapshot;
 
-static snapshot snap(const amq_qf *f) {
-    return (snapshot){amq_qf_items(f), amq_qf_distinct(f),
-                      amq_qf_used_slots(f)};
+static snapshot snap(const amq_filter *f) {
+    return (snapshot){amq_filter_items(f), amq_qf_distinct(qf(f)),
+                      amq_qf_used_slots(qf(f))};
 }
 
 static bool same_snap(snapshot a, snapshot b) {
@@ -148,14 +165,16 @@ static bool same_snap(snapshot a, snapshot b) {
 }
 
 /* The same update on the twin: same status, same bytes. */
-static uint64_t twin_insert(amq_qf *g, bool counting, uint64_t h, uint64_t c,
-                            amq_status want) {
-    amq_status st = counting ? amq_cqf_insert(g, h, c) : amq_qf_insert(g, h);
+static uint64_t twin_insert(amq_filter *g, bool counting, uint64_t h,
+                            uint64_t c, amq_status want) {
+    amq_status st =
+        counting ? amq_cqf_insert(qf(g), h, c) : amq_filter_add_hash(g, h);
     return st != want;
 }
-static uint64_t twin_remove(amq_qf *g, bool counting, uint64_t h, uint64_t k,
-                            amq_status want) {
-    amq_status st = counting ? amq_cqf_remove(g, h, k) : amq_qf_remove(g, h);
+static uint64_t twin_remove(amq_filter *g, bool counting, uint64_t h,
+                            uint64_t k, amq_status want) {
+    amq_status st =
+        counting ? amq_cqf_remove(qf(g), h, k) : amq_filter_remove_hash(g, h);
     return st != want;
 }
 
@@ -163,7 +182,7 @@ static uint64_t twin_remove(amq_qf *g, bool counting, uint64_t h, uint64_t k,
  * fast ones); bit 1: the filter under test is in concurrent mode. */
 static void run_model(bool counting, uint64_t slots, unsigned r, uint64_t seed,
                       unsigned ops, uint64_t universe) {
-    amq_qf *f = NULL, *g = NULL;
+    amq_filter *f = NULL, *g = NULL;
     model m = {0};
     uint64_t rng = seed, fulls = 0, errs = 0;
     uint32_t mode = ((seed & 1) ? AMQ_OPT_SCALAR : 0u) |
@@ -172,33 +191,33 @@ static void run_model(bool counting, uint64_t slots, unsigned r, uint64_t seed,
     CHECK_OK(make(counting, slots, r, mode, &f));
     CHECK_OK(make(counting, slots, r, (seed & 1) ? 0u : AMQ_OPT_SCALAR, &g));
     if (f == NULL || g == NULL) {
-        amq_qf_free(f);
-        amq_qf_free(g);
+        amq_filter_free(f);
+        amq_filter_free(g);
         return;
     }
     for (unsigned op = 1; op <= ops && errs == 0; op++) {
         uint64_t x = check_next(&rng);
         uint64_t h = key_of(seed, (x >> 16) % universe);
-        uint64_t fp = amq_qf_fingerprint(f, h), held = model_count(&m, fp);
+        uint64_t fp = amq_qf_fingerprint(qf(f), h), held = model_count(&m, fp);
         uint64_t c = 1;
         if (counting && x % 7 == 0)
             c = 1 + (check_next(&rng) >> (64 - 1 - x % 40));
         if (x % 16 < 6 && held > 0) {
             uint64_t k = counting ? 1 + check_next(&rng) % held : 1;
-            amq_status st =
-                counting ? amq_cqf_remove(f, h, k) : amq_qf_remove(f, h);
+            amq_status st = counting ? amq_cqf_remove(qf(f), h, k)
+                                     : amq_filter_remove_hash(f, h);
             errs += st != AMQ_OK;
             errs += twin_remove(g, counting, h, k, st);
             if (st == AMQ_OK)
                 model_sub(&m, fp, k);
         } else if (x % 16 == 6 && held == 0) {
             snapshot s0 = snap(f);
-            CHECK_STATUS(amq_qf_remove(f, h), AMQ_ERR_NOT_FOUND);
+            CHECK_STATUS(amq_filter_remove_hash(f, h), AMQ_ERR_NOT_FOUND);
             errs += !same_snap(s0, snap(f));
         } else {
             snapshot s0 = snap(f);
-            amq_status st =
-                counting ? amq_cqf_insert(f, h, c) : amq_qf_insert(f, h);
+            amq_status st = counting ? amq_cqf_insert(qf(f), h, c)
+                                     : amq_filter_add_hash(f, h);
             errs += twin_insert(g, counting, h, c, st);
             if (st == AMQ_OK) {
                 model_add(&m, fp, c);
@@ -209,14 +228,14 @@ static void run_model(bool counting, uint64_t slots, unsigned r, uint64_t seed,
         }
         errs += !same_table(f, g);
         if (op % 64 == 0 || op == ops) {
-            errs += amq__qf_check(f) != AMQ_OK;
+            errs += amq__qf_check(qf(f)) != AMQ_OK;
             errs += !same_as_model(f, &m);
             for (uint64_t i = 0; i < universe; i += 7) {
                 uint64_t hh = key_of(seed, i);
-                uint64_t want = model_count(&m, amq_qf_fingerprint(f, hh));
-                errs += amq_qf_count(f, hh) != want;
-                errs += amq_qf_count(g, hh) != want; /* the other paths */
-                errs += amq_qf_contains(f, hh) != (want > 0);
+                uint64_t want = model_count(&m, amq_qf_fingerprint(qf(f), hh));
+                errs += count_of(f, hh) != want;
+                errs += count_of(g, hh) != want; /* the other paths */
+                errs += amq_filter_contains_hash(f, hh) != (want > 0);
             }
         }
     }
@@ -229,24 +248,25 @@ static void run_model(bool counting, uint64_t slots, unsigned r, uint64_t seed,
     for (size_t i = m.n; i-- > 0;) {
         uint64_t fp = m.e[i].fp;
         uint64_t h = hash_for(f, fp);
-        if (amq_qf_fingerprint(f, h) != fp) {
+        if (amq_qf_fingerprint(qf(f), h) != fp) {
             errs++;
             continue;
         }
-        amq_status st = counting ? amq_cqf_remove(f, h, m.e[i].count) : AMQ_OK;
+        amq_status st =
+            counting ? amq_cqf_remove(qf(f), h, m.e[i].count) : AMQ_OK;
         if (!counting)
             for (uint64_t k = 0; k < m.e[i].count && st == AMQ_OK; k++)
-                st = amq_qf_remove(f, h);
+                st = amq_filter_remove_hash(f, h);
         errs += st != AMQ_OK;
     }
-    CHECK_MSG(errs == 0 && amq_qf_items(f) == 0 && amq_qf_used_slots(f) == 0 &&
-                  amq__qf_check(f) == AMQ_OK,
-              "drain: items %llu used %llu",
-              (unsigned long long)amq_qf_items(f),
-              (unsigned long long)amq_qf_used_slots(f));
+    CHECK_MSG(
+        errs == 0 && amq_filter_items(f) == 0 &&
+            amq_qf_used_slots(qf(f)) == 0 && amq__qf_check(qf(f)) == AMQ_OK,
+        "drain: items %llu used %llu", (unsigned long long)amq_filter_items(f),
+        (unsigned long long)amq_qf_used_slots(qf(f)));
     free(m.e);
-    amq_qf_free(f);
-    amq_qf_free(g);
+    amq_filter_free(f);
+    amq_filter_free(g);
 }
 
 static void test_models(bool counting) {
@@ -285,7 +305,7 @@ static void test_models(bool counting) {
 static void test_windows(bool counting) {
     const uint64_t slots = 8192;
     const unsigned r = 10;
-    amq_qf *f = NULL, *g = NULL;
+    amq_filter *f = NULL, *g = NULL;
     model m = {0};
     uint64_t rng = 4242, errs = 0, fulls = 0;
     unsigned ops = check_quick() ? 7000 : 12000;
@@ -301,12 +321,14 @@ static void test_windows(bool counting) {
         uint64_t held = model_count(&m, fp), c = counting ? 1 + y % 3 : 1;
         amq_status st;
         if (x % 8 < 2 && held > 0) {
-            st = counting ? amq_cqf_remove(f, h, 1) : amq_qf_remove(f, h);
+            st = counting ? amq_cqf_remove(qf(f), h, 1)
+                          : amq_filter_remove_hash(f, h);
             errs += st != AMQ_OK || twin_remove(g, counting, h, 1, st);
             if (st == AMQ_OK)
                 model_sub(&m, fp, 1);
         } else {
-            st = counting ? amq_cqf_insert(f, h, c) : amq_qf_insert(f, h);
+            st = counting ? amq_cqf_insert(qf(f), h, c)
+                          : amq_filter_add_hash(f, h);
             errs += (st != AMQ_OK && st != AMQ_ERR_FULL) ||
                     twin_insert(g, counting, h, c, st);
             if (st == AMQ_OK)
@@ -315,19 +337,19 @@ static void test_windows(bool counting) {
         }
         errs += !same_table(f, g);
         if (op % 500 == 0)
-            errs += amq__qf_check(f) != AMQ_OK || !same_as_model(f, &m);
+            errs += amq__qf_check(qf(f)) != AMQ_OK || !same_as_model(f, &m);
     }
-    errs += amq__qf_check(f) != AMQ_OK || !same_as_model(f, &m);
+    errs += amq__qf_check(qf(f)) != AMQ_OK || !same_as_model(f, &m);
     CHECK_MSG(errs == 0, "%s windows: %llu errors", counting ? "cqf" : "qf",
               (unsigned long long)errs);
-    CHECK_MSG(amq__qf_widenings(f) > 0 && fulls > 0,
+    CHECK_MSG(amq__qf_widenings(qf(f)) > 0 && fulls > 0,
               "%s windows: %llu widenings, %llu fulls", counting ? "cqf" : "qf",
-              (unsigned long long)amq__qf_widenings(f),
+              (unsigned long long)amq__qf_widenings(qf(f)),
               (unsigned long long)fulls);
 out:
     free(m.e);
-    amq_qf_free(f);
-    amq_qf_free(g);
+    amq_filter_free(f);
+    amq_filter_free(g);
 }
 
 /* ---- FULL and saturated offsets ------------------------------------------ */
@@ -335,7 +357,7 @@ out:
 /* One cluster across many blocks (every key's quotient in [0, 4)): block
  * offsets pass 255 and are recomputed by looking back. */
 static void test_big_cluster(bool counting) {
-    amq_qf *f = NULL;
+    amq_filter *f = NULL;
     model m = {0};
     uint64_t rng = 77, errs = 0;
     check_seed = 77;
@@ -345,47 +367,47 @@ static void test_big_cluster(bool counting) {
     uint64_t keys[1000];
     for (int i = 0; i < 1000; i++) {
         keys[i] = check_next(&rng) >> 10; /* quotient < 2^54 * 1024 / 2^64 */
-        if (amq_qf_insert(f, keys[i]) == AMQ_OK)
-            model_add(&m, amq_qf_fingerprint(f, keys[i]), 1);
+        if (amq_filter_add_hash(f, keys[i]) == AMQ_OK)
+            model_add(&m, amq_qf_fingerprint(qf(f), keys[i]), 1);
         else
             errs++;
     }
-    errs += amq__qf_check(f) != AMQ_OK || !same_as_model(f, &m);
+    errs += amq__qf_check(qf(f)) != AMQ_OK || !same_as_model(f, &m);
     for (int i = 0; i < 1000; i += 2) {
-        errs += amq_qf_remove(f, keys[i]) != AMQ_OK;
-        model_sub(&m, amq_qf_fingerprint(f, keys[i]), 1);
+        errs += amq_filter_remove_hash(f, keys[i]) != AMQ_OK;
+        model_sub(&m, amq_qf_fingerprint(qf(f), keys[i]), 1);
         if (i % 50 == 0)
-            errs += amq__qf_check(f) != AMQ_OK;
+            errs += amq__qf_check(qf(f)) != AMQ_OK;
     }
-    errs += amq__qf_check(f) != AMQ_OK || !same_as_model(f, &m);
+    errs += amq__qf_check(qf(f)) != AMQ_OK || !same_as_model(f, &m);
     for (int i = 1; i < 1000; i += 2)
-        errs += !amq_qf_contains(f, keys[i]);
+        errs += !amq_filter_contains_hash(f, keys[i]);
     CHECK_MSG(errs == 0, "big cluster (%s): %llu errors",
               counting ? "cqf" : "qf", (unsigned long long)errs);
     free(m.e);
-    amq_qf_free(f);
+    amq_filter_free(f);
 }
 
 /* ---- merge and resize ---------------------------------------------------- */
 
-static void fill_random(amq_qf *f, model *m, uint64_t seed, unsigned n,
+static void fill_random(amq_filter *f, model *m, uint64_t seed, unsigned n,
                         uint64_t universe) {
     uint64_t rng = seed;
     for (unsigned i = 0; i < n; i++) {
         uint64_t h = key_of(seed % 3, check_next(&rng) % universe);
         if (h > ~(UINT64_MAX >> 6))
             h = ~h; /* merges are sized for the keys: none at the end */
-        uint64_t c = amq_qf_is_counting(f) ? 1 + check_next(&rng) % 5 : 1;
-        amq_status st = amq_qf_is_counting(f) ? amq_cqf_insert(f, h, c)
-                                              : amq_qf_insert(f, h);
+        uint64_t c = amq_qf_is_counting(qf(f)) ? 1 + check_next(&rng) % 5 : 1;
+        amq_status st = amq_qf_is_counting(qf(f)) ? amq_cqf_insert(qf(f), h, c)
+                                                  : amq_filter_add_hash(f, h);
         if (st == AMQ_OK && m != NULL)
-            model_add(m, amq_qf_fingerprint(f, h), c);
+            model_add(m, amq_qf_fingerprint(qf(f), h), c);
     }
 }
 
 static void test_merge(bool counting) {
     for (uint64_t s = 0; s < (check_quick() ? 3u : 10u); s++) {
-        amq_qf *a = NULL, *b = NULL, *u = NULL;
+        amq_filter *a = NULL, *b = NULL, *u = NULL;
         model m = {0};
         check_seed = 500 + s;
         /* cqf groups of counts 1..5 take ~2.5 slots: room for the union */
@@ -397,37 +419,37 @@ static void test_merge(bool counting) {
         fill_random(b, &m, 600 + s, 800, 1500);
         CHECK_OK(amq_qf_merge(a, b, NULL, &u));
         if (u != NULL) {
-            CHECK(amq__qf_check(u) == AMQ_OK);
+            CHECK(amq__qf_check(qf(u)) == AMQ_OK);
             CHECK_MSG(same_as_model(u, &m), "merge is not the union");
-            CHECK(amq_qf_used_slots(u) >= m.n);
+            CHECK(amq_qf_used_slots(qf(u)) >= m.n);
         }
         /* In place, and shape checks. */
-        CHECK_OK(amq_qf_merge_into(a, b));
-        CHECK(same_as_model(a, &m) && amq__qf_check(a) == AMQ_OK);
-        amq_qf *other = NULL;
+        CHECK_OK(amq_filter_union(a, b));
+        CHECK(same_as_model(a, &m) && amq__qf_check(qf(a)) == AMQ_OK);
+        amq_filter *other = NULL;
         CHECK_OK(make(counting, 8192, 9, 0, &other));
         if (other != NULL) {
             snapshot s0 = snap(a);
-            CHECK_STATUS(amq_qf_merge_into(a, other), AMQ_ERR_INCOMPATIBLE);
+            CHECK_STATUS(amq_filter_union(a, other), AMQ_ERR_INCOMPATIBLE);
             CHECK(same_snap(s0, snap(a)));
-            amq_qf_free(other);
+            amq_filter_free(other);
         }
         CHECK_OK(make(!counting, 4096, 9, 0, &other));
         if (other != NULL) {
-            CHECK_STATUS(amq_qf_merge_into(a, other), AMQ_ERR_INCOMPATIBLE);
-            amq_qf_free(other);
+            CHECK_STATUS(amq_filter_union(a, other), AMQ_ERR_INCOMPATIBLE);
+            amq_filter_free(other);
         }
     out:
         free(m.e);
-        amq_qf_free(a);
-        amq_qf_free(b);
-        amq_qf_free(u);
+        amq_filter_free(a);
+        amq_filter_free(b);
+        amq_filter_free(u);
     }
 }
 
 static void test_resize(bool counting) {
     for (uint64_t s = 0; s < (check_quick() ? 2u : 6u); s++) {
-        amq_qf *f = NULL;
+        amq_filter *f = NULL;
         uint64_t rng = 700 + s, errs = 0;
         enum { K = 900 };
         static uint64_t keys[K], counts[K];
@@ -440,33 +462,36 @@ static void test_resize(bool counting) {
         for (int i = 0; i < K; i++)
             keys[i] = check_next(&rng);
         for (int i = 0; i < K; i++)
-            errs += (counting ? amq_cqf_insert(f, keys[i], 1 + (uint64_t)i % 9)
-                              : amq_qf_insert(f, keys[i])) != AMQ_OK;
+            errs +=
+                (counting ? amq_cqf_insert(qf(f), keys[i], 1 + (uint64_t)i % 9)
+                          : amq_filter_add_hash(f, keys[i])) != AMQ_OK;
         for (int i = 0; i < K; i++)
-            counts[i] = amq_qf_count(f, keys[i]);
+            counts[i] = count_of(f, keys[i]);
         for (unsigned round = 0; round < 3; round++) {
-            uint64_t fp0 = amq_qf_fingerprint(f, keys[0]);
-            uint64_t items = amq_qf_items(f), slots = amq_qf_slots(f);
-            unsigned r = amq_qf_rbits(f);
-            CHECK_OK(amq_qf_resize(f));
-            CHECK(amq_qf_slots(f) == 2 * slots && amq_qf_rbits(f) == r - 1);
-            CHECK(amq_qf_items(f) == items && amq__qf_check(f) == AMQ_OK);
-            CHECK(amq_qf_fingerprint(f, keys[0]) == fp0);
+            uint64_t fp0 = amq_qf_fingerprint(qf(f), keys[0]);
+            uint64_t items = amq_filter_items(f), slots = amq_qf_slots(qf(f));
+            unsigned r = amq_qf_rbits(qf(f));
+            CHECK_OK(amq_qf_resize(qf(f)));
+            CHECK(amq_qf_slots(qf(f)) == 2 * slots &&
+                  amq_qf_rbits(qf(f)) == r - 1);
+            CHECK(amq_filter_items(f) == items &&
+                  amq__qf_check(qf(f)) == AMQ_OK);
+            CHECK(amq_qf_fingerprint(qf(f), keys[0]) == fp0);
             for (int i = 0; i < K; i++)
-                errs += amq_qf_count(f, keys[i]) != counts[i];
+                errs += count_of(f, keys[i]) != counts[i];
             /* The resized filter keeps working: more keys fit. */
-            errs += amq_qf_insert(f, check_next(&rng)) != AMQ_OK;
+            errs += amq_filter_add_hash(f, check_next(&rng)) != AMQ_OK;
             for (int i = 0; i < K; i++)
-                counts[i] = amq_qf_count(f, keys[i]);
+                counts[i] = count_of(f, keys[i]);
         }
         CHECK_MSG(errs == 0, "resize: %llu errors", (unsigned long long)errs);
-        amq_qf_free(f);
+        amq_filter_free(f);
     }
-    amq_qf *g = NULL;
+    amq_filter *g = NULL;
     CHECK_OK(make(counting, 64, counting ? 2 : 1, 0, &g));
     if (g != NULL)
-        CHECK_STATUS(amq_qf_resize(g), AMQ_ERR_INVALID);
-    amq_qf_free(g);
+        CHECK_STATUS(amq_qf_resize(qf(g)), AMQ_ERR_INVALID);
+    amq_filter_free(g);
 }
 
 #endif /* QF_MODEL_NO_SUITES */

@@ -1,5 +1,6 @@
 /*
- * test_cqf.c — the counting quotient filter: the shared model tests in
+ * test_cqf.c — the counting quotient filter ("cqf" through amq/filter.h,
+ * counted updates through amq/quotient.h): the shared model tests in
  * counting mode (qf_model.h), plus what only the counter encoding has:
  *   - a key inserted c times takes the slots the encoding promises
  *     (O(log c)), for remainders 0, 1, middle and all-ones, widths 2..20,
@@ -68,17 +69,17 @@ static void test_lengths(void) {
         }
         for (size_t i = 0; i < nx; i++)
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-                amq_qf *f = NULL;
-                CHECK_OK(amq_cqf_new_explicit(256, r, NULL, &f));
+                amq_filter *f = NULL;
+                CHECK_OK(make(true, 256, r, 0, &f));
                 if (f == NULL)
                     return;
                 uint64_t q = 70, fp = q << r | xs[i];
                 uint64_t h = hash_for(f, fp);
-                errs += amq_qf_fingerprint(f, h) != fp;
-                errs += amq_cqf_insert(f, h, counts[c]) != AMQ_OK;
-                errs += amq_qf_count(f, h) != counts[c];
-                errs +=
-                    amq_qf_used_slots(f) != expected_len(r, xs[i], counts[c]);
+                errs += amq_qf_fingerprint(qf(f), h) != fp;
+                errs += amq_cqf_insert(qf(f), h, counts[c]) != AMQ_OK;
+                errs += count_of(f, h) != counts[c];
+                errs += amq_qf_used_slots(qf(f)) !=
+                        expected_len(r, xs[i], counts[c]);
                 /* Neighbours in the same run, below and above (unless the
                  * item total would pass 2^64 - 1). */
                 bool nb = counts[c] < UINT64_MAX / 2;
@@ -86,27 +87,27 @@ static void test_lengths(void) {
                     if (xs[j] == xs[i])
                         continue;
                     uint64_t hj = hash_for(f, q << r | xs[j]);
-                    errs += amq_cqf_insert(f, hj, 1 + j * 3) != AMQ_OK;
+                    errs += amq_cqf_insert(qf(f), hj, 1 + j * 3) != AMQ_OK;
                 }
-                errs += amq_qf_count(f, h) != counts[c];
+                errs += count_of(f, h) != counts[c];
                 for (size_t j = 0; j < nx && nb; j++)
                     if (xs[j] != xs[i])
-                        errs += amq_qf_count(f, hash_for(f, q << r | xs[j])) !=
+                        errs += count_of(f, hash_for(f, q << r | xs[j])) !=
                                 1 + j * 3;
-                errs += amq__qf_check(f) != AMQ_OK;
+                errs += amq__qf_check(qf(f)) != AMQ_OK;
                 /* Count down to zero in a few steps. */
                 uint64_t left = counts[c];
                 while (left > 0 && errs == 0) {
                     uint64_t k = left > 3 ? left / 2 + 1 : 1;
-                    errs += amq_cqf_remove(f, h, k) != AMQ_OK;
+                    errs += amq_cqf_remove(qf(f), h, k) != AMQ_OK;
                     left -= k;
-                    errs += amq_qf_count(f, h) != left;
-                    errs += amq__qf_check(f) != AMQ_OK;
+                    errs += count_of(f, h) != left;
+                    errs += amq__qf_check(qf(f)) != AMQ_OK;
                 }
                 CHECK_MSG(errs == 0, "r=%u x=%llu c=%llu: errors", r,
                           (unsigned long long)xs[i],
                           (unsigned long long)counts[c]);
-                amq_qf_free(f);
+                amq_filter_free(f);
                 if (errs)
                     return;
             }
@@ -118,42 +119,45 @@ static void test_incremental(void) {
     uint64_t errs = 0;
     check_seed = 41;
     for (unsigned r = 2; r <= 5; r++) {
-        amq_qf *f = NULL;
-        CHECK_OK(amq_cqf_new_explicit(64, r, NULL, &f));
+        amq_filter *f = NULL;
+        CHECK_OK(make(true, 64, r, 0, &f));
         if (f == NULL)
             return;
         uint64_t mx = (UINT64_C(1) << r) - 1;
         for (uint64_t x = 0; x <= mx; x += mx) /* 0 and all-ones too */
             for (uint64_t c = 1; c <= 600; c++) {
-                errs += amq_cqf_insert(f, hash_for(f, 5 << r | x), 1) != AMQ_OK;
-                errs += amq_qf_count(f, hash_for(f, 5 << r | x)) != c;
+                errs +=
+                    amq_cqf_insert(qf(f), hash_for(f, 5 << r | x), 1) != AMQ_OK;
+                errs += count_of(f, hash_for(f, 5 << r | x)) != c;
                 if (c == 1)
-                    errs +=
-                        amq_cqf_insert(f, hash_for(f, 5 << r | 1), 2) != AMQ_OK;
+                    errs += amq_cqf_insert(qf(f), hash_for(f, 5 << r | 1), 2) !=
+                            AMQ_OK;
             }
-        errs += amq__qf_check(f) != AMQ_OK;
+        errs += amq__qf_check(qf(f)) != AMQ_OK;
         CHECK_MSG(errs == 0, "r=%u: incremental counts wrong", r);
-        amq_qf_free(f);
+        amq_filter_free(f);
     }
 }
 
 static void test_overflow(void) {
-    amq_qf *f = NULL;
+    amq_filter *f = NULL;
     check_seed = 42;
-    CHECK_OK(amq_cqf_new_explicit(64, 8, NULL, &f));
+    CHECK_OK(make(true, 64, 8, 0, &f));
     if (f == NULL)
         return;
-    CHECK_OK(amq_cqf_insert(f, 12345, UINT64_MAX - 1));
+    CHECK_OK(amq_cqf_insert(qf(f), 12345, UINT64_MAX - 1));
     snapshot s0 = snap(f);
-    CHECK_STATUS(amq_cqf_insert(f, 12345, 2), AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(amq_cqf_insert(qf(f), 12345, 2), AMQ_ERR_OVERFLOW);
     CHECK(same_snap(s0, snap(f)));
-    CHECK_STATUS(amq_cqf_insert(f, 999999999999ULL, 5), AMQ_ERR_OVERFLOW);
-    CHECK_STATUS(amq_cqf_insert(f, 12345, 0), AMQ_ERR_INVALID);
-    CHECK_STATUS(amq_cqf_remove(f, 12345, UINT64_MAX), AMQ_ERR_NOT_FOUND);
-    CHECK(same_snap(s0, snap(f)) && amq__qf_check(f) == AMQ_OK);
-    CHECK_OK(amq_cqf_insert(f, 12345, 1));
-    CHECK(amq_qf_count(f, 12345) == UINT64_MAX);
-    amq_qf_free(f);
+    CHECK_STATUS(amq_cqf_insert(qf(f), 999999999999ULL, 5), AMQ_ERR_OVERFLOW);
+    CHECK_STATUS(amq_cqf_insert(qf(f), 12345, 0), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_cqf_remove(qf(f), 12345, UINT64_MAX), AMQ_ERR_NOT_FOUND);
+    CHECK(same_snap(s0, snap(f)) && amq__qf_check(qf(f)) == AMQ_OK);
+    CHECK_OK(amq_cqf_insert(qf(f), 12345, 1));
+    uint64_t c = 0;
+    CHECK_OK(amq_filter_count_hash(f, 12345, &c));
+    CHECK(c == UINT64_MAX);
+    amq_filter_free(f);
 }
 
 /* ---- through amq_filter -------------------------------------------------- */

@@ -28,7 +28,7 @@
 enum { THREADS = 4 };
 
 typedef struct job {
-    amq_qf *f;
+    amq_filter *f;
     const uint64_t *keys; /* this thread's keys (or the shared ones) */
     size_t n;
     uint64_t count;         /* cqf: copies per insert */
@@ -50,8 +50,8 @@ static uint64_t *keys_from(uint64_t seed, size_t n) {
 static void insert_all(job *j) {
     for (size_t i = 0; i < j->n; i++) {
         amq_status st = j->count > 1
-                            ? amq_cqf_insert(j->f, j->keys[i], j->count)
-                            : amq_qf_insert(j->f, j->keys[i]);
+                            ? amq_cqf_insert(qf(j->f), j->keys[i], j->count)
+                            : amq_filter_add_hash(j->f, j->keys[i]);
         j->errs += st != AMQ_OK;
     }
 }
@@ -60,9 +60,9 @@ static void insert_all(job *j) {
 static void churn(job *j) {
     for (int round = 0; round < 3; round++) {
         for (size_t i = 0; i < j->n; i++)
-            j->errs += amq_qf_insert(j->f, j->keys[i]) != AMQ_OK;
+            j->errs += amq_filter_add_hash(j->f, j->keys[i]) != AMQ_OK;
         for (size_t i = 0; i < j->n; i++)
-            j->errs += amq_qf_remove(j->f, j->keys[i]) != AMQ_OK;
+            j->errs += amq_filter_remove_hash(j->f, j->keys[i]) != AMQ_OK;
     }
 }
 
@@ -71,9 +71,9 @@ static void read_stable(job *j) {
     uint8_t out[64];
     do {
         for (size_t i = 0; i < j->nstable; i++)
-            j->errs += !amq_qf_contains(j->f, j->stable[i]);
+            j->errs += !amq_filter_contains_hash(j->f, j->stable[i]);
         for (size_t i = 0; i + 64 <= j->nstable; i += 64) {
-            amq_qf_contains_batch(j->f, j->stable + i, 64, out);
+            amq_filter_contains_batch(j->f, j->stable + i, 64, out);
             for (size_t k = 0; k < 64; k++)
                 j->errs += out[k] != 1;
         }
@@ -84,12 +84,12 @@ static void read_stable(job *j) {
 /* cqf: take this thread's count back from the first half of the keys. */
 static void remove_half(job *j) {
     for (size_t i = 0; i < j->n / 2; i++)
-        j->errs += amq_cqf_remove(j->f, j->keys[i], j->count) != AMQ_OK;
+        j->errs += amq_cqf_remove(qf(j->f), j->keys[i], j->count) != AMQ_OK;
 }
 
 static void insert_batch(job *j) {
     size_t done = 0;
-    j->errs += amq_qf_insert_batch(j->f, j->keys, j->n, &done) != AMQ_OK;
+    j->errs += amq_filter_add_batch(j->f, j->keys, j->n, &done) != AMQ_OK;
     j->errs += done != j->n;
 }
 
@@ -117,9 +117,9 @@ static bool run_jobs(job *jobs, int n) {
     return started == n;
 }
 
-static amq_qf *make_filter(bool counting, uint64_t slots, unsigned r,
-                           uint32_t flags) {
-    amq_qf *f = NULL;
+static amq_filter *make_filter(bool counting, uint64_t slots, unsigned r,
+                               uint32_t flags) {
+    amq_filter *f = NULL;
     CHECK_OK(make(counting, (slots + 63) / 64 * 64, r, flags, &f));
     return f;
 }
@@ -130,8 +130,8 @@ static void test_disjoint(bool counting, bool batch) {
     uint64_t *k = keys_from(counting ? 71 : 72, n);
     /* counts 3 and 4 take 3-4 slots per key in a cqf */
     uint64_t slots = counting ? 4 * n : n + n / 8;
-    amq_qf *f = make_filter(counting, slots, 9, AMQ_OPT_CONCURRENT);
-    amq_qf *g = make_filter(counting, slots, 9, 0);
+    amq_filter *f = make_filter(counting, slots, 9, AMQ_OPT_CONCURRENT);
+    amq_filter *g = make_filter(counting, slots, 9, 0);
     job jobs[THREADS];
     check_seed = counting ? 71 : 72;
     if (k == NULL || f == NULL || g == NULL)
@@ -148,37 +148,37 @@ static void test_disjoint(bool counting, bool batch) {
         errs += jobs[t].errs;
         for (size_t i = 0; i < per; i++)
             CHECK_OK(counting && !batch
-                         ? amq_cqf_insert(g, k[t * per + i], jobs[t].count)
-                         : amq_qf_insert(g, k[t * per + i]));
+                         ? amq_cqf_insert(qf(g), k[t * per + i], jobs[t].count)
+                         : amq_filter_add_hash(g, k[t * per + i]));
         items += batch ? per : per * jobs[t].count;
     }
     CHECK_MSG(errs == 0, "%llu failed inserts", (unsigned long long)errs);
-    CHECK(amq_qf_items(f) == items && amq_qf_items(g) == items);
-    CHECK(amq_qf_distinct(f) == amq_qf_distinct(g));
-    CHECK(amq_qf_used_slots(f) == amq_qf_used_slots(g));
-    CHECK(amq__qf_check(f) == AMQ_OK);
+    CHECK(amq_filter_items(f) == items && amq_filter_items(g) == items);
+    CHECK(amq_qf_distinct(qf(f)) == amq_qf_distinct(qf(g)));
+    CHECK(amq_qf_used_slots(qf(f)) == amq_qf_used_slots(qf(g)));
+    CHECK(amq__qf_check(qf(f)) == AMQ_OK);
     CHECK_MSG(same_table(f, g),
               "%s: concurrent table differs from the "
               "serial one",
               counting ? "cqf" : "qf");
     uint64_t missing = 0, wrong = 0;
     for (size_t i = 0; i < n; i++) {
-        missing += !amq_qf_contains(f, k[i]);
-        wrong += amq_qf_count(f, k[i]) != amq_qf_count(g, k[i]);
+        missing += !amq_filter_contains_hash(f, k[i]);
+        wrong += count_of(f, k[i]) != count_of(g, k[i]);
     }
     CHECK_MSG(missing == 0 && wrong == 0, "%llu missing, %llu counts wrong",
               (unsigned long long)missing, (unsigned long long)wrong);
 out:
     free(k);
-    amq_qf_free(f);
-    amq_qf_free(g);
+    amq_filter_free(f);
+    amq_filter_free(g);
 }
 
 /* (2) cqf: every thread inserts the same keys with its own count. */
 static void test_same_keys(void) {
     size_t n = check_quick() ? 5000 : 30000;
     uint64_t *k = keys_from(73, n);
-    amq_qf *f = make_filter(true, 4 * n, 12, AMQ_OPT_CONCURRENT);
+    amq_filter *f = make_filter(true, 4 * n, 12, AMQ_OPT_CONCURRENT);
     job jobs[THREADS];
     uint64_t per_key = 0, errs = 0;
     check_seed = 73;
@@ -194,16 +194,16 @@ static void test_same_keys(void) {
     for (int t = 0; t < THREADS; t++)
         errs += jobs[t].errs;
     CHECK_MSG(errs == 0, "%llu failed inserts", (unsigned long long)errs);
-    CHECK(amq__qf_check(f) == AMQ_OK);
-    CHECK(amq_qf_items(f) == per_key * n);
+    CHECK(amq__qf_check(qf(f)) == AMQ_OK);
+    CHECK(amq_filter_items(f) == per_key * n);
     /* Keys sharing a fingerprint add up: compare with the model. */
     model m = {0};
     for (size_t i = 0; i < n; i++)
-        model_add(&m, amq_qf_fingerprint(f, k[i]), per_key);
+        model_add(&m, amq_qf_fingerprint(qf(f), k[i]), per_key);
     uint64_t wrong = 0;
     for (size_t i = 0; i < n; i++)
-        wrong += amq_qf_count(f, k[i]) !=
-                 model_count(&m, amq_qf_fingerprint(f, k[i]));
+        wrong += count_of(f, k[i]) !=
+                 model_count(&m, amq_qf_fingerprint(qf(f), k[i]));
     CHECK_MSG(wrong == 0 && same_as_model(f, &m), "%llu counts wrong",
               (unsigned long long)wrong);
     /* Every thread takes its count back from half the keys, at once. */
@@ -213,14 +213,15 @@ static void test_same_keys(void) {
     for (int t = 0; t < THREADS; t++)
         errs += jobs[t].errs;
     for (size_t i = 0; i < n / 2; i++)
-        model_sub(&m, amq_qf_fingerprint(f, k[i]), per_key);
-    CHECK_MSG(errs == 0 && amq__qf_check(f) == AMQ_OK && same_as_model(f, &m),
+        model_sub(&m, amq_qf_fingerprint(qf(f), k[i]), per_key);
+    CHECK_MSG(errs == 0 && amq__qf_check(qf(f)) == AMQ_OK &&
+                  same_as_model(f, &m),
               "%llu failed removes, or the counts are wrong",
               (unsigned long long)errs);
     free(m.e);
 out:
     free(k);
-    amq_qf_free(f);
+    amq_filter_free(f);
 }
 
 /* (3) churning writers and readers of untouched keys. */
@@ -229,7 +230,7 @@ static void test_churn(bool counting) {
     size_t per = check_quick() ? 3000 : 15000;
     uint64_t *stable = keys_from(74, nstable);
     uint64_t *k = keys_from(75, per * 2);
-    amq_qf *f =
+    amq_filter *f =
         make_filter(counting, 2 * (nstable + 2 * per), 8, AMQ_OPT_CONCURRENT);
     int stop = 0;
     job jobs[4];
@@ -237,9 +238,9 @@ static void test_churn(bool counting) {
     if (stable == NULL || k == NULL || f == NULL)
         goto out;
     for (size_t i = 0; i < nstable; i++)
-        CHECK_OK(amq_qf_insert(f, stable[i]));
+        CHECK_OK(amq_filter_add_hash(f, stable[i]));
     size_t len = 0;
-    const uint8_t *t0 = amq__qf_table(f, &len);
+    const uint8_t *t0 = amq__qf_table(qf(f), &len);
     uint8_t *before = malloc(len);
     if (before == NULL)
         goto out;
@@ -274,13 +275,13 @@ static void test_churn(bool counting) {
               counting ? "cqf" : "qf", (unsigned long long)errs,
               (unsigned long long)reads);
     /* Net nothing changed: the same bytes as before the churn. */
-    CHECK(amq_qf_items(f) == nstable && amq__qf_check(f) == AMQ_OK);
-    CHECK(memcmp(before, amq__qf_table(f, &len), len) == 0);
+    CHECK(amq_filter_items(f) == nstable && amq__qf_check(qf(f)) == AMQ_OK);
+    CHECK(memcmp(before, amq__qf_table(qf(f), &len), len) == 0);
     free(before);
 out:
     free(stable);
     free(k);
-    amq_qf_free(f);
+    amq_filter_free(f);
 }
 
 /* (4) one crowded cluster across lock regions: operations homed in
@@ -290,8 +291,8 @@ static void test_crowded(bool counting) {
     const uint64_t slots = 16384;
     const unsigned r = 12;
     size_t per = 600, n = per * THREADS;
-    amq_qf *f = make_filter(counting, slots, r, AMQ_OPT_CONCURRENT);
-    amq_qf *g = make_filter(counting, slots, r, 0);
+    amq_filter *f = make_filter(counting, slots, r, AMQ_OPT_CONCURRENT);
+    amq_filter *g = make_filter(counting, slots, r, 0);
     uint64_t *k = malloc(n * sizeof *k), rng = 76;
     job jobs[THREADS];
     check_seed = 76;
@@ -311,10 +312,10 @@ static void test_crowded(bool counting) {
     for (int t = 0; t < THREADS; t++)
         errs += jobs[t].errs;
     for (size_t i = 0; i < n; i++)
-        CHECK_OK(amq_qf_insert(g, k[i]));
+        CHECK_OK(amq_filter_add_hash(g, k[i]));
     CHECK_MSG(errs == 0, "%llu failed inserts", (unsigned long long)errs);
-    CHECK(amq__qf_check(f) == AMQ_OK && same_table(f, g));
-    CHECK_MSG(amq__qf_widenings(f) > 0, "no operation took every lock");
+    CHECK(amq__qf_check(qf(f)) == AMQ_OK && same_table(f, g));
+    CHECK_MSG(amq__qf_widenings(qf(f)) > 0, "no operation took every lock");
     /* And all removed again, concurrently. */
     for (int t = 0; t < THREADS; t++)
         jobs[t].mode = 1; /* churn: insert + remove rounds on a full set */
@@ -322,12 +323,12 @@ static void test_crowded(bool counting) {
     errs = 0;
     for (int t = 0; t < THREADS; t++)
         errs += jobs[t].errs;
-    CHECK_MSG(errs == 0 && amq__qf_check(f) == AMQ_OK && same_table(f, g),
+    CHECK_MSG(errs == 0 && amq__qf_check(qf(f)) == AMQ_OK && same_table(f, g),
               "%llu errors after churn", (unsigned long long)errs);
 out:
     free(k);
-    amq_qf_free(f);
-    amq_qf_free(g);
+    amq_filter_free(f);
+    amq_filter_free(g);
 }
 
 /* (6) the generic interface. */
