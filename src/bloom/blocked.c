@@ -824,6 +824,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * blocks of a prime count, the fewest and the most probes. */
+static const char *const kernel_shapes[] = {"blocked:blocks=97,k=3",
+                                            "blocked:blocks=97,k=12", NULL};
+
 const amq__type amq__type_blocked = {
     .info = {.name = "blocked",
              .type_id = AMQ__ID_blocked,
@@ -839,6 +844,7 @@ const amq__type amq__type_blocked = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 1,
     .reads_text = "1",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = t_load,
     .add = blocked_add,

@@ -486,6 +486,7 @@ const amq__type amq__type_compressed = {
                        "choose k and m for the lowest FPR)",
              .default_hash = AMQ_HASH_XXH3},
     .reads_param = "k",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = amq__partitioned_add,

@@ -596,6 +596,7 @@ const amq__type amq__type_dleft = {
                        "buckets=PER_SUBTABLE (explicit size)",
              .default_hash = AMQ_HASH_XXH3},
     .reads_param = "d",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = dleft_add,

@@ -518,6 +518,7 @@ const amq__type amq__type_sbbf = {
              .default_hash = AMQ_HASH_XXH64},
     .reads = 1,
     .reads_text = "1",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = sbbf_add,

@@ -532,6 +532,7 @@ const amq__type amq__type_scalable = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = AMQ_READS_MANY,
     .reads_text = "k per stage",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .destroy = scal_destroy,

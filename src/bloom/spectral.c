@@ -236,6 +236,7 @@ const amq__type amq__type_spectral = {
                        "m=COUNTERS (explicit size)",
              .default_hash = AMQ_HASH_XXH3},
     .reads_param = "k",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = spectral_add,

@@ -509,6 +509,7 @@ const amq__type amq__type_stable = {
              .default_hash = AMQ_HASH_XXH3},
     /* k cells of one table, as the Bloom filter (from the layout) */
     .reads_param = "k",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = stable_add,

@@ -1382,6 +1382,25 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * fingerprint widths with kernels of their own or none (4-20 bits); small tables whose buckets reach the table's last bytes (the loads past the last bucket); tables 64 times their fingerprint count (the alternate-table kernels) at the widths that have one (8, 10, 12, 16); growth. */
+static const char *const kernel_shapes[] = {"cuckoo:fp=4",
+                                            "cuckoo:fp=5,buckets=6",
+                                            "cuckoo:fp=7,buckets=1026",
+                                            "cuckoo:fp=12",
+                                            "cuckoo:fp=13,buckets=4096",
+                                            "cuckoo:fp=16",
+                                            "cuckoo:fp=20",
+                                            "cuckoo:grow=1",
+                                            "cuckoo:fp=4,buckets=4096",
+                                            "cuckoo:fp=5,buckets=6000",
+                                            "cuckoo:fp=8,buckets=16384",
+                                            "cuckoo:fp=10,buckets=60000",
+                                            "cuckoo:fp=10,buckets=65536",
+                                            "cuckoo:fp=12,buckets=180000",
+                                            "cuckoo:fp=16,buckets=2097152",
+                                            NULL};
+
 const amq__type amq__type_cuckoo = {
     .variant = &amq__ctab_cuckoo_kind,
     .info = {.name = "cuckoo",
@@ -1399,6 +1418,7 @@ const amq__type amq__type_cuckoo = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "2",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = amq__ctab_load,
     .destroy = amq__ctab_destroy,

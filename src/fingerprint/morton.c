@@ -828,6 +828,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * 16-bit fingerprints; full tables of a few blocks. */
+static const char *const kernel_shapes[] = {"morton:fp=16", "morton:blocks=2",
+                                            "morton:fp=16,blocks=3", NULL};
+
 const amq__type amq__type_morton = {
     .info = {.name = "morton",
              .type_id = AMQ__ID_morton,
@@ -842,6 +847,7 @@ const amq__type amq__type_morton = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "1-2",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = t_load,
     .destroy = destroy,

@@ -955,6 +955,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * the 16-bit layout; a few bins that overflow into the spare. */
+static const char *const kernel_shapes[] = {
+    "prefix:r=16", "prefix:bins=8,spare=1", "prefix:r=16,bins=8,spare=1", NULL};
+
 const amq__type amq__type_prefix = {
     .info = {.name = "prefix",
              .type_id = AMQ__ID_prefix,
@@ -970,6 +975,7 @@ const amq__type amq__type_prefix = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 1,
     .reads_text = "1",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = t_load,
     .destroy = destroy,

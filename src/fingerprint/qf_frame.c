@@ -314,6 +314,21 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     .fpr_bound = amq__qf_fpr_bound, .describe = t_describe, .curve = t_curve,  \
     .params_write = t_params_write
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * slot widths on both sides of the byte-lane test (r <= 8) and of one
+ * word; full tables of a few blocks, where runs spill into the next block,
+ * offsets saturate and the last block is asked; cqf counters from
+ * colliding fingerprints (r = 3); the concurrent form. */
+static const char *const qf_shapes[] = {"qf:concurrent=1",
+                                        "qf:r=8",
+                                        "qf:r=12",
+                                        "qf:slots=128",
+                                        "qf:slots=192,r=3",
+                                        "qf:slots=128,r=20",
+                                        NULL};
+static const char *const cqf_shapes[] = {"cqf:r=16", "cqf:slots=128,r=3",
+                                         "cqf:slots=256,r=8", NULL};
+
 const amq__type amq__type_qf = {
     .info = {.name = "qf",
              .type_id = AMQ__ID_qf,
@@ -324,6 +339,7 @@ const amq__type amq__type_qf = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "1-2",
+    .kernel_shapes = qf_shapes,
     .variant = &mode_qf,
     QF_CALLBACKS};
 
@@ -337,5 +353,6 @@ const amq__type amq__type_cqf = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "1-2",
+    .kernel_shapes = cqf_shapes,
     .variant = &mode_cqf,
     QF_CALLBACKS};

@@ -360,6 +360,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * standard (unbumped) Ribbon, the 128-bit band, a fractional width. */
+static const char *const kernel_shapes[] = {"ribbon:bump=0", "ribbon:w=128",
+                                            "ribbon:bits=12.5", NULL};
+
 const amq__type amq__type_ribbon = {
     .info = {.name = "ribbon",
              .type_id = AMQ__ID_ribbon,
@@ -373,6 +378,7 @@ const amq__type amq__type_ribbon = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "1-2",
+    .kernel_shapes = kernel_shapes,
     .build = t_build,
     .load = t_load,
     .contains = rb_contains,

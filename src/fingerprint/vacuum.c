@@ -243,6 +243,11 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * an odd width; the alternate-table kernel at 10 bits. */
+static const char *const kernel_shapes[] = {"vacuum:fp=9",
+                                            "vacuum:fp=10,buckets=65536", NULL};
+
 const amq__type amq__type_vacuum = {
     .variant = &amq__ctab_vacuum_kind,
     .info = {.name = "vacuum",
@@ -259,6 +264,7 @@ const amq__type amq__type_vacuum = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "2 (one chunk)",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = amq__ctab_load,
     .destroy = amq__ctab_destroy,

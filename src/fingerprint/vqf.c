@@ -731,6 +731,11 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     return AMQ_OK;
 }
 
+/* Shapes beside the defaults that reach the other kernels (test_kernels):
+ * the 16-bit layout; full tables of a few blocks (keys matching lanes of both blocks). */
+static const char *const kernel_shapes[] = {"vqf:r=16", "vqf:blocks=3",
+                                            "vqf:r=16,blocks=5", NULL};
+
 const amq__type amq__type_vqf = {
     .info = {.name = "vqf",
              .type_id = AMQ__ID_vqf,
@@ -744,6 +749,7 @@ const amq__type amq__type_vqf = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "2",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = t_load,
     .add = add_hash,

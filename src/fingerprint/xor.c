@@ -1042,24 +1042,29 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         .params = prm, .default_hash = AMQ_HASH_XXH3                           \
     }
 
-#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS, READS)                      \
+/* 4-wise fuse filters: the kernels of four segments (test_kernels). */
+static const char *const fuse8_shapes[] = {"fuse8:ways=4", NULL};
+static const char *const fuse16_shapes[] = {"fuse16:ways=4", NULL};
+
+#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS, READS, SHAPES)              \
     static const xf_kind kind_##NAME = {#NAME, FAM, WIDTH};                    \
     const amq__type amq__type_##NAME = {                                       \
         .info = XF_INFO(#NAME, AMQ__ID_##NAME, SUMMARY, PARAMS),               \
         .variant = &kind_##NAME,                                               \
         .reads = 3,                                                            \
         .reads_text = READS,                                                   \
+        .kernel_shapes = SHAPES,                                               \
         XF_COMMON}
 
 XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)", XOR_PARAMS,
-        XOR_READS);
+        XOR_READS, amq__defaults_only);
 XF_TYPE(xor16, XF_XOR, 16, "xor filter, 16-bit fingerprints (static)",
-        XOR_PARAMS, XOR_READS);
+        XOR_PARAMS, XOR_READS, amq__defaults_only);
 XF_TYPE(xor32, XF_XOR, 32, "xor filter, 32-bit fingerprints (static)",
-        XOR_PARAMS, XOR_READS);
+        XOR_PARAMS, XOR_READS, amq__defaults_only);
 XF_TYPE(fuse8, XF_FUSE, 8, "binary fuse filter, 8-bit fingerprints (static)",
-        FUSE_PARAMS, FUSE_READS);
+        FUSE_PARAMS, FUSE_READS, fuse8_shapes);
 XF_TYPE(fuse16, XF_FUSE, 16, "binary fuse filter, 16-bit fingerprints (static)",
-        FUSE_PARAMS, FUSE_READS);
+        FUSE_PARAMS, FUSE_READS, fuse16_shapes);
 XF_TYPE(fuse32, XF_FUSE, 32, "binary fuse filter, 32-bit fingerprints (static)",
-        FUSE_PARAMS, FUSE_READS);
+        FUSE_PARAMS, FUSE_READS, amq__defaults_only);

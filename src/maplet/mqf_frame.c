@@ -380,6 +380,7 @@ const amq__type amq__type_maplet = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "1-2",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .destroy = amq__qf_destroy,

@@ -567,6 +567,7 @@ const amq__type amq__type_smaplet = {
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "1-2",
+    .kernel_shapes = amq__defaults_only,
     .build = t_build,
     .load = t_load,
     .destroy = sm_free,

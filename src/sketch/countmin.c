@@ -566,6 +566,7 @@ const amq__type amq__type_cms = {
                        "probability fpr at capacity",
              .default_hash = AMQ_HASH_XXH3},
     .reads_param = "depth",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = t_add,

@@ -718,6 +718,7 @@ const amq__type amq__type_topk = {
              .default_hash = AMQ_HASH_XXH3},
     /* contains scans the k heap slots, a line or more each (from the layout) */
     .reads_param = "k",
+    .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
     .add = t_add,

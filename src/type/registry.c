@@ -77,6 +77,8 @@ const amq_type_info *amq_filter_type_find(const char *spec) {
     return t != NULL ? &t->info : NULL;
 }
 
+const char *const amq__defaults_only[] = {NULL};
+
 size_t amq__describe(char *buf, size_t cap, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

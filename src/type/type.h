@@ -67,6 +67,14 @@ struct amq__type {
     const char *reads_text;
     const char *reads_param;
 
+    /* Specs beside the defaults whose objects take other query kernels or
+     * code paths (other widths, forms and layouts; small full tables that
+     * reach a table's last bytes): the kernel suite runs each, as it runs
+     * the defaults, against the scalar reference. NULL-terminated; an
+     * empty list ({NULL}) says the defaults reach every kernel. Every type
+     * sets it (test_kernels fails on a NULL). */
+    const char *const *kernel_shapes;
+
     /* Construct from a parsed spec and a target; capacity == 0 and
      * fpr == 0 when the spec must carry explicit parameters. Consumes spec
      * keys; the caller checks for leftovers. opt is never NULL. NULL for
@@ -147,6 +155,9 @@ const amq__type *amq__type_by_id(uint16_t id);
 amq_status amq__frame_not(uint16_t id, const char *want, amq_diag *diag);
 
 /* The pieces several types share. */
+
+/* kernel_shapes of a type whose defaults reach every kernel: {NULL}. */
+extern const char *const amq__defaults_only[];
 
 /* snprintf's length as a size_t (0 on an encoding error). */
 size_t amq__describe(char *buf, size_t cap, const char *fmt, ...)

@@ -3,12 +3,12 @@
  *
  * A structure picks its one-key kernel (amq__obj.contains) when its shape
  * is set, from the widest instruction set the CPU offers; AMQ_OPT_SCALAR
- * keeps the portable reference. This suite fills a filter of every type
- * (and of shapes that take other kernels: widths, forms, table tails),
- * saves it once, and loads the frame again under each instruction-set
- * ceiling (scalar, AVX2, AVX-512, AVX-512 with VPOPCNTDQ and VBMI:
- * amq__cpu_cap) and under AMQ_OPT_SCALAR:
- * every load must answer exactly as the reference on inserted keys, on
+ * keeps the portable reference. This suite fills a filter of every type,
+ * and of the shapes each type's descriptor names for its other kernels
+ * (kernel_shapes: widths, forms, table tails), saves it once, and loads
+ * the frame again under each instruction-set ceiling (scalar, AVX2,
+ * AVX-512, AVX-512 with VPOPCNTDQ and VBMI: amq__cpu_cap) and under
+ * AMQ_OPT_SCALAR: every load must answer exactly as the reference on inserted keys, on
  * absent keys and on random hashes, through contains_hash, contains (byte
  * keys) and contains_batch. So must the frames of earlier fuse mappings
  * and Ribbon equations kept in tests/golden/legacy/. On a machine without AVX-512 the wider
@@ -20,67 +20,9 @@
 #include <string.h>
 
 #include "core/bits.h"
+#include "type/type.h"
 
 #define KEY_LEN 16
-
-/* Specs run besides every registered type at its defaults: other
- * widths, one-segment and grown forms, small tables whose buckets reach
- * the table's last bytes (cuckoo's loads past the last bucket), bumped and standard
- * Ribbon, 16-bit layouts of the fast dynamic filters. */
-static const char *const shapes[] = {
-    "fuse8:ways=4",
-    "fuse16:ways=4",
-    "xor16",
-    "fuse32",
-    "ribbon:bump=0",
-    "ribbon:w=128",
-    "ribbon:bits=12.5",
-    "cuckoo:fp=4",
-    "cuckoo:fp=5,buckets=6",
-    "cuckoo:fp=7,buckets=1026",
-    "cuckoo:fp=12",
-    "cuckoo:fp=13,buckets=4096",
-    "cuckoo:fp=16",
-    "cuckoo:fp=20",
-    "vacuum:fp=9",
-    "cuckoo:grow=1",
-    /* tables 64 times their fingerprint count: the alternate-table kernels */
-    "cuckoo:fp=4,buckets=4096",
-    "cuckoo:fp=5,buckets=6000",
-    /* ... and the widths with a kernel of their own (8, 10, 12, 16) */
-    "cuckoo:fp=8,buckets=16384",
-    "cuckoo:fp=10,buckets=60000",
-    "cuckoo:fp=10,buckets=65536",
-    "cuckoo:fp=12,buckets=180000",
-    "cuckoo:fp=16,buckets=2097152",
-    "vacuum:fp=10,buckets=65536",
-    "blocked:blocks=97,k=3",
-    "blocked:blocks=97,k=12",
-    "vqf:r=16",
-    "prefix:r=16",
-    "morton:fp=16",
-    "qf:concurrent=1",
-    /* full tables of a few blocks and bins: most keys match lanes of both
-     * blocks, many bins overflow (the kernels' rarer branches) */
-    "vqf:blocks=3",
-    "vqf:r=16,blocks=5",
-    "prefix:bins=8,spare=1",
-    "prefix:r=16,bins=8,spare=1",
-    "morton:blocks=2",
-    "morton:fp=16,blocks=3",
-    /* quotient filters: slot widths on both sides of the byte-lane test
-     * (r <= 8) and of one word; full tables of a few blocks, where runs
-     * spill into the next block, offsets saturate and the last block is
-     * asked; cqf counters from colliding fingerprints (r = 3) */
-    "qf:r=8",
-    "qf:r=12",
-    "cqf:r=16",
-    "qf:slots=128",
-    "qf:slots=192,r=3",
-    "cqf:slots=128,r=3",
-    "cqf:slots=256,r=8",
-    "qf:slots=128,r=20",
-};
 
 static void make_key(uint64_t seed, uint64_t i, uint8_t key[KEY_LEN]) {
     uint64_t a = check_next(&seed) ^ (i * 0x9e3779b97f4a7c15ULL);
@@ -233,9 +175,17 @@ int main(void) {
     for (size_t i = 0; i < amq_filter_type_count(); i++)
         for (size_t s = 0; s < nsizes; s++)
             run(amq_filter_type_at(i)->name, sizes[s], 40 + s);
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        for (size_t s = 0; s < nsizes; s++)
-            run(shapes[i], sizes[s], 70 + s);
+    /* ... and the shapes each type names for its other kernels */
+    for (size_t i = 0; amq__type_at(i) != NULL; i++) {
+        const amq__type *t = amq__type_at(i);
+        CHECK_MSG(t->kernel_shapes != NULL,
+                  "%s names no kernel shapes (kernel_shapes in its "
+                  "descriptor; {NULL} when its defaults reach every kernel)",
+                  t->info.name);
+        for (const char *const *sh = t->kernel_shapes; sh && *sh; sh++)
+            for (size_t s = 0; s < nsizes; s++)
+                run(*sh, sizes[s], 70 + s);
+    }
     for (size_t i = 0; i < sizeof earlier / sizeof *earlier; i++)
         run_earlier(earlier[i], 90 + i);
     return check_report("test_kernels");
