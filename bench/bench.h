@@ -1,10 +1,11 @@
 /*
  * bench.h — shared declarations of the amq benchmark driver.
  *
- * A "subject" is one thing measured: an amq type through the generic
- * amq_filter interface, the same type through its typed fast path, or a
- * peer library (Debian's libbloom). Each subject is a small table of
- * callbacks (bench_ops) whose loops run inside the adapter, so the
+ * A "subject" is one thing measured: an amq type through one path — the
+ * generic amq_filter interface (static types built by amq_filter_build),
+ * the inline path of amq/query.h's query objects — or a peer library
+ * (Debian's libbloom). Each path is a small table of callbacks (bench_ops)
+ * over any type it serves, whose loops run inside the adapter, so the
  * indirection costs one call per loop or per batch chunk, never per key.
  * Every measured quantity of one subject at one n lands in a bench_row;
  * the reporters (markdown, CSV, SVG) read only rows.
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "amq/core.h"
+#include "amq/filter.h"
 
 #define BENCH_MAX_SIZES 8
 #define BENCH_MAX_ROWS 256
@@ -38,15 +40,15 @@ typedef struct bench_cfg {
     uint64_t seed;       /* key stream seed                              */
     const char *out_dir; /* results.md / .csv / .svg go here             */
     const char *only;    /* comma list of subject names, NULL = all      */
-    bool typed;          /* also measure the typed fast paths            */
+    bool inline_path;    /* also measure the inline query objects        */
     bool peer;           /* also measure libbloom                        */
     char command[512];   /* the command line, for the report            */
 } bench_cfg;
 
-/* ---- subjects (subjects.c, peer_libbloom.c) ----------------------------- */
+/* ---- subjects (subjects.c, inline.c, peer_libbloom.c) -------------------- */
 
 typedef struct bench_ops {
-    const char *path; /* "generic", "typed" or "peer"                      */
+    const char *path; /* "generic", "build", "inline" or "peer"            */
     /* 0 on success; otherwise err holds a message. */
     int (*create)(const char *name, uint64_t n, double fpr, void **obj,
                   char *err, size_t errcap);
@@ -67,25 +69,25 @@ typedef struct bench_ops {
 } bench_ops;
 
 typedef struct bench_subject {
-    char label[48]; /* row name, e.g. "sbbf [typed]"  */
-    char name[64];  /* amq spec or "libbloom"         */
+    char label[48]; /* row name, e.g. "fuse8 [inline]" */
+    char name[64];  /* amq spec or "libbloom"          */
     const bench_ops *ops;
 } bench_subject;
 
 extern const bench_ops bench_generic_ops;
 extern const bench_ops bench_static_ops;
 extern const bench_ops bench_libbloom_ops;
-/* The typed fast path for an amq type name or spec, or NULL if it has
- * none (subjects.c: the Bloom family; typed.c: the fingerprint filters). */
-const bench_ops *bench_typed_ops(const char *name);
-const bench_ops *bench_typed_fp_ops(const char *spec);
 /* The inline path (amq/query.h) for a spec, or NULL if it has none. */
 const bench_ops *bench_inline_ops(const char *spec);
-/* A second row of a spec already measured generically (typed, inline):
- * left out of the plots. */
+/* A second row of a spec already measured generically (inline): left out
+ * of the plots. */
 static inline bool bench_second_path(const char *path) {
-    return strcmp(path, "typed") == 0 || strcmp(path, "inline") == 0;
+    return strcmp(path, "inline") == 0;
 }
+/* *f := spec built from the n hashes k at fpr, or from the spec alone if
+ * fpr cannot be met; 0 on success (subjects.c). */
+int bench_build(const char *spec, const uint64_t *k, size_t n, double fpr,
+                amq_filter **f);
 const char *bench_libbloom_version(void);
 
 /* ---- results ------------------------------------------------------------ */

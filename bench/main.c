@@ -5,16 +5,16 @@
  *             [--insert-reps N] [--queries 1e7] [--batch 4096]
  *             [--probe-group 16] [--probe-pages huge|base]
  *             [--stat min|median]
- *             [--only bloom,sbbf,libbloom] [--no-typed] [--no-peer]
+ *             [--only bloom,sbbf,libbloom] [--no-inline] [--no-peer]
  *             [--seed S] [--out bench-out]
  *
  * For each n, every registered amq type (generic interface; static types
- * built from all the keys), its typed fast path where there is one, and
- * Debian's libbloom are built from the same n pre-hashed keys and queried
- * with the same positives and negatives, and the generic rows also with
- * 16-byte keys (see measure.c). Results go to
- * stdout (markdown) and to DIR/results.md, results.csv and results.svg;
- * progress goes to stderr. docs/bench.md explains every column.
+ * built from all the keys), its inline query object where amq/query.h has
+ * one, and Debian's libbloom are built from the same n pre-hashed keys and
+ * queried with the same positives and negatives, and the generic rows also
+ * with 16-byte keys (see measure.c). Results go to stdout (markdown) and to
+ * DIR/results.md, results.csv and results.svg; progress goes to stderr.
+ * docs/bench.md explains every column.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,7 +40,7 @@ static void usage(FILE *f) {
         "  --probe-group N  addresses the probe prefetches together (16)\n"
         "  --probe-pages P  huge (default) or base pages\n"
         "  --only LIST      only these types (and/or libbloom)\n"
-        "  --no-typed       skip the typed fast-path rows\n"
+        "  --no-inline      skip the inline query-object rows\n"
         "  --no-peer        skip libbloom\n"
         "  --seed S         key stream seed (default 42)\n"
         "  --out DIR        output directory (default bench-out)\n",
@@ -83,7 +83,7 @@ static void defaults(bench_cfg *cfg) {
     cfg->probe_huge = true;
     cfg->seed = 42;
     cfg->out_dir = "bench-out";
-    cfg->typed = true;
+    cfg->inline_path = true;
     cfg->peer = true;
 }
 
@@ -144,8 +144,8 @@ static int parse_valued(const char *opt, const char *val, bench_cfg *cfg) {
 static int parse_flag(const char *opt, bench_cfg *cfg) {
     if (strcmp(opt, "--quick") == 0)
         return parse_sizes("1e5,1e6", cfg);
-    if (strcmp(opt, "--no-typed") == 0)
-        cfg->typed = false;
+    if (strcmp(opt, "--no-inline") == 0)
+        cfg->inline_path = false;
     else if (strcmp(opt, "--no-peer") == 0)
         cfg->peer = false;
     else
@@ -202,7 +202,7 @@ static void note_skipped(bench_results *r, const char *name) {
 }
 
 /* A type name or a spec with parameters ("fuse8:ways=4"): its generic
- * row, and its typed row where the typed API has one. */
+ * row, and its inline row where amq/query.h has a query object for it. */
 static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
                      const char *spec, bench_results *r) {
     char label[48];
@@ -214,13 +214,9 @@ static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
     add_subject(s, n, spec, spec,
                 (info->caps & AMQ_CAP_STATIC) ? &bench_static_ops
                                               : &bench_generic_ops);
-    const bench_ops *typed = bench_typed_ops(spec);
-    snprintf(label, sizeof label, "%s [typed]", spec);
-    if (cfg->typed && typed != NULL)
-        add_subject(s, n, label, spec, typed);
     const bench_ops *inl = bench_inline_ops(spec);
     snprintf(label, sizeof label, "%s [inline]", spec);
-    if (cfg->typed && inl != NULL)
+    if (cfg->inline_path && inl != NULL)
         add_subject(s, n, label, spec, inl);
 }
 

@@ -15,7 +15,7 @@
  * a sink, so no query can be optimised away, and double as the accuracy
  * check: every positive must hit (else false_neg > 0), and negatives that
  * hit give the measured FPR. The dependent probe (pure latency) is
- * cached per byte size, since typed and generic rows share sizes.
+ * cached per byte size, since inline and generic rows share sizes.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  *
  * Markdown: a header with the run's conditions (date, command, machine),
  * then per n a speed table, a space/accuracy table, the memory probe, the
- * comparison with libbloom and the typed-vs-generic comparison; then the
+ * comparison with libbloom and the inline-vs-generic comparison; then the
  * hash cost and notes. The CSV has one line per (n, subject) with every
  * measured number, for plotting elsewhere. docs/bench.md explains columns.
  */
@@ -214,47 +214,37 @@ static void md_probe(FILE *f, const bench_results *r, uint64_t n) {
     fputc('\n', f);
 }
 
-static void md_peer_line(FILE *f, const char *what, double lb, double gen,
-                         double typ) {
-    fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", what, fmt("%.2f", lb),
-            fmt("%.2f", gen), fmt("%.2f", typ), fmt("%.2f", ratio(lb, gen)),
-            fmt("%.2f", ratio(lb, typ)));
+static void md_peer_line(FILE *f, const char *what, double lb, double gen) {
+    fprintf(f, "| %s | %s | %s | %s |\n", what, fmt("%.2f", lb),
+            fmt("%.2f", gen), fmt("%.2f", ratio(lb, gen)));
 }
 
 static void md_peer(FILE *f, const bench_results *r, uint64_t n) {
     const bench_row *lb = find_row(r, n, "libbloom");
     const bench_row *g = find_row(r, n, "bloom");
-    const bench_row *t = find_row(r, n, "bloom [typed]");
     if (lb == NULL || g == NULL)
         return;
-    double tv[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
-    if (t != NULL) {
-        double v[6] = {t->insert_ns,    t->pos_scalar_ns, t->neg_scalar_ns,
-                       t->pos_batch_ns, t->neg_batch_ns,  t->bits_per_key};
-        memcpy(tv, v, sizeof tv);
-    }
     fprintf(f, "### amq classic Bloom vs Debian libbloom (ns per key; "
                "speedup = libbloom ÷ amq; libbloom has no batch call, so "
                "its scalar time is the batch baseline)\n\n"
-               "| metric | libbloom | amq bloom | amq bloom [typed] | "
-               "speedup | speedup typed |\n|---|--:|--:|--:|--:|--:|\n");
-    md_peer_line(f, "insert", lb->insert_ns, g->insert_ns, tv[0]);
+               "| metric | libbloom | amq bloom | speedup |\n"
+               "|---|--:|--:|--:|\n");
+    md_peer_line(f, "insert", lb->insert_ns, g->insert_ns);
     md_peer_line(f, "positive query, scalar", lb->pos_scalar_ns,
-                 g->pos_scalar_ns, tv[1]);
+                 g->pos_scalar_ns);
     md_peer_line(f, "negative query, scalar", lb->neg_scalar_ns,
-                 g->neg_scalar_ns, tv[2]);
-    md_peer_line(f, "positive query, batch", lb->pos_scalar_ns, g->pos_batch_ns,
-                 tv[3]);
-    md_peer_line(f, "negative query, batch", lb->neg_scalar_ns, g->neg_batch_ns,
-                 tv[4]);
-    fprintf(f, "| bits/key | %s | %s | %s | | |\n",
-            fmt("%.3f", lb->bits_per_key), fmt("%.3f", g->bits_per_key),
-            fmt("%.3f", tv[5]));
-    fprintf(f, "| FPR measured | %s | %s | | | |\n\n",
-            fmt("%.5f", lb->fpr_meas), fmt("%.5f", g->fpr_meas));
+                 g->neg_scalar_ns);
+    md_peer_line(f, "positive query, batch", lb->pos_scalar_ns,
+                 g->pos_batch_ns);
+    md_peer_line(f, "negative query, batch", lb->neg_scalar_ns,
+                 g->neg_batch_ns);
+    fprintf(f, "| bits/key | %s | %s | |\n", fmt("%.3f", lb->bits_per_key),
+            fmt("%.3f", g->bits_per_key));
+    fprintf(f, "| FPR measured | %s | %s | |\n\n", fmt("%.5f", lb->fpr_meas),
+            fmt("%.5f", g->fpr_meas));
 }
 
-static void md_typed(FILE *f, const bench_results *r, uint64_t n) {
+static void md_inline(FILE *f, const bench_results *r, uint64_t n) {
     bool any = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *t = &r->rows[i];
@@ -264,8 +254,8 @@ static void md_typed(FILE *f, const bench_results *r, uint64_t n) {
         if (g == NULL)
             continue;
         if (!any)
-            fprintf(f, "### Typed fast path vs generic interface "
-                       "(speedup = generic ns ÷ typed ns)\n\n"
+            fprintf(f, "### Inline query objects vs generic interface "
+                       "(speedup = generic ns ÷ inline ns)\n\n"
                        "| type | insert | pos scalar | neg scalar | "
                        "pos batch | neg batch |\n|---|--:|--:|--:|--:|--:|\n");
         any = true;
@@ -316,7 +306,7 @@ void bench_write_markdown(FILE *f, const bench_cfg *cfg,
         md_ratios(f, r, cfg->sizes[s]);
         md_probe(f, r, cfg->sizes[s]);
         md_peer(f, r, cfg->sizes[s]);
-        md_typed(f, r, cfg->sizes[s]);
+        md_inline(f, r, cfg->sizes[s]);
     }
     md_notes(f, r);
 }

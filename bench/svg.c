@@ -268,7 +268,8 @@ static void marker(FILE *f, double x, double y, size_t shape,
                 x - 4.5, y - 4.5, color);
 }
 
-/* Colour index of a label: its position among distinct non-typed labels. */
+/* Colour index of a label: its position among the distinct labels of the
+ * rows that are not a second path (inline). */
 static size_t label_index(const bench_results *r, const char *label) {
     size_t k = 0;
     for (size_t i = 0; i < r->nrows; i++) {

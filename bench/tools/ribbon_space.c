@@ -26,23 +26,27 @@ static uint64_t splitmix(uint64_t *s) {
 
 static int one(const uint64_t *h, size_t n, const uint64_t *neg, size_t q,
                double bits, unsigned band) {
-    amq_ribbon *f = NULL;
-    amq_status st = amq_ribbon_build(h, n, bits, band, NULL, &f);
+    char spec[64];
+    amq_filter *f = NULL;
+    amq_diag d;
+    memset(&d, 0, sizeof d);
+    snprintf(spec, sizeof spec, "ribbon:bits=%.17g,w=%u", bits, band);
+    amq_status st = amq_filter_build(spec, h, n, 0.0, NULL, &f, &d);
     if (st != AMQ_OK) {
         fprintf(stderr, "ribbon bits=%g w=%u: %s\n", bits, band,
-                amq_strerror(st));
+                d.message[0] ? d.message : amq_strerror(st));
         return 1;
     }
     size_t fp = 0;
     for (size_t i = 0; i < q; i++)
-        fp += amq_ribbon_contains_hash(f, neg[i]);
-    double bound = amq_ribbon_fpr_bound(f), rate = (double)fp / (double)q;
-    double bpk = 8.0 * (double)amq_ribbon_size_bytes(f) / (double)n;
+        fp += amq_filter_contains_hash(f, neg[i]);
+    double bound = amq_filter_fpr_bound(f), rate = (double)fp / (double)q;
+    double bpk = 8.0 * (double)amq_filter_size_bytes(f) / (double)n;
     printf("bits=%-6g w=%u layers=%u  %.4f bits/key  bound %.6f  measured "
            "%.6f  overhead %.2f%%\n",
-           bits, band, amq_ribbon_layers(f), bpk, bound, rate,
+           bits, band, amq_ribbon_layers(amq_ribbon_of(f)), bpk, bound, rate,
            100.0 * (bpk / log2(1.0 / bound) - 1.0));
-    amq_ribbon_free(f);
+    amq_filter_free(f);
     return 0;
 }
 
