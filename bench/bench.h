@@ -79,10 +79,13 @@ extern const bench_ops bench_static_ops;
 extern const bench_ops bench_libbloom_ops;
 /* The inline path (amq/query.h) for a spec, or NULL if it has none. */
 const bench_ops *bench_inline_ops(const char *spec);
-/* A second row of a spec already measured generically (inline): left out
- * of the plots. */
+/* The maplet with values (values.c: put and get of a value per key) for
+ * "maplet" and "smaplet", else NULL. */
+const bench_ops *bench_values_for(const char *spec);
+/* A second row of a spec already measured generically (inline, values):
+ * left out of the plots. */
 static inline bool bench_second_path(const char *path) {
-    return strcmp(path, "inline") == 0;
+    return strcmp(path, "inline") == 0 || strcmp(path, "values") == 0;
 }
 /* *f := spec built from the n hashes k at fpr, or from the spec alone if
  * fpr cannot be met; 0 on success (subjects.c). */

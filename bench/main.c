@@ -218,12 +218,11 @@ static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
     snprintf(label, sizeof label, "%s [inline]", spec);
     if (cfg->inline_path && inl != NULL)
         add_subject(s, n, label, spec, inl);
+    const bench_ops *val = bench_values_for(spec);
+    snprintf(label, sizeof label, "%s [values]", spec);
+    if (val != NULL)
+        add_subject(s, n, label, spec, val);
 }
-
-/* Non-default shapes measured by default: the 4-wise fuse filter, the wide
- * ribbon band, and the cuckoo filter at the peer's 12-bit fingerprints. */
-static const char *const default_specs[] = {"fuse8:ways=4", "ribbon:w=128",
-                                            "cuckoo:fp=12"};
 
 /* Specs with parameters named in --only. In the comma list a token with
  * '=' but no ':' continues the previous spec's parameters, so
@@ -256,11 +255,12 @@ static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
         if (wanted(cfg, info->name))
             add_spec(cfg, s, &n, info->name, r);
     }
-    if (cfg->only == NULL)
-        for (size_t i = 0; i < sizeof default_specs / sizeof *default_specs;
-             i++)
-            add_spec(cfg, s, &n, default_specs[i], r);
-    else
+    /* the shapes each type names beside its defaults (info.shapes) */
+    for (size_t i = 0; cfg->only == NULL && i < amq_filter_type_count(); i++)
+        for (const char *const *sh = amq_filter_type_at(i)->shapes; sh && *sh;
+             sh++)
+            add_spec(cfg, s, &n, *sh, r);
+    if (cfg->only != NULL)
         add_only_specs(cfg, s, &n, r);
     if (cfg->peer && wanted(cfg, "libbloom")) {
         add_subject(s, &n, "libbloom", "libbloom", &bench_libbloom_ops);

@@ -70,6 +70,11 @@ typedef struct amq_type_info {
     const char *summary; /* one line                                          */
     const char *params;  /* "key=meaning, ..." accepted in the spec           */
     amq_hash_kind default_hash; /* used when options leave hash at DEFAULT */
+    /* Shapes beside the defaults worth measuring (specs, e.g.
+     * "cuckoo:fp=12", the fingerprint width of the reference cuckoo
+     * filter): the benchmark suite measures them by default.
+     * NULL-terminated; NULL when there are none. */
+    const char *const *shapes;
 } amq_type_info;
 
 AMQ_API size_t amq_filter_type_count(void);

@@ -54,7 +54,8 @@ class TypeInfo(ctypes.Structure):
     """amq_type_info: one registered structure type."""
     _fields_ = [("name", ctypes.c_char_p), ("type_id", ctypes.c_uint16),
                 ("caps", ctypes.c_uint32), ("summary", ctypes.c_char_p),
-                ("params", ctypes.c_char_p), ("default_hash", ctypes.c_int)]
+                ("params", ctypes.c_char_p), ("default_hash", ctypes.c_int),
+                ("shapes", ctypes.POINTER(ctypes.c_char_p))]
 
 
 def _recorded_libdir() -> str:

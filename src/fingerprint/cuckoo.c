@@ -1401,6 +1401,10 @@ static const char *const kernel_shapes[] = {"cuckoo:fp=4",
                                             "cuckoo:fp=16,buckets=2097152",
                                             NULL};
 
+/* Measured beside the defaults: the 12-bit fingerprints of the reference
+ * cuckoo filter (Fan et al.) and of the peers. */
+static const char *const cuckoo_shapes[] = {"cuckoo:fp=12", NULL};
+
 const amq__type amq__type_cuckoo = {
     .variant = &amq__ctab_cuckoo_kind,
     .info = {.name = "cuckoo",
@@ -1415,7 +1419,8 @@ const amq__type amq__type_cuckoo = {
                        "grow=1 (append tables of 2x buckets and +1 bit when "
                        "full; fp from fpr/2), max_links=N (2-32, default "
                        "32), max_bytes=B (cap on all tables, 0 = none)",
-             .default_hash = AMQ_HASH_XXH3},
+             .default_hash = AMQ_HASH_XXH3,
+             .shapes = cuckoo_shapes},
     .reads = 2,
     .reads_text = "2",
     .kernel_shapes = kernel_shapes,

@@ -1036,20 +1036,22 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     .contains_batch = xf_contains_batch, .fpr_bound = xf_fpr_bound,            \
     .describe = t_describe, .curve = t_curve, .params_write = t_params_write
 
-#define XF_INFO(nm, id, sum, prm)                                              \
+#define XF_INFO(nm, id, sum, prm, shp)                                         \
     {                                                                          \
         .name = nm, .type_id = id, .caps = AMQ_CAP_STATIC, .summary = sum,     \
-        .params = prm, .default_hash = AMQ_HASH_XXH3                           \
+        .params = prm, .default_hash = AMQ_HASH_XXH3, .shapes = shp            \
     }
 
-/* 4-wise fuse filters: the kernels of four segments (test_kernels). */
+/* 4-wise fuse filters: the kernels of four segments (test_kernels); the
+ * 8-bit one is measured beside the defaults too (info.shapes: the
+ * smallest fuse filter at a given rate). */
 static const char *const fuse8_shapes[] = {"fuse8:ways=4", NULL};
 static const char *const fuse16_shapes[] = {"fuse16:ways=4", NULL};
 
-#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS, READS, SHAPES)              \
+#define XF_TYPE(NAME, FAM, WIDTH, SUMMARY, PARAMS, READS, SHAPES, MEASURE)     \
     static const xf_kind kind_##NAME = {#NAME, FAM, WIDTH};                    \
     const amq__type amq__type_##NAME = {                                       \
-        .info = XF_INFO(#NAME, AMQ__ID_##NAME, SUMMARY, PARAMS),               \
+        .info = XF_INFO(#NAME, AMQ__ID_##NAME, SUMMARY, PARAMS, MEASURE),      \
         .variant = &kind_##NAME,                                               \
         .reads = 3,                                                            \
         .reads_text = READS,                                                   \
@@ -1057,14 +1059,14 @@ static const char *const fuse16_shapes[] = {"fuse16:ways=4", NULL};
         XF_COMMON}
 
 XF_TYPE(xor8, XF_XOR, 8, "xor filter, 8-bit fingerprints (static)", XOR_PARAMS,
-        XOR_READS, amq__defaults_only);
+        XOR_READS, amq__defaults_only, NULL);
 XF_TYPE(xor16, XF_XOR, 16, "xor filter, 16-bit fingerprints (static)",
-        XOR_PARAMS, XOR_READS, amq__defaults_only);
+        XOR_PARAMS, XOR_READS, amq__defaults_only, NULL);
 XF_TYPE(xor32, XF_XOR, 32, "xor filter, 32-bit fingerprints (static)",
-        XOR_PARAMS, XOR_READS, amq__defaults_only);
+        XOR_PARAMS, XOR_READS, amq__defaults_only, NULL);
 XF_TYPE(fuse8, XF_FUSE, 8, "binary fuse filter, 8-bit fingerprints (static)",
-        FUSE_PARAMS, FUSE_READS, fuse8_shapes);
+        FUSE_PARAMS, FUSE_READS, fuse8_shapes, fuse8_shapes);
 XF_TYPE(fuse16, XF_FUSE, 16, "binary fuse filter, 16-bit fingerprints (static)",
-        FUSE_PARAMS, FUSE_READS, fuse16_shapes);
+        FUSE_PARAMS, FUSE_READS, fuse16_shapes, NULL);
 XF_TYPE(fuse32, XF_FUSE, 32, "binary fuse filter, 32-bit fingerprints (static)",
-        FUSE_PARAMS, FUSE_READS, amq__defaults_only);
+        FUSE_PARAMS, FUSE_READS, amq__defaults_only, NULL);
