@@ -190,7 +190,7 @@ declare({
     "amq_curve_bits": (S, [ctypes.c_char_p, ctypes.c_double, c_dp]),
 })
 
-check_sizes({Diag: 168, Hasher: 32, Options: 40, TypeInfo: 40, c_size_t: 8})
+check_sizes({Diag: 168, Hasher: 32, Options: 40, TypeInfo: 48, c_size_t: 8})
 
 
 def cstr(s: str) -> bytes:
