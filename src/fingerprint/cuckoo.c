@@ -1425,17 +1425,4 @@ const amq__type amq__type_cuckoo = {
     .reads_text = "2",
     .kernel_shapes = kernel_shapes,
     .create = t_create,
-    .load = amq__ctab_load,
-    .destroy = amq__ctab_destroy,
-    .add = amq__ctab_add,
-    .add_batch = amq__ctab_add_batch,
-    .contains = amq__ctab_contains,
-    .contains_batch = amq__ctab_contains_batch,
-    .remove = amq__ctab_remove,
-    .count = amq__ctab_count,
-    .fpr_bound = amq__ctab_bound,
-    .describe = amq__ctab_describe,
-    .curve = amq__ctab_curve,
-    .params_write = amq__ctab_params_write,
-    .payload_write = amq__ctab_payload_write,
-};
+    AMQ__CTAB_SLOTS};

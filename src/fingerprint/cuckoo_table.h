@@ -156,4 +156,16 @@ amq_status amq__ctab_apply_growth(amq_cuckoo *c, unsigned links,
 #define AMQ__CT_CUCKOO_LOAD 0.95
 #define AMQ__CT_VACUUM_LOAD 0.94
 
+/* The descriptor slots cuckoo and vacuum share (all but info, variant,
+ * reads, kernel_shapes and create). */
+#define AMQ__CTAB_SLOTS                                                        \
+    .load = amq__ctab_load, .destroy = amq__ctab_destroy,                      \
+    .add = amq__ctab_add, .add_batch = amq__ctab_add_batch,                    \
+    .contains = amq__ctab_contains,                                            \
+    .contains_batch = amq__ctab_contains_batch, .remove = amq__ctab_remove,    \
+    .count = amq__ctab_count, .fpr_bound = amq__ctab_bound,                    \
+    .describe = amq__ctab_describe, .curve = amq__ctab_curve,                  \
+    .params_write = amq__ctab_params_write,                                    \
+    .payload_write = amq__ctab_payload_write,
+
 #endif

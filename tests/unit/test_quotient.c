@@ -203,17 +203,6 @@ static void test_shapes(void) {
     amq_filter_free(f);
 }
 
-/* A frame of f in a buffer of its own (freed by the caller). */
-static uint8_t *frame_of(const amq_filter *f, size_t *len) {
-    size_t need = amq_filter_serialized_size(f);
-    uint8_t *buf = malloc(need);
-    if (buf == NULL || amq_filter_save(f, buf, need, len) != AMQ_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* amq_qf_merge's refusals: NULL arguments and filters of other types
  * (INVALID), the other mode or another hasher (INCOMPATIBLE); the new
  * filter has the inputs' hasher, so byte keys hash as they did. */
@@ -267,7 +256,7 @@ static void test_views(void) {
         if (f == NULL)
             return;
         fill_random(f, NULL, 571, 300, 1u << 20);
-        uint8_t *buf = frame_of(f, &len), *copy = malloc(len);
+        uint8_t *buf = check_frame(f, &len), *copy = malloc(len);
         if (buf == NULL || copy == NULL ||
             amq_filter_view(buf, len, NULL, &v, NULL) != AMQ_OK) {
             CHECK(false);
