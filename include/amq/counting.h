@@ -8,16 +8,25 @@
  * This header adds what the generic interface does not report: each
  * structure's own parameters and state, read through amq_X_of(f).
  *
- *   counting  m counters of 4 or 8 bits, k multiply-shift probes of one hash
- *             (Fan, Cao, Almeida & Broder 2000, "Summary cache"). Insert adds
- *             1 to the k counters, remove subtracts 1. FPR as a Bloom filter
- *             with m cells: (1 - e^{-kn/m})^k, at `width` times the space.
- *             Spec: "counting:width=4|8,k=HASHES,m=COUNTERS" (m instead of
- *             capacity/fpr; k defaults to the optimum). Union is the
- *             saturating counter-wise sum (m, k and width equal, else
- *             AMQ_ERR_INCOMPATIBLE), the filter of the multiset union;
+ *   counting  m counters of 4 or 8 bits, k probes of one hash (Fan, Cao,
+ *             Almeida & Broder 2000, "Summary cache"). Insert adds 1 to the
+ *             k counters, remove subtracts 1. Two layouts: blocked (the
+ *             default) keeps a key's k counters in one 64-byte block of
+ *             512/width counters, one cache line per operation, sized by
+ *             the blocked Bloom curve over the blocks' Poisson load (13%
+ *             more counters than classic at 1% with width 4: 43.4 bits/key
+ *             against 38.4); classic makes k independent multiply-shift
+ *             probes, FPR (1 - e^{-kn/m})^k at `width` times a Bloom
+ *             filter's space. Spec: "counting:width=4|8,layout=blocked|
+ *             classic,k=HASHES,m=COUNTERS" (m instead of capacity/fpr; k
+ *             defaults to the optimum, at most 16 when blocked). Union is
+ *             the saturating counter-wise sum (m, k, width and layout
+ *             equal, else AMQ_ERR_INCOMPATIBLE), the filter of the multiset
+ *             union. With X the nonzero counters, classic:
  *             amq_filter_estimate_items gives -(m/k) ln(1 - X/m) and
- *             amq_filter_fpr_bound (X/m)^k, X the nonzero counters.
+ *             amq_filter_fpr_bound (X/m)^k; blocked: the same per block
+ *             (X_b of C counters), the estimate summed and the bound
+ *             ceil(2^32/B)/2^32 sum_b (X_b/C)^k (an O(B) pass).
  *   dleft     d-left counting Bloom filter (Bonomi, Mitzenmacher, Panigrahy,
  *             Singh & Varghese 2006): d subtables of B buckets of c cells,
  *             each cell a remainder of r bits and a small counter. A key's
@@ -37,7 +46,9 @@
  *             default: raise only the smallest counters; more accurate, no
  *             delete) and minimum selection (mode=ms, AMQ_SPECTRAL_MS: raise
  *             all k; deletes). Spec: "spectral:mode=mi|ms,width=4|8|16|32,
- *             k=HASHES,m=COUNTERS" (width 8 by default). Under minimal
+ *             layout=blocked|classic,k=HASHES,m=COUNTERS" (width 8 by
+ *             default; the layouts are counting's, blocked by default for
+ *             widths 4 and 8, classic for 16 and 32). Under minimal
  *             increase amq_filter_remove_hash returns AMQ_ERR_UNSUPPORTED
  *             (its counters are not sums of the keys on them, so a decrement
  *             can take a counter below another key's multiplicity: a false
@@ -62,7 +73,9 @@
  * filter lives; nothing here allocates or frees.
  * Thread-safety: the getters are queries, safe from any number of threads
  * while nobody modifies the filter.
- * Complexity: counting and spectral O(k) per operation; dleft O(d c) cell
+ * Complexity: counting and spectral O(k) per operation (one cache line
+ * blocked, k classic; fpr_bound and the estimate of a blocked filter O(m));
+ * dleft O(d c) cell
  * comparisons in d buckets (d cache misses). Every getter is O(1).
  */
 #ifndef AMQ_COUNTING_H
@@ -90,6 +103,9 @@ AMQ_API uint64_t amq_counting_counters(const amq_counting *c);
 AMQ_API unsigned amq_counting_k(const amq_counting *c);
 /* Bits per counter: 4 or 8. */
 AMQ_API unsigned amq_counting_width(const amq_counting *c);
+/* Whether a key's counters share one 64-byte block (layout=blocked, the
+ * default) rather than k independent probes (layout=classic). */
+AMQ_API bool amq_counting_blocked(const amq_counting *c);
 
 /* ---- d-left counting Bloom filter -------------------------------------- */
 
@@ -120,6 +136,9 @@ typedef enum amq_spectral_mode {
 AMQ_API amq_spectral_mode amq_spectral_get_mode(const amq_spectral *s);
 /* Counters stuck at their maximum (2^width - 1). */
 AMQ_API uint64_t amq_spectral_saturated(const amq_spectral *s);
+/* Whether a key's counters share one 64-byte block (layout=blocked, the
+ * default for widths 4 and 8) rather than k independent probes. */
+AMQ_API bool amq_spectral_blocked(const amq_spectral *s);
 
 #ifdef __cplusplus
 }

@@ -30,12 +30,23 @@
  * sum is sound for both rules: each counter of x is >= x's multiplicity on
  * each side.
  *
- * The counter array, probes, saturation (sticky at 2^w - 1; an estimate read
- * from a saturated counter is UINT64_MAX, "at least 2^w - 1") and the
- * certified bound are shared with the counting filter (counters.h). After
- * any insert every probe of x is >= 1 under both rules, so contains (all k
- * counters nonzero, i.e. m_x > 0) has the counting filter's false-positive
- * rate, (X/m)^k with X nonzero counters.
+ * The counter array, its two layouts, probes, saturation (sticky at 2^w - 1;
+ * an estimate read from a saturated counter is UINT64_MAX, "at least
+ * 2^w - 1") and the certified bound are shared with the counting filter
+ * (counters.h). Both rules only ever read and raise the key's own k
+ * counters, so they hold unchanged in either layout: blocked (a key's
+ * counters in one 64-byte block, one cache line per insert and query; the
+ * default for widths 4 and 8) or classic (k independent probes; the
+ * default for widths 16 and 32, whose blocks of 32 or 16 counters cost
+ * 1.6-2.2x the memory at 1%, and every frame written before the blocked
+ * layout). After any insert every probe of x is >= 1 under both rules, so
+ * contains (all k counters nonzero, i.e. m_x > 0) has the counting
+ * filter's false-positive rate and bound.
+ *
+ * Frame params: the counter block | mode u32 | layout u32 (0 classic,
+ * 1 blocked). The layout word was reserved (0) before the blocked layout:
+ * earlier frames load as classic and save back byte for byte; readers from
+ * before refuse a blocked frame (a nonzero reserved word).
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +59,7 @@
     ((UINT64_C(1) << 4) | (UINT64_C(1) << 8) | (UINT64_C(1) << 16) |           \
      (UINT64_C(1) << 32))
 #define SPECTRAL_DEFAULT_WIDTH 8
-#define SPECTRAL_PARAMS (AMQ__CTR_PARAMS + 8) /* + mode u32 | reserved u32 */
+#define SPECTRAL_PARAMS (AMQ__CTR_PARAMS + 8) /* + mode u32 | layout u32 */
 
 struct amq_spectral {
     amq__ctr c;
@@ -60,22 +71,38 @@ static bool valid_width(unsigned w) {
 }
 
 static amq_status alloc_spectral(uint64_t m, unsigned k, unsigned width,
-                                 amq_spectral_mode mode, const amq_options *opt,
-                                 amq_spectral **out) {
+                                 unsigned layout, amq_spectral_mode mode,
+                                 const amq_options *opt, amq_spectral **out) {
     amq__ctr *c;
     if (!valid_width(width) ||
         (mode != AMQ_SPECTRAL_MI && mode != AMQ_SPECTRAL_MS))
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(
-        amq__ctr_new(sizeof(amq_spectral), m, width, k, opt, NULL, &c));
+        amq__ctr_new(sizeof(amq_spectral), m, width, k, layout, opt, NULL, &c));
     *out = (amq_spectral *)(void *)c;
     (*out)->mode = mode;
     return AMQ_OK;
 }
 
 /* Minimal increase: raise the counters that hold the minimum. Re-reading
- * each counter makes a probe that repeats count once. */
+ * each counter makes a probe that repeats count once. Blocked: the same
+ * over the one block, found once; under AMQ_OPT_SCALAR the reference loop
+ * through amq__ctr_probe, which test_spectral holds it to. */
 static void add_minimal_increase(amq__ctr *c, uint64_t h) {
+    if (c->layout == AMQ__CTR_BLOCKED && !c->reference) {
+        uint64_t *blk = amq__ctr_block_at(c, h), lo = c->max;
+        unsigned p[AMQ__CTR_BLOCK_MAX_K];
+        for (unsigned j = 0; j < c->k; j++) {
+            uint64_t v =
+                amq__ctr_block_get(c, blk, p[j] = amq__ctr_slot(c, h, j));
+            lo = v < lo ? v : lo;
+        }
+        for (unsigned j = 0; j < c->k && lo != c->max; j++)
+            if (amq__ctr_block_get(c, blk, p[j]) == lo)
+                amq__ctr_block_inc(c, blk, p[j]);
+        c->o.items++;
+        return;
+    }
     uint64_t lo = amq__ctr_min(c, h);
     for (unsigned j = 0; j < c->k && lo != c->max; j++) {
         uint64_t i = amq__ctr_probe(c, h, j);
@@ -85,6 +112,10 @@ static void add_minimal_increase(amq__ctr *c, uint64_t h) {
     c->o.items++;
 }
 
+static void add_minimum_selection(amq__ctr *c, uint64_t h) {
+    (void)amq__ctr_add(&c->o, h);
+}
+
 static amq_status spectral_add(amq__obj *o, uint64_t h) {
     amq_spectral *s = (amq_spectral *)o;
     if (s->mode == AMQ_SPECTRAL_MI) {
@@ -92,6 +123,16 @@ static amq_status spectral_add(amq__obj *o, uint64_t h) {
         return AMQ_OK;
     }
     return amq__ctr_add(o, h);
+}
+
+static amq_status spectral_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                                     size_t *done) {
+    amq_spectral *s = (amq_spectral *)o;
+    amq__ctr_add_batch_with(&s->c, h, n,
+                            s->mode == AMQ_SPECTRAL_MI ? add_minimal_increase
+                                                       : add_minimum_selection);
+    *done = n;
+    return AMQ_OK;
 }
 
 /* Sound for both modes, but only between equal modes: a union of MI and
@@ -112,6 +153,9 @@ amq_spectral_mode amq_spectral_get_mode(const amq_spectral *s) {
 }
 uint64_t amq_spectral_saturated(const amq_spectral *s) {
     return s->c.saturated;
+}
+bool amq_spectral_blocked(const amq_spectral *s) {
+    return s->c.layout == AMQ__CTR_BLOCKED;
 }
 
 /* ---- the generic interface --------------------------------------------- */
@@ -152,15 +196,16 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     amq_spectral_mode mode;
-    unsigned width = 0, k = 0;
+    unsigned width = 0, k = 0, layout;
     uint64_t m = 0;
     amq_spectral *s;
     (void)self;
     AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag));
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__ctr_spec_shape(spec, capacity, fpr, &k, &m, "spectral", diag));
-    AMQ_RETURN_IF_ERR(alloc_spectral(m, k, width, mode, opt, &s));
+    AMQ_RETURN_IF_ERR(amq__ctr_spec_layout(spec, width, &layout, diag));
+    AMQ_RETURN_IF_ERR(amq__ctr_spec_shape(spec, capacity, fpr, width, layout,
+                                          &k, &m, "spectral", diag));
+    AMQ_RETURN_IF_ERR(alloc_spectral(m, k, width, layout, mode, opt, &s));
     *out = &s->c.o;
     return AMQ_OK;
 }
@@ -174,32 +219,29 @@ static uint32_t t_caps(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_spectral *s = (const amq_spectral *)o;
-    return amq__describe(buf, cap, "m=%llu,k=%u,width=%u,mode=%s",
+    return amq__describe(buf, cap, "m=%llu,k=%u,width=%u,mode=%s,layout=%s",
                          (unsigned long long)s->c.m, s->c.k, s->c.width,
-                         s->mode == AMQ_SPECTRAL_MS ? "ms" : "mi");
+                         s->mode == AMQ_SPECTRAL_MS ? "ms" : "mi",
+                         s->c.layout == AMQ__CTR_BLOCKED ? "blocked"
+                                                         : "classic");
 }
 
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
     amq_spectral_mode mode;
     unsigned width = 0;
-    uint64_t k = 0;
     (void)self;
     AMQ_RETURN_IF_ERR(spec_mode(spec, &mode, diag)); /* no effect on FPR */
     AMQ_RETURN_IF_ERR(spec_width(spec, &width, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "k", 1, AMQ__CTR_MAX_K, &k, NULL, diag));
-    *out = inverse ? width * amq__ctr_curve_cells(x, (unsigned)k)
-                   : amq__ctr_curve_fpr(x / width, (unsigned)k);
-    return AMQ_OK;
+    return amq__ctr_curve(spec, width, x, inverse, out, diag);
 }
 
-/* params: the counter block | mode u32 | reserved u32 */
+/* params: the counter block | mode u32 | layout u32 */
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_spectral *s = (const amq_spectral *)o;
     amq__ctr_params_write(o, w);
     amq__wr_u32(w, (uint32_t)s->mode);
-    amq__wr_u32(w, 0);
+    amq__wr_u32(w, s->c.layout);
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,
@@ -210,17 +252,29 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     amq__ctr *c;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__rd_expect(r, SPECTRAL_PARAMS));
-    AMQ_RETURN_IF_ERR(amq__ctr_params_read(r, len, SPECTRAL_WIDTHS, &shape));
+    AMQ_RETURN_IF_ERR(amq__ctr_params_read(r, SPECTRAL_WIDTHS, &shape));
     size_t at_mode = amq__rd_u32(r, &mode);
-    AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
     if (mode > AMQ_SPECTRAL_MS)
         return amq__rd_bad(r, at_mode, "mode %u unknown", mode);
+    AMQ_RETURN_IF_ERR(amq__ctr_layout_read(r, &shape));
+    AMQ_RETURN_IF_ERR(amq__ctr_shape_check(r, len, &shape));
     AMQ_RETURN_IF_ERR(amq__ctr_open(sizeof(amq_spectral), &shape, payload, len,
                                     view, opt, &c));
     ((amq_spectral *)(void *)c)->mode = (amq_spectral_mode)mode;
     *out = &c->o;
     return AMQ_OK;
 }
+
+/* Shapes beside the default (blocked, width 8) that take other kernels or
+ * paths (test_kernels): the blocked kernels at widths 4, 16 and 32 (a prime
+ * block count at 16), and the classic layout. */
+static const char *const kernel_shapes[] = {
+    "spectral:width=4",
+    "spectral:width=16,layout=blocked,m=3104",
+    "spectral:width=32,layout=blocked",
+    "spectral:layout=classic",
+    "spectral:mode=ms,width=16",
+    NULL};
 
 /* The type's caps are the default (MI) mode's; a filter built with mode=ms
  * also reports AMQ_CAP_REMOVE through amq_filter_caps. */
@@ -232,14 +286,20 @@ const amq__type amq__type_spectral = {
                         "(minimal increase or minimum selection)",
              .params = "mode=mi|ms (minimal increase, default; minimum "
                        "selection allows remove), width=BITS (4, 8, 16, 32; "
-                       "default 8), k=HASHES (1-32, default optimal), "
-                       "m=COUNTERS (explicit size)",
+                       "default 8), layout=blocked|classic (a key's k "
+                       "counters in one 64-byte block, the default for "
+                       "widths 4 and 8; or k independent probes, the "
+                       "default for 16 and 32), k=HASHES (1-16 blocked, "
+                       "1-32 classic; default optimal), m=COUNTERS "
+                       "(explicit size)",
              .default_hash = AMQ_HASH_XXH3},
-    .reads_param = "k",
-    .kernel_shapes = amq__defaults_only,
+    .reads = 1,
+    .reads_text = "1 (layout=classic: k)",
+    .kernel_shapes = kernel_shapes,
     .create = t_create,
     .load = t_load,
     .add = spectral_add,
+    .add_batch = spectral_add_batch,
     .contains = amq__ctr_contains,
     .contains_batch = amq__ctr_contains_batch,
     .remove = amq__ctr_remove, /* mode=ms only: see t_caps */

@@ -579,6 +579,10 @@ static amq_status remove_built(amq_cascade *c, const void *key, size_t len,
     amq__region *g = r < c->nregions ? &c->regions[r] : NULL;
     amq_filter *f = g != NULL ? g->f : NULL;
     uint64_t hf = amq__mix64(h ^ AMQ__FRONT_SALT);
+    /* routed where nothing is accepted (a region without a filter or the
+     * reject tail): no built member can be there */
+    if (b < c->accept_bin && f == NULL && (g == NULL || !g->accept_all))
+        return AMQ_ERR_NOT_FOUND;
     bool f_del = f != NULL && (amq_filter_caps(f) & AMQ_CAP_REMOVE);
     bool front_del = c->front && (amq_filter_caps(c->front) & AMQ_CAP_REMOVE);
     unsigned stale_needed = (f != NULL && !f_del) + (c->front && !front_del);

@@ -3,7 +3,8 @@
  * estimates never undercount (both insert rules, many seeds, repeated
  * probes), minimal increase is at least as accurate as minimum selection at
  * every load (Cohen & Matias's claim), MI refuses deletes and MS deletes
- * exactly, and union keeps estimates above the summed multiplicities.
+ * exactly, and union keeps estimates above the summed multiplicities; in
+ * both layouts (blocked and classic), with the default layout per width.
  * The error-vs-load table in docs/parts/counting.md is this test's output.
  */
 #include "check.h"
@@ -15,6 +16,8 @@
 #include "amq/counting.h"
 
 enum { KEYS = 4000 };
+/* The layout the tests below run in (main runs them in both). */
+static const char *layout = "classic";
 static uint64_t keys[KEYS];
 static uint32_t mult[KEYS];
 
@@ -42,9 +45,10 @@ static amq_filter *make(uint64_t m, unsigned k, unsigned width,
     char spec[96];
     amq_filter *f = NULL;
     amq_diag d;
-    snprintf(spec, sizeof spec, "spectral:m=%llu,k=%u,width=%u,mode=%s",
+    snprintf(spec, sizeof spec,
+             "spectral:m=%llu,k=%u,width=%u,mode=%s,layout=%s",
              (unsigned long long)m, k, width,
-             mode == AMQ_SPECTRAL_MS ? "ms" : "mi");
+             mode == AMQ_SPECTRAL_MS ? "ms" : "mi", layout);
     amq_status st = amq_filter_new(spec, 0, 0, NULL, &f, &d);
     CHECK_MSG(st == AMQ_OK, "new(%s): %s %.100s", spec, amq_status_name(st),
               st == AMQ_OK ? "" : d.message);
@@ -98,7 +102,9 @@ static void test_error_vs_load(void) {
     unsigned seeds = check_quick() ? 2 : 8;
     const uint64_t m = 8192;
     const unsigned k = 4;
-    printf("keys/counter  MI mean rel. overcount  MS mean rel. overcount\n");
+    printf("layout=%s\nkeys/counter  MI mean rel. overcount  MS mean rel. "
+           "overcount\n",
+           layout);
     for (size_t l = 0; l < sizeof loads / sizeof loads[0]; l++) {
         size_t n = (size_t)(loads[l] * (double)m);
         double mi = 0, ms = 0;
@@ -232,11 +238,86 @@ static void test_saturation(void) {
     amq_filter_free(s);
 }
 
+/* The default layout by width, the getter, and what the blocked layout
+ * refuses. */
+static void test_layouts(void) {
+    static const struct {
+        const char *spec;
+        bool blocked;
+    } cases[] = {{"spectral", true},
+                 {"spectral:width=4", true},
+                 {"spectral:width=16", false},
+                 {"spectral:width=32", false},
+                 {"spectral:width=16,layout=blocked", true},
+                 {"spectral:layout=classic", false}};
+    check_seed = 30;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amq_filter *f = NULL;
+        CHECK_OK(amq_filter_new(cases[i].spec, 1000, 0.01, NULL, &f, NULL));
+        const amq_spectral *s = amq_spectral_of(f);
+        CHECK_MSG(s != NULL && amq_spectral_blocked(s) == cases[i].blocked,
+                  "%s", cases[i].spec);
+        amq_filter_free(f);
+    }
+    amq_filter *f = NULL;
+    CHECK_STATUS(amq_filter_new("spectral:k=20", 1000, 0.01, NULL, &f, NULL),
+                 AMQ_ERR_SPEC);
+    CHECK_OK(amq_filter_new("spectral:k=20,layout=classic", 1000, 0.01, NULL,
+                            &f, NULL));
+    amq_filter_free(f);
+}
+
+/* The updates' fast paths (blocked: the block found once) give the same
+ * bytes as the reference loop that AMQ_OPT_SCALAR keeps, over a stream
+ * with repeats, in every mode and blocked width. */
+static void test_fast_vs_reference(void) {
+    static const char *const specs[] = {
+        "spectral:m=4096,k=5", "spectral:m=4096,k=16,width=4",
+        "spectral:m=2048,k=7,width=16,layout=blocked",
+        "spectral:m=1024,k=3,width=32,layout=blocked",
+        "spectral:m=4096,k=6,mode=ms"};
+    amq_options scalar;
+    memset(&scalar, 0, sizeof scalar);
+    scalar.flags = AMQ_OPT_SCALAR;
+    check_seed = 31;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        amq_filter *a = NULL, *b = NULL;
+        CHECK_OK(amq_filter_new(specs[i], 0, 0, NULL, &a, NULL));
+        CHECK_OK(amq_filter_new(specs[i], 0, 0, &scalar, &b, NULL));
+        if (a == NULL || b == NULL) {
+            amq_filter_free(a);
+            amq_filter_free(b);
+            continue;
+        }
+        uint64_t rng = 31 + i, h[3000];
+        for (int j = 0; j < 3000; j++)
+            h[j] = j % 3 == 2 ? h[j / 2] : check_next(&rng);
+        size_t done = 0;
+        CHECK_OK(amq_filter_add_batch(a, h, 1500, &done));
+        for (int j = 0; j < 1500; j++)
+            CHECK_OK(amq_filter_add_hash(b, h[j]));
+        for (int j = 1500; j < 3000; j++) {
+            CHECK_OK(amq_filter_add_hash(a, h[j]));
+            CHECK_OK(amq_filter_add_hash(b, h[j]));
+        }
+        CHECK_MSG(check_same_frame(a, b), "%s: fast and reference differ",
+                  specs[i]);
+        amq_filter_free(a);
+        amq_filter_free(b);
+    }
+}
+
 int main(void) {
-    test_error_vs_load();
-    test_repeated_probes();
-    test_remove();
-    test_union();
-    test_saturation();
+    static const char *const layouts[] = {"classic", "blocked"};
+    for (int l = 0; l < 2; l++) {
+        layout = layouts[l];
+        test_error_vs_load();
+        test_repeated_probes();
+        test_remove();
+        test_union();
+        test_saturation();
+    }
+    test_layouts();
+    test_fast_vs_reference();
     return check_report("test_spectral");
 }
