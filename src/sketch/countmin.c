@@ -6,8 +6,13 @@
  *
  * d rows of w counters, each 8, 16 or 32 bits (one implementation; the width
  * only changes how a cell is read and written). Row r sends key hash h to
- * column reduce(mix64(h + (r+1)·φ), w), φ the 64-bit golden ratio, so one
- * 64-bit hash yields d independent-looking columns.
+ * column reduce(h K_r, w), K_r = mix64((r+1)·φ) | 1, φ the 64-bit golden
+ * ratio (row mapping 1): one 64-bit hash yields d independent-looking
+ * columns at a multiply and a multiply-high each. Sketches saved before it
+ * (mapping 0) keep column reduce(mix64(h + (r+1)·φ), w). Either way a row's
+ * column is a bijection of h reduced, so two keys share it with probability
+ * at most 1/w + 2^-64, all the per-row step of the bound below needs
+ * (docs/structures.md §"Count-Min sketch").
  *
  *            col:  0    1    2    3    4   ...  w-1
  *   row 0        | 0 | 3 | 0 | 1 | 7 | ... | 0 |      estimate(x) =
@@ -51,7 +56,6 @@
 #include "type/type.h"
 
 #define CMS_BATCH 8
-#define CMS_PREFETCH_ROWS 4
 #define CMS_GOLDEN 0x9e3779b97f4a7c15ULL
 
 struct amq_cms {
@@ -63,7 +67,10 @@ struct amq_cms {
     bool conservative;
     uint64_t max;       /* 2^cbits - 1 */
     uint64_t saturated; /* cells equal to max */
+    bool scalar;        /* AMQ_OPT_SCALAR: the reference query only */
+    bool mulshift;      /* row mapping 1 (below); false: mapping 0 */
     uint64_t nonzero[AMQ_CMS_MAX_DEPTH];
+    uint64_t mul[AMQ_CMS_MAX_DEPTH]; /* mapping 1: K_r */
 };
 
 /* ---- cells ---------------------------------------------------------------- */
@@ -88,15 +95,124 @@ static inline const uint8_t *cell_addr(const amq_cms *c, size_t i) {
     return c->cells + i * (c->cbits / 8);
 }
 
-/* Index of key h's cell in row r (row-major). */
+/* Index of key h's cell in row r (row-major). Mapping 1 (new sketches):
+ * column reduce(h K_r, w), a multiply-shift of the key's one hash, with
+ * K_r = mix((r + 1) phi) | 1; mapping 0 (frames before it): column
+ * reduce(mix(h + (r + 1) phi), w), a mix per row. */
 static inline size_t cell_of(const amq_cms *c, uint64_t h, unsigned r) {
-    uint64_t x = amq__mix64(h + (uint64_t)(r + 1) * CMS_GOLDEN);
+    uint64_t x = c->mulshift ? h * c->mul[r]
+                             : amq__mix64(h + (uint64_t)(r + 1) * CMS_GOLDEN);
     return (size_t)((uint64_t)r * c->width + amq__reduce64(x, c->width));
+}
+
+/* The same for a sketch known to use mapping 1 (the kernels). */
+static inline size_t cell_of_ms(const amq_cms *c, uint64_t h, unsigned r) {
+    return (size_t)((uint64_t)r * c->width +
+                    amq__reduce64(h * c->mul[r], c->width));
 }
 
 /* min(a + b, max) for a <= max, without overflow. */
 static inline uint64_t sat_add(uint64_t a, uint64_t b, uint64_t max) {
     return b > max - a ? max : a + b;
+}
+
+/* ---- query kernels ------------------------------------------------------- */
+
+/* A cell of `bytes` bytes (1, 2 or 4), a constant where inlined. */
+static inline uint64_t cell_load(const amq_cms *c, size_t i, unsigned bytes) {
+    const uint8_t *p = c->cells + i * bytes;
+    return bytes == 1 ? p[0] : bytes == 2 ? amq__get_u16(p) : amq__get_u32(p);
+}
+
+/* contains for `bytes`-byte cells and depth d: every row read, no branch
+ * on the counters (their loads do not wait for one another). */
+static inline bool contains_k(const amq_cms *c, uint64_t h, unsigned d,
+                              unsigned bytes, bool ms) {
+    unsigned zero = 0;
+    for (unsigned r = 0; r < d; r++)
+        zero |= cell_load(c, ms ? cell_of_ms(c, h, r) : cell_of(c, h, r),
+                          bytes) == 0;
+    return zero == 0;
+}
+
+/* Mapping 0, any width and depth (cell_of reads the mapping). */
+static bool k_any(const amq__obj *o, uint64_t h) {
+    const amq_cms *c = (const amq_cms *)o;
+    return contains_k(c, h, c->depth, c->cbits / 8, false);
+}
+static bool k8(const amq__obj *o, uint64_t h) {
+    const amq_cms *c = (const amq_cms *)o;
+    return contains_k(c, h, c->depth, 1, true);
+}
+static bool k16(const amq__obj *o, uint64_t h) {
+    const amq_cms *c = (const amq_cms *)o;
+    return contains_k(c, h, c->depth, 2, true);
+}
+static bool k32(const amq__obj *o, uint64_t h) {
+    const amq_cms *c = (const amq_cms *)o;
+    return contains_k(c, h, c->depth, 4, true);
+}
+static bool k32_d4(const amq__obj *o, uint64_t h) {
+    return contains_k((const amq_cms *)o, h, 4, 4, true);
+}
+static bool k32_d5(const amq__obj *o, uint64_t h) {
+    return contains_k((const amq_cms *)o, h, 5, 4, true);
+}
+static bool k32_d7(const amq__obj *o, uint64_t h) {
+    return contains_k((const amq_cms *)o, h, 7, 4, true);
+}
+
+/* The reference: row by row, stopping at the first zero counter. */
+static bool contains(const amq_cms *c, uint64_t h) {
+    for (unsigned r = 0; r < c->depth; r++)
+        if (cell_get(c, cell_of(c, h, r)) == 0)
+            return false;
+    return true;
+}
+
+static bool contains_ref(const amq__obj *o, uint64_t h) {
+    return contains((const amq_cms *)o, h);
+}
+
+/* The row multipliers and the one-key kernel for c's mapping, counter
+ * width and depth. */
+static void choose_kernel(amq_cms *c) {
+    for (unsigned r = 0; r < c->depth; r++)
+        c->mul[r] = amq__mix64((uint64_t)(r + 1) * CMS_GOLDEN) | 1;
+    if (c->scalar)
+        c->o.contains = contains_ref;
+    else if (!c->mulshift)
+        c->o.contains = k_any;
+    else if (c->cbits == 8)
+        c->o.contains = k8;
+    else if (c->cbits == 16)
+        c->o.contains = k16;
+    else
+        c->o.contains = c->depth == 4   ? k32_d4
+                        : c->depth == 5 ? k32_d5
+                        : c->depth == 7 ? k32_d7
+                                        : k32;
+}
+
+/* The minimum over the rows, without a branch on the counters. */
+static inline uint64_t query_k(const amq_cms *c, uint64_t h, unsigned bytes) {
+    uint64_t m = UINT64_MAX;
+    for (unsigned r = 0; r < c->depth; r++) {
+        uint64_t v = cell_load(c, cell_of(c, h, r), bytes);
+        m = v < m ? v : m;
+    }
+    return m;
+}
+
+/* Ask for key h's d cells (for writing when `w`). */
+static inline void prefetch_rows(const amq_cms *c, uint64_t h, bool w) {
+    for (unsigned r = 0; r < c->depth; r++) {
+        const uint8_t *p = cell_addr(c, cell_of(c, h, r));
+        if (w)
+            amq__prefetch_w(p);
+        else
+            amq__prefetch(p);
+    }
 }
 
 static size_t cell_count(const amq_cms *c) {
@@ -132,8 +248,9 @@ static bool shape_bytes(uint64_t width, unsigned depth, unsigned cbits,
 }
 
 static amq_status alloc_cms(uint64_t width, unsigned depth, unsigned cbits,
-                            bool conservative, const amq_options *opt,
-                            const uint8_t *borrow, amq_cms **out) {
+                            bool conservative, bool mulshift,
+                            const amq_options *opt, const uint8_t *borrow,
+                            amq_cms **out) {
     amq_cms *c;
     size_t bytes;
     void *wr;
@@ -147,6 +264,7 @@ static amq_status alloc_cms(uint64_t width, unsigned depth, unsigned cbits,
     c->depth = depth;
     c->cbits = cbits;
     c->conservative = conservative;
+    c->mulshift = mulshift;
     c->max = cbits == 32 ? UINT32_MAX : (UINT64_C(1) << cbits) - 1;
     amq_status st = amq__obj_table(&c->o, bytes, borrow, &wr);
     if (st != AMQ_OK) {
@@ -154,6 +272,8 @@ static amq_status alloc_cms(uint64_t width, unsigned depth, unsigned cbits,
         return st;
     }
     c->cells = borrow != NULL ? (uint8_t *)borrow : wr;
+    c->scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR) != 0;
+    choose_kernel(c);
     *out = c;
     return AMQ_OK;
 }
@@ -166,7 +286,8 @@ amq_status amq_cms_new(uint64_t width, unsigned depth, unsigned counter_bits,
     *out = NULL;
     amq_hasher h;
     AMQ_RETURN_IF_ERR(amq__hasher_from_options(opt, AMQ_HASH_XXH3, &h));
-    return alloc_cms(width, depth, counter_bits, conservative, opt, NULL, out);
+    return alloc_cms(width, depth, counter_bits, conservative, true, opt, NULL,
+                     out);
 }
 
 /* width = ceil(e/eps), depth = ceil(ln(1/delta)). */
@@ -200,7 +321,8 @@ void amq_cms_free(amq_cms *c) { amq__obj_free(c ? &c->o : NULL); }
 
 /* ---- updates and queries -------------------------------------------------- */
 
-uint64_t amq_cms_query(const amq_cms *c, uint64_t h) {
+/* The reference: row by row through cell_get. */
+static uint64_t query_ref(const amq_cms *c, uint64_t h) {
     uint64_t m = UINT64_MAX;
     for (unsigned r = 0; r < c->depth; r++) {
         uint64_t v = cell_get(c, cell_of(c, h, r));
@@ -208,6 +330,16 @@ uint64_t amq_cms_query(const amq_cms *c, uint64_t h) {
             m = v;
     }
     return m;
+}
+
+uint64_t amq_cms_query(const amq_cms *c, uint64_t h) {
+    if (c->scalar)
+        return query_ref(c, h);
+    switch (c->cbits) {
+    case 8: return query_k(c, h, 1);
+    case 16: return query_k(c, h, 2);
+    default: return query_k(c, h, 4);
+    }
 }
 
 static void set_cell(amq_cms *c, size_t i, unsigned r, uint64_t old,
@@ -240,49 +372,35 @@ uint64_t amq_cms_incr(amq_cms *c, uint64_t h, uint64_t by) {
     return target;
 }
 
+/* Batches: a group's cells asked for (every row), then read; the group's
+ * misses overlap. */
 void amq_cms_query_batch(const amq_cms *c, const uint64_t *h, size_t n,
                          uint64_t *out) {
-    unsigned pre = c->depth < CMS_PREFETCH_ROWS ? c->depth : CMS_PREFETCH_ROWS;
-    size_t i = 0;
-    for (; i + CMS_BATCH <= n; i += CMS_BATCH) {
-        for (size_t j = 0; j < CMS_BATCH; j++)
-            for (unsigned r = 0; r < pre; r++)
-                amq__prefetch(cell_addr(c, cell_of(c, h[i + j], r)));
-        for (size_t j = 0; j < CMS_BATCH; j++)
+    for (size_t i = 0; i < n; i += CMS_BATCH) {
+        size_t g = n - i < CMS_BATCH ? n - i : CMS_BATCH;
+        for (size_t j = 0; j < g && !c->scalar; j++)
+            prefetch_rows(c, h[i + j], false);
+        for (size_t j = 0; j < g; j++)
             out[i + j] = amq_cms_query(c, h[i + j]);
     }
-    for (; i < n; i++)
-        out[i] = amq_cms_query(c, h[i]);
-}
-
-static bool contains(const amq_cms *c, uint64_t h) {
-    for (unsigned r = 0; r < c->depth; r++)
-        if (cell_get(c, cell_of(c, h, r)) == 0)
-            return false;
-    return true;
 }
 
 static void contains_batch(const amq_cms *c, const uint64_t *h, size_t n,
                            uint8_t *out) {
-    size_t i = 0;
-    for (; i + CMS_BATCH <= n; i += CMS_BATCH) {
-        for (size_t j = 0; j < CMS_BATCH; j++) {
-            amq__prefetch(cell_addr(c, cell_of(c, h[i + j], 0)));
-            if (c->depth > 1)
-                amq__prefetch(cell_addr(c, cell_of(c, h[i + j], 1)));
-        }
-        for (size_t j = 0; j < CMS_BATCH; j++)
-            out[i + j] = contains(c, h[i + j]);
+    for (size_t i = 0; i < n; i += CMS_BATCH) {
+        size_t g = n - i < CMS_BATCH ? n - i : CMS_BATCH;
+        for (size_t j = 0; j < g && !c->scalar; j++)
+            prefetch_rows(c, h[i + j], false);
+        for (size_t j = 0; j < g; j++)
+            out[i + j] = c->o.contains(&c->o, h[i + j]);
     }
-    for (; i < n; i++)
-        out[i] = contains(c, h[i]);
 }
 
 amq_status amq_cms_merge(amq_cms *dst, const amq_cms *src) {
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
     if (dst->width != src->width || dst->depth != src->depth ||
-        dst->cbits != src->cbits)
+        dst->cbits != src->cbits || dst->mulshift != src->mulshift)
         return AMQ_ERR_INCOMPATIBLE;
     size_t n = cell_count(dst);
     for (size_t i = 0; i < n; i++)
@@ -341,7 +459,7 @@ static amq_status size_for(uint64_t capacity, double fpr, uint64_t *width,
 /* ---- the generic interface ------------------------------------------------ */
 
 typedef struct cms_spec {
-    uint64_t width, depth, cbits, conservative;
+    uint64_t width, depth, cbits, conservative, map;
     double eps, delta;
     bool has_width, has_depth, has_eps, has_delta;
 } cms_spec;
@@ -349,6 +467,7 @@ typedef struct cms_spec {
 static amq_status read_spec(amq__spec *s, cms_spec *p, amq_diag *diag) {
     p->cbits = 32;
     p->conservative = 1;
+    p->map = 1;
     p->delta = 0.01;
     AMQ_RETURN_IF_ERR(amq__spec_u64(s, "width", 1, UINT64_C(1) << 56, &p->width,
                                     &p->has_width, diag));
@@ -362,6 +481,7 @@ static amq_status read_spec(amq__spec *s, cms_spec *p, amq_diag *diag) {
         amq__spec_u64(s, "counter", 8, 32, &p->cbits, NULL, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(s, "conservative", 0, 1, &p->conservative, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(s, "map", 0, 1, &p->map, NULL, diag));
     if (!valid_bits(p->cbits))
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "cms counter width must be 8, 16 or 32 bits");
@@ -414,8 +534,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     memset(&p, 0, sizeof p);
     AMQ_RETURN_IF_ERR(read_spec(spec, &p, diag));
     AMQ_RETURN_IF_ERR(resolve_shape(&p, capacity, fpr, &w, &d, diag));
-    AMQ_RETURN_IF_ERR(
-        alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0, opt, NULL, &c));
+    AMQ_RETURN_IF_ERR(alloc_cms(w, d, (unsigned)p.cbits, p.conservative != 0,
+                                p.map != 0, opt, NULL, &c));
     *out = &c->o;
     return AMQ_OK;
 }
@@ -424,8 +544,19 @@ static amq_status t_add(amq__obj *o, uint64_t h) {
     amq_cms_incr((amq_cms *)o, h, 1);
     return AMQ_OK;
 }
-static bool t_contains(const amq__obj *o, uint64_t h) {
-    return contains((const amq_cms *)o, h);
+/* The increments in order, a group's cells asked for (to write) first. */
+static amq_status t_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                              size_t *done) {
+    amq_cms *c = (amq_cms *)o;
+    for (size_t i = 0; i < n; i += CMS_BATCH) {
+        size_t g = n - i < CMS_BATCH ? n - i : CMS_BATCH;
+        for (size_t j = 0; j < g && !c->scalar; j++)
+            prefetch_rows(c, h[i + j], true);
+        for (size_t j = 0; j < g; j++)
+            amq_cms_incr(c, h[i + j], 1);
+    }
+    *done = n;
+    return AMQ_OK;
 }
 static void t_batch(const amq__obj *o, const uint64_t *h, size_t n,
                     uint8_t *out) {
@@ -445,10 +576,10 @@ static double t_bound(const amq__obj *o) {
 }
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_cms *c = (const amq_cms *)o;
-    return amq__describe(buf, cap,
-                         "width=%llu,depth=%u,counter=%u,conservative=%u",
-                         (unsigned long long)c->width, c->depth, c->cbits,
-                         c->conservative ? 1u : 0u);
+    return amq__describe(
+        buf, cap, "width=%llu,depth=%u,counter=%u,conservative=%u%s",
+        (unsigned long long)c->width, c->depth, c->cbits,
+        c->conservative ? 1u : 0u, c->mulshift ? "" : ",map=0");
 }
 
 /* The curve reads counter= and a fixed depth (depth=, or delta=); the keys
@@ -473,16 +604,19 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 }
 
 /* params: width u64 | depth u32 | counter bits u32 | flags u32 (bit 0:
- * conservative) | reserved u32 (0) | total u64 */
+ * conservative; bit 1: row mapping 1, clear in frames from before it) |
+ * reserved u32 (0) | total u64 */
 #define PARAMS_LEN 32
 #define FLAG_CONSERVATIVE 0x1u
+#define FLAG_MULSHIFT 0x2u
 
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_cms *c = (const amq_cms *)o;
     amq__wr_u64(w, c->width);
     amq__wr_u32(w, c->depth);
     amq__wr_u32(w, c->cbits);
-    amq__wr_u32(w, c->conservative ? FLAG_CONSERVATIVE : 0);
+    amq__wr_u32(w, (c->conservative ? FLAG_CONSERVATIVE : 0) |
+                       (c->mulshift ? FLAG_MULSHIFT : 0));
     amq__wr_u32(w, 0);
     amq__wr_u64(w, o->items);
 }
@@ -507,7 +641,7 @@ static amq_status read_params(amq__rd *r, size_t len, cms_shape *s) {
     if (!valid_bits(s->bits))
         return amq__rd_bad(r, at_bits, "counter width %u out of range",
                            s->bits);
-    if ((s->flags & ~FLAG_CONSERVATIVE) != 0)
+    if ((s->flags & ~(FLAG_CONSERVATIVE | FLAG_MULSHIFT)) != 0)
         return amq__rd_bad(r, at_flags, "unknown flags %#x", s->flags);
     if (s->width == 0 || !shape_bytes(s->width, s->depth, s->bits, &bytes) ||
         bytes != len)
@@ -535,9 +669,9 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     amq_cms *c;
     (void)self;
     AMQ_RETURN_IF_ERR(read_params(r, len, &sh));
-    AMQ_RETURN_IF_ERR(alloc_cms(sh.width, sh.depth, sh.bits,
-                                sh.flags & FLAG_CONSERVATIVE, opt,
-                                view ? payload : NULL, &c));
+    AMQ_RETURN_IF_ERR(alloc_cms(
+        sh.width, sh.depth, sh.bits, sh.flags & FLAG_CONSERVATIVE,
+        (sh.flags & FLAG_MULSHIFT) != 0, opt, view ? payload : NULL, &c));
     if (!view)
         memcpy(c->cells, payload, len);
     c->o.items = sh.total;
@@ -561,7 +695,9 @@ const amq__type amq__type_cms = {
              .params = "width=COUNTERS per row and depth=ROWS (1-64), or "
                        "eps=ERROR (width e/eps) and delta=PROB (depth "
                        "ln 1/delta, default 0.01); counter=BITS (8, 16, 32; "
-                       "default 32), conservative=0|1 (default 1); without "
+                       "default 32), conservative=0|1 (default 1), map=0|1 "
+                       "(row columns: 0 a mix per row, as frames before "
+                       "map 1; default 1 a multiply-shift); without "
                        "them: sized so an absent key reads nonzero with "
                        "probability fpr at capacity",
              .default_hash = AMQ_HASH_XXH3},
@@ -570,7 +706,8 @@ const amq__type amq__type_cms = {
     .create = t_create,
     .load = t_load,
     .add = t_add,
-    .contains = t_contains,
+    .add_batch = t_add_batch,
+    .contains = contains_ref,
     .contains_batch = t_batch,
     .count = t_count,
     .merge = t_merge,

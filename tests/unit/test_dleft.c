@@ -303,7 +303,119 @@ static void test_specs(void) {
     CHECK_STATUS(amq_curve_fpr("dleft:rbits=8", 16, &p), AMQ_ERR_SPEC);
 }
 
+static amq_filter *make_opt(const char *spec, uint64_t n, bool scalar) {
+    amq_options opt;
+    amq_filter *f = NULL;
+    amq_diag d;
+    memset(&opt, 0, sizeof opt);
+    opt.flags = scalar ? AMQ_OPT_SCALAR : 0u;
+    amq_status st = amq_filter_new(spec, n, 0.01, &opt, &f, &d);
+    CHECK_MSG(st == AMQ_OK, "new(%s): %s %s", spec, amq_status_name(st),
+              st == AMQ_OK ? "" : d.message);
+    return f;
+}
+
+/* The word-parallel kernels and scans against the cell-by-cell reference
+ * (AMQ_OPT_SCALAR), on every kernel's shape, on tables small enough that
+ * many buckets sit in the last 8 bytes, and with remainder-0 keys: the same
+ * keys give the same frame (inserts, removes), and every query, one key or
+ * batched, the same answer. */
+static void test_words_match_reference(void) {
+    static const char *const specs[] = {"dleft",
+                                        "dleft:rbits=11",
+                                        "dleft:cells=4",
+                                        "dleft:rbits=16",
+                                        "dleft:d=3",
+                                        "dleft:rbits=20,cbits=3",
+                                        "dleft:map=0",
+                                        "dleft:map=0,rbits=6",
+                                        "dleft:rbits=1,cbits=1",
+                                        "dleft:cells=32,rbits=30",
+                                        "dleft:d=2,cells=1",
+                                        "dleft:rbits=6"};
+    enum { Q = 4000 };
+    static uint64_t h[Q];
+    static uint8_t a[Q], b[Q];
+    for (size_t t = 0; t < sizeof specs / sizeof *specs; t++) {
+        for (uint64_t n = 5; n <= 5000; n *= 10) {
+            check_seed = 30 + t * 10 + n;
+            amq_filter *fast = make_opt(specs[t], n, false);
+            amq_filter *ref = make_opt(specs[t], n, true);
+            if (fast == NULL || ref == NULL) {
+                amq_filter_free(fast);
+                amq_filter_free(ref);
+                return;
+            }
+            uint64_t rng = check_seed;
+            /* remainder-0 keys: the low r bits of h are the remainder */
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t x = check_next(&rng);
+                x = i % 5 == 0 ? x & ~UINT64_C(0xffffffff) : x;
+                amq_status s1 = amq_filter_add_hash(fast, x);
+                amq_status s2 = amq_filter_add_hash(ref, x);
+                CHECK_MSG(s1 == s2, "%s: add %s vs %s", specs[t],
+                          amq_status_name(s1), amq_status_name(s2));
+                if (i % 3 == 0) {
+                    s1 = amq_filter_remove_hash(fast, x ^ 1);
+                    s2 = amq_filter_remove_hash(ref, x ^ 1);
+                    CHECK(s1 == s2);
+                }
+            }
+            size_t l1, l2;
+            uint8_t *f1 = frame(fast, &l1), *f2 = frame(ref, &l2);
+            CHECK_MSG(frames_equal(f1, l1, f2, l2), "%s n=%llu: frames differ",
+                      specs[t], (unsigned long long)n);
+            free(f1);
+            free(f2);
+            uint64_t r2 = check_seed, differ = 0;
+            for (size_t i = 0; i < Q; i++) {
+                uint64_t x = check_next(&r2);
+                h[i] = i % 4 == 0   ? x & ~UINT64_C(0xffffffff)
+                       : i % 4 == 1 ? check_next(&rng)
+                                    : x;
+                a[i] = amq_filter_contains_hash(ref, h[i]);
+                differ += amq_filter_contains_hash(fast, h[i]) != a[i];
+            }
+            amq_filter_contains_batch(fast, h, Q, b);
+            for (size_t i = 0; i < Q; i++)
+                differ += (b[i] != 0) != (a[i] != 0);
+            amq_filter_contains_batch(ref, h, Q, b);
+            for (size_t i = 0; i < Q; i++)
+                differ += (b[i] != 0) != (a[i] != 0);
+            CHECK_MSG(differ == 0, "%s n=%llu: %llu answers differ", specs[t],
+                      (unsigned long long)n, (unsigned long long)differ);
+            amq_filter_free(fast);
+            amq_filter_free(ref);
+        }
+    }
+}
+
+/* Mapping 1 balances as well as mapping 0: filled to capacity, neither
+ * refuses a key, and the fuller buckets are as rare. */
+static void test_offset_mapping_balances(void) {
+    const uint64_t n = check_quick() ? 30000 : 300000;
+    for (unsigned map = 0; map <= 1; map++) {
+        check_seed = 40 + map;
+        amq_filter *f = make(map ? "dleft" : "dleft:map=0", n, 0.01);
+        if (f == NULL)
+            return;
+        uint64_t rng = 40, full = 0;
+        for (uint64_t i = 0; i < n; i++)
+            full += amq_filter_add_hash(f, check_next(&rng)) == AMQ_ERR_FULL;
+        CHECK_MSG(full == 0, "map=%u: %llu keys refused at capacity", map,
+                  (unsigned long long)full);
+        /* and a further 20% still fit */
+        for (uint64_t i = 0; i < n / 5; i++)
+            full += amq_filter_add_hash(f, check_next(&rng)) == AMQ_ERR_FULL;
+        CHECK_MSG(full == 0, "map=%u: %llu keys refused at 1.2x capacity", map,
+                  (unsigned long long)full);
+        amq_filter_free(f);
+    }
+}
+
 int main(void) {
+    test_words_match_reference();
+    test_offset_mapping_balances();
     test_deletes_are_exact();
     test_insert_remove_restores();
     test_counts_and_absent();
