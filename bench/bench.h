@@ -42,13 +42,15 @@ typedef struct bench_cfg {
     const char *only;    /* comma list of subject names, NULL = all      */
     bool inline_path;    /* also measure the inline query objects        */
     bool peer;           /* also measure libbloom                        */
+    unsigned threads;    /* --threads: builder rows at 1 and this many   */
     char command[512];   /* the command line, for the report            */
 } bench_cfg;
 
 /* ---- subjects (subjects.c, inline.c, peer_libbloom.c) -------------------- */
 
 typedef struct bench_ops {
-    const char *path; /* "generic", "build", "inline" or "peer"            */
+    const char *path; /* "generic", "build", "builder", "builder-j",
+                         "inline", "values" or "peer"                     */
     /* 0 on success; otherwise err holds a message. */
     int (*create)(const char *name, uint64_t n, double fpr, void **obj,
                   char *err, size_t errcap);
@@ -76,6 +78,11 @@ typedef struct bench_subject {
 
 extern const bench_ops bench_generic_ops;
 extern const bench_ops bench_static_ops;
+/* Static types through amq_builder (its de-duplicating sort included) on
+ * one thread and on bench_build_threads threads (--threads). */
+extern const bench_ops bench_builder1_ops;
+extern const bench_ops bench_builderj_ops;
+extern unsigned bench_build_threads;
 extern const bench_ops bench_libbloom_ops;
 /* The inline path (amq/query.h) for a spec, or NULL if it has none. */
 const bench_ops *bench_inline_ops(const char *spec);
@@ -85,7 +92,8 @@ const bench_ops *bench_values_for(const char *spec);
 /* A second row of a spec already measured generically (inline, values):
  * left out of the plots. */
 static inline bool bench_second_path(const char *path) {
-    return strcmp(path, "inline") == 0 || strcmp(path, "values") == 0;
+    return strcmp(path, "inline") == 0 || strcmp(path, "values") == 0 ||
+           strncmp(path, "builder", 7) == 0;
 }
 /* *f := spec built from the n hashes k at fpr, or from the spec alone if
  * fpr cannot be met; 0 on success (subjects.c). */

@@ -6,7 +6,7 @@
  *             [--probe-group 16] [--probe-pages huge|base]
  *             [--stat min|median]
  *             [--only bloom,sbbf,libbloom] [--no-inline] [--no-peer]
- *             [--seed S] [--out bench-out]
+ *             [--seed S] [--threads N] [--out bench-out]
  *
  * For each n, every registered amq type (generic interface; static types
  * built from all the keys), its inline query object where amq/query.h has
@@ -42,6 +42,8 @@ static void usage(FILE *f) {
         "  --only LIST      only these types (and/or libbloom)\n"
         "  --no-inline      skip the inline query-object rows\n"
         "  --no-peer        skip libbloom\n"
+        "  --threads N      also build static types through amq_builder on\n"
+        "                   1 and on N threads (rows [builder j1], [jN])\n"
         "  --seed S         key stream seed (default 42)\n"
         "  --out DIR        output directory (default bench-out)\n",
         f);
@@ -136,6 +138,8 @@ static int parse_valued(const char *opt, const char *val, bench_cfg *cfg) {
         cfg->probe_group = (size_t)u;
     else if (strcmp(opt, "--seed") == 0)
         cfg->seed = u;
+    else if (strcmp(opt, "--threads") == 0 && u <= 64)
+        cfg->threads = (unsigned)u;
     else
         return -1;
     return 0;
@@ -222,6 +226,13 @@ static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
     snprintf(label, sizeof label, "%s [values]", spec);
     if (val != NULL)
         add_subject(s, n, label, spec, val);
+    if (cfg->threads != 0 && (info->caps & AMQ_CAP_STATIC) && val == NULL) {
+        bench_build_threads = cfg->threads;
+        snprintf(label, sizeof label, "%s [builder j1]", spec);
+        add_subject(s, n, label, spec, &bench_builder1_ops);
+        snprintf(label, sizeof label, "%s [builder j%u]", spec, cfg->threads);
+        add_subject(s, n, label, spec, &bench_builderj_ops);
+    }
 }
 
 /* Specs with parameters named in --only. In the comma list a token with

@@ -248,7 +248,8 @@ static void md_inline(FILE *f, const bench_results *r, uint64_t n) {
     bool any = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const bench_row *t = &r->rows[i];
-        if (t->n != n || !t->ok || !bench_second_path(t->path))
+        if (t->n != n || !t->ok ||
+            (strcmp(t->path, "inline") != 0 && strcmp(t->path, "values") != 0))
             continue;
         const bench_row *g = find_row(r, n, t->name);
         if (g == NULL)
@@ -265,6 +266,33 @@ static void md_inline(FILE *f, const bench_results *r, uint64_t n) {
                 fmt("%.2f", ratio(g->neg_scalar_ns, t->neg_scalar_ns)),
                 fmt("%.2f", ratio(g->pos_batch_ns, t->pos_batch_ns)),
                 fmt("%.2f", ratio(g->neg_batch_ns, t->neg_batch_ns)));
+    }
+    if (any)
+        fputc('\n', f);
+}
+
+/* --threads: each builder-j row against the one-thread builder row of the
+ * same spec, measured in the same run. */
+static void md_threads(FILE *f, const bench_results *r, uint64_t n) {
+    bool any = false;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const bench_row *t = &r->rows[i];
+        char label[sizeof t->label + 16];
+        if (t->n != n || !t->ok || strcmp(t->path, "builder-j") != 0)
+            continue;
+        snprintf(label, sizeof label, "%s [builder j1]", t->name);
+        const bench_row *one = find_row(r, n, label);
+        if (one == NULL)
+            continue;
+        if (!any)
+            fprintf(f, "### Threaded static builds (amq_builder; speed-up = "
+                       "one thread's build ms ÷ this row's)\n\n"
+                       "| type | build ms, 1 thread | build ms | speed-up |\n"
+                       "|---|--:|--:|--:|\n");
+        any = true;
+        fprintf(f, "| %s | %s | %s | %s |\n", t->label,
+                fmt("%.1f", one->build_ms), fmt("%.1f", t->build_ms),
+                fmt("%.2f", ratio(one->build_ms, t->build_ms)));
     }
     if (any)
         fputc('\n', f);
@@ -307,6 +335,7 @@ void bench_write_markdown(FILE *f, const bench_cfg *cfg,
         md_probe(f, r, cfg->sizes[s]);
         md_peer(f, r, cfg->sizes[s]);
         md_inline(f, r, cfg->sizes[s]);
+        md_threads(f, r, cfg->sizes[s]);
     }
     md_notes(f, r);
 }

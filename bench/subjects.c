@@ -159,6 +159,43 @@ static void st_describe(void *obj, char *buf, size_t cap) {
     gen_describe(((static_obj *)obj)->f, buf, cap);
 }
 
+/* ---- static: amq_builder at 1 and N threads ------------------------------ */
+
+unsigned bench_build_threads = 2;
+
+static int builder_build(static_obj *s, const uint64_t *k, size_t n,
+                         unsigned threads) {
+    amq_builder *b = NULL;
+    amq_filter_free(s->f);
+    s->f = NULL;
+    if (amq_builder_new(s->name, bench_options(), &b, NULL) != AMQ_OK)
+        return 1;
+    amq_status st = amq_builder_set_threads(b, threads);
+    if (st == AMQ_OK)
+        st = amq_builder_add_hashes(b, k, n);
+    if (st == AMQ_OK && amq_builder_finish(b, s->fpr, &s->f, NULL) != AMQ_OK)
+        st = amq_builder_finish(b, 0.0, &s->f, NULL);
+    amq_builder_free(b);
+    return st != AMQ_OK;
+}
+
+static int bd1_insert(void *obj, const uint64_t *k, size_t n) {
+    return builder_build(obj, k, n, 1);
+}
+static int bdj_insert(void *obj, const uint64_t *k, size_t n) {
+    return builder_build(obj, k, n, bench_build_threads);
+}
+
+#define BUILDER_OPS(path_, insert_)                                            \
+    {                                                                          \
+        .path = path_, .create = st_create, .destroy = st_destroy,             \
+        .insert = insert_, .query_scalar = st_query, .query_batch = st_batch,  \
+        .query_bytes = st_bytes, .size_bytes = st_size, .fpr_bound = st_bound, \
+        .describe = st_describe                                                \
+    }
+const bench_ops bench_builder1_ops = BUILDER_OPS("builder", bd1_insert);
+const bench_ops bench_builderj_ops = BUILDER_OPS("builder-j", bdj_insert);
+
 const bench_ops bench_static_ops = {
     .path = "build",
     .create = st_create,

@@ -26,8 +26,17 @@
  * failed finish keeps every key, so the caller may finish again (say, at
  * another rate). A finished builder may also be finished again or freed.
  *
+ * Threads: finish sorts and builds a static type on several threads (by
+ * default as many as the process may run on, at most 16; see
+ * amq_builder_set_threads). The filter is the same, byte for byte, for
+ * every thread count: the work is divided so that no result depends on
+ * which thread did it. Small builds (under ~65,000 keys) stay on one
+ * thread. The allocator is only called from the thread calling finish.
+ *
  * Memory: 8 bytes per key taken, from the options' allocator, plus what
- * the build itself needs (docs/structures.md gives static builds' peaks).
+ * the build itself needs (docs/structures.md gives static builds' peaks;
+ * each further thread adds a few megabytes of scratch at most, whatever
+ * the number of keys).
  * Thread-safety: one builder per thread.
  */
 #ifndef AMQ_BUILDER_H
@@ -62,6 +71,14 @@ AMQ_API amq_status amq_builder_add(amq_builder *b, const void *key, size_t len);
 AMQ_API amq_status amq_builder_add_hash(amq_builder *b, uint64_t hash);
 AMQ_API amq_status amq_builder_add_hashes(amq_builder *b,
                                           const uint64_t *hashes, size_t n);
+
+/* The number of threads finish may use: 0 (the default) = one per core
+ * this process may run on, at most 16; 1 = the calling thread only; more
+ * than 16 counts as 16. The output does not depend on it. Errors:
+ * AMQ_ERR_INVALID (NULL b). amq_builder_threads gives the count finish
+ * will use (0 resolved). */
+AMQ_API amq_status amq_builder_set_threads(amq_builder *b, unsigned threads);
+AMQ_API unsigned amq_builder_threads(const amq_builder *b);
 
 /* Keys taken so far, repeats included. */
 AMQ_API uint64_t amq_builder_count(const amq_builder *b);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/bits.h"
+#include "core/par.h"
 
 #define PART_LOG 11      /* ~2^11 keys per partition          */
 #define PART_MAX_BITS 12 /* at most 4096 partitions           */
@@ -24,58 +25,60 @@ unsigned amq__log2_floor(size_t n) {
     return lg;
 }
 
-typedef struct sorter {
-    size_t *part;   /* [parts + 1] partition ends            */
-    uint32_t *cell; /* [2^cell_bits + 1] counts in a partition */
-    uint64_t *tmp;  /* [tmp_cap] one partition, sorted        */
-    size_t parts, tmp_cap;
+/* The shape of a sort of n keys: 2^part_bits partitions of ~2^PART_LOG
+ * keys; a partition up to 4x its expected size is sorted in a worker's
+ * tmp, a larger one (only for adversarial hashes) by qsort in place. */
+typedef struct sort_shape {
+    size_t parts, tmp_cap, cells;
     unsigned part_bits, cell_bits;
+} sort_shape;
+
+static void sort_shape_of(size_t n, sort_shape *sh) {
+    unsigned lg = amq__log2_floor(n ? n : 1);
+    sh->part_bits = lg > PART_LOG ? lg - PART_LOG : 0;
+    if (sh->part_bits > PART_MAX_BITS)
+        sh->part_bits = PART_MAX_BITS;
+    sh->parts = (size_t)1 << sh->part_bits;
+    sh->tmp_cap = 4 * (n >> sh->part_bits) + 64;
+    sh->cell_bits = amq__log2_floor(sh->tmp_cap) + 2;
+    if (sh->cell_bits > CELL_MAX_BITS)
+        sh->cell_bits = CELL_MAX_BITS;
+    sh->cells = ((size_t)1 << sh->cell_bits) + 1;
+}
+
+/* One worker's scratch for sorting partitions. */
+typedef struct sorter {
+    uint32_t *cell; /* [cells] counts in a partition */
+    uint64_t *tmp;  /* [tmp_cap] one partition, sorted */
+    unsigned part_bits, cell_bits;
+    size_t tmp_cap;
 } sorter;
 
-static void sorter_free(const amq__mem *m, sorter *so) {
-    amq__free(m, so->part, (so->parts + 1) * sizeof *so->part);
-    amq__free(m, so->cell,
-              (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
-    amq__free(m, so->tmp, so->tmp_cap * sizeof *so->tmp);
-    memset(so, 0, sizeof *so);
-}
-
-/* Partitions of ~2^PART_LOG keys; a partition up to 4x its expected
- * size is sorted in tmp, a larger one (only for adversarial hashes) by
- * qsort in place. */
-/* The sorter's shape for n keys (no memory yet). */
-static void sorter_shape(size_t n, sorter *so) {
-    unsigned lg = amq__log2_floor(n ? n : 1);
-    memset(so, 0, sizeof *so);
-    so->part_bits = lg > PART_LOG ? lg - PART_LOG : 0;
-    if (so->part_bits > PART_MAX_BITS)
-        so->part_bits = PART_MAX_BITS;
-    so->parts = (size_t)1 << so->part_bits;
-    so->tmp_cap = 4 * (n >> so->part_bits) + 64;
-    so->cell_bits = amq__log2_floor(so->tmp_cap) + 2;
-    if (so->cell_bits > CELL_MAX_BITS)
-        so->cell_bits = CELL_MAX_BITS;
-}
+/* The whole sort. The input is cut into `chunks` consecutive pieces; each
+ * piece's keys are counted by partition (hist[c * parts + p]), the counts
+ * turned into each piece's write position in each partition, and every
+ * piece scattered at once: a partition holds its keys in input order,
+ * whatever the number of pieces. The partitions are then sorted in
+ * `groups` consecutive runs, each compacted to its run's start (a repeat
+ * never crosses partitions), and the runs moved together in order. */
+typedef struct sort_job {
+    const uint64_t *src;
+    uint64_t *dst;
+    size_t n, chunks, groups;
+    uint64_t seed;
+    bool mixed, dedupe;
+    sort_shape sh;
+    size_t *hist; /* [chunks * parts] counts, then write positions */
+    size_t *end;  /* [parts] partition ends                        */
+    size_t *kept; /* [groups] keys a run kept                      */
+    sorter *so;   /* [workers]                                     */
+} sort_job;
 
 size_t amq__sort_scratch(size_t n) {
-    sorter so;
-    sorter_shape(n, &so);
-    return (so.parts + 1) * sizeof *so.part +
-           (((size_t)1 << so.cell_bits) + 1) * sizeof *so.cell +
-           so.tmp_cap * sizeof *so.tmp;
-}
-
-static amq_status sorter_alloc(const amq__mem *m, size_t n, sorter *so) {
-    sorter_shape(n, so);
-    so->part = amq__alloc(m, (so->parts + 1) * sizeof *so->part);
-    so->cell =
-        amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
-    so->tmp = amq__alloc(m, so->tmp_cap * sizeof *so->tmp);
-    if (so->part == NULL || so->cell == NULL || so->tmp == NULL) {
-        sorter_free(m, so);
-        return AMQ_ERR_NOMEM;
-    }
-    return AMQ_OK;
+    sort_shape sh;
+    sort_shape_of(n, &sh);
+    return (2 * sh.parts + 1) * sizeof(size_t) + sizeof(sorter) +
+           sh.cells * sizeof(uint32_t) + sh.tmp_cap * sizeof(uint64_t);
 }
 
 static inline size_t part_of(uint64_t x, unsigned bits) {
@@ -112,9 +115,10 @@ static bool cell_sort(sorter *so, const uint64_t *k, size_t len) {
 }
 
 /* Sort partition dst[a, e) and append it at dst[w..] (w <= a), dropping
- * repeats if asked; returns the new w. */
+ * repeats if asked (first is where this run began: nothing before it is
+ * compared); returns the new w. */
 static size_t sort_part(sorter *so, uint64_t *dst, size_t a, size_t e, size_t w,
-                        bool dedupe) {
+                        size_t first, bool dedupe) {
     size_t len = e - a;
     const uint64_t *v = so->tmp;
     if (len == 0)
@@ -124,7 +128,7 @@ static size_t sort_part(sorter *so, uint64_t *dst, size_t a, size_t e, size_t w,
         v = dst + a;
     }
     for (size_t i = 0; i < len; i++)
-        if (!dedupe || w == 0 || dst[w - 1] != v[i])
+        if (!dedupe || w == first || dst[w - 1] != v[i])
             dst[w++] = v[i];
     return w;
 }
@@ -133,27 +137,131 @@ static inline uint64_t key_of(uint64_t x, bool mixed, uint64_t seed) {
     return mixed ? amq__mix64(x + seed) : x;
 }
 
+static void chunk_range(const sort_job *j, size_t c, size_t *a, size_t *e) {
+    *a = j->n / j->chunks * c + (c < j->n % j->chunks ? c : j->n % j->chunks);
+    *e = *a + j->n / j->chunks + (c < j->n % j->chunks);
+}
+
+static void task_count(void *ctx, size_t c, unsigned worker) {
+    const sort_job *j = ctx;
+    size_t a, e, *h = j->hist + c * j->sh.parts;
+    unsigned bits = j->sh.part_bits;
+    (void)worker;
+    chunk_range(j, c, &a, &e);
+    for (size_t i = a; i < e; i++)
+        h[part_of(key_of(j->src[i], j->mixed, j->seed), bits)]++;
+}
+
+static void task_scatter(void *ctx, size_t c, unsigned worker) {
+    const sort_job *j = ctx;
+    size_t a, e, *h = j->hist + c * j->sh.parts;
+    unsigned bits = j->sh.part_bits;
+    (void)worker;
+    chunk_range(j, c, &a, &e);
+    for (size_t i = a; i < e; i++) {
+        uint64_t x = key_of(j->src[i], j->mixed, j->seed);
+        j->dst[h[part_of(x, bits)]++] = x;
+    }
+}
+
+static void task_sort(void *ctx, size_t g, unsigned worker) {
+    const sort_job *j = ctx;
+    size_t p0 = j->sh.parts * g / j->groups,
+           p1 = j->sh.parts * (g + 1) / j->groups;
+    size_t first = p0 ? j->end[p0 - 1] : 0, w = first, a = first;
+    for (size_t p = p0; p < p1; p++) {
+        w = sort_part(&j->so[worker], j->dst, a, j->end[p], w, first,
+                      j->dedupe);
+        a = j->end[p];
+    }
+    j->kept[g] = w - first;
+}
+
+/* Write positions from the counts: partition by partition, piece by
+ * piece (so each piece's keys follow the earlier pieces' in a partition). */
+static void sort_offsets(sort_job *j) {
+    size_t at = 0;
+    for (size_t p = 0; p < j->sh.parts; p++) {
+        for (size_t c = 0; c < j->chunks; c++) {
+            size_t *h = &j->hist[c * j->sh.parts + p], k = *h;
+            *h = at;
+            at += k;
+        }
+        j->end[p] = at;
+    }
+}
+
+static size_t sort_gather(const sort_job *j) {
+    size_t w = 0;
+    for (size_t g = 0; g < j->groups; g++) {
+        size_t p0 = j->sh.parts * g / j->groups;
+        size_t first = p0 ? j->end[p0 - 1] : 0;
+        if (w != first && j->kept[g] != 0)
+            memmove(j->dst + w, j->dst + first, j->kept[g] * sizeof *j->dst);
+        w += j->kept[g];
+    }
+    return w;
+}
+
+static void sort_job_free(const amq__mem *m, sort_job *j, unsigned workers) {
+    amq__free(m, j->hist, j->chunks * j->sh.parts * sizeof *j->hist);
+    amq__free(m, j->end, j->sh.parts * sizeof *j->end);
+    amq__free(m, j->kept, j->groups * sizeof *j->kept);
+    for (unsigned t = 0; j->so != NULL && t < workers; t++) {
+        amq__free(m, j->so[t].cell, j->sh.cells * sizeof *j->so[t].cell);
+        amq__free(m, j->so[t].tmp, j->sh.tmp_cap * sizeof *j->so[t].tmp);
+    }
+    amq__free(m, j->so, workers * sizeof *j->so);
+}
+
+/* Every allocation up front, on the calling thread (par.h). */
+static amq_status sort_job_alloc(const amq__mem *m, sort_job *j,
+                                 unsigned workers) {
+    bool ok =
+        (j->hist = amq__zalloc(m, j->chunks * j->sh.parts * sizeof *j->hist)) !=
+            NULL &&
+        (j->end = amq__alloc(m, j->sh.parts * sizeof *j->end)) != NULL &&
+        (j->kept = amq__alloc(m, j->groups * sizeof *j->kept)) != NULL &&
+        (j->so = amq__zalloc(m, workers * sizeof *j->so)) != NULL;
+    for (unsigned t = 0; ok && t < workers; t++) {
+        sorter *so = &j->so[t];
+        so->part_bits = j->sh.part_bits;
+        so->cell_bits = j->sh.cell_bits;
+        so->tmp_cap = j->sh.tmp_cap;
+        ok = (so->cell = amq__alloc(m, j->sh.cells * sizeof *so->cell)) &&
+             (so->tmp = amq__alloc(m, j->sh.tmp_cap * sizeof *so->tmp));
+    }
+    if (!ok) {
+        sort_job_free(m, j, workers);
+        return AMQ_ERR_NOMEM;
+    }
+    return AMQ_OK;
+}
+
 amq_status amq__sort_keys(const amq__mem *m, const uint64_t *src, size_t n,
                           bool mixed, uint64_t seed, bool dedupe, uint64_t *dst,
                           size_t *out_n) {
-    sorter so;
-    AMQ_RETURN_IF_ERR(sorter_alloc(m, n, &so));
-    memset(so.part, 0, (so.parts + 1) * sizeof *so.part);
-    for (size_t i = 0; i < n; i++)
-        so.part[part_of(key_of(src[i], mixed, seed), so.part_bits) + 1]++;
-    for (size_t p = 1; p <= so.parts; p++)
-        so.part[p] += so.part[p - 1];
-    /* Scatter: part[p] moves from partition p's start to its end. */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = key_of(src[i], mixed, seed);
-        dst[so.part[part_of(x, so.part_bits)]++] = x;
-    }
-    size_t w = 0, a = 0;
-    for (size_t p = 0; p < so.parts; p++) {
-        w = sort_part(&so, dst, a, so.part[p], w, dedupe);
-        a = so.part[p];
-    }
-    sorter_free(m, &so);
-    *out_n = w;
+    unsigned workers = amq__par_workers(n);
+    sort_job j = {.src = src,
+                  .dst = dst,
+                  .n = n,
+                  .seed = seed,
+                  .mixed = mixed,
+                  .dedupe = dedupe};
+    sort_shape_of(n, &j.sh);
+    j.chunks = workers;
+    /* Several runs a worker, so that uneven partitions still balance. */
+    j.groups = workers == 1 ? 1 : 8 * (size_t)workers;
+    if (j.groups > j.sh.parts)
+        j.groups = j.sh.parts;
+    if (workers > j.groups)
+        workers = (unsigned)j.groups;
+    AMQ_RETURN_IF_ERR(sort_job_alloc(m, &j, workers));
+    amq__par_for(workers, j.chunks, task_count, &j);
+    sort_offsets(&j);
+    amq__par_for(workers, j.chunks, task_scatter, &j);
+    amq__par_for(workers, j.groups, task_sort, &j);
+    *out_n = sort_gather(&j);
+    sort_job_free(m, &j, workers);
     return AMQ_OK;
 }

@@ -10,6 +10,11 @@
  * then an insertion sort for the rare ties. Adversarial inputs (many keys
  * in one cell or one partition) fall back to qsort for that partition, so
  * the worst case stays O(n log n).
+ *
+ * Inside a threaded build (core/par.h) the counting and scattering split
+ * the input into consecutive pieces and the partitions are sorted in
+ * independent runs: the output is the same for every thread count (a
+ * partition keeps its keys in input order before it is sorted).
  */
 #ifndef AMQ_SRC_CORE_SORT_H
 #define AMQ_SRC_CORE_SORT_H
@@ -22,7 +27,9 @@
 
 /* dst[0..*out_n) = key(src[i]) for every i, ascending, repeats dropped
  * when dedupe; key(x) = amq__mix64(x + seed) when mixed, else x. src and
- * dst must not overlap. Scratch of about n / 2 words comes from m.
+ * dst must not overlap. Scratch from m (allocated on the calling thread):
+ * a few partitions' worth per thread and a count per partition and thread
+ * (amq__sort_scratch for one thread).
  * AMQ_ERR_NOMEM (dst then undefined). */
 amq_status amq__sort_keys(const amq__mem *m, const uint64_t *src, size_t n,
                           bool mixed, uint64_t seed, bool dedupe, uint64_t *dst,

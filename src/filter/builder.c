@@ -7,6 +7,7 @@
  *       static type:  distinct hashes (sorted copy, only if there are
  *                     repeats) -> one build
  *       dynamic type: sized for count -> every hash added in order
+ *       both on the builder's threads (core/par.h: set for this call)
  *
  * The filter's options are the caller's with the hash fields replaced by
  * the resolved hasher, so the filter hashes exactly as the builder did
@@ -17,6 +18,7 @@
 
 #include "amq/builder.h"
 #include "core/mem.h"
+#include "core/par.h"
 #include "core/sort.h"
 #include "filter/make.h"
 
@@ -28,6 +30,7 @@ struct amq_builder {
     amq_hasher hasher;
     uint64_t *hashes;
     size_t n, cap;
+    unsigned threads; /* as asked: 0 = every core (par.h) */
 };
 
 amq_status amq_builder_new(const char *spec, const amq_options *opt,
@@ -78,6 +81,17 @@ uint64_t amq_builder_hash(const amq_builder *b, const void *key, size_t len) {
 }
 
 uint64_t amq_builder_count(const amq_builder *b) { return b->n; }
+
+amq_status amq_builder_set_threads(amq_builder *b, unsigned threads) {
+    if (b == NULL)
+        return AMQ_ERR_INVALID;
+    b->threads = threads;
+    return AMQ_OK;
+}
+
+unsigned amq_builder_threads(const amq_builder *b) {
+    return amq__par_resolve(b->threads);
+}
 
 /* Room for `more` keys: capacity doubled (or to fit), old keys copied. */
 static amq_status reserve(amq_builder *b, size_t more) {
@@ -164,11 +178,15 @@ amq_status amq_builder_finish(amq_builder *b, double fpr, amq_filter **out,
         return AMQ_ERR_INVALID;
     *out = NULL;
     amq__make a = {.fpr = fpr, .hashes = b->hashes, .n = b->n};
+    unsigned outer = amq__par_scope(b->threads);
+    amq_status st = AMQ_OK;
     if (b->type->build != NULL)
-        AMQ_RETURN_IF_ERR(distinct(b, &a.hashes, &a.n, &copy, diag));
+        st = distinct(b, &a.hashes, &a.n, &copy, diag);
     if (a.hashes == NULL)
         a.hashes = none;
-    amq_status st = amq__filter_make(b->type, &b->spec, &a, &b->opt, out, diag);
+    if (st == AMQ_OK)
+        st = amq__filter_make(b->type, &b->spec, &a, &b->opt, out, diag);
+    amq__par_restore(outer);
     amq__free(&b->mem, copy, b->n * sizeof *copy); /* its allocated size */
     return st;
 }

@@ -38,16 +38,19 @@ static inline uint64_t RB_FN(rb_insert)(rb_band *bd, uint64_t i, RB_COEF c,
     }
 }
 
-/* Back-substitution, last row first. state[j] bit k holds column j of row
- * i + 1 + k; after a block's 64 rows its low word is the block's word of
- * column j. Columns a block does not store are solved but dropped. Empty
- * rows get 0. */
+/* Back-substitution, last row first, of columns [j0, j1): each column is
+ * its own recurrence over the rows, so a build may solve disjoint column
+ * ranges on different threads and write the same words. state[j] bit k
+ * holds column j of row i + 1 + k; after a block's 64 rows its low word is
+ * the block's word of column j. Columns a block does not store are solved
+ * but dropped. Empty rows get 0. */
 static void RB_FN(rb_solve)(const rb_band *bd, const rb_layer *l, uint32_t r,
-                            uint64_t *sol) {
+                            uint32_t j0, uint32_t j1, uint64_t *sol) {
     const RB_COEF *rows = RB_FN(rb_rows)(bd);
     RB_COEF state[33];
-    uint64_t words[33];
     uint32_t rmax = r + (l->upper > 0);
+    if (j1 > rmax)
+        j1 = rmax;
     memset(state, 0, sizeof state);
     for (uint64_t b = l->blocks; b-- > 0;) {
         for (unsigned k = 64; k-- > 0;) {
@@ -55,16 +58,16 @@ static void RB_FN(rb_solve)(const rb_band *bd, const rb_layer *l, uint32_t r,
             RB_COEF c = rows[i];
             uint32_t res = c != 0 ? bd->res[i] : 0;
             c >>= 1;
-            for (uint32_t j = 0; j < rmax; j++) {
+            for (uint32_t j = j0; j < j1; j++) {
                 uint64_t bit =
                     ((res >> j) ^ RB_FN(rb_parity)(c & state[j])) & 1;
                 state[j] = state[j] << 1 | bit;
             }
         }
-        for (uint32_t j = 0; j < rmax; j++)
-            words[j] = (uint64_t)state[j];
-        memcpy(sol + rb_offset(l, r, b), words,
-               rb_cols(l, r, b) * sizeof *words);
+        uint64_t *at = sol + rb_offset(l, r, b);
+        uint32_t cols = rb_cols(l, r, b);
+        for (uint32_t j = j0; j < j1 && j < cols; j++)
+            at[j] = (uint64_t)state[j];
     }
 }
 

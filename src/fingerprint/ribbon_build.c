@@ -4,9 +4,18 @@
  * (bumped layers overloaded on purpose, their failures moved to the next
  * layer bucket by bucket; the last layer standard, retried with the next
  * seed), then back-substituted into one table.
+ *
+ * Threads (core/par.h): the sorts; a bumped layer's banding by segments
+ * of buckets, each started on a guess and settled in order (a bucket's
+ * keys land in rows its successor bands into, so the buckets are a chain:
+ * see "a coded layer on several threads"); and the back-substitution by
+ * columns (each column of the solution is its own recurrence). The last,
+ * standard layer is banded on one thread. Every step gives the bytes of
+ * the one-thread build.
  */
 #include <string.h>
 
+#include "core/par.h"
 #include "core/sort.h"
 #include "fingerprint/ribbon_impl.h"
 
@@ -153,18 +162,20 @@ static inline void rb_clear_row(rb_band *bd, uint64_t i, unsigned band) {
 }
 
 /* One bucket's keys k[0..cnt) (ascending start from base), banded from the
- * highest offset down. Returns the bucket's code; the keys below its
+ * highest offset down into bd, whose row 0 is the layer's row row0 (0: the
+ * layer's band; else a bucket's scratch rows). Returns the bucket's code; the keys below its
  * threshold are not in the band (those inserted were the last ones, and
  * their rows are cleared again). A bucket fills at most B + W - 1 rows. */
 static unsigned rb_band_bucket(rb_band *bd, const uint64_t *k, size_t cnt,
-                               uint64_t base, const rb_shape *g,
-                               unsigned band) {
+                               uint64_t base, const rb_shape *g, unsigned band,
+                               uint64_t row0) {
     uint64_t row[RB_BUILD_BUCKET + 128];
     uint32_t off[RB_BUILD_BUCKET + 128];
     size_t top = 0;
     for (size_t q = cnt; q-- > 0;) {
         rb_eq e = rb_equation(k[q], g, band);
         uint32_t o = (uint32_t)(e.start - base);
+        e.start -= row0;
         uint64_t at = rb_insert(bd, e, band);
         if (at != RB_NO_ROW) {
             row[top] = at;
@@ -193,7 +204,7 @@ static size_t rb_band_coded(rb_band *bd, uint64_t *k, size_t n,
         while (j < n &&
                (amq__reduce64(k[j], g->starts) >> g->bucket_log2) == bucket)
             j++;
-        unsigned code = rb_band_bucket(bd, k + i, j - i, base, g, band);
+        unsigned code = rb_band_bucket(bd, k + i, j - i, base, g, band, 0);
         if (code != 0) {
             uint64_t cut = base + g->thr[code];
             meta[bucket / 32] |= (uint64_t)code << (bucket % 32 * 2);
@@ -203,6 +214,287 @@ static size_t rb_band_coded(rb_band *bd, uint64_t *k, size_t n,
         i = j;
     }
     return out;
+}
+
+/* ---- a coded layer on several threads ------------------------------------
+ *
+ * Bucket b's keys start in [base_b, base_b + B) and land in rows below
+ * base_b + B + W - 1, so with B >= W - 1 what a bucket does depends only on
+ * its keys and the W - 1 rows its predecessor spilled into it (the rows
+ * [base_b, base_b + W - 1) when it starts; the rest of its rows are empty
+ * then). The layer is cut into segments of whole buckets. Segment 0 is
+ * banded in place; every other segment guesses that its first bucket gets
+ * no spill, bands that bucket in scratch rows, writes the spill this gives
+ * into the band and bands the rest of its buckets in place, logging the
+ * spills of its next RB_SPEC_LOG buckets. Then, segment by segment in
+ * order, the real spill is known: the first buckets are banded again in
+ * scratch from it (their rows copied into the band) until a bucket's spill
+ * equals the one the guess produced — from there on the band is what one
+ * thread would have built. (The spill is made by the bucket's high keys,
+ * which are banded first and never reach the incoming rows, so it differs
+ * only when the bucket bumps all of its keys in one run and not in the
+ * other; measured, the two runs agree again after ~100-250 buckets of a
+ * segment's tens of thousands.) If no logged spill matches, the rest of the segment is banded
+ * again in place. The codes go to the meta words as in one pass, and the
+ * bumped keys are compacted afterwards from the codes. Segments start at
+ * multiples of 32 buckets, so no two threads write one meta word. */
+#define RB_SPEC_LOG 1024 /* measured: a guess settles within ~100-250 buckets */
+#define RB_SEG_MIN 64    /* buckets a segment has at least               */
+
+typedef struct rb_seg {
+    size_t i0, i1;   /* its keys                                     */
+    uint64_t b0, b1; /* its buckets                                  */
+    rb_band scratch; /* B + W rows, then RB_SPEC_LOG spills of W - 1 */
+    unsigned logged; /* spills logged                                */
+} rb_seg;
+
+typedef struct rb_par_band {
+    rb_band *bd;
+    uint64_t *k, *meta;
+    const rb_shape *g;
+    unsigned band;
+    uint64_t B, spill; /* rows of a bucket, rows of a spill (W - 1)   */
+    rb_seg seg[AMQ__PAR_MAX];
+    unsigned segs;
+} rb_par_band;
+
+static void rb_copy_rows(rb_band *dst, uint64_t di, const rb_band *src,
+                         uint64_t si, uint64_t cnt) {
+    if (dst->c128 != NULL)
+        memcpy(dst->c128 + di, src->c128 + si, cnt * sizeof *dst->c128);
+    else
+        memcpy(dst->c64 + di, src->c64 + si, cnt * sizeof *dst->c64);
+    memcpy(dst->res + di, src->res + si, cnt * sizeof *dst->res);
+}
+
+static void rb_zero_rows(rb_band *bd, uint64_t i, uint64_t cnt) {
+    if (bd->c128 != NULL)
+        memset(bd->c128 + i, 0, cnt * sizeof *bd->c128);
+    else
+        memset(bd->c64 + i, 0, cnt * sizeof *bd->c64);
+}
+
+/* The same rows: equal coefficients, and equal right-hand sides where the
+ * coefficient is not 0 (an empty row's is not kept). */
+static bool rb_same_rows(const rb_band *a, uint64_t ai, const rb_band *b,
+                         uint64_t bi, uint64_t cnt) {
+    for (uint64_t r = 0; r < cnt; r++) {
+        bool empty;
+        if (a->c128 != NULL) {
+            if (a->c128[ai + r] != b->c128[bi + r])
+                return false;
+            empty = a->c128[ai + r] == 0;
+        } else {
+            if (a->c64[ai + r] != b->c64[bi + r])
+                return false;
+            empty = a->c64[ai + r] == 0;
+        }
+        if (!empty && a->res[ai + r] != b->res[bi + r])
+            return false;
+    }
+    return true;
+}
+
+static inline uint64_t rb_bucket_of(const rb_shape *g, uint64_t x) {
+    return amq__reduce64(x, g->starts) >> g->bucket_log2;
+}
+
+/* The end of the keys of bucket b, from i on. */
+static size_t rb_bucket_end(const rb_shape *g, const uint64_t *k, size_t i,
+                            size_t n, uint64_t b) {
+    while (i < n && rb_bucket_of(g, k[i]) == b)
+        i++;
+    return i;
+}
+
+static void rb_set_code(uint64_t *meta, uint64_t b, unsigned code) {
+    unsigned sh = (unsigned)(b % 32 * 2);
+    meta[b / 32] = (meta[b / 32] & ~((uint64_t)3 << sh)) | (uint64_t)code << sh;
+}
+
+/* Log the spills out of buckets b0 + 1 .. upto (each is in the rows at
+ * the next bucket's start until that bucket is banded); not the last
+ * bucket's, which settling never compares. */
+static void rb_log_spills(const rb_par_band *p, rb_seg *log, uint64_t upto) {
+    for (; log->logged < RB_SPEC_LOG; log->logged++) {
+        uint64_t lb = log->b0 + 1 + log->logged;
+        if (lb > upto || lb + 1 >= log->b1)
+            return;
+        rb_copy_rows(&log->scratch, p->B + p->spill + log->logged * p->spill,
+                     p->bd, (lb + 1) << p->g->bucket_log2, p->spill);
+    }
+}
+
+/* Band the buckets of keys [i, e) in place, logging spills if log. */
+static void rb_band_run(rb_par_band *p, size_t i, size_t e, rb_seg *log) {
+    const rb_shape *g = p->g;
+    while (i < e) {
+        uint64_t b = rb_bucket_of(g, p->k[i]), base = b << g->bucket_log2;
+        size_t j = rb_bucket_end(g, p->k, i + 1, e, b);
+        if (log != NULL)
+            rb_log_spills(p, log, b - 1);
+        rb_set_code(
+            p->meta, b,
+            rb_band_bucket(p->bd, p->k + i, j - i, base, g, p->band, 0));
+        if (log != NULL)
+            rb_log_spills(p, log, b);
+        i = j;
+    }
+}
+
+static void rb_seg_task(void *ctx, size_t s, unsigned worker) {
+    rb_par_band *p = ctx;
+    rb_seg *sg = &p->seg[s];
+    const rb_shape *g = p->g;
+    (void)worker;
+    if (s == 0) {
+        rb_band_run(p, sg->i0, sg->i1, NULL);
+        return;
+    }
+    /* the first bucket on a guess of no spill, in scratch */
+    uint64_t base = sg->b0 << g->bucket_log2;
+    size_t j = rb_bucket_end(g, p->k, sg->i0, sg->i1, sg->b0);
+    rb_band_bucket(&sg->scratch, p->k + sg->i0, j - sg->i0, base, g, p->band,
+                   base);
+    rb_copy_rows(p->bd, base + p->B, &sg->scratch, p->B, p->spill);
+    rb_band_run(p, j, sg->i1, sg);
+}
+
+/* cnt rows from row i, cut at the band's end. */
+static uint64_t rb_clip(const rb_par_band *p, uint64_t i, uint64_t cnt) {
+    return i >= p->bd->rows ? 0 : cnt < p->bd->rows - i ? cnt : p->bd->rows - i;
+}
+
+/* Segment s from the real spill now in the band's rows at its start. */
+static void rb_seg_settle(rb_par_band *p, unsigned s, rb_band *tmp) {
+    rb_seg *sg = &p->seg[s];
+    const rb_shape *g = p->g;
+    size_t i = sg->i0;
+    rb_zero_rows(tmp, 0, p->B + p->spill);
+    rb_copy_rows(tmp, 0, p->bd, sg->b0 << g->bucket_log2, p->spill);
+    for (uint64_t b = sg->b0;; b++) {
+        uint64_t base = b << g->bucket_log2;
+        size_t j = rb_bucket_end(g, p->k, i, sg->i1, b);
+        rb_set_code(
+            p->meta, b,
+            rb_band_bucket(tmp, p->k + i, j - i, base, g, p->band, base));
+        i = j;
+        rb_copy_rows(p->bd, base, tmp, 0, rb_clip(p, base, p->B));
+        const rb_band *guess = &sg->scratch;
+        uint64_t at =
+            b == sg->b0 ? p->B : p->B + p->spill + (b - sg->b0 - 1) * p->spill;
+        bool logged = b == sg->b0 || b - sg->b0 - 1 < sg->logged;
+        if (logged && rb_same_rows(tmp, p->B, guess, at, p->spill))
+            return;
+        if (!logged || b + 1 == sg->b1) {
+            /* band the rest of the segment again, from this spill */
+            uint64_t next = base + p->B;
+            uint64_t end = (sg->b1 << g->bucket_log2) + p->spill;
+            rb_zero_rows(p->bd, next, rb_clip(p, next, end - next));
+            rb_copy_rows(p->bd, next, tmp, p->B, rb_clip(p, next, p->spill));
+            for (uint64_t c = b + 1; c < sg->b1; c++)
+                rb_set_code(p->meta, c, 0);
+            rb_band_run(p, i, sg->i1, NULL);
+            return;
+        }
+        /* the next bucket starts from this spill */
+        memmove(tmp->res, tmp->res + p->B, p->spill * sizeof *tmp->res);
+        if (tmp->c128 != NULL)
+            memmove(tmp->c128, tmp->c128 + p->B, p->spill * sizeof *tmp->c128);
+        else
+            memmove(tmp->c64, tmp->c64 + p->B, p->spill * sizeof *tmp->c64);
+        rb_zero_rows(tmp, p->spill, p->B);
+    }
+}
+
+/* The bumped keys of k[0..n) moved to its front from the codes. */
+static size_t rb_compact_bumped(const rb_par_band *p, uint64_t *k, size_t n) {
+    const rb_shape *g = p->g;
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t st = amq__reduce64(k[i], g->starts), b = st >> g->bucket_log2;
+        unsigned code = (unsigned)(p->meta[b / 32] >> (b % 32 * 2)) & 3;
+        if (code != 0 && st < (b << g->bucket_log2) + g->thr[code])
+            k[out++] = k[i];
+    }
+    return out;
+}
+
+/* Cut k[0..n) into segments of whole buckets, each starting at a multiple
+ * of 32 buckets and long enough for its guess to settle; false if fewer
+ * than two segments result. */
+static bool rb_plan_segments(rb_par_band *p, size_t n, unsigned workers) {
+    const rb_shape *g = p->g;
+    uint64_t buckets = ((g->starts - 1) >> g->bucket_log2) + 1, prev = 0;
+    unsigned segs = 0;
+    for (unsigned s = 0; s < workers; s++) {
+        uint64_t b0 =
+            s == 0 ? 0 : rb_bucket_of(g, p->k[n / workers * s]) / 32 * 32;
+        if (s > 0 && (b0 < prev + RB_SEG_MIN || b0 + RB_SEG_MIN > buckets))
+            continue;
+        p->seg[segs++].b0 = b0;
+        prev = b0;
+    }
+    for (unsigned s = 0; s < segs; s++) {
+        rb_seg *sg = &p->seg[s];
+        sg->b1 = s + 1 < segs ? p->seg[s + 1].b0 : buckets;
+        size_t lo = 0, hi = n; /* first key of bucket >= b0 */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (rb_bucket_of(g, p->k[mid]) < sg->b0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        sg->i0 = lo;
+        if (s > 0)
+            p->seg[s - 1].i1 = lo;
+        sg->logged = 0;
+    }
+    if (segs > 0)
+        p->seg[segs - 1].i1 = n;
+    p->segs = segs;
+    return segs >= 2;
+}
+
+static void rb_par_free(const amq__mem *m, rb_par_band *p, rb_band *tmp) {
+    for (unsigned s = 0; s < AMQ__PAR_MAX; s++)
+        rb_band_free(m, &p->seg[s].scratch);
+    rb_band_free(m, tmp);
+}
+
+/* The coded layer banded on several threads; SIZE_MAX if it cannot be
+ * (too few buckets, no memory for the scratch rows): the caller bands it
+ * on one thread. */
+static size_t rb_band_coded_par(const amq__mem *m, rb_band *bd, uint64_t *k,
+                                size_t n, const rb_shape *g, uint64_t *meta,
+                                unsigned band, unsigned workers) {
+    rb_par_band p;
+    rb_band tmp;
+    memset(&p, 0, sizeof p);
+    memset(&tmp, 0, sizeof tmp);
+    p.bd = bd;
+    p.k = k;
+    p.meta = meta;
+    p.g = g;
+    p.band = band;
+    p.B = (uint64_t)1 << g->bucket_log2;
+    p.spill = band - 1;
+    if (p.B < p.spill || !rb_plan_segments(&p, n, workers))
+        return SIZE_MAX;
+    uint64_t rows = p.B + p.spill + RB_SPEC_LOG * p.spill;
+    bool ok = rb_band_alloc(m, p.B + p.spill, band, &tmp) == AMQ_OK;
+    for (unsigned s = 1; ok && s < p.segs; s++)
+        ok = rb_band_alloc(m, rows, band, &p.seg[s].scratch) == AMQ_OK;
+    if (!ok) {
+        rb_par_free(m, &p, &tmp);
+        return SIZE_MAX;
+    }
+    amq__par_for(workers, p.segs, rb_seg_task, &p);
+    for (unsigned s = 1; s < p.segs; s++)
+        rb_seg_settle(&p, s, &tmp);
+    rb_par_free(m, &p, &tmp);
+    return rb_compact_bumped(&p, k, n);
 }
 
 /* A standard layer: every key must band. */
@@ -302,7 +594,12 @@ static amq_status rb_coded_layer(const amq__mem *m, amq_ribbon *f, rb_work *w,
     }
     l->meta = w->meta[i];
     rb_shape g = rb_shape_of(f, w, i);
-    *bumped = rb_band_coded(&w->band[i], k, n, &g, w->meta[i], f->band);
+    unsigned workers = amq__par_workers(n);
+    *bumped = workers > 1 ? rb_band_coded_par(m, &w->band[i], k, n, &g,
+                                              w->meta[i], f->band, workers)
+                          : SIZE_MAX;
+    if (*bumped == SIZE_MAX)
+        *bumped = rb_band_coded(&w->band[i], k, n, &g, w->meta[i], f->band);
     if (*bumped == 0) { /* nothing went on: this is the last layer */
         l->coded = false;
         l->meta = NULL;
@@ -349,6 +646,54 @@ static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f, rb_work *w,
     }
 }
 
+/* The solutions: one task per layer and column range. A layer's columns
+ * are split so that each task has about the same rows times columns
+ * (RB_SOLVE_COLS columns at least); the ranges write disjoint words. */
+#define RB_SOLVE_COLS 2
+
+typedef struct rb_solve_job {
+    const amq_ribbon *f;
+    const rb_work *w;
+    uint32_t task_layer[RB_MAX_LAYERS * 17];
+    uint32_t task_j0[RB_MAX_LAYERS * 17], task_j1[RB_MAX_LAYERS * 17];
+    size_t tasks;
+} rb_solve_job;
+
+static void rb_solve_task(void *ctx, size_t t, unsigned worker) {
+    const rb_solve_job *j = ctx;
+    const amq_ribbon *f = j->f;
+    const rb_layer *l = &f->layer[j->task_layer[t]];
+    const rb_band *bd = &j->w->band[j->task_layer[t]];
+    uint64_t *sol = (uint64_t *)(uintptr_t)l->sol;
+    (void)worker;
+    if (f->band == 128)
+        rb_solve_128(bd, l, f->r, j->task_j0[t], j->task_j1[t], sol);
+    else
+        rb_solve_64(bd, l, f->r, j->task_j0[t], j->task_j1[t], sol);
+}
+
+static void rb_solve_all(const amq_ribbon *f, const rb_work *w) {
+    rb_solve_job j;
+    j.f = f;
+    j.w = w;
+    j.tasks = 0;
+    unsigned workers = amq__par_workers((size_t)f->layer[0].blocks * 64);
+    for (uint32_t i = 0; i < f->layers; i++) {
+        uint32_t cols = f->r + (f->layer[i].upper > 0), parts = 1;
+        if (workers > 1 && i == 0) /* the other layers are far smaller */
+            parts =
+                cols / RB_SOLVE_COLS < workers ? cols / RB_SOLVE_COLS : workers;
+        if (parts < 1)
+            parts = 1;
+        for (uint32_t p = 0; p < parts; p++) {
+            j.task_layer[j.tasks] = i;
+            j.task_j0[j.tasks] = cols * p / parts;
+            j.task_j1[j.tasks++] = cols * (p + 1) / parts;
+        }
+    }
+    amq__par_for(workers, j.tasks, rb_solve_task, &j);
+}
+
 /* After banding: U per layer, the table, the solutions and the codes. */
 static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
                             const amq_options *opt, amq_ribbon **out) {
@@ -367,13 +712,10 @@ static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
         amq__obj_free(&f->o);
         return st;
     }
+    if (f->layers > 0)
+        rb_solve_all(f, w);
     for (uint32_t i = 0; i < f->layers; i++) {
         rb_layer *l = &f->layer[i];
-        uint64_t *sol = (uint64_t *)(uintptr_t)l->sol;
-        if (f->band == 128)
-            rb_solve_128(&w->band[i], l, f->r, sol);
-        else
-            rb_solve_64(&w->band[i], l, f->r, sol);
         if (l->coded)
             memcpy((uint64_t *)(uintptr_t)l->meta, w->meta[i],
                    w->meta_words[i] * sizeof *w->meta[i]);

@@ -68,6 +68,7 @@
 #include "amq/static.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "core/par.h"
 #include "core/sort.h"
 #include "type/type.h"
 
@@ -505,11 +506,16 @@ typedef struct xf_slot {
     uint32_t pad;
 } xf_slot;
 
+#define XF_GROUP_BITS 10 /* xf_group */
+#define XF_GROUPS (1u << XF_GROUP_BITS)
+
 typedef struct xf_work {
     amq__block table; /* xf_slot[slots], zeroed; huge pages when large */
     xf_slot *slot;
     uint32_t *queue; /* [slots + 1], see xf_peel_queue                */
     uint64_t *key;   /* [n]: fuse: the grouped keys; then the peeled  */
+    size_t (*group)[XF_GROUPS]; /* fuse: [workers] grouping positions */
+    unsigned workers;           /* group's length (0: not grouped)     */
     size_t slots, n;
     bool dirty; /* slot[] holds an earlier attempt's counts      */
 } xf_work;
@@ -519,11 +525,12 @@ static void xf_work_free(const amq__mem *m, xf_work *w) {
         amq__block_free(m, &w->table);
     amq__free(m, w->queue, (w->slots + 1) * sizeof *w->queue);
     amq__free(m, w->key, w->n * sizeof *w->key);
+    amq__free(m, w->group, w->workers * sizeof *w->group);
     memset(w, 0, sizeof *w);
 }
 
 static amq_status xf_work_alloc(const amq__mem *m, size_t slots, size_t n,
-                                xf_work *w) {
+                                bool grouped, xf_work *w) {
     size_t a, b, c;
     memset(w, 0, sizeof *w);
     if (!amq__mul(slots, sizeof *w->slot, &a) ||
@@ -536,9 +543,12 @@ static amq_status xf_work_alloc(const amq__mem *m, size_t slots, size_t n,
     w->slot = w->table.ptr;
     w->slots = slots;
     w->n = n;
+    w->workers = grouped ? amq__par_workers(n) : 0;
     w->queue = amq__alloc(m, b);
     w->key = w->queue ? amq__alloc(m, c) : NULL;
-    if (w->key == NULL) {
+    if (w->key != NULL && grouped)
+        w->group = amq__alloc(m, w->workers * sizeof *w->group);
+    if (w->key == NULL || (grouped && w->group == NULL)) {
         xf_work_free(m, w);
         return AMQ_ERR_NOMEM;
     }
@@ -548,20 +558,59 @@ static amq_status xf_work_alloc(const amq__mem *m, size_t slots, size_t n,
 /* The mixed hashes of a fuse build, grouped by their top XF_GROUP_BITS
  * bits (a counting sort into out). The start segment reduce(x, S) is
  * monotone in x, so consecutive keys then update neighbouring segments:
- * the counting pass touches a window of a few segments, not the table. */
-#define XF_GROUP_BITS 10
-static void xf_group(uint64_t seed, const uint64_t *h, size_t n,
-                     uint64_t *out) {
-    size_t start[(1u << XF_GROUP_BITS) + 1];
-    memset(start, 0, sizeof start);
-    for (size_t i = 0; i < n; i++)
-        start[(xf_mix(h[i], seed) >> (64 - XF_GROUP_BITS)) + 1]++;
-    for (size_t b = 1; b <= (1u << XF_GROUP_BITS); b++)
-        start[b] += start[b - 1];
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = xf_mix(h[i], seed);
-        out[start[x >> (64 - XF_GROUP_BITS)]++] = x;
+ * the counting pass touches a window of a few segments, not the table.
+ * On several threads the input is cut into consecutive pieces, each
+ * counted and scattered by one thread behind the earlier pieces' keys of
+ * each group: the same order as one pass. start[g] ends as group g's end. */
+typedef struct xf_group_job {
+    uint64_t seed;
+    const uint64_t *h;
+    uint64_t *out;
+    size_t n, pieces;
+    size_t (*at)[XF_GROUPS]; /* [pieces]: counts, then write positions */
+} xf_group_job;
+
+static void xf_piece(const xf_group_job *j, size_t c, size_t *a, size_t *e) {
+    *a = j->n * c / j->pieces;
+    *e = j->n * (c + 1) / j->pieces;
+}
+
+static void xf_group_count(void *ctx, size_t c, unsigned worker) {
+    const xf_group_job *j = ctx;
+    size_t a, e, *at = j->at[c];
+    (void)worker;
+    xf_piece(j, c, &a, &e);
+    for (size_t i = a; i < e; i++)
+        at[xf_mix(j->h[i], j->seed) >> (64 - XF_GROUP_BITS)]++;
+}
+
+static void xf_group_scatter(void *ctx, size_t c, unsigned worker) {
+    const xf_group_job *j = ctx;
+    size_t a, e, *at = j->at[c];
+    (void)worker;
+    xf_piece(j, c, &a, &e);
+    for (size_t i = a; i < e; i++) {
+        uint64_t x = xf_mix(j->h[i], j->seed);
+        j->out[at[x >> (64 - XF_GROUP_BITS)]++] = x;
     }
+}
+
+static void xf_group(uint64_t seed, const uint64_t *h, size_t n, uint64_t *out,
+                     size_t (*at)[XF_GROUPS], unsigned workers,
+                     size_t end[XF_GROUPS]) {
+    xf_group_job j = {seed, h, out, n, workers, at};
+    memset(at, 0, workers * sizeof *at);
+    amq__par_for(workers, workers, xf_group_count, &j);
+    size_t pos = 0;
+    for (size_t g = 0; g < XF_GROUPS; g++) {
+        for (size_t c = 0; c < workers; c++) {
+            size_t k = at[c][g];
+            at[c][g] = pos;
+            pos += k;
+        }
+        end[g] = pos;
+    }
+    amq__par_for(workers, workers, xf_group_scatter, &j);
 }
 
 /* How far ahead the loops below work: enough entries to cover a memory
@@ -593,6 +642,107 @@ XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
                 amq__prefetch_w(&t[p[r][k]]);
         }
     }
+}
+
+/* Counting on several threads: each task updates slots no other task
+ * running at the same time updates, so the table is the one a single pass
+ * gives (a slot's count and xor do not depend on the order of updates).
+ *
+ * Fuse (grouped keys): the groups are cut into one run a worker, of about
+ * equal keys. A run's keys touch segments s_lo(first group) to s_hi(last
+ * group) + ways - 1; its last groups, up to those that reach the next
+ * run's first segment, are held back and counted once the runs are done.
+ *
+ * Xor (one segment) counts on one thread: splitting its random updates
+ * by slot range made every thread read every key, and measured slower. */
+
+typedef struct xf_count_job {
+    const xf_shape *s;
+    unsigned ways, form;
+    uint64_t seed;
+    const uint64_t *v;
+    bool mixed;
+    size_t n;
+    xf_slot *t;
+    const size_t *run; /* xf_fuse_runs */
+} xf_count_job;
+
+static void xf_count_dispatch(const xf_count_job *j, const uint64_t *v,
+                              size_t n) {
+    const xf_shape *s = j->s;
+    if (j->form == XF_SLICE)
+        xf_count(s, 3, XF_SLICE, j->seed, v, j->mixed, n, j->t);
+    else if (j->ways == 3 && j->form == XF_POW2)
+        xf_count(s, 3, XF_POW2, j->seed, v, j->mixed, n, j->t);
+    else if (j->ways == 3)
+        xf_count(s, 3, XF_ANY, j->seed, v, j->mixed, n, j->t);
+    else if (j->form == XF_POW2)
+        xf_count(s, 4, XF_POW2, j->seed, v, j->mixed, n, j->t);
+    else
+        xf_count(s, 4, XF_ANY, j->seed, v, j->mixed, n, j->t);
+}
+
+static void xf_count_run(void *ctx, size_t i, unsigned worker) {
+    const xf_count_job *j = ctx;
+    (void)worker;
+    xf_count_dispatch(j, j->v + j->run[2 * i],
+                      j->run[2 * i + 1] - j->run[2 * i]);
+}
+
+/* Fuse runs: run[2 t], run[2 t + 1] the keys counted at once by task t,
+ * then run[2 workers + 2 t] .. the held-back keys (counted one run after
+ * another). end[g] is group g's end in the grouped keys. false when the
+ * runs are too short to leave anything to count at once. */
+static bool xf_fuse_runs(const xf_shape *s, const size_t end[XF_GROUPS],
+                         unsigned workers, size_t n, size_t *run) {
+    size_t first[AMQ__PAR_MAX + 1];
+    size_t g = 0;
+    for (unsigned t = 0; t <= workers; t++) { /* runs of ~n / workers keys */
+        size_t want = n * t / workers;
+        while (t < workers && g < XF_GROUPS && (g ? end[g - 1] : 0) < want)
+            g++;
+        first[t] = t == workers ? XF_GROUPS : g;
+    }
+    first[0] = 0;
+    unsigned runs = 0;
+    for (unsigned t = 0; t < workers; t++) {
+        size_t a = first[t], e = first[t + 1], h = e;
+        if (t + 1 < workers) {
+            uint64_t next = amq__reduce64((uint64_t)e << (64 - XF_GROUP_BITS),
+                                          s->seg_count);
+            while (h > a &&
+                   amq__reduce64(((uint64_t)h << (64 - XF_GROUP_BITS)) - 1,
+                                 s->seg_count) +
+                           s->ways >
+                       next)
+                h--;
+        }
+        size_t ka = a ? end[a - 1] : 0, kh = h ? end[h - 1] : 0;
+        size_t ke = e ? end[e - 1] : 0;
+        if (kh < ka)
+            kh = ka;
+        run[2 * t] = ka;
+        run[2 * t + 1] = kh;
+        run[2 * workers + 2 * t] = kh;
+        run[2 * workers + 2 * t + 1] = ke;
+        runs += kh > ka;
+    }
+    return runs >= 2;
+}
+
+static void xf_count_par(const xf_shape *s, unsigned ways, unsigned form,
+                         uint64_t seed, const uint64_t *v, bool mixed, size_t n,
+                         xf_slot *t, unsigned workers,
+                         const size_t end[XF_GROUPS]) {
+    size_t run[4 * AMQ__PAR_MAX];
+    xf_count_job j = {s, ways, form, seed, v, mixed, n, t, run};
+    if (workers > 1 && end != NULL && xf_fuse_runs(s, end, workers, n, run)) {
+        amq__par_for(workers, workers, xf_count_run, &j);
+        for (unsigned i = 0; i < workers; i++)
+            xf_count_run(&j, workers + i, 0);
+        return;
+    }
+    xf_count_dispatch(&j, v, n);
 }
 
 /* Peel in first-in first-out order: the queue starts with the slots of
@@ -648,18 +798,23 @@ XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, unsigned form,
 
 /* Peel the hypergraph of `n` keys; true if every key was peeled. A fuse
  * build first groups the keys (the counting pass then stays in a window
- * of segments); a xor build has no window to gain. */
+ * of segments); a xor build has no window to gain. A fuse build's grouping
+ * and counting take the build's threads; the peeling is one thread's (its
+ * order decides the table). */
 XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, unsigned form,
                          uint64_t seed, const uint64_t *h, size_t n,
                          xf_work *w) {
+    unsigned workers = amq__par_workers(n);
     if (w->dirty)
         memset(w->slot, 0, w->slots * sizeof *w->slot);
     w->dirty = true;
     if (s->seg_count > 1) {
-        xf_group(seed, h, n, w->key);
-        xf_count(s, ways, form, seed, w->key, true, n, w->slot);
+        size_t end[XF_GROUPS];
+        xf_group(seed, h, n, w->key, w->group, w->workers, end);
+        xf_count_par(s, ways, form, seed, w->key, true, n, w->slot, workers,
+                     end);
     } else {
-        xf_count(s, ways, form, seed, h, false, n, w->slot);
+        xf_count_par(s, ways, form, seed, h, false, n, w->slot, workers, NULL);
     }
     return xf_peel_queue(s, ways, form, w) == n;
 }
@@ -788,9 +943,10 @@ static amq_status xf_attempts(const amq__mem *m, xf_shape *s, const uint64_t *h,
     bool ok = false;
     for (unsigned a = 0; a < AMQ_STATIC_MAX_ATTEMPTS && st == AMQ_OK; a++) {
         size_t slots = xf_slot_count(s);
-        if (slots != w->slots || w->slot == NULL) {
+        if (slots != w->slots || w->slot == NULL ||
+            (s->seg_count > 1) != (w->group != NULL)) {
             xf_work_free(m, w);
-            st = xf_work_alloc(m, slots, n, w);
+            st = xf_work_alloc(m, slots, n, s->seg_count > 1, w);
             if (st != AMQ_OK)
                 break;
         }
@@ -840,7 +996,9 @@ static amq_status xf_build(const uint64_t *h, size_t n, xf_family fam,
 }
 
 /* What xf_work_alloc takes for the first attempt's shape: the records
- * (plus the block's alignment slack), the queue and the key array. */
+ * (plus the block's alignment slack), the queue, the key array and, for
+ * a fuse table of several segments, the grouping's positions (8 KiB per
+ * thread of the build in progress). */
 size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
     xf_shape s;
     size_t slots, a, b, c;
@@ -853,7 +1011,12 @@ size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
     if (!amq__mul(slots, sizeof(xf_slot), &a) || !amq__add(a, 63, &a) ||
         !amq__mul(slots + 1, sizeof(uint32_t), &b) ||
         !amq__mul(n, sizeof(uint64_t), &c) || !amq__add(a, b, &a) ||
-        !amq__add(a, c, &a))
+        !amq__add(a, c, &a) ||
+        !amq__add(a,
+                  s.seg_count > 1
+                      ? amq__par_workers(n) * sizeof(size_t[XF_GROUPS])
+                      : 0,
+                  &a))
         return 0;
     return a;
 }

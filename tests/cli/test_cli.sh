@@ -133,6 +133,23 @@ check "seeded: every key" cmp -s out keys
 run 0 "info seeded" "$AMQ" info seeded.amq
 check "info shows hash and seed" has "xxh64 (seed 7)" out
 
+# ---- build -j: the same file for every thread count ------------------------------
+# (enough keys that the build's passes do take threads)
+seq 1 120000 | sed 's/^/many-/' >many
+for t in xor8 fuse8 fuse16:ways=4 ribbon; do
+    run 0 "build -j 1 $t" "$AMQ" build -q -j 1 --type "$t" -o j1.amq many
+    for j in 2 3 0; do
+        run 0 "build -j $j $t" "$AMQ" build -q --threads "$j" --type "$t" -o "j$j.amq" many
+        check "build $t: -j $j gives the -j 1 bytes" cmp -s "j$j.amq" j1.amq
+    done
+done
+run 0 "build -j 2 (dynamic type)" "$AMQ" build -q -j 2 --type bloom -o jb.amq keys
+run 0 "build -j 1 (dynamic type)" "$AMQ" build -q -j 1 --type bloom -o jb1.amq keys
+check "dynamic build: -j 2 gives the -j 1 bytes" cmp -s jb.amq jb1.amq
+run 2 "build -j x: exit 2" "$AMQ" build -j x --type xor8 -o jx.amq keys
+run 2 "build -j 5000: exit 2" "$AMQ" build -j 5000 --type xor8 -o jx.amq keys
+check "build -j 5000 says the limit" has "at most 1024" err
+
 # ---- info ------------------------------------------------------------------------
 run 0 "info" "$AMQ" info sbbf.amq
 for field in "file:" "type:" "params:" "hash:" "items:" "capacity:" "bytes:" \

@@ -17,6 +17,9 @@
  * dropped before the builder takes them; --capacity: a key the filter
  * already reports is not added again).
  *
+ * -j N sets the builder's threads (0, the default: every core); the
+ * filter is the same for every N.
+ *
  * --type auto[:dynamic,deletes,counts] asks `amq recommend` for the
  * smallest type meeting --fpr (static ones only when every key is read
  * before the build) and says which and why.
@@ -38,6 +41,7 @@ typedef struct build_opts {
     amq_hash_kind hash; /* AMQ_HASH_DEFAULT: the type's                  */
     uint64_t seed;
     bool binary, skip_empty, quiet, unique;
+    uint64_t threads; /* -j: 0 = every core (the builder's default)  */
 } build_opts;
 
 typedef struct build_ctx {
@@ -60,7 +64,8 @@ enum {
     OPT_OUTPUT,
     OPT_QUIET,
     OPT_UNIQUE,
-    OPT_PROGRESS
+    OPT_PROGRESS,
+    OPT_THREADS
 };
 
 static const cli_opt build_options[] = {
@@ -76,6 +81,7 @@ static const cli_opt build_options[] = {
     {"quiet", 'q', false, OPT_QUIET},
     {"unique", 'u', false, OPT_UNIQUE},
     {"progress", 0, false, OPT_PROGRESS},
+    {"threads", 'j', true, OPT_THREADS},
     {NULL, 0, false, 0},
 };
 
@@ -133,6 +139,13 @@ static bool take_option(build_opts *o, int id, const char *v) {
         if (!o->quiet)
             cli_progress_set_mode(CLI_PROGRESS_ON);
         return true;
+    case OPT_THREADS:
+        if (!cli_parse_u64("build", "--threads", v, &o->threads))
+            return false;
+        if (o->threads > 1024)
+            cli_usage_error("build",
+                            "--threads: at most 1024 (0 = every core)");
+        return o->threads <= 1024;
     default: return false;
     }
 }
@@ -452,6 +465,7 @@ static int build_sized(build_ctx *c, cli_keys *k) {
         cli_status_error("--type", st, &d);
         return CLI_EXIT_ERR;
     }
+    amq_builder_set_threads(b, (unsigned)c->o.threads);
     int rc = read_keys(c, b, k);
     if (rc == CLI_EXIT_OK) {
         cli_progress_phase(&c->progress, "constructing", 0);
