@@ -164,8 +164,8 @@ typedef struct {
     unsigned threads, reps;
     double fpr;
     const char *dir;
-    uint64_t *keys;    /* n member hashes    */
-    uint64_t *absent;  /* n non-member hashes */
+    uint64_t *keys;   /* n member hashes    */
+    uint64_t *absent; /* n non-member hashes */
 } setup;
 
 static amq_filter *fresh(const setup *s, const char *spec, bool concurrent) {
@@ -215,13 +215,12 @@ static void measure_inserts(const setup *s, const char *spec) {
     fflush(stdout);
 }
 
-static double query_time(const setup *s, amq_filter *f,
-                         const uint64_t *hashes, uint8_t *out,
-                         unsigned threads) {
+static double query_time(const setup *s, amq_filter *f, const uint64_t *hashes,
+                         uint8_t *out, unsigned threads) {
     double best = 0;
     for (unsigned r = 0; r < s->reps; r++) {
-        job j = {.fn = slice_query, .f = f, .hashes = hashes, .out = out,
-                 .n = s->n};
+        job j = {
+            .fn = slice_query, .f = f, .hashes = hashes, .out = out, .n = s->n};
         double dt = team(&j, threads);
         if (r == 0 || dt < best)
             best = dt;
@@ -254,15 +253,15 @@ static void measure_queries(const setup *s, const char *spec) {
         double one = query_time(s, f, sets[k], ref, 1);
         double many = query_time(s, f, sets[k], out, s->threads);
         if (memcmp(ref, out, s->n) != 0) {
-            fprintf(stderr, "amq_scaling: %s: %u-thread answers differ\n",
-                    spec, s->threads);
+            fprintf(stderr, "amq_scaling: %s: %u-thread answers differ\n", spec,
+                    s->threads);
             exit(1);
         }
         if (k == 1)
             for (size_t i = 0; i < s->n; i++)
                 if (!ref[i]) {
-                    fprintf(stderr, "amq_scaling: %s: key %zu missing\n",
-                            spec, i);
+                    fprintf(stderr, "amq_scaling: %s: key %zu missing\n", spec,
+                            i);
                     exit(1);
                 }
         printf(" %.1f | %.1f | %.2f |", one * ns, many * ns, one / many);
@@ -302,8 +301,8 @@ static void each(const char *list, const setup *s,
 }
 
 int main(int argc, char **argv) {
-    setup s = {.n = 10000000, .threads = 2, .reps = 3, .fpr = 0.01,
-               .dir = "/tmp"};
+    setup s = {
+        .n = 10000000, .threads = 2, .reps = 3, .fpr = 0.01, .dir = "/tmp"};
     const char *insert = DEFAULT_INSERT, *query = DEFAULT_QUERY;
     uint64_t seed = 42;
     for (int i = 1; i < argc; i++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fingerprint/qf_codec.h"
+#include "fingerprint/qf_query.h"
 #include "fingerprint/qf_update.h"
 
 /* ---- locating a remainder ------------------------------------------------ */
@@ -336,22 +337,6 @@ static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
  * borrow), so masked to the first len fields it is non-zero exactly when
  * one of them equals r. A qf run then holds r: the key is there. */
 
-/* lo for widths 0..63: a 1 at bit k*w for every k*w < 64 (compile-time). */
-#define QF_BIT(w, k) ((k) * (w) < 64 ? 1ULL << ((k) * (w) % 64) : 0)
-#define QF_B8(w, k)                                                            \
-    (QF_BIT(w, k) | QF_BIT(w, k + 1) | QF_BIT(w, k + 2) | QF_BIT(w, k + 3) |   \
-     QF_BIT(w, k + 4) | QF_BIT(w, k + 5) | QF_BIT(w, k + 6) |                  \
-     QF_BIT(w, k + 7))
-#define QF_REP(w)                                                              \
-    (QF_B8(w, 0) | QF_B8(w, 8) | QF_B8(w, 16) | QF_B8(w, 24) | QF_B8(w, 32) |  \
-     QF_B8(w, 40) | QF_B8(w, 48) | QF_B8(w, 56))
-#define QF_REP8(w)                                                             \
-    QF_REP(w), QF_REP(w + 1), QF_REP(w + 2), QF_REP(w + 3), QF_REP(w + 4),     \
-        QF_REP(w + 5), QF_REP(w + 6), QF_REP(w + 7)
-static const uint64_t qf_fields[64] = {QF_REP8(0),  QF_REP8(8),  QF_REP8(16),
-                                       QF_REP8(24), QF_REP8(32), QF_REP8(40),
-                                       QF_REP8(48), QF_REP8(56)};
-
 /* The exact answer once the quick test could not say no: the block-local
  * path, else the general lookup (which re-reads the block: the prefetch is
  * not repeated). Out of line: it holds no slot of the hot loop. */
@@ -363,45 +348,16 @@ static __attribute__((noinline)) bool has_exact(const amq_qf *f, uint64_t h,
     return lookup(f, h, false) != 0;
 }
 
-/* isa: compiled with POPCNT/BMI2 (a constant after inlining). */
-static inline __attribute__((always_inline)) uint64_t pc_k(const amq_qf *f,
-                                                           uint64_t x,
-                                                           bool isa) {
-    return isa ? popcnt_hw(x) : popcnt(f, x);
-}
-static inline __attribute__((always_inline)) uint64_t sel_k(const amq_qf *f,
-                                                            uint64_t x,
-                                                            uint64_t k,
-                                                            bool isa) {
-#if defined(AMQ__HAVE_PDEP)
-    if (isa)
-        return amq__select64_pdep_lt64(x, (unsigned)k);
-#endif
-    return select64(f, x, (unsigned)k);
-}
-
 /* Run q of block p (occupied, in a fast block) holds r? The SWAR test
  * described above; runs that leave the block or a word, and cqf matches
  * (maybe a counter digit), take the exact path. */
 static inline __attribute__((always_inline)) bool has_run(
     const amq_qf *f, uint64_t h, uint64_t q, uint64_t r, bool isa) {
-    const uint8_t *p = blk(f, q >> 6);
-    unsigned w = f->width, j = (unsigned)(q & 63);
-    uint64_t o = p[0], occ = amq__get_u64(p + 1);
-    uint64_t ends = amq__get_u64(p + 9) & (~0ULL << (o & 63));
-    uint64_t lo = qf_fields[w], hi = lo << (w - 1);
-    uint64_t d = pc_k(f, occ & ((1ULL << j) - 1), isa);
-    /* run q starts after the d-th run end at or after o (at o if d = 0):
-     * the d-th set bit of the ends moved up one, with o's bit below them;
-     * it ends at the (d+1)-th run end */
-    uint64_t st = sel_k(f, (ends << 1) | (1ULL << (o & 63)), d, isa);
-    uint64_t en = sel_k(f, ends, d, isa) + 1;
-    st = st > j ? st : j;
-    uint64_t len = en - st, bit = st * w;
-    bool out = (o >= 64) | (pc_k(f, ends, isa) <= d) | (len * w > 57);
-    uint64_t x = amq__get_u64(p + QF_HDR + (bit >> 3)) >> (bit & 7);
-    x ^= r * lo;
-    uint64_t z = (x - lo) & ~x & hi & ((1ULL << ((len * w) & 63)) - 1);
+    unsigned w = f->width;
+    uint64_t lo = qf_fields[w], hi = lo << (w - 1), m;
+    bool out;
+    uint64_t x = run_word(f, q, isa, &m, &out) ^ (r * lo);
+    uint64_t z = (x - lo) & ~x & hi & m;
     if (__builtin_expect(!((z != 0) | out), 1))
         return false;
     if (!out && !f->counting)

@@ -38,14 +38,17 @@ static inline uint64_t RB_FN(rb_insert)(rb_band *bd, uint64_t i, RB_COEF c,
     }
 }
 
-/* Back-substitution, last row first, of columns [j0, j1): each column is
- * its own recurrence over the rows, so a build may solve disjoint column
- * ranges on different threads and write the same words. state[j] bit k
- * holds column j of row i + 1 + k; after a block's 64 rows its low word is
- * the block's word of column j. Columns a block does not store are solved
- * but dropped. Empty rows get 0. */
+/* Back-substitution, last row first, of columns [j0, j1) of the
+ * right-hand sides' bits from `shift` on (a band may carry two structures'
+ * sides: ribbon_build.c, rb_build). Each column is its own recurrence over
+ * the rows, so a build may solve disjoint column ranges on different
+ * threads and write the same words. state[j] bit k holds column j of row
+ * i + 1 + k; after a block's 64 rows its low word is the block's word of
+ * column j. Columns a block does not store are solved but dropped. Empty
+ * rows get 0. */
 static void RB_FN(rb_solve)(const rb_band *bd, const rb_layer *l, uint32_t r,
-                            uint32_t j0, uint32_t j1, uint64_t *sol) {
+                            unsigned shift, uint32_t j0, uint32_t j1,
+                            uint64_t *sol) {
     const RB_COEF *rows = RB_FN(rb_rows)(bd);
     RB_COEF state[33];
     uint32_t rmax = r + (l->upper > 0);
@@ -56,7 +59,7 @@ static void RB_FN(rb_solve)(const rb_band *bd, const rb_layer *l, uint32_t r,
         for (unsigned k = 64; k-- > 0;) {
             uint64_t i = b * 64 + k;
             RB_COEF c = rows[i];
-            uint32_t res = c != 0 ? bd->res[i] : 0;
+            uint32_t res = c != 0 ? bd->res[i] >> shift : 0;
             c >>= 1;
             for (uint32_t j = j0; j < j1; j++) {
                 uint64_t bit =

@@ -73,19 +73,23 @@ typedef struct rb_eq {
 typedef struct rb_shape {
     uint64_t starts;
     uint32_t mask; /* fingerprint bits solved (r or r + 1) */
+    /* a pair (rb_build): the value's bits, above the fingerprint's */
+    uint32_t vmask, shift;
+    bool pair;
     uint32_t bucket_log2;
     uint32_t thr[4];
-    const rb_values *vals; /* retrieval: values by original hash, or NULL */
+    const rb_values *vals; /* retrieval: values by layer-0 key, or NULL */
     const amq_ribbon *f;   /* the coefficient form; retrieval: seeds     */
     uint32_t layer;
 } rb_shape;
 
-/* Retrieval: the value of the key whose layer-i hash is x. Undo the
- * layers' mixes to its original hash, then find it in the sorted hashes:
- * start where a uniform hash would sit, widen until bracketed, bisect. */
+/* Retrieval: the value of the key whose layer-i hash is x (i >= 1: the
+ * keys of layer 0 carry theirs, aligned). Undo the mixes of layers i..1
+ * to its layer-0 key, then find it in the sorted layer-0 keys: start
+ * where a uniform hash would sit, widen until bracketed, bisect. */
 static uint32_t rb_value_of(const rb_shape *g, uint64_t x) {
     const rb_values *vs = g->vals;
-    for (uint32_t j = g->layer + 1; j-- > 0;)
+    for (uint32_t j = g->layer + 1; j-- > 1;)
         x = rb_unmix(x) - g->f->layer[j].seed;
     size_t lo = (size_t)amq__reduce64(x, vs->n), hi = lo + 1, step = 64;
     while (lo > 0 && vs->h[lo] > x) {
@@ -108,14 +112,25 @@ static uint32_t rb_value_of(const rb_shape *g, uint64_t x) {
     return vs->v[lo];
 }
 
-static inline rb_eq rb_equation(uint64_t x, const rb_shape *g, unsigned band) {
+/* Key x's equation; kv: its value when the caller has it (retrieval,
+ * layer 0), else NULL. */
+static inline rb_eq rb_equation(uint64_t x, const uint32_t *kv,
+                                const rb_shape *g, unsigned band) {
     rb_eq e;
     e.start = amq__reduce64(x, g->starts);
     bool v3 = g->f->version >= 3;
     e.coef = rb_coef_lo(x, v3);
     if (band == 128)
         e.coef |= (rb_u128)rb_coef_hi(x, v3) << 64;
-    e.fp = (g->vals != NULL ? rb_value_of(g, x) : rb_fp(x)) & g->mask;
+    if (g->pair) {
+        uint32_t v = kv != NULL ? *kv : rb_value_of(g, x);
+        e.fp = (rb_fp(x) & g->mask) | (v & g->vmask) << g->shift;
+    } else {
+        e.fp = (kv != NULL        ? *kv
+                : g->vals != NULL ? rb_value_of(g, x)
+                                  : rb_fp(x)) &
+               g->mask;
+    }
     return e;
 }
 
@@ -163,17 +178,19 @@ static inline void rb_clear_row(rb_band *bd, uint64_t i, unsigned band) {
 
 /* One bucket's keys k[0..cnt) (ascending start from base), banded from the
  * highest offset down into bd, whose row 0 is the layer's row row0 (0: the
- * layer's band; else a bucket's scratch rows). Returns the bucket's code; the keys below its
- * threshold are not in the band (those inserted were the last ones, and
- * their rows are cleared again). A bucket fills at most B + W - 1 rows. */
-static unsigned rb_band_bucket(rb_band *bd, const uint64_t *k, size_t cnt,
-                               uint64_t base, const rb_shape *g, unsigned band,
+ * layer's band; else a bucket's scratch rows); kv: their values, aligned
+ * (or NULL). Returns the bucket's code; the keys below its threshold are
+ * not in the band (those inserted were the last ones, and their rows are
+ * cleared again). A bucket fills at most B + W - 1 rows. */
+static unsigned rb_band_bucket(rb_band *bd, const uint64_t *k,
+                               const uint32_t *kv, size_t cnt, uint64_t base,
+                               const rb_shape *g, unsigned band,
                                uint64_t row0) {
     uint64_t row[RB_BUILD_BUCKET + 128];
     uint32_t off[RB_BUILD_BUCKET + 128];
     size_t top = 0;
     for (size_t q = cnt; q-- > 0;) {
-        rb_eq e = rb_equation(k[q], g, band);
+        rb_eq e = rb_equation(k[q], kv != NULL ? kv + q : NULL, g, band);
         uint32_t o = (uint32_t)(e.start - base);
         e.start -= row0;
         uint64_t at = rb_insert(bd, e, band);
@@ -192,10 +209,12 @@ static unsigned rb_band_bucket(rb_band *bd, const uint64_t *k, size_t cnt,
     return 0;
 }
 
-/* A coded layer: band k[0..n) (ascending start) bucket by bucket, write
- * the codes, and move the bumped keys to k[0..return) in order. */
-static size_t rb_band_coded(rb_band *bd, uint64_t *k, size_t n,
-                            const rb_shape *g, uint64_t *meta, unsigned band) {
+/* A coded layer: band k[0..n) (ascending start; kv their values or NULL)
+ * bucket by bucket, write the codes, and move the bumped keys to
+ * k[0..return) in order. */
+static size_t rb_band_coded(rb_band *bd, uint64_t *k, const uint32_t *kv,
+                            size_t n, const rb_shape *g, uint64_t *meta,
+                            unsigned band) {
     size_t i = 0, out = 0;
     while (i < n) {
         uint64_t bucket = amq__reduce64(k[i], g->starts) >> g->bucket_log2;
@@ -204,7 +223,8 @@ static size_t rb_band_coded(rb_band *bd, uint64_t *k, size_t n,
         while (j < n &&
                (amq__reduce64(k[j], g->starts) >> g->bucket_log2) == bucket)
             j++;
-        unsigned code = rb_band_bucket(bd, k + i, j - i, base, g, band, 0);
+        unsigned code = rb_band_bucket(bd, k + i, kv != NULL ? kv + i : NULL,
+                                       j - i, base, g, band, 0);
         if (code != 0) {
             uint64_t cut = base + g->thr[code];
             meta[bucket / 32] |= (uint64_t)code << (bucket % 32 * 2);
@@ -251,12 +271,17 @@ typedef struct rb_seg {
 typedef struct rb_par_band {
     rb_band *bd;
     uint64_t *k, *meta;
+    const uint32_t *kv; /* the keys' values, aligned (retrieval), or NULL */
     const rb_shape *g;
     unsigned band;
     uint64_t B, spill; /* rows of a bucket, rows of a spill (W - 1)   */
     rb_seg seg[AMQ__PAR_MAX];
     unsigned segs;
 } rb_par_band;
+
+static inline const uint32_t *rb_kv(const rb_par_band *p, size_t i) {
+    return p->kv != NULL ? p->kv + i : NULL;
+}
 
 static void rb_copy_rows(rb_band *dst, uint64_t di, const rb_band *src,
                          uint64_t si, uint64_t cnt) {
@@ -333,9 +358,9 @@ static void rb_band_run(rb_par_band *p, size_t i, size_t e, rb_seg *log) {
         size_t j = rb_bucket_end(g, p->k, i + 1, e, b);
         if (log != NULL)
             rb_log_spills(p, log, b - 1);
-        rb_set_code(
-            p->meta, b,
-            rb_band_bucket(p->bd, p->k + i, j - i, base, g, p->band, 0));
+        rb_set_code(p->meta, b,
+                    rb_band_bucket(p->bd, p->k + i, rb_kv(p, i), j - i, base, g,
+                                   p->band, 0));
         if (log != NULL)
             rb_log_spills(p, log, b);
         i = j;
@@ -354,8 +379,8 @@ static void rb_seg_task(void *ctx, size_t s, unsigned worker) {
     /* the first bucket on a guess of no spill, in scratch */
     uint64_t base = sg->b0 << g->bucket_log2;
     size_t j = rb_bucket_end(g, p->k, sg->i0, sg->i1, sg->b0);
-    rb_band_bucket(&sg->scratch, p->k + sg->i0, j - sg->i0, base, g, p->band,
-                   base);
+    rb_band_bucket(&sg->scratch, p->k + sg->i0, rb_kv(p, sg->i0), j - sg->i0,
+                   base, g, p->band, base);
     rb_copy_rows(p->bd, base + p->B, &sg->scratch, p->B, p->spill);
     rb_band_run(p, j, sg->i1, sg);
 }
@@ -375,9 +400,9 @@ static void rb_seg_settle(rb_par_band *p, unsigned s, rb_band *tmp) {
     for (uint64_t b = sg->b0;; b++) {
         uint64_t base = b << g->bucket_log2;
         size_t j = rb_bucket_end(g, p->k, i, sg->i1, b);
-        rb_set_code(
-            p->meta, b,
-            rb_band_bucket(tmp, p->k + i, j - i, base, g, p->band, base));
+        rb_set_code(p->meta, b,
+                    rb_band_bucket(tmp, p->k + i, rb_kv(p, i), j - i, base, g,
+                                   p->band, base));
         i = j;
         rb_copy_rows(p->bd, base, tmp, 0, rb_clip(p, base, p->B));
         const rb_band *guess = &sg->scratch;
@@ -467,14 +492,16 @@ static void rb_par_free(const amq__mem *m, rb_par_band *p, rb_band *tmp) {
  * (too few buckets, no memory for the scratch rows): the caller bands it
  * on one thread. */
 static size_t rb_band_coded_par(const amq__mem *m, rb_band *bd, uint64_t *k,
-                                size_t n, const rb_shape *g, uint64_t *meta,
-                                unsigned band, unsigned workers) {
+                                const uint32_t *kv, size_t n, const rb_shape *g,
+                                uint64_t *meta, unsigned band,
+                                unsigned workers) {
     rb_par_band p;
     rb_band tmp;
     memset(&p, 0, sizeof p);
     memset(&tmp, 0, sizeof tmp);
     p.bd = bd;
     p.k = k;
+    p.kv = kv;
     p.meta = meta;
     p.g = g;
     p.band = band;
@@ -498,10 +525,12 @@ static size_t rb_band_coded_par(const amq__mem *m, rb_band *bd, uint64_t *k,
 }
 
 /* A standard layer: every key must band. */
-static bool rb_band_all(rb_band *bd, const uint64_t *k, size_t n,
-                        const rb_shape *g, unsigned band) {
+static bool rb_band_all(rb_band *bd, const uint64_t *k, const uint32_t *kv,
+                        size_t n, const rb_shape *g, unsigned band) {
     for (size_t i = 0; i < n; i++)
-        if (rb_insert(bd, rb_equation(k[i], g, band), band) == RB_NO_ROW)
+        if (rb_insert(bd,
+                      rb_equation(k[i], kv != NULL ? kv + i : NULL, g, band),
+                      band) == RB_NO_ROW)
             return false;
     return true;
 }
@@ -515,6 +544,7 @@ typedef struct rb_work {
     uint64_t *keys;
     size_t nkeys;
     const rb_values *vals; /* retrieval, or NULL */
+    unsigned pair_bits;    /* a pair's value bits, else 0 */
 } rb_work;
 
 static void rb_work_free(const amq__mem *m, rb_work *w) {
@@ -526,10 +556,20 @@ static void rb_work_free(const amq__mem *m, rb_work *w) {
     memset(w, 0, sizeof *w);
 }
 
+/* Retrieval: the values aligned with layer i's keys, which layer 0's
+ * are (its keys are the given ones, in order; a retry re-mixes them in
+ * place); NULL otherwise. */
+static const uint32_t *rb_aligned(const rb_work *w, uint32_t i) {
+    return w->vals != NULL && i == 0 ? w->vals->v : NULL;
+}
+
 static rb_shape rb_shape_of(const amq_ribbon *f, const rb_work *w, uint32_t i) {
     rb_shape g;
     g.starts = f->layer[i].starts;
     g.mask = rb_mask(f->r + (f->bits64 % 64 != 0));
+    g.pair = w->pair_bits > 0;
+    g.shift = f->r + (f->bits64 % 64 != 0);
+    g.vmask = rb_mask(w->pair_bits);
     g.bucket_log2 = f->bucket_log2;
     memcpy(g.thr, f->thr, sizeof g.thr);
     g.vals = w->vals;
@@ -568,7 +608,7 @@ static amq_status rb_last_layer(const amq__mem *m, amq_ribbon *f, rb_work *w,
             rb_band_clear(&w->band[i]);
         }
         rb_shape g = rb_shape_of(f, w, i);
-        if (rb_band_all(&w->band[i], k, n, &g, f->band))
+        if (rb_band_all(&w->band[i], k, rb_aligned(w, i), n, &g, f->band))
             return AMQ_OK;
     }
     return AMQ_ERR_FULL;
@@ -595,11 +635,12 @@ static amq_status rb_coded_layer(const amq__mem *m, amq_ribbon *f, rb_work *w,
     l->meta = w->meta[i];
     rb_shape g = rb_shape_of(f, w, i);
     unsigned workers = amq__par_workers(n);
-    *bumped = workers > 1 ? rb_band_coded_par(m, &w->band[i], k, n, &g,
+    const uint32_t *kv = rb_aligned(w, i);
+    *bumped = workers > 1 ? rb_band_coded_par(m, &w->band[i], k, kv, n, &g,
                                               w->meta[i], f->band, workers)
                           : SIZE_MAX;
     if (*bumped == SIZE_MAX)
-        *bumped = rb_band_coded(&w->band[i], k, n, &g, w->meta[i], f->band);
+        *bumped = rb_band_coded(&w->band[i], k, kv, n, &g, w->meta[i], f->band);
     if (*bumped == 0) { /* nothing went on: this is the last layer */
         l->coded = false;
         l->meta = NULL;
@@ -654,6 +695,7 @@ static amq_status rb_band_layers(const amq__mem *m, amq_ribbon *f, rb_work *w,
 typedef struct rb_solve_job {
     const amq_ribbon *f;
     const rb_work *w;
+    unsigned shift; /* the right-hand sides' first bit (rb_solve) */
     uint32_t task_layer[RB_MAX_LAYERS * 17];
     uint32_t task_j0[RB_MAX_LAYERS * 17], task_j1[RB_MAX_LAYERS * 17];
     size_t tasks;
@@ -667,15 +709,17 @@ static void rb_solve_task(void *ctx, size_t t, unsigned worker) {
     uint64_t *sol = (uint64_t *)(uintptr_t)l->sol;
     (void)worker;
     if (f->band == 128)
-        rb_solve_128(bd, l, f->r, j->task_j0[t], j->task_j1[t], sol);
+        rb_solve_128(bd, l, f->r, j->shift, j->task_j0[t], j->task_j1[t], sol);
     else
-        rb_solve_64(bd, l, f->r, j->task_j0[t], j->task_j1[t], sol);
+        rb_solve_64(bd, l, f->r, j->shift, j->task_j0[t], j->task_j1[t], sol);
 }
 
-static void rb_solve_all(const amq_ribbon *f, const rb_work *w) {
+static void rb_solve_all(const amq_ribbon *f, const rb_work *w,
+                         unsigned shift) {
     rb_solve_job j;
     j.f = f;
     j.w = w;
+    j.shift = shift;
     j.tasks = 0;
     unsigned workers = amq__par_workers((size_t)f->layer[0].blocks * 64);
     for (uint32_t i = 0; i < f->layers; i++) {
@@ -695,7 +739,7 @@ static void rb_solve_all(const amq_ribbon *f, const rb_work *w) {
 }
 
 /* After banding: U per layer, the table, the solutions and the codes. */
-static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
+static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w, unsigned shift,
                             const amq_options *opt, amq_ribbon **out) {
     double frac = (double)(hdr->bits64 % 64) / 64.0;
     size_t words;
@@ -713,7 +757,7 @@ static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
         return st;
     }
     if (f->layers > 0)
-        rb_solve_all(f, w);
+        rb_solve_all(f, w, shift);
     for (uint32_t i = 0; i < f->layers; i++) {
         rb_layer *l = &f->layer[i];
         if (l->coded)
@@ -725,39 +769,92 @@ static amq_status rb_finish(amq_ribbon *hdr, const rb_work *w,
     return AMQ_OK;
 }
 
-/* bits in 1/64 steps, 64..2048; vals: retrieval (else NULL). */
-static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
-                           unsigned band, bool bump, const rb_values *vals,
-                           const amq_options *opt, amq_ribbon **out) {
+/* Layer 0's keys: h mixed with its seed, sorted, repeats dropped; or,
+ * premixed, h itself (already those keys). */
+static amq_status rb_keys0(const amq__mem *mem, const uint64_t *h, size_t n,
+                           bool premixed, uint64_t seed, uint64_t *keys,
+                           size_t *distinct) {
+    if (!premixed)
+        return amq__sort_keys(mem, h, n, true, seed, true, keys, distinct);
+    memcpy(keys, h, n * sizeof *keys);
+    *distinct = n;
+    return AMQ_OK;
+}
+
+/* What rb_build makes: a filter of bits64 (bits in 1/64 steps,
+ * 64..2048) or, with vals, a retrieval structure; with pair_bits > 0 and
+ * vals, both: the filter in *out and a retrieval structure of pair_bits
+ * value bits in *vout. premixed: h holds layer 0's keys. */
+typedef struct rb_req {
+    uint32_t bits64;
+    unsigned band, pair_bits;
+    bool bump, premixed;
+    const rb_values *vals;
+} rb_req;
+
+/* A pair's retrieval structure: the filter's layers and codes (the
+ * banding is the same) with pair_bits columns, solved from the bits of
+ * the right-hand sides above the filter's. */
+static amq_status rb_finish_pair(const amq_ribbon *hdr, const rb_work *w,
+                                 const rb_req *q, const amq_options *opt,
+                                 amq_ribbon **vout) {
+    amq_ribbon vh;
+    amq__rb_header(&vh, q->pair_bits * 64, q->band, q->bump);
+    vh.layers = hdr->layers;
+    memcpy(vh.layer, hdr->layer, sizeof vh.layer);
+    vh.o.items = hdr->o.items;
+    return rb_finish(&vh, w, hdr->r + (hdr->bits64 % 64 != 0), opt, vout);
+}
+
+/* Band once, then solve the filter (and a pair's retrieval structure). */
+static amq_status rb_finish_all(amq_ribbon *hdr, const rb_work *w,
+                                const rb_req *q, const amq_options *opt,
+                                amq_ribbon **out, amq_ribbon **vout) {
+    amq_ribbon copy = *hdr;
+    AMQ_RETURN_IF_ERR(rb_finish(hdr, w, 0, opt, out));
+    if (q->pair_bits == 0)
+        return AMQ_OK;
+    amq_status st = rb_finish_pair(&copy, w, q, opt, vout);
+    if (st != AMQ_OK) {
+        amq__obj_free(&(*out)->o);
+        *out = NULL;
+    }
+    return st;
+}
+
+static amq_status rb_build(const uint64_t *h, size_t n, const rb_req *q,
+                           const amq_options *opt, amq_ribbon **out,
+                           amq_ribbon **vout) {
     amq__mem mem;
     amq_ribbon hdr;
     rb_work w;
-    if (out == NULL || (h == NULL && n != 0) || bits64 < 64 ||
-        bits64 > 32 * 64 || (band != 64 && band != 128))
+    if (out == NULL || (h == NULL && n != 0) || q->bits64 < 64 ||
+        q->bits64 > 32 * 64 || (q->band != 64 && q->band != 128))
         return AMQ_ERR_INVALID;
     *out = NULL;
-    amq__rb_header(&hdr, bits64, band, bump);
+    amq__rb_header(&hdr, q->bits64, q->band, q->bump);
     if (n == 0)
-        return rb_finish(&hdr, NULL, opt, out);
+        return rb_finish_all(&hdr, NULL, q, opt, out, vout);
     if (n > SIZE_MAX / 8 || (double)n > (double)RB_MAX_BLOCKS * 32)
         return AMQ_ERR_OVERFLOW;
     amq__mem_init(&mem, opt);
     memset(&w, 0, sizeof w);
-    w.vals = vals;
+    w.vals = q->vals;
+    w.pair_bits = q->pair_bits;
     w.nkeys = n;
     w.keys = amq__alloc(&mem, n * sizeof *w.keys);
     amq_status st = w.keys != NULL ? AMQ_OK : AMQ_ERR_NOMEM;
     size_t distinct = 0;
     if (st == AMQ_OK) {
         hdr.layer[0].seed = amq__rb_seed(0, 0);
-        st = amq__sort_keys(&mem, h, n, true, hdr.layer[0].seed, true, w.keys,
-                            &distinct);
+        st = rb_keys0(&mem, h, n, q->premixed, hdr.layer[0].seed, w.keys,
+                      &distinct);
         hdr.o.items = distinct;
     }
     if (st == AMQ_OK)
         st = rb_band_layers(&mem, &hdr, &w, distinct);
     if (st == AMQ_OK)
-        st = rb_finish(&hdr, &w, opt, out);
+        st = rb_finish_all(&hdr, &w, q, opt, out, vout);
     rb_work_free(&mem, &w);
     return st;
 }
@@ -765,14 +862,35 @@ static amq_status rb_build(const uint64_t *h, size_t n, uint32_t bits64,
 amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
                          unsigned band, bool bump, const amq_options *opt,
                          amq_ribbon **out) {
-    return rb_build(h, n, bits64, band, bump, NULL, opt, out);
+    rb_req q = {bits64, band, 0, bump, false, NULL};
+    return rb_build(h, n, &q, opt, out, NULL);
+}
+
+amq_status amq__rb_build_mixed(const uint64_t *keys, size_t n, uint32_t bits64,
+                               unsigned band, bool bump, const amq_options *opt,
+                               amq_ribbon **out) {
+    rb_req q = {bits64, band, 0, bump, true, NULL};
+    return rb_build(keys, n, &q, opt, out, NULL);
 }
 
 amq_status amq__rb_build_values(const rb_values *vals, unsigned bits,
                                 const amq_options *opt, amq_ribbon **out) {
     if (vals == NULL || bits < 1 || bits > 32)
         return AMQ_ERR_INVALID;
-    return rb_build(vals->h, vals->n, bits * 64, 64, true, vals, opt, out);
+    rb_req q = {bits * 64, 64, 0, true, true, vals};
+    return rb_build(vals->h, vals->n, &q, opt, out, NULL);
+}
+
+amq_status amq__rb_build_pair(const rb_values *vals, uint32_t bits64,
+                              unsigned bits, const amq_options *opt,
+                              amq_ribbon **member, amq_ribbon **values) {
+    if (vals == NULL || member == NULL || values == NULL || bits < 1 ||
+        bits64 < 64 || bits64 > 32 * 64 ||
+        bits64 / 64 + (bits64 % 64 != 0) + bits > 32)
+        return AMQ_ERR_INVALID;
+    *values = NULL;
+    rb_req q = {bits64, 64, bits, true, true, vals};
+    return rb_build(vals->h, vals->n, &q, opt, member, values);
 }
 
 /* Peak for random keys: the sorted keys (8 n), every layer's band

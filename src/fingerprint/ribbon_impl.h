@@ -158,9 +158,11 @@ static inline size_t rb_meta_words(const rb_layer *l, uint32_t bucket_log2) {
 /* ---- retrieval (the static maplet) ------------------------------------------ */
 
 /* Building a retrieval structure: a key's right-hand side is its value
- * instead of its fingerprint. Banding sees a layer's mixed hash, so the
- * value is found by the key's original hash (the layers' mixes undone,
- * each a bijection) in h, sorted and distinct, with v aligned. */
+ * instead of its fingerprint. h holds the keys of layer 0 (each hash
+ * mixed with layer 0's seed, amq__rb_seed(0, 0)), sorted and distinct, with v
+ * aligned: layer 0 bands them in that order and takes each value beside
+ * its key; the few keys bumped to later layers find theirs by undoing
+ * those layers' mixes (each a bijection) and searching h. */
 typedef struct rb_values {
     const uint64_t *h;
     const uint32_t *v;
@@ -191,10 +193,23 @@ amq_status amq__rb_build(const uint64_t *h, size_t n, uint32_t bits64,
                          unsigned band, bool bump, const amq_options *opt,
                          amq_ribbon **out);
 /* A bumped Ribbon retrieval structure (W = 64) storing bits = 1..32 value
- * bits per key: vals->h sorted and distinct, vals->v their values (only
- * the low `bits` are stored). */
+ * bits per key: vals->h layer-0 keys, sorted and distinct, vals->v their
+ * values (only the low `bits` are stored). */
 amq_status amq__rb_build_values(const rb_values *vals, unsigned bits,
                                 const amq_options *opt, amq_ribbon **out);
+/* A bumped Ribbon filter (W = 64) of bits64 and a retrieval structure of
+ * `bits` value bits over the same keys, banded once (the filter's
+ * columns plus `bits` at most 32): vals as for amq__rb_build_values; the
+ * bytes amq__rb_build_mixed and amq__rb_build_values give. */
+amq_status amq__rb_build_pair(const rb_values *vals, uint32_t bits64,
+                              unsigned bits, const amq_options *opt,
+                              amq_ribbon **member, amq_ribbon **values);
+/* From layer 0's keys (each hash h as rb_mix(h, amq__rb_seed(0, 0))),
+ * sorted and distinct: the filter amq__rb_build builds from their hashes
+ * (the same bytes, without its sort). */
+amq_status amq__rb_build_mixed(const uint64_t *keys, size_t n, uint32_t bits64,
+                               unsigned band, bool bump, const amq_options *opt,
+                               amq_ribbon **out);
 /* ribbon.c: the value stored for h (arbitrary for a key not built in). */
 uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h);
 /* ribbon.c: the type's batch query, out[i] = the kernel's answer for h[i]

@@ -268,6 +268,9 @@ amq_status amq__mq_get_all(const amq__obj *o, uint64_t h, uint64_t *v,
 void amq__mq_get_batch(const amq__obj *o, const uint64_t *h, size_t n,
                        uint64_t *v, uint8_t *found);
 bool amq__mq_contains(const amq__obj *o, uint64_t h);
+/* mqf_ops.c: f->o.contains for f's modes (set once they are): the
+ * block-local kernels, or amq__mq_contains in concurrent and scalar mode. */
+void amq__mq_choose_kernel(amq_qf *f);
 void amq__mq_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
                             uint8_t *out);
 amq_status amq__mq_count(const amq__obj *o, uint64_t h, uint64_t *out);

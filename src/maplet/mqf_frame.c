@@ -155,6 +155,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     f->mop = (uint8_t)p.op;
     f->multiset = p.multiset != 0;
     f->kbits = p.has_k ? (unsigned)p.kbits : 0;
+    amq__mq_choose_kernel(f);
     *out = &f->o;
     return AMQ_OK;
 }
@@ -316,6 +317,7 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     f->mop = (uint8_t)p.op;
     f->multiset = p.flags & 1;
     f->kbits = p.k;
+    amq__mq_choose_kernel(f);
     if (!view)
         memcpy(f->data, payload, len);
     amq_status st = amq__mq_validate(f, r);

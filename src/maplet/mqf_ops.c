@@ -20,6 +20,7 @@
  * whose shift or look-back leaves the window changes nothing, takes every
  * region lock and starts again (qf_impl.h).
  */
+#include "fingerprint/qf_query.h"
 #include "maplet/mqf.h"
 
 /* ---- locating a key -------------------------------------------------------- */
@@ -421,6 +422,177 @@ static inline amq_status group_of(const amq_qf *f, uint64_t h, mgroup *g) {
     return g->len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
 }
 
+/* ---- the one-key query kernels ------------------------------------------------ */
+
+/* A query of a maplet nobody updates concurrently, as the quotient
+ * filter's (qf_ops.c, "the one-key query kernels", and qf_query.h): the
+ * occupied bit, then run q's slots as one word, each field's value bits
+ * masked off and its remainder compared with rem at once. With
+ * k = (rem << v) and km = (rmask << v) repeated in every field,
+ *
+ *   x = (word ^ k) & km        a field is 0 iff its remainder is rem
+ *   z = (x - lo) & ~x & hi     its lowest set bit: the top bit of the
+ *                              first such field (qf_ops.c)
+ *
+ * so no set bit means "absent" for every mode: each group starts with a
+ * slot of its own remainder. A set bit is the group's first slot in
+ * combine mode with max, min or or (the value is that field's) and in
+ * multiset mode (present; the values are combined by the exact path).
+ * With sum counters a field may also be a counter's digit, unless the run
+ * has no slot of value 0 (every counter opens with (R, 0)): adding m to
+ * each field's value sets its bit v iff the value is not 0. A count of
+ * m or more takes two slots or more, so its value comes from the exact
+ * path, as does every run the word does not hold (*out). The exact path
+ * is mq_read, the reference the tests compare these kernels with. */
+
+/* The answer of the kernel: absent, present with *v, or ask mq_read. */
+typedef enum { MQ_NO, MQ_YES, MQ_ASK } mq_answer;
+
+static inline __attribute__((always_inline)) mq_answer mq_quick(
+    const amq_qf *f, uint64_t q, uint64_t rem, bool isa, uint64_t *v) {
+    if ((q >> 6) >= f->fast_blocks)
+        return MQ_ASK;
+    if (!occ_get(f, q))
+        return MQ_NO; /* quotient q holds nothing */
+    unsigned w = f->width, vb = f->vbits;
+    uint64_t lo = qf_fields[w], hi = lo << (w - 1), m;
+    bool out;
+    uint64_t s = run_word(f, q, isa, &m, &out);
+    uint64_t x = (s ^ (lo * (rem << vb))) & (lo * (f->rmask << vb));
+    uint64_t z = (x - lo) & ~x & hi & m;
+    if (__builtin_expect(!((z != 0) | out), 1))
+        return MQ_NO;
+    if (out || f->multiset)
+        return MQ_ASK;
+    /* the first matching field: its top bit is z's lowest */
+    *v = (s >> ((unsigned)__builtin_ctzll(z) + 1 - w)) & f->vmask;
+    if (!mq_counters(f))
+        return MQ_YES;
+    uint64_t vals = s & (lo * f->vmask), tops = (lo << vb) & m;
+    bool no_zero = ((vals + lo * f->vmask) & tops) == tops;
+    return no_zero && *v < f->vmask ? MQ_YES : MQ_ASK;
+}
+
+/* The exact answers, out of line (they hold no register of the hot
+ * loop); the block was prefetched already. */
+static __attribute__((noinline)) bool mq_has_exact(const amq_qf *f,
+                                                   uint64_t h) {
+    mgroup g;
+    return read(f, h, &g, NULL, 0, false) == AMQ_OK && g.len > 0;
+}
+static __attribute__((noinline)) amq_status mq_get_exact(const amq_qf *f,
+                                                         uint64_t h,
+                                                         uint64_t *v) {
+    mgroup g;
+    amq_status st = read(f, h, &g, NULL, 0, false);
+    if (st == AMQ_OK && g.len == 0)
+        st = AMQ_ERR_NOT_FOUND;
+    *v = st == AMQ_OK ? g.value : 0;
+    return st;
+}
+
+/* prefetch: false when the caller already did (batches). */
+static inline __attribute__((always_inline)) bool mq_has(const amq_qf *f,
+                                                         uint64_t h, bool isa,
+                                                         bool prefetch) {
+    uint64_t q, rem, v;
+    split(f, h, &q, &rem);
+    if (prefetch)
+        prefetch_block(f, q);
+    mq_answer a = mq_quick(f, q, rem, isa, &v);
+    if (__builtin_expect(a != MQ_ASK, 1))
+        return a == MQ_YES;
+    return mq_has_exact(f, h);
+}
+
+static inline __attribute__((always_inline)) amq_status mq_get(
+    const amq_qf *f, uint64_t h, uint64_t *v, bool isa, bool prefetch) {
+    uint64_t q, rem;
+    split(f, h, &q, &rem);
+    if (prefetch)
+        prefetch_block(f, q);
+    mq_answer a = mq_quick(f, q, rem, isa, v);
+    if (__builtin_expect(a == MQ_YES, 1))
+        return AMQ_OK;
+    if (a == MQ_NO) {
+        *v = 0;
+        return AMQ_ERR_NOT_FOUND;
+    }
+    return mq_get_exact(f, h, v);
+}
+
+static QF_ANY bool has_any(const amq__obj *o, uint64_t h) {
+    return mq_has((const amq_qf *)o, h, false, true);
+}
+static QF_ISA bool has_isa(const amq__obj *o, uint64_t h) {
+    return mq_has((const amq_qf *)o, h, true, true);
+}
+/* Out of line, so the callback that picks one only tail-calls it. */
+static QF_ANY __attribute__((noinline)) amq_status get_any(const amq_qf *f,
+                                                           uint64_t h,
+                                                           uint64_t *v) {
+    return mq_get(f, h, v, false, true);
+}
+static QF_ISA __attribute__((noinline)) amq_status get_isa(const amq_qf *f,
+                                                           uint64_t h,
+                                                           uint64_t *v) {
+    return mq_get(f, h, v, true, true);
+}
+
+/* Batches: each key's block is prefetched QF_PREFETCH keys ahead. */
+static inline __attribute__((always_inline)) void mq_get_batch(
+    const amq_qf *f, const uint64_t *h, size_t n, uint64_t *v, uint8_t *found,
+    bool isa) {
+    size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
+    for (size_t i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (size_t i = 0; i < n; i++) {
+        if (i + QF_PREFETCH < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_PREFETCH]));
+        if (v != NULL)
+            found[i] = mq_get(f, h[i], &v[i], isa, false) == AMQ_OK;
+        else
+            found[i] = mq_has(f, h[i], isa, false);
+    }
+}
+static QF_ANY void get_batch_any(const amq_qf *f, const uint64_t *h, size_t n,
+                                 uint64_t *v, uint8_t *found) {
+    mq_get_batch(f, h, n, v, found, false);
+}
+static QF_ISA void get_batch_isa(const amq_qf *f, const uint64_t *h, size_t n,
+                                 uint64_t *v, uint8_t *found) {
+    mq_get_batch(f, h, n, v, found, true);
+}
+
+/* The reference: every lookup through mq_read (concurrent mode takes its
+ * region locks there). */
+static void get_batch_ref(const amq_qf *f, const uint64_t *h, size_t n,
+                          uint64_t *v, uint8_t *found) {
+    size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
+    for (size_t i = 0; i < ahead; i++)
+        prefetch_block(f, quotient_of(f, h[i]));
+    for (size_t i = 0; i < n; i++) {
+        mgroup g;
+        if (i + QF_PREFETCH < n)
+            prefetch_block(f, quotient_of(f, h[i + QF_PREFETCH]));
+        amq_status st = read(f, h[i], &g, NULL, 0, false);
+        found[i] = st == AMQ_OK && g.len > 0;
+        if (v != NULL)
+            v[i] = found[i] ? g.value : 0;
+    }
+}
+
+/* The kernels serve a maplet nobody updates concurrently; AMQ_OPT_SCALAR
+ * keeps the reference (its fast_blocks is 0 anyway). */
+static bool mq_kernels(const amq_qf *f) { return !f->concurrent && !f->scalar; }
+
+void amq__mq_choose_kernel(amq_qf *f) {
+    if (!mq_kernels(f))
+        f->o.contains = amq__mq_contains;
+    else
+        f->o.contains = f->use_pdep ? has_isa : has_any;
+}
+
 /* ---- the type's callbacks ----------------------------------------------------- */
 
 amq_status amq__mq_put(amq__obj *o, uint64_t h, uint64_t v) {
@@ -470,13 +642,23 @@ amq_status amq__mq_remove(amq__obj *o, uint64_t h) {
     return f->use_pdep ? del_isa(f, h, 1) : del_any(f, h, 1);
 }
 
-amq_status amq__mq_get(const amq__obj *o, uint64_t h, uint64_t *v) {
+/* The reference get (concurrent and scalar mode). */
+static __attribute__((noinline)) amq_status get_ref(const amq_qf *f, uint64_t h,
+                                                    uint64_t *v) {
     mgroup g;
-    amq_status st = group_of((const amq_qf *)o, h, &g);
+    amq_status st = group_of(f, h, &g);
     *v = st == AMQ_OK ? g.value : 0;
     return st;
 }
 
+amq_status amq__mq_get(const amq__obj *o, uint64_t h, uint64_t *v) {
+    const amq_qf *f = (const amq_qf *)o;
+    if (!mq_kernels(f))
+        return get_ref(f, h, v);
+    return f->use_pdep ? get_isa(f, h, v) : get_any(f, h, v);
+}
+
+/* The reference lookup (the kernel of concurrent and scalar mode). */
 bool amq__mq_contains(const amq__obj *o, uint64_t h) {
     mgroup g;
     return group_of((const amq_qf *)o, h, &g) == AMQ_OK;
@@ -510,27 +692,25 @@ amq_status amq__mq_get_all(const amq__obj *o, uint64_t h, uint64_t *v,
     return g.len > 0 ? AMQ_OK : AMQ_ERR_NOT_FOUND;
 }
 
-/* Each key's block is prefetched QF_PREFETCH keys ahead. */
 void amq__mq_get_batch(const amq__obj *o, const uint64_t *h, size_t n,
                        uint64_t *v, uint8_t *found) {
     const amq_qf *f = (const amq_qf *)o;
-    size_t ahead = n < QF_PREFETCH ? n : QF_PREFETCH;
-    for (size_t i = 0; i < ahead; i++)
-        prefetch_block(f, quotient_of(f, h[i]));
-    for (size_t i = 0; i < n; i++) {
-        mgroup g;
-        if (i + QF_PREFETCH < n)
-            prefetch_block(f, quotient_of(f, h[i + QF_PREFETCH]));
-        amq_status st = read(f, h[i], &g, NULL, 0, false);
-        found[i] = st == AMQ_OK && g.len > 0;
-        v[i] = found[i] ? g.value : 0;
-    }
+    if (!mq_kernels(f))
+        get_batch_ref(f, h, n, v, found);
+    else if (f->use_pdep)
+        get_batch_isa(f, h, n, v, found);
+    else
+        get_batch_any(f, h, n, v, found);
 }
 
-/* The batch lookup, its values put aside a chunk at a time. */
+/* The batch lookup without the values. */
 void amq__mq_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
                             uint8_t *out) {
-    uint64_t v[256];
-    for (size_t i = 0; i < n; i += 256)
-        amq__mq_get_batch(o, h + i, n - i < 256 ? n - i : 256, v, out + i);
+    const amq_qf *f = (const amq_qf *)o;
+    if (!mq_kernels(f))
+        get_batch_ref(f, h, n, NULL, out);
+    else if (f->use_pdep)
+        get_batch_isa(f, h, n, NULL, out);
+    else
+        get_batch_any(f, h, n, NULL, out);
 }

@@ -13,13 +13,16 @@
  *            values as right-hand sides): v bits per key plus ~0.3%; two
  *            of them (bits 0-31, 32-63) for values wider than 32 bits
  *
- * Built once from (hash, value) pairs: sorted by hash (an LSD radix sort
- * carrying the values), repeats combined with the operator, then both
- * structures built from the distinct hashes. The retrieval part does not
- * know which keys are in, so a key that passes the membership test
- * without being in gets an arbitrary value: one-sided error holds (any
- * value is above "absent"), but not the strong maplet property, which
- * belongs to fingerprint-based maplets (amq/maplet.h).
+ * Built once from (hash, value) pairs: sorted by the Ribbon parts' layer-0
+ * key of the hash (a distribution sort carrying the values), repeats
+ * combined with the operator, then both structures banded from those
+ * sorted keys, the values beside them, neither sorting again; a Ribbon
+ * member and the first value structure share one banding (build_values).
+ * The retrieval part does not know which keys are in, so a key that
+ * passes the membership test without being in gets an arbitrary value:
+ * one-sided error holds (any value is above "absent"), but not the strong
+ * maplet property, which belongs to fingerprint-based maplets
+ * (amq/maplet.h).
  *
  * Frame parameters: op u8 | v u8 | member type id u16 | parts u32 |
  * items u64, then per part (member, then each value structure) a record
@@ -76,31 +79,133 @@ static void sm_free(amq__obj *o) {
     amq__obj_free(&m->o);
 }
 
-/* ---- pairs: sorted by hash, repeats combined ------------------------------- */
+/* ---- pairs: sorted by key, repeats combined ----------------------------------- */
+
+/* The pairs by their Ribbon layer-0 key x = rb_mix(h, amq__rb_seed(0, 0)),
+ * a bijection of the hash (so repeats of a hash are repeats of its key),
+ * which is the order both Ribbon parts band layer 0 in: they take the
+ * sorted keys and the aligned values as they are, and nothing is sorted
+ * or searched again. The keys are uniform, so the sort is a distribution
+ * sort (as core/sort.c's of plain keys): scatter the pairs into ~n / 2^11
+ * partitions by the top bits, then each partition by a counting sort on
+ * the next bits into cells of about a quarter pair, an insertion sort for
+ * the rare ties, and qsort for a partition a crafted input overfills. */
 
 typedef struct sm_pairs {
-    uint64_t *h, *v;
+    uint64_t *h, *v; /* layer-0 keys, ascending and distinct; values */
     size_t n;
 } sm_pairs;
 
-/* LSD radix sort of (h, v) by h, 16 bits a pass, through scratch. */
-static void radix_pairs(uint64_t *h, uint64_t *v, uint64_t *th, uint64_t *tv,
-                        size_t n, size_t *cnt) {
-    for (unsigned pass = 0; pass < 4; pass++) {
-        unsigned sh = 16 * pass;
-        memset(cnt, 0, 65537 * sizeof *cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[((h[i] >> sh) & 0xffff) + 1]++;
-        for (size_t d = 1; d <= 65536; d++)
-            cnt[d] += cnt[d - 1];
-        for (size_t i = 0; i < n; i++) {
-            size_t at = cnt[(h[i] >> sh) & 0xffff]++;
-            th[at] = h[i];
-            tv[at] = v[i];
-        }
-        memcpy(h, th, n * sizeof *h);
-        memcpy(v, tv, n * sizeof *v);
+typedef struct sm_pair {
+    uint64_t x, v;
+} sm_pair;
+
+#define SM_PART_LOG 11
+#define SM_PART_MAX_BITS 12
+#define SM_CELL_MAX_BITS 16
+
+typedef struct sm_sorter {
+    sm_pair *all;   /* [n] the pairs, by partition          */
+    size_t *part;   /* [parts + 1] partition ends            */
+    uint32_t *cell; /* [2^cell_bits + 1] counts              */
+    sm_pair *tmp;   /* [tmp_cap] one partition, sorted       */
+    size_t n, parts, tmp_cap;
+    unsigned part_bits, cell_bits;
+} sm_sorter;
+
+static void sorter_free(const amq__mem *m, sm_sorter *so) {
+    amq__free(m, so->all, so->n * sizeof *so->all);
+    amq__free(m, so->part, (so->parts + 1) * sizeof *so->part);
+    amq__free(m, so->cell,
+              (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
+    amq__free(m, so->tmp, so->tmp_cap * sizeof *so->tmp);
+    memset(so, 0, sizeof *so);
+}
+
+static amq_status sorter_alloc(const amq__mem *m, size_t n, sm_sorter *so) {
+    unsigned lg = amq__log2_floor(n ? n : 1);
+    memset(so, 0, sizeof *so);
+    so->n = n ? n : 1;
+    so->part_bits = lg > SM_PART_LOG ? lg - SM_PART_LOG : 0;
+    if (so->part_bits > SM_PART_MAX_BITS)
+        so->part_bits = SM_PART_MAX_BITS;
+    so->parts = (size_t)1 << so->part_bits;
+    so->tmp_cap = 4 * (n >> so->part_bits) + 64;
+    so->cell_bits = amq__log2_floor(so->tmp_cap) + 2;
+    if (so->cell_bits > SM_CELL_MAX_BITS)
+        so->cell_bits = SM_CELL_MAX_BITS;
+    so->all = amq__alloc(m, so->n * sizeof *so->all);
+    so->part = amq__zalloc(m, (so->parts + 1) * sizeof *so->part);
+    so->cell =
+        amq__alloc(m, (((size_t)1 << so->cell_bits) + 1) * sizeof *so->cell);
+    so->tmp = amq__alloc(m, so->tmp_cap * sizeof *so->tmp);
+    if (so->all == NULL || so->part == NULL || so->cell == NULL ||
+        so->tmp == NULL) {
+        sorter_free(m, so);
+        return AMQ_ERR_NOMEM;
     }
+    return AMQ_OK;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    uint64_t x = ((const sm_pair *)a)->x, y = ((const sm_pair *)b)->x;
+    return (x > y) - (x < y);
+}
+
+static inline size_t part_of(uint64_t x, unsigned bits) {
+    return bits ? (size_t)(x >> (64 - bits)) : 0;
+}
+
+/* Partition p[0..len) sorted by key into so->tmp; false if the insertion
+ * sort runs long (many keys in one cell: crafted hashes). Equal keys keep
+ * their order (a stable sort). */
+static bool cell_sort(sm_sorter *so, const sm_pair *p, size_t len) {
+    unsigned q = amq__log2_floor(len) + 2;
+    q = q > so->cell_bits ? so->cell_bits : q;
+    size_t cells = (size_t)1 << q;
+    uint32_t *cnt = so->cell;
+    memset(cnt, 0, (cells + 1) * sizeof *cnt);
+    for (size_t i = 0; i < len; i++)
+        cnt[((p[i].x << so->part_bits) >> (64 - q)) + 1]++;
+    for (size_t c = 1; c <= cells; c++)
+        cnt[c] += cnt[c - 1];
+    for (size_t i = 0; i < len; i++)
+        so->tmp[cnt[(p[i].x << so->part_bits) >> (64 - q)]++] = p[i];
+    size_t moves = 0, budget = 8 * len + 64;
+    for (size_t i = 1; i < len; i++) {
+        sm_pair e = so->tmp[i];
+        size_t j = i;
+        for (; j > 0 && so->tmp[j - 1].x > e.x; j--)
+            so->tmp[j] = so->tmp[j - 1];
+        so->tmp[j] = e;
+        if ((moves += i - j) > budget)
+            return false;
+    }
+    return true;
+}
+
+/* Append partition p[0..len), sorted, to out, combining each key's values
+ * with op (a key's pairs are all in one partition); false for a sum past
+ * 2^64 - 1. */
+static bool append_part(sm_sorter *so, sm_pair *p, size_t len, unsigned op,
+                        sm_pairs *out) {
+    const sm_pair *e = so->tmp;
+    bool over = false;
+    if (len > so->tmp_cap || !cell_sort(so, p, len)) {
+        qsort(p, len, sizeof *p, cmp_pair); /* values combine in any order */
+        e = p;
+    }
+    size_t w = out->n, first = w;
+    for (size_t i = 0; i < len; i++) {
+        if (w > first && out->h[w - 1] == e[i].x) {
+            out->v[w - 1] = mq_combine(op, out->v[w - 1], e[i].v, &over);
+        } else {
+            out->h[w] = e[i].x;
+            out->v[w++] = e[i].v;
+        }
+    }
+    out->n = w;
+    return !over;
 }
 
 static void pairs_free(const amq__mem *mem, sm_pairs *p, size_t cap) {
@@ -108,43 +213,36 @@ static void pairs_free(const amq__mem *mem, sm_pairs *p, size_t cap) {
     amq__free(mem, p->v, cap * sizeof *p->v);
 }
 
-/* The distinct hashes in increasing order, each with its values combined
- * by op (a sum past 2^64 - 1 is AMQ_ERR_OVERFLOW). */
+/* The distinct layer-0 keys in increasing order, each with its values
+ * combined by op (a sum past 2^64 - 1 is AMQ_ERR_OVERFLOW). */
 static amq_status sort_pairs(const amq__mem *mem, const uint64_t *h,
                              const uint64_t *v, size_t n, unsigned op,
                              sm_pairs *out) {
-    size_t bytes, w = 0;
-    amq_status st = AMQ_OK;
+    size_t bytes;
+    sm_sorter so;
     memset(out, 0, sizeof *out);
-    if (!amq__mul(n ? n : 1, sizeof(uint64_t), &bytes))
+    if (!amq__mul(n ? n : 1, sizeof(sm_pair), &bytes))
         return AMQ_ERR_OVERFLOW;
-    uint64_t *th = amq__alloc(mem, bytes), *tv = amq__alloc(mem, bytes);
-    size_t *cnt = amq__alloc(mem, 65537 * sizeof *cnt);
-    out->h = amq__alloc(mem, bytes);
-    out->v = amq__alloc(mem, bytes);
-    if (th == NULL || tv == NULL || cnt == NULL || out->h == NULL ||
-        out->v == NULL) {
-        st = AMQ_ERR_NOMEM;
-        goto done;
+    AMQ_RETURN_IF_ERR(sorter_alloc(mem, n, &so));
+    out->h = amq__alloc(mem, (n ? n : 1) * sizeof *out->h);
+    out->v = amq__alloc(mem, (n ? n : 1) * sizeof *out->v);
+    amq_status st = out->h != NULL && out->v != NULL ? AMQ_OK : AMQ_ERR_NOMEM;
+    uint64_t seed = amq__rb_seed(0, 0);
+    for (size_t i = 0; st == AMQ_OK && i < n; i++)
+        so.part[part_of(rb_mix(h[i], seed), so.part_bits) + 1]++;
+    for (size_t p = 1; st == AMQ_OK && p <= so.parts; p++)
+        so.part[p] += so.part[p - 1];
+    /* part[p] moves from partition p's start to its end */
+    for (size_t i = 0; st == AMQ_OK && i < n; i++) {
+        uint64_t x = rb_mix(h[i], seed);
+        so.all[so.part[part_of(x, so.part_bits)]++] = (sm_pair){x, v[i]};
     }
-    memcpy(out->h, h, n * sizeof *h);
-    memcpy(out->v, v, n * sizeof *v);
-    radix_pairs(out->h, out->v, th, tv, n, cnt);
-    for (size_t i = 0; i < n && st == AMQ_OK; i++) {
-        bool over = false;
-        if (w > 0 && out->h[w - 1] == out->h[i]) {
-            out->v[w - 1] = mq_combine(op, out->v[w - 1], out->v[i], &over);
-            st = over ? AMQ_ERR_OVERFLOW : AMQ_OK;
-        } else {
-            out->h[w] = out->h[i];
-            out->v[w++] = out->v[i];
-        }
+    for (size_t p = 0, a = 0; st == AMQ_OK && p < so.parts; p++) {
+        if (!append_part(&so, so.all + a, so.part[p] - a, op, out))
+            st = AMQ_ERR_OVERFLOW;
+        a = so.part[p];
     }
-    out->n = w;
-done:
-    amq__free(mem, th, bytes);
-    amq__free(mem, tv, bytes);
-    amq__free(mem, cnt, 65537 * sizeof *cnt);
+    sorter_free(mem, &so);
     if (st != AMQ_OK)
         pairs_free(mem, out, n ? n : 1);
     return st;
@@ -189,10 +287,13 @@ static amq_status read_spec(amq__spec *spec, sm_spec *p, amq_diag *diag) {
 }
 
 /* Value structure `part` from the sorted pairs: its chunk of each value
- * as the right-hand sides. */
+ * as the right-hand sides; with pair_bits64 > 0, banded once together
+ * with the Ribbon member of that many bits (into *member): the same keys
+ * give both the same equations but for the right-hand sides. */
 static amq_status build_values(const amq__mem *mem, const sm_pairs *pr,
-                               unsigned v, unsigned part,
-                               const amq_options *opt, amq__obj **out) {
+                               unsigned v, unsigned part, uint32_t pair_bits64,
+                               const amq_options *opt, amq__obj **member,
+                               amq__obj **out) {
     size_t bytes;
     if (!amq__mul(pr->n ? pr->n : 1, sizeof(uint32_t), &bytes))
         return AMQ_ERR_OVERFLOW;
@@ -202,23 +303,73 @@ static amq_status build_values(const amq__mem *mem, const sm_pairs *pr,
     for (size_t i = 0; i < pr->n; i++)
         chunk[i] = (uint32_t)(pr->v[i] >> (32 * (part - 1)));
     rb_values vals = {pr->h, chunk, pr->n};
-    amq_ribbon *rb = NULL;
-    amq_status st = amq__rb_build_values(&vals, chunk_bits(v, part), opt, &rb);
+    amq_ribbon *rb = NULL, *mb = NULL;
+    amq_status st =
+        pair_bits64 > 0
+            ? amq__rb_build_pair(&vals, pair_bits64, chunk_bits(v, part), opt,
+                                 &mb, &rb)
+            : amq__rb_build_values(&vals, chunk_bits(v, part), opt, &rb);
     amq__free(mem, chunk, bytes);
     *out = st == AMQ_OK ? &rb->o : NULL;
+    if (pair_bits64 > 0)
+        *member = st == AMQ_OK ? &mb->o : NULL;
+    return st;
+}
+
+/* The bits of a Ribbon member at its type's default shape for fpr when
+ * it can share its banding with the first value structure (its columns
+ * and that structure's bits fit one 32-bit right-hand side); else 0. */
+static uint32_t pair_bits64(const smaplet *m, double fpr) {
+    double bits = amq_ribbon_bits_for(fpr);
+    uint32_t b64 = (uint32_t)(bits * 64);
+    if (m->mtype != &amq__type_ribbon || bits <= 0)
+        return 0;
+    return b64 / 64 + (b64 % 64 != 0) + chunk_bits(m->vbits, 1) <= 32 ? b64 : 0;
+}
+
+/* The member from the sorted layer-0 keys: a Ribbon member (the default,
+ * at its type's default shape for fpr) takes them as they are, which
+ * gives the bytes its own build from the hashes gives; another type gets
+ * the hashes back (the key is a bijection of the hash). */
+static amq_status build_member(smaplet *m, const sm_pairs *pr, double fpr,
+                               const amq_options *opt, amq_diag *diag) {
+    amq__spec none;
+    size_t bytes;
+    double bits = amq_ribbon_bits_for(fpr);
+    if (m->mtype == &amq__type_ribbon && bits > 0) { /* as its t_build */
+        amq_ribbon *rb = NULL;
+        amq_status st = amq__rb_build_mixed(pr->h, pr->n, (uint32_t)(bits * 64),
+                                            64, true, opt, &rb);
+        if (st == AMQ_ERR_FULL)
+            return amq__diag(diag, st, 0,
+                             "ribbon: %zu keys did not band in %d attempts",
+                             pr->n, AMQ_STATIC_MAX_ATTEMPTS);
+        m->part[0] = st == AMQ_OK ? &rb->o : NULL;
+        return st;
+    }
+    if (!amq__mul(pr->n ? pr->n : 1, sizeof(uint64_t), &bytes))
+        return AMQ_ERR_OVERFLOW;
+    uint64_t *h = amq__alloc(&m->o.mem, bytes), seed = amq__rb_seed(0, 0);
+    if (h == NULL)
+        return AMQ_ERR_NOMEM;
+    for (size_t i = 0; i < pr->n; i++)
+        h[i] = rb_unmix(pr->h[i]) - seed;
+    memset(&none, 0, sizeof none);
+    snprintf(none.name, sizeof none.name, "%s", m->mtype->info.name);
+    amq_status st =
+        m->mtype->build(m->mtype, &none, h, pr->n, fpr, opt, &m->part[0], diag);
+    amq__free(&m->o.mem, h, bytes);
     return st;
 }
 
 /* Every part from the distinct pairs. */
 static amq_status build_parts(smaplet *m, const sm_pairs *pr, double fpr,
                               const amq_options *opt, amq_diag *diag) {
-    amq__spec none;
-    memset(&none, 0, sizeof none);
-    snprintf(none.name, sizeof none.name, "%s", m->mtype->info.name);
-    amq_status st = m->mtype->build(m->mtype, &none, pr->h, pr->n, fpr, opt,
-                                    &m->part[0], diag);
+    uint32_t pair = pair_bits64(m, fpr);
+    amq_status st = pair > 0 ? AMQ_OK : build_member(m, pr, fpr, opt, diag);
     for (unsigned i = 1; st == AMQ_OK && i < m->nparts; i++) {
-        st = build_values(&m->o.mem, pr, m->vbits, i, opt, &m->part[i]);
+        st = build_values(&m->o.mem, pr, m->vbits, i, i == 1 ? pair : 0, opt,
+                          &m->part[0], &m->part[i]);
         if (st == AMQ_ERR_FULL)
             st = amq__diag(diag, st, 0, "smaplet: %zu values did not band",
                            pr->n);

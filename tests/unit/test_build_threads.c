@@ -124,8 +124,8 @@ static void test_sort(void) {
                 for (unsigned t = 0; t < NTHREADS; t++) {
                     unsigned outer = amq__par_scope(threads[t]);
                     size_t gn = 0;
-                    CHECK_OK(amq__sort_keys(&m, k, n, mixed, 77, dedupe, got,
-                                            &gn));
+                    CHECK_OK(
+                        amq__sort_keys(&m, k, n, mixed, 77, dedupe, got, &gn));
                     amq__par_restore(outer);
                     CHECK_MSG(gn == wn && memcmp(got, want, wn * 8) == 0,
                               "n %zu kind %d mixed %d dedupe %d threads %u: "
@@ -254,7 +254,8 @@ static void test_retried_seeds(void) {
             for (unsigned t = 1; t < NTHREADS; t++) {
                 size_t len = 0;
                 amq_status st;
-                uint8_t *fr = scoped_frame(specs[s], h, m, threads[t], &len, &st);
+                uint8_t *fr =
+                    scoped_frame(specs[s], h, m, threads[t], &len, &st);
                 CHECK_MSG(st == st1 && len == len1 &&
                               (one == NULL || memcmp(fr, one, len) == 0),
                           "%s, %zu keys with repeats, %u threads differ",

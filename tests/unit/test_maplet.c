@@ -930,6 +930,81 @@ static void test_bad(void) {
     amq_maplet_free(b);
 }
 
+/* ---- the query kernels against the reference --------------------------------- */
+
+/* A maplet and its AMQ_OPT_SCALAR twin (the reference paths) get the same
+ * puts, to ~93% of the slots (r = 5: long runs and runs leaving their
+ * block), and must answer contains, get, get_batch and contains_batch
+ * alike for held and absent keys. Each key is put a few times with values
+ * up to the field's maximum, so sum counters take one, two and many slots
+ * (digits that may look like any remainder), and multiset groups span
+ * several slots. */
+static void kernel_case(const char *spec, unsigned vb, uint64_t seed) {
+    enum { KEYS = 4000, PUTS = 7600, ASK = 16000 };
+    static uint64_t keys[KEYS], hs[ASK], v1[ASK], v2[ASK];
+    static uint8_t f1[ASK], f2[ASK], c1[ASK];
+    amq_maplet *m = mk(spec, 0, 0, 0), *ref = mk(spec, 0, 0, AMQ_OPT_SCALAR);
+    uint64_t rng = seed, vm = vmask_of(vb);
+    if (m == NULL || ref == NULL)
+        goto done;
+    for (size_t i = 0; i < KEYS; i++)
+        keys[i] = check_next(&rng);
+    for (size_t i = 0; i < PUTS; i++) {
+        uint64_t h = keys[check_next(&rng) % KEYS], r = check_next(&rng);
+        uint64_t v = r % 4 == 0 ? vm : (r >> 8) & vm;
+        amq_status a = amq_maplet_put_hash(m, h, v);
+        CHECK_STATUS(amq_maplet_put_hash(ref, h, v), a);
+        if (a == AMQ_ERR_FULL)
+            break;
+    }
+    CHECK(check_same_frame(m, ref));
+    for (size_t i = 0; i < ASK; i++)
+        hs[i] = i % 2 ? keys[check_next(&rng) % KEYS] : check_next(&rng);
+    size_t bad = 0;
+    for (size_t i = 0; i < ASK; i++) {
+        uint64_t a = 7, b = 9;
+        amq_status sa = amq_maplet_get_hash(m, hs[i], &a);
+        amq_status sb = amq_maplet_get_hash(ref, hs[i], &b);
+        bad += sa != sb || a != b ||
+               amq_filter_contains_hash(m, hs[i]) !=
+                   amq_filter_contains_hash(ref, hs[i]) ||
+               amq_filter_contains_hash(m, hs[i]) != (sb == AMQ_OK);
+        v2[i] = b;
+        f2[i] = sb == AMQ_OK;
+    }
+    amq_maplet_get_batch(m, hs, ASK, v1, f1);
+    amq_filter_contains_batch(m, hs, ASK, c1);
+    for (size_t i = 0; i < ASK; i++)
+        bad += f1[i] != f2[i] || v1[i] != v2[i] || c1[i] != f2[i];
+    CHECK_MSG(bad == 0, "%s (seed %llu): %zu answers differ from the reference",
+              spec, (unsigned long long)seed, bad);
+done:
+    amq_maplet_free(m);
+    amq_maplet_free(ref);
+}
+
+static void test_kernels(void) {
+    static const struct {
+        const char *spec;
+        unsigned v;
+    } cases[] = {
+        {"maplet:op=or,v=8,q=13,r=5", 8},
+        {"maplet:op=max,v=4,q=13,r=5", 4},
+        {"maplet:op=min,v=1,q=13,r=9", 1},
+        {"maplet:op=sum,v=8,q=13,r=5", 8},
+        {"maplet:op=sum,v=3,q=13,r=5", 3},
+        {"maplet:op=sum,v=1,q=13,r=7", 1},
+        {"maplet:op=sum,v=30,q=13,r=20", 30},
+        {"maplet:op=or,v=5,multiset=1,q=13,r=5", 5},
+        {"maplet:op=sum,v=6,multiset=1,q=13,r=5", 6},
+        {"maplet:op=or,v=50,q=13,r=8", 50}, /* 58-bit slots: no kernel */
+        {"maplet:op=sum,v=8,q=13,r=5,concurrent=1", 8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (uint64_t seed = 1; seed <= 3; seed++)
+            kernel_case(cases[i].spec, cases[i].v, 0x5eed0000 + 31 * seed + i);
+}
+
 int main(void) {
     test_models();
     test_build_merge();
@@ -944,6 +1019,7 @@ int main(void) {
     test_strong_tail();
     test_exact();
     test_static();
+    test_kernels();
     test_bad();
     return check_report("test_maplet");
 }
