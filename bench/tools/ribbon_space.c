@@ -16,13 +16,7 @@
 #include <string.h>
 
 #include "amq/amq.h"
-
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#include "tool.h"
 
 static int one(const uint64_t *h, size_t n, const uint64_t *neg, size_t q,
                double bits, unsigned band) {
@@ -68,9 +62,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     for (size_t i = 0; i < n; i++)
-        h[i] = splitmix(&s);
+        h[i] = tool_splitmix(&s);
     for (size_t i = 0; i < q; i++)
-        neg[i] = splitmix(&s);
+        neg[i] = tool_splitmix(&s);
     int rc = 0;
     for (char *t = strtok(argv[3], ","); t != NULL; t = strtok(NULL, ","))
         rc |= one(h, n, neg, q, atof(t), band);

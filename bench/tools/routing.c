@@ -32,19 +32,7 @@
 #include <time.h>
 
 #include "amq/amq.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t next(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#include "tool.h"
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -74,7 +62,7 @@ static void node_make(node *nd, unsigned runs, size_t n, uint64_t seed) {
         if (nd->key[r] == NULL)
             die("node", AMQ_ERR_NOMEM);
         for (size_t i = 0; i < nd->per; i++) {
-            uint64_t x = next(&rng);
+            uint64_t x = tool_splitmix(&rng);
             /* a tenth of the keys update a key of an older run */
             if (r > 0 && x % 10 == 0)
                 x = nd->key[x % r][(x >> 8) % nd->per];
@@ -187,9 +175,9 @@ static void measure(const router *rt, const node *nd, size_t lookups,
     memset(neg, 0, sizeof *neg);
     memset(pos, 0, sizeof *pos);
     for (size_t i = 0; i < lookups; i++) {
-        lookup(rt, nd, next(&rng) | 1, neg); /* absent with prob. ~1 */
-        unsigned r = (unsigned)(next(&rng) % nd->runs);
-        lookup(rt, nd, nd->key[r][next(&rng) % nd->per], pos);
+        lookup(rt, nd, tool_splitmix(&rng) | 1, neg); /* absent with prob. ~1 */
+        unsigned r = (unsigned)(tool_splitmix(&rng) % nd->runs);
+        lookup(rt, nd, nd->key[r][tool_splitmix(&rng) % nd->per], pos);
     }
     neg->queries /= (double)lookups, neg->reads /= (double)lookups;
     pos->queries /= (double)lookups, pos->reads /= (double)lookups;
@@ -222,27 +210,27 @@ static void row(const cfg *c, unsigned runs) {
     node_make(&nd, runs, c->keys, c->seed + runs);
     /* Build: every run's filter; the maplet by one flush per run. The
      * last flush is timed on its own (flush ms). */
-    double t0 = now(), tf = 0;
+    double t0 = tool_now(), tf = 0;
     pf.f = calloc(runs, sizeof *pf.f);
     for (unsigned r = 0; r < runs; r++) {
-        tf = now();
+        tf = tool_now();
         pf.f[r] = run_filter(c->filter, &nd, r, c->fpr);
     }
-    double t1 = now(), tm = 0;
+    double t1 = tool_now(), tm = 0;
     maplet_spec(c, runs, mp.spec, sizeof mp.spec);
     for (unsigned r = 1; r <= runs; r++) {
-        tm = now();
+        tm = tool_now();
         build_maplet(&mp, &nd, r);
     }
-    double t2 = now();
+    double t2 = tool_now();
     measure(&pf, &nd, c->lookups, c->seed, &fn, &fp);
     measure(&mp, &nd, c->lookups, c->seed, &mn, &mpos);
     /* A compaction of the older half: its ids dropped (no keys read). */
-    double t5 = now();
+    double t5 = tool_now();
     amq_status st = AMQ_OK;
     for (unsigned r = 0; st == AMQ_OK && r < runs / 2; r++)
         st = amq_maplet_drop_value(mp.m, r);
-    double t6 = now();
+    double t6 = tool_now();
     if (st != AMQ_OK)
         die("compact", st);
     double t3 = tf, t4 = t1, tm4 = tm;

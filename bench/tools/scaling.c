@@ -34,21 +34,9 @@
 #include <unistd.h>
 
 #include "amq/amq.h"
+#include "tool.h"
 
 #define MAX_THREADS 64
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t next(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static void die(const char *what, const char *spec, amq_status st,
                 const amq_diag *d) {
@@ -96,9 +84,9 @@ static void *run_worker(void *arg) {
     size_t lo = j->n * w->id / j->threads;
     size_t hi = j->n * (w->id + 1) / j->threads;
     pthread_barrier_wait(&j->start);
-    w->t0 = now();
+    w->t0 = tool_now();
     j->fn(j, lo, hi);
-    w->t1 = now();
+    w->t1 = tool_now();
     return NULL;
 }
 
@@ -354,9 +342,9 @@ int main(int argc, char **argv) {
     s.absent = xmalloc(s.n * sizeof *s.absent);
     uint64_t st = seed;
     for (size_t i = 0; i < s.n; i++)
-        s.keys[i] = next(&st);
+        s.keys[i] = tool_splitmix(&st);
     for (size_t i = 0; i < s.n; i++)
-        s.absent[i] = next(&st);
+        s.absent[i] = tool_splitmix(&st);
 
     printf("# amq scaling: n = %zu, %u threads against 1, fpr %g, best of "
            "%u (%ld online cores)\n\n",
