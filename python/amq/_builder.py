@@ -20,6 +20,8 @@ declare({
     "amq_builder_add_hash": (S, [P, ctypes.c_uint64]),
     "amq_builder_add_hashes": (S, [P, P, c_size_t]),
     "amq_builder_count": (ctypes.c_uint64, [P]),
+    "amq_builder_set_threads": (S, [P, ctypes.c_uint]),
+    "amq_builder_threads": (ctypes.c_uint, [P]),
     "amq_builder_finish": (S, [P, ctypes.c_double, PP, DP]),
 })
 
@@ -38,6 +40,10 @@ class Builder(Handle):
     - a dynamic type sized for every key taken (a counting filter holds
       each copy), filled in the order taken.
 
+    finish() sorts and builds a static type on several threads (by default
+    one per core the process may run on, at most 16; threads=1 keeps it to
+    the calling thread); the filter is the same bytes for every count.
+
     finish() releases the builder (its keys' memory too): adding or
     finishing again raises ClosedError, like a closed file. finish(fpr,
     keep=True) keeps the keys, to take more or finish again (at another
@@ -54,7 +60,7 @@ class Builder(Handle):
     _what = "builder"
 
     def __init__(self, spec: str, *, keyed: bool = False,
-                 seed: int = 0) -> None:
+                 seed: int = 0, threads: int = 0) -> None:
         super().__init__()
         self._spec = spec
         self._finished = False
@@ -65,6 +71,7 @@ class Builder(Handle):
                                   ctypes.byref(handle), ctypes.byref(diag)),
               diag)
         self._p = handle
+        self.threads = threads
 
     def _h(self) -> Any:
         if not getattr(self, "_p", None) and getattr(self, "_finished",
@@ -115,6 +122,21 @@ class Builder(Handle):
 
     def __len__(self) -> int:
         return self.count
+
+    @property
+    def threads(self) -> int:
+        """The threads finish() will use (0 given: one per core, at most
+        16)."""
+        return int(lib.amq_builder_threads(self._h()))
+
+    @threads.setter
+    def threads(self, n: int) -> None:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError("threads must be an int, not %s" %
+                            type(n).__name__)
+        if n < 0:
+            raise ValueError("threads must be 0 (one per core) or more")
+        check(lib.amq_builder_set_threads(self._h(), min(n, 1 << 16)))
 
     @property
     def spec(self) -> str:

@@ -102,6 +102,34 @@ class TestBuild(unittest.TestCase):
                              amq.Filter.build(spec, keys,
                                               rate_for(spec)).to_bytes())
 
+    def test_threads_give_the_same_bytes(self):
+        # 100,000 keys: above the size where finish starts threads.
+        keys = keys_of(100000)
+        for spec in ("fuse8", "xor8", "ribbon"):
+            frames = set()
+            for threads in (1, 2, 0):
+                with Builder(spec, threads=threads) as b:
+                    b.add_many(keys)
+                    b.add_many(keys[:1000])  # repeats, dropped
+                    if threads:
+                        self.assertEqual(b.threads, threads)
+                    else:
+                        self.assertGreaterEqual(b.threads, 1)
+                        self.assertLessEqual(b.threads, 16)
+                    frames.add(b.finish(rate_for(spec)).to_bytes())
+            self.assertEqual(len(frames), 1, spec)
+
+    def test_bad_threads(self):
+        with Builder("fuse8") as b:
+            with self.assertRaises(ValueError):
+                b.threads = -1
+            with self.assertRaises(TypeError):
+                b.threads = 1.5
+            with self.assertRaises(TypeError):
+                b.threads = True
+            b.threads = 100
+            self.assertEqual(b.threads, 16)
+
     def test_dynamic_sized_for_every_key(self):
         with Builder("counting") as b:
             b.add_many(["a", "b", "a", "a"])
