@@ -287,6 +287,25 @@ static inline __attribute__((always_inline)) void rb_batch_w(
     }
 }
 
+/* Retrieval in a batch: key i + RB_AHEAD's layer-0 lines are requested
+ * while key i is answered by the one-key path (its value, or 0 where
+ * want[i] is 0: those keys are neither fetched nor answered). */
+static inline __attribute__((always_inline)) void rb_retrieve_batch_w(
+    const amq_ribbon *f, const uint64_t *h, const uint8_t *want, size_t n,
+    uint32_t *out, unsigned band, bool v3) {
+    const rb_layer *l = &f->layer[0];
+    uint64_t span = (band / 64 + 1) * (uint64_t)(f->r + 1), x, s;
+    for (size_t j = 0; j < n && j < RB_AHEAD; j++)
+        if (want == NULL || want[j])
+            rb_stage(f, l, h[j], span, &x, &s);
+    for (size_t i = 0; i < n; i++) {
+        size_t a = i + RB_AHEAD;
+        if (a < n && (want == NULL || want[a]))
+            rb_stage(f, l, h[a], span, &x, &s);
+        out[i] = want == NULL || want[i] ? rb_retrieve_w(f, h[i], band, v3) : 0;
+    }
+}
+
 /* The portable paths (the reference) and, on x86-64 with POPCNT, the same
  * code compiled for it: a parity is then one instruction instead of a
  * six-step fold. AMQ_OPT_SCALAR forces the portable paths; elsewhere than
@@ -299,6 +318,7 @@ static inline __attribute__((always_inline)) void rb_batch_w(
 #define RB_QUERY(B, V) rb_query_w(f, h, 0, B, V)
 #define RB_RETRIEVE(B, V) rb_retrieve_w(f, h, B, V)
 #define RB_BATCH(B, V) rb_batch_w(f, h, n, out, B, V)
+#define RB_RETRIEVE_BATCH(B, V) rb_retrieve_batch_w(f, h, want, n, out, B, V)
 
 #if defined(__x86_64__)
 #define RB_POPCNT __attribute__((target("popcnt")))
@@ -335,6 +355,18 @@ static uint32_t rb_retrieve_ref(const amq_ribbon *f, uint64_t h) {
 }
 RB_POPCNT static uint32_t rb_retrieve_fast(const amq_ribbon *f, uint64_t h) {
     return RB_FORMS(RB_RETRIEVE);
+}
+
+static void rb_retrieve_batch_ref(const amq_ribbon *f, const uint64_t *h,
+                                  const uint8_t *want, size_t n,
+                                  uint32_t *out) {
+    RB_FORMS(RB_RETRIEVE_BATCH);
+}
+RB_POPCNT static void rb_retrieve_batch_fast(const amq_ribbon *f,
+                                             const uint64_t *h,
+                                             const uint8_t *want, size_t n,
+                                             uint32_t *out) {
+    RB_FORMS(RB_RETRIEVE_BATCH);
 }
 
 /* ---- the one-key kernels (amq__obj.contains) ----------------------------- */
@@ -480,6 +512,16 @@ uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h) {
     if (f->layers == 0)
         return 0;
     return f->fast ? rb_retrieve_fast(f, h) : rb_retrieve_ref(f, h);
+}
+
+void amq__rb_retrieve_batch(const amq_ribbon *f, const uint64_t *h,
+                            const uint8_t *want, size_t n, uint32_t *out) {
+    if (f->layers == 0)
+        memset(out, 0, n * sizeof *out);
+    else if (f->fast)
+        rb_retrieve_batch_fast(f, h, want, n, out);
+    else
+        rb_retrieve_batch_ref(f, h, want, n, out);
 }
 
 void amq__rb_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,

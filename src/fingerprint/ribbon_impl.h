@@ -212,6 +212,10 @@ amq_status amq__rb_build_mixed(const uint64_t *keys, size_t n, uint32_t bits64,
                                amq_ribbon **out);
 /* ribbon.c: the value stored for h (arbitrary for a key not built in). */
 uint32_t amq__rb_retrieve(const amq_ribbon *f, uint64_t h);
+/* out[i] = amq__rb_retrieve(f, h[i]) where want is NULL or want[i] is not
+ * 0, else 0; the lines of keys ahead are prefetched. */
+void amq__rb_retrieve_batch(const amq_ribbon *f, const uint64_t *h,
+                            const uint8_t *want, size_t n, uint32_t *out);
 /* ribbon.c: the type's batch query, out[i] = the kernel's answer for h[i]
  * (each key's code and solution words prefetched RB_AHEAD keys before
  * they are read). */

@@ -833,6 +833,23 @@ static void static_case(const char *spec, unsigned vb, amq_maplet_op op,
         wrong += amq_maplet_get_hash(m, h[i], &x) != AMQ_OK || x != want[i];
     for (size_t i = 0; i < n; i++)
         fp += amq_maplet_get_hash(m, check_next(&rng), &x) == AMQ_OK;
+    /* the batch answers key by key as get does: members, then as many
+     * absent keys (h[n..2n) reused for them) */
+    for (size_t i = n; i < 2 * n; i++)
+        h[i] = check_next(&rng);
+    uint8_t *found = malloc(2 * n);
+    if (found != NULL) {
+        uint64_t differ = 0;
+        amq_maplet_get_batch(m, h, 2 * n, v, found);
+        for (size_t i = 0; i < 2 * n; i++) {
+            amq_status gs = amq_maplet_get_hash(m, h[i], &x);
+            differ +=
+                found[i] != (gs == AMQ_OK) || v[i] != (gs == AMQ_OK ? x : 0);
+        }
+        CHECK_MSG(differ == 0, "%s: get_batch differs from get in %llu keys",
+                  spec, (unsigned long long)differ);
+        free(found);
+    }
     double eps = amq_filter_fpr_bound(m), t = (double)n;
     double lower = log2(1 / eps) + vb, bpk = amq_filter_bits_per_key(m);
     CHECK_MSG(wrong == 0, "%s: %llu values wrong", spec,
