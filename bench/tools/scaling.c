@@ -293,7 +293,7 @@ int main(int argc, char **argv) {
         .n = 10000000, .threads = 2, .reps = 3, .fpr = 0.01, .dir = "/tmp"};
     const char *insert = DEFAULT_INSERT, *query = DEFAULT_QUERY;
     uint64_t seed = 42;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: amq_scaling [--keys N] [--threads T] [--reps R] "
@@ -331,7 +331,6 @@ int main(int argc, char **argv) {
             fprintf(stderr, "amq_scaling: unknown option %s\n", a);
             return 2;
         }
-        i++;
     }
     if (s.threads < 1 || s.threads > MAX_THREADS || !(s.fpr > 0 && s.fpr < 1)) {
         fprintf(stderr, "amq_scaling: threads 1..%d and 0 < fpr < 1\n",

@@ -403,6 +403,8 @@ static void test_blocked_model(unsigned width, unsigned k, uint64_t blocks,
     CHECK_MSG(payload != NULL && differ == 0,
               "%s: %llu counters differ from the model", spec,
               (unsigned long long)differ);
+    CHECK_MSG(payload == NULL || nonzero > 0, "%s: the model is all zero",
+              spec);
     /* queries: the minimum of the model's counters */
     unsigned wrong = 0;
     for (int i = 0; i < 3000; i++) {
