@@ -34,8 +34,8 @@
  *             most (stored fingerprints) / (B 2^r); about half the space of
  *             `counting` at the same rate (docs/structures.md).
  *             Spec: "dleft:d=2..8,cells=1..32,cbits=1..8,rbits=1..32,
- *             buckets=PER_SUBTABLE" (defaults d=4, cells=8 filled to 6 on
- *             average at capacity, cbits=2, r = ceil(log2(capacity /
+ *             buckets=PER_SUBTABLE" (defaults d=2, cells=16 filled to 12
+ *             on average at capacity, cbits=2, r = ceil(log2(capacity /
  *             (B fpr)))). amq_filter_add_hash returns AMQ_ERR_FULL (filter
  *             unchanged) when the key's fingerprint is new and all d of its
  *             buckets are full; count is the fingerprint's cell counter (0

@@ -52,6 +52,14 @@
  * below); the cell-by-cell scan stays as the reference (AMQ_OPT_SCALAR)
  * and for the few keys the word test leaves to it.
  *
+ * Shape. The paper's d = 4 subtables of 8 cells; the default here is d = 2
+ * of 16. The product d c, hence B, r, the bytes and the bound, is the same
+ * (one key's fingerprint set does not depend on d), but a query reads two
+ * buckets instead of four: about 2.8 cache lines (a 28-byte bucket crosses
+ * a line 42% of the time) against 4.8, and a one-key query is lines-bound.
+ * Two choices over buckets this large still balance: the first refusal
+ * came at 1.17x capacity against 1.19x for d = 4 (docs/structures.md).
+ *
  * Invariants: an empty cell is all zero bits; an occupied cell has a nonzero
  * counter; no bucket holds a remainder twice; `occupied` is the number of
  * occupied cells; bits past the last cell are zero.
@@ -82,8 +90,8 @@
 #define DL_MAX_BUCKETS (UINT64_C(1) << 32)
 #define DL_MAP_ROUNDS 0 /* three rounds per subtable (frames before map=1) */
 #define DL_MAP_OFFSET 1 /* one mix per key, an offset per subtable */
-#define DL_DEFAULT_D 4
-#define DL_DEFAULT_CELLS 8
+#define DL_DEFAULT_D 2
+#define DL_DEFAULT_CELLS 16
 #define DL_DEFAULT_CBITS 2
 #define DL_LOAD 0.75 /* design fill of a bucket at capacity */
 #define DL_BATCH 16
@@ -346,47 +354,79 @@ static bool k_offset_d4g2(const amq__obj *o, uint64_t h) {
     return offset_query((const amq_dleft *)o, h, 4, 2, false);
 }
 #if defined(__SSE2__)
-/* The default shape (d = 4, two byte-aligned words a bucket) with a
- * bucket's two words as the lanes of one SSE2 register: the same test,
- * half the instructions behind each load. */
-static bool k_offset_d4g2a(const amq__obj *o, uint64_t h) {
-    const amq_dleft *f = (const amq_dleft *)o;
+/* Byte-aligned shapes with the words of a bucket taken two at a time as
+ * the lanes of one SSE2 register: the same test, half the instructions
+ * behind each load. d and groups are constants where inlined. */
+static inline bool sse_query(const amq_dleft *f, uint64_t h, unsigned d,
+                             unsigned groups) {
     const dl_swar *w = &f->sw;
     const uint8_t *p = (const uint8_t *)f->words;
-    const uint64_t nb = f->buckets, bbytes = w->bbits / 8;
+    const uint64_t nb = f->buckets, bbytes = w->bbits / 8, gb = w->gbits / 8;
     uint64_t q = amq__reduce64(h, nb), s = h & f->rmask, m = offset_mix(s);
-    uint64_t b3 = q + amq__reduce64(m * f->mul[3], nb);
-    b3 = b3 >= nb ? b3 - nb : b3;
-    if (__builtin_expect(s == 0 || 3 * nb + b3 >= w->lim, 0))
+    uint64_t bl = q + amq__reduce64(m * f->mul[d - 1], nb);
+    bl = bl >= nb ? bl - nb : bl;
+    if (__builtin_expect(s == 0 || (d - 1) * nb + bl >= w->lim, 0))
         return offset_slow(f, h);
     const __m128i pat = _mm_set1_epi64x((long long)(s * w->rep));
     const __m128i rl = _mm_set1_epi64x((long long)w->rl);
-    const __m128i nhb =
-        _mm_set_epi64x((long long)w->nhb_last, (long long)w->nhb);
+    const __m128i nhb = _mm_set1_epi64x((long long)w->nhb);
+    /* The last pair: its second lane is the last word, or none (all ones). */
+    const __m128i nhb_end =
+        groups % 2 == 0
+            ? _mm_set_epi64x((long long)w->nhb_last, (long long)w->nhb)
+            : _mm_set_epi64x(-1, (long long)w->nhb_last);
     __m128i miss = _mm_set1_epi32(-1);
-    for (unsigned i = 0; i < 4; i++) {
-        uint64_t b = b3;
-        if (i < 3) {
+    for (unsigned i = 0; i < d; i++) {
+        uint64_t b = bl;
+        if (i + 1 < d) {
             b = q + amq__reduce64(m * f->mul[i], nb);
             b = b >= nb ? b - nb : b;
         }
-        uint64_t byte = w->sub_off[i] + b * bbytes;
-        __m128i x = _mm_unpacklo_epi64(
-            _mm_loadl_epi64((const __m128i *)(const void *)(p + byte)),
-            _mm_loadl_epi64(
-                (const __m128i *)(const void *)(p + byte + w->gbits / 8)));
-        __m128i y = _mm_xor_si128(x, pat);
-        __m128i t = _mm_add_epi64(_mm_and_si128(y, rl), rl);
-        miss = _mm_and_si128(miss, _mm_or_si128(_mm_or_si128(t, y), nhb));
+        const uint8_t *at = p + w->sub_off[i] + b * bbytes;
+        for (unsigned k = 0; k < groups; k += 2, at += 2 * gb) {
+            __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)at);
+            if (k + 1 < groups)
+                x = _mm_unpacklo_epi64(
+                    x,
+                    _mm_loadl_epi64((const __m128i *)(const void *)(at + gb)));
+            __m128i y = _mm_xor_si128(x, pat);
+            __m128i t = _mm_add_epi64(_mm_and_si128(y, rl), rl);
+            miss = _mm_and_si128(miss,
+                                 _mm_or_si128(_mm_or_si128(t, y),
+                                              k + 2 >= groups ? nhb_end : nhb));
+        }
     }
     return _mm_movemask_epi8(_mm_cmpeq_epi32(miss, _mm_set1_epi32(-1))) !=
            0xffff;
 }
+#define DL_ALIGNED(d, g, o, h) sse_query((const amq_dleft *)(o), h, d, g)
 #else
-static bool k_offset_d4g2a(const amq__obj *o, uint64_t h) {
-    return offset_query((const amq_dleft *)o, h, 4, 2, true);
-}
+#define DL_ALIGNED(d, g, o, h)                                                 \
+    offset_query((const amq_dleft *)(o), h, d, g, true)
 #endif
+/* The default shape at 1% (d = 2, 16 cells of 14 bits: four byte-aligned
+ * words a bucket) and the earlier default (d = 4, 8 cells: two). */
+static bool k_offset_d2g4a(const amq__obj *o, uint64_t h) {
+    return DL_ALIGNED(2, 4, o, h);
+}
+static bool k_offset_d4g2a(const amq__obj *o, uint64_t h) {
+    return DL_ALIGNED(4, 2, o, h);
+}
+/* Two subtables, the word loop: 3, 4, 6 or 8 words a bucket (16 cells at
+ * remainders of 5 to 26 bits). */
+#define DL_D2(g)                                                               \
+    static bool k_offset_d2g##g(const amq__obj *o, uint64_t h) {               \
+        return offset_query((const amq_dleft *)o, h, 2, g, false);             \
+    }
+DL_D2(3)
+DL_D2(4)
+DL_D2(6)
+DL_D2(8)
+static bool (*const k_offset_d2[9])(const amq__obj *,
+                                    uint64_t) = {[3] = k_offset_d2g3,
+                                                 [4] = k_offset_d2g4,
+                                                 [6] = k_offset_d2g6,
+                                                 [8] = k_offset_d2g8};
 static bool k_offset_d4g3(const amq__obj *o, uint64_t h) {
     return offset_query((const amq_dleft *)o, h, 4, 3, false);
 }
@@ -501,6 +541,10 @@ static void choose_kernel(amq_dleft *f) {
         f->o.contains = contains_ref;
     else if (f->map == DL_MAP_ROUNDS)
         f->o.contains = k_rounds;
+    else if (f->d == 2 && w->groups == 4 && w->aligned)
+        f->o.contains = k_offset_d2g4a;
+    else if (f->d == 2 && w->groups <= 8 && k_offset_d2[w->groups] != NULL)
+        f->o.contains = k_offset_d2[w->groups];
     else if (f->d == 4 && w->groups == 2)
         f->o.contains = w->aligned ? k_offset_d4g2a : k_offset_d4g2;
     else if (f->d == 4 && w->groups <= 3)
@@ -928,14 +972,24 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     return AMQ_OK;
 }
 
-/* One shape per kernel beyond the default's (d = 4, two byte-aligned
- * words a bucket): two shifted words, one and three words a bucket, the
- * generic loop (d = 3; four words), and mapping 0. */
-static const char *const kernel_shapes[] = {
-    "dleft:rbits=11",         "dleft:cells=4",
-    "dleft:rbits=16",         "dleft:d=3",
-    "dleft:rbits=20,cbits=3", "dleft:map=0",
-    "dleft:map=0,rbits=6",    NULL};
+/* One shape per kernel beyond the default's (d = 2, four byte-aligned
+ * words a bucket): the word loop at three, four (shifted), six and eight
+ * words; the earlier default (d = 4, two aligned words) and d = 4 at one,
+ * two (shifted) and three words; the generic loop (d = 3; one word a
+ * bucket); and mapping 0. */
+static const char *const kernel_shapes[] = {"dleft:rbits=7",
+                                            "dleft:rbits=11",
+                                            "dleft:rbits=16",
+                                            "dleft:rbits=20,cbits=3",
+                                            "dleft:d=4,cells=8",
+                                            "dleft:d=4,cells=4",
+                                            "dleft:d=4,cells=8,rbits=11",
+                                            "dleft:d=4,cells=8,rbits=16",
+                                            "dleft:d=3",
+                                            "dleft:cells=4",
+                                            "dleft:map=0",
+                                            "dleft:map=0,rbits=6",
+                                            NULL};
 
 const amq__type amq__type_dleft = {
     .info = {.name = "dleft",
@@ -943,8 +997,8 @@ const amq__type amq__type_dleft = {
              .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT,
              .summary = "d-left counting Bloom filter: fingerprints in a "
                         "d-left table, deletes in about half the space",
-             .params = "d=SUBTABLES (2-8, default 4), cells=PER_BUCKET "
-                       "(1-32, default 8), cbits=COUNTER_BITS (1-8, default "
+             .params = "d=SUBTABLES (2-8, default 2), cells=PER_BUCKET "
+                       "(1-32, default 16), cbits=COUNTER_BITS (1-8, default "
                        "2), rbits=REMAINDER_BITS (1-32, default from fpr), "
                        "buckets=PER_SUBTABLE (explicit size), map=0|1 "
                        "(subtable mapping: 0 three rounds, as frames before "
