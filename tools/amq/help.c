@@ -25,8 +25,8 @@ typedef cli_help_topic help_topic;
 
 static const help_topic topics[] = {
     {"build",
-     "amq build [--type SPEC] [--fpr E] [--capacity N] [--keyed-hash] -o "
-     "FILE [KEYFILE]",
+     "amq build [--type SPEC] [--fpr E] [--capacity N] [--keyed-hash] "
+     "[-j N] -o FILE [KEYFILE]",
      "Build a filter from keys and save it to FILE.\n"
      "\n"
      "Keys are read from KEYFILE (or stdin when absent or '-'), one per\n"
