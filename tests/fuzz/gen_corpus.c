@@ -10,6 +10,7 @@
  * type, incompatible flag, reserved bits, wrong lengths — most of them with a
  * recomputed checksum so the fuzzer starts behind the checksum test.
  * GOLDEN_DIR (tests/golden) receives the frames described in golden.h.
+ * CORPUS_DIR/../tdigest receives the seeds of fuzz_tdigest.
  * Not run in CI; rerun by hand when a type is added, and commit the output.
  */
 #include <stdio.h>
@@ -297,6 +298,45 @@ static void maplet_frames(const char *dir) {
     }
 }
 
+/* Seeds for fuzz_tdigest, in CORPUS_DIR/../tdigest: an empty digest, one
+ * value, a few hundred values of two shapes, and a digest of another
+ * compression. */
+static void tdigest_frames(const char *corpus) {
+    static const struct {
+        const char *name;
+        double delta;
+        unsigned n, shape;
+    } seeds[] = {{"tdigest-empty", 100, 0, 0},
+                 {"tdigest-one", 100, 1, 0},
+                 {"tdigest-uniform", 20, 400, 0},
+                 {"tdigest-steps", 20, 300, 1},
+                 {"tdigest-d5", 5, 200, 0}};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../tdigest", corpus);
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        amq_tdigest *t = NULL;
+        if (amq_tdigest_new(seeds[i].delta, NULL, &t) != AMQ_OK) {
+            failures++;
+            continue;
+        }
+        uint64_t x = 12345 + i;
+        for (unsigned k = 0; k < seeds[i].n; k++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            double v = seeds[i].shape ? (double)(x >> 60) : (double)(x >> 11);
+            if (amq_tdigest_add(t, v, 1 + (x >> 62)) != AMQ_OK)
+                failures++;
+        }
+        size_t len = amq_tdigest_serialized_size(t), w = 0;
+        uint8_t *buf = malloc(len);
+        if (buf != NULL && amq_tdigest_save(t, buf, len, &w) == AMQ_OK)
+            write_file(dir, seeds[i].name, buf, w);
+        else
+            failures++;
+        free(buf);
+        amq_tdigest_free(t);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: gen_corpus CORPUS_DIR [GOLDEN_DIR]\n");
@@ -315,5 +355,6 @@ int main(int argc, char **argv) {
         invalid_frames(argv[1], first_type);
     shape_frames(argv[1]);
     maplet_frames(argv[1]);
+    tdigest_frames(argv[1]);
     return failures ? 1 : 0;
 }

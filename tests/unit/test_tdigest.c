@@ -1,0 +1,424 @@
+/*
+ * test_tdigest.c — the merging t-digest (amq/sketch.h) against the exact
+ * data: the exact rank of quantile(q) is within e of q and cdf(x) within e
+ * of the exact rank of x (e as amq/sketch.h states it), on uniform, skewed,
+ * clustered and sorted streams, for values added one by one, with weights,
+ * and merged from parts; the ends are exact; the
+ * frame round-trips to identical bytes and every damaged or forged frame is
+ * refused; bad arguments change nothing.
+ */
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/amq.h"
+#include "core/bits.h"
+#include "core/frame.h"
+
+#define PI 3.14159265358979323846
+
+static double unit(uint64_t *s) {
+    return (double)(check_next(s) >> 11) * 0x1p-53;
+}
+
+typedef enum { UNIFORM, EXPONENTIAL, NORMAL, CLUSTERED, ASCENDING, DESCENDING,
+               NSHAPES } shape;
+static const char *const shape_names[] = {"uniform",   "exponential",
+                                          "normal",    "clustered",
+                                          "ascending", "descending"};
+
+static void make_data(shape s, double *x, size_t n, uint64_t seed) {
+    uint64_t r = seed;
+    for (size_t i = 0; i < n; i++) {
+        switch (s) {
+        case UNIFORM:
+            x[i] = unit(&r) * 1000.0 - 500.0;
+            break;
+        case EXPONENTIAL:
+            x[i] = -log(1.0 - unit(&r)) * 3.0;
+            break;
+        case NORMAL: /* the sum of 12 uniforms */
+            x[i] = 0.0;
+            for (int k = 0; k < 12; k++)
+                x[i] += unit(&r);
+            x[i] -= 6.0;
+            break;
+        case CLUSTERED: /* 20 values, many times each */
+            x[i] = (double)(check_next(&r) % 20) * 0.5;
+            break;
+        case ASCENDING:
+            x[i] = (double)i;
+            break;
+        case DESCENDING:
+            x[i] = (double)(n - i);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double err_bound(double q, double delta, size_t n) {
+    return 2.0 * PI * sqrt(q * (1.0 - q)) / delta + 1.0 / (double)n;
+}
+
+/* The exact fraction below x plus half the fraction at x (sorted data). */
+static double exact_cdf(const double *s, size_t n, double x) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first >= x */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t below = lo;
+    hi = n;
+    while (lo < hi) { /* first > x */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return ((double)below + (double)(lo - below) / 2.0) / (double)n;
+}
+
+static const double qs[] = {0.0001, 0.001, 0.01, 0.05, 0.1, 0.25,  0.5,
+                            0.75,   0.9,   0.95, 0.99, 0.999, 0.9999};
+
+/* The exact rank interval of x: [fraction below x, fraction at or below]. */
+static void rank_of(const double *s, size_t n, double x, double *lo,
+                    double *hi) {
+    double mid = exact_cdf(s, n, x);
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (s[m] < x)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = (double)a / (double)n;
+    *hi = 2.0 * mid - *lo;
+}
+
+/* How far q is from [lo, hi], over the largest e between q and the
+ * nearer end p (e is largest at 1/2 and falls towards both tails). */
+static double miss(double q, double lo, double hi, double delta, size_t n) {
+    double p = q < lo ? lo : q > hi ? hi : q;
+    double a = p < q ? p : q, b = p < q ? q : p;
+    double e = a <= 0.5 && b >= 0.5 ? err_bound(0.5, delta, n)
+                                    : fmax(err_bound(a, delta, n),
+                                           err_bound(b, delta, n));
+    return fabs(q - p) / e;
+}
+
+static double worst_q, worst_c; /* the largest misses seen (printed) */
+
+/* Both guarantees on one digest of the sorted data s. */
+static void check_accuracy(amq_tdigest *t, const double *s, size_t n,
+                           const char *what) {
+    double delta = amq_tdigest_compression(t);
+    CHECK(amq_tdigest_count(t) == n);
+    CHECK(amq_tdigest_min(t) == s[0] && amq_tdigest_max(t) == s[n - 1]);
+    CHECK(amq_tdigest_quantile(t, 0.0) == s[0]);
+    CHECK(amq_tdigest_quantile(t, 1.0) == s[n - 1]);
+    double prev = -INFINITY;
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        double q = qs[i], lo, hi;
+        double est = amq_tdigest_quantile(t, q);
+        rank_of(s, n, est, &lo, &hi);
+        double mq = miss(q, lo, hi, delta, n);
+        worst_q = mq > worst_q ? mq : worst_q;
+        CHECK_MSG(mq <= 1.0, "%s: quantile(%g) = %.9g has rank [%.6f, %.6f]",
+                  what, q, est, lo, hi);
+        CHECK_MSG(est >= prev, "%s: quantile not monotone at %g", what, q);
+        prev = est;
+        /* cdf at the exact quantile */
+        double x = s[(size_t)(q * (double)(n - 1))];
+        double c = amq_tdigest_cdf(t, x);
+        rank_of(s, n, x, &lo, &hi);
+        double mc = miss(c, lo, hi, delta, n);
+        worst_c = mc > worst_c ? mc : worst_c;
+        CHECK_MSG(mc <= 1.0, "%s: cdf(%.9g) = %.6f, exact rank [%.6f, %.6f]",
+                  what, x, c, lo, hi);
+    }
+    CHECK(amq_tdigest_cdf(t, s[0] - 1.0) == 0.0);
+    CHECK(amq_tdigest_cdf(t, s[n - 1] + 1.0) == 1.0);
+    /* the trimmed mean of the middle half against the exact one */
+    double sum = 0.0;
+    size_t a = n / 4, b = 3 * n / 4;
+    for (size_t i = a; i < b; i++)
+        sum += s[i];
+    double exact = sum / (double)(b - a);
+    double tm = amq_tdigest_trimmed_mean(t, 0.25, 0.75);
+    double spread = s[3 * n / 4] - s[n / 4];
+    CHECK_MSG(fabs(tm - exact) <= 0.02 * spread + 1e-9,
+              "%s: trimmed mean %.9g, exact %.9g", what, tm, exact);
+    /* the full trimmed mean is the mean */
+    sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += s[i];
+    CHECK(fabs(amq_tdigest_trimmed_mean(t, 0.0, 1.0) - sum / (double)n) <=
+          1e-9 * (fabs(sum / (double)n) + 1.0));
+    size_t cen = amq_tdigest_centroids(t);
+    CHECK_MSG(cen <= (size_t)delta + 2, "%s: %zu centroids at delta %g", what,
+              cen, delta);
+}
+
+static void test_streams(void) {
+    const size_t n = check_quick() ? 20000 : 200000;
+    double *x = malloc(n * sizeof *x), *s = malloc(n * sizeof *s);
+    const double deltas[] = {100.0, 30.0, 500.0};
+    for (int sh = 0; sh < NSHAPES; sh++)
+        for (size_t d = 0; d < sizeof deltas / sizeof deltas[0]; d++) {
+            char what[64];
+            check_seed = 100 + (uint64_t)sh;
+            make_data((shape)sh, x, n, check_seed);
+            memcpy(s, x, n * sizeof *x);
+            qsort(s, n, sizeof *s, cmp_double);
+            /* one by one */
+            amq_tdigest *t = NULL;
+            CHECK_OK(amq_tdigest_new(deltas[d], NULL, &t));
+            for (size_t i = 0; i < n; i++)
+                CHECK_OK(amq_tdigest_add(t, x[i], 1));
+            snprintf(what, sizeof what, "%s, delta %g", shape_names[sh],
+                     deltas[d]);
+            check_accuracy(t, s, n, what);
+            /* ten parts merged */
+            amq_tdigest *parts[10], *all = NULL;
+            CHECK_OK(amq_tdigest_new(deltas[d], NULL, &all));
+            for (int p = 0; p < 10; p++) {
+                CHECK_OK(amq_tdigest_new(deltas[d], NULL, &parts[p]));
+                for (size_t i = (size_t)p; i < n; i += 10)
+                    CHECK_OK(amq_tdigest_add(parts[p], x[i], 1));
+                CHECK_OK(amq_tdigest_merge(all, parts[p]));
+                amq_tdigest_free(parts[p]);
+            }
+            snprintf(what, sizeof what, "%s, delta %g, merged", shape_names[sh],
+                     deltas[d]);
+            check_accuracy(all, s, n, what);
+            amq_tdigest_free(all);
+            amq_tdigest_free(t);
+        }
+    free(x);
+    free(s);
+}
+
+/* Weights count as repeated values: a value with weight w is w copies. */
+static void test_weights(void) {
+    const size_t distinct = 2000;
+    size_t n = 0;
+    uint64_t r = 7;
+    double *s = malloc(distinct * 16 * sizeof *s);
+    amq_tdigest *t = NULL;
+    CHECK_OK(amq_tdigest_new(0, NULL, &t));
+    CHECK(amq_tdigest_compression(t) == AMQ_TDIGEST_DEFAULT_COMPRESSION);
+    for (size_t i = 0; i < distinct; i++) {
+        double v = unit(&r) * 100.0;
+        uint64_t w = 1 + check_next(&r) % 16;
+        CHECK_OK(amq_tdigest_add(t, v, w));
+        for (uint64_t k = 0; k < w; k++)
+            s[n++] = v;
+    }
+    qsort(s, n, sizeof *s, cmp_double);
+    check_accuracy(t, s, n, "weighted");
+    amq_tdigest_free(t);
+    free(s);
+}
+
+/* Small digests are exact where they can be: singletons, one value. */
+static void test_small(void) {
+    amq_tdigest *t = NULL;
+    CHECK_OK(amq_tdigest_new(100, NULL, &t));
+    CHECK(isnan(amq_tdigest_quantile(t, 0.5)) && isnan(amq_tdigest_cdf(t, 1)));
+    CHECK(isnan(amq_tdigest_min(t)) && isnan(amq_tdigest_max(t)));
+    CHECK(isnan(amq_tdigest_trimmed_mean(t, 0.1, 0.9)));
+    CHECK_OK(amq_tdigest_add(t, 5.0, 1));
+    CHECK(amq_tdigest_quantile(t, 0.3) == 5.0 && amq_tdigest_cdf(t, 5.0) == 0.5);
+    CHECK(amq_tdigest_cdf(t, 4.9) == 0.0 && amq_tdigest_cdf(t, 5.1) == 1.0);
+    /* 1..10, each once: every quantile is one of the values */
+    amq_tdigest_reset(t);
+    CHECK(amq_tdigest_count(t) == 0 && isnan(amq_tdigest_min(t)));
+    for (int v = 10; v >= 1; v--)
+        CHECK_OK(amq_tdigest_add(t, v, 1));
+    CHECK(amq_tdigest_centroids(t) == 10);
+    for (int i = 0; i <= 100; i++) {
+        double q = i / 100.0, est = amq_tdigest_quantile(t, q);
+        double want = q * 10 < 1 ? 1 : floor(q * 10 - 1e-12) + 1;
+        if (q == 1.0)
+            want = 10;
+        CHECK_MSG(est == want || est == want + 1 || est == want - 1,
+                  "quantile(%g) of 1..10 = %g", q, est);
+        CHECK(est == floor(est));
+    }
+    CHECK(amq_tdigest_cdf(t, 3.0) == 0.25);  /* 2 below, half of one */
+    CHECK(amq_tdigest_cdf(t, 3.5) >= 0.25 && amq_tdigest_cdf(t, 3.5) <= 0.35);
+    CHECK(amq_tdigest_trimmed_mean(t, 0.0, 1.0) == 5.5);
+    CHECK(amq_tdigest_trimmed_mean(t, 0.1, 0.2) == 2.0);
+    amq_tdigest_free(t);
+}
+
+static void test_bad_arguments(void) {
+    amq_tdigest *t = NULL;
+    CHECK_STATUS(amq_tdigest_new(0.5, NULL, &t), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_tdigest_new(NAN, NULL, &t), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_tdigest_new(1e6, NULL, &t), AMQ_ERR_INVALID);
+    CHECK(t == NULL);
+    CHECK_OK(amq_tdigest_new(50, NULL, &t));
+    CHECK_OK(amq_tdigest_add(t, 1.0, 3));
+    CHECK_STATUS(amq_tdigest_add(t, NAN, 1), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_tdigest_add(t, INFINITY, 1), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_tdigest_add(t, 2.0, 0), AMQ_ERR_INVALID);
+    CHECK_STATUS(amq_tdigest_add(t, 2.0, UINT64_C(1) << 53), AMQ_ERR_OVERFLOW);
+    CHECK(amq_tdigest_count(t) == 3 && amq_tdigest_max(t) == 1.0);
+    CHECK(isnan(amq_tdigest_quantile(t, -0.1)) &&
+          isnan(amq_tdigest_quantile(t, 1.1)));
+    CHECK(isnan(amq_tdigest_trimmed_mean(t, 0.5, 0.5)));
+    /* a merge that would overflow changes nothing */
+    amq_tdigest *big = NULL;
+    CHECK_OK(amq_tdigest_new(50, NULL, &big));
+    CHECK_OK(amq_tdigest_add(big, 9.0, (UINT64_C(1) << 53) - 2));
+    CHECK_STATUS(amq_tdigest_merge(t, big), AMQ_ERR_OVERFLOW);
+    CHECK(amq_tdigest_count(t) == 3 && amq_tdigest_max(t) == 1.0);
+    /* merging a digest into itself doubles every weight */
+    CHECK_OK(amq_tdigest_merge(t, t));
+    CHECK(amq_tdigest_count(t) == 6 && amq_tdigest_quantile(t, 0.5) == 1.0);
+    amq_tdigest_free(big);
+    amq_tdigest_free(t);
+    amq_tdigest_free(NULL);
+}
+
+static uint8_t *save(amq_tdigest *t, size_t *len) {
+    *len = amq_tdigest_serialized_size(t);
+    uint8_t *buf = malloc(*len);
+    size_t w = 1;
+    CHECK_STATUS(amq_tdigest_save(t, buf, *len - 1, &w), AMQ_ERR_BUFFER);
+    CHECK(w == 0);
+    CHECK_OK(amq_tdigest_save(t, buf, *len, &w));
+    CHECK(w == *len);
+    return buf;
+}
+
+/* A forged frame: the payload rewritten, the checksum made right. */
+static amq_status load_forged(const uint8_t *buf, size_t len, size_t at,
+                              uint64_t word) {
+    uint8_t *copy = malloc(len);
+    memcpy(copy, buf, len);
+    amq__put_u64(copy + at, word);
+    amq__frame_seal(copy, len);
+    amq_tdigest *t = NULL;
+    amq_status st = amq_tdigest_load(copy, len, NULL, &t, NULL);
+    CHECK((st == AMQ_OK) == (t != NULL));
+    amq_tdigest_free(t);
+    free(copy);
+    return st;
+}
+
+static void test_frame(void) {
+    amq_tdigest *t = NULL, *u = NULL;
+    uint64_t r = 11;
+    CHECK_OK(amq_tdigest_new(60, NULL, &t));
+    for (int i = 0; i < 5000; i++)
+        CHECK_OK(amq_tdigest_add(t, unit(&r) * 10, 1 + check_next(&r) % 3));
+    size_t len, len2;
+    uint8_t *buf = save(t, &len);
+    CHECK_OK(amq_tdigest_load(buf, len, NULL, &u, NULL));
+    uint8_t *buf2 = save(u, &len2);
+    CHECK(len == len2 && memcmp(buf, buf2, len) == 0);
+    for (int i = 0; i <= 20; i++)
+        CHECK(amq_tdigest_quantile(t, i / 20.0) ==
+              amq_tdigest_quantile(u, i / 20.0));
+    /* both go on the same way */
+    for (int i = 0; i < 3000; i++) {
+        double v = unit(&r);
+        CHECK_OK(amq_tdigest_add(t, v, 1));
+        CHECK_OK(amq_tdigest_add(u, v, 1));
+    }
+    free(buf2);
+    buf2 = save(u, &len2);
+    free(buf);
+    buf = save(t, &len);
+    CHECK(len == len2 && memcmp(buf, buf2, len) == 0);
+    amq_tdigest_free(u);
+    u = NULL;
+    /* a filter reader names the reader; a filter frame is not a digest */
+    amq_filter *f = NULL;
+    amq_diag diag;
+    CHECK_STATUS(amq_filter_load(buf, len, NULL, &f, &diag), AMQ_ERR_KIND);
+    CHECK(strstr(diag.message, "t-digest") != NULL);
+    CHECK_OK(amq_filter_new("bloom", 100, 0.01, NULL, &f, NULL));
+    size_t flen;
+    uint8_t *fb = check_frame(f, &flen);
+    CHECK_STATUS(amq_tdigest_load(fb, flen, NULL, &u, NULL), AMQ_ERR_KIND);
+    free(fb);
+    amq_filter_free(f);
+    /* every flipped byte and every truncation is refused */
+    for (size_t i = 0; i < len; i++) {
+        buf[i] ^= 0x20;
+        CHECK(amq_tdigest_load(buf, len, NULL, &u, NULL) != AMQ_OK);
+        CHECK(u == NULL);
+        buf[i] ^= 0x20;
+    }
+    for (size_t cut = 0; cut < len; cut += 7)
+        CHECK(amq_tdigest_load(buf, cut, NULL, &u, NULL) != AMQ_OK);
+    /* forged fields with a right checksum */
+    const size_t P = 128; /* payload offset: header 64, params padded to 64 */
+    size_t m = (size_t)amq__get_u64(buf + P + 24);
+    CHECK(len >= P + 32 + 16 * m);
+    CHECK_OK(load_forged(buf, len, P + 24, m)); /* unchanged: loads */
+    CHECK_STATUS(load_forged(buf, len, P + 24, m + 1), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 16, amq__get_u64(buf + P + 16) + 1),
+                 AMQ_ERR_CORRUPT);
+    double nan = NAN, far = 1e300;
+    uint64_t word;
+    memcpy(&word, &nan, 8);
+    CHECK_STATUS(load_forged(buf, len, P + 32, word), AMQ_ERR_CORRUPT);
+    memcpy(&word, &far, 8);
+    CHECK_STATUS(load_forged(buf, len, P + 32, word), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 40, 0), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, 64, 0), AMQ_ERR_CORRUPT); /* delta 0 */
+    /* centroids out of order: swap the first two means */
+    if (m >= 2) {
+        uint64_t a = amq__get_u64(buf + P + 32), b = amq__get_u64(buf + P + 48);
+        if (a != b) {
+            uint8_t *copy = malloc(len);
+            memcpy(copy, buf, len);
+            amq__put_u64(copy + P + 32, b);
+            amq__put_u64(copy + P + 48, a);
+            amq__frame_seal(copy, len);
+            CHECK_STATUS(amq_tdigest_load(copy, len, NULL, &u, NULL),
+                         AMQ_ERR_CORRUPT);
+            free(copy);
+        }
+    }
+    /* an empty digest round-trips */
+    amq_tdigest_reset(t);
+    free(buf);
+    buf = save(t, &len);
+    CHECK_OK(amq_tdigest_load(buf, len, NULL, &u, NULL));
+    CHECK(amq_tdigest_count(u) == 0 && amq_tdigest_compression(u) == 60);
+    amq_tdigest_free(u);
+    free(buf);
+    free(buf2);
+    amq_tdigest_free(t);
+}
+
+int main(void) {
+    test_small();
+    test_bad_arguments();
+    test_weights();
+    test_frame();
+    test_streams();
+    printf("largest miss over e(q): quantile %.3f, cdf %.3f\n", worst_q,
+           worst_c);
+    return check_report("test_tdigest");
+}
