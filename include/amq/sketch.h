@@ -225,20 +225,23 @@ AMQ_API amq_status amq_topk_load(const void *buf, size_t len,
  * and merged from ten parts): the largest miss was 0.89 e for quantile
  * and 0.27 e for cdf. The ends are exact: quantile(0) = min,
  * quantile(1) = max.
- * Memory: at most about delta centroids after a merge, plus a buffer of
- * 5 delta values (16 bytes each).
+ * Memory: at most delta + 2 centroids after a merge, a buffer of 5 delta
+ * values, and as much again for the merged view (16 bytes an entry).
  *
  * Values are finite doubles (NaN and infinities are refused); weights are
  * integers >= 1, the total below 2^53 so that ranks stay exact in a double.
- * Queries merge the buffer first, so they take a non-const digest; like
- * every update they need external locking against each other. The merged
- * state is a function of the values and the order of the merges, not of
- * timing: the same calls give the same bytes.
+ * The state (centroids and buffer) is a function of the updates alone: the
+ * buffer is merged only when it fills, and queries read a merged view kept
+ * beside the state, so the same updates give the same bytes whatever was
+ * queried in between (a replica that runs only the writes stays
+ * identical). That view is filled by the first query after an update:
+ * queries, though const, need the same external lock as updates.
  *
  * Frame: type 13 (a sketch, not a filter: amq_filter_load refuses it and
  * names the reader), params compression f64; payload min, max f64, total
- * weight u64, centroid count u64, then per centroid mean f64 and weight
- * u64 (docs/structures.md, "t-digest"). */
+ * weight u64, centroid and buffered counts u32, then the centroids and
+ * the buffered values as (mean f64, weight u64) (docs/structures.md,
+ * "t-digest"). */
 typedef struct amq_tdigest amq_tdigest;
 
 #define AMQ_TDIGEST_DEFAULT_COMPRESSION 100.0
@@ -256,37 +259,38 @@ AMQ_API void amq_tdigest_reset(amq_tdigest *t);
  * w == 0; AMQ_ERR_OVERFLOW when the total weight would reach 2^53; the
  * digest is unchanged on an error. */
 AMQ_API amq_status amq_tdigest_add(amq_tdigest *t, double value, uint64_t w);
-/* dst takes every centroid of src (src is merged first, so not const);
- * compressions may differ (dst keeps its own). AMQ_ERR_OVERFLOW (dst
- * unchanged) when the total weight would reach 2^53; AMQ_ERR_NOMEM. */
-AMQ_API amq_status amq_tdigest_merge(amq_tdigest *dst, amq_tdigest *src);
+/* dst takes every centroid of src's merged view (dst == src doubles every
+ * weight); compressions may differ (dst keeps its own). AMQ_ERR_OVERFLOW
+ * (dst unchanged) when the total weight would reach 2^53. */
+AMQ_API amq_status amq_tdigest_merge(amq_tdigest *dst, const amq_tdigest *src);
 
 /* Total weight (values added), compression, and centroids after merging. */
 AMQ_API uint64_t amq_tdigest_count(const amq_tdigest *t);
 AMQ_API double amq_tdigest_compression(const amq_tdigest *t);
-AMQ_API size_t amq_tdigest_centroids(amq_tdigest *t);
+AMQ_API size_t amq_tdigest_centroids(const amq_tdigest *t);
 /* Smallest and largest value added; NaN when empty. */
 AMQ_API double amq_tdigest_min(const amq_tdigest *t);
 AMQ_API double amq_tdigest_max(const amq_tdigest *t);
 /* The value at fraction q of the weight (0 <= q <= 1; NaN outside or when
  * empty). */
-AMQ_API double amq_tdigest_quantile(amq_tdigest *t, double q);
+AMQ_API double amq_tdigest_quantile(const amq_tdigest *t, double q);
 /* The fraction of the weight below x plus half of the weight at x: 0 below
  * min, 1 above max; NaN when empty or x is NaN. */
-AMQ_API double amq_tdigest_cdf(amq_tdigest *t, double x);
+AMQ_API double amq_tdigest_cdf(const amq_tdigest *t, double x);
 /* The mean of the values between fractions lo and hi of the weight
  * (0 <= lo < hi <= 1; a centroid cut by a bound counts for the part inside);
  * NaN when empty or the bounds are out of range. */
-AMQ_API double amq_tdigest_trimmed_mean(amq_tdigest *t, double lo, double hi);
+AMQ_API double amq_tdigest_trimmed_mean(const amq_tdigest *t, double lo,
+                                        double hi);
 
-AMQ_API size_t amq_tdigest_serialized_size(amq_tdigest *t);
-/* Merges the buffer, then writes the frame. AMQ_ERR_BUFFER if cap is too
- * small (nothing written past cap), AMQ_ERR_INVALID for NULL arguments. */
-AMQ_API amq_status amq_tdigest_save(amq_tdigest *t, void *buf, size_t cap,
+AMQ_API size_t amq_tdigest_serialized_size(const amq_tdigest *t);
+/* The state as it is, buffer included. AMQ_ERR_BUFFER if cap is too small
+ * (nothing written past cap), AMQ_ERR_INVALID for NULL arguments. */
+AMQ_API amq_status amq_tdigest_save(const amq_tdigest *t, void *buf, size_t cap,
                                     size_t *written);
-/* Validates every field (finite, sorted means within [min, max], weights
- * >= 1 summing to the total, at most the centroids the compression
- * allows) and the checksum before allocating. Errors: AMQ_ERR_CORRUPT,
+/* Validates every field (finite, sorted centroid means and buffered
+ * values within [min, max], weights >= 1 summing to the total, at most the
+ * centroids and buffered values the compression allows) and the checksum before allocating. Errors: AMQ_ERR_CORRUPT,
  * AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION, AMQ_ERR_KIND (a frame of another
  * type), AMQ_ERR_NOMEM, AMQ_ERR_INVALID (NULL arguments). */
 AMQ_API amq_status amq_tdigest_load(const void *buf, size_t len,

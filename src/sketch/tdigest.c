@@ -35,9 +35,18 @@
  * the inverse of the same piecewise-linear map, plus half of the weight of
  * centroids whose mean equals x.
  *
- * Invariants: m + b <= cap; a[0, m) sorted by mean, every mean within
- * [min, max]; weights >= 1; total = the sum of all weights < 2^53; an empty
- * digest has total 0, m = b = 0 and min = max = 0 (reported as NaN).
+ * State and view. The state is a[0, m + b): what the calls made of it,
+ * merged only when the buffer fills, so two digests given the same calls
+ * hold the same state whatever was asked of them (a Redis replica, which
+ * runs the writes but not the reads, stays byte-identical to its primary).
+ * Queries read the merged view: a[0, m) itself when the buffer is empty,
+ * else the state merged into a side array, kept until the next update.
+ * The frame holds the state, buffer included.
+ *
+ * Invariants: m <= ccap, b <= bcap; a[0, m) sorted by mean; every value and
+ * mean within [min, max]; weights >= 1; total = the sum of all weights <
+ * 2^53; an empty digest has total 0, m = b = 0 and min = max = 0 (reported
+ * as NaN).
  *
  * Failure modes: add refuses NaN, infinities, weight 0 and a total reaching
  * 2^53 (AMQ_ERR_INVALID / AMQ_ERR_OVERFLOW, nothing changed); merge checks
@@ -55,9 +64,9 @@
 #include "core/mem.h"
 #include "type/type.h"
 
-#define TD_PARAMS 16      /* compression f64, reserved u64 */
-#define TD_HEAD 32        /* min, max, total, centroids */
-#define TD_CENTROID 16    /* mean f64, weight u64 */
+#define TD_PARAMS 16   /* compression f64, reserved u64 */
+#define TD_HEAD 32     /* min, max, total, centroids */
+#define TD_CENTROID 16 /* mean f64, weight u64 */
 #define TD_MAX_TOTAL (UINT64_C(1) << 53)
 #define TD_PI 3.14159265358979323846
 
@@ -65,6 +74,13 @@ typedef struct td_c {
     double mean;
     uint64_t w;
 } td_c;
+
+/* The merged view of a state with a buffer (filled by a query). */
+typedef struct td_view {
+    bool ok; /* v[0, m) is the state merged */
+    size_t m;
+    td_c *v; /* ccap + bcap entries */
+} td_view;
 
 struct amq_tdigest {
     amq__mem mem;
@@ -74,8 +90,11 @@ struct amq_tdigest {
     size_t m, b; /* merged centroids, buffered values */
     uint64_t total;
     double min, max;
-    td_c *a; /* ccap + bcap entries */
+    td_c *a;       /* ccap + bcap entries */
+    td_view *view; /* written by const queries: see "State and view" */
 };
+
+static size_t entries(const amq_tdigest *t) { return t->ccap + t->bcap; }
 
 /* At most delta + 2 after a merge (above); a frame may hold up to this. */
 static size_t centroid_cap(double delta) { return (size_t)(2.0 * delta) + 16; }
@@ -95,9 +114,12 @@ static amq_status alloc_digest(double delta, const amq_options *opt,
     t->delta = delta;
     t->ccap = centroid_cap(delta);
     t->bcap = buffer_cap(delta);
-    t->a = amq__alloc(&mem, (t->ccap + t->bcap) * sizeof *t->a);
-    if (t->a == NULL) {
-        amq__free(&mem, t, sizeof *t);
+    t->a = amq__alloc(&mem, entries(t) * sizeof *t->a);
+    t->view = amq__zalloc(&mem, sizeof *t->view);
+    if (t->view != NULL)
+        t->view->v = amq__alloc(&mem, entries(t) * sizeof *t->a);
+    if (t->a == NULL || t->view == NULL || t->view->v == NULL) {
+        amq_tdigest_free(t);
         return AMQ_ERR_NOMEM;
     }
     *out = t;
@@ -120,7 +142,10 @@ void amq_tdigest_free(amq_tdigest *t) {
     if (t == NULL)
         return;
     amq__mem mem = t->mem;
-    amq__free(&mem, t->a, (t->ccap + t->bcap) * sizeof *t->a);
+    if (t->view != NULL)
+        amq__free(&mem, t->view->v, entries(t) * sizeof *t->a);
+    amq__free(&mem, t->view, sizeof *t->view);
+    amq__free(&mem, t->a, entries(t) * sizeof *t->a);
     amq__free(&mem, t, sizeof *t);
 }
 
@@ -130,6 +155,7 @@ void amq_tdigest_reset(amq_tdigest *t) {
     t->m = t->b = 0;
     t->total = 0;
     t->min = t->max = 0.0;
+    t->view->ok = false;
 }
 
 /* ---- merging -------------------------------------------------------------- */
@@ -148,18 +174,19 @@ static double q_limit(double q0, double delta) {
     return a >= TD_PI / 2 ? 1.0 : (sin(a) + 1.0) / 2.0;
 }
 
-static void merge_buffer(amq_tdigest *t) {
-    size_t n = t->m + t->b;
-    if (t->b == 0)
-        return;
-    qsort(t->a, n, sizeof *t->a, by_mean);
-    const double W = (double)t->total;
+/* Sort a[0, n) by mean and fold it into centroids in place; returns how
+ * many. total: the weight of a[0, n). */
+static size_t compress(td_c *a, size_t n, uint64_t total, double delta) {
+    if (n == 0)
+        return 0;
+    qsort(a, n, sizeof *a, by_mean);
+    const double W = (double)total;
     uint64_t before = 0; /* weight of the centroids emitted */
-    double lim = q_limit(0.0, t->delta);
-    td_c cur = t->a[0];
+    double lim = q_limit(0.0, delta);
+    td_c cur = a[0];
     size_t out = 0;
     for (size_t i = 1; i < n; i++) {
-        td_c x = t->a[i];
+        td_c x = a[i];
         if ((double)(before + cur.w + x.w) / W <= lim) {
             /* the weighted mean, kept between the two means it joins */
             uint64_t w = cur.w + x.w;
@@ -170,14 +197,36 @@ static void merge_buffer(amq_tdigest *t) {
             cur.w = w;
             continue;
         }
-        t->a[out++] = cur;
+        a[out++] = cur;
         before += cur.w;
-        lim = q_limit((double)before / W, t->delta);
+        lim = q_limit((double)before / W, delta);
         cur = x;
     }
-    t->a[out++] = cur;
-    t->m = out;
+    a[out++] = cur;
+    return out;
+}
+
+static void merge_buffer(amq_tdigest *t) {
+    if (t->b == 0)
+        return;
+    t->m = compress(t->a, t->m + t->b, t->total, t->delta);
     t->b = 0;
+}
+
+/* The merged view of the state: its centroids and their number. */
+static const td_c *merged(const amq_tdigest *t, size_t *m) {
+    if (t->b == 0) {
+        *m = t->m;
+        return t->a;
+    }
+    td_view *v = t->view;
+    if (!v->ok) {
+        memcpy(v->v, t->a, (t->m + t->b) * sizeof *t->a);
+        v->m = compress(v->v, t->m + t->b, t->total, t->delta);
+        v->ok = true;
+    }
+    *m = v->m;
+    return v->v;
 }
 
 static void push(amq_tdigest *t, double value, uint64_t w) {
@@ -191,6 +240,7 @@ static void push(amq_tdigest *t, double value, uint64_t w) {
     }
     t->a[t->m + t->b++] = (td_c){value, w};
     t->total += w;
+    t->view->ok = false;
 }
 
 amq_status amq_tdigest_add(amq_tdigest *t, double value, uint64_t w) {
@@ -202,27 +252,30 @@ amq_status amq_tdigest_add(amq_tdigest *t, double value, uint64_t w) {
     return AMQ_OK;
 }
 
-amq_status amq_tdigest_merge(amq_tdigest *dst, amq_tdigest *src) {
+amq_status amq_tdigest_merge(amq_tdigest *dst, const amq_tdigest *src) {
     if (dst == NULL || src == NULL)
         return AMQ_ERR_INVALID;
     if (src->total >= TD_MAX_TOTAL - dst->total)
         return AMQ_ERR_OVERFLOW;
-    if (dst == src) { /* every centroid twice: the same shape, twice the weight */
+    if (src->total == 0)
+        return AMQ_OK;
+    size_t m;
+    const td_c *c = merged(src, &m);
+    if (dst ==
+        src) { /* every centroid twice: the same shape, twice the weight */
         merge_buffer(dst);
         for (size_t i = 0; i < dst->m; i++)
             dst->a[i].w *= 2;
         dst->total *= 2;
+        dst->view->ok = false;
         return AMQ_OK;
     }
-    merge_buffer(src);
     double lo = src->min, hi = src->max;
-    for (size_t i = 0; i < src->m; i++)
-        push(dst, src->a[i].mean, src->a[i].w);
+    for (size_t i = 0; i < m; i++)
+        push(dst, c[i].mean, c[i].w);
     /* the centroids' means lie inside [min, max]; the ends come along */
-    if (src->total > 0) {
-        dst->min = lo < dst->min ? lo : dst->min;
-        dst->max = hi > dst->max ? hi : dst->max;
-    }
+    dst->min = lo < dst->min ? lo : dst->min;
+    dst->max = hi > dst->max ? hi : dst->max;
     return AMQ_OK;
 }
 
@@ -234,11 +287,11 @@ uint64_t amq_tdigest_count(const amq_tdigest *t) {
 double amq_tdigest_compression(const amq_tdigest *t) {
     return t == NULL ? NAN : t->delta;
 }
-size_t amq_tdigest_centroids(amq_tdigest *t) {
-    if (t == NULL)
-        return 0;
-    merge_buffer(t);
-    return t->m;
+size_t amq_tdigest_centroids(const amq_tdigest *t) {
+    size_t m = 0;
+    if (t != NULL)
+        (void)merged(t, &m);
+    return m;
 }
 double amq_tdigest_min(const amq_tdigest *t) {
     return t == NULL || t->total == 0 ? NAN : t->min;
@@ -261,12 +314,11 @@ static double lerp(double x0, double x1, double f) {
     return v < x0 ? x0 : v > x1 ? x1 : v;
 }
 
-double amq_tdigest_quantile(amq_tdigest *t, double q) {
+double amq_tdigest_quantile(const amq_tdigest *t, double q) {
     if (t == NULL || t->total == 0 || !(q >= 0.0 && q <= 1.0))
         return NAN;
-    merge_buffer(t);
-    const td_c *a = t->a;
-    const size_t m = t->m;
+    size_t m;
+    const td_c *a = merged(t, &m);
     const double W = (double)t->total, r = q * W;
     if (r < 1.0)
         return t->min;
@@ -296,7 +348,7 @@ double amq_tdigest_quantile(amq_tdigest *t, double q) {
     return lerp(a[m - 1].mean, t->max, (r - last) / (W - 1.0 - last));
 }
 
-double amq_tdigest_cdf(amq_tdigest *t, double x) {
+double amq_tdigest_cdf(const amq_tdigest *t, double x) {
     if (t == NULL || t->total == 0 || isnan(x))
         return NAN;
     if (x < t->min)
@@ -305,9 +357,8 @@ double amq_tdigest_cdf(amq_tdigest *t, double x) {
         return 1.0;
     if (t->min == t->max)
         return 0.5;
-    merge_buffer(t);
-    const td_c *a = t->a;
-    const size_t m = t->m;
+    size_t m;
+    const td_c *a = merged(t, &m);
     const double W = (double)t->total;
     /* centroids with mean x: half of their weight is below x */
     size_t j = 0;
@@ -346,17 +397,18 @@ double amq_tdigest_cdf(amq_tdigest *t, double x) {
     return (left + (right - left) * f) / W;
 }
 
-double amq_tdigest_trimmed_mean(amq_tdigest *t, double lo, double hi) {
+double amq_tdigest_trimmed_mean(const amq_tdigest *t, double lo, double hi) {
     if (t == NULL || t->total == 0 || !(lo >= 0.0 && lo < hi && hi <= 1.0))
         return NAN;
-    merge_buffer(t);
+    size_t m;
+    const td_c *a = merged(t, &m);
     const double W = (double)t->total, rlo = lo * W, rhi = hi * W;
     double c = 0.0, sum = 0.0, in = 0.0;
-    for (size_t i = 0; i < t->m && c < rhi; i++) {
-        double c1 = c + (double)t->a[i].w;
+    for (size_t i = 0; i < m && c < rhi; i++) {
+        double c1 = c + (double)a[i].w;
         double from = c > rlo ? c : rlo, to = c1 < rhi ? c1 : rhi;
         if (to > from) {
-            sum += (to - from) * t->a[i].mean;
+            sum += (to - from) * a[i].mean;
             in += to - from;
         }
         c = c1;
@@ -366,23 +418,22 @@ double amq_tdigest_trimmed_mean(amq_tdigest *t, double lo, double hi) {
 
 /* ---- the frame ------------------------------------------------------------ */
 
-static size_t payload_len(size_t m) { return TD_HEAD + m * TD_CENTROID; }
+static size_t payload_len(size_t n) { return TD_HEAD + n * TD_CENTROID; }
 
-size_t amq_tdigest_serialized_size(amq_tdigest *t) {
+size_t amq_tdigest_serialized_size(const amq_tdigest *t) {
     size_t off;
     if (t == NULL)
         return 0;
-    merge_buffer(t);
-    return amq__frame_size(TD_PARAMS, payload_len(t->m), &off);
+    return amq__frame_size(TD_PARAMS, payload_len(t->m + t->b), &off);
 }
 
-amq_status amq_tdigest_save(amq_tdigest *t, void *buf, size_t cap,
+amq_status amq_tdigest_save(const amq_tdigest *t, void *buf, size_t cap,
                             size_t *written) {
     if (written != NULL)
         *written = 0;
     if (t == NULL)
         return AMQ_ERR_INVALID;
-    size_t total = amq_tdigest_serialized_size(t);
+    size_t total = amq_tdigest_serialized_size(t), n = t->m + t->b;
     if (total == 0)
         return AMQ_ERR_OVERFLOW;
     if (buf == NULL || cap < total)
@@ -391,14 +442,15 @@ amq_status amq_tdigest_save(amq_tdigest *t, void *buf, size_t cap,
     (void)amq_hasher_init(&plain, AMQ_HASH_XXH3, 0, NULL);
     uint8_t *params, *p;
     amq__frame_begin(buf, total, AMQ__ID_tdigest, &plain, 0, TD_PARAMS,
-                     payload_len(t->m), &params, &p);
+                     payload_len(n), &params, &p);
     amq__put_f64(params, t->delta);
     amq__put_u64(params + 8, 0);
-    amq__put_f64(p, t->total > 0 ? t->min : 0.0);
-    amq__put_f64(p + 8, t->total > 0 ? t->max : 0.0);
+    amq__put_f64(p, t->min);
+    amq__put_f64(p + 8, t->max);
     amq__put_u64(p + 16, t->total);
-    amq__put_u64(p + 24, t->m);
-    for (size_t i = 0; i < t->m; i++) {
+    amq__put_u32(p + 24, (uint32_t)t->m);
+    amq__put_u32(p + 28, (uint32_t)t->b);
+    for (size_t i = 0; i < n; i++) {
         amq__put_f64(p + TD_HEAD + i * TD_CENTROID, t->a[i].mean);
         amq__put_u64(p + TD_HEAD + i * TD_CENTROID + 8, t->a[i].w);
     }
@@ -414,38 +466,39 @@ static amq_status check_payload(const uint8_t *p, size_t len, double delta,
     if (len < TD_HEAD)
         return amq__diag(diag, AMQ_ERR_CORRUPT, 0, "payload too short");
     double lo = amq__get_f64(p), hi = amq__get_f64(p + 8);
-    uint64_t total = amq__get_u64(p + 16), m = amq__get_u64(p + 24);
-    if (m > centroid_cap(delta))
+    uint64_t total = amq__get_u64(p + 16);
+    size_t m = amq__get_u32(p + 24), b = amq__get_u32(p + 28);
+    if (m > centroid_cap(delta) || b > buffer_cap(delta))
         return amq__diag(diag, AMQ_ERR_CORRUPT, 24,
-                         "%llu centroids, above the %zu compression %g allows",
-                         (unsigned long long)m, centroid_cap(delta), delta);
-    if (len != payload_len((size_t)m))
+                         "%zu centroids and %zu buffered, above the %zu and "
+                         "%zu compression %g allows",
+                         m, b, centroid_cap(delta), buffer_cap(delta), delta);
+    if (len != payload_len(m + b))
         return amq__diag(diag, AMQ_ERR_CORRUPT, 24,
-                         "payload is %zu bytes, %llu centroids need %zu", len,
-                         (unsigned long long)m, payload_len((size_t)m));
+                         "payload is %zu bytes, %zu entries need %zu", len,
+                         m + b, payload_len(m + b));
     if (total == 0)
-        return m == 0 && lo == 0.0 && hi == 0.0
+        return m + b == 0 && lo == 0.0 && hi == 0.0
                    ? AMQ_OK
                    : amq__diag(diag, AMQ_ERR_CORRUPT, 0,
-                               "an empty digest with centroids or ends");
-    if (total >= TD_MAX_TOTAL || m == 0 || !isfinite(lo) || !isfinite(hi) ||
+                               "an empty digest with entries or ends");
+    if (total >= TD_MAX_TOTAL || m + b == 0 || !isfinite(lo) || !isfinite(hi) ||
         lo > hi)
         return amq__diag(diag, AMQ_ERR_CORRUPT, 0,
-                         "bad total, ends or centroid count");
+                         "bad total, ends or entry count");
     uint64_t sum = 0;
     double prev = lo;
-    for (uint64_t i = 0; i < m; i++) {
-        size_t at = TD_HEAD + (size_t)i * TD_CENTROID;
+    for (size_t i = 0; i < m + b; i++) {
+        size_t at = TD_HEAD + i * TD_CENTROID;
         double mean = amq__get_f64(p + at);
         uint64_t w = amq__get_u64(p + at + 8);
-        if (!(mean >= prev && mean <= hi))
+        /* centroids in order; buffered values anywhere in [min, max] */
+        if (!(mean >= (i < m ? prev : lo) && mean <= hi))
             return amq__diag(diag, AMQ_ERR_CORRUPT, at,
-                             "centroid %llu: mean out of order or range",
-                             (unsigned long long)i);
+                             "entry %zu: mean out of order or range", i);
         if (w == 0 || w > total - sum)
             return amq__diag(diag, AMQ_ERR_CORRUPT, at + 8,
-                             "centroid %llu: bad weight",
-                             (unsigned long long)i);
+                             "entry %zu: bad weight", i);
         sum += w;
         prev = mean;
     }
@@ -456,9 +509,8 @@ static amq_status check_payload(const uint8_t *p, size_t len, double delta,
     return AMQ_OK;
 }
 
-amq_status amq_tdigest_load(const void *buf, size_t len,
-                            const amq_options *opt, amq_tdigest **out,
-                            amq_diag *diag) {
+amq_status amq_tdigest_load(const void *buf, size_t len, const amq_options *opt,
+                            amq_tdigest **out, amq_diag *diag) {
     amq__frame f;
     if (out == NULL || (buf == NULL && len > 0))
         return AMQ_ERR_INVALID;
@@ -479,11 +531,12 @@ amq_status amq_tdigest_load(const void *buf, size_t len,
     amq_tdigest *t;
     AMQ_RETURN_IF_ERR(alloc_digest(delta, &o, &t));
     const uint8_t *p = f.payload;
-    t->total = amq__get_u64(p + 16);
-    t->m = (size_t)amq__get_u64(p + 24);
     t->min = amq__get_f64(p);
     t->max = amq__get_f64(p + 8);
-    for (size_t i = 0; i < t->m; i++) {
+    t->total = amq__get_u64(p + 16);
+    t->m = amq__get_u32(p + 24);
+    t->b = amq__get_u32(p + 28);
+    for (size_t i = 0; i < t->m + t->b; i++) {
         t->a[i].mean = amq__get_f64(p + TD_HEAD + i * TD_CENTROID);
         t->a[i].w = amq__get_u64(p + TD_HEAD + i * TD_CENTROID + 8);
     }

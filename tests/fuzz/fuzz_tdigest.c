@@ -36,8 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = amq_tdigest_serialized_size(t);
     uint8_t *buf = malloc(n);
     size_t w = 0;
-    require(buf != NULL && amq_tdigest_save(t, buf, n, &w) == AMQ_OK,
-            "save");
+    require(buf != NULL && amq_tdigest_save(t, buf, n, &w) == AMQ_OK, "save");
     require(w == size && memcmp(buf, data, size) == 0, "save gives the bytes");
     free(buf);
     uint64_t count = amq_tdigest_count(t);

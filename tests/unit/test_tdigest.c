@@ -23,22 +23,24 @@ static double unit(uint64_t *s) {
     return (double)(check_next(s) >> 11) * 0x1p-53;
 }
 
-typedef enum { UNIFORM, EXPONENTIAL, NORMAL, CLUSTERED, ASCENDING, DESCENDING,
-               NSHAPES } shape;
-static const char *const shape_names[] = {"uniform",   "exponential",
-                                          "normal",    "clustered",
-                                          "ascending", "descending"};
+typedef enum {
+    UNIFORM,
+    EXPONENTIAL,
+    NORMAL,
+    CLUSTERED,
+    ASCENDING,
+    DESCENDING,
+    NSHAPES
+} shape;
+static const char *const shape_names[] = {
+    "uniform", "exponential", "normal", "clustered", "ascending", "descending"};
 
 static void make_data(shape s, double *x, size_t n, uint64_t seed) {
     uint64_t r = seed;
     for (size_t i = 0; i < n; i++) {
         switch (s) {
-        case UNIFORM:
-            x[i] = unit(&r) * 1000.0 - 500.0;
-            break;
-        case EXPONENTIAL:
-            x[i] = -log(1.0 - unit(&r)) * 3.0;
-            break;
+        case UNIFORM: x[i] = unit(&r) * 1000.0 - 500.0; break;
+        case EXPONENTIAL: x[i] = -log(1.0 - unit(&r)) * 3.0; break;
         case NORMAL: /* the sum of 12 uniforms */
             x[i] = 0.0;
             for (int k = 0; k < 12; k++)
@@ -48,14 +50,9 @@ static void make_data(shape s, double *x, size_t n, uint64_t seed) {
         case CLUSTERED: /* 20 values, many times each */
             x[i] = (double)(check_next(&r) % 20) * 0.5;
             break;
-        case ASCENDING:
-            x[i] = (double)i;
-            break;
-        case DESCENDING:
-            x[i] = (double)(n - i);
-            break;
-        default:
-            break;
+        case ASCENDING: x[i] = (double)i; break;
+        case DESCENDING: x[i] = (double)(n - i); break;
+        default: break;
         }
     }
 }
@@ -91,7 +88,7 @@ static double exact_cdf(const double *s, size_t n, double x) {
     return ((double)below + (double)(lo - below) / 2.0) / (double)n;
 }
 
-static const double qs[] = {0.0001, 0.001, 0.01, 0.05, 0.1, 0.25,  0.5,
+static const double qs[] = {0.0001, 0.001, 0.01, 0.05, 0.1,   0.25,  0.5,
                             0.75,   0.9,   0.95, 0.99, 0.999, 0.9999};
 
 /* The exact rank interval of x: [fraction below x, fraction at or below]. */
@@ -115,9 +112,9 @@ static void rank_of(const double *s, size_t n, double x, double *lo,
 static double miss(double q, double lo, double hi, double delta, size_t n) {
     double p = q < lo ? lo : q > hi ? hi : q;
     double a = p < q ? p : q, b = p < q ? q : p;
-    double e = a <= 0.5 && b >= 0.5 ? err_bound(0.5, delta, n)
-                                    : fmax(err_bound(a, delta, n),
-                                           err_bound(b, delta, n));
+    double e = a <= 0.5 && b >= 0.5
+                   ? err_bound(0.5, delta, n)
+                   : fmax(err_bound(a, delta, n), err_bound(b, delta, n));
     return fabs(q - p) / e;
 }
 
@@ -243,7 +240,8 @@ static void test_small(void) {
     CHECK(isnan(amq_tdigest_min(t)) && isnan(amq_tdigest_max(t)));
     CHECK(isnan(amq_tdigest_trimmed_mean(t, 0.1, 0.9)));
     CHECK_OK(amq_tdigest_add(t, 5.0, 1));
-    CHECK(amq_tdigest_quantile(t, 0.3) == 5.0 && amq_tdigest_cdf(t, 5.0) == 0.5);
+    CHECK(amq_tdigest_quantile(t, 0.3) == 5.0 &&
+          amq_tdigest_cdf(t, 5.0) == 0.5);
     CHECK(amq_tdigest_cdf(t, 4.9) == 0.0 && amq_tdigest_cdf(t, 5.1) == 1.0);
     /* 1..10, each once: every quantile is one of the values */
     amq_tdigest_reset(t);
@@ -260,7 +258,7 @@ static void test_small(void) {
                   "quantile(%g) of 1..10 = %g", q, est);
         CHECK(est == floor(est));
     }
-    CHECK(amq_tdigest_cdf(t, 3.0) == 0.25);  /* 2 below, half of one */
+    CHECK(amq_tdigest_cdf(t, 3.0) == 0.25); /* 2 below, half of one */
     CHECK(amq_tdigest_cdf(t, 3.5) >= 0.25 && amq_tdigest_cdf(t, 3.5) <= 0.35);
     CHECK(amq_tdigest_trimmed_mean(t, 0.0, 1.0) == 5.5);
     CHECK(amq_tdigest_trimmed_mean(t, 0.1, 0.2) == 2.0);
@@ -308,12 +306,16 @@ static uint8_t *save(amq_tdigest *t, size_t *len) {
     return buf;
 }
 
-/* A forged frame: the payload rewritten, the checksum made right. */
+/* A forged frame: a word of the payload rewritten (8 or 4 bytes), the
+ * checksum made right. */
 static amq_status load_forged(const uint8_t *buf, size_t len, size_t at,
-                              uint64_t word) {
+                              uint64_t word, unsigned bytes) {
     uint8_t *copy = malloc(len);
     memcpy(copy, buf, len);
-    amq__put_u64(copy + at, word);
+    if (bytes == 4)
+        amq__put_u32(copy + at, (uint32_t)word);
+    else
+        amq__put_u64(copy + at, word);
     amq__frame_seal(copy, len);
     amq_tdigest *t = NULL;
     amq_status st = amq_tdigest_load(copy, len, NULL, &t, NULL);
@@ -372,28 +374,36 @@ static void test_frame(void) {
         CHECK(amq_tdigest_load(buf, cut, NULL, &u, NULL) != AMQ_OK);
     /* forged fields with a right checksum */
     const size_t P = 128; /* payload offset: header 64, params padded to 64 */
-    size_t m = (size_t)amq__get_u64(buf + P + 24);
-    CHECK(len >= P + 32 + 16 * m);
-    CHECK_OK(load_forged(buf, len, P + 24, m)); /* unchanged: loads */
-    CHECK_STATUS(load_forged(buf, len, P + 24, m + 1), AMQ_ERR_CORRUPT);
-    CHECK_STATUS(load_forged(buf, len, P + 16, amq__get_u64(buf + P + 16) + 1),
-                 AMQ_ERR_CORRUPT);
+    size_t m = amq__get_u32(buf + P + 24), b = amq__get_u32(buf + P + 28);
+    CHECK(len >= P + 32 + 16 * (m + b));
+    CHECK_OK(load_forged(buf, len, P + 24, m, 4)); /* unchanged: loads */
+    CHECK_STATUS(load_forged(buf, len, P + 24, m + 1, 4), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 28, b + 1, 4), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(
+        load_forged(buf, len, P + 16, amq__get_u64(buf + P + 16) + 1, 8),
+        AMQ_ERR_CORRUPT);
     double nan = NAN, far = 1e300;
     uint64_t word;
     memcpy(&word, &nan, 8);
-    CHECK_STATUS(load_forged(buf, len, P + 32, word), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 32, word, 8), AMQ_ERR_CORRUPT);
     memcpy(&word, &far, 8);
-    CHECK_STATUS(load_forged(buf, len, P + 32, word), AMQ_ERR_CORRUPT);
-    CHECK_STATUS(load_forged(buf, len, P + 40, 0), AMQ_ERR_CORRUPT);
-    CHECK_STATUS(load_forged(buf, len, 64, 0), AMQ_ERR_CORRUPT); /* delta 0 */
+    CHECK_STATUS(load_forged(buf, len, P + 32, word, 8), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 40, 0, 8), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, 64, 0, 8),
+                 AMQ_ERR_CORRUPT); /* delta 0 */
+    if (b > 0) {                   /* a buffered value past the maximum */
+        CHECK_STATUS(load_forged(buf, len, P + 32 + 16 * m, word, 8),
+                     AMQ_ERR_CORRUPT);
+    }
     /* centroids out of order: swap the first two means */
     if (m >= 2) {
-        uint64_t a = amq__get_u64(buf + P + 32), b = amq__get_u64(buf + P + 48);
-        if (a != b) {
+        uint64_t m0 = amq__get_u64(buf + P + 32),
+                 m1 = amq__get_u64(buf + P + 48);
+        if (m0 != m1) {
             uint8_t *copy = malloc(len);
             memcpy(copy, buf, len);
-            amq__put_u64(copy + P + 32, b);
-            amq__put_u64(copy + P + 48, a);
+            amq__put_u64(copy + P + 32, m1);
+            amq__put_u64(copy + P + 48, m0);
             amq__frame_seal(copy, len);
             CHECK_STATUS(amq_tdigest_load(copy, len, NULL, &u, NULL),
                          AMQ_ERR_CORRUPT);
@@ -412,11 +422,39 @@ static void test_frame(void) {
     amq_tdigest_free(t);
 }
 
+/* The state depends on the updates alone: queries in between change no
+ * byte of the frame, and a digest loaded mid-stream goes on identically. */
+static void test_queries_change_nothing(void) {
+    amq_tdigest *a = NULL, *b = NULL;
+    CHECK_OK(amq_tdigest_new(40, NULL, &a));
+    CHECK_OK(amq_tdigest_new(40, NULL, &b));
+    uint64_t r = 5;
+    for (int i = 0; i < 3000; i++) {
+        double v = unit(&r);
+        CHECK_OK(amq_tdigest_add(a, v, 1));
+        CHECK_OK(amq_tdigest_add(b, v, 1));
+        if (i % 37 == 0) {
+            (void)amq_tdigest_quantile(b, 0.5);
+            (void)amq_tdigest_cdf(b, 0.25);
+            (void)amq_tdigest_centroids(b);
+        }
+    }
+    size_t la, lb;
+    uint8_t *fa = save(a, &la), *fb = save(b, &lb);
+    CHECK(la == lb && memcmp(fa, fb, la) == 0);
+    CHECK(amq_tdigest_quantile(a, 0.3) == amq_tdigest_quantile(b, 0.3));
+    free(fa);
+    free(fb);
+    amq_tdigest_free(a);
+    amq_tdigest_free(b);
+}
+
 int main(void) {
     test_small();
     test_bad_arguments();
     test_weights();
     test_frame();
+    test_queries_change_nothing();
     test_streams();
     printf("largest miss over e(q): quantile %.3f, cdf %.3f\n", worst_q,
            worst_c);
