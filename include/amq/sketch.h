@@ -239,8 +239,8 @@ AMQ_API amq_status amq_topk_load(const void *buf, size_t len,
  *
  * Frame: type 13 (a sketch, not a filter: amq_filter_load refuses it and
  * names the reader), params compression f64; payload min, max f64, total
- * weight u64, centroid and buffered counts u32, then the centroids and
- * the buffered values as (mean f64, weight u64) (docs/structures.md,
+ * weight u64, centroid and buffered counts u32, merges u64, then the
+ * centroids and the buffered values as (mean f64, weight u64) (docs/structures.md,
  * "t-digest"). */
 typedef struct amq_tdigest amq_tdigest;
 
@@ -277,11 +277,30 @@ AMQ_API double amq_tdigest_quantile(const amq_tdigest *t, double q);
 /* The fraction of the weight below x plus half of the weight at x: 0 below
  * min, 1 above max; NaN when empty or x is NaN. */
 AMQ_API double amq_tdigest_cdf(const amq_tdigest *t, double x);
+/* The same in weight units: the value at rank r (0 <= r <= count; NaN
+ * outside or when empty), and the rank of x, the weight below it plus half
+ * the weight at it (0 below min, count above max; NaN when empty or x is
+ * NaN). quantile(q) = value_at(q count), cdf(x) = rank(x) / count. */
+AMQ_API double amq_tdigest_value_at(const amq_tdigest *t, double r);
+AMQ_API double amq_tdigest_rank(const amq_tdigest *t, double x);
 /* The mean of the values between fractions lo and hi of the weight
  * (0 <= lo < hi <= 1; a centroid cut by a bound counts for the part inside);
  * NaN when empty or the bounds are out of range. */
 AMQ_API double amq_tdigest_trimmed_mean(const amq_tdigest *t, double lo,
                                         double hi);
+
+/* What TDIGEST.INFO reports: room (entries), the merged centroids and the
+ * buffered values with their weights, the buffer merges so far (part of the
+ * state: it travels in the frame) and the bytes held. */
+typedef struct amq_tdigest_info {
+    double compression;
+    uint64_t capacity;
+    uint64_t merged_nodes, unmerged_nodes;
+    uint64_t merged_weight, unmerged_weight;
+    uint64_t merges;
+    size_t bytes;
+} amq_tdigest_info;
+AMQ_API void amq_tdigest_get_info(const amq_tdigest *t, amq_tdigest_info *out);
 
 AMQ_API size_t amq_tdigest_serialized_size(const amq_tdigest *t);
 /* The state as it is, buffer included. AMQ_ERR_BUFFER if cap is too small

@@ -65,7 +65,7 @@
 #include "type/type.h"
 
 #define TD_PARAMS 16   /* compression f64, reserved u64 */
-#define TD_HEAD 32     /* min, max, total, centroids */
+#define TD_HEAD 40     /* min, max, total, m and b, merges */
 #define TD_CENTROID 16 /* mean f64, weight u64 */
 #define TD_MAX_TOTAL (UINT64_C(1) << 53)
 #define TD_PI 3.14159265358979323846
@@ -89,6 +89,7 @@ struct amq_tdigest {
     size_t bcap; /* values between merges */
     size_t m, b; /* merged centroids, buffered values */
     uint64_t total;
+    uint64_t merges; /* buffer merges so far (part of the state) */
     double min, max;
     td_c *a;       /* ccap + bcap entries */
     td_view *view; /* written by const queries: see "State and view" */
@@ -154,6 +155,7 @@ void amq_tdigest_reset(amq_tdigest *t) {
         return;
     t->m = t->b = 0;
     t->total = 0;
+    t->merges = 0;
     t->min = t->max = 0.0;
     t->view->ok = false;
 }
@@ -211,6 +213,7 @@ static void merge_buffer(amq_tdigest *t) {
         return;
     t->m = compress(t->a, t->m + t->b, t->total, t->delta);
     t->b = 0;
+    t->merges++;
 }
 
 /* The merged view of the state: its centroids and their number. */
@@ -314,12 +317,12 @@ static double lerp(double x0, double x1, double f) {
     return v < x0 ? x0 : v > x1 ? x1 : v;
 }
 
-double amq_tdigest_quantile(const amq_tdigest *t, double q) {
-    if (t == NULL || t->total == 0 || !(q >= 0.0 && q <= 1.0))
+double amq_tdigest_value_at(const amq_tdigest *t, double r) {
+    if (t == NULL || t->total == 0 || !(r >= 0.0 && r <= (double)t->total))
         return NAN;
     size_t m;
     const td_c *a = merged(t, &m);
-    const double W = (double)t->total, r = q * W;
+    const double W = (double)t->total;
     if (r < 1.0)
         return t->min;
     if (r > W - 1.0)
@@ -348,18 +351,24 @@ double amq_tdigest_quantile(const amq_tdigest *t, double q) {
     return lerp(a[m - 1].mean, t->max, (r - last) / (W - 1.0 - last));
 }
 
-double amq_tdigest_cdf(const amq_tdigest *t, double x) {
+double amq_tdigest_quantile(const amq_tdigest *t, double q) {
+    if (t == NULL || t->total == 0 || !(q >= 0.0 && q <= 1.0))
+        return NAN;
+    return amq_tdigest_value_at(t, q * (double)t->total);
+}
+
+double amq_tdigest_rank(const amq_tdigest *t, double x) {
     if (t == NULL || t->total == 0 || isnan(x))
         return NAN;
+    const double W = (double)t->total;
     if (x < t->min)
         return 0.0;
     if (x > t->max)
-        return 1.0;
+        return W;
     if (t->min == t->max)
-        return 0.5;
+        return W / 2.0;
     size_t m;
     const td_c *a = merged(t, &m);
-    const double W = (double)t->total;
     /* centroids with mean x: half of their weight is below x */
     size_t j = 0;
     double c = 0.0;
@@ -369,15 +378,15 @@ double amq_tdigest_cdf(const amq_tdigest *t, double x) {
         double eq = 0.0;
         for (size_t k = j; k < m && a[k].mean == x; k++)
             eq += (double)a[k].w;
-        return (c + eq / 2.0) / W;
+        return c + eq / 2.0;
     }
     if (x == t->min)
-        return 0.5 / W;
+        return 0.5;
     if (x == t->max)
-        return (W - 0.5) / W;
+        return W - 0.5;
     if (j == 0) { /* min < x < first mean */
         double first = (double)a[0].w / 2.0;
-        return (1.0 + (x - t->min) / (a[0].mean - t->min) * (first - 1.0)) / W;
+        return 1.0 + (x - t->min) / (a[0].mean - t->min) * (first - 1.0);
     }
     if (j == m) { /* last mean < x < max */
         double clast = c - (double)a[m - 1].w;
@@ -385,16 +394,20 @@ double amq_tdigest_cdf(const amq_tdigest *t, double x) {
         if (a[m - 1].w == 1)
             last = clast + 1.0;
         if (W - 1.0 <= last)
-            return last / W;
-        return (last + (x - a[m - 1].mean) / (t->max - a[m - 1].mean) *
-                           (W - 1.0 - last)) /
-               W;
+            return last;
+        return last + (x - a[m - 1].mean) / (t->max - a[m - 1].mean) *
+                          (W - 1.0 - last);
     }
     /* a[j - 1].mean < x < a[j].mean */
     double left, right, cprev = c - (double)a[j - 1].w;
     span(a, j - 1, cprev, &left, &right);
     double f = (x - a[j - 1].mean) / (a[j].mean - a[j - 1].mean);
-    return (left + (right - left) * f) / W;
+    return left + (right - left) * f;
+}
+
+double amq_tdigest_cdf(const amq_tdigest *t, double x) {
+    double r = amq_tdigest_rank(t, x);
+    return isnan(r) ? r : r / (double)t->total;
 }
 
 double amq_tdigest_trimmed_mean(const amq_tdigest *t, double lo, double hi) {
@@ -414,6 +427,21 @@ double amq_tdigest_trimmed_mean(const amq_tdigest *t, double lo, double hi) {
         c = c1;
     }
     return in > 0.0 ? sum / in : NAN;
+}
+
+void amq_tdigest_get_info(const amq_tdigest *t, amq_tdigest_info *out) {
+    memset(out, 0, sizeof *out);
+    if (t == NULL)
+        return;
+    out->compression = t->delta;
+    out->capacity = t->ccap + t->bcap;
+    out->merged_nodes = t->m;
+    out->unmerged_nodes = t->b;
+    for (size_t i = 0; i < t->m; i++)
+        out->merged_weight += t->a[i].w;
+    out->unmerged_weight = t->total - out->merged_weight;
+    out->merges = t->merges;
+    out->bytes = sizeof *t + sizeof *t->view + 2 * entries(t) * sizeof *t->a;
 }
 
 /* ---- the frame ------------------------------------------------------------ */
@@ -450,6 +478,7 @@ amq_status amq_tdigest_save(const amq_tdigest *t, void *buf, size_t cap,
     amq__put_u64(p + 16, t->total);
     amq__put_u32(p + 24, (uint32_t)t->m);
     amq__put_u32(p + 28, (uint32_t)t->b);
+    amq__put_u64(p + 32, t->merges);
     for (size_t i = 0; i < n; i++) {
         amq__put_f64(p + TD_HEAD + i * TD_CENTROID, t->a[i].mean);
         amq__put_u64(p + TD_HEAD + i * TD_CENTROID + 8, t->a[i].w);
@@ -536,6 +565,7 @@ amq_status amq_tdigest_load(const void *buf, size_t len, const amq_options *opt,
     t->total = amq__get_u64(p + 16);
     t->m = amq__get_u32(p + 24);
     t->b = amq__get_u32(p + 28);
+    t->merges = amq__get_u64(p + 32);
     for (size_t i = 0; i < t->m + t->b; i++) {
         t->a[i].mean = amq__get_f64(p + TD_HEAD + i * TD_CENTROID);
         t->a[i].w = amq__get_u64(p + TD_HEAD + i * TD_CENTROID + 8);

@@ -263,6 +263,29 @@ static void test_small(void) {
     CHECK(amq_tdigest_trimmed_mean(t, 0.0, 1.0) == 5.5);
     CHECK(amq_tdigest_trimmed_mean(t, 0.1, 0.2) == 2.0);
     amq_tdigest_free(t);
+
+    /* repeated values, all singletons: ranks and values are exact */
+    static const double v[] = {1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5};
+    CHECK_OK(amq_tdigest_new(1000, NULL, &t));
+    for (size_t i = 0; i < 15; i++)
+        CHECK_OK(amq_tdigest_add(t, v[i], 1));
+    for (size_t r = 0; r < 15; r++)
+        CHECK_MSG(amq_tdigest_value_at(t, (double)r) == v[r],
+                  "value_at(%zu) = %g", r, amq_tdigest_value_at(t, (double)r));
+    static const double deciles[] = {1, 2, 3, 3, 4, 4, 4, 5, 5, 5, 5};
+    for (int i = 0; i <= 10; i++)
+        CHECK(amq_tdigest_quantile(t, i / 10.0) == deciles[i]);
+    CHECK(amq_tdigest_rank(t, 3.0) == 4.5); /* 3 below, half of 3 at */
+    CHECK(amq_tdigest_rank(t, 0.5) == 0.0 && amq_tdigest_rank(t, 6) == 15.0);
+    CHECK(isnan(amq_tdigest_value_at(t, 15.5)) &&
+          isnan(amq_tdigest_value_at(t, -1)));
+    amq_tdigest_info info;
+    amq_tdigest_get_info(t, &info);
+    CHECK(info.compression == 1000 &&
+          info.merged_nodes + info.unmerged_nodes == 15);
+    CHECK(info.merged_weight + info.unmerged_weight == 15 && info.merges == 0);
+    CHECK(info.capacity >= 15 && info.bytes > 15 * 16);
+    amq_tdigest_free(t);
 }
 
 static void test_bad_arguments(void) {
@@ -375,7 +398,7 @@ static void test_frame(void) {
     /* forged fields with a right checksum */
     const size_t P = 128; /* payload offset: header 64, params padded to 64 */
     size_t m = amq__get_u32(buf + P + 24), b = amq__get_u32(buf + P + 28);
-    CHECK(len >= P + 32 + 16 * (m + b));
+    CHECK(len >= P + 40 + 16 * (m + b));
     CHECK_OK(load_forged(buf, len, P + 24, m, 4)); /* unchanged: loads */
     CHECK_STATUS(load_forged(buf, len, P + 24, m + 1, 4), AMQ_ERR_CORRUPT);
     CHECK_STATUS(load_forged(buf, len, P + 28, b + 1, 4), AMQ_ERR_CORRUPT);
@@ -385,25 +408,25 @@ static void test_frame(void) {
     double nan = NAN, far = 1e300;
     uint64_t word;
     memcpy(&word, &nan, 8);
-    CHECK_STATUS(load_forged(buf, len, P + 32, word, 8), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 40, word, 8), AMQ_ERR_CORRUPT);
     memcpy(&word, &far, 8);
-    CHECK_STATUS(load_forged(buf, len, P + 32, word, 8), AMQ_ERR_CORRUPT);
-    CHECK_STATUS(load_forged(buf, len, P + 40, 0, 8), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 40, word, 8), AMQ_ERR_CORRUPT);
+    CHECK_STATUS(load_forged(buf, len, P + 48, 0, 8), AMQ_ERR_CORRUPT);
     CHECK_STATUS(load_forged(buf, len, 64, 0, 8),
                  AMQ_ERR_CORRUPT); /* delta 0 */
     if (b > 0) {                   /* a buffered value past the maximum */
-        CHECK_STATUS(load_forged(buf, len, P + 32 + 16 * m, word, 8),
+        CHECK_STATUS(load_forged(buf, len, P + 40 + 16 * m, word, 8),
                      AMQ_ERR_CORRUPT);
     }
     /* centroids out of order: swap the first two means */
     if (m >= 2) {
-        uint64_t m0 = amq__get_u64(buf + P + 32),
-                 m1 = amq__get_u64(buf + P + 48);
+        uint64_t m0 = amq__get_u64(buf + P + 40),
+                 m1 = amq__get_u64(buf + P + 56);
         if (m0 != m1) {
             uint8_t *copy = malloc(len);
             memcpy(copy, buf, len);
-            amq__put_u64(copy + P + 32, m1);
-            amq__put_u64(copy + P + 48, m0);
+            amq__put_u64(copy + P + 40, m1);
+            amq__put_u64(copy + P + 56, m0);
             amq__frame_seal(copy, len);
             CHECK_STATUS(amq_tdigest_load(copy, len, NULL, &u, NULL),
                          AMQ_ERR_CORRUPT);
