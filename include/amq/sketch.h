@@ -225,8 +225,9 @@ AMQ_API amq_status amq_topk_load(const void *buf, size_t len,
  * and merged from ten parts): the largest miss was 0.89 e for quantile
  * and 0.27 e for cdf. The ends are exact: quantile(0) = min,
  * quantile(1) = max.
- * Memory: at most delta + 2 centroids after a merge, a buffer of 5 delta
- * values, and as much again for the merged view (16 bytes an entry).
+ * Memory: 6 delta + 32 entries of 16 bytes for centroids (at most delta +
+ * 2 after a merge) and buffer together, as much again for the merged view
+ * while one is kept.
  *
  * Values are finite doubles (NaN and infinities are refused); weights are
  * integers >= 1, the total below 2^53 so that ranks stay exact in a double.
@@ -234,8 +235,10 @@ AMQ_API amq_status amq_topk_load(const void *buf, size_t len,
  * buffer is merged only when it fills, and queries read a merged view kept
  * beside the state, so the same updates give the same bytes whatever was
  * queried in between (a replica that runs only the writes stays
- * identical). That view is filled by the first query after an update:
- * queries, though const, need the same external lock as updates.
+ * identical). That view is made by the first query after an update that
+ * needs one (NaN, or AMQ_ERR_NOMEM from merge, if it cannot be allocated)
+ * and dropped by the next update: queries, though const, need the same
+ * external lock as updates.
  *
  * Frame: type 13 (a sketch, not a filter: amq_filter_load refuses it and
  * names the reader), params compression f64; payload min, max f64, total
@@ -261,7 +264,7 @@ AMQ_API void amq_tdigest_reset(amq_tdigest *t);
 AMQ_API amq_status amq_tdigest_add(amq_tdigest *t, double value, uint64_t w);
 /* dst takes every centroid of src's merged view (dst == src doubles every
  * weight); compressions may differ (dst keeps its own). AMQ_ERR_OVERFLOW
- * (dst unchanged) when the total weight would reach 2^53. */
+ * (dst unchanged) when the total weight would reach 2^53; AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_tdigest_merge(amq_tdigest *dst, const amq_tdigest *src);
 
 /* Total weight (values added), compression, and centroids after merging. */
@@ -309,7 +312,7 @@ AMQ_API amq_status amq_tdigest_save(const amq_tdigest *t, void *buf, size_t cap,
                                     size_t *written);
 /* Validates every field (finite, sorted centroid means and buffered
  * values within [min, max], weights >= 1 summing to the total, at most the
- * centroids and buffered values the compression allows) and the checksum before allocating. Errors: AMQ_ERR_CORRUPT,
+ * entries the compression allows) and the checksum before allocating. Errors: AMQ_ERR_CORRUPT,
  * AMQ_ERR_CHECKSUM, AMQ_ERR_VERSION, AMQ_ERR_KIND (a frame of another
  * type), AMQ_ERR_NOMEM, AMQ_ERR_INVALID (NULL arguments). */
 AMQ_API amq_status amq_tdigest_load(const void *buf, size_t len,

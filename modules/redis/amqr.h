@@ -2,7 +2,8 @@
  * amqr.h — the inside of the amq Redis module, shared by its files.
  *
  *   redis-server ──► module.c (rm.h API) ──► host ──► commands (bf.c cf.c
- *                                                     cms.c topk.c amqcmd.c
+ *                                                     cms.c topk.c tdigest.c
+ *                                                     amqcmd.c
  *                                                     mapcmd.c casccmd.c
  *                                                     cascaudit.c)
  *   fuzz target  ──► its own in-memory host ──┘             │
@@ -17,7 +18,8 @@
  * small in-memory keyspace, so every command parser and every command runs
  * in-process under libFuzzer.
  *
- * A key's value is an rval: one family (BF, CF, CMS, TOPK, AMQ, CASCADE)
+ * A key's value is an rval: one family (BF, CF, CMS, TOPK, AMQ, CASCADE,
+ * TDIGEST)
  * and its amq objects. All of their memory goes through the rval's counting
  * allocator, so MEMORY USAGE is exact. The value's serialized form (the
  * "blob", used for RDB, DUMP/RESTORE, COPY, digests, SCANDUMP and AOF) is
@@ -54,9 +56,10 @@ enum {
     FAM_CMS = 3,
     FAM_TOPK = 4,
     FAM_AMQ = 5,
-    FAM_CASC = 6
+    FAM_CASC = 6,
+    FAM_TDIGEST = 7
 };
-#define FAM_MAX 6
+#define FAM_MAX 7
 
 #define CF_MAX_LINKS 32
 
@@ -92,6 +95,10 @@ typedef struct amq_part {
     amq_filter *f;
 } amq_part;
 
+typedef struct td_part {
+    amq_tdigest *t;
+} td_part;
+
 /* A cascade's audit (cascaudit.c): in memory only, never in the blob. */
 typedef struct casc_audit casc_audit;
 
@@ -119,6 +126,7 @@ typedef struct rval {
         topk_part topk;
         amq_part amq;
         casc_part casc;
+        td_part td;
     } u;
 } rval;
 
@@ -166,7 +174,8 @@ typedef struct fam_ops {
     void (*destroy)(rval *v); /* free the family's objects */
 } fam_ops;
 
-extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops, casc_ops;
+extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops, casc_ops,
+    tdigest_ops;
 const fam_ops *fam_get(int fam); /* NULL if fam is not a family */
 
 /* A value's frames, whichever way its family writes them. */
@@ -339,6 +348,21 @@ int topk_query(host *h);
 int topk_count(host *h);
 int topk_list(host *h);
 int topk_info(host *h);
+int tdigest_create(host *h);
+int tdigest_reset(host *h);
+int tdigest_add(host *h);
+int tdigest_merge(host *h);
+int tdigest_merge_keys(const rarg *argv, int argc, int *pos, int cap);
+int tdigest_min(host *h);
+int tdigest_max(host *h);
+int tdigest_quantile(host *h);
+int tdigest_cdf(host *h);
+int tdigest_trimmed_mean(host *h);
+int tdigest_rank(host *h);
+int tdigest_revrank(host *h);
+int tdigest_byrank(host *h);
+int tdigest_byrevrank(host *h);
+int tdigest_info(host *h);
 int amq_reserve(host *h);
 int amq_build(host *h);
 int amq_add(host *h);

@@ -278,6 +278,9 @@ static void *load_amq(RedisModuleIO *io, int e) {
 static void *load_casc(RedisModuleIO *io, int e) {
     return load_as(io, e, FAM_CASC);
 }
+static void *load_tdigest(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_TDIGEST);
+}
 
 static void save(RedisModuleIO *io, void *value) {
     uint8_t *b;
@@ -333,7 +336,8 @@ static void *copy(RedisModuleString *from, RedisModuleString *to,
 
 static int create_types(RedisModuleCtx *ctx) {
     static void *(*loads[FAM_MAX + 1])(RedisModuleIO *, int) = {
-        NULL, load_bf, load_cf, load_cms, load_topk, load_amq, load_casc};
+        NULL,      load_bf,  load_cf,   load_cms,
+        load_topk, load_amq, load_casc, load_tdigest};
     for (int f = 1; f <= FAM_MAX; f++) {
         RedisModuleTypeMethods tm;
         memset(&tm, 0, sizeof tm);

@@ -144,6 +144,7 @@ const fam_ops *fam_get(int fam) {
     case FAM_TOPK: return &topk_ops;
     case FAM_AMQ: return &amq_ops;
     case FAM_CASC: return &casc_ops;
+    case FAM_TDIGEST: return &tdigest_ops;
     default: return NULL;
     }
 }

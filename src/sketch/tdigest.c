@@ -40,10 +40,15 @@
  * hold the same state whatever was asked of them (a Redis replica, which
  * runs the writes but not the reads, stays byte-identical to its primary).
  * Queries read the merged view: a[0, m) itself when the buffer is empty,
- * else the state merged into a side array, kept until the next update.
- * The frame holds the state, buffer included.
+ * else the state merged into a side array, made by the first query that
+ * needs it and dropped by the next update. The frame holds the state,
+ * buffer included.
  *
- * Invariants: m <= ccap, b <= bcap; a[0, m) sorted by mean; every value and
+ * Room: cap = delta + 16 + 5 delta entries (about RedisBloom's 6 delta + 10),
+ * centroids and buffer together; the buffer is merged when they fill it,
+ * and a merge leaves at most delta + 2 centroids.
+ *
+ * Invariants: m + b <= cap; a[0, m) sorted by mean; every value and
  * mean within [min, max]; weights >= 1; total = the sum of all weights <
  * 2^53; an empty digest has total 0, m = b = 0 and min = max = 0 (reported
  * as NaN).
@@ -75,33 +80,29 @@ typedef struct td_c {
     uint64_t w;
 } td_c;
 
-/* The merged view of a state with a buffer (filled by a query). */
+/* The merged view of a state with a buffer (made by a query). */
 typedef struct td_view {
-    bool ok; /* v[0, m) is the state merged */
     size_t m;
-    td_c *v; /* ccap + bcap entries */
+    td_c *v; /* cap entries, or NULL: no view */
 } td_view;
 
 struct amq_tdigest {
     amq__mem mem;
     double delta;
-    size_t ccap; /* centroids a merge or a frame may leave */
-    size_t bcap; /* values between merges */
+    size_t cap;  /* entries of a: centroids and buffer */
     size_t m, b; /* merged centroids, buffered values */
     uint64_t total;
     uint64_t merges; /* buffer merges so far (part of the state) */
     double min, max;
-    td_c *a;       /* ccap + bcap entries */
+    td_c *a;       /* cap entries */
     td_view *view; /* written by const queries: see "State and view" */
 };
 
-static size_t entries(const amq_tdigest *t) { return t->ccap + t->bcap; }
+static size_t entries(const amq_tdigest *t) { return t->cap; }
 
-/* At most delta + 2 after a merge (above); a frame may hold up to this. */
-static size_t centroid_cap(double delta) { return (size_t)(2.0 * delta) + 16; }
-static size_t buffer_cap(double delta) {
-    size_t n = (size_t)ceil(5.0 * delta);
-    return n < 16 ? 16 : n;
+static size_t cap_for(double delta) {
+    size_t buffer = (size_t)ceil(5.0 * delta);
+    return (size_t)ceil(delta) + 16 + (buffer < 16 ? 16 : buffer);
 }
 
 static amq_status alloc_digest(double delta, const amq_options *opt,
@@ -113,13 +114,10 @@ static amq_status alloc_digest(double delta, const amq_options *opt,
         return AMQ_ERR_NOMEM;
     t->mem = mem;
     t->delta = delta;
-    t->ccap = centroid_cap(delta);
-    t->bcap = buffer_cap(delta);
+    t->cap = cap_for(delta);
     t->a = amq__alloc(&mem, entries(t) * sizeof *t->a);
     t->view = amq__zalloc(&mem, sizeof *t->view);
-    if (t->view != NULL)
-        t->view->v = amq__alloc(&mem, entries(t) * sizeof *t->a);
-    if (t->a == NULL || t->view == NULL || t->view->v == NULL) {
+    if (t->a == NULL || t->view == NULL) {
         amq_tdigest_free(t);
         return AMQ_ERR_NOMEM;
     }
@@ -143,11 +141,19 @@ void amq_tdigest_free(amq_tdigest *t) {
     if (t == NULL)
         return;
     amq__mem mem = t->mem;
-    if (t->view != NULL)
+    if (t->view != NULL && t->view->v != NULL)
         amq__free(&mem, t->view->v, entries(t) * sizeof *t->a);
     amq__free(&mem, t->view, sizeof *t->view);
     amq__free(&mem, t->a, entries(t) * sizeof *t->a);
     amq__free(&mem, t, sizeof *t);
+}
+
+/* An update: the merged view no longer holds. */
+static void drop_view(amq_tdigest *t) {
+    if (t->view->v != NULL) {
+        amq__free(&t->mem, t->view->v, entries(t) * sizeof *t->a);
+        t->view->v = NULL;
+    }
 }
 
 void amq_tdigest_reset(amq_tdigest *t) {
@@ -157,7 +163,7 @@ void amq_tdigest_reset(amq_tdigest *t) {
     t->total = 0;
     t->merges = 0;
     t->min = t->max = 0.0;
-    t->view->ok = false;
+    drop_view(t);
 }
 
 /* ---- merging -------------------------------------------------------------- */
@@ -216,24 +222,29 @@ static void merge_buffer(amq_tdigest *t) {
     t->merges++;
 }
 
-/* The merged view of the state: its centroids and their number. */
+/* The merged view of the state: its centroids and their number; NULL
+ * (m = 0) if the view cannot be allocated. */
 static const td_c *merged(const amq_tdigest *t, size_t *m) {
     if (t->b == 0) {
         *m = t->m;
         return t->a;
     }
     td_view *v = t->view;
-    if (!v->ok) {
+    if (v->v == NULL) {
+        v->v = amq__alloc(&t->mem, entries(t) * sizeof *t->a);
+        if (v->v == NULL) {
+            *m = 0;
+            return NULL;
+        }
         memcpy(v->v, t->a, (t->m + t->b) * sizeof *t->a);
         v->m = compress(v->v, t->m + t->b, t->total, t->delta);
-        v->ok = true;
     }
     *m = v->m;
     return v->v;
 }
 
 static void push(amq_tdigest *t, double value, uint64_t w) {
-    if (t->b == t->bcap)
+    if (t->m + t->b == t->cap)
         merge_buffer(t);
     if (t->total == 0) {
         t->min = t->max = value;
@@ -243,7 +254,7 @@ static void push(amq_tdigest *t, double value, uint64_t w) {
     }
     t->a[t->m + t->b++] = (td_c){value, w};
     t->total += w;
-    t->view->ok = false;
+    drop_view(t);
 }
 
 amq_status amq_tdigest_add(amq_tdigest *t, double value, uint64_t w) {
@@ -264,13 +275,15 @@ amq_status amq_tdigest_merge(amq_tdigest *dst, const amq_tdigest *src) {
         return AMQ_OK;
     size_t m;
     const td_c *c = merged(src, &m);
+    if (c == NULL)
+        return AMQ_ERR_NOMEM;
     if (dst ==
         src) { /* every centroid twice: the same shape, twice the weight */
         merge_buffer(dst);
         for (size_t i = 0; i < dst->m; i++)
             dst->a[i].w *= 2;
         dst->total *= 2;
-        dst->view->ok = false;
+        drop_view(dst);
         return AMQ_OK;
     }
     double lo = src->min, hi = src->max;
@@ -322,6 +335,8 @@ double amq_tdigest_value_at(const amq_tdigest *t, double r) {
         return NAN;
     size_t m;
     const td_c *a = merged(t, &m);
+    if (a == NULL)
+        return NAN;
     const double W = (double)t->total;
     if (r < 1.0)
         return t->min;
@@ -369,6 +384,8 @@ double amq_tdigest_rank(const amq_tdigest *t, double x) {
         return W / 2.0;
     size_t m;
     const td_c *a = merged(t, &m);
+    if (a == NULL)
+        return NAN;
     /* centroids with mean x: half of their weight is below x */
     size_t j = 0;
     double c = 0.0;
@@ -415,6 +432,8 @@ double amq_tdigest_trimmed_mean(const amq_tdigest *t, double lo, double hi) {
         return NAN;
     size_t m;
     const td_c *a = merged(t, &m);
+    if (a == NULL)
+        return NAN;
     const double W = (double)t->total, rlo = lo * W, rhi = hi * W;
     double c = 0.0, sum = 0.0, in = 0.0;
     for (size_t i = 0; i < m && c < rhi; i++) {
@@ -434,14 +453,15 @@ void amq_tdigest_get_info(const amq_tdigest *t, amq_tdigest_info *out) {
     if (t == NULL)
         return;
     out->compression = t->delta;
-    out->capacity = t->ccap + t->bcap;
+    out->capacity = t->cap;
     out->merged_nodes = t->m;
     out->unmerged_nodes = t->b;
     for (size_t i = 0; i < t->m; i++)
         out->merged_weight += t->a[i].w;
     out->unmerged_weight = t->total - out->merged_weight;
     out->merges = t->merges;
-    out->bytes = sizeof *t + sizeof *t->view + 2 * entries(t) * sizeof *t->a;
+    out->bytes = sizeof *t + sizeof *t->view +
+                 (t->view->v != NULL ? 2 : 1) * entries(t) * sizeof *t->a;
 }
 
 /* ---- the frame ------------------------------------------------------------ */
@@ -497,11 +517,11 @@ static amq_status check_payload(const uint8_t *p, size_t len, double delta,
     double lo = amq__get_f64(p), hi = amq__get_f64(p + 8);
     uint64_t total = amq__get_u64(p + 16);
     size_t m = amq__get_u32(p + 24), b = amq__get_u32(p + 28);
-    if (m > centroid_cap(delta) || b > buffer_cap(delta))
+    if (m + b > cap_for(delta))
         return amq__diag(diag, AMQ_ERR_CORRUPT, 24,
-                         "%zu centroids and %zu buffered, above the %zu and "
-                         "%zu compression %g allows",
-                         m, b, centroid_cap(delta), buffer_cap(delta), delta);
+                         "%zu centroids and %zu buffered, above the %zu "
+                         "entries compression %g allows",
+                         m, b, cap_for(delta), delta);
     if (len != payload_len(m + b))
         return amq__diag(diag, AMQ_ERR_CORRUPT, 24,
                          "payload is %zu bytes, %zu entries need %zu", len,

@@ -6,6 +6,7 @@ deterministic replication including LOADCHUNK, and RESP3 replies.
 
 Run: test_module.py --module build/modules/redis/amq-redis.so --amq build/amq
 """
+import math
 import os
 import random
 import re
@@ -180,6 +181,117 @@ def test_cms(c, r):
     c.raises(lambda: cms.query("nokey", "a"), "does not exist", "CMS missing")
     c.raises(lambda: cms.incrby("d", ["a"], [-1]), "invalid increment",
              "negative increment")
+
+
+def test_tdigest(c, r):
+    """TDIGEST.* as RedisBloom 2.4 documents them (its examples give these
+    exact answers), every error it names, and quantiles of a large stream
+    within the digest's stated error (docs/structures.md, "t-digest")."""
+    x = r.execute_command
+    num = lambda v: float(v) if not isinstance(v, float) else v
+    text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+    c.ok(x("TDIGEST.CREATE", "td", "COMPRESSION", 1000), "TDIGEST.CREATE")
+    c.ok(x("TDIGEST.ADD", "td", *[1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5]),
+         "TDIGEST.ADD")
+    got = [num(v) for v in x("TDIGEST.BYRANK", "td", *range(16))]
+    c.ok(got == [1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, float("inf")],
+         f"TDIGEST.BYRANK {got}")
+    got = [num(v) for v in x("TDIGEST.BYREVRANK", "td", *range(16))]
+    c.ok(got == [5, 5, 5, 5, 5, 4, 4, 4, 4, 3, 3, 3, 2, 2, 1, float("-inf")],
+         f"TDIGEST.BYREVRANK {got}")
+    got = [num(v) for v in x("TDIGEST.QUANTILE", "td",
+                             *[i / 10 for i in range(11)])]
+    c.ok(got == [1, 2, 3, 3, 4, 4, 4, 5, 5, 5, 5], f"TDIGEST.QUANTILE {got}")
+    c.ok(num(x("TDIGEST.MIN", "td")) == 1 and num(x("TDIGEST.MAX", "td")) == 5,
+         "TDIGEST.MIN/MAX")
+    x("TDIGEST.CREATE", "tds", "COMPRESSION", 1000)
+    x("TDIGEST.ADD", "tds", 10, 20, 30, 40, 50, 60)
+    c.ok(x("TDIGEST.RANK", "tds", 0, 10, 20, 30, 40, 50, 60, 70) ==
+         [-1, 0, 1, 2, 3, 4, 5, 6], "TDIGEST.RANK")
+    c.ok(x("TDIGEST.REVRANK", "tds", 0, 10, 20, 30, 40, 50, 60, 70) ==
+         [6, 5, 4, 3, 2, 1, 0, -1], "TDIGEST.REVRANK")
+    cdf = [num(v) for v in x("TDIGEST.CDF", "tds", 0, 10, 35, 60, 70)]
+    c.ok(cdf[0] == 0 and cdf[-1] == 1 and abs(cdf[1] - 1 / 12) < 1e-12 and
+         abs(cdf[2] - 0.5) < 1e-12 and abs(cdf[3] - 11 / 12) < 1e-12,
+         f"TDIGEST.CDF {cdf}")
+    c.ok(abs(num(x("TDIGEST.TRIMMED_MEAN", "tds", 0, 1)) - 35) < 1e-9,
+         "TDIGEST.TRIMMED_MEAN")
+    info = x("TDIGEST.INFO", "td")
+    names = [text(v) for v in info[0::2]]
+    fields = dict(zip(names, info[1::2]))
+    c.ok(names == ["Compression", "Capacity", "Merged nodes",
+                        "Unmerged nodes", "Merged weight", "Unmerged weight",
+                        "Observations", "Total compressions", "Memory usage"]
+         and fields["Compression"] == 1000 and fields["Observations"] == 15,
+         f"TDIGEST.INFO {info}")
+    # an empty sketch
+    x("TDIGEST.CREATE", "tde")
+    c.ok(x("TDIGEST.INFO", "tde")[1] == 100, "default compression 100")
+    c.ok(text(x("TDIGEST.MIN", "tde")) == "nan" and
+         x("TDIGEST.RANK", "tde", 1) == [-2] and
+         [text(v) for v in x("TDIGEST.BYRANK", "tde", 0)] == ["nan"],
+         "empty sketch: nan and -2")
+    # MERGE: into a new key (largest compression), OVERRIDE, COMPRESSION
+    c.ok(x("TDIGEST.MERGE", "tdm", 2, "td", "tds"), "TDIGEST.MERGE")
+    c.ok(x("TDIGEST.INFO", "tdm")[1] == 1000 and
+         x("TDIGEST.INFO", "tdm")[13] == 21, "merged compression and count")
+    c.ok(x("TDIGEST.MERGE", "tdm", 1, "tds", "COMPRESSION", 50, "OVERRIDE"),
+         "TDIGEST.MERGE OVERRIDE")
+    c.ok(x("TDIGEST.INFO", "tdm")[1] == 50 and x("TDIGEST.INFO", "tdm")[13] == 6,
+         "OVERRIDE replaced the destination")
+    c.ok(x("TDIGEST.MERGE", "tdm", 1, "tdm"), "a key merged into itself")
+    c.ok(x("TDIGEST.INFO", "tdm")[13] == 12, "self merge doubles")
+    c.ok(x("TDIGEST.RESET", "tdm") and x("TDIGEST.INFO", "tdm")[13] == 0,
+         "TDIGEST.RESET")
+    # errors, with RedisBloom's strings
+    r.set("tdstr", "x")
+    for args, want in [
+            (("TDIGEST.CREATE", "td"), "key already exists"),
+            (("TDIGEST.CREATE", "tdn", "COMPRESS", 10), "wrong keyword"),
+            (("TDIGEST.CREATE", "tdn", "COMPRESSION", "x"),
+             "error parsing compression parameter"),
+            (("TDIGEST.CREATE", "tdn", "COMPRESSION", 0),
+             "needs to be a positive integer"),
+            (("TDIGEST.ADD", "nokey", 1), "key does not exist"),
+            (("TDIGEST.ADD", "td", "abc"), "error parsing val parameter"),
+            (("TDIGEST.ADD", "td", "nan"), "error parsing val parameter"),
+            (("TDIGEST.ADD", "td", "inf"), "needs to be a finite number"),
+            (("TDIGEST.ADD", "tdstr", 1), "WRONGTYPE"),
+            (("TDIGEST.QUANTILE", "td", 1.5), "should be in [0,1]"),
+            (("TDIGEST.QUANTILE", "td", "q"), "error parsing quantile"),
+            (("TDIGEST.CDF", "td", "q"), "error parsing cdf"),
+            (("TDIGEST.RANK", "td", "q"), "error parsing value"),
+            (("TDIGEST.BYRANK", "td", -1), "rank needs to be non negative"),
+            (("TDIGEST.BYRANK", "td", 1.5), "error parsing rank"),
+            (("TDIGEST.TRIMMED_MEAN", "td", 0.5, 0.2), "should be lower"),
+            (("TDIGEST.TRIMMED_MEAN", "td", 0.5, 2), "should be in [0,1]"),
+            (("TDIGEST.TRIMMED_MEAN", "td", "a", 2), "low_cut_percentile"),
+            (("TDIGEST.MERGE", "tdm", 0, "td"), "numkeys needs to be a positive"),
+            (("TDIGEST.MERGE", "tdm", "x", "td"), "error parsing numkeys"),
+            (("TDIGEST.MERGE", "tdm", 1, "td", "BOGUS"), "wrong keyword"),
+            (("TDIGEST.MERGE", "tdm", 1, "nokey"), "key does not exist"),
+            (("TDIGEST.MERGE", "tdstr", 1, "td"), "WRONGTYPE"),
+            (("TDIGEST.MIN",), "wrong number of arguments")]:
+        c.raises(lambda a=args: x(*a), want, " ".join(map(str, args)))
+    c.ok(x("TDIGEST.INFO", "td")[13] == 15, "refused ADDs changed nothing")
+    # a large stream: quantiles within the stated error, in rank
+    rnd = random.Random(11)
+    data = [rnd.lognormvariate(0, 1) for _ in range(20000)]
+    x("TDIGEST.CREATE", "tdbig")
+    for i in range(0, len(data), 1000):
+        x("TDIGEST.ADD", "tdbig", *data[i:i + 1000])
+    data.sort()
+    qs = [0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999]
+    est = [num(v) for v in x("TDIGEST.QUANTILE", "tdbig", *qs)]
+    for q, e in zip(qs, est):
+        lo = sum(1 for v in data if v < e) / len(data)
+        hi = sum(1 for v in data if v <= e) / len(data)
+        p = min(max(q, lo), hi)
+        a, b = min(p, q), max(p, q)
+        bound = max(2 * math.pi * math.sqrt(t * (1 - t)) / 100
+                    for t in (a, b, min(max(0.5, a), b))) + 1 / len(data)
+        c.ok(abs(p - q) <= bound,
+             f"QUANTILE {q}: {e} has rank [{lo}, {hi}] (bound {bound})")
 
 
 def test_topk(c, r):
@@ -430,6 +542,8 @@ def populate(r):
     r.execute_command("AMQ.RESERVE", "p:qf", "qf", "CAPACITY", 1000)
     r.execute_command("AMQ.MADD", "p:qf", *items("d", 100))
     r.execute_command("AMQ.BUILD", "p:xor", "xor8", *items("e", 100))
+    r.execute_command("TDIGEST.CREATE", "p:td", "COMPRESSION", 20)
+    r.execute_command("TDIGEST.ADD", "p:td", *range(0, 700, 3))
 
 
 def test_persistence(c, srv):
@@ -460,7 +574,9 @@ def test_persistence(c, srv):
     c.ok(r.execute_command("DEBUG", "DIGEST") == after, "AOF restart digest")
     c.ok(r.bf().exists("p:bf", "after-aof") == 1, "AOF BF answers")
     srv.args = []
-    for key in ("p:bf", "p:cf", "p:cms", "p:tk", "p:qf", "p:xor"):
+    c.ok(r.execute_command("TDIGEST.MAX", "p:td") in (b"699", 699.0),
+         "RDB and AOF TDIGEST answers")
+    for key in ("p:bf", "p:cf", "p:cms", "p:tk", "p:qf", "p:xor", "p:td"):
         d = r.execute_command("DEBUG", "DIGEST-VALUE", key)
         r.restore(key + ":r", 0, r.dump(key))
         r.copy(key, key + ":c")
@@ -524,6 +640,11 @@ def test_replication(c, args, servers):
         p.execute_command("BF.LOADCHUNK", "chunked", it, data)
     p.topk().incrby("p:tk", ["z"], [77])
     p.cms().merge("p:cms", 1, ["p:cms"], [2])
+    # reads on the primary only (a replica never sees them) between writes
+    for i in range(5):
+        p.execute_command("TDIGEST.QUANTILE", "p:td", 0.5, 0.99)
+        p.execute_command("TDIGEST.ADD", "p:td", *range(i, 300, 7))
+    p.execute_command("TDIGEST.MERGE", "p:td2", 1, "p:td")
     c.ok(p.execute_command("WAIT", 1, 5000) == 1, "WAIT 1")
     dp = p.execute_command("DEBUG", "DIGEST")
     dq = q.execute_command("DEBUG", "DIGEST")
@@ -562,6 +683,7 @@ def main(args, c, servers):
     test_bf(c, r)
     test_cf(c, r)
     test_cms(c, r)
+    test_tdigest(c, r)
     test_topk(c, r)
     test_amq(c, r, args.amq, tmp)
     test_bad_input(c, r)
