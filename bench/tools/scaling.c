@@ -274,7 +274,7 @@ static size_t parse_count(const char *s) {
     return (size_t)v;
 }
 
-static const char *const DEFAULT_INSERT = "sbbf,blocked,qf,cqf,maplet";
+static const char *const DEFAULT_INSERT = "sbbf,blocked,qf,cqf,vqf,maplet";
 static const char *const DEFAULT_QUERY =
     "sbbf,blocked,cuckoo,qf,vqf,prefix,fuse8,xor8,ribbon";
 

@@ -82,12 +82,33 @@ AMQ_API amq_vqf *amq_vqf_of(const amq_filter *f);
  * 16-bit remainders) whose bound 1 - (1 - 2 pb pqr)^capacity (about
  * 2 capacity / (B Q 2^r)) meets fpr: 11.6 bits per key and ~0.43% at
  * r = 8. Keys: r=8|16 (that layout), blocks=N (1 .. 2^32 - 1 64-byte
- * blocks, instead of capacity).
+ * blocks, instead of capacity), concurrent=1 (as AMQ_OPT_CONCURRENT,
+ * below).
  * Updates: an add fails with AMQ_ERR_FULL when both of the key's blocks
  * are full (nothing changes); O(1), one or two cache lines. The batch add
  * prefetches a few keys ahead, the batch query both blocks 16 keys ahead.
  * A remove takes one copy; AMQ_ERR_NOT_FOUND if neither block holds the
- * key's remainder. */
+ * key's remainder.
+ * Concurrent mode (AMQ_OPT_CONCURRENT in the options or concurrent=1; the
+ * type lists AMQ_CAP_CONCURRENT), the exception to the thread-safety
+ * rule above: one spin lock per block (one byte each, beside the table),
+ * and
+ *   - amq_filter_add_hash/remove_hash/contains_hash,
+ *     amq_filter_contains_batch and amq_filter_add_batch (key by key) may
+ *     be called from any number of threads at once, in any mix; each call
+ *     on one key is atomic: the final state is the one of some sequential
+ *     order of those calls, so the count is exact and FULL / NOT_FOUND
+ *     answers and query answers are those of that order;
+ *   - an add locks the key's first block, and its second too (lower index
+ *     first) when the first is 3/4 full; a remove likewise when the first
+ *     holds no copy; a query locks both;
+ *   - serialization and free need the filter quiet (no call in flight);
+ *     amq_filter_items and amq_filter_fpr_bound are exact once the calls
+ *     are done.
+ * The table and its frame are the same in both modes (the mode is not
+ * saved: a loaded filter takes it from the load options); the mode costs
+ * one uncontended lock per call (two for a query, or for an add whose
+ * first block is 3/4 full) and a byte per block. */
 
 AMQ_API uint64_t amq_vqf_blocks(const amq_vqf *f);
 AMQ_API unsigned amq_vqf_rbits(const amq_vqf *f);

@@ -65,12 +65,39 @@
  * are the reference (AMQ_OPT_SCALAR), and test_pocket holds every path
  * to the same bytes. Remove is the reference code on every CPU.
  *
+ * Concurrent mode (AMQ_OPT_CONCURRENT, or concurrent=1 in the spec): a
+ * spin lock byte per block, in an array after the structure, so the
+ * blocks and the frame are those of the plain mode (the mode is not
+ * saved: a loaded filter takes it from its load options).
+ *   insert  locks b1 and reads its fill under that lock; with the shortcut
+ *           it puts r in b1 holding b1 alone. Else it adds b2's lock:
+ *           after b1's if b2 > b1; if b2 < b1 it lets b1 go and takes b2
+ *           then b1, and decides again (shortcut included) on what both
+ *           blocks hold then, as a one-thread insert would.
+ *   remove  the same: b1 alone if b1 has a copy, else both (b1 looked at
+ *           again if it was let go).
+ *   query   both blocks locked, lower index first, around the kernel.
+ * Locks are taken in increasing block order and nobody holds more than
+ * two, so there is no deadlock; each call is atomic (the end state and
+ * every answer are those of some sequential order of the calls). Queries
+ * lock because a reader beside a writer could see a block halfway through
+ * a slot move (a held key read as absent), and the two blocks one after
+ * the other are not enough either: a key K held in b2 only, a query finds
+ * b1 without it, then K' with K's tag and the blocks swapped (b1' = b2)
+ * is added to b2' = b1 and removed again, from its b1', taking K's copy
+ * there; the query then finds b2 without it, though K was held all along.
+ * The item count is atomic. Saving, describe and fpr_bound need the calls
+ * done. Cost: one lock (two for a query, or an insert past the shortcut)
+ * a call and a byte a block; the plain mode's kernels are unchanged, the
+ * concurrent ones chosen at creation beside them.
+ *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
  * allocation); add may return AMQ_ERR_FULL (both blocks full) with the
  * filter unchanged; removing a key never added may remove another key's
  * remainder (a false-positive delete, as in every fingerprint filter).
  */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,7 +147,70 @@ struct amq_vqf {
     const vqf_shape *s;
     /* the insert for the layout and the CPU, chosen with the kernel */
     amq_status (*add)(amq_vqf *f, uint64_t h);
+    /* concurrent mode: the kernel that reads the blocks under their locks */
+    amq__contains_fn query;
+    uint8_t *locks; /* concurrent mode: one spin lock per block; else NULL */
 };
+
+/* ---- concurrent mode: a lock per block ------------------------------------ */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* A spin lock that yields the core now and then: its holder may have lost
+ * its own. Acquire and release order the block's bytes between holders. */
+static inline void blk_lock(const amq_vqf *f, uint64_t b) {
+    uint8_t *l = &f->locks[b];
+    unsigned spins = 0;
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0) {
+        while (__atomic_load_n(l, __ATOMIC_RELAXED) != 0) {
+            cpu_relax();
+            if (++spins % 1024 == 0)
+                sched_yield();
+        }
+    }
+}
+
+static inline void blk_unlock(const amq_vqf *f, uint64_t b) {
+    __atomic_store_n(&f->locks[b], 0, __ATOMIC_RELEASE);
+}
+
+/* Both of a key's blocks, the lower index first (once if they are one). */
+static inline void pair_lock(const amq_vqf *f, uint64_t a, uint64_t b) {
+    blk_lock(f, a < b ? a : b);
+    if (a != b)
+        blk_lock(f, a < b ? b : a);
+}
+
+static inline void pair_unlock(const amq_vqf *f, uint64_t a, uint64_t b) {
+    blk_unlock(f, a);
+    if (a != b)
+        blk_unlock(f, b);
+}
+
+/* b2 added to a lock already held on b1: b2 after b1 is the order;
+ * before it, b1 is dropped and both are taken again. So b1 may have
+ * changed in between when b2 < b1. */
+static inline void pair_widen(const amq_vqf *f, uint64_t b1, uint64_t b2) {
+    if (b2 < b1) {
+        blk_unlock(f, b1);
+        pair_lock(f, b1, b2);
+    } else if (b2 != b1) {
+        blk_lock(f, b2);
+    }
+}
+
+/* The item count is atomic in concurrent mode. */
+static inline void items_inc(amq_vqf *f) {
+    __atomic_fetch_add(&f->o.items, 1, __ATOMIC_RELAXED);
+}
+
+static inline void items_dec(amq_vqf *f) {
+    __atomic_fetch_sub(&f->o.items, 1, __ATOMIC_RELAXED);
+}
 
 /* ---- a key's place ------------------------------------------------------ */
 
@@ -346,16 +436,23 @@ VQF_KERNEL(k256_16, VQF_AVX2, amq__line_eq256, 16)
 #endif
 
 /* The second block's case: both fills known, the less full one takes r
- * (b1 on a tie); AMQ_ERR_FULL, changing nothing, when both are full. */
-AMQ__PK_INLINE amq_status add_two(amq_vqf *f, uint8_t *x, uint8_t *y,
-                                  unsigned f1, unsigned q, unsigned r,
-                                  const vqf_shape *s, unsigned isa) {
+ * (b1 on a tie); false, changing nothing, when both are full. */
+AMQ__PK_INLINE bool put_two(const vqf_shape *s, uint8_t *x, uint8_t *y,
+                            unsigned f1, unsigned q, unsigned r, unsigned isa) {
     bool bmi = isa != AMQ__PK_PORTABLE;
     unsigned f2 = fill_bmi(md_get(y, s->r), s, bmi);
     if ((f1 < f2 ? f1 : f2) >= s->slots)
-        return AMQ_ERR_FULL;
+        return false;
     uint8_t *blk = f2 < f1 ? y : x;
     block_put(s, blk, md_get(blk, s->r), q, r, isa);
+    return true;
+}
+
+AMQ__PK_INLINE amq_status add_two(amq_vqf *f, uint8_t *x, uint8_t *y,
+                                  unsigned f1, unsigned q, unsigned r,
+                                  const vqf_shape *s, unsigned isa) {
+    if (!put_two(s, x, y, f1, q, r, isa))
+        return AMQ_ERR_FULL;
     f->o.items++;
     return AMQ_OK;
 }
@@ -386,7 +483,54 @@ AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, const vqf_shape *s,
     return AMQ_OK;
 }
 
-/* One insert per (code, layout): the shape a constant in each. */
+/* Concurrent mode, the second block's case, entered holding b1's lock:
+ * b2's lock is added (pair_widen) and the whole decision made again on
+ * what the two blocks hold now, as the insert on one thread makes it. */
+AMQ__PK_INLINE amq_status add_two_c(amq_vqf *f, const vqf_key *k,
+                                    const vqf_shape *s, unsigned isa) {
+    bool bmi = isa != AMQ__PK_PORTABLE;
+    uint8_t *x = f->wr + (size_t)k->b1 * LINE,
+            *y = f->wr + (size_t)k->b2 * LINE;
+    pair_widen(f, k->b1, k->b2);
+    amq__u128 m1 = md_get(x, s->r);
+    unsigned f1 = fill_bmi(m1, s, bmi);
+    bool put = true;
+    if (f1 < s->slots * 3 / 4) /* b1 emptied while it was let go */
+        block_put(s, x, m1, k->q, k->r, isa);
+    else
+        put = put_two(s, x, y, f1, k->q, k->r, isa);
+    pair_unlock(f, k->b1, k->b2);
+    if (!put)
+        return AMQ_ERR_FULL;
+    items_inc(f);
+    return AMQ_OK;
+}
+
+/* Concurrent mode: the shortcut decided on b1 under b1's lock, so most
+ * inserts take one lock; the rest take both, lower index first. */
+AMQ__PK_INLINE amq_status add_in_c(amq_vqf *f, uint64_t h, const vqf_shape *s,
+                                   unsigned isa,
+                                   amq_status (*two)(amq_vqf *,
+                                                     const vqf_key *)) {
+    bool bmi = isa != AMQ__PK_PORTABLE;
+    vqf_key k = key_at(f, h, s->r);
+    uint8_t *x = f->wr + (size_t)k.b1 * LINE;
+    /* the lines asked for before the lock (whose atomic waits for the
+     * stores before it), so the miss runs beside the lock's */
+    amq__prefetch_w(x);
+    amq__prefetch_w(f->wr + (size_t)k.b2 * LINE);
+    blk_lock(f, k.b1);
+    amq__u128 m1 = md_get(x, s->r);
+    if (__builtin_expect(fill_bmi(m1, s, bmi) >= s->slots * 3 / 4, 0))
+        return two(f, &k);
+    block_put(s, x, m1, k.q, k.r, isa);
+    blk_unlock(f, k.b1);
+    items_inc(f);
+    return AMQ_OK;
+}
+
+/* One insert per (code, layout): the shape a constant in each; NAME_c
+ * the concurrent mode's. */
 #define VQF_ADD(NAME, ATTR, ISA, SHAPE)                                        \
     __attribute__((noinline))                                                  \
     ATTR static amq_status NAME##_two(amq_vqf *f, uint8_t *x, uint8_t *y,      \
@@ -395,6 +539,13 @@ AMQ__PK_INLINE amq_status add_in(amq_vqf *f, uint64_t h, const vqf_shape *s,
     }                                                                          \
     ATTR static amq_status NAME(amq_vqf *f, uint64_t h) {                      \
         return add_in(f, h, &SHAPE, ISA, NAME##_two);                          \
+    }                                                                          \
+    __attribute__((noinline))                                                  \
+    ATTR static amq_status NAME##_two_c(amq_vqf *f, const vqf_key *k) {        \
+        return add_two_c(f, k, &SHAPE, ISA);                                   \
+    }                                                                          \
+    ATTR static amq_status NAME##_c(amq_vqf *f, uint64_t h) {                  \
+        return add_in_c(f, h, &SHAPE, ISA, NAME##_two_c);                      \
     }
 
 VQF_ADD(add_p8, , AMQ__PK_PORTABLE, SHAPE8)
@@ -411,22 +562,41 @@ VQF_ADD(add_v8, VQF_VBMI, AMQ__PK_VBMI, SHAPE8)
 VQF_ADD(add_v16, VQF_VBMI, AMQ__PK_VBMI, SHAPE16)
 #endif
 
-/* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference). */
+/* Concurrent mode: the chosen kernel on the key's two blocks, both
+ * locked (lower index first), so the answer is that of one moment. */
+static bool contains_c(const amq__obj *o, uint64_t h) {
+    const amq_vqf *f = (const amq_vqf *)o;
+    vqf_key k = key_of(f, h);
+    amq__prefetch(block_at(f, k.b1));
+    amq__prefetch(block_at(f, k.b2));
+    pair_lock(f, k.b1, k.b2);
+    bool in = f->query(o, h);
+    pair_unlock(f, k.b1, k.b2);
+    return in;
+}
+
+typedef amq_status (*vqf_add_fn)(amq_vqf *, uint64_t);
+
+/* The kernel for f's layout and the CPU (AMQ_OPT_SCALAR: the reference),
+ * in concurrent mode behind the locks. */
 static void choose(amq_vqf *f, bool scalar) {
-    bool w8 = f->s->r == 8;
+    bool w8 = f->s->r == 8, conc = f->locks != NULL;
 #ifdef VQF_X86
-    f->o.contains = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
-                                  w8 ? k512_8 : k512_16);
-    /* indexed by amq__pk_isa */
-    static amq_status (*const add8[])(amq_vqf *, uint64_t) = {add_p8, add_a8,
-                                                              add_x8, add_v8};
-    static amq_status (*const add16[])(amq_vqf *, uint64_t) = {
-        add_p16, add_a16, add_x16, add_v16};
-    f->add = (w8 ? add8 : add16)[amq__pk_isa(scalar)];
+    f->query = amq__obj_pick(scalar, contains_ref, w8 ? k256_8 : k256_16,
+                             w8 ? k512_8 : k512_16);
+    /* indexed by [concurrent][amq__pk_isa] */
+    static const vqf_add_fn add8[2][4] = {
+        {add_p8, add_a8, add_x8, add_v8},
+        {add_p8_c, add_a8_c, add_x8_c, add_v8_c}};
+    static const vqf_add_fn add16[2][4] = {
+        {add_p16, add_a16, add_x16, add_v16},
+        {add_p16_c, add_a16_c, add_x16_c, add_v16_c}};
+    f->add = (w8 ? add8 : add16)[conc][amq__pk_isa(scalar)];
 #else
-    f->o.contains = contains_ref;
-    f->add = w8 ? add_p8 : add_p16;
+    f->query = contains_ref;
+    f->add = conc ? (w8 ? add_p8_c : add_p16_c) : (w8 ? add_p8 : add_p16);
 #endif
+    f->o.contains = conc ? contains_c : f->query;
 }
 
 /* Batch: both blocks of key i + AHEAD are prefetched while key i is
@@ -481,9 +651,32 @@ static amq_status add_batch(amq__obj *o, const uint64_t *h, size_t n,
     return st;
 }
 
+/* Concurrent mode: b1 under its lock; if it has no copy, b1 and b2 under
+ * both locks (b1 looked at again when it was let go in between). Out of
+ * line: the plain remove gains one test. */
+__attribute__((noinline)) static amq_status remove_c(amq_vqf *f, uint64_t h) {
+    vqf_key k = key_of(f, h);
+    uint8_t *x = f->wr + (size_t)k.b1 * LINE, *y = f->wr + (size_t)k.b2 * LINE;
+    blk_lock(f, k.b1);
+    bool took = block_take(f->s, x, k.q, k.r);
+    if (!took && k.b2 != k.b1) {
+        pair_widen(f, k.b1, k.b2);
+        took = (k.b2 < k.b1 && block_take(f->s, x, k.q, k.r)) ||
+               block_take(f->s, y, k.q, k.r);
+        blk_unlock(f, k.b2);
+    }
+    blk_unlock(f, k.b1);
+    if (!took)
+        return AMQ_ERR_NOT_FOUND;
+    items_dec(f);
+    return AMQ_OK;
+}
+
 /* One copy, from b1 or else b2. */
 static amq_status remove_hash(amq__obj *o, uint64_t h) {
     amq_vqf *f = (amq_vqf *)o;
+    if (f->locks != NULL)
+        return remove_c(f, h);
     vqf_key k = key_of(f, h);
     if (!block_take(f->s, f->wr + (size_t)k.b1 * LINE, k.q, k.r) &&
         !block_take(f->s, f->wr + (size_t)k.b2 * LINE, k.q, k.r))
@@ -555,13 +748,17 @@ static amq_status vqf_alloc(const vqf_shape *s, uint64_t blocks,
                             const amq_options *opt, const uint8_t *view,
                             amq_vqf **out) {
     amq_vqf *f;
-    size_t bytes;
+    size_t bytes, self;
     void *wr = NULL;
+    bool conc = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
     if (blocks == 0 || blocks > MAX_BLOCKS)
         return blocks == 0 ? AMQ_ERR_INVALID : AMQ_ERR_OVERFLOW;
-    if (!amq__mul((size_t)blocks, LINE, &bytes))
+    if (!amq__mul((size_t)blocks, LINE, &bytes) ||
+        !amq__add(sizeof *f, conc ? (size_t)blocks : 0, &self))
         return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
+    /* the locks (concurrent mode) follow the structure, zeroed: free */
+    AMQ_RETURN_IF_ERR(amq__obj_new(self, opt, (void **)&f));
+    f->locks = conc ? (uint8_t *)(f + 1) : NULL;
     f->s = s;
     f->nblocks = blocks;
     f->span = (uint64_t)s->lists << s->r;
@@ -604,13 +801,20 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
-    uint64_t r = 0, blocks = 0;
+    uint64_t r = 0, blocks = 0, conc = 0;
     bool has_r, has_b;
     amq_vqf *f;
+    amq_options o2 = {0};
     (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", 8, 16, &r, &has_r, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks, &has_b, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL, diag));
+    if (opt != NULL)
+        o2 = *opt;
+    if (conc)
+        o2.flags |= AMQ_OPT_CONCURRENT;
     if (has_r && r != 8 && r != 16)
         return amq__diag(diag, AMQ_ERR_SPEC, 0,
                          "vqf: r=%llu; remainders are 8 or 16 bits",
@@ -628,7 +832,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                              "more",
                              (unsigned long long)capacity, fpr);
     }
-    AMQ_RETURN_IF_ERR(vqf_alloc(s ? s : &SHAPE8, blocks, opt, NULL, &f));
+    AMQ_RETURN_IF_ERR(vqf_alloc(s ? s : &SHAPE8, blocks, &o2, NULL, &f));
     *out = &f->o;
     return AMQ_OK;
 }
@@ -645,15 +849,18 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
 }
 
 /* The family's curve, or with r= that layout's (blocks= names a size, not
- * a shape: accepted and unused, so a describe() string is a curve spec). */
+ * a shape, and concurrent= a way of use: both accepted and unused, so a
+ * describe() string and any valid spec have a curve). */
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
-    uint64_t r = 0, blocks;
+    uint64_t r = 0, blocks, conc;
     bool has_r;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", 8, 16, &r, &has_r, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "blocks", 1, MAX_BLOCKS, &blocks, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL, diag));
     const vqf_shape *s = has_r ? shape_of((unsigned)r) : NULL;
     if (has_r && s == NULL)
         return amq__diag(diag, AMQ_ERR_SPEC, 0, "vqf: r is 8 or 16");
@@ -732,20 +939,23 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
 }
 
 /* Shapes beside the defaults that reach the other kernels (test_kernels):
- * the 16-bit layout; full tables of a few blocks (keys matching lanes of both blocks). */
-static const char *const kernel_shapes[] = {"vqf:r=16", "vqf:blocks=3",
-                                            "vqf:r=16,blocks=5", NULL};
+ * the 16-bit layout; full tables of a few blocks (keys matching lanes of
+ * both blocks); the concurrent form. */
+static const char *const kernel_shapes[] = {
+    "vqf:r=16", "vqf:blocks=3", "vqf:r=16,blocks=5", "vqf:concurrent=1", NULL};
 
 const amq__type amq__type_vqf = {
     .info = {.name = "vqf",
              .type_id = AMQ__ID_vqf,
-             .caps = AMQ_CAP_REMOVE,
+             .caps = AMQ_CAP_REMOVE | AMQ_CAP_CONCURRENT,
              .summary = "vector quotient filter: two-choice 64-byte blocks "
                         "of 48 (28) remainders in 80 (36) lists, SIMD "
                         "lookups (Pandey et al. 2021)",
              .params = "r=8|16 (remainder bits; default: the smaller table "
                        "meeting fpr), blocks=N (64-byte blocks, instead of "
-                       "capacity)",
+                       "capacity), concurrent=1 (a lock per block: add, "
+                       "remove and queries from many threads; as "
+                       "AMQ_OPT_CONCURRENT)",
              .default_hash = AMQ_HASH_XXH3},
     .reads = 2,
     .reads_text = "2",
