@@ -43,7 +43,7 @@
  *
  * Thread-safety: queries and the getters are safe from any number of
  * threads while no thread modifies the filter; updates need exclusive
- * access.
+ * access (except a vqf in concurrent mode, below).
  *
  * Failure modes. vqf and morton adds can fail with AMQ_ERR_FULL (vqf: both
  * blocks full; morton: no room after max_kicks evictions); the filter is

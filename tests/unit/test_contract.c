@@ -1632,6 +1632,7 @@ static const char *const variants[] = {
     "ribbon:bump=0",
     "qf:concurrent=1",
     "cqf:concurrent=1",
+    "vqf:concurrent=1",
     "cuckoo:grow=1",
     "vacuum:grow=1",
     "spectral:mode=ms",
