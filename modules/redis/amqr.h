@@ -263,7 +263,8 @@ int key_open(host *h, int argi, int fam, rval **v, const char *prefix);
 rval *key_need(host *h, int argi, int fam, const char *prefix,
                const char *missing);
 /* EXISTS key item (single) or MEXISTS key item...: test(v, item) per item,
- * 0 for every item of a missing key. */
+ * 0 for every item of a missing key (and, for BF and CF unless STRICT, of a
+ * key of another type, as RedisBloom answers). */
 int reply_exists(host *h, int fam, bool single,
                  bool (*test)(const rval *v, const rarg *item));
 /* n "name: integer" pairs as a map, or with only >= 0 that one value in
@@ -271,12 +272,23 @@ int reply_exists(host *h, int fam, bool single,
 void reply_fields(host *h, const char *const *names, const long long *vals,
                   int n, int only, int null_at);
 int r_arity(host *h);
+/* The head of an INFO reply of n name-value pairs: a flat array of 2n as
+ * RedisBloom 2.4 sends (RESP3 too), or under STRICT a map (an array in
+ * RESP2). */
+void r_info(host *h, long n);
+/* The value of family fam at argv[argi] for a read that RedisBloom answers
+ * as if missing when the key holds another type (unless STRICT): KEY_OK,
+ * KEY_EMPTY, or -1 after a reply. */
+int key_open_read(host *h, int argi, int fam, rval **v);
 /* An amq status as an error reply ("ERR <message>"). */
 int r_status(host *h, const char *what, amq_status st);
 
 /* Module-wide defaults (module arguments ERROR_RATE, INITIAL_SIZE,
  * CF_MAX_EXPANSIONS). */
 typedef struct module_cfg {
+    /* false (the default): RedisBloom 2.4's replies where amq would be
+     * stricter (docs/redis.md, "Compatibility"); true: amq's own. */
+    bool strict;
     double bf_error;
     uint64_t bf_capacity;
     uint32_t bf_expansion;

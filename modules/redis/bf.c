@@ -257,16 +257,41 @@ static int add_items(host *h, const create_args *a, int from, bool single) {
         return 0;
     if (created)
         replicate_reserve(h, &v->u.bf);
-    if (!single)
-        h->ops->r_arr(h, h->argc - from);
-    for (int i = from; i < h->argc; i++) {
+    if (single) {
         const char *err = NULL;
-        int r = add_one(h, &v->u.bf, &h->argv[i], &err);
+        int r = add_one(h, &v->u.bf, &h->argv[from], &err);
         if (r < 0)
             h->ops->r_err(h, err);
         else
             h->ops->r_int(h, r);
-        changed += r > 0;
+        changed = r > 0;
+    } else {
+        /* the answers first: RedisBloom's array ends at the first error
+         * (unless STRICT: every item is tried and answered) */
+        int n = h->argc - from, done = 0;
+        int *r = rv_sys_alloc((size_t)n * sizeof *r);
+        const char **err = rv_sys_alloc((size_t)n * sizeof *err);
+        if (r == NULL || err == NULL) {
+            rv_sys_free(r);
+            rv_sys_free(err);
+            return r_err(h, "ERR out of memory");
+        }
+        while (done < n) {
+            err[done] = NULL;
+            r[done] = add_one(h, &v->u.bf, &h->argv[from + done], &err[done]);
+            changed += r[done] > 0;
+            if (r[done++] < 0 && !g_cfg.strict)
+                break;
+        }
+        h->ops->r_arr(h, done);
+        for (int i = 0; i < done; i++) {
+            if (r[i] < 0)
+                h->ops->r_err(h, err[i]);
+            else
+                h->ops->r_int(h, r[i]);
+        }
+        rv_sys_free(r);
+        rv_sys_free(err);
     }
     if (changed || created) {
         h->ops->replicate_verbatim(h);

@@ -286,6 +286,11 @@ static bool read_key(host *h, rval **v) {
     return key_open(h, 1, FAM_CF, v, "ERR") >= 0;
 }
 
+/* CF.COUNT reads a key of another type as missing (0), as RedisBloom. */
+static bool count_key(host *h, rval **v) {
+    return key_open_read(h, 1, FAM_CF, v) >= 0;
+}
+
 static void replicate_reserve(host *h, const cf_part *c) {
     char n[24], b[8], m[8], e[8];
     snprintf(n, sizeof n, "%llu", (unsigned long long)c->capacity);
@@ -472,7 +477,7 @@ int cf_count(host *h) {
     uint64_t sum = 0, n;
     if (h->argc != 3)
         return r_arity(h);
-    if (!read_key(h, &v))
+    if (!count_key(h, &v))
         return 0;
     for (unsigned i = 0; v != NULL && i < v->u.cf.nlinks; i++)
         if (amq_filter_count_hash(v->u.cf.link[i],

@@ -122,7 +122,13 @@ int cms_incrby(host *h) {
     for (int i = 2; i < h->argc; i += 2) {
         arg_ll(&h->argv[i + 1], &by);
         uint64_t x = amq_hash64(&v->u.cms.h, h->argv[i].p, h->argv[i].n);
-        h->ops->r_int(h, (long long)amq_cms_incr(v->u.cms.c, x, (uint64_t)by));
+        uint64_t est = amq_cms_incr(v->u.cms.c, x, (uint64_t)by);
+        /* a counter at its maximum: RedisBloom's error element (unless
+         * STRICT, where the saturated estimate is the answer) */
+        if (!g_cfg.strict && est >= amq_cms_counter_max(v->u.cms.c))
+            h->ops->r_err(h, "CMS: INCRBY overflow");
+        else
+            h->ops->r_int(h, (long long)est);
     }
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "cms.incrby", 1);
@@ -149,7 +155,7 @@ int cms_info(host *h) {
     rval *v = need(h, 1);
     if (v == NULL)
         return 0;
-    h->ops->r_map(h, 3);
+    r_info(h, 3);
     h->ops->r_simple(h, "width");
     h->ops->r_int(h, (long long)amq_cms_width(v->u.cms.c));
     h->ops->r_simple(h, "depth");

@@ -434,8 +434,8 @@ static int by_rank_as(host *h, bool reverse) {
         else if ((double)r >= n)
             x = reverse ? -INFINITY : INFINITY;
         else
-            x = amq_tdigest_value_at(t, reverse ? n - (double)r - 1
-                                                : (double)r);
+            x = amq_tdigest_value_at(t,
+                                     reverse ? n - (double)r - 1 : (double)r);
         h->ops->r_double(h, x);
     }
     return 0;
@@ -453,21 +453,20 @@ int tdigest_info(host *h) {
         return 0;
     amq_tdigest_info in;
     amq_tdigest_get_info(v->u.td.t, &in);
-    const char *names[] = {"Compression",     "Capacity",
-                           "Merged nodes",    "Unmerged nodes",
-                           "Merged weight",   "Unmerged weight",
-                           "Observations",    "Total compressions",
-                           "Memory usage"};
-    const long long vals[] = {(long long)in.compression,
-                              (long long)in.capacity,
-                              (long long)in.merged_nodes,
-                              (long long)in.unmerged_nodes,
-                              (long long)in.merged_weight,
-                              (long long)in.unmerged_weight,
-                              (long long)(in.merged_weight +
-                                          in.unmerged_weight),
-                              (long long)in.merges,
-                              (long long)rv_memory(v)};
+    const char *names[] = {
+        "Compression",    "Capacity",           "Merged nodes",
+        "Unmerged nodes", "Merged weight",      "Unmerged weight",
+        "Observations",   "Total compressions", "Memory usage"};
+    const long long vals[] = {
+        (long long)in.compression,
+        (long long)in.capacity,
+        (long long)in.merged_nodes,
+        (long long)in.unmerged_nodes,
+        (long long)in.merged_weight,
+        (long long)in.unmerged_weight,
+        (long long)(in.merged_weight + in.unmerged_weight),
+        (long long)in.merges,
+        (long long)rv_memory(v)};
     h->ops->r_arr(h, 18);
     for (int i = 0; i < 9; i++) {
         h->ops->r_simple(h, names[i]);

@@ -236,7 +236,7 @@ int topk_info(host *h) {
     if (v == NULL)
         return 0;
     const amq_topk *t = v->u.topk.t;
-    h->ops->r_map(h, 4);
+    r_info(h, 4);
     h->ops->r_simple(h, "k");
     h->ops->r_int(h, amq_topk_k(t));
     h->ops->r_simple(h, "width");

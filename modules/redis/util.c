@@ -101,12 +101,29 @@ rval *key_need(host *h, int argi, int fam, const char *prefix,
     return st == KEY_OK ? v : NULL;
 }
 
+int key_open_read(host *h, int argi, int fam, rval **v) {
+    if (!g_cfg.strict && h->ops->lookup(h, argi, fam, v) == KEY_WRONGTYPE) {
+        *v = NULL;
+        return KEY_EMPTY;
+    }
+    return key_open(h, argi, fam, v, "ERR");
+}
+
+void r_info(host *h, long n) {
+    if (g_cfg.strict)
+        h->ops->r_map(h, n);
+    else
+        h->ops->r_arr(h, 2 * n);
+}
+
 int reply_exists(host *h, int fam, bool single,
                  bool (*test)(const rval *v, const rarg *item)) {
     rval *v;
     if (single ? h->argc != 3 : h->argc < 3)
         return r_arity(h);
-    if (key_open(h, 1, fam, &v, "ERR") < 0)
+    bool lenient = fam == FAM_BF || fam == FAM_CF;
+    if ((lenient ? key_open_read(h, 1, fam, &v)
+                 : key_open(h, 1, fam, &v, "ERR")) < 0)
         return 0;
     if (!single)
         h->ops->r_arr(h, h->argc - 2);
@@ -120,7 +137,7 @@ void reply_fields(host *h, const char *const *names, const long long *vals,
     if (only >= 0)
         h->ops->r_arr(h, 1);
     else
-        h->ops->r_map(h, n);
+        r_info(h, n);
     for (int i = 0; i < n; i++) {
         if (only >= 0 && i != only)
             continue;
@@ -169,10 +186,13 @@ bool cfg_parse(const rarg *argv, int argc, char *err, size_t cap) {
         else if (arg_is(&argv[i], "CF_MAX_EXPANSIONS") && arg_ll(val, &n) &&
                  n >= 1 && n <= CF_MAX_LINKS)
             c.cf_max_links = (unsigned)n;
+        else if (arg_is(&argv[i], "STRICT") && arg_ll(val, &n) &&
+                 (n == 0 || n == 1))
+            c.strict = n == 1;
         else {
             snprintf(err, cap,
                      "bad module argument %d (ERROR_RATE (0,1), "
-                     "INITIAL_SIZE >= 1, CF_MAX_EXPANSIONS 1..%d)",
+                     "INITIAL_SIZE >= 1, CF_MAX_EXPANSIONS 1..%d, STRICT 0|1)",
                      i + 1, CF_MAX_LINKS);
             return false;
         }

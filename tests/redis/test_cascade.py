@@ -350,7 +350,7 @@ def test_bad_input(c, r, frame):
                 ["AMQ.CASCADE.DEL", "str", "BUILT", "a"],
                 ["AMQ.CASCADE.INFO", "bloomkey"],
                 ["AMQ.CASCADE.DUMP", "str"], ["AMQ.EXISTS", "casc", "a"],
-                ["AMQ.INFO", "casc"], ["BF.EXISTS", "casc", "a"],
+                ["AMQ.INFO", "casc"],
                 ["AMQ.MAP.GET", "casc", "a"]):
         c.raises(lambda: r.execute_command(*cmd), "WRONGTYPE", f"{cmd}")
     c.ok(r.execute_command("AMQ.CASCADE.EXISTS", "nokey", "a") == 0 and

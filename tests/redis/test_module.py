@@ -105,9 +105,12 @@ def test_bf(c, r):
              "BF.INSERT NOCREATE")
     bf.create("ns", 0.01, 10, noScale=True)
     res = bf.madd("ns", *items("n", 40))
-    c.ok(any(isinstance(x, redis.ResponseError) and "non scaling" in str(x)
-             for x in res) if isinstance(res, list) else False,
-         f"NONSCALING filter fills: {res[-1]!r}")
+    c.ok(isinstance(res, list) and len(res) < 40 and
+         isinstance(res[-1], redis.ResponseError) and
+         "non scaling" in str(res[-1]) and
+         not any(isinstance(x, redis.ResponseError) for x in res[:-1]),
+         f"NONSCALING filter fills: the answers end at the first error "
+         f"({len(res)} answers, last {res[-1]!r})")
     # SCANDUMP / LOADCHUNK into another key
     for it, data in scandump(r, "BF.SCANDUMP", "grow"):
         bf.loadchunk("copy", it, data)
@@ -181,6 +184,11 @@ def test_cms(c, r):
     c.raises(lambda: cms.query("nokey", "a"), "does not exist", "CMS missing")
     c.raises(lambda: cms.incrby("d", ["a"], [-1]), "invalid increment",
              "negative increment")
+    got = r.execute_command("CMS.INCRBY", "d", "big", 4294967290, "big", 10,
+                            "foo", 1)
+    c.ok(got[0] == 4294967290 and isinstance(got[1], redis.ResponseError) and
+         "INCRBY overflow" in str(got[1]) and got[2] == 11,
+         f"a counter at 2^32 - 1: RedisBloom's overflow error element {got}")
 
 
 def test_tdigest(c, r):
@@ -398,9 +406,16 @@ def test_bad_input(c, r):
     r.set("str", "x")
     for cmd in (["BF.ADD", "str", "a"], ["CF.ADD", "str", "a"],
                 ["CMS.QUERY", "str", "a"], ["TOPK.ADD", "str", "a"],
-                ["AMQ.ADD", "str", "a"], ["BF.EXISTS", "cf", "a"],
-                ["CF.EXISTS", "bf", "a"], ["BF.SCANDUMP", "cf", 0]):
+                ["AMQ.ADD", "str", "a"], ["BF.SCANDUMP", "cf", 0]):
         c.raises(lambda: r.execute_command(*cmd), "WRONGTYPE", f"{cmd}")
+    # reads RedisBloom answers as if the key were missing (STRICT 1 on the
+    # replica of test_replication answers WRONGTYPE)
+    for cmd, want in ((["BF.EXISTS", "cf", "a"], 0),
+                      (["BF.MEXISTS", "str", "a", "b"], [0, 0]),
+                      (["CF.EXISTS", "bf", "a"], 0),
+                      (["CF.MEXISTS", "str", "a"], [0]),
+                      (["CF.COUNT", "bf", "a"], 0)):
+        c.ok(r.execute_command(*cmd) == want, f"{cmd} answers {want}")
     for cmd in (["BF.ADD", "k"], ["BF.RESERVE", "k", "0.1"], ["CF.ADD", "k"],
                 ["CMS.INCRBY", "d", "a"], ["TOPK.RESERVE"], ["BF.LOADCHUNK", "k", 1],
                 ["CMS.MERGE", "dst", 3, "d"], ["AMQ.RESERVE", "k"]):
@@ -614,7 +629,8 @@ def test_resp3(c, port):
     time.sleep(0.1)
     resp = s.recv(65536)
     s.close()
-    c.ok(resp.startswith(b"%5"), f"RESP3 map reply {resp[:20]!r}")
+    c.ok(resp.startswith(b"*10"),
+         f"RESP3 INFO: RedisBloom 2.4's flat array {resp[:20]!r}")
 
 
 # ---- replication ----------------------------------------------------------------
@@ -624,7 +640,8 @@ def test_replication(c, args, servers):
     prim = Server(args.module)
     servers.append(prim)
     # the replica's module defaults differ: implicit creation must not
-    rep = Server(args.module, modargs=["ERROR_RATE", "0.2", "INITIAL_SIZE", "7"],
+    rep = Server(args.module, modargs=["ERROR_RATE", "0.2", "INITIAL_SIZE", "7",
+                                       "STRICT", "1"],
                  args=["--replicaof", "127.0.0.1", str(prim.port)])
     servers.append(rep)
     p, q = prim.client, rep.client
@@ -653,6 +670,13 @@ def test_replication(c, args, servers):
          "implicit creation replicated with the primary's parameters")
     c.ok(all(q.bf().mexists("chunked", *items("a", 500))),
          "LOADCHUNK replicated")
+    # the replica runs STRICT 1: amq's own answers
+    c.raises(lambda: q.execute_command("BF.EXISTS", "p:cf", "a"), "WRONGTYPE",
+             "STRICT: BF.EXISTS on a CF key")
+    c.raises(lambda: q.execute_command("CF.COUNT", "p:bf", "a"), "WRONGTYPE",
+             "STRICT: CF.COUNT on a BF key")
+    c.ok(isinstance(q.execute_command("CMS.INFO", "p:cms"), list),
+         "STRICT: CMS.INFO")
 
 
 def test_command_table(c, r):
