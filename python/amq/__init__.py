@@ -30,6 +30,7 @@ from ._clock import (CLOCK_BLOOM, CLOCK_VECTOR_DENSE,  # noqa: F401
                      CLOCK_VECTOR_SPARSE, BloomClock, Clock, Order, Verdict,
                      VectorClock)
 from ._sketch import CountMin, TopK  # noqa: F401
+from ._tdigest import TDigest  # noqa: F401
 from ._builder import Builder  # noqa: F401
 from . import alloc, lsm  # noqa: F401
 from ._recommend import READS_MANY, recommend  # noqa: F401
@@ -51,7 +52,8 @@ __all__ = list(_errors.NAMES) + [
     "Cascade", "Audit", "AuditReport", "AuditLevel",
     "Clock", "BloomClock", "VectorClock", "Order", "Verdict", "CLOCK_BLOOM",
     "CLOCK_VECTOR_DENSE", "CLOCK_VECTOR_SPARSE",
-    "CountMin", "TopK", "Builder", "alloc", "lsm", "recommend", "READS_MANY"]
+    "CountMin", "TopK", "TDigest", "Builder", "alloc", "lsm", "recommend",
+    "READS_MANY"]
 
 # Public classes are amq.X (tracebacks, reprs and pickles say so).
 for _name in __all__:
