@@ -155,10 +155,17 @@ int topk_incrby(host *h) {
     amq_topk_expelled e, e2;
     if (h->argc < 4 || h->argc % 2 != 0)
         return r_arity(h);
+    /* RedisBloom takes 0 (no change, no expelled item); STRICT refuses it */
+    const long long least = g_cfg.strict ? 1 : 0;
     for (int i = 3; i < h->argc; i += 2)
-        if (!arg_ll(&h->argv[i], &by) || by < 1 || by > TOPK_MAX_INCR)
-            return r_err(h, "TopK: increment must be an integer greater or "
-                            "equal to 1 and less than or equal to 100000");
+        if (!arg_ll(&h->argv[i], &by) || by < least || by > TOPK_MAX_INCR)
+            return r_err(h, g_cfg.strict
+                                ? "TopK: increment must be an integer greater "
+                                  "or equal to 1 and less than or equal to "
+                                  "100000"
+                                : "TopK: increment must be an integer greater "
+                                  "or equal to 0 and smaller or equal to "
+                                  "100,000");
     rval *v = need(h);
     if (v == NULL)
         return 0;
@@ -168,6 +175,10 @@ int topk_incrby(host *h) {
         const rarg *it = &h->argv[i];
         bool out2 = false;
         arg_ll(&h->argv[i + 1], &by);
+        if (by == 0) {
+            h->ops->r_null(h);
+            continue;
+        }
         bool out = amq_topk_incr_hash(t, amq_topk_hash(t, it->p, it->n),
                                       (uint64_t)by - 1, &e);
         if (amq_topk_add_key(t, it->p, it->n, &e2, &out2) == AMQ_OK && out2 &&

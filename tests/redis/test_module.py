@@ -324,7 +324,11 @@ def test_topk(c, r):
     out = tk.incrby("t", ["e"], [1000])
     c.ok(out[0] in ("a", "b", "c") and "e" in tk.list("t"),
          f"TOPK.INCRBY expels {out}")
-    c.raises(lambda: tk.incrby("t", ["e"], [0]), "increment", "incr 0")
+    before = tk.list("t", withcount=True)
+    c.ok(tk.incrby("t", ["e"], [0]) == [None] and
+         tk.list("t", withcount=True) == before,
+         "TOPK.INCRBY 0: no change, nothing expelled (as RedisBloom)")
+    c.raises(lambda: tk.incrby("t", ["e"], [-1]), "increment", "incr -1")
     c.raises(lambda: tk.reserve("bad", 0, 8, 7, 0.9), "invalid k", "k = 0")
     c.raises(lambda: tk.reserve("bad", 3, 8, 7, 1.5), "decay", "decay > 1")
 
