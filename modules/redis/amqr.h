@@ -346,6 +346,7 @@ int cf_mexists(host *h);
 int cf_del(host *h);
 int cf_count(host *h);
 int cf_info(host *h);
+int cf_compact(host *h);
 int cms_initbydim(host *h);
 int cms_initbyprob(host *h);
 int cms_incrby(host *h);

@@ -472,6 +472,30 @@ int cf_del(host *h) {
     return 0;
 }
 
+/* CF.COMPACT: the links past the first that deletes left empty go, from
+ * the newest back (a later add makes them again at the same sizes). Items
+ * stay in their links: a link places a fingerprint by the key's hash at
+ * its own size, and the fingerprint alone does not say where it would go
+ * in another, so RedisBloom's moving of items to older links has no
+ * counterpart. */
+int cf_compact(host *h) {
+    rval *v;
+    if (h->argc != 2)
+        return r_arity(h);
+    if (!count_key(h, &v))
+        return 0;
+    if (v == NULL) /* RedisBloom's words, for another type too */
+        return r_err(h, "Cuckoo filter was not found");
+    cf_part *c = &v->u.cf;
+    unsigned before = c->nlinks;
+    while (c->nlinks > 1 && amq_filter_items(c->link[c->nlinks - 1]) == 0)
+        amq_filter_free(c->link[--c->nlinks]);
+    if (c->nlinks != before)
+        wrote(h, "cf.compact");
+    r_ok(h);
+    return 0;
+}
+
 int cf_count(host *h) {
     rval *v;
     uint64_t sum = 0, n;

@@ -164,6 +164,28 @@ def test_cf(c, r):
     c.ok(all(cf.exists("small2", k) for k in keys), "CF LOADCHUNK copy")
 
 
+def test_cf_compact(c, r):
+    """CF.COMPACT drops the links deletes emptied (newest first); items
+    stay where they are and every one is still found."""
+    cf = r.cf()
+    cf.create("cmp", 100, expansion=2)
+    keys = items("cc", 600)
+    cf.insert("cmp", keys)
+    links = cf.info("cmp").filterNum
+    late = keys[300:]
+    for k in late:
+        cf.delete("cmp", k)
+    c.ok(r.execute_command("CF.COMPACT", "cmp") in (b"OK", "OK", True),
+         "CF.COMPACT")
+    after = cf.info("cmp").filterNum
+    c.ok(1 <= after < links, f"CF.COMPACT: {links} links, then {after}")
+    c.ok(all(cf.mexists("cmp", *keys[:300])), "kept items answer after compact")
+    c.ok(cf.insert("cmp", late) and all(cf.mexists("cmp", *keys)),
+         "the chain grows again after compact")
+    c.raises(lambda: r.execute_command("CF.COMPACT", "nokey"),
+             "Cuckoo filter was not found", "CF.COMPACT missing")
+
+
 def test_cms(c, r):
     cms = r.cms()
     c.ok(cms.initbydim("d", 1000, 5), "CMS.INITBYDIM")
@@ -710,6 +732,7 @@ def main(args, c, servers):
     test_command_table(c, r)
     test_bf(c, r)
     test_cf(c, r)
+    test_cf_compact(c, r)
     test_cms(c, r)
     test_tdigest(c, r)
     test_topk(c, r)
