@@ -70,6 +70,17 @@ AMQ_API amq_scalable *amq_scalable_of(const amq_filter *f);
 AMQ_API double amq_scalable_target_sum(const amq_scalable *s);
 /* Stages opened so far (at least 1). */
 AMQ_API unsigned amq_scalable_stages(const amq_scalable *s);
+/* Stage i (0 = the first) as built: its design capacity n_i and target
+ * eps_i, the keys added to it, its bits, hashes and table bytes. */
+typedef struct amq_scalable_stage {
+    uint64_t capacity, items, bits;
+    double fpr;
+    unsigned k;
+    size_t bytes;
+} amq_scalable_stage;
+/* AMQ_ERR_INVALID for i >= amq_scalable_stages(s) (out unchanged). */
+AMQ_API amq_status amq_scalable_stage_info(const amq_scalable *s, unsigned i,
+                                           amq_scalable_stage *out);
 
 /* ---- stable Bloom (Deng & Rafiei 2006) --------------------------------- */
 

@@ -347,6 +347,8 @@ int cf_del(host *h);
 int cf_count(host *h);
 int cf_info(host *h);
 int cf_compact(host *h);
+int cf_debug(host *h);
+int bf_debug(host *h);
 int cms_initbydim(host *h);
 int cms_initbyprob(host *h);
 int cms_incrby(host *h);

@@ -461,6 +461,36 @@ int bf_card(host *h) {
     return 0;
 }
 
+/* BF.DEBUG: RedisBloom's lines, "size:N" and one per stage as built. */
+int bf_debug(host *h) {
+    rval *v;
+    char line[200];
+    if (h->argc != 2)
+        return r_arity(h);
+    if (!read_key(h, &v))
+        return 0;
+    if (v == NULL)
+        return r_err(h, "ERR not found");
+    const amq_scalable *sc = amq_scalable_of(v->u.bf.f);
+    unsigned n = amq_scalable_stages(sc);
+    h->ops->r_arr(h, 1 + (long)n);
+    int len = snprintf(line, sizeof line, "size:%llu",
+                       (unsigned long long)amq_filter_items(v->u.bf.f));
+    h->ops->r_str(h, line, (size_t)len);
+    for (unsigned i = 0; i < n; i++) {
+        amq_scalable_stage st;
+        amq_scalable_stage_info(sc, i, &st);
+        len = snprintf(line, sizeof line,
+                       "bytes:%zu bits:%llu hashes:%u hashwidth:64 "
+                       "capacity:%llu size:%llu ratio:%g",
+                       st.bytes, (unsigned long long)st.bits, st.k,
+                       (unsigned long long)st.capacity,
+                       (unsigned long long)st.items, st.fpr);
+        h->ops->r_str(h, line, (size_t)len);
+    }
+    return 0;
+}
+
 int bf_info(host *h) {
     static const char *const names[] = {"Capacity", "Size", "Number of filters",
                                         "Number of items inserted",

@@ -511,6 +511,36 @@ int cf_count(host *h) {
     return 0;
 }
 
+/* CF.DEBUG: RedisBloom's one line (buckets: amq's four-slot buckets of
+ * the first link, as CF.INFO counts them). */
+int cf_debug(host *h) {
+    rval *v;
+    char d[128], line[256];
+    unsigned long long buckets = 0;
+    unsigned f;
+    if (h->argc != 2)
+        return r_arity(h);
+    if (!read_key(h, &v))
+        return 0;
+    if (v == NULL)
+        return r_err(h, "ERR not found");
+    const cf_part *c = &v->u.cf;
+    uint64_t items = 0;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        items += amq_filter_items(c->link[i]);
+    amq_filter_describe(c->link[0], d, sizeof d);
+    if (sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) != 2)
+        buckets = 0;
+    int len = snprintf(line, sizeof line,
+                       "bktsize:%u buckets:%llu items:%llu deletes:%llu "
+                       "filters:%u max_iterations:%u expansion:%u",
+                       c->bucket_size, buckets, (unsigned long long)items,
+                       (unsigned long long)c->deleted, c->nlinks, c->max_iter,
+                       c->expansion);
+    h->ops->r_str(h, line, (size_t)len);
+    return 0;
+}
+
 int cf_info(host *h) {
     static const char *const names[] = {"Size",
                                         "Number of buckets",

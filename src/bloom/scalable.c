@@ -275,6 +275,20 @@ double amq_scalable_target_sum(const amq_scalable *s) {
 
 unsigned amq_scalable_stages(const amq_scalable *s) { return s->nstages; }
 
+amq_status amq_scalable_stage_info(const amq_scalable *s, unsigned i,
+                                   amq_scalable_stage *out) {
+    if (s == NULL || out == NULL || i >= s->nstages)
+        return AMQ_ERR_INVALID;
+    const scal_stage *st = &s->st[i];
+    *out = (amq_scalable_stage){.capacity = st->cap,
+                                .items = st->f->o.items,
+                                .bits = amq_partitioned_bits(st->f),
+                                .fpr = st->eps,
+                                .k = amq_partitioned_k(st->f),
+                                .bytes = st->f->o.table_bytes};
+    return AMQ_OK;
+}
+
 /* ---- the generic interface --------------------------------------------- */
 
 static amq_status read_spec(amq__spec *spec, scal_config *c, amq_diag *diag) {

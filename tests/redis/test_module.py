@@ -94,6 +94,15 @@ def test_bf(c, r):
         s, cap = s + 1, cap + 100 * 2 ** s
     c.ok(info.filterNum == s and info.capacity == cap and
          info.insertedNum > 2900, f"stages {vars(info)}")
+    dbg = [x.decode() for x in r.execute_command("BF.DEBUG", "grow")]
+    stage = [dict(f.split(":") for f in line.split()) for line in dbg[1:]]
+    c.ok(dbg[0] == "size:%d" % info.insertedNum and len(stage) == s and
+         sum(int(st["size"]) for st in stage) == info.insertedNum and
+         [int(st["capacity"]) for st in stage] ==
+         [100 * 2 ** i for i in range(s)] and
+         all(float(st["ratio"]) < 0.01 and int(st["hashes"]) >= 1 and
+             int(st["bits"]) > 0 for st in stage),
+         f"BF.DEBUG {dbg}")
     probes = items("absent", 20000)
     fp = sum(bf.mexists("grow", *probes))
     c.ok(fp / 20000 < 0.015, f"BF FPR {fp / 20000} at eps 0.01")
@@ -126,6 +135,10 @@ def test_cf(c, r):
     c.ok(cf.add("cf", "a") == 1 and cf.add("cf", "a") == 1, "CF.ADD dup")
     c.ok(cf.addnx("cf", "a") == 0 and cf.addnx("cf", "b") == 1, "CF.ADDNX")
     c.ok(cf.count("cf", "a") == 2 and cf.count("cf", "zz") == 0, "CF.COUNT")
+    dbg = r.execute_command("CF.DEBUG", "cf").decode()
+    c.ok(re.fullmatch(r"bktsize:4 buckets:\d+ items:\d+ deletes:0 filters:1 "
+                      r"max_iterations:50 expansion:\d+", dbg) is not None,
+         f"CF.DEBUG {dbg}")
     c.ok(cf.exists("cf", "b") == 1 and cf.exists("cf", "zz") == 0, "CF.EXISTS")
     c.ok(cf.delete("cf", "a") == 1 and cf.count("cf", "a") == 1, "CF.DEL one")
     c.ok(cf.delete("cf", "zz") == 0, "CF.DEL absent")
