@@ -309,37 +309,47 @@ static create_args defaults(void) {
 
 /* ---- commands --------------------------------------------------------------------- */
 
-static bool parse_eps(host *h, const rarg *a, double *eps) {
+/* The argument parsers of BF.RESERVE (ins false) and BF.INSERT (ins true),
+ * with RedisBloom's words for each; the bounds past RedisBloom's (capacity
+ * 2^48, expansion 1..16) are amq's own. */
+static bool parse_eps(host *h, const rarg *a, double *eps, bool ins) {
     if (!arg_double(a, eps)) {
-        r_err(h, "ERR bad error rate");
+        r_err(h, ins ? "Bad error rate" : "ERR bad error rate");
         return false;
     }
     if (!(*eps > 0 && *eps < 1)) {
-        r_err(h, "ERR (0 < error rate range < 1)");
+        r_err(h, ins ? "Bad argument received"
+                     : "ERR (0 < error rate range < 1) ");
         return false;
     }
     return true;
 }
 
-static bool parse_cap(host *h, const rarg *a, long long *cap) {
+static bool parse_cap(host *h, const rarg *a, long long *cap, bool ins) {
     if (!arg_ll(a, cap)) {
-        r_err(h, "ERR bad capacity");
+        r_err(h, ins ? "Bad capacity" : "ERR bad capacity");
         return false;
     }
-    if (*cap <= 0 || (unsigned long long)*cap > (1ull << 48)) {
-        r_err(h, "ERR (capacity should be larger than 0)");
+    if (*cap <= 0) {
+        r_err(h, ins ? "Bad argument received"
+                     : "ERR (capacity should be larger than 0)");
+        return false;
+    }
+    if ((unsigned long long)*cap > (1ull << 48)) {
+        r_err(h, "ERR capacity above 2^48 is not supported");
         return false;
     }
     return true;
 }
 
-static bool parse_expansion(host *h, const rarg *a, long long *g) {
+static bool parse_expansion(host *h, const rarg *a, long long *g, bool ins) {
     if (!arg_ll(a, g)) {
-        r_err(h, "ERR bad expansion");
+        r_err(h, ins ? "Bad expansion" : "ERR bad expansion");
         return false;
     }
     if (*g < 1) {
-        r_err(h, "ERR expansion should be greater or equal to 1");
+        r_err(h, ins ? "Bad argument received"
+                     : "ERR expansion should be greater or equal to 1");
         return false;
     }
     if (*g > BF_MAX_EXPANSION) {
@@ -355,14 +365,16 @@ int bf_reserve(host *h) {
     rval *v;
     if (h->argc < 4)
         return r_arity(h);
-    if (!parse_eps(h, &h->argv[2], &a.eps) ||
-        !parse_cap(h, &h->argv[3], &a.cap))
+    if (!parse_eps(h, &h->argv[2], &a.eps, false) ||
+        !parse_cap(h, &h->argv[3], &a.cap, false))
         return 0;
     for (int i = 4; i < h->argc; i++) {
         if (arg_is(&h->argv[i], "NONSCALING")) {
             a.nonscaling = true;
-        } else if (arg_is(&h->argv[i], "EXPANSION") && i + 1 < h->argc) {
-            if (!parse_expansion(h, &h->argv[++i], &a.expansion))
+        } else if (arg_is(&h->argv[i], "EXPANSION") && i + 1 == h->argc) {
+            return r_err(h, "ERR no expansion");
+        } else if (arg_is(&h->argv[i], "EXPANSION")) {
+            if (!parse_expansion(h, &h->argv[++i], &a.expansion, false))
                 return 0;
             has_exp = true;
         } else {
@@ -370,7 +382,7 @@ int bf_reserve(host *h) {
         }
     }
     if (a.nonscaling && has_exp)
-        return r_err(h, "ERR nonscaling filters cannot expand");
+        return r_err(h, "Nonscaling filters cannot expand");
     int st = h->ops->lookup(h, 1, FAM_BF, &v);
     if (st != KEY_EMPTY)
         return r_err(h, "ERR item exists");
@@ -413,19 +425,19 @@ int bf_insert(host *h) {
         } else if (arg_is(o, "NONSCALING")) {
             a.nonscaling = true;
         } else if (arg_is(o, "CAPACITY") && more) {
-            if (!parse_cap(h, &h->argv[++i], &a.cap))
+            if (!parse_cap(h, &h->argv[++i], &a.cap, true))
                 return 0;
             has_target = true;
         } else if (arg_is(o, "ERROR") && more) {
-            if (!parse_eps(h, &h->argv[++i], &a.eps))
+            if (!parse_eps(h, &h->argv[++i], &a.eps, true))
                 return 0;
             has_target = true;
         } else if (arg_is(o, "EXPANSION") && more) {
-            if (!parse_expansion(h, &h->argv[++i], &a.expansion))
+            if (!parse_expansion(h, &h->argv[++i], &a.expansion, true))
                 return 0;
             has_exp = true;
         } else {
-            return r_err(h, "ERR unknown argument received");
+            return r_err(h, "Unknown argument received");
         }
     }
     if (i + 1 >= h->argc)
@@ -433,8 +445,9 @@ int bf_insert(host *h) {
     if (a.nocreate && has_target)
         return r_err(h, "ERR NOCREATE cannot be used together with CAPACITY "
                         "or ERROR");
-    if (a.nonscaling && has_exp)
-        return r_err(h, "ERR nonscaling filters cannot expand");
+    /* RedisBloom lets NONSCALING win over EXPANSION here (not in RESERVE) */
+    if (a.nonscaling && has_exp && g_cfg.strict)
+        return r_err(h, "Nonscaling filters cannot expand");
     return add_items(h, &a, i + 1, false);
 }
 
@@ -507,7 +520,7 @@ int bf_info(host *h) {
             if (arg_is(&h->argv[2], words[i]))
                 only = i;
         if (only < 0)
-            return r_err(h, "ERR Invalid information value");
+            return r_err(h, "Invalid information value");
     }
     if (!read_key(h, &v))
         return 0;

@@ -342,23 +342,38 @@ int cf_reserve(host *h) {
     rval *v;
     if (h->argc < 3 || h->argc % 2 == 0)
         return r_arity(h);
+    if (!arg_ll(&h->argv[2], &cap))
+        return r_err(h, "Bad capacity");
     if (!parse_range(&h->argv[2], 1, (long long)CF_MAX_CAP, &cap))
-        return r_err(h, "ERR Bad capacity");
+        return r_err(h, "ERR capacity must be between 1 and 2^40");
+    /* RedisBloom's words: "Couldn't parse X", then the range it allows */
     for (int i = 3; i + 1 < h->argc; i += 2) {
         const rarg *o = &h->argv[i], *x = &h->argv[i + 1];
+        long long n;
         if (arg_is(o, "BUCKETSIZE")) {
+            if (!arg_ll(x, &n))
+                return r_err(h, "Couldn't parse BUCKETSIZE");
             if (!parse_range(x, 1, CF_MAX_BUCKET, &b))
-                return r_err(h, "ERR Bad bucket size");
+                return r_err(h, "BUCKETSIZE: value must be an integer "
+                                "between 1 and 255, inclusive.");
         } else if (arg_is(o, "MAXITERATIONS")) {
+            if (!arg_ll(x, &n))
+                return r_err(h, "Couldn't parse MAXITERATIONS");
             if (!parse_range(x, 1, CF_MAX_ITER, &m))
-                return r_err(h, "ERR Bad maxIterations");
+                return r_err(h, "MAXITERATIONS: value must be an integer "
+                                "between 1 and 65535, inclusive.");
         } else if (arg_is(o, "EXPANSION")) {
+            if (!arg_ll(x, &n))
+                return r_err(h, "Couldn't parse EXPANSION");
             if (!parse_range(x, 0, CF_MAX_EXP, &e))
-                return r_err(h, "ERR Bad expansion");
+                return r_err(h, "EXPANSION: value must be an integer "
+                                "between 0 and 32768, inclusive.");
         } else {
             return r_err(h, "ERR Unknown argument received");
         }
     }
+    if (b * 2 > cap)
+        return r_err(h, "Capacity must be at least (BucketSize * 2)");
     while (e & (e - 1))
         e += e & -e; /* round up to a power of two */
     if (h->ops->lookup(h, 1, FAM_CF, &v) != KEY_EMPTY)
@@ -394,7 +409,7 @@ static int add1(host *h, bool nx) {
     if (r < 0)
         return r_err(h, nomem ? "ERR out of memory, or a new link would pass "
                                 "the memory limit"
-                              : "ERR Filter is full");
+                              : "Filter is full");
     h->ops->r_int(h, 1);
     return 0;
 }
@@ -457,7 +472,7 @@ int cf_del(host *h) {
     if (!read_key(h, &v))
         return 0;
     if (v == NULL)
-        return r_err(h, "ERR Not found");
+        return r_err(h, "Not found");
     cf_part *c = &v->u.cf;
     uint64_t x = hash_of(c, &h->argv[2]);
     for (unsigned i = c->nlinks; i-- > 0;) {

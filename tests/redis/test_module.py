@@ -469,8 +469,41 @@ def test_bad_input(c, r):
              "error rate range", "error >= 1")
     c.raises(lambda: r.execute_command("BF.RESERVE", "k", 0.1, -5),
              "capacity", "negative capacity")
-    c.raises(lambda: r.execute_command("CF.RESERVE", "k", 100, "BUCKETSIZE", 0),
-             "bucket size", "bucket 0")
+    # RedisBloom 2.4's words, exactly
+    for cmd, want in [
+            (("CF.RESERVE", "k", 100, "BUCKETSIZE", 0),
+             "BUCKETSIZE: value must be an integer between 1 and 255, "
+             "inclusive."),
+            (("CF.RESERVE", "k", 100, "BUCKETSIZE", "x"),
+             "Couldn't parse BUCKETSIZE"),
+            (("CF.RESERVE", "k", 100, "MAXITERATIONS", 0),
+             "MAXITERATIONS: value must be an integer between 1 and 65535, "
+             "inclusive."),
+            (("CF.RESERVE", "k", 100, "EXPANSION", "x"),
+             "Couldn't parse EXPANSION"),
+            (("CF.RESERVE", "k", "x"), "Bad capacity"),
+            (("CF.RESERVE", "k", 6, "BUCKETSIZE", 4),
+             "Capacity must be at least (BucketSize * 2)"),
+            (("BF.RESERVE", "k", 1.5, 10), "(0 < error rate range < 1) "),
+            (("BF.RESERVE", "k", 0.1, 10, "EXPANSION"), "no expansion"),
+            (("BF.RESERVE", "k", 0.1, 10, "NONSCALING", "EXPANSION", 2),
+             "Nonscaling filters cannot expand"),
+            (("BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"), "Bad capacity"),
+            (("BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"), "Bad error rate"),
+            (("BF.INSERT", "k", "ERROR", 2, "ITEMS", "a"),
+             "Bad argument received"),
+            (("BF.INSERT", "k", "BOGUS", "ITEMS", "a"),
+             "Unknown argument received"),
+            (("BF.INFO", "bf", "BOGUS"), "Invalid information value"),
+            (("CF.DEL", "nokey", "a"), "Not found")]:
+        try:
+            r.execute_command(*cmd)
+            c.ok(False, f"{cmd} accepted")
+        except redis.ResponseError as e:
+            c.ok(str(e) == want, f"{cmd}: {str(e)!r}, RedisBloom {want!r}")
+    c.ok(r.execute_command("BF.INSERT", "ns2", "NONSCALING", "EXPANSION", 2,
+                           "ITEMS", "a") == [1],
+         "BF.INSERT NONSCALING EXPANSION: nonscaling wins, as RedisBloom")
     c.raises(lambda: r.execute_command("CMS.INITBYDIM", "k", 0, 5), "width",
              "width 0")
     c.raises(lambda: r.execute_command("AMQ.RESERVE", "k", "nosuch"), "unknown",
