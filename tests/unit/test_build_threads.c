@@ -12,6 +12,10 @@
  *     fuse build whose first seed fails on the repeat and is retried after
  *     the threaded de-duplication, and small Ribbon tables whose last
  *     layer retries seeds;
+ *   - xor and fuse tables of 2 10^5 keys (7 10^4 in the quick tier),
+ *     built by amq_filter_build at 1, 2 and 3 threads, from distinct keys
+ *     and from keys with repeats (a first attempt that fails and is
+ *     retried): the same status and bytes, and every key found;
  *   - the builder's thread option: 0 resolves to the cores, large counts
  *     are capped, NULL is refused.
  * The threshold under which passes stay on one thread is lowered, so the
@@ -268,6 +272,54 @@ static void test_retried_seeds(void) {
     free(h);
 }
 
+/* Tables of many blocks of every threaded pass, also in the quick tier. */
+static void test_large_builds(void) {
+    static const char *const specs[] = {"xor8", "xor16", "xor32", "fuse8",
+                                        "fuse16:ways=4"};
+    size_t n = check_quick() ? 70000 : 200000;
+    uint64_t *h = malloc(n * sizeof *h);
+    if (h == NULL)
+        return;
+    size_t outer_min = amq__par_set_min(2);
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+        for (int rep = 0; rep < 2; rep++) {
+            check_seed = 1009 * s + (uint64_t)rep;
+            /* with repeats, n - n / 5 distinct keys */
+            fill_hashes(h, n, rep, check_seed);
+            size_t len1 = 0;
+            amq_status st1;
+            uint8_t *one = scoped_frame(specs[s], h, n, 1, &len1, &st1);
+            CHECK_MSG(st1 == AMQ_OK, "%s, %zu keys: %s", specs[s], n,
+                      amq_status_name(st1));
+            for (unsigned t = 2; t <= 3; t++) {
+                amq_filter *f = NULL;
+                unsigned outer = amq__par_scope(t);
+                amq_status st =
+                    amq_filter_build(specs[s], h, n, 0.01, NULL, &f, NULL);
+                amq__par_restore(outer);
+                size_t len = 0;
+                uint8_t *fr = st == AMQ_OK ? check_frame(f, &len) : NULL;
+                CHECK_MSG(st == st1 && len == len1 && fr != NULL &&
+                              one != NULL && memcmp(fr, one, len) == 0,
+                          "%s, %zu keys (%s), %u threads: %s, %zu bytes; "
+                          "one thread: %s, %zu bytes",
+                          specs[s], n, rep ? "repeats" : "distinct", t,
+                          amq_status_name(st), len, amq_status_name(st1), len1);
+                size_t missing = 0;
+                for (size_t i = 0; f != NULL && i < n; i++)
+                    missing += !amq_filter_contains_hash(f, h[i]);
+                CHECK_MSG(f != NULL && missing == 0,
+                          "%s, %zu keys, %u threads: %zu keys not found",
+                          specs[s], n, t, missing);
+                free(fr);
+                amq_filter_free(f);
+            }
+            free(one);
+        }
+    amq__par_set_min(outer_min);
+    free(h);
+}
+
 static void test_option(void) {
     amq_builder *b = NULL;
     CHECK_OK(amq_builder_new("fuse8", NULL, &b, NULL));
@@ -294,6 +346,7 @@ int main(void) {
     test_sort();
     test_static_builds();
     test_retried_seeds();
+    test_large_builds();
     test_option();
     return check_report("test_build_threads");
 }
