@@ -228,8 +228,8 @@ static void test_disjoint(const char *spec, bool batch, int threads) {
     if (k == NULL || f == NULL)
         goto out;
     for (int t = 0; t < threads; t++)
-        jobs[t] = (job){
-            .f = f, .keys = k + (size_t)t * per, .n = per, .mode = batch};
+        jobs[t] =
+            (job){.f = f, .keys = k + (size_t)t * per, .n = per, .mode = batch};
     CHECK(run_jobs(jobs, threads));
     double load = amq_vqf_load(amq_vqf_of(f));
     CHECK_MSG(errors(jobs, threads) == 0 && amq_filter_items(f) == n,
@@ -255,8 +255,7 @@ typedef struct layout {
 /* Block p's remainders, list by list, each list sorted, into out[S];
  * list ends are the pocket's ones (bit j: a 0 is a slot, a 1 ends a list;
  * the 0s past the Q-th 1 are the empty slots). Returns the block's fill. */
-static unsigned block_lists(const uint8_t *p, const layout *ly,
-                            unsigned *out) {
+static unsigned block_lists(const uint8_t *p, const layout *ly, unsigned *out) {
     unsigned slot = 0, start = 0, ends = 0;
     for (unsigned bit = 0; ends < ly->lists; bit++) {
         bool one = (p[bit / 8] >> (bit % 8)) & 1;
@@ -304,7 +303,8 @@ static void test_low_load(unsigned r) {
     b = check_frame(g, &lb);
     if (a == NULL || b == NULL || la != lb)
         goto out;
-    const uint8_t *pa = a + la - 8 - blocks * 64, *pb = b + lb - 8 - blocks * 64;
+    const uint8_t *pa = a + la - 8 - blocks * 64,
+                  *pb = b + lb - 8 - blocks * 64;
     uint64_t differ = 0;
     unsigned top = 0;
     for (uint64_t i = 0; i < blocks; i++) {
@@ -433,21 +433,23 @@ static void test_full(const char *spec, unsigned slots) {
     if (k == NULL || ok == NULL || f == NULL)
         goto out;
     for (int t = 0; t < THREADS; t++)
-        jobs[t] = (job){
-            .f = f, .keys = k + t * per, .n = per, .mode = 5, .ok = ok + t * per};
+        jobs[t] = (job){.f = f,
+                        .keys = k + t * per,
+                        .n = per,
+                        .mode = 5,
+                        .ok = ok + t * per};
     CHECK(run_jobs(jobs, THREADS));
     uint64_t added = 0, lost = 0;
     for (int t = 0; t < THREADS; t++)
         added += jobs[t].added;
     for (size_t i = 0; i < n; i++)
         lost += ok[i] && !amq_filter_contains_hash(f, k[i]);
-    CHECK_MSG(errors(jobs, THREADS) == 0 && added == amq_filter_items(f) &&
-                  added <= slots && added > slots / 2 && lost == 0,
-              "%s: %llu errors, %llu added, %llu items, %llu lost", spec,
-              (unsigned long long)errors(jobs, THREADS),
-              (unsigned long long)added,
-              (unsigned long long)amq_filter_items(f),
-              (unsigned long long)lost);
+    CHECK_MSG(
+        errors(jobs, THREADS) == 0 && added == amq_filter_items(f) &&
+            added <= slots && added > slots / 2 && lost == 0,
+        "%s: %llu errors, %llu added, %llu items, %llu lost", spec,
+        (unsigned long long)errors(jobs, THREADS), (unsigned long long)added,
+        (unsigned long long)amq_filter_items(f), (unsigned long long)lost);
     CHECK(reloads(f));
 out:
     free(k);
@@ -461,8 +463,8 @@ static void test_generic(void) {
     const amq_type_info *ti = amq_filter_type_find("vqf");
     CHECK(ti != NULL && (ti->caps & AMQ_CAP_CONCURRENT));
     amq_filter *f = NULL, *g = NULL;
-    CHECK_OK(amq_filter_new("vqf:blocks=100,concurrent=1", 0, 0, NULL, &f,
-                            NULL));
+    CHECK_OK(
+        amq_filter_new("vqf:blocks=100,concurrent=1", 0, 0, NULL, &f, NULL));
     CHECK_OK(amq_filter_new("vqf:blocks=100", 0, 0, NULL, &g, NULL));
     if (f != NULL && g != NULL) {
         char buf[128];
@@ -481,17 +483,16 @@ static void test_generic(void) {
         CHECK_OK(fr ? amq_filter_view(fr, len, &opt, &v, NULL)
                     : AMQ_ERR_INVALID);
         CHECK(v != NULL && amq_filter_contains_hash(v, 12345));
-        CHECK(v != NULL &&
-              amq_filter_add_hash(v, 1) == AMQ_ERR_READONLY);
+        CHECK(v != NULL && amq_filter_add_hash(v, 1) == AMQ_ERR_READONLY);
         amq_filter_free(v);
         free(fr);
     }
     amq_filter_free(f);
     amq_filter_free(g);
     f = NULL;
-    CHECK_STATUS(amq_filter_new("vqf:blocks=10,concurrent=2", 0, 0, NULL, &f,
-                                NULL),
-                 AMQ_ERR_SPEC);
+    CHECK_STATUS(
+        amq_filter_new("vqf:blocks=10,concurrent=2", 0, 0, NULL, &f, NULL),
+        AMQ_ERR_SPEC);
     CHECK(f == NULL);
     double a = 0, b = 1;
     CHECK_OK(amq_curve_fpr("vqf:concurrent=1", 12.0, &a));
