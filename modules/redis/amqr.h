@@ -272,6 +272,9 @@ int reply_exists(host *h, int fam, bool single,
 void reply_fields(host *h, const char *const *names, const long long *vals,
                   int n, int only, int null_at);
 int r_arity(host *h);
+/* The keys of `CMD dest numkeys src...` (CMS.MERGE, TDIGEST.MERGE): dest
+ * and the sources, at most cap of them; a getkeys function. */
+int numkeys_keys(const rarg *argv, int argc, int *pos, int cap);
 /* The head of an INFO reply of n name-value pairs: a flat array of 2n as
  * RedisBloom 2.4 sends (RESP3 too), or under STRICT a map (an array in
  * RESP2). */
@@ -355,7 +358,6 @@ int cms_incrby(host *h);
 int cms_query(host *h);
 int cms_merge(host *h);
 int cms_info(host *h);
-int cms_merge_keys(const rarg *argv, int argc, int *pos, int cap);
 int topk_reserve(host *h);
 int topk_add(host *h);
 int topk_incrby(host *h);
@@ -367,7 +369,6 @@ int tdigest_create(host *h);
 int tdigest_reset(host *h);
 int tdigest_add(host *h);
 int tdigest_merge(host *h);
-int tdigest_merge_keys(const rarg *argv, int argc, int *pos, int cap);
 int tdigest_min(host *h);
 int tdigest_max(host *h);
 int tdigest_quantile(host *h);

@@ -526,13 +526,29 @@ int cf_count(host *h) {
     return 0;
 }
 
+/* Items in every link, and the first link's four-slot buckets (what
+ * CF.INFO and CF.DEBUG report). */
+static uint64_t cf_items(const cf_part *c) {
+    uint64_t items = 0;
+    for (unsigned i = 0; i < c->nlinks; i++)
+        items += amq_filter_items(c->link[i]);
+    return items;
+}
+
+static unsigned long long cf_buckets(const cf_part *c) {
+    char d[128];
+    unsigned long long buckets = 0;
+    unsigned f;
+    amq_filter_describe(c->link[0], d, sizeof d);
+    return sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) == 2 ? buckets
+                                                                     : 0;
+}
+
 /* CF.DEBUG: RedisBloom's one line (buckets: amq's four-slot buckets of
  * the first link, as CF.INFO counts them). */
 int cf_debug(host *h) {
     rval *v;
-    char d[128], line[256];
-    unsigned long long buckets = 0;
-    unsigned f;
+    char line[256];
     if (h->argc != 2)
         return r_arity(h);
     if (!read_key(h, &v))
@@ -540,12 +556,8 @@ int cf_debug(host *h) {
     if (v == NULL)
         return r_err(h, "ERR not found");
     const cf_part *c = &v->u.cf;
-    uint64_t items = 0;
-    for (unsigned i = 0; i < c->nlinks; i++)
-        items += amq_filter_items(c->link[i]);
-    amq_filter_describe(c->link[0], d, sizeof d);
-    if (sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) != 2)
-        buckets = 0;
+    uint64_t items = cf_items(c);
+    unsigned long long buckets = cf_buckets(c);
     int len = snprintf(line, sizeof line,
                        "bktsize:%u buckets:%llu items:%llu deletes:%llu "
                        "filters:%u max_iterations:%u expansion:%u",
@@ -566,9 +578,6 @@ int cf_info(host *h) {
                                         "Expansion rate",
                                         "Max iterations"};
     rval *v;
-    char d[128];
-    unsigned long long buckets = 0;
-    unsigned f;
     if (h->argc != 2)
         return r_arity(h);
     if (!read_key(h, &v))
@@ -576,12 +585,8 @@ int cf_info(host *h) {
     if (v == NULL)
         return r_err(h, "ERR not found");
     const cf_part *c = &v->u.cf;
-    uint64_t items = 0;
-    for (unsigned i = 0; i < c->nlinks; i++)
-        items += amq_filter_items(c->link[i]);
-    amq_filter_describe(c->link[0], d, sizeof d);
-    if (sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) != 2)
-        buckets = 0;
+    uint64_t items = cf_items(c);
+    unsigned long long buckets = cf_buckets(c);
     long long val[8] = {(long long)rv_memory(v),
                         (long long)buckets,
                         c->nlinks,

@@ -167,20 +167,6 @@ int cms_info(host *h) {
 
 /* ---- merge ------------------------------------------------------------------------- */
 
-/* Keys of CMS.MERGE dest numkeys src...: dest and the sources. */
-int cms_merge_keys(const rarg *argv, int argc, int *pos, int cap) {
-    long long n;
-    int k = 0;
-    if (argc < 2 || cap < 1)
-        return 0;
-    pos[k++] = 1;
-    if (argc < 4 || !arg_ll(&argv[2], &n) || n < 1)
-        return k;
-    for (long long i = 0; i < n && 3 + i < argc && k < cap; i++)
-        pos[k++] = (int)(3 + i);
-    return k;
-}
-
 static amq_cms *empty_like(rval *v, const amq_cms *c) {
     amq_options o = rv_options(v);
     amq_cms *x = NULL;

@@ -201,20 +201,6 @@ int tdigest_add(host *h) {
 
 /* ---- merge ---------------------------------------------------------------------- */
 
-/* Keys of TDIGEST.MERGE dest numkeys src...: dest and the sources. */
-int tdigest_merge_keys(const rarg *argv, int argc, int *pos, int cap) {
-    long long n;
-    int k = 0;
-    if (argc < 2 || cap < 1)
-        return 0;
-    pos[k++] = 1;
-    if (argc < 4 || !arg_ll(&argv[2], &n) || n < 1)
-        return k;
-    for (long long i = 0; i < n && 3 + i < argc && k < cap; i++)
-        pos[k++] = (int)(3 + i);
-    return k;
-}
-
 /* The index of word among argv[from, argc), or -1. */
 static int find_word(const host *h, int from, const char *word) {
     for (int i = from; i < h->argc; i++)

@@ -109,6 +109,19 @@ int key_open_read(host *h, int argi, int fam, rval **v) {
     return key_open(h, argi, fam, v, "ERR");
 }
 
+int numkeys_keys(const rarg *argv, int argc, int *pos, int cap) {
+    long long n;
+    int k = 0;
+    if (argc < 2 || cap < 1)
+        return 0;
+    pos[k++] = 1;
+    if (argc < 4 || !arg_ll(&argv[2], &n) || n < 1)
+        return k;
+    for (long long i = 0; i < n && 3 + i < argc && k < cap; i++)
+        pos[k++] = (int)(3 + i);
+    return k;
+}
+
 void r_info(host *h, long n) {
     if (g_cfg.strict)
         h->ops->r_map(h, n);

@@ -6,8 +6,7 @@
 #ifndef AMQ_SRC_FINGERPRINT_QF_LOCK_H
 #define AMQ_SRC_FINGERPRINT_QF_LOCK_H
 
-#include <sched.h>
-
+#include "core/spin.h"
 #include "fingerprint/qf_impl.h"
 
 /* ---- the window an operation may touch (concurrent mode) ----------------- */
@@ -20,28 +19,12 @@ typedef struct qwin {
     bool widen;      /* the operation needs more than the window */
 } qwin;
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* A spin lock that yields the core now and then: its holder may have lost
- * its own. */
 static inline void region_lock(const amq_qf *f, uint64_t r) {
-    uint8_t *l = &f->locks[r];
-    unsigned spins = 0;
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0) {
-        while (__atomic_load_n(l, __ATOMIC_RELAXED) != 0) {
-            cpu_relax();
-            if (++spins % 1024 == 0)
-                sched_yield();
-        }
-    }
+    amq__spin_lock(&f->locks[r]);
 }
 
 static inline void region_unlock(const amq_qf *f, uint64_t r) {
-    __atomic_store_n(&f->locks[r], 0, __ATOMIC_RELEASE);
+    amq__spin_unlock(&f->locks[r]);
 }
 
 /* Take regions r0..r1 in increasing order and make them the window. */

@@ -97,7 +97,6 @@
  * remainder (a false-positive delete, as in every fingerprint filter).
  */
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,6 +112,7 @@
 #include "amq/dynamic.h"
 #include "core/fpr.h"
 #include "core/mem.h"
+#include "core/spin.h"
 #include "type/type.h"
 #include "fingerprint/lines.h"
 #include "fingerprint/pocket.h"
@@ -154,28 +154,14 @@ struct amq_vqf {
 
 /* ---- concurrent mode: a lock per block ------------------------------------ */
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* A spin lock that yields the core now and then: its holder may have lost
- * its own. Acquire and release order the block's bytes between holders. */
+/* Block b's lock (core/spin.h): acquire and release order the block's
+ * bytes between holders. */
 static inline void blk_lock(const amq_vqf *f, uint64_t b) {
-    uint8_t *l = &f->locks[b];
-    unsigned spins = 0;
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0) {
-        while (__atomic_load_n(l, __ATOMIC_RELAXED) != 0) {
-            cpu_relax();
-            if (++spins % 1024 == 0)
-                sched_yield();
-        }
-    }
+    amq__spin_lock(&f->locks[b]);
 }
 
 static inline void blk_unlock(const amq_vqf *f, uint64_t b) {
-    __atomic_store_n(&f->locks[b], 0, __ATOMIC_RELEASE);
+    amq__spin_unlock(&f->locks[b]);
 }
 
 /* Both of a key's blocks, the lower index first (once if they are one). */
