@@ -74,6 +74,15 @@ static bool arg_real(const rarg *a, double *out) {
     return true;
 }
 
+/* Every value argument argv[2..] a double, or false after replying err. */
+static bool reals_or_reply(host *h, const char *err) {
+    double x;
+    for (int i = 2; i < h->argc; i++)
+        if (!arg_real(&h->argv[i], &x))
+            return r_err(h, err), false;
+    return true;
+}
+
 /* RedisBloom's rounding of a rank: halves go down (2.5 -> 2). */
 static double half_round_down(double x) {
     double ip, fp = modf(x, &ip);
@@ -307,9 +316,10 @@ int tdigest_quantile(host *h) {
     rval *v = need(h, 1);
     if (v == NULL)
         return 0;
+    if (!reals_or_reply(h, "ERR T-Digest: error parsing quantile"))
+        return 0;
     for (int i = 2; i < h->argc; i++) {
-        if (!arg_real(&h->argv[i], &q))
-            return r_err(h, "ERR T-Digest: error parsing quantile");
+        arg_real(&h->argv[i], &q);
         if (q < 0.0 || q > 1.0)
             return r_err(h, "ERR T-Digest: quantile should be in [0,1]");
     }
@@ -328,9 +338,8 @@ int tdigest_cdf(host *h) {
     rval *v = need(h, 1);
     if (v == NULL)
         return 0;
-    for (int i = 2; i < h->argc; i++)
-        if (!arg_real(&h->argv[i], &x))
-            return r_err(h, "ERR T-Digest: error parsing cdf");
+    if (!reals_or_reply(h, "ERR T-Digest: error parsing cdf"))
+        return 0;
     h->ops->r_arr(h, h->argc - 2);
     for (int i = 2; i < h->argc; i++) {
         arg_real(&h->argv[i], &x);
@@ -367,9 +376,8 @@ static int rank_as(host *h, bool reverse) {
     rval *v = need(h, 1);
     if (v == NULL)
         return 0;
-    for (int i = 2; i < h->argc; i++)
-        if (!arg_real(&h->argv[i], &x))
-            return r_err(h, "ERR T-Digest: error parsing value");
+    if (!reals_or_reply(h, "ERR T-Digest: error parsing value"))
+        return 0;
     const amq_tdigest *t = v->u.td.t;
     const double n = (double)amq_tdigest_count(t);
     h->ops->r_arr(h, h->argc - 2);
