@@ -297,6 +297,45 @@ amq_status amq_tdigest_merge(amq_tdigest *dst, const amq_tdigest *src) {
 
 /* ---- reading -------------------------------------------------------------- */
 
+amq_status amq_tdigest_from_centroids(double compression, const double *mean,
+                                      const uint64_t *weight, size_t n,
+                                      double min, double max,
+                                      const amq_options *opt,
+                                      amq_tdigest **out) {
+    uint64_t total = 0;
+    amq_tdigest *t;
+    if (out == NULL || (n > 0 && (mean == NULL || weight == NULL)))
+        return AMQ_ERR_INVALID;
+    *out = NULL;
+    if (!(compression >= 1.0 && compression <= AMQ_TDIGEST_MAX_COMPRESSION))
+        return AMQ_ERR_INVALID;
+    if (n > 0 && !(isfinite(min) && isfinite(max) && min <= max))
+        return AMQ_ERR_INVALID;
+    for (size_t i = 0; i < n; i++) {
+        if (!(mean[i] >= (i ? mean[i - 1] : min) && mean[i] <= max) ||
+            weight[i] == 0 || weight[i] >= TD_MAX_TOTAL - total)
+            return AMQ_ERR_INVALID;
+        total += weight[i];
+    }
+    AMQ_RETURN_IF_ERR(alloc_digest(compression, opt, &t));
+    if (n <= t->cap) {
+        for (size_t i = 0; i < n; i++)
+            t->a[i] = (td_c){mean[i], weight[i]};
+        t->m = n;
+        t->total = total;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            push(t, mean[i], weight[i]);
+        merge_buffer(t);
+    }
+    if (n > 0) {
+        t->min = min;
+        t->max = max;
+    }
+    *out = t;
+    return AMQ_OK;
+}
+
 uint64_t amq_tdigest_count(const amq_tdigest *t) {
     return t == NULL ? 0 : t->total;
 }

@@ -472,7 +472,85 @@ static void test_queries_change_nothing(void) {
     amq_tdigest_free(b);
 }
 
+/* The entries (mean, weight) of a digest's frame, merged and buffered. */
+static size_t frame_entries(const amq_tdigest *t, double *mean, uint64_t *w,
+                            size_t cap) {
+    size_t len = amq_tdigest_serialized_size(t);
+    uint8_t *buf = malloc(len);
+    amq_tdigest_info info;
+    CHECK(buf != NULL);
+    CHECK_OK(amq_tdigest_save(t, buf, len, NULL));
+    amq_tdigest_get_info(t, &info);
+    size_t m = (size_t)(info.merged_nodes + info.unmerged_nodes);
+    CHECK(m <= cap);
+    /* the entries end the payload, right before the frame's checksum */
+    const uint8_t *e = buf + len - 8 - m * 16;
+    for (size_t i = 0; i < m && i < cap; i++) {
+        memcpy(&mean[i], e + 16 * i, 8);
+        memcpy(&w[i], e + 16 * i + 8, 8);
+    }
+    free(buf);
+    return m;
+}
+
+/* A digest made from another digest's centroids keeps them as they are
+ * (its frame holds the same entries, ends and total) and answers within
+ * the digest's guarantees on the original data; more centroids than the
+ * array holds are merged by the digest's rule; bad lists are refused. */
+static void test_from_centroids(void) {
+    enum { N = 20000, CAP = 4096 };
+    static double x[N], s[N], mean[CAP], mean2[CAP];
+    static uint64_t w[CAP], w2[CAP];
+    amq_tdigest *t, *u, *c;
+    make_data(UNIFORM, x, N, 7);
+    memcpy(s, x, sizeof x);
+    qsort(s, N, sizeof *s, cmp_double);
+    CHECK_OK(amq_tdigest_new(100, NULL, &t));
+    for (size_t i = 0; i < N; i++)
+        CHECK_OK(amq_tdigest_add(t, x[i], 1));
+    /* merging into an empty digest leaves t's merged view as entries */
+    CHECK_OK(amq_tdigest_new(100, NULL, &u));
+    CHECK_OK(amq_tdigest_merge(u, t));
+    size_t m = frame_entries(u, mean, w, CAP);
+    CHECK(m > 10);
+    double lo = amq_tdigest_min(t), hi = amq_tdigest_max(t);
+    CHECK_OK(amq_tdigest_from_centroids(100, mean, w, m, lo, hi, NULL, &c));
+    CHECK(amq_tdigest_count(c) == N && amq_tdigest_centroids(c) == m);
+    CHECK(amq_tdigest_min(c) == lo && amq_tdigest_max(c) == hi);
+    CHECK(frame_entries(c, mean2, w2, CAP) == m);
+    CHECK(memcmp(mean, mean2, m * sizeof *mean) == 0 &&
+          memcmp(w, w2, m * sizeof *w) == 0);
+    check_accuracy(c, s, N, "from centroids");
+    amq_tdigest_free(c);
+    /* more centroids than compression 5 holds: merged, count kept */
+    CHECK_OK(amq_tdigest_from_centroids(5, mean, w, m, lo, hi, NULL, &c));
+    CHECK(amq_tdigest_count(c) == N && amq_tdigest_centroids(c) < m);
+    CHECK(amq_tdigest_min(c) == lo && amq_tdigest_max(c) == hi);
+    amq_tdigest_free(c);
+    /* refusals */
+    double bad_mean[3] = {1, 3, 2}, ok_mean[3] = {1, 2, 3};
+    uint64_t one[3] = {1, 1, 1}, zero[3] = {1, 0, 1};
+    CHECK_STATUS(
+        amq_tdigest_from_centroids(100, bad_mean, one, 3, 0, 5, NULL, &c),
+        AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_tdigest_from_centroids(100, ok_mean, zero, 3, 0, 5, NULL, &c),
+        AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_tdigest_from_centroids(100, ok_mean, one, 3, 1.5, 5, NULL, &c),
+        AMQ_ERR_INVALID);
+    CHECK_STATUS(
+        amq_tdigest_from_centroids(0.5, ok_mean, one, 3, 0, 5, NULL, &c),
+        AMQ_ERR_INVALID);
+    CHECK_OK(amq_tdigest_from_centroids(100, NULL, NULL, 0, 0, 0, NULL, &c));
+    CHECK(amq_tdigest_count(c) == 0 && isnan(amq_tdigest_quantile(c, 0.5)));
+    amq_tdigest_free(c);
+    amq_tdigest_free(t);
+    amq_tdigest_free(u);
+}
+
 int main(void) {
+    test_from_centroids();
     test_small();
     test_bad_arguments();
     test_weights();
