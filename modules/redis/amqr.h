@@ -119,6 +119,8 @@ typedef struct rval {
     size_t bytes;        /* held by the amq objects (counting allocator) */
     amq_allocator alloc; /* counts into bytes; ctx = this rval */
     pending *load;       /* non-NULL: LOADCHUNK in progress, parts empty */
+    struct rb_value *rb; /* non-NULL: a key in RedisBloom's layout (rb.c);
+                            the family's part is then unused */
     union {
         bf_part bf;
         cf_part cf;
@@ -206,6 +208,100 @@ rval *rv_copy(const rval *v);
 #define BLOB_MAX ((size_t)1 << 40)
 bool blob_peek(const uint8_t *buf, size_t len, int *fam, size_t *total,
                char *err, size_t cap);
+
+/* ---- keys in RedisBloom's layouts (rb.c) ------------------------------------------ */
+
+/* The fields of a value in RedisBloom's RDB order: the server's RDB
+ * (module.c) or a tagged byte form (rbs_*, in amq blobs and the fuzz
+ * target). A reader's str points into storage valid until its next call. */
+typedef struct host host;
+typedef struct rb_io rb_io;
+struct rb_io {
+    bool (*u64)(rb_io *io, uint64_t *x);
+    bool (*dbl)(rb_io *io, double *x);
+    const uint8_t *(*str)(rb_io *io, size_t *n);
+    void (*put_u64)(rb_io *io, uint64_t x);
+    void (*put_dbl)(rb_io *io, double x);
+    void (*put_str)(rb_io *io, const void *p, size_t n);
+};
+typedef struct rbs_reader {
+    rb_io io;
+    const uint8_t *at, *end;
+} rbs_reader;
+typedef struct rbs_writer {
+    rb_io io;
+    uint8_t *buf; /* NULL: only count */
+    size_t cap, len;
+} rbs_writer;
+void rbs_reader_init(rbs_reader *r, const uint8_t *p, size_t n);
+void rbs_writer_init(rbs_writer *w, uint8_t *buf, size_t cap);
+
+uint32_t rb_murmur2(const void *key, size_t len, uint32_t seed);
+uint64_t rb_murmur64a(const void *key, size_t len, uint64_t seed);
+
+const char *rb_type_name(int fam); /* NULL: no RedisBloom counterpart */
+int rb_encver(int fam);
+/* A value of family fam from RedisBloom's fields at encoding encver;
+ * NULL with err filled (nothing kept). */
+rval *rb_load(int fam, int encver, rb_io *in, char *err, size_t cap);
+void rb_save(const rval *v, rb_io *out);
+void rb_free(rval *v); /* the layout's memory (rv_free calls it) */
+/* As one blob frame: the encoding version, then the fields (rbs form). */
+size_t rb_frame(const rval *v, uint8_t *buf, size_t cap); /* bytes needed */
+rval *rb_from_frame(int fam, const uint8_t *p, size_t n, char *err, size_t cap);
+
+/* BF: add 1 new / 0 present / -1 error (*err); info = Capacity, Size,
+ * filters, items, expansion (-1: nonscaling), RedisBloom's figures. */
+bool rb_bf_contains(const rval *v, const void *p, size_t n);
+int rb_bf_add(host *h, rval *v, const void *p, size_t n, const char **err);
+uint64_t rb_bf_items(const rval *v);
+void rb_bf_info(const rval *v, long long out[5]);
+unsigned rb_bf_links(const rval *v);
+int rb_bf_debug(const rval *v, char *buf, size_t cap, unsigned i);
+/* SCANDUMP/LOADCHUNK in RedisBloom's stream (header at iterator 1). */
+size_t rb_bf_header(const rval *v, uint8_t *out, size_t cap);
+rval *rb_bf_from_header(host *h, const uint8_t *p, size_t n, char *err,
+                        size_t cap);
+const uint8_t *rb_bf_chunk(const rval *v, long long *iter, size_t *len);
+bool rb_bf_load_chunk(rval *v, long long iter, const uint8_t *p, size_t n,
+                      const char **err);
+
+/* CF: insert 1 / 0 present (nx) / -1 full / -2 no memory; info = Size,
+ * buckets, filters, items, deleted, bucket size, expansion, max
+ * iterations. */
+bool rb_cf_contains(const rval *v, const void *p, size_t n);
+uint64_t rb_cf_count(const rval *v, const void *p, size_t n);
+int rb_cf_insert(host *h, rval *v, const void *p, size_t n, bool nx);
+bool rb_cf_delete(rval *v, const void *p, size_t n);
+void rb_cf_compact(rval *v, bool cont);
+void rb_cf_info(const rval *v, long long out[8]);
+uint64_t rb_cf_items(const rval *v);
+size_t rb_cf_header(const rval *v, uint8_t out[38]);
+rval *rb_cf_from_header(host *h, const uint8_t *p, size_t n, char *err,
+                        size_t cap);
+const uint8_t *rb_cf_chunk(const rval *v, long long *pos, size_t *len);
+bool rb_cf_load_chunk(rval *v, long long pos, const uint8_t *p, size_t n);
+
+/* CMS: RedisBloom's plain update; incr answers UINT32_MAX on overflow. */
+uint64_t rb_cms_incr(rval *v, const void *p, size_t n, uint64_t by);
+uint64_t rb_cms_query(const rval *v, const void *p, size_t n);
+void rb_cms_info(const rval *v, uint64_t *w, uint64_t *d, uint64_t *count);
+bool rb_cms_same_shape(const rval *a, const rval *b);
+bool rb_cms_merge(rval *dst, rval *const *src, const long long *w, int n);
+
+/* TOPK: RedisBloom's HeavyKeeper and heap, a deterministic decay coin. */
+typedef struct rb_topk_item {
+    uint8_t *item; /* NULL: an empty entry */
+    uint32_t len, count;
+} rb_topk_item;
+bool rb_topk_add(rval *v, const void *p, size_t n, uint32_t by,
+                 rb_topk_item *expelled);
+void rb_topk_free_item(rval *v, rb_topk_item *it);
+bool rb_topk_query(const rval *v, const void *p, size_t n);
+uint64_t rb_topk_count(const rval *v, const void *p, size_t n);
+size_t rb_topk_list(const rval *v, rb_topk_item *out); /* room for k */
+void rb_topk_info(const rval *v, uint32_t *k, uint32_t *w, uint32_t *d,
+                  double *decay);
 
 /* ---- the host: what a command may do ------------------------------------------ */
 

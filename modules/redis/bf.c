@@ -202,7 +202,10 @@ static bool growth_refused(host *h, const bf_part *b) {
 }
 
 /* Add one item: 1 new, 0 present, -1 error (message in *err). */
-static int add_one(host *h, bf_part *b, const rarg *item, const char **err) {
+static int add_one(host *h, rval *v, const rarg *item, const char **err) {
+    if (v->rb != NULL)
+        return rb_bf_add(h, v, item->p, item->n, err);
+    bf_part *b = &v->u.bf;
     uint64_t x = amq_filter_hash(b->f, item->p, item->n);
     if (amq_filter_contains_hash(b->f, x))
         return 0;
@@ -259,7 +262,7 @@ static int add_items(host *h, const create_args *a, int from, bool single) {
         replicate_reserve(h, &v->u.bf);
     if (single) {
         const char *err = NULL;
-        int r = add_one(h, &v->u.bf, &h->argv[from], &err);
+        int r = add_one(h, v, &h->argv[from], &err);
         if (r < 0)
             h->ops->r_err(h, err);
         else
@@ -278,7 +281,7 @@ static int add_items(host *h, const create_args *a, int from, bool single) {
         }
         while (done < n) {
             err[done] = NULL;
-            r[done] = add_one(h, &v->u.bf, &h->argv[from + done], &err[done]);
+            r[done] = add_one(h, v, &h->argv[from + done], &err[done]);
             changed += r[done] > 0;
             if (r[done++] < 0 && !g_cfg.strict)
                 break;
@@ -458,6 +461,8 @@ static bool read_key(host *h, rval **v) {
 }
 
 static bool has(const rval *v, const rarg *item) {
+    if (v->rb != NULL)
+        return rb_bf_contains(v, item->p, item->n);
     return amq_filter_contains(v->u.bf.f, item->p, item->n);
 }
 
@@ -470,7 +475,9 @@ int bf_card(host *h) {
         return r_arity(h);
     if (!read_key(h, &v))
         return 0;
-    h->ops->r_int(h, v ? (long long)amq_filter_items(v->u.bf.f) : 0);
+    h->ops->r_int(h, v == NULL       ? 0
+                     : v->rb != NULL ? (long long)rb_bf_items(v)
+                                     : (long long)amq_filter_items(v->u.bf.f));
     return 0;
 }
 
@@ -484,6 +491,15 @@ int bf_debug(host *h) {
         return 0;
     if (v == NULL)
         return r_err(h, "ERR not found");
+    if (v->rb != NULL) {
+        unsigned n = rb_bf_links(v);
+        h->ops->r_arr(h, 1 + (long)n);
+        for (unsigned i = 0; i <= n; i++) {
+            int len = rb_bf_debug(v, line, sizeof line, i);
+            h->ops->r_str(h, line, (size_t)len);
+        }
+        return 0;
+    }
     const amq_scalable *sc = amq_scalable_of(v->u.bf.f);
     unsigned n = amq_scalable_stages(sc);
     h->ops->r_arr(h, 1 + (long)n);
@@ -526,6 +542,12 @@ int bf_info(host *h) {
         return 0;
     if (v == NULL)
         return r_err(h, "ERR not found");
+    if (v->rb != NULL) {
+        long long val[5];
+        rb_bf_info(v, val);
+        reply_fields(h, names, val, 5, only, val[4] < 0 ? 4 : -1);
+        return 0;
+    }
     const bf_part *b = &v->u.bf;
     unsigned s = stages(b, &cap);
     long long val[5] = {(long long)cap, (long long)rv_memory(v), s,

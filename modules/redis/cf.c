@@ -254,6 +254,21 @@ static uint64_t hash_of(const cf_part *c, const rarg *a) {
     return amq_filter_hash(c->link[0], a->p, a->n);
 }
 
+/* Add one item: 1 added, 0 present (nx only), -1 full (or no memory:
+ * *nomem), for either layout. */
+static int add_item(host *h, rval *v, const rarg *a, bool nx, bool *nomem) {
+    *nomem = false;
+    if (v->rb != NULL) {
+        int r = rb_cf_insert(h, v, a->p, a->n, nx);
+        *nomem = r == -2;
+        return r < 0 ? -1 : r;
+    }
+    uint64_t x = hash_of(&v->u.cf, a);
+    if (nx && present(&v->u.cf, x))
+        return 0;
+    return insert(h, v, x, nomem);
+}
+
 /* ---- key access ---------------------------------------------------------------- */
 
 static rval *create(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e) {
@@ -396,14 +411,13 @@ static int add1(host *h, bool nx) {
     rval *v = open_or_create(h, g_cfg.cf_capacity, false, &created);
     if (v == NULL)
         return 0;
-    uint64_t x = hash_of(&v->u.cf, &h->argv[2]);
-    if (nx && present(&v->u.cf, x)) {
+    int r = add_item(h, v, &h->argv[2], nx, &nomem);
+    if (r == 0) {
         if (created)
             wrote(h, "cf.add");
         h->ops->r_int(h, 0);
         return 0;
     }
-    int r = insert(h, v, x, &nomem);
     if (r > 0 || created)
         wrote(h, nx ? "cf.addnx" : "cf.add");
     if (r < 0)
@@ -441,12 +455,7 @@ static int insert_many(host *h, bool nx) {
         return 0;
     h->ops->r_arr(h, h->argc - i - 1);
     for (int j = i + 1; j < h->argc; j++) {
-        uint64_t x = hash_of(&v->u.cf, &h->argv[j]);
-        if (nx && present(&v->u.cf, x)) {
-            h->ops->r_int(h, 0);
-            continue;
-        }
-        int r = insert(h, v, x, &nomem);
+        int r = add_item(h, v, &h->argv[j], nx, &nomem);
         changed |= r > 0;
         h->ops->r_int(h, r);
     }
@@ -459,6 +468,8 @@ int cf_insert(host *h) { return insert_many(h, false); }
 int cf_insertnx(host *h) { return insert_many(h, true); }
 
 static bool has(const rval *v, const rarg *item) {
+    if (v->rb != NULL)
+        return rb_cf_contains(v, item->p, item->n);
     return present(&v->u.cf, hash_of(&v->u.cf, item));
 }
 
@@ -473,6 +484,13 @@ int cf_del(host *h) {
         return 0;
     if (v == NULL)
         return r_err(h, "Not found");
+    if (v->rb != NULL) {
+        bool gone = rb_cf_delete(v, h->argv[2].p, h->argv[2].n);
+        if (gone)
+            wrote(h, "cf.del");
+        h->ops->r_int(h, gone);
+        return 0;
+    }
     cf_part *c = &v->u.cf;
     uint64_t x = hash_of(c, &h->argv[2]);
     for (unsigned i = c->nlinks; i-- > 0;) {
@@ -501,6 +519,13 @@ int cf_compact(host *h) {
         return 0;
     if (v == NULL) /* RedisBloom's words, for another type too */
         return r_err(h, "Cuckoo filter was not found");
+    if (v->rb != NULL) { /* RedisBloom's compaction: items move to older
+                            sub-filters, an emptied newest one goes */
+        rb_cf_compact(v, true);
+        wrote(h, "cf.compact");
+        r_ok(h);
+        return 0;
+    }
     cf_part *c = &v->u.cf;
     unsigned before = c->nlinks;
     while (c->nlinks > 1 && amq_filter_items(c->link[c->nlinks - 1]) == 0)
@@ -518,7 +543,9 @@ int cf_count(host *h) {
         return r_arity(h);
     if (!count_key(h, &v))
         return 0;
-    for (unsigned i = 0; v != NULL && i < v->u.cf.nlinks; i++)
+    if (v != NULL && v->rb != NULL)
+        sum = rb_cf_count(v, h->argv[2].p, h->argv[2].n);
+    for (unsigned i = 0; v != NULL && v->rb == NULL && i < v->u.cf.nlinks; i++)
         if (amq_filter_count_hash(v->u.cf.link[i],
                                   hash_of(&v->u.cf, &h->argv[2]), &n) == AMQ_OK)
             sum += n;
@@ -555,6 +582,16 @@ int cf_debug(host *h) {
         return 0;
     if (v == NULL)
         return r_err(h, "ERR not found");
+    if (v->rb != NULL) {
+        long long f[8];
+        rb_cf_info(v, f);
+        int len = snprintf(line, sizeof line,
+                           "bktsize:%lld buckets:%lld items:%lld deletes:%lld "
+                           "filters:%lld max_iterations:%lld expansion:%lld",
+                           f[5], f[1], f[3], f[4], f[2], f[7], f[6]);
+        h->ops->r_str(h, line, (size_t)len);
+        return 0;
+    }
     const cf_part *c = &v->u.cf;
     uint64_t items = cf_items(c);
     unsigned long long buckets = cf_buckets(c);
@@ -584,6 +621,12 @@ int cf_info(host *h) {
         return 0;
     if (v == NULL)
         return r_err(h, "ERR not found");
+    if (v->rb != NULL) {
+        long long f[8];
+        rb_cf_info(v, f);
+        reply_fields(h, names, f, 8, -1, -1);
+        return 0;
+    }
     const cf_part *c = &v->u.cf;
     uint64_t items = cf_items(c);
     unsigned long long buckets = cf_buckets(c);

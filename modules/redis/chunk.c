@@ -28,6 +28,96 @@ static int lookup_any(host *h, int fam, rval **v) {
     return h->ops->lookup(h, 1, fam, v);
 }
 
+static void accepted(host *h, const char *event) {
+    h->ops->replicate_verbatim(h);
+    h->ops->notify(h, event, 1);
+    r_ok(h);
+}
+
+/* ---- RedisBloom's streams, for keys in its layouts (rb.c) ----------------------
+ *
+ * BF: iterator 0 answers (1, header); a later iterator i is one past the
+ * bytes sent so far of the links' bit arrays, and the end is (0, "").
+ * CF: (1, 38-byte header), then the sub-filters' buckets the same way,
+ * the end (0, nil); an empty filter answers (0, nil) at once. LOADCHUNK
+ * with iterator 1 makes a key from a header (zeroed bits); later chunks
+ * go where their iterator says, in any order, as RedisBloom takes them. */
+
+static int rb_scandump(host *h, rval *v, long long it) {
+    uint8_t head[38];
+    size_t n = 0;
+    const uint8_t *p;
+    h->ops->r_arr(h, 2);
+    if (v->fam == FAM_CF && rb_cf_items(v) == 0) {
+        h->ops->r_int(h, 0);
+        h->ops->r_null(h);
+        return 0;
+    }
+    if (it == 0) {
+        h->ops->r_int(h, 1);
+        if (v->fam == FAM_CF) {
+            h->ops->r_str(h, (const char *)head, rb_cf_header(v, head));
+            return 0;
+        }
+        size_t hn = rb_bf_header(v, NULL, 0);
+        uint8_t *hb = rv_sys_alloc(hn);
+        if (hb == NULL) {
+            h->ops->r_str(h, "", 0);
+            return 0;
+        }
+        rb_bf_header(v, hb, hn);
+        h->ops->r_str(h, (const char *)hb, hn);
+        rv_sys_free(hb);
+        return 0;
+    }
+    p = v->fam == FAM_CF ? rb_cf_chunk(v, &it, &n) : rb_bf_chunk(v, &it, &n);
+    if (p == NULL) {
+        h->ops->r_int(h, 0);
+        if (v->fam == FAM_CF)
+            h->ops->r_null(h);
+        else
+            h->ops->r_str(h, "", 0);
+        return 0;
+    }
+    h->ops->r_int(h, it);
+    h->ops->r_str(h, (const char *)p, n);
+    return 0;
+}
+
+static int rb_loadchunk(host *h, int fam, long long it, const rarg *d,
+                        const char *event) {
+    rval *v;
+    char err[160];
+    int st = lookup_any(h, fam, &v);
+    if (st == KEY_WRONGTYPE)
+        return r_wrongtype(h);
+    if (it == 1 && st == KEY_EMPTY) {
+        const uint8_t *p = (const uint8_t *)d->p;
+        v = fam == FAM_CF ? rb_cf_from_header(h, p, d->n, err, sizeof err)
+                          : rb_bf_from_header(h, p, d->n, err, sizeof err);
+        if (v == NULL)
+            return r_err(h, err);
+        if (!store_or_reply(h, v))
+            return 0;
+        accepted(h, event);
+        return 0;
+    }
+    if (st == KEY_EMPTY)
+        return r_err(h, "ERR not found");
+    if (fam == FAM_CF) {
+        if (it == 1)
+            return r_err(h, "ERR item exists");
+        if (!rb_cf_load_chunk(v, it, (const uint8_t *)d->p, d->n))
+            return r_err(h, "Couldn't load chunk!");
+    } else {
+        const char *why;
+        if (!rb_bf_load_chunk(v, it, (const uint8_t *)d->p, d->n, &why))
+            return r_err(h, why);
+    }
+    accepted(h, event);
+    return 0;
+}
+
 int chunk_scandump(host *h, int fam) {
     long long it;
     rval *v;
@@ -44,6 +134,8 @@ int chunk_scandump(host *h, int fam) {
         return r_err(h, "ERR not found");
     if (v->load != NULL)
         return r_err(h, "ERR the key is being loaded by LOADCHUNK");
+    if (v->rb != NULL && (fam == FAM_BF || fam == FAM_CF))
+        return rb_scandump(h, v, it);
     if (!rv_encode(v, &blob, &len))
         return r_err(h, "ERR out of memory");
     size_t off = it == 0 ? 0 : (size_t)(it - 1);
@@ -58,12 +150,6 @@ int chunk_scandump(host *h, int fam) {
     }
     rv_sys_free(blob);
     return 0;
-}
-
-static void accepted(host *h, const char *event) {
-    h->ops->replicate_verbatim(h);
-    h->ops->notify(h, event, 1);
-    r_ok(h);
 }
 
 /* The first piece: a fresh pending value (or the whole value). */
@@ -150,12 +236,27 @@ int chunk_loadchunk(host *h, int fam) {
     if (h->argc != 4)
         return r_arity(h);
     const rarg *d = &h->argv[3];
-    if (!arg_ll(&h->argv[2], &it) || it < 1 || (size_t)(it - 1) < d->n)
-        return r_err(h, "ERR invalid chunk: bad iterator");
-    size_t off = (size_t)(it - 1) - d->n;
     const char *event = fam == FAM_BF   ? "bf.loadchunk"
                         : fam == FAM_CF ? "cf.loadchunk"
                                         : "amq.loadchunk";
+    if (!arg_ll(&h->argv[2], &it))
+        return r_err(h, "ERR invalid chunk: bad iterator");
+    if (fam == FAM_BF || fam == FAM_CF) {
+        /* RedisBloom's stream: its header comes at iterator 1 (an amq
+         * blob's first piece never does), its later chunks to a key in
+         * its layout */
+        rval *v;
+        if (it == 1 && !(d->n >= 4 && memcmp(d->p,
+                                             "\x89"
+                                             "AMR",
+                                             4) == 0))
+            return rb_loadchunk(h, fam, it, d, event);
+        if (lookup_any(h, fam, &v) == KEY_OK && v->rb != NULL)
+            return rb_loadchunk(h, fam, it, d, event);
+    }
+    if (it < 1 || (size_t)(it - 1) < d->n)
+        return r_err(h, "ERR invalid chunk: bad iterator");
+    size_t off = (size_t)(it - 1) - d->n;
     return off == 0 ? first_piece(h, fam, d, event)
                     : next_piece(h, fam, off, d, event);
 }

@@ -121,11 +121,17 @@ int cms_incrby(host *h) {
     h->ops->r_arr(h, (h->argc - 2) / 2);
     for (int i = 2; i < h->argc; i += 2) {
         arg_ll(&h->argv[i + 1], &by);
-        uint64_t x = amq_hash64(&v->u.cms.h, h->argv[i].p, h->argv[i].n);
-        uint64_t est = amq_cms_incr(v->u.cms.c, x, (uint64_t)by);
+        uint64_t est, max = UINT32_MAX;
+        if (v->rb != NULL) {
+            est = rb_cms_incr(v, h->argv[i].p, h->argv[i].n, (uint64_t)by);
+        } else {
+            uint64_t x = amq_hash64(&v->u.cms.h, h->argv[i].p, h->argv[i].n);
+            est = amq_cms_incr(v->u.cms.c, x, (uint64_t)by);
+            max = amq_cms_counter_max(v->u.cms.c);
+        }
         /* a counter at its maximum: RedisBloom's error element (unless
          * STRICT, where the saturated estimate is the answer) */
-        if (!g_cfg.strict && est >= amq_cms_counter_max(v->u.cms.c))
+        if (!g_cfg.strict && est >= max)
             h->ops->r_err(h, "CMS: INCRBY overflow");
         else
             h->ops->r_int(h, (long long)est);
@@ -143,6 +149,11 @@ int cms_query(host *h) {
         return 0;
     h->ops->r_arr(h, h->argc - 2);
     for (int i = 2; i < h->argc; i++) {
+        if (v->rb != NULL) {
+            h->ops->r_int(
+                h, (long long)rb_cms_query(v, h->argv[i].p, h->argv[i].n));
+            continue;
+        }
         uint64_t x = amq_hash64(&v->u.cms.h, h->argv[i].p, h->argv[i].n);
         h->ops->r_int(h, (long long)amq_cms_query(v->u.cms.c, x));
     }
@@ -155,13 +166,21 @@ int cms_info(host *h) {
     rval *v = need(h, 1);
     if (v == NULL)
         return 0;
+    uint64_t w, d, count;
+    if (v->rb != NULL) {
+        rb_cms_info(v, &w, &d, &count);
+    } else {
+        w = amq_cms_width(v->u.cms.c);
+        d = amq_cms_depth(v->u.cms.c);
+        count = amq_cms_total(v->u.cms.c);
+    }
     r_info(h, 3);
     h->ops->r_simple(h, "width");
-    h->ops->r_int(h, (long long)amq_cms_width(v->u.cms.c));
+    h->ops->r_int(h, (long long)w);
     h->ops->r_simple(h, "depth");
-    h->ops->r_int(h, amq_cms_depth(v->u.cms.c));
+    h->ops->r_int(h, (long long)d);
     h->ops->r_simple(h, "count");
-    h->ops->r_int(h, (long long)amq_cms_total(v->u.cms.c));
+    h->ops->r_int(h, (long long)count);
     return 0;
 }
 
@@ -203,6 +222,10 @@ static bool add_weighted(rval *v, amq_cms *acc, const amq_cms *src,
 }
 
 static bool same_shape(const rval *a, const rval *b) {
+    if ((a->rb != NULL) != (b->rb != NULL))
+        return false; /* a migrated sketch hashes as RedisBloom did */
+    if (a->rb != NULL)
+        return rb_cms_same_shape(a, b);
     const amq_cms *x = a->u.cms.c, *y = b->u.cms.c;
     return amq_cms_width(x) == amq_cms_width(y) &&
            amq_cms_depth(x) == amq_cms_depth(y) &&
@@ -249,6 +272,17 @@ int cms_merge(host *h) {
     }
     if (!h->ops->budget(h, 3.0 * (double)dst->bytes))
         return r_err(h, "CMS: merge needs more memory than the limit allows");
+    if (dst->rb != NULL) {
+        rval *src[MAXSRC];
+        for (int i = 0; i < n; i++)
+            h->ops->lookup(h, 3 + i, FAM_CMS, &src[i]);
+        if (!rb_cms_merge(dst, src, w, (int)n))
+            return r_err(h, "CMS: out of memory");
+        h->ops->replicate_verbatim(h);
+        h->ops->notify(h, "cms.merge", 1);
+        r_ok(h);
+        return 0;
+    }
     amq_cms *acc = empty_like(dst, dst->u.cms.c);
     bool ok = acc != NULL;
     for (int i = 0; ok && i < n; i++) {

@@ -30,6 +30,8 @@
 #define MAX_STACK_ARGS 64
 
 static RedisModuleType *g_types[FAM_MAX + 1];
+/* RedisBloom's own type names, for keys in its layouts (rb.c). */
+static RedisModuleType *g_rbtypes[FAM_MAX + 1];
 
 /* ---- the host ------------------------------------------------------------- */
 
@@ -57,7 +59,7 @@ static RedisModuleKey *key_at(rhost *r, int argi) {
 
 static int fam_of_type(RedisModuleType *t) {
     for (int f = 1; f <= FAM_MAX; f++)
-        if (g_types[f] == t)
+        if (g_types[f] == t || (g_rbtypes[f] != NULL && g_rbtypes[f] == t))
             return f;
     return 0;
 }
@@ -78,8 +80,9 @@ static int h_lookup(host *h, int argi, int fam, rval **out) {
 
 static bool h_store(host *h, int argi, rval *v) {
     RedisModuleKey *k = key_at((rhost *)h, argi);
-    if (k != NULL &&
-        RedisModule_ModuleTypeSetValue(k, g_types[v->fam], v) == REDISMODULE_OK)
+    if (k != NULL && RedisModule_ModuleTypeSetValue(
+                         k, v->rb != NULL ? g_rbtypes[v->fam] : g_types[v->fam],
+                         v) == REDISMODULE_OK)
         return true;
     rv_free(v);
     return false;
@@ -334,6 +337,78 @@ static void *copy(RedisModuleString *from, RedisModuleString *to,
     return rv_copy(value);
 }
 
+/* RedisBloom's fields through the server's RDB calls. A string stays
+ * until the next one (or the end of the load). */
+typedef struct rdb_in {
+    rb_io io;
+    RedisModuleIO *rdb;
+    char *last;
+} rdb_in;
+
+static bool in_u64(rb_io *io, uint64_t *x) {
+    rdb_in *r = (rdb_in *)io;
+    *x = RedisModule_LoadUnsigned(r->rdb);
+    return !RedisModule_IsIOError(r->rdb);
+}
+static bool in_dbl(rb_io *io, double *x) {
+    rdb_in *r = (rdb_in *)io;
+    *x = RedisModule_LoadDouble(r->rdb);
+    return !RedisModule_IsIOError(r->rdb);
+}
+static const uint8_t *in_str(rb_io *io, size_t *n) {
+    rdb_in *r = (rdb_in *)io;
+    if (r->last != NULL)
+        RedisModule_Free(r->last);
+    r->last = RedisModule_LoadStringBuffer(r->rdb, n);
+    if (RedisModule_IsIOError(r->rdb))
+        return NULL;
+    return (const uint8_t *)(r->last != NULL ? r->last : "");
+}
+static void out_u64(rb_io *io, uint64_t x) {
+    RedisModule_SaveUnsigned(((rdb_in *)io)->rdb, x);
+}
+static void out_dbl(rb_io *io, double x) {
+    RedisModule_SaveDouble(((rdb_in *)io)->rdb, x);
+}
+static void out_str(rb_io *io, const void *p, size_t n) {
+    RedisModule_SaveStringBuffer(((rdb_in *)io)->rdb, p, n);
+}
+
+static void *load_rb(RedisModuleIO *io, int encver, int fam) {
+    char err[160];
+    rdb_in r = {{in_u64, in_dbl, in_str, NULL, NULL, NULL}, io, NULL};
+    rval *v = rb_load(fam, encver, &r.io, err, sizeof err);
+    if (r.last != NULL)
+        RedisModule_Free(r.last);
+    if (v == NULL)
+        RedisModule_LogIOError(io, "warning",
+                               "amq: refusing a RedisBloom %s value: %s",
+                               fam_get(fam)->name, err);
+    return v;
+}
+static void *load_rb_bf(RedisModuleIO *io, int e) {
+    return load_rb(io, e, FAM_BF);
+}
+static void *load_rb_cf(RedisModuleIO *io, int e) {
+    return load_rb(io, e, FAM_CF);
+}
+static void *load_rb_cms(RedisModuleIO *io, int e) {
+    return load_rb(io, e, FAM_CMS);
+}
+static void *load_rb_topk(RedisModuleIO *io, int e) {
+    return load_rb(io, e, FAM_TOPK);
+}
+/* TDIS-TYPE: RedisBloom's t-digest (encoding 0) becomes an amq digest,
+ * which is saved as an amq value (encoding 1) under the same name. */
+static void *load_rb_tdigest(RedisModuleIO *io, int e) {
+    return e == 0 ? load_rb(io, e, FAM_TDIGEST) : load_as(io, e, FAM_TDIGEST);
+}
+
+static void save_rb(RedisModuleIO *io, void *value) {
+    rdb_in w = {{NULL, NULL, NULL, out_u64, out_dbl, out_str}, io, NULL};
+    rb_save(value, &w.io);
+}
+
 static int create_types(RedisModuleCtx *ctx) {
     static void *(*loads[FAM_MAX + 1])(RedisModuleIO *, int) = {
         NULL,      load_bf,  load_cf,   load_cms,
@@ -353,6 +428,19 @@ static int create_types(RedisModuleCtx *ctx) {
             RedisModule_CreateDataType(ctx, fam_get(f)->rtype, ENCVER, &tm);
         if (g_types[f] == NULL)
             return REDISMODULE_ERR;
+        if (rb_type_name(f) != NULL) {
+            bool td = f == FAM_TDIGEST;
+            tm.rdb_load = f == FAM_BF     ? load_rb_bf
+                          : f == FAM_CF   ? load_rb_cf
+                          : f == FAM_CMS  ? load_rb_cms
+                          : f == FAM_TOPK ? load_rb_topk
+                                          : load_rb_tdigest;
+            tm.rdb_save = td ? save : save_rb;
+            g_rbtypes[f] = RedisModule_CreateDataType(
+                ctx, rb_type_name(f), td ? ENCVER : rb_encver(f), &tm);
+            if (g_rbtypes[f] == NULL)
+                return REDISMODULE_ERR;
+        }
     }
     return REDISMODULE_OK;
 }

@@ -128,6 +128,10 @@ typedef struct RedisModuleTypeMethods {
     X(void, RedisModule_SaveStringBuffer,                                      \
       (RedisModuleIO *, const char *, size_t))                                 \
     X(char *, RedisModule_LoadStringBuffer, (RedisModuleIO *, size_t *))       \
+    X(void, RedisModule_SaveUnsigned, (RedisModuleIO *, uint64_t))             \
+    X(uint64_t, RedisModule_LoadUnsigned, (RedisModuleIO *))                   \
+    X(void, RedisModule_SaveDouble, (RedisModuleIO *, double))                 \
+    X(double, RedisModule_LoadDouble, (RedisModuleIO *))                       \
     X(int, RedisModule_IsIOError, (RedisModuleIO *))                           \
     X(void, RedisModule_EmitAOF,                                               \
       (RedisModuleIO *, const char *, const char *, ...))                      \

@@ -129,6 +129,17 @@ static void reply_expelled(host *h, bool out, const amq_topk_expelled *e) {
         h->ops->r_null(h);
 }
 
+/* A migrated sketch's add (rb.c): the expelled item or nil. */
+static void rb_add_reply(host *h, rval *v, const rarg *it, uint32_t by) {
+    rb_topk_item out;
+    if (!rb_topk_add(v, it->p, it->n, by, &out) || out.item == NULL) {
+        h->ops->r_null(h);
+        return;
+    }
+    h->ops->r_str(h, (const char *)out.item, out.len);
+    rb_topk_free_item(v, &out);
+}
+
 int topk_add(host *h) {
     amq_topk_expelled e;
     bool out;
@@ -138,7 +149,9 @@ int topk_add(host *h) {
     if (v == NULL)
         return 0;
     h->ops->r_arr(h, h->argc - 2);
-    for (int i = 2; i < h->argc; i++) {
+    for (int i = 2; v->rb != NULL && i < h->argc; i++)
+        rb_add_reply(h, v, &h->argv[i], 1);
+    for (int i = 2; v->rb == NULL && i < h->argc; i++) {
         out = false;
         if (amq_topk_add_key(v->u.topk.t, h->argv[i].p, h->argv[i].n, &e,
                              &out) != AMQ_OK)
@@ -169,6 +182,16 @@ int topk_incrby(host *h) {
     rval *v = need(h);
     if (v == NULL)
         return 0;
+    if (v->rb != NULL) {
+        h->ops->r_arr(h, (h->argc - 2) / 2);
+        for (int i = 2; i < h->argc; i += 2) {
+            arg_ll(&h->argv[i + 1], &by);
+            rb_add_reply(h, v, &h->argv[i], (uint32_t)by);
+        }
+        h->ops->replicate_verbatim(h);
+        h->ops->notify(h, "topk.incrby", 1);
+        return 0;
+    }
     amq_topk *t = v->u.topk.t;
     h->ops->r_arr(h, (h->argc - 2) / 2);
     for (int i = 2; i < h->argc; i += 2) {
@@ -201,7 +224,12 @@ static int per_item(host *h, bool count) {
         return 0;
     const amq_topk *t = v->u.topk.t;
     h->ops->r_arr(h, h->argc - 2);
-    for (int i = 2; i < h->argc; i++) {
+    for (int i = 2; v->rb != NULL && i < h->argc; i++) {
+        const rarg *a = &h->argv[i];
+        h->ops->r_int(h, count ? (long long)rb_topk_count(v, a->p, a->n)
+                               : rb_topk_query(v, a->p, a->n));
+    }
+    for (int i = 2; v->rb == NULL && i < h->argc; i++) {
         uint64_t x = amq_topk_hash(t, h->argv[i].p, h->argv[i].n);
         h->ops->r_int(h, count ? (long long)amq_topk_count(t, x)
                                : amq_topk_query(t, x));
@@ -221,6 +249,26 @@ int topk_list(host *h) {
     rval *v = need(h);
     if (v == NULL)
         return 0;
+    if (v->rb != NULL) {
+        uint32_t k, w, d;
+        double decay;
+        rb_topk_info(v, &k, &w, &d, &decay);
+        rb_topk_item *items = rv_sys_alloc(k * sizeof *items);
+        if (items == NULL)
+            return r_err(h, "TopK: out of memory");
+        size_t n = rb_topk_list(v, items);
+        h->ops->r_arr(h, (long)(with ? 2 * n : n));
+        for (size_t i = 0; i < n; i++) {
+            if (items[i].item == NULL)
+                h->ops->r_null(h);
+            else
+                h->ops->r_str(h, (const char *)items[i].item, items[i].len);
+            if (with)
+                h->ops->r_int(h, items[i].count);
+        }
+        rv_sys_free(items);
+        return 0;
+    }
     const amq_topk *t = v->u.topk.t;
     size_t k = amq_topk_k(t);
     amq_topk_item *items = rv_sys_alloc(k * sizeof *items);
@@ -246,15 +294,28 @@ int topk_info(host *h) {
     rval *v = need(h);
     if (v == NULL)
         return 0;
-    const amq_topk *t = v->u.topk.t;
+    uint64_t k, w, d;
+    double decay;
+    if (v->rb != NULL) {
+        uint32_t k32, w32, d32;
+        rb_topk_info(v, &k32, &w32, &d32, &decay);
+        k = k32;
+        w = w32;
+        d = d32;
+    } else {
+        k = amq_topk_k(v->u.topk.t);
+        w = amq_topk_width(v->u.topk.t);
+        d = amq_topk_depth(v->u.topk.t);
+        decay = v->u.topk.decay;
+    }
     r_info(h, 4);
     h->ops->r_simple(h, "k");
-    h->ops->r_int(h, amq_topk_k(t));
+    h->ops->r_int(h, (long long)k);
     h->ops->r_simple(h, "width");
-    h->ops->r_int(h, (long long)amq_topk_width(t));
+    h->ops->r_int(h, (long long)w);
     h->ops->r_simple(h, "depth");
-    h->ops->r_int(h, amq_topk_depth(t));
+    h->ops->r_int(h, (long long)d);
     h->ops->r_simple(h, "decay");
-    h->ops->r_double(h, v->u.topk.decay);
+    h->ops->r_double(h, decay);
     return 0;
 }

@@ -6,8 +6,10 @@
  *
  *   0   4  magic 89 'A' 'M' 'R'
  *   4   2  version = 1
- *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ, 6 CASCADE)
- *   7   1  flags: bit 0 = pending (a LOADCHUNK stream still arriving)
+ *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ, 6 CASCADE, 7 TDIGEST)
+ *   7   1  flags: bit 0 = pending (a LOADCHUNK stream still arriving),
+ *          bit 1 = a key in RedisBloom's layout (rb.c): P = 0, one frame
+ *          holding its encoding version and RedisBloom's fields
  *   8   8  total length of the blob, checksum included
  *   16  4  parameter length P (the family's fixed length; 0 if pending)
  *   20  4  frame count F (<= 64; 1 if pending)
@@ -31,6 +33,7 @@
 
 #define BLOB_VERSION 1
 #define BLOB_FLAG_PENDING 0x1u
+#define BLOB_FLAG_RB 0x2u /* one frame: the fields of a RedisBloom layout */
 #define BLOB_MAX_FRAMES 64
 static const uint8_t blob_magic[4] = {0x89, 'A', 'M', 'R'};
 
@@ -125,7 +128,9 @@ void rv_free(rval *v) {
     if (v == NULL)
         return;
     const fam_ops *ops = fam_get(v->fam);
-    if (ops != NULL && v->load == NULL)
+    if (v->rb != NULL)
+        rb_free(v);
+    else if (ops != NULL && v->load == NULL)
         ops->destroy(v);
     pending_free(v->load);
     sys_free(v);
@@ -250,10 +255,26 @@ static bool encode_pending(const rval *v, uint8_t **out, size_t *len) {
     return true;
 }
 
+static bool encode_rb(const rval *v, uint8_t **out, size_t *len) {
+    size_t fl = rb_frame(v, NULL, 0), total = BLOB_HEAD + 8 + fl + 8;
+    uint8_t *b = rv_sys_alloc(total);
+    if (b == NULL)
+        return false;
+    head_write(b, v->fam, BLOB_FLAG_RB, total, 0, 1);
+    put64(b + BLOB_HEAD, fl);
+    rb_frame(v, b + BLOB_HEAD + 8, fl);
+    put64(b + total - 8, checksum(b, total - 8));
+    *out = b;
+    *len = total;
+    return true;
+}
+
 bool rv_encode(const rval *v, uint8_t **out, size_t *len) {
     const fam_ops *ops = fam_get(v->fam);
     if (v->load != NULL)
         return encode_pending(v, out, len);
+    if (v->rb != NULL)
+        return encode_rb(v, out, len);
     unsigned nf = rv_nframes(v);
     size_t total = BLOB_HEAD + ops->params_len + 8;
     for (unsigned i = 0; i < nf; i++)
@@ -293,7 +314,7 @@ bool blob_peek(const uint8_t *b, size_t len, int *fam, size_t *total, char *err,
         return fail(err, cap, "not an amq value (bad magic or too short)");
     if (b[4] != BLOB_VERSION || b[5] != 0)
         return fail(err, cap, "unsupported amq value version");
-    if ((b[7] & ~BLOB_FLAG_PENDING) != 0)
+    if ((b[7] & ~(BLOB_FLAG_PENDING | BLOB_FLAG_RB)) != 0 || b[7] == 3)
         return fail(err, cap, "unknown flags in amq value");
     uint64_t t = get64(b + 8);
     if (t < BLOB_HEAD + 8 || t > BLOB_MAX)
@@ -373,6 +394,14 @@ bool rv_decode(const uint8_t *b, size_t len, int want, rval **out, char *err,
     if (want != 0 && fam != want)
         return fail(err, cap, "amq value of another family");
     const fam_ops *ops = fam_get(fam);
+    if (b[7] & BLOB_FLAG_RB) {
+        if (get32(b + 16) != 0 || get32(b + 20) != 1 || len < BLOB_HEAD + 16 ||
+            get64(b + BLOB_HEAD) != len - BLOB_HEAD - 16)
+            return fail(err, cap, "malformed RedisBloom-layout amq value");
+        *out = rb_from_frame(fam, b + BLOB_HEAD + 8, len - BLOB_HEAD - 16, err,
+                             cap);
+        return *out != NULL;
+    }
     rval *v = rv_new(fam);
     if (v == NULL)
         return fail(err, cap, "out of memory");
