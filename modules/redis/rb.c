@@ -229,7 +229,12 @@ int rb_encver(int fam) { return fam == FAM_BF || fam == FAM_CF ? 4 : 0; }
 
 /* ---- BF ----------------------------------------------------------------------- */
 
-static double bpe_of(double error) { return fabs(log(error) / (LN2 * LN2)); }
+/* libbloom's bits per entry, -ln(error) / ln(2)^2 with its own constant
+ * for ln(2)^2 (not LN2 · LN2: the last bit differs, and with it the
+ * sizes RedisBloom stores). */
+static double bpe_of(double error) {
+    return fabs(-(log(error) / 0.480453013918201));
+}
 static uint32_t hashes_of(double bpe) { return (uint32_t)ceil(LN2 * bpe); }
 
 /* libbloom's sizing of a link for `entries` at `error` under `options`
@@ -271,14 +276,18 @@ static bool link_size(rb_link *l, uint64_t entries, double error,
 }
 
 /* libbloom's check of a loaded link (bloom_validate_integrity), with the
- * limits this module needs on top. */
-static bool link_valid(const rb_link *l, int encver) {
+ * limits this module needs on top. A link from encoding 0 stores no bit
+ * count: RedisBloom takes entries · bpe, fewer than its bytes hold, and
+ * saves that again in later encodings, so only a SCANDUMP header (which
+ * RedisBloom checks with libbloom's rule) must fill its bytes exactly. */
+static bool link_valid(const rb_link *l, bool exact) {
     if (!(l->error > 0 && l->error < 1) || l->bits == 0 || l->n2 > 63 ||
         l->hashes == 0 || l->hashes > BF_MAX_HASHES || !(l->bpe > 0))
         return false;
     if (l->n2 != 0 && l->bits < ((uint64_t)1 << l->n2))
         return false;
-    if (encver == 0 ? l->bits > l->bytes * 8 : l->bits != l->bytes * 8)
+    if (exact ? l->bits != l->bytes * 8
+              : l->bits > l->bytes * 8 || (l->n2 != 0 && l->bits % 8 != 0))
         return false;
     return l->hashes == hashes_of(l->bpe) && l->size <= l->bytes * 8;
 }
@@ -462,12 +471,12 @@ size_t rb_bf_header(const rval *v, uint8_t *out, size_t cap) {
     return n;
 }
 
-static bool chain_valid(const rval *v, int encver, char *err, size_t cap) {
+static bool chain_valid(const rval *v, bool exact, char *err, size_t cap) {
     uint64_t total = 0;
     if ((BF(v)->options & ~OPT_ALL) != 0)
         return fail(err, cap, "unknown Bloom options");
     for (uint32_t i = 0; i < BF(v)->n; i++) {
-        if (!link_valid(&BF(v)->link[i], encver))
+        if (!link_valid(&BF(v)->link[i], exact))
             return fail(err, cap, "inconsistent Bloom link");
         if (BF(v)->link[i].size > UINT64_MAX - total)
             return fail(err, cap, "Bloom item count overflows");
@@ -513,13 +522,14 @@ rval *rb_bf_from_header(host *h, const uint8_t *p, size_t n, char *err,
         rb_link l = {le64(q + 44), le64(q + 8), le64(q),     le64(q + 16),
                      le_f64(q + 24), le_f64(q + 32), le32(q + 40), q[52],
                      NULL};
-        if (!link_valid(&l, 4) || l.bytes > SIZE_MAX / 2 || !bf_push_link(v, &l)) {
+        if (!link_valid(&l, true) || l.bytes > SIZE_MAX / 2 ||
+            !bf_push_link(v, &l)) {
             rv_free(v);
             fail(err, cap, "ERR received bad data");
             return NULL;
         }
     }
-    if (!chain_valid(v, 4, err, cap)) {
+    if (!chain_valid(v, true, err, cap)) {
         rv_free(v);
         fail(err, cap, "ERR received bad data");
         return NULL;
@@ -1188,14 +1198,14 @@ static bool load_bf(rval *v, int encver, rb_io *in, char *err, size_t cap) {
             goto short_read;
         l.bytes = len;
         GET_U(l.size);
-        if (!link_valid(&l, encver))
+        if (!link_valid(&l, false))
             return fail(err, cap, "inconsistent Bloom link");
         if (!bf_push_link(v, &l))
             return fail(err, cap, "out of memory");
         if (len > 0)
             memcpy(BF(v)->link[BF(v)->n - 1].bf, s, len);
     }
-    return chain_valid(v, encver, err, cap);
+    return chain_valid(v, false, err, cap);
 short_read:
     return fail(err, cap, "truncated Bloom value");
 }
