@@ -10,6 +10,8 @@ same server, the same run, the same machine.
 Memory: MEMORY USAGE of a key holding N items, in bits per item, for BF and
 CF (RedisBloom's commands) and for amq's types through AMQ.*, at eps = 1%
 and 0.1%, with the false-positive rate measured on 10^5 items never added.
+Small keys: MEMORY USAGE of a key holding one item, and used_memory a key
+over 10^4 such keys.
 
 Run: make bench-redis   (or bench_redis.py --module M [--write docs/redis.md])
 """
@@ -145,7 +147,37 @@ def memory(r, n, eps):
     return rows
 
 
-def markdown(tp, mem, n_tp, n_mem, rounds, machine):
+SMALL = [
+    ("BF, one BF.ADD", [("BF.ADD", "{k}", "item-{i}")]),
+    ("CF, one CF.ADD", [("CF.ADD", "{k}", "item-{i}")]),
+    ("TOPK, k = 10, one TOPK.ADD", [("TOPK.RESERVE", "{k}", "10"),
+                                    ("TOPK.ADD", "{k}", "item-{i}")]),
+]
+
+
+def small_keys(r, n=10000):
+    """MEMORY USAGE of one key holding one item, and used_memory a key over
+    n such keys (a filter per entity)."""
+    rows = []
+    for label, cmds in SMALL:
+        r.flushall()
+        for cmd in cmds:
+            r.execute_command(*[a.format(k="probe", i=0) for a in cmd])
+        one = r.memory_usage("probe", samples=0)
+        r.flushall()
+        before = r.info("memory")["used_memory"]
+        pipe = r.pipeline(transaction=False)
+        for i in range(n):
+            for cmd in cmds:
+                pipe.execute_command(*[a.format(k=f"e:{i}", i=i) for a in cmd])
+        pipe.execute()
+        per = (r.info("memory")["used_memory"] - before) / n
+        rows.append((label, one, per))
+    r.flushall()
+    return rows
+
+
+def markdown(tp, mem, n_tp, n_mem, rounds, machine, small=()):
     out = [f"Measured on {machine}; `make bench-redis` "
            f"(throughput: {n_tp} requests per run, x4 when pipelined, "
            f"median of {rounds} alternating runs; memory: {n_mem} items, FPR over "
@@ -165,6 +197,11 @@ def markdown(tp, mem, n_tp, n_mem, rounds, machine):
             "|---|---:|---:|---:|"]
     for label, eps, bits, f in mem:
         out.append(f"| {label} | {eps:g} | {bits:.2f} | {f:.5f} |")
+    if small:
+        out += ["", "| small key | MEMORY USAGE, bytes | used_memory a key "
+                "over 10^4 keys, bytes |", "|---|---:|---:|"]
+        for label, one, per in small:
+            out.append(f"| {label} | {one} | {per:.0f} |")
     return "\n".join(out) + "\n"
 
 
@@ -182,6 +219,7 @@ def main():
         tp = throughput(srv.port, a.requests, r, a.rounds)
         r.flushall()
         mem = memory(r, a.items, 0.01) + memory(r, a.items, 0.001)
+        small = small_keys(r)
     finally:
         srv.close()
     cpu = "unknown CPU"
@@ -192,7 +230,8 @@ def main():
     except OSError:
         pass
     text = markdown(tp, mem, a.requests, a.items, a.rounds,
-                    f"{cpu}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
+                    f"{cpu}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}",
+                    small)
     print(text)
     if a.write:
         with open(a.write) as f:

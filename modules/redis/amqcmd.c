@@ -41,9 +41,9 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 }
 static void destroy(rval *v) { amq_filter_free(v->u.amq.f); }
 
-const fam_ops amq_ops = {"amq",  "amq-filtr", "AMQ.LOADCHUNK", 0,    NULL,
-                         NULL,   NULL,        filter_at,       NULL, NULL,
-                         f_load, destroy};
+const fam_ops amq_ops = {
+    "amq", "amq-filtr", "AMQ.LOADCHUNK", 0,       NULL, NULL, NULL, filter_at,
+    NULL,  NULL,        f_load,          destroy, NULL};
 
 /* ---- helpers -------------------------------------------------------------------- */
 

@@ -63,18 +63,33 @@ enum {
 
 #define CF_MAX_LINKS 32
 
+/* A small key's items as the 64-bit hashes its filter would take, in the
+ * order they came, before the filter is made (bf.c, cf.c: "Small keys");
+ * memory from the value's counting allocator (value.c). */
+typedef struct hlist {
+    uint64_t *h;
+    uint32_t n, room;
+} hlist;
+
 typedef struct bf_part {
-    amq_filter *f; /* "scalable" */
+    amq_filter *f; /* "scalable"; NULL while sparse */
     double eps;
     uint64_t capacity;
     uint32_t expansion;
     bool nonscaling;
+    bool listed; /* while a blob decodes: its frame is the list */
+    /* A new key holds its items' 64-bit hashes (what the filter would
+     * hash them to) until they would take the first stage's bytes; then
+     * the filter is made from them (bf.c, "Small keys"). */
+    hlist list;
 } bf_part;
 
 typedef struct cf_part {
     uint64_t capacity;
     uint32_t bucket_size, max_iter, expansion;
+    bool listed; /* while a blob decodes: its frame is the list */
     uint64_t deleted;
+    hlist list; /* no links yet: the items' hashes */
     unsigned nlinks, room;
     amq_filter **link; /* room entries, from the value's own allocator:
                           "cuckoo", sub-filter i holds capacity *
@@ -174,6 +189,8 @@ typedef struct fam_ops {
     bool (*frame_load)(rval *v, unsigned i, unsigned nframes,
                        const uint8_t *buf, size_t len, char *err, size_t cap);
     void (*destroy)(rval *v); /* free the family's objects */
+    /* opt: after every frame, whether the value is whole; err filled */
+    bool (*finish)(rval *v, char *err, size_t cap);
 } fam_ops;
 
 extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops, casc_ops,
@@ -192,6 +209,18 @@ bool rv_one_frame(unsigned nframes, const char *fam, char *err, size_t cap);
 /* amq_filter_load with the value's allocator. */
 bool rv_load_filter(rval *v, const uint8_t *buf, size_t len, amq_filter **out,
                     char *err, size_t cap);
+
+/* Hash lists: present, count of x, append (false: no memory), remove
+ * the last x (false: none), free; as bytes (8 little-endian a hash), load
+ * refusing more than `limit` entries or (unless repeats) a repeat. */
+bool hl_has(const hlist *l, uint64_t x);
+uint64_t hl_count(const hlist *l, uint64_t x);
+bool hl_push(rval *v, hlist *l, uint64_t x, uint32_t limit);
+bool hl_remove(hlist *l, uint64_t x);
+void hl_free(rval *v, hlist *l);
+void hl_save(const hlist *l, uint8_t *buf);
+bool hl_load(rval *v, hlist *l, const uint8_t *p, size_t len, uint32_t limit,
+             bool repeats, char *err, size_t cap);
 
 /* Blob: encode into a buffer from rv_sys_alloc (caller frees with
  * rv_sys_free). A pending value encodes its received prefix. */

@@ -10,6 +10,17 @@
  * count is the number of adds that set bits, and the stage count follows
  * from it: stage i fills at its capacity and the next add opens stage i+1.
  *
+ * Small keys: a key starts without its filter, holding the 64-bit hashes
+ * of its items (the filter's own hash of each key) in a list that never
+ * takes more bytes than the first stage would, at most 256 entries; the
+ * add that would pass that makes the stage and puts every listed hash in
+ * it, in order. Until then an item is reported present only if its hash is
+ * listed (a rate of n·2^-64, well inside ε), every other answer (INFO's
+ * capacity, filters, expansion) is the filter's, and the blob carries the
+ * list (params flag bit 1, one frame of little-endian hashes), so
+ * replicas, DUMP and SCANDUMP hold the same state. A key filter per entity
+ * costs tens of bytes instead of the stage's hundreds.
+ *
  * Defaults: ε = 0.01, capacity 100, expansion 2 (module arguments
  * ERROR_RATE and INITIAL_SIZE change the first two). A key created
  * implicitly is replicated as an explicit BF.RESERVE with the resolved
@@ -36,24 +47,86 @@ static void spec_of(char *buf, size_t cap, double eps, uint64_t n, uint32_t g,
              nonscaling ? 1u : BF_MAX_STAGES);
 }
 
-bool bf_build(rval *v, double eps, uint64_t cap, uint32_t g, bool nonscaling,
-              char *err, size_t errcap) {
+/* The filter of the key's parameters into *out. */
+static bool make_filter(rval *v, amq_filter **out, char *err, size_t errcap) {
     char spec[200];
     amq_diag diag = {0, {0}};
     amq_options o = rv_options(v);
+    const bf_part *b = &v->u.bf;
     memcpy(spec, "scalable:", 9);
-    spec_of(spec + 9, sizeof spec - 9, eps, cap, g, nonscaling);
-    amq_status st = amq_filter_new(spec, cap, eps, &o, &v->u.bf.f, &diag);
+    spec_of(spec + 9, sizeof spec - 9, b->eps, b->capacity, b->expansion,
+            b->nonscaling);
+    amq_status st = amq_filter_new(spec, b->capacity, b->eps, &o, out, &diag);
     if (st != AMQ_OK) {
         snprintf(err, errcap, "%s",
                  diag.message[0] ? diag.message : amq_strerror(st));
         return false;
     }
-    v->u.bf.eps = eps;
-    v->u.bf.capacity = cap;
-    v->u.bf.expansion = g;
-    v->u.bf.nonscaling = nonscaling;
     return true;
+}
+
+/* The hasher every BF key's filter takes (the "scalable" type's default). */
+static const amq_hasher *bf_hasher(void) {
+    static amq_hasher h;
+    static bool ready;
+    if (!ready) {
+        amq_filter_resolve_hasher("scalable", NULL, &h);
+        ready = true;
+    }
+    return &h;
+}
+
+#define SPARSE_MAX 256u
+
+static double first_stage_bytes(double eps, uint64_t cap);
+
+/* Hashes a sparse key may list: what fits in the bytes its first stage
+ * would hold (table and objects), no more than its capacity (so the stage
+ * fills as it would have), at most SPARSE_MAX. */
+static uint32_t sparse_limit(const bf_part *b) {
+    double n = fmin(
+        fmin(first_stage_bytes(b->eps, b->capacity) / 8, (double)b->capacity),
+        SPARSE_MAX);
+    return n >= 1 ? (uint32_t)n : 0;
+}
+
+static bool sparse(const bf_part *b) { return b->f == NULL; }
+
+static uint64_t items_of(const bf_part *b) {
+    return sparse(b) ? b->list.n : amq_filter_items(b->f);
+}
+
+/* The filter holding every listed hash, in their order. */
+static bool filter_of_list(rval *v, amq_filter **out, char *err,
+                           size_t errcap) {
+    const bf_part *b = &v->u.bf;
+    if (!make_filter(v, out, err, errcap))
+        return false;
+    for (uint32_t i = 0; i < b->list.n; i++)
+        if (amq_filter_add_hash(*out, b->list.h[i]) != AMQ_OK) {
+            amq_filter_free(*out);
+            *out = NULL;
+            snprintf(err, errcap, "out of memory");
+            return false;
+        }
+    return true;
+}
+
+bool bf_build(rval *v, double eps, uint64_t cap, uint32_t g, bool nonscaling,
+              char *err, size_t errcap) {
+    bf_part *b = &v->u.bf;
+    b->eps = eps;
+    b->capacity = cap;
+    b->expansion = g;
+    b->nonscaling = nonscaling;
+    if (sparse_limit(b) > 0) { /* check the parameters, keep no filter */
+        amq_filter *f;
+        if (!make_filter(v, &f, err, errcap))
+            return false;
+        amq_filter_free(f);
+        return true;
+    }
+    return make_filter(v, &b->f, err, errcap);
 }
 
 static void put64(uint8_t *p, uint64_t x) { memcpy(p, &x, 8); }
@@ -64,10 +137,11 @@ static uint64_t get64(const uint8_t *p) {
 }
 
 /* params: capacity u64 | eps f64 | expansion u32 | flags u32 (bit 0
- * nonscaling) */
+ * nonscaling, bit 1 sparse: the frame is the list of hashes) */
 static void p_write(const rval *v, uint8_t *p) {
     uint64_t e;
-    uint32_t x = v->u.bf.expansion, fl = v->u.bf.nonscaling;
+    uint32_t x = v->u.bf.expansion,
+             fl = v->u.bf.nonscaling | (sparse(&v->u.bf) ? 2u : 0u);
     memcpy(&e, &v->u.bf.eps, 8);
     put64(p, v->u.bf.capacity);
     put64(p + 8, e);
@@ -83,20 +157,37 @@ static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
     memcpy(&x, p + 16, 4);
     memcpy(&fl, p + 20, 4);
     if (!(eps > 0 && eps < 1) || get64(p) == 0 || x < 1 ||
-        x > BF_MAX_EXPANSION || fl > 1) {
+        x > BF_MAX_EXPANSION || fl > 3) {
         snprintf(err, cap, "bad BF parameters");
         return false;
     }
     v->u.bf.capacity = get64(p);
     v->u.bf.eps = eps;
     v->u.bf.expansion = x;
-    v->u.bf.nonscaling = fl != 0;
+    v->u.bf.nonscaling = (fl & 1) != 0;
+    v->u.bf.listed = (fl & 2) != 0;
+    if ((fl & 2) && sparse_limit(&v->u.bf) == 0) {
+        snprintf(err, cap, "a sparse BF of parameters that never are");
+        return false;
+    }
     return true;
 }
 
-static const amq_filter *filter_at(const rval *v, unsigned i) {
+static size_t f_size(const rval *v, unsigned i) {
     (void)i;
-    return v->u.bf.f;
+    const bf_part *b = &v->u.bf;
+    return sparse(b) ? 8 * (size_t)b->list.n : amq_filter_serialized_size(b->f);
+}
+
+static amq_status f_save(const rval *v, unsigned i, uint8_t *buf, size_t cap) {
+    (void)i;
+    const bf_part *b = &v->u.bf;
+    if (!sparse(b))
+        return amq_filter_save(b->f, buf, cap, NULL);
+    if (cap < 8 * (size_t)b->list.n)
+        return AMQ_ERR_BUFFER;
+    hl_save(&b->list, buf);
+    return AMQ_OK;
 }
 
 /* The frame, whose resolved parameters must be exactly the key's (so the
@@ -105,8 +196,12 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
                    size_t len, char *err, size_t cap) {
     char want[220], got[256];
     (void)i;
-    if (!rv_one_frame(nf, "BF", err, cap) ||
-        !rv_load_filter(v, b, len, &v->u.bf.f, err, cap))
+    if (!rv_one_frame(nf, "BF", err, cap))
+        return false;
+    if (v->u.bf.listed) /* distinct hashes, no more than the limit */
+        return hl_load(v, &v->u.bf.list, b, len, sparse_limit(&v->u.bf), false,
+                       err, cap);
+    if (!rv_load_filter(v, b, len, &v->u.bf.f, err, cap))
         return false;
     memcpy(want, "scalable:", 9);
     spec_of(want + 9, sizeof want - 9, v->u.bf.eps, v->u.bf.capacity,
@@ -119,17 +214,28 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
     return true;
 }
 
-static void destroy(rval *v) { amq_filter_free(v->u.bf.f); }
+static void destroy(rval *v) {
+    amq_filter_free(v->u.bf.f);
+    hl_free(v, &v->u.bf.list);
+}
 
-const fam_ops bf_ops = {"bf",    "amq-bloom", "BF.LOADCHUNK", 24,
-                        p_write, p_read,      NULL,           filter_at,
-                        NULL,    NULL,        f_load,         destroy};
+/* The blob gave the key its filter, or the list its flag announced. */
+static bool finish(rval *v, char *err, size_t cap) {
+    if (v->u.bf.listed || v->u.bf.f != NULL)
+        return true;
+    snprintf(err, cap, "a BF value without its filter");
+    return false;
+}
+
+const fam_ops bf_ops = {"bf",   "amq-bloom", "BF.LOADCHUNK", 24,     p_write,
+                        p_read, NULL,        NULL,           f_size, f_save,
+                        f_load, destroy,     finish};
 
 /* ---- helpers ------------------------------------------------------------------ */
 
 /* Stages open: stage i fills at n0·g^i keys, the next add opens i + 1. */
 static unsigned stages(const bf_part *b, uint64_t *capacity) {
-    uint64_t items = amq_filter_items(b->f), n = b->capacity, sum = n;
+    uint64_t items = items_of(b), n = b->capacity, sum = n;
     unsigned s = 1;
     while (sum < items && s < BF_MAX_STAGES && n <= UINT64_MAX / b->expansion) {
         n *= b->expansion;
@@ -197,8 +303,37 @@ static double stage_bytes(const bf_part *b, unsigned s) {
 static bool growth_refused(host *h, const bf_part *b) {
     uint64_t cap;
     unsigned s = stages(b, &cap);
-    return !b->nonscaling && amq_filter_items(b->f) >= cap &&
+    return !b->nonscaling && items_of(b) >= cap &&
            !h->ops->budget(h, stage_bytes(b, s));
+}
+
+static int add_one(host *h, rval *v, const rarg *item, const char **err);
+
+/* An add to a sparse key: listed, or the list becomes the filter and the
+ * item goes there. */
+static int sparse_add(host *h, rval *v, const rarg *item, const char **err) {
+    bf_part *b = &v->u.bf;
+    uint64_t x = amq_hash64(bf_hasher(), item->p, item->n);
+    char why[160];
+    if (hl_has(&b->list, x))
+        return 0;
+    if (b->list.n < sparse_limit(b)) {
+        if (!hl_push(v, &b->list, x, sparse_limit(b))) {
+            *err = "ERR out of memory";
+            return -1;
+        }
+        return 1;
+    }
+    amq_filter *f;
+    if (!h->ops->budget(h, first_stage_bytes(b->eps, b->capacity)) ||
+        !filter_of_list(v, &f, why, sizeof why)) {
+        *err = "ERR the filter's first stage is larger than the memory limit "
+               "allows";
+        return -1;
+    }
+    hl_free(v, &b->list);
+    b->f = f;
+    return add_one(h, v, item, err);
 }
 
 /* Add one item: 1 new, 0 present, -1 error (message in *err). */
@@ -206,6 +341,8 @@ static int add_one(host *h, rval *v, const rarg *item, const char **err) {
     if (v->rb != NULL)
         return rb_bf_add(h, v, item->p, item->n, err);
     bf_part *b = &v->u.bf;
+    if (sparse(b))
+        return sparse_add(h, v, item, err);
     uint64_t x = amq_filter_hash(b->f, item->p, item->n);
     if (amq_filter_contains_hash(b->f, x))
         return 0;
@@ -463,6 +600,8 @@ static bool read_key(host *h, rval **v) {
 static bool has(const rval *v, const rarg *item) {
     if (v->rb != NULL)
         return rb_bf_contains(v, item->p, item->n);
+    if (sparse(&v->u.bf))
+        return hl_has(&v->u.bf.list, amq_hash64(bf_hasher(), item->p, item->n));
     return amq_filter_contains(v->u.bf.f, item->p, item->n);
 }
 
@@ -477,7 +616,7 @@ int bf_card(host *h) {
         return 0;
     h->ops->r_int(h, v == NULL       ? 0
                      : v->rb != NULL ? (long long)rb_bf_items(v)
-                                     : (long long)amq_filter_items(v->u.bf.f));
+                                     : (long long)items_of(&v->u.bf));
     return 0;
 }
 
@@ -500,11 +639,19 @@ int bf_debug(host *h) {
         }
         return 0;
     }
-    const amq_scalable *sc = amq_scalable_of(v->u.bf.f);
+    /* a sparse key reports the filter its list would make */
+    amq_filter *f = v->u.bf.f, *made = NULL;
+    char why[160];
+    if (f == NULL) {
+        if (!filter_of_list(v, &made, why, sizeof why))
+            return r_err(h, "ERR out of memory");
+        f = made;
+    }
+    const amq_scalable *sc = amq_scalable_of(f);
     unsigned n = amq_scalable_stages(sc);
     h->ops->r_arr(h, 1 + (long)n);
     int len = snprintf(line, sizeof line, "size:%llu",
-                       (unsigned long long)amq_filter_items(v->u.bf.f));
+                       (unsigned long long)amq_filter_items(f));
     h->ops->r_str(h, line, (size_t)len);
     for (unsigned i = 0; i < n; i++) {
         amq_scalable_stage st;
@@ -517,6 +664,7 @@ int bf_debug(host *h) {
                        (unsigned long long)st.items, st.fpr);
         h->ops->r_str(h, line, (size_t)len);
     }
+    amq_filter_free(made);
     return 0;
 }
 
@@ -551,7 +699,7 @@ int bf_info(host *h) {
     const bf_part *b = &v->u.bf;
     unsigned s = stages(b, &cap);
     long long val[5] = {(long long)cap, (long long)rv_memory(v), s,
-                        (long long)amq_filter_items(b->f), b->expansion};
+                        (long long)items_of(b), b->expansion};
     reply_fields(h, names, val, 5, only, b->nonscaling ? 4 : -1);
     return 0;
 }

@@ -111,7 +111,8 @@ const fam_ops casc_ops = {"cascade",
                           c_frame_size,
                           c_frame_save,
                           c_frame_load,
-                          c_destroy};
+                          c_destroy,
+                          NULL};
 
 /* ---- helpers ------------------------------------------------------------------ */
 

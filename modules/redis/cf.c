@@ -21,6 +21,15 @@
  * a power of two. A delete takes one copy from the newest link holding the
  * item; COUNT sums over the links.
  *
+ * Small keys: a key starts without links, listing its items' 64-bit
+ * hashes (the links' own hash of each key; repeats kept, a delete takes
+ * the last copy) while they take fewer bytes than its first link would,
+ * at most 256; the add past that makes link 0 and inserts every listed
+ * hash in order, then the item. A listed key reports its item present
+ * only for an equal hash, counts exact copies, and answers INFO and DEBUG
+ * with the link it would make; the blob carries the list (params word 3
+ * bit 0, one frame of little-endian hashes).
+ *
  * Defaults: capacity 1024, bucket size 2, max iterations 20, expansion 1.
  * A key created implicitly is replicated as an explicit CF.RESERVE first.
  */
@@ -136,13 +145,37 @@ static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
     return true;
 }
 
+#define LIST_MAX 256u
+
+/* Hashes a key without links may list: fewer bytes than link 0 would
+ * take, no more than its capacity, at most LIST_MAX. */
+static uint32_t list_limit(const cf_part *c) {
+    double n = fmin(fmin(link_bytes(c, c->capacity) / 8, (double)c->capacity),
+                    LIST_MAX);
+    return n >= 1 ? (uint32_t)n : 0;
+}
+
+static bool listing(const cf_part *c) { return c->nlinks == 0; }
+
+/* The hasher every link takes (the "cuckoo" type's default). */
+static const amq_hasher *cf_hasher(void) {
+    static amq_hasher h;
+    static bool ready;
+    if (!ready) {
+        amq_filter_resolve_hasher("cuckoo", NULL, &h);
+        ready = true;
+    }
+    return &h;
+}
+
 /* ---- family operations -------------------------------------------------------- */
 
 /* params: capacity u64 | bucket size u32 | max iterations u32 |
- * expansion u32 | reserved u32 = 0 | deleted u64 */
+ * expansion u32 | flags u32 (bit 0: the frame is the list) | deleted u64 */
 static void p_write(const rval *v, uint8_t *p) {
     const cf_part *c = &v->u.cf;
-    uint32_t w[4] = {c->bucket_size, c->max_iter, c->expansion, 0};
+    uint32_t w[4] = {c->bucket_size, c->max_iter, c->expansion,
+                     listing(c) ? 1u : 0u};
     memcpy(p, &c->capacity, 8);
     memcpy(p + 8, w, 16);
     memcpy(p + 24, &c->deleted, 8);
@@ -156,19 +189,39 @@ static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
     memcpy(&c->deleted, p + 24, 8);
     if (c->capacity == 0 || c->capacity > CF_MAX_CAP || w[0] < 1 ||
         w[0] > CF_MAX_BUCKET || w[1] < 1 || w[1] > CF_MAX_ITER ||
-        w[2] > CF_MAX_EXP || (w[2] & (w[2] - 1)) != 0 || w[3] != 0) {
+        w[2] > CF_MAX_EXP || (w[2] & (w[2] - 1)) != 0 || w[3] > 1) {
         snprintf(err, cap, "bad CF parameters");
         return false;
     }
     c->bucket_size = w[0];
     c->max_iter = w[1];
     c->expansion = w[2];
+    c->listed = w[3] != 0;
+    if (c->listed && list_limit(c) == 0) {
+        snprintf(err, cap, "a listed CF of parameters that never list");
+        return false;
+    }
     return true;
 }
 
-static unsigned n_frames(const rval *v) { return v->u.cf.nlinks; }
-static const amq_filter *filter_at(const rval *v, unsigned i) {
-    return v->u.cf.link[i];
+static unsigned n_frames(const rval *v) {
+    return listing(&v->u.cf) ? 1 : v->u.cf.nlinks;
+}
+
+static size_t f_size(const rval *v, unsigned i) {
+    const cf_part *c = &v->u.cf;
+    return listing(c) ? 8 * (size_t)c->list.n
+                      : amq_filter_serialized_size(c->link[i]);
+}
+
+static amq_status f_save(const rval *v, unsigned i, uint8_t *buf, size_t cap) {
+    const cf_part *c = &v->u.cf;
+    if (!listing(c))
+        return amq_filter_save(c->link[i], buf, cap, NULL);
+    if (cap < 8 * (size_t)c->list.n)
+        return AMQ_ERR_BUFFER;
+    hl_save(&c->list, buf);
+    return AMQ_OK;
 }
 
 static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
@@ -177,6 +230,9 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
     char d[128];
     unsigned f = 0, kicks = 0;
     unsigned long long buckets = 0;
+    if (c->listed)
+        return rv_one_frame(nf, "listed CF", err, cap) &&
+               hl_load(v, &c->list, b, len, list_limit(c), true, err, cap);
     if (nf < 1 || nf > CF_MAX_LINKS) {
         snprintf(err, cap, "a CF value holds 1 to %d frames", CF_MAX_LINKS);
         return false;
@@ -210,19 +266,55 @@ static void destroy(rval *v) {
         v->alloc.free(v->alloc.ctx, c->link, c->room * sizeof *c->link);
     c->link = NULL;
     c->room = c->nlinks = 0;
+    hl_free(v, &c->list);
 }
 
-const fam_ops cf_ops = {"cf",    "amq-cuckf", "CF.LOADCHUNK", 32,
-                        p_write, p_read,      n_frames,       filter_at,
-                        NULL,    NULL,        f_load,         destroy};
+/* The blob gave the key its links, or the list its flag announced. */
+static bool finish(rval *v, char *err, size_t cap) {
+    if (v->u.cf.listed || v->u.cf.nlinks > 0)
+        return true;
+    snprintf(err, cap, "a CF value without links");
+    return false;
+}
+
+const fam_ops cf_ops = {"cf",   "amq-cuckf", "CF.LOADCHUNK", 32,     p_write,
+                        p_read, n_frames,    NULL,           f_size, f_save,
+                        f_load, destroy,     finish};
 
 /* ---- operations on the chain ----------------------------------------------------- */
 
 static bool present(const cf_part *c, uint64_t x) {
+    if (listing(c))
+        return hl_has(&c->list, x);
     for (unsigned i = 0; i < c->nlinks; i++)
         if (amq_filter_contains_hash(c->link[i], x))
             return true;
     return false;
+}
+
+static int insert(host *h, rval *v, uint64_t x, bool *nomem);
+
+/* A listed key's add: to the list, or the list becomes link 0 (every
+ * listed hash inserted in order) and the item follows. */
+static int list_insert(host *h, rval *v, uint64_t x, bool *nomem) {
+    cf_part *c = &v->u.cf;
+    char err[160];
+    if (c->list.n < list_limit(c)) {
+        *nomem = !hl_push(v, &c->list, x, list_limit(c));
+        return *nomem ? -1 : 1;
+    }
+    if (!h->ops->budget(h, link_bytes(c, c->capacity)) ||
+        !link_new(v, 0, err, sizeof err)) {
+        *nomem = true;
+        return -1;
+    }
+    hlist l = c->list;
+    c->list = (hlist){NULL, 0, 0};
+    for (uint32_t i = 0; i < l.n; i++)
+        if (insert(h, v, l.h[i], nomem) < 0)
+            break; /* the link cannot be full at the list's size: no memory */
+    v->alloc.free(v->alloc.ctx, l.h, l.room * sizeof *l.h);
+    return *nomem ? -1 : insert(h, v, x, nomem);
 }
 
 /* 1 added, -1 full (or no memory: *nomem). */
@@ -230,6 +322,8 @@ static int insert(host *h, rval *v, uint64_t x, bool *nomem) {
     cf_part *c = &v->u.cf;
     char err[160];
     *nomem = false;
+    if (listing(c))
+        return list_insert(h, v, x, nomem);
     for (unsigned i = 0; i < c->nlinks; i++) {
         amq_status st = amq_filter_add_hash(c->link[i], x);
         if (st == AMQ_OK)
@@ -251,7 +345,8 @@ static int insert(host *h, rval *v, uint64_t x, bool *nomem) {
 }
 
 static uint64_t hash_of(const cf_part *c, const rarg *a) {
-    return amq_filter_hash(c->link[0], a->p, a->n);
+    return listing(c) ? amq_hash64(cf_hasher(), a->p, a->n)
+                      : amq_filter_hash(c->link[0], a->p, a->n);
 }
 
 /* Add one item: 1 added, 0 present (nx only), -1 full (or no memory:
@@ -287,12 +382,16 @@ static rval *create(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e) {
         r_err(h, "ERR capacity too large for the memory limit");
         return NULL;
     }
+    /* a key that lists starts without links; link 0's parameters are
+     * checked now all the same */
     if (!link_new(v, 0, err, sizeof err)) {
         rv_free(v);
         snprintf(msg, sizeof msg, "ERR could not create filter: %s", err);
         r_err(h, msg);
         return NULL;
     }
+    if (list_limit(&v->u.cf) > 0)
+        destroy(v);
     return v;
 }
 
@@ -493,6 +592,15 @@ int cf_del(host *h) {
     }
     cf_part *c = &v->u.cf;
     uint64_t x = hash_of(c, &h->argv[2]);
+    if (listing(c)) {
+        bool gone = hl_remove(&c->list, x);
+        if (gone) {
+            c->deleted++;
+            wrote(h, "cf.del");
+        }
+        h->ops->r_int(h, gone);
+        return 0;
+    }
     for (unsigned i = c->nlinks; i-- > 0;) {
         if (amq_filter_remove_hash(c->link[i], x) == AMQ_OK) {
             c->deleted++;
@@ -545,6 +653,8 @@ int cf_count(host *h) {
         return 0;
     if (v != NULL && v->rb != NULL)
         sum = rb_cf_count(v, h->argv[2].p, h->argv[2].n);
+    else if (v != NULL && listing(&v->u.cf))
+        sum = hl_count(&v->u.cf.list, hash_of(&v->u.cf, &h->argv[2]));
     for (unsigned i = 0; v != NULL && v->rb == NULL && i < v->u.cf.nlinks; i++)
         if (amq_filter_count_hash(v->u.cf.link[i],
                                   hash_of(&v->u.cf, &h->argv[2]), &n) == AMQ_OK)
@@ -556,7 +666,7 @@ int cf_count(host *h) {
 /* Items in every link, and the first link's four-slot buckets (what
  * CF.INFO and CF.DEBUG report). */
 static uint64_t cf_items(const cf_part *c) {
-    uint64_t items = 0;
+    uint64_t items = listing(c) ? c->list.n : 0;
     for (unsigned i = 0; i < c->nlinks; i++)
         items += amq_filter_items(c->link[i]);
     return items;
@@ -566,6 +676,8 @@ static unsigned long long cf_buckets(const cf_part *c) {
     char d[128];
     unsigned long long buckets = 0;
     unsigned f;
+    if (listing(c)) /* the link it would make */
+        return link_buckets(c, link_capacity(c, 0));
     amq_filter_describe(c->link[0], d, sizeof d);
     return sscanf(d, "cuckoo:fp=%u,buckets=%llu", &f, &buckets) == 2 ? buckets
                                                                      : 0;
@@ -599,8 +711,8 @@ int cf_debug(host *h) {
                        "bktsize:%u buckets:%llu items:%llu deletes:%llu "
                        "filters:%u max_iterations:%u expansion:%u",
                        c->bucket_size, buckets, (unsigned long long)items,
-                       (unsigned long long)c->deleted, c->nlinks, c->max_iter,
-                       c->expansion);
+                       (unsigned long long)c->deleted,
+                       listing(c) ? 1u : c->nlinks, c->max_iter, c->expansion);
     h->ops->r_str(h, line, (size_t)len);
     return 0;
 }
@@ -632,7 +744,7 @@ int cf_info(host *h) {
     unsigned long long buckets = cf_buckets(c);
     long long val[8] = {(long long)rv_memory(v),
                         (long long)buckets,
-                        c->nlinks,
+                        listing(c) ? 1 : (long long)c->nlinks,
                         (long long)items,
                         (long long)c->deleted,
                         c->bucket_size,

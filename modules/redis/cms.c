@@ -44,8 +44,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 static void destroy(rval *v) { amq_cms_free(v->u.cms.c); }
 
 const fam_ops cms_ops = {
-    "cms", "amq-cmsk_", "AMQ.LOADCHUNK", 0,      NULL,   NULL,
-    NULL,  NULL,        f_size,          f_save, f_load, destroy};
+    "cms", "amq-cmsk_", "AMQ.LOADCHUNK", 0,      NULL,    NULL, NULL,
+    NULL,  f_size,      f_save,          f_load, destroy, NULL};
 
 /* ---- keys --------------------------------------------------------------------- */
 

@@ -66,8 +66,7 @@ uint32_t rb_murmur2(const void *key, size_t len, uint32_t seed) {
     case 2:
         h ^= (uint32_t)p[1] << 8;
         /* fall through */
-    case 1:
-        h = (h ^ p[0]) * m;
+    case 1: h = (h ^ p[0]) * m;
     }
     h = (h ^ (h >> 13)) * m;
     return h ^ (h >> 15);
@@ -215,13 +214,12 @@ static rval *rb_new(int fam) {
 }
 
 const char *rb_type_name(int fam) {
-    return fam == FAM_BF     ? "MBbloom--"
-           : fam == FAM_CF   ? "MBbloomCF"
-           : fam == FAM_CMS  ? "CMSk-TYPE"
-           : fam == FAM_TOPK ? "TopK-TYPE"
-           : fam == FAM_TDIGEST
-               ? "TDIS-TYPE"
-               : NULL;
+    return fam == FAM_BF        ? "MBbloom--"
+           : fam == FAM_CF      ? "MBbloomCF"
+           : fam == FAM_CMS     ? "CMSk-TYPE"
+           : fam == FAM_TOPK    ? "TopK-TYPE"
+           : fam == FAM_TDIGEST ? "TDIS-TYPE"
+                                : NULL;
 }
 
 /* The encoding version RedisBloom 2.4 writes (and the newest it reads). */
@@ -405,16 +403,15 @@ void rb_bf_info(const rval *v, long long out[5]) {
 
 int rb_bf_debug(const rval *v, char *buf, size_t cap, unsigned i) {
     if (i == 0)
-        return snprintf(buf, cap, "size:%llu",
-                        (unsigned long long)BF(v)->size);
+        return snprintf(buf, cap, "size:%llu", (unsigned long long)BF(v)->size);
     const rb_link *l = &BF(v)->link[i - 1];
     return snprintf(buf, cap,
                     "bytes:%llu bits:%llu hashes:%u hashwidth:%u "
                     "capacity:%llu size:%llu ratio:%g",
                     (unsigned long long)l->bytes, (unsigned long long)l->bits,
                     l->hashes, (BF(v)->options & OPT_FORCE64) ? 64 : 32,
-                    (unsigned long long)l->entries,
-                    (unsigned long long)l->size, l->error);
+                    (unsigned long long)l->entries, (unsigned long long)l->size,
+                    l->error);
 }
 unsigned rb_bf_links(const rval *v) { return BF(v)->n; }
 
@@ -505,8 +502,9 @@ rval *rb_bf_from_header(host *h, const uint8_t *p, size_t n, char *err,
     for (uint32_t i = 0; i < links; i++)
         bytes += (double)le64(p + BF_HEAD + (size_t)BF_LINK * i);
     if (!h->ops->budget(h, bytes)) {
-        fail(err, cap, "ERR the filter is larger than the memory limit "
-                       "allows");
+        fail(err, cap,
+             "ERR the filter is larger than the memory limit "
+             "allows");
         return NULL;
     }
     rval *v = rb_new(FAM_BF);
@@ -519,9 +517,9 @@ rval *rb_bf_from_header(host *h, const uint8_t *p, size_t n, char *err,
     BF(v)->growth = le32(p + 16);
     for (uint32_t i = 0; i < links; i++) {
         const uint8_t *q = p + BF_HEAD + (size_t)BF_LINK * i;
-        rb_link l = {le64(q + 44), le64(q + 8), le64(q),     le64(q + 16),
-                     le_f64(q + 24), le_f64(q + 32), le32(q + 40), q[52],
-                     NULL};
+        rb_link l = {le64(q + 44), le64(q + 8),    le64(q),
+                     le64(q + 16), le_f64(q + 24), le_f64(q + 32),
+                     le32(q + 40), q[52],          NULL};
         if (!link_valid(&l, true) || l.bytes > SIZE_MAX / 2 ||
             !bf_push_link(v, &l)) {
             rv_free(v);
@@ -855,8 +853,9 @@ rval *rb_cf_from_header(host *h, const uint8_t *p, size_t n, char *err,
         return NULL;
     }
     if (!h->ops->budget(h, bytes)) {
-        fail(err, cap, "ERR the filter is larger than the memory limit "
-                       "allows");
+        fail(err, cap,
+             "ERR the filter is larger than the memory limit "
+             "allows");
         return NULL;
     }
     rval *v = rb_new(FAM_CF);
@@ -981,8 +980,8 @@ bool rb_cms_same_shape(const rval *a, const rval *b) {
  * (decay^255)^(c / 255) · decay^(c mod 255). */
 static double decay_of(const rval *v, uint32_t c) {
     double d = TOPK(v)->decay;
-    return c < 256 ? pow(d, c) : pow(pow(d, 255), (double)(c / 255)) *
-                                     pow(d, c % 255);
+    return c < 256 ? pow(d, c)
+                   : pow(pow(d, 255), (double)(c / 255)) * pow(d, c % 255);
 }
 
 /* RedisBloom draws its decay coin from rand(), which no replica can
@@ -999,8 +998,7 @@ static double coin(uint32_t fp, uint64_t cell, uint32_t count, uint32_t step) {
     return (double)(x >> 11) * 0x1.0p-53;
 }
 
-static rb_heap *heap_find(const rval *v, uint32_t fp, const void *p,
-                          size_t n) {
+static rb_heap *heap_find(const rval *v, uint32_t fp, const void *p, size_t n) {
     for (uint32_t i = TOPK(v)->k; i-- > 0;) {
         rb_heap *e = &TOPK(v)->heap[i];
         if (e->fp == fp && e->len == n && e->item != NULL &&
@@ -1041,8 +1039,8 @@ bool rb_topk_add(rval *v, const void *p, size_t n, uint32_t by,
     uint32_t heap_min = TOPK(v)->heap[0].count;
     memset(out, 0, sizeof *out);
     for (uint32_t i = 0; i < TOPK(v)->depth; i++) {
-        uint64_t cell = (uint64_t)i * TOPK(v)->width +
-                        rb_murmur2(p, n, i) % TOPK(v)->width;
+        uint64_t cell =
+            (uint64_t)i * TOPK(v)->width + rb_murmur2(p, n, i) % TOPK(v)->width;
         uint32_t *b = &TOPK(v)->cells[2 * cell];
         if (b[1] == 0) {
             b[0] = fp;
@@ -1098,8 +1096,8 @@ uint64_t rb_topk_count(const rval *v, const void *p, size_t n) {
     uint32_t heap_min = TOPK(v)->heap[0].count;
     bool listed = heap_find(v, fp, p, n) != NULL;
     for (uint32_t i = 0; i < TOPK(v)->depth; i++) {
-        uint64_t cell = (uint64_t)i * TOPK(v)->width +
-                        rb_murmur2(p, n, i) % TOPK(v)->width;
+        uint64_t cell =
+            (uint64_t)i * TOPK(v)->width + rb_murmur2(p, n, i) % TOPK(v)->width;
         const uint32_t *b = &TOPK(v)->cells[2 * cell];
         if (b[0] == fp && (!listed || b[1] >= heap_min) && b[1] > best)
             best = b[1];
@@ -1167,8 +1165,7 @@ static bool load_bf(rval *v, int encver, rb_io *in, char *err, size_t cap) {
         GET_U(options);
     if (encver >= 4)
         GET_U(growth);
-    if (n == 0 || n > BF_MAX_LINKS || options > OPT_ALL ||
-        growth > UINT32_MAX)
+    if (n == 0 || n > BF_MAX_LINKS || options > OPT_ALL || growth > UINT32_MAX)
         return fail(err, cap, "Bloom chain header out of range");
     BF(v)->size = size;
     BF(v)->options = (uint32_t)options;
@@ -1394,9 +1391,10 @@ static rval *load_tdigest(rb_io *in, char *err, size_t cap) {
     if (st != AMQ_OK) {
         rv_free(v);
         v = NULL;
-        fail(err, cap, st == AMQ_ERR_NOMEM ? "out of memory"
-                                           : "t-digest centroids out of order "
-                                             "or outside [min, max]");
+        fail(err, cap,
+             st == AMQ_ERR_NOMEM ? "out of memory"
+                                 : "t-digest centroids out of order "
+                                   "or outside [min, max]");
     }
     goto done;
 short_read:

@@ -51,8 +51,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 static void destroy(rval *v) { amq_tdigest_free(v->u.td.t); }
 
 const fam_ops tdigest_ops = {
-    "tdigest", "amq-tdigs", "AMQ.LOADCHUNK", 0,      NULL,   NULL,
-    NULL,      NULL,        f_size,          f_save, f_load, destroy};
+    "tdigest", "amq-tdigs", "AMQ.LOADCHUNK", 0,      NULL,    NULL, NULL,
+    NULL,      f_size,      f_save,          f_load, destroy, NULL};
 
 /* ---- arguments ------------------------------------------------------------------ */
 

@@ -70,8 +70,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 static void destroy(rval *v) { amq_topk_free(v->u.topk.t); }
 
 const fam_ops topk_ops = {
-    "topk", "amq-topkh", "AMQ.LOADCHUNK", 8,      p_write, p_read,
-    NULL,   NULL,        f_size,          f_save, f_load,  destroy};
+    "topk", "amq-topkh", "AMQ.LOADCHUNK", 8,      p_write, p_read, NULL,
+    NULL,   f_size,      f_save,          f_load, destroy, NULL};
 
 static rval *need(host *h) {
     return key_need(h, 1, FAM_TOPK, "TopK:", "TopK: key does not exist");

@@ -198,6 +198,86 @@ bool rv_load_filter(rval *v, const uint8_t *buf, size_t len, amq_filter **out,
     return st == AMQ_OK || rv_frame_refused(err, cap, st, &diag);
 }
 
+/* ---- hash lists ------------------------------------------------------------------ */
+
+bool hl_has(const hlist *l, uint64_t x) {
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->h[i] == x)
+            return true;
+    return false;
+}
+
+uint64_t hl_count(const hlist *l, uint64_t x) {
+    uint64_t c = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        c += l->h[i] == x;
+    return c;
+}
+
+bool hl_push(rval *v, hlist *l, uint64_t x, uint32_t limit) {
+    if (l->n == l->room) {
+        uint32_t room = l->room ? 2 * l->room : 2;
+        room = room > limit ? limit : room;
+        if (room <= l->n)
+            return false;
+        uint64_t *p = v->alloc.realloc(v->alloc.ctx, l->h, l->room * sizeof *p,
+                                       room * sizeof *p);
+        if (p == NULL)
+            return false;
+        l->h = p;
+        l->room = room;
+    }
+    l->h[l->n++] = x;
+    return true;
+}
+
+bool hl_remove(hlist *l, uint64_t x) {
+    for (uint32_t i = l->n; i-- > 0;)
+        if (l->h[i] == x) {
+            memmove(l->h + i, l->h + i + 1, (l->n - i - 1) * sizeof *l->h);
+            l->n--;
+            return true;
+        }
+    return false;
+}
+
+void hl_free(rval *v, hlist *l) {
+    if (l->h != NULL)
+        v->alloc.free(v->alloc.ctx, l->h, l->room * sizeof *l->h);
+    l->h = NULL;
+    l->n = l->room = 0;
+}
+
+void hl_save(const hlist *l, uint8_t *buf) {
+    for (uint32_t k = 0; k < l->n; k++)
+        for (int j = 0; j < 8; j++)
+            buf[8 * (size_t)k + (size_t)j] = (uint8_t)(l->h[k] >> (8 * j));
+}
+
+bool hl_load(rval *v, hlist *l, const uint8_t *p, size_t len, uint32_t limit,
+             bool repeats, char *err, size_t cap) {
+    size_t n = len / 8;
+    if (len % 8 != 0 || n > limit) {
+        snprintf(err, cap, "a hash list of %zu bytes (at most %u hashes)", len,
+                 limit);
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t x = 0;
+        for (int j = 7; j >= 0; j--)
+            x = x << 8 | p[8 * k + (size_t)j];
+        if (!repeats && hl_has(l, x)) {
+            snprintf(err, cap, "a hash list with a repeat");
+            return false;
+        }
+        if (!hl_push(v, l, x, limit)) {
+            snprintf(err, cap, "out of memory");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ---- little-endian fields ---------------------------------------------------- */
 
 static void put32(uint8_t *p, uint32_t x) {
@@ -377,7 +457,7 @@ static bool decode_frames(const uint8_t *b, size_t len, const fam_ops *ops,
     }
     if (off != end)
         return fail(err, cap, "trailing bytes in amq value");
-    return true;
+    return ops->finish == NULL || ops->finish(v, err, cap);
 }
 
 bool rv_decode(const uint8_t *b, size_t len, int want, rval **out, char *err,

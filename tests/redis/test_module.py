@@ -127,6 +127,97 @@ def test_bf(c, r):
     c.ok(bf.info("copy").filterNum == s, "LOADCHUNK copy keeps its stages")
 
 
+def test_small_bf(c, r):
+    """A new BF key lists its items' hashes until they would take the bytes
+    of its first stage, then builds the stage from them: no answer
+    changes across the switch, and a one-item key costs less than
+    RedisBloom 2.4's (272 bytes by MEMORY USAGE, 0.35 KB of used_memory a
+    key over 10^4 keys, measured beside it)."""
+    bf = r.bf()
+    bf.add("one", "x")
+    mem = r.memory_usage("one")
+    c.ok(mem <= 272, f"MEMORY USAGE of a one-item BF: {mem} bytes")
+    before = r.info("memory")["used_memory"]
+    pipe = r.pipeline(transaction=False)
+    for i in range(10000):
+        pipe.execute_command("BF.ADD", f"ent:{i}", f"item-{i}")
+    pipe.execute()
+    per = (r.info("memory")["used_memory"] - before) / 10000
+    c.ok(per <= 350, f"used_memory a one-item BF key over 10^4 keys: {per:.0f}")
+    c.ok(bf.exists("ent:77", "item-77") and not bf.exists("ent:77", "item-78"),
+         "one-item keys answer")
+    r.delete(*[f"ent:{i}" for i in range(10000)])
+    # across the switch: every answer, INFO and DEBUG stay the same shape
+    keys = items("s", 300)
+    seen = []
+    for i, k in enumerate(keys):
+        c.ok(bf.add("sw", k) == 1, f"BF.ADD {i}") if i % 50 == 0 else bf.add(
+            "sw", k)
+        seen.append(k)
+        if i in (0, 1, 50, 89, 90, 91, 92, 150, 299):
+            ok = all(bf.mexists("sw", *seen))
+            info = bf.info("sw")
+            dbg = [x.decode() for x in r.execute_command("BF.DEBUG", "sw")]
+            c.ok(ok and info.insertedNum == len(seen) and
+                 info.capacity >= 100 and info.filterNum >= 1 and
+                 dbg[0] == "size:%d" % len(seen),
+                 f"{len(seen)} items: all present, INFO {vars(info)}, {dbg[0]}")
+            dump = r.dump("sw")
+            r.restore("sw-copy", 0, dump, replace=True)
+            c.ok(all(bf.mexists("sw-copy", *seen)) and
+                 bf.info("sw-copy").insertedNum == len(seen),
+                 f"{len(seen)} items: DUMP/RESTORE")
+    c.ok(r.execute_command("BF.CARD", "sw") == 300, "BF.CARD across the switch")
+    c.ok(r.execute_command("DEBUG", "RELOAD") in (b"OK", "OK", True) and
+         all(bf.mexists("sw", *keys)), "DEBUG RELOAD keeps a switched key")
+    # a reserved key keeps no table until items come
+    bf.create("reserved-big", 0.001, 10 ** 7)
+    c.ok(r.memory_usage("reserved-big") < 1024 and
+         bf.info("reserved-big").capacity == 10 ** 7,
+         f"BF.RESERVE 10^7: {r.memory_usage('reserved-big')} bytes until used")
+    bf.add("reserved-big", "a")
+    c.ok(bf.exists("reserved-big", "a") and not bf.exists("reserved-big", "b"),
+         "a reserved key answers")
+
+
+def test_small_cf(c, r):
+    """A new CF key lists its items' hashes (repeats kept) until they
+    would take the bytes of its first link; no answer changes when the
+    link is made, and a one-item key costs less than RedisBloom 2.4's
+    (about 1.1 KB: its default 1024 one-byte slots)."""
+    cf = r.cf()
+    cf.add("cf-one", "x")
+    mem = r.memory_usage("cf-one")
+    c.ok(mem <= 272, f"MEMORY USAGE of a one-item CF: {mem} bytes")
+    info0 = cf.info("cf-one")
+    keys = items("c", 400)
+    want = {}
+    for i, k in enumerate(keys):
+        n = 2 if i % 7 == 0 else 1
+        for _ in range(n):
+            cf.add("cf-sw", k)
+        want[k] = n
+        if i % 5 == 0:
+            c.ok(cf.delete("cf-sw", k) == 1, f"CF.DEL {i}")
+            want[k] -= 1
+        if i in (0, 100, 150, 190, 200, 210, 220, 240, 399):
+            present = [k2 for k2, m in want.items() if m > 0]
+            counts = [r.execute_command("CF.COUNT", "cf-sw", k2) for k2 in present]
+            info = cf.info("cf-sw")
+            total = sum(want.values())
+            c.ok(all(cf.mexists("cf-sw", *present)) and
+                 all(got >= want[k2] for got, k2 in zip(counts, present)) and
+                 info.insertedNum == total and info.filterNum == 1 and
+                 info.bucketNum == info0.bucketNum,
+                 f"{i + 1} items: present, counts, INFO {vars(info)}")
+            r.restore("cf-sw-copy", 0, r.dump("cf-sw"), replace=True)
+            c.ok(cf.info("cf-sw-copy").insertedNum == total and
+                 all(cf.mexists("cf-sw-copy", *present)),
+                 f"{i + 1} items: DUMP/RESTORE")
+    dbg = r.execute_command("CF.DEBUG", "cf-one").decode()
+    c.ok("items:1 " in dbg and "filters:1 " in dbg, f"CF.DEBUG {dbg}")
+
+
 def test_cf(c, r):
     cf = r.cf()
     c.ok(cf.create("cf", 1000, bucket_size=4, max_iterations=50,
@@ -722,6 +813,9 @@ def test_replication(c, args, servers):
         return
     populate(p)
     p.bf().madd("implicit", *items("i", 1000))
+    p.bf().madd("small", "s1", "s2")
+    p.cf().add("small-cf", "s1")
+    p.cf().add("small-cf", "s1")
     p.cf().add("implicit-cf", "x")
     p.execute_command("AMQ.RESERVE", "sip", "bloom", "HASH", "siphash")
     p.execute_command("AMQ.MADD", "sip", "a", "b")
@@ -742,6 +836,9 @@ def test_replication(c, args, servers):
          "implicit creation replicated with the primary's parameters")
     c.ok(all(q.bf().mexists("chunked", *items("a", 500))),
          "LOADCHUNK replicated")
+    c.ok(q.bf().mexists("small", "s1", "s2", "s3") == [1, 1, 0] and
+         q.execute_command("CF.COUNT", "small-cf", "s1") == 2,
+         "small keys replicated")
     # the replica runs STRICT 1: amq's own answers
     c.raises(lambda: q.execute_command("BF.EXISTS", "p:cf", "a"), "WRONGTYPE",
              "STRICT: BF.EXISTS on a CF key")
@@ -777,6 +874,8 @@ def main(args, c, servers):
     tmp = tempfile.mkdtemp(dir=srv.dir)
     test_command_table(c, r)
     test_bf(c, r)
+    test_small_bf(c, r)
+    test_small_cf(c, r)
     test_cf(c, r)
     test_cf_compact(c, r)
     test_cms(c, r)
