@@ -63,7 +63,6 @@
 #define DEFAULT_DECAY 1.08
 #define DEFAULT_KEYLEN 64
 #define COUNT_MAX UINT32_MAX
-#define DECAY_TABLE 256
 
 struct amq_topk {
     amq__obj o; /* o.items: N, the increments; o.table: buckets then heap */
@@ -73,7 +72,6 @@ struct amq_topk {
     unsigned depth, k, keylen;
     size_t slot; /* SLOT_HEAD + keylen */
     double decay, ln_decay;
-    double decay_pow[DECAY_TABLE]; /* decay^-c for c < DECAY_TABLE */
     uint32_t size;
     uint64_t rng;
     amq_hasher hasher;
@@ -218,8 +216,6 @@ static amq_status alloc_topk(unsigned k, uint64_t width, unsigned depth,
     t->depth = depth;
     t->decay = decay;
     t->ln_decay = log(decay);
-    for (unsigned c = 0; c < DECAY_TABLE; c++)
-        t->decay_pow[c] = exp(-(double)c * t->ln_decay);
     t->keylen = keylen;
     t->slot = SLOT_HEAD + keylen;
     t->rng = TOPK_RNG_SEED;
@@ -264,8 +260,9 @@ static double next_unit(amq_topk *t) {
  * (success probability decay^-c each), from the geometric distribution;
  * anything above `left` means "no decay within left arrivals". */
 static double decay_trials(amq_topk *t, uint32_t c, uint64_t left) {
-    double p =
-        c < DECAY_TABLE ? t->decay_pow[c] : exp(-(double)c * t->ln_decay);
+    /* decay^-c, computed for each draw: a table of it would be 2 KB of
+     * every sketch, most of a small one */
+    double p = exp(-(double)c * t->ln_decay);
     double u = next_unit(t);
     if (left == 1) /* the common case: one Bernoulli trial, no logarithms */
         return u <= p ? 1.0 : 2.0;
