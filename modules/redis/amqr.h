@@ -101,9 +101,19 @@ typedef struct cms_part {
     amq_hasher h;
 } cms_part;
 
+/* The listed items' keys, whole, beside a sketch that keeps none (topk.c). */
+typedef struct tkey {
+    uint64_t hash;
+    uint32_t len;
+    uint8_t *bytes;
+} tkey;
+
 typedef struct topk_part {
     amq_topk *t;
     double decay; /* RedisBloom's form: probability base in (0, 1] */
+    tkey *keys;   /* a sketch of keylen 0 (all new ones); older sketches
+                   keep key prefixes themselves */
+    uint32_t nkeys, room;
 } topk_part;
 
 typedef struct amq_part {

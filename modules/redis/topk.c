@@ -7,13 +7,21 @@
  * with probability b^-c, so b = 1/p. p = 1 (always decay) maps to
  * b = 1 + 2^-30, whose decay probability differs from 1 by at most
  * c·2^-30; p below 0.01 (b > 100) is refused. Depth is at most 16. Items
- * are remembered by their 64-bit hash with the first 256 bytes of the key
- * (TOPK.LIST names a longer key by that prefix). HeavyKeeper's decay draws
+ * are counted by their 64-bit hash (keys: below). HeavyKeeper's decay draws
  * come from a generator stored with the sketch, so a replica replaying the
  * same commands holds the same bytes.
  *
  * TOPK.INCRBY item n counts n - 1 arrivals by hash and the last one with
  * the key, so an item that enters the list is named.
+ *
+ * Keys: the sketch keeps none (keylen 0); the module keeps each listed
+ * item's whole key beside it, copied when the item enters the list and
+ * dropped when it is pushed out (the only way out), so LIST names every
+ * item in full and a small sketch costs its buckets and k 24-byte slots,
+ * not k fixed key buffers. The keys are the blob's second frame: n u32,
+ * then per key its hash u64, length u32 and bytes; a key whose hash is not
+ * listed, or listed twice, is refused. Sketches saved with key prefixes
+ * inside (one frame, keylen 256) load and answer as before.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +29,6 @@
 
 #include "amqr.h"
 
-#define TOPK_KEYLEN 256
 #define TOPK_MAX_INCR 100000
 #define TOPK_MAX_CELLS (1ull << 32)
 
@@ -42,21 +49,154 @@ static bool p_read(rval *v, const uint8_t *p, char *err, size_t cap) {
     v->u.topk.decay = d;
     return true;
 }
+/* ---- the listed items' keys ------------------------------------------------ */
+
+static bool keyed(const rval *v) { return amq_topk_keylen(v->u.topk.t) == 0; }
+
+static tkey *key_find(const topk_part *p, uint64_t h) {
+    for (uint32_t i = 0; i < p->nkeys; i++)
+        if (p->keys[i].hash == h)
+            return &p->keys[i];
+    return NULL;
+}
+
+static bool key_put(rval *v, uint64_t h, const void *bytes, size_t n) {
+    topk_part *p = &v->u.topk;
+    if (n > UINT32_MAX)
+        return false;
+    if (p->nkeys == p->room) {
+        uint32_t room = p->room ? 2 * p->room : 4;
+        tkey *k = v->alloc.realloc(v->alloc.ctx, p->keys, p->room * sizeof *k,
+                                   room * sizeof *k);
+        if (k == NULL)
+            return false;
+        p->keys = k;
+        p->room = room;
+    }
+    uint8_t *b = v->alloc.alloc(v->alloc.ctx, n ? n : 1);
+    if (b == NULL)
+        return false;
+    if (n > 0)
+        memcpy(b, bytes, n);
+    p->keys[p->nkeys++] = (tkey){h, (uint32_t)n, b};
+    return true;
+}
+
+static void key_drop(rval *v, uint64_t h) {
+    topk_part *p = &v->u.topk;
+    tkey *k = key_find(p, h);
+    if (k == NULL)
+        return;
+    v->alloc.free(v->alloc.ctx, k->bytes, k->len ? k->len : 1);
+    *k = p->keys[--p->nkeys];
+}
+
+static void keys_free(rval *v) {
+    topk_part *p = &v->u.topk;
+    while (p->nkeys > 0)
+        key_drop(v, p->keys[p->nkeys - 1].hash);
+    if (p->keys != NULL)
+        v->alloc.free(v->alloc.ctx, p->keys, p->room * sizeof *p->keys);
+    p->keys = NULL;
+    p->room = 0;
+}
+
+/* ---- family operations -------------------------------------------------------- */
+
+static unsigned n_frames(const rval *v) { return keyed(v) ? 2 : 1; }
+
+static size_t keys_size(const topk_part *p) {
+    size_t n = 4;
+    for (uint32_t i = 0; i < p->nkeys; i++)
+        n += 12 + p->keys[i].len;
+    return n;
+}
+
 static size_t f_size(const rval *v, unsigned i) {
-    (void)i;
-    return amq_topk_serialized_size(v->u.topk.t);
+    return i == 0 ? amq_topk_serialized_size(v->u.topk.t)
+                  : keys_size(&v->u.topk);
 }
+
+static void le(uint8_t *p, uint64_t x, int n) {
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(x >> (8 * i));
+}
+static uint64_t get_le(const uint8_t *p, int n) {
+    uint64_t x = 0;
+    for (int i = n - 1; i >= 0; i--)
+        x = x << 8 | p[i];
+    return x;
+}
+
 static amq_status f_save(const rval *v, unsigned i, uint8_t *b, size_t cap) {
-    (void)i;
-    return amq_topk_save(v->u.topk.t, b, cap, NULL);
+    const topk_part *p = &v->u.topk;
+    if (i == 0)
+        return amq_topk_save(p->t, b, cap, NULL);
+    if (cap < keys_size(p))
+        return AMQ_ERR_BUFFER;
+    le(b, p->nkeys, 4);
+    b += 4;
+    for (uint32_t k = 0; k < p->nkeys; k++) {
+        le(b, p->keys[k].hash, 8);
+        le(b + 8, p->keys[k].len, 4);
+        if (p->keys[k].len > 0)
+            memcpy(b + 12, p->keys[k].bytes, p->keys[k].len);
+        b += 12 + p->keys[k].len;
+    }
+    return AMQ_OK;
 }
+
+static bool keys_load(rval *v, const uint8_t *b, size_t len, char *err,
+                      size_t cap) {
+    const topk_part *p = &v->u.topk;
+    if (len < 4) {
+        snprintf(err, cap, "TOPK keys frame too short");
+        return false;
+    }
+    uint64_t n = get_le(b, 4);
+    size_t off = 4;
+    if (n > amq_topk_k(p->t)) {
+        snprintf(err, cap, "TOPK keys frame lists %llu keys, k is %u",
+                 (unsigned long long)n, amq_topk_k(p->t));
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (len - off < 12) {
+            snprintf(err, cap, "TOPK keys frame truncated");
+            return false;
+        }
+        uint64_t h = get_le(b + off, 8), kl = get_le(b + off + 8, 4);
+        if (kl > len - off - 12 || !amq_topk_query(p->t, h) ||
+            key_find(p, h) != NULL) {
+            snprintf(err, cap,
+                     "TOPK key %llu: not a listed item, a repeat "
+                     "or past the frame",
+                     (unsigned long long)i);
+            return false;
+        }
+        if (!key_put(v, h, b + off + 12, (size_t)kl)) {
+            snprintf(err, cap, "out of memory");
+            return false;
+        }
+        off += 12 + (size_t)kl;
+    }
+    if (off != len) {
+        snprintf(err, cap, "trailing bytes in the TOPK keys frame");
+        return false;
+    }
+    return true;
+}
+
 static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
                    size_t len, char *err, size_t cap) {
     amq_diag diag;
     amq_options o = rv_options(v);
-    (void)i;
-    if (!rv_one_frame(nf, "TOPK", err, cap))
+    if (nf != 1 && nf != 2) {
+        snprintf(err, cap, "a TOPK value holds one or two frames");
         return false;
+    }
+    if (i == 1)
+        return keys_load(v, b, len, err, cap);
     memset(&diag, 0, sizeof diag);
     amq_status st = amq_topk_load(b, len, &o, &v->u.topk.t, &diag);
     if (st != AMQ_OK)
@@ -65,12 +205,20 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
         snprintf(err, cap, "TOPK frame decay does not match its key");
         return false;
     }
+    if ((nf == 2) != keyed(v)) {
+        snprintf(err, cap, "a TOPK sketch of keylen %u with %u frames",
+                 amq_topk_keylen(v->u.topk.t), nf);
+        return false;
+    }
     return true;
 }
-static void destroy(rval *v) { amq_topk_free(v->u.topk.t); }
+static void destroy(rval *v) {
+    keys_free(v);
+    amq_topk_free(v->u.topk.t);
+}
 
 const fam_ops topk_ops = {
-    "topk", "amq-topkh", "AMQ.LOADCHUNK", 8,      p_write, p_read, NULL,
+    "topk", "amq-topkh", "AMQ.LOADCHUNK", 8,      p_write, p_read, n_frames,
     NULL,   f_size,      f_save,          f_load, destroy, NULL};
 
 static rval *need(host *h) {
@@ -99,8 +247,7 @@ int topk_reserve(host *h) {
     }
     if (h->ops->lookup(h, 1, FAM_TOPK, &v) != KEY_EMPTY)
         return r_err(h, "TopK: key already exists");
-    if (!h->ops->budget(h, (double)w * (double)d * 8 +
-                               (double)k * (24 + TOPK_KEYLEN) + 1024))
+    if (!h->ops->budget(h, (double)w * (double)d * 8 + (double)k * 48 + 1024))
         return r_err(h, "TopK: the sketch is larger than the memory limit "
                         "allows");
     v = rv_new(FAM_TOPK);
@@ -109,7 +256,7 @@ int topk_reserve(host *h) {
     amq_options o = rv_options(v);
     v->u.topk.decay = p;
     amq_status st = amq_topk_new((unsigned)k, (uint64_t)w, (unsigned)d,
-                                 base_of(p), TOPK_KEYLEN, &o, &v->u.topk.t);
+                                 base_of(p), 0, &o, &v->u.topk.t);
     if (st != AMQ_OK) {
         rv_free(v);
         return r_status(h, "TopK", st);
@@ -122,11 +269,30 @@ int topk_reserve(host *h) {
     return 0;
 }
 
-static void reply_expelled(host *h, bool out, const amq_topk_expelled *e) {
-    if (out && e->key_len != AMQ_TOPK_NO_KEY)
+/* The expelled item's key, or nil. */
+static void reply_expelled(host *h, const rval *v, bool out,
+                           const amq_topk_expelled *e) {
+    const tkey *k = out && keyed(v) ? key_find(&v->u.topk, e->hash) : NULL;
+    if (k != NULL)
+        h->ops->r_str(h, (const char *)k->bytes, k->len);
+    else if (out && !keyed(v) && e->key_len != AMQ_TOPK_NO_KEY)
         h->ops->r_str(h, (const char *)e->key, e->key_stored);
     else
         h->ops->r_null(h);
+}
+
+/* After an item's arrivals: the keys of items pushed out go, the item's
+ * own comes if it is listed now. */
+static void keys_after(rval *v, const rarg *it, uint64_t x,
+                       const amq_topk_expelled *e, int ne) {
+    const amq_topk *t = v->u.topk.t;
+    if (!keyed(v))
+        return;
+    for (int i = 0; i < ne; i++)
+        if (!amq_topk_query(t, e[i].hash))
+            key_drop(v, e[i].hash);
+    if (amq_topk_query(t, x) && key_find(&v->u.topk, x) == NULL)
+        key_put(v, x, it->p, it->n); /* out of memory: LIST shows nil */
 }
 
 /* A migrated sketch's add (rb.c): the expelled item or nil. */
@@ -152,11 +318,13 @@ int topk_add(host *h) {
     for (int i = 2; v->rb != NULL && i < h->argc; i++)
         rb_add_reply(h, v, &h->argv[i], 1);
     for (int i = 2; v->rb == NULL && i < h->argc; i++) {
+        const rarg *it = &h->argv[i];
         out = false;
-        if (amq_topk_add_key(v->u.topk.t, h->argv[i].p, h->argv[i].n, &e,
-                             &out) != AMQ_OK)
+        if (amq_topk_add_key(v->u.topk.t, it->p, it->n, &e, &out) != AMQ_OK)
             out = false;
-        reply_expelled(h, out, &e);
+        reply_expelled(h, v, out, &e);
+        keys_after(v, it, amq_topk_hash(v->u.topk.t, it->p, it->n), &e,
+                   out ? 1 : 0);
     }
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "topk.add", 1);
@@ -202,14 +370,21 @@ int topk_incrby(host *h) {
             h->ops->r_null(h);
             continue;
         }
-        bool out = amq_topk_incr_hash(t, amq_topk_hash(t, it->p, it->n),
-                                      (uint64_t)by - 1, &e);
-        if (amq_topk_add_key(t, it->p, it->n, &e2, &out2) == AMQ_OK && out2 &&
-            !out) {
-            e = e2;
-            out = true;
+        uint64_t x = amq_topk_hash(t, it->p, it->n);
+        amq_topk_expelled gone[2];
+        int ne = 0;
+        bool out = amq_topk_incr_hash(t, x, (uint64_t)by - 1, &e);
+        if (out)
+            gone[ne++] = e;
+        if (amq_topk_add_key(t, it->p, it->n, &e2, &out2) == AMQ_OK && out2) {
+            gone[ne++] = e2;
+            if (!out) {
+                e = e2;
+                out = true;
+            }
         }
-        reply_expelled(h, out, &e);
+        reply_expelled(h, v, out, &e);
+        keys_after(v, it, x, gone, ne);
     }
     h->ops->replicate_verbatim(h);
     h->ops->notify(h, "topk.incrby", 1);
@@ -277,7 +452,10 @@ int topk_list(host *h) {
     size_t n = amq_topk_list(t, items, k);
     h->ops->r_arr(h, (long)(with ? 2 * n : n));
     for (size_t i = 0; i < n; i++) {
-        if (items[i].key_len == AMQ_TOPK_NO_KEY)
+        const tkey *key = keyed(v) ? key_find(&v->u.topk, items[i].hash) : NULL;
+        if (key != NULL)
+            h->ops->r_str(h, (const char *)key->bytes, key->len);
+        else if (keyed(v) || items[i].key_len == AMQ_TOPK_NO_KEY)
             h->ops->r_null(h);
         else
             h->ops->r_str(h, (const char *)items[i].key, items[i].key_stored);
