@@ -291,6 +291,13 @@ rval *rb_from_frame(int fam, const uint8_t *p, size_t n, char *err, size_t cap);
 
 /* BF: add 1 new / 0 present / -1 error (*err); info = Capacity, Size,
  * filters, items, expansion (-1: nonscaling), RedisBloom's figures. */
+/* New keys in RedisBloom's layout, for parameters amq's own structures do
+ * not take (an expansion above 16; a Top-K deeper than 16 or decaying
+ * below 0.01): NULL with err filled (the reply). */
+rval *rb_bf_new(host *h, double eps, uint64_t cap, uint32_t growth,
+                bool nonscaling, char *err, size_t errcap);
+rval *rb_topk_new(host *h, uint32_t k, uint32_t width, uint32_t depth,
+                  double decay, char *err, size_t errcap);
 bool rb_bf_contains(const rval *v, const void *p, size_t n);
 int rb_bf_add(host *h, rval *v, const void *p, size_t n, const char **err);
 uint64_t rb_bf_items(const rval *v);
@@ -378,6 +385,10 @@ struct host {
     const host_ops *ops;
     const rarg *argv;
     int argc;
+    /* The command comes from the primary or the AOF: it was accepted
+     * where it ran first, so STRICT (this server's own choice) must not
+     * refuse or change it here. */
+    bool replayed;
 };
 
 /* Reply helpers. */
@@ -434,6 +445,11 @@ typedef struct module_cfg {
     unsigned cf_max_links;
 } module_cfg;
 extern module_cfg g_cfg;
+
+/* STRICT for this command: never for a replayed one (host.replayed). */
+static inline bool strict(const host *h) {
+    return g_cfg.strict && !h->replayed;
+}
 /* Parse module arguments; false with err filled. */
 bool cfg_parse(const rarg *argv, int argc, char *err, size_t cap);
 

@@ -254,6 +254,12 @@ static double first_stage_bytes(double eps, uint64_t cap) {
 static rval *create(host *h, double eps, uint64_t cap, uint32_t g,
                     bool nonscaling) {
     char err[200], msg[240];
+    if (g > BF_MAX_EXPANSION) { /* RedisBloom's own chain grows so */
+        rval *v = rb_bf_new(h, eps, cap, g, nonscaling, err, sizeof err);
+        if (v == NULL)
+            r_err(h, err);
+        return v;
+    }
     if (!h->ops->budget(h, first_stage_bytes(eps, cap))) {
         r_err(h, "ERR capacity too large for the memory limit");
         return NULL;
@@ -273,19 +279,20 @@ static rval *create(host *h, double eps, uint64_t cap, uint32_t g,
 }
 
 /* BF.RESERVE key eps cap [EXPANSION g | NONSCALING] for a replica. */
-static void replicate_reserve(host *h, const bf_part *b) {
+static void replicate_reserve(host *h, double eps, uint64_t cap, uint32_t x,
+                              bool nonscaling) {
     char e[40], c[24], g[16];
     rarg a[6];
     int n = 5;
-    snprintf(e, sizeof e, "%.17g", b->eps);
-    snprintf(c, sizeof c, "%llu", (unsigned long long)b->capacity);
-    snprintf(g, sizeof g, "%u", b->expansion);
+    snprintf(e, sizeof e, "%.17g", eps);
+    snprintf(c, sizeof c, "%llu", (unsigned long long)cap);
+    snprintf(g, sizeof g, "%u", x);
     a[0] = h->argv[1];
     a[1] = (rarg){e, strlen(e)};
     a[2] = (rarg){c, strlen(c)};
     a[3] = (rarg){"EXPANSION", 9};
     a[4] = (rarg){g, strlen(g)};
-    if (b->nonscaling) {
+    if (nonscaling) {
         a[3] = (rarg){"NONSCALING", 10};
         n = 4;
     }
@@ -396,7 +403,8 @@ static int add_items(host *h, const create_args *a, int from, bool single) {
     if (v == NULL)
         return 0;
     if (created)
-        replicate_reserve(h, &v->u.bf);
+        replicate_reserve(h, a->eps, (uint64_t)a->cap, (uint32_t)a->expansion,
+                          a->nonscaling);
     if (single) {
         const char *err = NULL;
         int r = add_one(h, v, &h->argv[from], &err);
@@ -420,7 +428,7 @@ static int add_items(host *h, const create_args *a, int from, bool single) {
             err[done] = NULL;
             r[done] = add_one(h, v, &h->argv[from + done], &err[done]);
             changed += r[done] > 0;
-            if (r[done++] < 0 && !g_cfg.strict)
+            if (r[done++] < 0 && !strict(h))
                 break;
         }
         h->ops->r_arr(h, done);
@@ -492,8 +500,10 @@ static bool parse_expansion(host *h, const rarg *a, long long *g, bool ins) {
                      : "ERR expansion should be greater or equal to 1");
         return false;
     }
-    if (*g > BF_MAX_EXPANSION) {
-        r_err(h, "ERR expansion above 16 is not supported");
+    /* above 16 the key is RedisBloom's own chain (rb.c), unless STRICT */
+    if (*g > BF_MAX_EXPANSION && (strict(h) || *g > UINT32_MAX)) {
+        r_err(h, *g > UINT32_MAX ? "ERR bad expansion"
+                                 : "ERR expansion above 16 is not supported");
         return false;
     }
     return true;
@@ -586,7 +596,7 @@ int bf_insert(host *h) {
         return r_err(h, "ERR NOCREATE cannot be used together with CAPACITY "
                         "or ERROR");
     /* RedisBloom lets NONSCALING win over EXPANSION here (not in RESERVE) */
-    if (a.nonscaling && has_exp && g_cfg.strict)
+    if (a.nonscaling && has_exp && strict(h))
         return r_err(h, "Nonscaling filters cannot expand");
     return add_items(h, &a, i + 1, false);
 }

@@ -131,7 +131,7 @@ int cms_incrby(host *h) {
         }
         /* a counter at its maximum: RedisBloom's error element (unless
          * STRICT, where the saturated estimate is the answer) */
-        if (!g_cfg.strict && est >= max)
+        if (!strict(h) && est >= max)
             h->ops->r_err(h, "CMS: INCRBY overflow");
         else
             h->ops->r_int(h, (long long)est);

@@ -198,6 +198,9 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         r.h.ops = &redis_host;
         r.h.argv = a;
         r.h.argc = argc;
+        r.h.replayed = (RedisModule_GetContextFlags(ctx) &
+                        (REDISMODULE_CTX_FLAGS_REPLICATED |
+                         REDISMODULE_CTX_FLAGS_LOADING)) != 0;
         r.ctx = ctx;
         r.argv = argv;
         r.mode = strncmp(c->flags, "write", 5) == 0

@@ -355,6 +355,31 @@ static bool bf_push_link(rval *v, const rb_link *shape) {
     return true;
 }
 
+rval *rb_bf_new(host *h, double eps, uint64_t cap, uint32_t growth,
+                bool nonscaling, char *err, size_t errcap) {
+    rb_link first;
+    uint32_t options =
+        OPT_FORCE64 | OPT_NOROUND | (nonscaling ? OPT_NO_SCALING : 0);
+    /* RedisBloom's first link: the whole rate without scaling, else half */
+    if (!link_size(&first, cap, nonscaling ? eps : eps * 0.5, options)) {
+        fail(err, errcap, "ERR could not create filter");
+        return NULL;
+    }
+    if (!h->ops->budget(h, (double)first.bytes)) {
+        fail(err, errcap, "ERR capacity too large for the memory limit");
+        return NULL;
+    }
+    rval *v = rb_new(FAM_BF);
+    if (v == NULL || !bf_push_link(v, &first)) {
+        rv_free(v);
+        fail(err, errcap, "ERR out of memory");
+        return NULL;
+    }
+    BF(v)->options = options;
+    BF(v)->growth = growth;
+    return v;
+}
+
 int rb_bf_add(host *h, rval *v, const void *p, size_t n, const char **err) {
     bfh x = bf_hash(v, p, n);
     if (bf_has(v, x))
@@ -1079,6 +1104,39 @@ bool rb_topk_add(rval *v, const void *p, size_t n, uint32_t by,
     *h0 = (rb_heap){fp, (uint32_t)n, best, copy};
     heap_down(TOPK(v)->heap, TOPK(v)->k, 0);
     return true;
+}
+
+rval *rb_topk_new(host *h, uint32_t k, uint32_t width, uint32_t depth,
+                  double decay, char *err, size_t errcap) {
+    double bytes = (double)width * depth * 8 + (double)k * sizeof(rb_heap);
+    if (k == 0 || width == 0 || depth == 0 || !(decay > 0 && decay <= 1) ||
+        (double)width * depth > 4294967296.0) {
+        fail(err, errcap, "TopK: invalid dimensions");
+        return NULL;
+    }
+    if (!h->ops->budget(h, bytes)) {
+        fail(err, errcap,
+             "TopK: the sketch is larger than the memory limit "
+             "allows");
+        return NULL;
+    }
+    rval *v = rb_new(FAM_TOPK);
+    if (v == NULL) {
+        fail(err, errcap, "TopK: out of memory");
+        return NULL;
+    }
+    TOPK(v)->k = k;
+    TOPK(v)->width = width;
+    TOPK(v)->depth = depth;
+    TOPK(v)->decay = decay;
+    TOPK(v)->cells = mem(v, (size_t)width * depth * 8);
+    TOPK(v)->heap = mem(v, (size_t)k * sizeof *TOPK(v)->heap);
+    if (TOPK(v)->cells == NULL || TOPK(v)->heap == NULL) {
+        rv_free(v);
+        fail(err, errcap, "TopK: out of memory");
+        return NULL;
+    }
+    return v;
 }
 
 void rb_topk_free_item(rval *v, rb_topk_item *it) {

@@ -51,6 +51,9 @@ typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 
 /* SetModuleOptions: rdb_load sees short reads as IsIOError, not a panic */
 #define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+/* RedisModule_GetContextFlags */
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
                                   int argc);
@@ -129,6 +132,7 @@ typedef struct RedisModuleTypeMethods {
       (RedisModuleIO *, const char *, size_t))                                 \
     X(char *, RedisModule_LoadStringBuffer, (RedisModuleIO *, size_t *))       \
     X(void, RedisModule_SaveUnsigned, (RedisModuleIO *, uint64_t))             \
+    X(int, RedisModule_GetContextFlags, (RedisModuleCtx *))                    \
     X(uint64_t, RedisModule_LoadUnsigned, (RedisModuleIO *))                   \
     X(void, RedisModule_SaveDouble, (RedisModuleIO *, double))                 \
     X(double, RedisModule_LoadDouble, (RedisModuleIO *))                       \

@@ -237,16 +237,33 @@ int topk_reserve(host *h) {
         if (!arg_ll(&h->argv[3], &w) || w < 1 ||
             (unsigned long long)w > TOPK_MAX_CELLS)
             return r_err(h, "TopK: invalid width");
-        if (!arg_ll(&h->argv[4], &d) || d < 1 || d > AMQ_TOPK_MAX_DEPTH)
+        if (!arg_ll(&h->argv[4], &d) || d < 1 || d > UINT32_MAX ||
+            (strict(h) && d > AMQ_TOPK_MAX_DEPTH))
             return r_err(h, "TopK: invalid depth");
         if (!arg_double(&h->argv[5], &p) || !(p > 0 && p <= 1))
             return r_err(h, "TopK: invalid decay value. must be '<= 1' & "
                             "'> 0'");
-        if (p < 0.01)
+        if (p < 0.01 && strict(h))
             return r_err(h, "TopK: decay below 0.01 is not supported");
     }
     if (h->ops->lookup(h, 1, FAM_TOPK, &v) != KEY_EMPTY)
         return r_err(h, "TopK: key already exists");
+    if (d > AMQ_TOPK_MAX_DEPTH || p < 0.01) {
+        /* beyond amq's HeavyKeeper: RedisBloom's own sketch (rb.c) */
+        char err[160];
+        if ((unsigned long long)w > UINT32_MAX)
+            return r_err(h, "TopK: invalid width");
+        v = rb_topk_new(h, (uint32_t)k, (uint32_t)w, (uint32_t)d, p, err,
+                        sizeof err);
+        if (v == NULL)
+            return r_err(h, err);
+        if (!store_or_reply(h, v))
+            return 0;
+        h->ops->replicate_verbatim(h);
+        h->ops->notify(h, "topk.reserve", 1);
+        r_ok(h);
+        return 0;
+    }
     if (!h->ops->budget(h, (double)w * (double)d * 8 + (double)k * 48 + 1024))
         return r_err(h, "TopK: the sketch is larger than the memory limit "
                         "allows");
@@ -337,10 +354,10 @@ int topk_incrby(host *h) {
     if (h->argc < 4 || h->argc % 2 != 0)
         return r_arity(h);
     /* RedisBloom takes 0 (no change, no expelled item); STRICT refuses it */
-    const long long least = g_cfg.strict ? 1 : 0;
+    const long long least = strict(h) ? 1 : 0;
     for (int i = 3; i < h->argc; i += 2)
         if (!arg_ll(&h->argv[i], &by) || by < least || by > TOPK_MAX_INCR)
-            return r_err(h, g_cfg.strict
+            return r_err(h, strict(h)
                                 ? "TopK: increment must be an integer greater "
                                   "or equal to 1 and less than or equal to "
                                   "100000"

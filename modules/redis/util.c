@@ -102,7 +102,7 @@ rval *key_need(host *h, int argi, int fam, const char *prefix,
 }
 
 int key_open_read(host *h, int argi, int fam, rval **v) {
-    if (!g_cfg.strict && h->ops->lookup(h, argi, fam, v) == KEY_WRONGTYPE) {
+    if (!strict(h) && h->ops->lookup(h, argi, fam, v) == KEY_WRONGTYPE) {
         *v = NULL;
         return KEY_EMPTY;
     }
@@ -123,7 +123,7 @@ int numkeys_keys(const rarg *argv, int argc, int *pos, int cap) {
 }
 
 void r_info(host *h, long n) {
-    if (g_cfg.strict)
+    if (strict(h))
         h->ops->r_map(h, n);
     else
         h->ops->r_arr(h, 2 * n);

@@ -120,6 +120,15 @@ def test_bf(c, r):
          not any(isinstance(x, redis.ResponseError) for x in res[:-1]),
          f"NONSCALING filter fills: the answers end at the first error "
          f"({len(res)} answers, last {res[-1]!r})")
+    # an expansion above 16: RedisBloom's own chain, growing by its rule
+    c.ok(r.execute_command("BF.RESERVE", "x32", 0.01, 100, "EXPANSION", 32),
+         "BF.RESERVE EXPANSION 32")
+    bf.madd("x32", *keys[:150])
+    info = bf.info("x32")
+    c.ok(r.type("x32") == b"MBbloom--" and info.capacity == 100 + 3200 and
+         info.filterNum == 2 and info.expansionRate == 32 and
+         all(bf.mexists("x32", *keys[:150])),
+         f"EXPANSION 32 grows as RedisBloom: {vars(info)}")
     # SCANDUMP / LOADCHUNK into another key
     for it, data in scandump(r, "BF.SCANDUMP", "grow"):
         bf.loadchunk("copy", it, data)
@@ -457,6 +466,15 @@ def test_topk(c, r):
     c.raises(lambda: tk.incrby("t", ["e"], [-1]), "increment", "incr -1")
     c.raises(lambda: tk.reserve("bad", 0, 8, 7, 0.9), "invalid k", "k = 0")
     c.raises(lambda: tk.reserve("bad", 3, 8, 7, 1.5), "decay", "decay > 1")
+    # deeper than 16 or decaying below 0.01: RedisBloom's own sketch
+    c.ok(tk.reserve("tdeep", 3, 50, 20, 0.005), "TOPK.RESERVE depth 20, decay "
+                                                "0.005")
+    for i in range(0, len(stream), 10):
+        tk.add("tdeep", *stream[i:i + 10])
+    info = tk.info("tdeep")
+    c.ok(r.type("tdeep") == b"TopK-TYPE" and info.depth == 20 and
+         set(tk.list("tdeep")) == {"a", "b", "c"},
+         f"a deep TOPK answers: {vars(info)}, {tk.list('tdeep')}")
 
     # keys: listed whole, however long; the sketch holds none of them
     longk = "L" * 300
@@ -845,6 +863,12 @@ def test_replication(c, args, servers):
     p.bf().madd("small", "s1", "s2")
     p.cf().add("small-cf", "s1")
     p.cf().add("small-cf", "s1")
+    # parameters only RedisBloom's layouts take: a STRICT replica follows
+    p.execute_command("BF.INSERT", "x32", "EXPANSION", 32, "ITEMS",
+                      *items("x", 300))
+    p.execute_command("TOPK.RESERVE", "tdeep", 3, 50, 20, 0.9)
+    p.execute_command("TOPK.ADD", "tdeep", *items("t", 200))
+    p.execute_command("TOPK.INCRBY", "p:tk", "zz", 5, "yy", 0)
     p.cf().add("implicit-cf", "x")
     p.execute_command("AMQ.RESERVE", "sip", "bloom", "HASH", "siphash")
     p.execute_command("AMQ.MADD", "sip", "a", "b")
