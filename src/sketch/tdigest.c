@@ -355,13 +355,25 @@ double amq_tdigest_max(const amq_tdigest *t) {
     return t == NULL || t->total == 0 ? NAN : t->max;
 }
 
+/* Does centroid i hold one value over its whole rank interval? A
+ * singleton does, and so does a centroid with a neighbour of the same
+ * mean: centroids hold consecutive runs of the sorted values, so two
+ * neighbours of equal mean m both hold only m (the right end of the first
+ * is at least m, the left end of the second at most m, and the first ends
+ * below where the second starts): a point mass larger than a centroid. */
+static bool flat(const td_c *a, size_t m, size_t i) {
+    return a[i].w == 1 || (i > 0 && a[i - 1].mean == a[i].mean) ||
+           (i + 1 < m && a[i + 1].mean == a[i].mean);
+}
+
 /* Where the line between centroids i and i + 1 starts and ends, in rank:
- * at the centres, or past a singleton's own unit. c: weight before i. */
-static void span(const td_c *a, size_t i, double c, double *left,
+ * at the centres, or past a flat centroid's whole interval. c: weight
+ * before i. */
+static void span(const td_c *a, size_t m, size_t i, double c, double *left,
                  double *right) {
-    *left = a[i].w == 1 ? c + 1.0 : c + (double)a[i].w / 2.0;
     double c1 = c + (double)a[i].w;
-    *right = a[i + 1].w == 1 ? c1 : c1 + (double)a[i + 1].w / 2.0;
+    *left = flat(a, m, i) ? c1 : c + (double)a[i].w / 2.0;
+    *right = flat(a, m, i + 1) ? c1 : c1 + (double)a[i + 1].w / 2.0;
 }
 
 static double lerp(double x0, double x1, double f) {
@@ -387,9 +399,10 @@ double amq_tdigest_value_at(const amq_tdigest *t, double r) {
     double c = 0.0;
     for (size_t i = 0; i + 1 < m; i++) {
         double left, right, c1 = c + (double)a[i].w;
-        span(a, i, c, &left, &right);
-        double centre1 = c1 + (double)a[i + 1].w / 2.0;
-        if (r < centre1 || (a[i + 1].w == 1 && r < c1 + 1.0)) {
+        span(a, m, i, c, &left, &right);
+        double end1 = flat(a, m, i + 1) ? c1 + (double)a[i + 1].w
+                                        : c1 + (double)a[i + 1].w / 2.0;
+        if (r < end1) {
             if (r < left)
                 return a[i].mean;
             if (r >= right)
@@ -456,7 +469,7 @@ double amq_tdigest_rank(const amq_tdigest *t, double x) {
     }
     /* a[j - 1].mean < x < a[j].mean */
     double left, right, cprev = c - (double)a[j - 1].w;
-    span(a, j - 1, cprev, &left, &right);
+    span(a, m, j - 1, cprev, &left, &right);
     double f = (x - a[j - 1].mean) / (a[j].mean - a[j - 1].mean);
     return left + (right - left) * f;
 }
