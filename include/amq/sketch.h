@@ -307,13 +307,15 @@ typedef struct amq_tdigest_info {
 AMQ_API void amq_tdigest_get_info(const amq_tdigest *t, amq_tdigest_info *out);
 
 /* A digest holding the given centroids (means ascending within [min,
- * max], weights >= 1, total below 2^53) at this compression: kept as they
- * are when they fit, else merged by the digest's own rule. For state
- * brought from another t-digest (a RedisBloom key). Errors:
- * AMQ_ERR_INVALID (a field out of range), AMQ_ERR_NOMEM. */
+ * max], weights >= 1, total below 2^53) at this compression, having merged
+ * `merges` times so far: kept as they are when they fit, else merged by
+ * the digest's own rule. For state brought from another t-digest (a
+ * RedisBloom key). Errors: AMQ_ERR_INVALID (a field out of range),
+ * AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_tdigest_from_centroids(
     double compression, const double *mean, const uint64_t *weight, size_t n,
-    double min, double max, const amq_options *opt, amq_tdigest **out);
+    double min, double max, uint64_t merges, const amq_options *opt,
+    amq_tdigest **out);
 
 AMQ_API size_t amq_tdigest_serialized_size(const amq_tdigest *t);
 /* The state as it is, buffer included. AMQ_ERR_BUFFER if cap is too small

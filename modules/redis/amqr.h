@@ -146,6 +146,8 @@ typedef struct rval {
     pending *load;       /* non-NULL: LOADCHUNK in progress, parts empty */
     struct rb_value *rb; /* non-NULL: a key in RedisBloom's layout (rb.c);
                             the family's part is then unused */
+    bool rb_name;        /* an amq value kept under RedisBloom's type name (a
+                     migrated t-digest): stored, and encoded, as such */
     union {
         bf_part bf;
         cf_part cf;

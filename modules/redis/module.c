@@ -80,9 +80,9 @@ static int h_lookup(host *h, int argi, int fam, rval **out) {
 
 static bool h_store(host *h, int argi, rval *v) {
     RedisModuleKey *k = key_at((rhost *)h, argi);
-    if (k != NULL && RedisModule_ModuleTypeSetValue(
-                         k, v->rb != NULL ? g_rbtypes[v->fam] : g_types[v->fam],
-                         v) == REDISMODULE_OK)
+    RedisModuleType *t =
+        v->rb != NULL || v->rb_name ? g_rbtypes[v->fam] : g_types[v->fam];
+    if (k != NULL && RedisModule_ModuleTypeSetValue(k, t, v) == REDISMODULE_OK)
         return true;
     rv_free(v);
     return false;
@@ -404,7 +404,11 @@ static void *load_rb_topk(RedisModuleIO *io, int e) {
 /* TDIS-TYPE: RedisBloom's t-digest (encoding 0) becomes an amq digest,
  * which is saved as an amq value (encoding 1) under the same name. */
 static void *load_rb_tdigest(RedisModuleIO *io, int e) {
-    return e == 0 ? load_rb(io, e, FAM_TDIGEST) : load_as(io, e, FAM_TDIGEST);
+    rval *v =
+        e == 0 ? load_rb(io, e, FAM_TDIGEST) : load_as(io, e, FAM_TDIGEST);
+    if (v != NULL)
+        v->rb_name = true;
+    return v;
 }
 
 static void save_rb(RedisModuleIO *io, void *value) {

@@ -1406,7 +1406,6 @@ static rval *load_tdigest(rb_io *in, char *err, size_t cap) {
     GET_U(comps);
     GET_D(mw);
     GET_D(uw);
-    (void)comps;
     (void)uw;
     if (!(delta >= 1 && delta <= 100000) || m > room ||
         room > 6 * 100000 + 10 || (int64_t)u < 0) {
@@ -1444,8 +1443,9 @@ static rval *load_tdigest(rb_io *in, char *err, size_t cap) {
         goto done;
     }
     amq_options o = rv_options(v);
-    amq_status st = amq_tdigest_from_centroids(delta, mean, w, (size_t)m, lo,
-                                               hi, &o, &v->u.td.t);
+    amq_status st = amq_tdigest_from_centroids(
+        delta, mean, w, (size_t)m, lo, hi, (int64_t)comps < 0 ? 0 : comps, &o,
+        &v->u.td.t);
     if (st != AMQ_OK) {
         rv_free(v);
         v = NULL;

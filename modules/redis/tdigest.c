@@ -281,6 +281,8 @@ int tdigest_merge(host *h) {
         rv_free(out);
         return r_err(h, "ERR T-Digest: overflow detected");
     }
+    if (dst != NULL) /* a migrated destination keeps its type name */
+        out->rb_name = dst->rb_name;
     if (!store_or_reply(h, out))
         return 0;
     h->ops->replicate_verbatim(h);

@@ -9,7 +9,8 @@
  *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ, 6 CASCADE, 7 TDIGEST)
  *   7   1  flags: bit 0 = pending (a LOADCHUNK stream still arriving),
  *          bit 1 = a key in RedisBloom's layout (rb.c): P = 0, one frame
- *          holding its encoding version and RedisBloom's fields
+ *          holding its encoding version and RedisBloom's fields;
+ *          bit 2 = an amq value kept under RedisBloom's type name
  *   8   8  total length of the blob, checksum included
  *   16  4  parameter length P (the family's fixed length; 0 if pending)
  *   20  4  frame count F (<= 64; 1 if pending)
@@ -34,6 +35,7 @@
 #define BLOB_VERSION 1
 #define BLOB_FLAG_PENDING 0x1u
 #define BLOB_FLAG_RB 0x2u /* one frame: the fields of a RedisBloom layout */
+#define BLOB_FLAG_RB_NAME 0x4u /* kept under RedisBloom's type name */
 #define BLOB_MAX_FRAMES 64
 static const uint8_t blob_magic[4] = {0x89, 'A', 'M', 'R'};
 
@@ -362,7 +364,8 @@ bool rv_encode(const rval *v, uint8_t **out, size_t *len) {
     uint8_t *b = rv_sys_alloc(total);
     if (b == NULL)
         return false;
-    head_write(b, v->fam, 0, total, ops->params_len, nf);
+    head_write(b, v->fam, v->rb_name ? BLOB_FLAG_RB_NAME : 0, total,
+               ops->params_len, nf);
     if (ops->params_write != NULL)
         ops->params_write(v, b + BLOB_HEAD);
     size_t off = BLOB_HEAD + ops->params_len;
@@ -394,7 +397,9 @@ bool blob_peek(const uint8_t *b, size_t len, int *fam, size_t *total, char *err,
         return fail(err, cap, "not an amq value (bad magic or too short)");
     if (b[4] != BLOB_VERSION || b[5] != 0)
         return fail(err, cap, "unsupported amq value version");
-    if ((b[7] & ~(BLOB_FLAG_PENDING | BLOB_FLAG_RB)) != 0 || b[7] == 3)
+    unsigned fl = b[7];
+    if ((fl & ~(BLOB_FLAG_PENDING | BLOB_FLAG_RB | BLOB_FLAG_RB_NAME)) != 0 ||
+        __builtin_popcount(fl) > 1)
         return fail(err, cap, "unknown flags in amq value");
     uint64_t t = get64(b + 8);
     if (t < BLOB_HEAD + 8 || t > BLOB_MAX)
@@ -497,6 +502,7 @@ bool rv_decode(const uint8_t *b, size_t len, int want, rval **out, char *err,
         rv_free(v);
         return false;
     }
+    v->rb_name = (b[7] & BLOB_FLAG_RB_NAME) != 0;
     *out = v;
     return true;
 }

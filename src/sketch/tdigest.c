@@ -299,7 +299,7 @@ amq_status amq_tdigest_merge(amq_tdigest *dst, const amq_tdigest *src) {
 
 amq_status amq_tdigest_from_centroids(double compression, const double *mean,
                                       const uint64_t *weight, size_t n,
-                                      double min, double max,
+                                      double min, double max, uint64_t merges,
                                       const amq_options *opt,
                                       amq_tdigest **out) {
     uint64_t total = 0;
@@ -332,6 +332,7 @@ amq_status amq_tdigest_from_centroids(double compression, const double *mean,
         t->min = min;
         t->max = max;
     }
+    t->merges += merges;
     *out = t;
     return AMQ_OK;
 }

@@ -1,10 +1,12 @@
 """RedisBloom 2.4's data formats and semantics, modelled in Python for the
 migration test (test_migrate.py): the hashes, the scalable Bloom chain
-("MBbloom--"), the cuckoo filter ("MBbloomCF") and the Count-Min sketch
-("CMSk-TYPE"), each with its RDB module value, its SCANDUMP stream and its
-INFO replies; Redis 7.0's RDB pieces (lengths, strings, module values, the
-CRC64 trailer), a DUMP payload and an RDB file writer, and a parser of
-DUMP payloads and RDB files.
+("MBbloom--"), the cuckoo filter ("MBbloomCF"), the Count-Min sketch
+("CMSk-TYPE"), the Top-K sketch ("TopK-TYPE", its decay drawn by amq's
+deterministic coin in place of rand()) and the merged t-digest
+("TDIS-TYPE"), each with its RDB module value, its SCANDUMP stream where
+it has one and its INFO replies; Redis 7.0's RDB pieces (lengths,
+strings, module values, the CRC64 trailer), a DUMP payload and an RDB
+file writer, and a parser of DUMP payloads and RDB files.
 
 Everything is written from the published description of the formats; no
 RedisBloom code or binary is involved. `python3 rb_format.py` runs the
@@ -710,6 +712,333 @@ class CountMin:
         return cms
 
 
+# ---- the Top-K sketch ("TopK-TYPE") -----------------------------------------
+
+TOPK_TYPE = "TopK-TYPE"
+TOPK_ENCVER = 0
+TOPK_FP_SEED = 1919
+TOPK_HEAP_ENTRY = "<IIQI4x"  # fp itemlen pointer count, padded to 24 bytes
+
+
+def topk_coin(fp, cell, count, step):
+    """The decay draw amq uses in place of RedisBloom's rand(): a 64-bit
+    mix of (fp, count), the bucket's index and the step of the increment,
+    as a double in [0, 1) from its top 53 bits."""
+    x = ((fp << 32) | count) ^ ((cell * 0x9E3779B97F4A7C15) & M64) ^ \
+        (step << 17)
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & M64
+    x ^= x >> 31
+    return (x >> 11) * 2.0 ** -53
+
+
+class TopKEntry:
+    """One slot of the list: fingerprint, length, count, the item's bytes
+    (None for a slot never filled)."""
+    __slots__ = ("fp", "len", "count", "item")
+
+    def __init__(self, fp=0, length=0, count=0, item=None):
+        self.fp, self.len, self.count, self.item = fp, length, count, item
+
+
+class TopK:
+    """RedisBloom's HeavyKeeper: depth rows of width (fingerprint, count)
+    buckets, row i indexed by MurmurHash2(item, i), fingerprints
+    MurmurHash2(item, 1919); the list is a min-heap of k entries on count
+    (entry 0 the smallest), kept by RedisBloom's sift-down only. A bucket
+    of count c held by another item decays with probability decay^c per
+    arrival; the draw is topk_coin. decays and expelled count what the
+    adds did (for the tests' shape checks)."""
+
+    def __init__(self, k, width=8, depth=7, decay=0.9):
+        self.k, self.width, self.depth, self.decay = k, width, depth, decay
+        self.fps = [0] * (width * depth)
+        self.counts = [0] * (width * depth)
+        self.heap = [TopKEntry() for _ in range(k)]
+        self.decays = self.expelled = 0
+
+    def decay_of(self, c):
+        """decay^c as RedisBloom computes it: from its table of decay^i
+        (i < 256), beyond it (decay^255)^(c div 255) * decay^(c mod 255)."""
+        d = self.decay
+        if c < 256:
+            return math.pow(d, c)
+        return math.pow(math.pow(d, 255), float(c // 255)) * \
+            math.pow(d, c % 255)
+
+    def _cells(self, s):
+        w = self.width
+        return [i * w + murmur2(s, i) % w for i in range(self.depth)]
+
+    def _find(self, fp, s):
+        """The list slot holding s (searched from the last slot down)."""
+        for i in range(self.k - 1, -1, -1):
+            e = self.heap[i]
+            if e.fp == fp and e.len == len(s) and e.item is not None and \
+                    e.item[:len(s)] == s:
+                return i
+        return None
+
+    def _sift_down(self, start):
+        a, n = self.heap, self.k
+        if n < 2 or (n - 2) // 2 < start:
+            return
+        child = 2 * start + 1
+        if child + 1 < n and a[child].count > a[child + 1].count:
+            child += 1
+        if a[child].count > a[start].count:
+            return
+        top = a[start]
+        while True:
+            a[start] = a[child]
+            start = child
+            if (n - 2) // 2 < child:
+                break
+            child = 2 * child + 1
+            if child + 1 < n and a[child].count > a[child + 1].count:
+                child += 1
+            if not a[child].count < top.count:
+                break
+        a[start] = top
+
+    def add(self, item, by=1):
+        """TOPK.ADD (by 1) / TOPK.INCRBY: the expelled item's bytes, or
+        None."""
+        s = as_bytes(item)
+        fp = murmur2(s, TOPK_FP_SEED)
+        heap_min = self.heap[0].count
+        best = 0
+        fps, counts = self.fps, self.counts
+        for cell in self._cells(s):
+            c = counts[cell]
+            if c == 0:
+                fps[cell], counts[cell] = fp, by
+                best = max(best, by)
+            elif fps[cell] == fp:
+                counts[cell] = c = (c + by) & M32
+                best = max(best, c)
+            else:
+                for left in range(by, 0, -1):
+                    if topk_coin(fp, cell, c, left) < self.decay_of(c):
+                        self.decays += 1
+                        c -= 1
+                        if c == 0:
+                            fps[cell], c = fp, left
+                            best = max(best, c)
+                            break
+                counts[cell] = c
+        if best < heap_min:
+            return None
+        at = self._find(fp, s)
+        if at is not None:
+            # the bucket's count, not the larger of it and the list's: the
+            # bucket may have decayed
+            self.heap[at].count = best
+            self._sift_down(at)
+            return None
+        out = self.heap[0].item
+        if out is not None:
+            self.expelled += 1
+        self.heap[0] = TopKEntry(fp, len(s), best, s)
+        self._sift_down(0)
+        return out
+
+    def incrby(self, pairs):
+        return [self.add(x, n) for x, n in pairs]
+
+    def query(self, item):
+        s = as_bytes(item)
+        return int(self._find(murmur2(s, TOPK_FP_SEED), s) is not None)
+
+    def count(self, item):
+        """TOPK.COUNT: the largest of the item's buckets that hold its
+        fingerprint; for a listed item only those at or above the list's
+        smallest count."""
+        s = as_bytes(item)
+        fp = murmur2(s, TOPK_FP_SEED)
+        heap_min = self.heap[0].count
+        listed = self._find(fp, s) is not None
+        best = 0
+        for cell in self._cells(s):
+            c = self.counts[cell]
+            if self.fps[cell] == fp and (not listed or c >= heap_min):
+                best = max(best, c)
+        return best
+
+    def list(self):
+        """TOPK.LIST's (item, count) pairs: by count, largest first, ties
+        in list order, entries of count 0 left out."""
+        order = sorted(self.heap, key=lambda e: -e.count)
+        return [(e.item, e.count) for e in order if e.count != 0]
+
+    def info(self):
+        return [("k", self.k), ("width", self.width), ("depth", self.depth),
+                ("decay", self.decay)]
+
+    def buckets(self):
+        out = [0] * (2 * len(self.fps))
+        out[0::2], out[1::2] = self.fps, self.counts
+        return struct.pack("<%dI" % len(out), *out)
+
+    def rdb_fields(self, encver=TOPK_ENCVER):
+        heap = b"".join(struct.pack(TOPK_HEAP_ENTRY, e.fp, e.len, 0, e.count)
+                        for e in self.heap)
+        f = [("u", self.k), ("u", self.width), ("u", self.depth),
+             ("d", self.decay), ("s", self.buckets()), ("s", heap)]
+        for e in self.heap:
+            f.append(("s", b"\0" if e.item is None else e.item + b"\0"))
+        return f
+
+    @classmethod
+    def from_fields(cls, fields, encver=TOPK_ENCVER):
+        """The sketch of a value's fields; ValueError where the fields do
+        not describe one (RedisBloom asserts on the two lengths)."""
+        it = _FieldReader(fields)
+        k, w, d, decay = it.u(), it.u(), it.u(), it.d()
+        if k == 0 or w == 0 or d == 0 or not 0 < decay <= 1:
+            raise ValueError("Top-K dimensions")
+        tk = cls(k, w, d, decay)
+        raw = it.s()
+        if len(raw) != 8 * w * d:
+            raise ValueError("bucket array length")
+        vals = struct.unpack("<%dI" % (2 * w * d), raw)
+        tk.fps, tk.counts = list(vals[0::2]), list(vals[1::2])
+        heap = it.s()
+        if len(heap) != 24 * k:
+            raise ValueError("heap length")
+        for i in range(k):
+            fp, n, _ptr, c = struct.unpack_from(TOPK_HEAP_ENTRY, heap, 24 * i)
+            tk.heap[i] = TopKEntry(fp, n, c)
+        for e in tk.heap:
+            s = it.s()
+            if not s or s[-1] != 0:
+                raise ValueError("item without its terminating NUL")
+            if len(s) == 1:
+                e.len = 0  # an empty slot
+                continue
+            # a C string: an item holding a NUL byte ends there
+            e.len = min(e.len, s.index(b"\0"))
+            e.item = s[:e.len]
+        it.end()
+        return tk
+
+
+# ---- the t-digest ("TDIS-TYPE") ---------------------------------------------
+
+TD_TYPE = "TDIS-TYPE"
+TD_ENCVER = 0
+DBL_MAX = 1.7976931348623157e308
+
+
+def signed(v):
+    """A signed field as RM_SaveSigned writes it: an unsigned opcode
+    holding the two's complement."""
+    return ("u", v & M64)
+
+
+def unsigned_to_signed(v):
+    return v - (1 << 64) if v >> 63 else v
+
+
+class TDigest:
+    """RedisBloom's merged t-digest as it saves one: compression, min,
+    max, the array's room (6 compression + 10), the merged centroids
+    (means ascending, whole weights), nothing unmerged (it compresses
+    before it saves), its count of compressions."""
+
+    def __init__(self, compression=100.0, means=(), weights=(), lo=None,
+                 hi=None, compressions=0):
+        self.compression = float(compression)
+        self.cap = 6 * int(compression) + 10
+        self.means, self.weights = list(means), [int(w) for w in weights]
+        self.min = DBL_MAX if lo is None else lo
+        self.max = -DBL_MAX if hi is None else hi
+        self.compressions = compressions
+
+    @property
+    def total(self):
+        return sum(self.weights)
+
+    def starts(self):
+        """The rank where each centroid begins (a list one longer than
+        the centroids, ending with the total)."""
+        out, c = [0], 0
+        for w in self.weights:
+            c += w
+            out.append(c)
+        return out
+
+    @classmethod
+    def from_groups(cls, data, sizes, compression, compressions=0):
+        """The centroids of sorted data cut into consecutive groups of the
+        given sizes, each with its exact mean."""
+        means, at = [], 0
+        for n in sizes:
+            g = data[at:at + n]
+            m = math.fsum(g) / n
+            means.append(min(max(m, g[0]), g[-1]))
+            at += n
+        if at != len(data):
+            raise ValueError("group sizes do not cover the data")
+        return cls(compression, means, sizes, data[0] if data else None,
+                   data[-1] if data else None, compressions)
+
+    @staticmethod
+    def k1_sizes(n, compression):
+        """Group sizes of n sorted values under the k1 scale function: a
+        group grows while its end stays within one unit of
+        k(q) = (compression / 2 pi) asin(2q - 1) past its start (small
+        groups at the ends, the largest at the median)."""
+        sizes, before = [], 0
+        while before < n:
+            a = math.asin(2.0 * before / n - 1.0) + 2 * math.pi / compression
+            lim = 1.0 if a >= math.pi / 2 else (math.sin(a) + 1.0) / 2.0
+            size = max(1, int(math.floor(lim * n)) - before)
+            size = min(size, n - before)
+            sizes.append(size)
+            before += size
+        return sizes
+
+    def info(self):
+        """TDIGEST.INFO's fields that describe the centroids (Capacity,
+        Total compressions and Memory usage are the implementation's)."""
+        return [("Compression", int(self.compression)),
+                ("Merged nodes", len(self.means)), ("Unmerged nodes", 0),
+                ("Merged weight", self.total), ("Unmerged weight", 0),
+                ("Observations", self.total)]
+
+    def rdb_fields(self, encver=TD_ENCVER):
+        m = len(self.means)
+        return ([("d", self.compression), ("d", self.min), ("d", self.max),
+                 signed(self.cap), signed(m), signed(0),
+                 signed(self.compressions), ("d", float(self.total)),
+                 ("d", 0.0)] + [("d", x) for x in self.means] +
+                [("d", float(w)) for w in self.weights])
+
+    @classmethod
+    def from_fields(cls, fields, encver=TD_ENCVER):
+        it = _FieldReader(fields)
+        comp, lo, hi = it.d(), it.d(), it.d()
+        cap, m, u, comps = [unsigned_to_signed(it.u()) for _ in range(4)]
+        mw, uw = it.d(), it.d()
+        if not comp >= 1 or m < 0 or m > cap or u != 0 or uw != 0:
+            raise ValueError("t-digest header")
+        means = [it.d() for _ in range(m)]
+        weights = [it.d() for _ in range(m)]
+        it.end()
+        if any(b < a for a, b in zip(means, means[1:])) or \
+                any(x < lo or x > hi for x in means):
+            raise ValueError("means out of order or outside [min, max]")
+        if any(w < 1 or w != math.floor(w) for w in weights) or \
+                abs(math.fsum(weights) - mw) > 0.5:
+            raise ValueError("weights not whole counts of the total")
+        td = cls(comp, means, weights, lo, hi, comps)
+        td.cap = cap
+        return td
+
+
 class _FieldReader:
     def __init__(self, fields):
         self.f, self.i = list(fields), 0
@@ -734,13 +1063,15 @@ class _FieldReader:
             raise ValueError("trailing fields")
 
 
-MODELS = {BF_TYPE: BloomChain, CF_TYPE: Cuckoo, CMS_TYPE: CountMin}
-ENCVERS = {BF_TYPE: BF_ENCVER, CF_TYPE: CF_ENCVER, CMS_TYPE: CMS_ENCVER}
+MODELS = {BF_TYPE: BloomChain, CF_TYPE: Cuckoo, CMS_TYPE: CountMin,
+          TOPK_TYPE: TopK, TD_TYPE: TDigest}
+ENCVERS = {BF_TYPE: BF_ENCVER, CF_TYPE: CF_ENCVER, CMS_TYPE: CMS_ENCVER,
+           TOPK_TYPE: TOPK_ENCVER, TD_TYPE: TD_ENCVER}
 
 
 def type_of(model):
-    return {BloomChain: BF_TYPE, Cuckoo: CF_TYPE, CountMin: CMS_TYPE}[
-        type(model)]
+    return {BloomChain: BF_TYPE, Cuckoo: CF_TYPE, CountMin: CMS_TYPE,
+            TopK: TOPK_TYPE, TDigest: TD_TYPE}[type(model)]
 
 
 # ---- Redis 7.0 RDB encoding -------------------------------------------------
@@ -1198,7 +1529,78 @@ def _self_test():
        "count-min overestimates only")
     ok(cms.incrby("big", M32) is None and cms.query("big") == M32,
        "count-min saturates")
-    for m in (sb, old, old32, cf, snapshot, cms):
+    # Top-K by hand: one bucket, one slot, decay 1 (every foreign arrival
+    # decays the bucket)
+    tk = TopK(1, 1, 1, 1.0)
+    ok([tk.add("a"), tk.add("b"), tk.add("b", 0), tk.add("a", 0)] ==
+       [None, b"a", None, None] and tk.list() == [(b"b", 1)] and
+       tk.count("b") == 1 and tk.count("a") == 0 and tk.query("b") == 1 and
+       tk.query("a") == 0, "Top-K by hand: an arrival takes over a bucket "
+       "of 1 at decay 1 and expels the listed item")
+    tk = TopK(3, 4, 2, 0.5)
+    ok(tk.add("z", 0) is None and tk.query("z") == 1 and tk.list() == [] and
+       [(e.item, e.count) for e in tk.heap if e.item] == [(b"z", 0)],
+       "Top-K: INCRBY 0 lists an item with count 0 while the list has room")
+    ok(TopK(1, decay=0.9).decay_of(300) ==
+       math.pow(math.pow(0.9, 255), 1.0) * math.pow(0.9, 45) and
+       TopK(1, decay=0.9).decay_of(7) == math.pow(0.9, 7),
+       "Top-K decay from RedisBloom's table")
+    draws = [topk_coin(0xDEADBEEF, c, 5, 3) for c in range(1000)]
+    ok(all(0 <= x < 1 for x in draws) and 0.45 < sum(draws) / 1000 < 0.55 and
+       topk_coin(1, 2, 3, 4) == topk_coin(1, 2, 3, 4), "Top-K coin")
+    tk = TopK(10, 40, 4, 0.9)
+    zipf = [items[min(int(rnd.paretovariate(1.1)) - 1, 599)]
+            for _ in range(4000)]
+    for x in zipf:
+        tk.add(x)
+    freq = {}
+    for x in zipf:
+        freq[x] = freq.get(x, 0) + 1
+    heavy = sorted(freq, key=lambda x: -freq[x])[:3]
+    listed = tk.list()
+    ok(tk.decays > 0 and tk.expelled > 0 and
+       all(tk.query(x) for x in heavy) and len(listed) == 10 and
+       all(a[1] >= b[1] for a, b in zip(listed, listed[1:])) and
+       all(tk.count(x) <= freq[x] for x in freq),
+       "Top-K on a skewed stream: decays, expulsions, heavy items listed, "
+       "counts never above the truth")
+    f = tk.rdb_fields()
+    cut = f[:6] + [("s", tk.heap[0].item[:2] + b"\0x\0")] + f[7:]
+    back = TopK.from_fields(cut)
+    ok(back.heap[0].item == tk.heap[0].item[:2] and back.heap[0].len == 2,
+       "Top-K item holding a NUL comes back cut there")
+    for bad in (f[:5] + [("s", f[5][1][:-1])] + f[6:],
+                f[:6] + [("s", f[6][1][:-1])] + f[7:],
+                [("u", 0)] + f[1:5] + [("s", b"")]):
+        try:
+            TopK.from_fields(bad)
+            ok(False, "Top-K bad fields accepted")
+        except ValueError:
+            pass
+    # t-digest: k1 groups of sorted data, exact means
+    data = sorted(rnd.lognormvariate(3, 1) for _ in range(20000))
+    sizes = TDigest.k1_sizes(len(data), 100)
+    td = TDigest.from_groups(data, sizes, 100, compressions=37)
+    first = int(len(data) * (1 - math.cos(2 * math.pi / 100)) / 2)
+    ok(sum(sizes) == len(data) and 40 <= len(sizes) <= 102 and
+       sizes[0] == first and sizes[-1] <= first + 1 and
+       max(sizes) <= 2 * math.pi * 0.5 / 100 * len(data) and
+       td.min == data[0] and td.max == data[-1] and
+       all(a <= b for a, b in zip(td.means, td.means[1:])),
+       "t-digest k1 groups: %d centroids, largest %d" % (len(sizes),
+                                                         max(sizes)))
+    f = td.rdb_fields()
+    ok(f[3] == ("u", 610) and signed(-2) == ("u", M64 - 1) and
+       unsigned_to_signed(M64 - 1) == -2, "t-digest signed fields")
+    for bad in (f[:9] + [f[10], f[9]] + f[11:],
+                f[:-1] + [("d", 0.5)], [("d", 0.0)] + f[1:]):
+        try:
+            TDigest.from_fields(bad)
+            ok(False, "t-digest bad fields accepted")
+        except ValueError:
+            pass
+    empty_td = TDigest(50)
+    for m in (sb, old, old32, cf, snapshot, cms, tk, TopK(4), td, empty_td):
         for ev in ((4, 3, 2, 1) if isinstance(m, BloomChain) else
                    (4, 3) if isinstance(m, Cuckoo) else (0,)):
             if isinstance(m, Cuckoo) and ev < 4 and (
@@ -1238,12 +1640,15 @@ def _self_test():
         with open(os.path.join(tmp, "plain.rdb"), "wb") as f:
             f.write(rdb_file(strings))
         mods = rdb_file(strings[:3] + [("bf", sb), ("bf3", (old, 3)),
-                                       ("cf", cf), ("cms", cms)])
+                                       ("cf", cf), ("cms", cms), ("tk", tk),
+                                       ("td", td), ("td0", empty_td)])
         with open(os.path.join(tmp, "mods.rdb"), "wb") as f:
             f.write(mods)
         keys = parse_rdb(mods)
-        ok(len(keys) == 7 and same_state(decode_value(keys[b"cf"][1]), cf)
-           is None, "RDB file parses back")
+        ok(len(keys) == 10 and same_state(decode_value(keys[b"cf"][1]), cf)
+           is None and same_state(decode_value(keys[b"tk"][1]), tk) is None
+           and same_state(decode_value(keys[b"td"][1]), td) is None,
+           "RDB file parses back")
         if checker:
             for name in ("plain.rdb", "mods.rdb"):
                 p = subprocess.run([checker, os.path.join(tmp, name)],

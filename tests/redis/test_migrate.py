@@ -12,24 +12,46 @@ then answer, grow, persist and replicate exactly as RedisBloom would.
     non-members answer as the model (false positives included), INFO,
     CARD, COUNT, QUERY, DEBUG, SCANDUMP and TYPE too, DUMP gives back the
     model's encoding byte for byte, and the types sit among the module's
-    own (RESERVE on them, WRONGTYPE across them).
+    own (RESERVE on them, WRONGTYPE across them). TOPK sketches built from
+    skewed streams (decays and expelled items; one with empty list slots,
+    one empty, one at decay 1): QUERY and COUNT of every item and of
+    absent ones, LIST, LIST WITHCOUNT, INFO as the model.
+    T-digests (RedisBloom's merged centroids of 50 000 values of several
+    distributions with point masses, cut by the k1 scale function at
+    compression 100 and 300 or into groups of any size; a small one; an
+    empty one): TYPE, MIN and MAX exactly, INFO's counts, and QUANTILE,
+    CDF, RANK, REVRANK, BYRANK, BYREVRANK and TRIMMED_MEAN against the
+    exact data within the centroids they interpolate across (TdKey).
  2. Adds, deletes and increments answer as the model (new links, kick-out
-    order, the automatic compaction, full filters); the DUMP after them
-    decodes to the model's state field by field; DEBUG RELOAD, SAVE and a
-    restart, and an AOF restart keep every answer (the saved RDB file
-    holds the model's encodings); RESTORE of the generated payloads and
-    COPY answer the same.
+    order, the automatic compaction, full filters; TOPK.ADD and
+    TOPK.INCRBY's expelled items, INCRBY 0 included, with amq's decay
+    coin); the DUMP after them decodes to the model's state field by
+    field; DEBUG RELOAD, SAVE and a restart, and an AOF restart keep every
+    answer (the saved RDB file holds the model's encodings); RESTORE of
+    the generated payloads and COPY answer the same. A migrated t-digest
+    is saved as amq's value (encoding 1 of TDIS-TYPE): its DUMP RESTOREd,
+    a COPY, DEBUG RELOAD, a restart and an AOF restart answer exactly as
+    it did; TDIGEST.ADD on it then keeps MIN, MAX and the count exact and
+    the estimates within the digest's bound.
  3. SCANDUMP streams: the model's streams load through LOADCHUNK (links
     and sub-filters above 16 MiB in several chunks), and SCANDUMP of a
     migrated key returns the model's chunks, iterators and bytes.
- 4. Malformed payloads and headers are refused; the server stays up and
-    no key is made.
+ 4. Malformed payloads and headers are refused (TOPK: heap or buckets
+    of the wrong length, an item without its NUL, k or width 0, decay 0
+    or above 1, an item missing or one too many; TDIGEST: means out of
+    order or below min, a weight 0.5 or 0, compression 0, weights that
+    are not the merged weight, more centroids than room, unmerged -1, a
+    weight missing); the server stays up and no key is made.
  5. An encver 0 chain (links of libbloom 1.x's sizes) in its own server:
     it answers, grows, copies, reloads and restarts.
- 6. A RESTOREd key and the writes after it reach a replica.
+ 6. A RESTOREd key and the writes after it reach a replica; for TOPK
+    adds that decay buckets and a t-digest after TDIGEST.ADD, the
+    replica's DEBUG DIGEST-VALUE is the primary's.
 
 Run: test_migrate.py --module build/modules/redis/amq-redis.so
 """
+import bisect
+import math
 import os
 import random
 import shutil
@@ -117,7 +139,27 @@ def build_keys(rnd):
 
     cms("cms:small", 100, 5, 300)
     cms("cms:big", 2000, 7, 3000)
+
+    def topk(name, model, n, distinct, incr=False):
+        its = names(name, distinct, rnd)
+        for x in zipf(rnd, its, n):
+            model.add(x, rnd.choice((1, 1, 1, 2, 3, 9)) if incr else 1)
+        keys.append(Key(name, model, its))
+
+    topk("topk:default", rb.TopK(10), 3000, 300)  # TOPK.RESERVE k: 8 x 7, 0.9
+    topk("topk:wide", rb.TopK(50, 400, 5, 0.95), 12000, 2500, incr=True)
+    topk("topk:decay1", rb.TopK(8, 30, 3, 1.0), 2000, 200)
+    topk("topk:sparse", rb.TopK(30, 64, 4, 0.9), 150, 12)  # slots left empty
+    topk("topk:empty", rb.TopK(5, 16, 3, 0.8), 0, 40)
     return keys
+
+
+def zipf(rnd, items, n, s=1.0):
+    """n draws from items, item i with weight 1 / (i + 1)^s."""
+    if not items or n == 0:
+        return []
+    return rnd.choices(items, weights=[1.0 / (i + 1) ** s
+                                       for i in range(len(items))], k=n)
 
 
 # ---- what a key answers -----------------------------------------------------
@@ -142,6 +184,12 @@ def expected(key):
         e["exists"] = [m.exists(x) for x in probe]
         e["count"] = [m.count(x) for x in key.members[:300] + PROBES[:100]]
         e["debug"] = m.debug().encode()
+    elif isinstance(m, rb.TopK):
+        probe = key.members + PROBES[:300]
+        e["tk_query"] = [m.query(x) for x in probe]
+        e["tk_count"] = [m.count(x) for x in probe]
+        e["list"] = [x for x, _ in m.list()]
+        e["listc"] = [a for pair in m.list() for a in pair]
     else:
         e["query"] = [m.query(x) for x in key.members + PROBES[:300]]
     e["info"] = flat(m.info())
@@ -205,6 +253,24 @@ def verify(c, r, name, key, e, what, dump=True):
             dbg = r.execute_command("CF.DEBUG", name)
             c.ok(dbg == e["debug"], "%s: CF.DEBUG %r, want %r" %
                  (tag, dbg, e["debug"]))
+        elif isinstance(m, rb.TopK):
+            probe = key.members + PROBES[:300]
+            d = first_diff(batched(r, "TOPK.QUERY", name, probe),
+                           e["tk_query"])
+            c.ok(d is None, "%s: TOPK.QUERY %s" % (tag, d))
+            d = first_diff(batched(r, "TOPK.COUNT", name, probe),
+                           e["tk_count"])
+            c.ok(d is None, "%s: TOPK.COUNT %s" % (tag, d))
+            d = first_diff(r.execute_command("TOPK.LIST", name), e["list"])
+            c.ok(d is None, "%s: TOPK.LIST %s" % (tag, d))
+            d = first_diff(r.execute_command("TOPK.LIST", name, "WITHCOUNT"),
+                           e["listc"])
+            c.ok(d is None, "%s: TOPK.LIST WITHCOUNT %s" % (tag, d))
+            info = r.execute_command("TOPK.INFO", name)
+            c.ok(isinstance(info, list) and len(info) == 8 and
+                 info[:7] == e["info"][:7] and
+                 float(info[7]) == e["info"][7],
+                 "%s: TOPK.INFO %r, want %r" % (tag, info, e["info"]))
         else:
             d = first_diff(batched(r, "CMS.QUERY", name,
                                    key.members + PROBES[:300]), e["query"])
@@ -238,7 +304,7 @@ def dump_diff(payload, model):
 # ---- 1. an RDB file ---------------------------------------------------------
 
 
-def test_load(c, r, keys, exp):
+def test_load(c, r, keys, exp, tds):
     c.ok(r.get("plain") == b"a string beside them", "string key loaded")
     # the RedisBloom types among the module's own
     for cmd, want in (
@@ -249,17 +315,25 @@ def test_load(c, r, keys, exp):
             (("CF.ADD", "bf:default", "x"), "WRONGTYPE"),
             (("CMS.QUERY", "bf:default", "x"), "WRONGTYPE"),
             (("CMS.INCRBY", "cf:default", "x", 1), "WRONGTYPE"),
-            (("BF.ADD", "plain", "x"), "WRONGTYPE")):
+            (("BF.ADD", "plain", "x"), "WRONGTYPE"),
+            (("TOPK.RESERVE", "topk:default", 5), "already exists"),
+            (("TDIGEST.CREATE", "td:lat"), "already exists"),
+            (("TOPK.ADD", "cms:small", "x"), "WRONGTYPE"),
+            (("CMS.QUERY", "topk:default", "x"), "WRONGTYPE"),
+            (("TOPK.QUERY", "td:lat", "x"), "WRONGTYPE"),
+            (("TDIGEST.ADD", "topk:default", 1), "WRONGTYPE"),
+            (("TDIGEST.MIN", "cms:small"), "WRONGTYPE")):
         got = call(r, *cmd)
         c.ok(isinstance(got, redis.ResponseError) and want in str(got),
              "%s %s: %r" % (cmd[0], cmd[1], got))
     c.ok(r.execute_command("BF.EXISTS", "cf:default", "x") == 0 and
          r.execute_command("CF.EXISTS", "bf:default", "x") == 0,
          "BF.EXISTS on a CF key and CF.EXISTS on a BF key answer 0")
-    c.ok(r.dbsize() == len(keys) + 1, "every key loaded (%d)" % r.dbsize())
+    c.ok(r.dbsize() == len(keys) + len(tds) + 1,
+         "every key loaded (%d)" % r.dbsize())
     for k in keys:
         verify(c, r, k.name, k, exp[k.name], "RDB load")
-        if not isinstance(k.model, rb.CountMin):
+        if isinstance(k.model, (rb.BloomChain, rb.Cuckoo)):
             cmd = "BF" if isinstance(k.model, rb.BloomChain) else "CF"
             want = k.model.scandump()
             got = scandump(r, cmd + ".SCANDUMP", k.name)
@@ -437,6 +511,52 @@ def test_cms_ops(c, r, keys, rnd):
          "cms:small: a counter that reaches 2^32 - 1 %s" % d)
 
 
+def test_topk_ops(c, r, keys, rnd):
+    """TOPK.ADD and TOPK.INCRBY (increments 0 to 300) on the migrated
+    sketches, skewed towards their heavy items with newcomers among them:
+    every reply (the expelled item or nil) is the model's, whose decay
+    draws are amq's coin."""
+    by = {k.name: k for k in keys}
+    # RedisBloom lists an item INCRBY 0 finds room for, with count 0 (it
+    # answers QUERY, not LIST)
+    sp = by["topk:sparse"]
+    empty_slots = sum(e.item is None for e in sp.model.heap)
+    x = "zero-increment"
+    want = [sp.model.add(x, 0)]
+    got = call(r, "TOPK.INCRBY", sp.name, x, 0)
+    c.ok(empty_slots > 0 and got == want and sp.model.query(x) == 1 and
+         call(r, "TOPK.QUERY", sp.name, x) == [1] and
+         x.encode() not in call(r, "TOPK.LIST", sp.name),
+         "topk:sparse: INCRBY 0 with %d empty slots: %r, want %r" % (
+             empty_slots, got, want))
+    sp.members.append(x)
+    decays = expelled = 0
+    for k in keys:
+        m = k.model
+        if not isinstance(m, rb.TopK):
+            continue
+        d0, e0 = m.decays, m.expelled
+        new = names(k.name + "+", 40, rnd)
+        pool = k.members[:200] + new
+        batch = zipf(rnd, pool, 600)
+        want = [m.add(x) for x in batch]
+        got = call(r, "TOPK.ADD", k.name, *batch)
+        d = first_diff(got, want)
+        c.ok(d is None, "%s: TOPK.ADD %s" % (k.name, d))
+        pairs = [(x, rnd.choice((0, 1, 2, 7, 50, 300)))
+                 for x in zipf(rnd, pool, 120)]
+        pairs += [(new[-1], 0), (pool[0], 0)]
+        want = m.incrby(pairs)
+        got = call(r, "TOPK.INCRBY", k.name, *[a for p in pairs for a in p])
+        d = first_diff(got, want)
+        c.ok(d is None, "%s: TOPK.INCRBY %s" % (k.name, d))
+        k.members += new
+        decays += m.decays - d0
+        expelled += m.expelled - e0
+    c.ok(decays > 100 and expelled > 10, "Top-K writes decayed buckets (%d) "
+         "and expelled listed items (%d)" % (decays, expelled))
+
+
 def test_decoded_dumps(c, r, keys):
     """The DUMP after the writes, parsed and compared field by field (the
     byte comparison is verify's), also with LZF-compressed strings."""
@@ -449,14 +569,20 @@ def test_decoded_dumps(c, r, keys):
     r.config_set("rdbcompression", "no")
 
 
-def test_persist(c, srv, keys, exp):
+def test_persist(c, srv, keys, exp, tds):
     r = srv.client
     r.execute_command("DEBUG", "RELOAD")
     for k in keys:
         verify(c, r, k.name, k, exp[k.name], "DEBUG RELOAD")
+    td_same(c, r, tds, "DEBUG RELOAD")
     r.save()
     with open(os.path.join(srv.dir, RDB_NAME), "rb") as f:
         saved = rb.parse_rdb(f.read())
+    for tk in tds:
+        t, v = saved.get(tk.name.encode(), (None, None))
+        c.ok(t == rb.RDB_TYPE_MODULE_2 and v[:2] == (rb.TD_TYPE, 1),
+             "%s: the saved RDB file holds amq's encoding 1 of TDIS-TYPE "
+             "(%r)" % (tk.name, v[:2] if v else t))
     for k in keys:
         t, v = saved.get(k.name.encode(), (None, None))
         if t != rb.RDB_TYPE_MODULE_2:
@@ -471,6 +597,7 @@ def test_persist(c, srv, keys, exp):
     r = srv.client
     for k in keys:
         verify(c, r, k.name, k, exp[k.name], "restart")
+    td_same(c, r, tds, "restart")
     # an AOF of commands only (no RDB preamble): the module's AOF rewrite
     r.config_set("aof-use-rdb-preamble", "no")
     rewrites = r.info("persistence")["aof_rewrites"]
@@ -488,6 +615,7 @@ def test_persist(c, srv, keys, exp):
     r = srv.client
     for k in keys:
         verify(c, r, k.name, k, exp[k.name], "AOF restart")
+    td_same(c, r, tds, "AOF restart")
     r.config_set("appendonly", "no")
     srv.args = list(SERVER_ARGS)
     return r
@@ -510,6 +638,340 @@ def test_restore(c, r, keys, exp, payloads):
         else:
             c.ok(False, "COPY %s: %r" % (k.name, got))
         r.delete(name)
+
+
+# ---- t-digests --------------------------------------------------------------
+
+QS = [0.0, 1e-5, 1e-4, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95,
+      0.99, 0.999, 0.9999, 1.0]
+TRIMS = [(0.1, 0.9), (0.0, 0.5), (0.25, 0.75), (0.01, 0.99), (0.0, 1.0),
+         (0.4, 0.41), (0.9, 1.0)]
+
+
+class TdKey:
+    """A t-digest of the test: its RedisBloom model and the sorted values
+    it summarises. While exact, the server holds the model's centroids
+    (group i of the sorted data is centroid i); after TDIGEST.ADD it holds
+    what amq's merges made of them and the added values."""
+
+    def __init__(self, name, model, data, grows=True):
+        self.name, self.model, self.data = name, model, list(data)
+        self.starts = model.starts()
+        self.exact, self.grows = True, grows
+        self.answers = None
+        self.probe()
+
+    def probe(self):
+        """Values, quantiles and ranks to ask about: data values (ties
+        among them), midpoints, centroid means, the ends and beyond."""
+        rnd = random.Random(self.name + str(len(self.data)))
+        d, n = self.data, len(self.data)
+        if n == 0:
+            self.xs, self.qs, self.ranks = [0.0, -1.5, 2.5], [0.5], [0, 1, 5]
+            return
+        xs = [d[0], d[-1], d[0] - 1.0, d[-1] + 1.0]
+        for _ in range(40):
+            i = rnd.randrange(n)
+            xs.append(d[i])
+            if i + 1 < n and d[i + 1] > d[i]:
+                xs.append((d[i] + d[i + 1]) / 2)
+        ms = self.model.means
+        xs += [ms[i] for i in range(0, len(ms), max(1, len(ms) // 15))]
+        self.xs = xs
+        self.qs = QS + [rnd.random() for _ in range(30)]
+        self.ranks = [0, 1, 2, n // 3, n // 2, n - 2, n - 1, n, n + 5] + [
+            rnd.randrange(n) for _ in range(25)]
+
+    def pos_range(self, v):
+        return bisect.bisect_left(self.data, v), bisect.bisect_right(
+            self.data, v)
+
+    def group(self, pos):
+        pos = min(max(int(pos), 0), len(self.data) - 1)
+        return bisect.bisect_right(self.starts, pos) - 1
+
+    def window(self, glo, ghi):
+        """The ranks of centroids glo - 1 to ghi + 1."""
+        m = len(self.starts) - 1
+        return self.starts[max(glo - 1, 0)], self.starts[min(ghi + 2, m)]
+
+    def error(self, p, f):
+        """How far in rank fraction an answer may be once amq has merged
+        added values into the centroids: 3 e, e = 2 pi sqrt(x (1 - x)) /
+        compression + 1 / n at the x of [p, f] nearest the median (the
+        most a centroid there may hold under the scale function, the
+        bound docs/structures.md states). Three, not one: merged
+        centroids are no longer runs of the sorted data, so the values of
+        a point mass (td:mixed has three of 3%) sit in both centroids an
+        answer is interpolated across and in the next one, and an answer
+        just beside the mass ranks past all of it."""
+        lo, hi = min(p, f), max(p, f)
+        x = min(max(0.5, lo), hi)
+        return 3 * (2 * math.pi * math.sqrt(x * (1 - x)) /
+                    self.model.compression + 1.0 / len(self.data))
+
+    def value_off(self, t, v):
+        """None when v may answer rank t, else why not. Exact: a value
+        interpolated between the centres of the two centroids around t
+        lies in their ranges, and the data at t lies in one of them, so
+        v's rank is within the centroids next to t's. Else error()."""
+        n = len(self.data)
+        lo, hi = self.pos_range(v)
+        if self.exact:
+            a, b = self.window(self.group(t), self.group(t))
+            if hi >= a and lo <= b:
+                return None
+            return "rank %g: %r has ranks [%d, %d], outside [%d, %d]" % (
+                t, v, lo, hi, a, b)
+        f = t / n
+        p = min(max(f, lo / n), hi / n)
+        if abs(p - f) <= self.error(p, f):
+            return None
+        return "rank %g: %r at fraction %.6f, off by %.6f > 3 e %.6f" % (
+            t, v, p, abs(p - f), self.error(p, f))
+
+    def rank_off(self, x, est, slack):
+        """None when est may be x's rank, within slack ranks (the
+        rounding of an integer answer); the same bounds, read the other
+        way: x lies between two centroid means and its estimate between
+        their centres."""
+        n = len(self.data)
+        lo, hi = self.pos_range(x)
+        if self.exact:
+            a, b = self.window(self.group(lo), self.group(hi))
+            if a - slack <= est <= b + slack:
+                return None
+            return "%r: rank %g outside [%d, %d] (exact [%d, %d])" % (
+                x, est, a, b, lo, hi)
+        f = est / n
+        p = min(max(f, lo / n), hi / n)
+        if abs(p - f) <= self.error(p, f) + slack / n:
+            return None
+        return "%r: rank %g, exact [%d, %d], beyond 3 e" % (x, est, lo, hi)
+
+    def trimmed(self, lo, hi):
+        """The exact trimmed mean over the ranks [lo n, hi n) (a value's
+        unit of rank counted in part at the cuts) and how far a digest may
+        be from it: only the centroids cut by lo n and hi n are
+        represented by their means, each off by at most its overlap times
+        its value range."""
+        d, n = self.data, len(self.data)
+        rlo, rhi = lo * n, hi * n
+        j0, j1 = int(rlo), min(int(math.ceil(rhi)), n)
+        s = math.fsum((min(j + 1, rhi) - max(j, rlo)) * d[j]
+                      for j in range(j0, j1))
+        inside = rhi - rlo
+        tol = 0.0
+        for g in {self.group(rlo), self.group(max(rhi - 1e-9, 0))}:
+            a, b = self.starts[g], self.starts[g + 1]
+            part = min(b, rhi) - max(a, rlo)
+            if 0 < part < b - a:
+                tol += part * (d[b - 1] - d[a])
+        scale = max(abs(d[0]), abs(d[-1]))
+        return s / inside, tol / inside + 1e-9 * scale
+
+
+def build_tdigests(rnd):
+    lat = sorted([rnd.lognormvariate(3, 0.8) for _ in range(20000)] +
+                 [rnd.gauss(200, 30) for _ in range(15000)] +
+                 [rnd.uniform(0, 1000) for _ in range(10000)] +
+                 [float(1 + int(rnd.expovariate(0.1))) for _ in range(5000)])
+    mixed = sorted([rnd.gauss(-50, 20) for _ in range(22000)] +
+                   [rnd.gammavariate(2, 30) for _ in range(14000)] +
+                   [rnd.choice((-7.25, 0.0, 12.5)) for _ in range(4000)])
+    sizes = []
+    while sum(sizes) < len(lat):
+        sizes.append(min(len(lat) - sum(sizes),
+                         rnd.choice((rnd.randrange(1, 30),
+                                     rnd.randrange(150, 600)))))
+    small = sorted(round(rnd.uniform(-10, 10), 3) for _ in range(37))
+    k1 = rb.TDigest.k1_sizes
+    return [
+        TdKey("td:lat", rb.TDigest.from_groups(
+            lat, k1(len(lat), 100), 100, compressions=len(lat) // 500), lat),
+        TdKey("td:mixed", rb.TDigest.from_groups(
+            mixed, k1(len(mixed), 300), 300, compressions=27), mixed),
+        # centroids of any size, not the scale function's
+        TdKey("td:groups", rb.TDigest.from_groups(lat, sizes, 150), lat,
+              grows=False),
+        TdKey("td:small", rb.TDigest.from_groups(
+            small, k1(len(small), 50), 50, compressions=1), small),
+        TdKey("td:empty", rb.TDigest(100), []),
+    ]
+
+
+def td_answers(r, name, tk):
+    """Every reply the test reads from a t-digest, raw (Memory usage left
+    out: it counts a query's merged copy while one is kept)."""
+    a = {}
+    try:
+        a["type"] = r.type(name)
+        a["min"] = r.execute_command("TDIGEST.MIN", name)
+        a["max"] = r.execute_command("TDIGEST.MAX", name)
+        info = r.execute_command("TDIGEST.INFO", name)
+        a["info"] = [v for i, v in enumerate(info)
+                     if i < len(info) - 2]
+        a["quantile"] = r.execute_command("TDIGEST.QUANTILE", name, *tk.qs)
+        a["cdf"] = r.execute_command("TDIGEST.CDF", name, *tk.xs)
+        a["rank"] = r.execute_command("TDIGEST.RANK", name, *tk.xs)
+        a["revrank"] = r.execute_command("TDIGEST.REVRANK", name, *tk.xs)
+        a["byrank"] = r.execute_command("TDIGEST.BYRANK", name, *tk.ranks)
+        a["byrevrank"] = r.execute_command("TDIGEST.BYREVRANK", name,
+                                           *tk.ranks)
+        a["trimmed"] = [r.execute_command("TDIGEST.TRIMMED_MEAN", name, lo, hi)
+                        for lo, hi in TRIMS]
+    except redis.ResponseError as err:
+        a["error"] = str(err)
+    return a
+
+
+def td_check(c, tk, a, what):
+    """The answers a against the exact data: ends and counts exactly,
+    estimates within the bounds of TdKey."""
+    tag = "%s %s" % (what, tk.name)
+    if "error" in a:
+        c.ok(False, "%s: %s" % (tag, a["error"]))
+        return
+    m, d, n = tk.model, tk.data, len(tk.data)
+    c.ok(a["type"] == rb.TD_TYPE.encode(), "%s: TYPE %r" % (tag, a["type"]))
+    info = dict(zip(a["info"][0::2], a["info"][1::2]))
+    delta = m.compression
+    want = {b"Compression": int(delta),
+            b"Capacity": math.ceil(delta) + 16 + max(16, math.ceil(5 * delta)),
+            b"Observations": n}
+    if tk.exact:
+        want.update({b"Merged nodes": len(m.means), b"Unmerged nodes": 0,
+                     b"Merged weight": n, b"Unmerged weight": 0})
+    c.ok(all(info.get(k) == v for k, v in want.items()) and
+         info.get(b"Merged weight", -1) + info.get(b"Unmerged weight", -1)
+         == n, "%s: TDIGEST.INFO %r, want %r" % (tag, info, want))
+    fl = [float(x) for x in a["quantile"]]
+    if n == 0:
+        c.ok(a["min"] == b"nan" and a["max"] == b"nan" and
+             all(math.isnan(x) for x in fl) and
+             all(math.isnan(float(x)) for x in a["cdf"] + a["byrank"] +
+                 a["byrevrank"] + a["trimmed"]) and
+             a["rank"] == [-2] * len(tk.xs) and
+             a["revrank"] == [-2] * len(tk.xs),
+             "%s: an empty digest answers nan and -2: %r" % (tag, a))
+        return
+    c.ok(float(a["min"]) == d[0] and float(a["max"]) == d[-1],
+         "%s: MIN %r MAX %r, want %r %r" % (tag, a["min"], a["max"], d[0],
+                                           d[-1]))
+    bad = [tk.value_off(q * n, v) for q, v in zip(tk.qs, fl)]
+    bad = [b for b in bad if b]
+    c.ok(not bad and fl[0] == d[0] and fl[QS.index(1.0)] == d[-1],
+         "%s: QUANTILE, %d off: %s" % (tag, len(bad), bad[:3]))
+    bad, ends = [], []
+    for x, f, rk, rv in zip(tk.xs, a["cdf"], a["rank"], a["revrank"]):
+        f = float(f)
+        if x < d[0] or x > d[-1]:
+            below = x < d[0]
+            ends.append((f, rk, rv) == ((0.0, -1, n) if below else
+                                        (1.0, n, -1)))
+            continue
+        bad += [tk.rank_off(x, f * n, 0), tk.rank_off(x, rk, 1),
+                tk.rank_off(x, n - rv, 1.5)]
+    bad = [b for b in bad if b]
+    c.ok(not bad and ends and all(ends),
+         "%s: CDF/RANK/REVRANK, %d off: %s; beyond the ends %r" % (
+             tag, len(bad), bad[:3], ends))
+    bad = []
+    for rk, v, rv in zip(tk.ranks, a["byrank"], a["byrevrank"]):
+        v, rv = float(v), float(rv)
+        if rk >= n:
+            bad += [] if (v, rv) == (math.inf, -math.inf) else [
+                "rank %d: %r %r" % (rk, v, rv)]
+        elif rk == 0:
+            bad += [] if (v, rv) == (d[0], d[-1]) else [
+                "rank 0: %r %r" % (v, rv)]
+        else:
+            bad += [tk.value_off(rk, v), tk.value_off(n - rk - 1, rv)]
+    bad = [b for b in bad if b]
+    c.ok(not bad, "%s: BYRANK/BYREVRANK, %d off: %s" % (tag, len(bad),
+                                                       bad[:3]))
+    if tk.exact:
+        bad = []
+        for (lo, hi), got in zip(TRIMS, a["trimmed"]):
+            want, tol = tk.trimmed(lo, hi)
+            if not abs(float(got) - want) <= tol:
+                bad.append("(%g, %g): %r, want %r +- %g" % (lo, hi, got,
+                                                            want, tol))
+        c.ok(not bad, "%s: TRIMMED_MEAN %s" % (tag, bad))
+
+
+def td_same(c, r, tds, what, name_of=lambda tk: tk.name):
+    """Each digest answers exactly as it did (tk.answers)."""
+    for tk in tds:
+        got = td_answers(r, name_of(tk), tk)
+        diff = [k for k in tk.answers if got.get(k) != tk.answers[k]]
+        c.ok(not diff, "%s %s: answers changed: %s" % (
+            what, name_of(tk), ["%s %r, was %r" % (k, got.get(k),
+                                                  tk.answers[k])
+                                for k in diff[:2]]))
+
+
+def test_td_load(c, r, tds):
+    for tk in tds:
+        tk.answers = td_answers(r, tk.name, tk)
+        td_check(c, tk, tk.answers, "RDB load")
+
+
+def test_td_restore(c, r, tds):
+    """RESTORE of RedisBloom's payload, DUMP of the migrated key (amq's
+    encoding 1 of TDIS-TYPE) RESTOREd under another name, COPY: each
+    answers exactly as the key the RDB file brought."""
+    for tk in tds:
+        r.delete(tk.name + ":r", tk.name + ":d", tk.name + ":c")
+        got = call(r, "RESTORE", tk.name + ":r", 0, rb.dump_payload(tk.model))
+        c.ok(got == b"OK", "t-digest RESTORE %s: %r" % (tk.name, got))
+        dump = r.dump(tk.name)
+        try:
+            t, v = rb.parse_dump(dump)
+            shape = (t, v[0], v[1], [f[0] for f in v[2]])
+        except (ValueError, TypeError) as err:
+            shape = err
+        c.ok(shape == (rb.RDB_TYPE_MODULE_2, rb.TD_TYPE, 1, ["s"]),
+             "%s: DUMP is amq's value under TDIS-TYPE: %r" % (tk.name, shape))
+        got = call(r, "RESTORE", tk.name + ":d", 0, dump)
+        c.ok(got == b"OK", "t-digest RESTORE of the DUMP %s: %r" % (tk.name,
+                                                                   got))
+        c.ok(call(r, "COPY", tk.name, tk.name + ":c") == 1,
+             "t-digest COPY %s" % tk.name)
+    for suffix, what in ((":r", "RedisBloom payload"), (":d", "amq DUMP"),
+                         (":c", "COPY")):
+        td_same(c, r, tds, what, lambda tk, s=suffix: tk.name + s)
+        for tk in tds:
+            r.delete(tk.name + suffix)
+
+
+def test_td_ops(c, srv, tds, rnd):
+    """TDIGEST.ADD on migrated digests, a new minimum and maximum among
+    the values; then the documented bound against all the data, and DEBUG
+    RELOAD keeps every answer."""
+    r = srv.client
+    for tk in tds:
+        if not tk.grows:
+            continue
+        n = len(tk.data)
+        lo, hi = (tk.data[0], tk.data[-1]) if n else (0.0, 1.0)
+        more = [rnd.uniform(lo, hi) for _ in range(max(200, n // 10))]
+        more += [rnd.gauss((lo + hi) / 2, (hi - lo) / 8) for _ in range(500)]
+        more += [lo - 3.25, hi + 0.5]
+        try:
+            for i in range(0, len(more), 1000):
+                r.execute_command("TDIGEST.ADD", tk.name,
+                                  *[repr(x) for x in more[i:i + 1000]])
+        except redis.ResponseError as err:
+            c.ok(False, "%s: TDIGEST.ADD %s" % (tk.name, err))
+            continue
+        tk.data = sorted(tk.data + more)
+        tk.exact = False
+        tk.probe()
+        tk.answers = td_answers(r, tk.name, tk)
+        td_check(c, tk, tk.answers, "after TDIGEST.ADD")
+    r.execute_command("DEBUG", "RELOAD")
+    td_same(c, r, tds, "t-digest DEBUG RELOAD")
 
 
 # ---- 3. SCANDUMP / LOADCHUNK ------------------------------------------------
@@ -537,7 +999,7 @@ def load_stream(c, r, cmd, name, stream):
 
 def test_chunks(c, r, keys, exp):
     for k in keys:
-        if isinstance(k.model, rb.CountMin):
+        if not isinstance(k.model, (rb.BloomChain, rb.Cuckoo)):
             continue
         cmd = "BF" if isinstance(k.model, rb.BloomChain) else "CF"
         want = k.model.scandump()
@@ -596,7 +1058,7 @@ def stream_diff(got, want):
 # ---- 4. bad input -----------------------------------------------------------
 
 
-def test_bad_input(c, srv, keys):
+def test_bad_input(c, srv, keys, tds):
     r = srv.client
     by = {k.name: k for k in keys}
     bf = by["bf:default"].model
@@ -637,6 +1099,49 @@ def test_bad_input(c, srv, keys):
          rb.enc_module_value(rb.CMS_TYPE, 0, [("u", 0)] + cms_fields[1:3] +
                              [("s", b"")])),
     ]
+    tk = by["topk:default"].model
+    tf = tk.rdb_fields()  # k w d decay buckets heap, then k items
+    heap, item = tf[5][1], tf[6][1]
+    tops = [
+        ("TOPK heap one entry short", tf[:5] + [("s", heap[:-24])] + tf[6:]),
+        ("TOPK heap a byte long", tf[:5] + [("s", heap + b"\0")] + tf[6:]),
+        ("TOPK item without its trailing NUL",
+         tf[:6] + [("s", item[:-1] if len(item) > 1 else b"x")] + tf[7:]),
+        ("TOPK k 0", [("u", 0)] + tf[1:5] + [("s", b"")]),
+        ("TOPK buckets short", tf[:4] + [("s", tf[4][1][:-8])] + tf[5:]),
+        ("TOPK width 0", tf[:1] + [("u", 0)] + tf[2:4] + [("s", b"")] +
+         tf[5:]),
+        ("TOPK decay 0", tf[:3] + [("d", 0.0)] + tf[4:]),
+        ("TOPK decay 1.5", tf[:3] + [("d", 1.5)] + tf[4:]),
+        ("TOPK one item string missing", tf[:-1]),
+        ("TOPK an item string too many", tf + [("s", b"\0")]),
+    ]
+    cases += [(what, rb.enc_module_value(rb.TOPK_TYPE, 0, f))
+              for what, f in tops]
+    td = next(t for t in tds if t.name == "td:lat").model
+    df = td.rdb_fields()  # 9 header fields, m means, m weights
+    m = len(td.means)
+    means, weights = df[9:9 + m], df[9 + m:]
+    half = [("d", weights[0][1] - 0.5), ("d", weights[1][1] + 0.5)] + \
+        weights[2:]  # the total unchanged
+    tdc = [
+        ("TDIGEST means out of order",
+         df[:9] + [means[1], means[0]] + means[2:] + weights),
+        ("TDIGEST a weight 0.5", df[:9] + means + half),
+        ("TDIGEST compression 0", [("d", 0.0)] + df[1:]),
+        ("TDIGEST a mean below min", df[:1] + [("d", td.means[0] + 1)] +
+         df[2:]),
+        ("TDIGEST weights not the merged weight",
+         df[:7] + [("d", td.total + 5.0)] + df[8:]),
+        ("TDIGEST merged nodes above cap",
+         df[:3] + [rb.signed(m - 1)] + df[4:]),
+        ("TDIGEST unmerged nodes -1", df[:5] + [rb.signed(-1)] + df[6:]),
+        ("TDIGEST a weight missing", df[:-1]),
+        ("TDIGEST a weight 0", df[:9] + means + [
+            ("d", 0.0), ("d", weights[0][1] + weights[1][1])] + weights[2:]),
+    ]
+    cases += [(what, rb.enc_module_value(rb.TD_TYPE, 0, f))
+              for what, f in tdc]
     n = 0
     for what, value in cases:
         n += 1
@@ -763,7 +1268,7 @@ def test_encver0(c, args, servers, rnd):
 # ---- 6. replication ---------------------------------------------------------
 
 
-def test_replication(c, args, servers, keys, rnd):
+def test_replication(c, args, servers, keys, tds, rnd):
     pair = primary_and_replica(args.module, servers)
     if pair is None:
         c.ok(False, "replica never synced")
@@ -773,7 +1278,8 @@ def test_replication(c, args, servers, keys, rnd):
     q.config_set("rdbcompression", "no")
     by = {k.name: k for k in keys}
     rep = []
-    for name in ("bf:default", "bf:v2", "cf:exp2", "cms:big"):
+    for name in ("bf:default", "bf:v2", "cf:exp2", "cms:big", "topk:wide",
+                 "topk:decay1"):
         k = by[name]
         payload = rb.dump_payload(k.model)
         try:
@@ -798,6 +1304,22 @@ def test_replication(c, args, servers, keys, rnd):
             for x in new[:5]:
                 c.ok(p.execute_command("CF.DEL", k.name, x) == m.delete(x),
                      "replication: CF.DEL")
+        elif isinstance(m, rb.TopK):
+            # adds that decay other items' buckets: the replica must draw
+            # the same coins
+            d0 = m.decays
+            new = names(k.name + "~", 30, rnd)
+            batch = zipf(rnd, k.members[:100] + new, 400)
+            want = [m.add(x) for x in batch]
+            got = p.execute_command("TOPK.ADD", k.name, *batch)
+            c.ok(got == want, "replication: TOPK.ADD %s" % k.name)
+            pairs = [(x, rnd.choice((1, 4, 40))) for x in new[:20]]
+            want = m.incrby(pairs)
+            got = p.execute_command("TOPK.INCRBY", k.name,
+                                    *[a for pr in pairs for a in pr])
+            c.ok(got == want and m.decays > d0,
+                 "replication: TOPK.INCRBY %s (%d decays)" % (
+                     k.name, m.decays - d0))
         else:
             new = names(k.name + "~", 20, rnd)
             want = [m.incrby(x, 3) for x in new]
@@ -805,11 +1327,26 @@ def test_replication(c, args, servers, keys, rnd):
                                     *[a for x in new for a in (x, 3)])
             c.ok(got == want, "replication: CMS.INCRBY %s" % k.name)
         k.members += new
+    tk = next(t for t in tds if t.name == "td:mixed")
+    p.restore(tk.name, 0, rb.dump_payload(tk.model))
+    p.execute_command("TDIGEST.ADD", tk.name,
+                      *[repr(rnd.gauss(0, 40)) for _ in range(3000)])
     stream = by["cf:default"].model.scandump()
     load_stream(c, p, "CF.LOADCHUNK", "cf:chunked", stream)
     c.ok(p.execute_command("WAIT", 1, 5000) == 1, "replication: WAIT 1")
     for k in rep:
         verify(c, q, k.name, k, expected(k), "replica")
+    for name in [k.name for k in rep if isinstance(k.model, rb.TopK)] + [
+            tk.name]:
+        dp = p.execute_command("DEBUG", "DIGEST-VALUE", name)
+        dq = q.execute_command("DEBUG", "DIGEST-VALUE", name)
+        c.ok(dp == dq and dp != [b"0" * 40],
+             "replication: DEBUG DIGEST-VALUE %s %r on the replica, %r on "
+             "the primary" % (name, dq, dp))
+    ap, aq = td_answers(p, tk.name, tk), td_answers(q, tk.name, tk)
+    c.ok(ap == aq and "error" not in ap and ap["info"][13] == 43000,
+         "replication: the replica's t-digest answers as the primary's "
+         "(%r against %r)" % (aq.get("info"), ap.get("info")))
     c.ok(q.dump("cf:chunked") == p.dump("cf:chunked") and
          q.dump("cf:chunked") == rb.dump_payload(by["cf:default"].model),
          "replication: LOADCHUNK of a RedisBloom stream reaches the replica")
@@ -828,11 +1365,26 @@ def main(args, c, servers):
          by["bf:ns"].model.links[0].size == 50 and
          by["cf:del"].model.num_deletes == 60,
          "the model's keys have the shapes the test needs")
+    tks = [by[n].model for n in ("topk:default", "topk:wide", "topk:decay1")]
+    c.ok(all(t.decays > 50 and t.expelled > 5 for t in tks) and
+         any(e.item is None for e in by["topk:sparse"].model.heap) and
+         all(e.item is None for e in by["topk:empty"].model.heap),
+         "the Top-K sketches decayed and expelled (%r), one has empty "
+         "slots, one is empty" % [(t.decays, t.expelled) for t in tks])
+    tds = build_tdigests(rnd)
+    sizes = {tk.name: tk.model.weights for tk in tds}
+    c.ok(50 <= len(sizes["td:lat"]) and 100 <= len(sizes["td:mixed"]) <= 300
+         and 150 <= len(sizes["td:groups"]) <= 300 and
+         max(sizes["td:groups"]) >= 400 and min(sizes["td:lat"]) == 1,
+         "the t-digests' centroids: %r" % {
+             k: (len(v), min(v or [0]), max(v or [0]))
+             for k, v in sizes.items()})
     payloads = {k.name: rb.dump_payload(k.model, k.encver) for k in keys}
     tmp = tempfile.mkdtemp(prefix="amq-migrate-")
     with open(os.path.join(tmp, RDB_NAME), "wb") as f:
         f.write(rb.rdb_file([("plain", "a string beside them")] +
-                            [(k.name, (k.model, k.encver)) for k in keys]))
+                            [(k.name, (k.model, k.encver)) for k in keys] +
+                            [(tk.name, tk.model) for tk in tds]))
     try:
         srv = Server(args.module, args=SERVER_ARGS, workdir=tmp)
     except RuntimeError as err:
@@ -844,25 +1396,29 @@ def main(args, c, servers):
     servers.append(srv)
     r = srv.client
     exp = {k.name: expected(k) for k in keys}
-    test_load(c, r, keys, exp)
+    test_load(c, r, keys, exp, tds)
+    test_td_load(c, r, tds)
     test_restore(c, r, keys, exp, payloads)
+    test_td_restore(c, r, tds)
 
     test_bf_ops(c, r, keys, rnd)
     test_cf_ops(c, r, keys, rnd)
     test_cms_ops(c, r, keys, rnd)
+    test_topk_ops(c, r, keys, rnd)
+    test_td_ops(c, srv, tds, rnd)
     exp = {k.name: expected(k) for k in keys}
     for k in keys:
         verify(c, r, k.name, k, exp[k.name], "after the writes")
     test_decoded_dumps(c, r, keys)
-    r = test_persist(c, srv, keys, exp)
+    r = test_persist(c, srv, keys, exp, tds)
     test_restore(c, r, keys, exp,
                  {k.name: rb.dump_payload(k.model) for k in keys})
 
     test_chunks(c, r, keys, exp)
-    test_bad_input(c, srv, keys)
+    test_bad_input(c, srv, keys, tds)
     c.ok(srv.alive(), "server alive at the end")
     test_encver0(c, args, servers, rnd)
-    test_replication(c, args, servers, keys, rnd)
+    test_replication(c, args, servers, keys, tds, rnd)
 
 
 if __name__ == "__main__":

@@ -564,7 +564,7 @@ static void test_from_centroids(void) {
     size_t m = frame_entries(u, mean, w, CAP);
     CHECK(m > 10);
     double lo = amq_tdigest_min(t), hi = amq_tdigest_max(t);
-    CHECK_OK(amq_tdigest_from_centroids(100, mean, w, m, lo, hi, NULL, &c));
+    CHECK_OK(amq_tdigest_from_centroids(100, mean, w, m, lo, hi, 0, NULL, &c));
     CHECK(amq_tdigest_count(c) == N && amq_tdigest_centroids(c) == m);
     CHECK(amq_tdigest_min(c) == lo && amq_tdigest_max(c) == hi);
     CHECK(frame_entries(c, mean2, w2, CAP) == m);
@@ -572,8 +572,12 @@ static void test_from_centroids(void) {
           memcmp(w, w2, m * sizeof *w) == 0);
     check_accuracy(c, s, N, "from centroids");
     amq_tdigest_free(c);
-    /* more centroids than compression 5 holds: merged, count kept */
-    CHECK_OK(amq_tdigest_from_centroids(5, mean, w, m, lo, hi, NULL, &c));
+    /* more centroids than compression 5 holds: merged, count kept; the
+     * merges so far carry over */
+    CHECK_OK(amq_tdigest_from_centroids(5, mean, w, m, lo, hi, 7, NULL, &c));
+    amq_tdigest_info ci;
+    amq_tdigest_get_info(c, &ci);
+    CHECK(ci.merges >= 7);
     CHECK(amq_tdigest_count(c) == N && amq_tdigest_centroids(c) < m);
     CHECK(amq_tdigest_min(c) == lo && amq_tdigest_max(c) == hi);
     amq_tdigest_free(c);
@@ -581,18 +585,18 @@ static void test_from_centroids(void) {
     double bad_mean[3] = {1, 3, 2}, ok_mean[3] = {1, 2, 3};
     uint64_t one[3] = {1, 1, 1}, zero[3] = {1, 0, 1};
     CHECK_STATUS(
-        amq_tdigest_from_centroids(100, bad_mean, one, 3, 0, 5, NULL, &c),
+        amq_tdigest_from_centroids(100, bad_mean, one, 3, 0, 5, 0, NULL, &c),
         AMQ_ERR_INVALID);
     CHECK_STATUS(
-        amq_tdigest_from_centroids(100, ok_mean, zero, 3, 0, 5, NULL, &c),
+        amq_tdigest_from_centroids(100, ok_mean, zero, 3, 0, 5, 0, NULL, &c),
         AMQ_ERR_INVALID);
     CHECK_STATUS(
-        amq_tdigest_from_centroids(100, ok_mean, one, 3, 1.5, 5, NULL, &c),
+        amq_tdigest_from_centroids(100, ok_mean, one, 3, 1.5, 5, 0, NULL, &c),
         AMQ_ERR_INVALID);
     CHECK_STATUS(
-        amq_tdigest_from_centroids(0.5, ok_mean, one, 3, 0, 5, NULL, &c),
+        amq_tdigest_from_centroids(0.5, ok_mean, one, 3, 0, 5, 0, NULL, &c),
         AMQ_ERR_INVALID);
-    CHECK_OK(amq_tdigest_from_centroids(100, NULL, NULL, 0, 0, 0, NULL, &c));
+    CHECK_OK(amq_tdigest_from_centroids(100, NULL, NULL, 0, 0, 0, 0, NULL, &c));
     CHECK(amq_tdigest_count(c) == 0 && isnan(amq_tdigest_quantile(c, 0.5)));
     amq_tdigest_free(c);
     amq_tdigest_free(t);
