@@ -129,7 +129,8 @@ struct rb_value {
         } bf;
         struct {
             uint64_t nbuckets, items, deletes;
-            uint32_t n, bucket_size, max_iter, expansion;
+            uint32_t n, room; /* sub-filters, and room for them */
+            uint32_t bucket_size, max_iter, expansion;
             rb_sub *sub;
         } cf;
         struct {
@@ -183,7 +184,7 @@ void rb_free(rval *v) {
         for (uint32_t i = 0; i < r->u.cf.n; i++)
             mem_free(v, r->u.cf.sub[i].data,
                      r->u.cf.sub[i].nbuckets * r->u.cf.bucket_size);
-        mem_free(v, r->u.cf.sub, r->u.cf.n * sizeof *r->u.cf.sub);
+        mem_free(v, r->u.cf.sub, r->u.cf.room * sizeof *r->u.cf.sub);
     } else if (r->fam == FAM_CMS) {
         mem_free(v, r->u.cms.cells,
                  r->u.cms.width * r->u.cms.depth * sizeof(uint32_t));
@@ -280,7 +281,8 @@ static bool link_size(rb_link *l, uint64_t entries, double error,
  * RedisBloom checks with libbloom's rule) must fill its bytes exactly. */
 static bool link_valid(const rb_link *l, bool exact) {
     if (!(l->error > 0 && l->error < 1) || l->bits == 0 || l->n2 > 63 ||
-        l->hashes == 0 || l->hashes > BF_MAX_HASHES || !(l->bpe > 0))
+        l->hashes == 0 || l->hashes > BF_MAX_HASHES ||
+        !(l->bpe > 0 && l->bpe < BF_MAX_HASHES / LN2))
         return false;
     if (l->n2 != 0 && l->bits < ((uint64_t)1 << l->n2))
         return false;
@@ -707,6 +709,21 @@ static bool kick_insert(rval *v, const cfh *k) {
     return false;
 }
 
+/* The sub-filter array resized to exactly `room` entries (MEMORY USAGE
+ * counts what the value holds, the same after a reload). */
+static bool sub_room(rval *v, uint32_t room) {
+    rb_sub *ns = room ? mem(v, (size_t)room * sizeof *ns) : NULL;
+    if (room > 0 && ns == NULL)
+        return false;
+    uint32_t keep = CF(v)->n < room ? CF(v)->n : room;
+    if (keep > 0)
+        memcpy(ns, CF(v)->sub, keep * sizeof *ns);
+    mem_free(v, CF(v)->sub, CF(v)->room * sizeof *ns);
+    CF(v)->sub = ns;
+    CF(v)->room = room;
+    return true;
+}
+
 static bool cf_grow(host *h, rval *v) {
     uint64_t nb = CF(v)->nbuckets;
     for (uint32_t i = 0; i < CF(v)->n; i++) {
@@ -721,19 +738,13 @@ static bool cf_grow(host *h, rval *v) {
     if (h != NULL && !h->ops->budget(h, (double)bytes))
         return false;
     uint32_t n = CF(v)->n;
-    rb_sub *ns = mem(v, (n + 1) * sizeof *ns);
-    uint8_t *data = ns ? mem(v, bytes) : NULL;
-    if (data == NULL) {
-        if (ns != NULL)
-            mem_free(v, ns, (n + 1) * sizeof *ns);
+    if (n == CF(v)->room && !sub_room(v, n + 1))
         return false;
-    }
-    if (n > 0)
-        memcpy(ns, CF(v)->sub, n * sizeof *ns);
-    ns[n].nbuckets = nb;
-    ns[n].data = data;
-    mem_free(v, CF(v)->sub, n * sizeof *ns);
-    CF(v)->sub = ns;
+    uint8_t *data = mem(v, bytes);
+    if (data == NULL)
+        return false;
+    CF(v)->sub[n].nbuckets = nb;
+    CF(v)->sub[n].data = data;
     CF(v)->n = n + 1;
     return true;
 }
@@ -790,6 +801,7 @@ static bool compact_one(rval *v, uint32_t f) {
     if (all && f == CF(v)->n - 1) {
         mem_free(v, s->data, s->nbuckets * bs);
         CF(v)->n--;
+        sub_room(v, CF(v)->n); /* smaller: cannot fail but for memory */
     }
     return all;
 }
@@ -869,9 +881,9 @@ rval *rb_cf_from_header(host *h, const uint8_t *p, size_t n, char *err,
     uint32_t bs = (uint32_t)p[32] | (uint32_t)p[33] << 8;
     uint32_t mi = (uint32_t)p[34] | (uint32_t)p[35] << 8;
     uint32_t ex = (uint32_t)p[36] | (uint32_t)p[37] << 8;
-    double bytes = 0, b = (double)nb * bs;
-    for (uint64_t i = 0; i < nf && i <= CF_MAX_FILTERS; i++, b *= ex)
-        bytes += b;
+    double bytes = 0, db = (double)nb * bs;
+    for (uint64_t i = 0; i < nf && i <= CF_MAX_FILTERS; i++, db *= ex)
+        bytes += db;
     if (!cf_shape_valid(nb, bs, nf, mi, ex) || (nf > 1 && ex == 0) ||
         bytes > 1e15) {
         fail(err, cap, "Couldn't create filter!");
@@ -894,12 +906,26 @@ rval *rb_cf_from_header(host *h, const uint8_t *p, size_t n, char *err,
     CF(v)->bucket_size = bs;
     CF(v)->max_iter = mi;
     CF(v)->expansion = ex;
-    for (uint64_t i = 0; i < nf; i++)
-        if (!cf_grow(NULL, v)) {
+    if (!sub_room(v, (uint32_t)nf)) {
+        rv_free(v);
+        fail(err, cap, "ERR out of memory");
+        return NULL;
+    }
+    /* sub-filter j of nb·ex^j buckets, as RedisBloom's header load makes
+     * them (its total checked against the budget above) */
+    uint64_t b = nb;
+    for (uint64_t i = 0; i < nf; i++) {
+        uint8_t *d =
+            b > 0 && b <= SIZE_MAX / 2 / bs ? mem(v, (size_t)b * bs) : NULL;
+        if (d == NULL) {
             rv_free(v);
             fail(err, cap, "Couldn't create filter!");
             return NULL;
         }
+        CF(v)->sub[i] = (rb_sub){b, d};
+        CF(v)->n = (uint32_t)i + 1;
+        b = ex != 0 && b <= CF_MAX_BUCKETS / ex ? b * ex : 0;
+    }
     return v;
 }
 
@@ -979,9 +1005,9 @@ bool rb_cms_merge(rval *dst, rval *const *src, const long long *w, int n) {
         return false;
     uint64_t total = 0;
     for (uint64_t c = 0; c < cells; c++) {
-        long long s = 0;
+        uint64_t s = 0; /* the low 32 bits, as RedisBloom keeps them */
         for (int k = 0; k < n; k++)
-            s += (long long)CMS(src[k])->cells[c] * w[k];
+            s += (uint64_t)CMS(src[k])->cells[c] * (uint64_t)w[k];
         acc[c] = (uint32_t)s;
     }
     for (int k = 0; k < n; k++)
@@ -1285,6 +1311,7 @@ static bool load_cf(rval *v, int encver, rb_io *in, char *err, size_t cap) {
     CF(v)->max_iter = (uint32_t)mi;
     CF(v)->expansion = (uint32_t)ex;
     CF(v)->sub = mem(v, (size_t)nf * sizeof *CF(v)->sub);
+    CF(v)->room = (uint32_t)nf;
     if (CF(v)->sub == NULL)
         return fail(err, cap, "out of memory");
     for (uint64_t i = 0; i < nf; i++) {
