@@ -1052,8 +1052,10 @@ static double coin(uint32_t fp, uint64_t cell, uint32_t count, uint32_t step) {
 static rb_heap *heap_find(const rval *v, uint32_t fp, const void *p, size_t n) {
     for (uint32_t i = TOPK(v)->k; i-- > 0;) {
         rb_heap *e = &TOPK(v)->heap[i];
-        if (e->fp == fp && e->len == n && e->item != NULL &&
-            (n == 0 || memcmp(e->item, p, n) == 0))
+        /* the empty item has no bytes: its fingerprint and length alone
+         * (as RedisBloom compares an entry it saved as "") */
+        if (e->fp == fp && e->len == n &&
+            (n == 0 || (e->item != NULL && memcmp(e->item, p, n) == 0)))
             return e;
     }
     return NULL;
@@ -1120,10 +1122,11 @@ bool rb_topk_add(rval *v, const void *p, size_t n, uint32_t by,
         heap_down(TOPK(v)->heap, TOPK(v)->k, (size_t)(e - TOPK(v)->heap));
         return true;
     }
-    uint8_t *copy = mem(v, n + 1);
-    if (copy == NULL)
+    uint8_t *copy = n > 0 ? mem(v, n + 1) : NULL;
+    if (n > 0 && copy == NULL)
         return false;
-    memcpy(copy, p, n);
+    if (n > 0)
+        memcpy(copy, p, n);
     rb_heap *h0 = &TOPK(v)->heap[0];
     out->item = h0->item;
     out->len = h0->len;
@@ -1356,7 +1359,9 @@ short_read:
 /* k, width, depth, decay; the buckets (u32 fingerprint, u32 count); the
  * heap as RedisBloom's 24-byte structs (fp, length, a pointer, count);
  * then each item as a NUL-terminated string ("" for an empty entry). An
- * item RedisBloom cut at a NUL byte comes back cut there. */
+ * item RedisBloom cut at a NUL byte comes back cut there; this module
+ * saves every item whole (its length + 1 bytes), which RedisBloom reads
+ * too. */
 static bool load_topk(rval *v, rb_io *in, char *err, size_t cap) {
     uint64_t k, w, d;
     double decay;
@@ -1399,9 +1404,15 @@ static bool load_topk(rval *v, rb_io *in, char *err, size_t cap) {
             e->len = 0;
             continue;
         }
-        size_t n = strnlen((const char *)item, len - 1);
-        if (e->len > n)
-            e->len = (uint32_t)n;
+        /* whole (this module saves len + 1 bytes, NULs and all), or cut
+         * at its first NUL as RedisBloom saves it */
+        if (len - 1 != e->len) {
+            size_t n = strnlen((const char *)item, len - 1);
+            if (e->len > n)
+                e->len = (uint32_t)n;
+        }
+        if (e->len == 0) /* the empty item: as an empty entry's bytes */
+            continue;
         e->item = mem(v, (size_t)e->len + 1);
         if (e->item == NULL)
             return fail(err, cap, "out of memory");

@@ -451,10 +451,9 @@ int topk_list(host *h) {
         size_t n = rb_topk_list(v, items);
         h->ops->r_arr(h, (long)(with ? 2 * n : n));
         for (size_t i = 0; i < n; i++) {
-            if (items[i].item == NULL)
-                h->ops->r_null(h);
-            else
-                h->ops->r_str(h, (const char *)items[i].item, items[i].len);
+            /* a listed entry without bytes is the empty item */
+            h->ops->r_str(h, items[i].item ? (const char *)items[i].item : "",
+                          items[i].len);
             if (with)
                 h->ops->r_int(h, items[i].count);
         }

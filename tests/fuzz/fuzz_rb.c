@@ -1,10 +1,11 @@
 /*
  * fuzz_rb.c — libFuzzer target for keys in RedisBloom's layouts
- * (modules/redis/rb.c): the BF chain, CF cuckoo filter and CMS fields a
- * RedisBloom RDB or DUMP payload brings, read through rb_load. replay.c
- * runs it over tests/fuzz/corpus/rb in ordinary CI.
+ * (modules/redis/rb.c): the BF chain, CF cuckoo filter, CMS, Top-K and
+ * t-digest fields a RedisBloom RDB or DUMP payload brings, read through
+ * rb_load. replay.c runs it over tests/fuzz/corpus/rb in ordinary CI.
  *
- * Input: byte 0 picks the family (1 + byte0 % 3: BF, CF, CMS), byte 1 the
+ * Input: byte 0 picks the family (byte0 % 5: BF, CF, CMS, TOPK, TDIGEST; a
+ * t-digest becomes an amq digest, checked through its blob), byte 1 the
  * encoding version (byte1 % 6, so unknown versions are reached too), the
  * rest is the field stream in its tagged byte form (rbs_reader: 'u' + u64,
  * 'd' + f64, 's' + u64 length + bytes, little-endian).
@@ -51,6 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define NKEYS 6
 #define KEY_MAX 24
 #define MAX_SUBS 65536
+
+static const int fams[5] = {FAM_BF, FAM_CF, FAM_CMS, FAM_TOPK, FAM_TDIGEST};
 
 static void require(int ok, const char *what) {
     if (!ok) {
@@ -409,10 +412,79 @@ static void ops_cms(rval *v, const uint8_t *d, size_t n) {
     free(f);
 }
 
+/* HeavyKeeper's adds, with increments 0 to 3 from the input: the list
+ * stays sorted and at most k long, and an added key listed now is found
+ * by QUERY (a loaded entry RedisBloom cut at a NUL keeps its old
+ * fingerprint, and QUERY misses it there too). */
+static void ops_topk(rval *v, const uint8_t *d, size_t n) {
+    uint32_t k, w, dep;
+    double decay;
+    rb_topk_info(v, &k, &w, &dep, &decay);
+    for (unsigned i = 0; i < NKEYS; i++) {
+        uint8_t key[KEY_MAX];
+        size_t kn = make_key(d, n, i, key);
+        rb_topk_item out;
+        uint32_t by = n > 0 ? d[(i * 7) % n] % 4 : 1;
+        if (rb_topk_add(v, key, kn, by, &out))
+            rb_topk_free_item(v, &out);
+        (void)rb_topk_count(v, key, kn);
+        rb_topk_item *now = malloc((size_t)k * sizeof *now);
+        require(now != NULL, "memory for the list");
+        size_t m = rb_topk_list(v, now);
+        for (size_t j = 0; j < m; j++)
+            if (now[j].item != NULL && now[j].len == kn &&
+                memcmp(now[j].item, key, kn) == 0)
+                require(rb_topk_query(v, key, kn),
+                        "an added key listed but not found by QUERY");
+        free(now);
+    }
+    rb_topk_item *items = malloc((size_t)k * sizeof *items);
+    require(items != NULL, "memory for the list");
+    size_t m = rb_topk_list(v, items);
+    require(m <= k, "Top-K list longer than k");
+    for (size_t i = 0; i < m; i++)
+        require(i == 0 || items[i - 1].count >= items[i].count,
+                "Top-K list out of order");
+    free(items);
+}
+
+/* A t-digest: an amq digest whose blob round-trips and whose answers are
+ * in order within [min, max]. */
+static void check_tdigest(rval *v, const uint8_t *d, size_t n) {
+    uint8_t *a, *b;
+    size_t na, nb;
+    rval *c = NULL;
+    char err[200] = "";
+    require(v->rb == NULL && v->u.td.t != NULL, "a t-digest of amq's own");
+    for (int round = 0; round < 2; round++) {
+        require(rv_encode(v, &a, &na), "t-digest blob encode");
+        require(rv_decode(a, na, FAM_TDIGEST, &c, err, sizeof err),
+                "a t-digest's blob decodes");
+        require(rv_encode(c, &b, &nb) && na == nb && memcmp(a, b, na) == 0,
+                "t-digest blob not canonical");
+        rv_sys_free(a);
+        rv_sys_free(b);
+        rv_free(c);
+        const amq_tdigest *t = v->u.td.t;
+        double prev = -INFINITY;
+        for (int i = 0; i <= 20 && amq_tdigest_count(t) > 0; i++) {
+            double x = amq_tdigest_quantile(t, i / 20.0);
+            require(x >= prev && x >= amq_tdigest_min(t) &&
+                        x <= amq_tdigest_max(t),
+                    "t-digest quantiles out of order or range");
+            prev = x;
+        }
+        double x = n >= 8 ? 0 : 1;
+        if (n >= 8)
+            memcpy(&x, d + n - 8, 8);
+        (void)amq_tdigest_add(v->u.td.t, x, 1 + (n ? d[0] : 0));
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2)
         return 0;
-    int fam = 1 + data[0] % 3, encver = data[1] % 6;
+    int fam = fams[data[0] % 5], encver = data[1] % 6;
     size_t n = size - 2;
     /* The stream in a buffer of its own size, so any over-read is seen. */
     uint8_t *stream = malloc(n ? n : 1);
@@ -430,6 +502,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rval *v = rb_load(fam, encver, &r.io, err, sizeof err);
     if (v == NULL) {
         require(err[0] != 0, "a refused value says why");
+    } else if (fam == FAM_TDIGEST) {
+        require(v->fam == fam, "value of another family");
+        check_tdigest(v, stream, n);
+        rv_free(v);
     } else {
         require(v->fam == fam && v->rb != NULL, "value of another family");
         require(encver <= rb_encver(fam), "a version newer than known loads");
@@ -438,8 +514,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             ops_bf(&h, v, stream, n);
         else if (fam == FAM_CF)
             ops_cf(&h, v, stream, n);
-        else
+        else if (fam == FAM_CMS)
             ops_cms(v, stream, n);
+        else
+            ops_topk(v, stream, n);
         check_value(&h, v, fam);
         rv_free(v);
     }
@@ -463,9 +541,16 @@ typedef struct seed {
     uint8_t buf[SEED_MAX];
 } seed;
 
+static int fam_index(int fam) {
+    for (int i = 0; i < 5; i++)
+        if (fams[i] == fam)
+            return i;
+    return 0;
+}
+
 static void seed_begin(seed *s, int fam, int encver) {
     rbs_writer_init(&s->w, s->buf, sizeof s->buf);
-    s->buf[0] = (uint8_t)(fam - 1);
+    s->buf[0] = (uint8_t)fam_index(fam);
     s->buf[1] = (uint8_t)encver;
     s->w.len = 2;
 }
@@ -509,7 +594,7 @@ static void seed_of_value(const char *dir, const char *name, const rval *v) {
 static rval *load_seed(seed *s) {
     rbs_reader r;
     char err[200];
-    int fam = 1 + s->buf[0] % 3, encver = s->buf[1] % 6;
+    int fam = fams[s->buf[0] % 5], encver = s->buf[1] % 6;
     rbs_reader_init(&r, s->buf + 2, s->w.len - 2);
     rval *v = rb_load(fam, encver, &r.io, err, sizeof err);
     if (v == NULL) {
@@ -737,6 +822,52 @@ static void cms_seeds(const char *dir, host *h) {
     seed_write(dir, "bad-cms-cells", &s);
 }
 
+static void topk_seeds(const char *dir, host *h) {
+    char err[160];
+    seed s;
+    rval *v = rb_topk_new(h, 4, 8, 3, 0.9, err, sizeof err);
+    if (v != NULL) {
+        for (unsigned i = 0; i < 60; i++) {
+            char key[16];
+            rb_topk_item out;
+            int n = snprintf(key, sizeof key, "k%u", i % 9 < 5 ? i % 3 : i);
+            if (rb_topk_add(v, key, (size_t)n, 1 + i % 2, &out))
+                rb_topk_free_item(v, &out);
+        }
+        seed_of_value(dir, "topk-4x8x3", v);
+        rv_free(v);
+    }
+    /* Refused: a heap string of the wrong size. */
+    seed_begin(&s, FAM_TOPK, 0);
+    seed_u(&s, 2);
+    seed_u(&s, 1);
+    seed_u(&s, 1);
+    seed_d(&s, 0.9);
+    seed_s(&s, "\0\0\0\0\0\0\0\0", 8);
+    seed_s(&s, "", 0);
+    seed_write(dir, "bad-topk-heap", &s);
+}
+
+static void tdigest_seeds(const char *dir) {
+    static const double mean[] = {1, 2.5, 4, 9}, weight[] = {1, 3, 5, 1};
+    seed s;
+    seed_begin(&s, FAM_TDIGEST, 0);
+    seed_d(&s, 100); /* compression, min, max */
+    seed_d(&s, 1);
+    seed_d(&s, 9);
+    seed_u(&s, 610); /* room, merged, unmerged, compressions */
+    seed_u(&s, 4);
+    seed_u(&s, 0);
+    seed_u(&s, 2);
+    seed_d(&s, 10); /* merged and unmerged weights */
+    seed_d(&s, 0);
+    for (int i = 0; i < 4; i++)
+        seed_d(&s, mean[i]);
+    for (int i = 0; i < 4; i++)
+        seed_d(&s, weight[i]);
+    seed_write(dir, "tdigest-4", &s);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: gen_corpus_rb CORPUS_DIR\n");
@@ -746,6 +877,8 @@ int main(int argc, char **argv) {
     bf_seeds(argv[1], &h);
     cf_seeds(argv[1], &h);
     cms_seeds(argv[1], &h);
+    topk_seeds(argv[1], &h);
+    tdigest_seeds(argv[1]);
     return failures ? 1 : 0;
 }
 
