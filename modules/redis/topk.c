@@ -257,26 +257,22 @@ int topk_reserve(host *h) {
                         sizeof err);
         if (v == NULL)
             return r_err(h, err);
-        if (!store_or_reply(h, v))
-            return 0;
-        h->ops->replicate_verbatim(h);
-        h->ops->notify(h, "topk.reserve", 1);
-        r_ok(h);
-        return 0;
-    }
-    if (!h->ops->budget(h, (double)w * (double)d * 8 + (double)k * 48 + 1024))
-        return r_err(h, "TopK: the sketch is larger than the memory limit "
-                        "allows");
-    v = rv_new(FAM_TOPK);
-    if (v == NULL)
-        return r_err(h, "TopK: out of memory");
-    amq_options o = rv_options(v);
-    v->u.topk.decay = p;
-    amq_status st = amq_topk_new((unsigned)k, (uint64_t)w, (unsigned)d,
-                                 base_of(p), 0, &o, &v->u.topk.t);
-    if (st != AMQ_OK) {
-        rv_free(v);
-        return r_status(h, "TopK", st);
+    } else {
+        if (!h->ops->budget(h,
+                            (double)w * (double)d * 8 + (double)k * 48 + 1024))
+            return r_err(h, "TopK: the sketch is larger than the memory limit "
+                            "allows");
+        v = rv_new(FAM_TOPK);
+        if (v == NULL)
+            return r_err(h, "TopK: out of memory");
+        amq_options o = rv_options(v);
+        v->u.topk.decay = p;
+        amq_status st = amq_topk_new((unsigned)k, (uint64_t)w, (unsigned)d,
+                                     base_of(p), 0, &o, &v->u.topk.t);
+        if (st != AMQ_OK) {
+            rv_free(v);
+            return r_status(h, "TopK", st);
+        }
     }
     if (!store_or_reply(h, v))
         return 0;
