@@ -148,8 +148,12 @@ static bool link_new(rval *v, unsigned i, char *err, size_t cap) {
 #define LIST_MAX 256u
 
 /* Hashes a key without links may list: fewer bytes than link 0 would
- * take, no more than its capacity, at most LIST_MAX. */
+ * take, no more than its capacity, at most LIST_MAX. None for a filter
+ * that never grows: there a copy the link cannot place is refused when it
+ * comes, which a list could not know. */
 static uint32_t list_limit(const cf_part *c) {
+    if (c->expansion == 0)
+        return 0;
     double n = fmin(fmin(link_bytes(c, c->capacity) / 8, (double)c->capacity),
                     LIST_MAX);
     return n >= 1 ? (uint32_t)n : 0;
@@ -311,8 +315,10 @@ static int list_insert(host *h, rval *v, uint64_t x, bool *nomem) {
     hlist l = c->list;
     c->list = (hlist){NULL, 0, 0};
     for (uint32_t i = 0; i < l.n; i++)
-        if (insert(h, v, l.h[i], nomem) < 0)
-            break; /* the link cannot be full at the list's size: no memory */
+        if (insert(h, v, l.h[i], nomem) < 0) {
+            *nomem = true; /* links follow while they may: no memory */
+            break;
+        }
     v->alloc.free(v->alloc.ctx, l.h, l.room * sizeof *l.h);
     return *nomem ? -1 : insert(h, v, x, nomem);
 }

@@ -104,6 +104,9 @@ static int rb_loadchunk(host *h, int fam, long long it, const rarg *d,
     }
     if (st == KEY_EMPTY)
         return r_err(h, "ERR not found");
+    if (v->rb == NULL) /* RedisBloom's header for a key of amq's own */
+        return r_err(h, fam == FAM_CF ? "ERR item exists"
+                                      : "ERR received bad data");
     if (fam == FAM_CF) {
         if (it == 1)
             return r_err(h, "ERR item exists");

@@ -69,7 +69,6 @@ struct rb_value {
     } u;
 };
 
-
 #define BF(v) (&(v)->rb->u.bf)
 #define CF(v) (&(v)->rb->u.cf)
 #define CMS(v) (&(v)->rb->u.cms)

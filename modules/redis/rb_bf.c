@@ -229,7 +229,6 @@ unsigned rb_bf_links(const rval *v) { return BF(v)->n; }
 #define BF_HEAD 20u
 #define BF_LINK 53u
 
-
 size_t rb_bf_header(const rval *v, uint8_t *out, size_t cap) {
     size_t n = BF_HEAD + (size_t)BF_LINK * BF(v)->n;
     if (out == NULL || cap < n)

@@ -300,8 +300,7 @@ void rb__save_topk(const rval *v, rb_io *out) {
 }
 
 void rb__free_topk(rval *v) {
-    mem_free(v, TOPK(v)->cells,
-             (size_t)TOPK(v)->width * TOPK(v)->depth * 8);
+    mem_free(v, TOPK(v)->cells, (size_t)TOPK(v)->width * TOPK(v)->depth * 8);
     for (uint32_t i = 0; TOPK(v)->heap != NULL && i < TOPK(v)->k; i++)
         if (TOPK(v)->heap[i].item != NULL)
             mem_free(v, TOPK(v)->heap[i].item,

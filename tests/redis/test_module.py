@@ -580,6 +580,16 @@ def test_amq(c, r, amq_cli, tmp):
 
 
 def test_bad_input(c, r):
+    # a RedisBloom stream's header for a key of amq's own layout
+    r.execute_command("BF.ADD", "amqbf", "x")
+    r.execute_command("CF.ADD", "amqcf", "x")
+    c.raises(lambda: r.execute_command("BF.LOADCHUNK", "amqbf", 1, b"zz" * 40),
+             "bad data", "BF.LOADCHUNK of a RedisBloom header on an amq key")
+    c.raises(lambda: r.execute_command("CF.LOADCHUNK", "amqcf", 1, b"z" * 38),
+             "exists", "CF.LOADCHUNK of a RedisBloom header on an amq key")
+    c.ok(r.execute_command("BF.EXISTS", "amqbf", "x") == 1 and
+         r.execute_command("CF.EXISTS", "amqcf", "x") == 1,
+         "the keys are unchanged")
     r.set("str", "x")
     for cmd in (["BF.ADD", "str", "a"], ["CF.ADD", "str", "a"],
                 ["CMS.QUERY", "str", "a"], ["TOPK.ADD", "str", "a"],
