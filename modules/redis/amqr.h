@@ -144,6 +144,8 @@ typedef struct rval {
     size_t bytes;        /* held by the amq objects (counting allocator) */
     amq_allocator alloc; /* counts into bytes; ctx = this rval */
     pending *load;       /* non-NULL: LOADCHUNK in progress, parts empty */
+    pending *scan;       /* SCANDUMP's blob between its calls (chunk.c);
+                            dropped by any write to the key */
     struct rb_value *rb; /* non-NULL: a key in RedisBloom's layout (rb.c);
                             the family's part is then unused */
     bool rb_name;        /* an amq value kept under RedisBloom's type name (a
@@ -174,6 +176,9 @@ void rv_set_gate(bool (*fn)(void *ctx, double bytes), void *ctx);
 
 rval *rv_new(int fam);
 void rv_free(rval *v);
+/* Forget SCANDUMP's blob: the value changed (the dispatchers call it
+ * after every write command on each key it opened). */
+void rv_scan_drop(rval *v);
 /* Options whose allocator is the value's counting allocator. */
 amq_options rv_options(rval *v);
 /* Bytes the value holds: the object, its structures, a pending buffer. */

@@ -2,7 +2,9 @@
  * chunk.c — SCANDUMP and LOADCHUNK: a value moved between servers in
  * pieces of at most CHUNK_MAX (16 MiB).
  *
- * The stream is the value's blob (value.c) cut into consecutive pieces.
+ * The stream is the value's blob (value.c) cut into consecutive pieces,
+ * encoded once a scan and kept beside the value until the last piece goes
+ * (or a write changes the value; MEMORY USAGE counts it meanwhile).
  * The iterator SCANDUMP returns with a piece is one past the piece's end
  * (1-based), so LOADCHUNK(key, iter, data) knows where data goes:
  * offset = iter - 1 - len(data). SCANDUMP(key, 0) starts; (0, nil) ends.
@@ -139,19 +141,36 @@ int chunk_scandump(host *h, int fam) {
         return r_err(h, "ERR the key is being loaded by LOADCHUNK");
     if (v->rb != NULL && (fam == FAM_BF || fam == FAM_CF))
         return rb_scandump(h, v, it);
-    if (!rv_encode(v, &blob, &len))
-        return r_err(h, "ERR out of memory");
+    /* the blob is made once a scan (iterator 0, or after a write) and kept
+     * until its last piece is sent: a stream of n pieces costs one encode,
+     * not n */
+    if (it == 0)
+        rv_scan_drop(v);
+    if (v->scan == NULL) {
+        pending *p = rv_sys_alloc(sizeof *p);
+        if (p == NULL || !rv_encode(v, &blob, &len)) {
+            rv_sys_free(p);
+            return r_err(h, "ERR out of memory");
+        }
+        p->buf = blob;
+        p->total = p->have = len;
+        v->scan = p;
+    }
+    blob = v->scan->buf;
+    len = v->scan->total;
     size_t off = it == 0 ? 0 : (size_t)(it - 1);
     h->ops->r_arr(h, 2);
     if (off >= len) {
         h->ops->r_int(h, 0);
         h->ops->r_null(h);
+        rv_scan_drop(v);
     } else {
         size_t n = len - off < CHUNK_MAX ? len - off : CHUNK_MAX;
         h->ops->r_int(h, (long long)(off + n + 1));
         h->ops->r_str(h, (const char *)blob + off, n);
+        if (off + n == len)
+            rv_scan_drop(v);
     }
-    rv_sys_free(blob);
     return 0;
 }
 

@@ -209,9 +209,17 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         rv_set_gate(budget_gate, &r.h);
         c->fn(&r.h);
         rv_set_gate(NULL, NULL);
-        for (int i = 0; i < r.nkeys; i++)
-            if (r.keys[i] != NULL)
-                RedisModule_CloseKey(r.keys[i]);
+        for (int i = 0; i < r.nkeys; i++) {
+            RedisModuleKey *k = r.keys[i];
+            if (k == NULL)
+                continue;
+            /* a write may have changed the value: SCANDUMP starts over */
+            if ((r.mode & REDISMODULE_WRITE) &&
+                RedisModule_KeyType(k) == REDISMODULE_KEYTYPE_MODULE &&
+                fam_of_type(RedisModule_ModuleTypeGetType(k)) != 0)
+                rv_scan_drop(RedisModule_ModuleTypeGetValue(k));
+            RedisModule_CloseKey(k);
+        }
     }
     if (a != stack)
         rv_sys_free(a);

@@ -126,9 +126,17 @@ static void pending_free(pending *p) {
     sys_free(p);
 }
 
+void rv_scan_drop(rval *v) {
+    if (v != NULL) {
+        pending_free(v->scan);
+        v->scan = NULL;
+    }
+}
+
 void rv_free(rval *v) {
     if (v == NULL)
         return;
+    rv_scan_drop(v);
     const fam_ops *ops = fam_get(v->fam);
     if (v->rb != NULL)
         rb_free(v);
@@ -140,7 +148,8 @@ void rv_free(rval *v) {
 
 size_t rv_memory(const rval *v) {
     return sizeof *v + v->bytes +
-           (v->load ? sizeof *v->load + v->load->total : 0);
+           (v->load ? sizeof *v->load + v->load->total : 0) +
+           (v->scan ? sizeof *v->scan + v->scan->total : 0);
 }
 
 const fam_ops *fam_get(int fam) {

@@ -761,6 +761,18 @@ def test_big_chunks(c, r):
     c.ok(r.execute_command("DEBUG", "DIGEST-VALUE", "big2") ==
          r.execute_command("DEBUG", "DIGEST-VALUE", "big"),
          "chunked copy equals the original")
+    # the blob is made once a scan, kept between its pieces (MEMORY USAGE
+    # shows it), dropped after the last one and by a write in between
+    base = r.memory_usage("big")
+    it, first = r.execute_command("BF.SCANDUMP", "big", 0)
+    held = r.memory_usage("big")
+    c.ok(held > base + (16 << 20), f"a scan holds its blob: {base} -> {held}")
+    r.execute_command("BF.ADD", "big", "written-mid-scan")
+    c.ok(r.memory_usage("big") <= base + 64,
+         f"a write drops it: {r.memory_usage('big')}")
+    again = scandump(r, "BF.SCANDUMP", "big")
+    c.ok(again[0][1] != first and r.memory_usage("big") <= base + 64,
+         "the next scan sees the write and lets its blob go at the end")
     r.delete("big", "big2")
 
 
