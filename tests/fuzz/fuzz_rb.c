@@ -165,9 +165,9 @@ static bool bf_exact_bits(const uint8_t *f, size_t n) {
     for (int i = 0; i < 5; i++) /* version, size, links, options, growth */
         require(in->u64(in, &x[i]), "a BF frame without its header");
     for (uint64_t i = 0; i < x[2]; i++) {
-        uint64_t entries, hashes, bits, n2, size;
-        double error, bpe;
-        size_t len;
+        uint64_t entries = 0, hashes = 0, bits = 0, n2 = 0, size = 0;
+        double error = 0, bpe = 0;
+        size_t len = 0;
         require(in->u64(in, &entries) && in->dbl(in, &error) &&
                     in->u64(in, &hashes) && in->dbl(in, &bpe) &&
                     in->u64(in, &bits) && in->u64(in, &n2) &&
