@@ -439,6 +439,12 @@ int dump_as(host *h, int fam) {
         return r_wrongtype(h);
     if (st == KEY_EMPTY)
         return r_err(h, "ERR not found");
+    /* a key in RedisBloom's layout, or a small BF or CF key still listing
+     * its items, has no amq frame yet */
+    if (v->rb != NULL || (v->fam == FAM_BF && v->u.bf.f == NULL) ||
+        (v->fam == FAM_CF && v->u.cf.nlinks == 0))
+        return r_err(h, "ERR the value has no amq frame (use DUMP or "
+                        "SCANDUMP)");
     if (v->load != NULL || rv_nframes(v) != 1)
         return r_err(h, "ERR the value is not one frame (use SCANDUMP)");
     size_t n = rv_frame_size(v, 0);

@@ -590,6 +590,8 @@ def test_bad_input(c, r):
     c.ok(r.execute_command("BF.EXISTS", "amqbf", "x") == 1 and
          r.execute_command("CF.EXISTS", "amqcf", "x") == 1,
          "the keys are unchanged")
+    c.raises(lambda: r.execute_command("AMQ.DUMP", "amqbf"), "no amq frame",
+             "AMQ.DUMP of a small BF key")
     r.set("str", "x")
     for cmd in (["BF.ADD", "str", "a"], ["CF.ADD", "str", "a"],
                 ["CMS.QUERY", "str", "a"], ["TOPK.ADD", "str", "a"],
