@@ -689,36 +689,42 @@ static unsigned long long cf_buckets(const cf_part *c) {
                                                                      : 0;
 }
 
-/* CF.DEBUG: RedisBloom's one line (buckets: amq's four-slot buckets of
- * the first link, as CF.INFO counts them). */
+/* CF.INFO's eight figures, in its order, for either layout: Size, buckets
+ * (amq's four-slot buckets of the first link, or of the link a listing key
+ * would make), filters, items inserted, deleted, bucket size, expansion,
+ * max iterations. */
+static void cf_figures(const rval *v, long long f[8]) {
+    if (v->rb != NULL) {
+        rb_cf_info(v, f);
+        return;
+    }
+    const cf_part *c = &v->u.cf;
+    f[0] = (long long)rv_memory(v);
+    f[1] = (long long)cf_buckets(c);
+    f[2] = listing(c) ? 1 : (long long)c->nlinks;
+    f[3] = (long long)cf_items(c);
+    f[4] = (long long)c->deleted;
+    f[5] = c->bucket_size;
+    f[6] = c->expansion;
+    f[7] = c->max_iter;
+}
+
+/* CF.DEBUG: RedisBloom's one line of the same figures. */
 int cf_debug(host *h) {
     rval *v;
     char line[256];
+    long long f[8];
     if (h->argc != 2)
         return r_arity(h);
     if (!read_key(h, &v))
         return 0;
     if (v == NULL)
         return r_err(h, "ERR not found");
-    if (v->rb != NULL) {
-        long long f[8];
-        rb_cf_info(v, f);
-        int len = snprintf(line, sizeof line,
-                           "bktsize:%lld buckets:%lld items:%lld deletes:%lld "
-                           "filters:%lld max_iterations:%lld expansion:%lld",
-                           f[5], f[1], f[3], f[4], f[2], f[7], f[6]);
-        h->ops->r_str(h, line, (size_t)len);
-        return 0;
-    }
-    const cf_part *c = &v->u.cf;
-    uint64_t items = cf_items(c);
-    unsigned long long buckets = cf_buckets(c);
+    cf_figures(v, f);
     int len = snprintf(line, sizeof line,
-                       "bktsize:%u buckets:%llu items:%llu deletes:%llu "
-                       "filters:%u max_iterations:%u expansion:%u",
-                       c->bucket_size, buckets, (unsigned long long)items,
-                       (unsigned long long)c->deleted,
-                       listing(c) ? 1u : c->nlinks, c->max_iter, c->expansion);
+                       "bktsize:%lld buckets:%lld items:%lld deletes:%lld "
+                       "filters:%lld max_iterations:%lld expansion:%lld",
+                       f[5], f[1], f[3], f[4], f[2], f[7], f[6]);
     h->ops->r_str(h, line, (size_t)len);
     return 0;
 }
@@ -739,23 +745,8 @@ int cf_info(host *h) {
         return 0;
     if (v == NULL)
         return r_err(h, "ERR not found");
-    if (v->rb != NULL) {
-        long long f[8];
-        rb_cf_info(v, f);
-        reply_fields(h, names, f, 8, -1, -1);
-        return 0;
-    }
-    const cf_part *c = &v->u.cf;
-    uint64_t items = cf_items(c);
-    unsigned long long buckets = cf_buckets(c);
-    long long val[8] = {(long long)rv_memory(v),
-                        (long long)buckets,
-                        listing(c) ? 1 : (long long)c->nlinks,
-                        (long long)items,
-                        (long long)c->deleted,
-                        c->bucket_size,
-                        c->expansion,
-                        c->max_iter};
-    reply_fields(h, names, val, 8, -1, -1);
+    long long f[8];
+    cf_figures(v, f);
+    reply_fields(h, names, f, 8, -1, -1);
     return 0;
 }

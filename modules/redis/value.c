@@ -169,6 +169,8 @@ const fam_ops *fam_get(int fam) {
 
 unsigned rv_nframes(const rval *v) {
     const fam_ops *ops = fam_get(v->fam);
+    if (v->rb != NULL) /* RedisBloom's fields: no amq frame (rb_frame) */
+        return 0;
     return ops->nframes != NULL ? ops->nframes(v) : 1;
 }
 
