@@ -41,4 +41,5 @@
 #include "amq/shard.h"
 #include "amq/cascade.h"
 #include "amq/lsm.h"
+#include "amq/window.h"
 #endif
