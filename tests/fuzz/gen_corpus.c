@@ -10,7 +10,8 @@
  * type, incompatible flag, reserved bits, wrong lengths — most of them with a
  * recomputed checksum so the fuzzer starts behind the checksum test.
  * GOLDEN_DIR (tests/golden) receives the frames described in golden.h.
- * CORPUS_DIR/../tdigest receives the seeds of fuzz_tdigest.
+ * CORPUS_DIR/../tdigest receives the seeds of fuzz_tdigest, and
+ * CORPUS_DIR/../window those of fuzz_window.
  * Not run in CI; rerun by hand when a type is added, and commit the output.
  */
 #include <stdio.h>
@@ -337,6 +338,45 @@ static void tdigest_frames(const char *corpus) {
     }
 }
 
+/* Seeds for fuzz_window, in CORPUS_DIR/../window: count and time windows,
+ * both seals, an empty one, one that closed generations and one whose
+ * generation overflowed into a second piece. */
+static void window_frames(const char *corpus) {
+    static const struct {
+        const char *name;
+        amq_window_params p;
+        unsigned adds, per_ms;
+    } seeds[] = {
+        {"window-empty", {AMQ_WINDOW_ITEMS, 64, 0, 0.05, 2, 0}, 0, 0},
+        {"window-items", {AMQ_WINDOW_ITEMS, 64, 0, 0.05, 4, 0}, 150, 0},
+        {"window-items-qf", {AMQ_WINDOW_ITEMS, 64, 0, 0.05, 4, 1}, 150, 0},
+        {"window-time", {AMQ_WINDOW_TIME, 100, 40, 0.1, 4, 0}, 120, 1},
+        {"window-overflow", {AMQ_WINDOW_TIME, 100, 16, 0.1, 2, 0}, 40, 40},
+    };
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../window", corpus);
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        amq_window *w = NULL;
+        if (amq_window_new(&seeds[i].p, NULL, &w, NULL) != AMQ_OK) {
+            failures++;
+            continue;
+        }
+        for (unsigned k = 0; k < seeds[i].adds; k++) {
+            uint64_t now = seeds[i].per_ms ? k / seeds[i].per_ms : 0;
+            if (amq_window_add_hash(w, amq_mix64(k + 1), now, NULL) != AMQ_OK)
+                failures++;
+        }
+        size_t len = amq_window_serialized_size(w), got = 0;
+        uint8_t *buf = malloc(len);
+        if (buf != NULL && amq_window_save(w, buf, len, &got) == AMQ_OK)
+            write_file(dir, seeds[i].name, buf, got);
+        else
+            failures++;
+        free(buf);
+        amq_window_free(w);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: gen_corpus CORPUS_DIR [GOLDEN_DIR]\n");
@@ -356,5 +396,6 @@ int main(int argc, char **argv) {
     shape_frames(argv[1]);
     maplet_frames(argv[1]);
     tdigest_frames(argv[1]);
+    window_frames(argv[1]);
     return failures ? 1 : 0;
 }
