@@ -31,6 +31,7 @@ from ._clock import (CLOCK_BLOOM, CLOCK_VECTOR_DENSE,  # noqa: F401
                      VectorClock)
 from ._sketch import CountMin, TopK  # noqa: F401
 from ._tdigest import TDigest  # noqa: F401
+from ._window import Window  # noqa: F401
 from ._builder import Builder  # noqa: F401
 from . import alloc, lsm  # noqa: F401
 from ._recommend import READS_MANY, recommend  # noqa: F401
