@@ -70,8 +70,8 @@ amq_status amq_window_save(const amq_window *w, void *buf, size_t cap,
     if (cap < total)
         return AMQ_ERR_BUFFER;
     uint8_t *p, *y;
-    amq__frame_begin(buf, total, AMQ__ID_window, &w->hasher, 0, plen, ylen,
-                     &p, &y);
+    amq__frame_begin(buf, total, AMQ__ID_window, &w->hasher, 0, plen, ylen, &p,
+                     &y);
     uint32_t flags = (w->p.clock == AMQ_WINDOW_TIME ? FLAG_TIME : 0) |
                      (w->p.seal == AMQ_WINDOW_SEAL_QF ? FLAG_SEAL_QF : 0);
     amq__put_u32(p, VERSION);
@@ -123,8 +123,7 @@ static bool same_hasher(const amq_hasher *a, const amq_hasher *b) {
 /* The nested filter of piece i at payload offset *at; checked against the
  * piece's record. */
 static amq_status load_piece(amq_window *w, unsigned i, bool open,
-                             const amq__frame *fr, size_t *at,
-                             amq_diag *diag) {
+                             const amq__frame *fr, size_t *at, amq_diag *diag) {
     amq__wpiece *pc = &w->pc[i];
     size_t off = (size_t)(fr->payload - (const uint8_t *)fr->params) +
                  AMQ__FRAME_OFF_PARAMS + *at;
@@ -139,8 +138,8 @@ static amq_status load_piece(amq_window *w, unsigned i, bool open,
                          (unsigned long long)n);
     amq_options o = amq__window_options(w);
     amq_diag inner = {0};
-    amq_status st = amq_filter_load(fr->payload + *at + 8, (size_t)n, &o,
-                                    &pc->f, &inner);
+    amq_status st =
+        amq_filter_load(fr->payload + *at + 8, (size_t)n, &o, &pc->f, &inner);
     if (st != AMQ_OK)
         return amq__diag(diag, st, off + 8 + inner.offset, "piece %u: %s", i,
                          inner.message);
@@ -194,8 +193,8 @@ static amq_status read_fixed(const amq__frame *fr, amq_window_params *p,
                          "reserved fields are not zero");
     memset(p, 0, sizeof *p);
     p->clock = (flags & FLAG_TIME) ? AMQ_WINDOW_TIME : AMQ_WINDOW_ITEMS;
-    p->seal = (flags & FLAG_SEAL_QF) ? AMQ_WINDOW_SEAL_QF
-                                     : AMQ_WINDOW_SEAL_RIBBON;
+    p->seal =
+        (flags & FLAG_SEAL_QF) ? AMQ_WINDOW_SEAL_QF : AMQ_WINDOW_SEAL_RIBBON;
     p->span = amq__get_u64(b + 8);
     p->capacity = amq__get_u64(b + 16);
     p->fpr = amq__get_f64(b + 24);

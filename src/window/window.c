@@ -108,8 +108,8 @@ amq_status amq__window_shape(amq_window_params *p, uint64_t *length,
         if (er <= eps_p * 0.01)
             continue;
         /* open filter plus G closed Ribbon filters of gcap keys */
-        double bits = qf_bits(n, r) +
-                      (double)g * (double)*gcap * amq_ribbon_bits_for(er);
+        double bits =
+            qf_bits(n, r) + (double)g * (double)*gcap * amq_ribbon_bits_for(er);
         if (bits < best) {
             best = bits;
             *rbits = r;
@@ -179,8 +179,8 @@ amq_status amq_window_new(const amq_window_params *p, const amq_options *opt,
     w->eps_ribbon = er;
     w->room = rp.generations + 2;
     w->pc = amq__zalloc(&mem, (size_t)w->room * sizeof *w->pc);
-    amq_status st = w->pc == NULL ? AMQ_ERR_NOMEM
-                                  : amq__window_open_qf(w, &w->pc[0].f);
+    amq_status st =
+        w->pc == NULL ? AMQ_ERR_NOMEM : amq__window_open_qf(w, &w->pc[0].f);
     if (st != AMQ_OK) {
         amq_window_free(w);
         return st;
@@ -321,11 +321,10 @@ amq_status amq_window_advance(amq_window *w, uint64_t now) {
 /* ---- queries ------------------------------------------------------------------ */
 
 /* The newest live piece holding the key at clock value t, or NULL. */
-static const amq__wpiece *find(const amq_window *w, uint64_t hash,
-                               uint64_t t) {
+static const amq__wpiece *find(const amq_window *w, uint64_t hash, uint64_t t) {
     uint64_t cur = t / w->length;
-    uint64_t mixed = amq_mix64(
-        amq_qf_fingerprint(amq_qf_of(open_piece(w)->f), hash));
+    uint64_t mixed =
+        amq_mix64(amq_qf_fingerprint(amq_qf_of(open_piece(w)->f), hash));
     for (unsigned i = w->npc; i-- > 0;) {
         const amq__wpiece *pc = &w->pc[i];
         if (!live(w, pc, cur))

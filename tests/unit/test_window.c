@@ -99,8 +99,7 @@ static void test_count_window(amq_window_seal seal, double fpr) {
               (unsigned long long)old_n, worst_bound);
     /* from 10^5 keys a window at 1% or less (docs/structures.md) */
     if (seal == AMQ_WINDOW_SEAL_RIBBON && !check_quick())
-        CHECK_MSG(ratio <= 1.3, "%.3f x a Bloom filter for the window",
-                  ratio);
+        CHECK_MSG(ratio <= 1.3, "%.3f x a Bloom filter for the window", ratio);
     printf("count window seal=%s fpr=%g: bound %.5f, fresh %.5f, forgotten "
            "%.5f (%llu), %.3f x Bloom (%.2f bits/key)\n",
            seal == AMQ_WINDOW_SEAL_RIBBON ? "ribbon" : "qf", fpr, worst_bound,
@@ -115,8 +114,8 @@ static void test_count_window(amq_window_seal seal, double fpr) {
 static void test_time_window(void) {
     const uint64_t span = 1000, cap = 4000;
     const unsigned g = 4;
-    amq_window *w = make(AMQ_WINDOW_TIME, span, cap, 0.01, g,
-                         AMQ_WINDOW_SEAL_RIBBON);
+    amq_window *w =
+        make(AMQ_WINDOW_TIME, span, cap, 0.01, g, AMQ_WINDOW_SEAL_RIBBON);
     if (w == NULL)
         return;
     uint64_t len = 250, misses = 0, late = 0, late_n = 0, bad_expiry = 0;
@@ -182,10 +181,8 @@ static void test_overflow(void) {
     amq_window_get_info(w, 50, &in);
     CHECK(misses == 0);
     /* a key that is a false positive of the open filter is not added */
-    CHECK_MSG(in.pieces == 20 && in.live_items <= 2000 &&
-                  in.live_items >= 1980,
-              "%u pieces, %llu",
-              in.pieces, (unsigned long long)in.live_items);
+    CHECK_MSG(in.pieces == 20 && in.live_items <= 2000 && in.live_items >= 1980,
+              "%u pieces, %llu", in.pieces, (unsigned long long)in.live_items);
     CHECK_MSG(in.bound > 0.01, "bound %g", in.bound);
     uint64_t fp = 0;
     for (uint64_t i = 0; i < 100000; i++)
@@ -212,7 +209,7 @@ static void test_bad_arguments(void) {
         CHECK_STATUS(amq_window_new(&bad[i], NULL, &w, &d), AMQ_ERR_INVALID);
         CHECK(w == NULL);
     }
-    amq_window_params huge = {AMQ_WINDOW_ITEMS, UINT64_MAX, 0, 1e-12, 1,
+    amq_window_params huge = {AMQ_WINDOW_ITEMS,      UINT64_MAX, 0, 1e-12, 1,
                               AMQ_WINDOW_SEAL_RIBBON};
     CHECK(amq_window_new(&huge, NULL, &w, &d) == AMQ_ERR_OVERFLOW);
     CHECK_STATUS(amq_window_new(NULL, NULL, &w, &d), AMQ_ERR_INVALID);
@@ -301,20 +298,20 @@ static void test_frame(amq_window_seal seal) {
         int width; /* 4 or 8 */
         uint64_t value;
     } forge[] = {
-        {P + 0, 4, 2},                  /* version */
-        {P + 4, 4, 0x10},               /* unknown flag */
-        {P + 8, 8, 801},                /* span: shape no longer follows */
-        {P + 8, 8, 0},                  /* span 0 */
-        {P + 32, 4, 5},                 /* generations */
-        {P + 36, 4, 3},                 /* r */
-        {P + 72, 8, 0},                 /* clock before the pieces */
-        {P + 80, 4, 0},                 /* no pieces */
-        {P + 80, 4, 100000},            /* pieces past the params */
-        {P + 84, 4, 1},                 /* reserved */
-        {P + 96, 8, UINT64_MAX},        /* first piece's generation */
-        {P + 96 + 8, 8, 100000},        /* its items */
-        {P + 96 + 24, 4, 2},            /* its kind */
-        {P + 96 + 28, 4, 1},            /* reserved */
+        {P + 0, 4, 2},           /* version */
+        {P + 4, 4, 0x10},        /* unknown flag */
+        {P + 8, 8, 801},         /* span: shape no longer follows */
+        {P + 8, 8, 0},           /* span 0 */
+        {P + 32, 4, 5},          /* generations */
+        {P + 36, 4, 3},          /* r */
+        {P + 72, 8, 0},          /* clock before the pieces */
+        {P + 80, 4, 0},          /* no pieces */
+        {P + 80, 4, 100000},     /* pieces past the params */
+        {P + 84, 4, 1},          /* reserved */
+        {P + 96, 8, UINT64_MAX}, /* first piece's generation */
+        {P + 96 + 8, 8, 100000}, /* its items */
+        {P + 96 + 24, 4, 2},     /* its kind */
+        {P + 96 + 28, 4, 1},     /* reserved */
     };
     for (size_t i = 0; i < sizeof forge / sizeof forge[0]; i++) {
         uint8_t *c = malloc(len);
@@ -378,7 +375,7 @@ static void test_oom(void) {
     amq_allocator a = {f_alloc, f_realloc, f_free, &fl};
     amq_options o = {0};
     o.allocator = &a;
-    amq_window_params p = {AMQ_WINDOW_ITEMS, 400, 0, 0.01, 4,
+    amq_window_params p = {AMQ_WINDOW_ITEMS,      400, 0, 0.01, 4,
                            AMQ_WINDOW_SEAL_RIBBON};
     for (long n = 0; n < 40; n++) {
         amq_window *w = NULL;
@@ -422,8 +419,8 @@ static void test_oom(void) {
     }
     CHECK(fails > 0);
     /* loading under failed allocations */
-    amq_window *w = make(AMQ_WINDOW_ITEMS, 400, 0, 0.01, 4,
-                         AMQ_WINDOW_SEAL_RIBBON);
+    amq_window *w =
+        make(AMQ_WINDOW_ITEMS, 400, 0, 0.01, 4, AMQ_WINDOW_SEAL_RIBBON);
     for (uint64_t i = 0; w != NULL && i < 350; i++)
         amq_window_add_hash(w, key(i), 0, NULL);
     size_t len;
