@@ -67,8 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             require(amq_window_contains_hash(w, h, e), "answers to expiry");
     }
     amq_window_get_info(w, 0, &in);
-    if (in.clock == AMQ_WINDOW_TIME &&
-        in.now < UINT64_MAX / 4 - 4 * in.span) {
+    if (in.clock == AMQ_WINDOW_TIME && in.now < UINT64_MAX / 4 - 4 * in.span) {
         uint64_t later = in.now + (in.generations + 2) * in.length;
         if (amq_window_advance(w, later) == AMQ_OK)
             require(amq_window_fpr_bound(w, later) == 0, "all expired");
