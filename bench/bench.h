@@ -84,6 +84,8 @@ extern const bench_ops bench_builder1_ops;
 extern const bench_ops bench_builderj_ops;
 extern unsigned bench_build_threads;
 extern const bench_ops bench_libbloom_ops;
+/* A count window over the row's n keys (window.c). */
+extern const bench_ops bench_window_ops;
 /* The inline path (amq/query.h) for a spec, or NULL if it has none. */
 const bench_ops *bench_inline_ops(const char *spec);
 /* The maplet with values (values.c: put and get of a value per key) for

@@ -273,6 +273,8 @@ static size_t make_subjects(const bench_cfg *cfg, bench_subject *s,
             add_spec(cfg, s, &n, *sh, r);
     if (cfg->only != NULL)
         add_only_specs(cfg, s, &n, r);
+    if (wanted(cfg, "window"))
+        add_subject(s, &n, "window", "window", &bench_window_ops);
     if (cfg->peer && wanted(cfg, "libbloom")) {
         add_subject(s, &n, "libbloom", "libbloom", &bench_libbloom_ops);
         /* at the split-block filter's bits/key: the equal-space comparison */
