@@ -5,7 +5,7 @@
  * and the open quotient filter full). Its bits per key beside the bloom
  * row of the same run are the window's price over one Bloom filter for
  * the window (docs/structures.md, "Sliding windows"); queries ask every
- * live generation.
+ * live generation, one key at a time or a batch per generation.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +16,7 @@
 static int win_create(const char *name, uint64_t n, double fpr, void **obj,
                       char *err, size_t cap) {
     (void)name;
-    amq_window_params p = {AMQ_WINDOW_ITEMS, n, 0, fpr, 0,
+    amq_window_params p = {AMQ_WINDOW_ITEMS,      n, 0, fpr, 0,
                            AMQ_WINDOW_SEAL_RIBBON};
     amq_window *w = NULL;
     amq_diag d;
@@ -47,6 +47,10 @@ static uint64_t win_query(void *obj, const uint64_t *k, size_t n) {
     return hits;
 }
 
+static void win_batch(void *obj, const uint64_t *k, size_t n, uint8_t *out) {
+    amq_window_contains_batch(obj, k, n, 0, out);
+}
+
 static size_t win_size(void *obj) { return amq_window_size_bytes(obj); }
 
 static double win_bound(void *obj, uint64_t n) {
@@ -67,6 +71,7 @@ const bench_ops bench_window_ops = {
     .destroy = win_destroy,
     .insert = win_insert,
     .query_scalar = win_query,
+    .query_batch = win_batch,
     .size_bytes = win_size,
     .fpr_bound = win_bound,
     .describe = win_describe,

@@ -108,6 +108,12 @@ AMQ_API bool amq_window_contains_hash(const amq_window *w, uint64_t hash,
                                       uint64_t now);
 AMQ_API bool amq_window_contains(const amq_window *w, const void *key,
                                  size_t len, uint64_t now);
+/* out[i] = amq_window_contains_hash(w, hashes[i], now) for i < n, asking
+ * each live generation for the whole batch at once (its batch lookup
+ * overlaps the memory reads). */
+AMQ_API void amq_window_contains_batch(const amq_window *w,
+                                       const uint64_t *hashes, size_t n,
+                                       uint64_t now, uint8_t *out);
 /* The latest time at which the key is still certain to answer present
  * (the end of the window of its newest generation holding it), or
  * AMQ_WINDOW_ABSENT if it answers absent at now. A false positive has

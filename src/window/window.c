@@ -346,6 +346,47 @@ bool amq_window_contains(const amq_window *w, const void *key, size_t len,
            amq_window_contains_hash(w, amq_hash64(&w->hasher, key, len), now);
 }
 
+size_t amq__window_batch_bytes = (size_t)16 << 20;
+
+void amq_window_contains_batch(const amq_window *w, const uint64_t *hashes,
+                               size_t n, uint64_t now, uint8_t *out) {
+    enum { CHUNK = 512 };
+    if (w == NULL) {
+        if (out != NULL && n > 0)
+            memset(out, 0, n);
+        return;
+    }
+    if (amq_window_size_bytes(w) < amq__window_batch_bytes) {
+        uint64_t t = clock_at(w, now);
+        for (size_t i = 0; i < n; i++)
+            out[i] = find(w, hashes[i], t) != NULL;
+        return;
+    }
+    uint64_t cur = clock_at(w, now) / w->length;
+    const amq_qf *shape = amq_qf_of(open_piece(w)->f);
+    uint64_t mixed[CHUNK];
+    uint8_t hit[CHUNK];
+    for (size_t at = 0; at < n; at += CHUNK) {
+        size_t len = n - at < CHUNK ? n - at : CHUNK;
+        const uint64_t *h = hashes + at;
+        bool any_ribbon = false;
+        memset(out + at, 0, len);
+        for (unsigned i = w->npc; i-- > 0 && live(w, &w->pc[i], cur);)
+            any_ribbon |= w->pc[i].ribbon;
+        if (any_ribbon)
+            for (size_t j = 0; j < len; j++)
+                mixed[j] = amq_mix64(amq_qf_fingerprint(shape, h[j]));
+        for (unsigned i = w->npc; i-- > 0;) {
+            const amq__wpiece *pc = &w->pc[i];
+            if (!live(w, pc, cur))
+                break;
+            amq_filter_contains_batch(pc->f, pc->ribbon ? mixed : h, len, hit);
+            for (size_t j = 0; j < len; j++)
+                out[at + j] |= hit[j];
+        }
+    }
+}
+
 uint64_t amq_window_expiry_hash(const amq_window *w, uint64_t hash,
                                 uint64_t now) {
     if (w == NULL)

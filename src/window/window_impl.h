@@ -51,5 +51,10 @@ amq_status amq__window_open_qf(const amq_window *w, amq_filter **out);
 /* Options for the window's nested filters: its allocator and hasher. */
 amq_options amq__window_options(const amq_window *w);
 void amq__window_free_pieces(amq_window *w);
+/* amq_window_contains_batch asks generation by generation (each one's
+ * batch lookup overlapping its misses) from this many bytes on, and key
+ * by key below, where every generation is in cache and the one-key path
+ * is faster (docs/structures.md, "Sliding windows"); tests lower it. */
+extern size_t amq__window_batch_bytes;
 
 #endif
