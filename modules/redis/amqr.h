@@ -57,9 +57,10 @@ enum {
     FAM_TOPK = 4,
     FAM_AMQ = 5,
     FAM_CASC = 6,
-    FAM_TDIGEST = 7
+    FAM_TDIGEST = 7,
+    FAM_WINDOW = 8
 };
-#define FAM_MAX 7
+#define FAM_MAX 8
 
 #define CF_MAX_LINKS 32
 
@@ -124,6 +125,10 @@ typedef struct td_part {
     amq_tdigest *t;
 } td_part;
 
+typedef struct win_part {
+    amq_window *w;
+} win_part;
+
 /* A cascade's audit (cascaudit.c): in memory only, never in the blob. */
 typedef struct casc_audit casc_audit;
 
@@ -158,6 +163,7 @@ typedef struct rval {
         amq_part amq;
         casc_part casc;
         td_part td;
+        win_part win;
     } u;
 } rval;
 
@@ -211,7 +217,7 @@ typedef struct fam_ops {
 } fam_ops;
 
 extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops, casc_ops,
-    tdigest_ops;
+    tdigest_ops, window_ops;
 const fam_ops *fam_get(int fam); /* NULL if fam is not a family */
 
 /* A value's frames, whichever way its family writes them. */
@@ -386,6 +392,9 @@ typedef struct host_ops {
     void (*notify_module)(host *h, const char *event, int argi);
     /* May the command allocate `bytes` more? false: it must refuse. */
     bool (*budget)(host *h, double bytes);
+    /* The server's clock in milliseconds (a sliding window's time when the
+     * command gives none). */
+    uint64_t (*now_ms)(host *h);
 } host_ops;
 
 struct host {
@@ -537,6 +546,13 @@ int tdigest_revrank(host *h);
 int tdigest_byrank(host *h);
 int tdigest_byrevrank(host *h);
 int tdigest_info(host *h);
+int window_reserve(host *h);
+int window_add(host *h);
+int window_madd(host *h);
+int window_exists(host *h);
+int window_mexists(host *h);
+int window_pttl(host *h);
+int window_info(host *h);
 int amq_reserve(host *h);
 int amq_build(host *h);
 int amq_add(host *h);
@@ -603,6 +619,19 @@ int reserve_as(host *h, const reserve_kind *k);
  * only when all merged. admit (NULL: any AMQ value) refuses, replying, a
  * value the command does not merge. */
 int merge_as(host *h, bool (*admit)(host *h, const rval *v), const char *event);
+
+/* AMQ.UPGRADE (upgrade.c) builds from these: an empty BF or CF key in
+ * amq's layout (NULL after a reply), and one add of an item (BF: 1 new,
+ * 0 present, -1 with *err; CF: 1 added, -1 full or *nomem). */
+rval *bf_new_amq(host *h, double eps, uint64_t cap, uint32_t g,
+                 bool nonscaling);
+int bf_add_item(host *h, rval *v, const rarg *item, const char **err);
+rval *cf_new_amq(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e);
+int cf_add_item(host *h, rval *v, const rarg *item, bool *nomem);
+/* A RedisBloom BF's first link: the key's error rate (twice the link's
+ * for a scaling chain) and capacity. */
+void rb_bf_first(const rval *v, double *eps, uint64_t *cap);
+int amq_upgrade(host *h);
 
 /* Shared by the filter families. */
 bool bf_build(rval *v, double eps, uint64_t cap, uint32_t expansion,

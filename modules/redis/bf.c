@@ -368,6 +368,19 @@ static int add_one(host *h, rval *v, const rarg *item, const char **err) {
     return -1;
 }
 
+rval *bf_new_amq(host *h, double eps, uint64_t cap, uint32_t g,
+                 bool nonscaling) {
+    if (g > BF_MAX_EXPANSION) {
+        r_err(h, "ERR an expansion above 16 has no amq layout: give a SPEC");
+        return NULL;
+    }
+    return create(h, eps, cap, g, nonscaling);
+}
+
+int bf_add_item(host *h, rval *v, const rarg *item, const char **err) {
+    return add_one(h, v, item, err);
+}
+
 typedef struct create_args {
     double eps;
     long long cap, expansion;

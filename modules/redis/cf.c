@@ -401,6 +401,14 @@ static rval *create(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e) {
     return v;
 }
 
+rval *cf_new_amq(host *h, uint64_t cap, unsigned b, unsigned m, unsigned e) {
+    return create(h, cap, b, m, e);
+}
+
+int cf_add_item(host *h, rval *v, const rarg *item, bool *nomem) {
+    return add_item(h, v, item, false, nomem);
+}
+
 /* Look up for reading: false after an error reply; *v NULL if missing. */
 static bool read_key(host *h, rval **v) {
     return key_open(h, 1, FAM_CF, v, "ERR") >= 0;

@@ -163,10 +163,16 @@ static bool h_budget(host *h, double bytes) {
     return !(sys > 0 && bytes > sys / 2);
 }
 
+static uint64_t h_now_ms(host *h) {
+    (void)h;
+    long long t = RedisModule_Milliseconds();
+    return t > 0 ? (uint64_t)t : 0;
+}
+
 static const host_ops redis_host = {
-    h_lookup,    h_store,  h_remove,        h_int,   h_err,    h_simple,
-    h_arr,       h_map,    h_null,          h_str,   h_double, h_verbatim,
-    h_replicate, h_notify, h_notify_module, h_budget};
+    h_lookup,    h_store,  h_remove,        h_int,    h_err,    h_simple,
+    h_arr,       h_map,    h_null,          h_str,    h_double, h_verbatim,
+    h_replicate, h_notify, h_notify_module, h_budget, h_now_ms};
 
 /* ---- command dispatch ---------------------------------------------------------- */
 
@@ -294,6 +300,9 @@ static void *load_casc(RedisModuleIO *io, int e) {
 }
 static void *load_tdigest(RedisModuleIO *io, int e) {
     return load_as(io, e, FAM_TDIGEST);
+}
+static void *load_window(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_WINDOW);
 }
 
 static void save(RedisModuleIO *io, void *value) {
@@ -426,8 +435,8 @@ static void save_rb(RedisModuleIO *io, void *value) {
 
 static int create_types(RedisModuleCtx *ctx) {
     static void *(*loads[FAM_MAX + 1])(RedisModuleIO *, int) = {
-        NULL,      load_bf,  load_cf,   load_cms,
-        load_topk, load_amq, load_casc, load_tdigest};
+        NULL,     load_bf,   load_cf,      load_cms,   load_topk,
+        load_amq, load_casc, load_tdigest, load_window};
     for (int f = 1; f <= FAM_MAX; f++) {
         RedisModuleTypeMethods tm;
         memset(&tm, 0, sizeof tm);

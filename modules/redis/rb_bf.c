@@ -223,6 +223,14 @@ int rb_bf_debug(const rval *v, char *buf, size_t cap, unsigned i) {
 }
 unsigned rb_bf_links(const rval *v) { return BF(v)->n; }
 
+void rb_bf_first(const rval *v, double *eps, uint64_t *cap) {
+    const rb_link *l = &BF(v)->link[0];
+    bool scaling = !(BF(v)->options & OPT_NO_SCALING);
+    /* a scaling chain's first link takes half the key's rate */
+    *eps = BF(v)->n > 0 ? (scaling ? 2 * l->error : l->error) : 0.01;
+    *cap = BF(v)->n > 0 ? l->entries : 0;
+}
+
 /* SCANDUMP's header: u64 size, u32 nfilters, options, growth, then per
  * link u64 bytes, bits, size, f64 error, bpe, u32 hashes, u64 entries,
  * u8 n2 (packed, little-endian). */

@@ -151,7 +151,8 @@ typedef struct RedisModuleTypeMethods {
     X(void, RedisModule_FreeServerInfo,                                        \
       (RedisModuleCtx *, RedisModuleServerInfoData *))                         \
     X(unsigned long long, RedisModule_ServerInfoGetFieldUnsigned,              \
-      (RedisModuleServerInfoData *, const char *, int *))
+      (RedisModuleServerInfoData *, const char *, int *))                      \
+    X(long long, RedisModule_Milliseconds, (void))
 
 #define RM_DECLARE(ret, name, params) extern ret(*name) params;
 RM_API(RM_DECLARE)

@@ -161,6 +161,7 @@ const fam_ops *fam_get(int fam) {
     case FAM_AMQ: return &amq_ops;
     case FAM_CASC: return &casc_ops;
     case FAM_TDIGEST: return &tdigest_ops;
+    case FAM_WINDOW: return &window_ops;
     default: return NULL;
     }
 }

@@ -189,10 +189,18 @@ static bool f_budget(host *h, double bytes) {
 /* The budget also gates the values' large allocations, as in the server. */
 static bool gate(void *h, double bytes) { return f_budget(h, bytes); }
 
-static const host_ops fuzz_host = {f_lookup,    f_store,  f_remove, f_int,
-                                   f_err,       f_simple, f_arr,    f_map,
-                                   f_null,      f_str,    f_double, f_verbatim,
-                                   f_replicate, f_notify, f_notify, f_budget};
+/* The clock moves a second per command, so time windows age across a
+ * fuzz input the same way on every run. */
+static uint64_t f_clock;
+static uint64_t f_now_ms(host *h) {
+    (void)h;
+    return f_clock;
+}
+
+static const host_ops fuzz_host = {
+    f_lookup,    f_store,  f_remove, f_int,    f_err,    f_simple,
+    f_arr,       f_map,    f_null,   f_str,    f_double, f_verbatim,
+    f_replicate, f_notify, f_notify, f_budget, f_now_ms};
 
 /* encode -> decode -> encode gives the same bytes; so does the copy. */
 static void check_value(const rval *v) {
@@ -373,8 +381,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(text, data, size);
     memset(&f, 0, sizeof f);
     f.h.ops = &fuzz_host;
+    f_clock = 1000000;
     size_t at = 0;
     for (int cmds = 0; at < size && cmds < MAX_CMDS; cmds++) {
+        f_clock += 1000;
         size_t end = at;
         while (end < size && text[end] != '\n')
             end++;

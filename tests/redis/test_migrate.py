@@ -1355,6 +1355,84 @@ def test_replication(c, args, servers, keys, tds, rnd):
 # ---- main -------------------------------------------------------------------
 
 
+def test_upgrade(c, r, rnd):
+    """AMQ.UPGRADE rebuilds a RedisBloom-layout BF or CF in amq's layout
+    (or as an AMQ.* key of a given type) from its items, after checking
+    they are the key's."""
+    bf = rb.BloomChain()
+    items = names("up:bf", 600, rnd)
+    for x in items:
+        bf.add(x)
+    r.restore("up:bf", 0, rb.dump_payload(bf))
+    r.restore("up:bf2", 0, rb.dump_payload(bf))
+    absent = next(p for p in PROBES if not bf.exists(p))
+    e = call(r, "AMQ.UPGRADE", "up:bf", "ITEMS", *(items[:5] + [absent]))
+    c.ok(isinstance(e, redis.ResponseError) and "item 6 answers absent" in
+         str(e), "AMQ.UPGRADE refuses an item the key never had: %r" % e)
+    e = call(r, "AMQ.UPGRADE", "up:bf", "ITEMS", *items[:10])
+    c.ok(isinstance(e, redis.ResponseError) and "10 items given, the key "
+         "holds %d" % bf.size in str(e), "AMQ.UPGRADE refuses too few items: "
+         "%r" % e)
+    c.ok(r.type("up:bf") == b"MBbloom--", "a refused upgrade changes nothing")
+    c.ok(call(r, "AMQ.UPGRADE", "up:bf", "ITEMS", *items) == b"OK",
+         "AMQ.UPGRADE of a BF")
+    c.ok(r.type("up:bf") == b"amq-bloom", "the BF is in amq's layout: %r" %
+         r.type("up:bf"))
+    c.ok(all(r.execute_command("BF.MEXISTS", "up:bf", *items)),
+         "the upgraded BF answers every item")
+    fp = sum(r.execute_command("BF.MEXISTS", "up:bf", *PROBES))
+    c.ok(fp <= 0.03 * len(PROBES), "the upgraded BF: %d false positives in "
+         "%d" % (fp, len(PROBES)))
+    info = dict(zip(*[iter(r.execute_command("BF.INFO", "up:bf"))] * 2))
+    # RedisBloom's chain counted the adds its own false positives did not
+    # block; amq's filter blocks others
+    c.ok(bf.size - 10 <= info[b"Number of items inserted"] <= len(items) and
+         info[b"Expansion rate"] == 2, "the upgraded BF's INFO: %r" % info)
+    e = call(r, "AMQ.UPGRADE", "up:bf", "ITEMS", *items)
+    c.ok(isinstance(e, redis.ResponseError) and "already in amq's layout" in
+         str(e), "a second upgrade is refused: %r" % e)
+    c.ok(call(r, "AMQ.UPGRADE", "up:bf2", "SPEC", "ribbon", "ERROR", 0.001,
+              "ITEMS", *items) == b"OK", "AMQ.UPGRADE to a given type")
+    c.ok(r.type("up:bf2") == b"amq-filtr" and
+         all(r.execute_command("AMQ.MEXISTS", "up:bf2", *items)),
+         "the ribbon key answers every item")
+    fp = sum(r.execute_command("AMQ.MEXISTS", "up:bf2", *PROBES))
+    c.ok(fp <= 10, "the ribbon at 0.1%%: %d false positives in %d" %
+         (fp, len(PROBES)))
+
+    cf = rb.Cuckoo(256, expansion=2)
+    citems = names("up:cf", 500, rnd)
+    adds = citems + citems[:30]
+    for x in adds:
+        cf.add(x)
+    r.restore("up:cf", 0, rb.dump_payload(cf))
+    e = call(r, "AMQ.UPGRADE", "up:cf", "ITEMS", *citems)
+    c.ok(isinstance(e, redis.ResponseError) and "the key holds %d" %
+         len(adds) in str(e), "a CF counts every add: %r" % e)
+    c.ok(call(r, "AMQ.UPGRADE", "up:cf", "ITEMS", *adds) == b"OK",
+         "AMQ.UPGRADE of a CF")
+    c.ok(r.type("up:cf") == b"amq-cuckf" and
+         all(r.execute_command("CF.MEXISTS", "up:cf", *citems)),
+         "the upgraded CF answers every item")
+    c.ok(all(r.execute_command("CF.COUNT", "up:cf", x) >= 2
+             for x in citems[:30]) and
+         r.execute_command("CF.DEL", "up:cf", citems[0]) == 1,
+         "the upgraded CF counts repeats and deletes")
+
+    r.set("up:str", "x")
+    for args, frag in [(("up:none", "ITEMS", "a"), "not found"),
+                       (("up:str", "ITEMS", "a"), "WRONGTYPE"),
+                       (("up:bf2", "ITEMS", "a"), "WRONGTYPE"),
+                       (("up:cf", "SPEC", "nosuch", "ITEMS", "a"),
+                        "unknown type"),
+                       (("up:cf", "ERROR", "2", "ITEMS", "a"), "ERROR"),
+                       (("up:cf", "BOGUS", "1", "ITEMS", "a"), "syntax"),
+                       (("up:cf", "SPEC", "ribbon", "a"), "ITEMS")]:
+        c.raises(lambda: r.execute_command("AMQ.UPGRADE", *args), frag,
+                 "AMQ.UPGRADE %r" % (args,))
+    r.delete("up:bf", "up:bf2", "up:cf", "up:str")
+
+
 def main(args, c, servers):
     rnd = random.Random(SEED)
     keys = build_keys(rnd)
@@ -1415,6 +1493,7 @@ def main(args, c, servers):
                  {k.name: rb.dump_payload(k.model) for k in keys})
 
     test_chunks(c, r, keys, exp)
+    test_upgrade(c, r, rnd)
     test_bad_input(c, srv, keys, tds)
     c.ok(srv.alive(), "server alive at the end")
     test_encver0(c, args, servers, rnd)
