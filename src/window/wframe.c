@@ -6,12 +6,14 @@
  *   params       version u32 (1), flags u32 (bit 0 time clock, bit 1
  *                seal=qf), span u64, capacity u64, fpr f64, generations
  *                u32, r u32, slots u64, length u64, gcap u64, ribbon
- *                target f64, now u64, pieces u32, reserved u32 (0):
- *                96 bytes; then 32 bytes per piece, oldest first:
- *                gen u64, items u64, distinct u64, kind u32 (0 quotient
- *                filter, 1 Ribbon filter), reserved u32 (0)
- *   payload      each piece's filter: u64 length + a complete amq filter
- *                frame, padded to 8
+ *                target f64, now u64, pieces u32, reserved u32 and u64
+ *                (0): 96 bytes
+ *   payload      32 bytes per piece, oldest first: gen u64, items u64,
+ *                distinct u64, kind u32 (0 quotient filter, 1 Ribbon
+ *                filter), reserved u32 (0); then each piece's filter:
+ *                u64 length + a complete amq filter frame, padded to 8
+ *                (the records are in the payload, not the parameters, so
+ *                that up to AMQ_WINDOW_MAX_PIECES of them fit)
  *   checksum     XXH64 of everything before it
  *
  * Loading recomputes the shape (length, gcap, slots, r, Ribbon target)
@@ -44,7 +46,7 @@
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 static size_t payload_size(const amq_window *w) {
-    size_t n = 0;
+    size_t n = PIECE * (size_t)w->npc;
     for (unsigned i = 0; i < w->npc; i++)
         n += 8 + pad8(amq_filter_serialized_size(w->pc[i].f));
     return n;
@@ -53,8 +55,7 @@ static size_t payload_size(const amq_window *w) {
 size_t amq_window_serialized_size(const amq_window *w) {
     if (w == NULL)
         return 0;
-    return amq__frame_size(FIXED + PIECE * (size_t)w->npc, payload_size(w),
-                           NULL);
+    return amq__frame_size(FIXED, payload_size(w), NULL);
 }
 
 amq_status amq_window_save(const amq_window *w, void *buf, size_t cap,
@@ -63,7 +64,7 @@ amq_status amq_window_save(const amq_window *w, void *buf, size_t cap,
         *written = 0;
     if (w == NULL || buf == NULL)
         return AMQ_ERR_INVALID;
-    size_t plen = FIXED + PIECE * (size_t)w->npc, ylen = payload_size(w);
+    size_t plen = FIXED, ylen = payload_size(w);
     size_t total = amq__frame_size(plen, ylen, NULL);
     if (total == 0)
         return AMQ_ERR_OVERFLOW;
@@ -90,7 +91,7 @@ amq_status amq_window_save(const amq_window *w, void *buf, size_t cap,
     amq__put_u32(p + 84, 0);
     amq__put_u64(p + 88, 0);
     for (unsigned i = 0; i < w->npc; i++) {
-        uint8_t *q = p + FIXED + PIECE * i;
+        uint8_t *q = y + PIECE * i;
         const amq__wpiece *pc = &w->pc[i];
         amq__put_u64(q, pc->gen);
         amq__put_u64(q + 8, pc->items);
@@ -98,6 +99,7 @@ amq_status amq_window_save(const amq_window *w, void *buf, size_t cap,
         amq__put_u32(q + 24, pc->ribbon ? KIND_RIBBON : KIND_QF);
         amq__put_u32(q + 28, 0);
     }
+    y += PIECE * (size_t)w->npc;
     for (unsigned i = 0; i < w->npc; i++) {
         size_t n = amq_filter_serialized_size(w->pc[i].f), got = 0;
         amq__put_u64(y, n);
@@ -178,7 +180,7 @@ static amq_status load_piece(amq_window *w, unsigned i, bool open,
 static amq_status read_fixed(const amq__frame *fr, amq_window_params *p,
                              uint32_t *npc, amq_diag *diag) {
     const uint8_t *b = fr->params;
-    if (fr->params_len < FIXED)
+    if (fr->params_len != FIXED)
         return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS,
                          "params are %zu bytes", fr->params_len);
     uint32_t version = amq__get_u32(b), flags = amq__get_u32(b + 4);
@@ -205,10 +207,10 @@ static amq_status read_fixed(const amq__frame *fr, amq_window_params *p,
         return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS + 8,
                          "span, capacity, fpr or generations out of range");
     if (*npc == 0 || *npc > AMQ_WINDOW_MAX_PIECES ||
-        fr->params_len != FIXED + PIECE * (size_t)*npc)
+        fr->payload_len < PIECE * (size_t)*npc)
         return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS + 80,
-                         "%u pieces in %zu bytes of params", *npc,
-                         fr->params_len);
+                         "%u pieces in %zu bytes of payload", *npc,
+                         fr->payload_len);
     return AMQ_OK;
 }
 
@@ -240,9 +242,11 @@ amq_status amq_window_load(const void *buf, size_t len, const amq_options *opt,
                          "the window's shape does not follow from its "
                          "parameters");
     uint64_t now = amq__get_u64(b + 72), cur = now / length;
+    const uint8_t *rec = fr.payload;
+    size_t rec_off = (size_t)(fr.payload - (const uint8_t *)buf);
     for (uint32_t i = 0; i < npc; i++) {
-        const uint8_t *q = b + FIXED + PIECE * i;
-        size_t at = AMQ__FRAME_OFF_PARAMS + FIXED + PIECE * i;
+        const uint8_t *q = rec + PIECE * i;
+        size_t at = rec_off + PIECE * i;
         uint64_t gen = amq__get_u64(q), items = amq__get_u64(q + 8);
         uint32_t kind = amq__get_u32(q + 24);
         bool open = i + 1 == npc;
@@ -281,9 +285,9 @@ amq_status amq_window_load(const void *buf, size_t len, const amq_options *opt,
         amq_window_free(w);
         return AMQ_ERR_NOMEM;
     }
-    size_t at = 0;
+    size_t at = PIECE * (size_t)npc;
     for (uint32_t i = 0; i < npc; i++) {
-        const uint8_t *q = b + FIXED + PIECE * i;
+        const uint8_t *q = rec + PIECE * i;
         amq__wpiece *pc = &w->pc[i];
         pc->gen = amq__get_u64(q);
         pc->items = amq__get_u64(q + 8);

@@ -1,8 +1,8 @@
 """A 3-primary + 3-replica Redis Cluster on loopback with amq-redis.so:
-writes through python3-redis's RedisCluster (BF, CF, AMQ keys spread over
-every slot range), each acknowledged by WAIT 1 on the owning primary; one
-primary is killed (SIGKILL by PID); once its replica is promoted, every
-acknowledged item is still answered present.
+writes through python3-redis's RedisCluster (BF, CF, AMQ and AMQ.WINDOW
+keys spread over every slot range), each acknowledged by WAIT 1 on the
+owning primary; one primary is killed (SIGKILL by PID); once its replica
+is promoted, every acknowledged item is still answered present.
 
 Also a logical filter sharded over the three primaries by `amq shard plan`
 (slot ranges from CLUSTER SLOTS, one false-positive budget) survives the
@@ -75,14 +75,18 @@ def write_all(rc, c):
     for k in range(N_KEYS):
         key = f"amq:{k}"
         its = [f"{key}:{i}" for i in range(N_ITEMS)]
-        kind = k % 3
+        kind = k % 4
         if kind == 0:
             rc.bf().madd(key, *its)
         elif kind == 1:
             rc.cf().insert(key, its)
-        else:
+        elif kind == 2:
             rc.execute_command("AMQ.RESERVE", key, "cuckoo", "CAPACITY", 100)
             rc.execute_command("AMQ.MADD", key, *its)
+        else:  # a sliding window of a day, written at the server's time
+            rc.execute_command("AMQ.WINDOW.RESERVE", key, "MS", 86_400_000,
+                               "CAPACITY", 1000)
+            rc.execute_command("AMQ.WINDOW.MADD", key, *its)
         node = rc.get_node_from_key(key)
         conn = rc.get_redis_connection(node)
         if conn.execute_command("WAIT", 1, 5000) >= 1:
@@ -134,7 +138,9 @@ def present(rc, kind, key, its):
         return all(rc.bf().mexists(key, *its))
     if kind == 1:
         return all(rc.cf().exists(key, i) for i in its)
-    return all(rc.execute_command("AMQ.MEXISTS", key, *its))
+    if kind == 2:
+        return all(rc.execute_command("AMQ.MEXISTS", key, *its))
+    return all(rc.execute_command("AMQ.WINDOW.MEXISTS", key, *its))
 
 
 def main(args, c, servers):

@@ -316,25 +316,27 @@ static void test_frame(amq_window_seal seal) {
     }
     /* forged parameters with a valid checksum: each names its field */
     const size_t P = AMQ__FRAME_OFF_PARAMS;
+    const size_t Y = P + 128; /* the payload: 96 bytes of params padded */
     struct {
         size_t off;
         int width; /* 4 or 8 */
         uint64_t value;
     } forge[] = {
-        {P + 0, 4, 2},           /* version */
-        {P + 4, 4, 0x10},        /* unknown flag */
-        {P + 8, 8, 801},         /* span: shape no longer follows */
-        {P + 8, 8, 0},           /* span 0 */
-        {P + 32, 4, 5},          /* generations */
-        {P + 36, 4, 3},          /* r */
-        {P + 72, 8, 0},          /* clock before the pieces */
-        {P + 80, 4, 0},          /* no pieces */
-        {P + 80, 4, 100000},     /* pieces past the params */
-        {P + 84, 4, 1},          /* reserved */
-        {P + 96, 8, UINT64_MAX}, /* first piece's generation */
-        {P + 96 + 8, 8, 100000}, /* its items */
-        {P + 96 + 24, 4, 2},     /* its kind */
-        {P + 96 + 28, 4, 1},     /* reserved */
+        {P + 0, 4, 2},       /* version */
+        {P + 4, 4, 0x10},    /* unknown flag */
+        {P + 8, 8, 801},     /* span: shape no longer follows */
+        {P + 8, 8, 0},       /* span 0 */
+        {P + 32, 4, 5},      /* generations */
+        {P + 36, 4, 3},      /* r */
+        {P + 72, 8, 0},      /* clock before the pieces */
+        {P + 80, 4, 0},      /* no pieces */
+        {P + 80, 4, 100000}, /* pieces past the payload */
+        {P + 80, 4, 1},      /* records read as filters */
+        {P + 84, 4, 1},      /* reserved */
+        {Y, 8, UINT64_MAX},  /* first piece's generation */
+        {Y + 8, 8, 100000},  /* its items */
+        {Y + 24, 4, 2},      /* its kind */
+        {Y + 28, 4, 1},      /* reserved */
     };
     for (size_t i = 0; i < sizeof forge / sizeof forge[0]; i++) {
         uint8_t *c = malloc(len);
@@ -355,12 +357,45 @@ static void test_frame(amq_window_seal seal) {
     if (npc > 1 && seal == AMQ_WINDOW_SEAL_RIBBON) {
         uint8_t *c = malloc(len);
         memcpy(c, buf, len);
-        amq__put_u32(c + P + 96 + 32 * (npc - 1) + 24, 1);
+        amq__put_u32(c + Y + 32 * (npc - 1) + 24, 1);
         reseal(c, len);
         CHECK(amq_window_load(c, len, NULL, &v, &d) == AMQ_ERR_CORRUPT);
         free(c);
     }
     free(buf);
+    amq_window_free(w);
+}
+
+/* A time window whose generations overflowed into hundreds of pieces
+ * saves and loads like any other. */
+static void test_many_pieces(void) {
+    amq_window *w =
+        make(AMQ_WINDOW_TIME, 100, 2, 0.1, 1, AMQ_WINDOW_SEAL_RIBBON);
+    if (w == NULL)
+        return;
+    for (uint64_t i = 0; i < 1200; i++)
+        CHECK_STATUS(amq_window_add_hash(w, key(i), 7, NULL), AMQ_OK);
+    amq_window_info in;
+    amq_window_get_info(w, 7, &in);
+    CHECK_MSG(in.pieces >= 500, "%u pieces", in.pieces);
+    size_t len;
+    uint8_t *buf = save(w, &len);
+    amq_window *v = NULL;
+    amq_diag d = {0};
+    CHECK_STATUS(amq_window_load(buf, len, NULL, &v, &d), AMQ_OK);
+    uint64_t misses = 0;
+    for (uint64_t i = 0; v != NULL && i < 1200; i++)
+        misses += !amq_window_contains_hash(v, key(i), 7);
+    CHECK(v != NULL && misses == 0);
+    /* the 1024th piece is refused, the window unchanged */
+    amq_status st = AMQ_OK;
+    uint64_t i = 1200;
+    while (st == AMQ_OK && i < 5000)
+        st = amq_window_add_hash(w, key(i++), 7, NULL);
+    amq_window_get_info(w, 7, &in);
+    CHECK(st == AMQ_ERR_FULL && in.pieces == AMQ_WINDOW_MAX_PIECES);
+    free(buf);
+    amq_window_free(v);
     amq_window_free(w);
 }
 
@@ -472,6 +507,7 @@ int main(void) {
     test_overflow();
     test_frame(AMQ_WINDOW_SEAL_RIBBON);
     test_frame(AMQ_WINDOW_SEAL_QF);
+    test_many_pieces();
     test_oom();
     return check_report("test_window");
 }
