@@ -180,8 +180,8 @@ static rval *of_spec(host *h, const rval *old, const upgrade_args *a) {
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        x[i] = amq_hash64(&hs, h->argv[a->first + i].p,
-                          h->argv[a->first + i].n);
+        x[i] =
+            amq_hash64(&hs, h->argv[a->first + i].p, h->argv[a->first + i].n);
     amq_options o = rv_options(v);
     o.hash = hs.kind;
     o.hash_seed = hs.seed;

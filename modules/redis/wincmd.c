@@ -64,8 +64,7 @@ const fam_ops window_ops = {
  * item commands, an item). false after a reply. */
 static bool time_of(host *h, int min_after, uint64_t *now, int *first) {
     *first = 2;
-    if (h->argc >= 2 + min_after && h->argc > 3 &&
-        arg_is(&h->argv[2], "AT")) {
+    if (h->argc >= 2 + min_after && h->argc > 3 && arg_is(&h->argv[2], "AT")) {
         if (!arg_u64(&h->argv[3], now)) {
             r_err(h, "ERR AT must be a time in milliseconds (a non-negative "
                      "integer)");
@@ -85,7 +84,7 @@ static rval *need(host *h) {
 /* ---- commands ------------------------------------------------------------------- */
 
 int window_reserve(host *h) {
-    amq_window_params p = {AMQ_WINDOW_TIME, 0, 0, 0.01, 0,
+    amq_window_params p = {AMQ_WINDOW_TIME,       0, 0, 0.01, 0,
                            AMQ_WINDOW_SEAL_RIBBON};
     rval *v;
     if (h->argc < 4 || h->argc % 2 != 0)
@@ -178,8 +177,8 @@ static int add(host *h, bool single) {
         return 0;
     int n = h->argc - first, done = 0;
     rarg stack[66], *rep = stack;
-    if (n + 3 > 66 && (rep = rv_sys_alloc((size_t)(n + 3) * sizeof *rep)) ==
-                          NULL)
+    if (n + 3 > 66 &&
+        (rep = rv_sys_alloc((size_t)(n + 3) * sizeof *rep)) == NULL)
         return r_err(h, "ERR out of memory");
     char ms[24];
     int msn = snprintf(ms, sizeof ms, "%llu", (unsigned long long)now);
@@ -190,8 +189,8 @@ static int add(host *h, bool single) {
         h->ops->r_arr(h, n);
     for (int i = first; i < h->argc; i++) {
         bool was = false;
-        amq_status st = amq_window_add(v->u.win.w, h->argv[i].p, h->argv[i].n,
-                                       now, &was);
+        amq_status st =
+            amq_window_add(v->u.win.w, h->argv[i].p, h->argv[i].n, now, &was);
         if (st == AMQ_OK) {
             h->ops->r_int(h, was ? 0 : 1);
             rep[3 + done++] = h->argv[i];
@@ -237,9 +236,9 @@ static int exists(host *h, bool single) {
     if (!single)
         h->ops->r_arr(h, h->argc - first);
     for (int i = first; i < h->argc; i++)
-        h->ops->r_int(h, v != NULL && amq_window_contains(
-                                          v->u.win.w, h->argv[i].p,
-                                          h->argv[i].n, now));
+        h->ops->r_int(h,
+                      v != NULL && amq_window_contains(v->u.win.w, h->argv[i].p,
+                                                       h->argv[i].n, now));
     return 0;
 }
 
@@ -262,8 +261,8 @@ int window_pttl(host *h) {
     }
     amq_window_info in;
     amq_window_get_info(v->u.win.w, now, &in);
-    uint64_t e = amq_window_expiry(v->u.win.w, h->argv[first].p,
-                                   h->argv[first].n, now);
+    uint64_t e =
+        amq_window_expiry(v->u.win.w, h->argv[first].p, h->argv[first].n, now);
     if (e == AMQ_WINDOW_ABSENT) {
         h->ops->r_int(h, -2);
         return 0;

@@ -229,18 +229,16 @@ amq_status amq_window_load(const void *buf, size_t len, const amq_options *opt,
     uint32_t npc = 0;
     AMQ_RETURN_IF_ERR(read_fixed(&fr, &p, &npc, diag));
     const uint8_t *b = fr.params;
-    uint64_t length = 0, gcap = 0, slots = 0;
-    unsigned rbits = 0;
-    double er = 0;
-    amq_window_params rp = p;
-    amq_status st =
-        amq__window_shape(&rp, &length, &gcap, &slots, &rbits, &er, NULL);
-    if (st != AMQ_OK || amq__get_u32(b + 36) != rbits ||
-        amq__get_u64(b + 40) != slots || amq__get_u64(b + 48) != length ||
-        amq__get_u64(b + 56) != gcap || amq__get_f64(b + 64) != er)
+    amq_window sh;
+    amq_status st = amq__window_shape(&p, &sh, NULL);
+    if (st != AMQ_OK || amq__get_u32(b + 36) != sh.rbits ||
+        amq__get_u64(b + 40) != sh.slots || amq__get_u64(b + 48) != sh.length ||
+        amq__get_u64(b + 56) != sh.gcap ||
+        amq__get_f64(b + 64) != sh.eps_ribbon)
         return amq__diag(diag, AMQ_ERR_CORRUPT, AMQ__FRAME_OFF_PARAMS + 36,
                          "the window's shape does not follow from its "
                          "parameters");
+    const uint64_t length = sh.length, gcap = sh.gcap;
     uint64_t now = amq__get_u64(b + 72), cur = now / length;
     const uint8_t *rec = fr.payload;
     size_t rec_off = (size_t)(fr.payload - (const uint8_t *)buf);
@@ -256,7 +254,7 @@ amq_status amq_window_load(const void *buf, size_t len, const amq_options *opt,
                              (unsigned long long)gen);
         if (amq__get_u32(q + 28) != 0 || kind > KIND_RIBBON ||
             (open && kind != KIND_QF) ||
-            (kind == KIND_RIBBON && p.seal == AMQ_WINDOW_SEAL_QF))
+            (kind == KIND_RIBBON && sh.p.seal == AMQ_WINDOW_SEAL_QF))
             return amq__diag(diag, AMQ_ERR_CORRUPT, at + 24,
                              "piece %u: kind %u", i, kind);
         if (items > gcap || amq__get_u64(q + 16) > items ||
@@ -265,26 +263,10 @@ amq_status amq_window_load(const void *buf, size_t len, const amq_options *opt,
                              "piece %u: %llu items", i,
                              (unsigned long long)items);
     }
-    amq__mem mem;
-    amq__mem_init(&mem, opt);
-    amq_window *w = amq__zalloc(&mem, sizeof *w);
-    if (w == NULL)
-        return AMQ_ERR_NOMEM;
-    w->mem = mem;
-    w->hasher = fr.hasher;
-    w->p = rp;
-    w->length = length;
-    w->gcap = gcap;
-    w->slots = slots;
-    w->rbits = rbits;
-    w->eps_ribbon = er;
+    amq_window *w;
+    unsigned room = npc > p.generations + 2 ? npc : p.generations + 2;
+    AMQ_RETURN_IF_ERR(amq__window_alloc(&sh, &fr.hasher, opt, room, &w));
     w->now = now;
-    w->room = npc > rp.generations + 2 ? npc : rp.generations + 2;
-    w->pc = amq__zalloc(&mem, (size_t)w->room * sizeof *w->pc);
-    if (w->pc == NULL) {
-        amq_window_free(w);
-        return AMQ_ERR_NOMEM;
-    }
     size_t at = PIECE * (size_t)npc;
     for (uint32_t i = 0; i < npc; i++) {
         const uint8_t *q = rec + PIECE * i;

@@ -42,9 +42,14 @@ static double collision(uint64_t gcap, uint64_t slots, unsigned r) {
     return (double)gcap * (ldexp(1.0 / (double)slots, -(int)r) + 0x1p-64);
 }
 
-amq_status amq__window_shape(amq_window_params *p, uint64_t *length,
-                             uint64_t *gcap, uint64_t *slots, unsigned *rbits,
-                             double *eps_ribbon, amq_diag *diag) {
+amq_status amq__window_shape(const amq_window_params *in, amq_window *w,
+                             amq_diag *diag) {
+    memset(w, 0, sizeof *w);
+    w->p = *in;
+    amq_window_params *p = &w->p;
+    uint64_t *length = &w->length, *gcap = &w->gcap, *slots = &w->slots;
+    unsigned *rbits = &w->rbits;
+    double *eps_ribbon = &w->eps_ribbon;
     if (p->clock != AMQ_WINDOW_ITEMS && p->clock != AMQ_WINDOW_TIME)
         return amq__diag(diag, AMQ_ERR_INVALID, 0, "unknown clock %d",
                          (int)p->clock);
@@ -149,6 +154,30 @@ void amq__window_free_pieces(amq_window *w) {
     w->npc = w->room = 0;
 }
 
+amq_status amq__window_alloc(const amq_window *shape, const amq_hasher *h,
+                             const amq_options *opt, unsigned room,
+                             amq_window **out) {
+    amq__mem mem;
+    amq__mem_init(&mem, opt);
+    amq_window *w = amq__zalloc(&mem, sizeof *w);
+    if (w == NULL)
+        return AMQ_ERR_NOMEM;
+    *w = *shape;
+    w->mem = mem;
+    w->hasher = *h;
+    w->pc = NULL;
+    w->npc = 0;
+    w->room = room;
+    w->pc = amq__zalloc(&mem, (size_t)room * sizeof *w->pc);
+    if (w->pc == NULL) {
+        w->room = 0;
+        amq_window_free(w);
+        return AMQ_ERR_NOMEM;
+    }
+    *out = w;
+    return AMQ_OK;
+}
+
 amq_status amq_window_new(const amq_window_params *p, const amq_options *opt,
                           amq_window **out, amq_diag *diag) {
     if (out == NULL)
@@ -156,31 +185,14 @@ amq_status amq_window_new(const amq_window_params *p, const amq_options *opt,
     *out = NULL;
     if (p == NULL)
         return AMQ_ERR_INVALID;
-    amq_window_params rp = *p;
-    uint64_t length = 0, gcap = 0, slots = 0;
-    unsigned rbits = 0;
-    double er = 0;
-    AMQ_RETURN_IF_ERR(
-        amq__window_shape(&rp, &length, &gcap, &slots, &rbits, &er, diag));
+    amq_window shape;
+    AMQ_RETURN_IF_ERR(amq__window_shape(p, &shape, diag));
     amq_hasher h;
     AMQ_RETURN_IF_ERR(amq_filter_resolve_hasher("qf", opt, &h));
-    amq__mem mem;
-    amq__mem_init(&mem, opt);
-    amq_window *w = amq__zalloc(&mem, sizeof *w);
-    if (w == NULL)
-        return AMQ_ERR_NOMEM;
-    w->mem = mem;
-    w->hasher = h;
-    w->p = rp;
-    w->length = length;
-    w->gcap = gcap;
-    w->slots = slots;
-    w->rbits = rbits;
-    w->eps_ribbon = er;
-    w->room = rp.generations + 2;
-    w->pc = amq__zalloc(&mem, (size_t)w->room * sizeof *w->pc);
-    amq_status st =
-        w->pc == NULL ? AMQ_ERR_NOMEM : amq__window_open_qf(w, &w->pc[0].f);
+    amq_window *w;
+    AMQ_RETURN_IF_ERR(
+        amq__window_alloc(&shape, &h, opt, shape.p.generations + 2, &w));
+    amq_status st = amq__window_open_qf(w, &w->pc[0].f);
     if (st != AMQ_OK) {
         amq_window_free(w);
         return st;

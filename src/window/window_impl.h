@@ -40,12 +40,17 @@ struct amq_window {
     unsigned npc, room;
 };
 
-/* The shape of a window with these parameters (resolved in place): L, the
- * per-generation capacity, the quotient filters' slots and r and the
- * Ribbon target; AMQ_ERR_INVALID / AMQ_ERR_OVERFLOW with diag filled. */
-amq_status amq__window_shape(amq_window_params *p, uint64_t *length,
-                             uint64_t *gcap, uint64_t *slots, unsigned *rbits,
-                             double *eps_ribbon, amq_diag *diag);
+/* The shape of a window with these parameters, into w (zeroed first):
+ * its resolved parameters, L, the per-generation capacity, the quotient
+ * filters' slots and r and the Ribbon target; AMQ_ERR_INVALID /
+ * AMQ_ERR_OVERFLOW with diag filled. */
+amq_status amq__window_shape(const amq_window_params *p, amq_window *w,
+                             amq_diag *diag);
+/* A window of that shape and hasher with room for `room` pieces and none
+ * yet, its memory from opt's allocator. */
+amq_status amq__window_alloc(const amq_window *shape, const amq_hasher *h,
+                             const amq_options *opt, unsigned room,
+                             amq_window **out);
 /* An empty quotient filter of the window's shape. */
 amq_status amq__window_open_qf(const amq_window *w, amq_filter **out);
 /* Options for the window's nested filters: its allocator and hasher. */
