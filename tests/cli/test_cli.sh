@@ -162,6 +162,18 @@ run 0 "info --json" "$AMQ" info --json sbbf.amq
 check "json: items" has '"items": 2000' out
 check "json: type" has '"type": "sbbf"' out
 check "json: ratio" has '"ratio": ' out
+# a sliding-window filter's file (a seed of fuzz_window)
+win="$(cd "$(dirname "$0")/../fuzz/corpus/window" && pwd)"
+run 0 "info of a window" "$AMQ" info "$win/window-time"
+check "info names a window" has "^type: *window" out
+check "info: its window" has "^window: *time, span 100 time units, 4 generations of 25" out
+check "info: its clock" has "^clock: *119 (generation 4" out
+run 0 "info --json of a window" "$AMQ" info --json "$win/window-items"
+check "json: window clock" has '"clock": "items"' out
+check "json: window pieces" has '"pieces": 5' out
+head -c 300 "$win/window-items" >win.cut
+run 2 "info of a truncated window" "$AMQ" info win.cut
+check "a truncated window is refused" has "corrupt or truncated" err
 
 # ---- --binary ----------------------------------------------------------------------
 binary_keys 300 >bin.keys

@@ -156,6 +156,8 @@ static const help_topic topics[] = {
      "bound at the current load, the target rate, the space lower bound\n"
      "log2(1/eps) bits per key (eps = the certified bound, or the target\n"
      "while the filter is empty) and the ratio bits/key / lower bound.\n"
+     "A sliding-window filter's file is described as a window: clock,\n"
+     "span, generations, live items, bytes and the bound at its clock.\n"
      "\n"
      "Several files are described one after the other (a blank line\n"
      "between them); a file that cannot be read is reported and skipped.\n"

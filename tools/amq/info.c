@@ -1,6 +1,7 @@
 /*
  * info.c — `amq info [--json] FILE...`: what filter files hold and how
- * close each is to the space lower bound.
+ * close each is to the space lower bound (and, for a sliding-window
+ * filter's file, its window, clock and bound).
  *
  * Any structure answering with false-positive rate eps needs at least
  * log2(1/eps) bits per key (Carter et al. 1978); the ratio of the filter's
@@ -277,9 +278,97 @@ static int parse_args(int argc, char **argv, info_opts *o) {
     return -1;
 }
 
+/* ---- sliding windows (amq/window.h, frame type 303) --------------------------- */
+
+/* A file holding a sliding-window frame: true with *w loaded, false
+ * (nothing printed) for any other file. */
+static bool open_window(const char *file, amq_window **w, size_t *len,
+                        bool *failed) {
+    uint8_t *buf = NULL;
+    amq_diag d;
+    *failed = false;
+    if (!cli_read_file(file, &buf, len))
+        return false;
+    bool is = *len >= 14 && buf[12] == (uint8_t)(303 & 0xff) &&
+              buf[13] == (uint8_t)(303 >> 8) &&
+              memcmp(buf,
+                     "\x89"
+                     "AMQ",
+                     4) == 0;
+    if (is) {
+        memset(&d, 0, sizeof d);
+        amq_status st = amq_window_load(buf, *len, NULL, w, &d);
+        if (st != AMQ_OK) {
+            cli_error("%s: %s (at byte %zu: %s)", file, amq_strerror(st),
+                      d.offset, d.message);
+            *failed = true;
+        }
+    }
+    free(buf);
+    return is;
+}
+
+static void window_info(const info_opts *o, cli_json *j, const char *file,
+                        const amq_window *w, size_t len, bool first) {
+    amq_window_info in;
+    amq_window_get_info(w, 0, &in);
+    const char *clock = in.clock == AMQ_WINDOW_TIME ? "time" : "items";
+    const char *seal = in.seal == AMQ_WINDOW_SEAL_QF ? "qf" : "ribbon";
+    double bpk = 8.0 * (double)in.bytes / (double)in.capacity;
+    if (o->json) {
+        cli_json_open(j, NULL, '{');
+        cli_json_str(j, "file", file);
+        cli_json_str(j, "type", "window");
+        cli_json_str(j, "clock", clock);
+        cli_json_str(j, "seal", seal);
+        cli_json_u64(j, "span", in.span);
+        cli_json_u64(j, "capacity", in.capacity);
+        cli_json_u64(j, "generations", in.generations);
+        cli_json_u64(j, "generation_length", in.length);
+        cli_json_u64(j, "now", in.now);
+        cli_json_u64(j, "live_items", in.live_items);
+        cli_json_u64(j, "pieces", in.pieces);
+        cli_json_u64(j, "bytes", in.bytes);
+        cli_json_u64(j, "file_bytes", len);
+        cli_json_num(j, "bits_per_capacity_key", bpk);
+        cli_json_num(j, "fpr_bound", in.bound);
+        cli_json_num(j, "target_fpr", in.fpr);
+        cli_json_close(j);
+        return;
+    }
+    fputs(first ? "" : "\n", stdout);
+    printf("%-12s %s\n", "file:", file);
+    printf("%-12s window (a sliding-window filter, amq/window.h)\n", "type:");
+    printf("%-12s %s, span %llu%s, %u generations of %llu, seal=%s\n",
+           "window:", clock, (unsigned long long)in.span,
+           in.clock == AMQ_WINDOW_TIME ? " time units" : " adds",
+           in.generations, (unsigned long long)in.length, seal);
+    printf("%-12s %llu (capacity %llu a window)\n",
+           "live items:", (unsigned long long)in.live_items,
+           (unsigned long long)in.capacity);
+    printf("%-12s %llu (generation %llu, %u pieces live)\n",
+           "clock:", (unsigned long long)in.now,
+           (unsigned long long)in.generation, in.pieces);
+    printf("%-12s %zu (file %zu), %.4f bits per key of capacity\n",
+           "bytes:", in.bytes, len, bpk);
+    printf("%-12s %.6g (certified, at the clock above)\n",
+           "fpr bound:", in.bound);
+    printf("%-12s %g\n", "target fpr:", in.fpr);
+}
+
 /* Describe one file; false after printing an error. */
 static bool info_one(const info_opts *o, cli_json *j, const char *file,
                      bool first) {
+    amq_window *w = NULL;
+    size_t wlen = 0;
+    bool failed;
+    if (open_window(file, &w, &wlen, &failed)) {
+        if (failed)
+            return false;
+        window_info(o, j, file, w, wlen, first);
+        amq_window_free(w);
+        return true;
+    }
     cli_filter_file ff;
     if (!cli_filter_open(&ff, file))
         return false;
