@@ -319,15 +319,12 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
  * word; full tables of a few blocks, where runs spill into the next block,
  * offsets saturate and the last block is asked; cqf counters from
  * colliding fingerprints (r = 3); the concurrent form. */
-static const char *const qf_shapes[] = {"qf:concurrent=1",
-                                        "qf:r=8",
-                                        "qf:r=12",
-                                        "qf:slots=128",
-                                        "qf:slots=192,r=3",
-                                        "qf:slots=128,r=20",
-                                        NULL};
-static const char *const cqf_shapes[] = {"cqf:r=16", "cqf:slots=128,r=3",
-                                         "cqf:slots=256,r=8", NULL};
+static const char *const qf_shapes[] = {
+    "qf:concurrent=1",   "qf:r=8",  "qf:r=9",       "qf:r=12",
+    "qf:r=15",           "qf:r=16", "qf:slots=128", "qf:slots=192,r=3",
+    "qf:slots=128,r=20", NULL};
+static const char *const cqf_shapes[] = {
+    "cqf:r=16", "cqf:r=11", "cqf:slots=128,r=3", "cqf:slots=256,r=8", NULL};
 
 const amq__type amq__type_qf = {
     .info = {.name = "qf",

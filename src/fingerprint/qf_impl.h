@@ -161,7 +161,8 @@ struct amq_qf {
     uint64_t fast_blocks; /* block-local fast paths serve blocks below */
     bool counting;
     bool use_pdep;
-    bool scalar; /* AMQ_OPT_SCALAR: reference slot moves too */
+    bool use_vbmi; /* queries take the VBMI quick test (qf_vbmi.h) */
+    bool scalar;   /* AMQ_OPT_SCALAR: reference slot moves too */
     bool concurrent;
     uint8_t *locks; /* concurrent mode: one spin lock per region */
     uint64_t nregions;

@@ -10,6 +10,7 @@
 #include "fingerprint/qf_codec.h"
 #include "fingerprint/qf_query.h"
 #include "fingerprint/qf_update.h"
+#include "fingerprint/qf_vbmi.h"
 
 /* ---- locating a remainder ------------------------------------------------ */
 
@@ -318,8 +319,8 @@ static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
  * reads the occupieds word runs several times faster than the same kernel
  * with the whole branch-free run test below. Hence two levels:
  *
- *   - has_vbmi (slots of up to 8 bits, AVX-512 VBMI): ~20 instructions on
- *     the lines and one branch, predicted "absent", that ~75% of absent
+ *   - has_vbmi (slots of up to 16 bits, AVX-512 VBMI, qf_vbmi.h): ~20
+ *     instructions on the lines and one branch, predicted "absent", that ~75% of absent
  *     keys take (r = 7); the rest and the keys present go on to the exact
  *     test out of line;
  *   - has_run (the exact test of run q, any width up to 56, after the
@@ -399,45 +400,12 @@ bool amq__qf_contains(const amq__obj *o, uint64_t h) {
 }
 
 #if defined(__x86_64__)
-/* Slots of up to 8 bits on a CPU with AVX-512 VBMI: a quick test that
- * needs no select. The 64 slots of q's block go to one byte each (VPERMB
- * puts the w bytes holding slots 8L..8L+7 in qword L, where slot 8L
- * starts at bit 0; VPMULTISHIFTQB takes slot 8L+m from bit m*w), one
- * compare gives the slots equal to r, and the key can be there only if
- *   - q is occupied, and
- *   - a slot at or after q's (j = q mod 64: run q starts at or after j)
- *     equals r, or run q spills past the block.
- * Run q spills only if the next block's offset o' exceeds a, the
- * quotients of the block after q: the a runs after run q take a slot each
- * before end(64b + 63) = 64(b + 1) + o'; a saturated o' (255) exceeds
- * any a, and an offset o >= 64 of q's own block makes run q spill, hence
- * o' > a too. At r = 7 and 95% load, 25% of absent keys pass (13% match
- * a slot at or after j, 14% have o' > a); they and the keys present take
- * the exact path. ~20 instructions wait for the lines instead of ~50.
- * Measured and left out: keeping only the slots below 64 + o' - a (the
- * run cannot end later) lets 21% pass but costs more than it saves, and
+/* Slots of up to 16 bits on a CPU with AVX-512 VBMI: the quick test of
+ * qf_vbmi.h first, which needs no select, then the exact one for the
+ * keys it lets through and the keys present. Measured and left out:
+ * keeping only the slots below 64 + o' - a (the run cannot end later)
+ * lets 21% pass at r = 7 instead of 25% but costs more than it saves, and
  * the loads alone without the block's prefetch are slower. */
-#define QF_VBMI                                                                \
-    __attribute__((flatten, target("popcnt,bmi,bmi2,avx512f,avx512bw,"         \
-                                   "avx512vbmi")))
-#define QF_PI(w, i) ((i) / 8 * (w) + (i) % 8) /* byte of qword L's byte m */
-#define QF_SI(w, i) ((i) % 8 * (w))           /* bit of slot 8L + m */
-#define QF_ROW8(F, w, i)                                                       \
-    F(w, i), F(w, i + 1), F(w, i + 2), F(w, i + 3), F(w, i + 4), F(w, i + 5),  \
-        F(w, i + 6), F(w, i + 7)
-#define QF_ROW(F, w)                                                           \
-    {                                                                          \
-        QF_ROW8(F, w, 0), QF_ROW8(F, w, 8), QF_ROW8(F, w, 16),                 \
-            QF_ROW8(F, w, 24), QF_ROW8(F, w, 32), QF_ROW8(F, w, 40),           \
-            QF_ROW8(F, w, 48), QF_ROW8(F, w, 56)                               \
-    }
-#define QF_ROWS(F)                                                             \
-    {                                                                          \
-        QF_ROW(F, 0), QF_ROW(F, 1), QF_ROW(F, 2), QF_ROW(F, 3), QF_ROW(F, 4),  \
-            QF_ROW(F, 5), QF_ROW(F, 6), QF_ROW(F, 7), QF_ROW(F, 8)             \
-    }
-static const _Alignas(64) uint8_t qf_perm[9][64] = QF_ROWS(QF_PI);
-static const _Alignas(64) uint8_t qf_shift[9][64] = QF_ROWS(QF_SI);
 
 /* The keys the quick test lets through: a qf run is tested word-wide, a
  * cqf one decoded. Out of line, so the quick test keeps few registers. */
@@ -452,45 +420,25 @@ QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
     uint64_t q, r;
     split(f, h, &q, &r);
     prefetch_block(f, q);
-    unsigned w = f->width, j = (unsigned)(q & 63);
     /* w: the kernel fits the width it was chosen for; a resize or merge
      * may adopt a table of another */
-    if ((q >> 6) >= f->fast_blocks || w > 8)
+    if ((q >> 6) >= f->fast_blocks || f->width > 16)
         return has_exact(f, h, q, r);
-    const uint8_t *p = blk(f, q >> 6);
-    __mmask64 bytes = _bzhi_u64(~0ULL, 8 * w);
-    __m512i v = _mm512_maskz_loadu_epi8(bytes, p + QF_HDR);
-    v = _mm512_permutexvar_epi8(_mm512_load_si512(qf_perm[w]), v);
-    v = _mm512_multishift_epi64_epi8(_mm512_load_si512(qf_shift[w]), v);
-    v = _mm512_xor_si512(v, _mm512_set1_epi8((char)r));
-    uint64_t eq = _mm512_testn_epi8_mask(v, _mm512_set1_epi8((char)f->wmask));
-    uint64_t occ = amq__get_u64(p + 1) >> j;
-    uint64_t a = popcnt_hw(occ >> 1), o_next = p[f->bsize];
-    if (__builtin_expect(!((occ & 1) & (((eq >> j) != 0) | (o_next > a))), 1))
+    if (__builtin_expect(!qf_vbmi_may(f, q, r, f->wmask), 1))
         return false;
     return has_passed(f, h, q, r);
-}
-
-/* The VBMI test, on this CPU for this filter? (quotient.c sets the modes
- * and calls amq__qf_choose_kernel.) */
-static bool vbmi_fits(const amq_qf *f) {
-    return f->use_pdep && f->width <= 8 && f->fast_blocks > 0 &&
-           amq__cpu_has_vbmi();
-}
-#else
-static bool vbmi_fits(const amq_qf *f) {
-    (void)f;
-    return false;
 }
 #endif
 
 void amq__qf_choose_kernel(amq_qf *f) {
+    f->use_vbmi =
+        f->vbits == 0 && !f->concurrent && !f->scalar && qf_vbmi_fits(f);
     if (f->vbits != 0)
         f->o.contains = NULL; /* a maplet: its type's own lookup */
     else if (f->concurrent || f->scalar)
         f->o.contains = amq__qf_contains;
 #if defined(__x86_64__)
-    else if (vbmi_fits(f))
+    else if (f->use_vbmi)
         f->o.contains = has_vbmi;
 #endif
     else
