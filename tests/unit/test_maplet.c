@@ -1012,6 +1012,10 @@ static void test_kernels(void) {
         {"maplet:op=sum,v=3,q=13,r=5", 3},
         {"maplet:op=sum,v=1,q=13,r=7", 1},
         {"maplet:op=sum,v=30,q=13,r=20", 30},
+        {"maplet:op=sum,v=4,q=13,r=8", 4},  /* 12-bit slots */
+        {"maplet:op=min,v=2,q=13,r=12", 2}, /* 14 */
+        {"maplet:op=max,v=7,q=13,r=8", 7},  /* 15: a bit wraps in VBMI */
+        {"maplet:op=or,v=8,q=13,r=8", 8},   /* 16 */
         {"maplet:op=or,v=5,multiset=1,q=13,r=5", 5},
         {"maplet:op=sum,v=6,multiset=1,q=13,r=5", 6},
         {"maplet:op=or,v=50,q=13,r=8", 50}, /* 58-bit slots: no kernel */
