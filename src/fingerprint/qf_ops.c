@@ -319,10 +319,10 @@ static QF_ISA uint64_t lookup_isa(const amq_qf *f, uint64_t h) {
  * reads the occupieds word runs several times faster than the same kernel
  * with the whole branch-free run test below. Hence two levels:
  *
- *   - has_vbmi (slots of up to 16 bits, AVX-512 VBMI, qf_vbmi.h): ~20
- *     instructions on the lines and one branch, predicted "absent", that ~75% of absent
- *     keys take (r = 7); the rest and the keys present go on to the exact
- *     test out of line;
+ *   - has_vbmi (slots of up to 8 bits, AVX-512 VBMI, qf_vbmi.h): ~20
+ *     instructions on the lines and one branch, predicted "absent", that
+ *     ~75% of absent keys take (r = 7); the rest and the keys present go
+ *     on to the exact test out of line;
  *   - has_run (the exact test of run q, any width up to 56, after the
  *     occupied bit said yes): the run's bounds from two selects, and r
  *     against all of its slots in one word, no branch until the answer;
@@ -400,9 +400,14 @@ bool amq__qf_contains(const amq__obj *o, uint64_t h) {
 }
 
 #if defined(__x86_64__)
-/* Slots of up to 16 bits on a CPU with AVX-512 VBMI: the quick test of
+/* Slots of up to 8 bits on a CPU with AVX-512 VBMI: the quick test of
  * qf_vbmi.h first, which needs no select, then the exact one for the
- * keys it lets through and the keys present. Measured and left out:
+ * keys it lets through and the keys present. A present key pays both:
+ * at r = 7 an absent key costs 0.78 of the exact kernel's time and a
+ * present one 1.35. At 9-16 bits (word lanes) the gain shrinks to 0.89
+ * against 1.34 for a present key, a loss unless more than three queries
+ * in four are of absent keys, so those widths keep the exact kernel.
+ * Measured and left out:
  * keeping only the slots below 64 + o' - a (the run cannot end later)
  * lets 21% pass at r = 7 instead of 25% but costs more than it saves, and
  * the loads alone without the block's prefetch are slower. */
@@ -422,7 +427,7 @@ QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
     prefetch_block(f, q);
     /* w: the kernel fits the width it was chosen for; a resize or merge
      * may adopt a table of another */
-    if ((q >> 6) >= f->fast_blocks || f->width > 16)
+    if ((q >> 6) >= f->fast_blocks || f->width > 8)
         return has_exact(f, h, q, r);
     if (__builtin_expect(!qf_vbmi_may(f, q, r, f->wmask), 1))
         return false;
@@ -431,8 +436,8 @@ QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
 #endif
 
 void amq__qf_choose_kernel(amq_qf *f) {
-    f->use_vbmi =
-        f->vbits == 0 && !f->concurrent && !f->scalar && qf_vbmi_fits(f);
+    f->use_vbmi = f->vbits == 0 && !f->concurrent && !f->scalar &&
+                  f->width <= 8 && qf_vbmi_fits(f);
     if (f->vbits != 0)
         f->o.contains = NULL; /* a maplet: its type's own lookup */
     else if (f->concurrent || f->scalar)

@@ -60,8 +60,8 @@ QF_VBMI static inline uint64_t qf_vbmi_matches(const uint8_t *p, unsigned w,
     if (w <= 8) {
         __m512i v = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, 8 * w), s);
         v = _mm512_permutexvar_epi8(_mm512_load_si512(amq__qf_perm8[w]), v);
-        v = _mm512_multishift_epi64_epi8(
-            _mm512_load_si512(amq__qf_shift8[w]), v);
+        v = _mm512_multishift_epi64_epi8(_mm512_load_si512(amq__qf_shift8[w]),
+                                         v);
         v = _mm512_xor_si512(v, _mm512_set1_epi8((char)key));
         return _mm512_testn_epi8_mask(v, _mm512_set1_epi8((char)km));
     }

@@ -531,31 +531,11 @@ static QF_ISA bool has_isa(const amq__obj *o, uint64_t h) {
 #if defined(__x86_64__)
 /* On a CPU with VBMI, slots of up to 16 bits: qf_vbmi.h's quick test
  * with the value bits masked off answers most absent keys; the rest and
- * the keys present go on, out of line (the quick test keeps few
- * registers), to the word-wide test and the exact path. */
-static __attribute__((noinline)) QF_ISA amq_status
-passed(const amq_qf *f, uint64_t h, uint64_t q, uint64_t rem, uint64_t *v) {
-    mq_answer a = mq_quick(f, q, rem, true, v);
-    if (__builtin_expect(a == MQ_YES, 1))
-        return AMQ_OK;
-    if (a == MQ_NO)
-        return AMQ_ERR_NOT_FOUND;
-    return mq_get_exact(f, h, v);
-}
-
-/* AMQ_OK (*v set) or AMQ_ERR_NOT_FOUND (*v = 0), as mq_get. */
-QF_VBMI static inline amq_status get_vbmi_k(const amq_qf *f, uint64_t h,
-                                            uint64_t *v) {
-    uint64_t q, rem;
-    split(f, h, &q, &rem);
-    prefetch_block(f, q);
-    *v = 0;
-    if ((q >> 6) < f->fast_blocks && f->width <= 16 &&
-        __builtin_expect(
-            !qf_vbmi_may(f, q, rem << f->vbits, f->rmask << f->vbits), 1))
-        return AMQ_ERR_NOT_FOUND;
-    return passed(f, h, q, rem, v);
-}
+ * the keys present go on to the word-wide test and the exact path. Only
+ * contains takes it: a present key pays the quick test on top of the
+ * exact one (a tenth more time, a quarter more for get's), and get, which
+ * is asked mostly for keys that are there, keeps the exact kernel
+ * (docs/maplets.md, "Speed"). */
 QF_VBMI static bool has_vbmi(const amq__obj *o, uint64_t h) {
     const amq_qf *f = (const amq_qf *)o;
     uint64_t q, rem;
@@ -566,11 +546,6 @@ QF_VBMI static bool has_vbmi(const amq__obj *o, uint64_t h) {
             !qf_vbmi_may(f, q, rem << f->vbits, f->rmask << f->vbits), 1))
         return false;
     return mq_has(f, h, true, false);
-}
-static __attribute__((noinline)) QF_VBMI amq_status get_vbmi(const amq_qf *f,
-                                                             uint64_t h,
-                                                             uint64_t *v) {
-    return get_vbmi_k(f, h, v);
 }
 #endif
 
@@ -707,10 +682,6 @@ amq_status amq__mq_get(const amq__obj *o, uint64_t h, uint64_t *v) {
     const amq_qf *f = (const amq_qf *)o;
     if (!mq_kernels(f))
         return get_ref(f, h, v);
-#if defined(__x86_64__)
-    if (f->use_vbmi)
-        return get_vbmi(f, h, v);
-#endif
     return f->use_pdep ? get_isa(f, h, v) : get_any(f, h, v);
 }
 
