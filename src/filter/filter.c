@@ -433,7 +433,9 @@ uint32_t amq_filter_caps(const amq_filter *f) {
         caps = (caps & ~(uint32_t)AMQ_CAP_UNION) | AMQ_CAP_STATIC;
     return caps;
 }
-uint64_t amq_filter_items(const amq_filter *f) { return f->impl->items; }
+uint64_t amq_filter_items(const amq_filter *f) {
+    return f->type->items != NULL ? f->type->items(f->impl) : f->impl->items;
+}
 uint64_t amq_filter_capacity(const amq_filter *f) { return f->g.capacity; }
 size_t amq_filter_size_bytes(const amq_filter *f) {
     return f->type->size_bytes != NULL ? f->type->size_bytes(f->impl)

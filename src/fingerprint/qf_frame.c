@@ -104,9 +104,11 @@ amq_status amq__qf_validate_with(amq_qf *f, const amq__rd *r,
 /* For tests: full invariant check of a live filter (counters included). */
 amq_status amq__qf_check(amq_qf *f) {
     uint64_t items = f->o.items, distinct = f->distinct, used = f->used;
+    uint64_t ti = qf_total(f, QF_ITEMS), td = qf_total(f, QF_DISTINCT),
+             tu = qf_total(f, QF_USED); /* the bases with the shares */
     amq_status st = amq__qf_validate(f, NULL);
     if (st == AMQ_OK &&
-        (f->o.items != items || f->distinct != distinct || f->used != used))
+        (f->o.items != ti || f->distinct != td || f->used != tu))
         st = AMQ_ERR_CORRUPT;
     f->o.items = items;
     f->distinct = distinct;
@@ -240,7 +242,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u32(w, (uint32_t)f->rbits | (uint32_t)f->width << 8 |
                        (f->counting ? 1u : 0u) << 16);
     amq__wr_u32(w, 0);
-    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, qf_total((const amq_qf *)o, QF_ITEMS));
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,
@@ -311,8 +313,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     .add = amq__qf_add, .add_batch = amq__qf_add_batch,                        \
     .contains = amq__qf_contains, .contains_batch = amq__qf_contains_batch,    \
     .remove = amq__qf_remove, .count = amq__qf_count, .merge = amq__qf_union,  \
-    .fpr_bound = amq__qf_fpr_bound, .describe = t_describe, .curve = t_curve,  \
-    .params_write = t_params_write
+    .fpr_bound = amq__qf_fpr_bound, .items = amq__qf_items,                    \
+    .describe = t_describe, .curve = t_curve, .params_write = t_params_write
 
 /* Shapes beside the defaults that reach the other kernels (test_kernels):
  * slot widths on both sides of the byte-lane test (r <= 8) and of one

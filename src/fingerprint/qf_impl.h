@@ -106,8 +106,16 @@
  * takes every region lock in increasing order (the global fallback) and
  * starts again. Since a writer holds the lock of every region it touches
  * and a reader of every region it reads, and all locks are taken in
- * increasing order, operations are serialisable and deadlock-free. Item
- * counters are atomic. Queries take the same locks, so they may run beside
+ * increasing order, operations are serialisable and deadlock-free. The
+ * counters (items, distinct fingerprints, slots used) are shared out: each
+ * region record holds, beside its lock, what operations on its quotients
+ * added since the last fold, written under that lock, so an update touches
+ * no line another core writes but its window's (a shared counter's line
+ * moved between the cores on every call); a total is the base plus every
+ * region's share. A share of the items stays within +-2^62 / regions and
+ * the fast path needs a base of at most 2^64 - 1 - 2^62, so no total it
+ * makes can pass 2^64 - 1; an update past either takes every lock, where
+ * the total is exact, and folds the shares into the base. Queries take the same locks, so they may run beside
  * updates; merge, resize, iteration and saving need the filter quiet.
  *
  * Failure modes: AMQ_ERR_FULL when the slots an insert needs would run past
@@ -137,6 +145,14 @@
 #define QF_REGION_BLOCKS 64u /* concurrent mode: blocks per lock region */
 #define QF_NOWHERE UINT64_MAX
 #define QF_COLD __attribute__((noinline, cold))
+/* Concurrent mode: a region's lock and its shares of the counters (added
+ * since the last fold, modulo 2^64), written under the lock. */
+enum { QF_ITEMS, QF_DISTINCT, QF_USED };
+typedef struct qf_region {
+    uint8_t lock;
+    uint64_t share[3]; /* QF_ITEMS, QF_DISTINCT, QF_USED */
+} qf_region;
+
 /* Metadata bits per slot: the occupied and run-end bits, and an 8-bit
  * offset per 64 slots. */
 #define QF_META_BITS (2.0 + 8.0 / 64.0)
@@ -164,23 +180,45 @@ struct amq_qf {
     bool use_vbmi; /* queries take the VBMI quick test (qf_vbmi.h) */
     bool scalar;   /* AMQ_OPT_SCALAR: reference slot moves too */
     bool concurrent;
-    uint8_t *locks; /* concurrent mode: one spin lock per region */
+    qf_region *regions; /* concurrent mode: lock and counter shares */
     uint64_t nregions;
     uint64_t widenings; /* operations that took every lock (tests) */
     uint64_t distinct;  /* D: distinct fingerprints */
     uint64_t used;      /* slots in use */
 };
 
-/* Counters (items, distinct, used) are atomic in concurrent mode. */
+/* The counters: a base each (o.items, distinct, used), plus in concurrent
+ * mode the regions' shares (qf_lock.h adds to them). Loads and stores are
+ * relaxed atomics, so a total may be read during updates. */
 static inline uint64_t ctr_get(const uint64_t *c) {
     return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
-
-static inline void ctr_add(const amq_qf *f, uint64_t *c, uint64_t v) {
-    if (f->concurrent)
-        __atomic_fetch_add(c, v, __ATOMIC_RELAXED);
-    else
-        *c += v;
+static inline void ctr_set(uint64_t *c, uint64_t v) {
+    __atomic_store_n(c, v, __ATOMIC_RELAXED);
+}
+static inline uint64_t *ctr_base(const amq_qf *f, int c) {
+    amq_qf *m = (amq_qf *)f;
+    return c == QF_ITEMS      ? &m->o.items
+           : c == QF_DISTINCT ? &m->distinct
+                              : &m->used;
+}
+/* Counter c's total: exact once the calls in flight are done. */
+static inline uint64_t qf_total(const amq_qf *f, int c) {
+    uint64_t t = ctr_get(ctr_base(f, c));
+    if (f->regions != NULL)
+        for (uint64_t r = 0; r < f->nregions; r++)
+            t += ctr_get(&f->regions[r].share[c]);
+    return t;
+}
+/* Every share into the base; the caller holds every lock or the filter is
+ * quiet. */
+static inline void qf_fold(amq_qf *f) {
+    for (int c = QF_ITEMS; c <= QF_USED; c++) {
+        uint64_t t = qf_total(f, c);
+        for (uint64_t r = 0; f->regions != NULL && r < f->nregions; r++)
+            ctr_set(&f->regions[r].share[c], 0);
+        ctr_set(ctr_base(f, c), t);
+    }
 }
 
 /* A table borrowed from a caller's buffer (a view) is read-only. */
@@ -234,6 +272,8 @@ uint64_t amq__qf_fingerprint(const amq__obj *o, uint64_t h);
 void amq__qf_destroy(amq__obj *o);
 amq_status amq__qf_union(amq__obj *dst, const amq__obj *src, amq__merge_op op);
 double amq__qf_fpr_bound(const amq__obj *o);
+/* The items held: the base and, in concurrent mode, the regions' shares. */
+uint64_t amq__qf_items(const amq__obj *o);
 
 /* quotient.c: a new filter holding the multiset union of a and b (same
  * mode, N and r, else AMQ_ERR_INCOMPATIBLE), with opt's allocator and

@@ -20,11 +20,11 @@ typedef struct qwin {
 } qwin;
 
 static inline void region_lock(const amq_qf *f, uint64_t r) {
-    amq__spin_lock(&f->locks[r]);
+    amq__spin_lock(&f->regions[r].lock);
 }
 
 static inline void region_unlock(const amq_qf *f, uint64_t r) {
-    amq__spin_unlock(&f->locks[r]);
+    amq__spin_unlock(&f->regions[r].lock);
 }
 
 /* Take regions r0..r1 in increasing order and make them the window. */
@@ -63,6 +63,57 @@ static inline amq_status need_more(qwin *w) {
 
 static inline bool whole(const amq_qf *f, const qwin *w) {
     return w->lob == 0 && w->hib == f->nblocks;
+}
+
+/* ---- the counters inside a window ------------------------------------------ */
+
+/* Counter c += v (modulo 2^64): in concurrent mode in the share of region
+ * r0, whose lock the operation holds. */
+static inline void ctr_add(amq_qf *f, const qwin *w, int c, uint64_t v) {
+    if (!f->concurrent) {
+        *ctr_base(f, c) += v;
+        return;
+    }
+    uint64_t *s = &f->regions[w->r0].share[c];
+    ctr_set(s, ctr_get(s) + v);
+}
+
+#define QF_SHARES (1ULL << 62) /* the items' shares sum to less in size */
+
+/* May the items grow (add) or shrink by k here? AMQ_ERR_OVERFLOW past
+ * 2^64 - 1; in concurrent mode need_more when the share would leave
+ * +-2^62 / regions or the base is past 2^64 - 1 - 2^62 (then every lock
+ * is held, the total is exact and folded into the base). Nothing is
+ * counted: items_move does that. */
+static inline amq_status items_may(amq_qf *f, qwin *w, uint64_t k, bool add) {
+    if (!f->concurrent || whole(f, w)) {
+        uint64_t t = f->concurrent ? qf_total(f, QF_ITEMS) : f->o.items;
+        return add && t > UINT64_MAX - k ? AMQ_ERR_OVERFLOW : AMQ_OK;
+    }
+    int64_t cap = (int64_t)(QF_SHARES / f->nregions);
+    int64_t s = (int64_t)ctr_get(&f->regions[w->r0].share[QF_ITEMS]);
+    if (k > (uint64_t)cap ||
+        (add ? s > cap - (int64_t)k : s < (int64_t)k - cap) ||
+        ctr_get(&f->o.items) > UINT64_MAX - QF_SHARES)
+        return need_more(w);
+    return AMQ_OK;
+}
+
+/* Count the k items items_may allowed. */
+static inline void items_move(amq_qf *f, qwin *w, uint64_t k, bool add) {
+    if (f->concurrent && whole(f, w))
+        qf_fold(f); /* the base takes it: shares stay small */
+    if (f->concurrent && whole(f, w))
+        ctr_set(&f->o.items, ctr_get(&f->o.items) + (add ? k : 0 - k));
+    else
+        ctr_add(f, w, QF_ITEMS, add ? k : 0 - k);
+}
+
+/* items_may, then items_move. */
+static inline amq_status items_reserve(amq_qf *f, qwin *w, uint64_t k) {
+    AMQ_RETURN_IF_ERR(items_may(f, w, k, true));
+    items_move(f, w, k, true);
+    return AMQ_OK;
 }
 
 #endif

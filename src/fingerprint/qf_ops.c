@@ -110,9 +110,9 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
     spot s;
     if (!locate(f, q, r, w, &s))
         return need_more(w);
-    if (__builtin_add_overflow(s.g.count, k, &newc) ||
-        ctr_get(&f->o.items) > UINT64_MAX - k)
+    if (__builtin_add_overflow(s.g.count, k, &newc))
         return AMQ_ERR_OVERFLOW;
+    AMQ_RETURN_IF_ERR(items_may(f, w, k, true)); /* before anything moves */
     if (!f->counting && newc > f->tslots)
         return AMQ_ERR_FULL;
     if (!f->counting && k > QF_MAX_GROUP)
@@ -130,10 +130,10 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
          * then nothing but that block changes. */
         uint64_t x = free_in_block(f, q >> 6, p & 63);
         if (x < 64 && (!f->counting || newc <= 2)) {
-            AMQ_RETURN_IF_ERR(items_reserve(f, k));
+            items_move(f, w, k, true);
             open_in_block(f, q, p & 63, x, kind, r); /* r: its last copy */
-            ctr_add(f, &f->distinct, s.g.count == 0);
-            ctr_add(f, &f->used, 1);
+            ctr_add(f, w, QF_DISTINCT, s.g.count == 0);
+            ctr_add(f, w, QF_USED, 1);
             return AMQ_OK;
         }
         if (x < 64)
@@ -143,12 +143,12 @@ static amq_status insert_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
         for (uint64_t b = (p >> 6) + 1; b < (p >> 6) + 4 && b < w->hib; b++)
             prefetch_block(f, b * 64);
     AMQ_RETURN_IF_ERR(free_slots(f, p, found, g, e, w));
-    AMQ_RETURN_IF_ERR(items_reserve(f, k));
+    items_move(f, w, k, true);
     for (uint64_t i = 0; i < g; i++)
         open_slot(f, q, p, e[i], i == 0 ? kind : OPEN_INSIDE);
     write_group(f, s.pos, r, newc);
-    ctr_add(f, &f->distinct, s.g.count == 0);
-    ctr_add(f, &f->used, g);
+    ctr_add(f, w, QF_DISTINCT, s.g.count == 0);
+    ctr_add(f, w, QF_USED, g);
     return AMQ_OK;
 }
 
@@ -162,6 +162,7 @@ static amq_status remove_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
         return need_more(w);
     if (s.g.count < k)
         return AMQ_ERR_NOT_FOUND;
+    AMQ_RETURN_IF_ERR(items_may(f, w, k, false));
     newc = s.g.count - k;
     ln = group_len(f, r, newc);
     if (ln > s.g.len)
@@ -180,9 +181,9 @@ static amq_status remove_in(amq_qf *f, uint64_t q, uint64_t r, uint64_t k,
             s_end = stretch_end(f, p, w); /* only shrinks: in the window */
         close_slot(f, q, p, s_end, &s, w);
     }
-    ctr_add(f, &f->o.items, 0 - k);
-    ctr_add(f, &f->distinct, 0 - (uint64_t)(newc == 0));
-    ctr_add(f, &f->used, 0 - cut);
+    items_move(f, w, k, false);
+    ctr_add(f, w, QF_DISTINCT, 0 - (uint64_t)(newc == 0));
+    ctr_add(f, w, QF_USED, 0 - cut);
     return AMQ_OK;
 }
 

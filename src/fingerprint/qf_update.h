@@ -108,25 +108,6 @@ static inline amq_status free_slots(const amq_qf *f, uint64_t p, uint64_t from,
     return AMQ_OK;
 }
 
-/* ---- counters -------------------------------------------------------------- */
-
-/* k more items, or AMQ_ERR_OVERFLOW past 2^64 - 1 (nothing counted). */
-static inline amq_status items_reserve(amq_qf *f, uint64_t k) {
-    uint64_t old = ctr_get(&f->o.items);
-    if (!f->concurrent) {
-        if (old > UINT64_MAX - k)
-            return AMQ_ERR_OVERFLOW;
-        f->o.items = old + k;
-        return AMQ_OK;
-    }
-    do {
-        if (old > UINT64_MAX - k)
-            return AMQ_ERR_OVERFLOW;
-    } while (!__atomic_compare_exchange_n(&f->o.items, &old, old + k, true,
-                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-    return AMQ_OK;
-}
-
 /* ---- opening and closing one slot ------------------------------------------ */
 
 /* One slot was opened for quotient q and the cluster shifted up to the

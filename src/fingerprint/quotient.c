@@ -105,8 +105,9 @@ amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
     amq__qf_choose_kernel(f);
     f->nregions = (f->nblocks + QF_REGION_BLOCKS - 1) / QF_REGION_BLOCKS;
     if (f->concurrent) {
-        f->locks = amq__zalloc(&f->o.mem, (size_t)f->nregions);
-        if (f->locks == NULL) {
+        f->regions =
+            amq__zalloc(&f->o.mem, (size_t)f->nregions * sizeof(qf_region));
+        if (f->regions == NULL) {
             amq__obj_free(&f->o);
             return AMQ_ERR_NOMEM;
         }
@@ -140,8 +141,9 @@ void amq__qf_destroy(amq__obj *o) {
     amq_qf *f = (amq_qf *)o;
     if (f == NULL)
         return;
-    if (f->locks != NULL)
-        amq__free(&f->o.mem, f->locks, (size_t)f->nregions);
+    if (f->regions != NULL)
+        amq__free(&f->o.mem, f->regions,
+                  (size_t)f->nregions * sizeof(qf_region));
     amq__obj_free(&f->o);
 }
 
@@ -200,7 +202,7 @@ amq_status amq__qf_merge(const amq_qf *a, const amq_qf *b,
     *out = NULL;
     if (!same_shape(a, b))
         return AMQ_ERR_INCOMPATIBLE;
-    if (a->o.items > UINT64_MAX - b->o.items)
+    if (qf_total(a, QF_ITEMS) > UINT64_MAX - qf_total(b, QF_ITEMS))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(
         amq__qf_alloc(a->nslots, a->rbits, a->counting, opt, NULL, &bld.f));
@@ -243,9 +245,10 @@ void amq__qf_opts_like(const amq_qf *f, amq_options *opt) {
 /* Move g's table, locks and counters into f and free what f had. */
 void amq__qf_adopt(amq_qf *f, amq_qf *g) {
     amq__block old = f->o.block;
-    if (f->locks != NULL)
-        amq__free(&f->o.mem, f->locks, (size_t)f->nregions);
-    f->locks = g->locks;
+    if (f->regions != NULL)
+        amq__free(&f->o.mem, f->regions,
+                  (size_t)f->nregions * sizeof(qf_region));
+    f->regions = g->regions;
     f->nregions = g->nregions;
     f->o.block = g->o.block;
     f->o.table = g->o.table;
@@ -319,10 +322,14 @@ uint64_t amq_qf_slots(const amq_qf *f) { return f->nslots; }
 uint64_t amq_qf_table_slots(const amq_qf *f) { return f->tslots; }
 unsigned amq_qf_rbits(const amq_qf *f) { return f->rbits; }
 bool amq_qf_is_counting(const amq_qf *f) { return f->counting; }
-uint64_t amq_qf_distinct(const amq_qf *f) { return ctr_get(&f->distinct); }
-uint64_t amq_qf_used_slots(const amq_qf *f) { return ctr_get(&f->used); }
+uint64_t amq_qf_distinct(const amq_qf *f) { return qf_total(f, QF_DISTINCT); }
+uint64_t amq_qf_used_slots(const amq_qf *f) { return qf_total(f, QF_USED); }
 bool amq_qf_is_concurrent(const amq_qf *f) { return f->concurrent; }
 double amq_qf_metadata_bits_per_slot(void) { return QF_META_BITS; }
+
+uint64_t amq__qf_items(const amq__obj *o) {
+    return qf_total((const amq_qf *)o, QF_ITEMS);
+}
 
 /* A stranger's fingerprint is floor(h N 2^r / 2^64) for a uniform h: each of
  * the N 2^r values has probability at most 1/(N 2^r) + 2^-64, and it is a
@@ -330,7 +337,7 @@ double amq_qf_metadata_bits_per_slot(void) { return QF_META_BITS; }
 double amq__qf_fpr_bound(const amq__obj *o) {
     const amq_qf *f = (const amq_qf *)o;
     double space = (double)f->nslots * ldexp(1.0, (int)f->rbits);
-    double p = (double)ctr_get(&f->distinct) * (1.0 / space + 0x1p-64);
+    double p = (double)qf_total(f, QF_DISTINCT) * (1.0 / space + 0x1p-64);
     return p < 1.0 ? p : 1.0;
 }
 

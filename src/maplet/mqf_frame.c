@@ -235,7 +235,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u32(w, (uint32_t)f->rbits | (uint32_t)f->width << 8 |
                        (uint32_t)f->vbits << 16 | (uint32_t)f->mop << 24);
     amq__wr_u32(w, (uint32_t)f->multiset | (uint32_t)f->kbits << 8);
-    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, qf_total((const amq_qf *)o, QF_ITEMS));
 }
 
 typedef struct mq_params {
@@ -347,8 +347,8 @@ static void m_shape(const amq__obj *o, amq_maplet_shape *s) {
                             f->kbits,
                             f->rbits,
                             f->nslots,
-                            ctr_get(&f->used),
-                            ctr_get(&f->distinct)};
+                            qf_total(f, QF_USED),
+                            qf_total(f, QF_DISTINCT)};
 }
 
 static const amq__maplet_ops mq_ops = {.put = amq__mq_put,
@@ -395,6 +395,7 @@ const amq__type amq__type_maplet = {
     .merge = amq__mq_merge,
     .caps = t_caps,
     .fpr_bound = amq__qf_fpr_bound,
+    .items = amq__qf_items,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -149,7 +149,7 @@ static amq_status mq_open(amq_qf *f, uint64_t q, const mspot *m,
                           const mplan *pl, qwin *w, uint64_t weight) {
     uint64_t e[QF_MAX_GROUP], p = pl->at;
     AMQ_RETURN_IF_ERR(free_slots(f, p, 0, pl->open, e, w));
-    AMQ_RETURN_IF_ERR(items_reserve(f, weight));
+    AMQ_RETURN_IF_ERR(items_reserve(f, w, weight));
     open_kind kind = !m->s.run      ? OPEN_NEW_RUN
                      : p == m->s.re ? OPEN_APPEND
                                     : OPEN_INSIDE;
@@ -161,12 +161,12 @@ static amq_status mq_open(amq_qf *f, uint64_t q, const mspot *m,
 /* One new slot whose free slot is in q's block too: only that block
  * changes (the quotient filter's common insert, open_in_block). */
 static bool mq_put_in_block(amq_qf *f, uint64_t q, const mspot *m,
-                            uint64_t word, const mplan *pl) {
+                            uint64_t word, const mplan *pl, qwin *w) {
     uint64_t p = pl->at;
     if (pl->open != 1 || (p >> 6) != (q >> 6) || (q >> 6) >= f->fast_blocks)
         return false;
     uint64_t x = free_in_block(f, q >> 6, p & 63);
-    if (x >= 64 || items_reserve(f, mq_weight(f, word & f->vmask)) != AMQ_OK)
+    if (x >= 64 || items_reserve(f, w, mq_weight(f, word & f->vmask)) != AMQ_OK)
         return false;
     open_kind kind = !m->s.run      ? OPEN_NEW_RUN
                      : p == m->s.re ? OPEN_APPEND
@@ -183,20 +183,20 @@ static amq_status mq_put_in(amq_qf *f, uint64_t q, uint64_t rem, uint64_t v,
     if (!mq_locate(f, q, rem, w, &m, &st))
         return need_more(w);
     AMQ_RETURN_IF_ERR(st);
-    if (ctr_get(&f->o.items) == UINT64_MAX)
-        return AMQ_ERR_OVERFLOW;
+    AMQ_RETURN_IF_ERR(items_may(f, w, 1, true)); /* a put adds 1 at least */
     AMQ_RETURN_IF_ERR(mq_plan_put(f, &m, v, &pl));
     bool single = f->multiset || m.g.len == 0;
-    if (single && mq_put_in_block(f, q, &m, (uint64_t)mq_word(f, rem, v), &pl))
+    if (single &&
+        mq_put_in_block(f, q, &m, (uint64_t)mq_word(f, rem, v), &pl, w))
         goto counted;
     if (pl.open > 0)
         AMQ_RETURN_IF_ERR(mq_open(f, q, &m, &pl, w, mq_weight(f, v)));
     else
-        AMQ_RETURN_IF_ERR(items_reserve(f, mq_weight(f, v)));
+        AMQ_RETURN_IF_ERR(items_reserve(f, w, mq_weight(f, v)));
     mq_write_put(f, &m, rem, v, &pl);
 counted:
-    ctr_add(f, &f->distinct, m.g.len == 0);
-    ctr_add(f, &f->used, pl.open);
+    ctr_add(f, w, QF_DISTINCT, m.g.len == 0);
+    ctr_add(f, w, QF_USED, pl.open);
     return AMQ_OK;
 }
 
@@ -238,6 +238,7 @@ static amq_status mq_del_in(amq_qf *f, uint64_t q, uint64_t rem, uint64_t v,
         return need_more(w);
     AMQ_RETURN_IF_ERR(st);
     AMQ_RETURN_IF_ERR(mq_plan_del(f, &m, v, &cut, &p, &value));
+    AMQ_RETURN_IF_ERR(items_may(f, w, mq_weight(f, v), false));
     if (cut > 0) {
         s_end = stretch_end(f, p, w);
         if (s_end == QF_NOWHERE ||
@@ -252,9 +253,9 @@ static amq_status mq_del_in(amq_qf *f, uint64_t q, uint64_t rem, uint64_t v,
         close_slot(f, q, p, s_end, &m.s, w);
     }
     bool gone = f->multiset ? m.g.n == 1 : value == 0;
-    ctr_add(f, &f->o.items, 0 - mq_weight(f, v));
-    ctr_add(f, &f->distinct, 0 - (uint64_t)gone);
-    ctr_add(f, &f->used, 0 - cut);
+    items_move(f, w, mq_weight(f, v), false);
+    ctr_add(f, w, QF_DISTINCT, 0 - (uint64_t)gone);
+    ctr_add(f, w, QF_USED, 0 - cut);
     return AMQ_OK;
 }
 

@@ -150,7 +150,8 @@ amq_status amq__mq_merge(amq__obj *dobj, const amq__obj *sobj,
         return AMQ_ERR_UNSUPPORTED;
     if (!same_shape(dst, src))
         return AMQ_ERR_INCOMPATIBLE;
-    if (__builtin_add_overflow(dst->o.items, src->o.items, &items))
+    if (__builtin_add_overflow(qf_total(dst, QF_ITEMS), qf_total(src, QF_ITEMS),
+                               &items))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(mq_empty_like(dst, dst->nslots, dst->rbits, &b));
     bool ha = mq_entry(dst, sa, &fa, &ga), hb = mq_entry(src, sb, &fb, &gb);
@@ -187,7 +188,7 @@ amq_status amq__mq_resize(amq__obj *o) {
     amq_status st = AMQ_OK;
     while (st == AMQ_OK && mq_entry(f, st4, &fp, &g))
         st = mb_append(&b, fp, g.value);
-    return mq_swap_in(f, &b, f->o.items, st);
+    return mq_swap_in(f, &b, qf_total(f, QF_ITEMS), st);
 }
 
 /* Keep the entries (groups in combine mode, pairs in multiset mode)

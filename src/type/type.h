@@ -115,6 +115,10 @@ struct amq__type {
     uint32_t (*caps)(const amq__obj *o);
 
     double (*fpr_bound)(const amq__obj *o);
+    /* Items held, what amq_filter_items reports, when o->items is not the
+     * whole count (a concurrent quotient filter's regions count their
+     * share). opt: o->items */
+    uint64_t (*items)(const amq__obj *o);
     /* Bytes the structure holds for its queries: what amq_filter_size_bytes
      * reports. opt: table_bytes (more when it keeps derived tables beside
      * the one it saves). */

@@ -12,6 +12,9 @@
  *   - keys crowded into one cluster crossing lock regions, so operations
  *     retake every lock (the fallback): same end state;
  *   - the batch insert from several threads;
+ *   - counts near 2^64 in concurrent mode: the regions' shares of the item
+ *     count never let a total pass 2^64 - 1 (AMQ_ERR_OVERFLOW, nothing
+ *     changed), and the counts are exact on either side of the fold;
  *   - through amq_filter: "qf:concurrent=1" lists AMQ_CAP_CONCURRENT.
  * Workers only count their errors; CHECKs run on the main thread.
  */
@@ -355,7 +358,39 @@ static void test_generic(void) {
     CHECK(f == NULL);
 }
 
+/* (6) The item count is shared out between the regions; a count too
+ * large for a share, or a base near 2^64, takes every lock and folds. */
+static void test_huge_counts(void) {
+    amq_filter *f = make_filter(true, 64 * 64 * 8, 8, AMQ_OPT_CONCURRENT);
+    if (f == NULL)
+        return;
+    amq_qf *q = qf(f);
+    uint64_t half = UINT64_C(1) << 63, a = 0x1234567, b = 0x9876543210abcdefULL;
+    CHECK_OK(amq_cqf_insert(q, a, 5));    /* a share */
+    CHECK_OK(amq_cqf_insert(q, b, half)); /* past a share: folded */
+    CHECK(amq_filter_items(f) == half + 5);
+    CHECK_STATUS(amq_cqf_insert(q, a, half), AMQ_ERR_OVERFLOW);
+    CHECK(amq_filter_items(f) == half + 5);
+    uint64_t c = 0;
+    CHECK_OK(amq_filter_count_hash(f, a, &c));
+    CHECK(c == 5);
+    CHECK_OK(amq_cqf_insert(q, a, half - 6)); /* 2^64 - 1 exactly */
+    CHECK(amq_filter_items(f) == UINT64_MAX);
+    CHECK_STATUS(amq_cqf_insert(q, b, 1), AMQ_ERR_OVERFLOW);
+    CHECK_OK(amq_cqf_remove(q, a, 3));
+    CHECK(amq_filter_items(f) == UINT64_MAX - 3);
+    CHECK_OK(amq_cqf_remove(q, b, half));
+    CHECK(amq_filter_items(f) == half - 4);
+    uint64_t seed = 75;
+    for (int i = 0; i < 1000; i++) /* shares again, beside the base */
+        CHECK_OK(amq_cqf_insert(q, check_next(&seed), 1));
+    CHECK(amq_filter_items(f) == half - 4 + 1000);
+    CHECK(amq__qf_check(q) == AMQ_OK);
+    amq_filter_free(f);
+}
+
 int main(void) {
+    test_huge_counts();
     test_disjoint(false, false);
     test_disjoint(true, false);
     test_disjoint(false, true);
