@@ -66,9 +66,10 @@
  * to the same bytes. Remove is the reference code on every CPU.
  *
  * Concurrent mode (AMQ_OPT_CONCURRENT, or concurrent=1 in the spec): a
- * spin lock byte per block, in an array after the structure, so the
- * blocks and the frame are those of the plain mode (the mode is not
- * saved: a loaded filter takes it from its load options).
+ * spin lock byte per block, in lines after the structure (56 locks and a
+ * share of the item count a line), so the blocks and the frame are those
+ * of the plain mode (the mode is not saved: a loaded filter takes it from
+ * its load options).
  *   insert  locks b1 and reads its fill under that lock; with the shortcut
  *           it puts r in b1 holding b1 alone. Else it adds b2's lock:
  *           after b1's if b2 > b1; if b2 < b1 it lets b1 go and takes b2
@@ -86,9 +87,12 @@
  * b1 without it, then K' with K's tag and the blocks swapped (b1' = b2)
  * is added to b2' = b1 and removed again, from its b1', taking K's copy
  * there; the query then finds b2 without it, though K was held all along.
- * The item count is atomic. Saving, describe and fpr_bound need the calls
- * done. Cost: one lock (two for a query, or an insert past the shortcut)
- * a call and a byte a block; the plain mode's kernels are unchanged, the
+ * An insert or remove counts itself in the share of b1's lock line, with
+ * an atomic add on the line it holds anyway: one counter for all, whose
+ * line every call wrote, made two threads slower than one. The count is
+ * the base and every line's share. Saving, describe and fpr_bound need
+ * the calls done. Cost: one lock (two for a query, or an insert past the
+ * shortcut) a call and 8/7 bytes a block; the plain mode's kernels are unchanged, the
  * concurrent ones chosen at creation beside them.
  *
  * Failure modes: construction fails cleanly (bad arguments, overflow,
@@ -149,19 +153,31 @@ struct amq_vqf {
     amq_status (*add)(amq_vqf *f, uint64_t h);
     /* concurrent mode: the kernel that reads the blocks under their locks */
     amq__contains_fn query;
-    uint8_t *locks; /* concurrent mode: one spin lock per block; else NULL */
+    struct vqf_locks *locks; /* concurrent mode: a lock per block; or NULL */
 };
+
+/* Concurrent mode: the locks of 56 blocks and a share of the item count
+ * (added since creation, modulo 2^64) in one line. */
+#define LOCKS_A_LINE 56
+typedef struct vqf_locks {
+    _Alignas(64) uint8_t lock[LOCKS_A_LINE];
+    uint64_t items;
+} vqf_locks;
+
+static uint64_t lock_lines(uint64_t blocks) {
+    return (blocks + LOCKS_A_LINE - 1) / LOCKS_A_LINE;
+}
 
 /* ---- concurrent mode: a lock per block ------------------------------------ */
 
 /* Block b's lock (core/spin.h): acquire and release order the block's
  * bytes between holders. */
 static inline void blk_lock(const amq_vqf *f, uint64_t b) {
-    amq__spin_lock(&f->locks[b]);
+    amq__spin_lock(&f->locks[b / LOCKS_A_LINE].lock[b % LOCKS_A_LINE]);
 }
 
 static inline void blk_unlock(const amq_vqf *f, uint64_t b) {
-    amq__spin_unlock(&f->locks[b]);
+    amq__spin_unlock(&f->locks[b / LOCKS_A_LINE].lock[b % LOCKS_A_LINE]);
 }
 
 /* Both of a key's blocks, the lower index first (once if they are one). */
@@ -189,13 +205,19 @@ static inline void pair_widen(const amq_vqf *f, uint64_t b1, uint64_t b2) {
     }
 }
 
-/* The item count is atomic in concurrent mode. */
-static inline void items_inc(amq_vqf *f) {
-    __atomic_fetch_add(&f->o.items, 1, __ATOMIC_RELAXED);
+/* Concurrent mode: count one key more (v = 1) or less (v = -1) in the
+ * share of b's lock line, whose lock the caller holds. */
+static inline void items_add(amq_vqf *f, uint64_t b, uint64_t v) {
+    __atomic_fetch_add(&f->locks[b / LOCKS_A_LINE].items, v, __ATOMIC_RELAXED);
 }
 
-static inline void items_dec(amq_vqf *f) {
-    __atomic_fetch_sub(&f->o.items, 1, __ATOMIC_RELAXED);
+/* The keys held: the base and, in concurrent mode, every line's share. */
+static uint64_t items_of(const amq__obj *o) {
+    const amq_vqf *f = (const amq_vqf *)o;
+    uint64_t n = o->items;
+    for (uint64_t i = 0; f->locks != NULL && i < lock_lines(f->nblocks); i++)
+        n += __atomic_load_n(&f->locks[i].items, __ATOMIC_RELAXED);
+    return n;
 }
 
 /* ---- a key's place ------------------------------------------------------ */
@@ -485,11 +507,10 @@ AMQ__PK_INLINE amq_status add_two_c(amq_vqf *f, const vqf_key *k,
         block_put(s, x, m1, k->q, k->r, isa);
     else
         put = put_two(s, x, y, f1, k->q, k->r, isa);
+    if (put)
+        items_add(f, k->b1, 1);
     pair_unlock(f, k->b1, k->b2);
-    if (!put)
-        return AMQ_ERR_FULL;
-    items_inc(f);
-    return AMQ_OK;
+    return put ? AMQ_OK : AMQ_ERR_FULL;
 }
 
 /* Concurrent mode: the shortcut decided on b1 under b1's lock, so most
@@ -510,8 +531,8 @@ AMQ__PK_INLINE amq_status add_in_c(amq_vqf *f, uint64_t h, const vqf_shape *s,
     if (__builtin_expect(fill_bmi(m1, s, bmi) >= s->slots * 3 / 4, 0))
         return two(f, &k);
     block_put(s, x, m1, k.q, k.r, isa);
+    items_add(f, k.b1, 1);
     blk_unlock(f, k.b1);
-    items_inc(f);
     return AMQ_OK;
 }
 
@@ -651,11 +672,10 @@ __attribute__((noinline)) static amq_status remove_c(amq_vqf *f, uint64_t h) {
                block_take(f->s, y, k.q, k.r);
         blk_unlock(f, k.b2);
     }
+    if (took)
+        items_add(f, k.b1, (uint64_t)-1);
     blk_unlock(f, k.b1);
-    if (!took)
-        return AMQ_ERR_NOT_FOUND;
-    items_dec(f);
-    return AMQ_OK;
+    return took ? AMQ_OK : AMQ_ERR_NOT_FOUND;
 }
 
 /* One copy, from b1 or else b2. */
@@ -739,12 +759,15 @@ static amq_status vqf_alloc(const vqf_shape *s, uint64_t blocks,
     bool conc = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
     if (blocks == 0 || blocks > MAX_BLOCKS)
         return blocks == 0 ? AMQ_ERR_INVALID : AMQ_ERR_OVERFLOW;
+    /* the lock lines (concurrent mode) follow the structure, zeroed and
+     * aligned to a line: free */
+    size_t locks = conc ? (size_t)lock_lines(blocks) * sizeof(vqf_locks) : 0;
     if (!amq__mul((size_t)blocks, LINE, &bytes) ||
-        !amq__add(sizeof *f, conc ? (size_t)blocks : 0, &self))
+        !amq__add(sizeof *f + (conc ? 64 : 0), locks, &self))
         return AMQ_ERR_OVERFLOW;
-    /* the locks (concurrent mode) follow the structure, zeroed: free */
     AMQ_RETURN_IF_ERR(amq__obj_new(self, opt, (void **)&f));
-    f->locks = conc ? (uint8_t *)(f + 1) : NULL;
+    f->locks =
+        conc ? (vqf_locks *)(((uintptr_t)(f + 1) + 63) & ~(uintptr_t)63) : NULL;
     f->s = s;
     f->nblocks = blocks;
     f->span = (uint64_t)s->lists << s->r;
@@ -778,7 +801,7 @@ static const vqf_shape *shape_for(uint64_t capacity, double fpr,
 uint64_t amq_vqf_blocks(const amq_vqf *f) { return f->nblocks; }
 unsigned amq_vqf_rbits(const amq_vqf *f) { return f->s->r; }
 double amq_vqf_load(const amq_vqf *f) {
-    return (double)f->o.items / ((double)f->nblocks * f->s->slots);
+    return (double)items_of(&f->o) / ((double)f->nblocks * f->s->slots);
 }
 
 /* ---- the generic interface ---------------------------------------------- */
@@ -825,7 +848,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
 
 static double fpr_bound(const amq__obj *o) {
     const amq_vqf *f = (const amq_vqf *)o;
-    return bound_for(f->s, f->nblocks, (double)o->items);
+    return bound_for(f->s, f->nblocks, (double)items_of(o));
 }
 
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
@@ -861,7 +884,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_vqf *f = (const amq_vqf *)o;
     amq__wr_u64(w, f->nblocks);
-    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, items_of(o));
     amq__wr_u32(w, f->s->r);
     amq__wr_u32(w, 0);
 }
@@ -954,6 +977,7 @@ const amq__type amq__type_vqf = {
     .contains_batch = contains_batch,
     .remove = remove_hash,
     .fpr_bound = fpr_bound,
+    .items = items_of,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,
