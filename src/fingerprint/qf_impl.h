@@ -115,8 +115,9 @@
  * region's share. A share of the items stays within +-2^62 / regions and
  * the fast path needs a base of at most 2^64 - 1 - 2^62, so no total it
  * makes can pass 2^64 - 1; an update past either takes every lock, where
- * the total is exact, and folds the shares into the base. Queries take the same locks, so they may run beside
- * updates; merge, resize, iteration and saving need the filter quiet.
+ * the total is exact, and folds the shares into the base. Queries take
+ * the same locks, so they may run beside updates; merge, resize,
+ * iteration and saving need the filter quiet.
  *
  * Failure modes: AMQ_ERR_FULL when the slots an insert needs would run past
  * the table (checked before anything moves); removes of absent keys
@@ -177,8 +178,7 @@ struct amq_qf {
     uint64_t fast_blocks; /* block-local fast paths serve blocks below */
     bool counting;
     bool use_pdep;
-    bool use_vbmi; /* queries take the VBMI quick test (qf_vbmi.h) */
-    bool scalar;   /* AMQ_OPT_SCALAR: reference slot moves too */
+    bool scalar; /* AMQ_OPT_SCALAR: reference slot moves too */
     bool concurrent;
     qf_region *regions; /* concurrent mode: lock and counter shares */
     uint64_t nregions;

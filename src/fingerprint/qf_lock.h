@@ -101,12 +101,12 @@ static inline amq_status items_may(amq_qf *f, qwin *w, uint64_t k, bool add) {
 
 /* Count the k items items_may allowed. */
 static inline void items_move(amq_qf *f, qwin *w, uint64_t k, bool add) {
-    if (f->concurrent && whole(f, w))
+    if (f->concurrent && whole(f, w)) {
         qf_fold(f); /* the base takes it: shares stay small */
-    if (f->concurrent && whole(f, w))
         ctr_set(&f->o.items, ctr_get(&f->o.items) + (add ? k : 0 - k));
-    else
+    } else {
         ctr_add(f, w, QF_ITEMS, add ? k : 0 - k);
+    }
 }
 
 /* items_may, then items_move. */

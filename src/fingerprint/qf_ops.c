@@ -408,10 +408,10 @@ bool amq__qf_contains(const amq__obj *o, uint64_t h) {
  * present one 1.35. At 9-16 bits (word lanes) the gain shrinks to 0.89
  * against 1.34 for a present key, a loss unless more than three queries
  * in four are of absent keys, so those widths keep the exact kernel.
- * Measured and left out:
- * keeping only the slots below 64 + o' - a (the run cannot end later)
- * lets 21% pass at r = 7 instead of 25% but costs more than it saves, and
- * the loads alone without the block's prefetch are slower. */
+ * Measured and left out: keeping only the slots below 64 + o' - a (the
+ * run cannot end later) lets 21% pass at r = 7 instead of 25% but costs
+ * more than it saves, and the loads alone without the block's prefetch
+ * are slower. */
 
 /* The keys the quick test lets through: a qf run is tested word-wide, a
  * cqf one decoded. Out of line, so the quick test keeps few registers. */
@@ -437,14 +437,12 @@ QF_VBMI static bool has_vbmi(const amq__obj *ob, uint64_t h) {
 #endif
 
 void amq__qf_choose_kernel(amq_qf *f) {
-    f->use_vbmi = f->vbits == 0 && !f->concurrent && !f->scalar &&
-                  f->width <= 8 && qf_vbmi_fits(f);
     if (f->vbits != 0)
         f->o.contains = NULL; /* a maplet: its type's own lookup */
     else if (f->concurrent || f->scalar)
         f->o.contains = amq__qf_contains;
 #if defined(__x86_64__)
-    else if (f->use_vbmi)
+    else if (f->width <= 8 && qf_vbmi_fits(f))
         f->o.contains = has_vbmi;
 #endif
     else

@@ -536,7 +536,7 @@ static QF_ISA bool has_isa(const amq__obj *o, uint64_t h) {
  * contains takes it: a present key pays the quick test on top of the
  * exact one (a tenth more time, a quarter more for get's), and get, which
  * is asked mostly for keys that are there, keeps the exact kernel
- * (docs/maplets.md, "Speed"). */
+ * (docs/maplets.md, "Benchmark rows"). */
 QF_VBMI static bool has_vbmi(const amq__obj *o, uint64_t h) {
     const amq_qf *f = (const amq_qf *)o;
     uint64_t q, rem;
@@ -610,11 +610,10 @@ static void get_batch_ref(const amq_qf *f, const uint64_t *h, size_t n,
 static bool mq_kernels(const amq_qf *f) { return !f->concurrent && !f->scalar; }
 
 void amq__mq_choose_kernel(amq_qf *f) {
-    f->use_vbmi = mq_kernels(f) && qf_vbmi_fits(f);
     if (!mq_kernels(f))
         f->o.contains = amq__mq_contains;
 #if defined(__x86_64__)
-    else if (f->use_vbmi)
+    else if (qf_vbmi_fits(f))
         f->o.contains = has_vbmi;
 #endif
     else
