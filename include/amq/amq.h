@@ -42,4 +42,5 @@
 #include "amq/cascade.h"
 #include "amq/lsm.h"
 #include "amq/window.h"
+#include "amq/range.h"
 #endif

@@ -46,7 +46,12 @@ typedef enum amq_hash_kind {
                              the Apache Parquet bloom filter hash            */
     AMQ_HASH_SIPHASH = 3, /* SipHash-2-4 keyed with a 128-bit secret: use it
                              when keys may be chosen by an adversary         */
-    AMQ_HASH_KIND_COUNT_ = 4
+    AMQ_HASH_ORDER = 4,   /* not a hash: the key's first 8 bytes read
+                             big-endian (shorter keys padded with zeros on
+                             the right), so byte order is kept. Only range
+                             filters (AMQ_CAP_RANGE, amq/range.h) take it,
+                             and it is their default                         */
+    AMQ_HASH_KIND_COUNT_ = 5
 } amq_hash_kind;
 
 #define AMQ_HASH_KEY_BYTES 16

@@ -62,6 +62,10 @@ typedef struct amq_filter amq_filter;
  * retention curve). fpr_bound() still bounds the rate for keys never
  * added, and the rate settles at the target instead of climbing to 1. */
 #define AMQ_CAP_FORGETS 0x100u
+/* A range filter (amq/range.h): amq_range_query asks whether any key may
+ * lie in [lo, hi]; point queries are ranges of one key. Its keys are kept
+ * in order (AMQ_HASH_ORDER), not hashed. */
+#define AMQ_CAP_RANGE 0x200u
 
 typedef struct amq_type_info {
     const char *name;    /* canonical spec name, e.g. "sbbf"                 */
@@ -76,6 +80,10 @@ typedef struct amq_type_info {
      * NULL-terminated; NULL when there are none. */
     const char *const *shapes;
 } amq_type_info;
+
+/* The word for one AMQ_CAP_* bit ("remove", "static", "range", ...), as
+ * `amq help types` and AMQ.INFO print it; NULL for any other value. */
+AMQ_API const char *amq_cap_name(uint32_t bit);
 
 AMQ_API size_t amq_filter_type_count(void);
 /* NULL when i >= amq_filter_type_count(). */

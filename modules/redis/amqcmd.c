@@ -150,7 +150,8 @@ static bool parse_reserve(host *h, reserve_args *r) {
 static void replicate_reserve(host *h, const char *cmd, const reserve_args *r,
                               const amq_hasher *hs) {
     char cap[24], eps[40], seed[24], key[2 * AMQ_HASH_KEY_BYTES + 1];
-    static const char *kinds[] = {"", "xxh3", "xxh64", "siphash"};
+    static const char *kinds[AMQ_HASH_KIND_COUNT_] = {"", "xxh3", "xxh64",
+                                                      "siphash", "order"};
     snprintf(cap, sizeof cap, "%lld", r->cap);
     snprintf(eps, sizeof eps, "%.17g", r->eps);
     snprintf(seed, sizeof seed, "%lld", (long long)hs->seed);
@@ -340,21 +341,13 @@ int amq_card(host *h) {
 
 /* The filter's AMQ_CAP_* bits as words, e.g. "remove count union". */
 static void caps_words(uint32_t caps, char *buf, size_t cap) {
-    static const struct {
-        uint32_t bit;
-        const char *word;
-    } names[] = {
-        {AMQ_CAP_REMOVE, "remove"},         {AMQ_CAP_COUNT, "count"},
-        {AMQ_CAP_UNION, "union"},           {AMQ_CAP_INTERSECT, "intersect"},
-        {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
-        {AMQ_CAP_STATIC, "static"},         {AMQ_CAP_SKETCH, "sketch"},
-        {AMQ_CAP_FORGETS, "forgets"}};
     size_t n = 0;
     buf[0] = 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if ((caps & names[i].bit) && n < cap)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? " " : "",
-                                  names[i].word);
+    for (unsigned i = 0; i < 32; i++) {
+        const char *word = amq_cap_name(UINT32_C(1) << i);
+        if ((caps >> i & 1) && word != NULL && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? " " : "", word);
+    }
 }
 
 int amq_info(host *h) {

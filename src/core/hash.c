@@ -23,6 +23,7 @@ amq_status amq_hasher_init(amq_hasher *h, amq_hash_kind kind, uint64_t seed,
     switch (kind) {
     case AMQ_HASH_XXH3:
     case AMQ_HASH_XXH64:
+    case AMQ_HASH_ORDER:
         h->kind = kind;
         h->seed = seed;
         return AMQ_OK;
@@ -38,12 +39,22 @@ amq_status amq_hasher_init(amq_hasher *h, amq_hash_kind kind, uint64_t seed,
     return AMQ_ERR_HASH;
 }
 
+/* Bytes [from, from + 8) of the key as a big-endian number, zeros past its
+ * end: the order map of AMQ_HASH_ORDER. */
+static uint64_t order_word(const uint8_t *key, size_t len, size_t from) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (from + i < len ? key[from + i] : 0);
+    return v;
+}
+
 uint64_t amq_hash64(const amq_hasher *h, const void *key, size_t len) {
     static const uint8_t empty[1] = {0};
     if (key == NULL)
         key = empty;
     switch (h->kind) {
     case AMQ_HASH_XXH64: return XXH64(key, len, h->seed);
+    case AMQ_HASH_ORDER: return order_word(key, len, 0);
     case AMQ_HASH_SIPHASH: {
         unsigned char out[crypto_shorthash_siphash24_BYTES];
         uint64_t v;
@@ -100,6 +111,10 @@ void amq_hash128(const amq_hasher *h, const void *key, size_t len,
     if (key == NULL)
         key = empty;
     switch (h->kind) {
+    case AMQ_HASH_ORDER:
+        out[0] = order_word(key, len, 0);
+        out[1] = order_word(key, len, 8);
+        return;
     case AMQ_HASH_XXH64:
         out[0] = XXH64(key, len, h->seed);
         out[1] = XXH64(key, len, h->seed ^ 0x9e3779b97f4a7c15ULL);
@@ -137,6 +152,7 @@ const char *amq_hash_kind_name(amq_hash_kind kind) {
     case AMQ_HASH_XXH3: return "xxh3";
     case AMQ_HASH_XXH64: return "xxh64";
     case AMQ_HASH_SIPHASH: return "siphash24";
+    case AMQ_HASH_ORDER: return "order";
     case AMQ_HASH_KIND_COUNT_: break;
     }
     return "unknown";

@@ -46,6 +46,19 @@ static amq_status check_target(uint64_t capacity, double fpr, amq_diag *diag) {
     return AMQ_OK;
 }
 
+/* The order map is for range filters only, and range queries need it: a
+ * point filter fed unhashed keys would lose its bound. */
+static amq_status check_hasher(const amq__type *t, const amq_hasher *h,
+                               amq_diag *diag) {
+    if (h->kind == AMQ_HASH_ORDER && !(t->info.caps & AMQ_CAP_RANGE))
+        return amq__diag(diag, AMQ_ERR_HASH, 0,
+                         "hash 'order' keeps keys in order for range filters; "
+                         "%s needs a hash that spreads them (xxh3, xxh64, "
+                         "siphash)",
+                         t->info.name);
+    return AMQ_OK;
+}
+
 /* A structure that chose no query kernel answers through its type. */
 static void set_kernel(const amq__type *t, amq__obj *o) {
     if (o->contains == NULL)
@@ -167,6 +180,8 @@ amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
     amq_status st =
         amq__hasher_from_options(opt, t->info.default_hash, &f->hasher);
     if (st == AMQ_OK)
+        st = check_hasher(t, &f->hasher, diag);
+    if (st == AMQ_OK)
         st = make_impl(f, *s, &a, opt, diag);
     if (st != AMQ_OK) {
         amq__free(&f->mem, f, sizeof *f);
@@ -191,6 +206,8 @@ amq_status amq__filter_adopt(const amq__type *t, amq__obj *o,
     if (st == AMQ_OK)
         st = amq__hasher_from_options(opt != NULL ? opt : &defaults,
                                       t->info.default_hash, &f->hasher);
+    if (st == AMQ_OK)
+        st = check_hasher(t, &f->hasher, NULL);
     if (st != AMQ_OK) {
         if (f != NULL)
             amq__free(&f->mem, f, sizeof *f);
@@ -242,7 +259,8 @@ amq_status amq_filter_resolve_hasher(const char *spec, const amq_options *opt,
     if (out == NULL)
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(amq__filter_lookup(spec, &s, &t, NULL));
-    return amq__hasher_from_options(opt, t->info.default_hash, out);
+    AMQ_RETURN_IF_ERR(amq__hasher_from_options(opt, t->info.default_hash, out));
+    return check_hasher(t, out, NULL);
 }
 
 void amq_filter_free(amq_filter *f) {
@@ -524,7 +542,9 @@ static amq_status open_frame(const void *buf, size_t len,
     AMQ_RETURN_IF_ERR(
         amq__obj_open(buf, len, NULL, opt, view, &impl, &info, diag));
     set_kernel(info.type, impl);
-    amq_status st = wrap(info.type, opt, &f);
+    amq_status st = check_hasher(info.type, &info.hasher, diag);
+    if (st == AMQ_OK)
+        st = wrap(info.type, opt, &f);
     if (st != AMQ_OK) {
         destroy(info.type, impl);
         return st;

@@ -147,7 +147,7 @@ static amq_status probe_static(const amq__type *t, double fpr, bool *reach,
 /* ---- the ranking ------------------------------------------------------------- */
 
 static bool fits(const amq_need *need, uint32_t caps) {
-    if (caps & (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS))
+    if (caps & (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS | AMQ_CAP_RANGE))
         return false;
     if (need->deletes && !(caps & AMQ_CAP_REMOVE))
         return false;

@@ -20,6 +20,22 @@ static const amq__type *const types[] = {
 
 #define NTYPES (sizeof types / sizeof types[0])
 
+const char *amq_cap_name(uint32_t bit) {
+    switch (bit) {
+    case AMQ_CAP_REMOVE: return "remove";
+    case AMQ_CAP_COUNT: return "count";
+    case AMQ_CAP_UNION: return "union";
+    case AMQ_CAP_INTERSECT: return "intersect";
+    case AMQ_CAP_CONCURRENT: return "concurrent";
+    case AMQ_CAP_ESTIMATE: return "estimate";
+    case AMQ_CAP_STATIC: return "static";
+    case AMQ_CAP_SKETCH: return "sketch";
+    case AMQ_CAP_FORGETS: return "forgets";
+    case AMQ_CAP_RANGE: return "range";
+    default: return NULL;
+    }
+}
+
 size_t amq_filter_type_count(void) { return NTYPES; }
 
 const amq_type_info *amq_filter_type_at(size_t i) {

@@ -56,7 +56,7 @@ printf 'nothing-here-1\n' >one_absent
 # sketches do not answer membership; a forgetting filter promises only its
 # newest key, checked apart).
 types=$(awk '/^  [a-z]/ { name = $1 }
-             /capabilities:/ { if ($0 !~ /sketch|forgets/) print name }' types.txt)
+             /capabilities:/ { if ($0 !~ /sketch|forgets|range/) print name }' types.txt)
 forgetting=$(awk '/^  [a-z]/ { name = $1 }
                   /capabilities:/ { if ($0 ~ /forgets/) print name }' types.txt)
 [ -n "$forgetting" ] && pass || fail "no forgetting type parsed from 'amq help types'"

@@ -30,8 +30,11 @@
 
 typedef enum golden_variant { GOLDEN_DEFAULT, GOLDEN_SIPHASH } golden_variant;
 
-static inline size_t golden_key(size_t i, char buf[32]) {
-    int n = snprintf(buf, 32, "amq-golden-%03u", (unsigned)i);
+/* Key i; a range filter (ordered) tells keys apart by their first 8
+ * bytes, so its keys start with the number. */
+static inline size_t golden_key(size_t i, bool ordered, char buf[32]) {
+    int n = snprintf(buf, 32, ordered ? "%03u-amq-golden" : "amq-golden-%03u",
+                     (unsigned)i);
     return n < 0 ? 0 : (size_t)n;
 }
 
@@ -56,9 +59,11 @@ static inline amq_status golden_build(const char *type, golden_variant v,
      * a fixed-width type that cannot reach GOLDEN_FPR at its own rate. */
     amq_builder *b = NULL;
     amq_status st = amq_builder_new(type, &opt, &b, NULL);
+    const amq_type_info *ti = amq_filter_type_find(type);
+    bool ordered = ti != NULL && (ti->caps & AMQ_CAP_RANGE);
     for (size_t i = 0; st == AMQ_OK && i < GOLDEN_KEYS; i++) {
         char k[32];
-        size_t len = golden_key(i, k);
+        size_t len = golden_key(i, ordered, k);
         st = amq_builder_add(b, k, len);
     }
     *out = NULL;

@@ -513,7 +513,7 @@ def test_amq(c, r, amq_cli, tmp):
     types = [t.decode() for t in r.execute_command("AMQ.TYPES")]
     c.ok("bloom" in types and "xor8" in types, f"AMQ.TYPES {types}")
     static = {"xor8", "xor16", "xor32", "fuse8", "fuse16", "fuse32", "ribbon",
-              "smaplet"}
+              "smaplet", "grafite"}
     keys = items("m", 500)
     for t in types:
         spec = t + (":bits=8" if t == "ribbon" else

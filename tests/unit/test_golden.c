@@ -91,14 +91,15 @@ static void check_load(const char *name, const amq_type_info *ti,
         uint64_t missing = 0;
         for (size_t i = 0; i < GOLDEN_KEYS; i++) {
             char k[32];
-            size_t kl = golden_key(i, k);
+            size_t kl = golden_key(i, ti->caps & AMQ_CAP_RANGE, k);
             missing += !amq_filter_contains(g, k, kl);
         }
         if (ti->caps & AMQ_CAP_SKETCH)
             missing = 0; /* not a membership filter (amq/filter.h) */
         if (ti->caps & AMQ_CAP_FORGETS) { /* only the newest is promised */
             char k[32];
-            size_t kl = golden_key(GOLDEN_KEYS - 1, k);
+            size_t kl =
+                golden_key(GOLDEN_KEYS - 1, ti->caps & AMQ_CAP_RANGE, k);
             missing = !amq_filter_contains(g, k, kl);
         }
         CHECK_MSG(missing == 0, "%s: %llu golden keys missing", name,

@@ -93,6 +93,8 @@ static const char *unfit(const amq_need *o, const amq_type_info *t) {
         return "a frequency sketch, not a membership filter";
     if (t->caps & AMQ_CAP_FORGETS)
         return "forgets old keys (false negatives by design)";
+    if (t->caps & AMQ_CAP_RANGE)
+        return "a range filter: keys in order, not hashed (amq range)";
     if (o->deletes && !(t->caps & AMQ_CAP_REMOVE))
         return "cannot remove keys";
     if (o->counts && !(t->caps & AMQ_CAP_COUNT))

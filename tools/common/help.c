@@ -54,20 +54,10 @@ int cli_usage_error(const char *command, const char *fmt, ...) {
 }
 
 static void print_caps(FILE *out, uint32_t caps) {
-    static const struct {
-        uint32_t bit;
-        const char *name;
-    } names[] = {
-        {AMQ_CAP_REMOVE, "remove"},         {AMQ_CAP_COUNT, "count"},
-        {AMQ_CAP_UNION, "union"},           {AMQ_CAP_INTERSECT, "intersect"},
-        {AMQ_CAP_CONCURRENT, "concurrent"}, {AMQ_CAP_ESTIMATE, "estimate"},
-        {AMQ_CAP_STATIC, "static"},         {AMQ_CAP_SKETCH, "sketch"},
-        {AMQ_CAP_FORGETS, "forgets"},
-    };
     const char *sep = "";
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (caps & names[i].bit) {
-            fprintf(out, "%s%s", sep, names[i].name);
+    for (unsigned i = 0; i < 32; i++)
+        if ((caps >> i & 1) && amq_cap_name(UINT32_C(1) << i) != NULL) {
+            fprintf(out, "%s%s", sep, amq_cap_name(UINT32_C(1) << i));
             sep = ",";
         }
     if (*sep == 0)
