@@ -42,6 +42,20 @@
 extern "C" {
 #endif
 
+/* What a range filter's keys are, fixed when it is built (spec
+ * "keys=int", the default, or "keys=bytes"): integers, whose text form
+ * is their digits and whose byte form is their 8 bytes big-endian; or
+ * byte strings, mapped by their first 8 bytes. Either way a query is on
+ * the 64-bit values; the CLI and the Redis module read it to parse the
+ * ends of a range as the keys were given. */
+typedef enum amq_range_keys {
+    AMQ_RANGE_KEYS_INT = 0,
+    AMQ_RANGE_KEYS_BYTES = 1
+} amq_range_keys;
+
+/* f's key form; -1 when f is not a range filter. */
+AMQ_API int amq_range_key_form(const amq_filter *f);
+
 /* *maybe = whether a key of f may lie in [lo, hi] (integers, lo <= hi).
  * No false negatives. Errors: AMQ_ERR_INVALID (NULL f or maybe, lo > hi),
  * AMQ_ERR_UNSUPPORTED (f is not a range filter: AMQ_CAP_RANGE),
@@ -58,9 +72,8 @@ AMQ_API amq_status amq_range_query_bytes(const amq_filter *f, const void *lo,
 /* out[i] = amq_range_query(f, lo[i], hi[i]) for i < n; stops at the first
  * error (lo[i] > hi[i]: AMQ_ERR_INVALID) and returns it. */
 AMQ_API amq_status amq_range_query_batch(const amq_filter *f,
-                                         const uint64_t *lo,
-                                         const uint64_t *hi, size_t n,
-                                         uint8_t *out);
+                                         const uint64_t *lo, const uint64_t *hi,
+                                         size_t n, uint8_t *out);
 
 /* The certified bound on a false positive for a query range of len keys
  * none of which was added (len = 1: amq_filter_fpr_bound). 1 for ranges

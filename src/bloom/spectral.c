@@ -160,23 +160,13 @@ bool amq_spectral_blocked(const amq_spectral *s) {
 
 /* ---- the generic interface --------------------------------------------- */
 
-/* mode=mi|ms (no numeric getter fits, so read the parsed pair directly). */
+/* mode=mi|ms. */
 static amq_status spec_mode(amq__spec *spec, amq_spectral_mode *mode,
                             amq_diag *diag) {
-    *mode = AMQ_SPECTRAL_MI;
-    for (size_t i = 0; i < spec->nkv; i++) {
-        amq__spec_kv *kv = &spec->kv[i];
-        if (strcmp(kv->key, "mode") != 0)
-            continue;
-        kv->used = true;
-        if (strcmp(kv->val, "mi") == 0)
-            *mode = AMQ_SPECTRAL_MI;
-        else if (strcmp(kv->val, "ms") == 0)
-            *mode = AMQ_SPECTRAL_MS;
-        else
-            return amq__diag(diag, AMQ_ERR_SPEC, kv->offset,
-                             "'mode' must be mi or ms, got '%s'", kv->val);
-    }
+    static const char *const words[] = {"mi", "ms", NULL};
+    unsigned w = 0;
+    AMQ_RETURN_IF_ERR(amq__spec_word(spec, "mode", words, &w, diag));
+    *mode = w == 1 ? AMQ_SPECTRAL_MS : AMQ_SPECTRAL_MI;
     return AMQ_OK;
 }
 

@@ -150,6 +150,27 @@ amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
     return AMQ_OK;
 }
 
+amq_status amq__spec_word(amq__spec *s, const char *key,
+                          const char *const *words, unsigned *out,
+                          amq_diag *diag) {
+    amq__spec_kv *kv = find(s, key);
+    char list[128] = "";
+    size_t len = 0;
+    if (kv == NULL)
+        return AMQ_OK;
+    for (unsigned i = 0; words[i] != NULL; i++) {
+        if (strcmp(kv->val, words[i]) == 0) {
+            *out = i;
+            return AMQ_OK;
+        }
+        len += (size_t)snprintf(list + len,
+                                len < sizeof list ? sizeof list - len : 0,
+                                "%s%s", i ? " or " : "", words[i]);
+    }
+    return amq__diag(diag, AMQ_ERR_SPEC, kv->offset,
+                     "'%s' must be %s, got '%s'", key, list, kv->val);
+}
+
 const char *amq_real_text(double v, char out[AMQ_REAL_TEXT_MAX]) {
     /* A whole number below 2^53 as its digits (20000, not 2e+04). */
     if (v == floor(v) && fabs(v) < 9007199254740992.0) {

@@ -44,6 +44,13 @@ amq_status amq__spec_u64(amq__spec *s, const char *key, uint64_t lo,
 amq_status amq__spec_f64(amq__spec *s, const char *key, double lo, double hi,
                          double *out, bool *found, amq_diag *diag);
 
+/* A key whose value is one of words[] (NULL-terminated): *out its index;
+ * absent keys leave *out untouched. Another value returns AMQ_ERR_SPEC
+ * listing the words. */
+amq_status amq__spec_word(amq__spec *s, const char *key,
+                          const char *const *words, unsigned *out,
+                          amq_diag *diag);
+
 /* AMQ_ERR_SPEC naming the first key no getter consumed, with the nearest
  * of the type's parameter names when one is close (params: the type's
  * "key=meaning, ..." text, amq_type_info.params; may be NULL). */

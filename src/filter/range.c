@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "filter/make.h"
+#include "type/range_ops.h"
 
 static amq_status ranged(const amq_filter *f, const amq__type **t) {
     if (f == NULL)
         return AMQ_ERR_INVALID;
     *t = amq__filter_type(f);
-    if ((*t)->contains_range == NULL)
+    if ((*t)->range == NULL)
         return AMQ_ERR_UNSUPPORTED;
     if (amq_filter_hasher(f)->kind != AMQ_HASH_ORDER)
         return AMQ_ERR_HASH;
@@ -26,7 +27,7 @@ amq_status amq_range_query(const amq_filter *f, uint64_t lo, uint64_t hi,
     if (maybe == NULL || lo > hi)
         return AMQ_ERR_INVALID;
     AMQ_RETURN_IF_ERR(ranged(f, &t));
-    *maybe = t->contains_range(amq__filter_obj(f), lo, hi);
+    *maybe = t->range->contains(amq__filter_obj(f), lo, hi);
     return AMQ_OK;
 }
 
@@ -59,16 +60,23 @@ amq_status amq_range_query_batch(const amq_filter *f, const uint64_t *lo,
     for (size_t i = 0; i < n; i++) {
         if (lo[i] > hi[i])
             return AMQ_ERR_INVALID;
-        out[i] = t->contains_range(o, lo[i], hi[i]);
+        out[i] = t->range->contains(o, lo[i], hi[i]);
     }
     return AMQ_OK;
 }
 
 double amq_range_fpr_bound(const amq_filter *f, uint64_t len) {
     const amq__type *t;
-    if (f == NULL || (t = amq__filter_type(f))->range_bound == NULL)
+    if (f == NULL || (t = amq__filter_type(f))->range == NULL)
         return -1.0;
-    return t->range_bound(amq__filter_obj(f), len);
+    return t->range->bound(amq__filter_obj(f), len);
+}
+
+int amq_range_key_form(const amq_filter *f) {
+    const amq__type *t;
+    if (f == NULL || (t = amq__filter_type(f))->range == NULL)
+        return -1;
+    return (int)t->range->keys(amq__filter_obj(f));
 }
 
 uint64_t amq_range_key(const void *key, size_t len) {

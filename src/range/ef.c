@@ -6,7 +6,6 @@
 #include "core/mem.h"
 
 #define DIR_SPAN (UINT64_C(1) << AMQ__EF_DIR_LG)
-#define NONE UINT64_MAX
 
 unsigned amq__ef_low_bits(uint64_t m, uint64_t r) {
     unsigned l = 0;
@@ -77,116 +76,34 @@ void amq__ef_view(amq__ef *e, const void *words, uint64_t m, uint64_t r,
     e->l = l;
 }
 
-static inline uint64_t low_at(const amq__ef *e, uint64_t i) {
-    uint64_t bit = i * e->l;
-    if (e->l == 0)
-        return 0;
-    return (amq__get_u64(e->low + (bit >> 3)) >> (bit & 7)) &
-           ((UINT64_C(1) << e->l) - 1);
-}
-
-/* Position just past the z-th zero (z >= 1) at or after pos; NONE when
- * the array ends first. */
-static inline uint64_t skip_zeros(const amq__ef *e, uint64_t pos, uint64_t z) {
-    uint64_t w = pos >> 6;
-    if (w >= e->hwords)
-        return NONE;
-    uint64_t word = ~e->high[w] & (~UINT64_C(0) << (pos & 63));
-    for (;;) {
-        uint64_t c = amq__popcount64(word);
-        if (c >= z)
-            return w * 64 + amq__select64(word, (unsigned)(z - 1)) + 1;
-        z -= c;
-        if (++w >= e->hwords)
-            return NONE;
-        word = ~e->high[w];
-    }
-}
-
-/* Ones from pos up to the next zero (or the array's end). */
-static inline uint64_t run_of_ones(const amq__ef *e, uint64_t pos) {
-    uint64_t w = pos >> 6, run = 0;
-    unsigned b = (unsigned)(pos & 63);
-    for (; w < e->hwords; w++, b = 0) {
-        uint64_t zeros = ~e->high[w] >> b;
-        if (zeros != 0)
-            return run + (uint64_t)__builtin_ctzll(zeros);
-        run += 64 - b;
-    }
-    return run;
-}
-
-/* The first set bit at or after pos; NONE when there is none. */
-static inline uint64_t next_one(const amq__ef *e, uint64_t pos) {
-    uint64_t w = pos >> 6;
-    if (w >= e->hwords)
-        return NONE;
-    uint64_t word = e->high[w] & (~UINT64_C(0) << (pos & 63));
-    while (word == 0) {
-        if (++w >= e->hwords)
-            return NONE;
-        word = e->high[w];
-    }
-    return w * 64 + (uint64_t)__builtin_ctzll(word);
-}
-
 bool amq__ef_any(const amq__ef *e, uint64_t x, uint64_t y) {
-    if (e->m == 0)
-        return false;
-    uint64_t hb = x >> e->l, k = hb >> AMQ__EF_DIR_LG;
-    if (hb >= e->nb)
-        return false;
-    uint64_t before = e->dir[k];
-    if (before > e->m)
-        return true; /* corrupt payload: never a false negative */
-    uint64_t pos = (k << AMQ__EF_DIR_LG) + before;
-    if (hb != (k << AMQ__EF_DIR_LG) &&
-        (pos = skip_zeros(e, pos, hb - (k << AMQ__EF_DIR_LG))) == NONE)
-        return true;
-    /* pos: bucket hb's first bit; i: values before it */
-    uint64_t i = pos - hb, run = run_of_ones(e, pos);
-    if (i > e->m || run > e->m - i)
-        return true;
-    uint64_t want = x & ((UINT64_C(1) << e->l) - 1), lo = i, hi = i + run;
-    while (hi - lo > 8) { /* first low part >= want in [lo, hi) */
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (low_at(e, mid) < want)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < i + run; lo++) {
-        uint64_t low = low_at(e, lo);
-        if (low >= want)
-            return ((hb << e->l) | low) <= y;
-    }
-    /* every value of bucket hb is below x: the next value decides */
-    i += run;
-    if (i >= e->m || ((hb + 1) << e->l) > y)
-        return false;
-    uint64_t p = next_one(e, pos + run + 1);
-    if (p == NONE || p < i)
-        return true;
-    return (((p - i) << e->l) | low_at(e, i)) <= y;
+    return amq__ef_any_k(e, x, y, false);
 }
+
+#if defined(AMQ__HAVE_PDEP)
+__attribute__((target("popcnt,bmi,bmi2"))) bool amq__ef_any_bmi2(
+    const amq__ef *e, uint64_t x, uint64_t y) {
+    return amq__ef_any_k(e, x, y, true);
+}
+#endif
 
 uint64_t amq__ef_at(const amq__ef *e, uint64_t i) {
     uint64_t p = 0;
     for (uint64_t seen = 0;; seen++, p++) {
-        if ((p = next_one(e, p)) == NONE)
-            return NONE;
+        if ((p = amq__ef_next_one(e, p)) == AMQ__EF_NONE)
+            return AMQ__EF_NONE;
         if (seen == i)
             break;
     }
-    return ((p - i) << e->l) | low_at(e, i);
+    return ((p - i) << e->l) | amq__ef_low(e, i);
 }
 
 bool amq__ef_any_scan(const amq__ef *e, uint64_t x, uint64_t y) {
     uint64_t p = 0;
     for (uint64_t i = 0; i < e->m; i++, p++) {
-        if ((p = next_one(e, p)) == NONE)
+        if ((p = amq__ef_next_one(e, p)) == AMQ__EF_NONE)
             return true;
-        uint64_t v = ((p - i) << e->l) | low_at(e, i);
+        uint64_t v = ((p - i) << e->l) | amq__ef_low(e, i);
         if (v >= x)
             return v <= y;
     }

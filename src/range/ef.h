@@ -64,8 +64,124 @@ void amq__ef_fill(const uint64_t *v, uint64_t m, uint64_t r, unsigned l,
 void amq__ef_view(amq__ef *e, const void *words, uint64_t m, uint64_t r,
                   unsigned l);
 
-/* Whether some value lies in [x, y], for x <= y < r. */
+#define AMQ__EF_NONE UINT64_MAX
+
+/* The k-th set bit of x (x has more than k). */
+static inline __attribute__((always_inline)) uint64_t amq__ef_select(
+    uint64_t x, unsigned k, bool fast) {
+#if defined(AMQ__HAVE_PDEP)
+    if (fast)
+        return amq__select64_pdep(x, k);
+#endif
+    (void)fast;
+    return amq__select64(x, k);
+}
+
+static inline uint64_t amq__ef_low(const amq__ef *e, uint64_t i) {
+    uint64_t bit = i * e->l;
+    if (e->l == 0)
+        return 0;
+    return (amq__get_u64(e->low + (bit >> 3)) >> (bit & 7)) &
+           ((UINT64_C(1) << e->l) - 1);
+}
+
+/* Position just past the z-th zero (z >= 1) at or after pos; AMQ__EF_NONE when
+ * the array ends first. */
+static inline __attribute__((always_inline)) uint64_t amq__ef_skip_zeros(
+    const amq__ef *e, uint64_t pos, uint64_t z, bool fast) {
+    uint64_t w = pos >> 6;
+    if (w >= e->hwords)
+        return AMQ__EF_NONE;
+    uint64_t word = ~e->high[w] & (~UINT64_C(0) << (pos & 63));
+    for (;;) {
+        uint64_t c = (uint64_t)__builtin_popcountll(word);
+        if (c >= z)
+            return w * 64 + amq__ef_select(word, (unsigned)(z - 1), fast) + 1;
+        z -= c;
+        if (++w >= e->hwords)
+            return AMQ__EF_NONE;
+        word = ~e->high[w];
+    }
+}
+
+/* Ones from pos up to the next zero (or the array's end). */
+static inline uint64_t amq__ef_run(const amq__ef *e, uint64_t pos) {
+    uint64_t w = pos >> 6, run = 0;
+    unsigned b = (unsigned)(pos & 63);
+    for (; w < e->hwords; w++, b = 0) {
+        uint64_t zeros = ~e->high[w] >> b;
+        if (zeros != 0)
+            return run + (uint64_t)__builtin_ctzll(zeros);
+        run += 64 - b;
+    }
+    return run;
+}
+
+/* The first set bit at or after pos; AMQ__EF_NONE when there is none. */
+static inline uint64_t amq__ef_next_one(const amq__ef *e, uint64_t pos) {
+    uint64_t w = pos >> 6;
+    if (w >= e->hwords)
+        return AMQ__EF_NONE;
+    uint64_t word = e->high[w] & (~UINT64_C(0) << (pos & 63));
+    while (word == 0) {
+        if (++w >= e->hwords)
+            return AMQ__EF_NONE;
+        word = e->high[w];
+    }
+    return w * 64 + (uint64_t)__builtin_ctzll(word);
+}
+
+/* The query, inlined into each kernel: fast (a caller compiled for
+ * POPCNT and BMI2) selects a zero with PDEP, else with the portable
+ * byte scan. */
+static inline __attribute__((always_inline)) bool amq__ef_any_k(
+    const amq__ef *e, uint64_t x, uint64_t y, bool fast) {
+    if (e->m == 0)
+        return false;
+    uint64_t hb = x >> e->l, k = hb >> AMQ__EF_DIR_LG;
+    if (hb >= e->nb)
+        return false;
+    uint64_t before = e->dir[k];
+    if (before > e->m)
+        return true; /* corrupt payload: never a false negative */
+    uint64_t pos = (k << AMQ__EF_DIR_LG) + before;
+    if (hb != (k << AMQ__EF_DIR_LG) &&
+        (pos = amq__ef_skip_zeros(e, pos, hb - (k << AMQ__EF_DIR_LG), fast)) ==
+            AMQ__EF_NONE)
+        return true;
+    /* pos: bucket hb's first bit; i: values before it */
+    uint64_t i = pos - hb, run = amq__ef_run(e, pos);
+    if (i > e->m || run > e->m - i)
+        return true;
+    uint64_t want = x & ((UINT64_C(1) << e->l) - 1), lo = i, hi = i + run;
+    while (hi - lo > 8) { /* first low part >= want in [lo, hi) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (amq__ef_low(e, mid) < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < i + run; lo++) {
+        uint64_t low = amq__ef_low(e, lo);
+        if (low >= want)
+            return ((hb << e->l) | low) <= y;
+    }
+    /* every value of bucket hb is below x: the next value decides */
+    i += run;
+    if (i >= e->m || ((hb + 1) << e->l) > y)
+        return false;
+    uint64_t p = amq__ef_next_one(e, pos + run + 1);
+    if (p == AMQ__EF_NONE || p < i)
+        return true;
+    return (((p - i) << e->l) | amq__ef_low(e, i)) <= y;
+}
+
+/* Whether some value lies in [x, y], for x <= y < r: the portable
+ * kernel, and (x86-64) the one for CPUs with POPCNT and BMI2. */
 bool amq__ef_any(const amq__ef *e, uint64_t x, uint64_t y);
+#if defined(AMQ__HAVE_PDEP)
+bool amq__ef_any_bmi2(const amq__ef *e, uint64_t x, uint64_t y);
+#endif
 
 /* The scalar reference: the same answer by a scan of every value (tests). */
 bool amq__ef_any_scan(const amq__ef *e, uint64_t x, uint64_t y);

@@ -49,27 +49,32 @@
 
 #include "amq/range.h"
 #include "core/bits.h"
+#include "core/divide.h"
 #include "core/mem.h"
 #include "core/sort.h"
 #include "range/ef.h"
-#include "type/type.h"
+#include "type/range_ops.h"
 
 #define P61 ((UINT64_C(1) << 61) - 1)
 #define R_MIN UINT64_C(16)
 #define R_MAX (UINT64_C(1) << 60)
 #define RANGE_MAX (UINT64_C(1) << 40)
 #define DEFAULT_RATE 0.01 /* on ranges of `range` keys, with no target */
-#define T_SWITCH 1.8 /* r / (n 2^l) past which 2^(l+1) n is taken */
+#define T_SWITCH 1.8      /* r / (n 2^l) past which 2^(l+1) n is taken */
 
-typedef struct amq_grafite {
+typedef struct amq_grafite amq_grafite;
+struct amq_grafite {
     amq__obj o;    /* items: distinct keys */
     uint64_t r;    /* code universe, also the block length */
     uint64_t c1;   /* in [1, p) */
     uint64_t c2;   /* in [0, p) */
     uint64_t m;    /* distinct codes */
     uint64_t span; /* the range length the build was sized for */
+    amq_range_keys keys;
+    amq__divisor by_r;
     amq__ef ef;
-} amq_grafite;
+    bool (*range)(const amq_grafite *g, uint64_t lo, uint64_t hi);
+};
 
 static inline uint64_t mod_p61(unsigned __int128 x) {
     uint64_t s = ((uint64_t)x & P61) + (uint64_t)(x >> 61);
@@ -78,42 +83,91 @@ static inline uint64_t mod_p61(unsigned __int128 x) {
 }
 
 static inline uint64_t shift_of(const amq_grafite *g, uint64_t block) {
-    return mod_p61((unsigned __int128)g->c1 * block + g->c2) % g->r;
+    return amq__mod(&g->by_r,
+                    mod_p61((unsigned __int128)g->c1 * block + g->c2));
 }
 
 static inline uint64_t code_of(const amq_grafite *g, uint64_t x) {
-    uint64_t c = x % g->r + shift_of(g, x / g->r);
+    uint64_t b = amq__div(&g->by_r, x);
+    uint64_t c = (x - b * g->r) + shift_of(g, b);
     return c >= g->r ? c - g->r : c;
 }
 
 /* Whether a key may lie at offsets [o1, o2] of block b. */
-static bool part(const amq_grafite *g, uint64_t b, uint64_t o1, uint64_t o2) {
+static inline __attribute__((always_inline)) bool part(const amq_grafite *g,
+                                                       uint64_t b, uint64_t o1,
+                                                       uint64_t o2, bool fast) {
     uint64_t s = o1 + shift_of(g, b);
     if (s >= g->r)
         s -= g->r;
     uint64_t e = s + (o2 - o1);
     if (e < g->r)
-        return amq__ef_any(&g->ef, s, e);
-    return amq__ef_any(&g->ef, s, g->r - 1) ||
-           amq__ef_any(&g->ef, 0, e - g->r);
+        return amq__ef_any_k(&g->ef, s, e, fast);
+    return amq__ef_any_k(&g->ef, s, g->r - 1, fast) ||
+           amq__ef_any_k(&g->ef, 0, e - g->r, fast);
 }
 
-static bool gr_range(const amq__obj *o, uint64_t lo, uint64_t hi) {
-    const amq_grafite *g = (const amq_grafite *)o;
+static inline __attribute__((always_inline)) bool range_k(const amq_grafite *g,
+                                                          uint64_t lo,
+                                                          uint64_t hi,
+                                                          bool fast) {
     if (g->m == 0)
         return false;
     if (hi - lo >= g->r - 1)
         return true;
-    uint64_t b1 = lo / g->r, b2 = hi / g->r;
+    uint64_t b1 = amq__div(&g->by_r, lo), b2 = amq__div(&g->by_r, hi);
+    uint64_t o1 = lo - b1 * g->r, o2 = hi - b2 * g->r;
     if (b1 == b2)
-        return part(g, b1, lo % g->r, hi % g->r);
-    return part(g, b1, lo % g->r, g->r - 1) || part(g, b2, 0, hi % g->r);
+        return part(g, b1, o1, o2, fast);
+    return part(g, b1, o1, g->r - 1, fast) || part(g, b2, 0, o2, fast);
 }
 
-static bool gr_contains(const amq__obj *o, uint64_t x) {
-    const amq_grafite *g = (const amq_grafite *)o;
+static inline __attribute__((always_inline)) bool point_k(const amq_grafite *g,
+                                                          uint64_t x,
+                                                          bool fast) {
     uint64_t c = code_of(g, x);
-    return g->m != 0 && amq__ef_any(&g->ef, c, c);
+    return g->m != 0 && amq__ef_any_k(&g->ef, c, c, fast);
+}
+
+/* The kernels: portable, and for CPUs with POPCNT and BMI2 (the avx2
+ * level of cpu.c and above), chosen when the shape is set. */
+static bool range_portable(const amq_grafite *g, uint64_t lo, uint64_t hi) {
+    return range_k(g, lo, hi, false);
+}
+
+static bool point_portable(const amq__obj *o, uint64_t x) {
+    return point_k((const amq_grafite *)o, x, false);
+}
+
+#if defined(AMQ__HAVE_PDEP)
+__attribute__((target("popcnt,bmi,bmi2"))) static bool range_bmi2(
+    const amq_grafite *g, uint64_t lo, uint64_t hi) {
+    return range_k(g, lo, hi, true);
+}
+
+__attribute__((target("popcnt,bmi,bmi2"))) static bool point_bmi2(
+    const amq__obj *o, uint64_t x) {
+    return point_k((const amq_grafite *)o, x, true);
+}
+#else
+#define range_bmi2 range_portable
+#define point_bmi2 point_portable
+#endif
+
+static void choose(amq_grafite *g, const amq_options *opt) {
+    bool scalar = opt != NULL && (opt->flags & AMQ_OPT_SCALAR);
+    g->o.contains =
+        amq__obj_pick(scalar, point_portable, point_bmi2, point_bmi2);
+    g->range = g->o.contains == point_bmi2 ? range_bmi2 : range_portable;
+}
+
+static amq_range_keys gr_keys(const amq__obj *o) {
+    return ((const amq_grafite *)o)->keys;
+}
+
+static bool gr_range(const amq__obj *o, uint64_t lo, uint64_t hi) {
+    const amq_grafite *g = (const amq_grafite *)o;
+    return g->range(g, lo, hi);
 }
 
 /* ceil(p / r) / p: the most any code's probability can be. */
@@ -188,7 +242,9 @@ static amq_status gr_alloc(uint64_t r, uint64_t m, const amq_options *opt,
         return st;
     }
     g->r = r;
+    g->by_r = amq__divisor_of(r);
     g->m = m;
+    choose(g, opt);
     amq__ef_view(&g->ef, g->o.table, m, r, l);
     *wr = w;
     *out = g;
@@ -201,7 +257,7 @@ static amq_status gr_alloc(uint64_t r, uint64_t m, const amq_options *opt,
 static amq_status gr_fill(const amq__mem *mem, uint64_t *keys, uint64_t *codes,
                           size_t n, uint64_t r, uint64_t span,
                           const amq_options *opt, amq_grafite **out) {
-    amq_grafite probe = {.r = r};
+    amq_grafite probe = {.r = r, .by_r = amq__divisor_of(r)};
     size_t m = 0;
     uint64_t *wr;
     draw_shifts(opt, &probe.c1, &probe.c2);
@@ -216,36 +272,49 @@ static amq_status gr_fill(const amq__mem *mem, uint64_t *keys, uint64_t *codes,
     (*out)->c2 = probe.c2;
     (*out)->span = span;
     (*out)->o.items = n;
-    (*out)->o.contains = gr_contains;
     return AMQ_OK;
 }
 
 /* ---- the generic interface ----------------------------------------------- */
 
-#define PARAMS "range=L (the target rate, 1% if none is given, holds for " \
-               "ranges of L keys; default 1), r=R (code universe 16..2^60; " \
-               "overrides the target)"
+#define PARAMS                                                                 \
+    "range=L (the target rate, 1% if none is given, holds for "                \
+    "ranges of L keys; default 1), r=R (code universe 16..2^60; "              \
+    "overrides the target)"
 
-static amq_status spec_span(amq__spec *spec, uint64_t *span, uint64_t *r,
-                            amq_diag *diag) {
-    *span = 1;
-    *r = 0;
+/* What a spec fixes: the range length the target is for, an explicit
+ * universe (0: from the target), the key form. */
+typedef struct gr_spec {
+    uint64_t span, r;
+    amq_range_keys keys;
+} gr_spec;
+
+static amq_status spec_of(amq__spec *spec, gr_spec *g, amq_diag *diag) {
+    static const char *const forms[] = {"int", "bytes", NULL};
+    unsigned keys = AMQ_RANGE_KEYS_INT;
+    g->span = 1;
+    g->r = 0;
     AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "range", 1, RANGE_MAX, span, NULL, diag));
-    return amq__spec_u64(spec, "r", R_MIN, R_MAX, r, NULL, diag);
+        amq__spec_u64(spec, "range", 1, RANGE_MAX, &g->span, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "r", R_MIN, R_MAX, &g->r, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_word(spec, "keys", forms, &keys, diag));
+    g->keys = (amq_range_keys)keys;
+    return AMQ_OK;
 }
 
 static amq_status t_build(const amq__type *self, amq__spec *spec,
                           const uint64_t *h, size_t n, double fpr,
                           const amq_options *opt, amq__obj **out,
                           amq_diag *diag) {
-    uint64_t span, r, *keys = NULL, *codes = NULL;
+    uint64_t *keys = NULL, *codes = NULL;
     size_t distinct = 0, bytes = 0;
+    gr_spec sp;
     amq__mem mem;
     amq_grafite *g = NULL;
     amq_status st = AMQ_OK;
     (void)self;
-    AMQ_RETURN_IF_ERR(spec_span(spec, &span, &r, diag));
+    AMQ_RETURN_IF_ERR(spec_of(spec, &sp, diag));
     if (fpr == 0.0)
         fpr = DEFAULT_RATE;
     amq__mem_init(&mem, opt);
@@ -258,23 +327,25 @@ static amq_status t_build(const amq__type *self, amq__spec *spec,
         if (st == AMQ_OK)
             st = amq__sort_keys(&mem, h, n, false, 0, true, keys, &distinct);
     }
-    if (st == AMQ_OK && r == 0)
-        st = universe_for(distinct ? distinct : 1, fpr, span, &r, diag);
+    if (st == AMQ_OK && sp.r == 0)
+        st = universe_for(distinct ? distinct : 1, fpr, sp.span, &sp.r, diag);
     if (st == AMQ_OK)
-        st = gr_fill(&mem, keys, codes, distinct, r, span, opt, &g);
+        st = gr_fill(&mem, keys, codes, distinct, sp.r, sp.span, opt, &g);
     if (keys != NULL)
         amq__free(&mem, keys, bytes);
     if (codes != NULL)
         amq__free(&mem, codes, bytes);
     AMQ_RETURN_IF_ERR(st);
+    g->keys = sp.keys;
     *out = &g->o;
     return AMQ_OK;
 }
 
 static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_grafite *g = (const amq_grafite *)o;
-    return amq__describe(buf, cap, "range=%llu,r=%llu",
-                         (unsigned long long)g->span, (unsigned long long)g->r);
+    return amq__describe(buf, cap, "range=%llu,r=%llu%s",
+                         (unsigned long long)g->span, (unsigned long long)g->r,
+                         g->keys == AMQ_RANGE_KEYS_BYTES ? ",keys=bytes" : "");
 }
 
 /* The curve: bits a key <-> the rate on ranges of `range` keys, as
@@ -286,20 +357,21 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
 #define CURVE_OVER 2.41
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
-    uint64_t span, r;
+    gr_spec sp;
     (void)self;
-    AMQ_RETURN_IF_ERR(spec_span(spec, &span, &r, diag));
+    AMQ_RETURN_IF_ERR(spec_of(spec, &sp, diag));
     if (inverse) {
-        *out = log2((double)span / x) + CURVE_OVER;
+        *out = log2((double)sp.span / x) + CURVE_OVER;
         return AMQ_OK;
     }
-    double rate = (double)span * exp2(-(x - CURVE_OVER));
+    double rate = (double)sp.span * exp2(-(x - CURVE_OVER));
     *out = rate < 1.0 ? rate : 1.0;
     return AMQ_OK;
 }
 
-/* params: r u64 | c1 u64 | c2 u64 | items u64 | codes u64 | range u64 */
-#define PARAMS_LEN 48
+/* params: r u64 | c1 u64 | c2 u64 | items u64 | codes u64 | range u64 |
+ * keys u32 (0 integers, 1 byte strings) | reserved u32 (0) */
+#define PARAMS_LEN 56
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     const amq_grafite *g = (const amq_grafite *)o;
     amq__wr_u64(w, g->r);
@@ -308,12 +380,15 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u64(w, o->items);
     amq__wr_u64(w, g->m);
     amq__wr_u64(w, g->span);
+    amq__wr_u32(w, (uint32_t)g->keys);
+    amq__wr_u32(w, 0);
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *rd,
                          const uint8_t *payload, size_t len, bool view,
                          const amq_options *opt, amq__obj **out) {
     uint64_t r, c1, c2, items, m, span, *wr;
+    uint32_t keys;
     amq_grafite *g;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__rd_expect(rd, PARAMS_LEN));
@@ -323,6 +398,8 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     size_t at_n = amq__rd_u64(rd, &items);
     size_t at_m = amq__rd_u64(rd, &m);
     size_t at_span = amq__rd_u64(rd, &span);
+    size_t at_keys = amq__rd_u32(rd, &keys);
+    AMQ_RETURN_IF_ERR(amq__rd_zero32(rd));
     if (r < R_MIN || r > R_MAX)
         return amq__rd_bad(rd, at_r, "code universe %llu outside 16..2^60",
                            (unsigned long long)r);
@@ -338,6 +415,8 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     if (span == 0 || span > RANGE_MAX)
         return amq__rd_bad(rd, at_span, "range %llu outside 1..2^40",
                            (unsigned long long)span);
+    if (keys > AMQ_RANGE_KEYS_BYTES)
+        return amq__rd_bad(rd, at_keys, "key form %u", keys);
     size_t words = amq__ef_words(m, r, amq__ef_low_bits(m, r));
     if (words == 0 || len / 8 != words || len % 8 != 0)
         return amq__rd_bad(rd, at_m, "%zu payload bytes for %llu codes", len,
@@ -348,11 +427,14 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     g->c1 = c1;
     g->c2 = c2;
     g->span = span;
+    g->keys = (amq_range_keys)keys;
     g->o.items = items;
-    g->o.contains = gr_contains;
     *out = &g->o;
     return AMQ_OK;
 }
+
+static const amq__range_ops gr_range_ops = {
+    .contains = gr_range, .bound = gr_range_bound, .keys = gr_keys};
 
 const amq__type amq__type_grafite = {
     .info = {.name = "grafite",
@@ -367,11 +449,10 @@ const amq__type amq__type_grafite = {
     .kernel_shapes = amq__defaults_only,
     .build = t_build,
     .load = t_load,
-    .contains = gr_contains,
+    .contains = point_portable,
     .fpr_bound = gr_fpr_bound,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,
-    .contains_range = gr_range,
-    .range_bound = gr_range_bound,
+    .range = &gr_range_ops,
 };

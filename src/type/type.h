@@ -50,6 +50,7 @@ typedef enum amq__merge_op { AMQ__UNION, AMQ__INTERSECT } amq__merge_op;
 
 typedef struct amq__type amq__type;
 struct amq__maplet_ops;
+struct amq__range_ops;
 
 struct amq__type {
     amq_type_info info; /* info.default_hash: hash kind for DEFAULT */
@@ -136,12 +137,9 @@ struct amq__type {
     size_t (*payload_size)(const amq__obj *o); /* opt: table_bytes */
     void (*payload_write)(const amq__obj *o, uint8_t *dst); /* opt: table */
 
-    /* Range filters (AMQ_CAP_RANGE, amq/range.h): whether a key may lie in
-     * [lo, hi] (lo <= hi; no false negatives), and the certified bound on
-     * that answer for a range of len keys none of which was added. NULL for
-     * every other type. */
-    bool (*contains_range)(const amq__obj *o, uint64_t lo, uint64_t hi);
-    double (*range_bound)(const amq__obj *o, uint64_t len);
+    /* Range filters (AMQ_CAP_RANGE, amq/range.h): the range queries
+     * (src/type/range_ops.h). NULL for every other type. */
+    const struct amq__range_ops *range;
 
     /* Maplets (amq/maplet.h): the calls that carry values
      * (src/type/maplet_ops.h). NULL for every other type. */

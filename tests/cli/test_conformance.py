@@ -40,7 +40,8 @@ AMQ = os.path.abspath(sys.argv[1])
 LAB = os.path.abspath(sys.argv[2])
 TMP = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="amq-conf-")
 USER_VERBS = ["build", "query", "add", "remove", "merge", "count", "info",
-              "recommend", "cascade", "map", "kmer", "shard", "lsm", "help"]
+              "recommend", "cascade", "map", "kmer", "shard", "range", "lsm",
+              "help"]
 LAB_VERBS = ["demo", "clock", "lsm", "cascade", "help"]
 failures = []
 passed = 0

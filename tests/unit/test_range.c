@@ -9,6 +9,7 @@
 
 #include "amq/amq.h"
 #include "check.h"
+#include "core/divide.h"
 #include "range/ef.h"
 
 static int cmp_u64(const void *a, const void *b) {
@@ -34,14 +35,44 @@ static size_t make_set(uint64_t *v, size_t n, uint64_t r, bool dense,
     return m;
 }
 
+/* The invariant divider against the hardware's, at the edges of every
+ * power of two and at random. */
+static void test_divide(void) {
+    uint64_t s = 5;
+    for (unsigned k = 1; k < 63; k++) {
+        uint64_t ds[4] = {(UINT64_C(1) << k) - 1, UINT64_C(1) << k,
+                          (UINT64_C(1) << k) + 1,
+                          (UINT64_C(1) << k) + (check_next(&s) >> (64 - k))};
+        for (int j = 0; j < 4; j++) {
+            uint64_t d = ds[j];
+            if (d < 2)
+                continue;
+            amq__divisor v = amq__divisor_of(d);
+            uint64_t xs[6] = {0,          d - 1,          d,
+                              UINT64_MAX, UINT64_MAX - d, UINT64_MAX / d * d};
+            for (int i = 0; i < 6 + 200; i++) {
+                uint64_t x = i < 6 ? xs[i] : check_next(&s) >> (i % 64);
+                CHECK_MSG(amq__div(&v, x) == x / d && amq__mod(&v, x) == x % d,
+                          "%llu / %llu", (unsigned long long)x,
+                          (unsigned long long)d);
+            }
+        }
+    }
+}
+
 static void test_ef_reference(void) {
     static const struct {
         size_t n;
         uint64_t r;
         bool dense;
-    } cases[] = {{0, 16, false},      {1, 16, false},       {1, 1u << 30, false},
-                 {5, 16, false},      {200, 256, true},     {1000, 1000, false},
-                 {3000, 1u << 20, false}, {3000, 1u << 20, true},
+    } cases[] = {{0, 16, false},
+                 {1, 16, false},
+                 {1, 1u << 30, false},
+                 {5, 16, false},
+                 {200, 256, true},
+                 {1000, 1000, false},
+                 {3000, 1u << 20, false},
+                 {3000, 1u << 20, true},
                  {5000, UINT64_C(1) << 59, false}};
     uint64_t s = 11;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -66,9 +97,14 @@ static void test_ef_reference(void) {
             y = x + len < r ? x + len : r - 1;
             if (q % 97 == 0)
                 y = r - 1;
-            CHECK_MSG(amq__ef_any(&e, x, y) == amq__ef_any_scan(&e, x, y),
-                      "case %zu [%llu, %llu]", c, (unsigned long long)x,
-                      (unsigned long long)y);
+            bool want = amq__ef_any_scan(&e, x, y);
+            CHECK_MSG(amq__ef_any(&e, x, y) == want, "case %zu [%llu, %llu]", c,
+                      (unsigned long long)x, (unsigned long long)y);
+#if defined(AMQ__HAVE_PDEP)
+            if (__builtin_cpu_supports("bmi2") &&
+                __builtin_cpu_supports("popcnt"))
+                CHECK(amq__ef_any_bmi2(&e, x, y) == want);
+#endif
         }
         /* bits a value: l + 1 + buckets / m, and the directory */
         if (m > 1000)
@@ -218,7 +254,8 @@ static void test_frames(void) {
     amq_filter *v = NULL;
     CHECK_OK(amq_filter_view(buf, len, NULL, &v, &d));
     for (unsigned q = 0; q < 20000; q++) {
-        uint64_t lo = q % 2 ? k[q % 5000] - 3 : check_next(&s), hi = lo + q % 200;
+        uint64_t lo = q % 2 ? k[q % 5000] - 3 : check_next(&s),
+                 hi = lo + q % 200;
         bool a, b, c;
         if (hi < lo)
             continue;
@@ -227,6 +264,23 @@ static void test_frames(void) {
         CHECK_OK(amq_range_query(v, lo, hi, &c));
         CHECK(a == b && a == c);
     }
+    /* the portable kernels answer as the chosen ones */
+    amq_options scalar = {.flags = AMQ_OPT_SCALAR};
+    amq_filter *sf = NULL;
+    CHECK_OK(amq_filter_load(buf, len, &scalar, &sf, &d));
+    for (unsigned q = 0; sf != NULL && q < 20000; q++) {
+        uint64_t lo = q % 2 ? k[q % 5000] - 3 : check_next(&s),
+                 hi = lo + q % 99;
+        bool a, b;
+        if (hi < lo)
+            continue;
+        CHECK_OK(amq_range_query(f, lo, hi, &a));
+        CHECK_OK(amq_range_query(sf, lo, hi, &b));
+        CHECK(a == b);
+        CHECK(amq_filter_contains_hash(f, lo) ==
+              amq_filter_contains_hash(sf, lo));
+    }
+    amq_filter_free(sf);
     /* the parameters are checked: r, c1, codes; the payload's length */
     char spec[128];
     CHECK(amq_filter_describe(f, spec, sizeof spec) < sizeof spec);
@@ -263,6 +317,7 @@ static void test_policy(void) {
     amq_filter_free(f);
     f = build("grafite", keys, 3, 0.01);
     CHECK(amq_filter_hasher(f)->kind == AMQ_HASH_ORDER);
+    CHECK(amq_range_key_form(f) == AMQ_RANGE_KEYS_INT);
     CHECK_STATUS(amq_range_query(f, 5, 4, &maybe), AMQ_ERR_INVALID);
     CHECK_OK(amq_range_query(f, 11, 11, &maybe));
     CHECK_OK(amq_range_query(f, 0, UINT64_MAX, &maybe));
@@ -282,26 +337,31 @@ static void test_policy(void) {
     CHECK(!maybe && amq_filter_fpr_bound(f) == 0.0);
     amq_filter_free(f);
     /* a target the universe cannot hold */
-    CHECK_STATUS(amq_filter_build("grafite:range=1099511627776", keys, 3,
-                                  1e-9, NULL, &f, &d),
+    CHECK_STATUS(amq_filter_build("grafite:range=1099511627776", keys, 3, 1e-9,
+                                  NULL, &f, &d),
                  AMQ_ERR_INVALID);
 }
 
 /* Byte keys through the order map: sorted strings map in order, and byte
  * ranges find the keys inside them. */
 static void test_bytes(void) {
-    static const char *const words[] = {"apple", "apricot", "banana", "blue",
-                                        "cherry", "kiwi", "lemon", "lime"};
+    static const char *const words[] = {"apple",  "apricot", "banana", "blue",
+                                        "cherry", "kiwi",    "lemon",  "lime"};
     amq_builder *b = NULL;
     amq_filter *f = NULL;
     amq_diag d;
     bool maybe;
     /* "q000" .. "q000~" is a range of 0x7e000000 mapped keys */
-    CHECK_OK(amq_builder_new("grafite:range=4294967296", NULL, &b, &d));
+    CHECK_OK(
+        amq_builder_new("grafite:range=4294967296,keys=bytes", NULL, &b, &d));
     for (size_t i = 0; i < 8; i++)
         CHECK_OK(amq_builder_add(b, words[i], strlen(words[i])));
     CHECK_OK(amq_builder_finish(b, 0.01, &f, &d));
     amq_builder_free(b);
+    CHECK(amq_range_key_form(f) == AMQ_RANGE_KEYS_BYTES);
+    char desc[128];
+    amq_filter_describe(f, desc, sizeof desc);
+    CHECK(strstr(desc, ",keys=bytes") != NULL);
     for (size_t i = 0; i + 1 < 8; i++)
         CHECK(amq_range_key(words[i], strlen(words[i])) <=
               amq_range_key(words[i + 1], strlen(words[i + 1])));
@@ -330,6 +390,7 @@ static void test_bytes(void) {
 
 int main(void) {
     size_t n = check_quick() ? 20000 : 200000;
+    test_divide();
     test_ef_reference();
     test_curve();
     test_bound(UNIFORM, n, 0.01, 1);
