@@ -153,8 +153,8 @@ static void run_rows(const char *work, const uint64_t *k, size_t n,
             while (shift < 63 && (UINT64_C(1) << shift) < len)
                 shift++;
             amq_filter *pf = ribbon_of(k, n, shift, (double)bits[b]);
-            subject subs[3] = {{"grafite", g, 0}, {"points", p, 0},
-                               {"prefix", pf, shift}};
+            subject subs[3] = {
+                {"grafite", g, 0}, {"points", p, 0}, {"prefix", pf, shift}};
             for (int c = 0; c < 2; c++) {
                 size_t q = queries;
                 if (len > 64 && q > 20000000 / len)
@@ -167,8 +167,7 @@ static void run_rows(const char *work, const uint64_t *k, size_t n,
                     for (size_t i = 0; i < qs; i++)
                         fp += ask(&subs[s], lo[i], lo[i] + len - 1);
                     double ns = (tool_now() - t0) * 1e9 / (double)qs;
-                    double bound =
-                        s == 0 ? amq_range_fpr_bound(g, len) : -1.0;
+                    double bound = s == 0 ? amq_range_fpr_bound(g, len) : -1.0;
                     char bt[32] = "-";
                     if (bound >= 0)
                         snprintf(bt, sizeof bt, "%.3g", bound);

@@ -20,7 +20,9 @@
  * are shared with AMQ.MAP.* (mapcmd.c) through reserve_as and merge_as,
  * which take the types they admit.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "amqr.h"
@@ -229,6 +231,66 @@ int amq_reserve(host *h) {
     return reserve_as(h, &k);
 }
 
+/* ---- range filters ----------------------------------------------------- */
+
+/* A range filter's key from an argument: an integer's digits for the
+ * integer form, else the order map of the bytes. */
+static bool range_value(int form, const rarg *a, uint64_t *out) {
+    char buf[24], *end;
+    if (form != AMQ_RANGE_KEYS_INT) {
+        *out = amq_range_key(a->p, a->n);
+        return true;
+    }
+    if (a->n == 0 || a->n >= sizeof buf || a->p[0] < '0' || a->p[0] > '9' ||
+        (a->p[0] == '0' && a->n > 1))
+        return false;
+    memcpy(buf, a->p, a->n);
+    buf[a->n] = 0;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno != 0 || *end != 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The key form a range spec builds (an empty filter says), or -1. */
+static int spec_key_form(const char *spec) {
+    amq_filter *f = NULL;
+    if (amq_filter_build(spec, NULL, 0, 0.0, NULL, &f, NULL) != AMQ_OK)
+        return -1;
+    int form = amq_range_key_form(f);
+    amq_filter_free(f);
+    return form;
+}
+
+/* AMQ.RANGE key lo hi: 1 when a key may lie in [lo, hi], 0 when none
+ * does. */
+int amq_range(host *h) {
+    rval *v;
+    uint64_t lo, hi;
+    bool maybe = false;
+    if (h->argc != 4)
+        return r_arity(h);
+    if ((v = need(h)) == NULL)
+        return 0;
+    const amq_filter *f = v->u.amq.f;
+    if (!(amq_filter_caps(f) & AMQ_CAP_RANGE))
+        return r_err(h, "ERR not a range filter (AMQ.BUILD key grafite ...)");
+    int form = amq_range_key_form(f);
+    if (!range_value(form, &h->argv[2], &lo) ||
+        !range_value(form, &h->argv[3], &hi))
+        return r_err(h, "ERR the range's ends are integers (0 .. 2^64-1) for "
+                        "this filter");
+    amq_status st = amq_range_query(f, lo, hi, &maybe);
+    if (st == AMQ_ERR_INVALID)
+        return r_err(h, "ERR the range is empty: lo is above hi");
+    if (st != AMQ_OK)
+        return r_status(h, "range", st);
+    h->ops->r_int(h, maybe);
+    return 0;
+}
+
 int amq_build(host *h) {
     char spec[256];
     amq_hasher hs;
@@ -257,8 +319,20 @@ int amq_build(host *h) {
         rv_sys_free(x);
         return r_err(h, "ERR out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        x[i] = amq_hash64(&hs, h->argv[3 + i].p, h->argv[3 + i].n);
+    int form = (ti->caps & AMQ_CAP_RANGE) ? spec_key_form(spec) : -1;
+    for (size_t i = 0; i < n; i++) {
+        const rarg *a = &h->argv[3 + i];
+        if (form != AMQ_RANGE_KEYS_INT) {
+            x[i] = amq_hash64(&hs, a->p, a->n);
+            continue;
+        }
+        if (!range_value(form, a, &x[i])) { /* the integer form: digits */
+            rv_sys_free(x);
+            rv_free(v);
+            return r_err(h, "ERR the items of an integer range filter are "
+                            "integers (0 .. 2^64-1; keys=bytes for strings)");
+        }
+    }
     amq_options o = rv_options(v);
     o.hash = hs.kind;
     o.hash_seed = hs.seed;
@@ -304,7 +378,12 @@ int amq_add(host *h) { return add(h, true); }
 int amq_madd(host *h) { return add(h, false); }
 
 static bool has(const rval *v, const rarg *item) {
-    return amq_filter_contains(v->u.amq.f, item->p, item->n);
+    const amq_filter *f = v->u.amq.f;
+    uint64_t x;
+    int form = amq_range_key_form(f);
+    if (form == AMQ_RANGE_KEYS_INT) /* its keys' digits */
+        return range_value(form, item, &x) && amq_filter_contains_hash(f, x);
+    return amq_filter_contains(f, item->p, item->n);
 }
 
 int amq_exists(host *h) { return reply_exists(h, FAM_AMQ, true, has); }

@@ -24,9 +24,9 @@ static inline amq__divisor amq__divisor_of(uint64_t d) {
     unsigned l = 0;
     while (l < 63 && (UINT64_C(1) << l) < d)
         l++;
-    v.m = (uint64_t)((((unsigned __int128)((UINT64_C(1) << l) - d)) << 64) /
-                     d) +
-          1;
+    v.m =
+        (uint64_t)((((unsigned __int128)((UINT64_C(1) << l) - d)) << 64) / d) +
+        1;
     v.shift = l - 1;
     return v;
 }

@@ -420,6 +420,36 @@ run 2 "shard plan: bad slot range" "$AMQ" shard plan --type bloom --fpr 0.01 \
 run 2 "shard route without --shards" "$AMQ" shard route keys.txt
 run 2 "shard: unknown subcommand" "$AMQ" shard nosuch
 
+# ---- range filters (amq range) ---------------------------------------------------
+seq 1000 1000 2000000 >rkeys
+run 0 "range build" "$AMQ" range build --fpr 0.01 --range 100 -o r.amq rkeys
+check "range build: summary names the range bound" has "for ranges of 100 keys" err
+awk '{ print $1 - 5, $1 + 5 }' rkeys >around
+run 0 "range query: ranges around keys" "$AMQ" range query --count r.amq around
+check "range query: every range around a key answers yes" test "$(cat out)" = 2000
+awk '{ print $1 + 1, $1 + 100 }' rkeys >past
+"$AMQ" range query --count r.amq past >out 2>err
+rc=$?
+if [ "$rc" -le 1 ] && [ "$(cat out)" -lt 80 ]; then pass; else
+    fail "range query: empty ranges past keys: exit $rc, $(cat out) of 2000"; fi
+printf '1000\n0x3e8 0x3e8\n' >two
+run 0 "range query: one key, hex" "$AMQ" range query r.amq two
+check "range query: both lines print" test "$(wc -l <out)" -eq 2
+printf '7 3\n' >bad
+run 2 "range query: reversed range" "$AMQ" range query r.amq bad
+check "range query: names the line" has "(line 1)" err
+printf 'apple\n' >wkey
+run 2 "range build: a word among integers" "$AMQ" range build -o w.amq wkey
+check "range build: says --strings" has "strings" err
+printf 'apple\nbanana\ncherry\n' >words
+run 0 "range build --strings" "$AMQ" range build --strings -o w.amq words
+printf 'b\tbz\nd\tdz\n' >wq
+run 0 "range query strings" "$AMQ" range query w.amq wq
+check "range query strings: b..bz holds banana" has "^b.bz$" out
+run 2 "range query on a point filter" "$AMQ" range query tight.amq two
+check "range query on a point filter: says so" has "not a range filter" err
+run 2 "range build without -o" "$AMQ" range build rkeys
+
 # ---- edges a user meets ----------------------------------------------------------
 # gzip key files, by their magic, for every verb that reads keys
 seq 1 3000 | sed 's/^/gz-/' >gzkeys

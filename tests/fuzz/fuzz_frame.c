@@ -47,6 +47,18 @@ static void exercise(const amq_filter *f, const amq_filter *v) {
         fuzz_require((out[i] != 0) == amq_filter_contains_hash(f, hs[i]),
                      "batch and scalar disagree");
     (void)amq_filter_contains(f, "fuzz", 4);
+    /* a range filter's ranges: short, long, wrapping past 2^64 - 1 */
+    for (int i = 0; (amq_filter_caps(f) & AMQ_CAP_RANGE) && i < 64; i++) {
+        uint64_t lo = hs[i], hi = lo + (hs[(i + 1) % 64] >> (i % 64));
+        bool a = false, c = false;
+        if (hi < lo)
+            hi = UINT64_MAX;
+        if (amq_range_query(f, lo, hi, &a) == AMQ_OK && v != NULL)
+            fuzz_require(amq_range_query(v, lo, hi, &c) == AMQ_OK && a == c,
+                         "view and copy disagree on a range");
+        double rb = amq_range_fpr_bound(f, hi - lo + 1);
+        fuzz_require(rb >= 0.0 && rb <= 1.0, "range bound outside [0, 1]");
+    }
     char desc[256];
     size_t need = amq_filter_describe(f, desc, sizeof desc);
     fuzz_require(need > 0, "empty describe");

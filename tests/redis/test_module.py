@@ -517,7 +517,8 @@ def test_amq(c, r, amq_cli, tmp):
     keys = items("m", 500)
     for t in types:
         spec = t + (":bits=8" if t == "ribbon" else
-                    ":member=fuse8" if t == "smaplet" else "")
+                    ":member=fuse8" if t == "smaplet" else
+                    ":keys=bytes" if t == "grafite" else "")
         key = "amq:" + t
         if t in static:
             c.ok(r.execute_command("AMQ.BUILD", key, spec, *keys), f"build {t}")
@@ -577,6 +578,51 @@ def test_amq(c, r, amq_cli, tmp):
 
 
 # ---- bad input ------------------------------------------------------------
+
+
+def test_range(c, r):
+    """AMQ.RANGE over a range filter of integers and one of strings: no
+    range holding a key answers 0, and bad ends are refused."""
+    keys = [str(1000 * i) for i in range(2000)]
+    c.ok(r.execute_command("AMQ.BUILD", "rg", "grafite:range=64", *keys),
+         "build an integer range filter")
+    miss = sum(r.execute_command("AMQ.RANGE", "rg", str(1000 * i - 3),
+                                 str(1000 * i + 3)) == 0 for i in range(1, 2000))
+    c.ok(miss == 0, f"ranges around keys: {miss} answered 0")
+    c.ok(r.execute_command("AMQ.EXISTS", "rg", "5000") == 1, "a key exists")
+    empty = sum(r.execute_command("AMQ.RANGE", "rg", str(1000 * i + 1),
+                                  str(1000 * i + 64)) for i in range(2000))
+    c.ok(empty <= 80, f"empty ranges past keys: {empty} of 2000 answered 1")
+    for lo, hi, what in (("x", "5", "not an integer"), ("9", "5", "empty"),
+                         ("-1", "5", "negative"), ("1", "18446744073709551616",
+                                                   "past 2^64")):
+        try:
+            r.execute_command("AMQ.RANGE", "rg", lo, hi)
+            c.ok(False, f"AMQ.RANGE {what} accepted")
+        except redis.exceptions.ResponseError:
+            c.ok(True, f"AMQ.RANGE {what} refused")
+    try:
+        r.execute_command("AMQ.BUILD", "rg2", "grafite", "apple")
+        c.ok(False, "integer filter took a word")
+    except redis.exceptions.ResponseError as e:
+        c.ok("integers" in str(e), f"integer filter refuses a word: {e}")
+    words = ["apple", "apricot", "banana", "cherry", "kiwi", "lemon"]
+    c.ok(r.execute_command("AMQ.BUILD", "rs", "grafite:keys=bytes", *words),
+         "build a string range filter")
+    c.ok(r.execute_command("AMQ.RANGE", "rs", "b", "bz") == 1, "b..bz has banana")
+    c.ok(r.execute_command("AMQ.EXISTS", "rs", "kiwi") == 1, "kiwi exists")
+    r.execute_command("BF.ADD", "rb", "a")
+    try:
+        r.execute_command("AMQ.RANGE", "rb", "a", "b")
+        c.ok(False, "AMQ.RANGE on a Bloom filter accepted")
+    except redis.exceptions.ResponseError:
+        c.ok(True, "AMQ.RANGE on a Bloom filter refused")
+    r.execute_command("AMQ.RESERVE", "rq", "blocked", "CAPACITY", 100)
+    try:
+        r.execute_command("AMQ.RANGE", "rq", "a", "b")
+        c.ok(False, "AMQ.RANGE on a point filter accepted")
+    except redis.exceptions.ResponseError as e:
+        c.ok("range filter" in str(e), f"point filter: {e}")
 
 
 def test_bad_input(c, r):
@@ -959,6 +1005,7 @@ def main(args, c, servers):
     test_tdigest(c, r)
     test_topk(c, r)
     test_amq(c, r, args.amq, tmp)
+    test_range(c, r)
     test_bad_input(c, r)
     test_corrupt_rdb(c, srv)
     test_big_chunks(c, r)

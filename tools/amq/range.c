@@ -27,9 +27,12 @@ enum {
 };
 
 static const cli_opt build_options[] = {
-    {"fpr", 'e', true, OPT_FPR},         {"range", 0, true, OPT_RANGE},
-    {"output", 'o', true, OPT_OUT},      {"strings", 0, false, OPT_STRINGS},
-    {"seed", 0, true, OPT_SEED},         {"quiet", 'q', false, OPT_QUIET},
+    {"fpr", 'e', true, OPT_FPR},
+    {"range", 0, true, OPT_RANGE},
+    {"output", 'o', true, OPT_OUT},
+    {"strings", 0, false, OPT_STRINGS},
+    {"seed", 0, true, OPT_SEED},
+    {"quiet", 'q', false, OPT_QUIET},
     {NULL, 0, false, 0},
 };
 
