@@ -67,6 +67,14 @@ def count_arg(x: Any, what: str) -> int:
                         (what, type(x).__name__)) from None
 
 
+def _range_end(x: Any) -> int:
+    """A range filter's integer key: 0 .. 2^64 - 1."""
+    v = operator.index(x)
+    if not 0 <= v < (1 << 64):
+        raise OverflowError("range filter keys are 0 .. 2**64-1, not %d" % v)
+    return v
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
@@ -247,8 +255,44 @@ class Filter(Handle):
         check(lib.amq_filter_add(self._h(), k, len(k)))
 
     def __contains__(self, key: object) -> bool:
+        if isinstance(key, int) and self._ordered():
+            return bool(lib.amq_filter_contains_hash(self._h(),
+                                                     _range_end(key)))
         k = _keys.key_bytes(key)
         return bool(lib.amq_filter_contains(self._h(), k, len(k)))
+
+    # ---- range filters (grafite) ----
+
+    def _ordered(self) -> bool:
+        return _keys.hash_kind(self._hasher()) == _keys.ORDER
+
+    def may_contain_range(self, lo: Any, hi: Any) -> bool:
+        """Whether a key may lie in [lo, hi] (a range filter: grafite).
+        Integers for a filter of integers, str or bytes for one built
+        with keys=bytes (ordered by their first 8 bytes). No false
+        negatives; for a range of l keys holding none, yes with
+        probability at most range_fpr_bound(l)."""
+        out = ctypes.c_bool()
+        f = self._h()
+        if isinstance(lo, int) and isinstance(hi, int):
+            check(lib.amq_range_query(f, _range_end(lo), _range_end(hi),
+                                      ctypes.byref(out)))
+        else:
+            a, b = _keys.key_bytes(lo), _keys.key_bytes(hi)
+            check(lib.amq_range_query_bytes(f, a, len(a), b, len(b),
+                                            ctypes.byref(out)))
+        return bool(out.value)
+
+    def range_fpr_bound(self, length: int) -> float:
+        """Certified bound on a yes for a range of `length` keys none of
+        which was added (a range filter; -1 for any other)."""
+        return float(lib.amq_range_fpr_bound(self._h(), _range_end(length)))
+
+    @property
+    def key_form(self) -> Optional[str]:
+        """"int" or "bytes" for a range filter, None for any other."""
+        form = lib.amq_range_key_form(self._h())
+        return {0: "int", 1: "bytes"}.get(form)
 
     def remove(self, key: "_keys.Key") -> None:
         """Remove one copy of a key that was added. NotFoundError if its

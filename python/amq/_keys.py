@@ -210,10 +210,38 @@ def refuse_single(keys: Any) -> None:
                         "(use add() or `in` for one key)")
 
 
+ORDER = 4  # AMQ_HASH_ORDER: range filters keep keys in order
+
+
+def hash_kind(hasher: Any) -> int:
+    """The kind of a hasher given as a pointer or a byref."""
+    obj = getattr(hasher, "_obj", None)
+    return int(obj.kind if obj is not None else hasher.contents.kind)
+
+
+def int_keys(keys: Any) -> bool:
+    """Whether keys are integers (a NumPy integer array, array('q'/'Q'),
+    or a sequence whose first key is an int)."""
+    np = numpy_of(keys)
+    if np is not None:
+        return keys.dtype.kind in "iu"
+    if isinstance(keys, array):
+        return keys.typecode in "qQ"
+    try:
+        return len(keys) > 0 and type(keys[0]) is int
+    except TypeError:
+        return False
+
+
 def hashed(hasher: Any, keys: Any) -> Iterator[Tuple[int, int]]:
     """(address of m hashes, m) for each chunk of keys, in order. The
-    buffer is reused: consume a chunk before asking for the next."""
+    buffer is reused: consume a chunk before asking for the next. Under
+    the order map (a range filter's) integer keys are their own values,
+    not their bytes."""
     refuse_single(keys)
+    if hash_kind(hasher) == ORDER and int_keys(keys):
+        yield from hash_buffers(keys)
+        return
     buf = (ctypes.c_uint64 * CHUNK)()
     out = ctypes.addressof(buf)
     s = strided(keys)

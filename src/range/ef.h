@@ -141,13 +141,18 @@ static inline __attribute__((always_inline)) bool amq__ef_any_k(
     uint64_t hb = x >> e->l, k = hb >> AMQ__EF_DIR_LG;
     if (hb >= e->nb)
         return false;
-    uint64_t before = e->dir[k];
+    uint64_t before = e->dir[k], z = hb - (k << AMQ__EF_DIR_LG);
     if (before > e->m)
         return true; /* corrupt payload: never a false negative */
+    /* The bucket's low bits lie near value before + z m / nb: fetch that
+     * line while the high bits are scanned (an estimate; the reads below
+     * are exact). */
+    uint64_t guess =
+        before + (uint64_t)((double)z * (double)e->m / (double)e->nb);
+    if (guess < e->m)
+        amq__prefetch(e->low + ((guess * e->l) >> 3));
     uint64_t pos = (k << AMQ__EF_DIR_LG) + before;
-    if (hb != (k << AMQ__EF_DIR_LG) &&
-        (pos = amq__ef_skip_zeros(e, pos, hb - (k << AMQ__EF_DIR_LG), fast)) ==
-            AMQ__EF_NONE)
+    if (z != 0 && (pos = amq__ef_skip_zeros(e, pos, z, fast)) == AMQ__EF_NONE)
         return true;
     /* pos: bucket hb's first bit; i: values before it */
     uint64_t i = pos - hb, run = amq__ef_run(e, pos);
