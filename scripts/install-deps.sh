@@ -9,7 +9,7 @@ set -eu
 # each shell; python3-venv, python3-numpy and mypy: the Python package is
 # installed into a venv with pip, its NumPy paths tested and measured, and
 # its annotations checked.
-PKGS="build-essential cmake pkg-config libxxhash-dev libsodium-dev libbloom-dev clang clang-format python3 redis-server redis-tools python3-redis libleveldb-dev librocksdb-dev zlib1g-dev liblzma-dev libbz2-dev jellyfish kmc zsh fish python3-venv python3-numpy mypy"
+PKGS="build-essential cmake pkg-config libxxhash-dev libsodium-dev libbloom-dev clang clang-format python3 redis-server redis-tools python3-redis libleveldb-dev librocksdb-dev libwiredtiger-dev zlib1g-dev liblzma-dev libbz2-dev jellyfish kmc zsh fish python3-venv python3-numpy mypy"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
