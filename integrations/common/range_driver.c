@@ -211,7 +211,8 @@ int range_driver_main(const range_engine *e, int argc, char **argv) {
         double empties = shares[i] * (double)scans;
         if (check && empties > 0 &&
             (double)st.fp > 0.01 * empties + 4 * sqrt(0.01 * empties) + 4) {
-            fprintf(stderr, "%s: %llu false positives among %.0f empty ranges\n",
+            fprintf(stderr,
+                    "%s: %llu false positives among %.0f empty ranges\n",
                     argv[0], (unsigned long long)st.fp, empties);
             bad = 1;
         }

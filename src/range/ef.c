@@ -73,6 +73,8 @@ void amq__ef_view(amq__ef *e, const void *words, uint64_t m, uint64_t r,
     e->m = m;
     e->nb = buckets(r, l);
     e->hwords = nhigh;
+    e->density = m > (UINT64_MAX >> 32) ? UINT64_MAX >> AMQ__EF_DIR_LG
+                                        : (m << 32) / e->nb;
     e->l = l;
 }
 

@@ -44,6 +44,7 @@ typedef struct amq__ef {
     uint64_t m;  /* values */
     uint64_t nb; /* buckets: high parts 0 .. nb - 1 */
     uint64_t hwords;
+    uint64_t density; /* values per bucket, 32.32 fixed point */
     unsigned l;
 } amq__ef;
 
@@ -147,8 +148,7 @@ static inline __attribute__((always_inline)) bool amq__ef_any_k(
     /* The bucket's low bits lie near value before + z m / nb: fetch that
      * line while the high bits are scanned (an estimate; the reads below
      * are exact). */
-    uint64_t guess =
-        before + (uint64_t)((double)z * (double)e->m / (double)e->nb);
+    uint64_t guess = before + ((z * e->density) >> 32);
     if (guess < e->m)
         amq__prefetch(e->low + ((guess * e->l) >> 3));
     uint64_t pos = (k << AMQ__EF_DIR_LG) + before;
