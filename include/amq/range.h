@@ -81,6 +81,10 @@ AMQ_API amq_status amq_range_query_batch(const amq_filter *f,
  * f is not a range filter. */
 AMQ_API double amq_range_fpr_bound(const amq_filter *f, uint64_t len);
 
+/* The range length f's target rate is for (spec "range=L"), the rate
+ * being amq_filter_target_fpr; 0 when f is not a range filter. */
+AMQ_API uint64_t amq_range_design_length(const amq_filter *f);
+
 /* The order map: len bytes at key as a 64-bit value (AMQ_HASH_ORDER). */
 AMQ_API uint64_t amq_range_key(const void *key, size_t len);
 

@@ -79,6 +79,13 @@ int amq_range_key_form(const amq_filter *f) {
     return (int)t->range->keys(amq__filter_obj(f));
 }
 
+uint64_t amq_range_design_length(const amq_filter *f) {
+    const amq__type *t;
+    if (f == NULL || (t = amq__filter_type(f))->range == NULL)
+        return 0;
+    return t->range->design_length(amq__filter_obj(f));
+}
+
 uint64_t amq_range_key(const void *key, size_t len) {
     amq_hasher h;
     amq_hasher_init(&h, AMQ_HASH_ORDER, 0, NULL);

@@ -165,6 +165,10 @@ static amq_range_keys gr_keys(const amq__obj *o) {
     return ((const amq_grafite *)o)->keys;
 }
 
+static uint64_t gr_span(const amq__obj *o) {
+    return ((const amq_grafite *)o)->span;
+}
+
 static bool gr_range(const amq__obj *o, uint64_t lo, uint64_t hi) {
     const amq_grafite *g = (const amq_grafite *)o;
     return g->range(g, lo, hi);
@@ -433,8 +437,10 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     return AMQ_OK;
 }
 
-static const amq__range_ops gr_range_ops = {
-    .contains = gr_range, .bound = gr_range_bound, .keys = gr_keys};
+static const amq__range_ops gr_range_ops = {.contains = gr_range,
+                                            .bound = gr_range_bound,
+                                            .keys = gr_keys,
+                                            .design_length = gr_span};
 
 const amq__type amq__type_grafite = {
     .info = {.name = "grafite",

@@ -17,6 +17,8 @@ typedef struct amq__range_ops {
     double (*bound)(const amq__obj *o, uint64_t len);
     /* What the keys are: AMQ_RANGE_KEYS_INT or AMQ_RANGE_KEYS_BYTES. */
     amq_range_keys (*keys)(const amq__obj *o);
+    /* The range length the target rate is for. */
+    uint64_t (*design_length)(const amq__obj *o);
 } amq__range_ops;
 
 #endif

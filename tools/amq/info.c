@@ -34,7 +34,10 @@ typedef struct info_facts {
     bool maplet; /* a maplet: the shape below                       */
     bool exact;  /* an exact maplet: no false positive, no target    */
     amq_maplet_shape shape;
-    double map_lower; /* log2(1/eps) + value bits                        */
+    double map_lower;   /* log2(1/eps) + value bits                        */
+    uint64_t range_len; /* a range filter: the length its target is for */
+    double range_bound; /* the bound for a range of range_len keys       */
+    bool range_bytes;   /* its keys are byte strings                     */
 } info_facts;
 
 enum { OPT_JSON = 1 };
@@ -80,6 +83,9 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff) {
     x->bits_per_key = amq_filter_bits_per_key(f);
     x->bound = amq_filter_fpr_bound(f);
     x->target = amq_filter_target_fpr(f);
+    x->range_len = amq_range_design_length(f);
+    x->range_bound = amq_range_fpr_bound(f, x->range_len);
+    x->range_bytes = amq_range_key_form(f) == AMQ_RANGE_KEYS_BYTES;
     x->view = ff->is_view;
     x->over = x->capacity > 0 && x->keys > x->capacity && x->target > 0 &&
               x->bound > x->target;
@@ -174,6 +180,13 @@ static void print_bound_text(const info_facts *x) {
         printf("%-12s yes: old keys fade by design (false negatives for keys "
                "added long ago; only the newest is promised)\n",
                "forgets:");
+    if (x->range_len != 0) /* the target is for ranges of range_len keys */
+        printf("%-12s %.6g for a range of %llu key%s none of which was added "
+               "(l times the bound above for l keys; keys are %s)\n",
+               "range bound:", x->range_bound, (unsigned long long)x->range_len,
+               cli_s(x->range_len),
+               x->range_bytes ? "byte strings, by their first 8 bytes"
+                              : "integers");
 }
 
 static void print_text(const info_facts *x) {
@@ -223,6 +236,11 @@ static void print_json(cli_json *j, const info_facts *x) {
     if (x->intersection)
         cli_json_num(j, "intersection_none_fpr_bound", x->none_bound);
     cli_json_num(j, "target_fpr", x->exact ? NAN : x->target);
+    if (x->range_len != 0) {
+        cli_json_u64(j, "range_length", x->range_len);
+        cli_json_num(j, "range_fpr_bound", x->range_bound);
+        cli_json_str(j, "range_keys", x->range_bytes ? "bytes" : "int");
+    }
     cli_json_num(j, "lower_bound_bits_per_key", x->lower);
     cli_json_num(j, "lower_bound_eps", x->eps > 0 ? x->eps : NAN);
     cli_json_num(j, "ratio", x->ratio);
