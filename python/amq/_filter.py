@@ -67,6 +67,25 @@ def count_arg(x: Any, what: str) -> int:
                         (what, type(x).__name__)) from None
 
 
+def _range_keys(spec: str, keys: Any) -> Any:
+    """A range filter's keys, checked against its form: integers for
+    keys=int (the default), str or bytes for keys=bytes. A key in the
+    other form would land where queries never look."""
+    want_int = "keys=bytes" not in spec
+    np = _keys.numpy_of(keys)
+    if np is not None:
+        kinds = [keys.dtype.kind in "iu"] if len(keys) else []
+    else:
+        keys = list(keys)
+        kinds = [isinstance(k, int) for k in keys]
+    if any(k != want_int for k in kinds):
+        form = "integers (int)" if want_int else "strings (str or bytes)"
+        other = "keys=bytes" if want_int else "the default keys=int"
+        raise TypeError("this range filter takes %s; build with %s for the "
+                        "other form" % (form, other))
+    return keys
+
+
 def _range_end(x: Any) -> int:
     """A range filter's integer key: 0 .. 2^64 - 1."""
     v = operator.index(x)
@@ -187,6 +206,8 @@ class Filter(Handle):
         takes (NumPy arrays too)."""
         opt = options(keyed, seed)
         hasher = resolve_hasher(spec, opt)
+        if hasher.kind == _keys.ORDER:  # a range filter: see _range_keys
+            keys = _range_keys(spec, keys)
         hashes, n = all_hashes(ctypes.byref(hasher), keys)
         opt = options(hasher=hasher)
         handle = ctypes.c_void_p()

@@ -239,7 +239,8 @@ def hashed(hasher: Any, keys: Any) -> Iterator[Tuple[int, int]]:
     the order map (a range filter's) integer keys are their own values,
     not their bytes."""
     refuse_single(keys)
-    if hash_kind(hasher) == ORDER and int_keys(keys):
+    ordered = hash_kind(hasher) == ORDER
+    if ordered and int_keys(keys) and numpy_of(keys) is not None:
         yield from hash_buffers(keys)
         return
     buf = (ctypes.c_uint64 * CHUNK)()
@@ -252,6 +253,9 @@ def hashed(hasher: Any, keys: Any) -> Iterator[Tuple[int, int]]:
             yield out, m
         return
     for chunk in _list_chunks(keys):
+        if ordered and chunk and type(chunk[0]) is int:
+            yield from hash_buffers(chunk)  # integers are their own values
+            continue
         _packed_hash(hasher, chunk, out)
         yield out, len(chunk)
 

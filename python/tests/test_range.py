@@ -42,6 +42,15 @@ class TestRange(unittest.TestCase):
         self.assertTrue(f.may_contain_range("b", "bz"))
         self.assertTrue(f.may_contain_range(b"ki", b"kj"))
 
+    def test_key_form_is_kept(self):
+        with self.assertRaises(TypeError):  # words in a filter of integers
+            amq.Filter.build("grafite", ["apple", "kiwi"], 0.01)
+        with self.assertRaises(TypeError):
+            amq.Filter.build("grafite:keys=bytes", [1, 2], 0.01)
+        f = amq.Filter.build("grafite", (10 * i for i in range(1, 100)), 0.01)
+        self.assertTrue(all(f.may_contain_range(10 * i, 10 * i)
+                            for i in range(1, 100)))  # a generator of ints
+
     def test_point_filter(self):
         f = amq.Filter("blocked", 100, 0.01)
         self.assertIsNone(f.key_form)

@@ -446,6 +446,11 @@ run 0 "range build --strings" "$AMQ" range build --strings -o w.amq words
 printf 'b\tbz\nd\tdz\n' >wq
 run 0 "range query strings" "$AMQ" range query w.amq wq
 check "range query strings: b..bz holds banana" has "^b.bz$" out
+run 0 "build --type grafite: lines are byte keys" "$AMQ" build --type grafite \
+    -o wb.amq words
+check "build --type grafite: keys=bytes" has "keys=bytes" err
+run 0 "range query after build --type grafite" "$AMQ" range query wb.amq wq
+check "range query after build --type grafite: b..bz" has "^b.bz$" out
 run 2 "range query on a point filter" "$AMQ" range query tight.amq two
 check "range query on a point filter: says so" has "not a range filter" err
 run 2 "range build without -o" "$AMQ" range build rkeys

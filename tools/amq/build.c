@@ -42,6 +42,7 @@ typedef struct build_opts {
     uint64_t seed;
     bool binary, skip_empty, quiet, unique;
     uint64_t threads; /* -j: 0 = every core (the builder's default)  */
+    char ranged[256]; /* a range filter's spec with keys=bytes        */
 } build_opts;
 
 typedef struct build_ctx {
@@ -201,6 +202,24 @@ static bool try_explicit(const build_opts *o) {
            (strchr(o->spec, ':') != NULL || spec_is_static(o->spec));
 }
 
+/* A range filter built here takes each line's bytes (the order map), so
+ * its spec says keys=bytes unless it names a form: `amq range query` then
+ * reads its ranges as strings too (`amq range build` takes integers). */
+static bool bytes_if_ranged(build_opts *o) {
+    const amq_type_info *t = amq_filter_type_find(o->spec);
+    if (t == NULL || !(t->caps & AMQ_CAP_RANGE) ||
+        strstr(o->spec, "keys=") != NULL)
+        return true;
+    size_t n = (size_t)snprintf(o->ranged, sizeof o->ranged, "%s%skeys=bytes",
+                                o->spec, strchr(o->spec, ':') ? "," : ":");
+    if (n >= sizeof o->ranged) {
+        cli_usage_error("build", "--type: spec too long");
+        return false;
+    }
+    o->spec = o->ranged;
+    return true;
+}
+
 static bool check_args(build_opts *o) {
     if (o->spec == NULL)
         o->spec = CLI_DEFAULT_TYPE;
@@ -216,7 +235,7 @@ static bool check_args(build_opts *o) {
                         "at once, so --capacity does not apply",
                         o->spec);
     else
-        return true;
+        return bytes_if_ranged(o);
     return false;
 }
 
