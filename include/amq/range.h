@@ -10,7 +10,8 @@
  *             it is chosen without the filter's seed; r is set from the
  *             target rate e and `range=L` (the rate e holds for ranges of
  *             L keys, l e / L for l keys). log2(L / e) + 2.4 bits a key
- *             at most. Spec: "grafite", "grafite:range=1024", "grafite:r=R".
+ *             at most. Spec: "grafite", "grafite:range=1024",
+ *             "grafite:r=R", "grafite:keys=bytes" (below).
  *
  * Keys are 64-bit integers in their natural order. A range filter's
  * filter-level calls (amq_filter_add, amq_filter_contains, the builder's
@@ -21,8 +22,7 @@
  * that share their first 8 bytes are one key to the filter, and a byte
  * range is as long as its ends' maps lie apart (every key with a given
  * p-byte prefix is a range of 2^(64 - 8 p) values: size `range=` for
- * that). For integer
- * keys give the integer itself (amq_builder_add_hash,
+ * that). For integer keys give the integer itself (amq_builder_add_hash,
  * amq_filter_build's hashes, amq_range_query) or its 8 bytes big-endian.
  *
  * Everything else — build, frames, files, sizes, point bounds, freeing —
