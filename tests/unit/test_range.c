@@ -281,6 +281,26 @@ static void test_frames(void) {
               amq_filter_contains_hash(sf, lo));
     }
     amq_filter_free(sf);
+    /* batches answer as one query at a time, and stop at a reversed range */
+    enum { NB = 1000 };
+    uint64_t blo[NB], bhi[NB];
+    uint8_t bout[NB];
+    for (unsigned q = 0; q < NB; q++) {
+        blo[q] = q % 3 ? k[q % 5000] - q % 7 : check_next(&s);
+        bhi[q] = blo[q] + (q % 4 == 0 ? 0 : check_next(&s) % 300);
+        if (bhi[q] < blo[q])
+            bhi[q] = UINT64_MAX;
+    }
+    CHECK_OK(amq_range_query_batch(f, blo, bhi, NB, bout));
+    for (unsigned q = 0; q < NB; q++) {
+        bool one;
+        CHECK_OK(amq_range_query(f, blo[q], bhi[q], &one));
+        CHECK(bout[q] == one);
+    }
+    bhi[500] = blo[500] - 1;
+    if (blo[500] != 0)
+        CHECK_STATUS(amq_range_query_batch(f, blo, bhi, NB, bout),
+                     AMQ_ERR_INVALID);
     /* the parameters are checked: r, c1, codes; the payload's length */
     char spec[128];
     CHECK(amq_filter_describe(f, spec, sizeof spec) < sizeof spec);
