@@ -264,8 +264,8 @@ static int spec_key_form(const char *spec) {
     return form;
 }
 
-/* AMQ.RANGE key lo hi: 1 when a key may lie in [lo, hi], 0 when none
- * does. */
+/* AMQ.RANGE.QUERY key lo hi: 1 when a key may lie in [lo, hi], 0 when
+ * none does. */
 int amq_range(host *h) {
     rval *v;
     uint64_t lo, hi;
@@ -276,7 +276,7 @@ int amq_range(host *h) {
         return 0;
     const amq_filter *f = v->u.amq.f;
     if (!(amq_filter_caps(f) & AMQ_CAP_RANGE))
-        return r_err(h, "ERR not a range filter (AMQ.BUILD key grafite ...)");
+        return r_err(h, "ERR not a range filter (AMQ.RANGE.BUILD)");
     int form = amq_range_key_form(f);
     if (!range_value(form, &h->argv[2], &lo) ||
         !range_value(form, &h->argv[3], &hi))
@@ -291,22 +291,19 @@ int amq_range(host *h) {
     return 0;
 }
 
-int amq_build(host *h) {
-    char spec[256];
+/* A new key holding the filter of spec built from argv[first..argc) at
+ * rate fpr (0: the type's own). */
+static int build_items(host *h, const char *spec, double fpr, int first) {
     amq_hasher hs;
     amq_diag diag = {0, {0}};
     amq_options o0;
     rval *v;
-    if (h->argc < 3)
-        return r_arity(h);
-    if (!spec_arg(h, &h->argv[2], spec, sizeof spec))
-        return 0;
     if (read_key(h, &v) != KEY_EMPTY)
         return v != NULL ? r_err(h, "ERR item exists") : 0;
     const amq_type_info *ti = amq_filter_type_find(spec);
     if (ti == NULL)
         return r_err(h, "ERR unknown type (AMQ.TYPES lists them)");
-    size_t n = (size_t)(h->argc - 3);
+    size_t n = (size_t)(h->argc - first);
     if (!h->ops->budget(h, (double)n * 48 + 4096))
         return r_err(h, "ERR too many items for the memory limit");
     memset(&o0, 0, sizeof o0);
@@ -321,7 +318,7 @@ int amq_build(host *h) {
     }
     int form = (ti->caps & AMQ_CAP_RANGE) ? spec_key_form(spec) : -1;
     for (size_t i = 0; i < n; i++) {
-        const rarg *a = &h->argv[3 + i];
+        const rarg *a = &h->argv[first + (int)i];
         if (form != AMQ_RANGE_KEYS_INT) {
             x[i] = amq_hash64(&hs, a->p, a->n);
             continue;
@@ -336,9 +333,9 @@ int amq_build(host *h) {
     amq_options o = rv_options(v);
     o.hash = hs.kind;
     o.hash_seed = hs.seed;
-    st = amq_filter_build(spec, x, n,
-                          (ti->caps & AMQ_CAP_STATIC) ? 0 : AMQ_DEFAULT_ERROR,
-                          &o, &v->u.amq.f, &diag);
+    if (fpr == 0.0 && !(ti->caps & AMQ_CAP_STATIC))
+        fpr = AMQ_DEFAULT_ERROR;
+    st = amq_filter_build(spec, x, n, fpr, &o, &v->u.amq.f, &diag);
     rv_sys_free(x);
     if (st != AMQ_OK) {
         rv_free(v);
@@ -348,6 +345,68 @@ int amq_build(host *h) {
         return 0;
     wrote(h, "amq.build");
     r_ok(h);
+    return 0;
+}
+
+int amq_build(host *h) {
+    char spec[256];
+    if (h->argc < 3)
+        return r_arity(h);
+    if (!spec_arg(h, &h->argv[2], spec, sizeof spec))
+        return 0;
+    return build_items(h, spec, 0.0, 3);
+}
+
+/* AMQ.RANGE.BUILD key [ERROR e] [RANGE L] [KEYS INT|BYTES] ITEMS item...:
+ * a grafite filter at rate e (default 1%) for ranges of L keys (default
+ * 1), over integers (default) or byte strings. */
+int amq_range_build(host *h) {
+    char spec[96];
+    double eps = 0.01;
+    long long span = 1;
+    bool bytes = false;
+    int i = 2;
+    if (h->argc < 3)
+        return r_arity(h);
+    for (; i < h->argc && !arg_is(&h->argv[i], "ITEMS"); i += 2) {
+        const rarg *o = &h->argv[i], *val = i + 1 < h->argc ? o + 1 : NULL;
+        if (val == NULL)
+            return r_err(h, "ERR expected ITEMS item...");
+        if (arg_is(o, "ERROR")) {
+            if (!arg_double(val, &eps) || !(eps > 0 && eps < 1))
+                return r_err(h, "ERR ERROR is a rate in (0, 1)");
+        } else if (arg_is(o, "RANGE")) {
+            if (!arg_ll(val, &span) || span < 1 || span > (1LL << 40))
+                return r_err(h, "ERR RANGE is a length in 1 .. 2^40");
+        } else if (arg_is(o, "KEYS")) {
+            if (!arg_is(val, "INT") && !arg_is(val, "BYTES"))
+                return r_err(h, "ERR KEYS is INT or BYTES");
+            bytes = arg_is(val, "BYTES");
+        } else {
+            return r_err(h, "ERR unknown argument received");
+        }
+    }
+    if (i >= h->argc)
+        return r_err(h, "ERR expected ITEMS item...");
+    snprintf(spec, sizeof spec, "grafite:range=%lld%s", span,
+             bytes ? ",keys=bytes" : "");
+    return build_items(h, spec, eps, i + 1);
+}
+
+/* AMQ.RANGE.BOUND key len: the certified bound for a range of len keys
+ * none of which was added. */
+int amq_range_bound_cmd(host *h) {
+    rval *v;
+    long long len;
+    if (h->argc != 3)
+        return r_arity(h);
+    if ((v = need(h)) == NULL)
+        return 0;
+    if (!(amq_filter_caps(v->u.amq.f) & AMQ_CAP_RANGE))
+        return r_err(h, "ERR not a range filter (AMQ.RANGE.BUILD)");
+    if (!arg_ll(&h->argv[2], &len) || len < 0)
+        return r_err(h, "ERR the length is an integer, 0 or more");
+    h->ops->r_double(h, amq_range_fpr_bound(v->u.amq.f, (uint64_t)len));
     return 0;
 }
 

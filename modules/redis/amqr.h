@@ -559,6 +559,8 @@ int amq_add(host *h);
 int amq_madd(host *h);
 int amq_exists(host *h);
 int amq_range(host *h);
+int amq_range_build(host *h);
+int amq_range_bound_cmd(host *h);
 int amq_mexists(host *h);
 int amq_del(host *h);
 int amq_card(host *h);

@@ -581,46 +581,65 @@ def test_amq(c, r, amq_cli, tmp):
 
 
 def test_range(c, r):
-    """AMQ.RANGE over a range filter of integers and one of strings: no
+    """AMQ.RANGE.* over a range filter of integers and one of strings: no
     range holding a key answers 0, and bad ends are refused."""
     keys = [str(1000 * i) for i in range(2000)]
     c.ok(r.execute_command("AMQ.BUILD", "rg", "grafite:range=64", *keys),
          "build an integer range filter")
-    miss = sum(r.execute_command("AMQ.RANGE", "rg", str(1000 * i - 3),
+    miss = sum(r.execute_command("AMQ.RANGE.QUERY", "rg", str(1000 * i - 3),
                                  str(1000 * i + 3)) == 0 for i in range(1, 2000))
     c.ok(miss == 0, f"ranges around keys: {miss} answered 0")
     c.ok(r.execute_command("AMQ.EXISTS", "rg", "5000") == 1, "a key exists")
-    empty = sum(r.execute_command("AMQ.RANGE", "rg", str(1000 * i + 1),
+    empty = sum(r.execute_command("AMQ.RANGE.QUERY", "rg", str(1000 * i + 1),
                                   str(1000 * i + 64)) for i in range(2000))
     c.ok(empty <= 80, f"empty ranges past keys: {empty} of 2000 answered 1")
     for lo, hi, what in (("x", "5", "not an integer"), ("9", "5", "empty"),
                          ("-1", "5", "negative"), ("1", "18446744073709551616",
                                                    "past 2^64")):
         try:
-            r.execute_command("AMQ.RANGE", "rg", lo, hi)
-            c.ok(False, f"AMQ.RANGE {what} accepted")
+            r.execute_command("AMQ.RANGE.QUERY", "rg", lo, hi)
+            c.ok(False, f"AMQ.RANGE.QUERY {what} accepted")
         except redis.exceptions.ResponseError:
-            c.ok(True, f"AMQ.RANGE {what} refused")
+            c.ok(True, f"AMQ.RANGE.QUERY {what} refused")
     try:
         r.execute_command("AMQ.BUILD", "rg2", "grafite", "apple")
         c.ok(False, "integer filter took a word")
     except redis.exceptions.ResponseError as e:
         c.ok("integers" in str(e), f"integer filter refuses a word: {e}")
+    c.ok(r.execute_command("AMQ.RANGE.BUILD", "rg3", "ERROR", "0.001",
+                           "RANGE", "16", "ITEMS", *keys), "AMQ.RANGE.BUILD")
+    b16 = float(r.execute_command("AMQ.RANGE.BOUND", "rg3", "16"))
+    c.ok(0 < b16 <= 0.001, f"AMQ.RANGE.BOUND 16: {b16}")
+    c.ok(r.execute_command("AMQ.RANGE.QUERY", "rg3", "4990", "5010") == 1,
+         "AMQ.RANGE.BUILD's filter holds its keys")
+    c.ok(r.execute_command("AMQ.RANGE.BUILD", "rs3", "KEYS", "BYTES", "ITEMS",
+                           "apple", "kiwi"), "AMQ.RANGE.BUILD KEYS BYTES")
+    c.ok(r.execute_command("AMQ.RANGE.QUERY", "rs3", "k", "kz") == 1,
+         "k..kz holds kiwi")
+    for bad in (["rg4", "ERROR", "2", "ITEMS", "1"], ["rg4", "RANGE", "0",
+                                                      "ITEMS", "1"],
+                ["rg4", "KEYS", "FLOAT", "ITEMS", "1"], ["rg4", "1", "2"],
+                ["rg4", "ITEMS", "x"]):
+        try:
+            r.execute_command("AMQ.RANGE.BUILD", *bad)
+            c.ok(False, f"AMQ.RANGE.BUILD {bad} accepted")
+        except redis.exceptions.ResponseError:
+            c.ok(True, f"AMQ.RANGE.BUILD {bad} refused")
     words = ["apple", "apricot", "banana", "cherry", "kiwi", "lemon"]
     c.ok(r.execute_command("AMQ.BUILD", "rs", "grafite:keys=bytes", *words),
          "build a string range filter")
-    c.ok(r.execute_command("AMQ.RANGE", "rs", "b", "bz") == 1, "b..bz has banana")
+    c.ok(r.execute_command("AMQ.RANGE.QUERY", "rs", "b", "bz") == 1, "b..bz has banana")
     c.ok(r.execute_command("AMQ.EXISTS", "rs", "kiwi") == 1, "kiwi exists")
     r.execute_command("BF.ADD", "rb", "a")
     try:
-        r.execute_command("AMQ.RANGE", "rb", "a", "b")
-        c.ok(False, "AMQ.RANGE on a Bloom filter accepted")
+        r.execute_command("AMQ.RANGE.QUERY", "rb", "a", "b")
+        c.ok(False, "AMQ.RANGE.QUERY on a Bloom filter accepted")
     except redis.exceptions.ResponseError:
-        c.ok(True, "AMQ.RANGE on a Bloom filter refused")
+        c.ok(True, "AMQ.RANGE.QUERY on a Bloom filter refused")
     r.execute_command("AMQ.RESERVE", "rq", "blocked", "CAPACITY", 100)
     try:
-        r.execute_command("AMQ.RANGE", "rq", "a", "b")
-        c.ok(False, "AMQ.RANGE on a point filter accepted")
+        r.execute_command("AMQ.RANGE.QUERY", "rq", "a", "b")
+        c.ok(False, "AMQ.RANGE.QUERY on a point filter accepted")
     except redis.exceptions.ResponseError as e:
         c.ok("range filter" in str(e), f"point filter: {e}")
 
