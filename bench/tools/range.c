@@ -62,19 +62,22 @@ static bool any_in(const uint64_t *k, size_t n, uint64_t lo, uint64_t hi) {
     return a < n && k[a] <= hi;
 }
 
+enum { GRAFITE, POINTS, PREFIX };
+
 typedef struct subject {
     const char *name;
+    int kind; /* GRAFITE, POINTS or PREFIX: what ask does */
     amq_filter *f;
     unsigned shift; /* prefix: key >> shift */
 } subject;
 
 static bool ask(const subject *s, uint64_t lo, uint64_t hi) {
     bool maybe = false;
-    if (strcmp(s->name, "grafite") == 0) {
+    if (s->kind == GRAFITE) {
         amq_range_query(s->f, lo, hi, &maybe);
         return maybe;
     }
-    if (strcmp(s->name, "prefix") == 0) {
+    if (s->kind == PREFIX) {
         for (uint64_t p = lo >> s->shift;; p++) {
             if (amq_filter_contains_hash(s->f, amq_mix64(p)))
                 return true;
@@ -153,8 +156,9 @@ static void run_rows(const char *work, const uint64_t *k, size_t n,
             while (shift < 63 && (UINT64_C(1) << shift) < len)
                 shift++;
             amq_filter *pf = ribbon_of(k, n, shift, (double)bits[b]);
-            subject subs[3] = {
-                {"grafite", g, 0}, {"points", p, 0}, {"prefix", pf, shift}};
+            subject subs[3] = {{"grafite", GRAFITE, g, 0},
+                               {"points", POINTS, p, 0},
+                               {"prefix", PREFIX, pf, shift}};
             for (int c = 0; c < 2; c++) {
                 size_t q = queries;
                 if (len > 64 && q > 20000000 / len)
