@@ -441,6 +441,8 @@ check "range query: names the line" has "(line 1)" err
 printf 'apple\n' >wkey
 run 2 "range build: a word among integers" "$AMQ" range build -o w.amq wkey
 check "range build: says --strings" has "strings" err
+printf ' 5\n' >spaced
+run 2 "range build: a key with a blank before it" "$AMQ" range build -o w.amq spaced
 printf 'apple\nbanana\ncherry\n' >words
 run 0 "range build --strings" "$AMQ" range build --strings -o w.amq words
 printf 'b\tbz\nd\tdz\n' >wq

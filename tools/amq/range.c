@@ -44,8 +44,8 @@ static const cli_opt query_options[] = {
 /* A decimal or 0x-hex integer filling the whole of s[0..len). */
 static bool parse_int(const uint8_t *s, size_t len, uint64_t *out) {
     char buf[32], *end;
-    if (len == 0 || len >= sizeof buf || s[0] == '-' || s[0] == '+')
-        return false;
+    if (len == 0 || len >= sizeof buf || s[0] < '0' || s[0] > '9')
+        return false; /* no sign, no blank: strtoull would take them */
     memcpy(buf, s, len);
     buf[len] = 0;
     errno = 0;
@@ -185,7 +185,8 @@ static int cmd_build(int argc, char **argv) {
         char *desc = cli_describe(f);
         fprintf(stderr,
                 "amq: wrote %s (%zu bytes): %s, %llu key%s, %.2f bits/key, "
-                "fpr bound %.3g for ranges of %llu key%s, %.3g for one\n",
+                "fpr bound %.3g for ranges of %llu key%s (l times %.3g for "
+                "l keys)\n",
                 b.out, amq_filter_serialized_size(f), desc ? desc : "?",
                 (unsigned long long)amq_filter_items(f),
                 cli_s(amq_filter_items(f)), amq_filter_bits_per_key(f),
