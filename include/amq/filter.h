@@ -66,6 +66,10 @@ typedef struct amq_filter amq_filter;
  * lie in [lo, hi]; point queries are ranges of one key. Its keys are kept
  * in order (AMQ_HASH_ORDER), not hashed. */
 #define AMQ_CAP_RANGE 0x200u
+/* An adaptive filter: amq_filter_report_fp tells it that a key it answered
+ * "maybe" for is absent, and it answers "no" for that key from then on
+ * (docs/structures.md, "Adaptive quotient filter"). */
+#define AMQ_CAP_ADAPT 0x400u
 
 typedef struct amq_type_info {
     const char *name;    /* canonical spec name, e.g. "sbbf"                 */
@@ -170,6 +174,33 @@ AMQ_API void amq_filter_contains_batch(const amq_filter *f,
 AMQ_API amq_status amq_filter_remove(amq_filter *f, const void *key,
                                      size_t len);
 AMQ_API amq_status amq_filter_remove_hash(amq_filter *f, uint64_t hash);
+
+/* Report a false positive to an adaptive filter (AMQ_CAP_ADAPT): key is
+ * not in the set although the filter may have answered that it is. The
+ * filter lengthens the fingerprints of the members key collided with, so
+ * key is answered "no" from then on; a member is never answered "no".
+ * *fixed (may be NULL) says whether anything changed: false when the
+ * filter already answers "no" for key.
+ * Errors: AMQ_ERR_UNSUPPORTED, AMQ_ERR_READONLY, AMQ_ERR_INVALID (key's
+ * hash is a member's: it is in the set, or indistinguishable from a member
+ * key), AMQ_ERR_NOMEM; a failing call changes nothing. */
+AMQ_API amq_status amq_filter_report_fp(amq_filter *f, const void *key,
+                                        size_t len, bool *fixed);
+AMQ_API amq_status amq_filter_report_fp_hash(amq_filter *f, uint64_t hash,
+                                             bool *fixed);
+
+/* What an adaptive filter has learned, and what learning costs. */
+typedef struct amq_adapt_stats {
+    uint64_t reports;       /* reports that changed the filter              */
+    uint64_t extended;      /* fingerprints that carry extension records    */
+    uint64_t records;       /* extension records (one per member of those)  */
+    size_t extension_bytes; /* the records' table, read by queries          */
+    size_t map_bytes;       /* the reverse map: member hashes, read only to
+                               adapt (amq_filter_size_bytes leaves it out)  */
+} amq_adapt_stats;
+/* Errors: AMQ_ERR_UNSUPPORTED (not adaptive), AMQ_ERR_INVALID. */
+AMQ_API amq_status amq_filter_adapt_stats(const amq_filter *f,
+                                          amq_adapt_stats *out);
 
 /* Multiplicity estimate (never an undercount). AMQ_ERR_UNSUPPORTED if the
  * type does not count. */

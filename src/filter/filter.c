@@ -375,6 +375,35 @@ amq_status amq_filter_remove(amq_filter *f, const void *key, size_t len) {
     return amq_filter_remove_hash(f, amq_hash64(&f->hasher, key, len));
 }
 
+amq_status amq_filter_report_fp_hash(amq_filter *f, uint64_t hash,
+                                     bool *fixed) {
+    bool dummy;
+    if (f == NULL)
+        return AMQ_ERR_INVALID;
+    if (f->type->report_fp == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    if (f->view)
+        return AMQ_ERR_READONLY;
+    return f->type->report_fp(f->impl, hash, fixed != NULL ? fixed : &dummy);
+}
+
+amq_status amq_filter_report_fp(amq_filter *f, const void *key, size_t len,
+                                bool *fixed) {
+    if (f == NULL || (key == NULL && len != 0))
+        return AMQ_ERR_INVALID;
+    return amq_filter_report_fp_hash(f, amq_hash64(&f->hasher, key, len),
+                                     fixed);
+}
+
+amq_status amq_filter_adapt_stats(const amq_filter *f, amq_adapt_stats *out) {
+    if (f == NULL || out == NULL)
+        return AMQ_ERR_INVALID;
+    if (f->type->adapt_stats == NULL)
+        return AMQ_ERR_UNSUPPORTED;
+    f->type->adapt_stats(f->impl, out);
+    return AMQ_OK;
+}
+
 amq_status amq_filter_count_hash(const amq_filter *f, uint64_t hash,
                                  uint64_t *out) {
     if (f->type->count == NULL)

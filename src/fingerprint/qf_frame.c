@@ -203,7 +203,7 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
 
 /* The shape only: concurrent mode is how this process uses the table (a
  * loaded frame gets it from the load options), not part of the frame. */
-static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
+size_t amq__qf_describe(const amq__obj *o, char *buf, size_t cap) {
     const amq_qf *f = (const amq_qf *)o;
     if ((f->nslots & (f->nslots - 1)) == 0)
         return amq__describe(buf, cap, "q=%u,r=%u",
@@ -213,79 +213,83 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
 }
 
 /* The family's curve: a filter at its maximum load a = 0.95 spends
- * (r + 2.125) / a bits per key and has fpr a * 2^-r; r taken as real.
- * concurrent= does not change it and is accepted, so any valid spec has a
- * curve. */
+ * (r + 2.125) / a bits per key and has fpr a * 2^-r; r taken as real. */
+double amq__qf_curve(double x, bool inverse) {
+    if (inverse) {
+        double r = log2(AMQ_QF_MAX_LOAD / x);
+        return (r + QF_META_BITS) / AMQ_QF_MAX_LOAD;
+    }
+    double p = AMQ_QF_MAX_LOAD * exp2(-(AMQ_QF_MAX_LOAD * x - QF_META_BITS));
+    return p < 1.0 ? p : 1.0;
+}
+
+/* concurrent= does not change the curve and is accepted, so any valid
+ * spec has a curve. */
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
     uint64_t conc;
     (void)self;
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL, diag));
-    if (inverse) {
-        double r = log2(AMQ_QF_MAX_LOAD / x);
-        *out = (r + QF_META_BITS) / AMQ_QF_MAX_LOAD;
-    } else {
-        double p =
-            AMQ_QF_MAX_LOAD * exp2(-(AMQ_QF_MAX_LOAD * x - QF_META_BITS));
-        *out = p < 1.0 ? p : 1.0;
-    }
+    *out = amq__qf_curve(x, inverse);
     return AMQ_OK;
 }
 
 /* params: N u64 | r u8 | width u8 | mode u8 (1 = counting) | reserved u8 |
  * reserved u32 | items u64 */
-#define PARAMS_LEN 24
-static void t_params_write(const amq__obj *o, amq__wr *w) {
-    const amq_qf *f = (const amq_qf *)o;
+#define PARAMS_LEN AMQ__QF_PARAMS_LEN
+void amq__qf_params_write(const amq_qf *f, amq__wr *w) {
     amq__wr_u64(w, f->nslots);
     amq__wr_u32(w, (uint32_t)f->rbits | (uint32_t)f->width << 8 |
                        (f->counting ? 1u : 0u) << 16);
     amq__wr_u32(w, 0);
-    amq__wr_u64(w, qf_total((const amq_qf *)o, QF_ITEMS));
+    amq__wr_u64(w, qf_total(f, QF_ITEMS));
 }
 
-static amq_status t_load(const amq__type *self, amq__rd *r,
-                         const uint8_t *payload, size_t len, bool view,
-                         const amq_options *opt, amq__obj **out) {
-    const qf_mode *m = self->variant;
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    amq__qf_params_write((const amq_qf *)o, w);
+}
+
+amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
+                              const uint8_t *payload, size_t len, bool prefix,
+                              bool view, const amq_options *opt, amq_qf **out) {
+    unsigned rmin = counting ? QF_MIN_RBITS_CQF : 1u;
     uint64_t n, items;
     uint32_t shape;
     size_t bytes;
     amq_qf *f;
-    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
     size_t at_n = amq__rd_u64(r, &n);
     size_t at_shape = amq__rd_u32(r, &shape);
     AMQ_RETURN_IF_ERR(amq__rd_zero32(r));
     size_t at_items = amq__rd_u64(r, &items);
     unsigned rbits = shape & 0xff, width = (shape >> 8) & 0xff;
     unsigned mode = (shape >> 16) & 0xff;
-    if (rbits < m->rmin || rbits > AMQ_QF_MAX_RBITS)
+    if (rbits < rmin || rbits > AMQ_QF_MAX_RBITS)
         return amq__rd_bad(r, at_shape, "%u-bit remainders", rbits);
     if (width != rbits)
         return amq__rd_bad(r, at_shape + 1,
                            "slot width %u with %u-bit "
                            "remainders",
                            width, rbits);
-    if (mode != (m->counting ? 1u : 0u))
-        return amq__rd_bad(r, at_shape + 2, "mode %u is not %s's", mode,
-                           m->name);
+    if (mode != (counting ? 1u : 0u))
+        return amq__rd_bad(r, at_shape + 2, "mode %u is not %s's", mode, name);
     if ((shape >> 24) != 0)
         return amq__rd_bad(r, at_shape + 3, "reserved field is not zero");
     if (n < 64 || n % 64 != 0 || n > (UINT64_C(1) << 56))
         return amq__rd_bad(r, at_n, "%llu home slots", (unsigned long long)n);
-    if (amq__qf_check_shape(n, rbits, m->counting) != AMQ_OK)
+    if (amq__qf_check_shape(n, rbits, counting) != AMQ_OK)
         return amq__rd_bad(r, at_shape, "%u-bit remainders with %llu slots",
                            rbits, (unsigned long long)n);
-    if (amq__qf_table_bytes(n, rbits, &bytes) != AMQ_OK || bytes != len)
+    if (amq__qf_table_bytes(n, rbits, &bytes) != AMQ_OK ||
+        (prefix ? bytes > len : bytes != len))
         return amq__rd_bad(r, at_n,
                            "%llu slots of %u bits do not match a "
                            "%zu-byte payload",
                            (unsigned long long)n, rbits, len);
     AMQ_RETURN_IF_ERR(
-        amq__qf_alloc(n, rbits, m->counting, opt, view ? payload : NULL, &f));
+        amq__qf_alloc(n, rbits, counting, opt, view ? payload : NULL, &f));
     if (!view)
-        memcpy(f->data, payload, len);
+        memcpy(f->data, payload, bytes);
     amq_status st = amq__qf_validate(f, r);
     if (st == AMQ_OK && f->o.items != items)
         st = amq__rd_bad(r, at_items,
@@ -296,6 +300,18 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
         amq__qf_destroy(&f->o);
         return st;
     }
+    *out = f;
+    return AMQ_OK;
+}
+
+static amq_status t_load(const amq__type *self, amq__rd *r,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    const qf_mode *m = self->variant;
+    amq_qf *f = NULL;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(r, PARAMS_LEN));
+    AMQ_RETURN_IF_ERR(amq__qf_load_table(r, m->counting, m->name, payload, len,
+                                         false, view, opt, &f));
     *out = &f->o;
     return AMQ_OK;
 }
@@ -314,7 +330,8 @@ static amq_status t_load(const amq__type *self, amq__rd *r,
     .contains = amq__qf_contains, .contains_batch = amq__qf_contains_batch,    \
     .remove = amq__qf_remove, .count = amq__qf_count, .merge = amq__qf_union,  \
     .fpr_bound = amq__qf_fpr_bound, .items = amq__qf_items,                    \
-    .describe = t_describe, .curve = t_curve, .params_write = t_params_write
+    .describe = amq__qf_describe, .curve = t_curve,                            \
+    .params_write = t_params_write
 
 /* Shapes beside the defaults that reach the other kernels (test_kernels):
  * slot widths on both sides of the byte-lane test (r <= 8) and of one

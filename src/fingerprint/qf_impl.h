@@ -316,6 +316,19 @@ struct amq__spec;
 amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n, bool *found,
                               amq_diag *diag);
 
+/* qf_frame.c, for the types built on a qf table (aqf.c): the spec's
+ * resolved shape ("q=..,r=.."), the family's curve (x bits per key ->
+ * fpr, or the inverse), the 24-byte parameter block of a table, and a
+ * table read back from one (the block at r, validated in full, the
+ * table the first bytes of payload: all of it unless `prefix`). */
+#define AMQ__QF_PARAMS_LEN 24
+size_t amq__qf_describe(const amq__obj *o, char *buf, size_t cap);
+double amq__qf_curve(double x, bool inverse);
+void amq__qf_params_write(const amq_qf *f, amq__wr *w);
+amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
+                              const uint8_t *payload, size_t len, bool prefix,
+                              bool view, const amq_options *opt, amq_qf **out);
+
 /* For tests. qf_block.c: select in a word, portable and PDEP, and whether
  * the CPU has BMI2. qf_frame.c: a full invariant check of a live filter.
  * quotient.c: operations that took every lock; the raw table. */

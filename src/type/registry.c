@@ -32,6 +32,7 @@ const char *amq_cap_name(uint32_t bit) {
     case AMQ_CAP_SKETCH: return "sketch";
     case AMQ_CAP_FORGETS: return "forgets";
     case AMQ_CAP_RANGE: return "range";
+    case AMQ_CAP_ADAPT: return "adapt";
     default: return NULL;
     }
 }

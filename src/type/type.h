@@ -137,6 +137,12 @@ struct amq__type {
     size_t (*payload_size)(const amq__obj *o); /* opt: table_bytes */
     void (*payload_write)(const amq__obj *o, uint8_t *dst); /* opt: table */
 
+    /* Adaptive filters (AMQ_CAP_ADAPT): fix the false positive of hash h
+     * (*fixed: whether anything changed), and what adapting has cost.
+     * NULL for every other type. */
+    amq_status (*report_fp)(amq__obj *o, uint64_t h, bool *fixed);
+    void (*adapt_stats)(const amq__obj *o, amq_adapt_stats *out);
+
     /* Range filters (AMQ_CAP_RANGE, amq/range.h): the range queries
      * (src/type/range_ops.h). NULL for every other type. */
     const struct amq__range_ops *range;

@@ -7,6 +7,9 @@
  * each holding the keys "amq-golden-000" .. "amq-golden-099". A static
  * type (AMQ_CAP_STATIC) is built from those keys with amq_filter_build at
  * target 0.01, or with no target if its fixed width cannot meet 0.01.
+ * An adaptive type (AMQ_CAP_ADAPT) is then told of its false positives
+ * among "amq-absent-0000" .. "amq-absent-1999", so its frame holds the
+ * extension records too.
  * tests/fuzz/gen_corpus writes them; tests/unit/test_golden.c checks that
  * the current code loads them and rebuilds them byte for byte. A change to
  * any of these bytes is a change of the serialization format (docs/format.md):
@@ -72,6 +75,18 @@ static inline amq_status golden_build(const char *type, golden_variant v,
     if (st == AMQ_ERR_INVALID)
         st = amq_builder_finish(b, 0.0, out, NULL);
     amq_builder_free(b);
+    for (unsigned i = 0;
+         st == AMQ_OK && ti != NULL && (ti->caps & AMQ_CAP_ADAPT) && i < 2000;
+         i++) {
+        char k[32];
+        int n = snprintf(k, sizeof k, "amq-absent-%04u", i);
+        if (amq_filter_contains(*out, k, (size_t)n))
+            st = amq_filter_report_fp(*out, k, (size_t)n, NULL);
+    }
+    if (st != AMQ_OK) {
+        amq_filter_free(*out);
+        *out = NULL;
+    }
     return st;
 }
 

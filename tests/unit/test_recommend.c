@@ -146,7 +146,8 @@ static void test_filter_reads(void) {
 /* ---- the ranking ----------------------------------------------------------- */
 
 static bool fits_model(const amq_need *need, uint32_t caps) {
-    if (caps & (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS))
+    /* an adaptive filter's reverse map is not in its bits per key */
+    if (caps & (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS | AMQ_CAP_ADAPT))
         return false;
     if ((need->deletes && !(caps & AMQ_CAP_REMOVE)) ||
         (need->counts && !(caps & AMQ_CAP_COUNT)))
