@@ -11,6 +11,8 @@
  *   AMQ.INFO key       spec, items, bytes, bits/key, target and certified
  *                      false-positive bound
  *   AMQ.MERGE dst src...                          union (same shape)
+ *   AMQ.ADAPT key item...                         report false positives
+ *                      to an adaptive filter (aqf)
  *   AMQ.DUMP key / AMQ.LOAD key frame             a whole amq frame: what
  *                      `amq build -o` writes and `amq info` reads
  *
@@ -436,6 +438,40 @@ static int add(host *h, bool single) {
 int amq_add(host *h) { return add(h, true); }
 int amq_madd(host *h) { return add(h, false); }
 
+/* AMQ.ADAPT key item [item ...]: each item was a false positive (the
+ * store behind the filter did not have it); an adaptive filter answers
+ * "no" for it from then on. One integer per item: 1 when the filter
+ * changed, 0 when it already answered "no"; an error for an item that
+ * is a member. */
+int amq_adapt(host *h) {
+    rval *v;
+    int changed = 0;
+    if (h->argc < 3)
+        return r_arity(h);
+    if ((v = need(h)) == NULL)
+        return 0;
+    if (!(amq_filter_caps(v->u.amq.f) & AMQ_CAP_ADAPT))
+        return r_err(h, "ERR not an adaptive filter (AMQ.RESERVE key aqf "
+                        "CAPACITY n)");
+    h->ops->r_arr(h, h->argc - 2);
+    for (int i = 2; i < h->argc; i++) {
+        bool fixed = false;
+        amq_status st = amq_filter_report_fp(v->u.amq.f, h->argv[i].p,
+                                             h->argv[i].n, &fixed);
+        if (st == AMQ_ERR_INVALID) {
+            r_err(h, "ERR the item is in the filter, not a false positive");
+        } else if (st == AMQ_OK) {
+            h->ops->r_int(h, fixed);
+            changed += fixed;
+        } else {
+            r_status(h, "adapt", st);
+        }
+    }
+    if (changed)
+        wrote(h, "amq.adapt");
+    return 0;
+}
+
 static bool has(const rval *v, const rarg *item) {
     const amq_filter *f = v->u.amq.f;
     uint64_t x;
@@ -498,7 +534,9 @@ int amq_info(host *h) {
     const amq_filter *f = v->u.amq.f;
     amq_filter_describe(f, d, sizeof d);
     caps_words(amq_filter_caps(f), caps, sizeof caps);
-    h->ops->r_map(h, 10);
+    amq_adapt_stats as;
+    bool adaptive = amq_filter_adapt_stats(f, &as) == AMQ_OK;
+    h->ops->r_map(h, adaptive ? 13 : 10);
     h->ops->r_simple(h, "Spec");
     h->ops->r_str(h, d, strlen(d));
     h->ops->r_simple(h, "Capabilities");
@@ -520,6 +558,14 @@ int amq_info(host *h) {
     h->ops->r_simple(h, "Hash");
     const char *hk = amq_hash_kind_name(amq_filter_hasher(f)->kind);
     h->ops->r_str(h, hk, strlen(hk));
+    if (adaptive) {
+        h->ops->r_simple(h, "False positives fixed");
+        h->ops->r_int(h, (long long)as.reports);
+        h->ops->r_simple(h, "Extension records");
+        h->ops->r_int(h, (long long)as.records);
+        h->ops->r_simple(h, "Reverse map bytes");
+        h->ops->r_int(h, (long long)as.map_bytes);
+    }
     return 0;
 }
 

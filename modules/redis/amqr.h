@@ -561,6 +561,7 @@ int amq_exists(host *h);
 int amq_range(host *h);
 int amq_range_build(host *h);
 int amq_range_bound_cmd(host *h);
+int amq_adapt(host *h);
 int amq_mexists(host *h);
 int amq_del(host *h);
 int amq_card(host *h);

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 from . import _keys
 from ._errors import UnsupportedError, check
 from ._handle import Handle, load_frame, save_frame
-from ._native import Diag, Hasher, Options, cstr, lib, text_of
+from ._native import AdaptStats, Diag, Hasher, Options, cstr, lib, text_of
 
 CAP_REMOVE = 0x01
 CAP_COUNT = 0x02
@@ -22,6 +22,7 @@ CAP_STATIC = 0x40
 CAP_SKETCH = 0x80
 CAP_FORGETS = 0x100
 CAP_RANGE = 0x200
+CAP_ADAPT = 0x400
 
 HASH_DEFAULT = 0
 HASH_SIPHASH = 3
@@ -322,6 +323,28 @@ class Filter(Handle):
         fingerprint."""
         k = _keys.key_bytes(key)
         check(lib.amq_filter_remove(self._h(), k, len(k)))
+
+    def report_fp(self, key: "_keys.Key") -> bool:
+        """Tell an adaptive filter (aqf) that key, which it may have
+        answered True for, is not in the set: it answers False for key
+        from then on, and True for every member still. Returns whether the
+        filter changed (False: it already answered False). InvalidError if
+        key is a member; UnsupportedError for a filter that does not
+        adapt."""
+        k = _keys.key_bytes(key)
+        fixed = ctypes.c_bool()
+        check(lib.amq_filter_report_fp(self._h(), k, len(k),
+                                       ctypes.byref(fixed)))
+        return bool(fixed.value)
+
+    def adapt_stats(self) -> Dict[str, int]:
+        """An adaptive filter's reports and their cost: reports (that
+        changed it), extended (fingerprints with records), records,
+        extension_bytes (read by queries, in size_bytes) and map_bytes
+        (the reverse map, read only to adapt)."""
+        st = AdaptStats()
+        check(lib.amq_filter_adapt_stats(self._h(), ctypes.byref(st)))
+        return {name: int(getattr(st, name)) for name, _ in st._fields_}
 
     def discard(self, key: "_keys.Key") -> bool:
         """remove() that returns False instead of raising NotFoundError."""

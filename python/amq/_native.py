@@ -50,6 +50,13 @@ class Options(ctypes.Structure):
                 ("flags", ctypes.c_uint32)]
 
 
+class AdaptStats(ctypes.Structure):
+    """amq_adapt_stats: what an adaptive filter's reports taught it."""
+    _fields_ = [("reports", ctypes.c_uint64), ("extended", ctypes.c_uint64),
+                ("records", ctypes.c_uint64), ("extension_bytes", c_size_t),
+                ("map_bytes", c_size_t)]
+
+
 class TypeInfo(ctypes.Structure):
     """amq_type_info: one registered structure type."""
     _fields_ = [("name", ctypes.c_char_p), ("type_id", ctypes.c_uint16),
@@ -163,6 +170,9 @@ declare({
     "amq_filter_contains_batch": (None, [P, P, c_size_t, P]),
     "amq_filter_remove": (S, [P, ctypes.c_char_p, c_size_t]),
     "amq_filter_remove_hash": (S, [P, ctypes.c_uint64]),
+    "amq_filter_report_fp": (S, [P, ctypes.c_char_p, c_size_t,
+                                 ctypes.POINTER(ctypes.c_bool)]),
+    "amq_filter_adapt_stats": (S, [P, ctypes.POINTER(AdaptStats)]),
     "amq_filter_hash": (ctypes.c_uint64, [P, ctypes.c_char_p, c_size_t]),
     "amq_filter_count_hash": (S, [P, ctypes.c_uint64, c_u64p]),
     "amq_filter_union": (S, [P, P]),

@@ -570,7 +570,8 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     AMQ_RETURN_IF_ERR(wrap(core, opt, &a));
     amq_status st = AMQ_OK;
     size_t at = core_padded(a), eb = 0, mb = 0;
-    if (es != 0 && (es < MIN_SLOTS || (es & (es - 1)) != 0 || es > (1ull << 58)))
+    if (es != 0 &&
+        (es < MIN_SLOTS || (es & (es - 1)) != 0 || es > (1ull << 58)))
         st = amq__rd_bad(rd, at_es, "%llu extension slots",
                          (unsigned long long)es);
     else if (ms != 0 &&
@@ -579,8 +580,10 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
                          (unsigned long long)ms);
     else if (eb = tab_bytes(es, 8), mb = tab_bytes(ms, 1),
              len < at || len - at != eb + mb)
-        st = amq__rd_bad(rd, at_es, "side tables do not match a %zu-byte "
-                                    "payload", len);
+        st = amq__rd_bad(rd, at_es,
+                         "side tables do not match a %zu-byte "
+                         "payload",
+                         len);
     for (size_t i = a->core->o.table_bytes; st == AMQ_OK && i < at; i++)
         if (payload[i] != 0)
             st = amq__rd_bad(rd, rd->payload_at + i, "padding is not zero");

@@ -457,6 +457,27 @@ run 2 "range query on a point filter" "$AMQ" range query tight.amq two
 check "range query on a point filter: says so" has "not a range filter" err
 run 2 "range build without -o" "$AMQ" range build rkeys
 
+# ---- adaptive filters (amq adapt) ------------------------------------------------
+seq 1 5000 | sed 's/^/user:/' >amembers
+seq 1 20000 | sed 's/^/ghost:/' >aprobes
+run 0 "adapt: build an aqf" "$AMQ" build --type aqf -o a.amq amembers
+"$AMQ" query a.amq aprobes >afps 2>err
+check "adapt: the aqf has false positives to fix" test -s afps
+cp a.amq a0.amq
+run 0 "adapt: report them" "$AMQ" adapt a.amq afps
+check "adapt: summary counts the fixes" has "false positive.* fixed\|fixed [0-9]" err
+run 1 "adapt: none of them passes any more" "$AMQ" query -q a.amq afps
+run 0 "adapt: every member still passes" "$AMQ" query --count a.amq amembers
+check "adapt: all 5000 members" test "$(cat out)" = 5000
+run 0 "adapt: info says what it learned" "$AMQ" info a.amq
+check "adapt: info line" has "^adapted:" out
+cp a.amq a1.amq
+run 2 "adapt: a member is refused" "$AMQ" adapt a.amq --key user:7
+check "adapt: says it is a member" has "not a false positive" err
+check "adapt: refusal writes nothing" cmp -s a.amq a1.amq
+run 2 "adapt: a qf refuses" "$AMQ" adapt tight.amq --key x
+check "adapt: names the type that adapts" has "aqf" err
+
 # ---- edges a user meets ----------------------------------------------------------
 # gzip key files, by their magic, for every verb that reads keys
 seq 1 3000 | sed 's/^/gz-/' >gzkeys

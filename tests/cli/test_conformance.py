@@ -39,7 +39,7 @@ import tempfile
 AMQ = os.path.abspath(sys.argv[1])
 LAB = os.path.abspath(sys.argv[2])
 TMP = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="amq-conf-")
-USER_VERBS = ["build", "query", "add", "remove", "merge", "count", "info",
+USER_VERBS = ["build", "query", "add", "remove", "adapt", "merge", "count", "info",
               "recommend", "cascade", "map", "kmer", "shard", "range", "lsm",
               "help"]
 LAB_VERBS = ["demo", "clock", "lsm", "cascade", "help"]

@@ -138,10 +138,23 @@ static void check_frame(const uint8_t *data, size_t size) {
         fuzz_require(amq_filter_add_hash(v, 1) == AMQ_ERR_READONLY,
                      "view accepted an add");
         /* The copy is a working filter. */
-        if (amq_filter_add_hash(f, 12345) == AMQ_OK &&
-            !(amq_filter_info(f)->caps & AMQ_CAP_SKETCH))
+        bool added = amq_filter_add_hash(f, 12345) == AMQ_OK;
+        if (added && !(amq_filter_info(f)->caps & AMQ_CAP_SKETCH))
             fuzz_require(amq_filter_contains_hash(f, 12345),
                          "false negative after add");
+        /* An adaptive filter takes reports: a fixed key is answered "no"
+         * and the key just added is still answered "yes". */
+        for (int i = 0; (amq_filter_caps(f) & AMQ_CAP_ADAPT) && i < 64; i++) {
+            uint64_t y = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+            bool fixed = false;
+            if (amq_filter_report_fp_hash(f, y, &fixed) == AMQ_OK && fixed)
+                fuzz_require(!amq_filter_contains_hash(f, y),
+                             "a reported key still passes");
+            if (amq_filter_items(f) > 0 && y != 12345)
+                (void)amq_filter_remove_hash(f, y);
+            fuzz_require(!added || amq_filter_contains_hash(f, 12345),
+                         "a member fails after reports");
+        }
     }
     amq_filter_free(f);
     amq_filter_free(v);

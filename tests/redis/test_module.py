@@ -580,6 +580,48 @@ def test_amq(c, r, amq_cli, tmp):
 # ---- bad input ------------------------------------------------------------
 
 
+def test_adapt(c, r):
+    """AMQ.ADAPT on an adaptive filter: a reported item answers 0 from then
+    on, every member still answers 1, a member's report is refused, and a
+    filter that does not adapt refuses the command."""
+    members = [f"user:{i}" for i in range(3000)]
+    c.ok(r.execute_command("AMQ.RESERVE", "ad", "aqf", "CAPACITY", 3000,
+                           "ERROR", 0.05), "reserve an aqf")
+    r.execute_command("AMQ.MADD", "ad", *members)
+    probes = [f"ghost:{i}" for i in range(20000)]
+    hits = [p for p, e in zip(probes, r.execute_command("AMQ.MEXISTS", "ad",
+                                                        *probes)) if e]
+    c.ok(len(hits) > 100, f"{len(hits)} false positives before adapting")
+    # a report can fix a later one of the same fingerprint too (0: nothing
+    # left to do)
+    fixed = r.execute_command("AMQ.ADAPT", "ad", *hits)
+    c.ok(set(fixed) <= {0, 1} and sum(fixed) > len(hits) // 2,
+         f"{sum(fixed)} of {len(hits)} reports changed the filter")
+    again = r.execute_command("AMQ.MEXISTS", "ad", *hits)
+    c.ok(sum(again) == 0, f"{sum(again)} reported items still answer 1")
+    c.ok(r.execute_command("AMQ.ADAPT", "ad", hits[0]) == [0],
+         "a second report changes nothing")
+    ok = r.execute_command("AMQ.MEXISTS", "ad", *members)
+    c.ok(sum(ok) == len(members), "every member still answers 1")
+    reply = r.execute_command("AMQ.ADAPT", "ad", members[0])
+    c.ok(isinstance(reply[0], redis.exceptions.ResponseError) and
+         "not a false positive" in str(reply[0]), f"a member refused: {reply}")
+    info = r.execute_command("AMQ.INFO", "ad")
+    flat = dict(zip(info[::2], info[1::2])) if isinstance(info, list) else info
+    fixed_n = flat.get(b"False positives fixed", flat.get("False positives fixed"))
+    c.ok(fixed_n == sum(fixed), f"AMQ.INFO counts {fixed_n} fixed")
+    r.execute_command("AMQ.RESERVE", "plainqf", "qf", "CAPACITY", 100)
+    try:
+        r.execute_command("AMQ.ADAPT", "plainqf", "x")
+        c.ok(False, "a qf took AMQ.ADAPT")
+    except redis.exceptions.ResponseError as e:
+        c.ok("not an adaptive filter" in str(e), f"a qf refuses: {e}")
+    dump = r.execute_command("AMQ.DUMP", "ad")
+    r.execute_command("AMQ.LOAD", "ad2", dump)
+    c.ok(sum(r.execute_command("AMQ.MEXISTS", "ad2", *hits)) == 0,
+         "the records survive AMQ.DUMP and AMQ.LOAD")
+
+
 def test_range(c, r):
     """AMQ.RANGE.* over a range filter of integers and one of strings: no
     range holding a key answers 0, and bad ends are refused."""
@@ -1025,6 +1067,7 @@ def main(args, c, servers):
     test_topk(c, r)
     test_amq(c, r, args.amq, tmp)
     test_range(c, r)
+    test_adapt(c, r)
     test_bad_input(c, r)
     test_corrupt_rdb(c, srv)
     test_big_chunks(c, r)

@@ -139,11 +139,11 @@ static void test_model(void) {
             for (unsigned i = 0; i < KEYS; i++) {
                 uint64_t c = 0;
                 CHECK_OK(amq_filter_count_hash(f, member(i), &c));
-                CHECK_MSG(c >= copies[i] &&
-                              (!copies[i] ||
-                               amq_filter_contains_hash(f, member(i))),
-                          "step %d key %u: count %llu, %u copies", s, i,
-                          (unsigned long long)c, copies[i]);
+                CHECK_MSG(
+                    c >= copies[i] &&
+                        (!copies[i] || amq_filter_contains_hash(f, member(i))),
+                    "step %d key %u: count %llu, %u copies", s, i,
+                    (unsigned long long)c, copies[i]);
             }
     }
     uint64_t total = 0;

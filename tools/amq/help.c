@@ -118,6 +118,16 @@ static const help_topic topics[] = {
      "      --key K          remove K (repeatable) instead of reading keys\n"
      "      --missing-ok     skip keys that are not in the "
      "filter\n" UPDATE_OPTIONS},
+    {"adapt", "amq adapt FILE [KEYFILE | --key K...] [-o OUT]",
+     "Report false positives to an adaptive filter (type aqf): each key is\n"
+     "one the filter answered 'maybe' for and the store behind it did not\n"
+     "have. The filter answers 'no' for it from then on and still 'yes' for\n"
+     "every member. A key it already answers 'no' for is counted and\n"
+     "skipped; a key that is a member is an error (nothing is written).\n"
+     "Atomic like 'amq add'.\n"
+     "\n"
+     "      --key K          report K (repeatable) instead of reading "
+     "keys\n" UPDATE_OPTIONS},
     {"merge", "amq merge [--intersect] -o OUT FILE FILE...",
      "Union (or intersection) of filters built alike: same type, same\n"
      "parameters (amq info's params) and same hash, seed and key. The\n"

@@ -38,6 +38,8 @@ typedef struct info_facts {
     uint64_t range_len; /* a range filter: the length its target is for */
     double range_bound; /* the bound for a range of range_len keys       */
     bool range_bytes;   /* its keys are byte strings                     */
+    bool adaptive;      /* adapt_stats hold what reports taught it       */
+    amq_adapt_stats adapt;
 } info_facts;
 
 enum { OPT_JSON = 1 };
@@ -86,6 +88,7 @@ static void gather(info_facts *x, const char *file, const cli_filter_file *ff) {
     x->range_len = amq_range_design_length(f);
     x->range_bound = amq_range_fpr_bound(f, x->range_len);
     x->range_bytes = amq_range_key_form(f) == AMQ_RANGE_KEYS_BYTES;
+    x->adaptive = amq_filter_adapt_stats(f, &x->adapt) == AMQ_OK;
     x->view = ff->is_view;
     x->over = x->capacity > 0 && x->keys > x->capacity && x->target > 0 &&
               x->bound > x->target;
@@ -187,6 +190,14 @@ static void print_bound_text(const info_facts *x) {
                cli_s(x->range_len),
                x->range_bytes ? "byte strings, by their first 8 bytes"
                               : "integers");
+    if (x->adaptive)
+        printf("%-12s %llu false positive%s fixed (amq adapt); %llu "
+               "extension records of %llu fingerprints (%zu bytes, in "
+               "'bytes'); reverse map %zu bytes (read only to adapt)\n",
+               "adapted:", (unsigned long long)x->adapt.reports,
+               cli_s(x->adapt.reports), (unsigned long long)x->adapt.records,
+               (unsigned long long)x->adapt.extended, x->adapt.extension_bytes,
+               x->adapt.map_bytes);
 }
 
 static void print_text(const info_facts *x) {
@@ -240,6 +251,13 @@ static void print_json(cli_json *j, const info_facts *x) {
         cli_json_u64(j, "range_length", x->range_len);
         cli_json_num(j, "range_fpr_bound", x->range_bound);
         cli_json_str(j, "range_keys", x->range_bytes ? "bytes" : "int");
+    }
+    if (x->adaptive) {
+        cli_json_u64(j, "adapt_reports", x->adapt.reports);
+        cli_json_u64(j, "adapt_records", x->adapt.records);
+        cli_json_u64(j, "adapt_fingerprints", x->adapt.extended);
+        cli_json_u64(j, "adapt_extension_bytes", x->adapt.extension_bytes);
+        cli_json_u64(j, "adapt_map_bytes", x->adapt.map_bytes);
     }
     cli_json_num(j, "lower_bound_bits_per_key", x->lower);
     cli_json_num(j, "lower_bound_eps", x->eps > 0 ? x->eps : NAN);

@@ -1,5 +1,6 @@
 /*
- * update.c — `amq add` and `amq remove`: change an existing filter file.
+ * update.c — `amq add`, `amq remove` and `amq adapt`: change an existing
+ * filter file.
  *
  * The file is loaded as a modifiable copy, every key is applied in input
  * order, and only when all of them succeeded is the new frame written —
@@ -12,6 +13,11 @@
  * cannot change; the command refuses them and says how to rebuild. Types
  * without deletion refuse `remove` and name the types that have it.
  *
+ * `adapt` reports each key as a false positive to an adaptive filter
+ * (aqf): a key the store behind the filter did not have. The filter then
+ * answers "no" for it; a key that is a member is refused, since reporting
+ * it would be a mistake the caller should hear about.
+ *
  * `add --new` is test-and-add for a stream (what BF.ADD's 0/1 answers):
  * each key the filter does not already report is added and printed, in
  * input order, so a key repeated within one run is printed once (and a
@@ -22,7 +28,7 @@
 
 #include "verbs.h"
 
-typedef enum update_op { OP_ADD, OP_REMOVE } update_op;
+typedef enum update_op { OP_ADD, OP_REMOVE, OP_ADAPT } update_op;
 
 typedef struct update_opts {
     update_op op;
@@ -32,7 +38,8 @@ typedef struct update_opts {
 } update_opts;
 
 typedef struct update_result {
-    uint64_t applied, missing, old; /* old: --new keys already reported */
+    uint64_t applied, missing, old; /* old: --new keys already reported,
+                                       adapt: keys already answered "no" */
 } update_result;
 
 enum {
@@ -136,6 +143,14 @@ static bool check_filter(const update_opts *o, const amq_filter *f) {
                   o->file, name, o->op == OP_ADD ? "take more" : "drop", name);
         return false;
     }
+    if (o->op == OP_ADAPT && (caps & AMQ_CAP_ADAPT) == 0) {
+        char *types = cli_types_with(AMQ_CAP_ADAPT, 0);
+        cli_error("%s: '%s' does not adapt to false positives (types that "
+                  "do: %s; build one with 'amq build --type aqf')",
+                  o->file, name, types ? types : "?");
+        free(types);
+        return false;
+    }
     if (o->op == OP_REMOVE && (caps & AMQ_CAP_REMOVE) == 0) {
         char *types = cli_types_with(AMQ_CAP_REMOVE, 0);
         cli_error("%s: '%s' cannot remove keys (types that can: %s; also "
@@ -151,7 +166,11 @@ static int key_failed(const update_opts *o, const cli_keys *k,
                       const amq_filter *f, amq_status st) {
     char where[512];
     cli_keys_where(k, where, sizeof where);
-    if (st == AMQ_ERR_NOT_FOUND)
+    if (o->op == OP_ADAPT && st == AMQ_ERR_INVALID)
+        cli_error("%s: a member of %s, not a false positive (nothing "
+                  "written)",
+                  where, o->file);
+    else if (st == AMQ_ERR_NOT_FOUND)
         cli_error("%s: not in %s (nothing written; --missing-ok skips such "
                   "keys)",
                   where, o->file);
@@ -183,14 +202,25 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
     const uint8_t *key;
     size_t len;
     int rc;
-    cli_progress_init(&p, o->op == OP_ADD ? "adding" : "removing", 0);
+    cli_progress_init(&p,
+                      o->op == OP_ADD      ? "adding"
+                      : o->op == OP_REMOVE ? "removing"
+                                           : "reporting",
+                      0);
     while ((rc = cli_keys_next(k, &key, &len)) == 1) {
         if (o->print_new && amq_filter_contains(f, key, len)) {
             r->old++;
             continue;
         }
+        bool fixed = true;
         amq_status st = o->op == OP_ADD ? amq_filter_add(f, key, len)
-                                        : amq_filter_remove(f, key, len);
+                        : o->op == OP_REMOVE
+                            ? amq_filter_remove(f, key, len)
+                            : amq_filter_report_fp(f, key, len, &fixed);
+        if (st == AMQ_OK && !fixed) {
+            r->old++;
+            continue;
+        }
         if (st == AMQ_ERR_NOT_FOUND && o->missing_ok) {
             r->missing++;
             continue;
@@ -216,6 +246,19 @@ static int apply_keys(const update_opts *o, amq_filter *f, cli_keys *k,
 static void print_summary(const update_opts *o, const amq_filter *f,
                           const update_result *r) {
     const char *out = o->output ? o->output : o->file;
+    amq_adapt_stats as;
+    if (o->op == OP_ADAPT && amq_filter_adapt_stats(f, &as) == AMQ_OK) {
+        fprintf(stderr,
+                "amq: fixed %llu false positive%s in %s (%llu already "
+                "answered no); %llu fixed in all, %llu extension records "
+                "(%zu bytes), reverse map %zu bytes\n",
+                (unsigned long long)r->applied, cli_s(r->applied),
+                strcmp(out, "-") == 0 ? "<stdout>" : out,
+                (unsigned long long)r->old, (unsigned long long)as.reports,
+                (unsigned long long)as.records, as.extension_bytes,
+                as.map_bytes);
+        return;
+    }
     fprintf(stderr,
             "amq: %s %llu key%s %s %s: %llu items, %.2f bits/key, "
             "fpr bound %.3g\n",
@@ -277,4 +320,8 @@ int cli_cmd_add(int argc, char **argv) {
 
 int cli_cmd_remove(int argc, char **argv) {
     return update(argc, argv, OP_REMOVE, "remove");
+}
+
+int cli_cmd_adapt(int argc, char **argv) {
+    return update(argc, argv, OP_ADAPT, "adapt");
 }

@@ -19,6 +19,7 @@ int cli_cmd_query(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_add(int argc, char **argv);    /* update.c */
 int cli_cmd_remove(int argc, char **argv); /* update.c */
+int cli_cmd_adapt(int argc, char **argv);  /* update.c */
 int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_count(int argc, char **argv);
 int cli_cmd_recommend(int argc, char **argv);
