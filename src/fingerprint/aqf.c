@@ -37,10 +37,10 @@
  *
  * Both side tables are linear-probing tables of 8-byte keys (a record's
  * fingerprint, a member's hash) with a value each (8 bytes: the record,
- * bits << 6 | len; 1 byte: the length), stored as the keys then the
- * values; a value of all ones marks an empty slot. A slot's home is
- * mix64(f) of its fingerprint, so the members of one fingerprint sit
- * together in both. Each doubles when an insert would pass 7/8 load.
+ * bits << 6 | len; 1 byte: the length); records are stored as key, value
+ * pairs, the map as its keys then its values; a value of all ones marks
+ * an empty slot. A slot's home is mix64(f) of its fingerprint, so the
+ * members of one fingerprint sit together in both. Each doubles when an insert would pass 7/8 load.
  *
  * Frame: the qf's 24-byte block, then ext slots u64 | ext records u64 |
  * map slots u64 | reports u64; the payload is the qf table padded to 8
@@ -88,19 +88,27 @@ static inline uint64_t empty_of(const tab *t) {
 static inline size_t tab_bytes(uint64_t slots, unsigned vw) {
     return (size_t)slots * (8 + vw);
 }
+/* Records sit as key, value pairs (a probe reads one line); the map as
+ * all keys, then all lengths (9 bytes a slot instead of 16). */
+static inline uint8_t *key_ptr(const tab *t, uint64_t i) {
+    return t->p + (t->vw == 8 ? 16 : 8) * i;
+}
+static inline uint8_t *val_ptr(const tab *t, uint64_t i) {
+    return t->vw == 8 ? t->p + 16 * i + 8 : t->p + 8 * t->slots + i;
+}
 static inline uint64_t key_at(const tab *t, uint64_t i) {
-    return amq__get_u64(t->p + 8 * i);
+    return amq__get_u64(key_ptr(t, i));
 }
 static inline uint64_t val_at(const tab *t, uint64_t i) {
-    const uint8_t *v = t->p + 8 * t->slots + t->vw * i;
+    const uint8_t *v = val_ptr(t, i);
     return t->vw == 8 ? amq__get_u64(v) : v[0];
 }
 static inline bool is_empty(const tab *t, uint64_t i) {
     return val_at(t, i) == empty_of(t);
 }
 static inline void put_at(tab *t, uint64_t i, uint64_t k, uint64_t v) {
-    uint8_t *vp = t->p + 8 * t->slots + t->vw * i;
-    amq__put_u64(t->p + 8 * i, k);
+    uint8_t *vp = val_ptr(t, i);
+    amq__put_u64(key_ptr(t, i), k);
     if (t->vw == 8)
         amq__put_u64(vp, v);
     else
@@ -122,8 +130,8 @@ static inline uint64_t next_of(const tab *t, uint64_t i) {
 }
 
 static void tab_fill_empty(tab *t) {
-    memset(t->p, 0, 8 * (size_t)t->slots);
-    memset(t->p + 8 * t->slots, 0xff, (size_t)t->slots * t->vw);
+    for (uint64_t i = 0; i < t->slots; i++)
+        put_at(t, i, 0, empty_of(t));
 }
 
 static void tab_insert(tab *t, uint64_t fp, uint64_t k, uint64_t v) {
@@ -518,7 +526,7 @@ static amq_status check_tab(const amq_aqf *a, const tab *t, uint64_t used,
         uint64_t v = val_at(t, i);
         if (v == empty_of(t)) {
             if (key_at(t, i) != 0)
-                return amq__rd_bad(rd, payload_at + 8 * i,
+                return amq__rd_bad(rd, payload_at + (size_t)(key_ptr(t, i) - t->p),
                                    "%s: empty slot %llu holds a key", what,
                                    (unsigned long long)i);
             start = i;
@@ -527,7 +535,7 @@ static amq_status check_tab(const amq_aqf *a, const tab *t, uint64_t used,
         seen++;
         if (t->vw == 1 ? v > MAX_LEN
                        : (rec_len(v) > MAX_LEN || (v >> 6) >> rec_len(v) != 0))
-            return amq__rd_bad(rd, payload_at + 8 * i, "%s: bad entry at %llu",
+            return amq__rd_bad(rd, payload_at + (size_t)(key_ptr(t, i) - t->p), "%s: bad entry at %llu",
                                what, (unsigned long long)i);
     }
     if (seen != used || used > t->slots / 8 * 7)
@@ -545,7 +553,7 @@ static amq_status check_tab(const amq_aqf *a, const tab *t, uint64_t used,
         }
         uint64_t home = home_of(t, entry_fp(a, t, i));
         if (((i - home) & (t->slots - 1)) > cl)
-            return amq__rd_bad(rd, payload_at + 8 * i,
+            return amq__rd_bad(rd, payload_at + (size_t)(key_ptr(t, i) - t->p),
                                "%s: entry at %llu is not found from its home",
                                what, (unsigned long long)i);
         cl++;
