@@ -124,6 +124,16 @@ static int parse_args(int argc, char **argv, update_opts *o) {
 
 /* ---- applying keys ---------------------------------------------------------- */
 
+/* "FILE: 'name' cannot ... (types that can: ...; tail)": false. */
+static bool refuse(const update_opts *o, const char *name, uint32_t cap,
+                   const char *cannot, const char *tail) {
+    char *types = cli_types_with(cap, 0);
+    cli_error("%s: '%s' %s: %s%s)", o->file, name, cannot, types ? types : "?",
+              tail);
+    free(types);
+    return false;
+}
+
 /* Refuse a filter the operation cannot change, saying what would work. */
 static bool check_filter(const update_opts *o, const amq_filter *f) {
     uint32_t caps = amq_filter_caps(f);
@@ -143,22 +153,14 @@ static bool check_filter(const update_opts *o, const amq_filter *f) {
                   o->file, name, o->op == OP_ADD ? "take more" : "drop", name);
         return false;
     }
-    if (o->op == OP_ADAPT && (caps & AMQ_CAP_ADAPT) == 0) {
-        char *types = cli_types_with(AMQ_CAP_ADAPT, 0);
-        cli_error("%s: '%s' does not adapt to false positives (types that "
-                  "do: %s; build one with 'amq build --type aqf')",
-                  o->file, name, types ? types : "?");
-        free(types);
-        return false;
-    }
-    if (o->op == OP_REMOVE && (caps & AMQ_CAP_REMOVE) == 0) {
-        char *types = cli_types_with(AMQ_CAP_REMOVE, 0);
-        cli_error("%s: '%s' cannot remove keys (types that can: %s; also "
-                  "spectral:mode=ms)",
-                  o->file, name, types ? types : "?");
-        free(types);
-        return false;
-    }
+    if (o->op == OP_ADAPT && (caps & AMQ_CAP_ADAPT) == 0)
+        return refuse(o, name, AMQ_CAP_ADAPT,
+                      "does not adapt to false positives (types that do",
+                      "; build one with 'amq build --type aqf'");
+    if (o->op == OP_REMOVE && (caps & AMQ_CAP_REMOVE) == 0)
+        return refuse(o, name, AMQ_CAP_REMOVE,
+                      "cannot remove keys (types that can",
+                      "; also spectral:mode=ms");
     return true;
 }
 
