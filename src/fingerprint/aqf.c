@@ -261,19 +261,59 @@ static void aqf_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
             out[i] = 0;
 }
 
-static amq_status aqf_add(amq__obj *o, uint64_t h) {
-    amq_aqf *a = (amq_aqf *)o;
+/* The side tables' part of adding h, once the core holds it: the map's
+ * entry, and a record when h's fingerprint has records (room reserved). */
+static void side_add(amq_aqf *a, uint64_t h) {
     uint64_t fp = fp_of(a, h);
     unsigned len;
     bool extended = records_of(a, fp, &len) != 0;
-    AMQ_RETURN_IF_ERR(tab_reserve(a, &a->map, 1));
-    if (extended)
-        AMQ_RETURN_IF_ERR(tab_reserve(a, &a->ext, 1));
-    AMQ_RETURN_IF_ERR(amq__qf_add(&a->core->o, h));
     tab_insert(&a->map, fp, h, len);
     if (extended)
         tab_insert(&a->ext, fp, fp, rec_of(len, ext_bits(h)));
+}
+
+/* The map's line for h, asked for before the core's insert so the two
+ * misses overlap. */
+static inline void prefetch_map(const amq_aqf *a, uint64_t h) {
+    uint64_t i = home_of(&a->map, fp_of(a, h));
+    amq__prefetch_w(key_ptr(&a->map, i));
+    amq__prefetch_w(val_ptr(&a->map, i));
+}
+
+static amq_status aqf_add(amq__obj *o, uint64_t h) {
+    amq_aqf *a = (amq_aqf *)o;
+    AMQ_RETURN_IF_ERR(tab_reserve(a, &a->map, 1));
+    if (a->ext.used != 0)
+        AMQ_RETURN_IF_ERR(tab_reserve(a, &a->ext, 1));
+    prefetch_map(a, h);
+    AMQ_RETURN_IF_ERR(amq__qf_add(&a->core->o, h));
+    side_add(a, h);
     a->o.items = a->core->o.items;
+    return AMQ_OK;
+}
+
+/* Chunks of keys: room for the chunk, the map's lines asked for, the
+ * core's batch insert (which prefetches its own), then the side tables. */
+#define ADD_CHUNK 64
+static amq_status aqf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                                size_t *done) {
+    amq_aqf *a = (amq_aqf *)o;
+    *done = 0;
+    while (*done < n) {
+        const uint64_t *k = h + *done;
+        size_t c = n - *done < ADD_CHUNK ? n - *done : ADD_CHUNK, got = 0;
+        AMQ_RETURN_IF_ERR(tab_reserve(a, &a->map, c));
+        if (a->ext.used != 0)
+            AMQ_RETURN_IF_ERR(tab_reserve(a, &a->ext, c));
+        for (size_t i = 0; i < c; i++)
+            prefetch_map(a, k[i]);
+        amq_status st = amq__qf_add_batch(&a->core->o, k, c, &got);
+        for (size_t i = 0; i < got; i++)
+            side_add(a, k[i]);
+        *done += got;
+        a->o.items = a->core->o.items;
+        AMQ_RETURN_IF_ERR(st);
+    }
     return AMQ_OK;
 }
 
@@ -526,7 +566,8 @@ static amq_status check_tab(const amq_aqf *a, const tab *t, uint64_t used,
         uint64_t v = val_at(t, i);
         if (v == empty_of(t)) {
             if (key_at(t, i) != 0)
-                return amq__rd_bad(rd, payload_at + (size_t)(key_ptr(t, i) - t->p),
+                return amq__rd_bad(rd,
+                                   payload_at + (size_t)(key_ptr(t, i) - t->p),
                                    "%s: empty slot %llu holds a key", what,
                                    (unsigned long long)i);
             start = i;
@@ -535,8 +576,9 @@ static amq_status check_tab(const amq_aqf *a, const tab *t, uint64_t used,
         seen++;
         if (t->vw == 1 ? v > MAX_LEN
                        : (rec_len(v) > MAX_LEN || (v >> 6) >> rec_len(v) != 0))
-            return amq__rd_bad(rd, payload_at + (size_t)(key_ptr(t, i) - t->p), "%s: bad entry at %llu",
-                               what, (unsigned long long)i);
+            return amq__rd_bad(rd, payload_at + (size_t)(key_ptr(t, i) - t->p),
+                               "%s: bad entry at %llu", what,
+                               (unsigned long long)i);
     }
     if (seen != used || used > t->slots / 8 * 7)
         return amq__rd_bad(rd, at, "%s: %llu entries, %llu counted", what,
@@ -650,6 +692,7 @@ const amq__type amq__type_aqf = {
     .load = t_load,
     .destroy = aqf_destroy,
     .add = aqf_add,
+    .add_batch = aqf_add_batch,
     .contains = aqf_contains,
     .contains_batch = aqf_contains_batch,
     .remove = aqf_remove,

@@ -39,7 +39,7 @@ static uint64_t absent(uint64_t i) { return amq__mix64((1ull << 40) + i); }
 
 static void test_report_fixes(void) {
     amq_filter *f = NULL;
-    CHECK_OK(amq_filter_new("aqf", 2000, 0.05, NULL, &f, NULL));
+    CHECK_OK(amq_filter_new("aqf", 2500, 0.05, NULL, &f, NULL));
     CHECK((amq_filter_caps(f) & AMQ_CAP_ADAPT) != 0);
     for (uint64_t i = 0; i < 2000; i++)
         CHECK_OK(amq_filter_add_hash(f, member(i)));
@@ -74,6 +74,25 @@ static void test_report_fixes(void) {
     CHECK(s.records >= s.extended && s.extended > 0);
     CHECK(s.map_bytes >= 9 * 2000);
     CHECK(amq_filter_size_bytes(f) >= s.extension_bytes);
+
+    /* members added in a batch after the reports: all of them pass, and
+     * a new member of an extended fingerprint gets a record */
+    uint64_t more[500];
+    size_t done = 0;
+    for (uint64_t i = 0; i < 500; i++)
+        more[i] = member(5000 + i);
+    CHECK_OK(amq_filter_add_batch(f, more, 500, &done));
+    CHECK(done == 500);
+    for (uint64_t i = 0; i < 500; i++)
+        CHECK(amq_filter_contains_hash(f, more[i]));
+    for (uint64_t i = 0; i < 2000; i++)
+        CHECK(amq_filter_contains_hash(f, member(i)));
+    amq_adapt_stats s2;
+    CHECK_OK(amq_filter_adapt_stats(f, &s2));
+    CHECK(s2.records >= s.records);
+    for (uint64_t i = 0; i < 500; i++)
+        CHECK_OK(amq_filter_remove_hash(f, more[i]));
+    CHECK(amq_filter_items(f) == 2000);
 
     /* a member's report is refused and changes nothing */
     size_t len;
