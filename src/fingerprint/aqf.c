@@ -292,6 +292,12 @@ static amq_status aqf_add(amq__obj *o, uint64_t h) {
     return AMQ_OK;
 }
 
+/* Entries t takes before it must grow. */
+static inline uint64_t room(const tab *t) {
+    uint64_t cap = t->slots / 8 * 7;
+    return cap > t->used ? cap - t->used : 0;
+}
+
 /* Chunks of keys: room for the chunk, the map's lines asked for, the
  * core's batch insert (which prefetches its own), then the side tables. */
 #define ADD_CHUNK 64
@@ -302,9 +308,17 @@ static amq_status aqf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
     while (*done < n) {
         const uint64_t *k = h + *done;
         size_t c = n - *done < ADD_CHUNK ? n - *done : ADD_CHUNK, got = 0;
-        AMQ_RETURN_IF_ERR(tab_reserve(a, &a->map, c));
+        /* The tables grow at the key where one add at a time grows them,
+         * so the bytes are the same as the loop's: a chunk ends where
+         * either would pass 7/8 (each key adds one entry to the map, at
+         * most one record). */
+        if (room(&a->map) == 0)
+            AMQ_RETURN_IF_ERR(tab_reserve(a, &a->map, 1));
+        if (a->ext.used != 0 && room(&a->ext) == 0)
+            AMQ_RETURN_IF_ERR(tab_reserve(a, &a->ext, 1));
+        c = c < room(&a->map) ? c : (size_t)room(&a->map);
         if (a->ext.used != 0)
-            AMQ_RETURN_IF_ERR(tab_reserve(a, &a->ext, c));
+            c = c < room(&a->ext) ? c : (size_t)room(&a->ext);
         for (size_t i = 0; i < c; i++)
             prefetch_map(a, k[i]);
         amq_status st = amq__qf_add_batch(&a->core->o, k, c, &got);
