@@ -155,8 +155,8 @@ int main(int argc, char **argv) {
         if (run(specs[i], members, n, stream, q, u, fpr, &r[i]) != 0)
             return 1;
     printf("%-4s %10s %8s %9s %12s %10s %8s %8s %8s %8s %8s\n", "", "fps",
-           "repeats", "rate", "query bytes", "map bytes", "records",
-           "ins ns", "stream", "absent", "member");
+           "repeats", "rate", "query bytes", "map bytes", "records", "ins ns",
+           "stream", "absent", "member");
     for (int i = 0; i < 2; i++)
         printf("%-4s %10llu %8llu %9.2e %12zu %10zu %8llu %8.1f %8.1f %8.1f "
                "%8.1f\n",
