@@ -470,38 +470,13 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
-    uint64_t n = 0, r = 0;
-    unsigned rr = 0;
-    bool has_n, has_r;
     amq_options o2 = *opt;
     amq_qf *core;
     amq_aqf *a;
     (void)self;
     o2.flags &= ~AMQ_OPT_CONCURRENT;
-    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &n, &has_n, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "r", 1, AMQ_QF_MAX_RBITS, &r, &has_r, diag));
-    if (!has_n || !has_r) {
-        uint64_t n2;
-        if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                             "aqf needs a capacity and fpr, or q= (or "
-                             "slots=) and r=");
-        amq_status st = amq__qf_size_for(capacity, fpr, &n2, &rr);
-        if (st != AMQ_OK)
-            return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
-                             (unsigned long long)capacity, fpr);
-        if (!has_n)
-            n = n2;
-    }
-    if (has_r)
-        rr = (unsigned)r;
-    amq_status st = amq__qf_alloc(n, rr, false, &o2, NULL, &core);
-    if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
-        return amq__diag(
-            diag, st, 0, "%llu slots of %u bits: %s", (unsigned long long)n, rr,
-            st == AMQ_ERR_OVERFLOW ? "too large" : "invalid shape");
-    AMQ_RETURN_IF_ERR(st);
+    AMQ_RETURN_IF_ERR(amq__qf_create_table(spec, capacity, fpr, false, "aqf",
+                                           &o2, &core, diag));
     AMQ_RETURN_IF_ERR(wrap(core, &o2, &a));
     *out = &a->o;
     return AMQ_OK;

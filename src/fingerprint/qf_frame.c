@@ -122,16 +122,10 @@ amq_status amq__qf_check(amq_qf *f) {
 typedef struct qf_mode {
     const char *name;
     bool counting;
-    unsigned rmin;
 } qf_mode;
 
-static const qf_mode mode_qf = {"qf", false, 1};
-static const qf_mode mode_cqf = {"cqf", true, QF_MIN_RBITS_CQF};
-
-typedef struct qf_spec {
-    uint64_t n, r, conc;
-    bool has_n, has_r, has_conc;
-} qf_spec;
+static const qf_mode mode_qf = {"qf", false};
+static const qf_mode mode_cqf = {"cqf", true};
 
 amq_status amq__qf_spec_slots(amq__spec *spec, uint64_t *n, bool *found,
                               amq_diag *diag) {
@@ -152,13 +146,40 @@ amq_status amq__qf_spec_slots(amq__spec *spec, uint64_t *n, bool *found,
     return AMQ_OK;
 }
 
-static amq_status read_spec(amq__spec *spec, const qf_mode *m, qf_spec *p,
-                            amq_diag *diag) {
-    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &p->n, &p->has_n, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "r", m->rmin, AMQ_QF_MAX_RBITS, &p->r,
-                                    &p->has_r, diag));
-    return amq__spec_u64(spec, "concurrent", 0, 1, &p->conc, &p->has_conc,
-                         diag);
+amq_status amq__qf_create_table(amq__spec *spec, uint64_t capacity, double fpr,
+                                bool counting, const char *name,
+                                const amq_options *opt, amq_qf **out,
+                                amq_diag *diag) {
+    unsigned rmin = counting ? QF_MIN_RBITS_CQF : 1u, rr = 0;
+    uint64_t n = 0, r = 0;
+    bool has_n = false, has_r = false;
+    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &n, &has_n, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "r", rmin, AMQ_QF_MAX_RBITS, &r, &has_r, diag));
+    if (!has_n || !has_r) {
+        uint64_t n2 = 0;
+        if (capacity == 0)
+            return amq__diag(diag, AMQ_ERR_SPEC, 0,
+                             "%s needs a capacity and fpr, or q= (or slots=) "
+                             "and r=",
+                             name);
+        amq_status st = amq__qf_size_for(capacity, fpr, &n2, &rr);
+        if (st != AMQ_OK)
+            return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
+                             (unsigned long long)capacity, fpr);
+        if (!has_n)
+            n = n2;
+    }
+    if (has_r)
+        rr = (unsigned)r;
+    else if (rr < rmin)
+        rr = rmin;
+    amq_status st = amq__qf_alloc(n, rr, counting, opt, NULL, out);
+    if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
+        return amq__diag(
+            diag, st, 0, "%llu slots of %u bits: %s", (unsigned long long)n, rr,
+            st == AMQ_ERR_OVERFLOW ? "too large" : "invalid shape");
+    return st;
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
@@ -166,37 +187,15 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
     const qf_mode *m = self->variant;
-    qf_spec p = {0};
-    uint64_t n = 0;
-    unsigned rr = 0;
+    uint64_t conc = 0;
     amq_options o2 = *opt;
     amq_qf *f;
-    AMQ_RETURN_IF_ERR(read_spec(spec, m, &p, diag));
-    if (p.conc)
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "concurrent", 0, 1, &conc, NULL, diag));
+    if (conc)
         o2.flags |= AMQ_OPT_CONCURRENT;
-    if (!p.has_n || !p.has_r) {
-        if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                             "%s needs a capacity and fpr, or q= (or slots=) "
-                             "and r=",
-                             m->name);
-        amq_status st = amq__qf_size_for(capacity, fpr, &n, &rr);
-        if (st != AMQ_OK)
-            return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
-                             (unsigned long long)capacity, fpr);
-    }
-    if (p.has_n)
-        n = p.n;
-    if (p.has_r)
-        rr = (unsigned)p.r;
-    else if (rr < m->rmin)
-        rr = m->rmin;
-    amq_status st = amq__qf_alloc(n, rr, m->counting, &o2, NULL, &f);
-    if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
-        return amq__diag(
-            diag, st, 0, "%llu slots of %u bits: %s", (unsigned long long)n, rr,
-            st == AMQ_ERR_OVERFLOW ? "too large" : "invalid shape");
-    AMQ_RETURN_IF_ERR(st);
+    AMQ_RETURN_IF_ERR(amq__qf_create_table(spec, capacity, fpr, m->counting,
+                                           m->name, &o2, &f, diag));
     *out = &f->o;
     return AMQ_OK;
 }

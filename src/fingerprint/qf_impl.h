@@ -316,12 +316,18 @@ struct amq__spec;
 amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n, bool *found,
                               amq_diag *diag);
 
-/* qf_frame.c, for the types built on a qf table (aqf.c): the spec's
+/* qf_frame.c, for the types built on a qf table (aqf.c): a table from a
+ * spec's q= (or slots=) and r=, or sized for capacity keys at fpr (name
+ * is the type's, for the messages; diag says what is wrong); the spec's
  * resolved shape ("q=..,r=.."), the family's curve (x bits per key ->
  * fpr, or the inverse), the 24-byte parameter block of a table, and a
  * table read back from one (the block at r, validated in full, the
  * table the first bytes of payload: all of it unless `prefix`). */
 #define AMQ__QF_PARAMS_LEN 24
+amq_status amq__qf_create_table(struct amq__spec *spec, uint64_t capacity,
+                                double fpr, bool counting, const char *name,
+                                const amq_options *opt, amq_qf **out,
+                                amq_diag *diag);
 size_t amq__qf_describe(const amq__obj *o, char *buf, size_t cap);
 double amq__qf_curve(double x, bool inverse);
 void amq__qf_params_write(const amq_qf *f, amq__wr *w);
