@@ -235,7 +235,29 @@ static void test_oom(void) {
         free(before);
     }
     CHECK(refused > 0); /* the first report and each growth need memory */
-    /* an add that needs a larger map, refused */
+    amq_filter_free(f);
+    /* adds with no memory: one that needs a larger reverse map is refused
+     * and changes nothing; the next, with memory, goes in */
+    CHECK_OK(amq_filter_new("aqf", 2000, 0.1, &opt, &f, NULL));
+    refused = 0;
+    for (uint64_t i = 0; f != NULL && i < 2000; i++) {
+        size_t len;
+        uint8_t *before = save(f, &len);
+        left = 0;
+        amq_status st = amq_filter_add_hash(f, member(i));
+        left = -1;
+        if (st == AMQ_ERR_NOMEM) {
+            refused++;
+            CHECK(same_bytes(f, before, len));
+            CHECK_OK(amq_filter_add_hash(f, member(i)));
+        } else {
+            CHECK_OK(st);
+        }
+        free(before);
+    }
+    CHECK(refused >= 5); /* the map doubles from 16 slots to 4096 */
+    for (uint64_t i = 0; f != NULL && i < 2000; i++)
+        CHECK(amq_filter_contains_hash(f, member(i)));
     amq_filter_free(f);
 }
 
