@@ -70,6 +70,10 @@ typedef struct amq_filter amq_filter;
  * "maybe" for is absent, and it answers "no" for that key from then on
  * (docs/structures.md, "Adaptive quotient filter"). */
 #define AMQ_CAP_ADAPT 0x400u
+/* A filter that grows: adds never fail for want of room (it doubles when
+ * full, without the keys), and its bound stays near the target at every
+ * size (docs/structures.md, "Expandable quotient filter"). */
+#define AMQ_CAP_GROW 0x800u
 
 typedef struct amq_type_info {
     const char *name;    /* canonical spec name, e.g. "sbbf"                 */

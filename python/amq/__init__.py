@@ -20,7 +20,8 @@ is the guide.
 from . import _errors
 from ._errors import *  # noqa: F401,F403
 from ._filter import (CAP_ADAPT, CAP_CONCURRENT, CAP_COUNT,  # noqa: F401
-                      CAP_ESTIMATE, CAP_FORGETS, CAP_INTERSECT, CAP_RANGE,
+                      CAP_ESTIMATE, CAP_FORGETS, CAP_GROW, CAP_INTERSECT,
+                      CAP_RANGE,
                       CAP_REMOVE, CAP_SKETCH,
                       CAP_STATIC, CAP_UNION, BloomFilter, Filter,
                       ScalableBloomFilter, curve_bits, curve_fpr, types)
@@ -49,7 +50,8 @@ __all__ = list(_errors.NAMES) + [
     "Filter", "BloomFilter", "ScalableBloomFilter", "types", "version",
     "curve_bits", "curve_fpr", "CAP_REMOVE", "CAP_COUNT", "CAP_UNION",
     "CAP_INTERSECT", "CAP_CONCURRENT", "CAP_ESTIMATE", "CAP_STATIC",
-    "CAP_SKETCH", "CAP_FORGETS", "CAP_RANGE", "CAP_ADAPT", "__version__",
+    "CAP_SKETCH", "CAP_FORGETS", "CAP_RANGE", "CAP_ADAPT", "CAP_GROW",
+    "__version__",
     "Maplet", "StaticMap", "MapletShape",
     "Cascade", "Audit", "AuditReport", "AuditLevel",
     "Clock", "BloomClock", "VectorClock", "Order", "Verdict", "CLOCK_BLOOM",

@@ -265,6 +265,10 @@ amq_status amq__qf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
                              size_t *done);
 amq_status amq__qf_remove(amq__obj *o, uint64_t h);
 bool amq__qf_contains(const amq__obj *o, uint64_t h);
+/* One copy of remainder r (< 2^width) at quotient q (< N) in or out of a
+ * qf table: the update above without the hash (eqf.c, whose slots hold
+ * codes it computes itself). */
+amq_status amq__qf_update_qr(amq_qf *f, uint64_t q, uint64_t r, bool add);
 void amq__qf_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
                             uint8_t *out);
 amq_status amq__qf_count(const amq__obj *o, uint64_t h, uint64_t *out);

@@ -216,10 +216,9 @@ static QF_COLD amq_status update_wide(amq_qf *f, uint64_t q, uint64_t r,
 
 /* A whole update: window (locks), the operation, and at most one
  * widening to every region. */
-static inline amq_status update(amq_qf *f, uint64_t h, uint64_t k, bool add) {
-    uint64_t q, r;
+static inline amq_status update_qr(amq_qf *f, uint64_t q, uint64_t r,
+                                   uint64_t k, bool add) {
     qwin w;
-    split(f, h, &q, &r);
     prefetch_block(f, q);
     if (add && (q >> 6) + 1 < f->nblocks)
         prefetch_block(f, q + 64); /* shifts often reach the next block */
@@ -230,6 +229,12 @@ static inline amq_status update(amq_qf *f, uint64_t h, uint64_t k, bool add) {
     if (f->concurrent)
         win_leave(f, &w);
     return st;
+}
+
+static inline amq_status update(amq_qf *f, uint64_t h, uint64_t k, bool add) {
+    uint64_t q, r;
+    split(f, h, &q, &r);
+    return update_qr(f, q, r, k, add);
 }
 
 /* prefetch: false when the caller already did (batches). */
@@ -302,6 +307,14 @@ static QF_ANY amq_status insert_batch_any(amq_qf *f, const uint64_t *h,
 static QF_ISA amq_status insert_batch_isa(amq_qf *f, const uint64_t *h,
                                           size_t n, size_t *done) {
     return insert_batch(f, h, n, done);
+}
+static QF_ANY amq_status update_qr_any(amq_qf *f, uint64_t q, uint64_t r,
+                                       bool add) {
+    return update_qr(f, q, r, 1, add);
+}
+static QF_ISA amq_status update_qr_isa(amq_qf *f, uint64_t q, uint64_t r,
+                                       bool add) {
+    return update_qr(f, q, r, 1, add);
 }
 static QF_ANY uint64_t lookup_any(const amq_qf *f, uint64_t h) {
     return lookup(f, h, true);
@@ -468,6 +481,11 @@ amq_status amq__qf_add(amq__obj *o, uint64_t h) {
 amq_status amq__qf_remove(amq__obj *o, uint64_t h) {
     amq_qf *f = (amq_qf *)o;
     return f->use_pdep ? remove_isa(f, h, 1) : remove_any(f, h, 1);
+}
+
+amq_status amq__qf_update_qr(amq_qf *f, uint64_t q, uint64_t r, bool add) {
+    return f->use_pdep ? update_qr_isa(f, q, r, add)
+                       : update_qr_any(f, q, r, add);
 }
 
 amq_status amq__qf_add_batch(amq__obj *o, const uint64_t *h, size_t n,

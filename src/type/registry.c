@@ -33,6 +33,7 @@ const char *amq_cap_name(uint32_t bit) {
     case AMQ_CAP_FORGETS: return "forgets";
     case AMQ_CAP_RANGE: return "range";
     case AMQ_CAP_ADAPT: return "adapt";
+    case AMQ_CAP_GROW: return "grow";
     default: return NULL;
     }
 }

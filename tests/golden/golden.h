@@ -9,7 +9,9 @@
  * target 0.01, or with no target if its fixed width cannot meet 0.01.
  * An adaptive type (AMQ_CAP_ADAPT) is then told of its false positives
  * among "amq-absent-0000" .. "amq-absent-1999", so its frame holds the
- * extension records too.
+ * extension records too. A growing type (AMQ_CAP_GROW) then takes the
+ * keys "amq-grown-000" .. "amq-grown-899" too, so its frame holds tables
+ * that have doubled.
  * tests/fuzz/gen_corpus writes them; tests/unit/test_golden.c checks that
  * the current code loads them and rebuilds them byte for byte. A change to
  * any of these bytes is a change of the serialization format (docs/format.md):
@@ -30,6 +32,7 @@
 
 #define GOLDEN_KEYS 100
 #define GOLDEN_FPR 0.01
+#define GOLDEN_GROWN 900 /* keys more for a growing type */
 
 typedef enum golden_variant { GOLDEN_DEFAULT, GOLDEN_SIPHASH } golden_variant;
 
@@ -82,6 +85,13 @@ static inline amq_status golden_build(const char *type, golden_variant v,
         int n = snprintf(k, sizeof k, "amq-absent-%04u", i);
         if (amq_filter_contains(*out, k, (size_t)n))
             st = amq_filter_report_fp(*out, k, (size_t)n, NULL);
+    }
+    for (unsigned i = 0; st == AMQ_OK && ti != NULL &&
+                         (ti->caps & AMQ_CAP_GROW) && i < GOLDEN_GROWN;
+         i++) {
+        char k[32];
+        int n = snprintf(k, sizeof k, "amq-grown-%03u", i);
+        st = amq_filter_add(*out, k, (size_t)n);
     }
     if (st != AMQ_OK) {
         amq_filter_free(*out);
