@@ -155,6 +155,22 @@ AMQ_API amq_status amq_qf_merge(const amq_filter *a, const amq_filter *b,
  * AMQ_ERR_OVERFLOW leave it unchanged. AMQ_ERR_UNSUPPORTED for a view. */
 AMQ_API amq_status amq_qf_resize(amq_qf *f);
 
+/* A filter that grows ("eqf", amq/filter.h: it doubles when full, without
+ * the keys) holding what the qf `qf` holds: each remainder becomes a
+ * fingerprint of the same length, so every key is still there and the
+ * bound of the keys held is unchanged; keys added later get fingerprints
+ * long enough that the bound stays under qf's target fpr for at least 10
+ * doublings (under twice the qf's own bound when that is already above
+ * its target), and under twice that at any size (docs/structures.md,
+ * "Expandable quotient filter"). The result has qf's hasher, capacity and
+ * target, and opt's allocator (opt may be NULL; its hash fields are not
+ * read); qf is not changed. What a caller does when a qf it cannot
+ * rebuild is full (AMQ_ERR_FULL). AMQ_ERR_INVALID for a NULL argument, a
+ * filter of another type or a concurrent qf; AMQ_ERR_OVERFLOW for
+ * r > 54; AMQ_ERR_NOMEM; *out = NULL on error. */
+AMQ_API amq_status amq_eqf_from_qf(const amq_filter *qf, const amq_options *opt,
+                                   amq_filter **out);
+
 /* ---- properties --------------------------------------------------------- */
 
 AMQ_API uint64_t amq_qf_slots(const amq_qf *f);       /* N (home slots)   */

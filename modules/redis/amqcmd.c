@@ -31,6 +31,7 @@
 
 #define AMQ_DEFAULT_CAPACITY 1000
 #define AMQ_DEFAULT_ERROR 0.01
+#define AMQ_GROWN_SPEC "eqf" /* what AMQ.ADD makes of a missing key */
 #define AMQ_MAX_CAPACITY (1ull << 40)
 
 static const amq_filter *filter_at(const rval *v, unsigned i) {
@@ -412,12 +413,35 @@ int amq_range_bound_cmd(host *h) {
     return 0;
 }
 
+/* The key of an add: the filter there, or for a missing key a new one
+ * that grows (AMQ_GROWN_SPEC at the reserve defaults), as BF.ADD makes a
+ * scaling filter: whoever did not say how many keys does not know.
+ * Deterministic (the type's default hasher, seed 0), so the add
+ * replicated verbatim makes the same key on a replica. NULL after a
+ * reply. */
+static rval *need_or_grow(host *h) {
+    rval *v;
+    int st = key_open(h, 1, FAM_AMQ, &v, "ERR");
+    if (st != KEY_EMPTY)
+        return st == KEY_OK ? v : NULL;
+    if ((v = rv_new(FAM_AMQ)) == NULL)
+        return r_err(h, "ERR out of memory"), NULL;
+    amq_options o = rv_options(v);
+    amq_status s = amq_filter_new(AMQ_GROWN_SPEC, AMQ_DEFAULT_CAPACITY,
+                                  AMQ_DEFAULT_ERROR, &o, &v->u.amq.f, NULL);
+    if (s != AMQ_OK) {
+        rv_free(v);
+        return r_status(h, "create", s), NULL;
+    }
+    return store_or_reply(h, v) ? v : NULL;
+}
+
 static int add(host *h, bool single) {
     rval *v;
     int changed = 0;
     if (single ? h->argc != 3 : h->argc < 3)
         return r_arity(h);
-    if ((v = need(h)) == NULL)
+    if ((v = need_or_grow(h)) == NULL)
         return 0;
     if (!single)
         h->ops->r_arr(h, h->argc - 2);

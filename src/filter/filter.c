@@ -484,6 +484,10 @@ uint64_t amq_filter_items(const amq_filter *f) {
     return f->type->items != NULL ? f->type->items(f->impl) : f->impl->items;
 }
 uint64_t amq_filter_capacity(const amq_filter *f) { return f->g.capacity; }
+void amq__filter_set_target(amq_filter *f, uint64_t capacity, double fpr) {
+    f->g.capacity = capacity;
+    f->g.target_fpr = fpr;
+}
 size_t amq_filter_size_bytes(const amq_filter *f) {
     return f->type->size_bytes != NULL ? f->type->size_bytes(f->impl)
                                        : f->impl->table_bytes;

@@ -36,6 +36,10 @@ amq_status amq__filter_make(const amq__type *t, const amq__spec *s,
 amq_status amq__filter_adopt(const amq__type *t, amq__obj *o,
                              const amq_options *opt, amq_filter **out);
 
+/* The capacity and target a filter made by adoption reports and saves
+ * (one that takes over another's keys keeps that one's). */
+void amq__filter_set_target(amq_filter *f, uint64_t capacity, double fpr);
+
 /* The structure and the type behind a filter (maplet.c, typed.c). */
 const amq__type *amq__filter_type(const amq_filter *f);
 amq__obj *amq__filter_obj(const amq_filter *f);

@@ -36,9 +36,12 @@
  * count, then the entries for 2Q, then those for 2Q + 1) and swapped in;
  * a failure leaves the filter as it was.
  *
- * Lengths. Keys added after K doublings get L(K) bits: L0 for K <= H (the
- * planned growth, spec growth=H), then L0 + e(K) with e(K) the least e
- * with (K + 1)^2 <= 2^e (H + 1)^2. An entry of length l at quotient Q
+ * Lengths. Keys added after K doublings get L(K) bits: L0 for K = 0, L1
+ * for 1 <= K <= H (the planned growth, spec growth=H), then L1 + e(K)
+ * with e(K) the least e with (K + 1)^2 <= 2^e (H + 1)^2. A filter made
+ * from a target has L1 = L0; one that takes over a full qf
+ * (amq__eqf_from_qf) has the qf's remainder length as L0 and a longer
+ * L1. An entry of length l at quotient Q
  * matches a stranger with probability at most 2^-l / N + 2^-64, so the
  * bound is sum over entries of that (kept as counts by length). Growing by
  * insertions only, at the 95% load where doublings happen, the keys of
@@ -58,7 +61,7 @@
  *
  * Frame: the qf's 24-byte block (slot count is the entries, copies
  * included), then first slots N0 u64 | keys u64 | L0 u8 | H u8 | K u8 |
- * 0 u8 | 0 u32; the payload is the qf table. Loading validates the table
+ * L1 u8 | 0 u32; the payload is the qf table. Loading validates the table
  * in full, that N = N0 2^K and w = L(K) + 1, that no code is 0, and
  * recounts the lengths.
  */
@@ -73,11 +76,20 @@
 #define EQF_MAX_GROWTH 40u
 #define EQF_MAX_W 56u /* the qf's fast slot paths */
 
+/* Fingerprint lengths: l0 for the first table's keys, l1 for those added
+ * after doublings 1..growth, then l1 + e(K) (l1 >= l0; a filter made
+ * from a target has l1 = l0, one made from a full qf its remainder
+ * length as l0). */
+typedef struct eqf_plan {
+    unsigned l0, l1, growth;
+} eqf_plan;
+
 typedef struct amq_eqf {
     amq__obj o; /* o.items: keys held (added minus removed) */
     amq_qf *t;
     uint64_t base; /* N0 */
-    unsigned l0, growth, k;
+    eqf_plan plan;
+    unsigned k;          /* doublings so far */
     uint64_t by_len[64]; /* entries (copies included) by length */
 } amq_eqf;
 
@@ -93,8 +105,10 @@ static unsigned extra_bits(unsigned k, unsigned growth) {
 }
 
 /* Fingerprint bits of the keys added after k doublings. */
-static unsigned len_at(unsigned l0, unsigned growth, unsigned k) {
-    return k <= growth ? l0 : l0 + extra_bits(k, growth);
+static unsigned len_at(const eqf_plan *p, unsigned k) {
+    return k == 0           ? p->l0
+           : k <= p->growth ? p->l1
+                            : p->l1 + extra_bits(k, p->growth);
 }
 
 static inline unsigned code_len(uint64_t v, unsigned w) {
@@ -308,7 +322,8 @@ static amq_status expand(amq_eqf *e, unsigned wn) {
     emitter m = {g, {0, 0, false}, 0, by_len};
     uint64_t vcode = UINT64_C(1) << (t->width - 1), end = 0;
     for (uint64_t q = next_occupied(t, 0, t->nslots);
-         st == AMQ_OK && q < t->nslots; q = next_occupied(t, q + 1, t->nslots)) {
+         st == AMQ_OK && q < t->nslots;
+         q = next_occupied(t, q + 1, t->nslots)) {
         uint64_t rs = q > end ? q : end, voids = 0;
         end = next_rend(t, rs, t->nblocks) + 1;
         for (uint64_t i = rs; i < end; i++)
@@ -336,7 +351,7 @@ static bool needs_room(const amq_eqf *e) {
 
 /* One doubling, at the width of the next doubling's keys. */
 static amq_status grow(amq_eqf *e) {
-    unsigned ln = len_at(e->l0, e->growth, e->k + 1);
+    unsigned ln = len_at(&e->plan, e->k + 1);
     unsigned wn = ln + 1 > e->t->width ? ln + 1 : e->t->width;
     if (wn > EQF_MAX_W)
         return AMQ_ERR_OVERFLOW;
@@ -394,8 +409,8 @@ static void eqf_destroy(amq__obj *o) {
     amq__obj_free(&e->o);
 }
 
-static amq_status wrap(amq_qf *t, uint64_t base, unsigned l0, unsigned growth,
-                       unsigned k, const amq_options *opt, amq_eqf **out) {
+static amq_status wrap(amq_qf *t, uint64_t base, eqf_plan plan, unsigned k,
+                       const amq_options *opt, amq_eqf **out) {
     amq_eqf *e;
     amq_status st = amq__obj_new(sizeof *e, opt, (void **)&e);
     if (st != AMQ_OK) {
@@ -404,8 +419,7 @@ static amq_status wrap(amq_qf *t, uint64_t base, unsigned l0, unsigned growth,
     }
     e->t = t;
     e->base = base;
-    e->l0 = l0;
-    e->growth = growth;
+    e->plan = plan;
     e->k = k;
     e->o.contains = t->scalar     ? contains_ref
                     : t->use_pdep ? contains_isa
@@ -445,8 +459,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
     AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &n, &has_n, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "l", 1, EQF_MAX_W - 1, &l, &has_l, diag));
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth,
-                                    NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth, NULL, diag));
     if (!has_n || !has_l) {
         uint64_t n2;
         if (capacity == 0)
@@ -472,7 +486,67 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                          st == AMQ_ERR_OVERFLOW ? "too large"
                                                 : "invalid shape");
     AMQ_RETURN_IF_ERR(st);
-    AMQ_RETURN_IF_ERR(wrap(t, n, (unsigned)l, (unsigned)growth, 0, &o2, &e));
+    eqf_plan plan = {(unsigned)l, (unsigned)l, (unsigned)growth};
+    AMQ_RETURN_IF_ERR(wrap(t, n, plan, 0, &o2, &e));
+    *out = &e->o;
+    return AMQ_OK;
+}
+
+/* ---- from a full qf ------------------------------------------------------------ */
+
+/* The plan of a filter whose first keys have l0 bits (a qf's remainders)
+ * and bound `first` (their share, which doublings do not change): later
+ * keys get the least l1 whose growth (the doublings until the bound
+ * passes b) reaches the default, b the target or, when the first keys'
+ * bound is already above it, twice that bound. */
+static eqf_plan plan_after(unsigned l0, double first, double target) {
+    double a = AMQ_QF_MAX_LOAD;
+    double b = target > first ? target : 2.0 * first;
+    eqf_plan p = {l0, l0, 0};
+    for (; p.l1 < EQF_MAX_W - 1; p.l1++) {
+        double h = 2.0 * (b - first) / a * ldexp(1.0, (int)p.l1);
+        if (h >= EQF_DEFAULT_GROWTH) {
+            p.growth = h >= EQF_MAX_GROWTH ? EQF_MAX_GROWTH : (unsigned)h;
+            break;
+        }
+    }
+    return p;
+}
+
+amq_status amq__eqf_from_qf(const amq_qf *q, double target,
+                            const amq_options *opt, amq__obj **out) {
+    amq_options o2 = *opt;
+    amq_qf *g;
+    amq_eqf *e;
+    uint64_t by_len[64] = {0}, end = 0;
+    if (q->counting || q->vbits != 0 || q->concurrent)
+        return AMQ_ERR_INVALID;
+    if (q->rbits + 1 > EQF_MAX_W)
+        return AMQ_ERR_OVERFLOW;
+    o2.flags &= ~AMQ_OPT_CONCURRENT;
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc(q->nslots, q->rbits + 1, false, &o2, NULL, &g));
+    emitter m = {g, {0, 0, false}, 0, by_len};
+    amq_status st = AMQ_OK;
+    for (uint64_t x = next_occupied(q, 0, q->nslots);
+         st == AMQ_OK && x < q->nslots;
+         x = next_occupied(q, x + 1, q->nslots)) {
+        uint64_t rs = x > end ? x : end;
+        end = next_rend(q, rs, q->nblocks) + 1;
+        for (uint64_t i = rs; st == AMQ_OK && i < end; i++)
+            st = emit(&m, x, slot_get(q, i) << 1 | 1, 1);
+    }
+    if (st != AMQ_OK) {
+        amq__qf_destroy(&g->o);
+        return st;
+    }
+    amq__qf_build_finish(g, &m.w);
+    double first =
+        ldexp((double)by_len[q->rbits], -(int)q->rbits) / (double)q->nslots;
+    AMQ_RETURN_IF_ERR(
+        wrap(g, q->nslots, plan_after(q->rbits, first, target), 0, &o2, &e));
+    memcpy(e->by_len, by_len, sizeof by_len);
+    e->o.items = qf_total(q, QF_ITEMS);
     *out = &e->o;
     return AMQ_OK;
 }
@@ -486,7 +560,8 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__qf_params_write(e->t, w);
     amq__wr_u64(w, e->base);
     amq__wr_u64(w, e->o.items);
-    amq__wr_u32(w, e->l0 | e->growth << 8 | e->k << 16);
+    amq__wr_u32(w, e->plan.l0 | e->plan.growth << 8 | e->k << 16 |
+                       e->plan.l1 << 24);
     amq__wr_u32(w, 0);
 }
 
@@ -512,10 +587,10 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     if ((t->nslots & (t->nslots - 1)) == 0)
         return amq__describe(buf, cap, "q=%u,l=%u,growth=%u",
                              amq__qf_ceil_log2(t->nslots), t->width - 1,
-                             e->growth);
+                             e->plan.growth);
     return amq__describe(buf, cap, "slots=%llu,l=%u,growth=%u",
                          (unsigned long long)t->nslots, t->width - 1,
-                         e->growth);
+                         e->plan.growth);
 }
 
 /* A table as built, at 95% load: l + 1 + 2.125 bits per slot and fpr
@@ -527,8 +602,8 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     uint64_t growth;
     double a = AMQ_QF_MAX_LOAD;
     (void)self;
-    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth,
-                                    NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth, NULL, diag));
     if (inverse) {
         *out = (log2(a / x) + 1.0 + QF_META_BITS) / a;
         return AMQ_OK;
@@ -571,24 +646,24 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     size_t at_keys = amq__rd_u64(rd, &keys);
     size_t at_shape = amq__rd_u32(rd, &shape);
     amq_status st = amq__rd_zero32(rd);
-    unsigned l0 = shape & 0xff, growth = (shape >> 8) & 0xff,
-             k = (shape >> 16) & 0xff;
+    eqf_plan plan = {shape & 0xff, shape >> 24, (shape >> 8) & 0xff};
+    unsigned k = (shape >> 16) & 0xff;
     if (st != AMQ_OK) {
         amq__qf_destroy(&t->o);
         return st;
     }
-    if (l0 < 1 || l0 > EQF_MAX_W - 1 || growth > EQF_MAX_GROWTH ||
-        (shape >> 24) != 0)
-        st = amq__rd_bad(rd, at_shape, "fingerprint plan %u/%u", l0, growth);
+    if (plan.l0 < 1 || plan.l1 < plan.l0 || plan.l1 > EQF_MAX_W - 1 ||
+        plan.growth > EQF_MAX_GROWTH)
+        st = amq__rd_bad(rd, at_shape, "fingerprint plan %u/%u/%u", plan.l0,
+                         plan.l1, plan.growth);
     else if (base < 64 || base % 64 != 0 || k > 56 ||
              (t->nslots >> k) != base || (base << k) != t->nslots)
-        st = amq__rd_bad(rd, at_base,
-                         "%llu first slots do not double to %llu in %u",
-                         (unsigned long long)base,
-                         (unsigned long long)t->nslots, k);
-    else if (t->width != len_at(l0, growth, k) + 1)
+        st = amq__rd_bad(
+            rd, at_base, "%llu first slots do not double to %llu in %u",
+            (unsigned long long)base, (unsigned long long)t->nslots, k);
+    else if (t->width != len_at(&plan, k) + 1)
         st = amq__rd_bad(rd, at_shape, "%u-bit slots for %u-bit fingerprints",
-                         t->width, len_at(l0, growth, k));
+                         t->width, len_at(&plan, k));
     else if (keys > t->o.items)
         st = amq__rd_bad(rd, at_keys, "%llu keys in %llu entries",
                          (unsigned long long)keys,
@@ -597,7 +672,7 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
         amq__qf_destroy(&t->o);
         return st;
     }
-    AMQ_RETURN_IF_ERR(wrap(t, base, l0, growth, k, &o2, &e));
+    AMQ_RETURN_IF_ERR(wrap(t, base, plan, k, &o2, &e));
     e->o.items = keys;
     st = check_codes(e, rd);
     if (st != AMQ_OK) {
@@ -612,7 +687,7 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     "q=LOG2_SLOTS (6-56), slots=HOME_SLOTS (multiple of 64, instead of q; "    \
     "the first size), l=FINGERPRINT_BITS (of new keys; default from fpr and "  \
     "growth), growth=DOUBLINGS (0-40, default 10: the bound stays under fpr "  \
-    "to 2^growth times the first capacity, under 2 fpr beyond; raised to "   \
+    "to 2^growth times the first capacity, under 2 fpr beyond; raised to "     \
     "what l covers when l comes from fpr)"
 
 const amq__type amq__type_eqf = {

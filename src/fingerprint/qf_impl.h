@@ -339,6 +339,15 @@ amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
                               const uint8_t *payload, size_t len, bool prefix,
                               bool view, const amq_options *opt, amq_qf **out);
 
+/* eqf.c: an expandable filter (type "eqf") holding what the qf q holds,
+ * each remainder a fingerprint of its length, with the length plan for
+ * later keys that keeps the bound under target (docs/structures.md,
+ * "Expandable quotient filter"); q is not changed. AMQ_ERR_INVALID for a
+ * cqf, a maplet's table or a concurrent qf, AMQ_ERR_OVERFLOW for r > 54,
+ * AMQ_ERR_NOMEM. */
+amq_status amq__eqf_from_qf(const amq_qf *q, double target,
+                            const amq_options *opt, amq__obj **out);
+
 /* For tests. qf_block.c: select in a word, portable and PDEP, and whether
  * the CPU has BMI2. qf_frame.c: a full invariant check of a live filter.
  * quotient.c: operations that took every lock; the raw table. */

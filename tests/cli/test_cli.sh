@@ -274,6 +274,15 @@ check "add: every added key" cmp -s out more
 run 0 "old keys still found" "$AMQ" query cuckoo.amq keys
 check "add: every old key" cmp -s out keys
 check "add leaves no temporary file" sh -c '! ls | grep -q "\.tmp"'
+run 0 "build the default type (a qf sized for its keys)" "$AMQ" build -q -o grow.amq keys
+run 0 "add past the qf's size" "$AMQ" add grow.amq more
+check "a full qf goes on as an eqf" has "goes on as an eqf" err
+run 0 "info of the grown filter" "$AMQ" info grow.amq
+check "the file is an eqf now" has "type:        eqf" out
+run 0 "grown: added keys are found" "$AMQ" query grow.amq more
+check "grown: every added key" cmp -s out more
+run 0 "grown: old keys are found" "$AMQ" query grow.amq keys
+check "grown: every old key" cmp -s out keys
 run 0 "add --key" "$AMQ" add -q bloom.amq --key extra-key
 run 0 "add --key is found" "$AMQ" query bloom.amq --key extra-key
 run 0 "remove from cuckoo" "$AMQ" remove cuckoo.amq more

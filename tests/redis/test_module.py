@@ -622,6 +622,39 @@ def test_adapt(c, r):
          "the records survive AMQ.DUMP and AMQ.LOAD")
 
 
+def test_grow(c, r):
+    """AMQ.ADD on a missing key makes a filter that grows: 1000 keys by
+    default, and 64 times that go in without an error, every one answers
+    1, and the rate stays near 1%; AMQ.RESERVE of an eqf grows too."""
+    items = [f"grown:{i}" for i in range(64000)]
+    c.ok(r.execute_command("AMQ.ADD", "gr", items[0]) == 1,
+         "AMQ.ADD creates the key")
+    for i in range(1, len(items), 8000):
+        r.execute_command("AMQ.MADD", "gr", *items[i:i + 8000])
+    ok = r.execute_command("AMQ.MEXISTS", "gr", *items)
+    c.ok(sum(ok) == len(items), f"{len(items) - sum(ok)} items answer 0")
+    ghosts = [f"ghost:{i}" for i in range(40000)]
+    fp = sum(r.execute_command("AMQ.MEXISTS", "gr", *ghosts))
+    c.ok(fp <= 0.01 * len(ghosts), f"{fp} of {len(ghosts)} ghosts answer 1")
+    info = r.execute_command("AMQ.INFO", "gr")
+    flat = dict(zip(info[::2], info[1::2])) if isinstance(info, list) else info
+    spec = flat.get(b"Spec", flat.get("Spec", b""))
+    spec = spec.decode() if isinstance(spec, bytes) else str(spec)
+    c.ok(spec.startswith("eqf:"), f"the key is an eqf: {spec}")
+    c.ok(r.execute_command("AMQ.CARD", "gr") == len(items), "AMQ.CARD")
+    r.execute_command("AMQ.RESERVE", "gr2", "eqf", "CAPACITY", 10)
+    r.execute_command("AMQ.MADD", "gr2", *items[:5000])
+    c.ok(sum(r.execute_command("AMQ.MEXISTS", "gr2", *items[:5000])) == 5000,
+         "a reserved eqf of 10 takes 5000")
+    dump = r.execute_command("AMQ.DUMP", "gr")
+    r.execute_command("AMQ.LOAD", "gr3", dump)
+    c.ok(sum(r.execute_command("AMQ.MEXISTS", "gr3", *items)) == len(items),
+         "a grown filter survives AMQ.DUMP and AMQ.LOAD")
+    r.execute_command("AMQ.ADD", "gr3", "one more")
+    c.ok(r.execute_command("AMQ.EXISTS", "gr3", "one more") == 1,
+         "and goes on growing")
+
+
 def test_range(c, r):
     """AMQ.RANGE.* over a range filter of integers and one of strings: no
     range holding a key answers 0, and bad ends are refused."""
@@ -1068,6 +1101,7 @@ def main(args, c, servers):
     test_amq(c, r, args.amq, tmp)
     test_range(c, r)
     test_adapt(c, r)
+    test_grow(c, r)
     test_bad_input(c, r)
     test_corrupt_rdb(c, srv)
     test_big_chunks(c, r)

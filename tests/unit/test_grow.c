@@ -287,11 +287,60 @@ static void test_plan_and_frames(void) {
     }
 }
 
+/* A full qf goes on as an eqf: every key still there, the bound of the
+ * keys held the same, later keys take it 64 times past its size with
+ * the bound under the qf's target; the qf itself is not changed, and a
+ * cqf is refused. */
+static void test_from_qf(void) {
+    amq_filter *q = NULL, *e = NULL;
+    CHECK_OK(amq_filter_new("qf", 1000, 0.01, NULL, &q, NULL));
+    uint64_t n = 0;
+    amq_status st;
+    while ((st = amq_filter_add_hash(q, member(n))) == AMQ_OK)
+        n++;
+    CHECK(st == AMQ_ERR_FULL);
+    size_t len;
+    uint8_t *before = save(q, &len);
+    CHECK_OK(amq_eqf_from_qf(q, NULL, &e));
+    CHECK(same_bytes(q, before, len));
+    CHECK(strcmp(amq_filter_info(e)->name, "eqf") == 0);
+    CHECK(amq_filter_items(e) == n);
+    CHECK(amq_filter_capacity(e) == 1000);
+    CHECK(amq_filter_target_fpr(e) == 0.01);
+    CHECK(missing(e, n) == 0);
+    double bq = amq_filter_fpr_bound(q), be = amq_filter_fpr_bound(e);
+    /* the same sum, over entries rather than distinct fingerprints */
+    CHECK_MSG(be >= bq && be <= bq * 1.01, "bound %g, the qf's %g", be, bq);
+    CHECK(measured(e, 0, 100000) == measured(q, 0, 100000));
+    for (; n < 64000; n++)
+        CHECK_OK(amq_filter_add_hash(e, member(n)));
+    CHECK(missing(e, n) == 0);
+    CHECK_MSG(amq_filter_fpr_bound(e) <= 0.01, "bound %g",
+              amq_filter_fpr_bound(e));
+    size_t elen;
+    uint8_t *ebuf = save(e, &elen);
+    amq_filter *back = NULL;
+    CHECK_OK(amq_filter_load(ebuf, elen, NULL, &back, NULL));
+    CHECK(same_bytes(back, ebuf, elen));
+    amq_filter_free(back);
+    free(ebuf);
+    free(before);
+    amq_filter_free(e);
+    amq_filter_free(q);
+    CHECK_OK(amq_filter_new("cqf", 1000, 0.01, NULL, &q, NULL));
+    CHECK(amq_eqf_from_qf(q, NULL, &e) == AMQ_ERR_INVALID && e == NULL);
+    amq_filter_free(q);
+    CHECK_OK(amq_filter_new("sbbf", 1000, 0.01, NULL, &q, NULL));
+    CHECK(amq_eqf_from_qf(q, NULL, &e) == AMQ_ERR_INVALID);
+    amq_filter_free(q);
+}
+
 int main(void) {
     test_growth();
     test_voids_and_widening();
     test_model();
     test_oom();
     test_plan_and_frames();
+    test_from_qf();
     return check_report("test_grow");
 }
