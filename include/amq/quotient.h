@@ -1,5 +1,5 @@
 /*
- * amq/quotient.h — the quotient filter family: qf and cqf.
+ * amq/quotient.h — the quotient filter family: qf and cqf (and aqf, eqf).
  *
  *   qf   rank-and-select quotient filter (Bender et al. 2012, with the
  *        metadata of Pandey et al. 2017): every key is a fingerprint
@@ -11,6 +11,13 @@
  *        repeated remainders are run-length encoded with a variable-length
  *        counter kept in remainder slots, so a key inserted c times takes
  *        O(log c / r) slots. insert/remove take a count.
+ *
+ * Two more types share the table and live behind amq/filter.h alone:
+ * "aqf", adaptive (amq_filter_report_fp), and "eqf", expandable: it
+ * doubles when full, without the keys, and keeps its bound under its
+ * target at any size (params q=/slots=, l=, growth=; docs/structures.md,
+ * "Expandable quotient filter"); amq_eqf_from_qf below turns a full qf
+ * into one.
  *
  * Both are made, updated and queried through amq/filter.h as "qf" and
  * "cqf" (amq_filter_new, _add_hash, _add_batch, _remove_hash,
