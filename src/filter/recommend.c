@@ -148,11 +148,12 @@ static amq_status probe_static(const amq__type *t, double fpr, bool *reach,
 
 /* Sketches, forgetting and range filters answer other questions; an
  * adaptive filter keeps a reverse map of every member's hash beside its
- * query bytes, which a ranking by bits per key would not see: each is
- * asked for by name. */
+ * query bytes, which a ranking by bits per key would not see, and a
+ * growing one is for when n is not known (its size depends on the growth
+ * it plans for, not on n): each is asked for by name. */
 static bool fits(const amq_need *need, uint32_t caps) {
-    if (caps &
-        (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS | AMQ_CAP_RANGE | AMQ_CAP_ADAPT))
+    if (caps & (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS | AMQ_CAP_RANGE |
+                AMQ_CAP_ADAPT | AMQ_CAP_GROW))
         return false;
     if (need->deletes && !(caps & AMQ_CAP_REMOVE))
         return false;

@@ -146,8 +146,10 @@ static void test_filter_reads(void) {
 /* ---- the ranking ----------------------------------------------------------- */
 
 static bool fits_model(const amq_need *need, uint32_t caps) {
-    /* an adaptive filter's reverse map is not in its bits per key */
-    if (caps & (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS | AMQ_CAP_ADAPT))
+    /* an adaptive filter's reverse map is not in its bits per key, and a
+     * growing one's size depends on the growth it plans for */
+    if (caps &
+        (AMQ_CAP_SKETCH | AMQ_CAP_FORGETS | AMQ_CAP_ADAPT | AMQ_CAP_GROW))
         return false;
     if ((need->deletes && !(caps & AMQ_CAP_REMOVE)) ||
         (need->counts && !(caps & AMQ_CAP_COUNT)))

@@ -95,6 +95,12 @@ static const char *unfit(const amq_need *o, const amq_type_info *t) {
         return "forgets old keys (false negatives by design)";
     if (t->caps & AMQ_CAP_RANGE)
         return "a range filter: keys in order, not hashed (amq range)";
+    if (t->caps & AMQ_CAP_ADAPT)
+        return "adaptive: keeps every member's hash beside the filter "
+               "(amq adapt)";
+    if (t->caps & AMQ_CAP_GROW)
+        return "grows when full, for an unknown n (a full qf becomes one "
+               "under amq add)";
     if (o->deletes && !(t->caps & AMQ_CAP_REMOVE))
         return "cannot remove keys";
     if (o->counts && !(t->caps & AMQ_CAP_COUNT))
