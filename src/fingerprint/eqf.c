@@ -448,45 +448,26 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
-    uint64_t n = 0, l = 0, growth = EQF_DEFAULT_GROWTH;
-    bool has_n = false, has_l = false;
-    unsigned rr;
+    static const amq__qf_bits key = {"l", 1, EQF_MAX_W - 1};
+    uint64_t n = 0, growth = EQF_DEFAULT_GROWTH;
+    unsigned l = 0;
+    bool given;
     amq_options o2 = *opt;
     amq_qf *t;
     amq_eqf *e;
     (void)self;
     o2.flags &= ~AMQ_OPT_CONCURRENT;
-    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &n, &has_n, diag));
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "l", 1, EQF_MAX_W - 1, &l, &has_l, diag));
     AMQ_RETURN_IF_ERR(
         amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth, NULL, diag));
-    if (!has_n || !has_l) {
-        uint64_t n2;
-        if (capacity == 0)
-            return amq__diag(diag, AMQ_ERR_SPEC, 0,
-                             "eqf needs a capacity and fpr, or q= (or "
-                             "slots=) and l=");
-        amq_status st = amq__qf_size_for(capacity, fpr, &n2, &rr);
-        if (st != AMQ_OK)
-            return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
-                             (unsigned long long)capacity, fpr);
-        if (!has_n)
-            n = n2;
-        if (!has_l) {
-            unsigned gr = (unsigned)growth;
-            l = l0_for(fpr, &gr);
-            growth = gr;
-        }
+    AMQ_RETURN_IF_ERR(
+        amq__qf_shape(spec, capacity, fpr, &key, "eqf", &n, &l, &given, diag));
+    if (!given) {
+        unsigned gr = (unsigned)growth;
+        l = l0_for(fpr, &gr);
+        growth = gr;
     }
-    amq_status st = amq__qf_alloc(n, (unsigned)l + 1, false, &o2, NULL, &t);
-    if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
-        return amq__diag(diag, st, 0, "%llu slots of %u bits: %s",
-                         (unsigned long long)n, (unsigned)l + 1,
-                         st == AMQ_ERR_OVERFLOW ? "too large"
-                                                : "invalid shape");
-    AMQ_RETURN_IF_ERR(st);
-    eqf_plan plan = {(unsigned)l, (unsigned)l, (unsigned)growth};
+    AMQ_RETURN_IF_ERR(amq__qf_alloc_diag(n, l + 1, false, &o2, &t, diag));
+    eqf_plan plan = {l, l, (unsigned)growth};
     AMQ_RETURN_IF_ERR(wrap(t, n, plan, 0, &o2, &e));
     *out = &e->o;
     return AMQ_OK;

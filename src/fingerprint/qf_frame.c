@@ -146,40 +146,57 @@ amq_status amq__qf_spec_slots(amq__spec *spec, uint64_t *n, bool *found,
     return AMQ_OK;
 }
 
-amq_status amq__qf_create_table(amq__spec *spec, uint64_t capacity, double fpr,
-                                bool counting, const char *name,
-                                const amq_options *opt, amq_qf **out,
-                                amq_diag *diag) {
-    unsigned rmin = counting ? QF_MIN_RBITS_CQF : 1u, rr = 0;
-    uint64_t n = 0, r = 0;
-    bool has_n = false, has_r = false;
-    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, &n, &has_n, diag));
+amq_status amq__qf_shape(amq__spec *spec, uint64_t capacity, double fpr,
+                         const amq__qf_bits *key, const char *name, uint64_t *n,
+                         unsigned *bits, bool *given, amq_diag *diag) {
+    uint64_t r = 0;
+    unsigned rr = 0;
+    bool has_n = false;
+    *given = false;
+    AMQ_RETURN_IF_ERR(amq__qf_spec_slots(spec, n, &has_n, diag));
     AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "r", rmin, AMQ_QF_MAX_RBITS, &r, &has_r, diag));
-    if (!has_n || !has_r) {
+        amq__spec_u64(spec, key->name, key->min, key->max, &r, given, diag));
+    if (!has_n || !*given) {
         uint64_t n2 = 0;
         if (capacity == 0)
             return amq__diag(diag, AMQ_ERR_SPEC, 0,
                              "%s needs a capacity and fpr, or q= (or slots=) "
-                             "and r=",
-                             name);
+                             "and %s=",
+                             name, key->name);
         amq_status st = amq__qf_size_for(capacity, fpr, &n2, &rr);
         if (st != AMQ_OK)
             return amq__diag(diag, st, 0, "capacity %llu / fpr %g out of range",
                              (unsigned long long)capacity, fpr);
         if (!has_n)
-            n = n2;
+            *n = n2;
     }
-    if (has_r)
-        rr = (unsigned)r;
-    else if (rr < rmin)
-        rr = rmin;
-    amq_status st = amq__qf_alloc(n, rr, counting, opt, NULL, out);
+    *bits = *given ? (unsigned)r : rr < key->min ? key->min : rr;
+    return AMQ_OK;
+}
+
+amq_status amq__qf_alloc_diag(uint64_t n, unsigned w, bool counting,
+                              const amq_options *opt, amq_qf **out,
+                              amq_diag *diag) {
+    amq_status st = amq__qf_alloc(n, w, counting, opt, NULL, out);
     if (st == AMQ_ERR_INVALID || st == AMQ_ERR_OVERFLOW)
         return amq__diag(
-            diag, st, 0, "%llu slots of %u bits: %s", (unsigned long long)n, rr,
+            diag, st, 0, "%llu slots of %u bits: %s", (unsigned long long)n, w,
             st == AMQ_ERR_OVERFLOW ? "too large" : "invalid shape");
     return st;
+}
+
+amq_status amq__qf_create_table(amq__spec *spec, uint64_t capacity, double fpr,
+                                bool counting, const char *name,
+                                const amq_options *opt, amq_qf **out,
+                                amq_diag *diag) {
+    const amq__qf_bits key = {"r", counting ? QF_MIN_RBITS_CQF : 1u,
+                              AMQ_QF_MAX_RBITS};
+    uint64_t n = 0;
+    unsigned r = 0;
+    bool given;
+    AMQ_RETURN_IF_ERR(
+        amq__qf_shape(spec, capacity, fpr, &key, name, &n, &r, &given, diag));
+    return amq__qf_alloc_diag(n, r, counting, opt, out, diag);
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,

@@ -328,6 +328,20 @@ amq_status amq__qf_spec_slots(struct amq__spec *spec, uint64_t *n, bool *found,
  * table read back from one (the block at r, validated in full, the
  * table the first bytes of payload: all of it unless `prefix`). */
 #define AMQ__QF_PARAMS_LEN 24
+/* The pieces of amq__qf_create_table: the home slots *n and slot bits
+ * *bits a spec names (q= or slots=, and the key `key` within its range:
+ * *given) or a target gives (bits ceil(log2(1/fpr)), at least key->min);
+ * and a table of n w-bit slots, with diag saying why not. */
+typedef struct amq__qf_bits {
+    const char *name;
+    unsigned min, max;
+} amq__qf_bits;
+amq_status amq__qf_shape(struct amq__spec *spec, uint64_t capacity, double fpr,
+                         const amq__qf_bits *key, const char *name, uint64_t *n,
+                         unsigned *bits, bool *given, amq_diag *diag);
+amq_status amq__qf_alloc_diag(uint64_t n, unsigned w, bool counting,
+                              const amq_options *opt, amq_qf **out,
+                              amq_diag *diag);
 amq_status amq__qf_create_table(struct amq__spec *spec, uint64_t capacity,
                                 double fpr, bool counting, const char *name,
                                 const amq_options *opt, amq_qf **out,

@@ -8,6 +8,7 @@
  * tenth of the plain qf's at the same shape.
  */
 #include "check.h"
+#include "frame_bytes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,23 +16,6 @@
 
 #include "core/bits.h"
 #include "core/frame.h"
-
-static uint8_t *save(const amq_filter *f, size_t *len) {
-    *len = amq_filter_serialized_size(f);
-    uint8_t *buf = aligned_alloc(64, (*len + 63) / 64 * 64);
-    CHECK(buf != NULL);
-    if (buf != NULL)
-        CHECK_OK(amq_filter_save(f, buf, *len, NULL));
-    return buf;
-}
-
-static bool same_bytes(const amq_filter *a, const uint8_t *b, size_t blen) {
-    size_t len;
-    uint8_t *x = save(a, &len);
-    bool same = x != NULL && len == blen && memcmp(x, b, len) == 0;
-    free(x);
-    return same;
-}
 
 /* Members are hashes mix64(1..n); absent keys mix64(2^40 + i). */
 static uint64_t member(uint64_t i) { return amq__mix64(i + 1); }
@@ -181,34 +165,10 @@ static void test_model(void) {
     amq_filter_free(f);
 }
 
-/* An allocator that fails after `left` allocations. */
-static int left = -1;
-static void *lim_alloc(void *ctx, size_t n) {
-    (void)ctx;
-    if (left == 0)
-        return NULL;
-    if (left > 0)
-        left--;
-    return malloc(n);
-}
-static void *lim_realloc(void *ctx, void *p, size_t o, size_t n) {
-    (void)ctx;
-    (void)o;
-    if (left == 0)
-        return NULL;
-    return realloc(p, n);
-}
-static void lim_free(void *ctx, void *p, size_t n) {
-    (void)ctx;
-    (void)n;
-    free(p);
-}
-
 static void test_oom(void) {
-    static const amq_allocator al = {lim_alloc, lim_realloc, lim_free, NULL};
     amq_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.allocator = &al;
+    opt.allocator = &failing_allocator;
     amq_filter *f = NULL;
     CHECK_OK(amq_filter_new("aqf", 500, 0.1, &opt, &f, NULL));
     for (uint64_t i = 0; i < 500; i++)
@@ -220,9 +180,9 @@ static void test_oom(void) {
             continue;
         size_t len;
         uint8_t *before = save(f, &len);
-        left = 0;
+        fail_left = 0;
         amq_status st = amq_filter_report_fp_hash(f, y, NULL);
-        left = -1;
+        fail_left = -1;
         if (st == AMQ_ERR_NOMEM) {
             refused++;
             CHECK(same_bytes(f, before, len));
@@ -243,9 +203,9 @@ static void test_oom(void) {
     for (uint64_t i = 0; f != NULL && i < 2000; i++) {
         size_t len;
         uint8_t *before = save(f, &len);
-        left = 0;
+        fail_left = 0;
         amq_status st = amq_filter_add_hash(f, member(i));
-        left = -1;
+        fail_left = -1;
         if (st == AMQ_ERR_NOMEM) {
             refused++;
             CHECK(same_bytes(f, before, len));
