@@ -436,6 +436,23 @@ static rval *need_or_grow(host *h) {
     return store_or_reply(h, v) ? v : NULL;
 }
 
+/* A full qf takes the item after all: it goes on as an eqf holding what
+ * it held (amq_eqf_from_qf), with the value's allocator, as `amq add`
+ * does. Deterministic, so a replica replaying the add does the same.
+ * false for any other filter (or without memory). */
+static bool grow_full(rval *v) {
+    const amq_qf *q = amq_qf_of(v->u.amq.f);
+    amq_filter *g;
+    if (q == NULL || amq_qf_is_counting(q))
+        return false;
+    amq_options o = rv_options(v);
+    if (amq_eqf_from_qf(v->u.amq.f, &o, &g) != AMQ_OK)
+        return false;
+    amq_filter_free(v->u.amq.f);
+    v->u.amq.f = g;
+    return true;
+}
+
 static int add(host *h, bool single) {
     rval *v;
     int changed = 0;
@@ -447,6 +464,8 @@ static int add(host *h, bool single) {
         h->ops->r_arr(h, h->argc - 2);
     for (int i = 2; i < h->argc; i++) {
         amq_status st = amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
+        if (st == AMQ_ERR_FULL && grow_full(v))
+            st = amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
         if (st == AMQ_OK) {
             h->ops->r_int(h, 1);
             changed++;

@@ -625,7 +625,8 @@ def test_adapt(c, r):
 def test_grow(c, r):
     """AMQ.ADD on a missing key makes a filter that grows: 1000 keys by
     default, and 64 times that go in without an error, every one answers
-    1, and the rate stays near 1%; AMQ.RESERVE of an eqf grows too."""
+    1, and the rate stays near 1%; AMQ.RESERVE of an eqf grows too, and a
+    full qf goes on as one."""
     items = [f"grown:{i}" for i in range(64000)]
     c.ok(r.execute_command("AMQ.ADD", "gr", items[0]) == 1,
          "AMQ.ADD creates the key")
@@ -646,6 +647,16 @@ def test_grow(c, r):
     r.execute_command("AMQ.MADD", "gr2", *items[:5000])
     c.ok(sum(r.execute_command("AMQ.MEXISTS", "gr2", *items[:5000])) == 5000,
          "a reserved eqf of 10 takes 5000")
+    r.execute_command("AMQ.RESERVE", "grq", "qf", "CAPACITY", 100)
+    added = r.execute_command("AMQ.MADD", "grq", *items[:3000])
+    c.ok(added == [1] * 3000, "a qf of 100 takes 3000 items")
+    info = r.execute_command("AMQ.INFO", "grq")
+    flat = dict(zip(info[::2], info[1::2])) if isinstance(info, list) else info
+    spec = flat.get(b"Spec", flat.get("Spec", b""))
+    spec = spec.decode() if isinstance(spec, bytes) else str(spec)
+    c.ok(spec.startswith("eqf:"), f"a full qf goes on as an eqf: {spec}")
+    c.ok(sum(r.execute_command("AMQ.MEXISTS", "grq", *items[:3000])) == 3000,
+         "and answers 1 for every item")
     dump = r.execute_command("AMQ.DUMP", "gr")
     r.execute_command("AMQ.LOAD", "gr3", dump)
     c.ok(sum(r.execute_command("AMQ.MEXISTS", "gr3", *items)) == len(items),
