@@ -140,6 +140,20 @@ AMQ_API amq_status amq_sbbf_from_parquet(const void *bitset, size_t len,
 /* The filter's bitset in Parquet's layout (borrowed; valid until the filter
  * is modified or freed). */
 AMQ_API const uint8_t *amq_sbbf_parquet_bitset(const amq_sbbf *b, size_t *len);
+/* Parquet's check of hash against a bitset where it lies (the bytes after
+ * the BloomFilterHeader, at any alignment; nothing is copied or checked
+ * but the length): false only when one of the eight bits hash needs is
+ * clear. Bytes that cannot be a bitset (NULL, a length of 0 or not a
+ * multiple of 32, 2^32 blocks or more) answer true, "may be there", so a
+ * caller never gets a false negative from them. For bitsets a program
+ * wrote itself and keeps (a storage engine's filter blocks): the same
+ * answer as amq_sbbf_from_parquet's filter, without making one. */
+AMQ_API bool amq_sbbf_parquet_contains(const void *bitset, size_t len,
+                                       uint64_t hash);
+/* The certified bound of such a bitset: amq_filter_fpr_bound of the filter
+ * amq_sbbf_from_parquet would make of it (1 for bytes that are not a
+ * bitset). O(len). */
+AMQ_API double amq_sbbf_parquet_bound(const void *bitset, size_t len);
 /* Halve the filter in place: new block j = old block 2j | old block 2j+1.
  * Exact under Parquet's multiply-shift block index (no false negatives);
  * the FPR rises to that of the smaller filter.

@@ -12,6 +12,13 @@
  * stores. Querying: the frame is viewed where it lies (or copied to an
  * aligned buffer), the key hashed with the frame's own hasher.
  *
+ * Trusted form (amq_leveldb_policy_new_trusted, sbbf only): the filter is
+ * the split-block bitset itself and one tag byte, no frame. A query reads
+ * the one block its hash names (amq_sbbf_parquet_contains: memory-safe
+ * for any bytes, nothing validated but the length), as LevelDB trusts its
+ * own Bloom filters; the policy's name carries the hasher, so only a
+ * policy that hashes alike reads them.
+ *
  * Failure modes. A build that fails (out of memory) must still give
  * LevelDB a filter, and an empty one would mean "no keys here" (LevelDB's
  * rule for empty filters): a false negative. So a failed build stores one
@@ -27,6 +34,7 @@
 #include <string.h>
 
 #define STACK_FRAME 4096 /* frames up to this size are copied on the stack */
+#define TRUSTED_TAG 0xa7 /* the last byte of a trusted filter */
 
 struct amq_leveldb_policy {
     leveldb_filterpolicy_t *lp;
@@ -39,6 +47,7 @@ struct amq_leveldb_policy {
     _Atomic uint64_t probes, positives, corrupt;
     _Atomic uint64_t bound_bits; /* a double's bits: sum of bounds */
     atomic_bool track_bounds;
+    bool trusted; /* bitset + TRUSTED_TAG instead of a frame */
 };
 
 /* ---- building ----------------------------------------------------------- */
@@ -50,6 +59,27 @@ static char *always_yes(size_t *len) {
     if (b != NULL)
         b[0] = 0;
     return b;
+}
+
+/* The trusted form of f: its bitset and the tag (f is freed). */
+static char *trusted_filter(amq_leveldb_policy *p, amq_filter *f, size_t count,
+                            size_t *len) {
+    size_t blen = 0;
+    const uint8_t *bits = amq_sbbf_parquet_bitset(amq_sbbf_of(f), &blen);
+    char *out = bits != NULL ? malloc(blen + 1) : NULL;
+    if (out == NULL) {
+        amq_filter_free(f);
+        return always_yes(len);
+    }
+    memcpy(out, bits, blen);
+    out[blen] = (char)TRUSTED_TAG;
+    atomic_fetch_add(&p->filters, 1);
+    atomic_fetch_add(&p->keys, count);
+    atomic_fetch_add(&p->filter_bytes, blen + 1);
+    atomic_fetch_add(&p->payload_bytes, blen);
+    amq_filter_free(f);
+    *len = blen + 1;
+    return out;
 }
 
 static char *create_filter(void *state, const char *const *keys,
@@ -67,6 +97,8 @@ static char *create_filter(void *state, const char *const *keys,
     free(h);
     if (st != AMQ_OK)
         return always_yes(len);
+    if (p->trusted)
+        return trusted_filter(p, f, count, len);
     size_t size = amq_filter_serialized_size(f);
     char *out = malloc(size);
     if (out == NULL || amq_filter_save(f, out, size, &written) != AMQ_OK) {
@@ -108,13 +140,27 @@ static int query_aligned(amq_leveldb_policy *p, const void *frame, size_t len,
     return yes;
 }
 
+/* A trusted filter: the bitset before the tag, asked where it lies; -1
+ * for bytes without the tag (a failed build's). */
+static int query_trusted(amq_leveldb_policy *p, const char *filter, size_t len,
+                         const char *key, size_t klen) {
+    if (len < 2 || (uint8_t)filter[len - 1] != TRUSTED_TAG)
+        return -1;
+    if (atomic_load_explicit(&p->track_bounds, memory_order_relaxed))
+        add_bound(p, amq_sbbf_parquet_bound(filter, len - 1));
+    return amq_sbbf_parquet_contains(filter, len - 1,
+                                     amq_hash64(&p->hasher, key, klen));
+}
+
 static uint8_t key_may_match(void *state, const char *key, size_t klen,
                              const char *filter, size_t len) {
     amq_leveldb_policy *p = state;
     uint64_t stack[STACK_FRAME / 8];
     int r;
     atomic_fetch_add(&p->probes, 1);
-    if ((uintptr_t)filter % 8 == 0) {
+    if (p->trusted) {
+        r = query_trusted(p, filter, len, key, klen);
+    } else if ((uintptr_t)filter % 8 == 0) {
         r = query_aligned(p, filter, len, key, klen);
     } else if (len <= sizeof stack) {
         memcpy(stack, filter, len);
@@ -165,9 +211,9 @@ static void options_from(amq_leveldb_policy *p, const amq_options *opt) {
     p->opt.hash_key = p->hasher.kind == AMQ_HASH_SIPHASH ? p->hasher.key : NULL;
 }
 
-amq_status amq_leveldb_policy_new(const char *spec, double bits_per_key,
-                                  const amq_options *opt,
-                                  amq_leveldb_policy **out, amq_diag *diag) {
+static amq_status policy_new(const char *spec, double bits_per_key,
+                             const amq_options *opt, bool trusted,
+                             amq_leveldb_policy **out, amq_diag *diag) {
     if (spec == NULL || out == NULL || !(bits_per_key > 0) ||
         bits_per_key > AMQ_ALLOC_MAX_BITS)
         return AMQ_ERR_INVALID;
@@ -177,12 +223,24 @@ amq_status amq_leveldb_policy_new(const char *spec, double bits_per_key,
     amq_status st = pick_for(spec, bits_per_key, &p->pick, diag);
     if (st == AMQ_OK)
         st = amq_filter_resolve_hasher(p->pick.spec, opt, &p->hasher);
+    const amq_type_info *t = amq_filter_type_find(p->pick.spec);
+    if (st == AMQ_OK && trusted &&
+        (t == NULL || strcmp(t->name, "sbbf") != 0 ||
+         p->hasher.kind == AMQ_HASH_SIPHASH))
+        st = AMQ_ERR_UNSUPPORTED; /* a bitset layout, a hasher a name says */
     if (st != AMQ_OK) {
         free(p);
         return st;
     }
     options_from(p, opt);
-    snprintf(p->name, sizeof p->name, "amq:%s@%g", spec, bits_per_key);
+    p->trusted = trusted;
+    if (trusted)
+        snprintf(p->name, sizeof p->name, "amq-trusted:%s@%g:%s:%llu", spec,
+                 bits_per_key,
+                 p->hasher.kind == AMQ_HASH_XXH3 ? "xxh3" : "xxh64",
+                 (unsigned long long)p->hasher.seed);
+    else
+        snprintf(p->name, sizeof p->name, "amq:%s@%g", spec, bits_per_key);
     p->lp = leveldb_filterpolicy_create(p, policy_destroy, create_filter,
                                         key_may_match, policy_name);
     if (p->lp == NULL) {
@@ -191,6 +249,19 @@ amq_status amq_leveldb_policy_new(const char *spec, double bits_per_key,
     }
     *out = p;
     return AMQ_OK;
+}
+
+amq_status amq_leveldb_policy_new(const char *spec, double bits_per_key,
+                                  const amq_options *opt,
+                                  amq_leveldb_policy **out, amq_diag *diag) {
+    return policy_new(spec, bits_per_key, opt, false, out, diag);
+}
+
+amq_status amq_leveldb_policy_new_trusted(const char *spec, double bits_per_key,
+                                          const amq_options *opt,
+                                          amq_leveldb_policy **out,
+                                          amq_diag *diag) {
+    return policy_new(spec, bits_per_key, opt, true, out, diag);
 }
 
 leveldb_filterpolicy_t *amq_leveldb_policy_get(amq_leveldb_policy *p) {

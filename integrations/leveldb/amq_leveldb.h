@@ -21,8 +21,10 @@
  * Space: each filter carries the frame's header and checksum (128-200
  * bytes), so per-block filters of a few dozen keys pay many bits per key
  * for them; use data blocks of 16-64 KiB (leveldb_options_set_block_size)
- * for filters whose size is their payload. amq_leveldb_policy_stats
- * reports the filter bytes written.
+ * for filters whose size is their payload, or the trusted form below
+ * (amq_leveldb_policy_new_trusted: a split-block bitset without a frame,
+ * probed in place, as fast as LevelDB's own Bloom filter).
+ * amq_leveldb_policy_stats reports the filter bytes written.
  *
  * The policy's name, stored in every table, is "amq:" + spec + "@" +
  * bits; a database must be reopened with a policy of the same name to use
@@ -70,6 +72,22 @@ typedef struct amq_leveldb_stats {
 amq_status amq_leveldb_policy_new(const char *spec, double bits_per_key,
                                   const amq_options *opt,
                                   amq_leveldb_policy **out, amq_diag *diag);
+
+/* The trusted form, for filters the engine writes and reads itself: each
+ * filter is the split-block bitset and one tag byte, with no frame, so it
+ * costs its payload and a probe reads one 32-byte block and nothing else
+ * (amq_sbbf_parquet_contains). Nothing is checked but the length, as
+ * LevelDB checks its own Bloom filters: bytes damaged on disk may answer
+ * "not here" for a key that is there (verify the table's checksums
+ * with paranoid checks if the disk is not trusted), but no bytes make a
+ * probe read outside the filter. spec must pick an sbbf; the hasher (xxh3
+ * or xxh64, and its seed) is in the policy's name, "amq-trusted:" + spec
+ * + "@" + bits + ":" + hash + ":" + seed. AMQ_ERR_UNSUPPORTED for another
+ * type or a keyed (SipHash) hasher; otherwise as amq_leveldb_policy_new. */
+amq_status amq_leveldb_policy_new_trusted(const char *spec, double bits_per_key,
+                                          const amq_options *opt,
+                                          amq_leveldb_policy **out,
+                                          amq_diag *diag);
 
 /* The LevelDB object to pass to leveldb_options_set_filter_policy
  * (borrowed: owned by the policy). */

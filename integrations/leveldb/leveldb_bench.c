@@ -50,11 +50,12 @@ static int usage(void) {
 }
 
 static int parse(int argc, char **argv, bench_opts *o) {
-    *o = (bench_opts){.keys = 1e6,
-                      .bits = 10,
-                      .queries = 1e6,
-                      .block_sizes = "4096,65536",
-                      .types = "none,leveldb,bloom,blocked,sbbf,ribbon"};
+    *o = (bench_opts){
+        .keys = 1e6,
+        .bits = 10,
+        .queries = 1e6,
+        .block_sizes = "4096,65536",
+        .types = "none,leveldb,bloom,blocked,sbbf,sbbf-trusted,ribbon"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL && strcmp(a, "--random-keys") != 0)
@@ -109,7 +110,12 @@ static int measure(const bench_opts *o, size_t block, const char *type,
                  lround(o->bits));
     } else if (strcmp(type, "none") != 0) {
         amq_diag d = {0};
-        if (amq_leveldb_policy_new(type, o->bits, NULL, &p, &d) != AMQ_OK) {
+        bool trusted = strcmp(type, "sbbf-trusted") == 0;
+        amq_status st =
+            trusted
+                ? amq_leveldb_policy_new_trusted("sbbf", o->bits, NULL, &p, &d)
+                : amq_leveldb_policy_new(type, o->bits, NULL, &p, &d);
+        if (st != AMQ_OK) {
             fprintf(stderr, "%s: %s\n", type, d.message);
             return -1;
         }

@@ -406,19 +406,51 @@ uint64_t amq_sbbf_blocks(const amq_sbbf *b) { return b->nblocks; }
  *     ceil(2^32 / B) / 2^32 * sum_j prod_i popcount(w_ji) / 32,
  * exactly for B a power of two. The sum is exact in integers (a block's
  * product is at most 32^8 = 2^40, the sum below 2^72). O(B). */
-static double sbbf_bound(const amq__obj *o) {
-    const amq_sbbf *b = (const amq_sbbf *)o;
+static double bound_of(const uint8_t *bytes, uint64_t nblocks) {
     unsigned __int128 sum = 0;
-    const uint32_t *w = b->words;
-    for (uint64_t j = 0; j < b->nblocks; j++, w += SBBF_WORDS) {
+    for (uint64_t j = 0; j < nblocks; j++) {
+        uint32_t w[SBBF_WORDS];
         uint64_t prod = 1;
+        memcpy(w, bytes + j * AMQ_SBBF_BLOCK_BYTES, sizeof w);
         for (unsigned i = 0; i < SBBF_WORDS; i++)
             prod *= amq__popcount64(w[i]);
         sum += prod;
     }
-    double per_hash = ceil(ldexp(1.0, 32) / (double)b->nblocks);
+    double per_hash = ceil(ldexp(1.0, 32) / (double)nblocks);
     double rate = (double)sum * per_hash * ldexp(1.0, -32 - 40);
     return rate < 1.0 ? rate : 1.0;
+}
+
+static double sbbf_bound(const amq__obj *o) {
+    const amq_sbbf *b = (const amq_sbbf *)o;
+    return bound_of((const uint8_t *)b->words, b->nblocks);
+}
+
+/* ---- a bitset in place -------------------------------------------------- */
+
+/* The block count of a Parquet bitset of len bytes; 0 when it is not one. */
+static uint64_t bitset_blocks(const void *bitset, size_t len) {
+    if (bitset == NULL || len == 0 || len % AMQ_SBBF_BLOCK_BYTES != 0 ||
+        len / AMQ_SBBF_BLOCK_BYTES >= (UINT64_C(1) << 32))
+        return 0;
+    return len / AMQ_SBBF_BLOCK_BYTES;
+}
+
+bool amq_sbbf_parquet_contains(const void *bitset, size_t len, uint64_t hash) {
+    uint64_t nb = bitset_blocks(bitset, len);
+    uint32_t w[SBBF_WORDS];
+    if (nb == 0)
+        return true;
+    memcpy(w,
+           (const uint8_t *)bitset +
+               AMQ_SBBF_BLOCK_BYTES * amq__sbbf_block_of(hash, nb),
+           sizeof w);
+    return block_test(w, (uint32_t)hash);
+}
+
+double amq_sbbf_parquet_bound(const void *bitset, size_t len) {
+    uint64_t nb = bitset_blocks(bitset, len);
+    return nb == 0 ? 1.0 : bound_of(bitset, nb);
 }
 
 /* ---- the generic interface --------------------------------------------- */

@@ -108,6 +108,20 @@ static void test_types(void) {
         run_one(&r);
         amq_leveldb_policy_free(r.amq);
     }
+    /* the trusted form: bitsets without frames, the same checks */
+    db_run tr = {.label = "trusted"};
+    amq_diag d = {0};
+    check_seed = 47;
+    CHECK_OK(amq_leveldb_policy_new_trusted("sbbf", 10, NULL, &tr.amq, &d));
+    if (tr.amq != NULL) {
+        tr.s.policy = amq_leveldb_policy_get(tr.amq);
+        amq_leveldb_policy_track_bounds(tr.amq, true);
+        run_one(&tr);
+        amq_leveldb_stats st;
+        amq_leveldb_policy_stats(tr.amq, &st);
+        CHECK(st.corrupt == 0);
+        amq_leveldb_policy_free(tr.amq);
+    }
     db_run bloom = {.label = "leveldb"};
     bloom.s.policy = leveldb_filterpolicy_create_bloom(10);
     run_one(&bloom);
@@ -130,6 +144,16 @@ static void test_api(void) {
     CHECK_STATUS(amq_leveldb_policy_new("bloom:k=99", 5, NULL, &p, &d),
                  AMQ_ERR_SPEC);
     CHECK_STATUS(amq_leveldb_policy_new("topk", 5, NULL, &p, &d),
+                 AMQ_ERR_UNSUPPORTED);
+    CHECK(p == NULL);
+    /* the trusted form is for split-block bitsets with an unkeyed hash */
+    CHECK_STATUS(amq_leveldb_policy_new_trusted("bloom", 10, NULL, &p, &d),
+                 AMQ_ERR_UNSUPPORTED);
+    amq_options keyed = {0};
+    static const uint8_t key16[16] = {1};
+    keyed.hash = AMQ_HASH_SIPHASH;
+    keyed.hash_key = key16;
+    CHECK_STATUS(amq_leveldb_policy_new_trusted("sbbf", 10, &keyed, &p, &d),
                  AMQ_ERR_UNSUPPORTED);
     CHECK(p == NULL);
     CHECK_OK(amq_leveldb_policy_new("ribbon", 7.5, NULL, &p, &d));
