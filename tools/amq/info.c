@@ -151,7 +151,9 @@ static void print_items_text(const info_facts *x) {
                (unsigned long long)x->keys, cli_s(x->keys));
     fputc('\n', stdout);
     printf("%-12s %llu%s", "capacity:", (unsigned long long)x->capacity,
-           x->capacity ? "" : " (explicit parameters)");
+           !x->capacity             ? " (explicit parameters)"
+           : x->caps & AMQ_CAP_GROW ? " (its first size: it doubles when full)"
+                                    : "");
     if (x->over)
         printf(" (OVER: %llu keys; the bound is above the target: rebuild "
                "with -n %llu or more)",
