@@ -283,6 +283,10 @@ run 0 "grown: added keys are found" "$AMQ" query grow.amq more
 check "grown: every added key" cmp -s out more
 run 0 "grown: old keys are found" "$AMQ" query grow.amq keys
 check "grown: every old key" cmp -s out keys
+run 0 "build -n smaller than the input (the default type)" "$AMQ" build -n 500 -o small.amq keys
+check "the qf built too small goes on as an eqf" has "goes on as an eqf" err
+run 0 "small: every key is found" "$AMQ" query small.amq keys
+check "small: every key" cmp -s out keys
 run 0 "add --key" "$AMQ" add -q bloom.amq --key extra-key
 run 0 "add --key is found" "$AMQ" query bloom.amq --key extra-key
 run 0 "remove from cuckoo" "$AMQ" remove cuckoo.amq more

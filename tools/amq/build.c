@@ -318,6 +318,8 @@ static int build_streaming(build_ctx *c, cli_keys *k) {
         if (c->o.unique && amq_filter_contains(c->filter, key, len))
             continue; /* reported already: adding again adds a copy */
         amq_status st = amq_filter_add(c->filter, key, len);
+        if (st == AMQ_ERR_FULL) /* a qf sized too small goes on growing */
+            cli_grow_full(&c->filter, c->o.output, c->o.quiet, key, len, &st);
         if (st != AMQ_OK) {
             cli_progress_done(p);
             rc = add_status(c, k, k->count, st);

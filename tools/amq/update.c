@@ -198,30 +198,6 @@ static void print_new_key(const update_opts *o, const uint8_t *key,
     putchar('\n');
 }
 
-/* A qf that is full takes the key after all: it goes on as an eqf that
- * holds what it held and doubles as keys arrive (amq_eqf_from_qf), said
- * once on stderr. False (st unchanged) for any other filter. */
-static bool grow_full(const update_opts *o, amq_filter **f, const uint8_t *key,
-                      size_t len, amq_status *st) {
-    const amq_qf *q = amq_qf_of(*f);
-    amq_filter *g;
-    if (q == NULL || amq_qf_is_counting(q) ||
-        amq_eqf_from_qf(*f, NULL, &g) != AMQ_OK)
-        return false;
-    if (!o->quiet)
-        fprintf(stderr,
-                "amq: %s was full at %llu keys; it goes on as an eqf, which "
-                "doubles as keys arrive and keeps its bound under %g\n",
-                o->file, (unsigned long long)amq_filter_items(*f),
-                amq_filter_target_fpr(*f) > amq_filter_fpr_bound(*f)
-                    ? amq_filter_target_fpr(*f)
-                    : 2 * amq_filter_fpr_bound(*f));
-    amq_filter_free(*f);
-    *f = g;
-    *st = amq_filter_add(g, key, len);
-    return true;
-}
-
 static int apply_keys(const update_opts *o, amq_filter **fp, cli_keys *k,
                       update_result *r) {
     amq_filter *f = *fp;
@@ -245,7 +221,7 @@ static int apply_keys(const update_opts *o, amq_filter **fp, cli_keys *k,
                             ? amq_filter_remove(f, key, len)
                             : amq_filter_report_fp(f, key, len, &fixed);
         if (st == AMQ_ERR_FULL && o->op == OP_ADD &&
-            grow_full(o, fp, key, len, &st))
+            cli_grow_full(fp, o->file, o->quiet, key, len, &st))
             f = *fp;
         if (st == AMQ_OK && !fixed) {
             r->old++;

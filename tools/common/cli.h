@@ -231,6 +231,13 @@ void cli_note_forgets(const amq_filter *f);
  * most 8 copies of one key). True if the hint was printed. */
 bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len);
 
+/* After AMQ_ERR_FULL on adding key to *f: a qf goes on as an eqf holding
+ * what it held (amq_eqf_from_qf), *f replaced, the key added (*st its
+ * status) and a note on stderr naming `file` unless quiet. False (nothing
+ * changed) for any other filter or without memory. */
+bool cli_grow_full(amq_filter **f, const char *file, bool quiet,
+                   const uint8_t *key, size_t len, amq_status *st);
+
 /* ---- time and progress (util.c) ----------------------------------------- */
 
 /* CLOCK_MONOTONIC in seconds. */

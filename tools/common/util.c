@@ -347,6 +347,26 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
     return true;
 }
 
+bool cli_grow_full(amq_filter **f, const char *file, bool quiet,
+                   const uint8_t *key, size_t len, amq_status *st) {
+    const amq_qf *q = amq_qf_of(*f);
+    amq_filter *g;
+    if (q == NULL || amq_qf_is_counting(q) ||
+        amq_eqf_from_qf(*f, NULL, &g) != AMQ_OK)
+        return false;
+    double target = amq_filter_target_fpr(*f), bound = amq_filter_fpr_bound(*f);
+    if (!quiet)
+        fprintf(stderr,
+                "amq: %s was full at %llu keys; it goes on as an eqf, which "
+                "doubles as keys arrive and keeps its bound under %g\n",
+                file, (unsigned long long)amq_filter_items(*f),
+                target > bound ? target : 2 * bound);
+    amq_filter_free(*f);
+    *f = g;
+    *st = amq_filter_add(g, key, len);
+    return true;
+}
+
 /* ---- filters that outgrow their size ---------------------------------------- */
 
 uint64_t cli_filter_keys(const amq_filter *f) {
