@@ -441,10 +441,7 @@ static rval *need_or_grow(host *h) {
  * does. Deterministic, so a replica replaying the add does the same.
  * false for any other filter (or without memory). */
 static bool grow_full(rval *v) {
-    const amq_qf *q = amq_qf_of(v->u.amq.f);
     amq_filter *g;
-    if (q == NULL || amq_qf_is_counting(q))
-        return false;
     amq_options o = rv_options(v);
     if (amq_eqf_from_qf(v->u.amq.f, &o, &g) != AMQ_OK)
         return false;

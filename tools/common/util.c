@@ -349,10 +349,8 @@ bool cli_explain_full(const amq_filter *f, const uint8_t *key, size_t len) {
 
 bool cli_grow_full(amq_filter **f, const char *file, bool quiet,
                    const uint8_t *key, size_t len, amq_status *st) {
-    const amq_qf *q = amq_qf_of(*f);
     amq_filter *g;
-    if (q == NULL || amq_qf_is_counting(q) ||
-        amq_eqf_from_qf(*f, NULL, &g) != AMQ_OK)
+    if (amq_eqf_from_qf(*f, NULL, &g) != AMQ_OK) /* not a qf, or no memory */
         return false;
     double target = amq_filter_target_fpr(*f), bound = amq_filter_fpr_bound(*f);
     if (!quiet)
