@@ -55,4 +55,26 @@ static inline void fail_free(void *ctx, void *p, size_t n) {
 static const amq_allocator failing_allocator = {fail_alloc, fail_realloc,
                                                 fail_free, NULL};
 
+/* Add h with no memory to spare (f's allocator is failing_allocator): a
+ * refusal (AMQ_ERR_NOMEM) must leave f's bytes and item count as they
+ * were, and the add then succeeds with memory. True when it was refused. */
+static inline bool add_without_memory(amq_filter *f, uint64_t h) {
+    size_t len;
+    uint64_t items = amq_filter_items(f);
+    uint8_t *before = save(f, &len);
+    fail_left = 0;
+    amq_status st = amq_filter_add_hash(f, h);
+    fail_left = -1;
+    bool refused = st == AMQ_ERR_NOMEM;
+    if (refused) {
+        CHECK(same_bytes(f, before, len));
+        CHECK(amq_filter_items(f) == items);
+        CHECK_OK(amq_filter_add_hash(f, h));
+    } else {
+        CHECK_OK(st);
+    }
+    free(before);
+    return refused;
+}
+
 #endif
