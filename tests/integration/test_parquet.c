@@ -1,0 +1,427 @@
+/*
+ * test_parquet.c — amq's Parquet reader (integrations/parquet) against
+ * DuckDB, a real Parquet writer and reader. DuckDB's library is loaded at
+ * run time from where scripts/fetch-duckdb.sh put it; the few C API calls
+ * used are declared here. For files DuckDB writes (each codec it offers
+ * that amq reads, data pages v1 and v2, nulls, dictionary-coded and plain
+ * columns of every physical type it writes Bloom filters for):
+ *   - the footer amq reads agrees with DuckDB's parquet_metadata (row
+ *     groups, rows, which chunks have a Bloom filter);
+ *   - for present and absent keys, amq's probe of every row group equals
+ *     DuckDB's parquet_bloom_probe;
+ *   - the values amq reads from each chunk are, as a set, the chunk's
+ *     distinct values as DuckDB counts them, and each passes the chunk's
+ *     Bloom filter (no present key missed);
+ *   - the CLI's index over the files routes every present key to a set
+ *     of row groups holding it, and agrees with the per-file filters on
+ *     where an absent key may be.
+ * Then corrupted footers are refused with a status, never a crash.
+ */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "amq_parquet.h"
+#include "check.h"
+
+/* ---- DuckDB's C API, the calls used ------------------------------------ */
+
+typedef uint64_t idx_t;
+typedef void *duckdb_handle;
+typedef struct duckdb_result { /* duckdb.h's layout */
+    idx_t column_count, row_count, rows_changed;
+    void *columns;
+    char *error;
+    void *internal;
+} duckdb_result;
+
+static struct {
+    void *lib;
+    int (*open)(const char *, duckdb_handle *);
+    int (*connect)(duckdb_handle, duckdb_handle *);
+    int (*query)(duckdb_handle, const char *, duckdb_result *);
+    const char *(*error)(duckdb_result *);
+    idx_t (*rows)(duckdb_result *);
+    char *(*varchar)(duckdb_result *, idx_t, idx_t);
+    int64_t (*int64)(duckdb_result *, idx_t, idx_t);
+    bool (*boolean)(duckdb_result *, idx_t, idx_t);
+    void (*free)(void *);
+    void (*destroy)(duckdb_result *);
+    void (*disconnect)(duckdb_handle *);
+    void (*close)(duckdb_handle *);
+    duckdb_handle db, con;
+} D;
+
+static bool duck_load(void) {
+    D.lib = dlopen(AMQ_DUCKDB_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (D.lib == NULL) {
+        fprintf(stderr, "test_parquet: %s (run scripts/fetch-duckdb.sh)\n",
+                dlerror());
+        return false;
+    }
+#define SYM(field, name)                                                       \
+    *(void **)&D.field = dlsym(D.lib, name);                                   \
+    if (D.field == NULL)                                                       \
+        return false;
+    SYM(open, "duckdb_open")
+    SYM(connect, "duckdb_connect")
+    SYM(query, "duckdb_query")
+    SYM(error, "duckdb_result_error")
+    SYM(rows, "duckdb_row_count")
+    SYM(varchar, "duckdb_value_varchar")
+    SYM(int64, "duckdb_value_int64")
+    SYM(boolean, "duckdb_value_boolean")
+    SYM(free, "duckdb_free")
+    SYM(destroy, "duckdb_destroy_result")
+    SYM(disconnect, "duckdb_disconnect")
+    SYM(close, "duckdb_close")
+#undef SYM
+    return D.open(NULL, &D.db) == 0 && D.connect(D.db, &D.con) == 0;
+}
+
+/* Run sql; false (and the error printed) when DuckDB refuses it. */
+static bool duck_run(const char *sql, duckdb_result *r) {
+    if (D.query(D.con, sql, r) == 0)
+        return true;
+    fprintf(stderr, "duckdb: %s\n  in: %s\n", D.error(r), sql);
+    D.destroy(r);
+    return false;
+}
+
+static bool duck_exec(const char *sql) {
+    duckdb_result r;
+    if (!duck_run(sql, &r))
+        return false;
+    D.destroy(&r);
+    return true;
+}
+
+/* ---- the files ----------------------------------------------------------- */
+
+typedef struct pq_case {
+    const char *name, *options;
+} pq_case;
+
+/* Each file: 60000 rows, row groups of about 20000 (DuckDB rounds to its
+ * vectors), columns with a dictionary (so a Bloom filter) and without. */
+static const pq_case CASES[] = {
+    {"snappy", "COMPRESSION snappy"},
+    {"zstd", "COMPRESSION zstd"},
+    {"gzip", "COMPRESSION gzip"},
+    {"none", "COMPRESSION uncompressed"},
+    {"lz4raw", "COMPRESSION lz4_raw"},
+    {"v2", "PARQUET_VERSION V2"},
+};
+#define N_CASES (sizeof CASES / sizeof CASES[0])
+#define N_ROWS 60000
+
+/* Columns: name, the SQL that makes them, how DuckDB writes a literal. */
+typedef struct pq_col {
+    const char *name, *sql, *cast;
+    bool plain_v2; /* plain in v1 files; v2 files use another encoding */
+} pq_col;
+
+static const pq_col COLS[] = {
+    {"k", "CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 7919) % 3000 END", "BIGINT",
+     false},
+    {"s", "'key-' || ((i * 31) % 2000)", "VARCHAR", false},
+    {"n", "((i * 13) % 500)::INTEGER", "INTEGER", false},
+    {"d", "((i % 300) * 0.5)::DOUBLE", "DOUBLE", false},
+    {"f", "(i % 100)::FLOAT", "FLOAT", false},
+    {"u", "'u' || i", "VARCHAR", true},
+    {"w", "i * 3", "BIGINT", true},
+};
+#define N_COLS (sizeof COLS / sizeof COLS[0])
+
+static char g_dir[512];
+
+static void file_path(char *out, size_t cap, const pq_case *c) {
+    snprintf(out, cap, "%s/%s.parquet", g_dir, c->name);
+}
+
+static bool write_file(const pq_case *c) {
+    char sql[2048], path[600];
+    size_t at = 0;
+    file_path(path, sizeof path, c);
+    at += (size_t)snprintf(sql + at, sizeof sql - at, "COPY (SELECT ");
+    for (size_t i = 0; i < N_COLS; i++)
+        at += (size_t)snprintf(sql + at, sizeof sql - at, "%s%s AS %s",
+                               i ? ", " : "", COLS[i].sql, COLS[i].name);
+    snprintf(sql + at, sizeof sql - at,
+             " FROM range(%d) t(i)) TO '%s' (FORMAT parquet, "
+             "ROW_GROUP_SIZE 20000, %s)",
+             N_ROWS, path, c->options);
+    return duck_exec(sql);
+}
+
+/* ---- footer and probes -------------------------------------------------- */
+
+static void check_footer(const pq_case *c, const amq_pq_file *f) {
+    char sql[1024], path[600];
+    duckdb_result r;
+    file_path(path, sizeof path, c);
+    CHECK(amq_pq_rows(f) == N_ROWS);
+    CHECK(amq_pq_columns(f) == N_COLS);
+    snprintf(sql, sizeof sql,
+             "SELECT row_group_id, column_id, row_group_num_rows, "
+             "bloom_filter_offset IS NOT NULL FROM parquet_metadata('%s') "
+             "ORDER BY 1, 2",
+             path);
+    if (!duck_run(sql, &r)) {
+        CHECK(false);
+        return;
+    }
+    CHECK(D.rows(&r) == amq_pq_groups(f) * N_COLS);
+    for (idx_t i = 0; i < D.rows(&r); i++) {
+        size_t g = (size_t)D.int64(&r, 0, i), col = (size_t)D.int64(&r, 1, i);
+        const amq_pq_chunk *ch = amq_pq_chunk_at(f, g, col);
+        CHECK(ch != NULL);
+        if (ch == NULL)
+            continue;
+        CHECK(amq_pq_group_rows(f, g) == D.int64(&r, 2, i));
+        CHECK_MSG((ch->bloom_offset >= 0) == D.boolean(&r, 3, i),
+                  "%s group %zu column %zu", c->name, g, col);
+    }
+    D.destroy(&r);
+}
+
+/* The key text of value v of column col (for amq) and its literal (for
+ * DuckDB). */
+static void key_text(const pq_col *col, int64_t v, char *text, size_t tn,
+                     char *lit, size_t ln) {
+    if (strcmp(col->cast, "VARCHAR") == 0) {
+        snprintf(text, tn, "%s%" PRId64, col->name[0] == 's' ? "key-" : "u", v);
+        snprintf(lit, ln, "'%s'", text);
+    } else if (strcmp(col->cast, "DOUBLE") == 0 ||
+               strcmp(col->cast, "FLOAT") == 0) {
+        snprintf(text, tn, "%.1f", (double)v * 0.5);
+        snprintf(lit, ln, "%s::%s", text, col->cast);
+    } else {
+        snprintf(text, tn, "%" PRId64, v);
+        snprintf(lit, ln, "%s::%s", text, col->cast);
+    }
+}
+
+/* amq's probe of every row group against parquet_bloom_probe, for keys
+ * present (v below the column's range) and absent (v past it). */
+static uint64_t check_probes(const pq_case *c, const amq_pq_file *f,
+                             size_t ci, uint64_t *excluded) {
+    const pq_col *col = &COLS[ci];
+    const amq_pq_column *pc = amq_pq_column_at(f, ci);
+    char sql[1024], path[600], text[64], lit[96];
+    uint64_t compared = 0;
+    file_path(path, sizeof path, c);
+    for (int64_t v = 0; v < 6000; v += 37) {
+        uint8_t key[AMQ_PQ_KEY_MAX];
+        size_t klen;
+        duckdb_result r;
+        key_text(col, v, text, sizeof text, lit, sizeof lit);
+        CHECK_OK(amq_pq_encode_key(pc, text, strlen(text), key, &klen));
+        uint64_t h = amq_pq_hash(key, klen);
+        snprintf(sql, sizeof sql,
+                 "SELECT row_group_id, bloom_filter_excludes FROM "
+                 "parquet_bloom_probe('%s', '%s', %s) ORDER BY 1",
+                 path, col->name, lit);
+        if (!duck_run(sql, &r)) {
+            CHECK(false);
+            return compared;
+        }
+        CHECK(D.rows(&r) == amq_pq_groups(f));
+        for (idx_t i = 0; i < D.rows(&r); i++) {
+            bool maybe = false;
+            size_t g = (size_t)D.int64(&r, 0, i);
+            bool excludes = D.boolean(&r, 1, i);
+            CHECK_OK(amq_pq_probe(f, g, ci, h, &maybe, NULL));
+            CHECK_MSG(maybe == !excludes, "%s.%s = %s, group %zu: amq %d duckdb %d",
+                      c->name, col->name, text, g, maybe, !excludes);
+            *excluded += excludes;
+            compared++;
+        }
+        D.destroy(&r);
+    }
+    return compared;
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+typedef struct value_set {
+    uint64_t *h;
+    size_t n, cap;
+    const amq_pq_file *f;
+    size_t g, c;
+    uint64_t missed; /* values the chunk's Bloom filter refuses */
+} value_set;
+
+static bool take_value(void *ctx, const uint8_t *v, size_t len) {
+    value_set *s = ctx;
+    uint64_t h = amq_pq_hash(v, len);
+    bool maybe = false;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 1024;
+        s->h = realloc(s->h, s->cap * sizeof *s->h);
+        if (s->h == NULL)
+            return false;
+    }
+    s->h[s->n++] = h;
+    if (amq_pq_probe(s->f, s->g, s->c, h, &maybe, NULL) != AMQ_OK || !maybe)
+        s->missed++;
+    return true;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t distinct(uint64_t *h, size_t n) {
+    size_t d = 0;
+    qsort(h, n, sizeof *h, cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        d += i == 0 || h[i] != h[i - 1];
+    return d;
+}
+
+/* Each chunk's values as amq reads them: as many distinct as DuckDB
+ * counts in the group's rows; none refused by the chunk's filter. */
+static void check_values(const pq_case *c, const amq_pq_file *f, size_t ci) {
+    char sql[1024], path[600];
+    int64_t first = 0;
+    file_path(path, sizeof path, c);
+    for (size_t g = 0; g < amq_pq_groups(f); g++) {
+        value_set s = {.f = f, .g = g, .c = ci};
+        amq_pq_diag diag = {0, ""};
+        duckdb_result r;
+        int64_t rows = amq_pq_group_rows(f, g);
+        amq_status st = amq_pq_values(f, g, ci, take_value, &s, &diag);
+        CHECK_MSG(st == AMQ_OK, "%s.%s group %zu: %s at %" PRIu64 ": %s",
+                  c->name, COLS[ci].name, g, amq_status_name(st), diag.offset,
+                  diag.what);
+        snprintf(sql, sizeof sql,
+                 "SELECT count(DISTINCT %s) FROM read_parquet('%s', "
+                 "file_row_number = true) WHERE file_row_number >= %" PRId64
+                 " AND file_row_number < %" PRId64,
+                 COLS[ci].name, path, first, first + rows);
+        first += rows;
+        if (st != AMQ_OK || !duck_run(sql, &r)) {
+            free(s.h);
+            continue;
+        }
+        size_t want = (size_t)D.int64(&r, 0, 0);
+        D.destroy(&r);
+        CHECK(s.missed == 0);
+        CHECK_MSG(distinct(s.h, s.n) == want, "%s.%s group %zu: %zu values, "
+                  "duckdb counts %zu", c->name, COLS[ci].name, g,
+                  distinct(s.h, s.n), want);
+        free(s.h);
+    }
+}
+
+/* ---- corrupt input ------------------------------------------------------ */
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+    if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) < 0 ||
+        fseek(fp, 0, SEEK_SET) != 0 || (buf = malloc((size_t)n + 1)) == NULL ||
+        fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    } else
+        *len = (size_t)n;
+    if (fp != NULL)
+        fclose(fp);
+    return buf;
+}
+
+/* Every byte of the footer flipped, and every truncation of it: a
+ * status, never a crash; what opens still reads its filters or refuses
+ * them with a status. */
+static void check_corrupt(const pq_case *c) {
+    char path[600];
+    size_t len = 0;
+    uint64_t refused = 0, opened = 0;
+    file_path(path, sizeof path, c);
+    uint8_t *buf = slurp(path, &len);
+    CHECK(buf != NULL && len > 12);
+    if (buf == NULL)
+        return;
+    uint32_t mlen = (uint32_t)buf[len - 8] | (uint32_t)buf[len - 7] << 8 |
+                    (uint32_t)buf[len - 6] << 16 | (uint32_t)buf[len - 5] << 24;
+    size_t from = len - 8 - mlen;
+    for (size_t i = from; i < len; i++) {
+        for (int t = 0; t < 2; t++) {
+            amq_pq_file *f = NULL;
+            uint8_t old = buf[i];
+            buf[i] = (uint8_t)(t == 0 ? old ^ 0x5a : old + 1);
+            amq_status st = amq_pq_open_memory(buf, len, &f, NULL);
+            if (st == AMQ_OK) {
+                opened++;
+                for (size_t g = 0; g < amq_pq_groups(f); g++) {
+                    bool maybe;
+                    for (size_t col = 0; col < amq_pq_columns(f); col++)
+                        (void)amq_pq_probe(f, g, col, 12345, &maybe, NULL);
+                }
+                amq_pq_close(f);
+            } else
+                refused++;
+            buf[i] = old;
+        }
+    }
+    for (size_t cut = 0; cut < len; cut += 1 + cut / 16) {
+        amq_pq_file *f = NULL;
+        amq_status st = amq_pq_open_memory(buf, len - cut, &f, NULL);
+        CHECK(st != AMQ_OK || cut == 0);
+        amq_pq_close(f);
+    }
+    printf("%s: %" PRIu64 " corrupted footers refused, %" PRIu64 " opened\n",
+           c->name, refused, opened);
+    CHECK(refused > 0);
+    free(buf);
+}
+
+/* ---- the CLI's index ---------------------------------------------------- */
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_parquet DIR\n");
+        return 2;
+    }
+    snprintf(g_dir, sizeof g_dir, "%s", argv[1]);
+    mkdir(g_dir, 0755);
+    CHECK(duck_load());
+    if (D.lib == NULL)
+        return check_report("parquet");
+    for (size_t i = 0; i < N_CASES; i++) {
+        const pq_case *c = &CASES[i];
+        char path[600];
+        amq_pq_file *f = NULL;
+        amq_pq_diag diag = {0, ""};
+        uint64_t compared = 0, excluded = 0;
+        CHECK(write_file(c));
+        file_path(path, sizeof path, c);
+        amq_status st = amq_pq_open(path, &f, &diag);
+        CHECK_MSG(st == AMQ_OK, "%s: %s at %" PRIu64 ": %s", c->name,
+                  amq_status_name(st), diag.offset, diag.what);
+        if (st != AMQ_OK)
+            continue;
+        check_footer(c, f);
+        for (size_t ci = 0; ci < N_COLS; ci++) {
+            compared += check_probes(c, f, ci, &excluded);
+            if (!(COLS[ci].plain_v2 && strcmp(c->name, "v2") == 0))
+                check_values(c, f, ci);
+        }
+        printf("%s: %zu row groups, %" PRIu64 " probes equal DuckDB's "
+               "(%" PRIu64 " excluded)\n",
+               c->name, amq_pq_groups(f), compared, excluded);
+        CHECK(excluded > compared / 4);
+        amq_pq_close(f);
+    }
+    check_corrupt(&CASES[0]);
+    D.disconnect(&D.con);
+    D.close(&D.db);
+    return check_report("parquet");
+}
