@@ -6,9 +6,10 @@
  *
  * An index over Parquet files needs every value a chunk holds, not the
  * rows: a dictionary page lists every value its dictionary-coded data
- * pages refer to, so those pages are skipped unread, and only the pages a
- * writer left PLAIN (a dictionary that overflowed, a column never given
- * one) are decoded. A data page v1 holds repetition levels, definition
+ * pages refer to, so those pages are skipped unread, and only the pages
+ * a writer coded otherwise (a dictionary that overflowed, a column never
+ * given one: PLAIN, the delta encodings, BYTE_STREAM_SPLIT; encodings.c)
+ * are decoded. A data page v1 holds repetition levels, definition
  * levels (4-byte length, then the RLE / bit-packed hybrid) and values,
  * compressed together; a v2 page keeps its levels uncompressed in front
  * and counts its nulls in the header. A null has a definition level below
@@ -28,7 +29,6 @@
 #include <zstd.h>
 
 enum { PAGE_DATA = 0, PAGE_INDEX = 1, PAGE_DICT = 2, PAGE_DATA_V2 = 3 };
-enum { ENC_PLAIN = 0, ENC_PLAIN_DICT = 2, ENC_RLE_DICT = 8 };
 
 /* What an uncompressed page may claim: at most this many times its
  * compressed bytes (and at most 1 GiB). */
@@ -237,50 +237,6 @@ static unsigned bit_width(int max) {
     return w;
 }
 
-/* n PLAIN values of col from p[0..len), each to fn. */
-static amq_status plain_values(const amq_pq_column *col, const uint8_t *p,
-                               size_t len, uint32_t n, amq_pq_value_fn fn,
-                               void *ctx, bool *stop) {
-    size_t w = 0;
-    switch (col->type) {
-    case AMQ_PQ_INT32:
-    case AMQ_PQ_FLOAT:
-        w = 4;
-        break;
-    case AMQ_PQ_INT64:
-    case AMQ_PQ_DOUBLE:
-        w = 8;
-        break;
-    case AMQ_PQ_INT96:
-        w = 12;
-        break;
-    case AMQ_PQ_FIXED_LEN_BYTE_ARRAY:
-        w = (size_t)col->type_length;
-        break;
-    case AMQ_PQ_BYTE_ARRAY:
-        break;
-    default:
-        return AMQ_ERR_UNSUPPORTED;
-    }
-    for (uint32_t i = 0; i < n && !*stop; i++) {
-        size_t vl = w;
-        if (col->type == AMQ_PQ_BYTE_ARRAY) {
-            if (len < 4)
-                return AMQ_ERR_CORRUPT;
-            vl = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 |
-                 (size_t)p[3] << 24;
-            p += 4;
-            len -= 4;
-        }
-        if (vl > len)
-            return AMQ_ERR_CORRUPT;
-        *stop = !fn(ctx, p, vl);
-        p += vl;
-        len -= vl;
-    }
-    return AMQ_OK;
-}
-
 typedef struct page_ctx {
     const amq_pq_file *f;
     const amq_pq_column *col;
@@ -327,11 +283,11 @@ static amq_status dict_page(page_ctx *pc, const page_header *h, uint64_t off) {
     uint8_t *body;
     size_t n;
     amq_status st;
-    if (h->encoding != ENC_PLAIN && h->encoding != ENC_PLAIN_DICT)
+    if (h->encoding != AMQ__PQ_PLAIN && h->encoding != AMQ__PQ_PLAIN_DICTIONARY)
         return AMQ_ERR_UNSUPPORTED;
     AMQ_RETURN_IF_ERR(page_body(pc, h, off, 0, &body, &n));
-    st = plain_values(pc->col, body, n, (uint32_t)h->nvalues, pc->fn, pc->ctx,
-                      &pc->stop);
+    st = amq__pq_decode(pc->col, AMQ__PQ_PLAIN, body, n, (uint32_t)h->nvalues,
+                        pc->fn, pc->ctx, &pc->stop);
     free(body);
     return st;
 }
@@ -343,10 +299,8 @@ static amq_status data_page(page_ctx *pc, const page_header *h, uint64_t off,
     uint32_t defined = (uint32_t)h->nvalues;
     const uint8_t *p;
     amq_status st;
-    if (h->encoding == ENC_PLAIN_DICT || h->encoding == ENC_RLE_DICT)
+    if (h->encoding == AMQ__PQ_PLAIN_DICTIONARY || h->encoding == AMQ__PQ_RLE_DICTIONARY)
         return AMQ_OK; /* its values are the dictionary's */
-    if (h->encoding != ENC_PLAIN)
-        return AMQ_ERR_UNSUPPORTED;
     if (v2) {
         if (h->def_len < 0 || h->rep_len < 0 || h->nnulls < 0 ||
             h->nnulls > h->nvalues)
@@ -377,8 +331,8 @@ static amq_status data_page(page_ctx *pc, const page_header *h, uint64_t off,
             return st;
         }
     }
-    st = plain_values(pc->col, p, n - (size_t)(p - body), defined, pc->fn,
-                      pc->ctx, &pc->stop);
+    st = amq__pq_decode(pc->col, h->encoding, p, n - (size_t)(p - body),
+                        defined, pc->fn, pc->ctx, &pc->stop);
     free(body);
     return st;
 }

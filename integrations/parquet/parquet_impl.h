@@ -26,6 +26,25 @@ struct amq_pq_file {
  * AMQ_ERR_IO when the read fails. */
 amq_status amq__pq_read(const amq_pq_file *f, uint64_t off, void *dst,
                         size_t len);
+/* Encodings, numbered as parquet.thrift's Encoding. */
+enum {
+    AMQ__PQ_PLAIN = 0,
+    AMQ__PQ_PLAIN_DICTIONARY = 2,
+    AMQ__PQ_DELTA_BINARY_PACKED = 5,
+    AMQ__PQ_DELTA_LENGTH_BYTE_ARRAY = 6,
+    AMQ__PQ_DELTA_BYTE_ARRAY = 7,
+    AMQ__PQ_RLE_DICTIONARY = 8,
+    AMQ__PQ_BYTE_STREAM_SPLIT = 9
+};
+
+/* n values of col encoded as `encoding` in p[0..len), each in its plain
+ * encoding to fn; *stop set when fn asks to stop (encodings.c).
+ * AMQ_ERR_UNSUPPORTED for an encoding it does not read, AMQ_ERR_CORRUPT
+ * for bytes that are not n such values. */
+amq_status amq__pq_decode(const amq_pq_column *col, int32_t encoding,
+                          const uint8_t *p, size_t len, uint32_t n,
+                          amq_pq_value_fn fn, void *ctx, bool *stop);
+
 /* Fill diag (may be NULL) and return st. */
 amq_status amq__pq_fail(amq_pq_diag *diag, uint64_t offset, const char *what,
                         amq_status st);
