@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"map", cli_cmd_map},
     {"kmer", cli_cmd_kmer},
     {"range", cli_cmd_range},
+    {"parquet", cli_cmd_parquet},
     {"adapt", cli_cmd_adapt},
     {NULL, NULL},
 };
