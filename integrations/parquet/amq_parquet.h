@@ -91,10 +91,10 @@ typedef struct amq_pq_column {
 } amq_pq_column;
 
 typedef struct amq_pq_chunk {
-    int64_t values;   /* num_values (nulls included)                  */
-    int32_t codec;    /* CompressionCodec: 0 none, 1 snappy, ...      */
-    int64_t start;    /* first page (dictionary or data)              */
-    int64_t bytes;    /* total_compressed_size                        */
+    int64_t values;       /* num_values (nulls included)                  */
+    int32_t codec;        /* CompressionCodec: 0 none, 1 snappy, ...      */
+    int64_t start;        /* first page (dictionary or data)              */
+    int64_t bytes;        /* total_compressed_size                        */
     int64_t bloom_offset; /* -1: no Bloom filter                      */
     int32_t bloom_length; /* 0 when the writer did not say             */
 } amq_pq_chunk;
@@ -128,8 +128,8 @@ amq_status amq_pq_bloom_read(const amq_pq_file *f, size_t g, size_t c,
                              uint8_t **bitset, size_t *len, amq_pq_diag *diag);
 /* Does chunk (g, c) may hold the value of hash? *maybe is true when the
  * chunk has no Bloom filter (nothing excludes the value). */
-amq_status amq_pq_probe(const amq_pq_file *f, size_t g, size_t c,
-                        uint64_t hash, bool *maybe, amq_pq_diag *diag);
+amq_status amq_pq_probe(const amq_pq_file *f, size_t g, size_t c, uint64_t hash,
+                        bool *maybe, amq_pq_diag *diag);
 
 /* A key given as text, as the plain encoding of col's type (see above):
  * key[0..*len), key of AMQ_PQ_KEY_MAX bytes. */

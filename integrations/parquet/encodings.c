@@ -106,8 +106,8 @@ static int delta_next(delta_stream *d, uint64_t *v) {
     if (d->seen++ > 0) {
         if (d->in_mini == d->per_mini && !delta_open_mini(d))
             return -1;
-        d->value += d->min_delta +
-                    read_bits(d->data, d->in_mini * d->width, d->width);
+        d->value +=
+            d->min_delta + read_bits(d->data, d->in_mini * d->width, d->width);
         d->in_mini++;
     }
     *v = d->value;
@@ -131,17 +131,12 @@ static void put_le(uint8_t *d, uint64_t v, unsigned n) {
 static size_t fixed_width(const amq_pq_column *col) {
     switch (col->type) {
     case AMQ_PQ_INT32:
-    case AMQ_PQ_FLOAT:
-        return 4;
+    case AMQ_PQ_FLOAT: return 4;
     case AMQ_PQ_INT64:
-    case AMQ_PQ_DOUBLE:
-        return 8;
-    case AMQ_PQ_INT96:
-        return 12;
-    case AMQ_PQ_FIXED_LEN_BYTE_ARRAY:
-        return (size_t)col->type_length;
-    default:
-        return 0;
+    case AMQ_PQ_DOUBLE: return 8;
+    case AMQ_PQ_INT96: return 12;
+    case AMQ_PQ_FIXED_LEN_BYTE_ARRAY: return (size_t)col->type_length;
+    default: return 0;
     }
 }
 
@@ -241,7 +236,8 @@ static amq_status lengths_then_bytes(const uint8_t *p, const uint8_t *end,
 }
 
 static amq_status delta_strings(const amq_pq_column *col, const uint8_t *p,
-                                size_t len, uint32_t n, bool prefixed, sink *s) {
+                                size_t len, uint32_t n, bool prefixed,
+                                sink *s) {
     delta_stream pre;
     const uint8_t *end = p + len;
     if (col->type != AMQ_PQ_BYTE_ARRAY &&
@@ -279,17 +275,13 @@ amq_status amq__pq_decode(const amq_pq_column *col, int32_t encoding,
                           amq_pq_value_fn fn, void *ctx, bool *stop) {
     sink s = {fn, ctx, stop};
     switch (encoding) {
-    case AMQ__PQ_PLAIN:
-        return plain(col, p, len, n, &s);
-    case AMQ__PQ_DELTA_BINARY_PACKED:
-        return delta_ints(col, p, len, n, &s);
+    case AMQ__PQ_PLAIN: return plain(col, p, len, n, &s);
+    case AMQ__PQ_DELTA_BINARY_PACKED: return delta_ints(col, p, len, n, &s);
     case AMQ__PQ_DELTA_LENGTH_BYTE_ARRAY:
         return delta_strings(col, p, len, n, false, &s);
     case AMQ__PQ_DELTA_BYTE_ARRAY:
         return delta_strings(col, p, len, n, true, &s);
-    case AMQ__PQ_BYTE_STREAM_SPLIT:
-        return stream_split(col, p, len, n, &s);
-    default:
-        return AMQ_ERR_UNSUPPORTED;
+    case AMQ__PQ_BYTE_STREAM_SPLIT: return stream_split(col, p, len, n, &s);
+    default: return AMQ_ERR_UNSUPPORTED;
     }
 }

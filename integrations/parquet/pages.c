@@ -152,15 +152,15 @@ static amq_status decompress(int32_t codec, const uint8_t *src, size_t n,
         memcpy(dst, src, n);
         return AMQ_OK;
     case 1:
-        if (snappy_uncompressed_length((const char *)src, n, &got) != SNAPPY_OK ||
+        if (snappy_uncompressed_length((const char *)src, n, &got) !=
+                SNAPPY_OK ||
             got != d ||
             snappy_uncompress((const char *)src, n, (char *)dst, &got) !=
                 SNAPPY_OK ||
             got != d)
             return AMQ_ERR_CORRUPT;
         return AMQ_OK;
-    case 2:
-        return inflate_gzip(src, n, dst, d) ? AMQ_OK : AMQ_ERR_CORRUPT;
+    case 2: return inflate_gzip(src, n, dst, d) ? AMQ_OK : AMQ_ERR_CORRUPT;
     case 6:
         got = ZSTD_decompress(dst, d, src, n);
         return !ZSTD_isError(got) && got == d ? AMQ_OK : AMQ_ERR_CORRUPT;
@@ -171,8 +171,7 @@ static amq_status decompress(int32_t codec, const uint8_t *src, size_t n,
                                    (int)d) == (int)d
                    ? AMQ_OK
                    : AMQ_ERR_CORRUPT;
-    default:
-        return AMQ_ERR_UNSUPPORTED;
+    default: return AMQ_ERR_UNSUPPORTED;
     }
 }
 
@@ -201,7 +200,8 @@ static bool count_defined(const uint8_t *p, const uint8_t *end, unsigned bw,
             return false;
         if (h & 1) { /* bit-packed: (h >> 1) groups of 8 */
             uint64_t groups = h >> 1, nbits = groups * 8 * bw;
-            if (groups == 0 || groups > (uint64_t)(end - p) || nbits / 8 > (uint64_t)(end - p))
+            if (groups == 0 || groups > (uint64_t)(end - p) ||
+                nbits / 8 > (uint64_t)(end - p))
                 return false;
             for (uint64_t i = 0; i < groups * 8 && seen < levels; i++, seen++) {
                 uint32_t v = 0;
@@ -267,7 +267,8 @@ static amq_status page_body(page_ctx *pc, const page_header *h, uint64_t off,
     st = amq__pq_read(pc->f, off, raw, csize);
     if (st == AMQ_OK) {
         memcpy(dst, raw, keep);
-        st = decompress(codec, raw + keep, csize - keep, dst + keep, usize - keep);
+        st = decompress(codec, raw + keep, csize - keep, dst + keep,
+                        usize - keep);
     }
     free(raw);
     if (st != AMQ_OK) {
@@ -299,7 +300,8 @@ static amq_status data_page(page_ctx *pc, const page_header *h, uint64_t off,
     uint32_t defined = (uint32_t)h->nvalues;
     const uint8_t *p;
     amq_status st;
-    if (h->encoding == AMQ__PQ_PLAIN_DICTIONARY || h->encoding == AMQ__PQ_RLE_DICTIONARY)
+    if (h->encoding == AMQ__PQ_PLAIN_DICTIONARY ||
+        h->encoding == AMQ__PQ_RLE_DICTIONARY)
         return AMQ_OK; /* its values are the dictionary's */
     if (v2) {
         if (h->def_len < 0 || h->rep_len < 0 || h->nnulls < 0 ||
@@ -373,9 +375,10 @@ amq_status amq_pq_values(const amq_pq_file *f, size_t g, size_t c,
         if (st != AMQ_OK)
             return amq__pq_fail(
                 diag, off,
-                st == AMQ_ERR_UNSUPPORTED ? "a page encoding or codec amq does not read"
-                : st == AMQ_ERR_NOMEM     ? "out of memory"
-                                          : "a malformed page",
+                st == AMQ_ERR_UNSUPPORTED
+                    ? "a page encoding or codec amq does not read"
+                : st == AMQ_ERR_NOMEM ? "out of memory"
+                                      : "a malformed page",
                 st);
         off += hlen + (uint64_t)h.csize;
     }

@@ -470,8 +470,8 @@ const amq_pq_chunk *amq_pq_chunk_at(const amq_pq_file *f, size_t g, size_t c) {
 }
 
 const char *amq_pq_codec_name(int32_t codec) {
-    static const char *const names[] = {"none", "snappy", "gzip",   "lzo",
-                                        "brotli", "lz4",  "zstd", "lz4_raw"};
+    static const char *const names[] = {"none",   "snappy", "gzip", "lzo",
+                                        "brotli", "lz4",    "zstd", "lz4_raw"};
     return codec >= 0 && codec < 8 ? names[codec] : "unknown";
 }
 
@@ -555,7 +555,8 @@ amq_status amq_pq_bloom_read(const amq_pq_file *f, size_t g, size_t c,
                             st);
     if (bytes == 0 || bytes % 32 != 0 || bytes > MAX_BLOOM ||
         (uint64_t)bytes > f->data_end - off - hlen ||
-        (ch->bloom_length > 0 && (uint64_t)bytes + hlen > (uint64_t)ch->bloom_length))
+        (ch->bloom_length > 0 &&
+         (uint64_t)bytes + hlen > (uint64_t)ch->bloom_length))
         return amq__pq_fail(diag, off, "a Bloom filter length past its bytes",
                             AMQ_ERR_CORRUPT);
     if ((*bitset = malloc((size_t)bytes)) == NULL)
@@ -564,14 +565,15 @@ amq_status amq_pq_bloom_read(const amq_pq_file *f, size_t g, size_t c,
     if (st != AMQ_OK) {
         free(*bitset);
         *bitset = NULL;
-        return amq__pq_fail(diag, off + hlen, "cannot read the Bloom filter", st);
+        return amq__pq_fail(diag, off + hlen, "cannot read the Bloom filter",
+                            st);
     }
     *len = (size_t)bytes;
     return AMQ_OK;
 }
 
-amq_status amq_pq_probe(const amq_pq_file *f, size_t g, size_t c,
-                        uint64_t hash, bool *maybe, amq_pq_diag *diag) {
+amq_status amq_pq_probe(const amq_pq_file *f, size_t g, size_t c, uint64_t hash,
+                        bool *maybe, amq_pq_diag *diag) {
     uint8_t *bits;
     size_t len;
     amq_status st = amq_pq_bloom_read(f, g, c, &bits, &len, diag);
@@ -676,8 +678,7 @@ amq_status amq_pq_encode_key(const amq_pq_column *col, const char *text,
             memcpy(key, text, n);
         *len = n;
         return AMQ_OK;
-    default:
-        return AMQ_ERR_UNSUPPORTED;
+    default: return AMQ_ERR_UNSUPPORTED;
     }
 }
 

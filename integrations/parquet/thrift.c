@@ -53,12 +53,10 @@ int64_t thrift_i64(thrift_reader *r) { return zigzag(varint(r)); }
 
 int64_t thrift_int(thrift_reader *r, int type) {
     switch (type) {
-    case THRIFT_I8:
-        return (int8_t)byte(r);
+    case THRIFT_I8: return (int8_t)byte(r);
     case THRIFT_I16:
     case THRIFT_I32:
-    case THRIFT_I64:
-        return thrift_i64(r);
+    case THRIFT_I64: return thrift_i64(r);
     default:
         thrift_skip(r, type);
         fail(r);
@@ -135,22 +133,13 @@ void thrift_skip(thrift_reader *r, int type) {
     uint64_t n;
     switch (type) {
     case THRIFT_TRUE:
-    case THRIFT_FALSE:
-        return; /* a field's value is in its header */
-    case THRIFT_I8:
-        byte(r);
-        return;
+    case THRIFT_FALSE: return; /* a field's value is in its header */
+    case THRIFT_I8: byte(r); return;
     case THRIFT_I16:
     case THRIFT_I32:
-    case THRIFT_I64:
-        varint(r);
-        return;
-    case THRIFT_DOUBLE:
-        skip_bytes(r, 8);
-        return;
-    case THRIFT_BINARY:
-        skip_bytes(r, varint(r));
-        return;
+    case THRIFT_I64: varint(r); return;
+    case THRIFT_DOUBLE: skip_bytes(r, 8); return;
+    case THRIFT_BINARY: skip_bytes(r, varint(r)); return;
     case THRIFT_LIST:
     case THRIFT_SET:
         n = thrift_list(r, &et);
@@ -176,15 +165,14 @@ void thrift_skip(thrift_reader *r, int type) {
         }
         thrift_struct_begin(r);
         for (uint64_t i = 0; i < n && !r->bad; i++) {
-            thrift_skip(r, kt == THRIFT_TRUE || kt == THRIFT_FALSE ? THRIFT_I8 : kt);
-            thrift_skip(r, vt == THRIFT_TRUE || vt == THRIFT_FALSE ? THRIFT_I8 : vt);
+            thrift_skip(r, kt == THRIFT_TRUE || kt == THRIFT_FALSE ? THRIFT_I8
+                                                                   : kt);
+            thrift_skip(r, vt == THRIFT_TRUE || vt == THRIFT_FALSE ? THRIFT_I8
+                                                                   : vt);
         }
         thrift_struct_end(r);
         return;
-    case THRIFT_STRUCT:
-        skip_struct(r);
-        return;
-    default:
-        fail(r);
+    case THRIFT_STRUCT: skip_struct(r); return;
+    default: fail(r);
     }
 }

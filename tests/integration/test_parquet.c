@@ -17,7 +17,6 @@
  *     where an absent key may be.
  * Then corrupted footers are refused with a status, never a crash.
  */
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,78 +26,7 @@
 #include "amq_parquet.h"
 #include "parquet_impl.h"
 #include "check.h"
-
-/* ---- DuckDB's C API, the calls used ------------------------------------ */
-
-typedef uint64_t idx_t;
-typedef void *duckdb_handle;
-typedef struct duckdb_result { /* duckdb.h's layout */
-    idx_t column_count, row_count, rows_changed;
-    void *columns;
-    char *error;
-    void *internal;
-} duckdb_result;
-
-static struct {
-    void *lib;
-    int (*open)(const char *, duckdb_handle *);
-    int (*connect)(duckdb_handle, duckdb_handle *);
-    int (*query)(duckdb_handle, const char *, duckdb_result *);
-    const char *(*error)(duckdb_result *);
-    idx_t (*rows)(duckdb_result *);
-    char *(*varchar)(duckdb_result *, idx_t, idx_t);
-    int64_t (*int64)(duckdb_result *, idx_t, idx_t);
-    bool (*boolean)(duckdb_result *, idx_t, idx_t);
-    void (*free)(void *);
-    void (*destroy)(duckdb_result *);
-    void (*disconnect)(duckdb_handle *);
-    void (*close)(duckdb_handle *);
-    duckdb_handle db, con;
-} D;
-
-static bool duck_load(void) {
-    D.lib = dlopen(AMQ_DUCKDB_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (D.lib == NULL) {
-        fprintf(stderr, "test_parquet: %s (run scripts/fetch-duckdb.sh)\n",
-                dlerror());
-        return false;
-    }
-#define SYM(field, name)                                                       \
-    *(void **)&D.field = dlsym(D.lib, name);                                   \
-    if (D.field == NULL)                                                       \
-        return false;
-    SYM(open, "duckdb_open")
-    SYM(connect, "duckdb_connect")
-    SYM(query, "duckdb_query")
-    SYM(error, "duckdb_result_error")
-    SYM(rows, "duckdb_row_count")
-    SYM(varchar, "duckdb_value_varchar")
-    SYM(int64, "duckdb_value_int64")
-    SYM(boolean, "duckdb_value_boolean")
-    SYM(free, "duckdb_free")
-    SYM(destroy, "duckdb_destroy_result")
-    SYM(disconnect, "duckdb_disconnect")
-    SYM(close, "duckdb_close")
-#undef SYM
-    return D.open(NULL, &D.db) == 0 && D.connect(D.db, &D.con) == 0;
-}
-
-/* Run sql; false (and the error printed) when DuckDB refuses it. */
-static bool duck_run(const char *sql, duckdb_result *r) {
-    if (D.query(D.con, sql, r) == 0)
-        return true;
-    fprintf(stderr, "duckdb: %s\n  in: %s\n", D.error(r), sql);
-    D.destroy(r);
-    return false;
-}
-
-static bool duck_exec(const char *sql) {
-    duckdb_result r;
-    if (!duck_run(sql, &r))
-        return false;
-    D.destroy(&r);
-    return true;
-}
+#include "duck.h"
 
 /* ---- the files ----------------------------------------------------------- */
 
@@ -109,12 +37,9 @@ typedef struct pq_case {
 /* Each file: 60000 rows, row groups of about 20000 (DuckDB rounds to its
  * vectors), columns with a dictionary (so a Bloom filter) and without. */
 static const pq_case CASES[] = {
-    {"snappy", "COMPRESSION snappy"},
-    {"zstd", "COMPRESSION zstd"},
-    {"gzip", "COMPRESSION gzip"},
-    {"none", "COMPRESSION uncompressed"},
-    {"lz4raw", "COMPRESSION lz4_raw"},
-    {"v2", "PARQUET_VERSION V2"},
+    {"snappy", "COMPRESSION snappy"},  {"zstd", "COMPRESSION zstd"},
+    {"gzip", "COMPRESSION gzip"},      {"none", "COMPRESSION uncompressed"},
+    {"lz4raw", "COMPRESSION lz4_raw"}, {"v2", "PARQUET_VERSION V2"},
 };
 #define N_CASES (sizeof CASES / sizeof CASES[0])
 #define N_ROWS 60000
@@ -164,7 +89,7 @@ static bool write_file(const pq_case *c) {
 
 static void check_footer(const pq_case *c, const amq_pq_file *f) {
     char sql[1024], path[600];
-    duckdb_result r;
+    duck_result r;
     file_path(path, sizeof path, c);
     CHECK(amq_pq_rows(f) == N_ROWS);
     CHECK(amq_pq_columns(f) == N_COLS);
@@ -173,22 +98,22 @@ static void check_footer(const pq_case *c, const amq_pq_file *f) {
              "bloom_filter_offset IS NOT NULL FROM parquet_metadata('%s') "
              "ORDER BY 1, 2",
              path);
-    if (!duck_run(sql, &r)) {
+    if (!duck_query(sql, &r)) {
         CHECK(false);
         return;
     }
-    CHECK(D.rows(&r) == amq_pq_groups(f) * N_COLS);
-    for (idx_t i = 0; i < D.rows(&r); i++) {
-        size_t g = (size_t)D.int64(&r, 0, i), col = (size_t)D.int64(&r, 1, i);
+    CHECK(duck_rows(&r) == amq_pq_groups(f) * N_COLS);
+    for (uint64_t i = 0; i < duck_rows(&r); i++) {
+        size_t g = (size_t)duck_int(&r, 0, i), col = (size_t)duck_int(&r, 1, i);
         const amq_pq_chunk *ch = amq_pq_chunk_at(f, g, col);
         CHECK(ch != NULL);
         if (ch == NULL)
             continue;
-        CHECK(amq_pq_group_rows(f, g) == D.int64(&r, 2, i));
-        CHECK_MSG((ch->bloom_offset >= 0) == D.boolean(&r, 3, i),
+        CHECK(amq_pq_group_rows(f, g) == duck_int(&r, 2, i));
+        CHECK_MSG((ch->bloom_offset >= 0) == duck_bool(&r, 3, i),
                   "%s group %zu column %zu", c->name, g, col);
     }
-    D.destroy(&r);
+    duck_done(&r);
 }
 
 /* The key text of value v of column col (for amq) and its literal (for
@@ -211,8 +136,8 @@ static void key_text(const pq_col *col, int64_t v, char *text, size_t tn,
 
 /* amq's probe of every row group against parquet_bloom_probe, for keys
  * present (v below the column's range) and absent (v past it). */
-static uint64_t check_probes(const pq_case *c, const amq_pq_file *f,
-                             size_t ci, uint64_t *excluded) {
+static uint64_t check_probes(const pq_case *c, const amq_pq_file *f, size_t ci,
+                             uint64_t *excluded) {
     const pq_col *col = &COLS[ci];
     const amq_pq_column *pc = amq_pq_column_at(f, ci);
     char sql[1024], path[600], text[64], lit[96];
@@ -221,7 +146,7 @@ static uint64_t check_probes(const pq_case *c, const amq_pq_file *f,
     for (int64_t v = 0; v < 6000; v += 37) {
         uint8_t key[AMQ_PQ_KEY_MAX];
         size_t klen;
-        duckdb_result r;
+        duck_result r;
         key_text(col, v, text, sizeof text, lit, sizeof lit);
         CHECK_OK(amq_pq_encode_key(pc, text, strlen(text), key, &klen));
         uint64_t h = amq_pq_hash(key, klen);
@@ -229,22 +154,23 @@ static uint64_t check_probes(const pq_case *c, const amq_pq_file *f,
                  "SELECT row_group_id, bloom_filter_excludes FROM "
                  "parquet_bloom_probe('%s', '%s', %s) ORDER BY 1",
                  path, col->name, lit);
-        if (!duck_run(sql, &r)) {
+        if (!duck_query(sql, &r)) {
             CHECK(false);
             return compared;
         }
-        CHECK(D.rows(&r) == amq_pq_groups(f));
-        for (idx_t i = 0; i < D.rows(&r); i++) {
+        CHECK(duck_rows(&r) == amq_pq_groups(f));
+        for (uint64_t i = 0; i < duck_rows(&r); i++) {
             bool maybe = false;
-            size_t g = (size_t)D.int64(&r, 0, i);
-            bool excludes = D.boolean(&r, 1, i);
+            size_t g = (size_t)duck_int(&r, 0, i);
+            bool excludes = duck_bool(&r, 1, i);
             CHECK_OK(amq_pq_probe(f, g, ci, h, &maybe, NULL));
-            CHECK_MSG(maybe == !excludes, "%s.%s = %s, group %zu: amq %d duckdb %d",
-                      c->name, col->name, text, g, maybe, !excludes);
+            CHECK_MSG(maybe == !excludes,
+                      "%s.%s = %s, group %zu: amq %d duckdb %d", c->name,
+                      col->name, text, g, maybe, !excludes);
             *excluded += excludes;
             compared++;
         }
-        D.destroy(&r);
+        duck_done(&r);
     }
     return compared;
 }
@@ -297,7 +223,7 @@ static void check_values(const pq_case *c, const amq_pq_file *f, size_t ci) {
     for (size_t g = 0; g < amq_pq_groups(f); g++) {
         value_set s = {.f = f, .g = g, .c = ci};
         amq_pq_diag diag = {0, ""};
-        duckdb_result r;
+        duck_result r;
         int64_t rows = amq_pq_group_rows(f, g);
         amq_status st = amq_pq_values(f, g, ci, take_value, &s, &diag);
         CHECK_MSG(st == AMQ_OK, "%s.%s group %zu: %s at %" PRIu64 ": %s",
@@ -309,16 +235,17 @@ static void check_values(const pq_case *c, const amq_pq_file *f, size_t ci) {
                  " AND file_row_number < %" PRId64,
                  COLS[ci].name, path, first, first + rows);
         first += rows;
-        if (st != AMQ_OK || !duck_run(sql, &r)) {
+        if (st != AMQ_OK || !duck_query(sql, &r)) {
             free(s.h);
             continue;
         }
-        size_t want = (size_t)D.int64(&r, 0, 0);
-        D.destroy(&r);
+        size_t want = (size_t)duck_int(&r, 0, 0);
+        duck_done(&r);
         CHECK(s.missed == 0);
-        CHECK_MSG(distinct(s.h, s.n) == want, "%s.%s group %zu: %zu values, "
-                  "duckdb counts %zu", c->name, COLS[ci].name, g,
-                  distinct(s.h, s.n), want);
+        CHECK_MSG(distinct(s.h, s.n) == want,
+                  "%s.%s group %zu: %zu values, "
+                  "duckdb counts %zu",
+                  c->name, COLS[ci].name, g, distinct(s.h, s.n), want);
         free(s.h);
     }
 }
@@ -409,10 +336,10 @@ static bool take_string(void *ctx, const uint8_t *v, size_t len) {
  * each list delta-packed in one block of 4 miniblocks of 32. */
 static void check_delta_byte_array(void) {
     static const uint8_t page[] = {
-        0x80, 0x01, 0x04, 0x03, 0x00, 0x01, 0x02, 0, 0, 0, 0x03, 0, 0, 0, 0,
-        0,    0,    0,    0x80, 0x01, 0x04, 0x03, 0x06, 0x03, 0x02, 0, 0, 0,
-        0x08, 0,    0,    0,    0,    0,    0,    0,    'a',  'b', 'c', 'd',
-        'b'};
+        0x80, 0x01, 0x04, 0x03, 0x00, 0x01, 0x02, 0,    0,    0,    0x03,
+        0,    0,    0,    0,    0,    0,    0,    0x80, 0x01, 0x04, 0x03,
+        0x06, 0x03, 0x02, 0,    0,    0,    0x08, 0,    0,    0,    0,
+        0,    0,    0,    'a',  'b',  'c',  'd',  'b'};
     amq_pq_column col = {"c", AMQ_PQ_BYTE_ARRAY, 0, 0, 0};
     strings s = {.n = 0};
     bool stop = false;
@@ -432,6 +359,109 @@ static void check_delta_byte_array(void) {
 
 /* ---- the CLI's index ---------------------------------------------------- */
 
+/* The hashes of the lines of path, sorted; *n of them. */
+static uint64_t *line_hashes(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "r");
+    char line[1024];
+    uint64_t *h = NULL;
+    size_t cap = 0;
+    *n = 0;
+    while (fp != NULL && fgets(line, sizeof line, fp) != NULL) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            h = realloc(h, cap * sizeof *h);
+            if (h == NULL)
+                break;
+        }
+        h[(*n)++] = amq_pq_hash(line, strlen(line));
+    }
+    if (fp != NULL)
+        fclose(fp);
+    if (h != NULL)
+        qsort(h, *n, sizeof *h, cmp_u64);
+    return h;
+}
+
+static bool has_line(const uint64_t *h, size_t n, const char *line) {
+    uint64_t x = amq_pq_hash(line, strlen(line));
+    return h != NULL && bsearch(&x, h, n, sizeof *h, cmp_u64) != NULL;
+}
+
+/* `amq parquet index` over every file for column ci, then `lookup` and
+ * `probe` of present and absent keys: both name every row group that
+ * holds a present key; for absent keys, lookup names few (its bound). */
+static void check_cli_index(size_t ci, int64_t present, int64_t absent) {
+    const pq_col *col = &COLS[ci];
+    char cmd[8192], files[4096] = "", keys[600], out[600], probe[600];
+    char text[64], lit[96], line[1024];
+    size_t at = 0, nl = 0, np = 0, want = 0, missed = 0, pmissed = 0;
+    for (size_t i = 0; i < N_CASES; i++) {
+        char path[600];
+        file_path(path, sizeof path, &CASES[i]);
+        at += (size_t)snprintf(files + at, sizeof files - at, " %s", path);
+    }
+    snprintf(keys, sizeof keys, "%s/keys-%s", g_dir, col->name);
+    snprintf(out, sizeof out, "%s/lookup-%s", g_dir, col->name);
+    snprintf(probe, sizeof probe, "%s/probe-%s", g_dir, col->name);
+    FILE *fp = fopen(keys, "w");
+    CHECK(fp != NULL);
+    if (fp == NULL)
+        return;
+    for (int64_t v = 0; v < present + absent; v++) {
+        key_text(col, v < present ? v : 1000000 + v, text, sizeof text, lit,
+                 sizeof lit);
+        fprintf(fp, "%s\n", text);
+    }
+    fclose(fp);
+    snprintf(cmd, sizeof cmd,
+             "%s parquet index -q -c %s -o %s/idx-%s%s && "
+             "%s parquet lookup -k %s %s/idx-%s > %s; "
+             "%s parquet probe -c %s -k %s%s > %s",
+             AMQ_CLI, col->name, g_dir, col->name, files, AMQ_CLI, keys, g_dir,
+             col->name, out, AMQ_CLI, col->name, keys, files, probe);
+    CHECK_MSG(system(cmd) == 0, "%.200s", cmd);
+    uint64_t *lh = line_hashes(out, &nl), *ph = line_hashes(probe, &np);
+    for (size_t i = 0; i < N_CASES; i++) {
+        char path[600];
+        amq_pq_file *f = NULL;
+        file_path(path, sizeof path, &CASES[i]);
+        if (amq_pq_open(path, &f, NULL) != AMQ_OK)
+            continue;
+        for (size_t g = 0; g < amq_pq_groups(f); g++) {
+            value_set s = {.f = f, .g = g, .c = ci};
+            if (amq_pq_values(f, g, ci, take_value, &s, NULL) != AMQ_OK)
+                CHECK(false);
+            qsort(s.h, s.n, sizeof *s.h, cmp_u64);
+            for (int64_t v = 0; v < present; v++) {
+                uint8_t key[AMQ_PQ_KEY_MAX];
+                size_t klen;
+                key_text(col, v, text, sizeof text, lit, sizeof lit);
+                amq_pq_encode_key(amq_pq_column_at(f, ci), text, strlen(text),
+                                  key, &klen);
+                uint64_t h = amq_pq_hash(key, klen);
+                if (s.h == NULL || !bsearch(&h, s.h, s.n, sizeof h, cmp_u64))
+                    continue;
+                snprintf(line, sizeof line, "%s\t%s\t%zu\n", text, path, g);
+                want++;
+                missed += !has_line(lh, nl, line);
+                pmissed += !has_line(ph, np, line);
+            }
+            free(s.h);
+        }
+        amq_pq_close(f);
+    }
+    printf("index of %s: %zu (key, row group) pairs to find, %zu lines from "
+           "lookup, %zu from the Bloom filters\n",
+           col->name, want, nl, np);
+    CHECK(want > 0);
+    CHECK_MSG(missed == 0, "lookup missed %zu of %zu", missed, want);
+    CHECK_MSG(pmissed == 0, "probe missed %zu of %zu", pmissed, want);
+    /* absent keys: each wrong row group with probability <= 1% */
+    CHECK(nl <= want + (size_t)absent / 10 + 5);
+    free(lh);
+    free(ph);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_parquet DIR\n");
@@ -440,8 +470,9 @@ int main(int argc, char **argv) {
     snprintf(g_dir, sizeof g_dir, "%s", argv[1]);
     mkdir(g_dir, 0755);
     check_delta_byte_array();
-    CHECK(duck_load());
-    if (D.lib == NULL)
+    bool duck = duck_open(AMQ_DUCKDB_LIB);
+    CHECK(duck);
+    if (!duck)
         return check_report("parquet");
     for (size_t i = 0; i < N_CASES; i++) {
         const pq_case *c = &CASES[i];
@@ -467,8 +498,10 @@ int main(int argc, char **argv) {
         CHECK(excluded > compared / 4);
         amq_pq_close(f);
     }
+    check_cli_index(1, 2500, 2000); /* s: in every row group; a dictionary */
+    check_cli_index(5, 2000, 2000); /* u: in one row group; no Bloom filter */
+    check_cli_index(8, 2000, 2000); /* m: integers, nulls; no Bloom filter */
     check_corrupt(&CASES[0]);
-    D.disconnect(&D.con);
-    D.close(&D.db);
+    duck_close();
     return check_report("parquet");
 }

@@ -41,14 +41,18 @@ enum {
 };
 
 static const cli_opt probe_options[] = {
-    {"column", 'c', true, OPT_COLUMN}, {"key", 0, true, OPT_KEY},
-    {"keys", 'k', true, OPT_KEYS},     {"count", 0, false, OPT_COUNT},
+    {"column", 'c', true, OPT_COLUMN},
+    {"key", 0, true, OPT_KEY},
+    {"keys", 'k', true, OPT_KEYS},
+    {"count", 0, false, OPT_COUNT},
     {NULL, 0, false, 0},
 };
 
 static const cli_opt index_options[] = {
-    {"column", 'c', true, OPT_COLUMN}, {"fpr", 'e', true, OPT_FPR},
-    {"output", 'o', true, OPT_OUT},    {"quiet", 'q', false, OPT_QUIET},
+    {"column", 'c', true, OPT_COLUMN},
+    {"fpr", 'e', true, OPT_FPR},
+    {"output", 'o', true, OPT_OUT},
+    {"quiet", 'q', false, OPT_QUIET},
     {NULL, 0, false, 0},
 };
 
@@ -109,8 +113,8 @@ static int pq_set_open(pq_set *s, char **paths, size_t n, const char *column) {
             s->column = *c;
         else if (c->type != s->column.type ||
                  c->type_length != s->column.type_length) {
-            cli_error("%s: column '%s' is %s, in %s it is %s", paths[i],
-                      column, amq_pq_type_name(c->type), paths[0],
+            cli_error("%s: column '%s' is %s, in %s it is %s", paths[i], column,
+                      amq_pq_type_name(c->type), paths[0],
                       amq_pq_type_name(s->column.type));
             return CLI_EXIT_ERR;
         }
@@ -164,8 +168,9 @@ static void info_column(const amq_pq_file *f, size_t c) {
     if (with == 0)
         printf(" no Bloom filter\n");
     else
-        printf(" Bloom filter in %zu/%zu row group%s, %zu bytes, bound <= %.3g\n",
-               with, groups, cli_s(groups), bytes, worst);
+        printf(
+            " Bloom filter in %zu/%zu row group%s, %zu bytes, bound <= %.3g\n",
+            with, groups, cli_s(groups), bytes, worst);
 }
 
 static int cmd_info(int argc, char **argv) {
@@ -230,8 +235,10 @@ static int read_args(key_args *k, const cli_opt *opts, int argc, char **argv) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "parquet") ? CLI_EXIT_OK : CLI_EXIT_ERR;
-        if (id == OPT_FPR && !cli_parse_fpr("parquet", "--fpr", a.value, &k->fpr))
+            return cli_help_print(stdout, "parquet") ? CLI_EXIT_OK
+                                                     : CLI_EXIT_ERR;
+        if (id == OPT_FPR &&
+            !cli_parse_fpr("parquet", "--fpr", a.value, &k->fpr))
             return CLI_EXIT_ERR;
         if (id == OPT_KEY && !cli_key_list_push(&k->keys, a.value))
             return cli_error("out of memory"), CLI_EXIT_ERR;
@@ -247,7 +254,8 @@ static int read_args(key_args *k, const cli_opt *opts, int argc, char **argv) {
             k->pos[k->npos++] = (char *)a.value;
     }
     if (k->keyfile != NULL && k->keys.n > 0)
-        return cli_usage_error("parquet", "--key and --keys exclude each other");
+        return cli_usage_error("parquet",
+                               "--key and --keys exclude each other");
     return -1;
 }
 
@@ -416,8 +424,8 @@ static int read_pairs(const pq_set *s, pairs *p) {
         for (size_t g = 0; g < amq_pq_groups(s->f[i]); g++) {
             amq_pq_diag d = {0, ""};
             p->group_start = p->n;
-            amq_status st = amq_pq_values(s->f[i], g, (size_t)s->col[i],
-                                          take_value, p, &d);
+            amq_status st =
+                amq_pq_values(s->f[i], g, (size_t)s->col[i], take_value, p, &d);
             if (p->nomem)
                 return cli_error("out of memory"), CLI_EXIT_ERR;
             if (st != AMQ_OK)
@@ -428,7 +436,8 @@ static int read_pairs(const pq_set *s, pairs *p) {
     return -1;
 }
 
-static bool write_catalog(const char *dir, const pq_set *s, const char *column) {
+static bool write_catalog(const char *dir, const pq_set *s,
+                          const char *column) {
     char path[4096];
     snprintf(path, sizeof path, "%s/catalog.tsv", dir);
     FILE *fp = fopen(path, "w");
@@ -455,6 +464,28 @@ static unsigned bits_for(uint64_t groups) {
     return v;
 }
 
+/* The maplet of the pairs at rate fpr. A key held by many row groups
+ * puts as many pairs under one quotient, and such runs pile up: when the
+ * table sized for the pairs overflows its end, it is made a sixteenth
+ * larger (the rate only falls). */
+static amq_status fill_maplet(const char *spec, const pairs *p, double fpr,
+                              amq_filter **m, amq_diag *diag) {
+    uint64_t cap = p->n ? p->n : 1;
+    amq_status st;
+    for (int tries = 0;; tries++) {
+        size_t done = 0;
+        AMQ_RETURN_IF_ERR(amq_maplet_new(spec, cap, fpr, NULL, m, diag));
+        st = amq_maplet_put_batch(*m, p->h, p->v, p->n, &done);
+        if (st == AMQ_OK)
+            return AMQ_OK;
+        amq_filter_free(*m);
+        *m = NULL;
+        if (st != AMQ_ERR_FULL || tries == 16)
+            return st;
+        cap += cap / 16 + 64;
+    }
+}
+
 static int build_index(const key_args *a, const pq_set *s) {
     pairs p;
     amq_filter *m = NULL;
@@ -465,22 +496,22 @@ static int build_index(const key_args *a, const pq_set *s) {
     rc = read_pairs(s, &p);
     for (size_t i = 0; rc < 0 && i < s->n; i++)
         if (strpbrk(s->path[i], "\t\n") != NULL)
-            rc = cli_usage_error("parquet", "a FILE name with a tab or a newline");
+            rc = cli_usage_error("parquet",
+                                 "a FILE name with a tab or a newline");
     if (rc < 0 && p.group == 0)
         rc = cli_usage_error("parquet", "the files hold no row group");
     if (rc < 0) {
         snprintf(spec, sizeof spec, "maplet:op=max,v=%u,multiset=1",
                  bits_for(p.group));
-        amq_status st = amq_maplet_build(spec, p.h, p.v, p.n, a->fpr, NULL, &m,
-                                         &diag);
+        amq_status st = fill_maplet(spec, &p, a->fpr, &m, &diag);
         if (st != AMQ_OK)
             rc = cli_status_error("parquet index", st, &diag);
     }
     if (rc < 0 && mkdir(a->out, 0755) != 0 && errno != EEXIST)
         rc = (cli_error("%s: %s", a->out, strerror(errno)), CLI_EXIT_ERR);
     snprintf(path, sizeof path, "%s/routing.amq", a->out);
-    if (rc < 0 && (!cli_filter_save(m, path) ||
-                   !write_catalog(a->out, s, a->column)))
+    if (rc < 0 &&
+        (!cli_filter_save(m, path) || !write_catalog(a->out, s, a->column)))
         rc = CLI_EXIT_ERR;
     if (rc < 0 && !a->quiet)
         fprintf(stderr,
@@ -600,8 +631,8 @@ static int read_catalog(const char *dir, catalog *c) {
             if (ok) {
                 *t1 = '\0';
                 snprintf(c->colname, sizeof c->colname, "%s", line + 7);
-                c->column = (amq_pq_column){c->colname, (amq_pq_type)type, tlen,
-                                            0, 0};
+                c->column =
+                    (amq_pq_column){c->colname, (amq_pq_type)type, tlen, 0, 0};
                 col = true;
             }
         } else if (col && strncmp(line, "file\t", 5) == 0)
@@ -618,7 +649,8 @@ static int read_catalog(const char *dir, catalog *c) {
     return -1;
 }
 
-static int lookup_keys(const key_args *a, const catalog *c, const amq_filter *m) {
+static int lookup_keys(const key_args *a, const catalog *c,
+                       const amq_filter *m) {
     cli_keys k;
     const uint8_t *key;
     size_t len, got, cap = 64;
@@ -664,7 +696,8 @@ static int lookup_keys(const key_args *a, const catalog *c, const amq_filter *m)
             while (vals[i] >= c->first[file + 1])
                 file++;
             if (!a->count)
-                answer(key, len, c->path[file], (size_t)(vals[i] - c->first[file]));
+                answer(key, len, c->path[file],
+                       (size_t)(vals[i] - c->first[file]));
         }
         if (r < 0)
             break;
