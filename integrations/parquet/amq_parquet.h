@@ -1,7 +1,8 @@
 /*
  * amq_parquet.h — what amq reads of Apache Parquet files: the footer's
  * metadata, the split-block Bloom filter of each column chunk, and the
- * distinct values of a column chunk (for an index over many files).
+ * distinct values of a column chunk; and from those values one routing
+ * maplet over the row groups of many files (a point-lookup index).
  *
  *     amq_pq_file *f;
  *     if (amq_pq_open("t.parquet", &f, &diag) == AMQ_OK) {
@@ -53,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "amq/filter.h"
 #include "amq/status.h"
 
 #ifdef __cplusplus
@@ -147,6 +149,34 @@ uint64_t amq_pq_hash(const void *value, size_t len);
 typedef bool (*amq_pq_value_fn)(void *ctx, const uint8_t *value, size_t len);
 amq_status amq_pq_values(const amq_pq_file *f, size_t g, size_t c,
                          amq_pq_value_fn fn, void *ctx, amq_pq_diag *diag);
+
+/* ---- routing: one maplet over many files' row groups (route.c) ----------- */
+
+/* The distinct values of a column in every row group of files[0..nfiles)
+ * (column cols[i] of file i), as (hash, group) pairs: groups numbered in
+ * file order, then row group order; hashes as amq_pq_hash. */
+typedef struct amq_pq_pairs {
+    uint64_t *hash, *group;
+    size_t n;
+    uint64_t groups; /* row groups read */
+} amq_pq_pairs;
+
+/* Errors as amq_pq_values; *failed (may be NULL) is the file that failed
+ * and nothing is kept. */
+amq_status amq_pq_pairs_read(amq_pq_file *const *files, const size_t *cols,
+                             size_t nfiles, amq_pq_pairs *p, size_t *failed,
+                             amq_pq_diag *diag);
+void amq_pq_pairs_free(amq_pq_pairs *p);
+/* The value width of the routing maplet of `groups` row groups. */
+unsigned amq_pq_route_value_bits(uint64_t groups);
+/* The routing maplet of the pairs: a multiset quotient maplet
+ * (maplet:op=max,v=amq_pq_route_value_bits,multiset=1) sized for them at
+ * rate fpr, so amq_maplet_get_all of a key's hash returns every row group
+ * holding it, and each other row group with probability at most its
+ * amq_filter_fpr_bound (the strong maplet property, amq/maplet.h). Errors
+ * as amq_maplet_new and amq_maplet_put; AMQ_ERR_INVALID for no groups. */
+amq_status amq_pq_route_build(const amq_pq_pairs *p, double fpr,
+                              amq_filter **out, amq_diag *diag);
 
 #ifdef __cplusplus
 }

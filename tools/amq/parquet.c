@@ -376,66 +376,6 @@ static int cmd_probe(int argc, char **argv) {
 
 /* ---- index ------------------------------------------------------------------- */
 
-typedef struct pairs {
-    uint64_t *h, *v;
-    size_t n, cap, group_start;
-    uint64_t group;
-    bool nomem;
-} pairs;
-
-static bool take_value(void *ctx, const uint8_t *value, size_t len) {
-    pairs *p = ctx;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 4096;
-        uint64_t *h = realloc(p->h, cap * sizeof *h);
-        if (h != NULL)
-            p->h = h;
-        uint64_t *v = h != NULL ? realloc(p->v, cap * sizeof *v) : NULL;
-        if (v == NULL) {
-            p->nomem = true;
-            return false;
-        }
-        p->v = v;
-        p->cap = cap;
-    }
-    p->h[p->n] = amq_pq_hash(value, len);
-    p->v[p->n++] = p->group;
-    return true;
-}
-
-static int cmp_u64(const void *x, const void *y) {
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* Keep one pair per distinct hash of the group just read. */
-static void dedupe_group(pairs *p) {
-    uint64_t *h = p->h + p->group_start;
-    size_t n = p->n - p->group_start, out = 0;
-    qsort(h, n, sizeof *h, cmp_u64);
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || h[i] != h[out - 1])
-            h[out++] = h[i];
-    p->n = p->group_start + out;
-}
-
-static int read_pairs(const pq_set *s, pairs *p) {
-    for (size_t i = 0; i < s->n; i++)
-        for (size_t g = 0; g < amq_pq_groups(s->f[i]); g++) {
-            amq_pq_diag d = {0, ""};
-            p->group_start = p->n;
-            amq_status st =
-                amq_pq_values(s->f[i], g, (size_t)s->col[i], take_value, p, &d);
-            if (p->nomem)
-                return cli_error("out of memory"), CLI_EXIT_ERR;
-            if (st != AMQ_OK)
-                return pq_error(s->path[i], st, &d);
-            dedupe_group(p);
-            p->group++;
-        }
-    return -1;
-}
-
 static bool write_catalog(const char *dir, const pq_set *s,
                           const char *column) {
     char path[4096];
@@ -457,56 +397,34 @@ static bool write_catalog(const char *dir, const pq_set *s,
     return true;
 }
 
-static unsigned bits_for(uint64_t groups) {
-    unsigned v = 1;
-    while (v < 64 && (groups - 1) >> v)
-        v++;
-    return v;
-}
-
-/* The maplet of the pairs at rate fpr. A key held by many row groups
- * puts as many pairs under one quotient, and such runs pile up: when the
- * table sized for the pairs overflows its end, it is made a sixteenth
- * larger (the rate only falls). */
-static amq_status fill_maplet(const char *spec, const pairs *p, double fpr,
-                              amq_filter **m, amq_diag *diag) {
-    uint64_t cap = p->n ? p->n : 1;
-    amq_status st;
-    for (int tries = 0;; tries++) {
-        size_t done = 0;
-        AMQ_RETURN_IF_ERR(amq_maplet_new(spec, cap, fpr, NULL, m, diag));
-        st = amq_maplet_put_batch(*m, p->h, p->v, p->n, &done);
-        if (st == AMQ_OK)
-            return AMQ_OK;
-        amq_filter_free(*m);
-        *m = NULL;
-        if (st != AMQ_ERR_FULL || tries == 16)
-            return st;
-        cap += cap / 16 + 64;
-    }
-}
-
 static int build_index(const key_args *a, const pq_set *s) {
-    pairs p;
+    amq_pq_pairs p;
     amq_filter *m = NULL;
     amq_diag diag;
-    char spec[96], path[4096];
-    int rc;
-    memset(&p, 0, sizeof p);
-    rc = read_pairs(s, &p);
-    for (size_t i = 0; rc < 0 && i < s->n; i++)
+    amq_pq_diag d = {0, ""};
+    char path[4096];
+    size_t failed = 0, *cols = calloc(s->n, sizeof *cols);
+    int rc = -1;
+    if (cols == NULL)
+        return cli_error("out of memory"), CLI_EXIT_ERR;
+    for (size_t i = 0; i < s->n; i++) {
+        cols[i] = (size_t)s->col[i];
         if (strpbrk(s->path[i], "\t\n") != NULL)
             rc = cli_usage_error("parquet",
                                  "a FILE name with a tab or a newline");
-    if (rc < 0 && p.group == 0)
-        rc = cli_usage_error("parquet", "the files hold no row group");
-    if (rc < 0) {
-        snprintf(spec, sizeof spec, "maplet:op=max,v=%u,multiset=1",
-                 bits_for(p.group));
-        amq_status st = fill_maplet(spec, &p, a->fpr, &m, &diag);
-        if (st != AMQ_OK)
-            rc = cli_status_error("parquet index", st, &diag);
     }
+    amq_status st = rc < 0
+                        ? amq_pq_pairs_read(s->f, cols, s->n, &p, &failed, &d)
+                        : AMQ_ERR_INVALID;
+    free(cols);
+    if (rc >= 0)
+        return rc;
+    if (st != AMQ_OK)
+        return pq_error(s->path[failed], st, &d);
+    if (p.groups == 0)
+        rc = cli_usage_error("parquet", "the files hold no row group");
+    if (rc < 0 && (st = amq_pq_route_build(&p, a->fpr, &m, &diag)) != AMQ_OK)
+        rc = cli_status_error("parquet index", st, &diag);
     if (rc < 0 && mkdir(a->out, 0755) != 0 && errno != EEXIST)
         rc = (cli_error("%s: %s", a->out, strerror(errno)), CLI_EXIT_ERR);
     snprintf(path, sizeof path, "%s/routing.amq", a->out);
@@ -518,14 +436,13 @@ static int build_index(const key_args *a, const pq_set *s) {
                 "amq: wrote %s: %zu value%s of '%s' in %" PRIu64
                 " row group%s of %zu file%s, %zu bytes (%.2f bits/value), "
                 "a wrong row group with probability <= %.3g\n",
-                a->out, p.n, cli_s(p.n), a->column, p.group, cli_s(p.group),
+                a->out, p.n, cli_s(p.n), a->column, p.groups, cli_s(p.groups),
                 s->n, cli_s(s->n), amq_filter_serialized_size(m),
                 p.n ? 8.0 * (double)amq_filter_serialized_size(m) / (double)p.n
                     : 0.0,
                 amq_filter_fpr_bound(m));
     amq_filter_free(m);
-    free(p.h);
-    free(p.v);
+    amq_pq_pairs_free(&p);
     return rc < 0 ? CLI_EXIT_OK : rc;
 }
 
