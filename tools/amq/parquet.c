@@ -435,7 +435,7 @@ static int build_index(const key_args *a, const pq_set *s) {
         fprintf(stderr,
                 "amq: wrote %s: %zu value%s of '%s' in %" PRIu64
                 " row group%s of %zu file%s, %zu bytes (%.2f bits/value), "
-                "a wrong row group with probability <= %.3g\n",
+                "an absent key is sent to a row group with probability <= %.3g\n",
                 a->out, p.n, cli_s(p.n), a->column, p.groups, cli_s(p.groups),
                 s->n, cli_s(s->n), amq_filter_serialized_size(m),
                 p.n ? 8.0 * (double)amq_filter_serialized_size(m) / (double)p.n
