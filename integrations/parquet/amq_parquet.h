@@ -150,6 +150,27 @@ typedef bool (*amq_pq_value_fn)(void *ctx, const uint8_t *value, size_t len);
 amq_status amq_pq_values(const amq_pq_file *f, size_t g, size_t c,
                          amq_pq_value_fn fn, void *ctx, amq_pq_diag *diag);
 
+/* ---- adding filters (write.c) ---------------------------------------------- */
+
+typedef struct amq_pq_filter_stats {
+    uint64_t groups;    /* filters written (one per row group)          */
+    uint64_t values;    /* distinct values they hold, in all            */
+    uint64_t bytes;     /* their bitsets' bytes                         */
+    double worst_bound; /* the largest certified bound among them        */
+} amq_pq_filter_stats;
+
+/* Write to path a copy of f with a split-block Bloom filter for column c
+ * in every row group, at rate fpr (each sized by amq for the row group's
+ * distinct values), replacing any it had; every other byte before the
+ * footer is kept, so the pages and indexes are untouched. Readers that
+ * use Parquet's filters (DuckDB, Arrow, Spark) use these. path may be f's
+ * own file: it is written aside and renamed over it. Errors as
+ * amq_pq_values, AMQ_ERR_INVALID (fpr outside (0, 1), no such column),
+ * AMQ_ERR_IO (path cannot be written; nothing is left there). */
+amq_status amq_pq_add_filters(const amq_pq_file *f, size_t c, double fpr,
+                              const char *path, amq_pq_filter_stats *st,
+                              amq_pq_diag *diag);
+
 /* ---- routing: one maplet over many files' row groups (route.c) ----------- */
 
 /* The distinct values of a column in every row group of files[0..nfiles)
@@ -173,7 +194,9 @@ unsigned amq_pq_route_value_bits(uint64_t groups);
  * (maplet:op=max,v=amq_pq_route_value_bits,multiset=1) sized for them at
  * rate fpr, so amq_maplet_get_all of a key's hash returns every row group
  * holding it, and each other row group with probability at most its
- * amq_filter_fpr_bound (the strong maplet property, amq/maplet.h). Errors
+ * amq_filter_fpr_bound (the strong maplet property, amq/maplet.h). Its
+ * hasher is XXH64 with seed 0, so amq_maplet_get of a plain-encoded value's
+ * bytes (the maplet hashes them) finds the same pairs. Errors
  * as amq_maplet_new and amq_maplet_put; AMQ_ERR_INVALID for no groups. */
 amq_status amq_pq_route_build(const amq_pq_pairs *p, double fpr,
                               amq_filter **out, amq_diag *diag);

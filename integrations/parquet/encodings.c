@@ -274,6 +274,8 @@ amq_status amq__pq_decode(const amq_pq_column *col, int32_t encoding,
                           const uint8_t *p, size_t len, uint32_t n,
                           amq_pq_value_fn fn, void *ctx, bool *stop) {
     sink s = {fn, ctx, stop};
+    if (col->type == AMQ_PQ_BOOLEAN) /* bit-packed; no filter hashes them */
+        return AMQ_ERR_UNSUPPORTED;
     switch (encoding) {
     case AMQ__PQ_PLAIN: return plain(col, p, len, n, &s);
     case AMQ__PQ_DELTA_BINARY_PACKED: return delta_ints(col, p, len, n, &s);

@@ -156,11 +156,13 @@ static double pass(const column_run *c, const amq_filter *m, const uint64_t *hs,
 }
 
 static double median3(double a, double b, double c) {
-    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    return a > b ? (b > c ? b : (a > c ? c : a))
+                 : (a > c ? a : (b > c ? c : b));
 }
 
-static void measure(const column_run *c, const amq_filter *m, const uint64_t *absent,
-                    const uint64_t *present, size_t q, result *r) {
+static void measure(const column_run *c, const amq_filter *m,
+                    const uint64_t *absent, const uint64_t *present, size_t q,
+                    result *r) {
     uint64_t rep = 0, any = 0, truth = 0, wrong = 0;
     double ta[3], tp[3];
     for (int k = 0; k < 3; k++) {
@@ -171,7 +173,8 @@ static void measure(const column_run *c, const amq_filter *m, const uint64_t *ab
     r->present_ns = median3(tp[0], tp[1], tp[2]);
     rep = 0;
     for (size_t i = 0; i < q; i++) {
-        size_t n = m != NULL ? maplet_route(m, absent[i]) : bloom_route(c, absent[i]);
+        size_t n =
+            m != NULL ? maplet_route(m, absent[i]) : bloom_route(c, absent[i]);
         rep += n;
         any += n > 0;
     }
@@ -213,8 +216,8 @@ static bool load_column(column_run *c) {
                                   &c->len[at], NULL) == AMQ_OK)
                 c->bloom_bytes += c->len[at];
         }
-    amq_status st = amq_pq_pairs_read(c->files, c->cols, c->nfiles, &c->pairs,
-                                      &failed, &d);
+    amq_status st =
+        amq_pq_pairs_read(c->files, c->cols, c->nfiles, &c->pairs, &failed, &d);
     if (st != AMQ_OK) {
         fprintf(stderr, "amq-parquet-bench: file %zu: %s (%s)\n", failed,
                 amq_strerror(st), d.what);
@@ -239,8 +242,8 @@ static void free_column(column_run *c) {
 
 /* Present keys: distinct hashes drawn uniformly; absent: values never
  * written (ids that are 0 mod 7, users past R). */
-static void draw_keys(const column_run *c, const bench_args *a, uint64_t *absent,
-                      uint64_t *present) {
+static void draw_keys(const column_run *c, const bench_args *a,
+                      uint64_t *absent, uint64_t *present) {
     uint64_t s = 42;
     size_t distinct = 0;
     uint64_t *d = malloc(c->pairs.n * sizeof *d);
@@ -286,7 +289,8 @@ static bool run_column(column_run *c, const bench_args *a, char *out,
         draw_keys(c, a, absent, present);
     /* the Bloom filters as DuckDB wrote them */
     snprintf(r[0].label, sizeof r[0].label,
-             "Bloom filter per row group (DuckDB's, 1%%), %zu probes", c->groups);
+             "Bloom filter per row group (DuckDB's, 1%%), %zu probes",
+             c->groups);
     r[0].bytes = c->bloom_bytes;
     /* the maplet at the CLI's default, and at the filters' bytes */
     ok = ok && amq_pq_route_build(&c->pairs, 0.01, &m[1], NULL) == AMQ_OK;
@@ -330,8 +334,8 @@ static bool run_column(column_run *c, const bench_args *a, char *out,
 /* ---- main --------------------------------------------------------------------- */
 
 static bool parse(int argc, char **argv, bench_args *a) {
-    *a = (bench_args){.files = 16, .rows = 245760, .group = 61440,
-                      .queries = 200000};
+    *a = (bench_args){
+        .files = 16, .rows = 245760, .group = 61440, .queries = 200000};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = strcmp(k, "--files") == 0       ? &a->files
@@ -368,7 +372,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     snprintf(dir, sizeof dir, "%s",
-             a.make ? a.make : a.dir ? a.dir : "bench-data/parquet");
+             a.make  ? a.make
+             : a.dir ? a.dir
+                     : "bench-data/parquet");
     if (!duck_open(AMQ_DUCKDB_LIB) || !make_files(&a, dir))
         return 1;
     duck_close();
@@ -399,8 +405,8 @@ int main(int argc, char **argv) {
         a.queries);
     const char *names[] = {"id", "user"};
     for (int k = 0; ok && k < 2; k++) {
-        column_run c = {.name = names[k], .files = files, .nfiles = a.files,
-                        .cols = cols};
+        column_run c = {
+            .name = names[k], .files = files, .nfiles = a.files, .cols = cols};
         ok = load_column(&c) && run_column(&c, &a, text, sizeof text, &at);
         free_column(&c);
     }

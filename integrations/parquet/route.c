@@ -106,6 +106,8 @@ amq_status amq_pq_route_build(const amq_pq_pairs *p, double fpr,
                               amq_filter **out, amq_diag *diag) {
     char spec[64];
     uint64_t cap = p->n ? p->n : 1;
+    /* the frame names the hash the pairs were made with */
+    amq_options opt = {.hash = AMQ_HASH_XXH64, .hash_seed = 0};
     amq_status st;
     if (p->groups == 0 || out == NULL)
         return AMQ_ERR_INVALID;
@@ -113,7 +115,7 @@ amq_status amq_pq_route_build(const amq_pq_pairs *p, double fpr,
              amq_pq_route_value_bits(p->groups));
     for (int tries = 0;; tries++) {
         size_t done = 0;
-        AMQ_RETURN_IF_ERR(amq_maplet_new(spec, cap, fpr, NULL, out, diag));
+        AMQ_RETURN_IF_ERR(amq_maplet_new(spec, cap, fpr, &opt, out, diag));
         st = amq_maplet_put_batch(*out, p->hash, p->group, p->n, &done);
         if (st == AMQ_OK)
             return AMQ_OK;

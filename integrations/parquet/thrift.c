@@ -5,6 +5,7 @@
  */
 #include "thrift.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void fail(thrift_reader *r) {
@@ -175,4 +176,65 @@ void thrift_skip(thrift_reader *r, int type) {
     case THRIFT_STRUCT: skip_struct(r); return;
     default: fail(r);
     }
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+void thrift_put_bytes(thrift_buf *w, const void *b, size_t n) {
+    if (w->nomem || n == 0)
+        return;
+    if (n > w->cap - w->len) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap - w->len < n)
+            cap *= 2;
+        uint8_t *p = realloc(w->p, cap);
+        if (p == NULL) {
+            w->nomem = true;
+            return;
+        }
+        w->p = p;
+        w->cap = cap;
+    }
+    memcpy(w->p + w->len, b, n);
+    w->len += n;
+}
+
+void thrift_put_varint(thrift_buf *w, uint64_t v) {
+    uint8_t b[10];
+    size_t n = 0;
+    do {
+        b[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        b[n++] |= v ? 0x80 : 0;
+    } while (v);
+    thrift_put_bytes(w, b, n);
+}
+
+void thrift_put_i64(thrift_buf *w, int64_t v) {
+    thrift_put_varint(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+void thrift_put_field(thrift_buf *w, int16_t *last, int16_t id, int type) {
+    int delta = id - *last;
+    if (delta > 0 && delta <= 15) {
+        uint8_t h = (uint8_t)(delta << 4 | type);
+        thrift_put_bytes(w, &h, 1);
+    } else {
+        uint8_t h = (uint8_t)type;
+        thrift_put_bytes(w, &h, 1);
+        thrift_put_i64(w, id);
+    }
+    *last = id;
+}
+
+void thrift_put_list(thrift_buf *w, int elem_type, uint32_t n) {
+    uint8_t h = (uint8_t)((n < 15 ? n : 15) << 4 | (unsigned)elem_type);
+    thrift_put_bytes(w, &h, 1);
+    if (n >= 15)
+        thrift_put_varint(w, n);
+}
+
+void thrift_put_stop(thrift_buf *w) {
+    uint8_t z = 0;
+    thrift_put_bytes(w, &z, 1);
 }

@@ -67,4 +67,22 @@ uint32_t thrift_list(thrift_reader *r, int *elem_type);
 /* Skip a value of the wire type (a struct: to its end). */
 void thrift_skip(thrift_reader *r, int type);
 
+/* ---- writing (for a footer amq rewrites) ------------------------------- */
+
+/* A growing buffer; `nomem` set (and the rest dropped) when it cannot
+ * grow. */
+typedef struct thrift_buf {
+    uint8_t *p;
+    size_t len, cap;
+    bool nomem;
+} thrift_buf;
+
+void thrift_put_bytes(thrift_buf *w, const void *b, size_t n);
+void thrift_put_varint(thrift_buf *w, uint64_t v);
+void thrift_put_i64(thrift_buf *w, int64_t v); /* zigzag */
+/* A field header after the field *last (updated). */
+void thrift_put_field(thrift_buf *w, int16_t *last, int16_t id, int type);
+void thrift_put_list(thrift_buf *w, int elem_type, uint32_t n);
+void thrift_put_stop(thrift_buf *w);
+
 #endif

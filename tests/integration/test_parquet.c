@@ -16,6 +16,8 @@
  *     of row groups holding it, and agrees with the per-file filters on
  *     where an absent key may be.
  * Then corrupted footers are refused with a status, never a crash.
+ * `test_parquet --seeds SCRATCH tests/fuzz/corpus/parquet` writes the
+ * fuzz corpus.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -334,26 +336,29 @@ static bool take_string(void *ctx, const uint8_t *v, size_t len) {
 /* DELTA_BYTE_ARRAY of "abc", "abd", "ab", made by hand from the spec:
  * prefix lengths 0, 2, 1 and suffixes "abc", "d", "b" (lengths 3, 1, 1),
  * each list delta-packed in one block of 4 miniblocks of 32. */
+static const uint8_t DBA_PAGE[] = {
+    0x80, 0x01, 0x04, 0x03, 0x00, 0x01, 0x02, 0,    0,    0,    0x03,
+    0,    0,    0,    0,    0,    0,    0,    0x80, 0x01, 0x04, 0x03,
+    0x06, 0x03, 0x02, 0,    0,    0,    0x08, 0,    0,    0,    0,
+    0,    0,    0,    'a',  'b',  'c',  'd',  'b'};
+
 static void check_delta_byte_array(void) {
-    static const uint8_t page[] = {
-        0x80, 0x01, 0x04, 0x03, 0x00, 0x01, 0x02, 0,    0,    0,    0x03,
-        0,    0,    0,    0,    0,    0,    0,    0x80, 0x01, 0x04, 0x03,
-        0x06, 0x03, 0x02, 0,    0,    0,    0x08, 0,    0,    0,    0,
-        0,    0,    0,    'a',  'b',  'c',  'd',  'b'};
+    const uint8_t *page = DBA_PAGE;
+    const size_t page_len = sizeof DBA_PAGE;
     amq_pq_column col = {"c", AMQ_PQ_BYTE_ARRAY, 0, 0, 0};
     strings s = {.n = 0};
     bool stop = false;
-    CHECK_OK(amq__pq_decode(&col, AMQ__PQ_DELTA_BYTE_ARRAY, page, sizeof page,
-                            3, take_string, &s, &stop));
+    CHECK_OK(amq__pq_decode(&col, AMQ__PQ_DELTA_BYTE_ARRAY, page, page_len, 3,
+                            take_string, &s, &stop));
     CHECK(s.n == 3 && strcmp(s.v[0], "abc") == 0 &&
           strcmp(s.v[1], "abd") == 0 && strcmp(s.v[2], "ab") == 0);
-    for (size_t cut = 1; cut < sizeof page; cut++) {
+    for (size_t cut = 1; cut < page_len; cut++) {
         s.n = 0;
         CHECK(amq__pq_decode(&col, AMQ__PQ_DELTA_BYTE_ARRAY, page,
-                             sizeof page - cut, 3, take_string, &s,
+                             page_len - cut, 3, take_string, &s,
                              &stop) == AMQ_ERR_CORRUPT);
     }
-    CHECK(amq__pq_decode(&col, AMQ__PQ_DELTA_BYTE_ARRAY, page, sizeof page, 4,
+    CHECK(amq__pq_decode(&col, AMQ__PQ_DELTA_BYTE_ARRAY, page, page_len, 4,
                          take_string, &s, &stop) == AMQ_ERR_CORRUPT);
 }
 
@@ -462,10 +467,132 @@ static void check_cli_index(size_t ci, int64_t present, int64_t absent) {
     free(ph);
 }
 
+/* ---- filters amq adds ---------------------------------------------------- */
+
+/* The same aggregate of two files, as DuckDB reads them. */
+static bool same_rows(const char *a, const char *b) {
+    char sql[2048];
+    duck_result r;
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT count(*) || ',' || count(DISTINCT u) || ',' || "
+             "sum(w) || ',' || count(m) FROM '%s') = (SELECT count(*) || ',' "
+             "|| count(DISTINCT u) || ',' || sum(w) || ',' || count(m) FROM "
+             "'%s')",
+             a, b);
+    if (!duck_query(sql, &r))
+        return false;
+    bool same = duck_bool(&r, 0, 0);
+    duck_done(&r);
+    return same;
+}
+
+/* amq_pq_add_filters on the columns DuckDB left without filters: DuckDB
+ * reads the new file's rows as before, finds a filter in every row group
+ * and probes it as amq does (present keys never excluded). */
+static void check_add_filters(const pq_case *c) {
+    static const size_t cols[] = {5, 8, 7}; /* u, m (nulls), h */
+    char in[600], out[600], name[64];
+    file_path(in, sizeof in, c);
+    snprintf(name, sizeof name, "%s-filtered", c->name);
+    pq_case fc = {name, c->options};
+    file_path(out, sizeof out, &fc);
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+        amq_pq_file *f = NULL, *g = NULL;
+        amq_pq_filter_stats st;
+        uint64_t excluded = 0;
+        const char *src = k == 0 ? in : out; /* then in place */
+        CHECK_OK(amq_pq_open(src, &f, NULL));
+        if (f == NULL)
+            continue;
+        CHECK(amq_pq_chunk_at(f, 0, cols[k])->bloom_offset < 0);
+        CHECK_OK(amq_pq_add_filters(f, cols[k], 0.01, out, &st, NULL));
+        amq_pq_close(f);
+        CHECK(st.groups == 3 && st.values > 0 && st.worst_bound < 0.02);
+        CHECK_OK(amq_pq_open(out, &g, NULL));
+        if (g == NULL)
+            continue;
+        for (size_t gi = 0; gi < amq_pq_groups(g); gi++)
+            CHECK(amq_pq_chunk_at(g, gi, cols[k])->bloom_offset >= 0);
+        check_footer(&fc, g);
+        uint64_t compared = check_probes(&fc, g, cols[k], &excluded);
+        CHECK(excluded > compared / 2);
+        check_values(&fc, g, cols[k]);
+        printf("%s: filters added for %s: %" PRIu64 " bytes, bound %.4f, "
+               "%" PRIu64 " probes equal DuckDB's\n",
+               name, COLS[cols[k]].name, st.bytes, st.worst_bound, compared);
+        amq_pq_close(g);
+    }
+    CHECK(same_rows(in, out));
+}
+
+/* ---- the fuzz corpus ------------------------------------------------------ */
+
+static bool write_seed(const char *dir, const char *name, uint8_t mode,
+                       const uint8_t *a, size_t an, const uint8_t *b,
+                       size_t bn) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "wb");
+    bool ok = fp != NULL && fwrite(&mode, 1, 1, fp) == 1 &&
+              fwrite(a, 1, an, fp) == an &&
+              (bn == 0 || fwrite(b, 1, bn, fp) == bn);
+    if (fp != NULL)
+        ok = fclose(fp) == 0 && ok;
+    return ok;
+}
+
+/* tests/fuzz/corpus/parquet (fuzz_parquet.c's modes): small files DuckDB
+ * writes, one per codec and one of format v2, and a page body for each
+ * decoder. */
+static int write_seeds(const char *dir) {
+    static const char *const codecs[] = {"snappy",       "zstd",    "gzip",
+                                         "uncompressed", "lz4_raw", NULL};
+    static const uint8_t plain[] = {6, 2, 1, 0, 0,   0,  'a',
+                                    2, 0, 0, 0, 'b', 'c'};
+    static const uint8_t split[] = {5, 2, 1,  2,  3,  4,  5,  6,  7,
+                                    8, 9, 10, 11, 12, 13, 14, 15, 16};
+    static const uint8_t strs[] = {6, 3}, ints[] = {1, 3};
+    char sql[1024], path[700], name[64];
+    bool ok = duck_open(AMQ_DUCKDB_LIB);
+    for (int i = 0; ok && i < 6; i++) {
+        size_t len = 0;
+        snprintf(path, sizeof path, "%s/seed.parquet", g_dir);
+        snprintf(
+            sql, sizeof sql,
+            "COPY (SELECT CASE WHEN i %% 7 = 0 THEN NULL ELSE i %% 13 END "
+            "AS k, 'key-' || (i %% 9) AS s, (i * 0.5)::DOUBLE AS d, 'u' || "
+            "i AS u, i::INTEGER AS n FROM range(120) t(i)) TO '%s' "
+            "(FORMAT parquet, COMPRESSION %s%s)",
+            path, codecs[i] ? codecs[i] : "uncompressed",
+            codecs[i] ? "" : ", PARQUET_VERSION V2");
+        uint8_t *buf = duck_exec(sql) ? slurp(path, &len) : NULL;
+        snprintf(name, sizeof name, "file-%s", codecs[i] ? codecs[i] : "v2");
+        ok = buf != NULL && write_seed(dir, name, 0, buf, len, NULL, 0);
+        free(buf);
+    }
+    duck_close();
+    /* mode 1 + encoding: PLAIN, BYTE_STREAM_SPLIT and the delta ones */
+    ok = ok && write_seed(dir, "page-plain", 1, plain, sizeof plain, NULL, 0) &&
+         write_seed(dir, "page-split", 10, split, sizeof split, NULL, 0) &&
+         write_seed(dir, "page-delta-byte-array", 8, strs, sizeof strs,
+                    DBA_PAGE, sizeof DBA_PAGE) &&
+         write_seed(dir, "page-delta-length", 7, strs, sizeof strs,
+                    DBA_PAGE + 18, sizeof DBA_PAGE - 18) &&
+         write_seed(dir, "page-delta-ints", 6, ints, sizeof ints, DBA_PAGE, 18);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_parquet DIR\n");
+    bool seeds = argc > 1 && strcmp(argv[1], "--seeds") == 0;
+    if (argc != (seeds ? 4 : 2)) {
+        fprintf(stderr, "usage: test_parquet DIR | test_parquet --seeds "
+                        "SCRATCH CORPUS\n");
         return 2;
+    }
+    if (seeds) {
+        snprintf(g_dir, sizeof g_dir, "%s", argv[2]);
+        mkdir(g_dir, 0755);
+        return write_seeds(argv[3]);
     }
     snprintf(g_dir, sizeof g_dir, "%s", argv[1]);
     mkdir(g_dir, 0755);
@@ -498,6 +625,8 @@ int main(int argc, char **argv) {
         CHECK(excluded > compared / 4);
         amq_pq_close(f);
     }
+    check_add_filters(&CASES[0]);
+    check_add_filters(&CASES[5]);
     check_cli_index(1, 2500, 2000); /* s: in every row group; a dictionary */
     check_cli_index(5, 2000, 2000); /* u: in one row group; no Bloom filter */
     check_cli_index(8, 2000, 2000); /* m: integers, nulls; no Bloom filter */

@@ -11,7 +11,9 @@
  *           distinct values of every row group (read from its pages) map
  *           to the row group's number, so a lookup is one probe, not one
  *           per row group (docs/maplets.md, "Parquet");
- *   lookup  keys against an index: the same answers' form as probe.
+ *   lookup  keys against an index: the same answers' form as probe;
+ *   add-filter  a copy of a file with a Bloom filter for a column in every
+ *           row group (for files whose writer left them out).
  *
  * An index is a directory: routing.amq (the maplet, an amq file) and
  * catalog.tsv (the column, and each file with its size and row groups, in
@@ -136,10 +138,13 @@ static bool key_hash(const amq_pq_column *col, cli_keys *k, const uint8_t *key,
     char where[256];
     cli_keys_where(k, where, sizeof where);
     if (col->type == AMQ_PQ_FIXED_LEN_BYTE_ARRAY)
-        cli_error("%s: not a value of the column (%d bytes)", where,
-                  (int)col->type_length);
+        cli_error("%s: not a value of type %s(%d): it has %zu bytes", where,
+                  amq_pq_type_name(col->type), (int)col->type_length, len);
+    else if (k->list != NULL) /* where names the key */
+        cli_error("%s: not a value of type %s", where,
+                  amq_pq_type_name(col->type));
     else
-        cli_error("%s: '%.*s' is not a value of a %s column", where,
+        cli_error("%s: '%.*s' is not a value of type %s", where,
                   (int)(len > 40 ? 40 : len), (const char *)key,
                   amq_pq_type_name(col->type));
     return false;
@@ -319,7 +324,7 @@ static int probe_keys(const key_args *a, const pq_set *s, const filters *fl) {
     cli_keys k;
     const uint8_t *key;
     size_t len;
-    uint64_t h, any = 0;
+    uint64_t h = 0, any = 0;
     int r;
     if (!open_keys(a, &k))
         return CLI_EXIT_ERR;
@@ -432,15 +437,16 @@ static int build_index(const key_args *a, const pq_set *s) {
         (!cli_filter_save(m, path) || !write_catalog(a->out, s, a->column)))
         rc = CLI_EXIT_ERR;
     if (rc < 0 && !a->quiet)
-        fprintf(stderr,
-                "amq: wrote %s: %zu value%s of '%s' in %" PRIu64
-                " row group%s of %zu file%s, %zu bytes (%.2f bits/value), "
-                "an absent key is sent to a row group with probability <= %.3g\n",
-                a->out, p.n, cli_s(p.n), a->column, p.groups, cli_s(p.groups),
-                s->n, cli_s(s->n), amq_filter_serialized_size(m),
-                p.n ? 8.0 * (double)amq_filter_serialized_size(m) / (double)p.n
-                    : 0.0,
-                amq_filter_fpr_bound(m));
+        fprintf(
+            stderr,
+            "amq: wrote %s: %zu value%s of '%s' in %" PRIu64
+            " row group%s of %zu file%s, %zu bytes (%.2f bits/value), "
+            "an absent key is sent to a row group with probability <= %.3g\n",
+            a->out, p.n, cli_s(p.n), a->column, p.groups, cli_s(p.groups), s->n,
+            cli_s(s->n), amq_filter_serialized_size(m),
+            p.n ? 8.0 * (double)amq_filter_serialized_size(m) / (double)p.n
+                : 0.0,
+            amq_filter_fpr_bound(m));
     amq_filter_free(m);
     amq_pq_pairs_free(&p);
     return rc < 0 ? CLI_EXIT_OK : rc;
@@ -571,7 +577,7 @@ static int lookup_keys(const key_args *a, const catalog *c,
     cli_keys k;
     const uint8_t *key;
     size_t len, got, cap = 64;
-    uint64_t h, any = 0, *vals = malloc(cap * sizeof *vals);
+    uint64_t h = 0, any = 0, *vals = malloc(cap * sizeof *vals);
     int r;
     if (vals == NULL || !open_keys(a, &k)) {
         free(vals);
@@ -661,11 +667,49 @@ static int cmd_lookup(int argc, char **argv) {
     return rc;
 }
 
+/* ---- add-filter ----------------------------------------------------------------- */
+
+static int cmd_add_filter(int argc, char **argv) {
+    key_args a;
+    pq_set s;
+    int rc = read_args(&a, index_options, argc, argv);
+    if (rc < 0 && a.column == NULL)
+        rc = cli_usage_error("parquet", "add-filter needs -c COLUMN");
+    if (rc < 0 && a.out == NULL)
+        rc = cli_usage_error("parquet", "add-filter needs -o OUT");
+    if (rc < 0 && a.npos != 1)
+        rc = cli_usage_error("parquet", "add-filter takes one FILE");
+    if (rc >= 0) {
+        key_args_free(&a);
+        return rc;
+    }
+    rc = pq_set_open(&s, a.pos, 1, a.column);
+    if (rc < 0) {
+        amq_pq_filter_stats st;
+        amq_pq_diag d = {0, ""};
+        amq_status r =
+            amq_pq_add_filters(s.f[0], (size_t)s.col[0], a.fpr, a.out, &st, &d);
+        if (r != AMQ_OK)
+            rc = pq_error(r == AMQ_ERR_IO ? a.out : s.path[0], r, &d);
+        else if (!a.quiet)
+            fprintf(stderr,
+                    "amq: wrote %s: a Bloom filter for '%s' in each of %" PRIu64
+                    " row group%s, %" PRIu64 " value%s, %" PRIu64
+                    " bytes, bound <= %.3g\n",
+                    a.out, a.column, st.groups, cli_s(st.groups), st.values,
+                    cli_s(st.values), st.bytes, st.worst_bound);
+    }
+    pq_set_free(&s);
+    key_args_free(&a);
+    return rc < 0 ? CLI_EXIT_OK : rc;
+}
+
 int cli_cmd_parquet(int argc, char **argv) {
     static const cli_command subs[] = {{"info", cmd_info},
                                        {"probe", cmd_probe},
                                        {"index", cmd_index},
                                        {"lookup", cmd_lookup},
+                                       {"add-filter", cmd_add_filter},
                                        {NULL, NULL}};
     return cli_dispatch("parquet", subs, argc, argv);
 }
