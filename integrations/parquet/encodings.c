@@ -33,24 +33,13 @@ typedef struct delta_stream {
     unsigned width;
 } delta_stream;
 
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-    *v = 0;
-    for (unsigned s = 0; s < 64 && *p < end; s += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << s;
-        if ((b & 0x80) == 0)
-            return true;
-    }
-    return false;
-}
-
 static uint64_t unzigzag(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
 
 static bool delta_init(delta_stream *d, const uint8_t *p, const uint8_t *end) {
     uint64_t block, first;
     memset(d, 0, sizeof *d);
-    if (!uleb(&p, end, &block) || !uleb(&p, end, &d->minis) ||
-        !uleb(&p, end, &d->total) || !uleb(&p, end, &first))
+    if (!amq__pq_uleb(&p, end, &block) || !amq__pq_uleb(&p, end, &d->minis) ||
+        !amq__pq_uleb(&p, end, &d->total) || !amq__pq_uleb(&p, end, &first))
         return false;
     if (block == 0 || block % 128 != 0 || block > (1u << 20) || d->minis == 0 ||
         block % d->minis != 0 || (block / d->minis) % 32 != 0)
@@ -82,7 +71,8 @@ static uint64_t read_bits(const uint8_t *data, uint64_t bit, unsigned width) {
 static bool delta_open_mini(delta_stream *d) {
     if (++d->mini >= d->minis) {
         uint64_t md;
-        if (!uleb(&d->p, d->end, &md) || (uint64_t)(d->end - d->p) < d->minis)
+        if (!amq__pq_uleb(&d->p, d->end, &md) ||
+            (uint64_t)(d->end - d->p) < d->minis)
             return false;
         d->min_delta = unzigzag(md);
         d->widths = d->p;

@@ -177,17 +177,6 @@ static amq_status decompress(int32_t codec, const uint8_t *src, size_t n,
 
 /* ---- levels and values -------------------------------------------------- */
 
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-    *v = 0;
-    for (unsigned s = 0; s < 64 && *p < end; s += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << s;
-        if ((b & 0x80) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* How many of the first `levels` values of an RLE / bit-packed hybrid of
  * width bw (1..8) equal max: the values that are not null. */
 static bool count_defined(const uint8_t *p, const uint8_t *end, unsigned bw,
@@ -196,7 +185,7 @@ static bool count_defined(const uint8_t *p, const uint8_t *end, unsigned bw,
     *defined = 0;
     while (seen < levels) {
         uint64_t h;
-        if (!uleb(&p, end, &h))
+        if (!amq__pq_uleb(&p, end, &h))
             return false;
         if (h & 1) { /* bit-packed: (h >> 1) groups of 8 */
             uint64_t groups = h >> 1, nbits = groups * 8 * bw;

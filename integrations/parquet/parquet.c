@@ -62,6 +62,32 @@ amq_status amq__pq_read(const amq_pq_file *f, uint64_t off, void *dst,
     return AMQ_OK;
 }
 
+bool amq__pq_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    *v = 0;
+    for (unsigned s = 0; s < 64 && *p < end; s += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << s;
+        if ((b & 0x80) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+size_t amq__pq_distinct(uint64_t *h, size_t n) {
+    size_t out = 0;
+    if (n > 1)
+        qsort(h, n, sizeof *h, cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        if (out == 0 || h[i] != h[out - 1])
+            h[out++] = h[i];
+    return out;
+}
+
 /* ---- the schema ------------------------------------------------------------ */
 
 typedef struct schema_el {

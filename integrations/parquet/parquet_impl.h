@@ -45,6 +45,11 @@ amq_status amq__pq_decode(const amq_pq_column *col, int32_t encoding,
                           const uint8_t *p, size_t len, uint32_t n,
                           amq_pq_value_fn fn, void *ctx, bool *stop);
 
+/* An unsigned LEB128 varint at *p (before end), *p moved past it. */
+bool amq__pq_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v);
+/* Sort h[0..n) and keep each value once: the count kept. */
+size_t amq__pq_distinct(uint64_t *h, size_t n);
+
 /* Fill diag (may be NULL) and return st. */
 amq_status amq__pq_fail(amq_pq_diag *diag, uint64_t offset, const char *what,
                         amq_status st);

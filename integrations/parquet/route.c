@@ -46,22 +46,6 @@ static bool take_value(void *ctx, const uint8_t *value, size_t len) {
     return true;
 }
 
-static int cmp_u64(const void *x, const void *y) {
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* One pair per distinct hash of the group read since `from`. */
-static void distinct_since(amq_pq_pairs *p, size_t from) {
-    uint64_t *h = p->hash + from;
-    size_t n = p->n - from, out = 0;
-    qsort(h, n, sizeof *h, cmp_u64);
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || h[i] != h[out - 1])
-            h[out++] = h[i];
-    p->n = from + out;
-}
-
 amq_status amq_pq_pairs_read(amq_pq_file *const *files, const size_t *cols,
                              size_t nfiles, amq_pq_pairs *p, size_t *failed,
                              amq_pq_diag *diag) {
@@ -80,7 +64,7 @@ amq_status amq_pq_pairs_read(amq_pq_file *const *files, const size_t *cols,
                 amq_pq_pairs_free(p);
                 return st;
             }
-            distinct_since(p, from);
+            p->n = from + amq__pq_distinct(p->hash + from, p->n - from);
             p->groups++;
         }
     return AMQ_OK;

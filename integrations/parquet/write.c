@@ -160,16 +160,11 @@ static bool take_hash(void *ctx, const uint8_t *v, size_t len) {
     return true;
 }
 
-static int cmp_u64(const void *x, const void *y) {
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* The BloomFilterHeader of a bitset of n bytes: split-block, XXH64,
  * uncompressed (each a union whose field 1 is an empty struct). */
 static void put_header(thrift_buf *w, size_t n) {
-    static const uint8_t unions[] = {0x1c, 0x1c, 0x00, 0x00, 0x1c, 0x1c,
-                                     0x00, 0x00, 0x1c, 0x1c, 0x00, 0x00, 0x00};
+    static const uint8_t unions[] = {0x1c, 0x1c, 0x00, 0x00, 0x1c, 0x1c, 0x00,
+                                     0x00, 0x1c, 0x1c, 0x00, 0x00, 0x00};
     int16_t last = 0;
     thrift_put_field(w, &last, 1, THRIFT_I32);
     thrift_put_i64(w, (int64_t)n);
@@ -188,11 +183,9 @@ static amq_status group_filter(const amq_pq_file *f, size_t g, size_t c,
     if (rc == AMQ_OK && s.nomem)
         rc = AMQ_ERR_NOMEM;
     if (rc == AMQ_OK) {
-        qsort(s.h, s.n, sizeof *s.h, cmp_u64);
-        for (size_t i = 0; i < s.n; i++)
-            if (i == 0 || s.h[i] != s.h[distinct - 1])
-                s.h[distinct++] = s.h[i];
-        rc = amq_filter_new("sbbf", distinct ? distinct : 1, fpr, &opt, &b, NULL);
+        distinct = amq__pq_distinct(s.h, s.n);
+        rc = amq_filter_new("sbbf", distinct ? distinct : 1, fpr, &opt, &b,
+                            NULL);
     }
     for (size_t i = 0; rc == AMQ_OK && i < distinct; i++)
         rc = amq_filter_add_hash(b, s.h[i]);
@@ -226,7 +219,8 @@ static amq_status copy_prefix(const amq_pq_file *f, FILE *out) {
 }
 
 static amq_status write_file(const amq_pq_file *f, const char *path,
-                             const thrift_buf *filters, const thrift_buf *meta) {
+                             const thrift_buf *filters,
+                             const thrift_buf *meta) {
     char tmp[4096];
     uint8_t tail[8] = {0, 0, 0, 0, 'P', 'A', 'R', '1'};
     amq_status st;
@@ -284,11 +278,11 @@ amq_status amq_pq_add_filters(const amq_pq_file *f, size_t c, double fpr,
         x = (rewrite){.col = c, .offset = offset, .length = length};
         thrift_init(&x.r, meta, mlen);
         rw_meta(&x);
-        rc = x.r.bad      ? amq__pq_fail(diag, f->data_end, "a malformed footer",
-                                         AMQ_ERR_CORRUPT)
-             : x.w.nomem  ? AMQ_ERR_NOMEM
+        rc = x.r.bad     ? amq__pq_fail(diag, f->data_end, "a malformed footer",
+                                        AMQ_ERR_CORRUPT)
+             : x.w.nomem ? AMQ_ERR_NOMEM
              : x.w.len > UINT32_MAX ? AMQ_ERR_OVERFLOW
-                                  : write_file(f, path, &filters, &x.w);
+                                    : write_file(f, path, &filters, &x.w);
         free(x.w.p);
     }
     free(meta);

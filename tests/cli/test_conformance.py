@@ -40,8 +40,8 @@ AMQ = os.path.abspath(sys.argv[1])
 LAB = os.path.abspath(sys.argv[2])
 TMP = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="amq-conf-")
 USER_VERBS = ["build", "query", "add", "remove", "adapt", "merge", "count", "info",
-              "recommend", "cascade", "map", "kmer", "shard", "range", "lsm",
-              "help"]
+              "recommend", "cascade", "map", "kmer", "shard", "range",
+              "parquet", "lsm", "help"]
 LAB_VERBS = ["demo", "clock", "lsm", "cascade", "help"]
 failures = []
 passed = 0
@@ -118,7 +118,8 @@ def verbs(tool):
         if not m:
             continue
         word = m.group(2) or ""
-        subs = word.split("|") if re.fullmatch(r"[a-z]+(\|[a-z]+)*", word) \
+        subs = word.split("|") \
+            if re.fullmatch(r"[a-z][a-z-]*(\|[a-z][a-z-]*)*", word) \
             else []
         found.append((m.group(1), subs))
     return found

@@ -88,11 +88,12 @@ static void fuzz_decode(int encoding, const uint8_t *data, size_t size) {
         col.type_length = 1 + (data[0] >> 3);
     uint32_t n = data[1];
     counter k = {0, ~0ull, size > 12 ? size : 12};
-    if (col.type == AMQ_PQ_FIXED_LEN_BYTE_ARRAY && (size_t)col.type_length > k.max_len)
+    if (col.type == AMQ_PQ_FIXED_LEN_BYTE_ARRAY &&
+        (size_t)col.type_length > k.max_len)
         k.max_len = (size_t)col.type_length;
     bool stop = false;
-    amq_status st = amq__pq_decode(&col, encoding, data + 2, size - 2, n, count,
-                                   &k, &stop);
+    amq_status st =
+        amq__pq_decode(&col, encoding, data + 2, size - 2, n, count, &k, &stop);
     require(documented(st), "an undocumented status from decode");
     require(k.n <= n, "more values than asked for");
     require(st != AMQ_OK || k.n == n,

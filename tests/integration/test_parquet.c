@@ -419,9 +419,9 @@ static void check_cli_index(size_t ci, int64_t present, int64_t absent) {
     }
     fclose(fp);
     snprintf(cmd, sizeof cmd,
-             "%s parquet index -q -c %s -o %s/idx-%s%s && "
+             "%s parquet index -q --column %s -o %s/idx-%s%s && "
              "%s parquet lookup -k %s %s/idx-%s > %s; "
-             "%s parquet probe -c %s -k %s%s > %s",
+             "%s parquet probe --column %s -k %s%s > %s",
              AMQ_CLI, col->name, g_dir, col->name, files, AMQ_CLI, keys, g_dir,
              col->name, out, AMQ_CLI, col->name, keys, files, probe);
     CHECK_MSG(system(cmd) == 0, "%.200s", cmd);

@@ -43,7 +43,7 @@ enum {
 };
 
 static const cli_opt probe_options[] = {
-    {"column", 'c', true, OPT_COLUMN},
+    {"column", 0, true, OPT_COLUMN},
     {"key", 0, true, OPT_KEY},
     {"keys", 'k', true, OPT_KEYS},
     {"count", 0, false, OPT_COUNT},
@@ -51,7 +51,7 @@ static const cli_opt probe_options[] = {
 };
 
 static const cli_opt index_options[] = {
-    {"column", 'c', true, OPT_COLUMN},
+    {"column", 0, true, OPT_COLUMN},
     {"fpr", 'e', true, OPT_FPR},
     {"output", 'o', true, OPT_OUT},
     {"quiet", 'q', false, OPT_QUIET},
@@ -320,7 +320,15 @@ static void free_filters(filters *fl) {
     free(fl->first);
 }
 
-static int probe_keys(const key_args *a, const pq_set *s, const filters *fl) {
+/* The row groups that may hold a key: answered (unless print is false)
+ * and counted, or -1 after an error. */
+typedef long (*route_fn)(void *ctx, const uint8_t *key, size_t len, uint64_t h,
+                         bool print);
+
+/* Each key of the command's input through fn: a line a row group, or
+ * with --count a line a key; exit 0 if some key may be somewhere. */
+static int route_keys(const key_args *a, const amq_pq_column *col, route_fn fn,
+                      void *ctx) {
     cli_keys k;
     const uint8_t *key;
     size_t len;
@@ -329,29 +337,43 @@ static int probe_keys(const key_args *a, const pq_set *s, const filters *fl) {
     if (!open_keys(a, &k))
         return CLI_EXIT_ERR;
     while ((r = cli_keys_next(&k, &key, &len)) == 1) {
-        size_t hits = 0;
-        if (!key_hash(&s->column, &k, key, len, &h)) {
+        long n = key_hash(col, &k, key, len, &h)
+                     ? fn(ctx, key, len, h, !a->count)
+                     : -1;
+        if (n < 0) {
             r = -1;
             break;
         }
-        for (size_t i = 0; i < s->n; i++)
-            for (size_t g = 0; g < amq_pq_groups(s->f[i]); g++) {
-                size_t at = fl->first[i] + g;
-                if (fl->bits[at] != NULL &&
-                    !amq_sbbf_parquet_contains(fl->bits[at], fl->len[at], h))
-                    continue;
-                hits++;
-                if (!a->count)
-                    answer(key, len, s->path[i], g);
-            }
         if (a->count)
-            printf("%.*s\t%zu\n", (int)len, (const char *)key, hits);
-        any += hits > 0;
+            printf("%.*s\t%ld\n", (int)len, (const char *)key, n);
+        any += n > 0;
     }
     cli_keys_close(&k);
     if (r < 0)
         return CLI_EXIT_ERR;
     return any ? CLI_EXIT_OK : CLI_EXIT_NONE;
+}
+
+typedef struct probe_ctx {
+    const pq_set *s;
+    const filters *fl;
+} probe_ctx;
+
+static long probe_one(void *ctx, const uint8_t *key, size_t len, uint64_t h,
+                      bool print) {
+    const probe_ctx *p = ctx;
+    long hits = 0;
+    for (size_t i = 0; i < p->s->n; i++)
+        for (size_t g = 0; g < amq_pq_groups(p->s->f[i]); g++) {
+            size_t at = p->fl->first[i] + g;
+            if (p->fl->bits[at] != NULL &&
+                !amq_sbbf_parquet_contains(p->fl->bits[at], p->fl->len[at], h))
+                continue;
+            hits++;
+            if (print)
+                answer(key, len, p->s->path[i], g);
+        }
+    return hits;
 }
 
 static int cmd_probe(int argc, char **argv) {
@@ -360,7 +382,7 @@ static int cmd_probe(int argc, char **argv) {
     filters fl;
     int rc = read_args(&a, probe_options, argc, argv);
     if (rc < 0 && a.column == NULL)
-        rc = cli_usage_error("parquet", "probe needs -c COLUMN");
+        rc = cli_usage_error("parquet", "probe needs --column COLUMN");
     if (rc < 0 && a.npos == 0)
         rc = cli_usage_error("parquet", "probe needs a FILE");
     if (rc >= 0) {
@@ -371,8 +393,10 @@ static int cmd_probe(int argc, char **argv) {
     memset(&fl, 0, sizeof fl);
     if (rc < 0)
         rc = load_filters(&s, &fl);
-    if (rc < 0)
-        rc = probe_keys(&a, &s, &fl);
+    if (rc < 0) {
+        probe_ctx p = {&s, &fl};
+        rc = route_keys(&a, &s.column, probe_one, &p);
+    }
     free_filters(&fl);
     pq_set_free(&s);
     key_args_free(&a);
@@ -457,7 +481,7 @@ static int cmd_index(int argc, char **argv) {
     pq_set s;
     int rc = read_args(&a, index_options, argc, argv);
     if (rc < 0 && a.column == NULL)
-        rc = cli_usage_error("parquet", "index needs -c COLUMN");
+        rc = cli_usage_error("parquet", "index needs --column COLUMN");
     if (rc < 0 && a.out == NULL)
         rc = cli_usage_error("parquet", "index needs -o DIR");
     if (rc < 0 && a.npos == 0)
@@ -572,67 +596,45 @@ static int read_catalog(const char *dir, catalog *c) {
     return -1;
 }
 
-static int lookup_keys(const key_args *a, const catalog *c,
-                       const amq_filter *m) {
-    cli_keys k;
-    const uint8_t *key;
-    size_t len, got, cap = 64;
-    uint64_t h = 0, any = 0, *vals = malloc(cap * sizeof *vals);
-    int r;
-    if (vals == NULL || !open_keys(a, &k)) {
-        free(vals);
-        return CLI_EXIT_ERR;
+typedef struct lookup_ctx {
+    const catalog *c;
+    const amq_filter *m;
+    uint64_t *vals;
+    size_t cap;
+} lookup_ctx;
+
+static long lookup_one(void *ctx, const uint8_t *key, size_t len, uint64_t h,
+                       bool print) {
+    lookup_ctx *l = ctx;
+    const catalog *c = l->c;
+    size_t got = 0, file = 0;
+    amq_status st = amq_maplet_get_all(l->m, h, l->vals, l->cap, &got);
+    if (st == AMQ_OK && got > l->cap) {
+        uint64_t *w = realloc(l->vals, got * sizeof *w);
+        if (w == NULL)
+            return cli_error("out of memory"), -1;
+        l->vals = w;
+        l->cap = got;
+        st = amq_maplet_get_all(l->m, h, l->vals, l->cap, &got);
     }
-    while ((r = cli_keys_next(&k, &key, &len)) == 1) {
-        if (!key_hash(&c->column, &k, key, len, &h)) {
-            r = -1;
-            break;
+    if (st == AMQ_ERR_NOT_FOUND)
+        return 0;
+    if (st != AMQ_OK)
+        return cli_status_error("parquet lookup", st, NULL), -1;
+    for (size_t i = 0; i < got; i++) {
+        if (l->vals[i] >= c->first[c->n]) {
+            cli_error("the index names row group %" PRIu64 " of %" PRIu64
+                      ": its files are not the catalog's",
+                      l->vals[i], c->first[c->n]);
+            return -1;
         }
-        amq_status st = amq_maplet_get_all(m, h, vals, cap, &got);
-        if (st == AMQ_OK && got > cap) {
-            uint64_t *w = realloc(vals, got * sizeof *w);
-            if (w == NULL) {
-                cli_error("out of memory");
-                r = -1;
-                break;
-            }
-            vals = w;
-            cap = got;
-            st = amq_maplet_get_all(m, h, vals, cap, &got);
-        }
-        if (st == AMQ_ERR_NOT_FOUND)
-            got = 0;
-        else if (st != AMQ_OK) {
-            cli_status_error("parquet lookup", st, NULL);
-            r = -1;
-            break;
-        }
-        size_t file = 0;
-        for (size_t i = 0; i < got; i++) {
-            if (vals[i] >= c->first[c->n]) {
-                cli_error("the index names row group %" PRIu64 " of %" PRIu64
-                          ": its files are not the catalog's",
-                          vals[i], c->first[c->n]);
-                r = -1;
-                break;
-            }
-            while (vals[i] >= c->first[file + 1])
-                file++;
-            if (!a->count)
-                answer(key, len, c->path[file],
-                       (size_t)(vals[i] - c->first[file]));
-        }
-        if (r < 0)
-            break;
-        if (a->count)
-            printf("%.*s\t%zu\n", (int)len, (const char *)key, got);
-        any += got > 0;
+        while (l->vals[i] >= c->first[file + 1])
+            file++;
+        if (print)
+            answer(key, len, c->path[file],
+                   (size_t)(l->vals[i] - c->first[file]));
     }
-    cli_keys_close(&k);
-    free(vals);
-    if (r < 0)
-        return CLI_EXIT_ERR;
-    return any ? CLI_EXIT_OK : CLI_EXIT_NONE;
+    return (long)got;
 }
 
 static int cmd_lookup(int argc, char **argv) {
@@ -657,8 +659,12 @@ static int cmd_lookup(int argc, char **argv) {
         else {
             if (!amq_maplet_is(ff.filter))
                 rc = (cli_error("%s: not a maplet", path), CLI_EXIT_ERR);
-            else
-                rc = lookup_keys(&a, &c, ff.filter);
+            else {
+                lookup_ctx l = {&c, ff.filter, malloc(64 * sizeof *l.vals), 64};
+                rc = l.vals == NULL ? (cli_error("out of memory"), CLI_EXIT_ERR)
+                                    : route_keys(&a, &c.column, lookup_one, &l);
+                free(l.vals);
+            }
             cli_filter_close(&ff);
         }
     }
@@ -674,7 +680,7 @@ static int cmd_add_filter(int argc, char **argv) {
     pq_set s;
     int rc = read_args(&a, index_options, argc, argv);
     if (rc < 0 && a.column == NULL)
-        rc = cli_usage_error("parquet", "add-filter needs -c COLUMN");
+        rc = cli_usage_error("parquet", "add-filter needs --column COLUMN");
     if (rc < 0 && a.out == NULL)
         rc = cli_usage_error("parquet", "add-filter needs -o OUT");
     if (rc < 0 && a.npos != 1)
