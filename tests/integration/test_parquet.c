@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "amq_parquet.h"
 #include "parquet_impl.h"
@@ -467,6 +468,47 @@ static void check_cli_index(size_t ci, int64_t present, int64_t absent) {
     free(ph);
 }
 
+/* The CLI's refusals: exit 2 and a message naming what is wrong. */
+static void check_cli_errors(void) {
+    char cmd[4096], path[600], out[600];
+    file_path(path, sizeof path, &CASES[0]);
+    snprintf(out, sizeof out, "%s/errors", g_dir);
+    struct {
+        const char *args, *says;
+    } cases[] = {
+        {"parquet probe --column nosuch --key 1 %s", "no column 'nosuch'"},
+        {"parquet probe --column w --key 1.5 %s", "not a value of type INT64"},
+        {"parquet info %s.none", "No such file"},
+        {"parquet lookup --key 1 %s", "catalog.tsv"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, cases[i].args, path);
+        snprintf(cmd, sizeof cmd, "%s %s 2> %s", AMQ_CLI, args, out);
+        int rc = system(cmd);
+        size_t len = 0;
+        uint8_t *msg = slurp(out, &len);
+        CHECK_MSG(WIFEXITED(rc) && WEXITSTATUS(rc) == 2 && msg != NULL &&
+                      strstr((char *)msg, cases[i].says) != NULL,
+                  "amq %.60s: exit %d, %.100s", args, rc,
+                  msg ? (char *)msg : "");
+        free(msg);
+    }
+    /* an index whose file has changed is refused, not trusted */
+    snprintf(cmd, sizeof cmd,
+             "cp %s %s/stale.parquet && %s parquet index -q --column s -o "
+             "%s/stale.idx %s/stale.parquet && echo x >> %s/stale.parquet && "
+             "%s parquet lookup --key key-1 %s/stale.idx 2> %s",
+             path, g_dir, AMQ_CLI, g_dir, g_dir, g_dir, AMQ_CLI, g_dir, out);
+    int rc = system(cmd);
+    size_t len = 0;
+    uint8_t *msg = slurp(out, &len);
+    CHECK_MSG(WIFEXITED(rc) && WEXITSTATUS(rc) == 2 && msg != NULL &&
+                  strstr((char *)msg, "has changed") != NULL,
+              "stale index: exit %d, %.100s", rc, msg ? (char *)msg : "");
+    free(msg);
+}
+
 /* ---- filters amq adds ---------------------------------------------------- */
 
 /* The same aggregate of two files, as DuckDB reads them. */
@@ -625,6 +667,7 @@ int main(int argc, char **argv) {
         CHECK(excluded > compared / 4);
         amq_pq_close(f);
     }
+    check_cli_errors();
     check_add_filters(&CASES[0]);
     check_add_filters(&CASES[5]);
     check_cli_index(1, 2500, 2000); /* s: in every row group; a dictionary */

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "amq_parquet.h"
 #include "verbs.h"
@@ -97,9 +98,13 @@ static int pq_set_open(pq_set *s, char **paths, size_t n, const char *column) {
     }
     for (size_t i = 0; i < n; i++) {
         amq_pq_diag d = {0, ""};
+        s->path[i] = paths[i];
+        if (access(paths[i], R_OK) != 0) {
+            cli_error("%s: %s", paths[i], strerror(errno));
+            return CLI_EXIT_ERR;
+        }
         amq_status st = amq_pq_open(paths[i], &s->f[i], &d);
         s->n = i + (st == AMQ_OK);
-        s->path[i] = paths[i];
         if (st != AMQ_OK)
             return pq_error(paths[i], st, &d);
         if (column == NULL)
