@@ -94,9 +94,10 @@ struct Entry {
 // The runs' contents, and the truth: the newest run of each id (or -1)
 // and whether it is deleted there.
 struct Data {
-    std::vector<std::vector<Entry>> runs;
+    std::vector<std::vector<Entry>> runs; // by run id; empty once compacted
     std::vector<int16_t> newest;
     std::vector<uint8_t> deleted;
+    std::vector<uint64_t> live; // the ids of the runs there are, ascending
 };
 
 Data make_data(const Opts &o, unsigned R) {
@@ -127,8 +128,38 @@ Data make_data(const Opts &o, unsigned R) {
             d.newest[e.id] = (int16_t)r;
             d.deleted[e.id] = e.del;
         }
+        d.live.push_back(r);
     }
     return d;
+}
+
+// A compaction of runs 0..h-1 into run 0 (the node's oldest run: the
+// newest version of each key wins, deletes are dropped as nothing older
+// remains); the truth follows.
+void compact(Data &d, unsigned h) {
+    std::vector<Entry> merged;
+    for (unsigned r = h; r-- > 0;) {
+        merged.insert(merged.end(), d.runs[r].begin(), d.runs[r].end());
+        d.runs[r].clear();
+    }
+    std::stable_sort(merged.begin(), merged.end(),
+                     [](const Entry &a, const Entry &b) { return a.key < b.key; });
+    merged.erase(std::unique(merged.begin(), merged.end(),
+                             [](const Entry &a, const Entry &b) {
+                                 return a.key == b.key;
+                             }),
+                 merged.end());
+    std::vector<Entry> kept;
+    for (const Entry &e : merged) {
+        if (d.newest[e.id] >= (int16_t)h)
+            continue; /* a newer run holds it */
+        d.newest[e.id] = e.del ? -1 : 0;
+        d.deleted[e.id] = 0;
+        if (!e.del)
+            kept.push_back(e);
+    }
+    d.runs[0] = kept;
+    d.live.erase(d.live.begin() + 1, d.live.begin() + h);
 }
 
 rocksdb::Options table_options(const Opts &o, bool filters) {
@@ -169,7 +200,13 @@ bool open_arm(const Opts &o, const std::vector<std::string> &paths,
               bool filters, Arm &a) {
     rocksdb::ReadOptions ro;
     ro.verify_checksums = false;
+    a = Arm();
     for (const std::string &p : paths) {
+        if (p.empty()) { /* a run compacted away */
+            a.readers.emplace_back(nullptr);
+            a.its.emplace_back(nullptr);
+            continue;
+        }
         a.readers.emplace_back(new rocksdb::SstFileReader(table_options(o, filters)));
         if (!a.readers.back()->Open(p).ok())
             return false;
@@ -216,10 +253,7 @@ int truth(const Data &d, uint64_t id) {
 // The lookups of one arm (maplet NULL: every run is a candidate).
 void run_arm(const Opts &o, const Data &d, Arm &a, const amq_filter *m,
              Result &r) {
-    unsigned R = (unsigned)d.runs.size();
-    std::vector<uint64_t> all(R), vals(R * 4 + 16);
-    for (unsigned i = 0; i < R; i++)
-        all[i] = i;
+    std::vector<uint64_t> all = d.live, vals(d.runs.size() * 4 + 16);
     uint64_t seed = 99;
     for (int kind = 0; kind < 2; kind++) { // 0 absent, 1 present
         uint64_t reads = 0, before = 0;
@@ -228,11 +262,12 @@ void run_arm(const Opts &o, const Data &d, Arm &a, const amq_filter *m,
         rocksdb::get_perf_context()->Reset();
         before = data_reads();
         for (uint64_t q = 0; q < o.lookups; q++) {
-            uint64_t id = kind == 0 ? absent_id(o, q)
-                                    : mix(seed++) % d.newest.size();
+            uint64_t id = absent_id(o, q);
+            while (kind == 1 && !truth(d, id = mix(seed++) % d.newest.size()))
+                ; /* a key that is there: not deleted, not compacted away */
             std::string key = key_of(id);
             const uint64_t *c = all.data();
-            size_t n = R, asked;
+            size_t n = all.size(), asked;
             if (m != nullptr) {
                 n = 0;
                 amq_status st = amq_maplet_get_all(
@@ -325,21 +360,90 @@ void print_row(std::string &doc, unsigned R, const Result &r) {
     doc += line;
 }
 
+// Write run r of d twice (with filters, plain) under a name with tag.
+bool write_pair(const Opts &o, const Data &d, unsigned R, unsigned r,
+                const char *tag, std::string &fpath, std::string &ppath) {
+    char f[600], p[600];
+    snprintf(f, sizeof f, "%s/R%u%s-filters-%03u.sst", o.dir.c_str(), R, tag, r);
+    snprintf(p, sizeof p, "%s/R%u%s-plain-%03u.sst", o.dir.c_str(), R, tag, r);
+    if (!write_run(o, d.runs[r], f, true) || !write_run(o, d.runs[r], p, false)) {
+        fprintf(stderr, "amq-rocksdb-route: cannot write %s\n", f);
+        return false;
+    }
+    fpath = f;
+    ppath = p;
+    return true;
+}
+
+// Both arms' lookups, twice each and alternating: the counts are the same,
+// the faster time of the two is kept (the first pass warms the page cache).
+void measure(const Opts &o, const Data &d, Arm &fa, Arm &pa,
+             const amq_filter *m, Result &rf, Result &rm) {
+    for (int pass = 0; pass < 2; pass++) {
+        Result f = rf, p = rm;
+        run_arm(o, d, fa, nullptr, f);
+        run_arm(o, d, pa, m, p);
+        if (pass == 1) {
+            f.absent_ns = std::min(f.absent_ns, rf.absent_ns);
+            f.present_ns = std::min(f.present_ns, rf.present_ns);
+            p.absent_ns = std::min(p.absent_ns, rm.absent_ns);
+            p.present_ns = std::min(p.present_ns, rm.present_ns);
+        }
+        rf = f;
+        rm = p;
+    }
+}
+
+// Wrong answers fail the run; so, in --check, does a maplet above its
+// certified bound or its filters' bytes.
+void judge(const Opts &o, unsigned R, const amq_filter *m, const Result &rf,
+           const Result &rm, int *fails) {
+    if (rf.wrong_answers || rm.wrong_answers) {
+        fprintf(stderr, "amq-rocksdb-route: R=%u: %" PRIu64 " and %" PRIu64
+                        " wrong answers\n",
+                R, rf.wrong_answers, rm.wrong_answers);
+        ++*fails;
+    }
+    if (!o.check)
+        return;
+    double b = amq_filter_fpr_bound(m), n = (double)o.lookups;
+    double tol = 4 * std::sqrt(b / n) + 3 / n;
+    if (rm.wrong_ge[1] > b + tol) {
+        fprintf(stderr, "amq-rocksdb-route: R=%u: absent keys read a run "
+                        "%.5f of the time, above the bound %.5f\n",
+                R, rm.wrong_ge[1], b);
+        ++*fails;
+    }
+    if (rm.present_reads > 1.0 + b + tol || rm.bytes > rf.bytes) {
+        fprintf(stderr, "amq-rocksdb-route: R=%u: %.4f reads per present "
+                        "lookup, %" PRIu64 " bytes against %" PRIu64 "\n",
+                R, rm.present_reads, rm.bytes, rf.bytes);
+        ++*fails;
+    }
+}
+
+// The maplet after compacting runs 0..h-1 into run 0: their pairs dropped
+// in one pass (amq_maplet_keep_values), the merged run's keys put with
+// id 0 (a compaction reads them anyway). Milliseconds, or -1.
+double update_maplet(amq_filter *m, const Data &d, unsigned h, unsigned R) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (amq_maplet_keep_values(m, h, R - 1) != AMQ_OK)
+        return -1;
+    for (const Entry &e : d.runs[0])
+        if (amq_maplet_put(m, e.key.data(), KEY_LEN, 0) != AMQ_OK)
+            return -1;
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - t0)
+        .count();
+}
+
 bool run_case(const Opts &o, unsigned R, std::string &doc, int *fails) {
     Data d = make_data(o, R);
-    std::vector<std::string> fpaths, ppaths;
+    std::vector<std::string> fpaths(R), ppaths(R);
     mkdir(o.dir.c_str(), 0755);
-    for (unsigned r = 0; r < R; r++) {
-        char f[600], p[600];
-        snprintf(f, sizeof f, "%s/R%u-filters-%03u.sst", o.dir.c_str(), R, r);
-        snprintf(p, sizeof p, "%s/R%u-plain-%03u.sst", o.dir.c_str(), R, r);
-        if (!write_run(o, d.runs[r], f, true) || !write_run(o, d.runs[r], p, false)) {
-            fprintf(stderr, "amq-rocksdb-route: cannot write %s\n", f);
+    for (unsigned r = 0; r < R; r++)
+        if (!write_pair(o, d, R, r, "", fpaths[r], ppaths[r]))
             return false;
-        }
-        fpaths.push_back(f);
-        ppaths.push_back(p);
-    }
     Arm fa, pa;
     if (!open_arm(o, fpaths, true, fa) || !open_arm(o, ppaths, false, pa))
         return false;
@@ -357,53 +461,43 @@ bool run_case(const Opts &o, unsigned R, std::string &doc, int *fails) {
              amq_filter_fpr_bound(m));
     rm.label = label;
     rm.bytes = amq_filter_serialized_size(m);
-    /* twice each, alternating: the counts are the same, the faster time
-     * of the two is kept (the first pass warms the page cache) */
-    for (int pass = 0; pass < 2; pass++) {
-        Result f = rf, p = rm;
-        f.wrong_answers = p.wrong_answers = 0;
-        run_arm(o, d, fa, nullptr, f);
-        run_arm(o, d, pa, m, p);
-        if (pass == 1) {
-            f.absent_ns = std::min(f.absent_ns, rf.absent_ns);
-            f.present_ns = std::min(f.present_ns, rf.present_ns);
-            p.absent_ns = std::min(p.absent_ns, rm.absent_ns);
-            p.present_ns = std::min(p.present_ns, rm.present_ns);
-            f.wrong_answers += rf.wrong_answers;
-            p.wrong_answers += rm.wrong_answers;
-        }
-        rf = f;
-        rm = p;
-    }
+    measure(o, d, fa, pa, m, rf, rm);
     print_row(doc, R, rf);
     print_row(doc, R, rm);
-    if (rf.wrong_answers || rm.wrong_answers) {
-        fprintf(stderr, "amq-rocksdb-route: R=%u: %" PRIu64 " and %" PRIu64
-                        " wrong answers\n",
-                R, rf.wrong_answers, rm.wrong_answers);
-        ++*fails;
-    }
-    if (o.check) { // the maplet's rate against its certified bound
-        double b = amq_filter_fpr_bound(m), n = (double)o.lookups;
-        double tol = 4 * std::sqrt(b / n) + 3 / n;
-        if (rm.wrong_ge[1] > b + tol) {
-            fprintf(stderr, "amq-rocksdb-route: R=%u: absent keys read a run "
-                            "%.5f of the time, above the bound %.5f\n",
-                    R, rm.wrong_ge[1], b);
-            ++*fails;
-        }
-        if (rm.present_reads > 1.0 + b + tol || rm.bytes > rf.bytes) {
-            fprintf(stderr, "amq-rocksdb-route: R=%u: %.4f reads per present "
-                            "lookup, %" PRIu64 " bytes against %" PRIu64 "\n",
-                    R, rm.present_reads, rm.bytes, rf.bytes);
-            ++*fails;
-        }
-    }
+    judge(o, R, m, rf, rm, fails);
+
+    /* compact the older half into one run; the maplet follows */
+    unsigned h = R / 2;
+    compact(d, h);
+    std::vector<std::string> old_f = fpaths, old_p = ppaths;
+    for (unsigned r = 1; r < h; r++)
+        fpaths[r] = ppaths[r] = "";
+    if (!write_pair(o, d, R, 0, "-compacted", fpaths[0], ppaths[0]) ||
+        !open_arm(o, fpaths, true, fa) || !open_arm(o, ppaths, false, pa))
+        return false;
+    double ms = update_maplet(m, d, h, R);
+    if (ms < 0)
+        return false;
+    Result cf, cm;
+    snprintf(label, sizeof label, "the same, runs 0-%u compacted into one", h - 1);
+    cf.label = label;
+    cf.bytes = fa.filter_bytes;
+    snprintf(label, sizeof label,
+             "maplet, runs 0-%u compacted into one (update %.0f ms, bound %.3g)",
+             h - 1, ms, amq_filter_fpr_bound(m));
+    cm.label = label;
+    cm.bytes = amq_filter_serialized_size(m);
+    measure(o, d, fa, pa, m, cf, cm);
+    print_row(doc, R - h + 1, cf);
+    print_row(doc, R - h + 1, cm);
+    judge(o, R, m, cf, cm, fails);
     amq_filter_free(m);
-    for (const std::string &p : fpaths)
-        remove(p.c_str());
-    for (const std::string &p : ppaths)
-        remove(p.c_str());
+    fa = Arm();
+    pa = Arm();
+    for (const std::vector<std::string> *v : {&old_f, &old_p, &fpaths, &ppaths})
+        for (const std::string &p : *v)
+            if (!p.empty())
+                remove(p.c_str());
     return true;
 }
 
