@@ -50,9 +50,12 @@
 #include <vector>
 
 #include "amq_rocksdb.h"
+#include "bench_common.h"
 #include "doc_section.h"
 
 namespace {
+
+using namespace amq_bench;
 
 struct Opts {
     uint64_t keys = 20000000;
@@ -67,26 +70,6 @@ struct Opts {
     std::string doc;
     std::string section = "rocksdb-bench";
 };
-
-uint64_t Mix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-double Unit(uint64_t *s) { return ((Mix(s) >> 11) + 0.5) * 0x1.0p-53; }
-
-// 16-byte keys: the big-endian key number, then 8 bytes derived from it
-// (so keys are not a dense prefix range).
-std::string Key(uint64_t id) {
-    char b[16];
-    uint64_t t = id, h = id * 0x9e3779b97f4a7c15ULL;
-    for (int i = 7; i >= 0; i--)
-        b[i] = static_cast<char>(t & 255), t >>= 8;
-    std::memcpy(b + 8, &h, 8);
-    return std::string(b, 16);
-}
 
 // The shuffled write order: entry i is the key number written i-th.
 std::vector<uint64_t> WriteOrder(uint64_t n) {
@@ -110,56 +93,11 @@ std::vector<uint64_t> Workload(const Opts &o,
             ids[i] = 2 * (Mix(&s) % o.keys) + 1;
             continue;
         }
-        double u = Unit(&s), r;
-        if (std::fabs(o.zipf - 1) < 1e-9)
-            r = std::pow(n, u);
-        else
-            r = std::pow((std::pow(n, 1 - o.zipf) - 1) * u + 1,
-                         1 / (1 - o.zipf));
-        uint64_t rank = std::min<uint64_t>(o.keys, static_cast<uint64_t>(r));
-        ids[i] = 2 * order[o.keys - std::max<uint64_t>(rank, 1)];
+        uint64_t rank = ZipfRank(n, o.zipf, Unit(&s));
+        ids[i] = 2 * order[o.keys - rank];
     }
     return ids;
 }
-
-rocksdb::Options DbOptions(const Opts &opts,
-                           std::shared_ptr<const rocksdb::FilterPolicy> fp) {
-    rocksdb::Options o;
-    o.create_if_missing = true;
-    o.compression = rocksdb::kNoCompression;
-    o.write_buffer_size = 16 << 20;
-    o.max_write_buffer_number = 3;
-    o.target_file_size_base = 16 << 20;
-    o.max_bytes_for_level_base =
-        static_cast<uint64_t>(opts.level_base_mb * 1048576);
-    o.max_bytes_for_level_multiplier = 10;
-    o.level_compaction_dynamic_level_bytes = true;
-    o.max_background_jobs = 2;
-    o.max_open_files = -1;
-    o.statistics = rocksdb::CreateDBStatistics();
-    rocksdb::BlockBasedTableOptions t;
-    t.filter_policy = std::move(fp);
-    t.no_block_cache = true; // every data-block access is a read
-    t.cache_index_and_filter_blocks = false;
-    o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
-    return o;
-}
-
-void WaitForCompactions(rocksdb::DB *db) {
-    for (;;) {
-        uint64_t pending = 1, running = 1;
-        db->GetIntProperty("rocksdb.compaction-pending", &pending);
-        db->GetIntProperty("rocksdb.num-running-compactions", &running);
-        if (pending == 0 && running == 0)
-            return;
-        usleep(100000);
-    }
-}
-
-struct LevelStats {
-    double keys = 0, files = 0, filter_bytes = 0;
-    uint64_t useful = 0, positive = 0, true_positive = 0;
-};
 
 struct Result {
     std::string name;
@@ -171,31 +109,15 @@ struct Result {
 };
 
 void Shape(rocksdb::DB *db, Result *r) {
-    rocksdb::ColumnFamilyMetaData meta;
-    rocksdb::TablePropertiesCollection props;
-    db->GetColumnFamilyMetaData(&meta);
-    db->GetPropertiesOfAllTables(&props);
-    std::map<std::string, const rocksdb::TableProperties *> by_name;
-    for (const auto &[path, tp] : props)
-        by_name[path.substr(path.rfind('/'))] = tp.get();
-    for (const auto &l : meta.levels)
-        for (const auto &f : l.files) {
-            LevelStats &s = r->levels[l.level];
-            s.files += 1;
-            s.keys += static_cast<double>(f.num_entries);
-            auto it = by_name.find(f.name);
-            if (it != by_name.end()) {
-                s.filter_bytes += static_cast<double>(it->second->filter_size);
-                r->filter_bytes += static_cast<double>(it->second->filter_size);
-            }
-        }
+    r->filter_bytes += amq_bench::Shape(db, &r->levels);
 }
 
 bool Load(const Opts &o, const std::string &dir,
           const std::vector<uint64_t> &order,
           std::shared_ptr<const rocksdb::FilterPolicy> fp, Result *r) {
     rocksdb::DB *db = nullptr;
-    rocksdb::Status st = rocksdb::DB::Open(DbOptions(o, fp), dir, &db);
+    rocksdb::Status st =
+        rocksdb::DB::Open(DbOptions(o.level_base_mb, fp), dir, &db);
     if (!st.ok()) {
         std::fprintf(stderr, "open %s: %s\n", dir.c_str(),
                      st.ToString().c_str());
@@ -229,7 +151,7 @@ bool Load(const Opts &o, const std::string &dir,
 bool Run(const Opts &o, const std::string &dir,
          const std::vector<uint64_t> &ids,
          std::shared_ptr<const rocksdb::FilterPolicy> fp, Result *r) {
-    rocksdb::Options opt = DbOptions(o, fp);
+    rocksdb::Options opt = DbOptions(o.level_base_mb, fp);
     rocksdb::DB *db = nullptr;
     if (!rocksdb::DB::Open(opt, dir, &db).ok())
         return false;
@@ -243,14 +165,8 @@ bool Run(const Opts &o, const std::string &dir,
     r->seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
-    rocksdb::PerfContext *pc = rocksdb::get_perf_context();
-    r->block_reads = pc->block_read_count;
-    for (const auto &[level, c] : *pc->level_to_perf_context) {
-        LevelStats &s = r->levels[static_cast<int>(level)];
-        s.useful = c.bloom_filter_useful;
-        s.positive = c.bloom_filter_full_positive;
-        s.true_positive = c.bloom_filter_full_true_positive;
-    }
+    r->block_reads = rocksdb::get_perf_context()->block_read_count;
+    LevelProbes(&r->levels);
     rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
     r->useful = opt.statistics->getTickerCount(rocksdb::BLOOM_FILTER_USEFUL);
     r->positive =

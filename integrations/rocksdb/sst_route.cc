@@ -142,8 +142,9 @@ void compact(Data &d, unsigned h) {
         merged.insert(merged.end(), d.runs[r].begin(), d.runs[r].end());
         d.runs[r].clear();
     }
-    std::stable_sort(merged.begin(), merged.end(),
-                     [](const Entry &a, const Entry &b) { return a.key < b.key; });
+    std::stable_sort(
+        merged.begin(), merged.end(),
+        [](const Entry &a, const Entry &b) { return a.key < b.key; });
     merged.erase(std::unique(merged.begin(), merged.end(),
                              [](const Entry &a, const Entry &b) {
                                  return a.key == b.key;
@@ -207,7 +208,8 @@ bool open_arm(const Opts &o, const std::vector<std::string> &paths,
             a.its.emplace_back(nullptr);
             continue;
         }
-        a.readers.emplace_back(new rocksdb::SstFileReader(table_options(o, filters)));
+        a.readers.emplace_back(
+            new rocksdb::SstFileReader(table_options(o, filters)));
         if (!a.readers.back()->Open(p).ok())
             return false;
         a.filter_bytes += a.readers.back()->GetTableProperties()->filter_size;
@@ -323,7 +325,8 @@ amq_filter *make_maplet(const Data &d, double eps) {
         amq_status st = AMQ_OK;
         for (unsigned r = 0; r < R && st == AMQ_OK; r++)
             for (const Entry &e : d.runs[r])
-                if ((st = amq_maplet_put(m, e.key.data(), KEY_LEN, r)) != AMQ_OK)
+                if ((st = amq_maplet_put(m, e.key.data(), KEY_LEN, r)) !=
+                    AMQ_OK)
                     break;
         if (st == AMQ_OK)
             return m;
@@ -354,8 +357,8 @@ void print_row(std::string &doc, unsigned R, const Result &r) {
              "| %u | %s | %" PRIu64 " | %.4f | %.4f | %.5f | %.6f | %.7f | "
              "%.0f | %.0f |\n",
              R, r.label.c_str(), r.bytes, r.absent_reads, r.present_reads,
-             r.wrong_ge[1], r.wrong_ge[2], r.wrong_ge[3],
-             1e9 / r.absent_ns, 1e9 / r.present_ns);
+             r.wrong_ge[1], r.wrong_ge[2], r.wrong_ge[3], 1e9 / r.absent_ns,
+             1e9 / r.present_ns);
     fputs(line, stdout);
     doc += line;
 }
@@ -364,9 +367,11 @@ void print_row(std::string &doc, unsigned R, const Result &r) {
 bool write_pair(const Opts &o, const Data &d, unsigned R, unsigned r,
                 const char *tag, std::string &fpath, std::string &ppath) {
     char f[600], p[600];
-    snprintf(f, sizeof f, "%s/R%u%s-filters-%03u.sst", o.dir.c_str(), R, tag, r);
+    snprintf(f, sizeof f, "%s/R%u%s-filters-%03u.sst", o.dir.c_str(), R, tag,
+             r);
     snprintf(p, sizeof p, "%s/R%u%s-plain-%03u.sst", o.dir.c_str(), R, tag, r);
-    if (!write_run(o, d.runs[r], f, true) || !write_run(o, d.runs[r], p, false)) {
+    if (!write_run(o, d.runs[r], f, true) ||
+        !write_run(o, d.runs[r], p, false)) {
         fprintf(stderr, "amq-rocksdb-route: cannot write %s\n", f);
         return false;
     }
@@ -399,8 +404,9 @@ void measure(const Opts &o, const Data &d, Arm &fa, Arm &pa,
 void judge(const Opts &o, unsigned R, const amq_filter *m, const Result &rf,
            const Result &rm, int *fails) {
     if (rf.wrong_answers || rm.wrong_answers) {
-        fprintf(stderr, "amq-rocksdb-route: R=%u: %" PRIu64 " and %" PRIu64
-                        " wrong answers\n",
+        fprintf(stderr,
+                "amq-rocksdb-route: R=%u: %" PRIu64 " and %" PRIu64
+                " wrong answers\n",
                 R, rf.wrong_answers, rm.wrong_answers);
         ++*fails;
     }
@@ -409,14 +415,16 @@ void judge(const Opts &o, unsigned R, const amq_filter *m, const Result &rf,
     double b = amq_filter_fpr_bound(m), n = (double)o.lookups;
     double tol = 4 * std::sqrt(b / n) + 3 / n;
     if (rm.wrong_ge[1] > b + tol) {
-        fprintf(stderr, "amq-rocksdb-route: R=%u: absent keys read a run "
-                        "%.5f of the time, above the bound %.5f\n",
+        fprintf(stderr,
+                "amq-rocksdb-route: R=%u: absent keys read a run "
+                "%.5f of the time, above the bound %.5f\n",
                 R, rm.wrong_ge[1], b);
         ++*fails;
     }
     if (rm.present_reads > 1.0 + b + tol || rm.bytes > rf.bytes) {
-        fprintf(stderr, "amq-rocksdb-route: R=%u: %.4f reads per present "
-                        "lookup, %" PRIu64 " bytes against %" PRIu64 "\n",
+        fprintf(stderr,
+                "amq-rocksdb-route: R=%u: %.4f reads per present "
+                "lookup, %" PRIu64 " bytes against %" PRIu64 "\n",
                 R, rm.present_reads, rm.bytes, rf.bytes);
         ++*fails;
     }
@@ -479,12 +487,14 @@ bool run_case(const Opts &o, unsigned R, std::string &doc, int *fails) {
     if (ms < 0)
         return false;
     Result cf, cm;
-    snprintf(label, sizeof label, "the same, runs 0-%u compacted into one", h - 1);
+    snprintf(label, sizeof label, "the same, runs 0-%u compacted into one",
+             h - 1);
     cf.label = label;
     cf.bytes = fa.filter_bytes;
-    snprintf(label, sizeof label,
-             "maplet, runs 0-%u compacted into one (update %.0f ms, bound %.3g)",
-             h - 1, ms, amq_filter_fpr_bound(m));
+    snprintf(
+        label, sizeof label,
+        "maplet, runs 0-%u compacted into one (update %.0f ms, bound %.3g)",
+        h - 1, ms, amq_filter_fpr_bound(m));
     cm.label = label;
     cm.bytes = amq_filter_serialized_size(m);
     measure(o, d, fa, pa, m, cf, cm);
