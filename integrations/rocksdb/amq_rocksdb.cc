@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "amq/amq.h"
 
@@ -65,6 +66,80 @@ rocksdb::FilterBitsBuilder *LevelFilterPolicy::GetBuilderWithContext(
 rocksdb::FilterBitsReader *LevelFilterPolicy::GetFilterBitsReader(
     const rocksdb::Slice &contents) const {
     return inner_.front()->GetFilterBitsReader(contents);
+}
+
+// ---- bits that change ------------------------------------------------------
+
+struct AdaptiveLevelFilterPolicy::State {
+    mutable std::mutex mu;
+    FilterKind kind;
+    std::vector<double> bits;
+    // by bits x 100: made once, kept while the policy lives
+    mutable std::map<long, std::unique_ptr<const rocksdb::FilterPolicy>> inner;
+
+    const rocksdb::FilterPolicy &For(double b) const {
+        long k = std::lround(b * 100);
+        auto it = inner.find(k);
+        if (it == inner.end())
+            it = inner.emplace(k, MakeInner(k / 100.0, kind)).first;
+        return *it->second;
+    }
+};
+
+static std::vector<double> Clean(std::vector<double> bits) {
+    if (bits.empty())
+        bits.push_back(10.0);
+    for (double &b : bits)
+        if (!(b >= 0) || !std::isfinite(b))
+            b = 0;
+    return bits;
+}
+
+AdaptiveLevelFilterPolicy::AdaptiveLevelFilterPolicy(
+    std::vector<double> bits_per_level, FilterKind kind)
+    : state_(new State) {
+    state_->kind = kind;
+    state_->bits = Clean(std::move(bits_per_level));
+    state_->For(10.0); // the reader and the compatibility name
+}
+
+AdaptiveLevelFilterPolicy::~AdaptiveLevelFilterPolicy() = default;
+
+void AdaptiveLevelFilterPolicy::SetBits(std::vector<double> bits_per_level) {
+    std::lock_guard<std::mutex> g(state_->mu);
+    state_->bits = Clean(std::move(bits_per_level));
+}
+
+std::vector<double> AdaptiveLevelFilterPolicy::bits() const {
+    std::lock_guard<std::mutex> g(state_->mu);
+    return state_->bits;
+}
+
+double AdaptiveLevelFilterPolicy::BitsForLevel(int level) const {
+    std::lock_guard<std::mutex> g(state_->mu);
+    size_t i = level < 0 ? 0 : static_cast<size_t>(level);
+    return state_->bits[std::min(i, state_->bits.size() - 1)];
+}
+
+const char *AdaptiveLevelFilterPolicy::CompatibilityName() const {
+    std::lock_guard<std::mutex> g(state_->mu);
+    return state_->For(10.0).CompatibilityName();
+}
+
+rocksdb::FilterBitsBuilder *AdaptiveLevelFilterPolicy::GetBuilderWithContext(
+    const rocksdb::FilterBuildingContext &context) const {
+    std::lock_guard<std::mutex> g(state_->mu);
+    size_t i = context.level_at_creation < 0
+                   ? 0
+                   : static_cast<size_t>(context.level_at_creation);
+    double b = state_->bits[std::min(i, state_->bits.size() - 1)];
+    return state_->For(b).GetBuilderWithContext(context);
+}
+
+rocksdb::FilterBitsReader *AdaptiveLevelFilterPolicy::GetFilterBitsReader(
+    const rocksdb::Slice &contents) const {
+    std::lock_guard<std::mutex> g(state_->mu);
+    return state_->For(10.0).GetFilterBitsReader(contents);
 }
 
 bool PlanLevels(const std::vector<double> &keys,

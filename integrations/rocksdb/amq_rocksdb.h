@@ -24,6 +24,7 @@
 #include <rocksdb/filter_policy.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,37 @@ class LevelFilterPolicy : public rocksdb::FilterPolicy {
 
     std::vector<double> bits_;
     std::vector<std::unique_ptr<const rocksdb::FilterPolicy>> inner_;
+};
+
+// The same with bits that change while the database runs: SetBits gives
+// the tables written from then on (flushes and compactions) the new
+// per-level bits; tables already written keep theirs until compaction
+// rewrites them. Inner policies are made once per distinct bits value
+// (rounded to 1/100) and kept. Thread-safety: any call from any thread
+// (a mutex guards the bits; RocksDB builds filters from its background
+// threads).
+class AdaptiveLevelFilterPolicy : public rocksdb::FilterPolicy {
+  public:
+    explicit AdaptiveLevelFilterPolicy(std::vector<double> bits_per_level,
+                                       FilterKind kind = FilterKind::kBloom);
+    ~AdaptiveLevelFilterPolicy() override;
+
+    const char *Name() const override {
+        return "amq.AdaptiveLevelFilterPolicy";
+    }
+    const char *CompatibilityName() const override;
+    rocksdb::FilterBitsBuilder *GetBuilderWithContext(
+        const rocksdb::FilterBuildingContext &context) const override;
+    rocksdb::FilterBitsReader *GetFilterBitsReader(
+        const rocksdb::Slice &contents) const override;
+
+    void SetBits(std::vector<double> bits_per_level);
+    std::vector<double> bits() const;
+    double BitsForLevel(int level) const;
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
 };
 
 // Monkey through amq's allocation engine (amq/alloc.h): level i holds

@@ -53,15 +53,17 @@ inline uint64_t ZipfRank(double n, double s, double u) {
 }
 
 // Leveled, T = 10, level sizes from the bottom up, no compression, no
-// block cache (every data-block access is a read), statistics on.
-inline rocksdb::Options DbOptions(double level_base_mb,
-                                  std::shared_ptr<const rocksdb::FilterPolicy> fp) {
+// block cache (every data-block access is a read), statistics on; write
+// buffers and table files of buffer_mb.
+inline rocksdb::Options DbOptions(
+    double level_base_mb, std::shared_ptr<const rocksdb::FilterPolicy> fp,
+    double buffer_mb = 16) {
     rocksdb::Options o;
     o.create_if_missing = true;
     o.compression = rocksdb::kNoCompression;
-    o.write_buffer_size = 16 << 20;
+    o.write_buffer_size = static_cast<size_t>(buffer_mb * 1048576);
     o.max_write_buffer_number = 3;
-    o.target_file_size_base = 16 << 20;
+    o.target_file_size_base = static_cast<uint64_t>(buffer_mb * 1048576);
     o.max_bytes_for_level_base = static_cast<uint64_t>(level_base_mb * 1048576);
     o.max_bytes_for_level_multiplier = 10;
     o.level_compaction_dynamic_level_bytes = true;
