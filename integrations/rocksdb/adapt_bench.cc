@@ -173,11 +173,11 @@ bool PlanFrom(const Opts &o, const LevelCounts &c, std::vector<double> *bits) {
 // ---- the database and its epochs -------------------------------------------
 
 bool Open(const Opts &o, Arm *a, const std::string &dir) {
-    rocksdb::Status st =
-        rocksdb::DB::Open(DbOptions(o.level_base_mb, a->policy, o.buffer_mb),
-                          dir, &a->db);
+    rocksdb::Status st = rocksdb::DB::Open(
+        DbOptions(o.level_base_mb, a->policy, o.buffer_mb), dir, &a->db);
     if (!st.ok())
-        std::fprintf(stderr, "open %s: %s\n", dir.c_str(), st.ToString().c_str());
+        std::fprintf(stderr, "open %s: %s\n", dir.c_str(),
+                     st.ToString().c_str());
     return st.ok();
 }
 
@@ -212,15 +212,16 @@ void Lookups(const Opts &o, Arm *a, const std::vector<uint64_t> &order,
     double n = static_cast<double>(a->written);
     for (uint64_t i = 0; i < o.lookups; i++) {
         bool absent = Unit(&seed) < o.absent;
-        uint64_t id = absent ? 2 * (Mix(&seed) % a->written) + 1
-                             : 2 * order[a->written - ZipfRank(n, s, Unit(&seed))];
+        uint64_t id = absent
+                          ? 2 * (Mix(&seed) % a->written) + 1
+                          : 2 * order[a->written - ZipfRank(n, s, Unit(&seed))];
         bool found = a->db->Get(rocksdb::ReadOptions(), Key(id), &v).ok();
         e->missed += !absent && !found;
         hits += found;
     }
-    e->seconds = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - t0)
-                     .count();
+    e->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     probes->clear();
     LevelProbes(probes);
     for (const auto &[level, st] : *probes) {
@@ -232,9 +233,9 @@ void Lookups(const Opts &o, Arm *a, const std::vector<uint64_t> &order,
     e->fp_per_lookup =
         static_cast<double>(positive - true_positive) / (double)o.lookups;
     const rocksdb::PerfContext *pc = rocksdb::get_perf_context();
-    double data = static_cast<double>(pc->block_read_count -
-                                      pc->index_block_read_count -
-                                      pc->filter_block_read_count);
+    double data =
+        static_cast<double>(pc->block_read_count - pc->index_block_read_count -
+                            pc->filter_block_read_count);
     e->reads_per_lookup = data / (double)o.lookups;
     /* a lookup that finds its key reads one data block for it; every other
      * read found nothing (a false positive, or a level without a filter) */
@@ -256,9 +257,11 @@ std::string Decide(const Opts &o, Arm *a, const LevelCounts &c) {
     std::vector<double> w = Shares(c.negatives), plan;
     if (!PlanFrom(o, c, &plan))
         return "plan failed";
-    double g = Cost(w, std::vector<double>(w.size(), o.bits)) / Cost(w, plan) - 1;
+    double g =
+        Cost(w, std::vector<double>(w.size(), o.bits)) / Cost(w, plan) - 1;
     double rstar = std::sqrt(2 * std::max(g, 1e-12));
-    double r = 0, mean = 0, nk = std::accumulate(c.keys.begin(), c.keys.end(), 0.0);
+    double r = 0, mean = 0,
+           nk = std::accumulate(c.keys.begin(), c.keys.end(), 0.0);
     bool comparable = a->plan_shares.size() == w.size();
     std::vector<double> d(w.size(), 0);
     for (size_t i = 0; comparable && i < w.size(); i++) {
@@ -321,10 +324,9 @@ bool RunArm(const Opts &o, Arm *a, const std::vector<uint64_t> &order,
             e.decision =
                 Decide(o, a, Count(a->db, probes, o.lookups * o.absent));
         a->epochs.push_back(e);
-        std::fprintf(stderr,
-                     "%s: epoch %u, s = %.2f: %.4f wasted reads per lookup %s\n",
-                     a->name.c_str(), t, s[t], e.wasted_per_lookup,
-                     e.decision.c_str());
+        std::fprintf(
+            stderr, "%s: epoch %u, s = %.2f: %.4f wasted reads per lookup %s\n",
+            a->name.c_str(), t, s[t], e.wasted_per_lookup, e.decision.c_str());
     }
     std::map<int, LevelStats> shape;
     a->filter_bytes = Shape(a->db, &shape);
@@ -350,9 +352,9 @@ std::string Report(const Opts &o, const std::vector<Arm> &arms) {
                   "level %g MiB (`amq-rocksdb-adapt --keys %" PRIu64
                   " --epochs %u --writes %" PRIu64 " --lookups %" PRIu64
                   " --bits %g --sigma %g --theta %g --level-base %g`):\n\n",
-                  o.keys, o.epochs, o.writes, o.lookups, 100 * o.absent,
-                  o.zipf, o.sigma, o.theta, o.bits, o.level_base_mb, o.keys,
-                  o.epochs, o.writes, o.lookups, o.bits, o.sigma, o.theta,
+                  o.keys, o.epochs, o.writes, o.lookups, 100 * o.absent, o.zipf,
+                  o.sigma, o.theta, o.bits, o.level_base_mb, o.keys, o.epochs,
+                  o.writes, o.lookups, o.bits, o.sigma, o.theta,
                   o.level_base_mb);
     t << line
       << "| bits | wasted data-block reads per lookup | against uniform | "
@@ -374,7 +376,8 @@ std::string Report(const Opts &o, const std::vector<Arm> &arms) {
         std::string bits;
         std::vector<double> b = a.policy->bits();
         for (size_t l = 0; l < b.size(); l++) {
-            std::snprintf(line, sizeof line, "%sL%zu %.2f", l ? ", " : "", l, b[l]);
+            std::snprintf(line, sizeof line, "%sL%zu %.2f", l ? ", " : "", l,
+                          b[l]);
             bits += line;
         }
         std::snprintf(line, sizeof line,
@@ -477,9 +480,8 @@ int main(int argc, char **argv) {
     std::vector<Arm> arms(3);
     arms[0].name = "uniform", arms[1].name = "static Monkey",
     arms[2].name = "adaptive";
-    arms[0].policy =
-        std::make_shared<amq_rocksdb::AdaptiveLevelFilterPolicy>(
-            std::vector<double>{o.bits});
+    arms[0].policy = std::make_shared<amq_rocksdb::AdaptiveLevelFilterPolicy>(
+        std::vector<double>{o.bits});
     if (!RunArm(o, &arms[0], order, s, false, &plan0))
         return 1;
     for (int k = 1; k < 3; k++) {
@@ -495,12 +497,13 @@ int main(int argc, char **argv) {
     std::string report = Report(o, arms);
     std::fputs(report.c_str(), stdout);
     if (missed) {
-        std::fprintf(stderr, "amq-rocksdb-adapt: %" PRIu64
-                             " present keys not found\n", missed);
+        std::fprintf(stderr,
+                     "amq-rocksdb-adapt: %" PRIu64 " present keys not found\n",
+                     missed);
         return 1;
     }
-    if (!o.doc.empty() &&
-        doc_section_replace(o.doc.c_str(), "rocksdb-adapt", report.c_str()) != 0)
+    if (!o.doc.empty() && doc_section_replace(o.doc.c_str(), "rocksdb-adapt",
+                                              report.c_str()) != 0)
         return 1;
     return 0;
 }
