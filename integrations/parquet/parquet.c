@@ -400,7 +400,9 @@ static amq_status open_footer(amq_pq_file *f, amq_pq_diag *diag) {
         return amq__pq_fail(diag, f->size - 4, "an encrypted footer",
                             AMQ_ERR_UNSUPPORTED);
     if (memcmp(head, "PAR1", 4) != 0 || memcmp(tail + 4, "PAR1", 4) != 0)
-        return amq__pq_fail(diag, 0, "no PAR1 magic", AMQ_ERR_CORRUPT);
+        return amq__pq_fail(diag, 0,
+                            "not a Parquet file (no PAR1 at its start and end)",
+                            AMQ_ERR_CORRUPT);
     mlen = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 |
            (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
     if (mlen == 0 || mlen > MAX_META || mlen > f->size - 12)

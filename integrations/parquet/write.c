@@ -283,6 +283,8 @@ amq_status amq_pq_add_filters(const amq_pq_file *f, size_t c, double fpr,
              : x.w.nomem ? AMQ_ERR_NOMEM
              : x.w.len > UINT32_MAX ? AMQ_ERR_OVERFLOW
                                     : write_file(f, path, &filters, &x.w);
+        if (rc == AMQ_ERR_IO)
+            amq__pq_fail(diag, 0, "cannot write the output file", rc);
         free(x.w.p);
     }
     free(meta);

@@ -60,7 +60,9 @@ static const cli_opt index_options[] = {
 };
 
 static int pq_error(const char *path, amq_status st, const amq_pq_diag *d) {
-    if (d != NULL && d->what != NULL && d->what[0] != '\0')
+    if (d != NULL && d->what != NULL && d->what[0] != '\0' && st == AMQ_ERR_IO)
+        cli_error("%s: %s", path, d->what);
+    else if (d != NULL && d->what != NULL && d->what[0] != '\0')
         cli_error("%s: %s: %s (at byte %" PRIu64 ")", path, amq_strerror(st),
                   d->what, d->offset);
     else
