@@ -64,34 +64,18 @@
  * L1 u8 | 0 u32; the payload is the qf table. Loading validates the table
  * in full, that N = N0 2^K and w = L(K) + 1, that no code is 0, and
  * recounts the lengths.
+ *
+ * The same table with payload bits under each code (eqf_impl.h) is the
+ * Memento range filter's (range/memento.c): the functions amq__eqf_* are
+ * that shared core, the type "eqf" is the core with none.
  */
 #include <math.h>
 #include <string.h>
 
+#include "fingerprint/eqf_impl.h"
 #include "fingerprint/qf_query.h"
 #include "fingerprint/qf_update.h"
 #include "type/type.h"
-
-#define EQF_DEFAULT_GROWTH 10u
-#define EQF_MAX_GROWTH 40u
-#define EQF_MAX_W 56u /* the qf's fast slot paths */
-
-/* Fingerprint lengths: l0 for the first table's keys, l1 for those added
- * after doublings 1..growth, then l1 + e(K) (l1 >= l0; a filter made
- * from a target has l1 = l0, one made from a full qf its remainder
- * length as l0). */
-typedef struct eqf_plan {
-    unsigned l0, l1, growth;
-} eqf_plan;
-
-typedef struct amq_eqf {
-    amq__obj o; /* o.items: keys held (added minus removed) */
-    amq_qf *t;
-    uint64_t base; /* N0 */
-    eqf_plan plan;
-    unsigned k;          /* doublings so far */
-    uint64_t by_len[64]; /* entries (copies included) by length */
-} amq_eqf;
 
 /* ---- lengths and codes ----------------------------------------------------- */
 
@@ -105,26 +89,32 @@ static unsigned extra_bits(unsigned k, unsigned growth) {
 }
 
 /* Fingerprint bits of the keys added after k doublings. */
-static unsigned len_at(const eqf_plan *p, unsigned k) {
+static unsigned len_at(const amq__eqf_plan *p, unsigned k) {
     return k == 0           ? p->l0
            : k <= p->growth ? p->l1
                             : p->l1 + extra_bits(k, p->growth);
 }
 
-static inline unsigned code_len(uint64_t v, unsigned w) {
-    return w - 1 - (unsigned)__builtin_ctzll(v);
+/* The length of code c of a cw-bit code field. */
+static inline unsigned code_len(uint64_t c, unsigned cw) {
+    return cw - 1 - (unsigned)__builtin_ctzll(c);
 }
 
-/* h's quotient and its code at full length w - 1. */
-static inline void key_code(const amq_qf *t, uint64_t h, uint64_t *q,
-                            uint64_t *x) {
+/* h's quotient and its code at full length cw - 1 (cw: the code bits of
+ * a slot). */
+static inline void key_code(const amq_qf *t, unsigned cw, uint64_t h,
+                            uint64_t *q, uint64_t *x) {
     unsigned __int128 p = (unsigned __int128)h * t->nslots;
     *q = (uint64_t)(p >> 64);
-    *x = ((uint64_t)p >> (65 - t->width)) << 1 | 1;
+    *x = ((uint64_t)p >> (65 - cw)) << 1 | 1;
 }
 
 static inline bool code_matches(uint64_t v, uint64_t x) {
     return (v ^ x) < (v & (0 - v)) << 1;
+}
+
+static inline unsigned code_width(const amq_eqf *e) {
+    return e->t->width - e->pb;
 }
 
 /* ---- queries ----------------------------------------------------------------- */
@@ -149,23 +139,26 @@ static inline void run_bounds(const amq_qf *t, uint64_t q, uint64_t *rs,
     *re = s.re;
 }
 
-/* The matching entries of run q for code x: how many, and the slot of
- * the longest (*at; QF_NOWHERE when none). stop_at_first for queries. */
-static inline uint64_t matches(const amq_qf *t, uint64_t q, uint64_t x,
-                               bool stop_at_first, uint64_t *at) {
-    uint64_t rs, re, n = 0, best = 0;
+/* The entries of run q whose code matches x and whose payload lies in
+ * [plo, phi]: how many, and the slot of the longest (*at; QF_NOWHERE
+ * when none). stop_at_first for queries. */
+static inline uint64_t matches(const amq_eqf *e, uint64_t q, uint64_t x,
+                               uint64_t plo, uint64_t phi, bool stop_at_first,
+                               uint64_t *at) {
+    const amq_qf *t = e->t;
+    uint64_t rs, re, n = 0, best = 0, pmask = (UINT64_C(1) << e->pb) - 1;
     *at = QF_NOWHERE;
     if (!occ_get(t, q))
         return 0;
     run_bounds(t, q, &rs, &re);
     for (uint64_t i = rs; i < re; i++) {
-        uint64_t v = slot_get(t, i);
-        if (!code_matches(v, x))
+        uint64_t v = slot_get(t, i), c = v >> e->pb, pay = v & pmask;
+        if (!code_matches(c, x) || pay < plo || pay > phi)
             continue;
         n++;
         if (stop_at_first)
             return n;
-        uint64_t low = v & (0 - v); /* longer entries have lower delimiters */
+        uint64_t low = c & (0 - c); /* longer entries have lower delimiters */
         if (*at == QF_NOWHERE || low < best) {
             best = low;
             *at = i;
@@ -174,12 +167,36 @@ static inline uint64_t matches(const amq_qf *t, uint64_t q, uint64_t x,
     return n;
 }
 
-/* The exact answer: the run slot by slot (out of line: it holds nothing
- * of the word-wide test). */
-static __attribute__((noinline)) bool has_exact(const amq_qf *t, uint64_t q,
+/* How many entries of run q hold code c itself. */
+static uint64_t code_count(const amq_eqf *e, uint64_t q, uint64_t c) {
+    uint64_t rs, re, n = 0;
+    if (!occ_get(e->t, q))
+        return 0;
+    run_bounds(e->t, q, &rs, &re);
+    for (uint64_t i = rs; i < re; i++)
+        n += (slot_get(e->t, i) >> e->pb) == c;
+    return n;
+}
+
+bool amq__eqf_any(const amq_eqf *e, uint64_t h, uint64_t plo, uint64_t phi) {
+    uint64_t q, x, at;
+    key_code(e->t, code_width(e), h, &q, &x);
+    return matches(e, q, x, plo, phi, true, &at) != 0;
+}
+
+uint64_t amq__eqf_matches(const amq_eqf *e, uint64_t h, uint64_t plo,
+                          uint64_t phi) {
+    uint64_t q, x, at;
+    key_code(e->t, code_width(e), h, &q, &x);
+    return matches(e, q, x, plo, phi, false, &at);
+}
+
+/* The exact answer of an eqf (no payload): the run slot by slot (out of
+ * line: it holds nothing of the word-wide test). */
+static __attribute__((noinline)) bool has_exact(const amq_eqf *e, uint64_t q,
                                                 uint64_t x) {
     uint64_t at;
-    return matches(t, q, x, true, &at) != 0;
+    return matches(e, q, x, 0, 0, true, &at) != 0;
 }
 
 /* Run q (occupied, in a fast block) holds a code matching x? Every field
@@ -189,10 +206,11 @@ static __attribute__((noinline)) bool has_exact(const amq_qf *t, uint64_t q,
  * leaves a field only from one that is 0, and no code is 0, so it can
  * only spoil fields after the run, which the mask drops. Runs the word
  * cannot hold take the loop. */
-static inline __attribute__((always_inline)) bool has_run(const amq_qf *t,
+static inline __attribute__((always_inline)) bool has_run(const amq_eqf *e,
                                                           uint64_t q,
                                                           uint64_t x,
                                                           bool isa) {
+    const amq_qf *t = e->t;
     unsigned w = t->width;
     uint64_t lo = qf_fields[w], hi = lo << (w - 1), m;
     bool out;
@@ -205,20 +223,20 @@ static inline __attribute__((always_inline)) bool has_run(const amq_qf *t,
         return false;
     if (!out)
         return true;
-    return has_exact(t, q, x);
+    return has_exact(e, q, x);
 }
 
 static inline __attribute__((always_inline)) bool lookup(const amq_eqf *e,
                                                          uint64_t h, bool isa) {
     const amq_qf *t = e->t;
     uint64_t q, x;
-    key_code(t, h, &q, &x);
+    key_code(t, t->width, h, &q, &x);
     prefetch_block(t, q);
     if ((q >> 6) >= t->fast_blocks)
-        return has_exact(t, q, x);
+        return has_exact(e, q, x);
     if (!occ_get(t, q))
         return false;
-    return has_run(t, q, x, isa);
+    return has_run(e, q, x, isa);
 }
 
 static QF_ANY bool contains_any(const amq__obj *o, uint64_t h) {
@@ -229,10 +247,7 @@ static QF_ISA bool contains_isa(const amq__obj *o, uint64_t h) {
 }
 /* AMQ_OPT_SCALAR: the loop over the run's slots, the reference. */
 static bool contains_ref(const amq__obj *o, uint64_t h) {
-    const amq_eqf *e = (const amq_eqf *)o;
-    uint64_t q, x;
-    key_code(e->t, h, &q, &x);
-    return has_exact(e->t, q, x);
+    return amq__eqf_any((const amq_eqf *)o, h, 0, 0);
 }
 
 static bool eqf_contains(const amq__obj *o, uint64_t h) {
@@ -252,10 +267,7 @@ static void eqf_contains_batch(const amq__obj *o, const uint64_t *h, size_t n,
 }
 
 static amq_status eqf_count(const amq__obj *o, uint64_t h, uint64_t *out) {
-    const amq_eqf *e = (const amq_eqf *)o;
-    uint64_t q, x, at;
-    key_code(e->t, h, &q, &x);
-    *out = matches(e->t, q, x, false, &at);
+    *out = amq__eqf_matches((const amq_eqf *)o, h, 0, 0);
     return AMQ_OK;
 }
 
@@ -264,46 +276,55 @@ static amq_status eqf_count(const amq__obj *o, uint64_t h, uint64_t *out) {
 typedef struct emitter {
     amq_qf *g;
     qf_writer w;
-    uint64_t last; /* the last code written in the current run */
+    uint64_t last; /* the last slot written in the current run */
+    unsigned pb;
+    bool groups;
     uint64_t *by_len;
 } emitter;
 
-static amq_status emit(emitter *m, uint64_t q, uint64_t v, uint64_t c) {
+static amq_status emit(emitter *m, uint64_t q, uint64_t v) {
     amq_qf *g = m->g;
-    bool same = m->w.run && m->w.q == q && m->last == v;
+    bool in_run = m->w.run && m->w.q == q;
+    bool same = in_run && m->last == v;
+    bool same_code = in_run && (m->last >> m->pb) == (v >> m->pb);
     writer_enter(g, &m->w, q);
-    if (c > g->tslots - m->w.pos)
+    if (m->w.pos >= g->tslots)
         return AMQ_ERR_FULL;
-    for (uint64_t i = 0; i < c; i++)
-        slot_set(g, m->w.pos++, v);
+    slot_set(g, m->w.pos++, v);
     m->last = v;
-    g->o.items += c;
-    g->used += c;
+    g->o.items++;
+    g->used++;
     g->distinct += !same;
-    m->by_len[code_len(v, g->width)] += c;
+    if (!m->groups || !same_code)
+        m->by_len[code_len(v >> m->pb, g->width - m->pb)]++;
     return AMQ_OK;
 }
 
-/* Run q of the old table t, slots [rs, re), into run 2q + b of g: the
- * entries whose first bit is b, shortened and shifted into g's width, and
- * the void entries' copies (voids of them), merged in code order. */
+/* Run q of the old table t, slots [rs, re) with its void entries at
+ * [vs, ve), into run 2q + b of g: the entries whose first code bit is b,
+ * shortened and shifted into g's width, merged in slot order with the
+ * void entries' copies (void again, payloads kept). */
 static amq_status emit_half(emitter *m, const amq_qf *t, uint64_t q,
-                            uint64_t rs, uint64_t re, unsigned b,
-                            uint64_t voids) {
-    unsigned w = t->width, up = m->g->width - w;
-    uint64_t vcode = UINT64_C(1) << (w - 1), nvoid = vcode << up;
+                            uint64_t rs, uint64_t re, unsigned b, uint64_t vs,
+                            uint64_t ve) {
+    unsigned pb = m->pb, cw = t->width - pb, up = m->g->width - t->width;
+    uint64_t pmask = (UINT64_C(1) << pb) - 1;
+    uint64_t vcode = UINT64_C(1) << (cw - 1), cmask = (vcode << 1) - 1;
+    uint64_t nvoid = (vcode << up) << pb, vi = vs;
     for (uint64_t i = rs; i < re; i++) {
-        uint64_t v = slot_get(t, i);
-        if (v == vcode || (v >> (w - 1)) != b)
+        uint64_t v = slot_get(t, i), c = v >> pb;
+        if (c == vcode || (c >> (cw - 1)) != b)
             continue;
-        uint64_t nv = ((v << 1) & t->wmask) << up;
-        if (voids != 0 && nvoid <= nv) {
-            AMQ_RETURN_IF_ERR(emit(m, 2 * q + b, nvoid, voids));
-            voids = 0;
-        }
-        AMQ_RETURN_IF_ERR(emit(m, 2 * q + b, nv, 1));
+        uint64_t nv = (((c << 1) & cmask) << up) << pb | (v & pmask);
+        for (; vi < ve && (nvoid | (slot_get(t, vi) & pmask)) <= nv; vi++)
+            AMQ_RETURN_IF_ERR(
+                emit(m, 2 * q + b, nvoid | (slot_get(t, vi) & pmask)));
+        AMQ_RETURN_IF_ERR(emit(m, 2 * q + b, nv));
     }
-    return voids != 0 ? emit(m, 2 * q + b, nvoid, voids) : AMQ_OK;
+    for (; vi < ve; vi++)
+        AMQ_RETURN_IF_ERR(
+            emit(m, 2 * q + b, nvoid | (slot_get(t, vi) & pmask)));
+    return AMQ_OK;
 }
 
 /* 2N slots of width wn (>= the old one) from e's table, run by run in
@@ -319,18 +340,21 @@ static amq_status expand(amq_eqf *e, unsigned wn) {
     amq_status st = amq__qf_alloc(t->nslots * 2, wn, false, &opt, NULL, &g);
     if (st != AMQ_OK)
         return st == AMQ_ERR_INVALID ? AMQ_ERR_OVERFLOW : st;
-    emitter m = {g, {0, 0, false}, 0, by_len};
-    uint64_t vcode = UINT64_C(1) << (t->width - 1), end = 0;
+    emitter m = {g, {0, 0, false}, 0, e->pb, e->groups, by_len};
+    uint64_t vcode = UINT64_C(1) << (code_width(e) - 1), end = 0;
     for (uint64_t q = next_occupied(t, 0, t->nslots);
          st == AMQ_OK && q < t->nslots;
          q = next_occupied(t, q + 1, t->nslots)) {
-        uint64_t rs = q > end ? q : end, voids = 0;
+        uint64_t rs = q > end ? q : end, vs = rs, ve = rs;
         end = next_rend(t, rs, t->nblocks) + 1;
         for (uint64_t i = rs; i < end; i++)
-            voids += slot_get(t, i) == vcode;
-        st = emit_half(&m, t, q, rs, end, 0, voids);
+            if ((slot_get(t, i) >> e->pb) == vcode) { /* contiguous */
+                vs = ve == rs ? i : vs;
+                ve = i + 1;
+            }
+        st = emit_half(&m, t, q, rs, end, 0, vs, ve);
         if (st == AMQ_OK)
-            st = emit_half(&m, t, q, rs, end, 1, voids);
+            st = emit_half(&m, t, q, rs, end, 1, vs, ve);
     }
     if (st != AMQ_OK) {
         amq__qf_destroy(&g->o);
@@ -352,29 +376,47 @@ static bool needs_room(const amq_eqf *e) {
 /* One doubling, at the width of the next doubling's keys. */
 static amq_status grow(amq_eqf *e) {
     unsigned ln = len_at(&e->plan, e->k + 1);
-    unsigned wn = ln + 1 > e->t->width ? ln + 1 : e->t->width;
-    if (wn > EQF_MAX_W)
+    unsigned wn = ln + 1 + e->pb > e->t->width ? ln + 1 + e->pb : e->t->width;
+    if (wn > AMQ__EQF_MAX_W)
         return AMQ_ERR_OVERFLOW;
     return expand(e, wn);
 }
 
-static amq_status eqf_add(amq__obj *o, uint64_t h) {
-    amq_eqf *e = (amq_eqf *)o;
+amq_status amq__eqf_put(amq_eqf *e, uint64_t h, uint64_t pay) {
     uint64_t q, x;
     if (needs_room(e))
         AMQ_RETURN_IF_ERR(grow(e));
-    key_code(e->t, h, &q, &x);
-    amq_status st = amq__qf_update_qr(e->t, q, x, true);
+    key_code(e->t, code_width(e), h, &q, &x);
+    bool fresh = !e->groups || code_count(e, q, x) == 0;
+    amq_status st = amq__qf_update_qr(e->t, q, x << e->pb | pay, true);
     if (st == AMQ_ERR_FULL) { /* a cluster at the table's end: double */
         AMQ_RETURN_IF_ERR(grow(e));
-        key_code(e->t, h, &q, &x);
-        st = amq__qf_update_qr(e->t, q, x, true);
+        key_code(e->t, code_width(e), h, &q, &x);
+        fresh = !e->groups || code_count(e, q, x) == 0;
+        st = amq__qf_update_qr(e->t, q, x << e->pb | pay, true);
     }
     if (st != AMQ_OK)
         return st;
-    e->by_len[e->t->width - 1]++;
+    e->by_len[code_width(e) - 1] += fresh;
     e->o.items++;
     return AMQ_OK;
+}
+
+amq_status amq__eqf_take(amq_eqf *e, uint64_t h, uint64_t pay) {
+    uint64_t q, x, at;
+    key_code(e->t, code_width(e), h, &q, &x);
+    if (e->o.items == 0 || matches(e, q, x, pay, pay, false, &at) == 0)
+        return AMQ_ERR_NOT_FOUND;
+    uint64_t v = slot_get(e->t, at), c = v >> e->pb;
+    bool last = !e->groups || code_count(e, q, c) == 1;
+    AMQ_RETURN_IF_ERR(amq__qf_update_qr(e->t, q, v, false));
+    e->by_len[code_len(c, code_width(e))] -= last;
+    e->o.items--;
+    return AMQ_OK;
+}
+
+static amq_status eqf_add(amq__obj *o, uint64_t h) {
+    return amq__eqf_put((amq_eqf *)o, h, 0);
 }
 
 /* The loop of adds, each key's block asked for QF_INSERT_AHEAD keys
@@ -389,7 +431,7 @@ static amq_status eqf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
     for (i = 0; i < n; i++) {
         if (i + QF_INSERT_AHEAD < n)
             prefetch_block(e->t, quotient_of(e->t, h[i + QF_INSERT_AHEAD]));
-        amq_status st = eqf_add(o, h[i]);
+        amq_status st = amq__eqf_put(e, h[i], 0);
         if (st != AMQ_OK) {
             *done = i;
             return st;
@@ -400,20 +442,10 @@ static amq_status eqf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
 }
 
 static amq_status eqf_remove(amq__obj *o, uint64_t h) {
-    amq_eqf *e = (amq_eqf *)o;
-    uint64_t q, x, at;
-    key_code(e->t, h, &q, &x);
-    if (e->o.items == 0 || matches(e->t, q, x, false, &at) == 0)
-        return AMQ_ERR_NOT_FOUND;
-    uint64_t v = slot_get(e->t, at);
-    AMQ_RETURN_IF_ERR(amq__qf_update_qr(e->t, q, v, false));
-    e->by_len[code_len(v, e->t->width)]--;
-    e->o.items--;
-    return AMQ_OK;
+    return amq__eqf_take((amq_eqf *)o, h, 0);
 }
 
-static double eqf_fpr_bound(const amq__obj *o) {
-    const amq_eqf *e = (const amq_eqf *)o;
+double amq__eqf_bound(const amq_eqf *e) {
     double s = 0.0;
     for (unsigned l = 0; l < 64; l++)
         s += ldexp((double)e->by_len[l], -(int)l);
@@ -421,9 +453,13 @@ static double eqf_fpr_bound(const amq__obj *o) {
     return p < 1.0 ? p : 1.0;
 }
 
+static double eqf_fpr_bound(const amq__obj *o) {
+    return amq__eqf_bound((const amq_eqf *)o);
+}
+
 /* ---- construction ------------------------------------------------------------- */
 
-static void eqf_destroy(amq__obj *o) {
+void amq__eqf_destroy(amq__obj *o) {
     amq_eqf *e = (amq_eqf *)o;
     if (e == NULL)
         return;
@@ -431,10 +467,11 @@ static void eqf_destroy(amq__obj *o) {
     amq__obj_free(&e->o);
 }
 
-static amq_status wrap(amq_qf *t, uint64_t base, eqf_plan plan, unsigned k,
+static amq_status wrap(size_t size, amq_qf *t, uint64_t base,
+                       amq__eqf_plan plan, unsigned k, unsigned pb, bool groups,
                        const amq_options *opt, amq_eqf **out) {
     amq_eqf *e;
-    amq_status st = amq__obj_new(sizeof *e, opt, (void **)&e);
+    amq_status st = amq__obj_new(size, opt, (void **)&e);
     if (st != AMQ_OK) {
         amq__qf_destroy(&t->o);
         return st;
@@ -443,6 +480,8 @@ static amq_status wrap(amq_qf *t, uint64_t base, eqf_plan plan, unsigned k,
     e->base = base;
     e->plan = plan;
     e->k = k;
+    e->pb = pb;
+    e->groups = groups;
     e->o.contains = t->scalar     ? contains_ref
                     : t->use_pdep ? contains_isa
                                   : contains_any;
@@ -455,42 +494,61 @@ static double planned(unsigned l, unsigned growth) {
     return AMQ_QF_MAX_LOAD * (1.0 + growth / 2.0) * ldexp(1.0, -(int)l);
 }
 
-/* L0 for a target: the least l with planned(l, *growth) <= fpr; then
- * *growth is raised to the most doublings that l still covers (the
- * rounding up of l pays for them). */
-static unsigned l0_for(double fpr, unsigned *growth) {
+unsigned amq__eqf_l0_for(double fpr, unsigned *growth) {
     double l = ceil(log2(planned(0, *growth) / fpr));
-    unsigned r = l < 1 ? 1u : l > EQF_MAX_W - 1 ? EQF_MAX_W - 1 : (unsigned)l;
-    while (*growth < EQF_MAX_GROWTH && planned(r, *growth + 1) <= fpr)
+    unsigned r = l < 1                    ? 1u
+                 : l > AMQ__EQF_MAX_W - 1 ? AMQ__EQF_MAX_W - 1
+                                          : (unsigned)l;
+    while (*growth < AMQ__EQF_MAX_GROWTH && planned(r, *growth + 1) <= fpr)
         (*growth)++;
     return r;
+}
+
+amq_status amq__eqf_shape(amq__spec *spec, uint64_t capacity, double fpr,
+                          const char *name, uint64_t *slots, unsigned *l,
+                          unsigned *growth, amq_diag *diag) {
+    static const amq__qf_bits key = {"l", 1, AMQ__EQF_MAX_W - 1};
+    uint64_t g = AMQ__EQF_DEFAULT_GROWTH;
+    bool given;
+    AMQ_RETURN_IF_ERR(
+        amq__spec_u64(spec, "growth", 0, AMQ__EQF_MAX_GROWTH, &g, NULL, diag));
+    AMQ_RETURN_IF_ERR(
+        amq__qf_shape(spec, capacity, fpr, &key, name, slots, l, &given, diag));
+    *growth = (unsigned)g;
+    if (!given)
+        *l = amq__eqf_l0_for(fpr, growth);
+    return AMQ_OK;
+}
+
+amq_status amq__eqf_new(size_t size, uint64_t slots, unsigned l,
+                        unsigned growth, unsigned pb, bool groups,
+                        const amq_options *opt, amq_eqf **out, amq_diag *diag) {
+    amq_options o2 = *opt;
+    amq_qf *t;
+    o2.flags &= ~AMQ_OPT_CONCURRENT;
+    if (l + 1 + pb > AMQ__EQF_MAX_W)
+        return amq__diag(diag, AMQ_ERR_OVERFLOW, 0,
+                         "%u fingerprint bits and %u below them pass %u-bit "
+                         "slots",
+                         l, pb, AMQ__EQF_MAX_W);
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc_diag(slots, l + 1 + pb, false, &o2, &t, diag));
+    amq__eqf_plan plan = {l, l, growth};
+    return wrap(size, t, slots, plan, 0, pb, groups, &o2, out);
 }
 
 static amq_status t_create(const amq__type *self, amq__spec *spec,
                            uint64_t capacity, double fpr,
                            const amq_options *opt, amq__obj **out,
                            amq_diag *diag) {
-    static const amq__qf_bits key = {"l", 1, EQF_MAX_W - 1};
-    uint64_t n = 0, growth = EQF_DEFAULT_GROWTH;
-    unsigned l = 0;
-    bool given;
-    amq_options o2 = *opt;
-    amq_qf *t;
+    uint64_t n = 0;
+    unsigned l = 0, growth = 0;
     amq_eqf *e;
     (void)self;
-    o2.flags &= ~AMQ_OPT_CONCURRENT;
     AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth, NULL, diag));
+        amq__eqf_shape(spec, capacity, fpr, "eqf", &n, &l, &growth, diag));
     AMQ_RETURN_IF_ERR(
-        amq__qf_shape(spec, capacity, fpr, &key, "eqf", &n, &l, &given, diag));
-    if (!given) {
-        unsigned gr = (unsigned)growth;
-        l = l0_for(fpr, &gr);
-        growth = gr;
-    }
-    AMQ_RETURN_IF_ERR(amq__qf_alloc_diag(n, l + 1, false, &o2, &t, diag));
-    eqf_plan plan = {l, l, (unsigned)growth};
-    AMQ_RETURN_IF_ERR(wrap(t, n, plan, 0, &o2, &e));
+        amq__eqf_new(sizeof *e, n, l, growth, 0, false, opt, &e, diag));
     *out = &e->o;
     return AMQ_OK;
 }
@@ -502,14 +560,15 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
  * keys get the least l1 whose growth (the doublings until the bound
  * passes b) reaches the default, b the target or, when the first keys'
  * bound is already above it, twice that bound. */
-static eqf_plan plan_after(unsigned l0, double first, double target) {
+static amq__eqf_plan plan_after(unsigned l0, double first, double target) {
     double a = AMQ_QF_MAX_LOAD;
     double b = target > first ? target : 2.0 * first;
-    eqf_plan p = {l0, l0, 0};
-    for (; p.l1 < EQF_MAX_W - 1; p.l1++) {
+    amq__eqf_plan p = {l0, l0, 0};
+    for (; p.l1 < AMQ__EQF_MAX_W - 1; p.l1++) {
         double h = 2.0 * (b - first) / a * ldexp(1.0, (int)p.l1);
-        if (h >= EQF_DEFAULT_GROWTH) {
-            p.growth = h >= EQF_MAX_GROWTH ? EQF_MAX_GROWTH : (unsigned)h;
+        if (h >= AMQ__EQF_DEFAULT_GROWTH) {
+            p.growth =
+                h >= AMQ__EQF_MAX_GROWTH ? AMQ__EQF_MAX_GROWTH : (unsigned)h;
             break;
         }
     }
@@ -524,12 +583,12 @@ amq_status amq__eqf_from_qf(const amq_qf *q, double target,
     uint64_t by_len[64] = {0}, end = 0;
     if (q->counting || q->vbits != 0 || q->concurrent)
         return AMQ_ERR_INVALID;
-    if (q->rbits + 1 > EQF_MAX_W)
+    if (q->rbits + 1 > AMQ__EQF_MAX_W)
         return AMQ_ERR_OVERFLOW;
     o2.flags &= ~AMQ_OPT_CONCURRENT;
     AMQ_RETURN_IF_ERR(
         amq__qf_alloc(q->nslots, q->rbits + 1, false, &o2, NULL, &g));
-    emitter m = {g, {0, 0, false}, 0, by_len};
+    emitter m = {g, {0, 0, false}, 0, 0, false, by_len};
     amq_status st = AMQ_OK;
     for (uint64_t x = next_occupied(q, 0, q->nslots);
          st == AMQ_OK && x < q->nslots;
@@ -537,7 +596,7 @@ amq_status amq__eqf_from_qf(const amq_qf *q, double target,
         uint64_t rs = x > end ? x : end;
         end = next_rend(q, rs, q->nblocks) + 1;
         for (uint64_t i = rs; st == AMQ_OK && i < end; i++)
-            st = emit(&m, x, slot_get(q, i) << 1 | 1, 1);
+            st = emit(&m, x, slot_get(q, i) << 1 | 1);
     }
     if (st != AMQ_OK) {
         amq__qf_destroy(&g->o);
@@ -546,8 +605,9 @@ amq_status amq__eqf_from_qf(const amq_qf *q, double target,
     amq__qf_build_finish(g, &m.w);
     double first =
         ldexp((double)by_len[q->rbits], -(int)q->rbits) / (double)q->nslots;
-    AMQ_RETURN_IF_ERR(
-        wrap(g, q->nslots, plan_after(q->rbits, first, target), 0, &o2, &e));
+    AMQ_RETURN_IF_ERR(wrap(sizeof *e, g, q->nslots,
+                           plan_after(q->rbits, first, target), 0, 0, false,
+                           &o2, &e));
     memcpy(e->by_len, by_len, sizeof by_len);
     e->o.items = qf_total(q, QF_ITEMS);
     *out = &e->o;
@@ -556,16 +616,17 @@ amq_status amq__eqf_from_qf(const amq_qf *q, double target,
 
 /* ---- the frame ---------------------------------------------------------------- */
 
-#define PARAMS_LEN (AMQ__QF_PARAMS_LEN + 24)
-
-static void t_params_write(const amq__obj *o, amq__wr *w) {
-    const amq_eqf *e = (const amq_eqf *)o;
+void amq__eqf_params_write(const amq_eqf *e, amq__wr *w) {
     amq__qf_params_write(e->t, w);
     amq__wr_u64(w, e->base);
     amq__wr_u64(w, e->o.items);
     amq__wr_u32(w, e->plan.l0 | e->plan.growth << 8 | e->k << 16 |
                        e->plan.l1 << 24);
-    amq__wr_u32(w, 0);
+    amq__wr_u32(w, e->pb);
+}
+
+static void t_params_write(const amq__obj *o, amq__wr *w) {
+    amq__eqf_params_write((const amq_eqf *)o, w);
 }
 
 static size_t t_payload_size(const amq__obj *o) {
@@ -605,8 +666,8 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     uint64_t growth;
     double a = AMQ_QF_MAX_LOAD;
     (void)self;
-    AMQ_RETURN_IF_ERR(
-        amq__spec_u64(spec, "growth", 0, EQF_MAX_GROWTH, &growth, NULL, diag));
+    AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "growth", 0, AMQ__EQF_MAX_GROWTH,
+                                    &growth, NULL, diag));
     if (inverse) {
         *out = (log2(a / x) + 1.0 + QF_META_BITS) / a;
         return AMQ_OK;
@@ -616,47 +677,53 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
     return AMQ_OK;
 }
 
-/* Every code non-zero, and the counts by length. */
+/* Every code non-zero, and the counts by length (groups: a code once a
+ * run; the iterator's value is the quotient over the slot). */
 static amq_status check_codes(amq_eqf *e, const amq__rd *rd) {
     amq_qf_iter it;
-    uint64_t fp, c;
-    unsigned w = e->t->width;
+    uint64_t fp, c, prev = 0;
+    unsigned w = e->t->width, cw = w - e->pb;
+    bool first = true;
     amq_qf_iter_init(e->t, &it);
     while (amq_qf_iter_next(&it, &fp, &c)) {
-        uint64_t v = fp & ((UINT64_C(1) << w) - 1);
-        if (v == 0)
+        uint64_t v = fp & ((UINT64_C(1) << w) - 1), code = v >> e->pb;
+        if (code == 0)
             return amq__qf_corrupt(e->t, rd, "a slot holds no code",
                                    it.pos - c);
-        e->by_len[code_len(v, w)] += c;
+        bool again = !first && (fp >> e->pb) == prev;
+        if (!e->groups)
+            e->by_len[code_len(code, cw)] += c;
+        else if (!again)
+            e->by_len[code_len(code, cw)]++;
+        prev = fp >> e->pb;
+        first = false;
     }
     return AMQ_OK;
 }
 
-static amq_status t_load(const amq__type *self, amq__rd *rd,
-                         const uint8_t *payload, size_t len, bool view,
-                         const amq_options *opt, amq__obj **out) {
+amq_status amq__eqf_load(amq__rd *rd, const char *name, const uint8_t *payload,
+                         size_t len, bool view, unsigned pb_max, bool groups,
+                         size_t size, const amq_options *opt, amq_eqf **out) {
     uint64_t base, keys;
-    uint32_t shape;
+    uint32_t shape, pb;
     amq_qf *t = NULL;
     amq_eqf *e;
     amq_options o2 = *opt;
-    (void)self;
     o2.flags &= ~AMQ_OPT_CONCURRENT;
-    AMQ_RETURN_IF_ERR(amq__rd_expect(rd, PARAMS_LEN));
-    AMQ_RETURN_IF_ERR(amq__qf_load_table(rd, false, "eqf", payload, len, false,
+    AMQ_RETURN_IF_ERR(amq__qf_load_table(rd, false, name, payload, len, false,
                                          view, &o2, &t));
     size_t at_base = amq__rd_u64(rd, &base);
     size_t at_keys = amq__rd_u64(rd, &keys);
     size_t at_shape = amq__rd_u32(rd, &shape);
-    amq_status st = amq__rd_zero32(rd);
-    eqf_plan plan = {shape & 0xff, shape >> 24, (shape >> 8) & 0xff};
+    size_t at_pb = amq__rd_u32(rd, &pb);
+    amq_status st = AMQ_OK;
+    amq__eqf_plan plan = {shape & 0xff, shape >> 24, (shape >> 8) & 0xff};
     unsigned k = (shape >> 16) & 0xff;
-    if (st != AMQ_OK) {
-        amq__qf_destroy(&t->o);
-        return st;
-    }
-    if (plan.l0 < 1 || plan.l1 < plan.l0 || plan.l1 > EQF_MAX_W - 1 ||
-        plan.growth > EQF_MAX_GROWTH)
+    if (pb > pb_max || pb + 2 > t->width)
+        st = amq__rd_bad(rd, at_pb, "%u payload bits in %u-bit slots", pb,
+                         t->width);
+    else if (plan.l0 < 1 || plan.l1 < plan.l0 || plan.l1 > AMQ__EQF_MAX_W - 1 ||
+             plan.growth > AMQ__EQF_MAX_GROWTH)
         st = amq__rd_bad(rd, at_shape, "fingerprint plan %u/%u/%u", plan.l0,
                          plan.l1, plan.growth);
     else if (base < 64 || base % 64 != 0 || k > 56 ||
@@ -664,9 +731,10 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
         st = amq__rd_bad(
             rd, at_base, "%llu first slots do not double to %llu in %u",
             (unsigned long long)base, (unsigned long long)t->nslots, k);
-    else if (t->width != len_at(&plan, k) + 1)
-        st = amq__rd_bad(rd, at_shape, "%u-bit slots for %u-bit fingerprints",
-                         t->width, len_at(&plan, k));
+    else if (t->width != len_at(&plan, k) + 1 + pb)
+        st = amq__rd_bad(rd, at_shape,
+                         "%u-bit slots for %u-bit fingerprints and %u below",
+                         t->width, len_at(&plan, k), pb);
     else if (keys > t->o.items)
         st = amq__rd_bad(rd, at_keys, "%llu keys in %llu entries",
                          (unsigned long long)keys,
@@ -675,13 +743,25 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
         amq__qf_destroy(&t->o);
         return st;
     }
-    AMQ_RETURN_IF_ERR(wrap(t, base, plan, k, &o2, &e));
+    AMQ_RETURN_IF_ERR(wrap(size, t, base, plan, k, pb, groups, &o2, &e));
     e->o.items = keys;
     st = check_codes(e, rd);
     if (st != AMQ_OK) {
-        eqf_destroy(&e->o);
+        amq__eqf_destroy(&e->o);
         return st;
     }
+    *out = e;
+    return AMQ_OK;
+}
+
+static amq_status t_load(const amq__type *self, amq__rd *rd,
+                         const uint8_t *payload, size_t len, bool view,
+                         const amq_options *opt, amq__obj **out) {
+    amq_eqf *e;
+    (void)self;
+    AMQ_RETURN_IF_ERR(amq__rd_expect(rd, AMQ__EQF_PARAMS_LEN));
+    AMQ_RETURN_IF_ERR(amq__eqf_load(rd, "eqf", payload, len, view, 0, false,
+                                    sizeof *e, opt, &e));
     *out = &e->o;
     return AMQ_OK;
 }
@@ -706,7 +786,7 @@ const amq__type amq__type_eqf = {
     .kernel_shapes = amq__defaults_only,
     .create = t_create,
     .load = t_load,
-    .destroy = eqf_destroy,
+    .destroy = amq__eqf_destroy,
     .add = eqf_add,
     .add_batch = eqf_add_batch,
     .contains = eqf_contains,
