@@ -12,6 +12,16 @@
  *             L keys, l e / L for l keys). log2(L / e) + 2.4 bits a key
  *             at most. Spec: "grafite", "grafite:range=1024",
  *             "grafite:r=R", "grafite:keys=bytes" (below).
+ *   memento   Eslami & Dayan, SIGMOD 2025. Dynamic: amq_filter_new, then
+ *             adds and removes (amq_filter_add_hash with the integer,
+ *             amq_filter_remove_hash), and it doubles as keys arrive. A
+ *             range of l keys none of which is held answers yes with
+ *             probability at most (ceil((l - 1) / 2^m) + 1) P, 2^m the
+ *             least power of two >= L, P the bound of one prefix, which
+ *             the target e / 2 caps for ranges of L keys (e for L = 1);
+ *             ranges visiting more than 64 prefixes answer yes. Spec:
+ *             "memento:range=L", with keys=bytes, and q=/slots=, l=,
+ *             growth= as for eqf (amq/quotient.h).
  *
  * Keys are 64-bit integers in their natural order. A range filter's
  * filter-level calls (amq_filter_add, amq_filter_contains, the builder's

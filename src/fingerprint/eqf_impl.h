@@ -49,9 +49,9 @@ unsigned amq__eqf_l0_for(double fpr, unsigned *growth);
 /* The spec's growth= (0..40, default 10), and the first table from q= or
  * slots= and l= (the key of length bits, from fpr when not given: then
  * with the growth it covers), for capacity keys; name for messages. */
-amq_status amq__eqf_shape(struct amq__spec *spec, uint64_t capacity,
-                          double fpr, const char *name, uint64_t *slots,
-                          unsigned *l, unsigned *growth, amq_diag *diag);
+amq_status amq__eqf_shape(struct amq__spec *spec, uint64_t capacity, double fpr,
+                          const char *name, uint64_t *slots, unsigned *l,
+                          unsigned *growth, amq_diag *diag);
 
 /* An empty table of `slots` home slots for l-bit fingerprints with pb
  * payload bits, in an object of `size` bytes (>= sizeof(amq_eqf): the
