@@ -3,7 +3,11 @@
  * one, at the same bits per key, in one run (docs/structures.md, "Range
  * filters"):
  *
- *   grafite  the range filter, r chosen for the bits per key;
+ *   grafite  the static range filter, r chosen for the bits per key;
+ *   memento  the dynamic one, at grafite's certified bound for the length
+ *            (so its bits are what that bound costs it): sized for the
+ *            keys ("memento") and grown from a table for 1/1024 of them
+ *            ("grown");
  *   points   a point filter (ribbon at the same bits) probed at every key
  *            of the range: the rate grows as 1 - (1 - e)^l, the time as l;
  *   prefix   a prefix filter (ribbon over key >> s, s = ceil(log2 l), as
@@ -23,7 +27,7 @@
  *             [--members FILE --nonmembers FILE]
  *
  * Prints one row per (workload, length, filter): bits per key, the
- * certified bound (grafite), the measured rate and ns per query.
+ * certified bound (range filters), the measured rate and ns per query.
  */
 #include <math.h>
 #include <stdio.h>
@@ -62,18 +66,18 @@ static bool any_in(const uint64_t *k, size_t n, uint64_t lo, uint64_t hi) {
     return a < n && k[a] <= hi;
 }
 
-enum { GRAFITE, POINTS, PREFIX };
+enum { RANGE, POINTS, PREFIX };
 
 typedef struct subject {
     const char *name;
-    int kind; /* GRAFITE, POINTS or PREFIX: what ask does */
+    int kind; /* RANGE, POINTS or PREFIX: what ask does */
     amq_filter *f;
     unsigned shift; /* prefix: key >> shift */
 } subject;
 
 static bool ask(const subject *s, uint64_t lo, uint64_t hi) {
     bool maybe = false;
-    if (s->kind == GRAFITE) {
+    if (s->kind == RANGE) {
         amq_range_query(s->f, lo, hi, &maybe);
         return maybe;
     }
@@ -120,6 +124,28 @@ static amq_filter *grafite_of(const uint64_t *keys, size_t n, double bits) {
     return f;
 }
 
+/* A Memento filter at rate e for ranges of len keys, for n keys, or grown
+ * from a table for n / 1024 of them; the keys added in one batch. */
+static amq_filter *memento_of(const uint64_t *keys, size_t n, uint64_t len,
+                              double e, bool grown) {
+    char spec[80];
+    snprintf(spec, sizeof spec, "memento:range=%llu%s", (unsigned long long)len,
+             grown ? "" : ",growth=0");
+    amq_options opt = {.hash = AMQ_HASH_ORDER, .hash_seed = 12345};
+    amq_filter *f = NULL;
+    amq_diag d;
+    size_t done;
+    uint64_t cap = grown ? (n / 1024 ? n / 1024 : 1) : n;
+    if (amq_filter_new(spec, cap, e < 0.5 ? e : 0.5, &opt, &f, &d) != AMQ_OK ||
+        amq_filter_add_batch(f, keys, n, &done) != AMQ_OK) {
+        fprintf(stderr, "amq_range: %s: %s\n", spec,
+                f ? "cannot add the keys" : d.message);
+        amq_filter_free(f);
+        return NULL;
+    }
+    return f;
+}
+
 static double bits_of(const amq_filter *f, size_t n) {
     return (double)amq_filter_size_bytes(f) * 8.0 / (double)n;
 }
@@ -156,7 +182,12 @@ static void run_rows(const char *work, const uint64_t *k, size_t n,
             while (shift < 63 && (UINT64_C(1) << shift) < len)
                 shift++;
             amq_filter *pf = ribbon_of(k, n, shift, (double)bits[b]);
-            subject subs[3] = {{"grafite", GRAFITE, g, 0},
+            double e = amq_range_fpr_bound(g, len);
+            amq_filter *mf = memento_of(k, n, len, e, false);
+            amq_filter *mg = memento_of(k, n, len, e, true);
+            subject subs[5] = {{"grafite", RANGE, g, 0},
+                               {"memento", RANGE, mf, 0},
+                               {"grown", RANGE, mg, 0},
                                {"points", POINTS, p, 0},
                                {"prefix", PREFIX, pf, shift}};
             for (int c = 0; c < 2; c++) {
@@ -164,14 +195,19 @@ static void run_rows(const char *work, const uint64_t *k, size_t n,
                 if (len > 64 && q > 20000000 / len)
                     q = 20000000 / len; /* points probe every key */
                 make_queries(k, n, len, c == 1, q, lo, seed);
-                for (int s = 0; s < 3; s++) {
+                for (int s = 0; s < 5; s++) {
+                    if (subs[s].f == NULL)
+                        continue;
                     size_t fp = 0;
-                    size_t qs = s == 1 && len > 1024 ? q / 10 : q;
+                    size_t qs =
+                        subs[s].kind == POINTS && len > 1024 ? q / 10 : q;
                     double t0 = tool_now();
                     for (size_t i = 0; i < qs; i++)
                         fp += ask(&subs[s], lo[i], lo[i] + len - 1);
                     double ns = (tool_now() - t0) * 1e9 / (double)qs;
-                    double bound = s == 0 ? amq_range_fpr_bound(g, len) : -1.0;
+                    double bound = subs[s].kind == RANGE
+                                       ? amq_range_fpr_bound(subs[s].f, len)
+                                       : -1.0;
                     char bt[32] = "-";
                     if (bound >= 0)
                         snprintf(bt, sizeof bt, "%.3g", bound);
@@ -183,6 +219,8 @@ static void run_rows(const char *work, const uint64_t *k, size_t n,
                 }
             }
             amq_filter_free(pf);
+            amq_filter_free(mf);
+            amq_filter_free(mg);
         }
         amq_filter_free(g);
         amq_filter_free(p);
