@@ -236,6 +236,10 @@ int amq_reserve(host *h) {
 
 /* ---- range filters ----------------------------------------------------- */
 
+#define NOT_INT_ITEM                                                           \
+    "ERR the items of an integer range filter are integers (0 .. 2^64-1; "     \
+    "keys=bytes for strings)"
+
 /* A range filter's key from an argument: an integer's digits for the
  * integer form, else the order map of the bytes. */
 static bool range_value(int form, const rarg *a, uint64_t *out) {
@@ -329,8 +333,7 @@ static int build_items(host *h, const char *spec, double fpr, int first) {
         if (!range_value(form, a, &x[i])) { /* the integer form: digits */
             rv_sys_free(x);
             rv_free(v);
-            return r_err(h, "ERR the items of an integer range filter are "
-                            "integers (0 .. 2^64-1; keys=bytes for strings)");
+            return r_err(h, NOT_INT_ITEM);
         }
     }
     amq_options o = rv_options(v);
@@ -450,6 +453,20 @@ static bool grow_full(rval *v) {
     return true;
 }
 
+/* Item a into or out of f: for a range filter of integers the integer its
+ * digits spell (AMQ_ERR_INVALID when they spell none), for every other
+ * filter its bytes. */
+static amq_status item_update(amq_filter *f, const rarg *a, bool in) {
+    int form = amq_range_key_form(f);
+    uint64_t x;
+    if (form != AMQ_RANGE_KEYS_INT)
+        return in ? amq_filter_add(f, a->p, a->n)
+                  : amq_filter_remove(f, a->p, a->n);
+    if (!range_value(form, a, &x))
+        return AMQ_ERR_INVALID;
+    return in ? amq_filter_add_hash(f, x) : amq_filter_remove_hash(f, x);
+}
+
 static int add(host *h, bool single) {
     rval *v;
     int changed = 0;
@@ -460,12 +477,14 @@ static int add(host *h, bool single) {
     if (!single)
         h->ops->r_arr(h, h->argc - 2);
     for (int i = 2; i < h->argc; i++) {
-        amq_status st = amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
+        amq_status st = item_update(v->u.amq.f, &h->argv[i], true);
         if (st == AMQ_ERR_FULL && grow_full(v))
-            st = amq_filter_add(v->u.amq.f, h->argv[i].p, h->argv[i].n);
+            st = item_update(v->u.amq.f, &h->argv[i], true);
         if (st == AMQ_OK) {
             h->ops->r_int(h, 1);
             changed++;
+        } else if (st == AMQ_ERR_INVALID) {
+            r_err(h, NOT_INT_ITEM);
         } else {
             r_status(h, "add", st);
         }
@@ -530,7 +549,9 @@ int amq_del(host *h) {
         return r_arity(h);
     if ((v = need(h)) == NULL)
         return 0;
-    amq_status st = amq_filter_remove(v->u.amq.f, h->argv[2].p, h->argv[2].n);
+    amq_status st = item_update(v->u.amq.f, &h->argv[2], false);
+    if (st == AMQ_ERR_INVALID)
+        return r_err(h, NOT_INT_ITEM);
     if (st == AMQ_ERR_NOT_FOUND) {
         h->ops->r_int(h, 0);
         return 0;

@@ -518,7 +518,7 @@ def test_amq(c, r, amq_cli, tmp):
     for t in types:
         spec = t + (":bits=8" if t == "ribbon" else
                     ":member=fuse8" if t == "smaplet" else
-                    ":keys=bytes" if t == "grafite" else "")
+                    ":keys=bytes" if t in ("grafite", "memento") else "")
         key = "amq:" + t
         if t in static:
             c.ok(r.execute_command("AMQ.BUILD", key, spec, *keys), f"build {t}")
@@ -711,6 +711,25 @@ def test_range(c, r):
             c.ok(False, f"AMQ.RANGE.BUILD {bad} accepted")
         except redis.exceptions.ResponseError:
             c.ok(True, f"AMQ.RANGE.BUILD {bad} refused")
+    # a range filter that takes inserts and deletes: memento
+    c.ok(r.execute_command("AMQ.RESERVE", "rm", "memento:range=64",
+                           "CAPACITY", 100, "ERROR", 0.01), "reserve memento")
+    c.ok(r.execute_command("AMQ.MADD", "rm", *[str(1000 * i) for i in
+                                               range(3000)]) == [1] * 3000,
+         "AMQ.MADD of integers into a memento filter (it grows)")
+    c.ok(all(r.execute_command("AMQ.RANGE.QUERY", "rm", str(1000 * i - 30),
+                               str(1000 * i + 30)) == 1 for i in range(1, 3000)),
+         "memento: every range around a key answers 1")
+    past = sum(r.execute_command("AMQ.RANGE.QUERY", "rm", str(1000 * i + 1),
+                                 str(1000 * i + 64)) for i in range(3000))
+    bm = float(r.execute_command("AMQ.RANGE.BOUND", "rm", "64"))
+    c.ok(bm <= 0.02 and past <= 3000 * 0.02 + 20,
+         f"memento: ranges just past keys {past} of 3000 (bound {bm})")
+    c.ok(r.execute_command("AMQ.DEL", "rm", "5000") == 1 and
+         r.execute_command("AMQ.RANGE.QUERY", "rm", "4990", "5010") == 0,
+         "memento: a deleted key leaves its range empty")
+    c.raises(lambda: r.execute_command("AMQ.ADD", "rm", "apple"), "integers",
+             "memento of integers refuses a word")
     words = ["apple", "apricot", "banana", "cherry", "kiwi", "lemon"]
     c.ok(r.execute_command("AMQ.BUILD", "rs", "grafite:keys=bytes", *words),
          "build a string range filter")

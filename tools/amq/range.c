@@ -1,10 +1,14 @@
 /*
- * range.c — `amq range build|query`: a range filter (amq/range.h) over
- * integer keys, or byte-string keys through the order map.
+ * range.c — `amq range build|add|remove|query`: a range filter
+ * (amq/range.h) over integer keys, or byte-string keys through the order
+ * map.
  *
  *   build  one key a line (decimal or 0x hex integers; with --strings the
- *          line's bytes) into a grafite filter for a rate on ranges of
- *          --range keys;
+ *          line's bytes) into a grafite filter (static) or, with --type
+ *          memento, a Memento filter (takes adds and removes, grows), for
+ *          a rate on ranges of --range keys;
+ *   add, remove
+ *          keys in the filter's own form into or out of a memento file;
  *   query  one range a line, "LO HI" (or "LO" alone: one key; for a
  *          filter of byte-string keys the two ends are split by a tab):
  *          print the lines whose range may hold a key.
@@ -23,15 +27,18 @@ enum {
     OPT_STRINGS,
     OPT_SEED,
     OPT_COUNT,
-    OPT_QUIET
+    OPT_QUIET,
+    OPT_TYPE
 };
 
 static const cli_opt build_options[] = {
-    {"fpr", 'e', true, OPT_FPR},
-    {"range", 0, true, OPT_RANGE},
-    {"output", 'o', true, OPT_OUT},
-    {"strings", 0, false, OPT_STRINGS},
-    {"seed", 0, true, OPT_SEED},
+    {"fpr", 'e', true, OPT_FPR},      {"range", 0, true, OPT_RANGE},
+    {"output", 'o', true, OPT_OUT},   {"strings", 0, false, OPT_STRINGS},
+    {"seed", 0, true, OPT_SEED},      {"type", 't', true, OPT_TYPE},
+    {"quiet", 'q', false, OPT_QUIET}, {NULL, 0, false, 0},
+};
+
+static const cli_opt update_options[] = {
     {"quiet", 'q', false, OPT_QUIET},
     {NULL, 0, false, 0},
 };
@@ -68,7 +75,7 @@ static uint64_t key_value(const uint8_t *key, size_t len, bool strings,
 typedef struct build_args {
     double fpr;
     uint64_t range, seed;
-    const char *out, *input;
+    const char *out, *input, *type;
     bool strings, quiet, seeded;
 } build_args;
 
@@ -79,6 +86,7 @@ static int read_build_args(build_args *b, int argc, char **argv) {
     cli_args_init(&a, "range", argc, argv);
     b->fpr = CLI_DEFAULT_FPR;
     b->range = 1;
+    b->type = "grafite";
     while ((id = cli_next(&a, build_options)) != CLI_NEXT_END) {
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
@@ -95,6 +103,11 @@ static int read_build_args(build_args *b, int argc, char **argv) {
                 return CLI_EXIT_ERR;
             b->seeded = true;
         }
+        if (id == OPT_TYPE && strcmp(a.value, "grafite") != 0 &&
+            strcmp(a.value, "memento") != 0)
+            return cli_usage_error("range", "--type: grafite or memento");
+        if (id == OPT_TYPE)
+            b->type = a.value;
         b->strings |= id == OPT_STRINGS;
         b->quiet |= id == OPT_QUIET;
         if (id == OPT_OUT)
@@ -109,14 +122,16 @@ static int read_build_args(build_args *b, int argc, char **argv) {
     return -1;
 }
 
-/* The keys of the input as integers; *n of them in a malloc'ed array. */
-static int read_keys(const build_args *b, uint64_t **out, size_t *n) {
+/* The keys of `input` (stdin: NULL) as integers, or with `strings` as
+ * the order map of their bytes; *n of them in a malloc'ed array. */
+static int read_keys(const char *input, bool strings, uint64_t **out,
+                     size_t *n) {
     cli_keys k;
     const uint8_t *key;
     size_t len, cap = 1024, line = 0;
     int r;
     uint64_t *v = malloc(cap * sizeof *v);
-    if (v == NULL || !cli_keys_open(&k, b->input, false, true)) {
+    if (v == NULL || !cli_keys_open(&k, input, false, true)) {
         free(v);
         return v == NULL ? (cli_error("out of memory"), CLI_EXIT_ERR)
                          : CLI_EXIT_ERR;
@@ -125,7 +140,7 @@ static int read_keys(const build_args *b, uint64_t **out, size_t *n) {
     while ((r = cli_keys_next(&k, &key, &len)) == 1) {
         bool ok = true;
         line++;
-        uint64_t x = key_value(key, len, b->strings, &ok);
+        uint64_t x = key_value(key, len, strings, &ok);
         if (!ok) {
             char where[256];
             cli_keys_where(&k, where, sizeof where);
@@ -164,7 +179,7 @@ static int cmd_build(int argc, char **argv) {
         return rc;
     uint64_t *keys = NULL;
     size_t n = 0;
-    if ((rc = read_keys(&b, &keys, &n)) != CLI_EXIT_OK)
+    if ((rc = read_keys(b.input, b.strings, &keys, &n)) != CLI_EXIT_OK)
         return rc;
     /* a seed nobody else knows, unless one is asked for: the bound holds
      * for queries chosen without it */
@@ -172,7 +187,7 @@ static int cmd_build(int argc, char **argv) {
     if (!b.seeded)
         amq_random_bytes(&opt.hash_seed, sizeof opt.hash_seed);
     char spec[64];
-    snprintf(spec, sizeof spec, "grafite:range=%llu%s",
+    snprintf(spec, sizeof spec, "%s:range=%llu%s", b.type,
              (unsigned long long)b.range, b.strings ? ",keys=bytes" : "");
     amq_filter *f = NULL;
     amq_diag diag;
@@ -182,20 +197,95 @@ static int cmd_build(int argc, char **argv) {
         return cli_status_error("range build", st, &diag);
     bool ok = cli_filter_save(f, b.out);
     if (ok && !b.quiet) {
-        char *desc = cli_describe(f);
+        char *desc = cli_describe(f), per[64] = "";
+        if (strcmp(b.type, "grafite") == 0) /* linear in the length */
+            snprintf(per, sizeof per, " (l times %.3g for l keys)",
+                     amq_filter_fpr_bound(f));
         fprintf(stderr,
                 "amq: wrote %s (%zu bytes): %s, %llu key%s, %.2f bits/key, "
-                "fpr bound %.3g for ranges of %llu key%s (l times %.3g for "
-                "l keys)\n",
+                "fpr bound %.3g for ranges of %llu key%s%s\n",
                 b.out, amq_filter_serialized_size(f), desc ? desc : "?",
                 (unsigned long long)amq_filter_items(f),
                 cli_s(amq_filter_items(f)), amq_filter_bits_per_key(f),
                 amq_range_fpr_bound(f, b.range), (unsigned long long)b.range,
-                cli_s(b.range), amq_filter_fpr_bound(f));
+                cli_s(b.range), per);
         free(desc);
     }
     amq_filter_free(f);
     return ok ? CLI_EXIT_OK : CLI_EXIT_ERR;
+}
+
+/* amq range add|remove [-q] FILE [KEYFILE]: the keys, in the filter's
+ * key form, into or out of a range filter that takes them (memento);
+ * nothing is written unless every key goes in (or out). */
+static int update(int argc, char **argv, bool in) {
+    const char *verb = in ? "range add" : "range remove";
+    const char *file = NULL, *input = NULL;
+    bool quiet = false;
+    cli_args a;
+    int id;
+    cli_args_init(&a, "range", argc, argv);
+    while ((id = cli_next(&a, update_options)) != CLI_NEXT_END) {
+        if (id == CLI_NEXT_ERR)
+            return CLI_EXIT_ERR;
+        if (id == CLI_OPT_HELP)
+            return cli_help_print(stdout, "range") ? CLI_EXIT_OK : CLI_EXIT_ERR;
+        quiet |= id == OPT_QUIET;
+        if (id == CLI_NEXT_POS && input != NULL)
+            return cli_usage_error("range", "add and remove take FILE "
+                                            "[KEYFILE]");
+        if (id == CLI_NEXT_POS)
+            *(file == NULL ? &file : &input) = a.value;
+    }
+    if (file == NULL)
+        return cli_usage_error("range", "add and remove need a filter FILE");
+    amq_filter *f = NULL;
+    if (!cli_filter_load(file, &f))
+        return CLI_EXIT_ERR;
+    uint32_t caps = amq_filter_caps(f);
+    if (!(caps & AMQ_CAP_RANGE) || !(caps & AMQ_CAP_REMOVE)) {
+        cli_error("%s holds a %s filter, which does not take %s (amq range "
+                  "build --type memento makes one that does)",
+                  file, amq_filter_info(f)->name, in ? "adds" : "removes");
+        amq_filter_free(f);
+        return CLI_EXIT_ERR;
+    }
+    uint64_t *keys = NULL;
+    size_t n = 0, i;
+    bool strings = amq_range_key_form(f) == AMQ_RANGE_KEYS_BYTES;
+    int rc = read_keys(input, strings, &keys, &n);
+    amq_status st = AMQ_OK;
+    for (i = 0; rc == CLI_EXIT_OK && i < n && st == AMQ_OK; i++)
+        st = in ? amq_filter_add_hash(f, keys[i])
+                : amq_filter_remove_hash(f, keys[i]);
+    free(keys);
+    if (rc == CLI_EXIT_OK && st != AMQ_OK) {
+        if (st == AMQ_ERR_NOT_FOUND)
+            cli_error("%s: key %zu of the input is not in %s (nothing "
+                      "written)",
+                      verb, i, file);
+        else
+            cli_status_error(verb, st, NULL);
+        rc = CLI_EXIT_ERR;
+    }
+    if (rc == CLI_EXIT_OK && !cli_filter_save(f, file))
+        rc = CLI_EXIT_ERR;
+    if (rc == CLI_EXIT_OK && !quiet)
+        fprintf(stderr,
+                "amq: %s %zu key%s: %llu now, fpr bound %.3g for ranges of "
+                "%llu key%s\n",
+                in ? "added" : "removed", n, cli_s(n),
+                (unsigned long long)amq_filter_items(f),
+                amq_range_fpr_bound(f, amq_range_design_length(f)),
+                (unsigned long long)amq_range_design_length(f),
+                cli_s(amq_range_design_length(f)));
+    amq_filter_free(f);
+    return rc;
+}
+
+static int cmd_add(int argc, char **argv) { return update(argc, argv, true); }
+static int cmd_remove(int argc, char **argv) {
+    return update(argc, argv, false);
 }
 
 /* One query line: "LO HI" or "LO" (--strings: split at a tab). */
@@ -288,7 +378,10 @@ static int cmd_query(int argc, char **argv) {
 }
 
 int cli_cmd_range(int argc, char **argv) {
-    static const cli_command subs[] = {
-        {"build", cmd_build}, {"query", cmd_query}, {NULL, NULL}};
+    static const cli_command subs[] = {{"build", cmd_build},
+                                       {"add", cmd_add},
+                                       {"remove", cmd_remove},
+                                       {"query", cmd_query},
+                                       {NULL, NULL}};
     return cli_dispatch("range", subs, argc, argv);
 }
