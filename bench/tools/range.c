@@ -267,24 +267,32 @@ static int run_words(const char *members, const char *nonmembers,
            distinct, q);
     for (size_t b = 0; b < nbits; b++) {
         amq_filter *g = grafite_of(k, distinct, (double)bits[b]);
-        size_t asked = 0, fp = 0, shared = 0, shared_fp = 0;
-        for (size_t i = 0; i < q; i++) {
-            bool maybe = false;
-            amq_range_query(g, x[i], x[i], &maybe);
-            if (any_in(k, distinct, x[i], x[i])) {
-                shared++;
-                shared_fp += maybe;
-            } else {
-                asked++;
-                fp += maybe;
+        amq_filter *m =
+            memento_of(k, distinct, 1, amq_filter_fpr_bound(g), true);
+        const amq_filter *subs[2] = {g, m};
+        for (int j = 0; j < 2 && subs[j] != NULL; j++) {
+            size_t asked = 0, fp = 0, shared = 0, shared_fp = 0;
+            for (size_t i = 0; i < q; i++) {
+                bool maybe = false;
+                amq_range_query(subs[j], x[i], x[i], &maybe);
+                if (any_in(k, distinct, x[i], x[i])) {
+                    shared++;
+                    shared_fp += maybe;
+                } else {
+                    asked++;
+                    fp += maybe;
+                }
             }
+            printf("words     %-8s bits %6.2f  bound %.3g  measured %.3g "
+                   "(%zu non-members); %zu share 8 bytes with a member (%zu "
+                   "yes)\n",
+                   j ? "memento" : "grafite", bits_of(subs[j], distinct),
+                   amq_filter_fpr_bound(subs[j]),
+                   asked ? (double)fp / (double)asked : 0.0, asked, shared,
+                   shared_fp);
         }
-        printf("words     %-8s bits %6.2f  bound %.3g  measured %.3g (%zu "
-               "non-members); %zu share 8 bytes with a member (%zu yes)\n",
-               "grafite", bits_of(g, distinct), amq_filter_fpr_bound(g),
-               asked ? (double)fp / (double)asked : 0.0, asked, shared,
-               shared_fp);
         amq_filter_free(g);
+        amq_filter_free(m);
     }
     free(k);
     free(x);
