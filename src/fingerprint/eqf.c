@@ -61,9 +61,18 @@
  *
  * Frame: the qf's 24-byte block (slot count is the entries, copies
  * included), then first slots N0 u64 | keys u64 | L0 u8 | H u8 | K u8 |
- * L1 u8 | 0 u32; the payload is the qf table. Loading validates the table
- * in full, that N = N0 2^K and w = L(K) + 1, that no code is 0, and
- * recounts the lengths.
+ * L1 u8 | 0 u8 | tail blocks u24; the payload is the qf table. Loading
+ * validates the table in full, that N = N0 2^K and w = L(K) + 1, that no
+ * code is 0, and recounts the lengths.
+ *
+ * The tail. A run that reaches the table's end (the qf keeps a tail of
+ * min(N, 128) slots past the home slots for runs to spill into) finds it
+ * full below the load of a doubling. The table then lengthens its tail,
+ * twice over each time while it stays within N slots, and doubles only
+ * past that; a doubling keeps the tail it had (longer when the new last
+ * runs need it). Hashed keys rarely need this; a Memento filter's keys of
+ * one prefix share a run, and sequential keys would otherwise double the
+ * table at any load.
  *
  * The same table with payload bits under each code (eqf_impl.h) is the
  * Memento range filter's (range/memento.c): the functions amq__eqf_* are
@@ -327,17 +336,25 @@ static amq_status emit_half(emitter *m, const amq_qf *t, uint64_t q,
     return AMQ_OK;
 }
 
-/* 2N slots of width wn (>= the old one) from e's table, run by run in
- * quotient order (run q starts at max(q, the previous run's end) and ends
- * at the next run end); swapped in only when all of it is written. */
-static amq_status expand(amq_eqf *e, unsigned wn) {
+/* The tail of a table of n home slots after one of `tail` slots: twice
+ * it, 0 when that passes n (none longer can be had). */
+static uint64_t next_tail(uint64_t n, uint64_t tail) {
+    uint64_t t = 2 * tail;
+    return t <= n ? t : 0;
+}
+
+/* 2N slots of width wn (>= the old one) and a tail of `tail` slots (0:
+ * the default) from e's table, run by run in quotient order (run q
+ * starts at max(q, the previous run's end) and ends at the next run
+ * end); swapped in only when all of it is written. */
+static amq_status expand(amq_eqf *e, unsigned wn, uint64_t tail) {
     amq_qf *t = e->t, *g;
     amq_options opt;
     uint64_t by_len[64] = {0};
     if (t->nslots > (UINT64_C(1) << 55))
         return AMQ_ERR_OVERFLOW;
     amq__qf_opts_like(t, &opt);
-    amq_status st = amq__qf_alloc(t->nslots * 2, wn, false, &opt, NULL, &g);
+    amq_status st = amq__qf_alloc_tail(t->nslots * 2, wn, tail, &opt, NULL, &g);
     if (st != AMQ_OK)
         return st == AMQ_ERR_INVALID ? AMQ_ERR_OVERFLOW : st;
     emitter m = {g, {0, 0, false}, 0, e->pb, e->groups, by_len};
@@ -373,13 +390,35 @@ static bool needs_room(const amq_eqf *e) {
     return (double)e->t->used + 1.0 > AMQ_QF_MAX_LOAD * (double)e->t->nslots;
 }
 
-/* One doubling, at the width of the next doubling's keys. */
+/* One doubling, at the width of the next doubling's keys, keeping the
+ * tail the table had (a longer one when the last runs still do not fit:
+ * the keys of one prefix share a run). */
 static amq_status grow(amq_eqf *e) {
     unsigned ln = len_at(&e->plan, e->k + 1);
     unsigned wn = ln + 1 + e->pb > e->t->width ? ln + 1 + e->pb : e->t->width;
+    uint64_t n2 = 2 * e->t->nslots, tail = e->t->tslots - e->t->nslots;
     if (wn > AMQ__EQF_MAX_W)
         return AMQ_ERR_OVERFLOW;
-    return expand(e, wn);
+    if (tail <= amq__qf_default_tail(n2))
+        tail = 0;
+    for (;;) {
+        amq_status st = expand(e, wn, tail);
+        if (st != AMQ_ERR_FULL)
+            return st;
+        tail = next_tail(n2, tail ? tail : amq__qf_default_tail(n2));
+        if (tail == 0)
+            return AMQ_ERR_FULL;
+    }
+}
+
+/* Room for a run that reached the table's end: a longer tail while it
+ * is under the home slots (an insert then finds the table full only
+ * when it is), else a doubling. */
+static amq_status make_room(amq_eqf *e) {
+    uint64_t tail = next_tail(e->t->nslots, e->t->tslots - e->t->nslots);
+    if (tail != 0 && !qf_is_view(e->t))
+        return amq__qf_widen_tail(e->t, tail);
+    return grow(e);
 }
 
 amq_status amq__eqf_put(amq_eqf *e, uint64_t h, uint64_t pay) {
@@ -389,8 +428,8 @@ amq_status amq__eqf_put(amq_eqf *e, uint64_t h, uint64_t pay) {
     key_code(e->t, code_width(e), h, &q, &x);
     bool fresh = !e->groups || code_count(e, q, x) == 0;
     amq_status st = amq__qf_update_qr(e->t, q, x << e->pb | pay, true);
-    if (st == AMQ_ERR_FULL) { /* a cluster at the table's end: double */
-        AMQ_RETURN_IF_ERR(grow(e));
+    while (st == AMQ_ERR_FULL) { /* a cluster at the table's end */
+        AMQ_RETURN_IF_ERR(make_room(e));
         key_code(e->t, code_width(e), h, &q, &x);
         fresh = !e->groups || code_count(e, q, x) == 0;
         st = amq__qf_update_qr(e->t, q, x << e->pb | pay, true);
@@ -616,13 +655,19 @@ amq_status amq__eqf_from_qf(const amq_qf *q, double target,
 
 /* ---- the frame ---------------------------------------------------------------- */
 
+/* The tail's blocks beyond the default (the frame keeps them: a
+ * table's bytes depend on its tail). */
+static uint64_t tail_blocks(const amq_qf *t) {
+    return (t->tslots - t->nslots - amq__qf_default_tail(t->nslots)) / 64;
+}
+
 void amq__eqf_params_write(const amq_eqf *e, amq__wr *w) {
     amq__qf_params_write(e->t, w);
     amq__wr_u64(w, e->base);
     amq__wr_u64(w, e->o.items);
     amq__wr_u32(w, e->plan.l0 | e->plan.growth << 8 | e->k << 16 |
                        e->plan.l1 << 24);
-    amq__wr_u32(w, e->pb);
+    amq__wr_u32(w, e->pb | (uint32_t)(tail_blocks(e->t) << 8));
 }
 
 static void t_params_write(const amq__obj *o, amq__wr *w) {
@@ -709,14 +754,23 @@ amq_status amq__eqf_load(amq__rd *rd, const char *name, const uint8_t *payload,
     amq_qf *t = NULL;
     amq_eqf *e;
     amq_options o2 = *opt;
+    uint64_t n0, tail = 0;
     o2.flags &= ~AMQ_OPT_CONCURRENT;
-    AMQ_RETURN_IF_ERR(amq__qf_load_table(rd, false, name, payload, len, false,
-                                         view, &o2, &t));
+    if (rd->len - rd->pos < AMQ__EQF_PARAMS_LEN)
+        return amq__rd_bad(rd, amq__rd_at(rd), "a short parameter block");
+    /* the table's bytes need its tail, in the block's last word */
+    n0 = amq__get_u64(rd->p + rd->pos);
+    uint32_t blocks = amq__get_u32(rd->p + rd->pos + 44) >> 8;
+    if (blocks != 0)
+        tail = amq__qf_default_tail(n0) + 64 * (uint64_t)blocks;
+    AMQ_RETURN_IF_ERR(
+        amq__qf_load_table_tail(rd, name, payload, len, tail, view, &o2, &t));
     size_t at_base = amq__rd_u64(rd, &base);
     size_t at_keys = amq__rd_u64(rd, &keys);
     size_t at_shape = amq__rd_u32(rd, &shape);
     size_t at_pb = amq__rd_u32(rd, &pb);
     amq_status st = AMQ_OK;
+    pb &= 0xff;
     amq__eqf_plan plan = {shape & 0xff, shape >> 24, (shape >> 8) & 0xff};
     unsigned k = (shape >> 16) & 0xff;
     if (pb > pb_max || pb + 2 > t->width)

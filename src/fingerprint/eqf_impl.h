@@ -77,10 +77,12 @@ uint64_t amq__eqf_matches(const amq_eqf *e, uint64_t h, uint64_t plo,
 double amq__eqf_bound(const amq_eqf *e);
 
 /* Frame: the qf's 24-byte block, then first slots N0 u64 | keys u64 |
- * L0 u8 | H u8 | K u8 | L1 u8 | payload bits u32; the payload is the qf
- * table. load reads that block at rd (a type's own fields may follow)
- * and the table, validates both (payload bits at most pb_max) and
- * returns the table in an object of `size` bytes. */
+ * L0 u8 | H u8 | K u8 | L1 u8 | payload bits u8 | tail blocks u24 (64
+ * slots each beyond the qf's default tail: a run that reached the
+ * table's end lengthened it, eqf.c); the payload is the qf table. load
+ * reads that block at rd (a type's own fields may follow) and the table,
+ * validates both (payload bits at most pb_max) and returns the table in
+ * an object of `size` bytes. */
 #define AMQ__EQF_PARAMS_LEN (AMQ__QF_PARAMS_LEN + 24)
 void amq__eqf_params_write(const amq_eqf *e, amq__wr *w);
 amq_status amq__eqf_load(amq__rd *rd, const char *name, const uint8_t *payload,

@@ -266,9 +266,10 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__qf_params_write((const amq_qf *)o, w);
 }
 
-amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
-                              const uint8_t *payload, size_t len, bool prefix,
-                              bool view, const amq_options *opt, amq_qf **out) {
+static amq_status load_shape(amq__rd *r, bool counting, const char *name,
+                             const uint8_t *payload, size_t len, bool prefix,
+                             uint64_t tail, bool view, const amq_options *opt,
+                             amq_qf **out) {
     unsigned rmin = counting ? QF_MIN_RBITS_CQF : 1u;
     uint64_t n, items;
     uint32_t shape;
@@ -296,14 +297,20 @@ amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
     if (amq__qf_check_shape(n, rbits, counting) != AMQ_OK)
         return amq__rd_bad(r, at_shape, "%u-bit remainders with %llu slots",
                            rbits, (unsigned long long)n);
-    if (amq__qf_table_bytes(n, rbits, &bytes) != AMQ_OK ||
+    if (tail != 0 &&
+        (tail % 64 != 0 || tail < amq__qf_default_tail(n) || tail > n))
+        return amq__rd_bad(r, at_n, "a tail of %llu slots after %llu",
+                           (unsigned long long)tail, (unsigned long long)n);
+    if (amq__qf_table_bytes_tail(n, rbits, tail, &bytes) != AMQ_OK ||
         (prefix ? bytes > len : bytes != len))
         return amq__rd_bad(r, at_n,
                            "%llu slots of %u bits do not match a "
                            "%zu-byte payload",
                            (unsigned long long)n, rbits, len);
-    AMQ_RETURN_IF_ERR(
-        amq__qf_alloc(n, rbits, counting, opt, view ? payload : NULL, &f));
+    AMQ_RETURN_IF_ERR(tail != 0 ? amq__qf_alloc_tail(n, rbits, tail, opt,
+                                                     view ? payload : NULL, &f)
+                                : amq__qf_alloc(n, rbits, counting, opt,
+                                                view ? payload : NULL, &f));
     if (!view)
         memcpy(f->data, payload, bytes);
     amq_status st = amq__qf_validate(f, r);
@@ -318,6 +325,21 @@ amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
     }
     *out = f;
     return AMQ_OK;
+}
+
+amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
+                              const uint8_t *payload, size_t len, bool prefix,
+                              bool view, const amq_options *opt, amq_qf **out) {
+    return load_shape(r, counting, name, payload, len, prefix, 0, view, opt,
+                      out);
+}
+
+amq_status amq__qf_load_table_tail(amq__rd *r, const char *name,
+                                   const uint8_t *payload, size_t len,
+                                   uint64_t tail, bool view,
+                                   const amq_options *opt, amq_qf **out) {
+    return load_shape(r, false, name, payload, len, false, tail, view, opt,
+                      out);
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,

@@ -242,6 +242,19 @@ amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
 amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
                            const amq_options *opt, const uint8_t *borrow,
                            amq_qf **out);
+/* The slots past the n home slots that runs may spill into (the tail E
+ * of T = N + E): min(n, 128) unless a table asks for more. A qf table of
+ * w-bit slots with a tail of `tail` slots (0: the default; else a
+ * multiple of 64, at least the default, at most n), and the bytes it
+ * takes. amq__qf_widen_tail gives f (not a view) a tail of `tail` slots,
+ * its contents unchanged: a run may then reach past the old end. */
+uint64_t amq__qf_default_tail(uint64_t n);
+amq_status amq__qf_alloc_tail(uint64_t n, unsigned w, uint64_t tail,
+                              const amq_options *opt, const uint8_t *borrow,
+                              amq_qf **out);
+amq_status amq__qf_table_bytes_tail(uint64_t n, unsigned w, uint64_t tail,
+                                    size_t *out);
+amq_status amq__qf_widen_tail(amq_qf *f, uint64_t tail);
 /* quotient.c: n and r for capacity keys at fpr. */
 amq_status amq__qf_size_for(uint64_t capacity, double fpr, uint64_t *n,
                             unsigned *r);
@@ -352,6 +365,12 @@ void amq__qf_params_write(const amq_qf *f, amq__wr *w);
 amq_status amq__qf_load_table(amq__rd *r, bool counting, const char *name,
                               const uint8_t *payload, size_t len, bool prefix,
                               bool view, const amq_options *opt, amq_qf **out);
+/* The same for a table with a tail of `tail` slots (amq__qf_alloc_tail;
+ * the caller has checked it). */
+amq_status amq__qf_load_table_tail(amq__rd *r, const char *name,
+                                   const uint8_t *payload, size_t len,
+                                   uint64_t tail, bool view,
+                                   const amq_options *opt, amq_qf **out);
 
 /* eqf.c: an expandable filter (type "eqf") holding what the qf q holds,
  * each remainder a fingerprint of its length, with the length plan for

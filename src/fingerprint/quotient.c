@@ -54,15 +54,24 @@ amq_status amq__qf_check_shape(uint64_t n, unsigned r, bool counting) {
     return AMQ_OK;
 }
 
-static uint64_t extra_slots(uint64_t n) { return n < 128 ? n : 128; }
+uint64_t amq__qf_default_tail(uint64_t n) { return n < 128 ? n : 128; }
 
-/* Table bytes for n home slots of width w. */
-amq_status amq__qf_table_bytes(uint64_t n, unsigned w, size_t *out) {
-    uint64_t t = n + extra_slots(n);
+static uint64_t tail_of(uint64_t n, uint64_t tail) {
+    return tail != 0 ? tail : amq__qf_default_tail(n);
+}
+
+amq_status amq__qf_table_bytes_tail(uint64_t n, unsigned w, uint64_t tail,
+                                    size_t *out) {
+    uint64_t t = n + tail_of(n, tail);
     size_t bs = QF_HDR + 8 * (size_t)w;
     if (t / 64 > SIZE_MAX || !amq__mul((size_t)(t / 64), bs, out))
         return AMQ_ERR_OVERFLOW;
     return AMQ_OK;
+}
+
+/* Table bytes for n home slots of width w. */
+amq_status amq__qf_table_bytes(uint64_t n, unsigned w, size_t *out) {
+    return amq__qf_table_bytes_tail(n, w, 0, out);
 }
 
 amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
@@ -71,21 +80,24 @@ amq_status amq__qf_alloc(uint64_t n, unsigned r, bool counting,
     return amq__qf_alloc_v(n, r, 0, counting, opt, borrow, out);
 }
 
-amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
-                           const amq_options *opt, const uint8_t *borrow,
-                           amq_qf **out) {
+static amq_status alloc_shape(uint64_t n, unsigned r, unsigned v, uint64_t tail,
+                              bool counting, const amq_options *opt,
+                              const uint8_t *borrow, amq_qf **out) {
     amq_qf *f;
     size_t bytes, padded;
     void *wr;
     AMQ_RETURN_IF_ERR(amq__qf_check_shape(n, r, counting));
     if (v > 64)
         return AMQ_ERR_INVALID;
-    AMQ_RETURN_IF_ERR(amq__qf_table_bytes(n, r + v, &bytes));
+    if (tail != 0 &&
+        (tail % 64 != 0 || tail < amq__qf_default_tail(n) || tail > n))
+        return AMQ_ERR_INVALID;
+    AMQ_RETURN_IF_ERR(amq__qf_table_bytes_tail(n, r + v, tail, &bytes));
     if (!amq__add(bytes, 16, &padded))
         return AMQ_ERR_OVERFLOW;
     AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *f, opt, (void **)&f));
     f->nslots = n;
-    f->tslots = n + extra_slots(n);
+    f->tslots = n + tail_of(n, tail);
     f->nblocks = f->tslots / 64;
     f->rbits = r;
     f->vbits = v;
@@ -120,6 +132,38 @@ amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
     f->o.table_bytes = bytes;
     f->data = borrow != NULL ? (uint8_t *)borrow : wr;
     *out = f;
+    return AMQ_OK;
+}
+
+amq_status amq__qf_alloc_v(uint64_t n, unsigned r, unsigned v, bool counting,
+                           const amq_options *opt, const uint8_t *borrow,
+                           amq_qf **out) {
+    return alloc_shape(n, r, v, 0, counting, opt, borrow, out);
+}
+
+amq_status amq__qf_alloc_tail(uint64_t n, unsigned w, uint64_t tail,
+                              const amq_options *opt, const uint8_t *borrow,
+                              amq_qf **out) {
+    return alloc_shape(n, w, 0, tail, false, opt, borrow, out);
+}
+
+/* A copy of f's blocks at the front of a table with the longer tail (the
+ * new blocks empty: no run reached them), counters and all, adopted. */
+amq_status amq__qf_widen_tail(amq_qf *f, uint64_t tail) {
+    amq_options opt;
+    amq_qf *g;
+    if (qf_is_view(f) || f->concurrent || f->vbits != 0 || f->counting)
+        return AMQ_ERR_UNSUPPORTED;
+    if (tail <= f->tslots - f->nslots)
+        return AMQ_ERR_INVALID;
+    amq__qf_opts_like(f, &opt);
+    AMQ_RETURN_IF_ERR(
+        amq__qf_alloc_tail(f->nslots, f->width, tail, &opt, NULL, &g));
+    memcpy(g->data, f->data, f->o.table_bytes);
+    g->o.items = f->o.items;
+    g->distinct = f->distinct;
+    g->used = f->used;
+    amq__qf_adopt(f, g);
     return AMQ_OK;
 }
 

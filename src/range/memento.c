@@ -38,7 +38,9 @@
  * MAX_VISITS prefixes answers yes (the bound is 1 there).
  *
  * Space: l + 1 + m + 2.125 bits a key at 95% load (fingerprint,
- * delimiter, memento, the qf's metadata). The paper's layout keeps one
+ * delimiter, memento, the qf's metadata), whatever the keys: a prefix's
+ * run near the table's end lengthens the table's tail rather than
+ * doubling it (eqf.c). The paper's layout keeps one
  * fingerprint per prefix and a list of mementos after it, so keys dense
  * enough to share prefixes cost about m + 2 bits each there; this table
  * repeats the fingerprint in every slot, the price of the qf's sorted
@@ -165,8 +167,8 @@ static void draw_salts(const amq_options *opt, uint64_t *s1, uint64_t *s2) {
 
 /* What a spec fixes beside the table's shape: the range length the
  * target is for and the key form. */
-static amq_status spec_of(amq__spec *spec, uint64_t *span,
-                          amq_range_keys *keys, amq_diag *diag) {
+static amq_status spec_of(amq__spec *spec, uint64_t *span, amq_range_keys *keys,
+                          amq_diag *diag) {
     static const char *const forms[] = {"int", "bytes", NULL};
     unsigned k = AMQ_RANGE_KEYS_INT;
     *span = 1;
@@ -217,8 +219,8 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
     if ((t->nslots & (t->nslots - 1)) == 0)
         return amq__describe(buf, cap, "range=%llu,q=%u,l=%u,growth=%u%s",
                              (unsigned long long)f->span,
-                             amq__qf_ceil_log2(t->nslots), l,
-                             f->e.plan.growth, kf);
+                             amq__qf_ceil_log2(t->nslots), l, f->e.plan.growth,
+                             kf);
     return amq__describe(buf, cap, "range=%llu,slots=%llu,l=%u,growth=%u%s",
                          (unsigned long long)f->span,
                          (unsigned long long)t->nslots, l, f->e.plan.growth,
@@ -315,8 +317,8 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
 
 #define PARAMS                                                                 \
     "range=L (the target rate, 1% if none is given, holds for ranges of L "    \
-    "keys; 1..2^32, default 1), q=LOG2_SLOTS or slots=HOME_SLOTS (the "       \
-    "first size; default from the capacity, 1000 keys without one), "         \
+    "keys; 1..2^32, default 1), q=LOG2_SLOTS or slots=HOME_SLOTS (the "        \
+    "first size; default from the capacity, 1000 keys without one), "          \
     "l=FINGERPRINT_BITS (of new keys; default from fpr and growth), "          \
     "growth=DOUBLINGS (0-40, default 10), keys=int|bytes"
 
@@ -328,8 +330,8 @@ static const amq__range_ops mm_range_ops = {.contains = mm_range,
 const amq__type amq__type_memento = {
     .info = {.name = "memento",
              .type_id = AMQ__ID_memento,
-             .caps = AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_GROW |
-                     AMQ_CAP_RANGE,
+             .caps =
+                 AMQ_CAP_REMOVE | AMQ_CAP_COUNT | AMQ_CAP_GROW | AMQ_CAP_RANGE,
              .summary = "Memento range filter: any key in [lo, hi]? "
                         "(inserts, deletes, grows)",
              .params = PARAMS,

@@ -4,7 +4,8 @@
  * negatives while it grows from a small first table and after removes,
  * against a model multiset; the certified bound, at the target through
  * the planned growth, on uniform, clustered and dense keys with uniform
- * and correlated queries; counts; frames after doublings.
+ * and correlated queries; counts; frames after doublings; sequential
+ * keys that lengthen the table's tail instead of doubling it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -100,8 +101,7 @@ static uint64_t *make_keys(int kind, size_t n, uint64_t *s) {
 /* False positives among q empty ranges of len keys: uniform, just past a
  * key, or (dense keys) just past the last one. */
 static void check_rate(amq_filter *f, const uint64_t *sorted, size_t n,
-                       uint64_t len, int where, uint64_t *s,
-                       const char *what) {
+                       uint64_t len, int where, uint64_t *s, const char *what) {
     size_t q = check_quick() ? 20000 : 100000, asked = 0, fp = 0, tries = 0;
     double bound = amq_range_fpr_bound(f, len);
     for (; asked < q && tries < 50 * q; tries++) {
@@ -138,8 +138,7 @@ static void test_bound(int kind, size_t n, double fpr, uint64_t span) {
     static const char *const names[] = {"uniform", "clustered", "dense"};
     uint64_t s = 17 + (uint64_t)kind, *k = make_keys(kind, n, &s);
     char spec[64];
-    snprintf(spec, sizeof spec, "memento:range=%llu",
-             (unsigned long long)span);
+    snprintf(spec, sizeof spec, "memento:range=%llu", (unsigned long long)span);
     amq_filter *f = make(spec, n / 128, fpr, 99);
     for (size_t i = 0; i < n; i++) {
         CHECK_OK(amq_filter_add_hash(f, k[i]));
@@ -148,8 +147,8 @@ static void test_bound(int kind, size_t n, double fpr, uint64_t span) {
                 bool maybe = false;
                 uint64_t lo = k[j] >= 7 ? k[j] - 7 : 0;
                 CHECK_OK(amq_range_query(f, lo, k[j], &maybe));
-                CHECK_MSG(maybe, "%s: key %zu lost after %zu adds",
-                          names[kind], j, i + 1);
+                CHECK_MSG(maybe, "%s: key %zu lost after %zu adds", names[kind],
+                          j, i + 1);
             }
     }
     CHECK(amq_filter_items(f) == n);
@@ -273,6 +272,43 @@ static void test_frames(void) {
     free(k);
 }
 
+/* Sequential keys put a prefix's keys, up to `range` of them, in one run:
+ * a run that reaches the table's end lengthens the tail instead of
+ * doubling the table (which would halve its load), and the frame keeps
+ * the tail. */
+static void test_dense(void) {
+    static const unsigned spans[] = {64, 1024, 4096};
+    for (size_t j = 0; j < sizeof spans / sizeof spans[0]; j++) {
+        enum { N = 100000 };
+        char spec[64], before[128], after[128];
+        snprintf(spec, sizeof spec, "memento:range=%u,growth=0", spans[j]);
+        amq_filter *f = make(spec, N, 0.01, 6);
+        CHECK(amq_filter_describe(f, before, sizeof before) < sizeof before);
+        for (uint64_t x = 0; x < N; x++)
+            CHECK_OK(amq_filter_add_hash(f, x * 2));
+        CHECK(amq_filter_describe(f, after, sizeof after) < sizeof after);
+        CHECK_MSG(strcmp(before, after) == 0, "range=%u: %.60s became %.60s",
+                  spans[j], before, after);
+        size_t len;
+        uint8_t *buf = check_frame(f, &len);
+        amq_filter *g = NULL;
+        amq_diag d;
+        CHECK_OK(amq_filter_load(buf, len, NULL, &g, &d));
+        CHECK(g != NULL && check_same_frame(f, g));
+        uint64_t s = 3;
+        for (unsigned q = 0; g != NULL && q < 5000; q++) {
+            uint64_t lo = check_next(&s) % (3 * N), hi = lo + q % 50;
+            bool a, b;
+            CHECK_OK(amq_range_query(f, lo, hi, &a));
+            CHECK_OK(amq_range_query(g, lo, hi, &b));
+            CHECK(a == b && (a || lo > 2 * (N - 1) || (hi == lo && lo % 2)));
+        }
+        amq_filter_free(g);
+        free(buf);
+        amq_filter_free(f);
+    }
+}
+
 int main(void) {
     size_t n = check_quick() ? 40000 : 200000;
     test_visits();
@@ -282,6 +318,7 @@ int main(void) {
     test_bound(DENSE, n, 0.01, 1024);
     test_bound(CLUSTERED, n / 4, 0.001, 1024);
     test_model();
+    test_dense();
     test_frames();
     return check_report("test_memento");
 }
