@@ -14,7 +14,7 @@
  *     P(l >= L) <= eps^L for eps = amq_filter_fpr_bound(); a key never put
  *     is reported with probability at most eps (then M[k] is "absent").
  *
- * Two families, both amq_filter objects (every amq_filter_* call works on
+ * Three families, all amq_filter objects (every amq_filter_* call works on
  * a maplet: contains, save / load / view, union = merge, describe, info,
  * fpr_bound, and the generic add, which puts the value 1):
  *
@@ -23,6 +23,15 @@
  *            with their fingerprints in every shift, resize and merge.
  *            Spec: maplet:op=sum|max|min|or,v=BITS[,multiset=1]
  *            [,kbits=K (exact mode)][,concurrent=1][,q=|slots=,r=].
+ *   emaplet  the expandable maplet: the expandable quotient filter's
+ *            table (eqf, amq/quotient.h) with a v-bit value (v = 1..32)
+ *            under each variable-length fingerprint, so it doubles when
+ *            full without its pairs, values kept, at the eqf's rate. A
+ *            get combines every entry matching the key (its own of each
+ *            length, and colliding keys'); a sum delete takes from the
+ *            longest first; a sum past 2^v - 1 takes a second entry.
+ *            Combine mode only. Spec: emaplet:op=..,v=BITS[,q=|slots=,
+ *            l=,growth=] (docs/structures.md, "The maplet that grows").
  *   smaplet  the static maplet (Bloomier filter): a bumped Ribbon
  *            retrieval structure holding each key's value (v bits per key
  *            and ~0.3% more) beside a membership filter (Ribbon by

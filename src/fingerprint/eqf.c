@@ -200,6 +200,31 @@ uint64_t amq__eqf_matches(const amq_eqf *e, uint64_t h, uint64_t plo,
     return matches(e, q, x, plo, phi, false, &at);
 }
 
+void amq__eqf_visit(const amq_eqf *e, uint64_t h, amq__eqf_visit_fn fn,
+                    void *ctx) {
+    const amq_qf *t = e->t;
+    unsigned cw = code_width(e);
+    uint64_t q, x, rs, re, pmask = (UINT64_C(1) << e->pb) - 1;
+    key_code(t, cw, h, &q, &x);
+    if (!occ_get(t, q))
+        return;
+    run_bounds(t, q, &rs, &re);
+    for (uint64_t i = rs; i < re; i++) {
+        uint64_t v = slot_get(t, i), c = v >> e->pb;
+        if (code_matches(c, x) && !fn(ctx, i, code_len(c, cw), v & pmask))
+            return;
+    }
+}
+
+void amq__eqf_prefetch(const amq_eqf *e, uint64_t h) {
+    prefetch_block(e->t, quotient_of(e->t, h));
+}
+
+void amq__eqf_set_payload(amq_eqf *e, uint64_t slot, uint64_t pay) {
+    uint64_t v = slot_get(e->t, slot);
+    slot_set(e->t, slot, (v >> e->pb) << e->pb | pay);
+}
+
 /* The exact answer of an eqf (no payload): the run slot by slot (out of
  * line: it holds nothing of the word-wide test). */
 static __attribute__((noinline)) bool has_exact(const amq_eqf *e, uint64_t q,

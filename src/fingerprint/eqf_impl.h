@@ -72,6 +72,22 @@ amq_status amq__eqf_take(amq_eqf *e, uint64_t h, uint64_t pay);
 bool amq__eqf_any(const amq_eqf *e, uint64_t h, uint64_t plo, uint64_t phi);
 uint64_t amq__eqf_matches(const amq_eqf *e, uint64_t h, uint64_t plo,
                           uint64_t phi);
+/* Each entry matching h, longest first is not promised: fn(ctx, slot,
+ * length, payload) in slot order until it returns false. The slot is
+ * valid until the next update. */
+typedef bool (*amq__eqf_visit_fn)(void *ctx, uint64_t slot, unsigned len,
+                                  uint64_t pay);
+void amq__eqf_visit(const amq_eqf *e, uint64_t h, amq__eqf_visit_fn fn,
+                    void *ctx);
+/* The entry at `slot` (from a visit) with its payload replaced by pay
+ * (< 2^pb): the code, so the run's order, is unchanged. */
+void amq__eqf_set_payload(amq_eqf *e, uint64_t slot, uint64_t pay);
+
+/* Ask for h's block ahead of an update (batches overlap their misses);
+ * how far ahead a batch asks. */
+void amq__eqf_prefetch(const amq_eqf *e, uint64_t h);
+#define AMQ__EQF_AHEAD 8
+
 /* The chance a stranger's hash matches some code: sum of by_len[l] 2^-l
  * over N, and 2^-64 a slot. */
 double amq__eqf_bound(const amq_eqf *e);
