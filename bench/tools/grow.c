@@ -5,7 +5,9 @@
  *   eqf  created for --start keys at --fpr, then given --start * 2^D keys
  *        (D = --doublings) one at a time: it doubles as it fills;
  *   qf   the quotient filter created for all of them at --fpr (the size
- *        a user who knew n would pick), given the same keys.
+ *        a user who knew n would pick), given the same keys; --base SPEC
+ *        names another (a maplet against the expandable maplet:
+ *        `--spec emaplet --base maplet`, each add a put of 1).
  *
  * At each size --start * 2^j (about 95% load, just before a doubling) the
  * eqf's measured rate over --queries fresh absent keys, its bound and
@@ -16,7 +18,7 @@
  * Every key is checked present in both (a false negative exits 1).
  *
  *   amq_grow [--start N] [--doublings D] [--fpr E] [--queries Q]
- *            [--spec SPEC]
+ *            [--spec SPEC] [--base SPEC]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +55,7 @@ static int fail(const char *what, amq_status st) {
 int main(int argc, char **argv) {
     uint64_t start = 10000, d = 10, q = 1000000;
     double fpr = 0.01;
-    const char *spec = "eqf";
+    const char *spec = "eqf", *base = "qf";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--start") == 0)
             start = strtoull(argv[i + 1], NULL, 10);
@@ -65,9 +67,12 @@ int main(int argc, char **argv) {
             q = strtoull(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--spec") == 0)
             spec = argv[i + 1];
+        else if (strcmp(argv[i], "--base") == 0)
+            base = argv[i + 1];
         else {
             fprintf(stderr, "usage: amq_grow [--start N] [--doublings D] "
-                            "[--fpr E] [--queries Q] [--spec SPEC]\n");
+                            "[--fpr E] [--queries Q] [--spec SPEC] "
+                            "[--base SPEC]\n");
             return 2;
         }
     }
@@ -106,7 +111,7 @@ int main(int argc, char **argv) {
         uint64_t stop = at < n ? at : n;
         for (; i < stop; i++)
             if ((st = amq_filter_add_hash(g, keys[i])) != AMQ_OK)
-                return fail("eqf add", st);
+                return fail("add", st);
         ins += tool_now() - t0;
         i--;
         char shape[128];
@@ -119,12 +124,12 @@ int main(int argc, char **argv) {
         j++;
     }
     double ins_g = ins * 1e9 / (double)n;
-    if ((st = amq_filter_new("qf", n, fpr, NULL, &f, NULL)) != AMQ_OK)
-        return fail("qf", st);
+    if ((st = amq_filter_new(base, n, fpr, NULL, &f, NULL)) != AMQ_OK)
+        return fail(base, st);
     double t0 = tool_now();
     for (uint64_t i = 0; i < n; i++)
         if ((st = amq_filter_add_hash(f, keys[i])) != AMQ_OK)
-            return fail("qf add", st);
+            return fail("base add", st);
     double ins_f = (tool_now() - t0) * 1e9 / (double)n;
     uint64_t missing = 0, sink = 0;
     for (uint64_t i = 0; i < n; i++)
@@ -145,7 +150,7 @@ int main(int argc, char **argv) {
     double bins[2];
     for (int k = 0; k < 2; k++) {
         amq_filter *b = NULL;
-        if ((st = amq_filter_new(k ? spec : "qf", k ? start : n, fpr, NULL, &b,
+        if ((st = amq_filter_new(k ? spec : base, k ? start : n, fpr, NULL, &b,
                                  NULL)) != AMQ_OK)
             return fail("batch", st);
         t0 = tool_now();
@@ -161,15 +166,16 @@ int main(int argc, char **argv) {
     size_t bf = amq_filter_size_bytes(f), bg = amq_filter_size_bytes(g);
     printf("\n%-4s %12s %9s %10s %8s %8s %8s\n", "", "bytes", "measured",
            "bound", "ins ns", "absent", "present");
-    printf("%-4s %12zu %9.5f %10.5f %8.1f %8.1f %8.1f\n", "qf", bf, rf,
+    printf("%-4s %12zu %9.5f %10.5f %8.1f %8.1f %8.1f\n", base, bf, rf,
            amq_filter_fpr_bound(f), ins_f, neg[0], pos[0]);
     printf("%-4s %12zu %9.5f %10.5f %8.1f %8.1f %8.1f\n", spec, bg, rg,
            amq_filter_fpr_bound(g), ins_g, neg[1], pos[1]);
-    printf("batch insert ns: qf %.1f, %s %.1f\n", bins[0], spec, bins[1]);
-    printf("%s/qf at the final size: space %.3f, absent query %.2f, present "
+    printf("batch insert ns: %s %.1f, %s %.1f\n", base, bins[0], spec, bins[1]);
+    printf("%s/%s at the final size: space %.3f, absent query %.2f, present "
            "query %.2f, insert %.2f (batch %.2f); false negatives %llu\n",
-           spec, (double)bg / (double)bf, neg[1] / neg[0], pos[1] / pos[0],
-           ins_g / ins_f, bins[1] / bins[0], (unsigned long long)missing);
+           spec, base, (double)bg / (double)bf, neg[1] / neg[0],
+           pos[1] / pos[0], ins_g / ins_f, bins[1] / bins[0],
+           (unsigned long long)missing);
     if (sink == 0)
         fprintf(stderr, "amq_grow: no key found\n");
     amq_filter_free(f);

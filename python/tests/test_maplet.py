@@ -299,6 +299,24 @@ class TestMapletContract(unittest.TestCase):
         with self.assertRaises(amq.InvalidError):
             Maplet("maplet:q=6,r=1").resize()  # needs r >= 2
 
+    def test_expandable_maplet_grows_with_its_values(self):
+        m = Maplet(10, 0.01, "max", 12, spec="emaplet")
+        ks = keys(b"g", 20000)
+        for i, k in enumerate(ks):
+            m.put(k, i % 4096)
+        self.assertGreater(m.shape.slots, 10000)  # it doubled, no resize
+        got = [m[k] for k in ks]
+        self.assertTrue(all(g >= i % 4096 for i, g in enumerate(got)))
+        exact = sum(g == i % 4096 for i, g in enumerate(got))
+        self.assertGreater(exact, 0.98 * len(ks))
+        self.assertLess(m.fpr_bound, 0.02)
+        c = Maplet(10, 0.01, "sum", 4, spec="emaplet")
+        for _ in range(40):  # past 2^4 - 1: more entries, one count
+            c.put(b"hot", 1)
+        self.assertEqual(c[b"hot"], 40)
+        c.delete(b"hot", 15)
+        self.assertEqual(c[b"hot"], 25)
+
     def test_iteration_refuses_a_change(self):
         m = Maplet(100, 0.01)
         m.put_many(["a", "b", "c"], [1, 2, 3])
