@@ -34,8 +34,8 @@
  *              first takes from the second at most x - A <= B, less than k
  *              itself put there, so what k' sees still holds all of M[k'].
  *
- * Multiset mode, counters past 2^v, exact keys, merges and concurrency
- * are the quotient maplet's (maplet.h "maplet"); this one grows instead.
+ * Multiset mode, exact keys, merges, value filters and concurrency are
+ * the quotient maplet's (maplet.h "maplet"); this one grows instead.
  *
  * Frame: the eqf core's block with payload bits = v (eqf_impl.h), then
  * op u32 (1 sum, 2 max, 3 min, 4 or) | 0 u32 | puts u64 (what
