@@ -5,7 +5,9 @@
  * empty range lies in a gap between keys (checked against the sorted
  * keys), a non-empty one covers a random key. The two ways, without and
  * with the filter, alternate in rounds (ABBA), and a third loop times the
- * filter's queries alone.
+ * filter's queries alone. The filter is grafite (static, built from the
+ * keys) or, with --type memento, the dynamic one (created for the keys
+ * and given them one by one).
  */
 #include "range_driver.h"
 
@@ -129,7 +131,7 @@ static void run_share(const workload *w, double empty, uint64_t *seed,
 
 int range_driver_main(const range_engine *e, int argc, char **argv) {
     uint64_t n = 10000000, scans = 200000, len = 64, seed = 42;
-    const char *dir = NULL, *check = NULL;
+    const char *dir = NULL, *check = NULL, *type = "grafite";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--keys") == 0)
             n = (uint64_t)strtod(argv[i + 1], NULL);
@@ -141,13 +143,16 @@ int range_driver_main(const range_engine *e, int argc, char **argv) {
             dir = argv[i + 1];
         else if (strcmp(argv[i], "--check") == 0)
             check = dir = argv[i + 1];
+        else if (strcmp(argv[i], "--type") == 0)
+            type = argv[i + 1];
         else
             argc = -1;
     }
-    if (argc < 0 || dir == NULL || n == 0 || len == 0 || scans == 0) {
+    if (argc < 0 || dir == NULL || n == 0 || len == 0 || scans == 0 ||
+        (strcmp(type, "grafite") != 0 && strcmp(type, "memento") != 0)) {
         fprintf(stderr,
-                "usage: %s [--keys N] [--scans S] [--len L] --dir DIR | "
-                "--check DIR\n",
+                "usage: %s [--keys N] [--scans S] [--len L] [--type "
+                "grafite|memento] --dir DIR | --check DIR\n",
                 argv[0]);
         return 2;
     }
@@ -173,7 +178,7 @@ int range_driver_main(const range_engine *e, int argc, char **argv) {
         return 2;
     double t1 = now();
     char spec[64];
-    snprintf(spec, sizeof spec, "grafite:range=%llu", (unsigned long long)len);
+    snprintf(spec, sizeof spec, "%s:range=%llu", type, (unsigned long long)len);
     amq_options opt = {.hash = AMQ_HASH_ORDER, .hash_seed = seed};
     amq_filter *f = NULL;
     amq_diag d;

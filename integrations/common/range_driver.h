@@ -2,12 +2,12 @@
  * range_driver.h — a range filter in front of an engine's range scans,
  * the same workload for every engine (range_driver.c): each engine gives
  * the three calls below and its name; the driver writes the keys, builds
- * a grafite filter over them, runs the scans with and without it and
- * prints the table of docs/structures.md ("In front of an engine's
- * scans").
+ * a range filter over them (grafite, or memento with --type memento),
+ * runs the scans with and without it and prints the table of
+ * docs/structures.md ("In front of an engine's scans").
  *
- *   PROGRAM [--keys N] [--scans S] [--len L] [--dir DIR]
- *   PROGRAM --check DIR     (the test: small, results compared)
+ *   PROGRAM [--keys N] [--scans S] [--len L] [--type T] [--dir DIR]
+ *   PROGRAM [--type T] --check DIR  (the test: small, results compared)
  *
  * Keys are uniform 64-bit integers with 16-byte values; a scan reads
  * every key in [lo, hi] in order. A scan whose key count differs with the
