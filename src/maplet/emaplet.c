@@ -116,9 +116,8 @@ static amq_status em_put(amq__obj *o, uint64_t h, uint64_t v) {
     if (__builtin_add_overflow(m->weight, w, &nw))
         return AMQ_ERR_OVERFLOW;
     seen s = look(m, h);
-    uint64_t nv = s.full_at == UINT64_MAX
-                      ? 0
-                      : mq_combine(m->op, s.full_val, v, &over);
+    uint64_t nv =
+        s.full_at == UINT64_MAX ? 0 : mq_combine(m->op, s.full_val, v, &over);
     if (s.full_at == UINT64_MAX || over || nv > vmax(m)) /* a new entry */
         AMQ_RETURN_IF_ERR(amq__eqf_put(&m->e, h, v));
     else
@@ -130,7 +129,7 @@ static amq_status em_put(amq__obj *o, uint64_t h, uint64_t v) {
 /* The loop of puts (v NULL: each of 1), each key's block asked for
  * AMQ__EQF_AHEAD keys ahead. */
 static amq_status put_loop(amq__obj *o, const uint64_t *h, const uint64_t *v,
-                       size_t n, size_t *done) {
+                           size_t n, size_t *done) {
     const amq_eqf *e = &((const amq_emaplet *)o)->e;
     for (size_t i = 0; i < n && i < AMQ__EQF_AHEAD; i++)
         amq__eqf_prefetch(e, h[i]);
@@ -256,8 +255,8 @@ static amq_status t_create(const amq__type *self, amq__spec *spec,
         fpr = EM_DEFAULT_RATE;
     if (capacity == 0 && fpr != 0.0) /* it grows: a small first table */
         capacity = EM_DEFAULT_KEYS;
-    AMQ_RETURN_IF_ERR(amq__eqf_shape(spec, capacity, fpr, "emaplet", &slots,
-                                     &l, &growth, diag));
+    AMQ_RETURN_IF_ERR(amq__eqf_shape(spec, capacity, fpr, "emaplet", &slots, &l,
+                                     &growth, diag));
     AMQ_RETURN_IF_ERR(amq__eqf_new(sizeof(amq_emaplet), slots, l, growth,
                                    (unsigned)v, false, opt, &e, diag));
     ((amq_emaplet *)e)->op = op;
@@ -298,9 +297,9 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
         amq__spec_u64(spec, "l", 1, AMQ__EQF_MAX_W - 1, &l, &has_l, diag));
     double fixed = 1.0 + (double)v + QF_META_BITS;
     if (has_l) { /* that shape: rate load 2^-l, load = its cost over x */
-        double cost = ((double)l + fixed) *
-                      (sized ? 1.0 + (double)amq__qf_default_tail(n) / (double)n
-                             : 1.0);
+        double cost =
+            ((double)l + fixed) *
+            (sized ? 1.0 + (double)amq__qf_default_tail(n) / (double)n : 1.0);
         double q = ldexp(1.0, -(int)l);
         *out = inverse ? cost * q / x : fmin(1.0, cost / x * q);
         return AMQ_OK;
@@ -344,9 +343,8 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
     amq_eqf *e;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__rd_expect(rd, PARAMS_LEN));
-    AMQ_RETURN_IF_ERR(amq__eqf_load(rd, "emaplet", payload, len, view,
-                                    EM_MAX_V, false, sizeof(amq_emaplet), opt,
-                                    &e));
+    AMQ_RETURN_IF_ERR(amq__eqf_load(rd, "emaplet", payload, len, view, EM_MAX_V,
+                                    false, sizeof(amq_emaplet), opt, &e));
     uint64_t weight;
     size_t at_op = amq__rd_u32(rd, &op);
     amq_status st = amq__rd_zero32(rd);
@@ -371,9 +369,9 @@ static amq_status t_load(const amq__type *self, amq__rd *rd,
 }
 
 #define PARAMS                                                                 \
-    "op=sum|max|min|or (default sum), v=VALUE_BITS (1-32, default 8), "      \
-    "q=LOG2_SLOTS or slots=HOME_SLOTS (the first size; default from the "    \
-    "capacity, 1000 keys without one), l=FINGERPRINT_BITS (of new keys; "    \
+    "op=sum|max|min|or (default sum), v=VALUE_BITS (1-32, default 8), "        \
+    "q=LOG2_SLOTS or slots=HOME_SLOTS (the first size; default from the "      \
+    "capacity, 1000 keys without one), l=FINGERPRINT_BITS (of new keys; "      \
     "default from fpr and growth), growth=DOUBLINGS (0-40, default 10)"
 
 static const amq__maplet_ops em_ops = {

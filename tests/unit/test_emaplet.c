@@ -68,7 +68,7 @@ static void run_model(const char *spec, amq_maplet_op op, unsigned vbits,
             if (op == AMQ_MAPLET_SUM && v == 0)
                 continue;
             CHECK_OK(amq_maplet_put_hash(m, h[i], v));
-            val[i] = !held[i] ? v
+            val[i] = !held[i]               ? v
                      : op == AMQ_MAPLET_SUM ? val[i] + v
                      : op == AMQ_MAPLET_MAX ? (val[i] > v ? val[i] : v)
                      : op == AMQ_MAPLET_MIN ? (val[i] < v ? val[i] : v)
@@ -87,8 +87,7 @@ static void run_model(const char *spec, amq_maplet_op op, unsigned vbits,
             if ((st != AMQ_OK || !covers(op, got, val[j])) && bad++ == 0)
                 CHECK_MSG(false, "%s step %u key %zu: %s %llu, model %llu",
                           spec, k, j, amq_status_name(st),
-                          (unsigned long long)got,
-                          (unsigned long long)val[j]);
+                          (unsigned long long)got, (unsigned long long)val[j]);
         }
         CHECK_MSG(bad == 0, "%s step %u: %llu keys lost", spec, k,
                   (unsigned long long)bad);
@@ -107,8 +106,10 @@ static void run_model(const char *spec, amq_maplet_op op, unsigned vbits,
         fp += amq_maplet_get_hash(m, check_next(&rng), &got) == AMQ_OK;
     }
     double mean = bound * (double)q;
-    CHECK_MSG((double)fp <= mean + 4 * sqrt(mean) + 4, "%s: %zu of %zu, "
-              "bound %g", spec, fp, q, bound);
+    CHECK_MSG((double)fp <= mean + 4 * sqrt(mean) + 4,
+              "%s: %zu of %zu, "
+              "bound %g",
+              spec, fp, q, bound);
     amq_maplet_free(m);
     free(h);
     free(val);
