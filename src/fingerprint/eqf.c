@@ -699,17 +699,13 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__eqf_params_write((const amq_eqf *)o, w);
 }
 
-static size_t t_payload_size(const amq__obj *o) {
+size_t amq__eqf_payload_size(const amq__obj *o) {
     return ((const amq_eqf *)o)->t->o.table_bytes;
 }
 
-static void t_payload_write(const amq__obj *o, uint8_t *dst) {
+void amq__eqf_payload_write(const amq__obj *o, uint8_t *dst) {
     const amq_eqf *e = (const amq_eqf *)o;
     memcpy(dst, e->t->o.table, e->t->o.table_bytes);
-}
-
-static size_t t_size_bytes(const amq__obj *o) {
-    return ((const amq_eqf *)o)->t->o.table_bytes;
 }
 
 /* The shape a new filter would take to be this one now: its slots, the
@@ -873,10 +869,10 @@ const amq__type amq__type_eqf = {
     .remove = eqf_remove,
     .count = eqf_count,
     .fpr_bound = eqf_fpr_bound,
-    .size_bytes = t_size_bytes,
+    .size_bytes = amq__eqf_payload_size,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
+    .payload_size = amq__eqf_payload_size,
+    .payload_write = amq__eqf_payload_write,
 };

@@ -100,6 +100,10 @@ double amq__eqf_bound(const amq_eqf *e);
  * validates both (payload bits at most pb_max) and returns the table in
  * an object of `size` bytes. */
 #define AMQ__EQF_PARAMS_LEN (AMQ__QF_PARAMS_LEN + 24)
+/* The type callbacks every type on the core shares (o is an amq_eqf or
+ * begins with one): the payload (the qf table) and its bytes. */
+size_t amq__eqf_payload_size(const amq__obj *o);
+void amq__eqf_payload_write(const amq__obj *o, uint8_t *dst);
 void amq__eqf_params_write(const amq_eqf *e, amq__wr *w);
 amq_status amq__eqf_load(amq__rd *rd, const char *name, const uint8_t *payload,
                          size_t len, bool view, unsigned pb_max, bool groups,

@@ -323,19 +323,6 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u64(w, m->weight);
 }
 
-static size_t t_payload_size(const amq__obj *o) {
-    return ((const amq_emaplet *)o)->e.t->o.table_bytes;
-}
-
-static void t_payload_write(const amq__obj *o, uint8_t *dst) {
-    const amq_emaplet *m = (const amq_emaplet *)o;
-    memcpy(dst, m->e.t->o.table, m->e.t->o.table_bytes);
-}
-
-static size_t t_size_bytes(const amq__obj *o) {
-    return ((const amq_emaplet *)o)->e.t->o.table_bytes;
-}
-
 static amq_status t_load(const amq__type *self, amq__rd *rd,
                          const uint8_t *payload, size_t len, bool view,
                          const amq_options *opt, amq__obj **out) {
@@ -403,11 +390,11 @@ const amq__type amq__type_emaplet = {
     .caps = em_caps,
     .items = em_items,
     .fpr_bound = em_fpr_bound,
-    .size_bytes = t_size_bytes,
+    .size_bytes = amq__eqf_payload_size,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
+    .payload_size = amq__eqf_payload_size,
+    .payload_write = amq__eqf_payload_write,
     .maplet = &em_ops,
 };

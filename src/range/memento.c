@@ -264,19 +264,6 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u32(w, 0);
 }
 
-static size_t t_payload_size(const amq__obj *o) {
-    return ((const amq_memento *)o)->e.t->o.table_bytes;
-}
-
-static void t_payload_write(const amq__obj *o, uint8_t *dst) {
-    const amq_memento *f = (const amq_memento *)o;
-    memcpy(dst, f->e.t->o.table, f->e.t->o.table_bytes);
-}
-
-static size_t t_size_bytes(const amq__obj *o) {
-    return ((const amq_memento *)o)->e.t->o.table_bytes;
-}
-
 static amq_status t_load(const amq__type *self, amq__rd *rd,
                          const uint8_t *payload, size_t len, bool view,
                          const amq_options *opt, amq__obj **out) {
@@ -347,11 +334,11 @@ const amq__type amq__type_memento = {
     .remove = mm_remove,
     .count = mm_count,
     .fpr_bound = mm_fpr_bound,
-    .size_bytes = t_size_bytes,
+    .size_bytes = amq__eqf_payload_size,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,
-    .payload_size = t_payload_size,
-    .payload_write = t_payload_write,
+    .payload_size = amq__eqf_payload_size,
+    .payload_write = amq__eqf_payload_write,
     .range = &mm_range_ops,
 };
