@@ -260,6 +260,44 @@ static inline __attribute__((always_inline)) bool has_run(const amq_eqf *e,
     return has_exact(e, q, x);
 }
 
+/* The same test for a table with payloads (pb > 0): the payload bits of
+ * every field cleared (v & cm), the codes' bits counted from bit pb of
+ * each field (plo = lo << pb: lowest set bit, the bits above it, the
+ * key's code), and the zero-field test on what is left, which is 0 in a
+ * field exactly when its code matches. */
+static inline __attribute__((always_inline)) int probe_k(const amq_eqf *e,
+                                                         uint64_t h, bool isa) {
+    const amq_qf *t = e->t;
+    unsigned w = t->width, pb = e->pb, cw = w - pb;
+    uint64_t q, x, m;
+    bool out;
+    key_code(t, cw, h, &q, &x);
+    if ((q >> 6) >= t->fast_blocks)
+        return AMQ__EQF_MAYBE;
+    if (!occ_get(t, q))
+        return AMQ__EQF_NO;
+    uint64_t lo = qf_fields[w], plo = lo << pb, hi = lo << (w - 1);
+    uint64_t cm = lo * (((UINT64_C(1) << cw) - 1) << pb);
+    uint64_t v = run_word(t, q, isa, &m, &out) & cm;
+    if (out)
+        return AMQ__EQF_MAYBE;
+    uint64_t lb = v & (~v + plo);
+    uint64_t keep = ~(lb | (lb - plo)) & cm;
+    uint64_t z = (v ^ (x * plo)) & keep;
+    return ((z - lo) & ~z & hi & m) != 0 ? AMQ__EQF_YES : AMQ__EQF_NO;
+}
+
+static QF_ANY int probe_any(const amq_eqf *e, uint64_t h) {
+    return probe_k(e, h, false);
+}
+static QF_ISA int probe_isa(const amq_eqf *e, uint64_t h) {
+    return probe_k(e, h, true);
+}
+
+int amq__eqf_probe(const amq_eqf *e, uint64_t h) {
+    return e->t->use_pdep ? probe_isa(e, h) : probe_any(e, h);
+}
+
 static inline __attribute__((always_inline)) bool lookup(const amq_eqf *e,
                                                          uint64_t h, bool isa) {
     const amq_qf *t = e->t;

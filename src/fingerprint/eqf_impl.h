@@ -70,6 +70,12 @@ amq_status amq__eqf_take(amq_eqf *e, uint64_t h, uint64_t pay);
 /* The entries matching h with a payload in [plo, phi]: whether any (the
  * slot-by-slot reference), and how many. */
 bool amq__eqf_any(const amq_eqf *e, uint64_t h, uint64_t plo, uint64_t phi);
+/* Whether some code matches h, whatever the payloads, from a word-wide
+ * test of h's run: AMQ__EQF_NO, AMQ__EQF_YES, or AMQ__EQF_MAYBE when the
+ * run does not fit one word (and always under AMQ_OPT_SCALAR): the
+ * entries must then be read. */
+enum { AMQ__EQF_NO, AMQ__EQF_YES, AMQ__EQF_MAYBE };
+int amq__eqf_probe(const amq_eqf *e, uint64_t h);
 uint64_t amq__eqf_matches(const amq_eqf *e, uint64_t h, uint64_t plo,
                           uint64_t phi);
 /* Each entry matching h, longest first is not promised: fn(ctx, slot,

@@ -115,6 +115,11 @@ static amq_status em_put(amq__obj *o, uint64_t h, uint64_t v) {
     uint64_t w = m->op == AMQ_MAPLET_SUM ? v : 1, nw;
     if (__builtin_add_overflow(m->weight, w, &nw))
         return AMQ_ERR_OVERFLOW;
+    if (amq__eqf_probe(&m->e, h) == AMQ__EQF_NO) { /* a new entry */
+        AMQ_RETURN_IF_ERR(amq__eqf_put(&m->e, h, v));
+        m->weight = nw;
+        return AMQ_OK;
+    }
     seen s = look(m, h);
     uint64_t nv =
         s.full_at == UINT64_MAX ? 0 : mq_combine(m->op, s.full_val, v, &over);
@@ -152,7 +157,12 @@ static amq_status em_put_batch(amq__obj *o, const uint64_t *h,
 }
 
 static amq_status em_get(const amq__obj *o, uint64_t h, uint64_t *v) {
-    seen s = look((const amq_emaplet *)o, h);
+    const amq_emaplet *m = (const amq_emaplet *)o;
+    if (amq__eqf_probe(&m->e, h) == AMQ__EQF_NO) {
+        *v = 0;
+        return AMQ_ERR_NOT_FOUND;
+    }
+    seen s = look(m, h);
     *v = s.found ? s.value : 0;
     return s.found ? AMQ_OK : AMQ_ERR_NOT_FOUND;
 }
@@ -212,7 +222,9 @@ static amq_status em_remove(amq__obj *o, uint64_t h) {
 
 static bool em_contains(const amq__obj *o, uint64_t h) {
     const amq_emaplet *m = (const amq_emaplet *)o;
-    return amq__eqf_any(&m->e, h, 0, vmax(m));
+    int p = amq__eqf_probe(&m->e, h);
+    return p == AMQ__EQF_YES ||
+           (p == AMQ__EQF_MAYBE && amq__eqf_any(&m->e, h, 0, vmax(m)));
 }
 
 static uint32_t em_caps(const amq__obj *o) {

@@ -98,7 +98,9 @@ static bool mm_range(const amq__obj *o, uint64_t lo, uint64_t hi) {
         return true;
     for (uint64_t p = pl;; p++) {
         uint64_t a = p == pl ? lo & mask : 0, b = p == ph ? hi & mask : mask;
-        if (amq__eqf_any(&f->e, prefix_hash(f, p), a, b))
+        uint64_t h = prefix_hash(f, p);
+        if (amq__eqf_probe(&f->e, h) != AMQ__EQF_NO &&
+            amq__eqf_any(&f->e, h, a, b))
             return true;
         if (p == ph)
             return false;
