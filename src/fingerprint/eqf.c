@@ -765,19 +765,21 @@ static size_t t_describe(const amq__obj *o, char *buf, size_t cap) {
  * 0.95 * 2^-l, l taken as real (the qf's curve with one bit more per slot,
  * the delimiter). The length a target picks also covers the planned
  * growth, so a new filter sits below its target on this curve. */
+double amq__eqf_curve(double fixed, double scale, double x, bool inverse) {
+    double a = AMQ_QF_MAX_LOAD;
+    if (inverse)
+        return (log2(scale * a / x) + fixed) / a;
+    double p = scale * a * exp2(-(a * x - fixed));
+    return p < 1.0 ? p : 1.0;
+}
+
 static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
     uint64_t growth;
-    double a = AMQ_QF_MAX_LOAD;
     (void)self;
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "growth", 0, AMQ__EQF_MAX_GROWTH,
                                     &growth, NULL, diag));
-    if (inverse) {
-        *out = (log2(a / x) + 1.0 + QF_META_BITS) / a;
-        return AMQ_OK;
-    }
-    double p = a * exp2(-(a * x - 1.0 - QF_META_BITS));
-    *out = p < 1.0 ? p : 1.0;
+    *out = amq__eqf_curve(1.0 + QF_META_BITS, 1.0, x, inverse);
     return AMQ_OK;
 }
 

@@ -98,6 +98,12 @@ void amq__eqf_prefetch(const amq_eqf *e, uint64_t h);
  * over N, and 2^-64 a slot. */
 double amq__eqf_bound(const amq_eqf *e);
 
+/* The curve of a table as built, at 95% load: fixed + l bits a slot
+ * (fixed: the delimiter, payload and metadata bits), rate scale 0.95
+ * 2^-l, l taken as real; x bits a key -> the rate, or (inverse) x = the
+ * rate -> bits a key. */
+double amq__eqf_curve(double fixed, double scale, double x, bool inverse);
+
 /* Frame: the qf's 24-byte block, then first slots N0 u64 | keys u64 |
  * L0 u8 | H u8 | K u8 | L1 u8 | payload bits u8 | tail blocks u24 (64
  * slots each beyond the qf's default tail: a run that reached the

@@ -297,7 +297,6 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
     uint64_t v, growth;
     unsigned op;
-    double a = AMQ_QF_MAX_LOAD;
     (void)self;
     uint64_t n = 0, l = 0;
     bool sized = false, has_l = false;
@@ -316,12 +315,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
         *out = inverse ? cost * q / x : fmin(1.0, cost / x * q);
         return AMQ_OK;
     }
-    if (inverse) {
-        *out = (log2(a / x) + fixed) / a;
-        return AMQ_OK;
-    }
-    double p = a * exp2(-(a * x - fixed));
-    *out = p < 1.0 ? p : 1.0;
+    *out = amq__eqf_curve(fixed, 1.0, x, inverse);
     return AMQ_OK;
 }
 

@@ -236,19 +236,13 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
                           bool inverse, double *out, amq_diag *diag) {
     uint64_t span, growth;
     amq_range_keys keys;
-    double a = AMQ_QF_MAX_LOAD;
     (void)self;
     AMQ_RETURN_IF_ERR(spec_of(spec, &span, &keys, diag));
     AMQ_RETURN_IF_ERR(amq__spec_u64(spec, "growth", 0, AMQ__EQF_MAX_GROWTH,
                                     &growth, NULL, diag));
     unsigned m = bits_for(span);
-    double v = (double)visits(span, m), fixed = 1.0 + m + QF_META_BITS;
-    if (inverse) {
-        *out = (log2(v * a / x) + fixed) / a;
-        return AMQ_OK;
-    }
-    double p = v * a * exp2(-(a * x - fixed));
-    *out = p < 1.0 ? p : 1.0;
+    *out = amq__eqf_curve(1.0 + m + QF_META_BITS, (double)visits(span, m), x,
+                          inverse);
     return AMQ_OK;
 }
 
