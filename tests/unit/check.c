@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +81,48 @@ bool check_same_frame(const amq_filter *a, const amq_filter *b) {
     free(fa);
     free(fb);
     return same;
+}
+
+bool check_any_in(const uint64_t *sorted, size_t n, uint64_t lo, uint64_t hi) {
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (sorted[mid] < lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < n && sorted[a] <= hi;
+}
+
+void check_range_rate(const amq_filter *f, const uint64_t *sorted, size_t n,
+                      uint64_t len, int where, uint64_t *s, const char *what) {
+    size_t q = check_quick() ? 20000 : 100000, asked = 0, fp = 0, tries = 0;
+    double bound = amq_range_fpr_bound(f, len);
+    /* a grid leaves no empty range past a key longer than its step */
+    for (; asked < q && tries < 50 * q; tries++) {
+        uint64_t lo = check_next(s);
+        if (where == CHECK_PAST_KEY) {
+            size_t i = check_next(s) % n;
+            while (i + 1 < n && sorted[i + 1] - sorted[i] <= len)
+                i++;
+            lo = sorted[i] + 1;
+        } else if (where == CHECK_PAST_END) {
+            lo = sorted[n - 1] + 1 + check_next(s) % (1u << 24);
+        }
+        if (lo > UINT64_MAX - len)
+            continue;
+        uint64_t hi = lo + len - 1;
+        if (check_any_in(sorted, n, lo, hi))
+            continue;
+        bool maybe;
+        CHECK_OK(amq_range_query(f, lo, hi, &maybe));
+        asked++;
+        fp += maybe;
+    }
+    double mean = bound * (double)asked;
+    CHECK(asked == q);
+    CHECK_MSG((double)fp <= mean + 4.0 * sqrt(mean) + 4.0,
+              "%s len %llu: %zu false positives in %zu, bound %g", what,
+              (unsigned long long)len, fp, asked, bound);
 }

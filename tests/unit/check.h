@@ -35,6 +35,17 @@ bool check_same_frame(const amq_filter *a, const amq_filter *b);
  * and a failed check, if it cannot be read. */
 uint8_t *check_golden_file(const char *rel, size_t *len);
 
+/* Range filters (test_range, test_memento). Whether some value of
+ * sorted[0..n) lies in [lo, hi]; and the false positives among q empty
+ * ranges of len keys, drawn uniformly (CHECK_ANYWHERE), just past a run
+ * of keys closer than len (CHECK_PAST_KEY: the correlated queries that
+ * break learned and prefix filters) or past the last key
+ * (CHECK_PAST_END), checked against amq_range_fpr_bound within 4 sigma. */
+enum { CHECK_ANYWHERE, CHECK_PAST_KEY, CHECK_PAST_END };
+bool check_any_in(const uint64_t *sorted, size_t n, uint64_t lo, uint64_t hi);
+void check_range_rate(const amq_filter *f, const uint64_t *sorted, size_t n,
+                      uint64_t len, int where, uint64_t *s, const char *what);
+
 /* splitmix64: deterministic key streams from a seed. */
 static inline uint64_t check_next(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
