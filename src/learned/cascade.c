@@ -4,11 +4,15 @@
  *
  * A query:
  *
- *   key ─▶ h = hash(key) ─▶ [front filter? (sandwich)] ─▶ z = score(key)
+ *   key ─▶ h = hash(key) ─▶ [front filter? (sandwich): no ─▶ buffer]
+ *       ─▶ z = score(key)
  *       ─▶ b = bin(z) ─▶ b >= accept_bin ? accept
  *                      : hold[b] = region r ? B_r.contains(h)
  *                      : hold[b] = reject ? reject
  *       ─▶ otherwise the insert buffer decides.
+ *
+ * The bin's outcome comes from the route table (learned.h): the few
+ * score thresholds where it changes, compared without a search.
  *
  * Invariants:
  *   - every member given at build is held by the region of its bin, or its
@@ -180,6 +184,7 @@ amq_status amq__cascade_alloc(const amq_model *model, uint32_t bins,
     }
     c->version = 1;
     c->accept_bin = c->max_accept = bins;
+    amq__cascade_reroute(c);
     *out = c;
     return AMQ_OK;
 }
@@ -203,6 +208,7 @@ amq_status amq__cascade_plain(amq_filter *f, const amq_cascade_config *cfg,
     c->regions[0] =
         (amq__region){.f = f, .bin_hi = 1, .n = amq_filter_items(f)};
     c->hold[0] = 0;
+    amq__cascade_reroute(c);
     c->members = c->regions[0].n;
     c->memb[0] = (uint32_t)c->members;
     *out = c;
@@ -260,25 +266,68 @@ static bool front_passes(const amq_cascade *c, uint64_t h) {
            amq_filter_contains_hash(c->front, amq__mix64(h ^ AMQ__FRONT_SALT));
 }
 
-static bool route_accepts(const amq_cascade *c, double z, uint64_t h) {
+uint8_t amq__cascade_route_bins(const amq_cascade *c, double z) {
     uint32_t b = amq__bin_of(c->edges, c->bins, z);
-    if (b >= c->accept_bin)
+    return b >= c->accept_bin ? AMQ__ROUTE_ACCEPT : c->hold[b];
+}
+
+static uint8_t bin_outcome(const amq_cascade *c, uint32_t b) {
+    return b >= c->accept_bin ? AMQ__ROUTE_ACCEPT : c->hold[b];
+}
+
+void amq__cascade_reroute(amq_cascade *c) {
+    uint32_t n = 0;
+    c->route_to[0] = bin_outcome(c, 0);
+    for (uint32_t b = 1; b < c->bins; b++) {
+        uint8_t o = bin_outcome(c, b);
+        if (o == bin_outcome(c, b - 1))
+            continue;
+        if (n < AMQ__ROUTE_MAX) {
+            c->route_at[n] = c->edges[b - 1]; /* bin >= b iff z >= edge */
+            c->route_to[n + 1] = o;
+        }
+        n++;
+    }
+    c->route_n = n;
+}
+
+/* bin(z) counts the edges at or below z, so the merged thresholds do too
+ * (a NaN score compares false everywhere: bin 0 either way). */
+uint8_t amq__cascade_route(const amq_cascade *c, double z) {
+    if (c->route_n > AMQ__ROUTE_MAX)
+        return amq__cascade_route_bins(c, z);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < c->route_n; i++)
+        k += c->route_at[i] <= z;
+    return c->route_to[k];
+}
+
+static bool route_accepts(const amq_cascade *c, double z, uint64_t h) {
+    uint8_t r = amq__cascade_route(c, z);
+    if (r == AMQ__ROUTE_ACCEPT)
         return true;
-    uint8_t r = c->hold[b];
     if (r >= c->nregions) /* reject tail (HOLD_NONE cannot occur here) */
         return false;
     const amq__region *g = &c->regions[r];
     return g->f != NULL ? amq_filter_contains_hash(g->f, h) : g->accept_all;
 }
 
-static bool decide(const amq_cascade *c, double z, uint64_t h) {
-    if (front_passes(c, h) && route_accepts(c, z, h))
-        return true;
+static bool buffered(const amq_cascade *c, uint64_t h) {
     return c->aux != NULL && amq_filter_contains_hash(c->aux, h);
 }
 
+static bool decide(const amq_cascade *c, double z, uint64_t h) {
+    if (front_passes(c, h) && route_accepts(c, z, h))
+        return true;
+    return buffered(c, h);
+}
+
+/* A key the front filter turns away is not scored. */
 bool amq_cascade_contains(const amq_cascade *c, const void *key, size_t len) {
-    return decide(c, score_of(c, key, len), amq_hash64(&c->hasher, key, len));
+    uint64_t h = amq_hash64(&c->hasher, key, len);
+    if (front_passes(c, h) && route_accepts(c, score_of(c, key, len), h))
+        return true;
+    return buffered(c, h);
 }
 
 amq_status amq_cascade_contains_scored(const amq_cascade *c, const void *key,
@@ -293,17 +342,67 @@ amq_status amq_cascade_contains_scored(const amq_cascade *c, const void *key,
 }
 
 #define BATCH 256
+#define FRONT_BYTES 8192 /* key bytes gathered for one scoring call */
+
+static void score_part(const amq_cascade *c, const amq_keys *part, double *z) {
+    if (c->model != NULL)
+        amq_model_score_batch(c->model, part, z);
+    else
+        memset(z, 0, part->n * sizeof *z);
+}
+
+/* With a front filter: the keys it passes are copied together and scored
+ * in one call; the rest are answered by the buffer alone. */
+static void batch_front(const amq_cascade *c, const amq_keys *keys, size_t at,
+                        size_t n, uint8_t *out) {
+    uint8_t bytes[FRONT_BYTES];
+    uint64_t off[BATCH + 1], h[BATCH];
+    uint32_t idx[BATCH];
+    double z[BATCH];
+    size_t m = 0;
+    off[0] = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t len = 0;
+        const uint8_t *p = i < n ? amq__key(keys, at + i, &len) : NULL;
+        uint64_t hi = i < n ? amq_hash64(&c->hasher, p, len) : 0;
+        bool pass = i < n && front_passes(c, hi);
+        if (m > 0 && (i == n || (pass && off[m] + len > FRONT_BYTES))) {
+            amq_keys part = {bytes, off, m};
+            score_part(c, &part, z);
+            for (size_t j = 0; j < m; j++)
+                out[at + idx[j]] =
+                    route_accepts(c, z[j], h[j]) || buffered(c, h[j]);
+            m = 0;
+        }
+        if (i == n)
+            break;
+        if (!pass) {
+            out[at + i] = buffered(c, hi);
+            continue;
+        }
+        if (len > FRONT_BYTES) { /* too long to gather: score it alone */
+            out[at + i] =
+                route_accepts(c, score_of(c, p, len), hi) || buffered(c, hi);
+            continue;
+        }
+        memcpy(bytes + off[m], p, len);
+        off[m + 1] = off[m] + len;
+        h[m] = hi;
+        idx[m++] = (uint32_t)i;
+    }
+}
 
 void amq_cascade_contains_batch(const amq_cascade *c, const amq_keys *keys,
                                 uint8_t *out) {
     double z[BATCH];
     for (size_t at = 0; at < keys->n; at += BATCH) {
         size_t n = keys->n - at < BATCH ? keys->n - at : BATCH;
+        if (c->front != NULL) {
+            batch_front(c, keys, at, n, out);
+            continue;
+        }
         amq_keys part = {keys->bytes, keys->offsets + at, n};
-        if (c->model != NULL)
-            amq_model_score_batch(c->model, &part, z);
-        else
-            memset(z, 0, sizeof z);
+        score_part(c, &part, z);
         for (size_t i = 0; i < n; i++) {
             size_t len;
             const uint8_t *p = amq__key(keys, at + i, &len);
@@ -438,6 +537,7 @@ static void set_routes(amq_cascade *c, const amq__plan *p) {
     c->tail_members = 0;
     for (uint32_t b = 0; b < p->reject_bins; b++)
         c->tail_members += c->memb[b];
+    amq__cascade_reroute(c);
 }
 
 /* Member hashes grouped by region (counting sort): region r's are
@@ -625,6 +725,7 @@ amq_status amq_cascade_set_accept_bin(amq_cascade *c, uint32_t bin) {
     if (c == NULL || bin > c->max_accept)
         return AMQ_ERR_INVALID;
     c->accept_bin = bin;
+    amq__cascade_reroute(c);
     return AMQ_OK;
 }
 

@@ -390,6 +390,7 @@ static amq_status load_body(const amq__frame *f, const header *h,
         amq_cascade_free(c);
         return st;
     }
+    amq__cascade_reroute(c);
     *out = c;
     return AMQ_OK;
 }

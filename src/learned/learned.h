@@ -160,8 +160,12 @@ bool amq__equal_cut(const double *c, uint32_t lo, uint32_t j, uint32_t k,
 /* ---- the cascade (cascade.c, plan.c, cframe.c) --------------------------- */
 
 /* Which structure holds the members of a bin. */
-#define AMQ__HOLD_NONE 0xFFu   /* nobody: only valid at or above max_accept */
-#define AMQ__HOLD_REJECT 0xFEu /* the reject tail: members here are lost   */
+#define AMQ__HOLD_NONE 0xFFu    /* nobody: only valid at or above max_accept */
+#define AMQ__HOLD_REJECT 0xFEu  /* the reject tail: members here are lost   */
+#define AMQ__ROUTE_ACCEPT 0xFDu /* a route: the bin is accepted            */
+/* At most this many score thresholds in a cascade's route table; more
+ * (a route that alternates) and queries search the bins instead. */
+#define AMQ__ROUTE_MAX 15
 
 typedef struct amq__region {
     amq_filter *f;           /* NULL: see accept_all                       */
@@ -202,6 +206,15 @@ struct amq_cascade {
     uint32_t reject_bins;
     uint32_t nregions;
     amq__region regions[AMQ_CASCADE_MAX_LEVELS];
+    /* What a query does with a score, from hold[] and accept_bin: bins
+     * with the same outcome merged, so z's outcome is
+     * route_to[#{i : route_at[i] <= z}] (AMQ__ROUTE_ACCEPT, a region or a
+     * reject) — a few compares in place of a search of every edge.
+     * route_n > AMQ__ROUTE_MAX: search the bins. amq__cascade_reroute
+     * keeps it in step. */
+    uint32_t route_n;
+    double route_at[AMQ__ROUTE_MAX];
+    uint8_t route_to[AMQ__ROUTE_MAX + 1];
     amq_filter *front;       /* sandwich: initial filter over all members */
     bool fallback;           /* the bound in force is the worst-case cap   */
     double plain_bytes;      /* training's best plain filter, 0: none       */
@@ -238,6 +251,13 @@ amq_status amq__cascade_alloc(const amq_model *model, uint32_t bins,
  * a filter's frame gives. model NULL marks it. */
 amq_status amq__cascade_plain(amq_filter *f, const amq_cascade_config *cfg,
                               const amq__mem *mem, amq_cascade **out);
+/* Rebuild the route table after hold[], accept_bin or the edges change. */
+void amq__cascade_reroute(amq_cascade *c);
+/* What a query does with raw score z: AMQ__ROUTE_ACCEPT, a region index,
+ * or another value (>= nregions) for a reject. */
+uint8_t amq__cascade_route(const amq_cascade *c, double z);
+/* The same from the bins (the reference the route table must match). */
+uint8_t amq__cascade_route_bins(const amq_cascade *c, double z);
 /* The model's id, 0 for a plain cascade. */
 uint64_t amq__cascade_model_id(const amq_cascade *c);
 /* Per-bin counts of scores (counts zeroed first). */

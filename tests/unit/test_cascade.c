@@ -47,6 +47,54 @@ static amq_cascade_config base_config(void) {
 
 static size_t quick(size_t n) { return check_quick() ? n / 2 : n; }
 
+/* The route table answers every score as the search of the bins does:
+ * at each edge, either side of it, between edges, and off the ends. */
+static void check_routes(const amq_cascade *c) {
+    const double odd[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e300};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        CHECK(amq__cascade_route(c, odd[i]) ==
+              amq__cascade_route_bins(c, odd[i]));
+    for (uint32_t b = 0; b + 1 < c->bins; b++) {
+        double e = c->edges[b];
+        const double z[] = {e, nextafter(e, -INFINITY), nextafter(e, INFINITY),
+                            b + 2 < c->bins ? 0.5 * (e + c->edges[b + 1]) : e};
+        for (int j = 0; j < 4; j++)
+            CHECK_MSG(amq__cascade_route(c, z[j]) ==
+                          amq__cascade_route_bins(c, z[j]),
+                      "route of %.17g (edge %u of %u)", z[j], b, c->bins);
+    }
+}
+
+/* Batch and one-key answers agree on keys of every length, including
+ * keys longer than a batch gathers for scoring behind a front filter. */
+static void check_long_keys(const amq_cascade *c, const gen_keys *fresh) {
+    enum { N = 300 };
+    static uint8_t bytes[N * 48 + 9000 + 5000 + 7000];
+    uint64_t off[N + 1];
+    off[0] = 0;
+    for (size_t i = 0; i < N; i++) {
+        size_t j = i % fresh->k.n,
+               len = fresh->k.offsets[j + 1] - fresh->k.offsets[j];
+        if (i == 100 || i == 200 || i == 201)
+            len = i == 100 ? 9000 : i == 200 ? 5000 : 7000;
+        else if (len > 48)
+            len = 48;
+        for (size_t t = 0; t < len; t++)
+            bytes[off[i] + t] = i == 100 || (i >= 200 && i <= 201)
+                                    ? (uint8_t)('a' + (t * 7 + i) % 26)
+                                    : fresh->k.bytes[fresh->k.offsets[j] + t];
+        off[i + 1] = off[i] + len;
+    }
+    amq_keys k = {bytes, off, N};
+    uint8_t out[N];
+    amq_cascade_contains_batch(c, &k, out);
+    for (size_t i = 0; i < N; i++)
+        CHECK_MSG(out[i] == amq_cascade_contains(c, bytes + off[i],
+                                                 off[i + 1] - off[i]),
+                  "key %zu of length %llu", i,
+                  (unsigned long long)(off[i + 1] - off[i]));
+}
+
 /* Members all found; fresh non-members' rate within the bound + slack. */
 static void check_answers(const amq_cascade *c, const gen_keys *m,
                           const gen_keys *fresh, const char *what) {
@@ -66,6 +114,8 @@ static void check_answers(const amq_cascade *c, const gen_keys *m,
         fp += out[i];
     }
     free(out);
+    check_routes(c);
+    check_long_keys(c, fresh);
     double bound = amq_cascade_fpr_bound(c), n = (double)fresh->k.n;
     double slack = 3.5 * sqrt(bound * (1 - bound) / n) + 3.0 / n;
     CHECK_MSG(fn == 0, "%s: %zu false negatives", what, fn);
@@ -243,6 +293,7 @@ static void test_updates(void) {
                 uint32_t b =
                     (uint32_t)(check_next(&s) % (after.max_accept_bin + 1));
                 CHECK_OK(amq_cascade_set_accept_bin(c, b));
+                check_routes(c);
                 CHECK_STATUS(
                     amq_cascade_set_accept_bin(c, after.max_accept_bin + 1),
                     AMQ_ERR_INVALID);
