@@ -109,6 +109,10 @@ AMQ_API amq_status amq_clock_new_vector(amq_clock_kind kind, uint64_t self,
 AMQ_API void amq_clock_free(amq_clock *c);
 /* A deep copy (with history). Errors: AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_clock_clone(const amq_clock *c, amq_clock **out);
+/* A copy of c's timestamp and shape (Bloom: m, k, hasher; vector: self
+ * and the entries) with no history: what a received timestamp is decoded
+ * into (amq_clock_decode) to compare it with c. Errors: AMQ_ERR_NOMEM. */
+AMQ_API amq_status amq_clock_clone_bare(const amq_clock *c, amq_clock **out);
 /* dst := src's timestamp (not its history; dst records it as a step).
  * Errors: AMQ_ERR_INCOMPATIBLE, AMQ_ERR_NOMEM. */
 AMQ_API amq_status amq_clock_assign(amq_clock *dst, const amq_clock *src);
@@ -220,6 +224,14 @@ AMQ_API amq_status amq_clock_save(const amq_clock *c, uint8_t *buf, size_t cap,
 AMQ_API amq_status amq_clock_load(const uint8_t *buf, size_t len,
                                   const amq_options *opt, amq_clock **out,
                                   amq_diag *diag);
+
+/* The frame in a file: written to a temporary file and renamed (0600 when
+ * the clock is keyed), read whole. Errors: those of save and load, and
+ * AMQ_ERR_IO (diag says which call failed on which path). */
+AMQ_API amq_status amq_clock_save_file(const amq_clock *c, const char *path,
+                                       amq_diag *diag);
+AMQ_API amq_status amq_clock_load_file(const char *path, const amq_options *opt,
+                                       amq_clock **out, amq_diag *diag);
 
 AMQ_API const char *amq_order_name(amq_order o);
 

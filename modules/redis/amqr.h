@@ -5,7 +5,8 @@
  *                                                     cms.c topk.c tdigest.c
  *                                                     amqcmd.c
  *                                                     mapcmd.c casccmd.c
- *                                                     cascaudit.c)
+ *                                                     cascaudit.c wincmd.c
+ *                                                     clockcmd.c)
  *   fuzz target  ──► its own in-memory host ──┘             │
  *                                                     value.c (rval, blob)
  *                                                           │
@@ -19,7 +20,7 @@
  * in-process under libFuzzer.
  *
  * A key's value is an rval: one family (BF, CF, CMS, TOPK, AMQ, CASCADE,
- * TDIGEST)
+ * TDIGEST, WINDOW, CLOCK)
  * and its amq objects. All of their memory goes through the rval's counting
  * allocator, so MEMORY USAGE is exact. The value's serialized form (the
  * "blob", used for RDB, DUMP/RESTORE, COPY, digests, SCANDUMP and AOF) is
@@ -58,9 +59,10 @@ enum {
     FAM_AMQ = 5,
     FAM_CASC = 6,
     FAM_TDIGEST = 7,
-    FAM_WINDOW = 8
+    FAM_WINDOW = 8,
+    FAM_CLOCK = 9
 };
-#define FAM_MAX 8
+#define FAM_MAX 9
 
 #define CF_MAX_LINKS 32
 
@@ -129,6 +131,10 @@ typedef struct win_part {
     amq_window *w;
 } win_part;
 
+typedef struct clock_part {
+    amq_clock *c;
+} clock_part;
+
 /* A cascade's audit (cascaudit.c): in memory only, never in the blob. */
 typedef struct casc_audit casc_audit;
 
@@ -164,6 +170,7 @@ typedef struct rval {
         casc_part casc;
         td_part td;
         win_part win;
+        clock_part clock;
     } u;
 } rval;
 
@@ -217,7 +224,7 @@ typedef struct fam_ops {
 } fam_ops;
 
 extern const fam_ops bf_ops, cf_ops, cms_ops, topk_ops, amq_ops, casc_ops,
-    tdigest_ops, window_ops;
+    tdigest_ops, window_ops, clock_ops;
 const fam_ops *fam_get(int fam); /* NULL if fam is not a family */
 
 /* A value's frames, whichever way its family writes them. */
@@ -553,6 +560,14 @@ int window_exists(host *h);
 int window_mexists(host *h);
 int window_pttl(host *h);
 int window_info(host *h);
+int clock_new(host *h);
+int clock_tick(host *h);
+int clock_merge(host *h);
+int clock_get(host *h);
+int clock_compare(host *h);
+int clock_join(host *h);
+int clock_leave(host *h);
+int clock_info(host *h);
 int amq_reserve(host *h);
 int amq_build(host *h);
 int amq_add(host *h);

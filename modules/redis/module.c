@@ -304,6 +304,9 @@ static void *load_tdigest(RedisModuleIO *io, int e) {
 static void *load_window(RedisModuleIO *io, int e) {
     return load_as(io, e, FAM_WINDOW);
 }
+static void *load_clock(RedisModuleIO *io, int e) {
+    return load_as(io, e, FAM_CLOCK);
+}
 
 static void save(RedisModuleIO *io, void *value) {
     uint8_t *b;
@@ -435,8 +438,8 @@ static void save_rb(RedisModuleIO *io, void *value) {
 
 static int create_types(RedisModuleCtx *ctx) {
     static void *(*loads[FAM_MAX + 1])(RedisModuleIO *, int) = {
-        NULL,     load_bf,   load_cf,      load_cms,   load_topk,
-        load_amq, load_casc, load_tdigest, load_window};
+        NULL,     load_bf,   load_cf,      load_cms,    load_topk,
+        load_amq, load_casc, load_tdigest, load_window, load_clock};
     for (int f = 1; f <= FAM_MAX; f++) {
         RedisModuleTypeMethods tm;
         memset(&tm, 0, sizeof tm);

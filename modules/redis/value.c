@@ -6,7 +6,8 @@
  *
  *   0   4  magic 89 'A' 'M' 'R'
  *   4   2  version = 1
- *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ, 6 CASCADE, 7 TDIGEST)
+ *   6   1  family (1 BF, 2 CF, 3 CMS, 4 TOPK, 5 AMQ, 6 CASCADE, 7 TDIGEST,
+ *          8 WINDOW, 9 CLOCK)
  *   7   1  flags: bit 0 = pending (a LOADCHUNK stream still arriving),
  *          bit 1 = a key in RedisBloom's layout (rb.c): P = 0, one frame
  *          holding its encoding version and RedisBloom's fields;
@@ -162,6 +163,7 @@ const fam_ops *fam_get(int fam) {
     case FAM_CASC: return &casc_ops;
     case FAM_TDIGEST: return &tdigest_ops;
     case FAM_WINDOW: return &window_ops;
+    case FAM_CLOCK: return &clock_ops;
     default: return NULL;
     }
 }

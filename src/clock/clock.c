@@ -99,15 +99,22 @@ void amq_clock_free(amq_clock *c) {
     amq__free(&mem, c, sizeof *c);
 }
 
-amq_status amq_clock_clone(const amq_clock *c, amq_clock **out) {
+static amq_status clone_with(const amq_clock *c, bool history,
+                             amq_clock **out) {
     amq_options opt = {.allocator = &c->mem.a};
     amq_status st;
+    if (out == NULL)
+        return AMQ_ERR_INVALID;
     *out = NULL;
+    if (c == NULL)
+        return AMQ_ERR_INVALID;
     amq_clock *d = NULL;
     if (is_bloom(c)) {
-        st = new_bloom_with(c->b.m, c->b.k, c->b.hcap, &c->b.hasher, &opt, &d);
+        st = new_bloom_with(c->b.m, c->b.k, history ? c->b.hcap : 0,
+                            &c->b.hasher, &opt, &d);
         if (st == AMQ_OK)
-            st = amq__bclock_clone_history(d, c);
+            st = history ? amq__bclock_clone_history(d, c)
+                         : amq__bclock_copy_state(d, c);
     } else {
         st = amq_clock_new_vector(c->kind, c->v.self, &opt, &d);
         if (st == AMQ_OK)
@@ -119,6 +126,14 @@ amq_status amq_clock_clone(const amq_clock *c, amq_clock **out) {
     }
     *out = d;
     return AMQ_OK;
+}
+
+amq_status amq_clock_clone(const amq_clock *c, amq_clock **out) {
+    return clone_with(c, true, out);
+}
+
+amq_status amq_clock_clone_bare(const amq_clock *c, amq_clock **out) {
+    return clone_with(c, false, out);
 }
 
 /* Same kind and, for Bloom clocks, the same (m, k, hasher). */

@@ -559,5 +559,36 @@ expect_in "must be above 1" err "ratio message"
 run 0 "recommend names reads for every type" "$AMQ" recommend -n 1M --static
 check "recommend: no '?' in reads" sh -c "! grep -q '| ? |' out"
 
+# ---- clocks ----------------------------------------------------------------------
+run 0 "clock new" "$AMQ" clock new a.clk
+run 0 "clock new b" "$AMQ" clock new b.clk
+run 0 "clock tick" "$AMQ" clock tick a.clk a1
+run 0 "clock stamp" "$AMQ" clock stamp -o a.ts a.clk
+run 0 "clock merge a timestamp" "$AMQ" clock merge b.clk a.ts
+run 0 "clock tick b" "$AMQ" clock tick b.clk b1 b2
+run 0 "clock compare" "$AMQ" clock compare a.clk b.clk
+expect_in "a.clk before b.clk (may be false: claimed probability" out "a before b"
+run 0 "clock compare a timestamp" "$AMQ" clock compare --json b.clk a.ts
+expect_in '"order":"after","certain":false' out "b after a's timestamp"
+run 0 "clock tick a again" "$AMQ" clock tick a.clk a2
+run 0 "clock compare concurrent" "$AMQ" clock compare a.clk b.clk
+expect_in "a.clk concurrent b.clk (certain)" out "concurrent is certain"
+cp b.clk b.before
+"$AMQ" clock stamp a.clk | head -c 30 >bad.ts
+run 2 "clock merge: a truncated timestamp" "$AMQ" clock merge b.clk a.ts bad.ts
+expect_in "neither a clock file nor a clock's timestamp" err "corrupt timestamp named"
+check "clock merge: a refused input leaves the file" cmp -s b.clk b.before
+run 0 "clock new: other cells" "$AMQ" clock new --cells 128 c.clk
+run 2 "clock compare: other cells" "$AMQ" clock compare a.clk c.clk
+expect_in "different clocks" err "shape mismatch explained"
+run 0 "clock new --vector" "$AMQ" clock new --vector 7 v.clk
+run 0 "clock tick vector" "$AMQ" clock tick v.clk
+run 0 "clock show vector" "$AMQ" clock show v.clk
+expect_in "node 7: 1" out "vector entries shown"
+run 2 "clock tick Bloom without an event" "$AMQ" clock tick a.clk
+run 2 "clock new: --dense without --vector" "$AMQ" clock new --dense d.clk
+run 2 "info on a clock points to clock" "$AMQ" info a.clk
+expect_in "amq clock show|compare" err "info names what reads a clock"
+
 cd / && rm -rf "$T"
 finish test_cli

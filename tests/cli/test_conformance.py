@@ -41,7 +41,7 @@ LAB = os.path.abspath(sys.argv[2])
 TMP = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="amq-conf-")
 USER_VERBS = ["build", "query", "add", "remove", "adapt", "merge", "count", "info",
               "recommend", "cascade", "map", "kmer", "shard", "range",
-              "parquet", "lsm", "help"]
+              "clock", "parquet", "lsm", "help"]
 LAB_VERBS = ["demo", "clock", "lsm", "cascade", "help"]
 failures = []
 passed = 0

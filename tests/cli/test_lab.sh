@@ -49,8 +49,8 @@ run 2 "amq lsm simulate" "$AMQ" lsm simulate --law h0
 expect_in "'lsm simulate' moved to amq-lab: amq-lab lsm simulate --law h0" err "lsm's pointer"
 run 2 "amq cascade eval" "$AMQ" cascade eval --quick
 expect_in "'cascade eval' moved to amq-lab: amq-lab cascade eval --quick" err "cascade's pointer"
-run 2 "amq help clock" "$AMQ" help clock
-expect_in "amq-lab help clock" err "help's pointer"
+run 0 "amq help clock: the clock files' verbs" "$AMQ" help clock
+expect_in "amq-lab help clock" out "help's pointer to the experiments"
 run 0 "amq lsm plan stays" "$AMQ" lsm plan -B 8
 run 0 "amq cascade --help stays" "$AMQ" cascade --help
 

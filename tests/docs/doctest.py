@@ -29,7 +29,8 @@ Directives, in HTML comments (invisible when rendered):
   <!-- doctest: redis -->           (once, anywhere in the file) a
                                     redis-server with the built module runs
                                     on a free loopback port for the file's
-                                    blocks; `redis-cli` talks to it
+                                    blocks; `redis-cli` talks to it, and
+                                    REDIS_PORT names its port
   <!-- doctest-setup                shell lines run (sh -e) in the file's
   seq 1 100000 > keys                 directory at that point, for files an
   -->                                 example needs but does not make
@@ -335,6 +336,8 @@ class Runner:
         env["PYTHONPATH"] = os.path.join(self.source, "python")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         server = Redis(self.build, work, bindir) if redis else None
+        if server:
+            env["REDIS_PORT"] = str(server.port)
         try:
             for b in blocks:
                 if b.lang in RUN or b.lang == "setup":

@@ -8,15 +8,25 @@
 #include "verbs.h"
 
 static const cli_command commands[] = {
-    {"build", cli_cmd_build},     {"query", cli_cmd_query},
-    {"add", cli_cmd_add},         {"remove", cli_cmd_remove},
-    {"merge", cli_cmd_merge},     {"count", cli_cmd_count},
-    {"info", cli_cmd_info},       {"recommend", cli_cmd_recommend},
-    {"help", cli_cmd_help},       {"shard", cli_cmd_shard},
-    {"cascade", cli_cmd_cascade}, {"lsm", cli_cmd_lsm},
-    {"map", cli_cmd_map},         {"kmer", cli_cmd_kmer},
-    {"range", cli_cmd_range},     {"parquet", cli_cmd_parquet},
-    {"adapt", cli_cmd_adapt},     {NULL, NULL},
+    {"build", cli_cmd_build},
+    {"query", cli_cmd_query},
+    {"add", cli_cmd_add},
+    {"remove", cli_cmd_remove},
+    {"merge", cli_cmd_merge},
+    {"count", cli_cmd_count},
+    {"info", cli_cmd_info},
+    {"recommend", cli_cmd_recommend},
+    {"help", cli_cmd_help},
+    {"shard", cli_cmd_shard},
+    {"cascade", cli_cmd_cascade},
+    {"lsm", cli_cmd_lsm},
+    {"map", cli_cmd_map},
+    {"kmer", cli_cmd_kmer},
+    {"range", cli_cmd_range},
+    {"parquet", cli_cmd_parquet},
+    {"adapt", cli_cmd_adapt},
+    {"clock", cli_cmd_clock},
+    {NULL, NULL},
 };
 
 /* The experiments and evaluations of amq-lab: a verb, or one subcommand
@@ -24,9 +34,8 @@ static const cli_command commands[] = {
 static const struct moved {
     const char *verb, *sub;
 } moved[] = {
-    {"demo", NULL},  {"clock", "simulate"}, {"clock", "eval"},
-    {"clock", NULL}, {"lsm", "simulate"},   {"cascade", "eval"},
-    {NULL, NULL},
+    {"demo", NULL},      {"clock", "simulate"}, {"clock", "eval"},
+    {"lsm", "simulate"}, {"cascade", "eval"},   {NULL, NULL},
 };
 
 static const struct moved *find_moved(const char *verb, const char *sub) {

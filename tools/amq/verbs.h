@@ -30,6 +30,7 @@ int cli_cmd_shard(int argc, char **argv);
 int cli_cmd_lsm(int argc, char **argv);   /* lsm.c: plan                     */
 int cli_cmd_range(int argc, char **argv); /* range.c: range filters        */
 int cli_cmd_parquet(int argc, char **argv); /* parquet.c: Parquet files   */
+int cli_cmd_clock(int argc, char **argv);   /* clock.c: logical clocks    */
 
 /* recommend.c: the type `amq recommend` picks for a need (amq_recommend's
  * first: the smallest that meets fpr; the hook behind `--type auto`). The
