@@ -36,7 +36,7 @@
 #define TS_CORRUPT                                                             \
     "ERR the timestamp is not a clock's encoding (AMQ.CLOCK.GET gives one)"
 #define TS_OTHER                                                               \
-    "ERR the timestamp is another clock's: a different kind, m, k, hasher "  \
+    "ERR the timestamp is another clock's: a different kind, m, k, hasher "    \
     "or membership"
 
 /* ---- the family ----------------------------------------------------------------- */
@@ -64,8 +64,8 @@ static bool f_load(rval *v, unsigned i, unsigned nf, const uint8_t *b,
 static void destroy(rval *v) { amq_clock_free(v->u.clock.c); }
 
 const fam_ops clock_ops = {
-    "clock",  "amq-clock", "AMQ.LOADCHUNK", 0,      NULL,    NULL, NULL,
-    NULL,     f_size,      f_save,          f_load, destroy, NULL};
+    "clock", "amq-clock", "AMQ.LOADCHUNK", 0,      NULL,    NULL, NULL,
+    NULL,    f_size,      f_save,          f_load, destroy, NULL};
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
@@ -265,10 +265,9 @@ int clock_compare(host *h) {
     if (!decode_ts(h, v->u.clock.c, &h->argv[2], &remote))
         return 0;
     amq_clock_verdict d;
-    amq_status st =
-        h->argc == 4
-            ? amq_clock_compare_history(v->u.clock.c, remote, &d)
-            : amq_clock_compare(v->u.clock.c, remote, &d);
+    amq_status st = h->argc == 4
+                        ? amq_clock_compare_history(v->u.clock.c, remote, &d)
+                        : amq_clock_compare(v->u.clock.c, remote, &d);
     amq_clock_free(remote);
     if (st != AMQ_OK)
         return r_status(h, "compare", st);

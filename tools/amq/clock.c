@@ -32,10 +32,14 @@ enum {
 };
 
 static const cli_opt clock_options[] = {
-    {"cells", 'm', true, OPT_CELLS},   {"hashes", 'k', true, OPT_HASHES},
-    {"history", 0, true, OPT_HISTORY}, {"seed", 's', true, OPT_SEED},
-    {"vector", 0, true, OPT_VECTOR},   {"dense", 0, false, OPT_DENSE},
-    {"output", 'o', true, OPT_OUTPUT}, {"json", 0, false, OPT_JSON},
+    {"cells", 'm', true, OPT_CELLS},
+    {"hashes", 'k', true, OPT_HASHES},
+    {"history", 0, true, OPT_HISTORY},
+    {"seed", 's', true, OPT_SEED},
+    {"vector", 0, true, OPT_VECTOR},
+    {"dense", 0, false, OPT_DENSE},
+    {"output", 'o', true, OPT_OUTPUT},
+    {"json", 0, false, OPT_JSON},
     {NULL, 0, false, 0},
 };
 
@@ -69,8 +73,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *allowed,
         if (id == CLI_NEXT_ERR)
             return CLI_EXIT_ERR;
         if (id == CLI_OPT_HELP)
-            return cli_help_print(stdout, "clock") ? CLI_EXIT_OK
-                                                   : CLI_EXIT_ERR;
+            return cli_help_print(stdout, "clock") ? CLI_EXIT_OK : CLI_EXIT_ERR;
         if (id > 0 && strchr(allowed, id) == NULL)
             return cli_usage_error(cmd, "--%s does not apply here",
                                    clock_options[id - 1].name);
@@ -87,7 +90,9 @@ static int parse(const char *cmd, int argc, char **argv, const char *allowed,
         case OPT_HISTORY:
             ok = cli_parse_u64(cmd, "--history", a.value, &o->history);
             break;
-        case OPT_SEED: ok = cli_parse_u64(cmd, "--seed", a.value, &o->seed); break;
+        case OPT_SEED:
+            ok = cli_parse_u64(cmd, "--seed", a.value, &o->seed);
+            break;
         case OPT_VECTOR:
             ok = cli_parse_u64(cmd, "--vector", a.value, &o->node);
             o->vector = true;
@@ -171,12 +176,12 @@ static int cmd_new(int argc, char **argv) {
     if (o.npos != 1)
         return done(&o, cli_usage_error("clock", "new: give one FILE"));
     if (o.vector && (o.shape_given || o.history || o.seed))
-        return done(&o, cli_usage_error("clock",
-                                        "--cells, --hashes, --history and "
-                                        "--seed are for Bloom clocks"));
+        return done(&o,
+                    cli_usage_error("clock", "--cells, --hashes, --history and "
+                                             "--seed are for Bloom clocks"));
     if (o.dense && !o.vector)
-        return done(&o, cli_usage_error("clock",
-                                        "--dense is for vector clocks"));
+        return done(&o,
+                    cli_usage_error("clock", "--dense is for vector clocks"));
     amq_clock *c = NULL;
     amq_status st;
     if (o.vector) {
@@ -185,8 +190,7 @@ static int cmd_new(int argc, char **argv) {
                                   o.node, NULL, &c);
     } else {
         if (o.cells == 0 || o.cells > AMQ_CLOCK_MAX_M)
-            return done(&o, cli_usage_error("clock",
-                                            "--cells must be in 1..%u",
+            return done(&o, cli_usage_error("clock", "--cells must be in 1..%u",
                                             AMQ_CLOCK_MAX_M));
         if (o.hashes == 0 || o.hashes > AMQ_CLOCK_MAX_K || o.hashes > o.cells)
             return done(&o, cli_usage_error("clock",
@@ -194,9 +198,9 @@ static int cmd_new(int argc, char **argv) {
                                             "%u)",
                                             AMQ_CLOCK_MAX_K));
         if (o.history > AMQ_CLOCK_MAX_HISTORY)
-            return done(&o, cli_usage_error("clock",
-                                            "--history must be in 0..%u",
-                                            AMQ_CLOCK_MAX_HISTORY));
+            return done(&o,
+                        cli_usage_error("clock", "--history must be in 0..%u",
+                                        AMQ_CLOCK_MAX_HISTORY));
         amq_options opt = {.hash = AMQ_HASH_XXH3, .hash_seed = o.seed};
         st = amq_clock_new_bloom((uint32_t)o.cells, (uint32_t)o.hashes,
                                  (uint32_t)o.history, &opt, &c);
@@ -221,9 +225,9 @@ static int cmd_tick(int argc, char **argv) {
     bool bloom = amq_clock_kind_of(c) == AMQ_CLOCK_BLOOM;
     if (bloom && o.npos < 2) {
         amq_clock_free(c);
-        return done(&o, cli_usage_error("clock",
-                                        "a Bloom clock's tick names its "
-                                        "event: give FILE EVENT..."));
+        return done(&o,
+                    cli_usage_error("clock", "a Bloom clock's tick names its "
+                                             "event: give FILE EVENT..."));
     }
     amq_status st = AMQ_OK;
     size_t n = o.npos > 1 ? o.npos - 1 : 1;
@@ -231,9 +235,9 @@ static int cmd_tick(int argc, char **argv) {
         const char *e = o.npos > 1 ? o.pos[1 + i] : "";
         st = amq_clock_tick(c, e, strlen(e));
     }
-    rc = st != AMQ_OK                ? cli_status_error(o.pos[0], st, NULL)
+    rc = st != AMQ_OK              ? cli_status_error(o.pos[0], st, NULL)
          : save_clock(c, o.pos[0]) ? CLI_EXIT_OK
-                                     : CLI_EXIT_ERR;
+                                   : CLI_EXIT_ERR;
     amq_clock_free(c);
     return done(&o, rc);
 }
@@ -244,9 +248,9 @@ static int cmd_merge(int argc, char **argv) {
     if (rc >= 0)
         return done(&o, rc);
     if (o.npos < 2)
-        return done(&o, cli_usage_error("clock",
-                                        "give FILE and at least one clock "
-                                        "file or timestamp"));
+        return done(&o,
+                    cli_usage_error("clock", "give FILE and at least one clock "
+                                             "file or timestamp"));
     amq_clock *c = NULL, *acc = NULL;
     if (!load_clock(o.pos[0], &c))
         return done(&o, CLI_EXIT_ERR);
@@ -272,9 +276,9 @@ static int cmd_merge(int argc, char **argv) {
     if (rc == CLI_EXIT_OK && st == AMQ_OK)
         st = amq_clock_merge(c, acc);
     if (rc == CLI_EXIT_OK)
-        rc = st != AMQ_OK                ? cli_status_error(o.pos[0], st, NULL)
+        rc = st != AMQ_OK              ? cli_status_error(o.pos[0], st, NULL)
              : save_clock(c, o.pos[0]) ? CLI_EXIT_OK
-                                         : CLI_EXIT_ERR;
+                                       : CLI_EXIT_ERR;
     amq_clock_free(acc);
     amq_clock_free(c);
     return done(&o, rc);
@@ -330,9 +334,9 @@ static int cmd_compare(int argc, char **argv) {
     if (rc >= 0)
         return done(&o, rc);
     if (o.npos != 2)
-        return done(&o, cli_usage_error("clock",
-                                        "give A (a clock file) and B (a "
-                                        "clock file or a timestamp)"));
+        return done(&o,
+                    cli_usage_error("clock", "give A (a clock file) and B (a "
+                                             "clock file or a timestamp)"));
     amq_clock *a = NULL, *b = NULL;
     if (!load_clock(o.pos[0], &a))
         return done(&o, CLI_EXIT_ERR);
@@ -405,10 +409,10 @@ static int cmd_show(int argc, char **argv) {
         cli_json_u64(&j, "timestamp_bytes", stamp);
         cli_json_close(&j);
     } else if (k == AMQ_CLOCK_BLOOM) {
-        printf("%-16s bloom clock, %zu cells, %u hashes an event\n", "kind:",
-               size, amq_clock_k(c));
-        printf("%-16s %u bits a cell, offset %llu, sum %.0f\n", "cells:",
-               amq_clock_cell_bits(c),
+        printf("%-16s bloom clock, %zu cells, %u hashes an event\n",
+               "kind:", size, amq_clock_k(c));
+        printf("%-16s %u bits a cell, offset %llu, sum %.0f\n",
+               "cells:", amq_clock_cell_bits(c),
                (unsigned long long)amq_clock_offset(c), amq_clock_sum(c));
         printf("%-16s %zu bytes\n", "timestamp:", stamp);
     } else {
@@ -429,8 +433,8 @@ static int cmd_show(int argc, char **argv) {
 
 int cli_cmd_clock(int argc, char **argv) {
     static const cli_command subs[] = {
-        {"new", cmd_new},         {"tick", cmd_tick}, {"merge", cmd_merge},
-        {"stamp", cmd_stamp},     {"compare", cmd_compare},
-        {"show", cmd_show},       {NULL, NULL}};
+        {"new", cmd_new},     {"tick", cmd_tick},       {"merge", cmd_merge},
+        {"stamp", cmd_stamp}, {"compare", cmd_compare}, {"show", cmd_show},
+        {NULL, NULL}};
     return cli_dispatch("clock", subs, argc, argv);
 }
