@@ -19,11 +19,8 @@ import os
 import random
 import time
 
-import redis
-
 from harness import Server, primary_and_replica, run, wait_synced
 
-ERR = redis.ResponseError
 
 
 def info(r, key):

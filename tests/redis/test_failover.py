@@ -33,7 +33,6 @@ import tempfile
 import threading
 import time
 
-import redis
 from redis.cluster import ClusterNode, RedisCluster
 
 from harness import run
