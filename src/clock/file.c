@@ -23,16 +23,21 @@ amq_status amq_clock_save_file(const amq_clock *c, const char *path,
     return amq__save_file(path, &src, diag);
 }
 
+static amq_status load_frame(const uint8_t *buf, size_t len,
+                             const amq_options *opt, void **out,
+                             amq_diag *diag) {
+    amq_clock *c = NULL;
+    amq_status st = amq_clock_load(buf, len, opt, &c, diag);
+    *out = c;
+    return st;
+}
+
 amq_status amq_clock_load_file(const char *path, const amq_options *opt,
                                amq_clock **out, amq_diag *diag) {
-    amq__mem mem;
-    amq__bytes b;
-    if (out == NULL || path == NULL)
-        return amq__diag(diag, AMQ_ERR_INVALID, 0, "no path or no output");
-    *out = NULL;
-    amq__mem_init(&mem, opt);
-    AMQ_RETURN_IF_ERR(amq__read_file(path, &mem, &b, diag));
-    amq_status st = amq_clock_load(b.buf, b.len, opt, out, diag);
-    amq__bytes_free(&mem, &b);
+    void *c = NULL;
+    amq_status st =
+        amq__load_file(path, opt, load_frame, out != NULL ? &c : NULL, diag);
+    if (out != NULL)
+        *out = c;
     return st;
 }

@@ -252,3 +252,17 @@ amq_status amq__read_file(const char *path, const amq__mem *mem,
     close(fd);
     return st;
 }
+
+amq_status amq__load_file(const char *path, const amq_options *opt,
+                          amq__frame_loader load, void **out, amq_diag *diag) {
+    amq__mem mem;
+    amq__bytes b;
+    if (out == NULL || path == NULL)
+        return amq__diag(diag, AMQ_ERR_INVALID, 0, "no path or no output");
+    *out = NULL;
+    amq__mem_init(&mem, opt);
+    AMQ_RETURN_IF_ERR(amq__read_file(path, &mem, &b, diag));
+    amq_status st = load(b.buf, b.len, opt, out, diag);
+    amq__bytes_free(&mem, &b);
+    return st;
+}

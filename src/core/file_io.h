@@ -61,4 +61,15 @@ amq_status amq__read_file(const char *path, const amq__mem *mem,
 
 void amq__bytes_free(const amq__mem *mem, amq__bytes *b);
 
+/* A frame's loader (amq_cascade_load, amq_clock_load, ...) behind one
+ * signature: *out receives the object. */
+typedef amq_status (*amq__frame_loader)(const uint8_t *buf, size_t len,
+                                        const amq_options *opt, void **out,
+                                        amq_diag *diag);
+
+/* Read path whole (with opt's allocator) and hand it to load: the
+ * *_load_file of the objects that are not filters. */
+amq_status amq__load_file(const char *path, const amq_options *opt,
+                          amq__frame_loader load, void **out, amq_diag *diag);
+
 #endif

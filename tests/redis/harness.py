@@ -132,6 +132,26 @@ def chunk_copy(r, src, dst):
         r.execute_command("AMQ.LOADCHUNK", dst, it, data)
 
 
+def aof_on(r, timeout=20):
+    """Switch the AOF on and wait for the rewrite that starts it."""
+    r.config_set("appendonly", "yes")
+    deadline = time.time() + timeout
+    while r.info("persistence")["aof_rewrite_in_progress"] or \
+            r.info("persistence").get("aof_rewrite_scheduled"):
+        if time.time() > deadline:
+            break
+        time.sleep(0.05)
+
+
+def restart_from_aof(srv):
+    """Restart srv from its AOF alone (the RDB file removed)."""
+    rdb = os.path.join(srv.dir, "dump.rdb")
+    if os.path.exists(rdb):
+        os.remove(rdb)
+    srv.args += ["--appendonly", "yes"]
+    srv.restart()
+
+
 def resp3(port, request):
     """The raw bytes a RESP3 connection (HELLO 3) receives for request
     (RESP-encoded commands)."""

@@ -15,11 +15,10 @@
     the RDB file and from the AOF: the same timestamp.
  5. Replication: the replica's timestamps equal the primary's.
 """
-import os
 import random
-import time
 
-from harness import Server, primary_and_replica, run, wait_synced
+from harness import (Server, aof_on, chunk_copy, primary_and_replica,
+                     restart_from_aof, run, wait_synced)
 
 
 
@@ -193,14 +192,7 @@ def test_persistence(c, srv):
     c.ok(same(r), "DEBUG RELOAD")
     r.restore("a2", 0, r.dump("a"))
     c.ok(r.execute_command("AMQ.CLOCK.GET", "a2") == want[0], "DUMP/RESTORE")
-    it, chunks = 0, []
-    while True:
-        it, data = r.execute_command("AMQ.SCANDUMP", "h", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
-    for it, data in chunks:
-        r.execute_command("AMQ.LOADCHUNK", "h3", it, data)
+    chunk_copy(r, "h", "h3")
     c.ok(r.execute_command("AMQ.CLOCK.GET", "h3") == want[4],
          "AMQ.SCANDUMP/LOADCHUNK")
     c.ok(info(r, "h3")["History length"] <= 1,
@@ -209,19 +201,9 @@ def test_persistence(c, srv):
     srv.restart()
     c.ok(same(srv.client), "restart from the RDB file")
     r = srv.client
-    r.config_set("appendonly", "yes")
-    deadline = time.time() + 20
-    while r.info("persistence")["aof_rewrite_in_progress"] or \
-            r.info("persistence").get("aof_rewrite_scheduled"):
-        if time.time() > deadline:
-            break
-        time.sleep(0.1)
+    aof_on(r)
     want[0] = r.execute_command("AMQ.CLOCK.TICK", "a", "after-aof")
-    rdb = os.path.join(srv.dir, "dump.rdb")
-    if os.path.exists(rdb):
-        os.remove(rdb)
-    srv.args += ["--appendonly", "yes"]
-    srv.restart()
+    restart_from_aof(srv)
     c.ok(same(srv.client), "restart from the AOF")
 
 

@@ -17,7 +17,6 @@
     capacity and error: at most 1.45 times (the structure's own goal is
     1.3 from 10^5 keys; the key's headers add a little).
 """
-import os
 import random
 import signal
 import socket
@@ -25,7 +24,8 @@ import time
 
 import redis
 
-from harness import Server, run, wait_synced
+from harness import Server, aof_on, chunk_copy, restart_from_aof, run, \
+    wait_synced
 
 ERR = redis.ResponseError
 
@@ -189,35 +189,19 @@ def test_persistence(c, srv, probe):
     c.ok(snapshot(r, "t", probe, 39_950) == want, "DEBUG RELOAD")
     r.restore("t2", 0, r.dump("t"))
     c.ok(snapshot(r, "t2", probe, 39_950) == want, "DUMP/RESTORE")
-    it, chunks = 0, []
-    while True:
-        it, data = r.execute_command("AMQ.SCANDUMP", "t", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
-    for it, data in chunks:
-        r.execute_command("AMQ.LOADCHUNK", "t3", it, data)
+    chunk_copy(r, "t", "t3")
     c.ok(snapshot(r, "t3", probe, 39_950) == want,
-         "AMQ.SCANDUMP/LOADCHUNK in %d pieces" % len(chunks))
+         "AMQ.SCANDUMP/LOADCHUNK")
     r.delete("t2", "t3")
     r.save()
     srv.restart()
     c.ok(snapshot(srv.client, "t", probe, 39_950) == want,
          "restart from the RDB file")
     r = srv.client
-    r.config_set("appendonly", "yes")
-    deadline = time.time() + 20
-    while r.info("persistence")["aof_rewrite_in_progress"] or \
-            r.info("persistence").get("aof_rewrite_scheduled"):
-        if time.time() > deadline:
-            break
-        time.sleep(0.1)
+    aof_on(r)
     r.execute_command("AMQ.WINDOW.MADD", "t", "AT", 39_960, "after-aof")
     want2 = snapshot(r, "t", probe + ["after-aof"], 39_960)
-    os.remove(os.path.join(srv.dir, "dump.rdb")) if os.path.exists(
-        os.path.join(srv.dir, "dump.rdb")) else None
-    srv.args += ["--appendonly", "yes"]
-    srv.restart()
+    restart_from_aof(srv)
     c.ok(snapshot(srv.client, "t", probe + ["after-aof"], 39_960) == want2,
          "restart from the AOF")
 
