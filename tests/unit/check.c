@@ -126,3 +126,20 @@ void check_range_rate(const amq_filter *f, const uint64_t *sorted, size_t n,
               "%s len %llu: %zu false positives in %zu, bound %g", what,
               (unsigned long long)len, fp, asked, bound);
 }
+
+uint64_t *check_range_keys(int kind, size_t n, uint64_t step, uint64_t *s) {
+    uint64_t *k = malloc((n ? n : 1) * sizeof *k), base = 0;
+    CHECK(k != NULL);
+    for (size_t i = 0; k != NULL && i < n; i++) {
+        if (kind == CHECK_KEYS_UNIFORM)
+            k[i] = check_next(s);
+        else if (kind == CHECK_KEYS_GRID)
+            k[i] = (uint64_t)i * step;
+        else {
+            if (i % 100 == 0)
+                base = check_next(s) >> 8;
+            k[i] = base + i % 100;
+        }
+    }
+    return k;
+}

@@ -45,6 +45,11 @@ enum { CHECK_ANYWHERE, CHECK_PAST_KEY, CHECK_PAST_END };
 bool check_any_in(const uint64_t *sorted, size_t n, uint64_t lo, uint64_t hi);
 void check_range_rate(const amq_filter *f, const uint64_t *sorted, size_t n,
                       uint64_t len, int where, uint64_t *s, const char *what);
+/* n keys for a range workload (the caller frees them): uniform 64-bit,
+ * runs of 100 consecutive integers at random bases, or 0, step, 2 step,
+ * ... (a regular grid). */
+enum { CHECK_KEYS_UNIFORM, CHECK_KEYS_RUNS, CHECK_KEYS_GRID };
+uint64_t *check_range_keys(int kind, size_t n, uint64_t step, uint64_t *s);
 
 /* splitmix64: deterministic key streams from a seed. */
 static inline uint64_t check_next(uint64_t *s) {

@@ -65,24 +65,16 @@ static void test_visits(void) {
     }
 }
 
-enum { UNIFORM, CLUSTERED, DENSE };
+enum {
+    UNIFORM = CHECK_KEYS_UNIFORM,
+    CLUSTERED = CHECK_KEYS_RUNS,
+    DENSE = CHECK_KEYS_GRID
+};
 
 /* n keys: uniform 64-bit, runs of 100 consecutive integers, or 0..n-1
  * spaced 3 apart (every prefix full of keys). */
 static uint64_t *make_keys(int kind, size_t n, uint64_t *s) {
-    uint64_t *k = malloc(n * sizeof *k), base = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (kind == UNIFORM)
-            k[i] = check_next(s);
-        else if (kind == DENSE)
-            k[i] = (uint64_t)i * 3;
-        else {
-            if (i % 100 == 0)
-                base = check_next(s) >> 8;
-            k[i] = base + i % 100;
-        }
-    }
-    return k;
+    return check_range_keys(kind, n, 3, s);
 }
 
 /* Grown 2^7 times from a table for n/128 keys: no false negatives at

@@ -125,22 +125,13 @@ static amq_filter *build(const char *spec, const uint64_t *k, size_t n,
 
 /* Keys for a workload: uniform 64-bit, runs of consecutive integers with
  * gaps, or multiples of 1000 (a regular grid queries can hug). */
-enum { UNIFORM, CLUSTERED, GRID };
-
+enum {
+    UNIFORM = CHECK_KEYS_UNIFORM,
+    CLUSTERED = CHECK_KEYS_RUNS,
+    GRID = CHECK_KEYS_GRID
+};
 static uint64_t *make_keys(int kind, size_t n, uint64_t *s) {
-    uint64_t *k = malloc(n * sizeof *k), base = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (kind == UNIFORM)
-            k[i] = check_next(s);
-        else if (kind == GRID)
-            k[i] = (uint64_t)i * 1000;
-        else {
-            if (i % 100 == 0)
-                base = check_next(s) >> 8;
-            k[i] = base + i % 100;
-        }
-    }
-    return k;
+    return check_range_keys(kind, n, 1000, s);
 }
 
 static void test_bound(int kind, size_t n, double fpr, uint64_t span) {
