@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 # Where `make install` puts bin/, lib/, include/, share/ (DESTDIR stages).
 PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz bench-redis bench-python redis clean install uninstall
+.PHONY: all deps build demo test test-san test-clang test-tsan bench fuzz bench-redis bench-cluster bench-python redis clean install uninstall
 
 all: build
 
@@ -57,6 +57,12 @@ redis: deps
 bench-redis: redis
 	@/usr/bin/python3 bench/redis/bench_redis.py \
 	    --module $(BUILD)/modules/redis/amq-redis.so --write docs/redis.md
+
+# Sharded cascades against BF.* on clusters of 1, 3 and 6 primaries;
+# updates docs/cluster.md.
+bench-cluster: build redis
+	@/usr/bin/python3 bench/redis/bench_cluster.py --build $(BUILD) \
+	    --module $(BUILD)/modules/redis/amq-redis.so --write docs/cluster.md
 
 # The Python binding on NumPy arrays and str lists, as ratios to a Python
 # set and numpy.isin in the same run (docs/python.md).
