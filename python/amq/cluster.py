@@ -865,11 +865,22 @@ class ShardedCascade:
         added to the shard's insert buffer first, then the slots move
         (migrate_slots) and the configuration names the shard as their
         owner. Returns the members added. FullError, before anything
-        moves, when the buffer cannot take them."""
+        moves, when the buffer cannot take them.
+
+        A move that stopped part way (an error from a node, a lost
+        connection) stays in the configuration: writers go on adding the
+        range's new members to both shards, and the same call again
+        resumes it without adding the members twice (it returns 0)."""
         self.refresh()
         if not 0 <= lo <= hi < SLOTS or not 0 <= shard < len(self.shards):
             raise _invalid("slots 0 .. %d and a shard 0 .. %d" %
                            (SLOTS - 1, len(self.shards) - 1))
+        if (lo, hi, shard) in self.moves:
+            self._finish_move(lo, hi, shard, 0)
+            return 0
+        if any(a <= hi and lo <= b for a, b, _ in self.moves):
+            raise _invalid("slots %d .. %d overlap a move under way: "
+                           "finish it first" % (lo, hi))
         if members is None:
             items = self._keys_in(lo, hi)
         else:
@@ -884,18 +895,22 @@ class ShardedCascade:
         self._add_to(shard, items)
         self.moves.append((lo, hi, shard))
         self.publish()
+        self._finish_move(lo, hi, shard, len(items))
+        return len(items)
+
+    def _finish_move(self, lo: int, hi: int, shard: int, added: int) -> None:
+        dst = self.shards[shard]
         node = self.rc.get_node_from_key(dst.live[0])
         migrate_slots(self.rc, lo, hi, node.host, node.port)
         for i, s in enumerate(self.shards):
             s.slots = _minus(s.slots, lo, hi)
             if i == shard:
                 s.slots = _merge(s.slots + [(lo, hi)])
-        dst.members += len(items)
+        dst.members += added
         self.moves.remove((lo, hi, shard))
         self._index()
         self._reweigh()
         self.publish()
-        return len(items)
 
     def _keys_in(self, lo: int, hi: int) -> List[Any]:
         """The keys the cluster holds in slots lo..hi, apart from this

@@ -46,6 +46,7 @@ from test_cascade import member, nonmember
 from test_cluster import promoted, start_cluster, wait_for
 
 sys.path.insert(0, __file__.rsplit("/tests/", 1)[0] + "/python")
+import amq.cluster  # noqa: E402
 from amq import FullError  # noqa: E402
 from amq.cluster import ShardedCascade  # noqa: E402
 
@@ -271,6 +272,32 @@ def moved(c, sc, rc, members):
     c.ok(all(sc.contains_many(members)), "every member answers 1")
     c.ok(sc.bound() <= 1.5 * EPS, "the bound after the move %.5f" %
          sc.bound())
+
+    # a move that stops part way resumes, and answers throughout
+    lo, hi = hi + 1, hi + 20
+    inside = [k for k in members if lo <= rc.keyslot(k) <= hi]
+    real = amq.cluster.migrate_slots
+
+    def broken(rc_, a, b, host, port, **kw):
+        real(rc_, a, a, host, port, **kw)
+        raise ConnectionError("the link went down after slot %d" % a)
+
+    amq.cluster.migrate_slots = broken
+    try:
+        sc.move_slots(lo, hi, dst)
+        c.ok(False, "the broken move raises")
+    except ConnectionError:
+        pass
+    finally:
+        amq.cluster.migrate_slots = real
+    half = ShardedCascade.open(rc, "users")
+    c.ok(half.moves == [(lo, hi, dst)] and all(half.contains_many(inside)),
+         "stopped part way: the move is published, its members answer 1")
+    again = sc.move_slots(lo, hi, dst)
+    c.ok(again == 0 and not sc.moves and
+         all(sc._slot_shard[s] == dst for s in range(lo, hi + 1)) and
+         all(sc.contains_many(members)),
+         "the same call resumes it: every member answers 1")
 
 
 if __name__ == "__main__":
