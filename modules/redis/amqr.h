@@ -441,6 +441,11 @@ int reply_exists(host *h, int fam, bool single,
 void reply_fields(host *h, const char *const *names, const long long *vals,
                   int n, int only, int null_at);
 int r_arity(host *h);
+/* An item a sketch names (TOPK's list and expelled items): a simple string,
+ * as RedisBloom replies, when its bytes can be one (printable, no CR, LF or
+ * NUL, under 256 bytes); a bulk string otherwise, so that no item can break
+ * the protocol. */
+void r_item(host *h, const void *p, size_t n);
 /* The keys of `CMD dest numkeys src...` (CMS.MERGE, TDIGEST.MERGE): dest
  * and the sources, at most cap of them; a getkeys function. */
 int numkeys_keys(const rarg *argv, int argc, int *pos, int cap);

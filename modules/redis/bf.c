@@ -603,8 +603,8 @@ int bf_insert(host *h) {
             return r_err(h, "Unknown argument received");
         }
     }
-    if (i + 1 >= h->argc)
-        return r_err(h, "ERR ITEMS must be followed by at least one item");
+    if (i + 1 >= h->argc) /* no item, as RedisBloom: a wrong arity */
+        return r_arity(h);
     if (a.nocreate && has_target)
         return r_err(h, "ERR NOCREATE cannot be used together with CAPACITY "
                         "or ERROR");

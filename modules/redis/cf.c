@@ -472,7 +472,7 @@ int cf_reserve(host *h) {
         return r_arity(h);
     if (!arg_ll(&h->argv[2], &cap))
         return r_err(h, "Bad capacity");
-    if (!parse_range(&h->argv[2], 1, (long long)CF_MAX_CAP, &cap))
+    if (cap > (long long)CF_MAX_CAP) /* too small: below, as RedisBloom */
         return r_err(h, "ERR capacity must be between 1 and 2^40");
     /* RedisBloom's words: "Couldn't parse X", then the range it allows */
     for (int i = 3; i + 1 < h->argc; i += 2) {
@@ -561,8 +561,8 @@ static int insert_many(host *h, bool nx) {
             return r_err(h, "ERR Unknown argument received");
         }
     }
-    if (i + 1 >= h->argc)
-        return r_err(h, "ERR ITEMS must be followed by at least one item");
+    if (i + 1 >= h->argc) /* no item, as RedisBloom: a wrong arity */
+        return r_arity(h);
     rval *v = open_or_create(h, (uint64_t)cap, nocreate, &created);
     if (v == NULL)
         return 0;

@@ -112,9 +112,12 @@ int cms_incrby(host *h) {
     long long by;
     if (h->argc < 4 || h->argc % 2 != 0)
         return r_arity(h);
-    for (int i = 3; i < h->argc; i += 2)
-        if (!arg_ll(&h->argv[i], &by) || by < 0)
-            return r_err(h, "CMS: invalid increment value");
+    for (int i = 3; i < h->argc; i += 2) {
+        if (!arg_ll(&h->argv[i], &by))
+            return r_err(h, "CMS: Cannot parse number");
+        if (by < 0)
+            return r_err(h, "CMS: Number cannot be negative");
+    }
     rval *v = need(h, 1);
     if (v == NULL)
         return 0;
@@ -237,13 +240,19 @@ static bool same_shape(const rval *a, const rval *b) {
 static bool merge_args(host *h, long long *n, long long *w, int cap) {
     if (!arg_ll(&h->argv[2], n) || *n < 1 || *n > cap)
         return r_err(h, "CMS: invalid numkeys"), false;
-    int rest = h->argc - 3 - (int)*n;
+    int weights = -1; /* where WEIGHTS is, after numkeys */
+    for (int i = 3; i < h->argc && weights < 0; i++)
+        if (arg_is(&h->argv[i], "WEIGHTS"))
+            weights = i - 3;
     for (int i = 0; i < *n; i++)
         w[i] = 1;
-    if (rest == 0)
-        return true;
-    if (rest != *n + 1 || !arg_is(&h->argv[3 + *n], "WEIGHTS"))
-        return r_arity(h), false;
+    /* RedisBloom's checks and words: the keys, then keys and weights */
+    if (weights < 0)
+        return h->argc - 3 == *n
+                   ? true
+                   : (r_err(h, "CMS: wrong number of keys"), false);
+    if (weights != *n || h->argc - 3 != 1 + 2 * *n)
+        return r_err(h, "CMS: wrong number of keys/weights"), false;
     for (int i = 0; i < *n; i++)
         if (!arg_ll(&h->argv[4 + *n + i], &w[i]) || w[i] < 0)
             return r_err(h, "CMS: invalid weight value"), false;

@@ -287,9 +287,9 @@ static void reply_expelled(host *h, const rval *v, bool out,
                            const amq_topk_expelled *e) {
     const tkey *k = out && keyed(v) ? key_find(&v->u.topk, e->hash) : NULL;
     if (k != NULL)
-        h->ops->r_str(h, (const char *)k->bytes, k->len);
+        r_item(h, k->bytes, k->len);
     else if (out && !keyed(v) && e->key_len != AMQ_TOPK_NO_KEY)
-        h->ops->r_str(h, (const char *)e->key, e->key_stored);
+        r_item(h, e->key, e->key_stored);
     else
         h->ops->r_null(h);
 }
@@ -315,7 +315,7 @@ static void rb_add_reply(host *h, rval *v, const rarg *it, uint32_t by) {
         h->ops->r_null(h);
         return;
     }
-    h->ops->r_str(h, (const char *)out.item, out.len);
+    r_item(h, out.item, out.len);
     rb_topk_free_item(v, &out);
 }
 
@@ -448,8 +448,8 @@ int topk_list(host *h) {
         h->ops->r_arr(h, (long)(with ? 2 * n : n));
         for (size_t i = 0; i < n; i++) {
             /* a listed entry without bytes is the empty item */
-            h->ops->r_str(h, items[i].item ? (const char *)items[i].item : "",
-                          items[i].len);
+            r_item(h, items[i].item ? (const void *)items[i].item : "",
+                   items[i].len);
             if (with)
                 h->ops->r_int(h, items[i].count);
         }
@@ -466,11 +466,11 @@ int topk_list(host *h) {
     for (size_t i = 0; i < n; i++) {
         const tkey *key = keyed(v) ? key_find(&v->u.topk, items[i].hash) : NULL;
         if (key != NULL)
-            h->ops->r_str(h, (const char *)key->bytes, key->len);
+            r_item(h, key->bytes, key->len);
         else if (keyed(v) || items[i].key_len == AMQ_TOPK_NO_KEY)
             h->ops->r_null(h);
         else
-            h->ops->r_str(h, (const char *)items[i].key, items[i].key_stored);
+            r_item(h, items[i].key, items[i].key_stored);
         if (with)
             h->ops->r_int(h, (long long)items[i].count);
     }

@@ -163,8 +163,36 @@ void reply_fields(host *h, const char *const *names, const long long *vals,
     }
 }
 
+void r_item(host *h, const void *p, size_t n) {
+    char buf[256];
+    const unsigned char *b = p;
+    bool simple = n < sizeof buf;
+    for (size_t i = 0; simple && i < n; i++)
+        simple = b[i] >= 0x20 && b[i] != 0x7f;
+    if (!simple) {
+        h->ops->r_str(h, p, n);
+        return;
+    }
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    h->ops->r_simple(h, buf);
+}
+
+/* The server's own wording, the command's name in lower case, which is
+ * what RedisBloom's replies carry too. */
 int r_arity(host *h) {
-    return r_err(h, "ERR wrong number of arguments for this command");
+    char name[64];
+    size_t n = 0;
+    if (h->argc > 0)
+        for (; n < h->argv[0].n && n + 1 < sizeof name; n++) {
+            char c = h->argv[0].p[n];
+            name[n] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        }
+    name[n] = '\0';
+    char msg[128];
+    snprintf(msg, sizeof msg,
+             "ERR wrong number of arguments for '%s' command", name);
+    return r_err(h, msg);
 }
 
 int r_status(host *h, const char *what, amq_status st) {
