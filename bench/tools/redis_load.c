@@ -135,7 +135,8 @@ int main(int argc, char **argv) {
     /* parse the lines and build every request's RESP bytes */
     size_t nreq = 0, cap = 1024;
     request *rq = malloc(cap * sizeof *rq);
-    char *wire = malloc(4 * len + 64); /* RESP adds at most 25 bytes to a 10-byte line */
+    char *wire =
+        malloc(4 * len + 64); /* RESP adds at most 25 bytes to a 10-byte line */
     size_t wlen = 0;
     for (char *p = text; p < text + len;) {
         char *eol = memchr(p, '\n', (size_t)(text + len - p));
@@ -156,8 +157,8 @@ int main(int argc, char **argv) {
                 errno = 0;
                 die("a line needs PORT COMMAND KEY ITEM TRUTH, tab-separated");
             }
-            if (nreq == cap && (rq = realloc(rq, (cap *= 2) * sizeof *rq)) ==
-                                   NULL)
+            if (nreq == cap &&
+                (rq = realloc(rq, (cap *= 2) * sizeof *rq)) == NULL)
                 die("out of memory");
             request *r = &rq[nreq++];
             r->port = atoi(f[0]);

@@ -190,8 +190,8 @@ int r_arity(host *h) {
         }
     name[n] = '\0';
     char msg[128];
-    snprintf(msg, sizeof msg,
-             "ERR wrong number of arguments for '%s' command", name);
+    snprintf(msg, sizeof msg, "ERR wrong number of arguments for '%s' command",
+             name);
     return r_err(h, msg);
 }
 
