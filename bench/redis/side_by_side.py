@@ -12,6 +12,11 @@ compared within 1% (both digests are approximations, merged and
 interpolated their own ways). Prints every difference, then one line per
 protocol: commands, identical, different.
 
+Then the migration: RedisBloom fills keys of every type, answers a set
+of queries, and writes its RDB, DUMP payloads and SCANDUMP chunks; a
+server with the module starts from that RDB, then RESTOREs the payloads,
+then LOADCHUNKs the chunks, and answers the same queries each time.
+
 Run: /usr/bin/python3 bench/redis/side_by_side.py --module M --redisbloom R
      [--show-all]
 """
@@ -296,6 +301,9 @@ NUM = re.compile(rb"-?(?:\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+|inf|nan)",
 def numbers_equal(a, b, rel):
     """The replies with every float replaced, compared; the floats pairwise
     within rel."""
+    # a bulk string's length follows its digits: not part of the answer
+    a = re.sub(rb"\$\d+\r\n", b"$\r\n", a)
+    b = re.sub(rb"\$\d+\r\n", b"$\r\n", b)
     na, nb = NUM.findall(a), NUM.findall(b)
     if NUM.sub(b"#", a) != NUM.sub(b"#", b):
         # a float printed as an integer or the like: compare the numbers
@@ -349,6 +357,109 @@ def run(amq_port, rb_port, proto, show_all):
     return total, diff
 
 
+def populate():
+    """Keys RedisBloom makes, of every type, with more than a first link."""
+    cmds = [["BF.RESERVE", "mbf", "0.01", "100"],
+            ["BF.RESERVE", "mbf3", "0.001", "50", "EXPANSION", "3"],
+            ["CF.RESERVE", "mcf", "200", "BUCKETSIZE", "4"],
+            ["CMS.INITBYDIM", "mcms", "200", "5"],
+            ["TOPK.RESERVE", "mtk", "5", "50", "4", "0.9"],
+            ["TDIGEST.CREATE", "mtd", "COMPRESSION", "100"]]
+    for i in range(0, 1000, 100):
+        batch = ["i%d" % j for j in range(i, i + 100)]
+        cmds.append(["BF.MADD", "mbf"] + batch)
+        cmds.append(["BF.MADD", "mbf3"] + batch)
+        cmds.append(["CF.INSERT", "mcf", "ITEMS"] + batch[:60])
+        cmds.append(["CMS.INCRBY", "mcms"] +
+                    [x for j, it in enumerate(batch) for x in (it, str(j))])
+        cmds.append(["TOPK.ADD", "mtk"] + batch[:10] * (1 + i // 100))
+        cmds.append(["TDIGEST.ADD", "mtd"] +
+                    [str((j * 37) % 1000 / 7.0) for j in range(i, i + 100)])
+    cmds.append(["CF.DEL", "mcf", "i5"])
+    return cmds
+
+
+def queries():
+    probe = ["i%d" % j for j in range(0, 1200, 7)]
+    q = [(["BF.MEXISTS", "mbf"] + probe, "exact"),
+         (["BF.MEXISTS", "mbf3"] + probe, "exact"),
+         (["BF.INFO", "mbf"], "exact"), (["BF.INFO", "mbf3"], "exact"),
+         (["BF.CARD", "mbf"], "exact"),
+         (["CF.MEXISTS", "mcf"] + probe, "exact"),
+         (["CF.INFO", "mcf"], "exact"),
+         (["CMS.QUERY", "mcms"] + probe, "exact"),
+         (["CMS.INFO", "mcms"], "exact"),
+         (["TOPK.LIST", "mtk", "WITHCOUNT"], "exact"),
+         (["TOPK.QUERY", "mtk"] + probe[:20], "exact"),
+         (["TOPK.INFO", "mtk"], "number"),
+         (["TDIGEST.QUANTILE", "mtd", "0.01", "0.5", "0.99"], "approx"),
+         (["TDIGEST.MIN", "mtd"], "number"), (["TDIGEST.MAX", "mtd"],
+                                               "number")]
+    for c in ("CF.COUNT",):
+        q += [([c, "mcf", x], "exact") for x in probe[:30]]
+    return q
+
+
+def migration(args):
+    """RedisBloom's own RDB, DUMP payloads and SCANDUMP chunks, read by
+    the module: every query answered as RedisBloom answered it. Returns
+    (checks, different)."""
+    import shutil
+    import tempfile
+    keep = tempfile.mkdtemp(prefix="amq-rb-rdb-")
+    rb = Server(args.redisbloom)
+    try:
+        r = Raw(rb.port)
+        for cmd in populate():
+            r.ask(cmd)
+        want = [r.ask(q) for q, _ in queries()]
+        dumps = {k: rb.client.dump(k) for k in
+                 ("mbf", "mbf3", "mcf", "mcms", "mtk", "mtd")}
+        chunks = {}
+        for cmd, key in (("BF", "mbf3"), ("CF", "mcf")):
+            it, out = 0, []
+            while True:
+                it, data = rb.client.execute_command(cmd + ".SCANDUMP", key,
+                                                     it)
+                if it == 0:
+                    break
+                out.append((it, data))
+            chunks[(cmd, key)] = out
+        rb.client.save()
+        shutil.copy(os.path.join(rb.dir, "dump.rdb"), keep)
+    finally:
+        rb.close()
+    total = diff = 0
+
+    def compare(where, port):
+        nonlocal total, diff
+        a = Raw(port)
+        for (q, how), w in zip(queries(), want):
+            got = a.ask(q)
+            total += 1
+            if not same(got, w, how):
+                diff += 1
+                print("%s %s\n    amq:        %r\n    RedisBloom: %r" %
+                      (where, " ".join(q)[:80], got[:200], w[:200]))
+
+    amq = Server(args.module, workdir=keep)
+    try:
+        compare("RDB", amq.port)
+        amq.client.flushall()
+        for k, d in dumps.items():
+            amq.client.restore(k, 0, d)
+        compare("RESTORE", amq.port)
+        for (cmd, key), out in chunks.items():
+            amq.client.delete(key)
+            for it, data in out:
+                amq.client.execute_command(cmd + ".LOADCHUNK", key, it, data)
+        compare("LOADCHUNK", amq.port)
+    finally:
+        amq.close()
+        shutil.rmtree(keep, ignore_errors=True)
+    return total, diff
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--module", required=True, help="amq-redis.so")
@@ -367,6 +478,9 @@ def main():
     for p, total, diff in rows:
         print("RESP%d: %d commands, %d identical, %d different" %
               (p, total, total - diff, diff))
+    total, diff = migration(args)
+    print("migrated (RDB, RESTORE, LOADCHUNK): %d queries, %d answered as "
+          "RedisBloom did, %d not" % (total, total - diff, diff))
 
 
 if __name__ == "__main__":
