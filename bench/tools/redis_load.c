@@ -46,7 +46,7 @@ typedef struct {
 
 typedef struct {
     int fd;
-    size_t *todo; /* indexes into the requests, in order */
+    size_t *queue; /* its requests: indexes into rq, in order */
     size_t n, next;
     double sent;
     char buf[REPLY_MAX];
@@ -106,7 +106,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static void send_next(conn *c, const request *rq, const char *wire) {
-    const request *r = &rq[c->todo[c->next]];
+    const request *r = &rq[c->queue[c->next]];
     size_t done = 0;
     c->sent = tool_now();
     while (done < r->len) {
@@ -196,14 +196,14 @@ int main(int argc, char **argv) {
     size_t *dealt = calloc((size_t)nports, sizeof *dealt);
     for (int k = 0; k < nconn; k++) {
         cs[k].fd = connect_to(ports[k / per_port]);
-        cs[k].todo = malloc(nreq * sizeof(size_t));
+        cs[k].queue = malloc(nreq * sizeof(size_t));
     }
     for (size_t i = 0; i < nreq; i++) {
         int k = 0;
         while (ports[k] != rq[i].port)
             k++;
         conn *c = &cs[k * per_port + (int)(dealt[k]++ % (size_t)per_port)];
-        c->todo[c->n++] = i;
+        c->queue[c->n++] = i;
     }
 
     double *lat = malloc(nreq * sizeof *lat);
@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
                 }
                 continue;
             }
-            const request *r = &rq[c->todo[c->next]];
+            const request *r = &rq[c->queue[c->next]];
             lat[nlat++] = tool_now() - c->sent;
             if (c->buf[0] == ':') {
                 int one = atoi(c->buf + 1) != 0;
@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
            1e6 * lat[(size_t)((double)nlat * 0.99)], absent, fp, fn, errs);
     for (int k = 0; k < nconn; k++) {
         close(cs[k].fd);
-        free(cs[k].todo);
+        free(cs[k].queue);
     }
     free(cs);
     free(dealt);

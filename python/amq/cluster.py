@@ -586,12 +586,12 @@ class ShardedCascade:
         by EXISTS of the key it asked: a key retired meanwhile is seen,
         the configuration reread and the shard asked again."""
         out = [False] * len(keys)
-        todo = list(range(len(keys)))
+        pending = list(range(len(keys)))
         for _ in range(3):
             groups: Dict[int, List[int]] = {}
-            for i in todo:
+            for i in pending:
                 groups.setdefault(self.shard_of(keys[i]), []).append(i)
-            todo = []
+            pending = []
             for si, idx in groups.items():
                 key, kind = self.shards[si].live
                 for a in range(0, len(idx), _BATCH):
@@ -602,16 +602,16 @@ class ShardedCascade:
                     p.execute_command("EXISTS", key)
                     got, present = p.execute()
                     if not present:
-                        todo += part
+                        pending += part
                         continue
                     for i, g in zip(part, got):
                         out[i] = bool(g)
-            if not todo or not self.refresh():
+            if not pending or not self.refresh():
                 break
-        if todo:
+        if pending:
+            gone = self.shards[self.shard_of(keys[pending[0]])].live[0]
             raise NotFoundError(14, "the key %s is gone and the stored "
-                                "configuration names no other" %
-                                self.shards[self.shard_of(keys[todo[0]])].live[0])
+                                "configuration names no other" % gone)
         return out
 
     def _targets(self, si: int) -> List[Tuple[str, str]]:

@@ -210,3 +210,64 @@ def run(main):
         for s in servers:
             s.close()
     sys.exit(checks.report(os.path.basename(sys.argv[0])))
+
+
+def resp(args):
+    """args (str or bytes) as one RESP command."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        b = a.encode() if isinstance(a, str) else bytes(a)
+        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+    return b"".join(out)
+
+
+class Raw:
+    """One connection that returns each reply's bytes as sent."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port))
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._more()
+        i = self.buf.index(b"\r\n")
+        line, self.buf = self.buf[:i + 2], self.buf[i + 2:]
+        return line
+
+    def _more(self):
+        got = self.s.recv(65536)
+        if not got:
+            raise ConnectionError("the server closed the connection")
+        self.buf += got
+
+    def _take(self, n):
+        while len(self.buf) < n:
+            self._more()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def reply(self):
+        line = self._line()
+        t = line[:1]
+        if t in b"$=!":
+            n = int(line[1:-2])
+            return line if n < 0 else line + self._take(n + 2)
+        if t in b"*~>":
+            n = int(line[1:-2])
+            return line + b"".join(self.reply() for _ in range(max(n, 0)))
+        if t == b"%":
+            n = int(line[1:-2])
+            return line + b"".join(self.reply() for _ in range(2 * n))
+        if t == b"|":
+            n = int(line[1:-2])
+            attrs = b"".join(self.reply() for _ in range(2 * n))
+            return line + attrs + self.reply()
+        return line
+
+    def ask(self, args):
+        self.s.sendall(resp(args))
+        return self.reply()
+
+    def close(self):
+        self.s.close()

@@ -10,13 +10,12 @@ import math
 import os
 import random
 import re
-import socket
 import subprocess
 import tempfile
 import time
 
 import redis
-from harness import Server, run, wait_synced
+from harness import Raw, Server, run, wait_synced
 
 # ---- helpers -------------------------------------------------------------
 
@@ -31,25 +30,12 @@ def raw(r):
 
 
 def wire(r, *args):
-    """The raw bytes of one short reply to args."""
-    port = r.connection_pool.connection_kwargs["port"]
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a.encode() if isinstance(a, str) else a
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        s.sendall(b"".join(out))
-        s.settimeout(0.3)
-        got = b""
-        try:
-            while True:
-                part = s.recv(65536)
-                if not part:
-                    break
-                got += part
-        except socket.timeout:
-            pass
-        return got
+    """The raw bytes of the reply to args."""
+    c = Raw(r.connection_pool.connection_kwargs["port"])
+    try:
+        return c.ask(args)
+    finally:
+        c.close()
 
 
 def scandump(r, cmd, key):
@@ -1081,13 +1067,9 @@ def test_notifications(c, r):
 
 
 def test_resp3(c, port):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"HELLO 3\r\n")
-    time.sleep(0.1)
-    s.recv(65536)
-    s.sendall(b"*2\r\n$7\r\nBF.INFO\r\n$4\r\np:bf\r\n")
-    time.sleep(0.1)
-    resp = s.recv(65536)
+    s = Raw(port)
+    s.ask(["HELLO", "3"])
+    resp = s.ask(["BF.INFO", "p:bf"])
     s.close()
     c.ok(resp.startswith(b"*10"),
          f"RESP3 INFO: RedisBloom 2.4's flat array {resp[:20]!r}")
