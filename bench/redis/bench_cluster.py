@@ -239,6 +239,8 @@ def main():
     ap.add_argument("--primaries", default="1,3,6")
     ap.add_argument("--write", help="replace the table in this file")
     args = ap.parse_args()
+    if not os.path.isfile(args.module):
+        sys.exit("no module at %s" % args.module)
     tool = os.path.join(args.build, "bench", "amq_redis_load")
     if not os.access(tool, os.X_OK):
         sys.exit("no %s (make build makes it)" % tool)

@@ -400,6 +400,10 @@ def main():
                     help="a RedisBloom module (redisbloom.so) you built")
     ap.add_argument("--show-all", action="store_true")
     args = ap.parse_args()
+    if not os.path.isfile(args.module):
+        sys.exit("no module at %s" % args.module)
+    if not os.path.isfile(args.redisbloom):
+        sys.exit("no module at %s" % args.redisbloom)
     amq = Server(args.module)
     rb = Server(args.redisbloom)
     try:
