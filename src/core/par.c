@@ -74,6 +74,89 @@ void amq__par_for(unsigned workers, size_t tasks, amq__par_task *task,
             pthread_join(tid[t], NULL);
 }
 
+/* ---- teams -------------------------------------------------------------- */
+
+typedef struct par_crew {
+    amq__par_member *fn;
+    void *ctx;
+    atomic_uint size; /* 0 until every member is started */
+} par_crew;
+
+typedef struct par_seat {
+    par_crew *crew;
+    unsigned id;
+} par_seat;
+
+static void par_pause(unsigned *spins) {
+    if (++*spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
+static void *par_seat_main(void *arg) {
+    par_seat *s = arg;
+    unsigned size, spins = 0;
+    while ((size = atomic_load_explicit(&s->crew->size,
+                                        memory_order_acquire)) == 0)
+        par_pause(&spins);
+    if (s->id < size)
+        s->crew->fn(s->crew->ctx, s->id, size);
+    return NULL;
+}
+
+unsigned amq__par_team(unsigned workers, amq__par_member *fn, void *ctx) {
+    if (workers > AMQ__PAR_MAX)
+        workers = AMQ__PAR_MAX;
+    if (workers <= 1) {
+        fn(ctx, 0, 1);
+        return 1;
+    }
+    par_crew crew = {.fn = fn, .ctx = ctx};
+    atomic_init(&crew.size, 0);
+    pthread_t tid[AMQ__PAR_MAX];
+    par_seat seat[AMQ__PAR_MAX];
+    unsigned size = 1;
+    /* members are numbered in the order they start; the first thread that
+     * cannot be created ends the team there */
+    while (size < workers) {
+        seat[size].crew = &crew;
+        seat[size].id = size;
+        if (pthread_create(&tid[size], NULL, par_seat_main, &seat[size]) != 0)
+            break;
+        size++;
+    }
+    atomic_store_explicit(&crew.size, size, memory_order_release);
+    fn(ctx, 0, size);
+    for (unsigned t = 1; t < size; t++)
+        pthread_join(tid[t], NULL);
+    return size;
+}
+
+void amq__par_barrier_init(amq__par_barrier *b, unsigned size) {
+    atomic_init(&b->arrived, 0);
+    atomic_init(&b->phase, 0);
+    b->size = size;
+}
+
+void amq__par_barrier_wait(amq__par_barrier *b) {
+    if (b->size <= 1)
+        return;
+    unsigned phase = atomic_load_explicit(&b->phase, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) ==
+        b->size - 1) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->phase, phase + 1, memory_order_release);
+        return;
+    }
+    unsigned spins = 0;
+    while (atomic_load_explicit(&b->phase, memory_order_acquire) == phase)
+        par_pause(&spins);
+}
+
 unsigned amq__par_threads(void) { return par_threads ? par_threads : 1; }
 
 unsigned amq__par_workers(size_t n) {

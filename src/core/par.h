@@ -37,6 +37,25 @@ typedef void amq__par_task(void *ctx, size_t i, unsigned worker);
 void amq__par_for(unsigned workers, size_t tasks, amq__par_task *task,
                   void *ctx);
 
+/* A team: fn(ctx, id, size) on `size` threads running at once, the
+ * caller's with id 0, for passes whose members wait for each other (at an
+ * amq__par_barrier). size is `workers` (capped at AMQ__PAR_MAX), or fewer
+ * when a thread cannot be started; fn sees the same size on every member
+ * and splits the work by it. Returns size once every member is done. */
+typedef void amq__par_member(void *ctx, unsigned id, unsigned size);
+unsigned amq__par_team(unsigned workers, amq__par_member *fn, void *ctx);
+
+/* Where a team's members wait until all `size` have arrived. What a member
+ * wrote before its wait is visible to every member after theirs. Waiting
+ * spins briefly, then yields the core. One barrier serves any number of
+ * successive waits. */
+typedef struct amq__par_barrier {
+    _Atomic unsigned arrived, phase;
+    unsigned size;
+} amq__par_barrier;
+void amq__par_barrier_init(amq__par_barrier *b, unsigned size);
+void amq__par_barrier_wait(amq__par_barrier *b);
+
 /* The thread count of the build running on this thread (1 unless a scope
  * set another), and that count for a pass over n items: 1 when n is too
  * small for threads to pay off (their start costs ~20 µs). */

@@ -501,31 +501,88 @@ static uint64_t xf_seed(unsigned attempt) {
  * key's three slots are anywhere in the table, and a fuse key's span a
  * window of segments larger than the caches once n is large). */
 typedef struct xf_slot {
-    uint64_t x;     /* xor of the mixed hashes of the keys hitting it */
-    uint32_t count; /* number of keys hitting it                       */
-    uint32_t pad;
+    uint64_t x; /* xor of the mixed hashes of the keys hitting it   */
+    /* the number of keys hitting it (low 32 bits) and the peeling round
+     * after the last removal from it (high 32; 0: none), one word so that
+     * a peeling member reads both at once (xf_peel_member) */
+    uint64_t state;
 } xf_slot;
+
+#define XF_COUNT(state) ((uint32_t)(state))
+#define XF_STAMP(state) ((uint32_t)((state) >> 32))
 
 #define XF_GROUP_BITS 10 /* xf_group */
 #define XF_GROUPS (1u << XF_GROUP_BITS)
 
+/* A removal one peeling member hands to the member owning the slot. */
+typedef struct xf_defer {
+    uint64_t x;
+    uint32_t slot, pad;
+} xf_defer;
+
+/* Entries from one member to another per exchange: 16,384 on two
+ * members, fewer on more (the buffers take 16 T^2 XF_DEFER(T) bytes). */
+#define XF_DEFER(members) ((size_t)32768 / (members))
+
 typedef struct xf_work {
     amq__block table; /* xf_slot[slots], zeroed; huge pages when large */
     xf_slot *slot;
-    uint32_t *queue; /* [slots + 1], see xf_peel_queue                */
-    uint64_t *key;   /* [n]: fuse: the grouped keys; then the peeled  */
+    uint32_t *queue; /* [slots + members]: each member's, xf_peel_member */
+    uint64_t *key;   /* [keys]: fuse: the grouped keys; then the peeled  */
     size_t (*group)[XF_GROUPS]; /* fuse: [workers] grouping positions */
     unsigned workers;           /* group's length (0: not grouped)     */
-    size_t slots, n;
+    size_t slots, n, keys;
+    /* The peel's team (xf_team_layout): member m owns slots [lo[m],
+     * lo[m + 1]); its queue is queue + qoff[m] (its slots + 1 entries),
+     * its keys key + koff[m] (min(n, its slots)); done[m] it peeled. */
+    unsigned members, planned;
+    size_t lo[AMQ__PAR_MAX + 1], qoff[AMQ__PAR_MAX], koff[AMQ__PAR_MAX];
+    size_t done[AMQ__PAR_MAX];
+    uint32_t *ends; /* members > 1: [planned][rcap], done at each round's end */
+    xf_defer *defer; /* members > 1: [planned][planned][XF_DEFER]         */
+    size_t rcap, rounds;
     bool dirty; /* slot[] holds an earlier attempt's counts      */
 } xf_work;
+
+/* The rounds a team records (more make it peel again on one thread):
+ * a fuse table peels in about one round per 10^4 slots, a xor table in
+ * tens. */
+static size_t xf_round_cap(size_t slots) { return slots / 1024 + 4096; }
+
+/* Split the slots among `members` (member m from ceil(m slots / members))
+ * and place each member's queue and keys. */
+static void xf_team_layout(xf_work *w, unsigned members) {
+    size_t keys = 0;
+    w->members = members;
+    for (unsigned m = 0; m <= members; m++)
+        w->lo[m] = (w->slots * m + members - 1) / members;
+    for (unsigned m = 0; m < members; m++) {
+        size_t own = w->lo[m + 1] - w->lo[m];
+        w->qoff[m] = w->lo[m] + m;
+        w->koff[m] = keys;
+        keys += own < w->n ? own : w->n;
+    }
+    w->keys = keys;
+}
+
+/* The members a peel of n keys into `slots` plans for. */
+static unsigned xf_members(size_t slots, size_t n) {
+    unsigned m = amq__par_workers(n);
+    return slots < (size_t)m * 64 ? 1 : m;
+}
 
 static void xf_work_free(const amq__mem *m, xf_work *w) {
     if (w->table.raw != NULL)
         amq__block_free(m, &w->table);
-    amq__free(m, w->queue, (w->slots + 1) * sizeof *w->queue);
-    amq__free(m, w->key, w->n * sizeof *w->key);
+    amq__free(m, w->queue, (w->slots + w->planned) * sizeof *w->queue);
+    amq__free(m, w->key, w->keys * sizeof *w->key);
     amq__free(m, w->group, w->workers * sizeof *w->group);
+    if (w->planned > 1) {
+        amq__free(m, w->ends, w->planned * w->rcap * sizeof *w->ends);
+        amq__free(m, w->defer,
+                  (size_t)w->planned * w->planned * XF_DEFER(w->planned) *
+                      sizeof *w->defer);
+    }
     memset(w, 0, sizeof *w);
 }
 
@@ -533,22 +590,35 @@ static amq_status xf_work_alloc(const amq__mem *m, size_t slots, size_t n,
                                 bool grouped, xf_work *w) {
     size_t a, b, c;
     memset(w, 0, sizeof *w);
+    w->slots = slots;
+    w->n = n;
+    w->planned = xf_members(slots, n);
+    xf_team_layout(w, w->planned);
     if (!amq__mul(slots, sizeof *w->slot, &a) ||
-        !amq__mul(slots + 1, sizeof *w->queue, &b) ||
-        !amq__mul(n, sizeof *w->key, &c))
+        !amq__mul(slots + w->planned, sizeof *w->queue, &b) ||
+        !amq__mul(w->keys, sizeof *w->key, &c))
         return AMQ_ERR_OVERFLOW;
     amq_status st = amq__block_alloc(m, a, 64, &w->table);
     if (st != AMQ_OK)
         return st;
     w->slot = w->table.ptr;
-    w->slots = slots;
-    w->n = n;
     w->workers = grouped ? amq__par_workers(n) : 0;
     w->queue = amq__alloc(m, b);
     w->key = w->queue ? amq__alloc(m, c) : NULL;
     if (w->key != NULL && grouped)
         w->group = amq__alloc(m, w->workers * sizeof *w->group);
-    if (w->key == NULL || (grouped && w->group == NULL)) {
+    bool ok = w->key != NULL && (!grouped || w->group != NULL);
+    if (ok && w->planned > 1) {
+        w->rcap = xf_round_cap(slots);
+        w->ends = amq__alloc(m, w->planned * w->rcap * sizeof *w->ends);
+        w->defer =
+            w->ends == NULL
+                ? NULL
+                : amq__alloc(m, (size_t)w->planned * w->planned *
+                                    XF_DEFER(w->planned) * sizeof *w->defer);
+        ok = w->defer != NULL;
+    }
+    if (!ok) {
         xf_work_free(m, w);
         return AMQ_ERR_NOMEM;
     }
@@ -621,9 +691,9 @@ static void xf_group(uint64_t seed, const uint64_t *h, size_t n, uint64_t *out,
  * does not change the result). v holds mixed hashes if `mixed`, else the
  * caller's hashes. Each key's slots are computed and prefetched XF_AHEAD
  * keys before they are updated. */
-XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
-                        uint64_t seed, const uint64_t *v, bool mixed, size_t n,
-                        xf_slot *t) {
+XF_INLINE void xf_count_k(const xf_shape *s, unsigned ways, unsigned form,
+                          uint64_t seed, const uint64_t *v, bool mixed,
+                          size_t n, xf_slot *t, bool shared) {
     const xf_map m = xf_map_of(s);
     uint32_t p[XF_AHEAD][4];
     uint64_t x[XF_AHEAD];
@@ -631,8 +701,14 @@ XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
         size_t r = i % XF_AHEAD;
         if (i >= XF_AHEAD) {
             for (unsigned k = 0; k < ways; k++) {
-                t[p[r][k]].x ^= x[r];
-                t[p[r][k]].count++;
+                xf_slot *e = &t[p[r][k]];
+                if (shared) {
+                    __atomic_fetch_xor(&e->x, x[r], __ATOMIC_RELAXED);
+                    __atomic_fetch_add(&e->state, 1, __ATOMIC_RELAXED);
+                } else {
+                    e->x ^= x[r];
+                    e->state++;
+                }
             }
         }
         if (i < n) {
@@ -644,6 +720,12 @@ XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
     }
 }
 
+XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
+                        uint64_t seed, const uint64_t *v, bool mixed, size_t n,
+                        xf_slot *t) {
+    xf_count_k(s, ways, form, seed, v, mixed, n, t, false);
+}
+
 /* Counting on several threads: each task updates slots no other task
  * running at the same time updates, so the table is the one a single pass
  * gives (a slot's count and xor do not depend on the order of updates).
@@ -653,8 +735,10 @@ XF_INLINE void xf_count(const xf_shape *s, unsigned ways, unsigned form,
  * group) + ways - 1; its last groups, up to those that reach the next
  * run's first segment, are held back and counted once the runs are done.
  *
- * Xor (one segment) counts on one thread: splitting its random updates
- * by slot range made every thread read every key, and measured slower. */
+ * Xor (one segment): a key's slots are anywhere, so the threads take
+ * consecutive pieces of the keys and update the table with atomic xor and
+ * add (splitting the updates by slot range instead made every thread read
+ * every key, and measured slower than one thread). */
 
 typedef struct xf_count_job {
     const xf_shape *s;
@@ -680,6 +764,18 @@ static void xf_count_dispatch(const xf_count_job *j, const uint64_t *v,
         xf_count(s, 4, XF_POW2, j->seed, v, j->mixed, n, j->t);
     else
         xf_count(s, 4, XF_ANY, j->seed, v, j->mixed, n, j->t);
+}
+
+static void xf_count_shared(void *ctx, size_t i, unsigned worker) {
+    const xf_count_job *j = ctx;
+    size_t a = j->n * i / j->run[0], e = j->n * (i + 1) / j->run[0];
+    (void)worker;
+    if (j->form == XF_POW2)
+        xf_count_k(j->s, 3, XF_POW2, j->seed, j->v + a, j->mixed, e - a, j->t,
+                   true);
+    else
+        xf_count_k(j->s, 3, XF_ANY, j->seed, j->v + a, j->mixed, e - a, j->t,
+                   true);
 }
 
 static void xf_count_run(void *ctx, size_t i, unsigned worker) {
@@ -742,68 +838,230 @@ static void xf_count_par(const xf_shape *s, unsigned ways, unsigned form,
             xf_count_run(&j, workers + i, 0);
         return;
     }
+    if (workers > 1 && end == NULL && ways == 3 && form != XF_SLICE) {
+        run[0] = workers; /* the pieces */
+        amq__par_for(workers, workers, xf_count_shared, &j);
+        return;
+    }
     xf_count_dispatch(&j, v, n);
 }
 
-/* Peel in first-in first-out order: the queue starts with the slots of
- * count 1 in table order and grows at the tail as removals expose more
- * (a slot enters when its count becomes 1, so at most once: slots + 1
- * entries suffice, the + 1 for the branch-free append). Unlike a stack, a
- * queue shows what comes next: the record of the slot 2 XF_AHEAD entries
- * ahead is prefetched, and when an entry comes within XF_AHEAD of the
- * head its record has arrived: its key's slots are computed, kept in a
- * ring for when the entry is peeled, and prefetched. (An entry's count is
- * 1 when it enters and can only drop to 0, its key having left through
- * another slot; so if it is still 1 at the head, the slots computed
- * earlier are its key's.) A peeled slot is written back over the queue's
- * consumed front: queue[0..done) ends as the slot each key was peeled at,
- * key[0..done) as the key. Returns done. */
-XF_INLINE size_t xf_peel_queue(const xf_shape *s, unsigned ways, unsigned form,
-                               xf_work *w) {
-    const xf_map m = xf_map_of(s);
-    xf_slot *t = w->slot;
-    uint32_t *q = w->queue, ring[XF_AHEAD][4];
-    uint64_t *key = w->key;
-    size_t tail = 0, done = 0, seen = 0;
-    for (size_t i = 0; i < w->slots; i++) {
-        q[tail] = (uint32_t)i;
-        tail += t[i].count == 1;
-    }
-    for (size_t head = 0; head < tail; head++) {
-        if (head + 2 * XF_AHEAD < tail)
-            amq__prefetch_w(&t[q[head + 2 * XF_AHEAD]]);
-        for (; seen < tail && seen < head + XF_AHEAD; seen++) {
-            uint32_t *p = ring[seen % XF_AHEAD];
-            xf_map_slots(m, ways, form, t[q[seen]].x, p);
-            for (unsigned k = 0; k < ways; k++)
-                amq__prefetch_w(&t[p[k]]);
-        }
-        uint32_t r = q[head];
-        if (t[r].count != 1)
-            continue;
-        const uint32_t *p = ring[head % XF_AHEAD];
-        uint64_t x = t[r].x;
-        key[done] = x;
-        q[done++] = r;
-        for (unsigned k = 0; k < ways; k++) {
-            xf_slot *e = &t[p[k]];
-            e->x ^= x;
-            e->count--;
-            q[tail] = p[k];
-            tail += e->count == 1;
-        }
-    }
-    return done;
+/* Peeling, in rounds. Round 1 takes the slots a single key hits after
+ * counting; round r + 1 the slots whose count fell to 1 during round r.
+ * A key leaves in the first round in which one of its slots holds it
+ * alone, through the lowest such slot (those whose `round` is r: a slot
+ * waits in one round only, the one after its count fell to 1, and a slot
+ * of a key still present that waits in round r holds that key alone).
+ * So which slot each key leaves through, hence the table, does not depend
+ * on the order a round's slots are taken in, nor on how many threads take
+ * them.
+ *
+ * Each member of the team owns a range of slots: it takes its own slots'
+ * round, removes each key from its own slots, and hands the removals from
+ * other members' slots to their owners in buffers of XF_DEFER entries,
+ * which the owners apply after a barrier. Applying them early, before the
+ * round is over, changes nothing: no decision of the round reads a count
+ * they change (a waiting slot's count is changed only by its own key's
+ * removal), and a `round` they write is r + 1, not r. One member is the
+ * one-thread peel, with no buffer and no barrier.
+ *
+ * A member's queue starts with its slots of count 1 in table order and
+ * grows at the tail (a slot enters when its count becomes 1, so at most
+ * once: its slots + 1 entries suffice, the + 1 for the branch-free
+ * append). The record of the slot 2 XF_AHEAD entries ahead is
+ * prefetched, and when an entry comes within XF_AHEAD of the head its
+ * key's slots are computed, kept in a ring for when the entry is taken,
+ * and prefetched (the slot's xor changes only with its count, so if the
+ * count is still 1 at the head, the slots computed earlier are its
+ * key's). A peeled slot is written back over the queue's consumed front:
+ * queue[0..done) ends as the slot each key left through, key[0..done) as
+ * the key, round after round (ends[] marks them on several members). */
+typedef struct xf_peel_job {
+    const xf_shape *s;
+    xf_work *w;
+    amq__par_barrier bar;
+    size_t given[AMQ__PAR_MAX][AMQ__PAR_MAX]; /* [from][to] this exchange */
+    unsigned char more[2][AMQ__PAR_MAX];      /* round not finished      */
+    unsigned char next[2][AMQ__PAR_MAX];      /* a slot waits for r + 1  */
+    bool overflow; /* more rounds than ends[] holds: peel on one thread */
+} xf_peel_job;
+
+static inline uint64_t xf_state(const xf_slot *e) {
+    return __atomic_load_n(&e->state, __ATOMIC_RELAXED);
 }
 
-/* Peel the hypergraph of `n` keys; true if every key was peeled. A fuse
- * build first groups the keys (the counting pass then stays in a window
- * of segments); a xor build has no window to gain. A fuse build's grouping
- * and counting take the build's threads; the peeling is one thread's (its
- * order decides the table). */
-XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, unsigned form,
-                         uint64_t seed, const uint64_t *h, size_t n,
-                         xf_work *w) {
+/* Remove x from own slot e in round r if `take` (else write it back as
+ * it is: no branch waits for e's line); a count falling to 1 queues it. */
+static inline void xf_remove(xf_slot *e, uint32_t slot, uint64_t x, uint32_t r,
+                             bool take, uint32_t *q, size_t *tail) {
+    uint64_t st = e->state;
+    uint32_t count = XF_COUNT(st) - take;
+    e->x ^= take ? x : 0;
+    __atomic_store_n(&e->state, take ? (uint64_t)(r + 1) << 32 | count : st,
+                     __ATOMIC_RELAXED);
+    q[*tail] = slot;
+    *tail += take & (count == 1);
+}
+
+static unsigned xf_owner(const xf_work *w, uint32_t slot) {
+    unsigned m = (unsigned)((uint64_t)slot * w->members / w->slots);
+    return slot >= w->lo[m + 1] ? m + 1 : m;
+}
+
+XF_INLINE void xf_peel_member_k(xf_peel_job *j, unsigned me, unsigned ways,
+                                unsigned form, bool solo) {
+    xf_work *w = j->w;
+    const xf_map m = xf_map_of(j->s);
+    const unsigned size = w->members;
+    const size_t lo = w->lo[me], hi = w->lo[me + 1];
+    xf_slot *t = w->slot;
+    uint32_t *q = w->queue + w->qoff[me], ring[XF_AHEAD][4];
+    uint64_t *key = w->key + w->koff[me];
+    const size_t cap = XF_DEFER(w->planned);
+    xf_defer *out = w->defer + (size_t)me * size * cap;
+    size_t tail = 0, done = 0, head = 0, seen = 0, end;
+    uint32_t r = 1;
+    for (size_t i = lo; i < hi; i++) {
+        q[tail] = (uint32_t)i;
+        tail += XF_COUNT(t[i].state) == 1;
+    }
+    end = tail;
+    amq__par_barrier_wait(&j->bar);
+    for (unsigned turn = 0;; turn ^= 1) {
+        size_t *given = j->given[me], most = 0;
+        for (unsigned v = 0; v < size; v++)
+            given[v] = 0;
+        for (; head < end && (solo || most + ways <= cap); head++) {
+            if (head + 2 * XF_AHEAD < tail)
+                amq__prefetch_w(&t[q[head + 2 * XF_AHEAD]]);
+            for (; seen < tail && seen < head + XF_AHEAD; seen++) {
+                uint32_t *p = ring[seen % XF_AHEAD];
+                xf_map_slots(m, ways, form, t[q[seen]].x, p);
+                for (unsigned k = 0; k < ways; k++)
+                    amq__prefetch_w(&t[p[k]]);
+            }
+            uint32_t at = q[head];
+            if (XF_COUNT(t[at].state) != 1)
+                continue;
+            const uint32_t *p = ring[head % XF_AHEAD];
+            uint32_t first = UINT32_MAX, gone = 0;
+            for (unsigned k = 0; k < ways; k++) {
+                uint64_t st = xf_state(&t[p[k]]);
+                bool waits = XF_COUNT(st) == 1 && XF_STAMP(st) <= r;
+                uint32_t c = waits ? p[k] : UINT32_MAX;
+                first = c < first ? c : first;
+                gone |= XF_COUNT(st) == 0;
+            }
+            /* whether the key leaves here waits for its slots' lines:
+             * no branch on it, a key that stays is removed as nothing */
+            bool take = (first == at) & !gone;
+            uint64_t x = t[at].x;
+            key[done] = x;
+            q[done] = at;
+            done += take;
+            for (unsigned k = 0; k < ways; k++) {
+                uint32_t pk = p[k];
+                if (solo || (pk >= lo && pk < hi)) {
+                    xf_remove(&t[pk], pk, x, r, take, q, &tail);
+                } else {
+                    unsigned v = size == 2 ? 1 - me : xf_owner(w, pk);
+                    xf_defer *d = &out[(size_t)v * cap + given[v]];
+                    d->x = x;
+                    d->slot = pk;
+                    given[v] += take;
+                    most = given[v] > most ? given[v] : most;
+                }
+            }
+        }
+        amq__par_barrier_wait(&j->bar);
+        for (unsigned v = 0; v < size; v++) {
+            const xf_defer *in = w->defer + ((size_t)v * size + me) * cap;
+            size_t got = v == me ? 0 : j->given[v][me];
+            for (size_t i = 0; i < got && i < 4 * XF_AHEAD; i++)
+                amq__prefetch_w(&t[in[i].slot]);
+            for (size_t i = 0; i < got; i++) {
+                if (i + 4 * XF_AHEAD < got) /* little work an entry */
+                    amq__prefetch_w(&t[in[i + 4 * XF_AHEAD].slot]);
+                xf_remove(&t[in[i].slot], in[i].slot, in[i].x, r, true, q,
+                          &tail);
+            }
+        }
+        j->more[turn][me] = head < end;
+        j->next[turn][me] = tail > end;
+        amq__par_barrier_wait(&j->bar);
+        bool more = false, next = false;
+        for (unsigned v = 0; v < size; v++) {
+            more |= j->more[turn][v];
+            next |= j->next[turn][v];
+        }
+        if (more)
+            continue;
+        if (size > 1) {
+            if (r > w->rcap) {
+                if (me == 0)
+                    j->overflow = true;
+                break;
+            }
+            w->ends[me * w->rcap + r - 1] = (uint32_t)done;
+        }
+        if (!next)
+            break;
+        r++;
+        end = tail;
+    }
+    w->done[me] = done;
+    if (me == 0)
+        w->rounds = r;
+}
+
+static void xf_peel_member(void *ctx, unsigned me, unsigned size) {
+    xf_peel_job *j = ctx;
+    const xf_shape *s = j->s;
+    if (size != j->w->members)
+        return; /* a thread did not start: the caller peels on one */
+    /* one member: the hot loop without the exchange, whose registers it
+     * would otherwise spill */
+    bool solo = size == 1;
+    switch (xf_form(s) * 2 + (s->ways == 4)) {
+    case XF_SLICE * 2:
+        if (solo)
+            xf_peel_member_k(j, me, 3, XF_SLICE, true);
+        else
+            xf_peel_member_k(j, me, 3, XF_SLICE, false);
+        break;
+    case XF_POW2 * 2:
+        if (solo)
+            xf_peel_member_k(j, me, 3, XF_POW2, true);
+        else
+            xf_peel_member_k(j, me, 3, XF_POW2, false);
+        break;
+    case XF_POW2 * 2 + 1:
+        if (solo)
+            xf_peel_member_k(j, me, 4, XF_POW2, true);
+        else
+            xf_peel_member_k(j, me, 4, XF_POW2, false);
+        break;
+    case XF_ANY * 2:
+        if (solo)
+            xf_peel_member_k(j, me, 3, XF_ANY, true);
+        else
+            xf_peel_member_k(j, me, 3, XF_ANY, false);
+        break;
+    default:
+        if (solo)
+            xf_peel_member_k(j, me, 4, XF_ANY, true);
+        else
+            xf_peel_member_k(j, me, 4, XF_ANY, false);
+        break;
+    }
+}
+
+/* Count, then peel on a team of `members`: 1 if every key was peeled, 0
+ * if some were not, -1 if the team could not do it (a thread did not
+ * start, or more rounds than ends[] holds). */
+static int xf_count_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
+                         size_t n, unsigned members, xf_work *w) {
+    unsigned ways = s->ways, form = xf_form(s);
     unsigned workers = amq__par_workers(n);
     if (w->dirty)
         memset(w->slot, 0, w->slots * sizeof *w->slot);
@@ -816,21 +1074,28 @@ XF_INLINE bool xf_peel_k(const xf_shape *s, unsigned ways, unsigned form,
     } else {
         xf_count_par(s, ways, form, seed, h, false, n, w->slot, workers, NULL);
     }
-    return xf_peel_queue(s, ways, form, w) == n;
+    xf_team_layout(w, members);
+    xf_peel_job j = {.s = s, .w = w};
+    amq__par_barrier_init(&j.bar, members);
+    if (amq__par_team(members, xf_peel_member, &j) != members || j.overflow)
+        return -1;
+    size_t done = 0;
+    for (unsigned m = 0; m < members; m++)
+        done += w->done[m];
+    return done == n;
 }
 
+/* Peel the hypergraph of `n` keys; true if every key was peeled. A fuse
+ * build first groups the keys (the counting pass then stays in a window
+ * of segments); a xor build has no window to gain. A team that could not
+ * start, or ran out of rounds to record, leaves the work to one thread:
+ * the same table. */
 static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
                     size_t n, xf_work *w) {
-    unsigned form = xf_form(s);
-    if (form == XF_SLICE)
-        return xf_peel_k(s, 3, XF_SLICE, seed, h, n, w);
-    if (s->ways == 3 && form == XF_POW2)
-        return xf_peel_k(s, 3, XF_POW2, seed, h, n, w);
-    if (s->ways == 3)
-        return xf_peel_k(s, 3, XF_ANY, seed, h, n, w);
-    if (form == XF_POW2)
-        return xf_peel_k(s, 4, XF_POW2, seed, h, n, w);
-    return xf_peel_k(s, 4, XF_ANY, seed, h, n, w);
+    int peeled = xf_count_peel(s, seed, h, n, w->planned, w);
+    if (peeled < 0)
+        peeled = xf_count_peel(s, seed, h, n, 1, w);
+    return peeled == 1;
 }
 
 /* Fingerprints in reverse peeling order: a key's slot is assigned after
@@ -838,11 +1103,9 @@ static bool xf_peel(const xf_shape *s, uint64_t seed, const uint64_t *h,
  * slots is final. Each key's slots are computed XF_AHEAD keys early, kept
  * in a ring and prefetched. */
 XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
-                           unsigned form, const xf_work *w, size_t n,
-                           uint8_t *tab) {
+                           unsigned form, const uint32_t *q,
+                           const uint64_t *key, size_t n, uint8_t *tab) {
     const xf_map m = xf_map_of(s);
-    const uint32_t *q = w->queue;
-    const uint64_t *key = w->key;
     uint32_t ring[XF_AHEAD][4];
     size_t bytes = width / 8;
     for (size_t i = n + XF_AHEAD; i-- > 0;) {
@@ -863,28 +1126,74 @@ XF_INLINE void xf_assign_k(const xf_shape *s, unsigned width, unsigned ways,
     }
 }
 
-XF_INLINE void xf_assign_w(const xf_shape *s, unsigned width, const xf_work *w,
-                           size_t n, uint8_t *tab) {
+XF_INLINE void xf_assign_w(const xf_shape *s, unsigned width, const uint32_t *q,
+                           const uint64_t *key, size_t n, uint8_t *tab) {
     unsigned form = xf_form(s);
     if (form == XF_SLICE)
-        xf_assign_k(s, width, 3, XF_SLICE, w, n, tab);
+        xf_assign_k(s, width, 3, XF_SLICE, q, key, n, tab);
     else if (s->ways == 3 && form == XF_POW2)
-        xf_assign_k(s, width, 3, XF_POW2, w, n, tab);
+        xf_assign_k(s, width, 3, XF_POW2, q, key, n, tab);
     else if (s->ways == 3)
-        xf_assign_k(s, width, 3, XF_ANY, w, n, tab);
+        xf_assign_k(s, width, 3, XF_ANY, q, key, n, tab);
     else if (form == XF_POW2)
-        xf_assign_k(s, width, 4, XF_POW2, w, n, tab);
+        xf_assign_k(s, width, 4, XF_POW2, q, key, n, tab);
     else
-        xf_assign_k(s, width, 4, XF_ANY, w, n, tab);
+        xf_assign_k(s, width, 4, XF_ANY, q, key, n, tab);
+}
+
+/* Assign the keys q[0..n), key[0..n) from the last to the first. */
+static void xf_assign_part(const xf_shape *s, const uint32_t *q,
+                           const uint64_t *key, size_t n, uint8_t *tab) {
+    switch (s->width) {
+    case 8: xf_assign_w(s, 8, q, key, n, tab); break;
+    case 16: xf_assign_w(s, 16, q, key, n, tab); break;
+    default: xf_assign_w(s, 32, q, key, n, tab); break;
+    }
+}
+
+/* On a team, round after round from the last: a key's other slots belong
+ * to keys of later rounds (a slot that held it alone in its round held no
+ * other key of that round), so the members of one round never read what
+ * another writes. */
+typedef struct xf_assign_job {
+    const xf_shape *s;
+    const xf_work *w;
+    uint8_t *tab;
+    amq__par_barrier bar;
+} xf_assign_job;
+
+static void xf_assign_member(void *ctx, unsigned me, unsigned size) {
+    xf_assign_job *j = ctx;
+    const xf_work *w = j->w;
+    const uint32_t *q = w->queue + w->qoff[me], *ends = w->ends + me * w->rcap;
+    const uint64_t *key = w->key + w->koff[me];
+    if (size != w->members)
+        return;
+    for (size_t r = w->rounds; r > 0; r--) {
+        size_t a = r > 1 ? ends[r - 2] : 0, e = ends[r - 1];
+        xf_assign_part(j->s, q + a, key + a, e - a, j->tab);
+        amq__par_barrier_wait(&j->bar);
+    }
 }
 
 static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
                       uint8_t *tab) {
-    switch (s->width) {
-    case 8: xf_assign_w(s, 8, w, n, tab); break;
-    case 16: xf_assign_w(s, 16, w, n, tab); break;
-    default: xf_assign_w(s, 32, w, n, tab); break;
+    if (w->members > 1) {
+        xf_assign_job j = {.s = s, .w = w, .tab = tab};
+        amq__par_barrier_init(&j.bar, w->members);
+        if (amq__par_team(w->members, xf_assign_member, &j) == w->members)
+            return;
+        /* a thread did not start: the rounds on this one, last first */
+        for (size_t r = w->rounds; r > 0; r--)
+            for (unsigned m = 0; m < w->members; m++) {
+                const uint32_t *ends = w->ends + m * w->rcap;
+                size_t a = r > 1 ? ends[r - 2] : 0, e = ends[r - 1];
+                xf_assign_part(s, w->queue + w->qoff[m] + a,
+                               w->key + w->koff[m] + a, e - a, tab);
+            }
+        return;
     }
+    xf_assign_part(s, w->queue, w->key, n, tab);
 }
 
 /* A sorted copy of h without duplicates (its length in *n). */
@@ -998,7 +1307,8 @@ static amq_status xf_build(const uint64_t *h, size_t n, xf_family fam,
 /* What xf_work_alloc takes for the first attempt's shape: the records
  * (plus the block's alignment slack), the queue, the key array and, for
  * a fuse table of several segments, the grouping's positions (8 KiB per
- * thread of the build in progress). */
+ * thread of the build in progress); on several threads, the peeling
+ * team's round marks and exchange buffers. */
 size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
     xf_shape s;
     size_t slots, a, b, c;
@@ -1008,10 +1318,21 @@ size_t amq_xor_build_memory(size_t n, unsigned width, unsigned ways) {
             AMQ_OK)
         return 0;
     slots = xf_slot_count(&s);
+    xf_work w;
+    memset(&w, 0, sizeof w);
+    w.slots = slots;
+    w.n = n;
+    w.planned = xf_members(slots, n);
+    xf_team_layout(&w, w.planned);
+    size_t team = w.planned < 2
+                      ? 0
+                      : w.planned * xf_round_cap(slots) * sizeof(uint32_t) +
+                            (size_t)w.planned * w.planned *
+                                XF_DEFER(w.planned) * sizeof(xf_defer);
     if (!amq__mul(slots, sizeof(xf_slot), &a) || !amq__add(a, 63, &a) ||
-        !amq__mul(slots + 1, sizeof(uint32_t), &b) ||
-        !amq__mul(n, sizeof(uint64_t), &c) || !amq__add(a, b, &a) ||
-        !amq__add(a, c, &a) ||
+        !amq__mul(slots + w.planned, sizeof(uint32_t), &b) ||
+        !amq__mul(w.keys, sizeof(uint64_t), &c) || !amq__add(a, b, &a) ||
+        !amq__add(a, c, &a) || !amq__add(a, team, &a) ||
         !amq__add(a,
                   s.seg_count > 1
                       ? amq__par_workers(n) * sizeof(size_t[XF_GROUPS])

@@ -23,6 +23,7 @@
  */
 #include "check.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,45 @@ static void test_par_for(void) {
     CHECK(amq__par_threads() == 3);
     amq__par_restore(outer);
     CHECK(amq__par_threads() == 1);
+}
+
+/* ---- teams and barriers ------------------------------------------------- */
+
+typedef struct team_ctx {
+    amq__par_barrier bar;
+    _Atomic unsigned arrived[8]; /* members past step s's first half */
+    unsigned char ok[AMQ__PAR_MAX];
+    unsigned size;
+} team_ctx;
+
+/* Every member, at each of 8 steps, counts itself in, waits, and must then
+ * see every member counted: nobody leaves a barrier early. */
+static void team_member(void *ctx, unsigned id, unsigned size) {
+    team_ctx *c = ctx;
+    bool ok = size == c->size && id < size;
+    for (unsigned step = 0; step < 8; step++) {
+        atomic_fetch_add(&c->arrived[step], 1);
+        amq__par_barrier_wait(&c->bar);
+        ok &= atomic_load(&c->arrived[step]) == size;
+        amq__par_barrier_wait(&c->bar);
+    }
+    c->ok[id] = ok;
+}
+
+static void test_par_team(void) {
+    for (unsigned w = 1; w <= 5; w++) {
+        team_ctx c;
+        memset(&c, 0, sizeof c);
+        c.size = w;
+        amq__par_barrier_init(&c.bar, w);
+        unsigned size = amq__par_team(w, team_member, &c);
+        CHECK_MSG(size == w, "team of %u: %u members", w, size);
+        unsigned good = 0;
+        for (unsigned m = 0; m < size; m++)
+            good += c.ok[m];
+        CHECK_MSG(good == size, "team of %u: %u members saw every barrier", w,
+                  good);
+    }
 }
 
 /* ---- the sort ------------------------------------------------------------ */
@@ -343,6 +383,7 @@ static void test_option(void) {
 
 int main(void) {
     test_par_for();
+    test_par_team();
     test_sort();
     test_static_builds();
     test_retried_seeds();
