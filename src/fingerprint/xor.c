@@ -1022,38 +1022,17 @@ static void xf_peel_member(void *ctx, unsigned me, unsigned size) {
     /* one member: the hot loop without the exchange, whose registers it
      * would otherwise spill */
     bool solo = size == 1;
+#define XF_PEEL(ways, form)                                                    \
+    (solo ? xf_peel_member_k(j, me, ways, form, true)                          \
+          : xf_peel_member_k(j, me, ways, form, false))
     switch (xf_form(s) * 2 + (s->ways == 4)) {
-    case XF_SLICE * 2:
-        if (solo)
-            xf_peel_member_k(j, me, 3, XF_SLICE, true);
-        else
-            xf_peel_member_k(j, me, 3, XF_SLICE, false);
-        break;
-    case XF_POW2 * 2:
-        if (solo)
-            xf_peel_member_k(j, me, 3, XF_POW2, true);
-        else
-            xf_peel_member_k(j, me, 3, XF_POW2, false);
-        break;
-    case XF_POW2 * 2 + 1:
-        if (solo)
-            xf_peel_member_k(j, me, 4, XF_POW2, true);
-        else
-            xf_peel_member_k(j, me, 4, XF_POW2, false);
-        break;
-    case XF_ANY * 2:
-        if (solo)
-            xf_peel_member_k(j, me, 3, XF_ANY, true);
-        else
-            xf_peel_member_k(j, me, 3, XF_ANY, false);
-        break;
-    default:
-        if (solo)
-            xf_peel_member_k(j, me, 4, XF_ANY, true);
-        else
-            xf_peel_member_k(j, me, 4, XF_ANY, false);
-        break;
+    case XF_SLICE * 2: XF_PEEL(3, XF_SLICE); break;
+    case XF_POW2 * 2: XF_PEEL(3, XF_POW2); break;
+    case XF_POW2 * 2 + 1: XF_PEEL(4, XF_POW2); break;
+    case XF_ANY * 2: XF_PEEL(3, XF_ANY); break;
+    default: XF_PEEL(4, XF_ANY); break;
     }
+#undef XF_PEEL
 }
 
 /* Count, then peel on a team of `members`: 1 if every key was peeled, 0
