@@ -849,20 +849,21 @@ static void xf_count_par(const xf_shape *s, unsigned ways, unsigned form,
 /* Peeling, in rounds. Round 1 takes the slots a single key hits after
  * counting; round r + 1 the slots whose count fell to 1 during round r.
  * A key leaves in the first round in which one of its slots holds it
- * alone, through the lowest such slot (those whose `round` is r: a slot
- * waits in one round only, the one after its count fell to 1, and a slot
- * of a key still present that waits in round r holds that key alone).
- * So which slot each key leaves through, hence the table, does not depend
- * on the order a round's slots are taken in, nor on how many threads take
- * them.
+ * alone, through the lowest such slot. A slot of a key still present
+ * holds it alone at the start of round r when its count is 1 and its last
+ * removal (the stamp in its state word) came before round r; a count of 0
+ * on a slot of the key means another member is removing it. So which slot
+ * each key leaves through, hence the table, does not depend on the order
+ * a round's slots are taken in, nor on how many threads take them.
  *
  * Each member of the team owns a range of slots: it takes its own slots'
  * round, removes each key from its own slots, and hands the removals from
  * other members' slots to their owners in buffers of XF_DEFER entries,
  * which the owners apply after a barrier. Applying them early, before the
- * round is over, changes nothing: no decision of the round reads a count
- * they change (a waiting slot's count is changed only by its own key's
- * removal), and a `round` they write is r + 1, not r. One member is the
+ * round is over, changes nothing: they lower the counts of slots that do
+ * not hold their key alone (stamping them r + 1, after round r's start),
+ * or empty a slot whose key has already left. A member reads another's
+ * slots only for the rule, each state word in one load. One member is the
  * one-thread peel, with no buffer and no barrier.
  *
  * A member's queue starts with its slots of count 1 in table order and
