@@ -749,6 +749,7 @@ typedef struct xf_count_job {
     size_t n;
     xf_slot *t;
     const size_t *run; /* xf_fuse_runs */
+    unsigned pieces;   /* xf_count_shared */
 } xf_count_job;
 
 static void xf_count_dispatch(const xf_count_job *j, const uint64_t *v,
@@ -768,7 +769,7 @@ static void xf_count_dispatch(const xf_count_job *j, const uint64_t *v,
 
 static void xf_count_shared(void *ctx, size_t i, unsigned worker) {
     const xf_count_job *j = ctx;
-    size_t a = j->n * i / j->run[0], e = j->n * (i + 1) / j->run[0];
+    size_t a = j->n * i / j->pieces, e = j->n * (i + 1) / j->pieces;
     (void)worker;
     if (j->form == XF_POW2)
         xf_count_k(j->s, 3, XF_POW2, j->seed, j->v + a, j->mixed, e - a, j->t,
@@ -831,7 +832,7 @@ static void xf_count_par(const xf_shape *s, unsigned ways, unsigned form,
                          xf_slot *t, unsigned workers,
                          const size_t end[XF_GROUPS]) {
     size_t run[4 * AMQ__PAR_MAX];
-    xf_count_job j = {s, ways, form, seed, v, mixed, n, t, run};
+    xf_count_job j = {s, ways, form, seed, v, mixed, n, t, run, workers};
     if (workers > 1 && end != NULL && xf_fuse_runs(s, end, workers, n, run)) {
         amq__par_for(workers, workers, xf_count_run, &j);
         for (unsigned i = 0; i < workers; i++)
@@ -839,7 +840,6 @@ static void xf_count_par(const xf_shape *s, unsigned ways, unsigned form,
         return;
     }
     if (workers > 1 && end == NULL && ways == 3 && form != XF_SLICE) {
-        run[0] = workers; /* the pieces */
         amq__par_for(workers, workers, xf_count_shared, &j);
         return;
     }
@@ -1142,16 +1142,21 @@ typedef struct xf_assign_job {
     amq__par_barrier bar;
 } xf_assign_job;
 
+/* Assign the keys member m peeled in round r (1-based). */
+static void xf_assign_round(const xf_shape *s, const xf_work *w, unsigned m,
+                            size_t r, uint8_t *tab) {
+    const uint32_t *ends = w->ends + m * w->rcap;
+    size_t a = r > 1 ? ends[r - 2] : 0, e = ends[r - 1];
+    xf_assign_part(s, w->queue + w->qoff[m] + a, w->key + w->koff[m] + a, e - a,
+                   tab);
+}
+
 static void xf_assign_member(void *ctx, unsigned me, unsigned size) {
     xf_assign_job *j = ctx;
-    const xf_work *w = j->w;
-    const uint32_t *q = w->queue + w->qoff[me], *ends = w->ends + me * w->rcap;
-    const uint64_t *key = w->key + w->koff[me];
-    if (size != w->members)
+    if (size != j->w->members)
         return;
-    for (size_t r = w->rounds; r > 0; r--) {
-        size_t a = r > 1 ? ends[r - 2] : 0, e = ends[r - 1];
-        xf_assign_part(j->s, q + a, key + a, e - a, j->tab);
+    for (size_t r = j->w->rounds; r > 0; r--) {
+        xf_assign_round(j->s, j->w, me, r, j->tab);
         amq__par_barrier_wait(&j->bar);
     }
 }
@@ -1165,12 +1170,8 @@ static void xf_assign(const xf_shape *s, const xf_work *w, size_t n,
             return;
         /* a thread did not start: the rounds on this one, last first */
         for (size_t r = w->rounds; r > 0; r--)
-            for (unsigned m = 0; m < w->members; m++) {
-                const uint32_t *ends = w->ends + m * w->rcap;
-                size_t a = r > 1 ? ends[r - 2] : 0, e = ends[r - 1];
-                xf_assign_part(s, w->queue + w->qoff[m] + a,
-                               w->key + w->koff[m] + a, e - a, tab);
-            }
+            for (unsigned m = 0; m < w->members; m++)
+                xf_assign_round(s, w, m, r, tab);
         return;
     }
     xf_assign_part(s, w->queue, w->key, n, tab);
