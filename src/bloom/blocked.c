@@ -90,6 +90,7 @@
 #include "core/poisson.h"
 #include "core/bits.h"
 #include "core/mem.h"
+#include "core/tally.h"
 #include "type/type.h"
 
 #define BLOCK_BITS 512
@@ -111,6 +112,7 @@ struct amq_blocked {
     unsigned k;
     unsigned layout; /* AMQ_BLOCKED_LAYOUT_* */
     bool concurrent;
+    amq__tally *tally;       /* concurrent mode: the adds counted by thread   */
     blocked_batch_fn *batch; /* the batch query of o.contains' kind */
     /* Layout 0, AVX2: lane j of vector v is live when 4v + j < k. */
     uint64_t lane_live[MAX_K];
@@ -624,11 +626,14 @@ static amq_status blocked_alloc(uint64_t nblocks, unsigned k, unsigned layout,
         return AMQ_ERR_INVALID;
     if (nblocks > MAX_BLOCKS || !amq__mul((size_t)nblocks, BLOCK_BYTES, &bytes))
         return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
+    bool conc = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b + (conc ? AMQ__TALLY_ROOM : 0),
+                                   opt, (void **)&b));
     b->nblocks = nblocks;
     b->k = k;
     b->layout = layout;
-    b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    b->concurrent = conc;
+    b->tally = conc ? amq__tally_in(b + 1) : NULL;
     for (unsigned j = 0; j < MAX_K; j++) {
         b->lane_live[j] = j < k ? UINT64_MAX : 0;
         b->live32[j] = j < k ? -1 : 0;
@@ -655,7 +660,7 @@ static amq_status blocked_add(amq__obj *o, uint64_t h) {
     uint64_t *blk = b->mut + BLOCK_WORDS * block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, h, b->k, b->layout);
-        __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
+        amq__tally_add(b->tally, 0, 1);
         return AMQ_OK;
     }
     block_set(blk, h, b->k, b->layout);
@@ -670,6 +675,12 @@ static void blocked_batch(const amq__obj *o, const uint64_t *h, size_t n,
     b->batch(b, h, n, out);
 }
 
+/* The adds: the saved count and, in concurrent mode, the threads'. */
+static uint64_t blocked_items(const amq__obj *o) {
+    const amq_blocked *b = (const amq_blocked *)o;
+    return o->items + (b->tally != NULL ? amq__tally_sum(b->tally, 0) : 0);
+}
+
 /* dst op= src; the generic layer has checked the type, the hasher and that
  * dst owns its table. */
 static amq_status blocked_merge(amq__obj *dst_o, const amq__obj *src_o,
@@ -682,8 +693,10 @@ static amq_status blocked_merge(amq__obj *dst_o, const amq__obj *src_o,
     size_t nw = (size_t)dst->nblocks * BLOCK_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
-    dst->o.items =
-        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
+    dst->o.items = amq__merged_items(blocked_items(dst_o), blocked_items(src_o),
+                                     op == AMQ__INTERSECT);
+    if (dst->tally != NULL)
+        amq__tally_clear(dst->tally, 0);
     return AMQ_OK;
 }
 
@@ -788,7 +801,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u64(w, b->nblocks);
     amq__wr_u32(w, b->k);
     amq__wr_u32(w, b->layout);
-    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, blocked_items(o));
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,
@@ -852,6 +865,7 @@ const amq__type amq__type_blocked = {
     .contains_batch = blocked_batch,
     .merge = blocked_merge,
     .fpr_bound = blocked_bound,
+    .items = blocked_items,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

@@ -17,9 +17,10 @@
  *   +------------------+------------------+ ... +------------------+
  *      ^ g_0(x)            ^ g_3(x)                  ^ g_1(x)
  *
- * Invariants: m is a positive multiple of 64; 1 <= k <= 64; `ones` equals
- * the number of set bits (kept exact on insert, recomputed after merge and
- * load), which makes the certified bound exact for this very filter:
+ * Invariants: m is a positive multiple of 64; 1 <= k <= 64; `ones` (with,
+ * in concurrent mode, the tally's count: core/tally.h) equals the number
+ * of set bits (kept exact on insert, recomputed after merge and load),
+ * which makes the certified bound exact for this very filter:
  * a key never inserted is reported with probability (ones/m)^k when its k
  * probes are independent and uniform (docs/structures.md).
  *
@@ -39,6 +40,7 @@
 #include "core/bits.h"
 #include "core/fpr.h"
 #include "core/mem.h"
+#include "core/tally.h"
 #include "type/type.h"
 
 #define BLOOM_MAX_K 64
@@ -76,8 +78,12 @@ struct amq_bloom {
     uint64_t m;      /* bits, multiple of 64 */
     unsigned k;
     bool concurrent;
-    uint64_t ones; /* set bits */
+    uint64_t ones;     /* set bits (concurrent mode: and the tally's)    */
+    amq__tally *tally; /* concurrent mode: adds (0), set bits (1) by thread */
 };
+
+/* The tally's counts. */
+enum { T_ITEMS, T_ONES };
 
 /* ---- the mathematics ---------------------------------------------------- */
 
@@ -114,10 +120,13 @@ static amq_status alloc_bloom(uint64_t m_bits, unsigned k,
     if (m_bits > UINT64_MAX - 63 || (m_bits + 63) / 64 > SIZE_MAX / 8)
         return AMQ_ERR_OVERFLOW;
     m_bits = (m_bits + 63) / 64 * 64;
-    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
+    bool conc = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b + (conc ? AMQ__TALLY_ROOM : 0),
+                                   opt, (void **)&b));
     b->m = m_bits;
     b->k = k;
-    b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    b->concurrent = conc;
+    b->tally = conc ? amq__tally_in(b + 1) : NULL;
     amq_status st = amq__obj_table(&b->o, (size_t)(m_bits / 8), borrow, &wr);
     if (st != AMQ_OK) {
         amq__obj_free(&b->o);
@@ -157,8 +166,12 @@ static amq_status bloom_add(amq__obj *o, uint64_t h) {
         uint64_t bit = probe(b, h, i);
         uint64_t mask = 1ULL << (bit & 63), old;
         if (b->concurrent) {
-            old =
-                __atomic_fetch_or(&b->words[bit >> 6], mask, __ATOMIC_RELAXED);
+            /* a bit already set is not written: no locked operation, and
+             * the line stays shared between the cores */
+            old = __atomic_load_n(&b->words[bit >> 6], __ATOMIC_RELAXED);
+            if ((old & mask) == 0)
+                old = __atomic_fetch_or(&b->words[bit >> 6], mask,
+                                        __ATOMIC_RELAXED);
         } else {
             old = b->words[bit >> 6];
             b->words[bit >> 6] = old | mask;
@@ -166,8 +179,9 @@ static amq_status bloom_add(amq__obj *o, uint64_t h) {
         fresh += (old & mask) == 0;
     }
     if (b->concurrent) {
-        __atomic_fetch_add(&b->ones, fresh, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
+        if (fresh != 0)
+            amq__tally_add(b->tally, T_ONES, fresh);
+        amq__tally_add(b->tally, T_ITEMS, 1);
     } else {
         b->ones += fresh;
         b->o.items++;
@@ -205,6 +219,18 @@ static void bloom_batch(const amq__obj *o, const uint64_t *h, size_t n,
         out[i] = bloom_contains(o, h[i]);
 }
 
+/* The adds: the saved count and, in concurrent mode, the threads'. */
+static uint64_t bloom_items(const amq__obj *o) {
+    const amq_bloom *b = (const amq_bloom *)o;
+    return o->items +
+           (b->tally != NULL ? amq__tally_sum(b->tally, T_ITEMS) : 0);
+}
+
+/* The set bits, the same way. */
+static uint64_t ones_of(const amq_bloom *b) {
+    return b->ones + (b->tally != NULL ? amq__tally_sum(b->tally, T_ONES) : 0);
+}
+
 static uint64_t count_ones(const amq_bloom *b) {
     uint64_t ones = 0;
     for (uint64_t i = 0; i < b->m / 64; i++)
@@ -223,8 +249,12 @@ static amq_status bloom_merge(amq__obj *dst_o, const amq__obj *src_o,
     amq__bits_merge(dst->words, src->words, (size_t)(dst->m / 8),
                     op == AMQ__INTERSECT);
     dst->ones = count_ones(dst);
-    dst->o.items =
-        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
+    dst->o.items = amq__merged_items(bloom_items(dst_o), bloom_items(src_o),
+                                     op == AMQ__INTERSECT);
+    if (dst->tally != NULL) {
+        amq__tally_clear(dst->tally, T_ITEMS);
+        amq__tally_clear(dst->tally, T_ONES);
+    }
     return AMQ_OK;
 }
 
@@ -232,15 +262,16 @@ static amq_status bloom_merge(amq__obj *dst_o, const amq__obj *src_o,
  * & Baldi 2007); infinity when every bit is set. */
 static amq_status bloom_estimate(const amq__obj *o, double *out) {
     const amq_bloom *b = (const amq_bloom *)o;
-    double m = (double)b->m, x = (double)b->ones;
-    *out = b->ones >= b->m ? INFINITY : -(m / (double)b->k) * log1p(-x / m);
+    uint64_t ones = ones_of(b);
+    double m = (double)b->m, x = (double)ones;
+    *out = ones >= b->m ? INFINITY : -(m / (double)b->k) * log1p(-x / m);
     return AMQ_OK;
 }
 
 /* (ones/m)^k: the rate of this very table (see the top of the file). */
 static double bloom_bound(const amq__obj *o) {
     const amq_bloom *b = (const amq_bloom *)o;
-    return pow((double)b->ones / (double)b->m, (double)b->k);
+    return pow((double)ones_of(b) / (double)b->m, (double)b->k);
 }
 
 uint64_t amq_bloom_bits(const amq_bloom *b) { return b->m; }
@@ -296,7 +327,7 @@ static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u64(w, b->m);
     amq__wr_u32(w, b->k);
     amq__wr_u32(w, 0);
-    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, bloom_items(o));
 }
 
 static amq_status t_load(const amq__type *self, amq__rd *r,
@@ -348,6 +379,7 @@ const amq__type amq__type_bloom = {
     .merge = bloom_merge,
     .estimate = bloom_estimate,
     .fpr_bound = bloom_bound,
+    .items = bloom_items,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,

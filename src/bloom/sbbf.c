@@ -52,6 +52,7 @@
 #include "core/bits.h"
 #include "core/mem.h"
 #include "core/sbbf_core.h"
+#include "core/tally.h"
 #include "type/type.h"
 
 #define SBBF_WORDS 8
@@ -68,6 +69,7 @@ struct amq_sbbf {
     uint32_t *mut;         /* the same table when writable; NULL if view */
     uint64_t nblocks;
     bool concurrent;
+    amq__tally *tally; /* concurrent mode: the adds counted by thread   */
     bool avx2;
 };
 
@@ -271,9 +273,12 @@ static amq_status sbbf_alloc(uint64_t nblocks, const amq_options *opt,
     if (nblocks > SBBF_MAX_BLOCKS ||
         !amq__mul((size_t)nblocks, AMQ_SBBF_BLOCK_BYTES, &bytes))
         return AMQ_ERR_OVERFLOW;
-    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b, opt, (void **)&b));
+    bool conc = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    AMQ_RETURN_IF_ERR(amq__obj_new(sizeof *b + (conc ? AMQ__TALLY_ROOM : 0),
+                                   opt, (void **)&b));
     b->nblocks = nblocks;
-    b->concurrent = opt != NULL && (opt->flags & AMQ_OPT_CONCURRENT);
+    b->concurrent = conc;
+    b->tally = conc ? amq__tally_in(b + 1) : NULL;
     b->avx2 = want_avx2(opt);
     b->o.contains = kernel_scalar;
 #ifdef SBBF_X86
@@ -334,7 +339,7 @@ static amq_status sbbf_add(amq__obj *o, uint64_t h) {
     uint32_t *blk = b->mut + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks);
     if (b->concurrent) {
         block_set_atomic(blk, (uint32_t)h);
-        __atomic_fetch_add(&b->o.items, 1, __ATOMIC_RELAXED);
+        amq__tally_add(b->tally, 0, 1);
         return AMQ_OK;
     }
 #ifdef SBBF_X86
@@ -360,6 +365,12 @@ static void sbbf_batch(const amq__obj *o, const uint64_t *h, size_t n,
     batch_scalar(b, h, n, out);
 }
 
+/* The adds: the saved count and, in concurrent mode, the threads'. */
+static uint64_t sbbf_items(const amq__obj *o) {
+    const amq_sbbf *b = (const amq_sbbf *)o;
+    return o->items + (b->tally != NULL ? amq__tally_sum(b->tally, 0) : 0);
+}
+
 /* dst op= src; the generic layer has checked the type, the hasher and that
  * dst owns its table. */
 static amq_status sbbf_merge(amq__obj *dst_o, const amq__obj *src_o,
@@ -371,8 +382,10 @@ static amq_status sbbf_merge(amq__obj *dst_o, const amq__obj *src_o,
     size_t nw = (size_t)dst->nblocks * SBBF_WORDS;
     amq__bits_merge(dst->mut, src->words, nw * sizeof *dst->mut,
                     op == AMQ__INTERSECT);
-    dst->o.items =
-        amq__merged_items(dst->o.items, src->o.items, op == AMQ__INTERSECT);
+    dst->o.items = amq__merged_items(sbbf_items(dst_o), sbbf_items(src_o),
+                                     op == AMQ__INTERSECT);
+    if (dst->tally != NULL)
+        amq__tally_clear(dst->tally, 0);
     return AMQ_OK;
 }
 
@@ -511,7 +524,7 @@ static amq_status t_curve(const amq__type *self, amq__spec *spec, double x,
 /* params: blocks u64 | items u64 | reserved u64 (0) */
 static void t_params_write(const amq__obj *o, amq__wr *w) {
     amq__wr_u64(w, ((const amq_sbbf *)o)->nblocks);
-    amq__wr_u64(w, o->items);
+    amq__wr_u64(w, sbbf_items(o));
     amq__wr_u64(w, 0);
 }
 
@@ -558,6 +571,7 @@ const amq__type amq__type_sbbf = {
     .contains_batch = sbbf_batch,
     .merge = sbbf_merge,
     .fpr_bound = sbbf_bound,
+    .items = sbbf_items,
     .describe = t_describe,
     .curve = t_curve,
     .params_write = t_params_write,
