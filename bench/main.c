@@ -42,8 +42,9 @@ static void usage(FILE *f) {
         "  --only LIST      only these types (and/or libbloom)\n"
         "  --no-inline      skip the inline query-object rows\n"
         "  --no-peer        skip libbloom\n"
-        "  --threads N      also build static types through amq_builder on\n"
-        "                   1 and on N threads (rows [builder j1], [jN])\n"
+        "  --threads N      also build static types, sbbf and blocked\n"
+        "                   through amq_builder on 1 and on N threads\n"
+        "                   (rows [builder j1], [jN])\n"
         "  --seed S         key stream seed (default 42)\n"
         "  --out DIR        output directory (default bench-out)\n",
         f);
@@ -205,6 +206,18 @@ static void note_skipped(bench_results *r, const char *name) {
              name);
 }
 
+/* The dynamic types whose batch insert runs on the builder's threads
+ * (src/bloom/fill.h); with --threads they get builder rows as the static
+ * types do. */
+static bool fills_on_threads(const char *spec) {
+    static const char *const names[] = {"sbbf", "blocked"};
+    size_t len = strcspn(spec, ":");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && strncmp(spec, names[i], len) == 0)
+            return true;
+    return false;
+}
+
 /* A type name or a spec with parameters ("fuse8:ways=4"): its generic
  * row, and its inline row where amq/query.h has a query object for it. */
 static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
@@ -226,7 +239,9 @@ static void add_spec(const bench_cfg *cfg, bench_subject *s, size_t *n,
     snprintf(label, sizeof label, "%s [values]", spec);
     if (val != NULL)
         add_subject(s, n, label, spec, val);
-    if (cfg->threads != 0 && (info->caps & AMQ_CAP_STATIC) && val == NULL) {
+    if (cfg->threads != 0 &&
+        ((info->caps & AMQ_CAP_STATIC) || fills_on_threads(spec)) &&
+        val == NULL) {
         bench_build_threads = cfg->threads;
         snprintf(label, sizeof label, "%s [builder j1]", spec);
         add_subject(s, n, label, spec, &bench_builder1_ops);

@@ -285,7 +285,7 @@ static void md_threads(FILE *f, const bench_results *r, uint64_t n) {
         if (one == NULL)
             continue;
         if (!any)
-            fprintf(f, "### Threaded static builds (amq_builder; speed-up = "
+            fprintf(f, "### Threaded builds (amq_builder; speed-up = "
                        "one thread's build ms ÷ this row's)\n\n"
                        "| type | build ms, 1 thread | build ms | speed-up |\n"
                        "|---|--:|--:|--:|\n");

@@ -91,6 +91,7 @@
 #include "core/bits.h"
 #include "core/mem.h"
 #include "core/tally.h"
+#include "bloom/fill.h"
 #include "type/type.h"
 
 #define BLOCK_BITS 512
@@ -655,16 +656,43 @@ static amq_status blocked_alloc(uint64_t nblocks, unsigned k, unsigned layout,
 
 /* ---- updates and queries ------------------------------------------------ */
 
+/* h's bits into its block blk, by the filter's mode. */
+static inline void set_in(const amq_blocked *b, uint64_t *blk, uint64_t h) {
+    if (b->concurrent)
+        block_set_atomic(blk, h, b->k, b->layout);
+    else
+        block_set(blk, h, b->k, b->layout);
+}
+
 static amq_status blocked_add(amq__obj *o, uint64_t h) {
     amq_blocked *b = (amq_blocked *)o;
-    uint64_t *blk = b->mut + BLOCK_WORDS * block_of(h, b->nblocks);
-    if (b->concurrent) {
-        block_set_atomic(blk, h, b->k, b->layout);
+    set_in(b, b->mut + BLOCK_WORDS * block_of(h, b->nblocks), h);
+    if (b->concurrent)
         amq__tally_add(b->tally, 0, 1);
-        return AMQ_OK;
-    }
-    block_set(blk, h, b->k, b->layout);
-    b->o.items++;
+    else
+        b->o.items++;
+    return AMQ_OK;
+}
+
+static inline uint64_t fill_block_of(const amq_blocked *b, uint64_t h) {
+    return block_of(h, b->nblocks);
+}
+
+AMQ__FILL(fill_part, amq_blocked, uint64_t, BLOCK_WORDS, fill_block_of, set_in)
+
+/* A batch: cut by block over the build's threads (fill.h), the same bits
+ * as blocked_add key by key. */
+static amq_status blocked_add_batch(amq__obj *o, const uint64_t *h, size_t n,
+                                    size_t *done) {
+    amq_blocked *b = (amq_blocked *)o;
+    unsigned parts = amq__fill_parts(n, b->nblocks);
+    fill_part_job job = {b, b->mut, b->nblocks, h, n, parts};
+    amq__par_for(parts, parts, fill_part, &job);
+    if (b->concurrent)
+        amq__tally_add(b->tally, 0, n);
+    else
+        b->o.items += n;
+    *done = n;
     return AMQ_OK;
 }
 
@@ -861,6 +889,7 @@ const amq__type amq__type_blocked = {
     .create = t_create,
     .load = t_load,
     .add = blocked_add,
+    .add_batch = blocked_add_batch,
     .contains = kernel_ref_one,
     .contains_batch = blocked_batch,
     .merge = blocked_merge,

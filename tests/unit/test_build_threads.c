@@ -5,9 +5,10 @@
  *   - the distribution sort (plain and mixed, with and without repeats,
  *     with adversarial keys that take its qsort fallback) against qsort
  *     plus a scan, at 1, 2, 3 and 4 threads;
- *   - every static type through amq_builder at threads 1, 2, 3, 4 and 0
- *     (every core): byte-identical frames at 0, 1, 2, small and larger
- *     sizes, with repeated keys (the builder's de-duplicating sort);
+ *   - every static type, and the dynamic types whose batch insert uses
+ *     the threads (sbbf, blocked), through amq_builder at threads 1, 2, 3,
+ *     4 and 0 (every core): byte-identical frames at 0, 1, 2, small and
+ *     larger sizes, with repeated keys (the builder's de-duplicating sort);
  *   - amq_filter_build under a thread scope with repeated hashes: a xor or
  *     fuse build whose first seed fails on the repeat and is retried after
  *     the threaded de-duplication, and small Ribbon tables whose last
@@ -232,9 +233,11 @@ static void same_for_all_threads(const char *spec, const uint64_t *h, size_t n,
     free(one);
 }
 
-static const char *const extra_specs[] = {"fuse8:ways=4", "fuse16:ways=4",
-                                          "ribbon:w=128", "ribbon:bump=0",
-                                          "ribbon:bits=6.5"};
+/* Beside the static types: their variants, and the dynamic types whose
+ * batch insert is cut over the threads (bloom/fill.h). */
+static const char *const extra_specs[] = {
+    "fuse8:ways=4",    "fuse16:ways=4", "ribbon:w=128", "ribbon:bump=0",
+    "ribbon:bits=6.5", "sbbf",          "blocked",      "blocked:layout=1"};
 
 static void test_static_builds(void) {
     size_t big = check_quick() ? 20000 : 150000;

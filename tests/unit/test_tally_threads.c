@@ -6,7 +6,10 @@
  *   - bloom, blocked and sbbf created with AMQ_OPT_CONCURRENT take the
  *     same keys from 3 threads (each a slice, with repeats): the item
  *     count, the certified bound and the saved frame equal those of the
- *     filter filled on one thread, before and after a union into it.
+ *     filter filled on one thread, before and after a union into it;
+ *   - the same concurrent filters given one batch under a build's thread
+ *     scope (the batch cut by block over 2 and 3 threads, bloom/fill.h),
+ *     while another thread adds keys one by one: the same frame again.
  * Runs under ThreadSanitizer too (label threads).
  */
 #include "check.h"
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/par.h"
 #include "core/tally.h"
 
 enum { TALLY_THREADS = AMQ__TALLY_STRIPES + 8, TALLY_ADDS = 20000 };
@@ -136,10 +140,51 @@ out:
     free(h);
 }
 
+/* A batch cut over `threads` parts beside a thread adding one by one. */
+static void test_batch_beside(const char *spec, unsigned threads) {
+    size_t n = check_quick() ? 20000 : 200000, half = n / 2;
+    uint64_t *h = malloc(n * sizeof *h), s = 91 + threads;
+    CHECK(h != NULL);
+    if (h == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        h[i] = check_next(&s);
+    amq_options copt = {.flags = AMQ_OPT_CONCURRENT};
+    amq_filter *par = NULL, *seq = NULL;
+    CHECK_OK(amq_filter_new(spec, n, 0.01, &copt, &par, NULL));
+    CHECK_OK(amq_filter_new(spec, n, 0.01, NULL, &seq, NULL));
+    if (par == NULL || seq == NULL)
+        goto out;
+    add_job one = {par, h + half, n - half, 0};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, add_slice, &one) == 0);
+    size_t outer_min = amq__par_set_min(2), done = 0;
+    unsigned outer = amq__par_scope(threads);
+    CHECK_OK(amq_filter_add_batch(par, h, half, &done));
+    amq__par_restore(outer);
+    amq__par_set_min(outer_min);
+    pthread_join(th, NULL);
+    CHECK(done == half && one.failed == 0);
+    fill_seq(seq, h, n);
+    CHECK(amq_filter_items(par) == n);
+    CHECK_MSG(check_same_frame(par, seq),
+              "%s: a batch on %u threads beside "
+              "one-by-one adds: frames differ",
+              spec, threads);
+out:
+    amq_filter_free(par);
+    amq_filter_free(seq);
+    free(h);
+}
+
 int main(void) {
     test_tally();
     test_concurrent("bloom");
     test_concurrent("blocked");
     test_concurrent("sbbf");
+    for (unsigned t = 2; t <= 3; t++) {
+        test_batch_beside("blocked", t);
+        test_batch_beside("sbbf", t);
+    }
     return check_report("test_tally_threads");
 }
