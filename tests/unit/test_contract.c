@@ -13,6 +13,8 @@
  *     like the original and refuses updates;
  *   - every single-bit flip, every truncation and trailing bytes are refused;
  *   - scalar and batch lookups agree (also under AMQ_OPT_SCALAR);
+ *   - a batch insert equals the loop of single inserts, byte for byte, on
+ *     one thread and on a build's 2 and 3 threads;
  *   - union / intersect obey their laws where the caps say so, and return
  *     AMQ_ERR_UNSUPPORTED (leaving the filter alone) where they do not;
  *   - bad specs and targets are refused with a diagnostic;
@@ -43,6 +45,7 @@
 #include <string.h>
 
 #include "core/frame.h"
+#include "core/par.h"
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -847,6 +850,25 @@ static void test_batch(const amq_type_info *ti) {
             CHECK_MSG(sl == sb && done == loop && check_same_frame(x, y),
                       "%s: add_batch %s after %zu, loop %s after %zu", ti->name,
                       amq_status_name(sb), done, amq_status_name(sl), loop);
+            /* and on a build's threads (a type may cut the batch over
+             * them): the same again */
+            size_t outer_min = amq__par_set_min(2);
+            for (unsigned t = 2; t <= 3; t++) {
+                amq_filter *z = new_filter(ti->name, 200, 0.01, NULL);
+                if (z == NULL)
+                    continue;
+                unsigned outer = amq__par_scope(t);
+                size_t zd = 99;
+                amq_status sz = amq_filter_add_batch(z, h, 4000, &zd);
+                amq__par_restore(outer);
+                CHECK_MSG(sz == sl && zd == loop && check_same_frame(x, z),
+                          "%s: add_batch on %u threads %s after %zu, loop %s "
+                          "after %zu",
+                          ti->name, t, amq_status_name(sz), zd,
+                          amq_status_name(sl), loop);
+                amq_filter_free(z);
+            }
+            amq__par_set_min(outer_min);
         }
         amq_filter_free(x);
         amq_filter_free(y);
