@@ -55,20 +55,24 @@
         uint64_t mine[AMQ__FILL_CHUNK];                                        \
         (void)worker;                                                          \
         for (size_t at = 0; at < c->n; at += AMQ__FILL_CHUNK) {                \
-            size_t end = c->n - at < AMQ__FILL_CHUNK ? c->n : at + AMQ__FILL_CHUNK, \
+            size_t end = c->n - at < AMQ__FILL_CHUNK ? c->n                    \
+                                                     : at + AMQ__FILL_CHUNK,   \
                    k = 0;                                                      \
             for (size_t i = at; i < end; i++) {                                \
                 mine[k] = c->h[i];                                             \
                 k += BLOCK_OF(f, c->h[i]) - lo < span;                         \
             }                                                                  \
             for (size_t i = 0; i < k && i < AMQ__FILL_AHEAD; i++)              \
-                amq__prefetch_w(table + (size_t)BLOCK_OF(f, mine[i]) * (WORDS)); \
+                amq__prefetch_w(table +                                        \
+                                (size_t)BLOCK_OF(f, mine[i]) * (WORDS));       \
             for (size_t i = 0; i < k; i++) {                                   \
                 if (i + AMQ__FILL_AHEAD < k)                                   \
-                    amq__prefetch_w(table +                                    \
-                                    (size_t)BLOCK_OF(f, mine[i + AMQ__FILL_AHEAD]) * \
-                                        (WORDS));                              \
-                SET(f, table + (size_t)BLOCK_OF(f, mine[i]) * (WORDS), mine[i]);  \
+                    amq__prefetch_w(                                           \
+                        table +                                                \
+                        (size_t)BLOCK_OF(f, mine[i + AMQ__FILL_AHEAD]) *       \
+                            (WORDS));                                          \
+                SET(f, table + (size_t)BLOCK_OF(f, mine[i]) * (WORDS),         \
+                    mine[i]);                                                  \
             }                                                                  \
         }                                                                      \
     }
