@@ -667,10 +667,7 @@ static inline void set_in(const amq_blocked *b, uint64_t *blk, uint64_t h) {
 static amq_status blocked_add(amq__obj *o, uint64_t h) {
     amq_blocked *b = (amq_blocked *)o;
     set_in(b, b->mut + BLOCK_WORDS * block_of(h, b->nblocks), h);
-    if (b->concurrent)
-        amq__tally_add(b->tally, 0, 1);
-    else
-        b->o.items++;
+    amq__fill_count(b->tally, &b->o.items, 1);
     return AMQ_OK;
 }
 
@@ -678,23 +675,7 @@ static inline uint64_t fill_block_of(const amq_blocked *b, uint64_t h) {
     return block_of(h, b->nblocks);
 }
 
-AMQ__FILL(fill_part, amq_blocked, uint64_t, BLOCK_WORDS, fill_block_of, set_in)
-
-/* A batch: cut by block over the build's threads (fill.h), the same bits
- * as blocked_add key by key. */
-static amq_status blocked_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                                    size_t *done) {
-    amq_blocked *b = (amq_blocked *)o;
-    unsigned parts = amq__fill_parts(n, b->nblocks);
-    fill_part_job job = {b, b->mut, b->nblocks, h, n, parts};
-    amq__par_for(parts, parts, fill_part, &job);
-    if (b->concurrent)
-        amq__tally_add(b->tally, 0, n);
-    else
-        b->o.items += n;
-    *done = n;
-    return AMQ_OK;
-}
+AMQ__FILL(fill, amq_blocked, uint64_t, BLOCK_WORDS, fill_block_of, set_in)
 
 /* The batch kernel chosen with o.contains (choose_kernel). */
 static void blocked_batch(const amq__obj *o, const uint64_t *h, size_t n,
@@ -889,7 +870,7 @@ const amq__type amq__type_blocked = {
     .create = t_create,
     .load = t_load,
     .add = blocked_add,
-    .add_batch = blocked_add_batch,
+    .add_batch = fill_add_batch, /* fill.h: by block, on the build's threads */
     .contains = kernel_ref_one,
     .contains_batch = blocked_batch,
     .merge = blocked_merge,

@@ -16,7 +16,10 @@
  * its thread.
  *
  * The filter instantiates AMQ__FILL with its own block_of and set (both
- * inlined): set(filter, block, h) must write only the given block.
+ * inlined): set(filter, block, h) must write only the given block. The
+ * filter's struct has the fields the batch uses: `mut` (its writable
+ * table), `nblocks`, `tally` (concurrent mode's counts, core/tally.h, or
+ * NULL) and the object header `o`.
  */
 #ifndef AMQ_SRC_BLOOM_FILL_H
 #define AMQ_SRC_BLOOM_FILL_H
@@ -25,12 +28,30 @@
 #include <stdint.h>
 
 #include "core/bits.h"
+#include "core/obj.h"
 #include "core/par.h"
+#include "core/tally.h"
 
 #define AMQ__FILL_AHEAD 16
 #define AMQ__FILL_CHUNK 2048
 
-/* fill_NAME(ctx, part, worker): part `part` of `c->parts`, for amq__par_for;
+/* The parts a batch of n keys over `blocks` blocks is cut into. */
+static inline unsigned amq__fill_parts(size_t n, uint64_t blocks) {
+    unsigned p = amq__par_workers(n);
+    return (uint64_t)p > blocks ? 1 : p;
+}
+
+/* n more adds counted: in concurrent mode on this thread's stripe of the
+ * tally, else in the object's count. */
+static inline void amq__fill_count(amq__tally *t, uint64_t *items, uint64_t n) {
+    if (t != NULL)
+        amq__tally_add(t, 0, n);
+    else
+        *items += n;
+}
+
+/* NAME_part(ctx, part, worker), part `part` of `c->parts` for amq__par_for,
+ * and NAME_add_batch, the type's add_batch (every key in, never failing);
  * FT the filter's type, WORD its table's word type, WORDS a block's words,
  * BLOCK_OF(f, h) and SET(f, block, h) its own. A chunk of the batch is
  * first cut down to the part's keys without a branch (which of two parts
@@ -46,7 +67,7 @@
         unsigned parts;                                                        \
     } NAME##_job;                                                              \
                                                                                \
-    static void NAME(void *ctx, size_t part, unsigned worker) {                \
+    static void NAME##_part(void *ctx, size_t part, unsigned worker) {         \
         const NAME##_job *c = ctx;                                             \
         FT *f = c->f;                                                          \
         WORD *table = c->table;                                                \
@@ -75,12 +96,17 @@
                     mine[i]);                                                  \
             }                                                                  \
         }                                                                      \
+    }                                                                          \
+                                                                               \
+    static amq_status NAME##_add_batch(amq__obj *o, const uint64_t *h,         \
+                                       size_t n, size_t *done) {               \
+        FT *f = (FT *)o;                                                       \
+        unsigned parts = amq__fill_parts(n, f->nblocks);                       \
+        NAME##_job job = {f, f->mut, f->nblocks, h, n, parts};                 \
+        amq__par_for(parts, parts, NAME##_part, &job);                         \
+        amq__fill_count(f->tally, &f->o.items, n);                             \
+        *done = n;                                                             \
+        return AMQ_OK;                                                         \
     }
-
-/* The parts a batch of n keys over `blocks` blocks is cut into. */
-static inline unsigned amq__fill_parts(size_t n, uint64_t blocks) {
-    unsigned p = amq__par_workers(n);
-    return (uint64_t)p > blocks ? 1 : p;
-}
 
 #endif

@@ -365,10 +365,7 @@ static inline void set_in(const amq_sbbf *b, uint32_t *blk, uint64_t h) {
 static amq_status sbbf_add(amq__obj *o, uint64_t h) {
     amq_sbbf *b = (amq_sbbf *)o;
     set_in(b, b->mut + SBBF_WORDS * amq__sbbf_block_of(h, b->nblocks), h);
-    if (b->concurrent)
-        amq__tally_add(b->tally, 0, 1);
-    else
-        b->o.items++;
+    amq__fill_count(b->tally, &b->o.items, 1);
     return AMQ_OK;
 }
 
@@ -376,23 +373,7 @@ static inline uint64_t fill_block_of(const amq_sbbf *b, uint64_t h) {
     return amq__sbbf_block_of(h, b->nblocks);
 }
 
-AMQ__FILL(fill_part, amq_sbbf, uint32_t, SBBF_WORDS, fill_block_of, set_in)
-
-/* A batch: cut by block over the build's threads (fill.h), the same bits
- * as sbbf_add key by key. */
-static amq_status sbbf_add_batch(amq__obj *o, const uint64_t *h, size_t n,
-                                 size_t *done) {
-    amq_sbbf *b = (amq_sbbf *)o;
-    unsigned parts = amq__fill_parts(n, b->nblocks);
-    fill_part_job job = {b, b->mut, b->nblocks, h, n, parts};
-    amq__par_for(parts, parts, fill_part, &job);
-    if (b->concurrent)
-        amq__tally_add(b->tally, 0, n);
-    else
-        b->o.items += n;
-    *done = n;
-    return AMQ_OK;
-}
+AMQ__FILL(fill, amq_sbbf, uint32_t, SBBF_WORDS, fill_block_of, set_in)
 
 /* The batch of o.contains' kind (sbbf_alloc). */
 static void sbbf_batch(const amq__obj *o, const uint64_t *h, size_t n,
@@ -609,7 +590,7 @@ const amq__type amq__type_sbbf = {
     .create = t_create,
     .load = t_load,
     .add = sbbf_add,
-    .add_batch = sbbf_add_batch,
+    .add_batch = fill_add_batch, /* fill.h: by block, on the build's threads */
     .contains = kernel_scalar,
     .contains_batch = sbbf_batch,
     .merge = sbbf_merge,
